@@ -1,0 +1,165 @@
+#pragma once
+// The op interface (DESIGN.md decision 4). The CPU backend (backend/cpu) is the reference: every op
+// exists there for f32 and f64, and for bf16/f16 stored as such and computed in f32. A CUDA backend
+// implements the same interface and is compared against it.
+//
+// Conventions
+// - All tensors are contiguous, row-major, NCHW for images: x (N, C, H, W), conv weight (K, C, kh, kw),
+//   Linear weight (out, in) as in PyTorch.
+// - Parameter-gradient outputs ACCUMULATE (+=); activation-gradient outputs are WRITTEN (=)
+//   (DESIGN.md decision 1).
+// - Float ops accept f32, f64, bf16 and f16 unless stated; inputs and outputs of one call share a
+//   dtype unless stated. Index tensors are i32 (pooling) / i64 (labels); masks are u8.
+// - Each op validates what it relies on and throws hr::Error naming the op and the shapes.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/device.h"
+#include "memory/allocator.h"
+#include "tensor/tensor.h"
+
+namespace hr {
+
+struct Conv2dParams {
+    int stride_h = 1, stride_w = 1;
+    int pad_h = 0, pad_w = 0;
+    int dilation_h = 1, dilation_w = 1;
+};
+
+struct Pool2dParams {
+    int kernel_h = 2, kernel_w = 2;
+    int stride_h = 2, stride_w = 2;
+    int pad_h = 0, pad_w = 0;
+};
+
+enum class ActivationKind { relu, leaky_relu, tanh, sigmoid, gelu };
+
+struct SgdArgs {
+    float lr = 0.01f;
+    float momentum = 0.0f;
+    float dampening = 0.0f;
+    bool nesterov = false;
+    float weight_decay = 0.0f;
+    bool first_step = false;  // PyTorch starts the momentum buffer as a copy of the first gradient
+    float grad_scale = 1.0f;  // gradients are multiplied by this first (1/loss_scale, 1/accumulation)
+};
+
+struct AdamArgs {
+    float lr = 1e-3f;
+    float beta1 = 0.9f;
+    float beta2 = 0.999f;
+    float eps = 1e-8f;
+    float weight_decay = 0.0f;
+    bool decoupled_weight_decay = false;  // AdamW
+    std::int64_t step = 1;                // 1-based, for bias correction
+    float grad_scale = 1.0f;
+};
+
+struct LossResult {
+    double loss = 0.0;          // mean over the batch (cross-entropy) or over all elements (MSE)
+    std::int64_t correct = 0;   // rows whose argmax equals the label
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual Device device() const = 0;
+    virtual std::string name() const = 0;   // "cpu (OpenBLAS 0.3.21, 2 threads)"
+    virtual Allocator& allocator() = 0;
+    virtual void set_threads(int threads) = 0;
+    virtual int threads() const = 0;
+    virtual void synchronize() {}
+
+    // --- data movement -------------------------------------------------------------------------
+    virtual void fill(Tensor& t, double value) = 0;
+    // dst = src, converting dtype when they differ (same numel). Both on this backend's device.
+    virtual void copy(const Tensor& src, Tensor& dst) = 0;
+    virtual void copy_from_host(const void* src, Tensor& dst) = 0;  // src holds dst.nbytes() of dst.dtype()
+    virtual void copy_to_host(const Tensor& src, void* dst) = 0;
+
+    // --- elementwise -----------------------------------------------------------------------------
+    virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;   // out = a + b
+    virtual void axpy(float alpha, const Tensor& x, Tensor& y) = 0;        // y += alpha * x
+    virtual void scale(Tensor& x, float alpha) = 0;                        // x *= alpha
+
+    // --- linear algebra --------------------------------------------------------------------------
+    // C = alpha * op(A) @ op(B) + beta * C with A, B, C 2-D. op(A) is (M, K), op(B) is (K, N), C (M, N).
+    virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                      Tensor& c) = 0;
+    // y viewed as (N, C, S): y[n, c, s] += bias[c]
+    virtual void add_bias(Tensor& y, const Tensor& bias) = 0;
+    // dy viewed as (N, C, S): dbias[c] += sum_{n, s} dy[n, c, s]
+    virtual void bias_grad(const Tensor& dy, Tensor& dbias) = 0;
+
+    // --- convolution (groups = 1) ----------------------------------------------------------------
+    // Scratch bytes the three conv calls need for these shapes (category workspace, owned by the caller).
+    virtual std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y,
+                                               const Conv2dParams& p, DType dtype) const = 0;
+    // y = conv(x, w) (+ bias when defined). x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo)
+    virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                                const Conv2dParams& p, Tensor& workspace) = 0;
+    // dx = conv_transpose(dy, w)   (written)
+    virtual void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                                      Tensor& workspace) = 0;
+    // dw += corr(x, dy); dbias += sum(dy) when dbias is defined   (accumulated)
+    virtual void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                        const Conv2dParams& p, Tensor& workspace) = 0;
+
+    // --- pooling ---------------------------------------------------------------------------------
+    // indices (i32, same shape as y) receive the flat h*W+w position of each maximum within its plane.
+    virtual void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) = 0;
+    virtual void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) = 0;  // dx written
+    // count_include_pad = true (PyTorch's default)
+    virtual void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) = 0;
+    virtual void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) = 0;
+
+    // --- activations -----------------------------------------------------------------------------
+    // alpha: negative slope of leaky_relu. GELU is the exact (erf) form, as torch.nn.GELU().
+    virtual void activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) = 0;
+    // dx = dy * f'(x); x and y are the forward input and output (either may be used).
+    virtual void activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                                     const Tensor& dy, Tensor& dx) = 0;
+
+    // --- dropout (counter-based RNG: element i's keep/drop depends only on seed, offset + i) ------
+    virtual void dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                                 std::uint64_t offset) = 0;
+    virtual void dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) = 0;
+
+    // --- batch norm over (N, H, W) per channel; statistics tensors are f32 of shape (C) ----------
+    // Training: normalise with batch statistics (biased variance), save mean and 1/sqrt(var + eps),
+    // update running_mean/var (unbiased variance) with momentum, as torch.nn.BatchNorm2d.
+    virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                         Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                         Tensor& running_var, float momentum, float eps) = 0;
+    virtual void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& running_mean, const Tensor& running_var, float eps,
+                                         Tensor& y) = 0;
+    // dx written; dgamma, dbeta accumulated.
+    virtual void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                    const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
+                                    Tensor& dgamma, Tensor& dbeta) = 0;
+
+    // --- losses ----------------------------------------------------------------------------------
+    // logits (N, K) float, labels (N) i64. When dlogits is defined it receives
+    // grad_scale * d(mean loss)/d(logits) (written).
+    virtual LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                             Tensor& dlogits, float grad_scale) = 0;
+    // pred, target same shape; mean over all elements. correct counts rows where argmax(pred) == argmax(target).
+    virtual LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) = 0;
+
+    // --- reductions ------------------------------------------------------------------------------
+    virtual double sum_squares(const Tensor& x) = 0;
+    virtual bool all_finite(const Tensor& x) = 0;
+
+    // --- optimizer updates over flat buffers (one pass each) -------------------------------------
+    // param f32 (or f64); grad any float dtype; momentum_buf undefined when momentum == 0.
+    virtual void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) = 0;
+    virtual void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) = 0;
+};
+
+// The counter-based generator dropout uses, exposed so tests and other backends agree:
+// a uniform float in [0, 1) for (seed, counter).
+float counter_uniform(std::uint64_t seed, std::uint64_t counter);
+
+}  // namespace hr

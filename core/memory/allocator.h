@@ -1,0 +1,70 @@
+#pragma once
+// Allocator interface and the tracking CPU allocator. Every Storage reports to a MemoryLedger on
+// creation and destruction, tagged with its category and layer.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "base/device.h"
+#include "memory/category.h"
+#include "memory/ledger.h"
+
+namespace hr {
+
+class Allocator;
+
+// One allocation. Freed (and removed from the ledger) when the last reference goes.
+class Storage {
+public:
+    Storage(void* data, std::size_t bytes, Device device, Allocator* owner, std::uint64_t ledger_id,
+            MemCategory category, int layer);
+    ~Storage();
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+
+    void* data() const { return data_; }
+    std::size_t bytes() const { return bytes_; }
+    Device device() const { return device_; }
+    MemCategory category() const { return category_; }
+    int layer() const { return layer_; }
+
+private:
+    void* data_;
+    std::size_t bytes_;
+    Device device_;
+    Allocator* owner_;
+    std::uint64_t ledger_id_;
+    MemCategory category_;
+    int layer_;
+};
+
+class Allocator {
+public:
+    virtual ~Allocator() = default;
+    virtual Device device() const = 0;
+    // Throws hr::Error (naming bytes, category and layer) when memory cannot be had.
+    virtual std::shared_ptr<Storage> allocate(std::size_t bytes, MemCategory category, int layer = -1) = 0;
+    MemoryLedger& ledger() { return *ledger_; }
+    const MemoryLedger& ledger() const { return *ledger_; }
+
+protected:
+    explicit Allocator(std::shared_ptr<MemoryLedger> ledger) : ledger_(std::move(ledger)) {}
+    friend class Storage;
+    virtual void release(void* data, std::size_t bytes) = 0;
+    std::shared_ptr<MemoryLedger> ledger_;
+};
+
+// Host memory, 64-byte aligned, zero-initialised. Counts every byte it hands out in the ledger.
+class CpuAllocator : public Allocator {
+public:
+    explicit CpuAllocator(std::shared_ptr<MemoryLedger> ledger = std::make_shared<MemoryLedger>());
+    Device device() const override { return Device::cpu(); }
+    std::shared_ptr<Storage> allocate(std::size_t bytes, MemCategory category, int layer = -1) override;
+
+protected:
+    void release(void* data, std::size_t bytes) override;
+};
+
+std::string format_bytes(std::size_t bytes);  // "1.50 MiB"
+
+}  // namespace hr

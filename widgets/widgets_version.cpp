@@ -1,0 +1,4 @@
+#include "widgets_version.h"
+namespace hrw {
+const char* widgets_library_name() { return "headroom_widgets"; }
+}

@@ -1,0 +1,4 @@
+#pragma once
+namespace hrw {
+const char* widgets_library_name();
+}
