@@ -1,0 +1,315 @@
+#include "data/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "base/error.h"
+#include "data/idx.h"
+
+namespace hr {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kSpecs = "fashion-mnist, mnist, idx:DIR, synthetic";
+
+std::vector<std::string> digit_names() {
+    std::vector<std::string> n;
+    for (int i = 0; i < 10; ++i) n.push_back(std::to_string(i));
+    return n;
+}
+
+// Finds "<dir>/<base>" or "<dir>/<base>.gz"; "" if neither exists.
+std::string find_file(const std::string& dir, const std::string& base) {
+    std::error_code ec;
+    for (const std::string& cand : {dir + "/" + base, dir + "/" + base + ".gz"})
+        if (fs::is_regular_file(cand, ec)) return cand;
+    return "";
+}
+
+struct IdxFiles {
+    std::string train_images, train_labels, test_images, test_labels;
+    std::vector<std::string> missing;
+};
+
+IdxFiles find_idx_files(const std::string& dir) {
+    IdxFiles f;
+    f.train_images = find_file(dir, "train-images-idx3-ubyte");
+    f.train_labels = find_file(dir, "train-labels-idx1-ubyte");
+    f.test_images = find_file(dir, "t10k-images-idx3-ubyte");
+    f.test_labels = find_file(dir, "t10k-labels-idx1-ubyte");
+    if (f.train_images.empty()) f.missing.push_back("train-images-idx3-ubyte[.gz]");
+    if (f.train_labels.empty()) f.missing.push_back("train-labels-idx1-ubyte[.gz]");
+    if (f.test_images.empty()) f.missing.push_back("t10k-images-idx3-ubyte[.gz]");
+    if (f.test_labels.empty()) f.missing.push_back("t10k-labels-idx1-ubyte[.gz]");
+    return f;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+    return s;
+}
+
+// Folders searched for a named dataset, in order.
+std::vector<std::string> search_dirs(const std::string& name) {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("HEADROOM_DATA_DIR"); env && *env)
+        dirs.push_back(std::string(env) + "/" + name);
+    dirs.push_back("/usr/share/datasets/" + name);
+    return dirs;
+}
+
+// The first searched folder holding all four files, or "" (then `searched` says what was seen).
+std::string locate_named(const std::string& name, std::string& searched) {
+    std::vector<std::string> seen;
+    for (const auto& d : search_dirs(name)) {
+        IdxFiles f = find_idx_files(d);
+        if (f.missing.empty()) return d;
+        std::error_code ec;
+        if (fs::is_directory(d, ec))
+            seen.push_back(d + " (missing " + join(f.missing, ", ") + ")");
+        else
+            seen.push_back(d + " (not found)");
+    }
+    searched = join(seen, "; ");
+    return "";
+}
+
+std::string missing_named_message(const std::string& name, const std::string& searched) {
+    std::string install = name == "fashion-mnist" ? "apt install dataset-fashion-mnist"
+                                                  : "download the four MNIST IDX files into one of them";
+    return "dataset '" + name + "' not found; searched " + searched + ". Install it (" + install +
+           "), set HEADROOM_DATA_DIR to a folder holding " + name +
+           "/, or pass --data idx:DIR with a folder holding the four IDX files";
+}
+
+Dataset load_idx_split(const std::string& images, const std::string& labels, const std::string& name,
+                       const std::vector<std::string>& class_names) {
+    IdxImages img;
+    Dataset d;
+    read_idx_pair(images, labels, static_cast<int>(class_names.size()), img, d.labels);
+    d.name = name;
+    d.count = img.count;
+    d.sample_shape = {1, img.rows, img.cols};
+    d.num_classes = static_cast<int>(class_names.size());
+    d.images = std::move(img.pixels);
+    d.class_names = class_names;
+    return d;
+}
+
+DatasetPair load_idx_dir(const std::string& dir, const std::string& name,
+                         const std::vector<std::string>& class_names) {
+    IdxFiles f = find_idx_files(dir);
+    if (!f.missing.empty()) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec))
+            throw InputError("idx:" + dir + ": folder not found; pass --data idx:DIR with a folder holding "
+                             "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
+                             "t10k-labels-idx1-ubyte (raw or .gz)");
+        throw InputError(dir + ": missing " + join(f.missing, ", ") +
+                         "; an IDX dataset folder needs all four files (raw or .gz)");
+    }
+    DatasetPair p;
+    p.source_dir = dir;
+    p.train = load_idx_split(f.train_images, f.train_labels, name + "/train", class_names);
+    p.test = load_idx_split(f.test_images, f.test_labels, name + "/test", class_names);
+    if (p.train.sample_shape != p.test.sample_shape)
+        throw InputError(dir + ": training images are " + shape_str(p.train.sample_shape) +
+                         " but test images are " + shape_str(p.test.sample_shape) +
+                         "; both splits must come from the same dataset");
+    return p;
+}
+
+void apply_limits(DatasetPair& p, const DataOptions& o) {
+    if (o.train_limit < 0 || o.test_limit < 0)
+        throw InputError("sample limits must be >= 0 (0 = all)");
+    truncate_dataset(p.train, o.train_limit);
+    truncate_dataset(p.test, o.test_limit);
+}
+
+// Uniform double in [0, 1) from the raw 64-bit output (portable across standard libraries).
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+const std::vector<std::string>& fashion_mnist_class_names() {
+    static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                   "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+    return names;
+}
+
+Normalization standard_normalization(const std::string& spec) {
+    if (spec == "fashion-mnist") return {0.2860f, 0.3530f};
+    if (spec == "mnist") return {0.1307f, 0.3081f};
+    throw InputError("no published normalisation for '" + spec + "'; compute it from the data");
+}
+
+Normalization compute_normalization(const Dataset& d) {
+    if (d.images.empty()) return {0.0f, 1.0f};
+    double sum = 0, sum2 = 0;
+    for (std::uint8_t v : d.images) {
+        double x = v / 255.0;
+        sum += x;
+        sum2 += x * x;
+    }
+    double n = static_cast<double>(d.images.size());
+    double mean = sum / n;
+    double var = std::max(0.0, sum2 / n - mean * mean);
+    double sd = std::sqrt(var);
+    return {static_cast<float>(mean), static_cast<float>(sd > 1e-12 ? sd : 1.0)};
+}
+
+void truncate_dataset(Dataset& d, std::int64_t limit) {
+    if (limit <= 0 || limit >= d.count) return;
+    d.count = limit;
+    d.images.resize(static_cast<std::size_t>(limit * d.sample_numel()));
+    d.images.shrink_to_fit();
+    d.labels.resize(static_cast<std::size_t>(limit));
+    d.labels.shrink_to_fit();
+}
+
+Dataset make_synthetic(const std::string& name, std::int64_t count, std::uint64_t seed) {
+    if (count <= 0) throw InputError("synthetic dataset size must be > 0, got " + std::to_string(count));
+    constexpr int H = 28, W = 28, K = 10;
+    constexpr double kPi = 3.14159265358979323846;
+    Dataset d;
+    d.name = name;
+    d.count = count;
+    d.sample_shape = {1, H, W};
+    d.num_classes = K;
+    d.class_names = digit_names();
+    d.images.resize(static_cast<std::size_t>(count) * H * W);
+    d.labels.resize(static_cast<std::size_t>(count));
+    std::mt19937_64 rng(seed);
+    for (std::int64_t i = 0; i < count; ++i) {
+        int label = static_cast<int>(i % K);
+        d.labels[i] = label;
+        double angle = 2 * kPi * label / K;
+        double cy = 13.5 + 8 * std::sin(angle) + (uniform01(rng) * 4 - 2);
+        double cx = 13.5 + 8 * std::cos(angle) + (uniform01(rng) * 4 - 2);
+        double amp = 170 + uniform01(rng) * 60;
+        double s2 = 2 * 2.5 * 2.5;
+        double inner_sigma = 1.0 + 0.3 * label;  // the centre blob grows with the label
+        double i2 = 2 * inner_sigma * inner_sigma;
+        std::uint8_t* px = d.images.data() + static_cast<std::size_t>(i) * H * W;
+        for (int y = 0; y < H; ++y)
+            for (int x = 0; x < W; ++x) {
+                double dy = y - cy, dx = x - cx;
+                double ry = y - 13.5, rx = x - 13.5;
+                double v = amp * std::exp(-(dy * dy + dx * dx) / s2) +
+                           90 * std::exp(-(ry * ry + rx * rx) / i2) + uniform01(rng) * 48;
+                px[y * W + x] = static_cast<std::uint8_t>(std::min(255.0, std::floor(v)));
+            }
+    }
+    Normalization n = compute_normalization(d);
+    d.norm_mean = n.mean;
+    d.norm_std = n.stddev;
+    return d;
+}
+
+DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
+    DatasetPair p;
+    if (spec == "fashion-mnist" || spec == "mnist") {
+        std::string searched;
+        std::string dir = locate_named(spec, searched);
+        if (dir.empty()) throw InputError(missing_named_message(spec, searched));
+        p = load_idx_dir(dir, spec, spec == "mnist" ? digit_names() : fashion_mnist_class_names());
+        Normalization n = standard_normalization(spec);
+        for (Dataset* d : {&p.train, &p.test}) {
+            d->norm_mean = n.mean;
+            d->norm_std = n.stddev;
+        }
+        apply_limits(p, options);
+        return p;
+    }
+    if (spec.rfind("idx:", 0) == 0) {
+        std::string dir = spec.substr(4);
+        if (dir.empty())
+            throw InputError("idx: needs a folder, e.g. --data idx:/path/to/mnist");
+        p = load_idx_dir(dir, "idx:" + dir, digit_names());
+        // Statistics of the full training split, as one would compute them for Normalize().
+        Normalization n = compute_normalization(p.train);
+        for (Dataset* d : {&p.train, &p.test}) {
+            d->norm_mean = n.mean;
+            d->norm_std = n.stddev;
+        }
+        apply_limits(p, options);
+        return p;
+    }
+    if (spec == "synthetic") {
+        p.train = make_synthetic("synthetic/train", options.synthetic_train, options.synthetic_seed);
+        p.test = make_synthetic("synthetic/test", options.synthetic_test, options.synthetic_seed + 1);
+        p.test.norm_mean = p.train.norm_mean;  // normalise both splits with the training statistics
+        p.test.norm_std = p.train.norm_std;
+        apply_limits(p, options);
+        return p;
+    }
+    throw InputError("unknown dataset '" + spec + "'; use one of " + kSpecs);
+}
+
+std::vector<DatasetInfo> known_datasets() {
+    return {
+        {"fashion-mnist", "Fashion-MNIST: 60000/10000 grey 28x28 images of clothing, 10 classes", false, "", ""},
+        {"mnist", "MNIST: 60000/10000 grey 28x28 handwritten digits, 10 classes", false, "", ""},
+        {"idx:DIR", "IDX files (MNIST format) from a folder: train-/t10k- images and labels, raw or .gz",
+         false, "", ""},
+        {"synthetic", "Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download", false,
+         "generated", ""},
+    };
+}
+
+DatasetInfo probe_dataset(const std::string& spec) {
+    DatasetInfo info;
+    info.spec = spec;
+    for (const auto& k : known_datasets())
+        if (k.spec == spec || (k.spec == "idx:DIR" && spec.rfind("idx:", 0) == 0)) info.description = k.description;
+    auto check_dir = [&](const std::string& dir) {
+        IdxFiles f = find_idx_files(dir);
+        if (!f.missing.empty()) {
+            info.detail = dir + ": missing " + join(f.missing, ", ");
+            return;
+        }
+        try {
+            IdxHeader ti = read_idx_header(f.train_images);
+            IdxHeader te = read_idx_header(f.test_images);
+            if (ti.magic != kIdxImagesMagic || te.magic != kIdxImagesMagic) {
+                info.detail = dir + ": image files are not IDX u8 (N, H, W) files";
+                return;
+            }
+            info.available = true;
+            info.location = dir;
+            info.detail = std::to_string(ti.dims[0]) + " train / " + std::to_string(te.dims[0]) + " test images of " +
+                          std::to_string(ti.dims[1]) + "x" + std::to_string(ti.dims[2]);
+        } catch (const Error& e) {
+            info.detail = e.what();
+        }
+    };
+    if (spec == "fashion-mnist" || spec == "mnist") {
+        std::string searched;
+        std::string dir = locate_named(spec, searched);
+        if (dir.empty())
+            info.detail = missing_named_message(spec, searched);
+        else
+            check_dir(dir);
+    } else if (spec.rfind("idx:", 0) == 0) {
+        std::string dir = spec.substr(4);
+        std::error_code ec;
+        if (dir.empty() || !fs::is_directory(dir, ec))
+            info.detail = "folder '" + dir + "' not found";
+        else
+            check_dir(dir);
+    } else if (spec == "synthetic") {
+        info.available = true;
+        info.location = "generated";
+        info.detail = "generated in memory";
+    } else {
+        info.detail = "unknown dataset '" + spec + "'; use one of " + kSpecs;
+    }
+    return info;
+}
+
+}  // namespace hr
