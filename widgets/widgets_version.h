@@ -1,4 +1,0 @@
-#pragma once
-namespace hrw {
-const char* widgets_library_name();
-}
