@@ -1,0 +1,730 @@
+// CpuBackend: construction, data movement, elementwise ops, GEMM, bias, pooling, activations, dropout.
+// Convolution lives in cpu_conv.cpp; batch norm, losses, reductions and optimizers in cpu_train_ops.cpp.
+#include "backend/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "backend/cpu/cpu_common.h"
+
+namespace hr {
+
+using namespace cpu;
+
+namespace {
+
+int resolve_threads(int threads) {
+    if (threads > 0) return threads;
+    int n = omp_get_num_procs();
+    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, n);
+}
+
+std::string openblas_version() {
+    const char* cfg = openblas_get_config();
+    std::string s = cfg ? cfg : "OpenBLAS";
+    // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ..." -> "OpenBLAS 0.3.21"
+    auto first = s.find(' ');
+    if (first != std::string::npos) {
+        auto second = s.find(' ', first + 1);
+        if (second != std::string::npos) s = s.substr(0, second);
+    }
+    return s;
+}
+
+bool is_int(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u8; }
+
+double load_int(DType t, const void* p, std::int64_t i) {
+    switch (t) {
+        case DType::i32: return static_cast<const std::int32_t*>(p)[i];
+        case DType::i64: return static_cast<double>(static_cast<const std::int64_t*>(p)[i]);
+        default: return static_cast<const std::uint8_t*>(p)[i];
+    }
+}
+void store_int(DType t, void* p, std::int64_t i, double v) {
+    switch (t) {
+        case DType::i32: static_cast<std::int32_t*>(p)[i] = static_cast<std::int32_t>(v); break;
+        case DType::i64: static_cast<std::int64_t*>(p)[i] = static_cast<std::int64_t>(v); break;
+        default: static_cast<std::uint8_t*>(p)[i] = static_cast<std::uint8_t>(v); break;
+    }
+}
+double load_scalar(DType t, const void* p, std::int64_t i) {
+    if (is_int(t)) return load_int(t, p, i);
+    double r = 0;
+    dispatch_float(t, "copy", [&](auto tag) { r = load(static_cast<const decltype(tag)*>(p), i); });
+    return r;
+}
+void store_scalar(DType t, void* p, std::int64_t i, double v) {
+    if (is_int(t)) return store_int(t, p, i, v);
+    dispatch_float(t, "copy", [&](auto tag) {
+        using T = decltype(tag);
+        store(static_cast<T*>(p), i, static_cast<Acc<T>>(v));
+    });
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger)
+    : allocator_(ledger ? std::move(ledger) : std::make_shared<MemoryLedger>()), threads_(resolve_threads(threads)) {
+    // OpenBLAS runs single-threaded: the backend splits work itself (static OpenMP partitions), which
+    // keeps results deterministic for a thread count and avoids nesting two thread pools.
+    openblas_set_num_threads(1);
+}
+
+std::string CpuBackend::name() const {
+    return "cpu (" + openblas_version() + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+}
+
+void CpuBackend::set_threads(int threads) { threads_ = resolve_threads(threads); }
+
+// --- data movement -------------------------------------------------------------------------------
+
+void CpuBackend::fill(Tensor& t, double value) {
+    require_defined("fill", "tensor", t);
+    const std::int64_t n = t.numel();
+    if (is_int(t.dtype())) {
+        void* p = t.raw();
+        for (std::int64_t i = 0; i < n; ++i) store_int(t.dtype(), p, i, value);
+        return;
+    }
+    dispatch_float(t.dtype(), "fill", [&](auto tag) {
+        using T = decltype(tag);
+        T* p = t.data<T>();
+        T v;
+        store(&v, 0, static_cast<Acc<T>>(value));
+        parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+            std::fill(p + b, p + e, v);
+        });
+    });
+}
+
+void CpuBackend::copy(const Tensor& src, Tensor& dst) {
+    require_defined("copy", "src", src);
+    require_defined("copy", "dst", dst);
+    if (src.numel() != dst.numel())
+        fail("copy", "src " + desc(src) + " and dst " + desc(dst) + " must have the same number of elements");
+    const std::int64_t n = src.numel();
+    if (src.dtype() == dst.dtype()) {
+        if (src.raw() != dst.raw()) std::memmove(dst.raw(), src.raw(), src.nbytes());
+        return;
+    }
+    if (is_int(src.dtype()) || is_int(dst.dtype())) {
+        for (std::int64_t i = 0; i < n; ++i)
+            store_scalar(dst.dtype(), dst.raw(), i, load_scalar(src.dtype(), src.raw(), i));
+        return;
+    }
+    dispatch_float(src.dtype(), "copy", [&](auto stag) {
+        using S = decltype(stag);
+        dispatch_float(dst.dtype(), "copy", [&](auto dtag) {
+            using D = decltype(dtag);
+            const S* s = src.data<S>();
+            D* d = dst.data<D>();
+            parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t i = b; i < e; ++i) store(d, i, static_cast<Acc<D>>(load(s, i)));
+            });
+        });
+    });
+}
+
+void CpuBackend::copy_from_host(const void* src, Tensor& dst) {
+    require_defined("copy_from_host", "dst", dst);
+    if (dst.nbytes() && !src) fail("copy_from_host", "source pointer is null for dst " + desc(dst));
+    if (dst.nbytes()) std::memcpy(dst.raw(), src, dst.nbytes());
+}
+
+void CpuBackend::copy_to_host(const Tensor& src, void* dst) {
+    require_defined("copy_to_host", "src", src);
+    if (src.nbytes() && !dst) fail("copy_to_host", "destination pointer is null for src " + desc(src));
+    if (src.nbytes()) std::memcpy(dst, src.raw(), src.nbytes());
+}
+
+// --- elementwise ---------------------------------------------------------------------------------
+
+void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
+    const char* op = "add";
+    require_defined(op, "a", a);
+    require_defined(op, "b", b);
+    require_defined(op, "out", out);
+    require_same_shape(op, "a", a, "b", b);
+    require_same_shape(op, "a", a, "out", out);
+    require_same_dtype(op, "a", a, "b", b);
+    require_same_dtype(op, "a", a, "out", out);
+    dispatch_float(a.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* pa = a.data<T>();
+        const T* pb = b.data<T>();
+        T* po = out.data<T>();
+        parallel_chunks(threads_, a.numel(), kParallelGrain, [&](std::int64_t s, std::int64_t e) {
+            for (std::int64_t i = s; i < e; ++i) store(po, i, load(pa, i) + load(pb, i));
+        });
+    });
+}
+
+void CpuBackend::axpy(float alpha, const Tensor& x, Tensor& y) {
+    const char* op = "axpy";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    if (x.numel() != y.numel()) fail(op, "x " + desc(x) + " and y " + desc(y) + " must have the same number of elements");
+    // x and y may differ in float dtype (e.g. bf16 gradients into f32 master gradients).
+    dispatch_float(x.dtype(), op, [&](auto xtag) {
+        using X = decltype(xtag);
+        dispatch_float(y.dtype(), op, [&](auto ytag) {
+            using Y = decltype(ytag);
+            using C = Acc<Y>;
+            const X* px = x.data<X>();
+            Y* py = y.data<Y>();
+            const C a = static_cast<C>(alpha);
+            parallel_chunks(threads_, x.numel(), kParallelGrain, [&](std::int64_t s, std::int64_t e) {
+                for (std::int64_t i = s; i < e; ++i) store(py, i, load(py, i) + a * static_cast<C>(load(px, i)));
+            });
+        });
+    });
+}
+
+void CpuBackend::scale(Tensor& x, float alpha) {
+    require_defined("scale", "x", x);
+    dispatch_float(x.dtype(), "scale", [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        T* p = x.data<T>();
+        const C a = static_cast<C>(alpha);
+        parallel_chunks(threads_, x.numel(), kParallelGrain, [&](std::int64_t s, std::int64_t e) {
+            for (std::int64_t i = s; i < e; ++i) store(p, i, load(p, i) * a);
+        });
+    });
+}
+
+// --- linear algebra ------------------------------------------------------------------------------
+
+namespace {
+
+// Row-major C (M, N) = alpha * op(A) @ op(B) + beta * C, split over the larger of M and N into
+// `threads` static parts, each a single-threaded BLAS call.
+template <class T>
+void blas_gemm(int threads, bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
+               T beta, T* C, int ldc) {
+    auto call = [&](int m0, int m1, int n0, int n1) {
+        const T* a = ta ? A + m0 : A + static_cast<std::int64_t>(m0) * lda;
+        const T* b = tb ? B + static_cast<std::int64_t>(n0) * ldb : B + n0;
+        T* c = C + static_cast<std::int64_t>(m0) * ldc + n0;
+        if constexpr (std::is_same_v<T, float>)
+            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m1 - m0,
+                        n1 - n0, K, alpha, a, lda, b, ldb, beta, c, ldc);
+        else
+            cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m1 - m0,
+                        n1 - n0, K, alpha, a, lda, b, ldb, beta, c, ldc);
+    };
+    if (M == 0 || N == 0) return;
+    if (K == 0) {  // BLAS leaves C scaled by beta; make that explicit
+        for (std::int64_t i = 0; i < static_cast<std::int64_t>(M); ++i)
+            for (int j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+        return;
+    }
+    const double work = static_cast<double>(M) * N * K;
+    const bool split_m = M >= N;
+    const int dim = split_m ? M : N;
+    int nt = (threads <= 1 || work < (1 << 18)) ? 1 : std::min(threads, std::max(1, dim / 16));
+    if (nt == 1) {
+        call(0, M, 0, N);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int t = 0; t < nt; ++t) {
+        int b = static_cast<int>(static_cast<std::int64_t>(dim) * t / nt);
+        int e = static_cast<int>(static_cast<std::int64_t>(dim) * (t + 1) / nt);
+        if (e <= b) continue;
+        if (split_m)
+            call(b, e, 0, N);
+        else
+            call(0, M, b, e);
+    }
+}
+
+}  // namespace
+
+void CpuBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                      Tensor& c) {
+    const char* op = "gemm";
+    require_defined(op, "a", a);
+    require_defined(op, "b", b);
+    require_defined(op, "c", c);
+    if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
+        fail(op, "expects 2-D a, b, c; got a " + desc(a) + ", b " + desc(b) + ", c " + desc(c));
+    require_same_dtype(op, "a", a, "b", b);
+    require_same_dtype(op, "a", a, "c", c);
+    const std::int64_t M = trans_a ? a.dim(1) : a.dim(0);
+    const std::int64_t K = trans_a ? a.dim(0) : a.dim(1);
+    const std::int64_t Kb = trans_b ? b.dim(1) : b.dim(0);
+    const std::int64_t N = trans_b ? b.dim(0) : b.dim(1);
+    if (K != Kb || c.dim(0) != M || c.dim(1) != N)
+        fail(op, std::string("shapes do not match: op(a) ") + shape_str({M, K}) + " @ op(b) " + shape_str({Kb, N}) +
+                     " -> c " + shape_str(c.shape()) + " (a " + desc(a) + (trans_a ? " transposed" : "") + ", b " +
+                     desc(b) + (trans_b ? " transposed" : "") + ")");
+    const int lda = static_cast<int>(std::max<std::int64_t>(1, a.dim(1)));
+    const int ldb = static_cast<int>(std::max<std::int64_t>(1, b.dim(1)));
+    const int ldc = static_cast<int>(std::max<std::int64_t>(1, c.dim(1)));
+    dispatch_float(a.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            blas_gemm<T>(threads_, trans_a, trans_b, int(M), int(N), int(K), T(alpha), a.data<T>(), lda, b.data<T>(),
+                         ldb, T(beta), c.data<T>(), ldc);
+        } else {
+            // Low precision: convert to f32 scratch, sgemm, convert back.
+            const std::int64_t na = a.numel(), nb = b.numel(), nc = c.numel();
+            if (scratch_.size() < static_cast<std::size_t>(na + nb + nc)) scratch_.resize(na + nb + nc);
+            float* fa = scratch_.data();
+            float* fb = fa + na;
+            float* fc = fb + nb;
+            const T* pa = a.data<T>();
+            const T* pb = b.data<T>();
+            T* pc = c.data<T>();
+            for (std::int64_t i = 0; i < na; ++i) fa[i] = load(pa, i);
+            for (std::int64_t i = 0; i < nb; ++i) fb[i] = load(pb, i);
+            if (beta != 0.0f)
+                for (std::int64_t i = 0; i < nc; ++i) fc[i] = load(pc, i);
+            else
+                std::fill(fc, fc + nc, 0.0f);
+            blas_gemm<float>(threads_, trans_a, trans_b, int(M), int(N), int(K), alpha, fa, lda, fb, ldb, beta, fc,
+                             ldc);
+            for (std::int64_t i = 0; i < nc; ++i) store(pc, i, fc[i]);
+        }
+    });
+}
+
+namespace {
+
+// Views t as (N, C, S) with C = t.dim(1) (t must be at least 2-D).
+void ncs(const char* op, const Tensor& t, const Tensor& vec, const char* vec_name, std::int64_t& N, std::int64_t& C,
+         std::int64_t& S) {
+    if (t.ndim() < 2) fail(op, "expects a tensor of at least 2 dimensions (N, C, ...), got " + desc(t));
+    N = t.dim(0);
+    C = t.dim(1);
+    S = C && N ? t.numel() / (N * C) : 0;
+    if (vec.ndim() != 1 || vec.dim(0) != C)
+        fail(op, std::string(vec_name) + " " + desc(vec) + " must have shape (" + std::to_string(C) +
+                     ") to match channels of " + desc(t));
+}
+
+}  // namespace
+
+void CpuBackend::add_bias(Tensor& y, const Tensor& bias) {
+    const char* op = "add_bias";
+    require_defined(op, "y", y);
+    require_defined(op, "bias", bias);
+    std::int64_t N, C, S;
+    ncs(op, y, bias, "bias", N, C, S);
+    dispatch_float(y.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        dispatch_float(bias.dtype(), op, [&](auto btag) {
+            using B = decltype(btag);
+            T* py = y.data<T>();
+            const B* pb = bias.data<B>();
+            parallel_chunks(threads_, N * C, S >= kParallelGrain ? 1 : kParallelGrain / std::max<std::int64_t>(S, 1),
+                            [&](std::int64_t b, std::int64_t e) {
+                                for (std::int64_t nc = b; nc < e; ++nc) {
+                                    const Acc<T> v = static_cast<Acc<T>>(load(pb, nc % C));
+                                    T* row = py + nc * S;
+                                    for (std::int64_t s = 0; s < S; ++s) store(row, s, load(row, s) + v);
+                                }
+                            });
+        });
+    });
+}
+
+void CpuBackend::bias_grad(const Tensor& dy, Tensor& dbias) {
+    const char* op = "bias_grad";
+    require_defined(op, "dy", dy);
+    require_defined(op, "dbias", dbias);
+    std::int64_t N, C, S;
+    ncs(op, dy, dbias, "dbias", N, C, S);
+    dispatch_float(dy.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        dispatch_float(dbias.dtype(), op, [&](auto btag) {
+            using B = decltype(btag);
+            const T* p = dy.data<T>();
+            B* pb = dbias.data<B>();
+            // One channel per index: each sum runs in a fixed order whatever the thread count.
+            parallel_chunks(threads_, C, N * S * C >= kParallelGrain ? 1 : C + 1, [&](std::int64_t b, std::int64_t e) {
+                for (std::int64_t c = b; c < e; ++c) {
+                    double acc = 0.0;
+                    for (std::int64_t n = 0; n < N; ++n) {
+                        const T* row = p + (n * C + c) * S;
+                        Acc<T> part = 0;
+                        for (std::int64_t s = 0; s < S; ++s) part += load(row, s);
+                        acc += part;
+                    }
+                    store(pb, c, static_cast<Acc<B>>(load(pb, c) + acc));
+                }
+            });
+        });
+    });
+}
+
+// --- pooling -------------------------------------------------------------------------------------
+
+namespace {
+
+void check_pool(const char* op, const Tensor& x, const Tensor& y, const Pool2dParams& p) {
+    if (x.ndim() != 4 || y.ndim() != 4)
+        fail(op, "expects x (N, C, H, W) and y (N, C, Ho, Wo), got x " + desc(x) + ", y " + desc(y));
+    if (p.kernel_h <= 0 || p.kernel_w <= 0 || p.stride_h <= 0 || p.stride_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
+        fail(op, "invalid pooling parameters: kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w));
+    const std::int64_t ho = (x.dim(2) + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
+    const std::int64_t wo = (x.dim(3) + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+    if (y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1) || y.dim(2) != ho || y.dim(3) != wo)
+        fail(op, "for x " + desc(x) + " with kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + " y must be " +
+                     shape_str({x.dim(0), x.dim(1), ho, wo}) + ", got " + desc(y));
+    require_same_dtype(op, "x", x, "y", y);
+}
+
+}  // namespace
+
+void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) {
+    const char* op = "maxpool2d_forward";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_defined(op, "indices", indices);
+    check_pool(op, x, y, p);
+    require_dtype(op, "indices", indices, DType::i32);
+    require_same_shape(op, "y", y, "indices", indices);
+    const std::int64_t planes = x.dim(0) * x.dim(1);
+    const int H = int(x.dim(2)), W = int(x.dim(3)), Ho = int(y.dim(2)), Wo = int(y.dim(3));
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        std::int32_t* pi = indices.data<std::int32_t>();
+        parallel_chunks(threads_, planes, std::max<std::int64_t>(1, kParallelGrain / (H * W + 1)),
+                        [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t pl = b; pl < e; ++pl) {
+                const T* xp = px + pl * H * W;
+                T* yp = py + pl * Ho * Wo;
+                std::int32_t* ip = pi + pl * Ho * Wo;
+                for (int oh = 0; oh < Ho; ++oh) {
+                    const int h0 = oh * p.stride_h - p.pad_h;
+                    const int hs = std::max(h0, 0), he = std::min(h0 + p.kernel_h, H);
+                    for (int ow = 0; ow < Wo; ++ow) {
+                        const int w0 = ow * p.stride_w - p.pad_w;
+                        const int ws = std::max(w0, 0), we = std::min(w0 + p.kernel_w, W);
+                        C best = -std::numeric_limits<C>::infinity();
+                        int best_i = hs * W + ws;
+                        for (int h = hs; h < he; ++h)
+                            for (int w = ws; w < we; ++w) {
+                                const C v = load(xp, h * W + w);
+                                if (v > best || std::isnan(v)) {
+                                    best = v;
+                                    best_i = h * W + w;
+                                }
+                            }
+                        store(yp, oh * Wo + ow, best);
+                        ip[oh * Wo + ow] = best_i;
+                    }
+                }
+            }
+        });
+    });
+}
+
+void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) {
+    const char* op = "maxpool2d_backward";
+    require_defined(op, "dy", dy);
+    require_defined(op, "indices", indices);
+    require_defined(op, "dx", dx);
+    require_dtype(op, "indices", indices, DType::i32);
+    require_same_shape(op, "dy", dy, "indices", indices);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    if (dy.ndim() != 4 || dx.ndim() != 4 || dy.dim(0) != dx.dim(0) || dy.dim(1) != dx.dim(1))
+        fail(op, "expects dy (N, C, Ho, Wo) and dx (N, C, H, W), got dy " + desc(dy) + ", dx " + desc(dx));
+    const std::int64_t planes = dx.dim(0) * dx.dim(1);
+    const std::int64_t HW = dx.dim(2) * dx.dim(3), HoWo = dy.dim(2) * dy.dim(3);
+    // Validate indices up front (no exceptions inside parallel regions).
+    const std::int32_t* pi = indices.data<std::int32_t>();
+    for (std::int64_t i = 0; i < indices.numel(); ++i)
+        if (pi[i] < 0 || pi[i] >= HW)
+            fail(op, "index " + std::to_string(pi[i]) + " at element " + std::to_string(i) +
+                         " is outside the plane of dx " + desc(dx));
+    dispatch_float(dx.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* pdy = dy.data<T>();
+        T* pdx = dx.data<T>();
+        parallel_chunks(threads_, planes, std::max<std::int64_t>(1, kParallelGrain / (HW + 1)),
+                        [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t pl = b; pl < e; ++pl) {
+                T* xp = pdx + pl * HW;
+                const T* yp = pdy + pl * HoWo;
+                const std::int32_t* ip = pi + pl * HoWo;
+                if constexpr (is_low_precision<T>) {
+                    thread_local std::vector<float> acc;
+                    acc.assign(HW, 0.0f);
+                    for (std::int64_t o = 0; o < HoWo; ++o) acc[ip[o]] += load(yp, o);
+                    for (std::int64_t i = 0; i < HW; ++i) store(xp, i, acc[i]);
+                } else {
+                    std::fill(xp, xp + HW, C(0));
+                    for (std::int64_t o = 0; o < HoWo; ++o) xp[ip[o]] += yp[o];
+                }
+            }
+        });
+    });
+}
+
+void CpuBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) {
+    const char* op = "avgpool2d_forward";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    check_pool(op, x, y, p);
+    const std::int64_t planes = x.dim(0) * x.dim(1);
+    const int H = int(x.dim(2)), W = int(x.dim(3)), Ho = int(y.dim(2)), Wo = int(y.dim(3));
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        parallel_chunks(threads_, planes, std::max<std::int64_t>(1, kParallelGrain / (H * W + 1)),
+                        [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t pl = b; pl < e; ++pl) {
+                const T* xp = px + pl * H * W;
+                T* yp = py + pl * Ho * Wo;
+                for (int oh = 0; oh < Ho; ++oh) {
+                    int hs = oh * p.stride_h - p.pad_h;
+                    int he = std::min(hs + p.kernel_h, H + p.pad_h);
+                    for (int ow = 0; ow < Wo; ++ow) {
+                        int ws = ow * p.stride_w - p.pad_w;
+                        int we = std::min(ws + p.kernel_w, W + p.pad_w);
+                        const int count = (he - hs) * (we - ws);  // count_include_pad
+                        const int h0 = std::max(hs, 0), h1 = std::min(he, H);
+                        const int w0 = std::max(ws, 0), w1 = std::min(we, W);
+                        C s = 0;
+                        for (int h = h0; h < h1; ++h)
+                            for (int w = w0; w < w1; ++w) s += load(xp, h * W + w);
+                        store(yp, oh * Wo + ow, s / C(count));
+                    }
+                }
+            }
+        });
+    });
+}
+
+void CpuBackend::avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) {
+    const char* op = "avgpool2d_backward";
+    require_defined(op, "dy", dy);
+    require_defined(op, "dx", dx);
+    check_pool(op, dx, dy, p);
+    const std::int64_t planes = dx.dim(0) * dx.dim(1);
+    const int H = int(dx.dim(2)), W = int(dx.dim(3)), Ho = int(dy.dim(2)), Wo = int(dy.dim(3));
+    dispatch_float(dx.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* pdy = dy.data<T>();
+        T* pdx = dx.data<T>();
+        parallel_chunks(threads_, planes, std::max<std::int64_t>(1, kParallelGrain / (H * W + 1)),
+                        [&](std::int64_t b, std::int64_t e) {
+            thread_local std::vector<double> acc;
+            for (std::int64_t pl = b; pl < e; ++pl) {
+                acc.assign(static_cast<std::size_t>(H) * W, 0.0);
+                const T* yp = pdy + pl * Ho * Wo;
+                for (int oh = 0; oh < Ho; ++oh) {
+                    int hs = oh * p.stride_h - p.pad_h;
+                    int he = std::min(hs + p.kernel_h, H + p.pad_h);
+                    for (int ow = 0; ow < Wo; ++ow) {
+                        int ws = ow * p.stride_w - p.pad_w;
+                        int we = std::min(ws + p.kernel_w, W + p.pad_w);
+                        const int count = (he - hs) * (we - ws);
+                        const double g = static_cast<double>(load(yp, oh * Wo + ow)) / count;
+                        for (int h = std::max(hs, 0); h < std::min(he, H); ++h)
+                            for (int w = std::max(ws, 0); w < std::min(we, W); ++w) acc[h * W + w] += g;
+                    }
+                }
+                T* xp = pdx + pl * H * W;
+                for (std::int64_t i = 0; i < std::int64_t(H) * W; ++i) store(xp, i, static_cast<Acc<T>>(acc[i]));
+            }
+        });
+    });
+}
+
+// --- activations ---------------------------------------------------------------------------------
+
+namespace {
+
+template <class C>
+C gelu_cdf(C x) {
+    return C(0.5) * (C(1) + std::erf(x * C(0.70710678118654752440)));
+}
+
+}  // namespace
+
+void CpuBackend::activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
+    const char* op = "activation_forward";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        const C a = static_cast<C>(alpha);
+        parallel_chunks(threads_, x.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+            switch (kind) {
+                case ActivationKind::relu:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C v = load(px, i);
+                        store(py, i, v < C(0) ? C(0) : v);
+                    }
+                    break;
+                case ActivationKind::leaky_relu:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C v = load(px, i);
+                        store(py, i, v > C(0) ? v : a * v);
+                    }
+                    break;
+                case ActivationKind::tanh:
+                    for (std::int64_t i = b; i < e; ++i) store(py, i, std::tanh(load(px, i)));
+                    break;
+                case ActivationKind::sigmoid:
+                    for (std::int64_t i = b; i < e; ++i) store(py, i, C(1) / (C(1) + std::exp(-load(px, i))));
+                    break;
+                case ActivationKind::gelu:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C v = load(px, i);
+                        store(py, i, v * gelu_cdf(v));
+                    }
+                    break;
+            }
+        });
+    });
+}
+
+void CpuBackend::activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                                     const Tensor& dy, Tensor& dx) {
+    const char* op = "activation_backward";
+    require_defined(op, "dy", dy);
+    require_defined(op, "dx", dx);
+    require_same_shape(op, "dy", dy, "dx", dx);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    // relu/leaky_relu/gelu read x (relu falls back to y); tanh/sigmoid read y (or recompute from x).
+    const bool need_x = kind == ActivationKind::gelu || kind == ActivationKind::leaky_relu;
+    const bool have_x = x.defined(), have_y = y.defined();
+    if (need_x && !have_x) fail(op, "this activation's backward needs the forward input x");
+    if (!have_x && !have_y) fail(op, "needs the forward input x or output y; both are undefined");
+    if (have_x) {
+        require_same_shape(op, "x", x, "dy", dy);
+        require_same_dtype(op, "x", x, "dy", dy);
+    }
+    if (have_y) {
+        require_same_shape(op, "y", y, "dy", dy);
+        require_same_dtype(op, "y", y, "dy", dy);
+    }
+    dispatch_float(dy.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* px = have_x ? x.data<T>() : nullptr;
+        const T* py = have_y ? y.data<T>() : nullptr;
+        const T* pdy = dy.data<T>();
+        T* pdx = dx.data<T>();
+        const C a = static_cast<C>(alpha);
+        parallel_chunks(threads_, dy.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+            switch (kind) {
+                case ActivationKind::relu: {
+                    const T* src = px ? px : py;
+                    for (std::int64_t i = b; i < e; ++i) store(pdx, i, load(src, i) > C(0) ? load(pdy, i) : C(0));
+                    break;
+                }
+                case ActivationKind::leaky_relu:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C g = load(pdy, i);
+                        store(pdx, i, load(px, i) > C(0) ? g : a * g);
+                    }
+                    break;
+                case ActivationKind::tanh:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C t = py ? C(load(py, i)) : std::tanh(C(load(px, i)));
+                        store(pdx, i, load(pdy, i) * (C(1) - t * t));
+                    }
+                    break;
+                case ActivationKind::sigmoid:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C s = py ? C(load(py, i)) : C(1) / (C(1) + std::exp(-C(load(px, i))));
+                        store(pdx, i, load(pdy, i) * s * (C(1) - s));
+                    }
+                    break;
+                case ActivationKind::gelu:
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C v = load(px, i);
+                        const C pdf = std::exp(C(-0.5) * v * v) * C(0.39894228040143267794);
+                        store(pdx, i, load(pdy, i) * (gelu_cdf(v) + v * pdf));
+                    }
+                    break;
+            }
+        });
+    });
+}
+
+// --- dropout -------------------------------------------------------------------------------------
+
+void CpuBackend::dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                                 std::uint64_t offset) {
+    const char* op = "dropout_forward";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_defined(op, "mask", mask);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    require_dtype(op, "mask", mask, DType::u8);
+    if (mask.numel() != x.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as x " + desc(x));
+    if (!(p >= 0.0f && p <= 1.0f)) fail(op, "probability p = " + std::to_string(p) + " must be in [0, 1]");
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        std::uint8_t* pm = mask.data<std::uint8_t>();
+        const C s = p < 1.0f ? C(1) / (C(1) - C(p)) : C(0);
+        parallel_chunks(threads_, x.numel(), kParallelGrain / 4, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i) {
+                const bool keep = counter_uniform(seed, offset + static_cast<std::uint64_t>(i)) >= p;
+                pm[i] = keep ? 1 : 0;
+                store(py, i, keep ? load(px, i) * s : C(0));
+            }
+        });
+    });
+}
+
+void CpuBackend::dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) {
+    const char* op = "dropout_backward";
+    require_defined(op, "dy", dy);
+    require_defined(op, "mask", mask);
+    require_defined(op, "dx", dx);
+    require_same_shape(op, "dy", dy, "dx", dx);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    require_dtype(op, "mask", mask, DType::u8);
+    if (mask.numel() != dy.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as dy " + desc(dy));
+    dispatch_float(dy.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        const T* pdy = dy.data<T>();
+        T* pdx = dx.data<T>();
+        const std::uint8_t* pm = mask.data<std::uint8_t>();
+        const C s = p < 1.0f ? C(1) / (C(1) - C(p)) : C(0);
+        parallel_chunks(threads_, dy.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i) store(pdx, i, pm[i] ? load(pdy, i) * s : C(0));
+        });
+    });
+}
+
+std::unique_ptr<Backend> make_cpu_backend(int threads, std::shared_ptr<MemoryLedger> ledger) {
+    return std::make_unique<CpuBackend>(threads, std::move(ledger));
+}
+
+}  // namespace hr

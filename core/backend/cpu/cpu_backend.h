@@ -1,0 +1,88 @@
+#pragma once
+// The CPU reference backend (DESIGN.md decision 4): every op of backend.h for f32 and f64, and for
+// bf16/f16 stored as such and computed in f32. GEMM goes to OpenBLAS (single-threaded calls; the
+// backend parallelises itself with OpenMP over static partitions, so results are deterministic for
+// a given thread count).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace hr {
+
+class CpuBackend : public Backend {
+public:
+    CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger);
+
+    Device device() const override { return Device::cpu(); }
+    std::string name() const override;
+    Allocator& allocator() override { return allocator_; }
+    void set_threads(int threads) override;
+    int threads() const override { return threads_; }
+
+    void fill(Tensor& t, double value) override;
+    void copy(const Tensor& src, Tensor& dst) override;
+    void copy_from_host(const void* src, Tensor& dst) override;
+    void copy_to_host(const Tensor& src, void* dst) override;
+
+    void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+    void axpy(float alpha, const Tensor& x, Tensor& y) override;
+    void scale(Tensor& x, float alpha) override;
+
+    void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+              Tensor& c) override;
+    void add_bias(Tensor& y, const Tensor& bias) override;
+    void bias_grad(const Tensor& dy, Tensor& dbias) override;
+
+    std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                                       DType dtype) const override;
+    void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const Conv2dParams& p,
+                        Tensor& workspace) override;
+    void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                              Tensor& workspace) override;
+    void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                const Conv2dParams& p, Tensor& workspace) override;
+
+    void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) override;
+    void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) override;
+    void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) override;
+    void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) override;
+
+    void activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) override;
+    void activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y, const Tensor& dy,
+                             Tensor& dx) override;
+
+    void dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                         std::uint64_t offset) override;
+    void dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) override;
+
+    void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                 Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean, Tensor& running_var,
+                                 float momentum, float eps) override;
+    void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& running_mean, const Tensor& running_var, float eps,
+                                 Tensor& y) override;
+    void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                            const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+
+    LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                     Tensor& dlogits, float grad_scale) override;
+    LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) override;
+
+    double sum_squares(const Tensor& x) override;
+    bool all_finite(const Tensor& x) override;
+
+    void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
+    void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
+
+private:
+    CpuAllocator allocator_;
+    int threads_ = 1;
+    std::vector<float> scratch_;  // f32 staging for bf16/f16 GEMM, reused between calls
+};
+
+// threads <= 0 means all cores.
+std::unique_ptr<Backend> make_cpu_backend(int threads, std::shared_ptr<MemoryLedger> ledger);
+
+}  // namespace hr

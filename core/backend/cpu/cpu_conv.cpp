@@ -1,0 +1,414 @@
+// CpuBackend convolution: per-sample im2col + single-threaded BLAS GEMM, parallel over the batch.
+//
+// Layout: x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo). Per sample n, with P = Ho*Wo and
+// R = C*kh*kw:  col (R, P) = im2col(x[n]);  y[n] (K, P) = w (K, R) @ col.
+// backward_data: dcol (R, P) = w^T @ dy[n]; dx[n] = col2im(dcol).
+// backward_filter: dw (K, R) += dy[n] (K, P) @ col^T, summed per thread into a private partial in
+// the workspace and reduced in thread order (deterministic for a given thread count).
+//
+// Measured choice (2 threads, seed-cnn shapes, batch 64; see the report in the commit history):
+// FINDINGS_PLACEHOLDER
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_common.h"
+
+namespace hr {
+
+using namespace cpu;
+
+namespace {
+
+struct ConvGeom {
+    std::int64_t N, C, H, W, K, kh, kw, Ho, Wo;
+    std::int64_t P() const { return Ho * Wo; }
+    std::int64_t R() const { return C * kh * kw; }
+};
+
+std::string params_str(const Conv2dParams& p) {
+    return "stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+           std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + ", dilation " + std::to_string(p.dilation_h) +
+           "x" + std::to_string(p.dilation_w);
+}
+
+ConvGeom conv_geom(const char* op, const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
+    if (x.size() != 4 || w.size() != 4 || y.size() != 4)
+        fail(op, "expects x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo); got x " + shape_str(x) + ", w " +
+                     shape_str(w) + ", y " + shape_str(y));
+    if (p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
+        fail(op, "invalid parameters: " + params_str(p));
+    ConvGeom g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0};
+    if (w[1] != g.C)
+        fail(op, "w " + shape_str(w) + " expects " + std::to_string(w[1]) + " input channels but x " + shape_str(x) +
+                     " has " + std::to_string(g.C) + " (groups = 1 only)");
+    g.Ho = (g.H + 2 * p.pad_h - p.dilation_h * (g.kh - 1) - 1) / p.stride_h + 1;
+    g.Wo = (g.W + 2 * p.pad_w - p.dilation_w * (g.kw - 1) - 1) / p.stride_w + 1;
+    if (g.Ho <= 0 || g.Wo <= 0)
+        fail(op, "kernel " + shape_str(w) + " with " + params_str(p) + " does not fit input " + shape_str(x));
+    if (y[0] != g.N || y[1] != g.K || y[2] != g.Ho || y[3] != g.Wo)
+        fail(op, "for x " + shape_str(x) + ", w " + shape_str(w) + " and " + params_str(p) + " y must be " +
+                     shape_str({g.N, g.K, g.Ho, g.Wo}) + ", got " + shape_str(y));
+    return g;
+}
+
+bool direct_1x1(const ConvGeom& g, const Conv2dParams& p) {
+    return g.kh == 1 && g.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+}
+
+// Workspace layout, in elements of the compute type E (double for f64, float otherwise):
+//   shared:     w_f (K*R) when the dtype is bf16/f16 (w converted once)
+//   per thread: col (R*P) | dw partial (K*R) | db partial (K) | x_f (C*H*W) and y_f (K*P) for bf16/f16
+struct WsLayout {
+    std::int64_t shared = 0, col = 0, dw = 0, db = 0, xf = 0, yf = 0;
+    std::int64_t per_thread() const { return col + dw + db + xf + yf; }
+    std::int64_t total(int nt) const { return shared + per_thread() * nt; }
+};
+
+WsLayout ws_layout(const ConvGeom& g, const Conv2dParams& p, bool low_precision) {
+    WsLayout l;
+    l.col = direct_1x1(g, p) && !low_precision ? 0 : g.R() * g.P();
+    if (direct_1x1(g, p) && low_precision) l.col = 0;  // x_f serves as col
+    l.dw = g.K * g.R();
+    l.db = g.K;
+    if (low_precision) {
+        l.shared = g.K * g.R();
+        l.xf = g.C * g.H * g.W;
+        l.yf = g.K * g.P();
+    }
+    return l;
+}
+
+std::size_t elem_size(DType dt) { return dt == DType::f64 ? 8 : 4; }
+
+constexpr std::size_t kWsAlign = 64;
+
+template <class E>
+E* ws_base(const char* op, Tensor& workspace, std::size_t need_bytes) {
+    if (need_bytes == 0) return nullptr;
+    if (!workspace.defined() || workspace.nbytes() < need_bytes)
+        fail(op, "workspace " + desc(workspace) + " holds " +
+                     std::to_string(workspace.defined() ? workspace.nbytes() : 0) + " bytes; needs " +
+                     std::to_string(need_bytes) + " (ask conv2d_workspace_bytes with the same shapes and threads)");
+    auto addr = reinterpret_cast<std::uintptr_t>(workspace.raw());
+    addr = (addr + kWsAlign - 1) / kWsAlign * kWsAlign;
+    return reinterpret_cast<E*>(addr);
+}
+
+// col (R, P) from one sample x (C, H, W).
+template <class E>
+void im2col(const E* x, E* col, const ConvGeom& g, const Conv2dParams& p) {
+    const std::int64_t H = g.H, W = g.W, Ho = g.Ho, Wo = g.Wo, P = g.P();
+    const int sh = p.stride_h, sw = p.stride_w;
+    for (std::int64_t c = 0; c < g.C; ++c)
+        for (std::int64_t ki = 0; ki < g.kh; ++ki)
+            for (std::int64_t kj = 0; kj < g.kw; ++kj) {
+                E* dst = col + ((c * g.kh + ki) * g.kw + kj) * P;
+                const std::int64_t off_h = ki * p.dilation_h - p.pad_h;
+                const std::int64_t off_w = kj * p.dilation_w - p.pad_w;
+                // valid ow: 0 <= ow*sw + off_w < W
+                std::int64_t ow_lo = off_w >= 0 ? 0 : (-off_w + sw - 1) / sw;
+                std::int64_t ow_hi = W - off_w <= 0 ? 0 : (W - off_w - 1) / sw + 1;
+                ow_lo = std::min(ow_lo, Wo);
+                ow_hi = std::clamp(ow_hi, ow_lo, Wo);
+                for (std::int64_t oh = 0; oh < Ho; ++oh) {
+                    E* d = dst + oh * Wo;
+                    const std::int64_t ih = oh * sh + off_h;
+                    if (ih < 0 || ih >= H) {
+                        std::fill(d, d + Wo, E(0));
+                        continue;
+                    }
+                    const E* src = x + (c * H + ih) * W + off_w;
+                    std::fill(d, d + ow_lo, E(0));
+                    if (sw == 1) {
+                        std::memcpy(d + ow_lo, src + ow_lo, sizeof(E) * (ow_hi - ow_lo));
+                    } else {
+                        for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] = src[ow * sw];
+                    }
+                    std::fill(d + ow_hi, d + Wo, E(0));
+                }
+            }
+}
+
+// dx (C, H, W) = col2im(dcol (R, P)); dx is written.
+template <class E>
+void col2im(const E* col, E* dx, const ConvGeom& g, const Conv2dParams& p) {
+    const std::int64_t H = g.H, W = g.W, Ho = g.Ho, Wo = g.Wo, P = g.P();
+    const int sh = p.stride_h, sw = p.stride_w;
+    std::fill(dx, dx + g.C * H * W, E(0));
+    for (std::int64_t c = 0; c < g.C; ++c)
+        for (std::int64_t ki = 0; ki < g.kh; ++ki)
+            for (std::int64_t kj = 0; kj < g.kw; ++kj) {
+                const E* src = col + ((c * g.kh + ki) * g.kw + kj) * P;
+                const std::int64_t off_h = ki * p.dilation_h - p.pad_h;
+                const std::int64_t off_w = kj * p.dilation_w - p.pad_w;
+                std::int64_t ow_lo = off_w >= 0 ? 0 : (-off_w + sw - 1) / sw;
+                std::int64_t ow_hi = W - off_w <= 0 ? 0 : (W - off_w - 1) / sw + 1;
+                ow_lo = std::min(ow_lo, Wo);
+                ow_hi = std::clamp(ow_hi, ow_lo, Wo);
+                for (std::int64_t oh = 0; oh < Ho; ++oh) {
+                    const std::int64_t ih = oh * sh + off_h;
+                    if (ih < 0 || ih >= H) continue;
+                    E* d = dx + (c * H + ih) * W + off_w;
+                    const E* s = src + oh * Wo;
+                    if (sw == 1) {
+                        for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] += s[ow];
+                    } else {
+                        for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow * sw] += s[ow];
+                    }
+                }
+            }
+}
+
+template <class E>
+void gemm1(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, E alpha, const E* A, std::int64_t lda,
+           const E* B, std::int64_t ldb, E beta, E* C, std::int64_t ldc) {
+    if constexpr (std::is_same_v<E, float>)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N),
+                    int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+    else
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N),
+                    int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+}
+
+int conv_threads(int threads, std::int64_t N) { return int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, N))); }
+
+}  // namespace
+
+std::size_t CpuBackend::conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                                               DType dtype) const {
+    const ConvGeom g = conv_geom("conv2d_workspace_bytes", x, w, y, p);
+    if (!dtype_is_float(dtype)) fail("conv2d_workspace_bytes", std::string("expects a float dtype, got ") + dtype_name(dtype));
+    const bool lowp = dtype == DType::bf16 || dtype == DType::f16;
+    const WsLayout l = ws_layout(g, p, lowp);
+    // Threads at call time (not capped by N, so the figure depends on shapes and threads only).
+    const std::int64_t elems = l.total(std::max(1, threads_));
+    return static_cast<std::size_t>(elems) * elem_size(dtype) + kWsAlign;
+}
+
+void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                                const Conv2dParams& p, Tensor& workspace) {
+    const char* op = "conv2d_forward";
+    require_defined(op, "x", x);
+    require_defined(op, "w", w);
+    require_defined(op, "y", y);
+    const ConvGeom g = conv_geom(op, x.shape(), w.shape(), y.shape(), p);
+    require_same_dtype(op, "x", x, "w", w);
+    require_same_dtype(op, "x", x, "y", y);
+    if (bias.defined()) {
+        require_same_dtype(op, "x", x, "bias", bias);
+        if (bias.numel() != g.K) fail(op, "bias " + desc(bias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    const int nt = conv_threads(threads_, g.N);
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using E = Acc<T>;
+        constexpr bool lowp = is_low_precision<T>;
+        const WsLayout l = ws_layout(g, p, lowp);
+        E* ws = ws_base<E>(op, workspace, conv2d_workspace_bytes(x.shape(), w.shape(), y.shape(), p, x.dtype()));
+        const std::int64_t P = g.P(), R = g.R(), CHW = g.C * g.H * g.W;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        const E* wf;
+        if constexpr (lowp) {
+            E* shared = ws;
+            const T* pw = w.data<T>();
+            for (std::int64_t i = 0; i < g.K * R; ++i) shared[i] = load(pw, i);
+            wf = shared;
+        } else {
+            wf = w.data<T>();
+        }
+        std::vector<E> bvec;
+        if (bias.defined()) {
+            bvec.resize(g.K);
+            const T* pb = bias.data<T>();
+            for (std::int64_t k = 0; k < g.K; ++k) bvec[k] = load(pb, k);
+        }
+        const bool direct = direct_1x1(g, p);
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int t = 0; t < nt; ++t) {
+            E* mine = ws ? ws + l.shared + l.per_thread() * t : nullptr;
+            E* col = mine;
+            E* xf = mine ? mine + l.col + l.dw + l.db : nullptr;
+            E* yf = xf ? xf + l.xf : nullptr;
+            const std::int64_t n0 = g.N * t / nt, n1 = g.N * (t + 1) / nt;
+            for (std::int64_t n = n0; n < n1; ++n) {
+                const E* xs;
+                E* ys;
+                if constexpr (lowp) {
+                    for (std::int64_t i = 0; i < CHW; ++i) xf[i] = load(px + n * CHW, i);
+                    xs = xf;
+                    ys = yf;
+                } else {
+                    xs = px + n * CHW;
+                    ys = py + n * g.K * P;
+                }
+                const E* cols = xs;
+                if (!direct) {
+                    im2col(xs, col, g, p);
+                    cols = col;
+                }
+                gemm1<E>(false, false, g.K, P, R, E(1), wf, R, cols, P, E(0), ys, P);
+                if (!bvec.empty())
+                    for (std::int64_t k = 0; k < g.K; ++k) {
+                        E* row = ys + k * P;
+                        const E b = bvec[k];
+                        for (std::int64_t s = 0; s < P; ++s) row[s] += b;
+                    }
+                if constexpr (lowp) {
+                    T* yo = py + n * g.K * P;
+                    for (std::int64_t i = 0; i < g.K * P; ++i) store(yo, i, ys[i]);
+                }
+            }
+        }
+    });
+}
+
+void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                                      Tensor& workspace) {
+    const char* op = "conv2d_backward_data";
+    require_defined(op, "dy", dy);
+    require_defined(op, "w", w);
+    require_defined(op, "dx", dx);
+    const ConvGeom g = conv_geom(op, dx.shape(), w.shape(), dy.shape(), p);
+    require_same_dtype(op, "dy", dy, "w", w);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    const int nt = conv_threads(threads_, g.N);
+    dispatch_float(dy.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using E = Acc<T>;
+        constexpr bool lowp = is_low_precision<T>;
+        const WsLayout l = ws_layout(g, p, lowp);
+        E* ws = ws_base<E>(op, workspace, conv2d_workspace_bytes(dx.shape(), w.shape(), dy.shape(), p, dy.dtype()));
+        const std::int64_t P = g.P(), R = g.R(), CHW = g.C * g.H * g.W;
+        const T* pdy = dy.data<T>();
+        T* pdx = dx.data<T>();
+        const E* wf;
+        if constexpr (lowp) {
+            const T* pw = w.data<T>();
+            for (std::int64_t i = 0; i < g.K * R; ++i) ws[i] = load(pw, i);
+            wf = ws;
+        } else {
+            wf = w.data<T>();
+        }
+        const bool direct = direct_1x1(g, p);
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int t = 0; t < nt; ++t) {
+            E* mine = ws ? ws + l.shared + l.per_thread() * t : nullptr;
+            E* col = mine;
+            E* xf = mine ? mine + l.col + l.dw + l.db : nullptr;
+            E* yf = xf ? xf + l.xf : nullptr;
+            const std::int64_t n0 = g.N * t / nt, n1 = g.N * (t + 1) / nt;
+            for (std::int64_t n = n0; n < n1; ++n) {
+                const E* dys;
+                E* dxs;
+                if constexpr (lowp) {
+                    for (std::int64_t i = 0; i < g.K * P; ++i) yf[i] = load(pdy + n * g.K * P, i);
+                    dys = yf;
+                    dxs = xf;
+                } else {
+                    dys = pdy + n * g.K * P;
+                    dxs = pdx + n * CHW;
+                }
+                if (direct) {
+                    gemm1<E>(true, false, R, P, g.K, E(1), wf, R, dys, P, E(0), dxs, P);
+                } else {
+                    gemm1<E>(true, false, R, P, g.K, E(1), wf, R, dys, P, E(0), col, P);
+                    col2im(col, dxs, g, p);
+                }
+                if constexpr (lowp) {
+                    T* xo = pdx + n * CHW;
+                    for (std::int64_t i = 0; i < CHW; ++i) store(xo, i, dxs[i]);
+                }
+            }
+        }
+    });
+}
+
+void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                        const Conv2dParams& p, Tensor& workspace) {
+    const char* op = "conv2d_backward_filter";
+    require_defined(op, "x", x);
+    require_defined(op, "dy", dy);
+    require_defined(op, "dw", dw);
+    const ConvGeom g = conv_geom(op, x.shape(), dw.shape(), dy.shape(), p);
+    require_same_dtype(op, "x", x, "dy", dy);
+    require_same_dtype(op, "x", x, "dw", dw);
+    const bool want_db = dbias.defined();
+    if (want_db) {
+        require_same_dtype(op, "x", x, "dbias", dbias);
+        if (dbias.numel() != g.K) fail(op, "dbias " + desc(dbias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    const int nt = conv_threads(threads_, g.N);
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using E = Acc<T>;
+        constexpr bool lowp = is_low_precision<T>;
+        const WsLayout l = ws_layout(g, p, lowp);
+        E* ws = ws_base<E>(op, workspace, conv2d_workspace_bytes(x.shape(), dw.shape(), dy.shape(), p, x.dtype()));
+        const std::int64_t P = g.P(), R = g.R(), CHW = g.C * g.H * g.W, KR = g.K * R;
+        const T* px = x.data<T>();
+        const T* pdy = dy.data<T>();
+        const bool direct = direct_1x1(g, p);
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int t = 0; t < nt; ++t) {
+            E* mine = ws + l.shared + l.per_thread() * t;
+            E* col = mine;
+            E* dwp = mine + l.col;
+            E* dbp = dwp + l.dw;
+            E* xf = dbp + l.db;
+            E* yf = xf + l.xf;
+            std::fill(dwp, dwp + KR + g.K, E(0));
+            const std::int64_t n0 = g.N * t / nt, n1 = g.N * (t + 1) / nt;
+            for (std::int64_t n = n0; n < n1; ++n) {
+                const E* xs;
+                const E* dys;
+                if constexpr (lowp) {
+                    for (std::int64_t i = 0; i < CHW; ++i) xf[i] = load(px + n * CHW, i);
+                    for (std::int64_t i = 0; i < g.K * P; ++i) yf[i] = load(pdy + n * g.K * P, i);
+                    xs = xf;
+                    dys = yf;
+                } else {
+                    xs = px + n * CHW;
+                    dys = pdy + n * g.K * P;
+                }
+                const E* cols = xs;
+                if (!direct) {
+                    im2col(xs, col, g, p);
+                    cols = col;
+                }
+                // dw (K, R) += dy[n] (K, P) @ col^T (P, R)
+                gemm1<E>(false, true, g.K, R, P, E(1), dys, P, cols, P, E(1), dwp, R);
+                if (want_db)
+                    for (std::int64_t k = 0; k < g.K; ++k) {
+                        const E* row = dys + k * P;
+                        E s = 0;
+                        for (std::int64_t i = 0; i < P; ++i) s += row[i];
+                        dbp[k] += s;
+                    }
+            }
+        }
+        // Reduce the per-thread partials in thread order, then accumulate into dw / dbias.
+        T* pdw = dw.data<T>();
+        const std::int64_t stride = l.per_thread();
+        for (std::int64_t i = 0; i < KR; ++i) {
+            E s = ws[l.shared + l.col + i];
+            for (int t = 1; t < nt; ++t) s += ws[l.shared + stride * t + l.col + i];
+            store(pdw, i, load(pdw, i) + s);
+        }
+        if (want_db) {
+            T* pdb = dbias.data<T>();
+            for (std::int64_t k = 0; k < g.K; ++k) {
+                E s = ws[l.shared + l.col + l.dw + k];
+                for (int t = 1; t < nt; ++t) s += ws[l.shared + stride * t + l.col + l.dw + k];
+                store(pdb, k, load(pdb, k) + s);
+            }
+        }
+    });
+}
+
+}  // namespace hr

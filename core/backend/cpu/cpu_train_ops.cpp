@@ -1,0 +1,509 @@
+// CpuBackend: batch norm, losses, reductions and optimizer updates.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_common.h"
+
+namespace hr {
+
+using namespace cpu;
+
+namespace {
+
+// A (C) vector of any float dtype as doubles; an undefined tensor gives `fallback` everywhere.
+std::vector<double> read_vec(const char* op, const char* name, const Tensor& t, std::int64_t C, double fallback) {
+    std::vector<double> out(static_cast<std::size_t>(C), fallback);
+    if (!t.defined()) return out;
+    if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
+    dispatch_float(t.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* p = t.data<T>();
+        for (std::int64_t i = 0; i < C; ++i) out[i] = load(p, i);
+    });
+    return out;
+}
+
+void write_vec(const char* op, Tensor& t, const std::vector<double>& v, bool accumulate) {
+    dispatch_float(t.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        T* p = t.data<T>();
+        for (std::size_t i = 0; i < v.size(); ++i)
+            store(p, i, static_cast<Acc<T>>(accumulate ? load(p, i) + v[i] : v[i]));
+    });
+}
+
+void check_vec(const char* op, const char* name, const Tensor& t, std::int64_t C) {
+    require_defined(op, name, t);
+    require_float(op, name, t);
+    if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
+}
+
+// x viewed as (N, C, S) for batch norm: (N, C, H, W) or (N, C).
+void bn_dims(const char* op, const Tensor& x, std::int64_t& N, std::int64_t& C, std::int64_t& S) {
+    if (x.ndim() != 4 && x.ndim() != 2)
+        fail(op, "expects x (N, C, H, W) or (N, C), got " + desc(x));
+    N = x.dim(0);
+    C = x.dim(1);
+    S = x.ndim() == 4 ? x.dim(2) * x.dim(3) : 1;
+}
+
+}  // namespace
+
+void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                         Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                         Tensor& running_var, float momentum, float eps) {
+    const char* op = "batchnorm_forward_train";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    const std::int64_t M = N * S;
+    if (M <= 1) fail(op, "needs more than one value per channel, got x " + desc(x));
+    check_vec(op, "save_mean", save_mean, C);
+    check_vec(op, "save_invstd", save_invstd, C);
+    if (running_mean.defined()) check_vec(op, "running_mean", running_mean, C);
+    if (running_var.defined()) check_vec(op, "running_var", running_var, C);
+    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
+    const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
+    std::vector<double> mean(C), var(C), invstd(C);
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        // One channel per index: sums run in a fixed order whatever the thread count.
+        parallel_chunks(threads_, C, x.numel() >= kParallelGrain ? 1 : C + 1, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t c = b; c < e; ++c) {
+                double s = 0;
+                for (std::int64_t n = 0; n < N; ++n) {
+                    const T* row = px + (n * C + c) * S;
+                    for (std::int64_t i = 0; i < S; ++i) s += load(row, i);
+                }
+                const double mu = s / double(M);
+                double ss = 0;
+                for (std::int64_t n = 0; n < N; ++n) {
+                    const T* row = px + (n * C + c) * S;
+                    for (std::int64_t i = 0; i < S; ++i) {
+                        const double d = load(row, i) - mu;
+                        ss += d * d;
+                    }
+                }
+                const double v = ss / double(M);
+                const double is = 1.0 / std::sqrt(v + double(eps));
+                mean[c] = mu;
+                var[c] = v;
+                invstd[c] = is;
+                using Cmp = Acc<T>;
+                const Cmp a = Cmp(g[c] * is), bb = Cmp(bt[c] - mu * is * g[c]);
+                for (std::int64_t n = 0; n < N; ++n) {
+                    const T* row = px + (n * C + c) * S;
+                    T* out = py + (n * C + c) * S;
+                    for (std::int64_t i = 0; i < S; ++i) store(out, i, Cmp(load(row, i)) * a + bb);
+                }
+            }
+        });
+    });
+    write_vec(op, save_mean, mean, false);
+    write_vec(op, save_invstd, invstd, false);
+    const double mom = momentum;
+    if (running_mean.defined()) {
+        std::vector<double> rm = read_vec(op, "running_mean", running_mean, C, 0.0);
+        for (std::int64_t c = 0; c < C; ++c) rm[c] = (1.0 - mom) * rm[c] + mom * mean[c];
+        write_vec(op, running_mean, rm, false);
+    }
+    if (running_var.defined()) {
+        std::vector<double> rv = read_vec(op, "running_var", running_var, C, 1.0);
+        const double unbias = double(M) / double(M - 1);
+        for (std::int64_t c = 0; c < C; ++c) rv[c] = (1.0 - mom) * rv[c] + mom * var[c] * unbias;
+        write_vec(op, running_var, rv, false);
+    }
+}
+
+void CpuBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& running_mean, const Tensor& running_var, float eps,
+                                         Tensor& y) {
+    const char* op = "batchnorm_forward_infer";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    check_vec(op, "running_mean", running_mean, C);
+    check_vec(op, "running_var", running_var, C);
+    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
+    const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
+    const std::vector<double> rm = read_vec(op, "running_mean", running_mean, C, 0.0);
+    const std::vector<double> rv = read_vec(op, "running_var", running_var, C, 1.0);
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using Cmp = Acc<T>;
+        const T* px = x.data<T>();
+        T* py = y.data<T>();
+        parallel_chunks(threads_, N * C, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(S, 1)),
+                        [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t nc = b; nc < e; ++nc) {
+                const std::int64_t c = nc % C;
+                const double is = 1.0 / std::sqrt(rv[c] + double(eps));
+                const Cmp a = Cmp(g[c] * is), bb = Cmp(bt[c] - rm[c] * is * g[c]);
+                const T* row = px + nc * S;
+                T* out = py + nc * S;
+                for (std::int64_t i = 0; i < S; ++i) store(out, i, Cmp(load(row, i)) * a + bb);
+            }
+        });
+    });
+}
+
+void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                                    const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+    const char* op = "batchnorm_backward";
+    require_defined(op, "x", x);
+    require_defined(op, "dy", dy);
+    require_defined(op, "dx", dx);
+    require_same_shape(op, "x", x, "dy", dy);
+    require_same_shape(op, "x", x, "dx", dx);
+    require_same_dtype(op, "x", x, "dy", dy);
+    require_same_dtype(op, "x", x, "dx", dx);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    const std::int64_t M = N * S;
+    check_vec(op, "save_mean", save_mean, C);
+    check_vec(op, "save_invstd", save_invstd, C);
+    if (dgamma.defined()) check_vec(op, "dgamma", dgamma, C);
+    if (dbeta.defined()) check_vec(op, "dbeta", dbeta, C);
+    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
+    const std::vector<double> mean = read_vec(op, "save_mean", save_mean, C, 0.0);
+    const std::vector<double> invstd = read_vec(op, "save_invstd", save_invstd, C, 1.0);
+    std::vector<double> sum_dy(C), sum_dy_xhat(C);
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using Cmp = Acc<T>;
+        const T* px = x.data<T>();
+        const T* pdy = dy.data<T>();
+        T* pdx = dx.data<T>();
+        parallel_chunks(threads_, C, x.numel() >= kParallelGrain ? 1 : C + 1, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t c = b; c < e; ++c) {
+                const double mu = mean[c], is = invstd[c];
+                double sd = 0, sdx = 0;
+                for (std::int64_t n = 0; n < N; ++n) {
+                    const T* xr = px + (n * C + c) * S;
+                    const T* gr = pdy + (n * C + c) * S;
+                    for (std::int64_t i = 0; i < S; ++i) {
+                        const double gv = load(gr, i);
+                        sd += gv;
+                        sdx += gv * (load(xr, i) - mu) * is;
+                    }
+                }
+                sum_dy[c] = sd;
+                sum_dy_xhat[c] = sdx;
+                // dx = gamma * invstd / M * (M * dy - sum(dy) - xhat * sum(dy * xhat))
+                const double k = g[c] * is / double(M);
+                const Cmp k_dy = Cmp(k * double(M));
+                const Cmp k_x = Cmp(-k * sdx * is);  // multiplies (x - mean)
+                const Cmp k_0 = Cmp(-k * sd);
+                const Cmp mu_c = Cmp(mu);
+                for (std::int64_t n = 0; n < N; ++n) {
+                    const T* xr = px + (n * C + c) * S;
+                    const T* gr = pdy + (n * C + c) * S;
+                    T* out = pdx + (n * C + c) * S;
+                    for (std::int64_t i = 0; i < S; ++i)
+                        store(out, i, k_dy * Cmp(load(gr, i)) + k_x * (Cmp(load(xr, i)) - mu_c) + k_0);
+                }
+            }
+        });
+    });
+    if (dgamma.defined()) write_vec(op, dgamma, sum_dy_xhat, true);
+    if (dbeta.defined()) write_vec(op, dbeta, sum_dy, true);
+}
+
+// --- losses --------------------------------------------------------------------------------------
+
+LossResult CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                             Tensor& dlogits, float grad_scale) {
+    const char* op = "softmax_cross_entropy";
+    require_defined(op, "logits", logits);
+    require_defined(op, "labels", labels);
+    if (logits.ndim() != 2) fail(op, "expects logits (N, K), got " + desc(logits));
+    require_dtype(op, "labels", labels, DType::i64);
+    const std::int64_t N = logits.dim(0), K = logits.dim(1);
+    if (labels.numel() != N) fail(op, "labels " + desc(labels) + " must have shape (" + std::to_string(N) + ") for logits " + desc(logits));
+    if (K <= 0) fail(op, "logits " + desc(logits) + " has no classes");
+    const bool want_grad = dlogits.defined();
+    if (want_grad) {
+        require_same_shape(op, "logits", logits, "dlogits", dlogits);
+        require_same_dtype(op, "logits", logits, "dlogits", dlogits);
+    }
+    if (!(label_smoothing >= 0.0f && label_smoothing <= 1.0f))
+        fail(op, "label_smoothing " + std::to_string(label_smoothing) + " must be in [0, 1]");
+    const std::int64_t* pl = labels.data<std::int64_t>();
+    for (std::int64_t i = 0; i < N; ++i)
+        if (pl[i] < 0 || pl[i] >= K)
+            fail(op, "label " + std::to_string(pl[i]) + " in row " + std::to_string(i) + " is outside [0, " +
+                         std::to_string(K) + ") for logits " + desc(logits));
+    std::vector<double> row_loss(N);
+    std::vector<unsigned char> row_ok(N);
+    const double eps = label_smoothing;
+    dispatch_float(logits.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* pz = logits.data<T>();
+        T* pd = want_grad ? dlogits.data<T>() : nullptr;
+        const double g = double(grad_scale) / double(std::max<std::int64_t>(N, 1));
+        parallel_chunks(threads_, N, std::max<std::int64_t>(1, kParallelGrain / K), [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t r = b; r < e; ++r) {
+                const T* z = pz + r * K;
+                double mx = load(z, 0);
+                std::int64_t arg = 0;
+                double zsum = 0;
+                for (std::int64_t k = 0; k < K; ++k) {
+                    const double v = load(z, k);
+                    zsum += v;
+                    if (v > mx) {
+                        mx = v;
+                        arg = k;
+                    }
+                }
+                double se = 0;
+                for (std::int64_t k = 0; k < K; ++k) se += std::exp(double(load(z, k)) - mx);
+                const double lse = mx + std::log(se);
+                const std::int64_t y = pl[r];
+                const double nll = lse - double(load(z, y));
+                const double smooth = lse - zsum / double(K);  // mean_k(-log p_k)
+                row_loss[r] = (1.0 - eps) * nll + eps * smooth;
+                row_ok[r] = arg == y;
+                if (pd) {
+                    T* d = pd + r * K;
+                    for (std::int64_t k = 0; k < K; ++k) {
+                        const double p = std::exp(double(load(z, k)) - lse);
+                        const double t = (k == y ? 1.0 - eps : 0.0) + eps / double(K);
+                        store(d, k, static_cast<Acc<T>>(g * (p - t)));
+                    }
+                }
+            }
+        });
+    });
+    LossResult res;
+    double total = 0;
+    for (std::int64_t r = 0; r < N; ++r) {
+        total += row_loss[r];
+        res.correct += row_ok[r];
+    }
+    res.loss = N ? total / double(N) : 0.0;
+    return res;
+}
+
+LossResult CpuBackend::mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) {
+    const char* op = "mse_loss";
+    require_defined(op, "pred", pred);
+    require_defined(op, "target", target);
+    require_same_shape(op, "pred", pred, "target", target);
+    require_same_dtype(op, "pred", pred, "target", target);
+    if (dpred.defined()) {
+        require_same_shape(op, "pred", pred, "dpred", dpred);
+        require_same_dtype(op, "pred", pred, "dpred", dpred);
+    }
+    const std::int64_t n = pred.numel();
+    const std::int64_t rows = pred.ndim() >= 1 ? pred.dim(0) : 1;
+    const std::int64_t cols = rows ? n / rows : 0;
+    LossResult res;
+    dispatch_float(pred.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        const T* pp = pred.data<T>();
+        const T* pt = target.data<T>();
+        T* pd = dpred.defined() ? dpred.data<T>() : nullptr;
+        const double g = n ? 2.0 * double(grad_scale) / double(n) : 0.0;
+        double total = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            std::int64_t ap = 0, at = 0;
+            double part = 0;
+            for (std::int64_t c = 0; c < cols; ++c) {
+                const std::int64_t i = r * cols + c;
+                const double p = load(pp, i), t = load(pt, i);
+                const double d = p - t;
+                part += d * d;
+                if (p > double(load(pp, r * cols + ap))) ap = c;
+                if (t > double(load(pt, r * cols + at))) at = c;
+                if (pd) store(pd, i, static_cast<Acc<T>>(g * d));
+            }
+            total += part;
+            res.correct += (cols > 0 && ap == at) ? 1 : 0;
+        }
+        res.loss = n ? total / double(n) : 0.0;
+    });
+    return res;
+}
+
+// --- reductions ----------------------------------------------------------------------------------
+
+double CpuBackend::sum_squares(const Tensor& x) {
+    require_defined("sum_squares", "x", x);
+    const std::int64_t n = x.numel();
+    // Fixed-size blocks summed in order: the result does not depend on the thread count.
+    constexpr std::int64_t block = 1 << 14;
+    const std::int64_t nblocks = (n + block - 1) / block;
+    std::vector<double> parts(static_cast<std::size_t>(nblocks), 0.0);
+    dispatch_float(x.dtype(), "sum_squares", [&](auto tag) {
+        using T = decltype(tag);
+        const T* p = x.data<T>();
+        parallel_chunks(threads_, nblocks, 4, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t k = b; k < e; ++k) {
+                double s = 0;
+                const std::int64_t end = std::min(n, (k + 1) * block);
+                for (std::int64_t i = k * block; i < end; ++i) {
+                    const double v = load(p, i);
+                    s += v * v;
+                }
+                parts[k] = s;
+            }
+        });
+    });
+    double total = 0;
+    for (double v : parts) total += v;
+    return total;
+}
+
+bool CpuBackend::all_finite(const Tensor& x) {
+    require_defined("all_finite", "x", x);
+    bool ok = true;
+    if (!dtype_is_float(x.dtype())) return true;
+    dispatch_float(x.dtype(), "all_finite", [&](auto tag) {
+        using T = decltype(tag);
+        const T* p = x.data<T>();
+        const std::int64_t n = x.numel();
+        int bad = 0;
+        parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+            int local = 0;
+            for (std::int64_t i = b; i < e; ++i) {
+                const auto v = load(p, i);
+                local |= !std::isfinite(v);
+            }
+            if (local) {
+#pragma omp atomic write
+                bad = 1;
+            }
+        });
+        ok = bad == 0;
+    });
+    return ok;
+}
+
+// --- optimizers ----------------------------------------------------------------------------------
+
+namespace {
+
+void check_param(const char* op, const Tensor& param, const Tensor& grad) {
+    require_defined(op, "param", param);
+    require_defined(op, "grad", grad);
+    if (param.dtype() != DType::f32 && param.dtype() != DType::f64)
+        fail(op, "param " + desc(param) + " must be f32 or f64 (keep master weights for low precision)");
+    require_float(op, "grad", grad);
+    if (grad.numel() != param.numel())
+        fail(op, "grad " + desc(grad) + " must have as many elements as param " + desc(param));
+}
+
+void check_state(const char* op, const char* name, const Tensor& s, const Tensor& param) {
+    require_defined(op, name, s);
+    if (s.numel() != param.numel())
+        fail(op, std::string(name) + " " + desc(s) + " must have as many elements as param " + desc(param));
+    if (s.dtype() != DType::f32 && s.dtype() != DType::f64) fail(op, std::string(name) + " " + desc(s) + " must be f32 or f64");
+}
+
+template <class F>
+void dispatch_f32_f64(DType t, F&& f) {
+    if (t == DType::f64)
+        f(double{});
+    else
+        f(float{});
+}
+
+}  // namespace
+
+void CpuBackend::sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) {
+    const char* op = "sgd_update";
+    check_param(op, param, grad);
+    const bool use_mom = a.momentum != 0.0f;
+    if (use_mom) check_state(op, "momentum_buf", momentum_buf, param);
+    if (a.nesterov && (a.momentum <= 0.0f || a.dampening != 0.0f))
+        fail(op, "nesterov momentum requires momentum > 0 and dampening = 0");
+    const std::int64_t n = param.numel();
+    dispatch_f32_f64(param.dtype(), [&](auto ptag) {
+        using P = decltype(ptag);
+        dispatch_float(grad.dtype(), op, [&](auto gtag) {
+            using G = decltype(gtag);
+            dispatch_f32_f64(use_mom ? momentum_buf.dtype() : param.dtype(), [&](auto btag) {
+                using B = decltype(btag);
+                P* p = param.data<P>();
+                const G* g = grad.data<G>();
+                B* buf = use_mom ? momentum_buf.data<B>() : nullptr;
+                const P lr = P(a.lr), wd = P(a.weight_decay), mom = P(a.momentum), damp1 = P(1) - P(a.dampening),
+                        gs = P(a.grad_scale);
+                parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t i = b; i < e; ++i) {
+                        P d = P(load(g, i)) * gs;
+                        if (wd != P(0)) d = d + wd * p[i];
+                        if (buf) {
+                            P m = a.first_step ? d : mom * P(buf[i]) + damp1 * d;
+                            buf[i] = B(m);
+                            d = a.nesterov ? d + mom * m : m;
+                        }
+                        p[i] = p[i] - lr * d;
+                    }
+                });
+            });
+        });
+    });
+}
+
+void CpuBackend::adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
+    const char* op = "adam_update";
+    check_param(op, param, grad);
+    check_state(op, "m", m, param);
+    check_state(op, "v", v, param);
+    if (m.dtype() != v.dtype()) fail(op, "m " + desc(m) + " and v " + desc(v) + " must share a dtype");
+    if (a.step < 1) fail(op, "step " + std::to_string(a.step) + " must be >= 1 (it is 1-based)");
+    const std::int64_t n = param.numel();
+    // As torch.optim.Adam (single-tensor path): bias corrections in double, then per element.
+    const double bc1 = 1.0 - std::pow(double(a.beta1), double(a.step));
+    const double bc2 = 1.0 - std::pow(double(a.beta2), double(a.step));
+    const double step_size = double(a.lr) / bc1;
+    const double bc2_sqrt = std::sqrt(bc2);
+    dispatch_f32_f64(param.dtype(), [&](auto ptag) {
+        using P = decltype(ptag);
+        dispatch_float(grad.dtype(), op, [&](auto gtag) {
+            using G = decltype(gtag);
+            dispatch_f32_f64(m.dtype(), [&](auto stag) {
+                using S = decltype(stag);
+                P* p = param.data<P>();
+                const G* g = grad.data<G>();
+                S* pm = m.data<S>();
+                S* pv = v.data<S>();
+                const P gs = P(a.grad_scale), wd = P(a.weight_decay), b1w = P(1) - P(a.beta1), b2 = P(a.beta2),
+                        b2w = P(1) - P(a.beta2), eps = P(a.eps), ss = P(step_size), bcs = P(bc2_sqrt);
+                const P decay = P(1) - P(a.lr) * wd;
+                const bool decoupled = a.decoupled_weight_decay;
+                parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+                    for (std::int64_t i = b; i < e; ++i) {
+                        P gi = P(load(g, i)) * gs;
+                        if (wd != P(0)) {
+                            if (decoupled)
+                                p[i] = p[i] * decay;
+                            else
+                                gi = gi + wd * p[i];
+                        }
+                        P mi = P(pm[i]);
+                        mi = mi + b1w * (gi - mi);  // lerp, as exp_avg.lerp_(grad, 1 - beta1)
+                        P vi = P(pv[i]) * b2 + b2w * gi * gi;
+                        pm[i] = S(mi);
+                        pv[i] = S(vi);
+                        const P denom = std::sqrt(vi) / bcs + eps;
+                        p[i] = p[i] - ss * mi / denom;
+                    }
+                });
+            });
+        });
+    });
+}
+
+}  // namespace hr
