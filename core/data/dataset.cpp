@@ -80,10 +80,13 @@ std::string locate_named(const std::string& name, std::string& searched) {
 }
 
 std::string missing_named_message(const std::string& name, const std::string& searched) {
-    std::string install = name == "fashion-mnist" ? "apt install dataset-fashion-mnist"
-                                                  : "download the four MNIST IDX files into one of them";
-    return "dataset '" + name + "' not found; searched " + searched + ". Install it (" + install +
-           "), set HEADROOM_DATA_DIR to a folder holding " + name +
+    std::string install = name == "fashion-mnist"
+                              ? "install it (apt install dataset-fashion-mnist)"
+                              : "download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+                                "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz into " +
+                                    search_dirs(name).front();
+    return "dataset '" + name + "' not found; searched " + searched + ". To use it, " + install +
+           ", or set HEADROOM_DATA_DIR to a folder holding " + name +
            "/, or pass --data idx:DIR with a folder holding the four IDX files";
 }
 

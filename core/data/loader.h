@@ -45,6 +45,9 @@ public:
     DataLoader(const Dataset& dataset, std::int64_t batch_size, bool shuffle, std::uint64_t seed,
                bool drop_last, float mean, float stddev, MemoryLedger* ledger = nullptr,
                int prefetch_depth = 3);
+    // The loader keeps a reference to the dataset: a temporary would dangle.
+    DataLoader(Dataset&&, std::int64_t, bool, std::uint64_t, bool, float, float, MemoryLedger* = nullptr,
+               int = 3) = delete;
     ~DataLoader();
     DataLoader(const DataLoader&) = delete;
     DataLoader& operator=(const DataLoader&) = delete;
