@@ -1,0 +1,354 @@
+#include "cli/train_command.h"
+
+#include <unistd.h>
+
+#include <QCoreApplication>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <thread>
+
+#include "backend/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "data/dataset.h"
+#include "memory/allocator.h"
+#include "nn/model_spec.h"
+#include "train/run_record.h"
+#include "train/trainer.h"
+
+namespace hrapp {
+
+namespace {
+
+QString tr(const char* s) { return QCoreApplication::translate("Cli", s); }
+void print(const QString& s) {
+    std::fputs(s.toLocal8Bit().constData(), stdout);
+    std::fflush(stdout);
+}
+void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+struct BadFlag {
+    QString message;
+};
+
+QString trainHelp() {
+    return tr("Usage: headroom train [options]\n"
+              "\n"
+              "Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory\n"
+              "ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).\n"
+              "The last line printed is test_accuracy=0.xxxx.\n"
+              "\n"
+              "Model (one of):\n"
+              "  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini\n"
+              "  --model FILE.json         a model spec (docs/model-spec.md)\n"
+              "Data:\n"
+              "  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic\n"
+              "  --train-limit N           use only the first N training samples (0: all)\n"
+              "  --test-limit N            use only the first N test samples (0: all)\n"
+              "Length:\n"
+              "  --epochs N                passes over the training set (default 1)\n"
+              "  --steps N                 train exactly N steps instead (evaluates at the end)\n"
+              "  --batch N                 samples per step (default 64)\n"
+              "Optimizer:\n"
+              "  --optimizer NAME          sgd (default), adam, adamw\n"
+              "  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)\n"
+              "  --momentum F              SGD momentum (default 0)\n"
+              "  --nesterov                SGD with Nesterov momentum\n"
+              "  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)\n"
+              "  --schedule KIND           constant (default), step, cosine\n"
+              "  --warmup N                linear warm-up steps (default 0)\n"
+              "  --step-size N             step schedule: steps between decays (default 1000)\n"
+              "  --gamma F                 step schedule: decay factor (default 0.1)\n"
+              "  --min-lr F                cosine schedule: final learning rate (default 0)\n"
+              "  --label-smoothing F       cross-entropy label smoothing in [0, 1)\n"
+              "Run:\n"
+              "  --seed N                  seed for initialisation, shuffling and dropout (default 1)\n"
+              "  --device DEV              auto, cpu (default), cuda:N\n"
+              "  --threads N               CPU threads (default: all cores)\n"
+              "  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)\n"
+              "  --quiet                   only the final line\n"
+              "  --help                    this help\n");
+}
+
+std::int64_t parseInt(const std::string& flag, const std::string& v, std::int64_t min) {
+    try {
+        std::size_t pos = 0;
+        long long x = std::stoll(v, &pos);
+        if (pos == v.size() && x >= min) return x;
+    } catch (...) {
+    }
+    throw BadFlag{tr("%1 expects an integer of at least %2, got '%3'").arg(q(flag)).arg(min).arg(q(v))};
+}
+
+double parseReal(const std::string& flag, const std::string& v) {
+    try {
+        std::size_t pos = 0;
+        double x = std::stod(v, &pos);
+        if (pos == v.size() && std::isfinite(x)) return x;
+    } catch (...) {
+    }
+    throw BadFlag{tr("%1 expects a number, got '%2'").arg(q(flag)).arg(q(v))};
+}
+
+std::atomic<hr::Trainer*> g_trainer{nullptr};
+void onSignal(int) {
+    if (hr::Trainer* t = g_trainer.load()) t->request_stop();
+}
+
+QString formatDuration(double s) {
+    if (!std::isfinite(s) || s < 0) return QStringLiteral("--:--");
+    long long t = static_cast<long long>(s + 0.5);
+    if (t >= 3600) return QStringLiteral("%1:%2:%3").arg(t / 3600).arg(t / 60 % 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
+    return QStringLiteral("%1:%2").arg(t / 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
+}
+
+// The nearest existing ancestor of `dir` must be a writable folder (checked before training, so a
+// bad --out fails at once and nothing is created).
+void checkOutputDir(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(dir, ec)) {
+        if (!fs::is_directory(dir, ec))
+            throw BadFlag{tr("--out %1 is a file, not a folder; pass a folder path").arg(q(dir.string()))};
+        if (::access(dir.c_str(), W_OK) != 0)
+            throw BadFlag{tr("--out %1 is not writable; pick a folder you can write to").arg(q(dir.string()))};
+        return;
+    }
+    fs::path p = fs::absolute(dir, ec).parent_path();
+    while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
+    if (p.empty() || !fs::is_directory(p, ec) || ::access(p.c_str(), W_OK) != 0)
+        throw BadFlag{tr("--out %1 cannot be created: %2 is not a writable folder").arg(q(dir.string()), q(p.string()))};
+}
+
+}  // namespace
+
+int run_train_command(const std::vector<std::string>& args) {
+    hr::TrainConfig c;
+    std::string preset = "seed-cnn", modelFile, outDir;
+    bool quiet = false, lrGiven = false;
+    double labelSmoothing = -1;
+    try {
+        std::map<std::string, std::function<void(const std::string&)>> withValue = {
+            {"--preset", [&](const std::string& v) { preset = v; }},
+            {"--model", [&](const std::string& v) { modelFile = v; }},
+            {"--data", [&](const std::string& v) { c.data = v; }},
+            {"--train-limit", [&](const std::string& v) { c.train_limit = parseInt("--train-limit", v, 0); }},
+            {"--test-limit", [&](const std::string& v) { c.test_limit = parseInt("--test-limit", v, 0); }},
+            {"--epochs", [&](const std::string& v) { c.epochs = static_cast<int>(parseInt("--epochs", v, 1)); }},
+            {"--steps", [&](const std::string& v) { c.steps = parseInt("--steps", v, 1); }},
+            {"--batch", [&](const std::string& v) { c.batch = parseInt("--batch", v, 1); }},
+            {"--optimizer", [&](const std::string& v) { c.optimizer.kind = v; }},
+            {"--lr", [&](const std::string& v) { c.optimizer.lr = parseReal("--lr", v); lrGiven = true; }},
+            {"--momentum", [&](const std::string& v) { c.optimizer.momentum = parseReal("--momentum", v); }},
+            {"--weight-decay", [&](const std::string& v) { c.optimizer.weight_decay = parseReal("--weight-decay", v); }},
+            {"--schedule", [&](const std::string& v) { c.schedule.kind = v; }},
+            {"--warmup", [&](const std::string& v) { c.schedule.warmup_steps = parseInt("--warmup", v, 0); }},
+            {"--step-size", [&](const std::string& v) { c.schedule.step_size = parseInt("--step-size", v, 1); }},
+            {"--gamma", [&](const std::string& v) { c.schedule.gamma = parseReal("--gamma", v); }},
+            {"--min-lr", [&](const std::string& v) { c.schedule.min_lr = parseReal("--min-lr", v); }},
+            {"--label-smoothing", [&](const std::string& v) { labelSmoothing = parseReal("--label-smoothing", v); }},
+            {"--seed", [&](const std::string& v) { c.seed = static_cast<std::uint64_t>(parseInt("--seed", v, 0)); }},
+            {"--device", [&](const std::string& v) { c.device = v; }},
+            {"--threads", [&](const std::string& v) { c.threads = static_cast<int>(parseInt("--threads", v, 1)); }},
+            {"--out", [&](const std::string& v) { outDir = v; }},
+            {"--precision", [&](const std::string& v) { c.strategy.precision = v; }},
+            {"--checkpoint", [&](const std::string& v) { c.strategy.checkpoint = v; }},
+            {"--micro-batch", [&](const std::string& v) { c.strategy.micro_batch = parseInt("--micro-batch", v, 1); }},
+            {"--accumulate", [&](const std::string& v) { c.strategy.accumulate = parseInt("--accumulate", v, 1); }},
+        };
+        std::map<std::string, std::function<void()>> flags = {
+            {"--nesterov", [&] { c.optimizer.nesterov = true; }},
+            {"--quiet", [&] { quiet = true; }},
+            {"--offload-optimizer", [&] { c.strategy.offload_optimizer = true; }},
+        };
+        bool presetGiven = false;
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            std::string a = args[i], value;
+            bool hasInline = false;
+            if (a == "--help" || a == "-h") {
+                print(trainHelp());
+                return 0;
+            }
+            if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+                value = a.substr(eq + 1);
+                a = a.substr(0, eq);
+                hasInline = true;
+            }
+            if (auto it = withValue.find(a); it != withValue.end()) {
+                if (!hasInline) {
+                    if (i + 1 >= args.size())
+                        throw BadFlag{tr("%1 needs a value (see headroom train --help)").arg(q(a))};
+                    value = args[++i];
+                }
+                if (a == "--preset") presetGiven = true;
+                it->second(value);
+            } else if (auto f = flags.find(a); f != flags.end() && !hasInline) {
+                f->second();
+            } else {
+                throw BadFlag{tr("unknown option '%1' for 'headroom train'; see headroom train --help").arg(q(args[i]))};
+            }
+        }
+        if (presetGiven && !modelFile.empty())
+            throw BadFlag{tr("give either --preset or --model, not both")};
+        if (!lrGiven && c.optimizer.kind != "sgd") c.optimizer.lr = 1e-3;
+        if (c.steps > 0 && std::find(args.begin(), args.end(), std::string("--epochs")) != args.end())
+            throw BadFlag{tr("give either --epochs or --steps, not both")};
+    } catch (const BadFlag& e) {
+        eprint(tr("headroom train: %1\n").arg(e.message));
+        return 2;
+    }
+
+    namespace fs = std::filesystem;
+    std::unique_ptr<hr::Trainer> trainer;
+    hr::TrainResult result;
+    try {
+        if (!modelFile.empty()) {
+            c.model = hr::load_model_spec(modelFile);
+            c.model_source = "file:" + modelFile;
+        } else {
+            // presets take the dataset's sample shape (28x28 grey for the IDX datasets)
+            c.model = hr::preset_model(preset, {1, 28, 28}, 10);
+            c.model_source = "preset:" + preset;
+        }
+        if (labelSmoothing >= 0) c.model.loss.label_smoothing = labelSmoothing;
+        if (outDir.empty()) {
+            char buf[64];
+            std::time_t t = std::time(nullptr);
+            std::strftime(buf, sizeof buf, "runs/run-%Y%m%d-%H%M%S", std::localtime(&t));
+            outDir = buf;
+        }
+        checkOutputDir(outDir);
+        hr::validate_train_config(c);
+        hr::validate_model_spec(c.model);
+
+        const bool tty = ::isatty(STDOUT_FILENO) != 0;
+        auto lastPrint = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+        hr::TrainCallbacks cb;
+        cb.on_step = [&](const hr::StepEvent& e) {
+            if (quiet || !tty) return;
+            auto now = std::chrono::steady_clock::now();
+            if (e.step != e.total_steps && now - lastPrint < std::chrono::milliseconds(100)) return;
+            lastPrint = now;
+            const int width = 24;
+            int filled = static_cast<int>(width * static_cast<double>(e.step) / static_cast<double>(e.total_steps));
+            QString bar = QString(filled, QChar('#')) + QString(width - filled, QChar('-'));
+            print(tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 ")
+                      .arg(bar)
+                      .arg(e.step)
+                      .arg(e.total_steps)
+                      .arg(e.epoch)
+                      .arg(e.loss, 0, 'f', 4)
+                      .arg(e.images_per_second, 0, 'f', 0)
+                      .arg(formatDuration(e.eta_seconds)));
+        };
+        cb.on_epoch = [&](const hr::EpochEvent& e) {
+            if (quiet) return;
+            if (tty) print(QStringLiteral("\n"));
+            print(tr("epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 "
+                     "time=%7s\n")
+                      .arg(e.epoch)
+                      .arg(e.train_loss, 0, 'f', 4)
+                      .arg(e.train_accuracy, 0, 'f', 4)
+                      .arg(e.test_loss, 0, 'f', 4)
+                      .arg(e.test_accuracy, 0, 'f', 4)
+                      .arg(e.images_per_second, 0, 'f', 0)
+                      .arg(e.seconds, 0, 'f', 1));
+        };
+        cb.on_log = [&](const hr::LogEvent& e) {
+            if (quiet && e.level != hr::LogLevel::error) return;
+            if (e.level == hr::LogLevel::info && e.message.rfind("epoch ", 0) == 0) return;  // printed above
+            eprint(QStringLiteral("%1\n").arg(q(e.message)));
+        };
+        trainer = std::make_unique<hr::Trainer>(c, cb);
+        g_trainer = trainer.get();
+        std::signal(SIGINT, onSignal);
+        std::signal(SIGTERM, onSignal);
+        result = trainer->run();
+        g_trainer = nullptr;
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+    } catch (const BadFlag& e) {
+        eprint(tr("headroom train: %1\n").arg(e.message));
+        return 2;
+    } catch (const hr::InputError& e) {
+        g_trainer = nullptr;
+        eprint(tr("headroom train: %1\n").arg(q(e.what())));
+        return 2;
+    } catch (const std::exception& e) {
+        g_trainer = nullptr;
+        eprint(tr("headroom train: %1\n").arg(q(e.what())));
+        return 1;
+    }
+
+    if (result.status == "failed") {
+        eprint(tr("headroom train: %1\n").arg(q(result.error)));
+        return result.bad_input ? 2 : 1;
+    }
+    try {
+        fs::create_directories(outDir);
+        nlohmann::json record = hr::make_run_record(c, result);
+        std::string text = record.dump(2) + "\n";
+        trainer->save_weights((fs::path(outDir) / "model.safetensors").string());
+        hr::write_file_atomic((fs::path(outDir) / "run.json").string(), text);
+    } catch (const std::exception& e) {
+        eprint(tr("headroom train: could not write the results to %1: %2\n").arg(q(outDir), q(e.what())));
+        return 1;
+    }
+    if (!quiet) {
+        const auto& L = result.ledger;
+        print(tr("memory peak %1 (parameters %2, gradients %3, optimizer state %4, activations %5, workspace %6, "
+                 "data %7)\n")
+                  .arg(q(hr::format_bytes(L.peak_total)), q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::parameters))),
+                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::gradients))),
+                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::optimizer_state))),
+                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::activations))),
+                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::workspace))),
+                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::data)))));
+        print(tr("wrote %1 and %2\n")
+                  .arg(q((fs::path(outDir) / "run.json").string()), q((fs::path(outDir) / "model.safetensors").string())));
+    }
+    if (result.status == "stopped") {
+        eprint(tr("headroom train: stopped after %1 steps; the results so far were written\n").arg(result.steps));
+        print(QStringLiteral("test_accuracy=%1\n").arg(result.test_accuracy, 0, 'f', 4));
+        return 1;
+    }
+    print(QStringLiteral("test_accuracy=%1\n").arg(result.test_accuracy, 0, 'f', 4));
+    return 0;
+}
+
+int run_presets_command(const std::vector<std::string>& args) {
+    if (!args.empty() && args[0] != "--help") {
+        eprint(tr("headroom presets: takes no options\n"));
+        return 2;
+    }
+    for (const auto& name : hr::preset_names()) {
+        hr::SpecReport r = hr::analyze_model_spec(hr::preset_model(name));
+        print(QStringLiteral("%1  %2 %3\n    %4\n")
+                  .arg(q(name), -12)
+                  .arg(r.total_params)
+                  .arg(tr("parameters"))
+                  .arg(q(hr::preset_description(name))));
+    }
+    return 0;
+}
+
+int run_devices_command(const std::vector<std::string>& args) {
+    if (!args.empty() && args[0] != "--help") {
+        eprint(tr("headroom devices: takes no options\n"));
+        return 2;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    print(tr("cpu      %1 cores, %2 memory\n")
+              .arg(std::thread::hardware_concurrency())
+              .arg(q(hr::format_bytes(static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)))));
+    print(tr("cuda     not available: this build trains on the CPU only\n"));
+    return 0;
+}
+
+}  // namespace hrapp

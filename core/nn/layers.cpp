@@ -1,0 +1,295 @@
+// The layer implementations: thin declarations over Backend ops.
+#include <cmath>
+
+#include "base/error.h"
+#include "nn/layer.h"
+
+namespace hr {
+
+void Layer::forward(LayerIO& io) const {
+    if (!io.backend) throw Error("internal: layer " + type() + " forward without a backend");
+    if (!io.x.defined() || !io.y.defined())
+        throw Error("internal: layer " + type() + " forward needs x and y");
+    if (io.x.ndim() < 1 || io.y.ndim() < 1 || io.x.dim(0) != io.y.dim(0))
+        throw Error("internal: layer " + type() + ": batch of x " + shape_str(io.x.shape()) + " and y " +
+                    shape_str(io.y.shape()) + " differ");
+    Shape in(io.x.shape().begin() + 1, io.x.shape().end());
+    Shape out = output_shape(in);
+    if (with_batch(io.x.dim(0), out) != io.y.shape())
+        throw Error("internal: layer " + type() + ": output tensor " + shape_str(io.y.shape()) + " but expected " +
+                    shape_str(with_batch(io.x.dim(0), out)));
+    forward_impl(io);
+}
+
+void Layer::backward(LayerIO& io) const {
+    if (!io.dy.defined() || io.dy.shape() != io.y.shape())
+        throw Error("internal: layer " + type() + " backward: dy " + shape_str(io.dy.shape()) +
+                    " does not match y " + shape_str(io.y.shape()));
+    if (io.dx.defined() && io.dx.shape() != io.x.shape())
+        throw Error("internal: layer " + type() + " backward: dx " + shape_str(io.dx.shape()) +
+                    " does not match x " + shape_str(io.x.shape()));
+    backward_impl(io);
+}
+
+namespace {
+
+int attr_i(const LayerSpec& l, const char* n) { return static_cast<int>(std::llround(layer_attr(l, n))); }
+
+// ---- Conv2d ---------------------------------------------------------------------------------------
+class Conv2d : public Layer {
+public:
+    explicit Conv2d(const LayerSpec& s) : Layer(s) {
+        ci_ = attr_i(s, "in_channels");
+        co_ = attr_i(s, "out_channels");
+        k_ = attr_i(s, "kernel_size");
+        bias_ = layer_attr(s, "bias") != 0;
+        p_.stride_h = p_.stride_w = attr_i(s, "stride");
+        p_.pad_h = p_.pad_w = attr_i(s, "padding");
+        p_.dilation_h = p_.dilation_w = attr_i(s, "dilation");
+    }
+    Shape output_shape(const Shape& in) const override {
+        auto o = [&](std::int64_t v) { return (v + 2 * p_.pad_h - p_.dilation_h * (k_ - 1) - 1) / p_.stride_h + 1; };
+        return {co_, o(in[1]), o(in[2])};
+    }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        std::int64_t fan_in = static_cast<std::int64_t>(ci_) * k_ * k_;
+        std::vector<ParamDecl> p{{"weight", {co_, ci_, k_, k_}, ParamDecl::Init::uniform_fan_in, fan_in}};
+        if (bias_) p.push_back({"bias", {co_}, ParamDecl::Init::uniform_fan_in, fan_in});
+        return p;
+    }
+    std::size_t workspace_bytes(const Backend& b, std::int64_t batch, const Shape& in, DType dtype) const override {
+        return b.conv2d_workspace_bytes(with_batch(batch, in), {co_, ci_, k_, k_}, with_batch(batch, output_shape(in)),
+                                        p_, dtype);
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        Tensor no_bias;
+        io.backend->conv2d_forward(io.x, io.params[0], bias_ ? io.params[1] : no_bias, io.y, p_, io.workspace);
+    }
+    void backward_impl(LayerIO& io) const override {
+        Tensor no_bias;
+        if (io.dx.defined()) io.backend->conv2d_backward_data(io.dy, io.params[0], io.dx, p_, io.workspace);
+        io.backend->conv2d_backward_filter(io.x, io.dy, io.grads[0], bias_ ? io.grads[1] : no_bias, p_, io.workspace);
+    }
+
+private:
+    int ci_, co_, k_;
+    bool bias_;
+    Conv2dParams p_;
+};
+
+// ---- Linear ---------------------------------------------------------------------------------------
+class Linear : public Layer {
+public:
+    explicit Linear(const LayerSpec& s) : Layer(s) {
+        fi_ = attr_i(s, "in_features");
+        fo_ = attr_i(s, "out_features");
+        bias_ = layer_attr(s, "bias") != 0;
+    }
+    Shape output_shape(const Shape&) const override { return {fo_}; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        std::vector<ParamDecl> p{{"weight", {fo_, fi_}, ParamDecl::Init::uniform_fan_in, fi_}};
+        if (bias_) p.push_back({"bias", {fo_}, ParamDecl::Init::uniform_fan_in, fi_});
+        return p;
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        // y (N, out) = x (N, in) @ W^T (in, out) + b
+        io.backend->gemm(false, true, 1.0f, io.x, io.params[0], 0.0f, io.y);
+        if (bias_) io.backend->add_bias(io.y, io.params[1]);
+    }
+    void backward_impl(LayerIO& io) const override {
+        // dx (N, in) = dy (N, out) @ W (out, in)
+        if (io.dx.defined()) io.backend->gemm(false, false, 1.0f, io.dy, io.params[0], 0.0f, io.dx);
+        // dW (out, in) += dy^T (out, N) @ x (N, in)
+        io.backend->gemm(true, false, 1.0f, io.dy, io.x, 1.0f, io.grads[0]);
+        if (bias_) io.backend->bias_grad(io.dy, io.grads[1]);
+    }
+
+private:
+    std::int64_t fi_, fo_;
+    bool bias_;
+};
+
+// ---- pooling --------------------------------------------------------------------------------------
+Pool2dParams pool_params(const LayerSpec& s) {
+    Pool2dParams p;
+    p.kernel_h = p.kernel_w = attr_i(s, "kernel_size");
+    int st = attr_i(s, "stride");
+    p.stride_h = p.stride_w = st == 0 ? p.kernel_h : st;
+    p.pad_h = p.pad_w = attr_i(s, "padding");
+    return p;
+}
+
+Shape pool_out(const Shape& in, const Pool2dParams& p) {
+    return {in[0], (in[1] + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1, (in[2] + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1};
+}
+
+class MaxPool2d : public Layer {
+public:
+    explicit MaxPool2d(const LayerSpec& s) : Layer(s), p_(pool_params(s)) {}
+    Shape output_shape(const Shape& in) const override { return pool_out(in, p_); }
+    std::vector<SavedDecl> saved(std::int64_t batch, const Shape& in) const override {
+        return {{"indices", with_batch(batch, output_shape(in)), DType::i32}};
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override { io.backend->maxpool2d_forward(io.x, io.y, io.saved[0], p_); }
+    void backward_impl(LayerIO& io) const override {
+        if (io.dx.defined()) io.backend->maxpool2d_backward(io.dy, io.saved[0], io.dx);
+    }
+
+private:
+    Pool2dParams p_;
+};
+
+class AvgPool2d : public Layer {
+public:
+    explicit AvgPool2d(const LayerSpec& s) : Layer(s), p_(pool_params(s)) {}
+    Shape output_shape(const Shape& in) const override { return pool_out(in, p_); }
+
+protected:
+    void forward_impl(LayerIO& io) const override { io.backend->avgpool2d_forward(io.x, io.y, p_); }
+    void backward_impl(LayerIO& io) const override {
+        if (io.dx.defined()) io.backend->avgpool2d_backward(io.dy, io.dx, p_);
+    }
+
+private:
+    Pool2dParams p_;
+};
+
+// ---- activations ----------------------------------------------------------------------------------
+class Activation : public Layer {
+public:
+    Activation(const LayerSpec& s, ActivationKind k) : Layer(s), kind_(k) {
+        alpha_ = static_cast<float>(layer_attr(s, "negative_slope"));
+    }
+    Shape output_shape(const Shape& in) const override { return in; }
+
+protected:
+    void forward_impl(LayerIO& io) const override { io.backend->activation_forward(kind_, alpha_, io.x, io.y); }
+    void backward_impl(LayerIO& io) const override {
+        if (io.dx.defined()) io.backend->activation_backward(kind_, alpha_, io.x, io.y, io.dy, io.dx);
+    }
+
+private:
+    ActivationKind kind_;
+    float alpha_;
+};
+
+// ---- Dropout --------------------------------------------------------------------------------------
+class Dropout : public Layer {
+public:
+    explicit Dropout(const LayerSpec& s) : Layer(s), p_(static_cast<float>(layer_attr(s, "p"))) {}
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<SavedDecl> saved(std::int64_t batch, const Shape& in) const override {
+        return {{"mask", with_batch(batch, in), DType::u8}};
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        if (io.training)
+            io.backend->dropout_forward(io.x, io.y, io.saved[0], p_, io.seed, io.counter);
+        else
+            io.backend->copy(io.x, io.y);
+    }
+    void backward_impl(LayerIO& io) const override {
+        if (io.dx.defined()) io.backend->dropout_backward(io.dy, io.saved[0], p_, io.dx);
+    }
+
+private:
+    float p_;
+};
+
+// ---- Flatten --------------------------------------------------------------------------------------
+class Flatten : public Layer {
+public:
+    using Layer::Layer;
+    Shape output_shape(const Shape& in) const override { return {shape_numel(in)}; }
+    bool output_is_view() const override { return true; }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        // y is normally a view of x (the model arranges it); copy when it is not.
+        if (io.y.raw() != io.x.raw()) {
+            Tensor xv = io.x.reshape(io.y.shape());
+            io.backend->copy(xv, io.y);
+        }
+    }
+    void backward_impl(LayerIO& io) const override {
+        if (io.dx.defined() && io.dx.raw() != io.dy.raw()) {
+            Tensor dyv = io.dy.reshape(io.dx.shape());
+            io.backend->copy(dyv, io.dx);
+        }
+    }
+};
+
+// ---- BatchNorm2d ----------------------------------------------------------------------------------
+class BatchNorm2d : public Layer {
+public:
+    explicit BatchNorm2d(const LayerSpec& s) : Layer(s) {
+        c_ = attr_i(s, "num_features");
+        eps_ = static_cast<float>(layer_attr(s, "eps"));
+        momentum_ = static_cast<float>(layer_attr(s, "momentum"));
+    }
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        return {{"weight", {c_}, ParamDecl::Init::ones, 1}, {"bias", {c_}, ParamDecl::Init::zeros, 1}};
+    }
+    std::vector<BufferDecl> buffers(const Shape&) const override {
+        return {{"running_mean", {c_}, DType::f32, 0.0},
+                {"running_var", {c_}, DType::f32, 1.0},
+                {"num_batches_tracked", {}, DType::i64, 0.0}};
+    }
+    std::vector<SavedDecl> saved(std::int64_t, const Shape&) const override {
+        return {{"mean", {c_}, DType::f32}, {"invstd", {c_}, DType::f32}};
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        if (io.training) {
+            io.backend->batchnorm_forward_train(io.x, io.params[0], io.params[1], io.y, io.saved[0], io.saved[1],
+                                                io.buffers[0], io.buffers[1], momentum_, eps_);
+            std::int64_t n = 0;
+            io.backend->copy_to_host(io.buffers[2], &n);
+            ++n;
+            io.backend->copy_from_host(&n, io.buffers[2]);
+        } else {
+            io.backend->batchnorm_forward_infer(io.x, io.params[0], io.params[1], io.buffers[0], io.buffers[1], eps_,
+                                                io.y);
+        }
+    }
+    void backward_impl(LayerIO& io) const override {
+        Tensor dx = io.dx;
+        if (!dx.defined()) throw Error("internal: batchnorm2d backward needs dx");
+        io.backend->batchnorm_backward(io.x, io.dy, io.params[0], io.saved[0], io.saved[1], dx, io.grads[0],
+                                       io.grads[1]);
+    }
+
+private:
+    std::int64_t c_;
+    float eps_, momentum_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_layer(const LayerSpec& s) {
+    const std::string& t = s.type;
+    if (t == "conv2d") return std::make_unique<Conv2d>(s);
+    if (t == "linear") return std::make_unique<Linear>(s);
+    if (t == "maxpool2d") return std::make_unique<MaxPool2d>(s);
+    if (t == "avgpool2d") return std::make_unique<AvgPool2d>(s);
+    if (t == "relu") return std::make_unique<Activation>(s, ActivationKind::relu);
+    if (t == "leaky_relu") return std::make_unique<Activation>(s, ActivationKind::leaky_relu);
+    if (t == "tanh") return std::make_unique<Activation>(s, ActivationKind::tanh);
+    if (t == "sigmoid") return std::make_unique<Activation>(s, ActivationKind::sigmoid);
+    if (t == "gelu") return std::make_unique<Activation>(s, ActivationKind::gelu);
+    if (t == "dropout") return std::make_unique<Dropout>(s);
+    if (t == "flatten") return std::make_unique<Flatten>(s);
+    if (t == "batchnorm2d") return std::make_unique<BatchNorm2d>(s);
+    throw InputError("unknown layer type '" + t + "'");
+}
+
+}  // namespace hr

@@ -1,0 +1,320 @@
+#include "nn/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "base/error.h"
+
+namespace hr {
+
+struct Model::Seq {
+    std::vector<std::unique_ptr<Node>> nodes;
+    Tensor gbuf[2];  // activation-gradient ping-pong buffers, each of the largest input in this sequence
+};
+
+struct Model::Node {
+    int index = -1;
+    std::string path;
+    LayerSpec spec;
+    std::unique_ptr<Layer> layer;  // null for residual blocks
+    std::unique_ptr<Seq> body, shortcut;
+    Shape in, out;  // per sample
+    Tensor y_full;  // (B, out...) unless the output is a view
+    std::vector<Tensor> saved_full;
+    std::vector<ParamDecl> param_decls;
+    std::vector<Tensor> params, grads, buffers;
+    std::vector<std::string> buffer_names;
+    Tensor dx_body_full;  // residual: gradient of the input through the body (B, in...)
+    Tensor y;             // current-batch view of the output
+};
+
+namespace {
+std::uint64_t hash_str(const std::string& s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+}  // namespace
+
+Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
+    : spec_(spec), backend_(backend), options_(options) {
+    report_ = validate_model_spec(spec_);
+    if (options_.batch < 1) throw InputError("batch size must be at least 1");
+    if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
+    Allocator& a = backend_.allocator();
+    // 1) flat parameter and gradient buffers; layers get views into them
+    params_ = Tensor::empty(a, {report_.total_params}, options_.dtype, MemCategory::parameters);
+    grads_ = Tensor::empty(a, {report_.total_params}, options_.dtype, MemCategory::gradients);
+    // 2) the graph with its activations
+    top_ = std::make_unique<Seq>();
+    int next_index = 0;
+    std::size_t offset = 0;
+    build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true);
+    if (static_cast<std::int64_t>(offset) != report_.total_params)
+        throw Error("internal: parameter layout (" + std::to_string(offset) + ") disagrees with the spec report (" +
+                    std::to_string(report_.total_params) + ")");
+    // 3) one shared workspace of the largest layer need
+    std::size_t ws = 0;
+    for (Node* n : nodes_)
+        if (n->layer) ws = std::max(ws, n->layer->workspace_bytes(backend_, options_.batch, n->in, options_.dtype));
+    if (ws > 0) workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
+    init_params();
+}
+
+Model::~Model() = default;
+
+void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
+                      int& next_index, std::size_t& param_offset, bool is_top) {
+    Allocator& a = backend_.allocator();
+    const std::int64_t B = options_.batch;
+    const DType dt = options_.dtype;
+    Shape cur = in;
+    std::int64_t max_in = shape_numel(in);  // the sequence input too (a first BatchNorm needs dx)
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        auto node = std::make_unique<Node>();
+        Node& n = *node;
+        n.index = next_index++;
+        n.path = prefix.empty() ? std::to_string(i) : prefix + "." + std::to_string(i);
+        n.spec = specs[i];
+        n.in = cur;
+        nodes_.push_back(&n);
+        max_in = std::max(max_in, shape_numel(cur));
+        if (specs[i].type == "residual") {
+            n.body = std::make_unique<Seq>();
+            build_seq(*n.body, specs[i].body, n.path + ".body", cur, next_index, param_offset, false);
+            Shape out = cur;
+            // the body's output shape is its last node's
+            out = n.body->nodes.back()->out;
+            if (!specs[i].shortcut.empty()) {
+                n.shortcut = std::make_unique<Seq>();
+                build_seq(*n.shortcut, specs[i].shortcut, n.path + ".shortcut", cur, next_index, param_offset, false);
+            }
+            n.out = out;
+            n.y_full = Tensor::empty(a, with_batch(B, out), dt, MemCategory::activations, n.index);
+            n.dx_body_full = Tensor::empty(a, with_batch(B, cur), dt, MemCategory::workspace, n.index);
+        } else {
+            n.layer = make_layer(specs[i]);
+            n.out = n.layer->output_shape(cur);
+            n.param_decls = n.layer->params(cur);
+            for (const auto& p : n.param_decls) {
+                std::int64_t cnt = shape_numel(p.shape);
+                n.params.push_back(params_.view(static_cast<std::int64_t>(param_offset), p.shape));
+                n.grads.push_back(grads_.view(static_cast<std::int64_t>(param_offset), p.shape));
+                param_offset += static_cast<std::size_t>(cnt);
+            }
+            for (const auto& b : n.layer->buffers(cur)) {
+                Tensor t = Tensor::empty(a, b.shape, b.dtype, MemCategory::other, n.index);
+                backend_.fill(t, b.init);
+                n.buffers.push_back(t);
+                n.buffer_names.push_back(b.name);
+            }
+            if (!n.layer->output_is_view())
+                n.y_full = Tensor::empty(a, with_batch(B, n.out), dt, MemCategory::activations, n.index);
+            for (const auto& s : n.layer->saved(B, cur))
+                n.saved_full.push_back(Tensor::empty(a, s.shape, s.dtype, MemCategory::activations, n.index));
+        }
+        cur = n.out;
+        seq.nodes.push_back(std::move(node));
+    }
+    (void)is_top;
+    for (auto& g : seq.gbuf) g = Tensor::empty(a, {B * max_in}, dt, MemCategory::workspace);
+}
+
+void Model::init_params() {
+    // PyTorch's default initialisation (kaiming_uniform(a=sqrt(5)) for weights = U(+-1/sqrt(fan_in)),
+    // same bound for biases; BatchNorm weight 1, bias 0) from a seeded, portable generator per tensor.
+    std::vector<double> host;
+    for (Node* n : nodes_) {
+        for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            const ParamDecl& d = n->param_decls[i];
+            const std::int64_t cnt = shape_numel(d.shape);
+            host.assign(static_cast<std::size_t>(cnt), 0.0);
+            if (d.init == ParamDecl::Init::ones) {
+                std::fill(host.begin(), host.end(), 1.0);
+            } else if (d.init == ParamDecl::Init::uniform_fan_in) {
+                std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(n->path + "." + d.name));
+                const double bound = 1.0 / std::sqrt(static_cast<double>(d.fan_in));
+                for (auto& v : host) {
+                    double u = static_cast<double>(gen() >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+                    v = (2.0 * u - 1.0) * bound;
+                }
+            }
+            // convert to the parameter dtype on the host, then upload
+            if (options_.dtype == DType::f64) {
+                backend_.copy_from_host(host.data(), n->params[i]);
+            } else {
+                std::vector<float> f(host.begin(), host.end());
+                if (options_.dtype == DType::f32) {
+                    backend_.copy_from_host(f.data(), n->params[i]);
+                } else {
+                    std::vector<std::uint16_t> h(f.size());
+                    for (std::size_t k = 0; k < f.size(); ++k)
+                        h[k] = options_.dtype == DType::bf16 ? f32_to_bf16(f[k]) : f32_to_f16(f[k]);
+                    backend_.copy_from_host(h.data(), n->params[i]);
+                }
+            }
+        }
+    }
+}
+
+void Model::zero_grad() { backend_.fill(grads_, 0.0); }
+
+Tensor Model::forward(const Tensor& x, bool training, std::uint64_t step) {
+    const std::int64_t n = x.dim(0);
+    if (n < 1 || n > options_.batch)
+        throw Error("internal: forward with batch " + std::to_string(n) + " but the model was built for at most " +
+                    std::to_string(options_.batch));
+    Shape expect = with_batch(n, spec_.input_shape);
+    if (x.shape() != expect)
+        throw InputError("input batch has shape " + shape_str(x.shape()) + " but the model expects " +
+                         shape_str(expect) + "; check the model's \"input\" against the dataset");
+    current_batch_ = n;
+    first_input_ = x;
+    return forward_seq(*top_, x, training, step);
+}
+
+Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t step) {
+    Tensor cur = x;
+    for (auto& np : seq.nodes) {
+        forward_node(*np, cur, training, step);
+        cur = np->y;
+    }
+    return cur;
+}
+
+void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t step) {
+    const std::int64_t b = x.dim(0);
+    if (!n.layer) {  // residual: y = body(x) + shortcut(x)
+        Tensor bo = forward_seq(*n.body, x, training, step);
+        Tensor so = n.shortcut ? forward_seq(*n.shortcut, x, training, step) : x;
+        n.y = n.y_full.slice0(0, b);
+        backend_.add(bo, so, n.y);
+        return;
+    }
+    if (n.layer->output_is_view()) {
+        n.y = x.reshape(with_batch(b, n.out));
+        return;
+    }
+    n.y = n.y_full.slice0(0, b);
+    LayerIO io;
+    io.backend = &backend_;
+    io.training = training;
+    io.x = x;
+    io.y = n.y;
+    io.params = n.params;
+    io.buffers = n.buffers;
+    auto decls = n.layer->saved(b, n.in);
+    for (std::size_t i = 0; i < decls.size(); ++i) io.saved.push_back(n.saved_full[i].view(0, decls[i].shape));
+    io.workspace = workspace_;
+    io.seed = options_.seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(n.index + 1));
+    io.counter = step * static_cast<std::uint64_t>(n.y_full.numel());
+    n.layer->forward(io);
+}
+
+void Model::backward(const Tensor& dlogits) {
+    if (current_batch_ == 0) throw Error("internal: backward before forward");
+    if (dlogits.shape() != top_->nodes.back()->y.shape())
+        throw Error("internal: dlogits " + shape_str(dlogits.shape()) + " does not match the logits " +
+                    shape_str(top_->nodes.back()->y.shape()));
+    // The model's input gradient is not needed: only parameter gradients.
+    backward_seq(*top_, Tensor(), dlogits, Tensor());
+}
+
+// x: the sequence input (undefined at the top: then it is recovered as the previous node's output,
+// and the first node gets its input from the caller's forward, kept in the first node's LayerIO).
+void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out) {
+    Tensor cur_dy = dy;
+    int cur_slot = -1;  // which gbuf holds cur_dy (-1: neither)
+    for (std::size_t k = seq.nodes.size(); k-- > 0;) {
+        Node& n = *seq.nodes[k];
+        Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
+        Tensor target;
+        int slot = -1;
+        const bool need_dx = k > 0 || dx_out.defined() || (n.layer && n.layer->type() == "batchnorm2d") || !n.layer;
+        if (k == 0 && dx_out.defined()) {
+            target = dx_out;
+        } else if (need_dx) {
+            slot = cur_slot == 0 ? 1 : 0;
+            target = seq.gbuf[slot].view(0, xin.shape());
+        }
+        if (n.layer && n.layer->output_is_view()) {
+            // the gradient passes through unchanged: reuse dy's memory unless the caller wants it elsewhere
+            if (k == 0 && dx_out.defined()) {
+                Tensor v = cur_dy.reshape(dx_out.shape());
+                backend_.copy(v, dx_out);
+                cur_dy = dx_out;
+            } else {
+                cur_dy = cur_dy.reshape(xin.shape());
+            }
+            continue;
+        }
+        backward_node(n, xin, cur_dy, target);
+        cur_dy = target;
+        cur_slot = slot;
+    }
+}
+
+void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx) {
+    const std::int64_t b = x.dim(0);
+    if (!n.layer) {
+        Tensor dxb = n.dx_body_full.slice0(0, b);
+        backward_seq(*n.body, x, dy, dxb);
+        if (n.shortcut) {
+            backward_seq(*n.shortcut, x, dy, dx);
+        } else if (dx.defined()) {
+            backend_.copy(dy, dx);
+        }
+        if (dx.defined()) backend_.axpy(1.0f, dxb, dx);
+        return;
+    }
+    LayerIO io;
+    io.backend = &backend_;
+    io.training = true;
+    io.x = x;
+    io.y = n.y;
+    io.dy = dy;
+    io.dx = dx;
+    io.params = n.params;
+    io.grads = n.grads;
+    io.buffers = n.buffers;
+    auto decls = n.layer->saved(b, n.in);
+    for (std::size_t i = 0; i < decls.size(); ++i) io.saved.push_back(n.saved_full[i].view(0, decls[i].shape));
+    io.workspace = workspace_;
+    n.layer->backward(io);
+}
+
+std::vector<NamedTensor> Model::state_dict() const {
+    std::vector<NamedTensor> out;
+    for (Node* n : nodes_) {
+        for (std::size_t i = 0; i < n->params.size(); ++i)
+            out.push_back({n->path + "." + n->param_decls[i].name, n->params[i], true, n->index});
+        for (std::size_t i = 0; i < n->buffers.size(); ++i)
+            out.push_back({n->path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
+    }
+    return out;
+}
+
+CategoryBytes Model::allocated_bytes() const {
+    CategoryBytes b{};
+    auto add = [&](const Tensor& t) {
+        if (t.defined()) at(b, t.storage()->category()) += t.storage()->bytes();
+    };
+    add(params_);
+    add(grads_);
+    add(workspace_);
+    std::vector<const Seq*> seqs{top_.get()};
+    for (Node* n : nodes_) {
+        add(n->y_full);
+        add(n->dx_body_full);
+        for (auto& t : n->saved_full) add(t);
+        for (auto& t : n->buffers) add(t);
+        if (n->body) seqs.push_back(n->body.get());
+        if (n->shortcut) seqs.push_back(n->shortcut.get());
+    }
+    for (const Seq* s : seqs)
+        for (auto& g : s->gbuf) add(g);
+    return b;
+}
+
+}  // namespace hr

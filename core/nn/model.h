@@ -1,0 +1,80 @@
+#pragma once
+// Model: the runtime graph built from a ModelSpec on a Backend. All memory is allocated up front for
+// the maximum batch (llm.c style): parameters and gradients as flat buffers with per-layer views,
+// one output (and any saved tensors) per layer, two activation-gradient buffers per sequence, one
+// shared workspace. So every byte is known before the first step, and the planner predicts it exactly.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "nn/layer.h"
+#include "nn/model_spec.h"
+
+namespace hr {
+
+struct ModelOptions {
+    std::int64_t batch = 64;     // largest batch forward() will see
+    DType dtype = DType::f32;    // parameters, activations and gradients (f64 for gradient checks)
+    std::uint64_t seed = 1;      // parameter initialisation
+};
+
+struct NamedTensor {
+    std::string name;  // PyTorch state_dict name: "0.weight", "3.body.1.running_mean"
+    Tensor tensor;
+    bool trainable = true;
+    int layer = -1;
+};
+
+class Model {
+public:
+    Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options);
+    ~Model();
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+
+    // x (n, C, H, W) with n <= batch, on the backend's device. Returns the logits (n, K) (a view owned by
+    // the model, valid until the next forward).
+    Tensor forward(const Tensor& x, bool training, std::uint64_t step = 0);
+    // dlogits (n, K) from the loss; accumulates into gradients(). Call after forward(training = true).
+    void backward(const Tensor& dlogits);
+
+    Tensor& parameters() { return params_; }  // flat (P)
+    Tensor& gradients() { return grads_; }    // flat (P)
+    void zero_grad();
+    std::int64_t param_count() const { return params_.numel(); }
+    std::vector<NamedTensor> state_dict() const;
+
+    const ModelSpec& spec() const { return spec_; }
+    const SpecReport& report() const { return report_; }
+    const ModelOptions& options() const { return options_; }
+    Backend& backend() { return backend_; }
+
+    // Bytes the model allocates, by category (what the ledger will see from this model).
+    CategoryBytes allocated_bytes() const;
+
+private:
+    struct Node;
+    struct Seq;
+    void build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
+                   int& next_index, std::size_t& param_offset, bool is_top);
+    Tensor forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t step);
+    void backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out);
+    void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t step);
+    void backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx);
+    void init_params();
+
+    ModelSpec spec_;
+    SpecReport report_;
+    Backend& backend_;
+    ModelOptions options_;
+    Tensor params_, grads_;
+    Tensor workspace_;
+    std::unique_ptr<Seq> top_;
+    std::vector<Node*> nodes_;  // depth-first
+    std::int64_t current_batch_ = 0;
+    Tensor first_input_;  // the last forward's input batch (the first layer's backward needs it)
+};
+
+}  // namespace hr

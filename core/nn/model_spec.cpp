@@ -1,0 +1,615 @@
+#include "nn/model_spec.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace hr {
+
+using json = nlohmann::json;
+using AK = AttrInfo::Kind;
+
+bool LayerSpec::operator==(const LayerSpec& o) const {
+    return type == o.type && name == o.name && attrs == o.attrs && body == o.body && shortcut == o.shortcut;
+}
+
+bool ModelSpec::operator==(const ModelSpec& o) const {
+    return name == o.name && input_shape == o.input_shape && num_classes == o.num_classes && layers == o.layers &&
+           loss == o.loss;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// catalog
+
+const std::vector<LayerTypeInfo>& layer_catalog() {
+    static const std::vector<LayerTypeInfo> catalog = [] {
+        std::vector<LayerTypeInfo> c;
+        c.push_back({"conv2d", "Conv2d", "convolution", "2-D convolution over (N, C, H, W) (groups = 1)",
+                     {{"in_channels", AK::integer, 1, 1, 1e6, true, "input channels C"},
+                      {"out_channels", AK::integer, 8, 1, 1e6, true, "output channels (filters)"},
+                      {"kernel_size", AK::integer, 3, 1, 1024, true, "square kernel size"},
+                      {"stride", AK::integer, 1, 1, 1024, false, "step between windows"},
+                      {"padding", AK::integer, 0, 0, 1024, false, "zero padding on each side"},
+                      {"dilation", AK::integer, 1, 1, 1024, false, "spacing between kernel taps"},
+                      {"bias", AK::boolean, 1, 0, 1, false, "learn an additive bias per output channel"}}});
+        c.push_back({"maxpool2d", "MaxPool2d", "pooling", "maximum over square windows",
+                     {{"kernel_size", AK::integer, 2, 1, 1024, true, "window size"},
+                      {"stride", AK::integer, 0, 0, 1024, false, "step between windows (0: kernel_size)"},
+                      {"padding", AK::integer, 0, 0, 512, false, "implicit -inf padding on each side"}}});
+        c.push_back({"avgpool2d", "AvgPool2d", "pooling", "mean over square windows (padding counted)",
+                     {{"kernel_size", AK::integer, 2, 1, 1024, true, "window size"},
+                      {"stride", AK::integer, 0, 0, 1024, false, "step between windows (0: kernel_size)"},
+                      {"padding", AK::integer, 0, 0, 512, false, "zero padding on each side"}}});
+        c.push_back({"linear", "Linear", "linear", "fully connected layer y = x W^T + b",
+                     {{"in_features", AK::integer, 64, 1, 1e8, true, "input features"},
+                      {"out_features", AK::integer, 10, 1, 1e8, true, "output features"},
+                      {"bias", AK::boolean, 1, 0, 1, false, "learn an additive bias"}}});
+        c.push_back({"relu", "ReLU", "activation", "max(x, 0)", {}});
+        c.push_back({"leaky_relu", "LeakyReLU", "activation", "x if x > 0 else slope * x",
+                     {{"negative_slope", AK::real, 0.01, 0, 1, false, "slope for x < 0"}}});
+        c.push_back({"tanh", "Tanh", "activation", "hyperbolic tangent", {}});
+        c.push_back({"sigmoid", "Sigmoid", "activation", "1 / (1 + exp(-x))", {}});
+        c.push_back({"gelu", "GELU", "activation", "x * Phi(x) (exact erf form)", {}});
+        c.push_back({"batchnorm2d", "BatchNorm2d", "normalisation",
+                     "normalises each channel over (N, H, W) with batch statistics",
+                     {{"num_features", AK::integer, 8, 1, 1e6, true, "channels C"},
+                      {"eps", AK::real, 1e-5, 0, 1, false, "added to the variance"},
+                      {"momentum", AK::real, 0.1, 0, 1, false, "running statistics update rate"}}});
+        c.push_back({"dropout", "Dropout", "regularisation", "zeroes elements with probability p while training",
+                     {{"p", AK::real, 0.5, 0, 0.99, false, "drop probability"}}});
+        c.push_back({"flatten", "Flatten", "structure", "(N, C, H, W) -> (N, C*H*W)", {}});
+        c.push_back({"residual", "Residual block", "structure",
+                     "output = body(x) + shortcut(x); shortcut is the identity when empty", {}});
+        c.push_back({"cross_entropy", "Softmax cross-entropy", "loss", "softmax + negative log-likelihood",
+                     {{"label_smoothing", AK::real, 0, 0, 0.99, false, "mix of the uniform distribution into targets"}}});
+        c.push_back({"mse", "MSE", "loss", "mean squared error against one-hot targets", {}});
+        return c;
+    }();
+    return catalog;
+}
+
+const LayerTypeInfo* find_layer_type(const std::string& type) {
+    for (const auto& t : layer_catalog())
+        if (t.type == type) return &t;
+    return nullptr;
+}
+
+static std::string known_types() {
+    std::string s;
+    for (const auto& t : layer_catalog()) {
+        if (t.group == "loss") continue;
+        if (!s.empty()) s += ", ";
+        s += t.type;
+    }
+    return s;
+}
+
+static json attr_json(const AttrInfo& a, double v) {
+    switch (a.kind) {
+        case AK::integer: return json(static_cast<std::int64_t>(std::llround(v)));
+        case AK::boolean: return json(v != 0);
+        case AK::real: return json(v);
+    }
+    return json(v);
+}
+
+LayerSpec default_layer(const std::string& type) {
+    const LayerTypeInfo* info = find_layer_type(type);
+    if (!info || info->group == "loss")
+        throw InputError("unknown layer type '" + type + "'; use one of " + known_types());
+    LayerSpec l;
+    l.type = type;
+    for (const auto& a : info->attrs) l.attrs[a.name] = attr_json(a, a.default_value);
+    return l;
+}
+
+double layer_attr(const LayerSpec& layer, const std::string& name) {
+    auto it = layer.attrs.find(name);
+    if (it != layer.attrs.end()) {
+        if (it->is_boolean()) return it->get<bool>() ? 1.0 : 0.0;
+        if (it->is_number()) return it->get<double>();
+    }
+    if (const LayerTypeInfo* info = find_layer_type(layer.type))
+        for (const auto& a : info->attrs)
+            if (a.name == name) return a.default_value;
+    return 0.0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JSON
+
+static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where);
+
+static LayerSpec layer_from_json(const json& j, const std::string& where) {
+    if (!j.is_object()) throw InputError(where + ": each layer must be a JSON object like {\"type\": \"relu\"}");
+    if (!j.contains("type") || !j["type"].is_string())
+        throw InputError(where + ": missing \"type\"; use one of " + known_types());
+    std::string type = j["type"].get<std::string>();
+    LayerSpec l = default_layer(type);  // throws for unknown types
+    const std::string at = where + " (" + type + ")";
+    const LayerTypeInfo* info = find_layer_type(type);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& key = it.key();
+        if (key == "type") continue;
+        if (key == "name") {
+            if (!it->is_string()) throw InputError(at + ": \"name\" must be a string");
+            l.name = it->get<std::string>();
+            continue;
+        }
+        if (type == "residual" && (key == "body" || key == "shortcut")) {
+            auto seq = layers_from_json(*it, where + "." + key);
+            (key == "body" ? l.body : l.shortcut) = std::move(seq);
+            continue;
+        }
+        const AttrInfo* a = nullptr;
+        for (const auto& cand : info->attrs)
+            if (cand.name == key) a = &cand;
+        if (!a) {
+            std::string known;
+            for (const auto& cand : info->attrs) known += (known.empty() ? "" : ", ") + cand.name;
+            if (type == "residual") known = "body, shortcut";
+            throw InputError(at + ": unknown attribute '" + key + "'" +
+                             (known.empty() ? "; this layer takes no attributes" : "; known: " + known));
+        }
+        double v = 0;
+        if (a->kind == AK::boolean) {
+            if (!it->is_boolean()) throw InputError(at + ": attribute '" + key + "' must be true or false");
+            v = it->get<bool>() ? 1 : 0;
+        } else if (a->kind == AK::integer) {
+            if (!it->is_number_integer())
+                throw InputError(at + ": attribute '" + key + "' must be an integer, got " + it->dump());
+            v = static_cast<double>(it->get<std::int64_t>());
+        } else {
+            if (!it->is_number()) throw InputError(at + ": attribute '" + key + "' must be a number, got " + it->dump());
+            v = it->get<double>();
+        }
+        if (!(v >= a->min && v <= a->max)) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, ": attribute '%s' must be between %g and %g, got %s", key.c_str(), a->min,
+                          a->max, it->dump().c_str());
+            throw InputError(at + buf);
+        }
+        l.attrs[key] = attr_json(*a, v);
+    }
+    if (type == "residual" && l.body.empty())
+        throw InputError(at + ": a residual block needs a non-empty \"body\" list of layers");
+    return l;
+}
+
+static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where) {
+    if (!arr.is_array()) throw InputError(where + ": must be a list of layers");
+    std::vector<LayerSpec> out;
+    for (std::size_t i = 0; i < arr.size(); ++i)
+        out.push_back(layer_from_json(arr[i], where + "[" + std::to_string(i) + "]"));
+    return out;
+}
+
+ModelSpec model_spec_from_json(const json& j) {
+    if (!j.is_object()) throw InputError("model spec: the top level must be a JSON object with \"layers\"");
+    ModelSpec s;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        if (k == "format" || k == "version" || k == "description") continue;
+        if (k == "name") {
+            if (!it->is_string()) throw InputError("model spec: \"name\" must be a string");
+            s.name = it->get<std::string>();
+        } else if (k == "input") {
+            if (!it->is_array() || it->empty() || it->size() > 3)
+                throw InputError("model spec: \"input\" must be the per-sample shape, e.g. [1, 28, 28] or [784]");
+            s.input_shape.clear();
+            for (const auto& d : *it) {
+                if (!d.is_number_integer() || d.get<std::int64_t>() < 1)
+                    throw InputError("model spec: \"input\" dimensions must be positive integers, got " + it->dump());
+                s.input_shape.push_back(d.get<std::int64_t>());
+            }
+        } else if (k == "num_classes") {
+            if (!it->is_number_integer() || it->get<std::int64_t>() < 2)
+                throw InputError("model spec: \"num_classes\" must be an integer >= 2");
+            s.num_classes = it->get<int>();
+        } else if (k == "layers") {
+            s.layers = layers_from_json(*it, "layers");
+        } else if (k == "loss") {
+            if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string())
+                throw InputError("model spec: \"loss\" must be {\"type\": \"cross_entropy\"} or {\"type\": \"mse\"}");
+            s.loss.type = (*it)["type"].get<std::string>();
+            if (s.loss.type != "cross_entropy" && s.loss.type != "mse")
+                throw InputError("model spec: unknown loss '" + s.loss.type + "'; use cross_entropy or mse");
+            if (it->contains("label_smoothing")) {
+                const auto& v = (*it)["label_smoothing"];
+                if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
+                    throw InputError("model spec: loss \"label_smoothing\" must be a number in [0, 1)");
+                s.loss.label_smoothing = v.get<double>();
+            }
+        } else {
+            throw InputError("model spec: unknown key '" + k +
+                             "'; expected name, input, num_classes, layers, loss (see docs/model-spec.md)");
+        }
+    }
+    if (!j.contains("layers")) throw InputError("model spec: missing \"layers\" (see docs/model-spec.md)");
+    return s;
+}
+
+static json layers_to_json(const std::vector<LayerSpec>& layers) {
+    json arr = json::array();
+    for (const auto& l : layers) {
+        nlohmann::ordered_json o;
+        json obj = json::object();
+        obj["type"] = l.type;
+        if (!l.name.empty()) obj["name"] = l.name;
+        for (auto it = l.attrs.begin(); it != l.attrs.end(); ++it) obj[it.key()] = *it;
+        if (l.type == "residual") {
+            obj["body"] = layers_to_json(l.body);
+            if (!l.shortcut.empty()) obj["shortcut"] = layers_to_json(l.shortcut);
+        }
+        arr.push_back(obj);
+    }
+    return arr;
+}
+
+json model_spec_to_json(const ModelSpec& s) {
+    json j;
+    j["format"] = "headroom-model";
+    j["version"] = 1;
+    j["name"] = s.name;
+    j["input"] = s.input_shape;
+    j["num_classes"] = s.num_classes;
+    j["layers"] = layers_to_json(s.layers);
+    j["loss"] = {{"type", s.loss.type}};
+    if (s.loss.type == "cross_entropy") j["loss"]["label_smoothing"] = s.loss.label_smoothing;
+    return j;
+}
+
+ModelSpec load_model_spec(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError("cannot read model spec '" + path + "': no such file or not readable");
+    json j;
+    try {
+        j = json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw InputError("model spec '" + path + "' is not valid JSON: " + e.what());
+    }
+    try {
+        return model_spec_from_json(j);
+    } catch (const InputError& e) {
+        throw InputError(path + ": " + e.what());
+    }
+}
+
+void save_model_spec(const ModelSpec& spec, const std::string& path) {
+    namespace fs = std::filesystem;
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError("cannot write '" + path + "': the folder does not exist or is not writable");
+        out << model_spec_to_json(spec).dump(2) << "\n";
+        out.flush();
+        if (!out) {
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            throw Error("writing '" + path + "' failed (disk full?)");
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw Error("cannot replace '" + path + "': " + ec.message());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// shape inference
+
+namespace {
+
+std::string batch_shape(const Shape& s) {
+    std::string out = "(N";
+    for (auto d : s) out += ", " + std::to_string(d);
+    return out + ")";
+}
+
+struct Analyzer {
+    SpecReport rep;
+    int next_index = 0;
+    bool failed = false;
+
+    void fail(LayerReport& r, const std::string& msg) {
+        r.error = msg;
+        if (!failed) {
+            failed = true;
+            rep.error = "layer " + r.path + " (" + r.type + "): " + msg;
+            rep.error_layer = static_cast<int>(&r - rep.layers.data());
+        }
+    }
+
+    static std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
+        return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+    }
+
+    // Returns the output shape, or empty on error (inference stops).
+    Shape run_seq(const std::vector<LayerSpec>& seq, const std::string& prefix, Shape in, int depth) {
+        for (std::size_t i = 0; i < seq.size(); ++i) {
+            std::string path = prefix.empty() ? std::to_string(i) : prefix + "." + std::to_string(i);
+            in = run_layer(seq[i], path, in, depth);
+            if (in.empty()) return {};
+        }
+        return in;
+    }
+
+    Shape run_layer(const LayerSpec& l, const std::string& path, const Shape& in, int depth) {
+        std::size_t pos = rep.layers.size();
+        rep.layers.push_back({});
+        {
+            LayerReport& r = rep.layers[pos];
+            r.index = next_index++;
+            r.depth = depth;
+            r.path = path;
+            r.type = l.type;
+            r.input_shape = in;
+        }
+        auto A = [&](const char* n) { return static_cast<std::int64_t>(std::llround(layer_attr(l, n))); };
+        auto R = [&]() -> LayerReport& { return rep.layers[pos]; };
+        Shape out;
+        std::int64_t params = 0;
+        std::int64_t extra_bytes = 0;  // saved besides the output (per sample)
+        bool output_is_view = false;
+        const std::string& t = l.type;
+        char label[128];
+        std::snprintf(label, sizeof label, "%s", t.c_str());
+        if (t == "conv2d") {
+            std::int64_t ci = A("in_channels"), co = A("out_channels"), k = A("kernel_size"), s = A("stride"),
+                         p = A("padding"), d = A("dilation");
+            std::snprintf(label, sizeof label, "conv2d(%lld→%lld, k%lld%s%s)", (long long)ci, (long long)co,
+                          (long long)k, s != 1 ? (", s" + std::to_string(s)).c_str() : "",
+                          p != 0 ? (", p" + std::to_string(p)).c_str() : "");
+            if (in.size() != 3) {
+                fail(R(), "expects input (N, " + std::to_string(ci) + ", H, W), got " + batch_shape(in) +
+                              "; conv2d needs image-shaped input: remove the Flatten before it or use Linear");
+                R().label = label;
+                return {};
+            }
+            if (in[0] != ci) {
+                fail(R(), "expects input (N, " + std::to_string(ci) + ", H, W), got " + batch_shape(in) +
+                              "; set in_channels to " + std::to_string(in[0]));
+                R().label = label;
+                return {};
+            }
+            std::int64_t ho = pool_out(in[1], k, s, p, d), wo = pool_out(in[2], k, s, p, d);
+            if (ho < 1 || wo < 1) {
+                fail(R(), "kernel " + std::to_string(k) + " (dilation " + std::to_string(d) + ") does not fit input " +
+                              batch_shape(in) + "; use a smaller kernel, more padding, or fewer pooling layers before it");
+                R().label = label;
+                return {};
+            }
+            out = {co, ho, wo};
+            params = co * ci * k * k + (layer_attr(l, "bias") != 0 ? co : 0);
+        } else if (t == "maxpool2d" || t == "avgpool2d") {
+            std::int64_t k = A("kernel_size"), s = A("stride"), p = A("padding");
+            if (s == 0) s = k;
+            std::snprintf(label, sizeof label, "%s(k%lld)", t.c_str(), (long long)k);
+            if (in.size() != 3) {
+                fail(R(), "expects input (N, C, H, W), got " + batch_shape(in) + "; pooling needs image-shaped input");
+                R().label = label;
+                return {};
+            }
+            if (2 * p > k) {
+                fail(R(), "padding " + std::to_string(p) + " must be at most half the kernel size " + std::to_string(k));
+                R().label = label;
+                return {};
+            }
+            std::int64_t ho = pool_out(in[1], k, s, p, 1), wo = pool_out(in[2], k, s, p, 1);
+            if (ho < 1 || wo < 1) {
+                fail(R(), "window " + std::to_string(k) + " is larger than the input " + batch_shape(in) +
+                              "; use a smaller kernel_size or remove a pooling layer before it");
+                R().label = label;
+                return {};
+            }
+            out = {in[0], ho, wo};
+            if (t == "maxpool2d") extra_bytes = shape_numel(out) * 4;  // i32 indices
+        } else if (t == "linear") {
+            std::int64_t fi = A("in_features"), fo = A("out_features");
+            std::snprintf(label, sizeof label, "linear(%lld→%lld)", (long long)fi, (long long)fo);
+            if (in.size() != 1) {
+                fail(R(), "expects input (N, " + std::to_string(fi) + "), got " + batch_shape(in) +
+                              "; insert a Flatten before it (it would give (N, " + std::to_string(shape_numel(in)) + "))");
+                R().label = label;
+                return {};
+            }
+            if (in[0] != fi) {
+                fail(R(), "expects input (N, " + std::to_string(fi) + "), got " + batch_shape(in) +
+                              "; set in_features to " + std::to_string(in[0]));
+                R().label = label;
+                return {};
+            }
+            out = {fo};
+            params = fo * fi + (layer_attr(l, "bias") != 0 ? fo : 0);
+        } else if (t == "relu" || t == "tanh" || t == "sigmoid" || t == "gelu" || t == "leaky_relu") {
+            out = in;
+        } else if (t == "dropout") {
+            std::snprintf(label, sizeof label, "dropout(p=%.2g)", layer_attr(l, "p"));
+            out = in;
+            extra_bytes = shape_numel(out);  // u8 mask
+        } else if (t == "flatten") {
+            out = {shape_numel(in)};
+            output_is_view = true;
+        } else if (t == "batchnorm2d") {
+            std::int64_t c = A("num_features");
+            std::snprintf(label, sizeof label, "batchnorm2d(%lld)", (long long)c);
+            if (in.size() != 3 || in[0] != c) {
+                fail(R(), "expects input (N, " + std::to_string(c) + ", H, W), got " + batch_shape(in) +
+                              (in.size() == 3 ? "; set num_features to " + std::to_string(in[0])
+                                              : std::string("; BatchNorm2d needs image-shaped input")));
+                R().label = label;
+                return {};
+            }
+            out = in;
+            params = 2 * c;
+        } else if (t == "residual") {
+            std::snprintf(label, sizeof label, "residual(%zu layers%s)", l.body.size(),
+                          l.shortcut.empty() ? "" : ", projection");
+            R().label = label;
+            Shape b = run_seq(l.body, path + ".body", in, depth + 1);
+            if (b.empty()) return {};
+            Shape s = in;
+            if (!l.shortcut.empty()) {
+                s = run_seq(l.shortcut, path + ".shortcut", in, depth + 1);
+                if (s.empty()) return {};
+            }
+            if (b != s) {
+                fail(rep.layers[pos], "body gives " + batch_shape(b) + " but the " +
+                                          std::string(l.shortcut.empty() ? "identity shortcut" : "shortcut") + " gives " +
+                                          batch_shape(s) +
+                                          "; they must match to be added: keep channels and size equal in the body or "
+                                          "add a shortcut projection (1x1 conv2d)");
+                return {};
+            }
+            out = b;
+        } else {
+            fail(R(), "unknown layer type; use one of " + known_types());
+            return {};
+        }
+        LayerReport& r = rep.layers[pos];
+        r.label = label;
+        r.output_shape = out;
+        r.params = params;
+        r.activation_bytes_per_sample = (output_is_view ? 0 : shape_numel(out) * 4) + extra_bytes;
+        return out;
+    }
+};
+
+}  // namespace
+
+SpecReport analyze_model_spec(const ModelSpec& spec) {
+    Analyzer a;
+    if (spec.layers.empty()) {
+        a.rep.error = "the model has no layers; add some (or start from a preset)";
+        return a.rep;
+    }
+    Shape out = a.run_seq(spec.layers, "", spec.input_shape, 0);
+    if (!a.failed) {
+        if (out.size() != 1) {
+            a.rep.error = "the model ends with shape " + batch_shape(out) +
+                          " but the loss needs (N, " + std::to_string(spec.num_classes) +
+                          "); end with Flatten and Linear(…, " + std::to_string(spec.num_classes) + ")";
+            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
+            a.rep.layers.back().error = a.rep.error;
+        } else if (out[0] != spec.num_classes) {
+            a.rep.error = "the model ends with " + std::to_string(out[0]) + " outputs but the data has " +
+                          std::to_string(spec.num_classes) + " classes; set the last layer's out_features to " +
+                          std::to_string(spec.num_classes);
+            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
+            a.rep.layers.back().error = a.rep.error;
+        } else {
+            a.rep.ok = true;
+            a.rep.output_shape = out;
+        }
+    }
+    for (const auto& r : a.rep.layers) {
+        if (r.type == "residual") continue;  // its children are counted
+        a.rep.total_params += r.params;
+    }
+    for (const auto& r : a.rep.layers) a.rep.activation_bytes_per_sample += r.activation_bytes_per_sample;
+    return a.rep;
+}
+
+SpecReport validate_model_spec(const ModelSpec& spec) {
+    SpecReport r = analyze_model_spec(spec);
+    if (!r.ok) throw InputError(spec.name.empty() ? r.error : "model '" + spec.name + "': " + r.error);
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// presets
+
+namespace {
+LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, json>> attrs = {}) {
+    LayerSpec l = default_layer(type);
+    for (auto& [k, v] : attrs) l.attrs[k] = v;
+    return l;
+}
+LayerSpec conv(int ci, int co, int k, int s = 1, int p = 0, bool bias = true) {
+    return L("conv2d", {{"in_channels", ci}, {"out_channels", co}, {"kernel_size", k}, {"stride", s}, {"padding", p},
+                        {"bias", bias}});
+}
+LayerSpec linear(int fi, int fo) { return L("linear", {{"in_features", fi}, {"out_features", fo}}); }
+LayerSpec bn(int c) { return L("batchnorm2d", {{"num_features", c}}); }
+LayerSpec pool(const char* t, int k, int s = 0) { return L(t, {{"kernel_size", k}, {"stride", s}}); }
+LayerSpec residual(std::vector<LayerSpec> body, std::vector<LayerSpec> shortcut = {}) {
+    LayerSpec l = default_layer("residual");
+    l.body = std::move(body);
+    l.shortcut = std::move(shortcut);
+    return l;
+}
+}  // namespace
+
+std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini"}; }
+
+std::string preset_description(const std::string& name) {
+    if (name == "seed-cnn") return "two conv layers and two linear layers (PyTorch's MNIST example), 21,840 parameters";
+    if (name == "mlp") return "multilayer perceptron 784-256-128-10";
+    if (name == "lenet5") return "LeNet-5: conv 6@5x5 (pad 2), avgpool, conv 16@5x5, avgpool, 120-84-10 with tanh";
+    if (name == "resnet-mini") return "three residual stages with BatchNorm (16, 32, 64 channels), global average pooling";
+    return "";
+}
+
+ModelSpec preset_model(const std::string& name, const Shape& input_shape, int num_classes) {
+    ModelSpec s;
+    s.name = name;
+    s.input_shape = input_shape;
+    s.num_classes = num_classes;
+    if (input_shape.size() != 3)
+        throw InputError("preset '" + name + "' needs image input (C, H, W), got " + shape_str(input_shape));
+    const int c = static_cast<int>(input_shape[0]);
+    const int h = static_cast<int>(input_shape[1]);
+    const int w = static_cast<int>(input_shape[2]);
+    if (name == "seed-cnn") {
+        // Conv2d(1,10,5) -> MaxPool2d(2) -> ReLU -> Conv2d(10,20,5) -> MaxPool2d(2) -> ReLU -> Flatten ->
+        // Linear(320,50) -> ReLU -> Linear(50,10)   (for 28x28 input; 320 = 20*4*4)
+        int h2 = ((h - 4) / 2 - 4) / 2, w2 = ((w - 4) / 2 - 4) / 2;
+        s.layers = {conv(c, 10, 5), pool("maxpool2d", 2), L("relu"), conv(10, 20, 5), pool("maxpool2d", 2), L("relu"),
+                    L("flatten"), linear(20 * h2 * w2, 50), L("relu"), linear(50, num_classes)};
+    } else if (name == "mlp") {
+        int f = c * h * w;
+        s.layers = {L("flatten"), linear(f, 256), L("relu"), linear(256, 128), L("relu"), linear(128, num_classes)};
+    } else if (name == "lenet5") {
+        // 28x28: pad 2 keeps 28 -> pool 14 -> conv 10 -> pool 5 -> 16*5*5 = 400
+        int pad = h == 28 ? 2 : 0;
+        int h1 = (h + 2 * pad - 4) / 2, w1 = (w + 2 * pad - 4) / 2;
+        int h2 = (h1 - 4) / 2, w2 = (w1 - 4) / 2;
+        s.layers = {conv(c, 6, 5, 1, pad), L("tanh"), pool("avgpool2d", 2), conv(6, 16, 5), L("tanh"),
+                    pool("avgpool2d", 2), L("flatten"), linear(16 * h2 * w2, 120), L("tanh"), linear(120, 84),
+                    L("tanh"), linear(84, num_classes)};
+    } else if (name == "resnet-mini") {
+        // stem conv3x3(16) + BN + ReLU; stage 1: block(16); stage 2: block(32, stride 2, 1x1 projection);
+        // stage 3: block(64, stride 2, projection); global average pooling; Linear(64, classes).
+        auto block = [](int ci, int co, int stride) {
+            std::vector<LayerSpec> body = {conv(ci, co, 3, stride, 1, false), bn(co), L("relu"),
+                                           conv(co, co, 3, 1, 1, false), bn(co)};
+            std::vector<LayerSpec> sc;
+            if (stride != 1 || ci != co) sc = {conv(ci, co, 1, stride, 0, false), bn(co)};
+            return residual(std::move(body), std::move(sc));
+        };
+        int hs = h, ws = w;
+        for (int i = 0; i < 2; ++i) {
+            hs = (hs + 2 - 3) / 2 + 1;
+            ws = (ws + 2 - 3) / 2 + 1;
+        }
+        if (hs != ws) throw InputError("preset 'resnet-mini' needs square input, got " + shape_str(input_shape));
+        s.layers = {conv(c, 16, 3, 1, 1, false), bn(16), L("relu"),
+                    block(16, 16, 1), L("relu"),
+                    block(16, 32, 2), L("relu"),
+                    block(32, 64, 2), L("relu"),
+                    pool("avgpool2d", hs, hs), L("flatten"), linear(64, num_classes)};
+    } else {
+        std::string names;
+        for (auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+        throw InputError("unknown preset '" + name + "'; use one of " + names);
+    }
+    return s;
+}
+
+}  // namespace hr

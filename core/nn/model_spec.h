@@ -1,0 +1,111 @@
+#pragma once
+// The model spec: a JSON description of a graph of layers (docs/model-spec.md), its shape inference
+// and the presets. Everything here is cheap and never touches a backend, so the GUI calls it on
+// every edit.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/shape.h"
+
+namespace hr {
+
+struct LayerSpec {
+    std::string type;                 // "conv2d", "linear", "relu", ..., "residual"
+    std::string name;                 // optional label shown in tools; not used for state_dict names
+    nlohmann::json attrs = nlohmann::json::object();  // type-specific attributes (see layer_catalog())
+    std::vector<LayerSpec> body;      // residual only: the branch whose output is added to the input
+    std::vector<LayerSpec> shortcut;  // residual only, optional: projection applied to the input first
+
+    bool operator==(const LayerSpec& o) const;
+};
+
+struct LossSpec {
+    std::string type = "cross_entropy";  // "cross_entropy" or "mse"
+    double label_smoothing = 0.0;         // cross_entropy only
+    bool operator==(const LossSpec& o) const {
+        return type == o.type && label_smoothing == o.label_smoothing;
+    }
+};
+
+struct ModelSpec {
+    std::string name = "model";
+    Shape input_shape{1, 28, 28};  // per sample: (C, H, W)
+    int num_classes = 10;
+    std::vector<LayerSpec> layers;
+    LossSpec loss;
+    bool operator==(const ModelSpec& o) const;
+};
+
+// JSON <-> spec. Parsing checks structure and attribute types and throws InputError naming the
+// layer ("layers[3] (conv2d): attribute 'kernel_size' must be a positive integer, got -1").
+ModelSpec model_spec_from_json(const nlohmann::json& j);
+nlohmann::json model_spec_to_json(const ModelSpec& spec);
+ModelSpec load_model_spec(const std::string& path);        // InputError on unreadable / invalid file
+void save_model_spec(const ModelSpec& spec, const std::string& path);  // atomic (temp file + rename)
+
+// ---- shape inference ------------------------------------------------------------------------------
+struct LayerReport {
+    int index = -1;             // depth-first index of the layer in the graph (ledger layer id)
+    int depth = 0;              // 0 top level, 1 inside a residual block, ...
+    std::string path;           // PyTorch state_dict prefix: "3", "4.body.1", "4.shortcut.0"
+    std::string type;
+    std::string label;          // "conv2d(1→10, k5)"-style summary
+    Shape input_shape;          // per sample
+    Shape output_shape;         // per sample; empty when inference stopped before this layer
+    std::int64_t params = 0;    // trainable parameters
+    std::int64_t activation_bytes_per_sample = 0;  // bytes this layer keeps for backward per sample (f32)
+    std::string error;          // non-empty on the offending layer
+};
+
+struct SpecReport {
+    bool ok = false;
+    std::string error;          // the first error, with the layer named, and a hint
+    int error_layer = -1;       // index into layers of the offending layer, -1 for model-level errors
+    std::vector<LayerReport> layers;  // every layer, residual blocks included (their own row)
+    std::int64_t total_params = 0;
+    std::int64_t activation_bytes_per_sample = 0;
+    Shape output_shape;
+};
+
+// Never throws for model errors: they land in the report (for the GUI).
+SpecReport analyze_model_spec(const ModelSpec& spec);
+// Throws InputError with report.error when the spec is invalid.
+SpecReport validate_model_spec(const ModelSpec& spec);
+
+// ---- presets ----------------------------------------------------------------------------------------
+std::vector<std::string> preset_names();  // seed-cnn, mlp, lenet5, resnet-mini
+// input_shape: (1, 28, 28) for MNIST-like data; resnet-mini also takes (3, 32, 32).
+ModelSpec preset_model(const std::string& name, const Shape& input_shape = {1, 28, 28}, int num_classes = 10);
+std::string preset_description(const std::string& name);
+
+// ---- the layer catalog (for builders and docs) ------------------------------------------------------
+struct AttrInfo {
+    enum class Kind { integer, real, boolean };
+    std::string name;
+    Kind kind = Kind::integer;
+    double default_value = 0;
+    double min = 0;
+    double max = 1e9;
+    bool required = false;   // must be given (no sensible default), e.g. out_channels
+    std::string help;
+};
+
+struct LayerTypeInfo {
+    std::string type;          // "conv2d"
+    std::string display_name;  // "Conv2d"
+    std::string group;         // convolution, pooling, linear, activation, normalisation, regularisation, structure, loss
+    std::string help;          // one line
+    std::vector<AttrInfo> attrs;
+};
+
+const std::vector<LayerTypeInfo>& layer_catalog();
+const LayerTypeInfo* find_layer_type(const std::string& type);  // nullptr when unknown
+// A LayerSpec of `type` with its default attributes filled in (InputError for an unknown type).
+LayerSpec default_layer(const std::string& type);
+// Reads an attribute with its catalog default.
+double layer_attr(const LayerSpec& layer, const std::string& name);
+
+}  // namespace hr

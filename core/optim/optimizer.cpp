@@ -1,0 +1,73 @@
+#include "optim/optimizer.h"
+
+#include <cmath>
+
+#include "base/error.h"
+
+namespace hr {
+
+void validate_optimizer(const OptimizerConfig& c) {
+    if (c.kind != "sgd" && c.kind != "adam" && c.kind != "adamw")
+        throw InputError("unknown optimizer '" + c.kind + "'; use sgd, adam or adamw");
+    if (!(c.lr > 0) || !std::isfinite(c.lr)) throw InputError("learning rate must be a positive number (--lr)");
+    if (c.momentum < 0 || c.momentum >= 1) throw InputError("momentum must be in [0, 1) (--momentum)");
+    if (c.weight_decay < 0) throw InputError("weight decay must be 0 or more (--weight-decay)");
+    if (c.nesterov && (c.momentum <= 0 || c.dampening != 0))
+        throw InputError("Nesterov momentum needs momentum > 0 and dampening 0");
+    if (c.beta1 < 0 || c.beta1 >= 1 || c.beta2 < 0 || c.beta2 >= 1)
+        throw InputError("Adam betas must be in [0, 1)");
+    if (!(c.eps > 0)) throw InputError("Adam eps must be positive");
+}
+
+int optimizer_states_per_param(const OptimizerConfig& c) {
+    if (c.kind == "sgd") return c.momentum > 0 ? 1 : 0;
+    return 2;
+}
+
+Optimizer::Optimizer(const OptimizerConfig& config, Backend& backend, std::int64_t param_count, DType dtype)
+    : config_(config), backend_(backend) {
+    validate_optimizer(config_);
+    const DType sdt = dtype == DType::f64 ? DType::f64 : DType::f32;
+    const int n = optimizer_states_per_param(config_);
+    if (n >= 1) m_ = Tensor::empty(backend_.allocator(), {param_count}, sdt, MemCategory::optimizer_state);
+    if (n >= 2) v_ = Tensor::empty(backend_.allocator(), {param_count}, sdt, MemCategory::optimizer_state);
+}
+
+void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_scale) {
+    ++steps_;
+    if (config_.kind == "sgd") {
+        SgdArgs a;
+        a.lr = static_cast<float>(lr);
+        a.momentum = static_cast<float>(config_.momentum);
+        a.dampening = static_cast<float>(config_.dampening);
+        a.nesterov = config_.nesterov;
+        a.weight_decay = static_cast<float>(config_.weight_decay);
+        a.first_step = steps_ == 1;
+        a.grad_scale = grad_scale;
+        backend_.sgd_update(params, grads, m_, a);
+    } else {
+        AdamArgs a;
+        a.lr = static_cast<float>(lr);
+        a.beta1 = static_cast<float>(config_.beta1);
+        a.beta2 = static_cast<float>(config_.beta2);
+        a.eps = static_cast<float>(config_.eps);
+        a.weight_decay = static_cast<float>(config_.weight_decay);
+        a.decoupled_weight_decay = config_.kind == "adamw";
+        a.step = steps_;
+        a.grad_scale = grad_scale;
+        backend_.adam_update(params, grads, m_, v_, a);
+    }
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
+    std::vector<std::pair<std::string, Tensor>> s;
+    if (config_.kind == "sgd") {
+        if (m_.defined()) s.push_back({"momentum_buffer", m_});
+    } else {
+        s.push_back({"exp_avg", m_});
+        s.push_back({"exp_avg_sq", v_});
+    }
+    return s;
+}
+
+}  // namespace hr

@@ -1,0 +1,51 @@
+#pragma once
+// TrainConfig: everything a run needs (DESIGN.md decision 5: strategies live here and compose).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/model_spec.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+
+namespace hr {
+
+// Memory strategies (issue "memory strategies"). Defaults are the plain fp32 run.
+struct StrategyConfig {
+    std::string precision = "fp32";      // fp32 | tf32 | bf16 | fp16
+    std::string checkpoint = "none";     // none | all | every:K | list:I,J,... | auto
+    std::int64_t micro_batch = 0;        // 0: the whole batch at once
+    std::int64_t accumulate = 1;         // gradient accumulation steps
+    bool offload_optimizer = false;      // optimizer state + master weights in host memory
+    // fp16 dynamic loss scaling
+    double loss_scale_init = 65536.0;
+    std::int64_t loss_scale_growth_interval = 2000;
+};
+
+struct TrainConfig {
+    ModelSpec model;
+    std::string model_source = "preset:seed-cnn";  // where the spec came from (for records)
+    std::string data = "fashion-mnist";            // fashion-mnist | mnist | idx:DIR | synthetic
+    std::int64_t train_limit = 0;                  // 0: all samples
+    std::int64_t test_limit = 0;
+    int epochs = 1;
+    std::int64_t steps = 0;                        // > 0: train this many steps instead of epochs
+    std::int64_t batch = 64;
+    OptimizerConfig optimizer;
+    LrSchedule schedule;
+    StrategyConfig strategy;
+    std::uint64_t seed = 1;
+    std::string device = "cpu";                    // auto | cpu | cuda:N
+    int threads = 0;                               // 0: all cores
+    bool evaluate_each_epoch = true;
+    int memory_events_per_second = 10;             // ledger snapshots sent to the callbacks
+};
+
+nlohmann::json train_config_to_json(const TrainConfig& c);
+TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
+// Checks ranges (batch > 0, lr > 0, ...) and throws InputError naming the field and what to do.
+void validate_train_config(const TrainConfig& c);
+
+}  // namespace hr

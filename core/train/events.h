@@ -1,0 +1,60 @@
+#pragma once
+// Value types the trainer reports through its callbacks; the app turns them into queued Qt signals.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "memory/ledger.h"
+
+namespace hr {
+
+struct StepEvent {
+    std::int64_t step = 0;          // 1-based global step
+    std::int64_t total_steps = 0;
+    int epoch = 0;                  // 1-based
+    std::int64_t step_in_epoch = 0;
+    std::int64_t steps_per_epoch = 0;
+    double loss = 0;                // training loss of this step's batch
+    double accuracy = 0;            // training accuracy of this step's batch
+    double lr = 0;
+    double step_seconds = 0;
+    double images_per_second = 0;   // smoothed over recent steps
+    double elapsed_seconds = 0;
+    double eta_seconds = 0;
+    double loss_scale = 0;          // fp16 only, else 0
+    bool skipped = false;           // fp16: step skipped for inf/NaN gradients
+};
+
+struct EpochEvent {
+    int epoch = 0;
+    double train_loss = 0;          // mean over the epoch
+    double train_accuracy = 0;
+    double test_loss = 0;           // NaN when not evaluated
+    double test_accuracy = 0;
+    double seconds = 0;
+    double images_per_second = 0;
+    std::int64_t step = 0;          // global step at the end of the epoch
+};
+
+struct MemoryEvent {
+    std::int64_t step = 0;
+    double elapsed_seconds = 0;
+    LedgerSnapshot ledger;
+    std::size_t device_capacity = 0;  // bytes of the device (RAM for the CPU)
+};
+
+struct LogEvent {
+    LogLevel level = LogLevel::info;
+    std::string message;
+};
+
+struct TrainCallbacks {
+    std::function<void(const StepEvent&)> on_step;
+    std::function<void(const EpochEvent&)> on_epoch;
+    std::function<void(const MemoryEvent&)> on_memory;
+    std::function<void(const LogEvent&)> on_log;
+};
+
+}  // namespace hr

@@ -1,0 +1,118 @@
+#include "train/run_record.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+
+namespace hr {
+
+using json = nlohmann::json;
+
+static json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json ledger_to_json(const LedgerSnapshot& s) {
+    json j;
+    json peak = json::object(), at_peak = json::object(), live = json::object();
+    for (MemCategory c : all_categories()) {
+        peak[category_name(c)] = at(s.peak, c);
+        at_peak[category_name(c)] = at(s.at_peak, c);
+        live[category_name(c)] = at(s.live, c);
+    }
+    j["peak"] = peak;
+    j["at_peak"] = at_peak;
+    j["peak_total"] = s.peak_total;
+    j["peak_phase"] = s.peak_phase;
+    j["peak_step"] = s.peak_step;
+    j["peak_reserved"] = s.peak_reserved;
+    json layers = json::array();
+    for (const auto& [layer, b] : s.layers)
+        if (layer >= 0) layers.push_back({{"layer", layer}, {"peak", b.peak}});
+    j["layers"] = layers;
+    return j;
+}
+
+json make_run_record(const TrainConfig& c, const TrainResult& r) {
+    json j;
+    j["format"] = "headroom-run";
+    j["version"] = 1;
+    j["headroom_version"] = HEADROOM_VERSION;
+    {
+        std::time_t t = std::time(nullptr);
+        char buf[32];
+        std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+        j["created"] = buf;
+    }
+    j["status"] = r.status;
+    j["error"] = r.error;
+    j["device"] = r.device_name;
+    j["config"] = train_config_to_json(c);
+    SpecReport rep = analyze_model_spec(c.model);
+    json layers = json::array();
+    for (const auto& l : rep.layers)
+        layers.push_back({{"index", l.index},
+                          {"path", l.path},
+                          {"type", l.type},
+                          {"label", l.label},
+                          {"input_shape", l.input_shape},
+                          {"output_shape", l.output_shape},
+                          {"params", l.params},
+                          {"activation_bytes_per_sample", l.activation_bytes_per_sample}});
+    j["model"] = {{"name", c.model.name}, {"param_count", r.param_count}, {"layers", layers}};
+    j["data"] = {{"spec", c.data},
+                 {"train_samples", r.train_samples},
+                 {"test_samples", r.test_samples},
+                 {"source_dir", r.data_source}};
+    json epochs = json::array();
+    for (const auto& e : r.epochs)
+        epochs.push_back({{"epoch", e.epoch},
+                          {"step", e.step},
+                          {"train_loss", num(e.train_loss)},
+                          {"train_accuracy", num(e.train_accuracy)},
+                          {"test_loss", num(e.test_loss)},
+                          {"test_accuracy", num(e.test_accuracy)},
+                          {"seconds", e.seconds},
+                          {"images_per_second", e.images_per_second}});
+    j["epochs"] = epochs;
+    j["final"] = {{"test_accuracy", num(r.test_accuracy)},
+                  {"test_loss", num(r.test_loss)},
+                  {"train_loss", num(r.train_loss)},
+                  {"train_accuracy", num(r.train_accuracy)},
+                  {"steps", r.steps},
+                  {"epochs", r.epochs_completed},
+                  {"seconds", r.seconds},
+                  {"images_per_second", r.images_per_second}};
+    j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
+    return j;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+    namespace fs = std::filesystem;
+    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError("cannot write '" + path + "': the folder does not exist or is not writable");
+        out << text;
+        out.flush();
+        if (!out) {
+            out.close();
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            throw Error("writing '" + path + "' failed (disk full?)");
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw Error("cannot create '" + path + "': " + ec.message());
+    }
+}
+
+}  // namespace hr
