@@ -399,6 +399,8 @@ void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, 
     require_same_shape(op, "y", y, "indices", indices);
     const std::int64_t planes = x.dim(0) * x.dim(1);
     const int H = int(x.dim(2)), W = int(x.dim(3)), Ho = int(y.dim(2)), Wo = int(y.dim(3));
+    const bool fast_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 && p.pad_h == 0 &&
+                          p.pad_w == 0;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -411,6 +413,25 @@ void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, 
                 const T* xp = px + pl * H * W;
                 T* yp = py + pl * Ho * Wo;
                 std::int32_t* ip = pi + pl * Ho * Wo;
+                if (fast_2x2) {  // the common MaxPool2d(2): no bounds checks, first maximum wins
+                    for (int oh = 0; oh < Ho; ++oh)
+                        for (int ow = 0; ow < Wo; ++ow) {
+                            const int i0 = 2 * oh * W + 2 * ow;
+                            const int cand[4] = {i0, i0 + 1, i0 + W, i0 + W + 1};
+                            C best = load(xp, i0);
+                            int best_i = i0;
+                            for (int q = 1; q < 4; ++q) {
+                                const C v = load(xp, cand[q]);
+                                if (v > best || v != v) {
+                                    best = v;
+                                    best_i = cand[q];
+                                }
+                            }
+                            store(yp, oh * Wo + ow, best);
+                            ip[oh * Wo + ow] = best_i;
+                        }
+                    continue;
+                }
                 for (int oh = 0; oh < Ho; ++oh) {
                     const int h0 = oh * p.stride_h - p.pad_h;
                     const int hs = std::max(h0, 0), he = std::min(h0 + p.kernel_h, H);
@@ -450,7 +471,8 @@ void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Ten
     const std::int64_t HW = dx.dim(2) * dx.dim(3), HoWo = dy.dim(2) * dy.dim(3);
     // Validate indices up front (no exceptions inside parallel regions).
     const std::int32_t* pi = indices.data<std::int32_t>();
-    for (std::int64_t i = 0; i < indices.numel(); ++i)
+    const std::int64_t n_idx = indices.numel();
+    for (std::int64_t i = 0; i < n_idx; ++i)
         if (pi[i] < 0 || pi[i] >= HW)
             fail(op, "index " + std::to_string(pi[i]) + " at element " + std::to_string(i) +
                          " is outside the plane of dx " + desc(dx));
