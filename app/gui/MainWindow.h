@@ -1,0 +1,140 @@
+#pragma once
+// The Headroom workbench window: model builder (left), data and training setup (right), monitor and
+// log (centre), run controls in a toolbar and the Run menu, live status in the status bar. Training
+// runs in a TrainingSession on its own QThread.
+#include <QMainWindow>
+#include <QPointer>
+#include <QStringList>
+
+#include "session/TrainingSession.h"
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QPlainTextEdit;
+class QTabWidget;
+class QThread;
+
+namespace hrw {
+class LiveChart;
+class ModelBuilder;
+}
+
+namespace hrapp {
+
+class DataPanel;
+class MonitorView;
+class TrainingSetupPanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    hrw::ModelBuilder* builder() const { return m_builder; }
+    DataPanel* dataPanel() const { return m_data; }
+    TrainingSetupPanel* setupPanel() const { return m_setup; }
+    MonitorView* monitor() const { return m_monitor; }
+    TrainingSession* session() const { return m_session; }
+    QAction* startAction() const { return m_startAction; }
+    QAction* pauseAction() const { return m_pauseAction; }
+    QAction* resumeAction() const { return m_resumeAction; }
+    QAction* stopAction() const { return m_stopAction; }
+    bool isRunning() const { return m_running; }
+    const hr::TrainResult& lastResult() const { return m_lastResult; }
+    QString currentFile() const { return m_file; }
+
+    // The configuration Start would run now.
+    hr::TrainConfig trainConfig() const;
+    // A configuration override for tests and screenshots (applied to the panels).
+    void setTrainConfig(const hr::TrainConfig& config);
+    bool openModel(const QString& path);
+    bool saveModel(const QString& path);
+    void loadPreset(const QString& name);
+    // When false, closing during a run stops it without asking (tests, screenshots).
+    void setAskBeforeClose(bool ask) { m_askBeforeClose = ask; }
+    // When false, geometry and dock state are neither restored nor saved.
+    void setPersistState(bool persist) { m_persistState = persist; }
+
+public slots:
+    void start();
+    void pause();
+    void resume();
+    void stop();
+
+signals:
+    void runFinished(const hr::TrainResult& result);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildActions();
+    void buildMenus();
+    void buildDocks();
+    void buildStatusBar();
+    void updateRunActions();
+    void updateTitle();
+    void updateRecentMenu();
+    void addRecent(const QString& path);
+    void saveChart(hrw::LiveChart* chart);
+    void showSettings();
+    void showAbout();
+    void applyChartTheme();
+    bool maybeSave();
+    void newModel();
+    void openModelDialog();
+    bool saveModelAs();
+    void onSteps(const QVector<hr::StepEvent>& steps);
+    void onEpoch(const hr::EpochEvent& epoch);
+    void onFinished(const hr::TrainResult& result);
+    void onLog(int level, const QString& message);
+    void stopAndWait();
+    static QString formatDuration(double seconds);
+
+    hrw::ModelBuilder* m_builder = nullptr;
+    DataPanel* m_data = nullptr;
+    TrainingSetupPanel* m_setup = nullptr;
+    MonitorView* m_monitor = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QDockWidget* m_builderDock = nullptr;
+    QDockWidget* m_dataDock = nullptr;
+    QDockWidget* m_setupDock = nullptr;
+
+    QThread* m_thread = nullptr;
+    TrainingSession* m_session = nullptr;
+    bool m_running = false;
+    bool m_paused = false;
+    bool m_askBeforeClose = true;
+    bool m_persistState = true;
+    hr::TrainResult m_lastResult;
+    QString m_file;
+    QString m_modelSource = QStringLiteral("builder");
+
+    QAction* m_newAction = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_saveAction = nullptr;
+    QAction* m_saveAsAction = nullptr;
+    QAction* m_quitAction = nullptr;
+    QAction* m_undoAction = nullptr;
+    QAction* m_redoAction = nullptr;
+    QAction* m_startAction = nullptr;
+    QAction* m_pauseAction = nullptr;
+    QAction* m_resumeAction = nullptr;
+    QAction* m_stopAction = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_presetMenu = nullptr;
+
+    QLabel* m_stateLabel = nullptr;
+    QLabel* m_deviceLabel = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QLabel* m_epochLabel = nullptr;
+    QLabel* m_lossLabel = nullptr;
+    QLabel* m_speedLabel = nullptr;
+    QLabel* m_etaLabel = nullptr;
+};
+
+}  // namespace hrapp

@@ -1,0 +1,166 @@
+#include "gui/MonitorView.h"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "builder/ModelBuilder.h"
+#include "charts/LiveChart.h"
+#include "charts/MemoryChart.h"
+
+namespace hrapp {
+
+namespace {
+const QColor kBlue(0x1f, 0x77, 0xb4), kOrange(0xff, 0x7f, 0x0e), kGreen(0x2c, 0xa0, 0x2c), kRed(0xd6, 0x27, 0x28);
+}
+
+MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 6, 6, 6);
+    outer->setSpacing(6);
+    auto* cards = new QHBoxLayout;
+    cards->setSpacing(6);
+    cards->addWidget(makeCard(tr("Test accuracy"), &m_testAccuracy));
+    cards->addWidget(makeCard(tr("Training loss"), &m_trainLoss));
+    cards->addWidget(makeCard(tr("Throughput"), &m_throughputValue));
+    cards->addWidget(makeCard(tr("Peak memory"), &m_peakMemory));
+    m_testAccuracy->setObjectName(QStringLiteral("testAccuracyValue"));
+    outer->addLayout(cards);
+
+    auto* grid = new QGridLayout;
+    grid->setSpacing(6);
+    m_loss = new hrw::LiveChart(this);
+    m_loss->setObjectName(QStringLiteral("lossChart"));
+    m_loss->setTitle(tr("Loss"));
+    m_loss->setAxisLabels(tr("step"), tr("loss"));
+    m_loss->addSeries(tr("Training (per step)"), kBlue.lighter(160));
+    m_loss->addSeries(tr("Training (smoothed)"), kBlue);
+    m_loss->addSeries(tr("Validation"), kOrange, false, true);
+    m_accuracy = new hrw::LiveChart(this);
+    m_accuracy->setObjectName(QStringLiteral("accuracyChart"));
+    m_accuracy->setTitle(tr("Accuracy"));
+    m_accuracy->setAxisLabels(tr("step"), tr("accuracy (%)"));
+    m_accuracy->addSeries(tr("Training (per step)"), kGreen.lighter(150));
+    m_accuracy->addSeries(tr("Validation"), kOrange, false, true);
+    m_throughput = new hrw::LiveChart(this);
+    m_throughput->setObjectName(QStringLiteral("throughputChart"));
+    m_throughput->setTitle(tr("Throughput"));
+    m_throughput->setAxisLabels(tr("step"), tr("images/s"));
+    m_throughput->addSeries(tr("Images per second"), kRed);
+    m_memory = new hrw::MemoryChart(this);
+    m_memory->setObjectName(QStringLiteral("memoryChart"));
+    m_memory->setTitle(tr("Memory by category"));
+    m_memory->setAxisLabels(tr("step"), tr("MiB"));
+    grid->addWidget(m_loss, 0, 0);
+    grid->addWidget(m_accuracy, 0, 1);
+    grid->addWidget(m_throughput, 1, 0);
+    grid->addWidget(m_memory, 1, 1);
+    outer->addLayout(grid, 1);
+    for (hrw::LiveChart* c : charts())
+        connect(c, &hrw::LiveChart::saveRequested, this, [this, c] { emit saveChartRequested(c); });
+    clear();
+}
+
+QWidget* MonitorView::makeCard(const QString& title, QLabel** value) {
+    auto* f = new QFrame(this);
+    f->setFrameShape(QFrame::StyledPanel);
+    auto* l = new QVBoxLayout(f);
+    l->setContentsMargins(10, 4, 10, 4);
+    l->setSpacing(0);
+    auto* t = new QLabel(title, f);
+    QFont tf = t->font();
+    tf.setPointSizeF(tf.pointSizeF() * 0.9);
+    t->setFont(tf);
+    t->setForegroundRole(QPalette::PlaceholderText);
+    *value = new QLabel(QStringLiteral("—"), f);
+    QFont vf = (*value)->font();
+    vf.setPointSizeF(vf.pointSizeF() * 1.5);
+    vf.setBold(true);
+    (*value)->setFont(vf);
+    l->addWidget(t);
+    l->addWidget(*value);
+    return f;
+}
+
+QList<hrw::LiveChart*> MonitorView::charts() const { return {m_loss, m_accuracy, m_throughput, m_memory}; }
+
+QString MonitorView::formatAccuracy(double fraction) {
+    if (std::isnan(fraction)) return QStringLiteral("—");
+    return QStringLiteral("%1 %").arg(fraction * 100.0, 0, 'f', 2);
+}
+
+QString MonitorView::testAccuracyText() const { return m_testAccuracy->text(); }
+
+void MonitorView::clear() {
+    for (hrw::LiveChart* c : charts()) c->clearData();
+    m_emaInit = false;
+    m_peakBytes = 0;
+    for (QLabel* l : {m_testAccuracy, m_trainLoss, m_throughputValue, m_peakMemory}) l->setText(QStringLiteral("—"));
+}
+
+void MonitorView::addSteps(const QVector<hr::StepEvent>& steps) {
+    if (steps.isEmpty()) return;
+    QVector<double> x, loss, ema, acc, ips;
+    x.reserve(steps.size());
+    for (const hr::StepEvent& e : steps) {
+        if (e.skipped) continue;
+        const double s = double(e.step);
+        x << s;
+        loss << e.loss;
+        m_ema = m_emaInit ? 0.95 * m_ema + 0.05 * e.loss : e.loss;
+        m_emaInit = true;
+        ema << m_ema;
+        acc << e.accuracy * 100.0;
+        ips << e.images_per_second;
+    }
+    m_loss->appendPoints(0, x, loss);
+    m_loss->appendPoints(1, x, ema);
+    m_accuracy->appendPoints(0, x, acc);
+    m_throughput->appendPoints(0, x, ips);
+    m_loss->refresh();
+    m_accuracy->refresh();
+    m_throughput->refresh();
+    m_trainLoss->setText(QString::number(m_ema, 'f', 4));
+    m_throughputValue->setText(tr("%1 img/s").arg(steps.last().images_per_second, 0, 'f', 0));
+}
+
+void MonitorView::addEpoch(const hr::EpochEvent& e) {
+    if (!std::isnan(e.test_loss)) m_loss->appendPoint(2, double(e.step), e.test_loss);
+    if (!std::isnan(e.test_accuracy)) {
+        m_accuracy->appendPoint(1, double(e.step), e.test_accuracy * 100.0);
+        m_testAccuracy->setText(formatAccuracy(e.test_accuracy));
+    }
+    m_loss->refresh();
+    m_accuracy->refresh();
+}
+
+void MonitorView::addMemory(const hr::MemoryEvent& m) {
+    m_memory->setCapacity(m.device_capacity);
+    m_memory->appendSnapshots({double(qMax<std::int64_t>(0, m.step))}, {hrw::MemoryChart::groupBytes(m.ledger.live)});
+    m_memory->refresh();
+    m_peakBytes = std::max(m_peakBytes, m.ledger.peak_total);
+    m_peakMemory->setText(hrw::ModelBuilder::formatBytes(double(m_peakBytes)));
+}
+
+void MonitorView::setResult(const hr::TrainResult& r) {
+    if (r.status == "failed") return;
+    if (r.epochs_completed > 0 || r.test_accuracy > 0) m_testAccuracy->setText(formatAccuracy(r.test_accuracy));
+    m_trainLoss->setText(QString::number(r.train_loss, 'f', 4));
+    m_throughputValue->setText(tr("%1 img/s").arg(r.images_per_second, 0, 'f', 0));
+    m_peakBytes = std::max(m_peakBytes, r.ledger.peak_total);
+    m_peakMemory->setText(hrw::ModelBuilder::formatBytes(double(m_peakBytes)));
+}
+
+void MonitorView::setDark(bool dark) {
+    for (hrw::LiveChart* c : charts()) c->setDark(dark);
+}
+
+void MonitorView::resetViews() {
+    for (hrw::LiveChart* c : charts()) c->resetView();
+}
+
+}  // namespace hrapp

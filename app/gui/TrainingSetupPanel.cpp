@@ -1,0 +1,276 @@
+#include "gui/TrainingSetupPanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "gui/RuntimeInfo.h"
+
+namespace hrapp {
+
+namespace {
+QDoubleSpinBox* dspin(QWidget* parent, double lo, double hi, int decimals, double step) {
+    auto* d = new QDoubleSpinBox(parent);
+    d->setRange(lo, hi);
+    d->setDecimals(decimals);
+    d->setSingleStep(step);
+    return d;
+}
+QSpinBox* spin(QWidget* parent, int lo, int hi) {
+    auto* s = new QSpinBox(parent);
+    s->setRange(lo, hi);
+    return s;
+}
+QFormLayout* form(QGroupBox* box) {
+    auto* f = new QFormLayout(box);
+    f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    f->setVerticalSpacing(4);
+    f->setContentsMargins(8, 6, 8, 6);
+    return f;
+}
+}  // namespace
+
+TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 6, 6, 6);
+    outer->setSpacing(6);
+
+    // Run.
+    auto* runBox = new QGroupBox(tr("Run"), this);
+    auto* rf = form(runBox);
+    m_device = new QComboBox(runBox);
+    m_device->setObjectName(QStringLiteral("deviceCombo"));
+    for (const DeviceChoice& d : availableDevices()) m_device->addItem(d.label, d.id);
+    m_device->setToolTip(tr("CUDA devices appear here when the CUDA backend reports them"));
+    rf->addRow(tr("Device"), m_device);
+    m_threads = spin(runBox, 0, 1024);
+    m_threads->setSpecialValueText(tr("all cores"));
+    rf->addRow(tr("CPU threads"), m_threads);
+    m_batch = spin(runBox, 1, 1 << 20);
+    m_batch->setObjectName(QStringLiteral("batchSpin"));
+    rf->addRow(tr("Batch size"), m_batch);
+    m_epochs = spin(runBox, 1, 100000);
+    rf->addRow(tr("Epochs"), m_epochs);
+    m_steps = spin(runBox, 0, 2000000000);
+    m_steps->setSpecialValueText(tr("by epochs"));
+    m_steps->setToolTip(tr("Train this many steps instead of whole epochs (0: use epochs)"));
+    rf->addRow(tr("Steps"), m_steps);
+    m_evaluate = new QCheckBox(tr("Evaluate on the test set after each epoch"), runBox);
+    rf->addRow(m_evaluate);
+    m_seed = spin(runBox, 0, 2147483647);
+    rf->addRow(tr("Seed"), m_seed);
+    outer->addWidget(runBox);
+
+    // Optimizer.
+    auto* optBox = new QGroupBox(tr("Optimizer"), this);
+    auto* of = form(optBox);
+    m_optimizer = new QComboBox(optBox);
+    m_optimizer->addItem(tr("SGD"), "sgd");
+    m_optimizer->addItem(tr("Adam"), "adam");
+    m_optimizer->addItem(tr("AdamW"), "adamw");
+    of->addRow(tr("Optimizer"), m_optimizer);
+    m_lr = dspin(optBox, 1e-6, 10, 6, 0.001);
+    of->addRow(tr("Learning rate"), m_lr);
+    m_momentum = dspin(optBox, 0, 0.9999, 4, 0.05);
+    m_momentumLabel = new QLabel(tr("Momentum"), optBox);
+    of->addRow(m_momentumLabel, m_momentum);
+    m_nesterov = new QCheckBox(optBox);
+    m_nesterovLabel = new QLabel(tr("Nesterov"), optBox);
+    of->addRow(m_nesterovLabel, m_nesterov);
+    m_weightDecay = dspin(optBox, 0, 1, 6, 0.0001);
+    of->addRow(tr("Weight decay"), m_weightDecay);
+    m_beta1 = dspin(optBox, 0, 0.99999, 5, 0.01);
+    m_beta1Label = new QLabel(tr("β₁"), optBox);
+    of->addRow(m_beta1Label, m_beta1);
+    m_beta2 = dspin(optBox, 0, 0.99999, 5, 0.001);
+    m_beta2Label = new QLabel(tr("β₂"), optBox);
+    of->addRow(m_beta2Label, m_beta2);
+    outer->addWidget(optBox);
+
+    // Schedule.
+    auto* schBox = new QGroupBox(tr("Learning-rate schedule"), this);
+    auto* sf = form(schBox);
+    m_schedule = new QComboBox(schBox);
+    m_schedule->addItem(tr("Constant"), "constant");
+    m_schedule->addItem(tr("Step decay"), "step");
+    m_schedule->addItem(tr("Cosine"), "cosine");
+    sf->addRow(tr("Schedule"), m_schedule);
+    m_warmup = spin(schBox, 0, 100000000);
+    sf->addRow(tr("Warm-up steps"), m_warmup);
+    m_stepSize = spin(schBox, 1, 100000000);
+    m_stepSizeLabel = new QLabel(tr("Step size"), schBox);
+    sf->addRow(m_stepSizeLabel, m_stepSize);
+    m_gamma = dspin(schBox, 0.0001, 1, 4, 0.05);
+    m_gammaLabel = new QLabel(tr("Decay factor γ"), schBox);
+    sf->addRow(m_gammaLabel, m_gamma);
+    m_minLr = dspin(schBox, 0, 10, 6, 0.0001);
+    m_minLrLabel = new QLabel(tr("Minimum rate"), schBox);
+    sf->addRow(m_minLrLabel, m_minLr);
+    outer->addWidget(schBox);
+
+    // Memory strategies: bound to TrainConfig::strategy, enabled per kStrategySupport.
+    auto* memBox = new QGroupBox(tr("Memory strategies"), this);
+    memBox->setObjectName(QStringLiteral("strategyBox"));
+    auto* mf = form(memBox);
+    const QString notYet = tr("Not supported by the training core yet; the run uses the default.");
+    m_precision = new QComboBox(memBox);
+    m_precision->setObjectName(QStringLiteral("precisionCombo"));
+    m_precision->addItem(tr("FP32 (full precision)"), "fp32");
+    m_precision->addItem(tr("TF32 matmuls"), "tf32");
+    m_precision->addItem(tr("BF16 mixed precision"), "bf16");
+    m_precision->addItem(tr("FP16 mixed precision + loss scaling"), "fp16");
+    mf->addRow(tr("Precision"), m_precision);
+    auto* ckRow = new QHBoxLayout;
+    m_checkpoint = new QComboBox(memBox);
+    m_checkpoint->addItem(tr("None"), "none");
+    m_checkpoint->addItem(tr("All layers"), "all");
+    m_checkpoint->addItem(tr("Every K layers"), "every");
+    m_checkpoint->addItem(tr("Automatic"), "auto");
+    m_checkpointEvery = spin(memBox, 1, 1000);
+    m_checkpointEvery->setPrefix(tr("K = "));
+    ckRow->addWidget(m_checkpoint, 1);
+    ckRow->addWidget(m_checkpointEvery);
+    mf->addRow(tr("Gradient checkpointing"), ckRow);
+    m_microBatch = spin(memBox, 0, 1 << 20);
+    m_microBatch->setSpecialValueText(tr("whole batch"));
+    mf->addRow(tr("Micro-batch"), m_microBatch);
+    m_accumulate = spin(memBox, 1, 4096);
+    mf->addRow(tr("Gradient accumulation"), m_accumulate);
+    m_offload = new QCheckBox(tr("Optimizer state in host memory"), memBox);
+    mf->addRow(tr("Offload"), m_offload);
+    m_sharding = new QComboBox(memBox);
+    m_sharding->addItem(tr("None"), 0);
+    m_sharding->addItem(tr("ZeRO-1 (optimizer state)"), 1);
+    m_sharding->addItem(tr("ZeRO-2 (+ gradients)"), 2);
+    m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), 3);
+    mf->addRow(tr("Sharding"), m_sharding);
+    const StrategySupport sup = kStrategySupport;
+    auto gate = [&](QWidget* w, bool on) {
+        w->setEnabled(on);
+        if (!on) w->setToolTip(notYet);
+    };
+    gate(m_precision, sup.precision);
+    gate(m_checkpoint, sup.checkpointing);
+    gate(m_checkpointEvery, sup.checkpointing);
+    gate(m_microBatch, sup.accumulation);
+    gate(m_accumulate, sup.accumulation);
+    gate(m_offload, sup.offload);
+    gate(m_sharding, sup.sharding);
+    outer->addWidget(memBox);
+    outer->addStretch(1);
+
+    connect(m_optimizer, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateOptimizerFields);
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateScheduleFields);
+    connect(m_checkpoint, &QComboBox::currentIndexChanged, this,
+            [this] { m_checkpointEvery->setVisible(m_checkpoint->currentData() == QLatin1String("every")); });
+    for (QSpinBox* s : findChildren<QSpinBox*>()) connect(s, &QSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
+    for (QDoubleSpinBox* s : findChildren<QDoubleSpinBox*>())
+        connect(s, &QDoubleSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
+    for (QComboBox* c : findChildren<QComboBox*>()) connect(c, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::changed);
+
+    hr::TrainConfig defaults;
+    defaults.optimizer.momentum = 0.9;
+    setFrom(defaults);
+}
+
+QString TrainingSetupPanel::deviceLabel() const { return m_device->currentText(); }
+
+void TrainingSetupPanel::updateOptimizerFields() {
+    const bool sgd = m_optimizer->currentData() == QLatin1String("sgd");
+    for (QWidget* w : std::initializer_list<QWidget*>{m_momentum, m_momentumLabel, m_nesterov, m_nesterovLabel})
+        w->setVisible(sgd);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_beta1, m_beta1Label, m_beta2, m_beta2Label}) w->setVisible(!sgd);
+}
+
+void TrainingSetupPanel::updateScheduleFields() {
+    const QString k = m_schedule->currentData().toString();
+    m_stepSize->setVisible(k == QLatin1String("step"));
+    m_stepSizeLabel->setVisible(k == QLatin1String("step"));
+    m_gamma->setVisible(k == QLatin1String("step"));
+    m_gammaLabel->setVisible(k == QLatin1String("step"));
+    m_minLr->setVisible(k == QLatin1String("cosine"));
+    m_minLrLabel->setVisible(k == QLatin1String("cosine"));
+}
+
+void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
+    c.device = m_device->currentData().toString().toStdString();
+    c.threads = m_threads->value();
+    c.batch = m_batch->value();
+    c.epochs = m_epochs->value();
+    c.steps = m_steps->value();
+    c.evaluate_each_epoch = m_evaluate->isChecked();
+    c.seed = std::uint64_t(m_seed->value());
+    c.optimizer.kind = m_optimizer->currentData().toString().toStdString();
+    c.optimizer.lr = m_lr->value();
+    c.optimizer.momentum = m_momentum->value();
+    c.optimizer.nesterov = m_nesterov->isChecked();
+    c.optimizer.weight_decay = m_weightDecay->value();
+    c.optimizer.beta1 = m_beta1->value();
+    c.optimizer.beta2 = m_beta2->value();
+    c.schedule.kind = m_schedule->currentData().toString().toStdString();
+    c.schedule.warmup_steps = m_warmup->value();
+    c.schedule.step_size = m_stepSize->value();
+    c.schedule.gamma = m_gamma->value();
+    c.schedule.min_lr = m_minLr->value();
+    // Memory strategies: each line applies its control once core supports it.
+    const StrategySupport sup = kStrategySupport;
+    if (sup.precision) c.strategy.precision = m_precision->currentData().toString().toStdString();
+    if (sup.checkpointing) {
+        const QString k = m_checkpoint->currentData().toString();
+        c.strategy.checkpoint = (k == QLatin1String("every") ? QStringLiteral("every:%1").arg(m_checkpointEvery->value()) : k).toStdString();
+    }
+    if (sup.accumulation) {
+        c.strategy.micro_batch = m_microBatch->value();
+        c.strategy.accumulate = m_accumulate->value();
+    }
+    if (sup.offload) c.strategy.offload_optimizer = m_offload->isChecked();
+    // sharding: hr::StrategyConfig has no field yet (m_sharding stays display-only).
+}
+
+void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
+    auto setCombo = [](QComboBox* box, const QString& v) {
+        const int i = box->findData(v);
+        if (i >= 0) box->setCurrentIndex(i);
+    };
+    setCombo(m_device, QString::fromStdString(c.device));
+    m_threads->setValue(c.threads);
+    m_batch->setValue(int(c.batch));
+    m_epochs->setValue(c.epochs);
+    m_steps->setValue(int(c.steps));
+    m_evaluate->setChecked(c.evaluate_each_epoch);
+    m_seed->setValue(int(c.seed));
+    setCombo(m_optimizer, QString::fromStdString(c.optimizer.kind));
+    m_lr->setValue(c.optimizer.lr);
+    m_momentum->setValue(c.optimizer.momentum);
+    m_nesterov->setChecked(c.optimizer.nesterov);
+    m_weightDecay->setValue(c.optimizer.weight_decay);
+    m_beta1->setValue(c.optimizer.beta1);
+    m_beta2->setValue(c.optimizer.beta2);
+    setCombo(m_schedule, QString::fromStdString(c.schedule.kind));
+    m_warmup->setValue(int(c.schedule.warmup_steps));
+    m_stepSize->setValue(int(c.schedule.step_size));
+    m_gamma->setValue(c.schedule.gamma);
+    m_minLr->setValue(c.schedule.min_lr);
+    setCombo(m_precision, QString::fromStdString(c.strategy.precision));
+    const QString ck = QString::fromStdString(c.strategy.checkpoint);
+    if (ck.startsWith(QLatin1String("every:"))) {
+        setCombo(m_checkpoint, QStringLiteral("every"));
+        m_checkpointEvery->setValue(ck.mid(6).toInt());
+    } else {
+        setCombo(m_checkpoint, ck);
+    }
+    m_checkpointEvery->setVisible(m_checkpoint->currentData() == QLatin1String("every"));
+    m_microBatch->setValue(int(c.strategy.micro_batch));
+    m_accumulate->setValue(int(c.strategy.accumulate));
+    m_offload->setChecked(c.strategy.offload_optimizer);
+    updateOptimizerFields();
+    updateScheduleFields();
+}
+
+}  // namespace hrapp

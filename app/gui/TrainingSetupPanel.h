@@ -1,0 +1,80 @@
+#pragma once
+// Training setup: device, batch size, epochs/steps, optimizer and its hyperparameters, LR schedule,
+// seed, threads, and the memory strategies. The strategy controls are bound to
+// TrainConfig::strategy; each is enabled by one flag in kStrategySupport once core implements it.
+#include <QWidget>
+
+#include "train/config.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QGroupBox;
+class QLabel;
+class QSpinBox;
+
+namespace hrapp {
+
+// Which strategy controls core supports today. Flip one to true to enable its control.
+struct StrategySupport {
+    bool precision = false;
+    bool checkpointing = false;
+    bool accumulation = false;
+    bool offload = false;
+    bool sharding = false;  // also needs a field in hr::StrategyConfig (none yet)
+};
+
+class TrainingSetupPanel : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr StrategySupport kStrategySupport{};
+
+    explicit TrainingSetupPanel(QWidget* parent = nullptr);
+
+    void applyTo(hr::TrainConfig& config) const;
+    void setFrom(const hr::TrainConfig& config);
+    QString deviceLabel() const;
+
+signals:
+    void changed();
+
+private:
+    void updateOptimizerFields();
+    void updateScheduleFields();
+
+    QComboBox* m_device = nullptr;
+    QSpinBox* m_threads = nullptr;
+    QSpinBox* m_batch = nullptr;
+    QSpinBox* m_epochs = nullptr;
+    QSpinBox* m_steps = nullptr;
+    QCheckBox* m_evaluate = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QComboBox* m_optimizer = nullptr;
+    QDoubleSpinBox* m_lr = nullptr;
+    QDoubleSpinBox* m_momentum = nullptr;
+    QCheckBox* m_nesterov = nullptr;
+    QDoubleSpinBox* m_weightDecay = nullptr;
+    QDoubleSpinBox* m_beta1 = nullptr;
+    QDoubleSpinBox* m_beta2 = nullptr;
+    QComboBox* m_schedule = nullptr;
+    QSpinBox* m_warmup = nullptr;
+    QSpinBox* m_stepSize = nullptr;
+    QDoubleSpinBox* m_gamma = nullptr;
+    QDoubleSpinBox* m_minLr = nullptr;
+    QComboBox* m_precision = nullptr;
+    QComboBox* m_checkpoint = nullptr;
+    QSpinBox* m_checkpointEvery = nullptr;
+    QSpinBox* m_microBatch = nullptr;
+    QSpinBox* m_accumulate = nullptr;
+    QCheckBox* m_offload = nullptr;
+    QComboBox* m_sharding = nullptr;
+    QLabel* m_momentumLabel = nullptr;
+    QLabel* m_nesterovLabel = nullptr;
+    QLabel* m_beta1Label = nullptr;
+    QLabel* m_beta2Label = nullptr;
+    QLabel* m_stepSizeLabel = nullptr;
+    QLabel* m_gammaLabel = nullptr;
+    QLabel* m_minLrLabel = nullptr;
+};
+
+}  // namespace hrapp

@@ -1,0 +1,70 @@
+#include "gui/gui_main.h"
+
+#include <QApplication>
+#include <QStandardPaths>
+#include <QTimer>
+
+#include "builder/ModelBuilder.h"
+#include "data/dataset.h"
+#include "gui/AppSettings.h"
+#include "gui/MainWindow.h"
+#include "gui/MonitorView.h"
+
+namespace hrapp {
+
+namespace {
+
+// Starts a short run, grabs the window after the second epoch (mid-run), writes the PNG and quits.
+void setUpScreenshot(MainWindow& w, const QString& out) {
+    w.setAskBeforeClose(false);
+    w.setPersistState(false);
+    w.resize(1600, 1000);
+    hr::TrainConfig c = w.trainConfig();
+    const bool fashion = hr::probe_dataset("fashion-mnist").available;
+    c.data = fashion ? "fashion-mnist" : "synthetic";
+    c.train_limit = fashion ? 6144 : 0;
+    c.test_limit = fashion ? 1024 : 0;
+    c.epochs = 4;
+    c.batch = 64;
+    c.optimizer.kind = "sgd";
+    c.optimizer.lr = 0.05;
+    c.optimizer.momentum = 0.9;
+    w.setTrainConfig(c);
+    auto epochs = std::make_shared<int>(0);
+    auto grab = [&w, out] {
+        w.grab().save(out);
+        w.close();
+        qApp->quit();
+    };
+    QObject::connect(w.session(), &TrainingSession::epochFinished, &w, [epochs, grab](const hr::EpochEvent&) {
+        if (++*epochs == 3) QTimer::singleShot(300, grab);
+    });
+    QObject::connect(&w, &MainWindow::runFinished, &w, [epochs, grab] {
+        if (*epochs < 3) QTimer::singleShot(300, grab);
+    });
+    QTimer::singleShot(200, &w, &MainWindow::start);
+    QTimer::singleShot(240000, &w, grab);  // never hang
+}
+
+}  // namespace
+
+int run_gui(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
+    QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
+    QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    const QString shot = qEnvironmentVariable("HEADROOM_SCREENSHOT");
+    if (!shot.isEmpty()) QStandardPaths::setTestModeEnabled(true);  // leave the user's settings alone
+    AppSettings settings = AppSettings::load();
+    QString lang = qEnvironmentVariable("HEADROOM_LANG");
+    if (lang.isEmpty()) lang = settings.language;
+    installTranslators(lang);
+    applyTheme(shot.isEmpty() ? settings.theme : QStringLiteral("light"));
+
+    MainWindow w;
+    if (!shot.isEmpty()) setUpScreenshot(w, shot);
+    w.show();
+    return app.exec();
+}
+
+}  // namespace hrapp

@@ -1,0 +1,60 @@
+#pragma once
+// LiveChart: a QCustomPlot for live training curves. Points arrive in batches (appendPoints), each
+// series keeps a bounded history (the older half is decimated 2:1 when a series grows past
+// maxPointsPerSeries), replots are queued (rpQueuedReplot). Wheel zooms, drag pans, a legend click
+// toggles a series, double click or "Reset view" returns to the automatic view. The chart does not
+// export: it emits saveRequested() and the application writes the file.
+#include <QColor>
+#include <QString>
+#include <QVector>
+
+#include <qcustomplot.h>
+
+namespace hrw {
+
+class LiveChart : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit LiveChart(QWidget* parent = nullptr);
+
+    void setTitle(const QString& title);
+    QString title() const;
+    void setAxisLabels(const QString& x, const QString& y);
+    // Adds a line series; returns its index.
+    int addSeries(const QString& name, const QColor& color, bool dashed = false, bool scatter = false);
+    int seriesCount() const { return graphCount(); }
+    void setSeriesName(int series, const QString& name);
+    void appendPoints(int series, const QVector<double>& x, const QVector<double>& y);
+    void appendPoint(int series, double x, double y) { appendPoints(series, {x}, {y}); }
+    int pointCount(int series) const;
+    void clearData();
+    void setMaxPointsPerSeries(int n) { m_maxPoints = qMax(64, n); }
+    int maxPointsPerSeries() const { return m_maxPoints; }
+    // Colours for light or dark windows.
+    virtual void setDark(bool dark);
+    bool isDark() const { return m_dark; }
+    bool autoView() const { return m_autoView; }
+
+public slots:
+    void resetView();
+    // Rescales (when the view is automatic) and queues a replot.
+    void refresh();
+
+signals:
+    void saveRequested();
+
+protected:
+    void contextMenuEvent(QContextMenuEvent* event) override;
+    virtual void rescaleForAutoView();
+    void decimate(QCPGraph* graph);
+
+    QCPTextElement* m_title = nullptr;
+    QString m_titleText;
+    QString m_xLabel;
+    QString m_yLabel;
+    int m_maxPoints = 20000;
+    bool m_autoView = true;
+    bool m_dark = false;
+};
+
+}  // namespace hrw
