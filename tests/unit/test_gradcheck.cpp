@@ -1,0 +1,248 @@
+// Finite-difference gradient checks in f64 for every layer and loss, and for whole models with
+// residual blocks (tolerances as torch.autograd.gradcheck: eps 1e-6, atol 1e-5, rtol 1e-3).
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "backend/cpu/cpu_backend.h"
+#include "nn/layer.h"
+#include "nn/model.h"
+
+using namespace hr;
+
+namespace {
+
+constexpr double kEps = 1e-6, kAtol = 1e-5, kRtol = 1e-3;
+
+std::vector<double> random_vec(std::size_t n, std::mt19937_64& g, double lo = -1, double hi = 1) {
+    std::uniform_real_distribution<double> d(lo, hi);
+    std::vector<double> v(n);
+    for (auto& x : v) x = d(g);
+    return v;
+}
+
+struct Mismatch {
+    std::string where;
+    double analytic, numeric;
+};
+
+// Compares analytic and numeric derivatives of f at the doubles in `values` (perturbed in place).
+void compare(const char* what, double* values, std::size_t n, const std::vector<double>& analytic,
+             const std::function<double()>& f, std::vector<Mismatch>& bad, std::size_t max_checks = 60) {
+    std::size_t stride = std::max<std::size_t>(1, n / max_checks);
+    for (std::size_t i = 0; i < n; i += stride) {
+        const double keep = values[i];
+        values[i] = keep + kEps;
+        const double fp = f();
+        values[i] = keep - kEps;
+        const double fm = f();
+        values[i] = keep;
+        const double num = (fp - fm) / (2 * kEps);
+        const double ana = analytic[i];
+        if (!(std::abs(num - ana) <= kAtol + kRtol * std::abs(num)))
+            bad.push_back({std::string(what) + "[" + std::to_string(i) + "]", ana, num});
+    }
+}
+
+struct LayerCase {
+    LayerSpec spec;
+    Shape in;  // per sample
+    std::int64_t batch = 3;
+};
+
+}  // namespace
+
+class GradCheckTest : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<Backend> be_ = make_cpu_backend(2, std::make_shared<MemoryLedger>());
+
+    Tensor t(const Shape& s, DType dt = DType::f64) {
+        return Tensor::empty(be_->allocator(), s, dt, MemCategory::other);
+    }
+
+    void check_layer(const LayerCase& c) {
+        std::mt19937_64 g(42);
+        auto layer = make_layer(c.spec);
+        Shape out = layer->output_shape(c.in);
+        LayerIO io;
+        io.backend = be_.get();
+        io.training = true;
+        io.x = t(with_batch(c.batch, c.in));
+        io.y = t(with_batch(c.batch, out));
+        io.dy = t(with_batch(c.batch, out));
+        io.dx = t(with_batch(c.batch, c.in));
+        io.seed = 7;
+        io.counter = 11;
+        for (auto& p : layer->params(c.in)) {
+            io.params.push_back(t(p.shape));
+            io.grads.push_back(t(p.shape));
+        }
+        for (auto& b : layer->buffers(c.in)) {
+            Tensor bt = t(b.shape, b.dtype);
+            be_->fill(bt, b.init);
+            io.buffers.push_back(bt);
+        }
+        for (auto& s : layer->saved(c.batch, c.in)) io.saved.push_back(t(s.shape, s.dtype));
+        std::size_t ws = layer->workspace_bytes(*be_, c.batch, c.in, DType::f64);
+        if (ws) io.workspace = t({static_cast<std::int64_t>(ws)}, DType::u8);
+
+        auto xv = random_vec(io.x.numel(), g);
+        std::memcpy(io.x.data<double>(), xv.data(), xv.size() * 8);
+        for (auto& p : io.params) {
+            auto pv = random_vec(p.numel(), g, -0.5, 0.5);
+            std::memcpy(p.data<double>(), pv.data(), pv.size() * 8);
+        }
+        auto r = random_vec(io.y.numel(), g);  // L = sum(y * r), so dL/dy = r
+        std::memcpy(io.dy.data<double>(), r.data(), r.size() * 8);
+
+        auto loss = [&]() {
+            layer->forward(io);
+            double s = 0;
+            const double* y = io.y.data<double>();
+            for (std::int64_t i = 0; i < io.y.numel(); ++i) s += y[i] * r[i];
+            return s;
+        };
+        loss();
+        for (auto& gr : io.grads) be_->fill(gr, 0.0);
+        layer->backward(io);
+        std::vector<Mismatch> bad;
+        std::vector<double> dx(io.dx.data<double>(), io.dx.data<double>() + io.dx.numel());
+        compare("dx", io.x.data<double>(), io.x.numel(), dx, loss, bad);
+        for (std::size_t k = 0; k < io.params.size(); ++k) {
+            std::vector<double> dp(io.grads[k].data<double>(), io.grads[k].data<double>() + io.grads[k].numel());
+            compare(("param" + std::to_string(k)).c_str(), io.params[k].data<double>(), io.params[k].numel(), dp, loss,
+                    bad);
+        }
+        for (auto& m : bad) qWarning("%s %s: analytic %.10g numeric %.10g", c.spec.type.c_str(), m.where.c_str(),
+                                     m.analytic, m.numeric);
+        QVERIFY2(bad.empty(), qPrintable(QString::fromStdString(c.spec.type) + " gradient mismatch"));
+        // backward accumulates into parameter gradients: a second backward doubles them
+        if (!io.grads.empty()) {
+            std::vector<double> before(io.grads[0].data<double>(), io.grads[0].data<double>() + io.grads[0].numel());
+            layer->backward(io);
+            for (std::size_t i = 0; i < before.size(); ++i)
+                QVERIFY(std::abs(io.grads[0].data<double>()[i] - 2 * before[i]) <= 1e-12 + 1e-9 * std::abs(before[i]));
+        }
+    }
+
+    static LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a = {}) {
+        LayerSpec s = default_layer(type);
+        for (auto& [k, v] : a) s.attrs[k] = v;
+        return s;
+    }
+
+private slots:
+    void linear() { check_layer({L("linear", {{"in_features", 7}, {"out_features", 5}}), {7}}); }
+    void linearNoBias() { check_layer({L("linear", {{"in_features", 4}, {"out_features", 3}, {"bias", false}}), {4}}); }
+    void conv2d() {
+        check_layer({L("conv2d", {{"in_channels", 2}, {"out_channels", 3}, {"kernel_size", 3}}), {2, 6, 5}});
+    }
+    void conv2dStridePadDilation() {
+        check_layer({L("conv2d", {{"in_channels", 3}, {"out_channels", 2}, {"kernel_size", 3}, {"stride", 2},
+                                  {"padding", 1}, {"dilation", 2}}),
+                     {3, 7, 8}});
+    }
+    void maxpool() { check_layer({L("maxpool2d", {{"kernel_size", 2}}), {2, 6, 6}}); }
+    void maxpoolStridePad() {
+        check_layer({L("maxpool2d", {{"kernel_size", 3}, {"stride", 2}, {"padding", 1}}), {2, 7, 6}});
+    }
+    void avgpool() { check_layer({L("avgpool2d", {{"kernel_size", 2}}), {2, 6, 4}}); }
+    void avgpoolPad() { check_layer({L("avgpool2d", {{"kernel_size", 3}, {"stride", 2}, {"padding", 1}}), {1, 5, 5}}); }
+    void relu() { check_layer({L("relu"), {2, 3, 3}}); }
+    void leakyRelu() { check_layer({L("leaky_relu", {{"negative_slope", 0.1}}), {10}}); }
+    void tanhLayer() { check_layer({L("tanh"), {10}}); }
+    void sigmoid() { check_layer({L("sigmoid"), {10}}); }
+    void gelu() { check_layer({L("gelu"), {12}}); }
+    void dropout() { check_layer({L("dropout", {{"p", 0.3}}), {20}}); }
+    void flatten() { check_layer({L("flatten"), {2, 3, 2}}); }
+    void batchnormTrain() { check_layer({L("batchnorm2d", {{"num_features", 3}}), {3, 4, 3}, 4}); }
+
+    void crossEntropy_data() {
+        QTest::addColumn<double>("smoothing");
+        QTest::newRow("plain") << 0.0;
+        QTest::newRow("label smoothing 0.1") << 0.1;
+    }
+    void crossEntropy() {
+        QFETCH(double, smoothing);
+        std::mt19937_64 g(3);
+        const std::int64_t N = 4, K = 5;
+        Tensor logits = t({N, K}), dlogits = t({N, K}), labels = t({N}, DType::i64);
+        auto lv = random_vec(N * K, g, -2, 2);
+        std::memcpy(logits.data<double>(), lv.data(), lv.size() * 8);
+        for (std::int64_t i = 0; i < N; ++i) labels.data<std::int64_t>()[i] = (i * 3) % K;
+        Tensor none;
+        auto loss = [&] { return be_->softmax_cross_entropy(logits, labels, float(smoothing), none, 1.0f).loss; };
+        be_->softmax_cross_entropy(logits, labels, float(smoothing), dlogits, 1.0f);
+        std::vector<double> ana(dlogits.data<double>(), dlogits.data<double>() + N * K);
+        std::vector<Mismatch> bad;
+        compare("dlogits", logits.data<double>(), N * K, ana, loss, bad);
+        QVERIFY(bad.empty());
+        // value: plain CE of uniform logits is log(K)
+        be_->fill(logits, 0.0);
+        QVERIFY(std::abs(loss() - std::log(double(K))) < 1e-9);
+    }
+    void mse() {
+        std::mt19937_64 g(4);
+        const std::int64_t N = 3, K = 4;
+        Tensor pred = t({N, K}), target = t({N, K}), dpred = t({N, K});
+        auto pv = random_vec(N * K, g), tv = random_vec(N * K, g);
+        std::memcpy(pred.data<double>(), pv.data(), pv.size() * 8);
+        std::memcpy(target.data<double>(), tv.data(), tv.size() * 8);
+        Tensor none;
+        auto loss = [&] { return be_->mse_loss(pred, target, none, 1.0f).loss; };
+        be_->mse_loss(pred, target, dpred, 1.0f);
+        std::vector<double> ana(dpred.data<double>(), dpred.data<double>() + N * K);
+        std::vector<Mismatch> bad;
+        compare("dpred", pred.data<double>(), N * K, ana, loss, bad);
+        QVERIFY(bad.empty());
+    }
+
+    // Whole models through the graph, residual blocks (identity and projection shortcuts) included.
+    void modelWithResidualBlocks() {
+        ModelSpec s;
+        s.name = "res";
+        s.input_shape = {2, 6, 6};
+        s.num_classes = 3;
+        LayerSpec res1 = default_layer("residual");
+        res1.body = {L("conv2d", {{"in_channels", 2}, {"out_channels", 2}, {"kernel_size", 3}, {"padding", 1}}),
+                     L("batchnorm2d", {{"num_features", 2}}), L("tanh")};
+        LayerSpec res2 = default_layer("residual");
+        res2.body = {L("conv2d", {{"in_channels", 2}, {"out_channels", 4}, {"kernel_size", 3}, {"stride", 2}, {"padding", 1}}),
+                     L("gelu")};
+        res2.shortcut = {L("conv2d", {{"in_channels", 2}, {"out_channels", 4}, {"kernel_size", 1}, {"stride", 2}})};
+        s.layers = {L("conv2d", {{"in_channels", 2}, {"out_channels", 2}, {"kernel_size", 1}}), res1, L("sigmoid"), res2,
+                    L("avgpool2d", {{"kernel_size", 3}}), L("flatten"), L("linear", {{"in_features", 4}, {"out_features", 3}})};
+        ModelOptions o;
+        o.batch = 3;
+        o.dtype = DType::f64;
+        o.seed = 5;
+        Model m(s, *be_, o);
+        std::mt19937_64 g(9);
+        Tensor x = t({3, 2, 6, 6}), labels = t({3}, DType::i64), dlogits = t({3, 3});
+        auto xv = random_vec(x.numel(), g);
+        std::memcpy(x.data<double>(), xv.data(), xv.size() * 8);
+        for (int i = 0; i < 3; ++i) labels.data<std::int64_t>()[i] = i;
+        Tensor none;
+        auto loss = [&] {
+            Tensor logits = m.forward(x, true, 0);
+            return be_->softmax_cross_entropy(logits, labels, 0.0f, none, 1.0f).loss;
+        };
+        m.zero_grad();
+        Tensor logits = m.forward(x, true, 0);
+        be_->softmax_cross_entropy(logits, labels, 0.0f, dlogits, 1.0f);
+        m.backward(dlogits);
+        std::vector<double> ana(m.gradients().data<double>(), m.gradients().data<double>() + m.param_count());
+        std::vector<Mismatch> bad;
+        compare("params", m.parameters().data<double>(), m.param_count(), ana, loss, bad, 400);
+        for (auto& b : bad) qWarning("%s: analytic %.10g numeric %.10g", b.where.c_str(), b.analytic, b.numeric);
+        QVERIFY(bad.empty());
+        QCOMPARE(m.param_count(), analyze_model_spec(s).total_params);
+    }
+};
+
+QTEST_APPLESS_MAIN(GradCheckTest)
+#include "test_gradcheck.moc"
