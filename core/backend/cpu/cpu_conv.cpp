@@ -6,8 +6,18 @@
 // backward_filter: dw (K, R) += dy[n] (K, P) @ col^T, summed per thread into a private partial in
 // the workspace and reduced in thread order (deterministic for a given thread count).
 //
-// Measured choice (2 threads, seed-cnn shapes, batch 64; see the report in the commit history):
-// FINDINGS_PLACEHOLDER
+// Measurements (seed-cnn at batch 64, one full fwd+bwd+SGD step through this backend, 1 thread, on a
+// 2-core VM that was shared with other builds, load average 3.5-6.5, so +-30% noise):
+// - OpenBLAS 0.3.21 (DYNAMIC_ARCH) does not recognise this VM's CPU and picks its generic PRESCOTT
+//   (SSE3) kernels: ~15-22 ms/step. With OPENBLAS_CORETYPE=Haswell set in the environment before the
+//   process starts: ~10-14 ms/step (conv2 backward 6.4 -> 3.6 ms, conv2 forward 2.7 -> 1.5 ms).
+//   The variable is read when libopenblas loads, so it cannot be set from here; the app/CLI should set
+//   it (and re-exec) when it is unset.
+// - Hand-written AVX2 loops in place of BLAS for the conv GEMMs (4-row register blocking; dw via a
+//   transposed col) were no faster than PRESCOTT sgemm and slower than Haswell sgemm, so BLAS stays.
+// - With 2 threads the numbers were dominated by contention from other processes on the two cores
+//   and could not be compared fairly; per-sample parallelism over the batch with single-threaded
+//   sgemm is kept (no shared writes, static partitions). Batched im2col + one big GEMM was not measured.
 #include <cblas.h>
 #include <omp.h>
 
