@@ -1,0 +1,394 @@
+// Reports: HTML has every section and parses, PDF pages render non-blank (pdftoppm), JSON validates
+// against docs/report.schema.json, CSV rows, and the `headroom report` command's exit codes.
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTextDocument>
+#include <QXmlStreamReader>
+
+#include <cmath>
+
+#include "nn/model_spec.h"
+#include "report/report_command.h"
+#include "report/report_writer.h"
+#include "store/run_store.h"
+#include "test_support.h"
+#include "train/trainer.h"
+
+using namespace hrapp;
+
+namespace {
+
+QJsonObject toQt(const nlohmann::json& j) {
+    return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object();
+}
+
+// A small JSON Schema validator for the subset docs/report.schema.json uses:
+// type (string or list; integer = whole number), enum, required, properties, items, minimum.
+bool typeMatches(const QJsonValue& v, const QString& t) {
+    if (t == "null") return v.isNull();
+    if (t == "boolean") return v.isBool();
+    if (t == "string") return v.isString();
+    if (t == "object") return v.isObject();
+    if (t == "array") return v.isArray();
+    if (t == "number") return v.isDouble();
+    if (t == "integer") return v.isDouble() && std::floor(v.toDouble()) == v.toDouble();
+    return false;
+}
+
+void validate(const QJsonValue& v, const QJsonObject& schema, const QString& where, QStringList* errors) {
+    if (schema.contains("type")) {
+        QStringList types;
+        if (schema["type"].isArray())
+            for (const auto& t : schema["type"].toArray()) types << t.toString();
+        else
+            types << schema["type"].toString();
+        bool ok = false;
+        for (const auto& t : types) ok = ok || typeMatches(v, t);
+        if (!ok) {
+            *errors << QString("%1: expected %2").arg(where, types.join('|'));
+            return;
+        }
+    }
+    if (schema.contains("enum") && !schema["enum"].toArray().contains(v))
+        *errors << QString("%1: value not in enum").arg(where);
+    if (schema.contains("minimum") && v.isDouble() && v.toDouble() < schema["minimum"].toDouble())
+        *errors << QString("%1: below minimum").arg(where);
+    if (v.isObject()) {
+        const QJsonObject o = v.toObject();
+        for (const auto& r : schema["required"].toArray())
+            if (!o.contains(r.toString())) *errors << QString("%1: missing '%2'").arg(where, r.toString());
+        const QJsonObject props = schema["properties"].toObject();
+        for (auto it = props.begin(); it != props.end(); ++it)
+            if (o.contains(it.key())) validate(o[it.key()], it.value().toObject(), where + "." + it.key(), errors);
+    }
+    if (v.isArray() && schema.contains("items")) {
+        const QJsonArray a = v.toArray();
+        for (int i = 0; i < a.size(); ++i)
+            validate(a[i], schema["items"].toObject(), QString("%1[%2]").arg(where).arg(i), errors);
+    }
+}
+
+double nonWhiteFraction(const QImage& img) {
+    if (img.isNull()) return 0;
+    const QImage im = img.convertToFormat(QImage::Format_RGB32);
+    qint64 n = 0;
+    for (int y = 0; y < im.height(); ++y) {
+        const QRgb* line = reinterpret_cast<const QRgb*>(im.constScanLine(y));
+        for (int x = 0; x < im.width(); ++x)
+            if (qRed(line[x]) < 240 || qGreen(line[x]) < 240 || qBlue(line[x]) < 240) ++n;
+    }
+    return double(n) / (double(im.width()) * im.height());
+}
+
+}  // namespace
+
+class TestReports : public QObject {
+    Q_OBJECT
+    QString m_dir;
+    QString m_db;
+    qint64 m_full = 0;   // a run with everything: steps, epochs, GPU telemetry, memory with prediction
+    qint64 m_bare = 0;   // a failed run: a few steps, host telemetry only, no prediction
+
+private slots:
+    void initTestCase() {
+        m_dir = QString::fromStdString(hrtest::temp_dir("hr-reports"));
+        m_db = m_dir + "/runs.sqlite";
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        const hr::ModelSpec spec = hr::preset_model("lenet5");
+        QJsonObject config{{"data", "synthetic"}, {"batch", 32}, {"epochs", 2}, {"seed", 7},
+                           {"strategy", QJsonObject{{"precision", "bf16"}, {"checkpoint", "every:2"}}},
+                           {"optimizer", QJsonObject{{"kind", "adamw"}, {"lr", 0.001}}}};
+        m_full = store.beginRun(config, toQt(hr::model_spec_to_json(spec)), "cuda:0", "lenet full");
+        QVERIFY(m_full > 0);
+        for (int i = 1; i <= 200; ++i) {
+            hr::StepEvent e;
+            e.step = i;
+            e.epoch = i <= 100 ? 1 : 2;
+            e.loss = 2.3 * std::exp(-i / 60.0) + 0.1;
+            e.accuracy = 1.0 - 0.9 * std::exp(-i / 50.0);
+            e.lr = 0.001;
+            e.step_seconds = 0.01 + 0.001 * (i % 3);
+            e.images_per_second = 3000 + 10 * (i % 7);
+            e.elapsed_seconds = i * 0.011;
+            store.addStep(m_full, e);
+        }
+        for (int ep = 1; ep <= 2; ++ep) {
+            hr::EpochEvent e;
+            e.epoch = ep;
+            e.step = ep * 100;
+            e.train_loss = 1.0 / ep;
+            e.train_accuracy = 0.7 + 0.1 * ep;
+            e.test_loss = 1.1 / ep;
+            e.test_accuracy = 0.68 + 0.1 * ep;
+            e.seconds = 1.1;
+            e.images_per_second = 2900;
+            store.addEpoch(m_full, e);
+        }
+        for (int k = 0; k < 20; ++k) {
+            hr::TelemetrySample s;
+            s.t_seconds = 100 + 0.5 * k;
+            s.step = k * 10;
+            s.host.cpu_utilization = 30 + k;
+            s.host.ram_total = 16LL << 30;
+            s.host.ram_used = 4LL << 30;
+            s.host.process_rss = (300LL + k) << 20;
+            for (int g = 0; g < 2; ++g) {
+                hr::GpuStats gs;
+                gs.index = g;
+                gs.name = "Fake H200";
+                gs.memory_total = 141LL << 30;
+                gs.memory_used = (2LL + g) << 30;
+                gs.power_watts = 150 + 10 * g + k;
+                gs.power_limit_watts = 700;
+                gs.gpu_utilization = 80 - g * 10;
+                gs.memory_utilization = 30;
+                gs.temperature_c = 50;
+                gs.sm_clock_mhz = 1980;
+                gs.energy_joules = 1000 + 80.0 * k;  // 80 J per 0.5 s
+                s.gpus.push_back(gs);
+            }
+            store.addTelemetry(m_full, s);
+        }
+        hr::MemoryEvent m;
+        m.step = 50;
+        m.elapsed_seconds = 0.5;
+        m.device_capacity = 141LL << 30;
+        hr::at(m.ledger.peak, hr::MemCategory::parameters) = 250000;
+        hr::at(m.ledger.peak, hr::MemCategory::activations) = 4000000;
+        m.ledger.live_total = 4300000;
+        store.addMemory(m_full, m);
+        hr::CategoryBytes predicted{};
+        hr::at(predicted, hr::MemCategory::parameters) = 250000;
+        hr::at(predicted, hr::MemCategory::gradients) = 250000;
+        hr::at(predicted, hr::MemCategory::activations) = 3800000;
+        store.setPredictedMemory(m_full, predicted);
+        hr::TrainResult r;
+        r.status = "finished";
+        r.test_accuracy = 0.88;
+        r.test_loss = 0.55;
+        r.steps = 200;
+        r.epochs_completed = 2;
+        r.seconds = 2.2;
+        r.images_per_second = 2900;
+        r.device_name = "cuda:0 (Fake H200)";
+        r.param_count = 61706;
+        hr::at(r.ledger.peak, hr::MemCategory::parameters) = 250000;
+        hr::at(r.ledger.peak, hr::MemCategory::gradients) = 250000;
+        hr::at(r.ledger.peak, hr::MemCategory::activations) = 4100000;
+        r.ledger.peak_total = 4600000;
+        r.ledger.peak_phase = "backward";
+        store.finishRun(m_full, r);
+
+        m_bare = store.beginRun(QJsonObject{{"data", "mnist"}, {"batch", 64}},
+                                toQt(hr::model_spec_to_json(hr::preset_model("mlp"))), "cpu", "mlp <bare> & co");
+        for (int i = 1; i <= 5; ++i) {
+            hr::StepEvent e;
+            e.step = i;
+            e.epoch = 1;
+            e.loss = 2.0;
+            store.addStep(m_bare, e);
+        }
+        hr::TelemetrySample s;
+        s.host.ram_total = 1 << 30;
+        s.host.cpu_utilization = 12;
+        store.addTelemetry(m_bare, s);
+        hr::MemoryEvent bm;
+        hr::at(bm.ledger.peak, hr::MemCategory::parameters) = 1000;
+        store.addMemory(m_bare, bm);
+        store.finishRun(m_bare, "failed", "loss became NaN at step 5");
+    }
+
+    void htmlHasEverySectionAndParses() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        auto data = ReportWriter::load(store, m_full);
+        QVERIFY(data);
+        ReportWriter w(*data);
+        const QString path = m_dir + "/full.html";
+        QString error;
+        QVERIFY2(w.write(path, ReportWriter::Format::Html, &error), qPrintable(error));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString html = QString::fromUtf8(f.readAll());
+        for (const QString& id : ReportWriter::sectionIds())
+            QVERIFY2(html.contains(QString("<h2 id=\"%1\">").arg(id)), qPrintable(id));
+        // well-formed (XHTML syntax)
+        QXmlStreamReader xml(html);
+        int elements = 0;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isStartElement()) ++elements;
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString() + QString(" at line %1").arg(xml.lineNumber())));
+        QVERIFY(elements > 100);
+        // self-contained: charts are data URIs, nothing fetched from a network
+        QVERIFY(!html.contains("http://") && !html.contains("https://"));
+        QRegularExpression img("<img src=\"data:image/png;base64,([A-Za-z0-9+/=]+)\"");
+        auto it = img.globalMatch(html);
+        int images = 0;
+        while (it.hasNext()) {
+            const auto m = it.next();
+            QImage chart;
+            QVERIFY(chart.loadFromData(QByteArray::fromBase64(m.captured(1).toLatin1()), "PNG"));
+            QVERIFY(chart.width() >= 600);
+            const double ink = nonWhiteFraction(chart);
+            QVERIFY2(ink > 0.01, qPrintable(QString("chart %1 looks blank (%2)").arg(images).arg(ink)));
+            ++images;
+        }
+        QCOMPARE(images, 7);  // memory categories, loss, accuracy, throughput, power, utilisation, memory over time
+        // contents
+        QTextDocument doc;
+        doc.setHtml(html);
+        const QString text = doc.toPlainText();
+        QVERIFY(text.contains("lenet full"));
+        QVERIFY(text.contains("Fake H200"));
+        QVERIFY(text.contains("conv2d"));           // layer table from analyze_model_spec
+        QVERIFY(text.contains("61,706") || text.contains("61706"));
+        QVERIFY(text.contains("bf16"));             // strategies
+        QVERIFY(text.contains("activations"));      // memory table
+        QVERIFY(!text.contains("Prediction not available"));
+        // energy: 2 GPUs x 19 intervals x 80 J; 200 steps x 32 samples
+        const ReportEnergy en = w.energy();
+        QVERIFY(en.available && !en.fromPowerIntegral);
+        QCOMPARE(en.joules, 2 * 19 * 80.0);
+        QCOMPARE(w.samplesTrained(), qint64(6400));
+        QVERIFY(qAbs(en.joulesPerSample - 3040.0 / 6400) < 1e-12);
+        QVERIFY(text.contains("3,040") || text.contains("3040"));
+    }
+
+    void bareRunSaysWhatIsMissing() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        ReportWriter w(*ReportWriter::load(store, m_bare));
+        const QString html = w.html();
+        QXmlStreamReader xml(html);
+        while (!xml.atEnd()) xml.readNext();
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(html.contains("mlp &lt;bare&gt; &amp; co"));
+        QVERIFY(html.contains("Prediction not available"));
+        QVERIFY(html.contains("No GPU telemetry"));
+        QVERIFY(html.contains("Energy not measured"));
+        QVERIFY(html.contains("loss became NaN at step 5"));
+        for (const QString& id : ReportWriter::sectionIds()) QVERIFY(html.contains(QString("id=\"%1\"").arg(id)));
+        QVERIFY(!w.energy().available);
+    }
+
+    void pdfPagesAreNotBlank() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        ReportWriter w(*ReportWriter::load(store, m_full));
+        const QString path = m_dir + "/full.pdf";
+        QString error;
+        QVERIFY2(w.write(path, ReportWriter::Format::Pdf, &error), qPrintable(error));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.read(5) == "%PDF-");
+        f.close();
+        if (QStandardPaths::findExecutable("pdftoppm").isEmpty()) QSKIP("pdftoppm (poppler-utils) is not installed");
+        QProcess p;
+        p.start("pdftoppm", {"-r", "40", "-png", path, m_dir + "/page"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QStringList pages = QDir(m_dir).entryList({"page*.png"}, QDir::Files, QDir::Name);
+        // title, model table, data/device, strategies, memory + chart, 3 training charts, telemetry charts:
+        // more than one A4 page and not absurdly many
+        QVERIFY2(pages.size() >= 3 && pages.size() <= 12, qPrintable(QString::number(pages.size())));
+        for (const QString& page : pages) {
+            QImage img(m_dir + "/" + page);
+            QVERIFY(!img.isNull());
+            QVERIFY2(nonWhiteFraction(img) > 0.003, qPrintable(page + " is blank"));
+        }
+    }
+
+    void jsonValidatesAgainstSchema() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        QFile sf(QStringLiteral(HR_SOURCE_DIR) + "/docs/report.schema.json");
+        QVERIFY(sf.open(QIODevice::ReadOnly));
+        const QJsonObject schema = QJsonDocument::fromJson(sf.readAll()).object();
+        QVERIFY(schema.contains("$schema"));
+        for (qint64 id : {m_full, m_bare}) {
+            ReportWriter w(*ReportWriter::load(store, id));
+            const QString path = m_dir + QString("/run%1.json").arg(id);
+            QVERIFY(w.write(path, ReportWriter::Format::Json));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QJsonParseError pe;
+            const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
+            QCOMPARE(pe.error, QJsonParseError::NoError);
+            QStringList errors;
+            validate(doc.object(), schema, "$", &errors);
+            QVERIFY2(errors.isEmpty(), qPrintable(errors.mid(0, 5).join("\n")));
+            const QJsonObject o = doc.object();
+            QCOMPARE(o["run"].toObject()["id"].toInteger(), id);
+            if (id == m_full) {
+                QCOMPARE(o["steps"].toArray().size(), 200);
+                QCOMPARE(o["epochs"].toArray().size(), 2);
+                QCOMPARE(o["telemetry"].toArray().size(), 40);
+                QCOMPARE(o["memory"].toObject()["categories"].toArray().size(), 9);
+                QVERIFY(o["layers"].toArray().size() >= 5);
+                QCOMPARE(o["energy"].toObject()["joules"].toDouble(), 3040.0);
+            } else {
+                QCOMPARE(o["run"].toObject()["status"].toString(), QString("failed"));
+                QVERIFY(o["energy"].toObject()["joules"].isNull());
+            }
+        }
+        // and the validator does catch a bad document
+        QStringList errors;
+        validate(QJsonObject{{"format", "nope"}}, schema, "$", &errors);
+        QVERIFY(errors.size() >= 5);
+    }
+
+    void csvRows() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        ReportWriter w(*ReportWriter::load(store, m_full));
+        const QString path = m_dir + "/full.csv";
+        QVERIFY(w.write(path, ReportWriter::Format::Csv));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1 + 200 + 2);
+        const int columns = lines[0].split(',').size();
+        QCOMPARE(columns, 12);
+        for (const QString& l : lines) QCOMPARE(l.split(',').size(), columns);
+        QVERIFY(lines[1].startsWith("step,1,1,"));
+        QVERIFY(lines.last().startsWith("epoch,200,2,"));
+        QCOMPARE(lines[200].split(',')[1], QString("200"));
+    }
+
+    void reportCommand() {
+        const QString out = m_dir + "/cmd.html";
+        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--out", out}), 0);
+        QVERIFY(QFileInfo(out).size() > 10000);
+        // format from the extension, run by name and by "last"
+        QCOMPARE(run_report_command({"lenet full", "--db", m_db, "--out", m_dir + "/cmd.json"}), 0);
+        QVERIFY(QJsonDocument::fromJson([&] { QFile f(m_dir + "/cmd.json"); f.open(QIODevice::ReadOnly); return f.readAll(); }()).isObject());
+        QCOMPARE(run_report_command({"last", "--db", m_db, "--format", "csv", "--out", m_dir + "/last.csv"}), 0);
+        QVERIFY(QFile::exists(m_dir + "/last.csv"));
+        // bad input: exit 2 and nothing written
+        QCOMPARE(run_report_command({"9999", "--db", m_db, "--out", m_dir + "/none.html"}), 2);
+        QVERIFY(!QFile::exists(m_dir + "/none.html"));
+        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--format", "docx", "--out", m_dir + "/x.docx"}), 2);
+        QVERIFY(!QFile::exists(m_dir + "/x.docx"));
+        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--out", "/nonexistent-dir/r.html"}), 2);
+        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--out", m_dir}), 2);
+        QCOMPARE(run_report_command({"--db", m_db}), 2);
+        QCOMPARE(run_report_command({"1", "--bogus", "x", "--db", m_db}), 2);
+        QCOMPARE(run_report_command({"1", "--db", m_dir + "/missing.sqlite"}), 2);
+        QVERIFY(!QFile::exists(m_dir + "/missing.sqlite"));
+        QVERIFY(QDir(m_dir).entryList({"*.tmp", "*~", ".*.html*"}, QDir::Files | QDir::Hidden).isEmpty());
+        // runs listing
+        QCOMPARE(run_runs_command({"--db", m_db}), 0);
+        QCOMPARE(run_runs_command({"--db", m_db, "--status", "failed,finished", "--limit", "1"}), 0);
+        QCOMPARE(run_runs_command({"--db", m_db, "--status", "exploded"}), 2);
+    }
+};
+
+QTEST_MAIN(TestReports)
+#include "test_reports.moc"
