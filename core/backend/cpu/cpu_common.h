@@ -91,7 +91,7 @@ inline void require_float(const char* op, const char* name, const Tensor& t) {
 }
 
 // Elementwise loops run in parallel only above this many elements (below, threading costs more).
-constexpr std::int64_t kParallelGrain = 1 << 15;
+constexpr std::int64_t kParallelGrain = 1 << 17;
 
 // Runs f(begin, end) over [0, n) split into `threads` equal static chunks (one chunk when n < grain).
 // Each index is handled by exactly one call, so results never depend on scheduling.
