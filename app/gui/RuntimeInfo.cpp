@@ -11,8 +11,8 @@ namespace hrapp {
 QList<DeviceChoice> availableDevices() {
     QList<DeviceChoice> list;
     list.push_back({QStringLiteral("cpu"),
-                    QCoreApplication::translate("hrapp::RuntimeInfo", "CPU (%n threads)", nullptr,
-                                                QThread::idealThreadCount())});
+                    QCoreApplication::translate("hrapp::RuntimeInfo", "CPU (%1 threads)")
+                        .arg(QThread::idealThreadCount())});
     // HOOK: CUDA devices go here once core reports them.
     return list;
 }

@@ -28,8 +28,8 @@ private slots:
         while (!xml.atEnd()) {
             xml.readNext();
             if (!xml.isStartElement()) continue;
-            if (xml.name() == QLatin1String("name")) context = xml.readElementText();
-            else if (xml.name() == QLatin1String("source")) source = xml.readElementText();
+            if (xml.name() == QLatin1String("name")) context = xml.readElementText(QXmlStreamReader::IncludeChildElements);
+            else if (xml.name() == QLatin1String("source")) source = xml.readElementText(QXmlStreamReader::IncludeChildElements);
             else if (xml.name() == QLatin1String("translation")) {
                 ++messages;
                 const QString type = xml.attributes().value(QLatin1String("type")).toString();

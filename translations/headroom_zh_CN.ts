@@ -1,0 +1,1954 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>ReportWriter</name>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min %3 s</source>
+        <translation>%1 小时 %2 分 %3 秒</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>The run has no model spec stored.</source>
+        <translation>该运行未保存模型规格。</translation>
+    </message>
+    <message>
+        <source>The stored model spec cannot be read: %1</source>
+        <translation>无法读取保存的模型规格：%1</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>images per second</source>
+        <translation>每秒图像数</translation>
+    </message>
+    <message>
+        <source>training loss (step)</source>
+        <translation>训练损失（每步）</translation>
+    </message>
+    <message>
+        <source>training accuracy (step)</source>
+        <translation>训练准确率（每步）</translation>
+    </message>
+    <message>
+        <source>images/s</source>
+        <translation>图像/秒</translation>
+    </message>
+    <message>
+        <source>test loss (epoch)</source>
+        <translation>测试损失（每轮）</translation>
+    </message>
+    <message>
+        <source>test accuracy (epoch)</source>
+        <translation>测试准确率（每轮）</translation>
+    </message>
+    <message>
+        <source>Memory by category</source>
+        <translation>按类别的显存占用</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>measured (peak)</source>
+        <translation>实测（峰值）</translation>
+    </message>
+    <message>
+        <source>seconds</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>Power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>watts</source>
+        <translation>瓦</translation>
+    </message>
+    <message>
+        <source>Utilisation</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>percent</source>
+        <translation>百分比</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>Memory over time</source>
+        <translation>显存随时间变化</translation>
+    </message>
+    <message>
+        <source> (NVML used)</source>
+        <translation>（NVML 已用）</translation>
+    </message>
+    <message>
+        <source>process resident (RSS)</source>
+        <translation>进程常驻内存（RSS）</translation>
+    </message>
+    <message>
+        <source>ledger allocated</source>
+        <translation>账本已分配</translation>
+    </message>
+    <message>
+        <source>ledger reserved</source>
+        <translation>账本已保留</translation>
+    </message>
+    <message>
+        <source>Run report: %1</source>
+        <translation>运行报告：%1</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Started</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <source>Ended</source>
+        <translation>结束时间</translation>
+    </message>
+    <message>
+        <source>Report written</source>
+        <translation>报告生成时间</translation>
+    </message>
+    <message>
+        <source>%1 layers, %2 trainable parameters, %3 of activations kept for backward per sample (f32).</source>
+        <translation>%1 层，%2 个可训练参数，每个样本为反向传播保留 %3 激活值（f32）。</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Activations / sample</source>
+        <translation>激活值 / 样本</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>数据集</translation>
+    </message>
+    <message>
+        <source>Training samples limit (0: all)</source>
+        <translation>训练样本上限（0：全部）</translation>
+    </message>
+    <message>
+        <source>Test samples limit (0: all)</source>
+        <translation>测试样本上限（0：全部）</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮数</translation>
+    </message>
+    <message>
+        <source>Steps (0: by epochs)</source>
+        <translation>步数（0：按轮数）</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Model source</source>
+        <translation>模型来源</translation>
+    </message>
+    <message>
+        <source>Samples trained</source>
+        <translation>已训练样本数</translation>
+    </message>
+    <message>
+        <source>Device and versions</source>
+        <translation>设备与版本</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>GPU %1</source>
+        <translation>GPU %1</translation>
+    </message>
+    <message>
+        <source>CPU threads (0: all)</source>
+        <translation>CPU 线程数（0：全部）</translation>
+    </message>
+    <message>
+        <source>Headroom</source>
+        <translation>Headroom</translation>
+    </message>
+    <message>
+        <source>Qt</source>
+        <translation>Qt</translation>
+    </message>
+    <message>
+        <source>Operating system</source>
+        <translation>操作系统</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>Strategies and optimizer</source>
+        <translation>策略与优化器</translation>
+    </message>
+    <message>
+        <source>Memory strategies</source>
+        <translation>显存策略</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule</source>
+        <translation>学习率调度</translation>
+    </message>
+    <message>
+        <source>The run&apos;s configuration holds no strategy or optimizer settings.</source>
+        <translation>该运行的配置中没有策略或优化器设置。</translation>
+    </message>
+    <message>
+        <source>Memory: predicted and measured</source>
+        <translation>显存：预测与实测</translation>
+    </message>
+    <message>
+        <source>No memory figures were recorded for this run.</source>
+        <translation>该运行没有记录显存数据。</translation>
+    </message>
+    <message>
+        <source>Prediction not available: the run was started without a memory plan; measured figures are shown alone.</source>
+        <translation>无预测数据：该运行启动时没有显存规划，仅显示实测数据。</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Measured peak</source>
+        <translation>实测峰值</translation>
+    </message>
+    <message>
+        <source>At total peak</source>
+        <translation>总峰值时</translation>
+    </message>
+    <message>
+        <source>Measured − predicted</source>
+        <translation>实测 − 预测</translation>
+    </message>
+    <message>
+        <source>Total</source>
+        <translation>合计</translation>
+    </message>
+    <message>
+        <source>Peak of all categories together: %1 (phase %2, step %3).</source>
+        <translation>所有类别合计峰值：%1（阶段 %2，第 %3 步）。</translation>
+    </message>
+    <message>
+        <source>Loss, accuracy and throughput</source>
+        <translation>损失、准确率与吞吐量</translation>
+    </message>
+    <message>
+        <source>No training steps were recorded.</source>
+        <translation>没有记录训练步。</translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation>轮</translation>
+    </message>
+    <message>
+        <source>Train loss</source>
+        <translation>训练损失</translation>
+    </message>
+    <message>
+        <source>Train accuracy</source>
+        <translation>训练准确率</translation>
+    </message>
+    <message>
+        <source>Test loss</source>
+        <translation>测试损失</translation>
+    </message>
+    <message>
+        <source>Test accuracy</source>
+        <translation>测试准确率</translation>
+    </message>
+    <message>
+        <source>Seconds</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>Images/s</source>
+        <translation>图像/秒</translation>
+    </message>
+    <message>
+        <source>Power, utilisation and memory over time</source>
+        <translation>功耗、利用率与显存随时间变化</translation>
+    </message>
+    <message>
+        <source>No telemetry was recorded for this run.</source>
+        <translation>该运行没有记录遥测数据。</translation>
+    </message>
+    <message>
+        <source>No GPU telemetry: no NVIDIA driver was found while the run trained; host figures are shown.</source>
+        <translation>无 GPU 遥测：训练时未找到 NVIDIA 驱动；显示主机数据。</translation>
+    </message>
+    <message>
+        <source>Telemetry holds no plottable figures.</source>
+        <translation>遥测数据中没有可绘制的数值。</translation>
+    </message>
+    <message>
+        <source>Energy</source>
+        <translation>能耗</translation>
+    </message>
+    <message>
+        <source>Energy not measured: NVML gave no energy or power figures for this run.</source>
+        <translation>未测量能耗：NVML 没有为该运行提供能耗或功率数据。</translation>
+    </message>
+    <message>
+        <source>Energy used by the GPUs</source>
+        <translation>GPU 消耗的能量</translation>
+    </message>
+    <message>
+        <source>%1 J (%2 Wh)</source>
+        <translation>%1 焦耳（%2 瓦时）</translation>
+    </message>
+    <message>
+        <source>Energy per training sample</source>
+        <translation>每个训练样本的能耗</translation>
+    </message>
+    <message>
+        <source>%1 J</source>
+        <translation>%1 焦耳</translation>
+    </message>
+    <message>
+        <source>Estimated by integrating sampled power draw over time (the GPU has no energy counter).</source>
+        <translation>通过对采样功率随时间积分估算（该 GPU 没有能耗计数器）。</translation>
+    </message>
+    <message>
+        <source>Durations</source>
+        <translation>耗时</translation>
+    </message>
+    <message>
+        <source>Wall-clock time</source>
+        <translation>墙钟时间</translation>
+    </message>
+    <message>
+        <source>Training time</source>
+        <translation>训练时间</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>Mean step time</source>
+        <translation>平均每步时间</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>Epoch %1</source>
+        <translation>第 %1 轮</translation>
+    </message>
+    <message>
+        <source>Final metrics</source>
+        <translation>最终指标</translation>
+    </message>
+    <message>
+        <source>The run has not ended.</source>
+        <translation>该运行尚未结束。</translation>
+    </message>
+    <message>
+        <source>No final metrics were recorded.</source>
+        <translation>没有记录最终指标。</translation>
+    </message>
+    <message>
+        <source>Epochs completed</source>
+        <translation>已完成轮数</translation>
+    </message>
+    <message>
+        <source>Images per second</source>
+        <translation>每秒图像数</translation>
+    </message>
+    <message>
+        <source>Written by Headroom %1.</source>
+        <translation>由 Headroom %1 生成。</translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>RunStore</name>
+    <message>
+        <source>Cannot create the folder %1 for the run history; check its permissions.</source>
+        <translation>无法为运行历史创建文件夹 %1；请检查其权限。</translation>
+    </message>
+    <message>
+        <source>Cannot open the run history %1: %2</source>
+        <translation>无法打开运行历史 %1：%2</translation>
+    </message>
+    <message>
+        <source>The run history %1 was written by a newer Headroom (schema %2, this one reads up to %3); update Headroom or choose another file.</source>
+        <translation>运行历史 %1 由更新版本的 Headroom 写入（模式 %2，本版本最高支持 %3）；请更新 Headroom 或选择其他文件。</translation>
+    </message>
+    <message>
+        <source>Cannot upgrade the run history %1 from schema %2: %3</source>
+        <translation>无法将运行历史 %1 从模式 %2 升级：%3</translation>
+    </message>
+    <message>
+        <source>the program ended during the run</source>
+        <translation>程序在运行期间结束</translation>
+    </message>
+    <message>
+        <source>The run history is not open.</source>
+        <translation>运行历史未打开。</translation>
+    </message>
+    <message>
+        <source>%1 on %2</source>
+        <translation>%1，数据 %2</translation>
+    </message>
+    <message>
+        <source>A run&apos;s name cannot be empty.</source>
+        <translation>运行名称不能为空。</translation>
+    </message>
+    <message>
+        <source>There is no run %1.</source>
+        <translation>不存在运行 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp</name>
+    <message>
+        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
+
+Usage:
+  headroom                      open the workbench window
+  headroom train [options]      train a model headless (see headroom train --help)
+  headroom presets              list the built-in models
+  headroom devices              list the devices Headroom can train on
+  headroom --version            print the version
+  headroom --help               this help
+
+Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
+</source>
+        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
+
+用法：
+  headroom                      打开工作台窗口
+  headroom train [选项]         无界面训练模型（见 headroom train --help）
+  headroom presets              列出内置模型
+  headroom devices              列出 Headroom 可用于训练的设备
+  headroom --version            显示版本
+  headroom --help               显示本帮助
+
+退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
+</translation>
+    </message>
+    <message>
+        <source>headroom: no display found, so the window cannot open.
+Run headless instead, for example:
+  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
+or start the window under a display (DISPLAY / WAYLAND_DISPLAY), e.g. with xvfb-run.
+See headroom --help.
+</source>
+        <translation>headroom：未找到显示器，无法打开窗口。
+请改为无界面运行，例如：
+  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
+或在有显示器的环境（DISPLAY / WAYLAND_DISPLAY）下启动窗口，例如使用 xvfb-run。
+见 headroom --help。
+</translation>
+    </message>
+    <message>
+        <source>headroom: unknown command &apos;%1&apos;; use train, presets or devices (see headroom --help)
+</source>
+        <translation>headroom：未知命令“%1”；请使用 train、presets 或 devices（见 headroom --help）
+</translation>
+    </message>
+    <message>
+        <source>Usage: headroom train [options]
+
+Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory
+ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).
+The last line printed is test_accuracy=0.xxxx.
+
+Model (one of):
+  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini
+  --model FILE.json         a model spec (docs/model-spec.md)
+Data:
+  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic
+  --train-limit N           use only the first N training samples (0: all)
+  --test-limit N            use only the first N test samples (0: all)
+Length:
+  --epochs N                passes over the training set (default 1)
+  --steps N                 train exactly N steps instead (evaluates at the end)
+  --batch N                 samples per step (default 64)
+Optimizer:
+  --optimizer NAME          sgd (default), adam, adamw
+  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)
+  --momentum F              SGD momentum (default 0)
+  --nesterov                SGD with Nesterov momentum
+  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)
+  --schedule KIND           constant (default), step, cosine
+  --warmup N                linear warm-up steps (default 0)
+  --step-size N             step schedule: steps between decays (default 1000)
+  --gamma F                 step schedule: decay factor (default 0.1)
+  --min-lr F                cosine schedule: final learning rate (default 0)
+  --label-smoothing F       cross-entropy label smoothing in [0, 1)
+Run:
+  --seed N                  seed for initialisation, shuffling and dropout (default 1)
+  --device DEV              auto, cpu (default), cuda:N
+  --threads N               CPU threads (default: all cores)
+  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)
+  --quiet                   only the final line
+  --help                    this help
+</source>
+        <translation>用法：headroom train [选项]
+
+无界面训练模型，并写出 DIR/run.json（配置、每轮指标、最终指标、按类别的显存账本峰值；
+见 docs/run-json.md）和 DIR/model.safetensors（PyTorch state_dict 名称）。
+最后一行输出为 test_accuracy=0.xxxx。
+
+模型（二选一）：
+  --preset NAME             内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini
+  --model FILE.json         模型规格文件（docs/model-spec.md）
+数据：
+  --data SPEC               fashion-mnist（默认）、mnist、idx:DIR、synthetic
+  --train-limit N           只使用前 N 个训练样本（0：全部）
+  --test-limit N            只使用前 N 个测试样本（0：全部）
+长度：
+  --epochs N                遍历训练集的轮数（默认 1）
+  --steps N                 改为训练恰好 N 步（在结束时评估）
+  --batch N                 每步样本数（批大小，默认 64）
+优化器：
+  --optimizer NAME          sgd（默认）、adam、adamw
+  --lr F                    学习率（sgd 默认 0.01，adam/adamw 默认 0.001）
+  --momentum F              SGD 动量（默认 0）
+  --nesterov                使用 Nesterov 动量的 SGD
+  --weight-decay F          L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）
+  --schedule KIND           constant（默认）、step、cosine
+  --warmup N                线性预热步数（默认 0）
+  --step-size N             阶梯调度：两次衰减之间的步数（默认 1000）
+  --gamma F                 阶梯调度：衰减系数（默认 0.1）
+  --min-lr F                余弦调度：最终学习率（默认 0）
+  --label-smoothing F       交叉熵标签平滑，取值 [0, 1)
+运行：
+  --seed N                  初始化、打乱和 dropout 的随机种子（默认 1）
+  --device DEV              auto、cpu（默认）、cuda:N
+  --threads N               CPU 线程数（默认：全部核心）
+  --out DIR                 输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）
+  --quiet                   只输出最后一行
+  --help                    显示本帮助
+</translation>
+    </message>
+    <message>
+        <source>%1 expects a number, got &apos;%2&apos;</source>
+        <translation>%1 需要一个数字，得到的是“%2”</translation>
+    </message>
+    <message>
+        <source>--out %1 is a file, not a folder; pass a folder path</source>
+        <translation>--out %1 是文件而不是文件夹；请传入文件夹路径</translation>
+    </message>
+    <message>
+        <source>--out %1 is not writable; pick a folder you can write to</source>
+        <translation>--out %1 不可写；请选择一个可写的文件夹</translation>
+    </message>
+    <message>
+        <source>--out %1 cannot be created: %2 is not a writable folder</source>
+        <translation>无法创建 --out %1：%2 不是可写的文件夹</translation>
+    </message>
+    <message>
+        <source>%1 needs a value (see headroom train --help)</source>
+        <translation>%1 需要一个值（见 headroom train --help）</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;%1&apos; for &apos;headroom train&apos;; see headroom train --help</source>
+        <translation>“headroom train”没有选项“%1”；见 headroom train --help</translation>
+    </message>
+    <message>
+        <source>give either --preset or --model, not both</source>
+        <translation>请只给出 --preset 或 --model 之一，不要同时给出</translation>
+    </message>
+    <message>
+        <source>give either --epochs or --steps, not both</source>
+        <translation>请只给出 --epochs 或 --steps 之一，不要同时给出</translation>
+    </message>
+    <message>
+        <source>headroom train: %1
+</source>
+        <translation>headroom train：%1
+</translation>
+    </message>
+    <message>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 图像/秒  剩余 %7 </translation>
+    </message>
+    <message>
+        <source>epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s
+</source>
+        <translation>第 %1 轮：train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 耗时=%7 秒
+</translation>
+    </message>
+    <message>
+        <source>headroom train: could not write the results to %1: %2
+</source>
+        <translation>headroom train：无法将结果写入 %1：%2
+</translation>
+    </message>
+    <message>
+        <source>memory peak %1 (parameters %2, gradients %3, optimizer state %4, activations %5, workspace %6, data %7)
+</source>
+        <translation>显存峰值 %1（参数 %2，梯度 %3，优化器状态 %4，激活值 %5，工作区 %6，数据 %7）
+</translation>
+    </message>
+    <message>
+        <source>wrote %1 and %2
+</source>
+        <translation>已写入 %1 和 %2
+</translation>
+    </message>
+    <message>
+        <source>headroom train: stopped after %1 steps; the results so far were written
+</source>
+        <translation>headroom train：在 %1 步后停止；已写入目前的结果
+</translation>
+    </message>
+    <message>
+        <source>headroom presets: takes no options
+</source>
+        <translation>headroom presets：不接受任何选项
+</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>headroom devices: takes no options
+</source>
+        <translation>headroom devices：不接受任何选项
+</translation>
+    </message>
+    <message>
+        <source>cpu      %1 cores, %2 memory
+</source>
+        <translation>cpu      %1 个核心，%2 内存
+</translation>
+    </message>
+    <message>
+        <source>cuda     not available: this build trains on the CPU only
+</source>
+        <translation>cuda     不可用：此版本仅在 CPU 上训练
+</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;%1&apos;</source>
+        <translation>未知选项“%1”</translation>
+    </message>
+    <message>
+        <source>option &apos;%1&apos; needs a value</source>
+        <translation>选项“%1”需要一个值</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;--%1&apos;</source>
+        <translation>未知选项“--%1”</translation>
+    </message>
+    <message>
+        <source>usage: headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
+RUN is a run id, &apos;last&apos;, or a run&apos;s name (see headroom runs).
+</source>
+        <translation>用法：headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
+RUN 是运行编号、“last”或运行名称（见 headroom runs）。
+</translation>
+    </message>
+    <message>
+        <source>headroom report: %1
+</source>
+        <translation>headroom report：%1
+</translation>
+    </message>
+    <message>
+        <source>headroom report: give exactly one run
+</source>
+        <translation>headroom report：请只给出一个运行
+</translation>
+    </message>
+    <message>
+        <source>headroom report: unknown format &apos;%1&apos;; use html, pdf, json or csv
+</source>
+        <translation>headroom report：未知格式“%1”；请使用 html、pdf、json 或 csv
+</translation>
+    </message>
+    <message>
+        <source>headroom report: there is no run history at %1
+</source>
+        <translation>headroom report：%1 处没有运行历史
+</translation>
+    </message>
+    <message>
+        <source>headroom report: no run &apos;%1&apos; in %2; list the runs with: headroom runs
+</source>
+        <translation>headroom report：%2 中没有运行“%1”；可用 headroom runs 列出运行
+</translation>
+    </message>
+    <message>
+        <source>headroom report: --out %1 is a folder; give a file name
+</source>
+        <translation>headroom report：--out %1 是文件夹；请给出文件名
+</translation>
+    </message>
+    <message>
+        <source>headroom report: cannot write %1: the folder %2 does not exist or is not writable
+</source>
+        <translation>headroom report：无法写入 %1：文件夹 %2 不存在或不可写
+</translation>
+    </message>
+    <message>
+        <source>headroom report: run %1 could not be read
+</source>
+        <translation>headroom report：无法读取运行 %1
+</translation>
+    </message>
+    <message>
+        <source>usage: headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
+</source>
+        <translation>用法：headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: %1
+</source>
+        <translation>headroom runs：%1
+</translation>
+    </message>
+    <message>
+        <source>unexpected argument &apos;%1&apos;</source>
+        <translation>多余的参数“%1”</translation>
+    </message>
+    <message>
+        <source>headroom runs: unknown status &apos;%1&apos;; use running, finished, failed or stopped
+</source>
+        <translation>headroom runs：未知状态“%1”；请使用 running、finished、failed 或 stopped
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: --limit must be a whole number of 0 or more
+</source>
+        <translation>headroom runs：--limit 必须是不小于 0 的整数
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: there is no run history at %1
+</source>
+        <translation>headroom runs：%1 处没有运行历史
+</translation>
+    </message>
+    <message>
+        <source>No runs in %1.
+</source>
+        <translation>%1 中没有运行。
+</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>编号</translation>
+    </message>
+    <message>
+        <source>STATUS</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>STARTED</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <source>TEST ACC</source>
+        <translation>测试准确率</translation>
+    </message>
+    <message>
+        <source>NAME</source>
+        <translation>名称</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::DataPanel</name>
+    <message>
+        <source>Fashion-MNIST</source>
+        <translation>Fashion-MNIST</translation>
+    </message>
+    <message>
+        <source>MNIST</source>
+        <translation>MNIST</translation>
+    </message>
+    <message>
+        <source>IDX folder</source>
+        <translation>IDX 文件夹</translation>
+    </message>
+    <message>
+        <source>Synthetic (generated)</source>
+        <translation>合成数据（生成）</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>数据集</translation>
+    </message>
+    <message>
+        <source>folder with train-images-idx3-ubyte(.gz), …</source>
+        <translation>包含 train-images-idx3-ubyte(.gz) 等文件的文件夹</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Use only the first N training samples (0: all)</source>
+        <translation>只使用前 N 个训练样本（0：全部）</translation>
+    </message>
+    <message>
+        <source>Use only the first N test samples (0: all)</source>
+        <translation>只使用前 N 个测试样本（0：全部）</translation>
+    </message>
+    <message>
+        <source>Training samples</source>
+        <translation>训练样本</translation>
+    </message>
+    <message>
+        <source>Test samples</source>
+        <translation>测试样本</translation>
+    </message>
+    <message>
+        <source>Preview (test set)</source>
+        <translation>预览（测试集）</translation>
+    </message>
+    <message>
+        <source>Choose an IDX folder</source>
+        <translation>选择 IDX 文件夹</translation>
+    </message>
+    <message>
+        <source>Choose a folder holding IDX files.</source>
+        <translation>请选择包含 IDX 文件的文件夹。</translation>
+    </message>
+    <message>
+        <source>No preview</source>
+        <translation>无预览</translation>
+    </message>
+    <message>
+        <source>Not available: %1</source>
+        <translation>不可用：%1</translation>
+    </message>
+    <message>
+        <source>No test files to preview in %1</source>
+        <translation>%1 中没有可预览的测试文件</translation>
+    </message>
+    <message>
+        <source>Preview failed: %1</source>
+        <translation>预览失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::MainWindow</name>
+    <message>
+        <source>Monitor</source>
+        <translation>监控</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Model builder</source>
+        <translation>模型构建器</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Training setup</source>
+        <translation>训练设置</translation>
+    </message>
+    <message>
+        <source>&amp;New model</source>
+        <translation>新建模型(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation>打开模型(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save model</source>
+        <translation>保存模型(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save model &amp;as…</source>
+        <translation>模型另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation>重做(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Start</source>
+        <translation>开始(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Start training (F5)</source>
+        <translation>开始训练（F5）</translation>
+    </message>
+    <message>
+        <source>&amp;Pause</source>
+        <translation>暂停(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Pause between steps (F6)</source>
+        <translation>在两步之间暂停（F6）</translation>
+    </message>
+    <message>
+        <source>&amp;Resume</source>
+        <translation>继续(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Resume training (F7)</source>
+        <translation>继续训练（F7）</translation>
+    </message>
+    <message>
+        <source>S&amp;top</source>
+        <translation>停止(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Stop after the current step (Shift+F5)</source>
+        <translation>在当前步之后停止（Shift+F5）</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Preferences…</source>
+        <translation>首选项(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>&amp;Model</source>
+        <translation>模型(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Presets</source>
+        <translation>预设(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Reset chart &amp;views</source>
+        <translation>重置图表视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About Headroom</source>
+        <translation>关于 Headroom(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About &amp;Qt</source>
+        <translation>关于 Qt(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Device: %1</source>
+        <translation>设备：%1</translation>
+    </message>
+    <message>
+        <source>Step —</source>
+        <translation>步 —</translation>
+    </message>
+    <message>
+        <source>Epoch —</source>
+        <translation>轮 —</translation>
+    </message>
+    <message>
+        <source>Loss —</source>
+        <translation>损失 —</translation>
+    </message>
+    <message>
+        <source>— img/s</source>
+        <translation>— 图像/秒</translation>
+    </message>
+    <message>
+        <source>ETA —</source>
+        <translation>剩余 —</translation>
+    </message>
+    <message>
+        <source>unsaved</source>
+        <translation>未保存</translation>
+    </message>
+    <message>
+        <source>%1 (%2)[*] — Headroom</source>
+        <translation>%1（%2）[*] — Headroom</translation>
+    </message>
+    <message>
+        <source>Unsaved model</source>
+        <translation>模型未保存</translation>
+    </message>
+    <message>
+        <source>The model has unsaved changes. Save them first?</source>
+        <translation>模型有未保存的更改。要先保存吗？</translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>Open model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>Model spec (*.json);;All files (*)</source>
+        <translation>模型规格 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Could not open %1:
+%2</source>
+        <translation>无法打开 %1：
+%2</translation>
+    </message>
+    <message>
+        <source>Save model</source>
+        <translation>保存模型</translation>
+    </message>
+    <message>
+        <source>Could not save %1:
+%2</source>
+        <translation>无法保存 %1：
+%2</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Save model as</source>
+        <translation>模型另存为</translation>
+    </message>
+    <message>
+        <source>Model spec (*.json)</source>
+        <translation>模型规格 (*.json)</translation>
+    </message>
+    <message>
+        <source>Fix the model first: %1</source>
+        <translation>请先修正模型：%1</translation>
+    </message>
+    <message>
+        <source>Cannot start</source>
+        <translation>无法开始</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>Starting run: %1 on %2</source>
+        <translation>开始运行：%1，数据 %2</translation>
+    </message>
+    <message>
+        <source>Paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>Training…</source>
+        <translation>训练中…</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>Step %1/%2</source>
+        <translation>第 %1/%2 步</translation>
+    </message>
+    <message>
+        <source>Epoch %1</source>
+        <translation>第 %1 轮</translation>
+    </message>
+    <message>
+        <source>Loss %1</source>
+        <translation>损失 %1</translation>
+    </message>
+    <message>
+        <source>%1 img/s</source>
+        <translation>%1 图像/秒</translation>
+    </message>
+    <message>
+        <source>ETA %1</source>
+        <translation>剩余 %1</translation>
+    </message>
+    <message>
+        <source>Epoch %1: training loss %2, test loss %3, test accuracy %4</source>
+        <translation>第 %1 轮：训练损失 %2，测试损失 %3，测试准确率 %4</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Training failed</source>
+        <translation>训练失败</translation>
+    </message>
+    <message>
+        <source>Stopped after %1 steps</source>
+        <translation>在 %1 步后停止</translation>
+    </message>
+    <message>
+        <source>Finished: %1 steps in %2, test accuracy %3</source>
+        <translation>已完成：%2 内训练 %1 步，测试准确率 %3</translation>
+    </message>
+    <message>
+        <source>Run %1: %2 steps, %3 img/s</source>
+        <translation>运行 %1：%2 步，%3 图像/秒</translation>
+    </message>
+    <message>
+        <source>Training is running</source>
+        <translation>训练正在进行</translation>
+    </message>
+    <message>
+        <source>A run is in progress. Stop it and close Headroom?</source>
+        <translation>有运行正在进行。要停止它并关闭 Headroom 吗？</translation>
+    </message>
+    <message>
+        <source>Save chart</source>
+        <translation>保存图表</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)</source>
+        <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg);;PDF 文档 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Could not write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>Preferences</source>
+        <translation>首选项</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>A new language takes effect when Headroom restarts.</source>
+        <translation>新的语言在 Headroom 重启后生效。</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <source> Hz</source>
+        <translation> 赫兹</translation>
+    </message>
+    <message>
+        <source>How often the charts redraw during a run (at most 25 times a second)</source>
+        <translation>运行期间图表的重绘频率（每秒最多 25 次）</translation>
+    </message>
+    <message>
+        <source>Chart refresh rate</source>
+        <translation>图表刷新率</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;A workbench for training neural networks within GPU memory.&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2 (built with %3)&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;CUDA runtime&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;cuDNN&lt;/td&gt;&lt;td&gt;%6&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;NCCL&lt;/td&gt;&lt;td&gt;%7&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;GPU driver&lt;/td&gt;&lt;td&gt;%8&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</source>
+        <translation>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;在 GPU 显存限制内训练神经网络的工作台。&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2（编译时版本 %3）&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;CUDA 运行时&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;cuDNN&lt;/td&gt;&lt;td&gt;%6&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;NCCL&lt;/td&gt;&lt;td&gt;%7&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;GPU 驱动&lt;/td&gt;&lt;td&gt;%8&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</translation>
+    </message>
+    <message>
+        <source>About Headroom</source>
+        <translation>关于 Headroom</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::MonitorView</name>
+    <message>
+        <source>Test accuracy</source>
+        <translation>测试准确率</translation>
+    </message>
+    <message>
+        <source>Training loss</source>
+        <translation>训练损失</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>显存峰值</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Training (per step)</source>
+        <translation>训练（每步）</translation>
+    </message>
+    <message>
+        <source>Training (smoothed)</source>
+        <translation>训练（平滑）</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>accuracy (%)</source>
+        <translation>准确率（%）</translation>
+    </message>
+    <message>
+        <source>images/s</source>
+        <translation>图像/秒</translation>
+    </message>
+    <message>
+        <source>Images per second</source>
+        <translation>每秒图像数</translation>
+    </message>
+    <message>
+        <source>Memory by category</source>
+        <translation>按类别的显存占用</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>%1 img/s</source>
+        <translation>%1 图像/秒</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::RuntimeInfo</name>
+    <message>
+        <source>not found</source>
+        <translation>未找到</translation>
+    </message>
+    <message>
+        <source>CPU (%1 threads)</source>
+        <translation>CPU（%1 线程）</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::TrainingSetupPanel</name>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>CUDA devices appear here when the CUDA backend reports them</source>
+        <translation>CUDA 后端报告设备后，CUDA 设备会出现在这里</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>all cores</source>
+        <translation>全部核心</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程数</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮数</translation>
+    </message>
+    <message>
+        <source>by epochs</source>
+        <translation>按轮数</translation>
+    </message>
+    <message>
+        <source>Train this many steps instead of whole epochs (0: use epochs)</source>
+        <translation>训练指定步数而不是完整的轮数（0：按轮数）</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>Evaluate on the test set after each epoch</source>
+        <translation>每轮结束后在测试集上评估</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>SGD</source>
+        <translation>SGD</translation>
+    </message>
+    <message>
+        <source>Adam</source>
+        <translation>Adam</translation>
+    </message>
+    <message>
+        <source>AdamW</source>
+        <translation>AdamW</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Momentum</source>
+        <translation>动量</translation>
+    </message>
+    <message>
+        <source>Nesterov</source>
+        <translation>Nesterov 动量</translation>
+    </message>
+    <message>
+        <source>Weight decay</source>
+        <translation>权重衰减</translation>
+    </message>
+    <message>
+        <source>β₁</source>
+        <translation>β₁</translation>
+    </message>
+    <message>
+        <source>β₂</source>
+        <translation>β₂</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule</source>
+        <translation>学习率调度</translation>
+    </message>
+    <message>
+        <source>Constant</source>
+        <translation>常数</translation>
+    </message>
+    <message>
+        <source>Step decay</source>
+        <translation>阶梯衰减</translation>
+    </message>
+    <message>
+        <source>Cosine</source>
+        <translation>余弦</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>调度方式</translation>
+    </message>
+    <message>
+        <source>Warm-up steps</source>
+        <translation>预热步数</translation>
+    </message>
+    <message>
+        <source>Step size</source>
+        <translation>衰减间隔步数</translation>
+    </message>
+    <message>
+        <source>Decay factor γ</source>
+        <translation>衰减系数 γ</translation>
+    </message>
+    <message>
+        <source>Minimum rate</source>
+        <translation>最小学习率</translation>
+    </message>
+    <message>
+        <source>Memory strategies</source>
+        <translation>显存策略</translation>
+    </message>
+    <message>
+        <source>Not supported by the training core yet; the run uses the default.</source>
+        <translation>训练核心暂不支持；运行将使用默认值。</translation>
+    </message>
+    <message>
+        <source>FP32 (full precision)</source>
+        <translation>FP32（全精度）</translation>
+    </message>
+    <message>
+        <source>TF32 matmuls</source>
+        <translation>TF32 矩阵乘法</translation>
+    </message>
+    <message>
+        <source>BF16 mixed precision</source>
+        <translation>BF16 混合精度</translation>
+    </message>
+    <message>
+        <source>FP16 mixed precision + loss scaling</source>
+        <translation>FP16 混合精度 + 损失缩放</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>All layers</source>
+        <translation>所有层</translation>
+    </message>
+    <message>
+        <source>Every K layers</source>
+        <translation>每 K 层</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>K = </source>
+        <translation>K = </translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>梯度检查点</translation>
+    </message>
+    <message>
+        <source>whole batch</source>
+        <translation>整个批次</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批大小</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation</source>
+        <translation>梯度累积</translation>
+    </message>
+    <message>
+        <source>Optimizer state in host memory</source>
+        <translation>优化器状态放在主机内存</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>ZeRO-1 (optimizer state)</source>
+        <translation>ZeRO-1（优化器状态）</translation>
+    </message>
+    <message>
+        <source>ZeRO-2 (+ gradients)</source>
+        <translation>ZeRO-2（+ 梯度）</translation>
+    </message>
+    <message>
+        <source>ZeRO-3 (+ parameters)</source>
+        <translation>ZeRO-3（+ 参数）</translation>
+    </message>
+    <message>
+        <source>Sharding</source>
+        <translation>分片</translation>
+    </message>
+</context>
+<context>
+    <name>hrw::LiveChart</name>
+    <message>
+        <source>Reset view</source>
+        <translation>重置视图</translation>
+    </message>
+    <message>
+        <source>Show legend</source>
+        <translation>显示图例</translation>
+    </message>
+    <message>
+        <source>Save chart as…</source>
+        <translation>图表另存为…</translation>
+    </message>
+</context>
+<context>
+    <name>hrw::MemoryChart</name>
+    <message>
+        <source>Capacity</source>
+        <translation>容量</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <source>Device capacity %1 GiB (above this view)</source>
+        <translation>设备容量 %1 GiB（超出当前视图）</translation>
+    </message>
+</context>
+<context>
+    <name>hrw::ModelBuilder</name>
+    <message>
+        <source>Convolution</source>
+        <translation>卷积</translation>
+    </message>
+    <message>
+        <source>Pooling</source>
+        <translation>池化</translation>
+    </message>
+    <message>
+        <source>Linear</source>
+        <translation>全连接</translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Normalisation</source>
+        <translation>归一化</translation>
+    </message>
+    <message>
+        <source>Regularisation</source>
+        <translation>正则化</translation>
+    </message>
+    <message>
+        <source>Structure</source>
+        <translation>结构</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失函数</translation>
+    </message>
+    <message>
+        <source>%1 B</source>
+        <translation>%1 B</translation>
+    </message>
+    <message>
+        <source>%1 KiB</source>
+        <translation>%1 KiB</translation>
+    </message>
+    <message>
+        <source>%1 MiB</source>
+        <translation>%1 MiB</translation>
+    </message>
+    <message>
+        <source>%1 GiB</source>
+        <translation>%1 GiB</translation>
+    </message>
+    <message>
+        <source>%1 K</source>
+        <translation>%1 K</translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <translation>%1 M</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Input (C×H×W)</source>
+        <translation>输入（C×H×W）</translation>
+    </message>
+    <message>
+        <source>Classes</source>
+        <translation>类别数</translation>
+    </message>
+    <message>
+        <source>Cross-entropy</source>
+        <translation>交叉熵</translation>
+    </message>
+    <message>
+        <source>Mean squared error</source>
+        <translation>均方误差</translation>
+    </message>
+    <message>
+        <source>Label smoothing (cross-entropy only)</source>
+        <translation>标签平滑（仅交叉熵）</translation>
+    </message>
+    <message>
+        <source>Layer palette</source>
+        <translation>层面板</translation>
+    </message>
+    <message>
+        <source>Search layers…</source>
+        <translation>搜索层…</translation>
+    </message>
+    <message>
+        <source>Double-click a layer type to add it after the selected layer</source>
+        <translation>双击层类型，将其添加到所选层之后</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Add the palette&apos;s selected layer after the selected layer</source>
+        <translation>将层面板中选中的层添加到所选层之后</translation>
+    </message>
+    <message>
+        <source>Insert</source>
+        <translation>插入</translation>
+    </message>
+    <message>
+        <source>Insert the palette&apos;s selected layer before the selected layer</source>
+        <translation>将层面板中选中的层插入到所选层之前</translation>
+    </message>
+    <message>
+        <source>Remove the selected layer</source>
+        <translation>删除所选层</translation>
+    </message>
+    <message>
+        <source>Move the selected layer up</source>
+        <translation>上移所选层</translation>
+    </message>
+    <message>
+        <source>Move the selected layer down</source>
+        <translation>下移所选层</translation>
+    </message>
+    <message>
+        <source>Duplicate the selected layer</source>
+        <translation>复制所选层</translation>
+    </message>
+    <message>
+        <source>Residual</source>
+        <translation>残差</translation>
+    </message>
+    <message>
+        <source>Group the selected layer into a residual block (output = input + block(input))</source>
+        <translation>将所选层组合为残差块（输出 = 输入 + 块(输入)）</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Params</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Act./sample</source>
+        <translation>激活/样本</translation>
+    </message>
+    <message>
+        <source>Bytes this layer keeps for the backward pass, per sample (fp32)</source>
+        <translation>该层为反向传播保留的每样本字节数（fp32）</translation>
+    </message>
+    <message>
+        <source>Add %1</source>
+        <translation>添加 %1</translation>
+    </message>
+    <message>
+        <source>Insert %1</source>
+        <translation>插入 %1</translation>
+    </message>
+    <message>
+        <source>Remove %1</source>
+        <translation>删除 %1</translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>Move layer</source>
+        <translation>移动层</translation>
+    </message>
+    <message>
+        <source>Duplicate %1</source>
+        <translation>复制 %1</translation>
+    </message>
+    <message>
+        <source>Group into residual block</source>
+        <translation>组合为残差块</translation>
+    </message>
+    <message>
+        <source>Set %1</source>
+        <translation>设置 %1</translation>
+    </message>
+    <message>
+        <source>Rename layer</source>
+        <translation>重命名层</translation>
+    </message>
+    <message>
+        <source>Rename model</source>
+        <translation>重命名模型</translation>
+    </message>
+    <message>
+        <source>Change input shape</source>
+        <translation>更改输入形状</translation>
+    </message>
+    <message>
+        <source>Change classes</source>
+        <translation>更改类别数</translation>
+    </message>
+    <message>
+        <source>Change loss</source>
+        <translation>更改损失函数</translation>
+    </message>
+    <message>
+        <source>Input %1 → output %2</source>
+        <translation>输入 %1 → 输出 %2</translation>
+    </message>
+    <message>
+        <source>shortcut: identity</source>
+        <translation>捷径：恒等映射</translation>
+    </message>
+    <message>
+        <source>shortcut</source>
+        <translation>捷径</translation>
+    </message>
+    <message>
+        <source>Select and press Add to put a projection on the shortcut</source>
+        <translation>选中后按“添加”可在捷径上加入投影层</translation>
+    </message>
+    <message>
+        <source>Empty model: pick a preset from the Model menu or add layers from the palette.</source>
+        <translation>空模型：请从“模型”菜单选择预设，或从层面板添加层。</translation>
+    </message>
+    <message>
+        <source>Invalid model: %1</source>
+        <translation>模型无效：%1</translation>
+    </message>
+    <message>
+        <source>%1 parameters · %2 activations per sample · output %3</source>
+        <translation>%1 个参数 · 每样本激活值 %2 · 输出 %3</translation>
+    </message>
+    <message>
+        <source>Properties</source>
+        <translation>属性</translation>
+    </message>
+    <message>
+        <source>Select a layer to edit its properties.</source>
+        <translation>选择一个层以编辑其属性。</translation>
+    </message>
+    <message>
+        <source>Properties: %1</source>
+        <translation>属性：%1</translation>
+    </message>
+    <message>
+        <source>optional label</source>
+        <translation>可选标签</translation>
+    </message>
+    <message>
+        <source>Label</source>
+        <translation>标签</translation>
+    </message>
+</context>
+<context>
+    <name>std</name>
+    <message>
+        <source>%1 expects an integer of at least %2, got &apos;%3&apos;</source>
+        <translation>%1 需要不小于 %2 的整数，得到的是“%3”</translation>
+    </message>
+</context>
+</TS>
