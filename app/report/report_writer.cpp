@@ -394,7 +394,7 @@ QString ReportWriter::document(Target target) const {
                                                       .arg(QLocale().toString(qint64(report->total_params)))
                                                       .arg(bytesText(report->activation_bytes_per_sample))));
         h += QStringLiteral("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\">\n<tr>");
-        for (const QString& col : {tr("#"), tr("Name"), tr("Layer"), tr("Input"), tr("Output"), tr("Parameters"),
+        for (const QString& col : {tr("#"), tr("Path"), tr("Layer"), tr("Input"), tr("Output"), tr("Parameters"),
                                    tr("Activations / sample")})
             h += QStringLiteral("<th>%1</th>").arg(esc(col));
         h += QStringLiteral("</tr>\n");

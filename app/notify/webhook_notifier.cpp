@@ -1,0 +1,185 @@
+#include "notify/webhook_notifier.h"
+
+#include <QApplication>
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLocale>
+#include <QLoggingCategory>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QStyle>
+#include <QSystemTrayIcon>
+
+#include <cmath>
+
+Q_LOGGING_CATEGORY(lcWebhook, "headroom.webhook")
+
+namespace hrapp {
+namespace {
+QString tr(const char* s) { return QCoreApplication::translate("WebhookNotifier", s); }
+
+QString statusWord(const QString& status) {
+    if (status == QLatin1String("finished")) return tr("finished");
+    if (status == QLatin1String("stopped")) return tr("was stopped");
+    return tr("failed");
+}
+}  // namespace
+
+std::optional<WebhookNotifier::Template> WebhookNotifier::templateFromName(const QString& name) {
+    const QString n = name.trimmed().toLower();
+    if (n == QLatin1String("generic") || n == QLatin1String("json")) return Template::Generic;
+    if (n == QLatin1String("wecom") || n == QLatin1String("wechat-work")) return Template::WeCom;
+    if (n == QLatin1String("dingtalk")) return Template::DingTalk;
+    if (n == QLatin1String("feishu") || n == QLatin1String("lark")) return Template::Feishu;
+    if (n == QLatin1String("slack")) return Template::Slack;
+    return std::nullopt;
+}
+
+QString WebhookNotifier::templateName(Template t) {
+    switch (t) {
+    case Template::Generic: return QStringLiteral("generic");
+    case Template::WeCom: return QStringLiteral("wecom");
+    case Template::DingTalk: return QStringLiteral("dingtalk");
+    case Template::Feishu: return QStringLiteral("feishu");
+    case Template::Slack: return QStringLiteral("slack");
+    }
+    return {};
+}
+
+QStringList WebhookNotifier::templateNames() {
+    return {QStringLiteral("generic"), QStringLiteral("wecom"), QStringLiteral("dingtalk"), QStringLiteral("feishu"),
+            QStringLiteral("slack")};
+}
+
+WebhookNotifier::WebhookNotifier(QObject* parent) : QObject(parent), m_network(new QNetworkAccessManager(this)) {}
+
+QByteArray WebhookNotifier::payload(Template t, const QString& event, const QString& title, const QString& text,
+                                    const QJsonObject& details) {
+    const QString message = text.isEmpty() ? title : title + QLatin1Char('\n') + text;
+    QJsonObject o;
+    switch (t) {
+    case Template::Generic:
+        o = QJsonObject{{QStringLiteral("source"), QStringLiteral("headroom")},
+                        {QStringLiteral("event"), event},
+                        {QStringLiteral("title"), title},
+                        {QStringLiteral("text"), text},
+                        {QStringLiteral("details"), details}};
+        break;
+    case Template::WeCom:  // https://developer.work.weixin.qq.com/document/path/91770
+    case Template::DingTalk:  // https://open.dingtalk.com/document/robots/custom-robot-access
+        o = QJsonObject{{QStringLiteral("msgtype"), QStringLiteral("text")},
+                        {QStringLiteral("text"), QJsonObject{{QStringLiteral("content"), message}}}};
+        break;
+    case Template::Feishu:  // https://open.feishu.cn/document/client-docs/bot-v3/add-custom-bot
+        o = QJsonObject{{QStringLiteral("msg_type"), QStringLiteral("text")},
+                        {QStringLiteral("content"), QJsonObject{{QStringLiteral("text"), message}}}};
+        break;
+    case Template::Slack:  // incoming webhooks
+        o = QJsonObject{{QStringLiteral("text"), message}};
+        break;
+    }
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+bool WebhookNotifier::send(const QString& event, const QString& title, const QString& text,
+                           const QJsonObject& details) {
+    if (!m_settings.url.isValid() || m_settings.url.isEmpty()) return false;
+    QNetworkRequest req(m_settings.url);
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json; charset=utf-8"));
+    req.setHeader(QNetworkRequest::UserAgentHeader, QStringLiteral("Headroom/%1").arg(QStringLiteral(HEADROOM_VERSION)));
+    req.setTransferTimeout(qMax(100, m_settings.timeoutMs));
+    QNetworkReply* reply = m_network->post(req, payload(m_settings.format, event, title, text, details));
+    ++m_inFlight;
+    const QString url = m_settings.url.toDisplayString(QUrl::RemoveUserInfo | QUrl::RemoveQuery);
+    connect(reply, &QNetworkReply::finished, this, [this, reply, event, url] {
+        --m_inFlight;
+        reply->deleteLater();
+        const int http = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        if (reply->error() == QNetworkReply::NoError && http >= 200 && http < 300) {
+            emit delivered(event, http);
+            return;
+        }
+        QString why;
+        if (reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError)
+            why = tr("no answer within %1 s").arg(m_settings.timeoutMs / 1000.0);
+        else if (http != 0)
+            why = tr("HTTP status %1").arg(http);
+        else
+            why = reply->errorString();
+        const QString message = tr("Webhook %1 failed for '%2': %3; training is not affected.").arg(url, event, why);
+        qCWarning(lcWebhook).noquote() << message;
+        emit failed(event, message);
+    });
+    return true;
+}
+
+void WebhookNotifier::notifyRunEnded(const QString& runName, const QString& status, const QString& error,
+                                     const QJsonObject& metrics) {
+    const bool failedRun = status == QLatin1String("failed");
+    if (failedRun ? !m_settings.onFailed : !m_settings.onFinished) return;
+    const QString title = tr("Headroom: run \"%1\" %2").arg(runName, statusWord(status));
+    QStringList lines;
+    if (!error.isEmpty()) lines << tr("Error: %1").arg(error);
+    const QJsonValue acc = metrics.value(QStringLiteral("test_accuracy"));
+    if (acc.isDouble()) lines << tr("Test accuracy: %1").arg(QLocale().toString(acc.toDouble() * 100, 'f', 2) + QLatin1Char('%'));
+    const QJsonValue loss = metrics.value(QStringLiteral("test_loss"));
+    if (loss.isDouble()) lines << tr("Test loss: %1").arg(QLocale().toString(loss.toDouble(), 'g', 4));
+    const QJsonValue secs = metrics.value(QStringLiteral("seconds"));
+    if (secs.isDouble()) lines << tr("Training time: %1 s").arg(QLocale().toString(secs.toDouble(), 'f', 1));
+    QJsonObject details{{QStringLiteral("run"), runName}, {QStringLiteral("status"), status},
+                        {QStringLiteral("metrics"), metrics}};
+    if (!error.isEmpty()) details[QStringLiteral("error")] = error;
+    send(failedRun ? QStringLiteral("run_failed") : QStringLiteral("run_") + status, title,
+         lines.join(QLatin1Char('\n')), details);
+}
+
+void WebhookNotifier::notifyEpoch(const QString& runName, const hr::EpochEvent& e, int totalEpochs) {
+    if (m_settings.everyEpochs <= 0 || e.epoch <= 0 || e.epoch % m_settings.everyEpochs != 0) return;
+    const QString title = totalEpochs > 0 ? tr("Headroom: run \"%1\" epoch %2 of %3").arg(runName).arg(e.epoch).arg(totalEpochs)
+                                          : tr("Headroom: run \"%1\" epoch %2").arg(runName).arg(e.epoch);
+    QStringList lines;
+    lines << tr("Train loss: %1").arg(QLocale().toString(e.train_loss, 'g', 4));
+    if (std::isfinite(e.test_accuracy))
+        lines << tr("Test accuracy: %1").arg(QLocale().toString(e.test_accuracy * 100, 'f', 2) + QLatin1Char('%'));
+    auto num = [](double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
+    QJsonObject details{{QStringLiteral("run"), runName},
+                        {QStringLiteral("epoch"), e.epoch},
+                        {QStringLiteral("epochs"), totalEpochs},
+                        {QStringLiteral("train_loss"), num(e.train_loss)},
+                        {QStringLiteral("train_accuracy"), num(e.train_accuracy)},
+                        {QStringLiteral("test_loss"), num(e.test_loss)},
+                        {QStringLiteral("test_accuracy"), num(e.test_accuracy)},
+                        {QStringLiteral("seconds"), num(e.seconds)}};
+    send(QStringLiteral("epoch"), title, lines.join(QLatin1Char('\n')), details);
+}
+
+// ---- desktop ------------------------------------------------------------------------------------
+
+DesktopNotifier::DesktopNotifier(QObject* parent) : QObject(parent) {}
+DesktopNotifier::~DesktopNotifier() = default;
+
+bool DesktopNotifier::available() {
+    return qobject_cast<QApplication*>(QCoreApplication::instance()) && QSystemTrayIcon::isSystemTrayAvailable() &&
+           QSystemTrayIcon::supportsMessages();
+}
+
+bool DesktopNotifier::notifyRunEnded(const QString& runName, const QString& status, const QString& error) {
+    if (!available()) return false;
+    if (!m_tray) {
+        m_tray = new QSystemTrayIcon(this);
+        m_tray->setIcon(QApplication::windowIcon().isNull()
+                            ? QApplication::style()->standardIcon(QStyle::SP_ComputerIcon)
+                            : QApplication::windowIcon());
+        m_tray->setToolTip(QStringLiteral("Headroom"));
+        m_tray->show();
+    }
+    const bool failedRun = status == QLatin1String("failed");
+    const QString title = QCoreApplication::translate("WebhookNotifier", "Run \"%1\" %2").arg(runName, statusWord(status));
+    m_tray->showMessage(title, error.isEmpty() ? QStringLiteral("Headroom") : error,
+                        failedRun ? QSystemTrayIcon::Warning : QSystemTrayIcon::Information, 8000);
+    return true;
+}
+
+}  // namespace hrapp
