@@ -13,6 +13,7 @@
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "optim/optimizer.h"
+#include "train/checkpoint.h"
 
 namespace hr {
 
@@ -298,20 +299,7 @@ TrainResult Trainer::run() {
 
 void Trainer::save_weights(const std::string& path, const std::string& run_json_text) const {
     if (!impl_->model) throw Error("no trained model to save: run() first");
-    Backend& be = impl_->model->backend();
-    SafeTensorsFile f;
-    for (const auto& nt : impl_->model->state_dict()) {
-        SafeTensor t;
-        t.name = nt.name;
-        t.dtype = nt.tensor.dtype();
-        t.shape = nt.tensor.shape();
-        t.data.resize(nt.tensor.nbytes());
-        be.copy_to_host(nt.tensor, t.data.data());
-        f.tensors.push_back(std::move(t));
-    }
-    f.metadata["format"] = "pt";
-    f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
-    f.metadata["model_spec"] = model_spec_to_json(config_.model).dump();
+    SafeTensorsFile f = model_state_file(*impl_->model);
     if (!run_json_text.empty()) f.metadata["run"] = run_json_text;
     write_safetensors(path, f);
 }

@@ -1,8 +1,8 @@
 // CpuBackend: construction, data movement, elementwise ops, GEMM, bias, pooling, activations, dropout.
 // Convolution lives in cpu_conv.cpp; batch norm, losses, reductions and optimizers in cpu_train_ops.cpp.
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/blas.h"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -24,18 +24,6 @@ int resolve_threads(int threads) {
     int n = omp_get_num_procs();
     if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, n);
-}
-
-std::string openblas_version() {
-    const char* cfg = openblas_get_config();
-    std::string s = cfg ? cfg : "OpenBLAS";
-    // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ..." -> "OpenBLAS 0.3.21"
-    auto first = s.find(' ');
-    if (first != std::string::npos) {
-        auto second = s.find(' ', first + 1);
-        if (second != std::string::npos) s = s.substr(0, second);
-    }
-    return s;
 }
 
 bool is_int(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u8; }
@@ -72,13 +60,13 @@ void store_scalar(DType t, void* p, std::int64_t i, double v) {
 
 CpuBackend::CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger)
     : allocator_(ledger ? std::move(ledger) : std::make_shared<MemoryLedger>()), threads_(resolve_threads(threads)) {
-    // OpenBLAS runs single-threaded: the backend splits work itself (static OpenMP partitions), which
-    // keeps results deterministic for a thread count and avoids nesting two thread pools.
-    openblas_set_num_threads(1);
+    // OpenBLAS runs single-threaded (blas.cpp): the backend splits work itself (static OpenMP
+    // partitions), which keeps results deterministic for a thread count and avoids nesting two pools.
+    (void)cpu::blas_description();  // load it now: a missing library is reported at construction
 }
 
 std::string CpuBackend::name() const {
-    return "cpu (" + openblas_version() + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+    return "cpu (" + cpu::blas_description() + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
 }
 
 void CpuBackend::set_threads(int threads) { threads_ = resolve_threads(threads); }
@@ -214,11 +202,9 @@ void blas_gemm(int threads, bool ta, bool tb, int M, int N, int K, T alpha, cons
         const T* b = tb ? B + static_cast<std::int64_t>(n0) * ldb : B + n0;
         T* c = C + static_cast<std::int64_t>(m0) * ldc + n0;
         if constexpr (std::is_same_v<T, float>)
-            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m1 - m0,
-                        n1 - n0, K, alpha, a, lda, b, ldb, beta, c, ldc);
+            cpu::sgemm(ta, tb, m1 - m0, n1 - n0, K, alpha, a, lda, b, ldb, beta, c, ldc);
         else
-            cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m1 - m0,
-                        n1 - n0, K, alpha, a, lda, b, ldb, beta, c, ldc);
+            cpu::dgemm(ta, tb, m1 - m0, n1 - n0, K, alpha, a, lda, b, ldb, beta, c, ldc);
     };
     if (M == 0 || N == 0) return;
     if (K == 0) {  // BLAS leaves C scaled by beta; make that explicit

@@ -11,20 +11,20 @@
 // - OpenBLAS 0.3.21 (DYNAMIC_ARCH) does not recognise this VM's CPU and picks its generic PRESCOTT
 //   (SSE3) kernels: ~15-22 ms/step. With OPENBLAS_CORETYPE=Haswell set in the environment before the
 //   process starts: ~10-14 ms/step (conv2 backward 6.4 -> 3.6 ms, conv2 forward 2.7 -> 1.5 ms).
-//   The variable is read when libopenblas loads, so it cannot be set from here; the app/CLI should set
-//   it (and re-exec) when it is unset.
+//   The variable is read when libopenblas loads: blas.cpp sets it from the CPU's features before it
+//   dlopen()s the library (SkylakeX kernels on AVX-512 machines: ~14,000-15,000 img/s at 2 threads).
 // - Hand-written AVX2 loops in place of BLAS for the conv GEMMs (4-row register blocking; dw via a
 //   transposed col) were no faster than PRESCOTT sgemm and slower than Haswell sgemm, so BLAS stays.
 // - With 2 threads the numbers were dominated by contention from other processes on the two cores
 //   and could not be compared fairly; per-sample parallelism over the batch with single-threaded
 //   sgemm is kept (no shared writes, static partitions). Batched im2col + one big GEMM was not measured.
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
 
@@ -178,11 +178,9 @@ template <class E>
 void gemm1(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, E alpha, const E* A, std::int64_t lda,
            const E* B, std::int64_t ldb, E beta, E* C, std::int64_t ldc) {
     if constexpr (std::is_same_v<E, float>)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N),
-                    int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+        cpu::sgemm(ta, tb, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
     else
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N),
-                    int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+        cpu::dgemm(ta, tb, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
 }
 
 int conv_threads(int threads, std::int64_t N) { return int(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, N))); }
