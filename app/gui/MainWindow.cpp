@@ -404,7 +404,7 @@ void MainWindow::updateRunActions() {
     m_pauseAction->setEnabled(m_running && !m_paused);
     m_resumeAction->setEnabled(m_running && m_paused);
     m_stopAction->setEnabled(m_running);
-    m_builder->setEnabled(!m_running);
+    m_builder->setEditable(!m_running);
     m_data->setEnabled(!m_running);
     m_setup->setEnabled(!m_running);
     m_newAction->setEnabled(!m_running);

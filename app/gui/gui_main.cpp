@@ -5,6 +5,7 @@
 #include <QTimer>
 
 #include "builder/ModelBuilder.h"
+#include "builder/LayerPath.h"
 #include "data/dataset.h"
 #include "gui/AppSettings.h"
 #include "gui/MainWindow.h"
@@ -30,6 +31,7 @@ void setUpScreenshot(MainWindow& w, const QString& out) {
     c.optimizer.lr = 0.05;
     c.optimizer.momentum = 0.9;
     w.setTrainConfig(c);
+    w.builder()->selectPath({7});  // show a layer's properties too
     auto epochs = std::make_shared<int>(0);
     auto grab = [&w, out] {
         w.grab().save(out);

@@ -288,6 +288,18 @@ ModelBuilder::ModelBuilder(QWidget* parent) : QWidget(parent), m_undo(new QUndoS
 
 QTreeWidget* ModelBuilder::layerTree() const { return m_tree; }
 
+void ModelBuilder::setEditable(bool editable) {
+    m_editable = editable;
+    m_modelBox->setEnabled(editable);
+    m_palette->setEnabled(editable);
+    m_search->setEnabled(editable);
+    m_propBox->setEnabled(editable);
+    m_tree->setDragEnabled(editable);
+    m_addButton->setEnabled(editable);
+    m_insertButton->setEnabled(editable);
+    updateActions();
+}
+
 QString ModelBuilder::groupTitle(const QString& group) {
     if (group == "convolution") return tr("Convolution");
     if (group == "pooling") return tr("Pooling");
@@ -764,7 +776,7 @@ void ModelBuilder::updateSummary() {
 
 void ModelBuilder::updateActions() {
     const LayerPath p = currentPath();
-    const bool has = !p.isEmpty();
+    const bool has = !p.isEmpty() && m_editable;
     const auto* list = has ? layerList(m_spec, parentListPath(p)) : nullptr;
     m_removeButton->setEnabled(has);
     m_duplicateButton->setEnabled(has);

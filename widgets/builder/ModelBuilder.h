@@ -65,6 +65,9 @@ public:
     QString layerError(const LayerPath& path) const;  // "" when the layer is fine
     bool isLayerMarked(const LayerPath& path) const;  // shown as an error in the tree
     QTreeWidget* layerTree() const;
+    // Read-only keeps the layer list browsable (selection, properties shown) but blocks every edit.
+    void setEditable(bool editable);
+    bool isEditable() const { return m_editable; }
     QTreeWidget* palette() const { return m_palette; }
     QString selectedPaletteType() const;
     static QString groupTitle(const QString& group);
@@ -103,6 +106,7 @@ private:
     hr::SpecReport m_report;
     QUndoStack* m_undo = nullptr;
     bool m_applying = false;
+    bool m_editable = true;
 
     QLineEdit* m_search = nullptr;
     QTreeWidget* m_palette = nullptr;

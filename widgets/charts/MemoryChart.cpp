@@ -23,9 +23,16 @@ MemoryChart::MemoryChart(QWidget* parent) : LiveChart(parent) {
     m_capacityNote->position->setCoords(0.02, 0.03);
     m_capacityNote->setColor(QColor(0xd6, 0x27, 0x28));
     m_capacityNote->setVisible(false);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(2);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    // Eight entries do not fit inside the plot: the legend goes in its own row below it.
+    auto* sub = new QCPLayoutGrid;
+    plotLayout()->addElement(2, 0, sub);
+    axisRect()->insetLayout()->take(legend);
+    sub->addElement(0, 0, legend);
+    sub->setMargins(QMargins(4, 0, 4, 4));
+    legend->setWrap(4);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, /*rearrange=*/true);
+    legend->setMargins(QMargins(4, 2, 4, 2));
+    plotLayout()->setRowStretchFactor(2, 0.001);
 }
 
 QString MemoryChart::groupName(int group) {
