@@ -6,6 +6,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QLocale>
 #include <QTranslator>
@@ -24,6 +25,7 @@
 #include "base/error.h"
 #include "cli/train_command.h"
 #include "gui/gui_main.h"
+#include "report/report_command.h"
 
 namespace hrapp {
 
@@ -42,6 +44,8 @@ QString mainHelp() {
               "  headroom train [options]      train a model headless (see headroom train --help)\n"
               "  headroom presets              list the built-in models\n"
               "  headroom devices              list the devices Headroom can train on\n"
+              "  headroom runs [options]       list the run history\n"
+              "  headroom report RUN [options] write a run's report (html, pdf, json, csv)\n"
               "  headroom --version            print the version\n"
               "  headroom --help               this help\n"
               "\n"
@@ -67,6 +71,14 @@ void installCliTranslator(QCoreApplication& app) {
 
 int run_main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
+    // Qt warns on every start when XDG_RUNTIME_DIR is unset (servers, containers, CI): give it one.
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+        QByteArray dir = QDir::tempPath().toLocal8Bit() + "/runtime-" + QByteArray::number(::getuid());
+        QDir().mkpath(QString::fromLocal8Bit(dir));
+        QFile::setPermissions(QString::fromLocal8Bit(dir), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                                QFileDevice::ExeOwner);
+        qputenv("XDG_RUNTIME_DIR", dir);
+    }
     if (args.empty()) {
         if (!haveDisplay()) {
             QCoreApplication app(argc, argv);
@@ -83,6 +95,11 @@ int run_main(int argc, char** argv) {
     const std::string& cmd = args[0];
     // Subcommands that open windows or render charts need a QApplication; report handles its own.
     if (cmd == "gui") return run_gui(argc, argv);
+    if (cmd == "report" || cmd == "runs") {
+        QStringList rest;
+        for (std::size_t i = 1; i < args.size(); ++i) rest << QString::fromStdString(args[i]);
+        return cmd == "report" ? run_report_command(rest) : run_runs_command(rest);
+    }
 
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
@@ -100,7 +117,7 @@ int run_main(int argc, char** argv) {
     if (cmd == "train") return run_train_command(rest);
     if (cmd == "presets") return run_presets_command(rest);
     if (cmd == "devices") return run_devices_command(rest);
-    eprint(tr("headroom: unknown command '%1'; use train, presets or devices (see headroom --help)\n")
+    eprint(tr("headroom: unknown command '%1'; use train, presets, devices, runs or report (see headroom --help)\n")
                .arg(QString::fromStdString(cmd)));
     return 2;
 }

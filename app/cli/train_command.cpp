@@ -18,6 +18,10 @@
 #include "data/dataset.h"
 #include "memory/allocator.h"
 #include "nn/model_spec.h"
+#include "store/run_store.h"
+#include "telemetry/sampler.h"
+#include "telemetry/nvml_source.h"
+#include <mutex>
 #include "train/run_record.h"
 #include "train/trainer.h"
 
@@ -72,6 +76,9 @@ QString trainHelp() {
               "  --device DEV              auto, cpu (default), cuda:N\n"
               "  --threads N               CPU threads (default: all cores)\n"
               "  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)\n"
+              "  --name NAME               name of the run in the history (default: model and time)\n"
+              "  --db FILE                 run history database (default: the user's data folder)\n"
+              "  --no-history              do not record the run in the history\n"
               "  --quiet                   only the final line\n"
               "  --help                    this help\n");
 }
@@ -108,21 +115,30 @@ QString formatDuration(double s) {
     return QStringLiteral("%1:%2").arg(t / 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
 }
 
-// The nearest existing ancestor of `dir` must be a writable folder (checked before training, so a
-// bad --out fails at once and nothing is created).
+// The nearest existing ancestor of `dir` must be a folder we can create files in (checked before
+// training by creating and removing a probe file, so a bad --out fails at once and nothing is left).
+bool canCreateFilesIn(const std::filesystem::path& folder) {
+    std::string probe = (folder / ".headroom-write-test-XXXXXX").string();
+    int fd = ::mkstemp(probe.data());
+    if (fd < 0) return false;
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return true;
+}
+
 void checkOutputDir(const std::filesystem::path& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::exists(dir, ec)) {
         if (!fs::is_directory(dir, ec))
             throw BadFlag{tr("--out %1 is a file, not a folder; pass a folder path").arg(q(dir.string()))};
-        if (::access(dir.c_str(), W_OK) != 0)
+        if (!canCreateFilesIn(dir))
             throw BadFlag{tr("--out %1 is not writable; pick a folder you can write to").arg(q(dir.string()))};
         return;
     }
     fs::path p = fs::absolute(dir, ec).parent_path();
     while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
-    if (p.empty() || !fs::is_directory(p, ec) || ::access(p.c_str(), W_OK) != 0)
+    if (p.empty() || !fs::is_directory(p, ec) || !canCreateFilesIn(p))
         throw BadFlag{tr("--out %1 cannot be created: %2 is not a writable folder").arg(q(dir.string()), q(p.string()))};
 }
 
@@ -130,7 +146,8 @@ void checkOutputDir(const std::filesystem::path& dir) {
 
 int run_train_command(const std::vector<std::string>& args) {
     hr::TrainConfig c;
-    std::string preset = "seed-cnn", modelFile, outDir;
+    std::string preset = "seed-cnn", modelFile, outDir, dbPath, runName;
+    bool noHistory = false;
     bool quiet = false, lrGiven = false;
     double labelSmoothing = -1;
     try {
@@ -157,6 +174,8 @@ int run_train_command(const std::vector<std::string>& args) {
             {"--device", [&](const std::string& v) { c.device = v; }},
             {"--threads", [&](const std::string& v) { c.threads = static_cast<int>(parseInt("--threads", v, 1)); }},
             {"--out", [&](const std::string& v) { outDir = v; }},
+            {"--db", [&](const std::string& v) { dbPath = v; }},
+            {"--name", [&](const std::string& v) { runName = v; }},
             {"--precision", [&](const std::string& v) { c.strategy.precision = v; }},
             {"--checkpoint", [&](const std::string& v) { c.strategy.checkpoint = v; }},
             {"--micro-batch", [&](const std::string& v) { c.strategy.micro_batch = parseInt("--micro-batch", v, 1); }},
@@ -165,6 +184,7 @@ int run_train_command(const std::vector<std::string>& args) {
         std::map<std::string, std::function<void()>> flags = {
             {"--nesterov", [&] { c.optimizer.nesterov = true; }},
             {"--quiet", [&] { quiet = true; }},
+            {"--no-history", [&] { noHistory = true; }},
             {"--offload-optimizer", [&] { c.strategy.offload_optimizer = true; }},
         };
         bool presetGiven = false;
@@ -207,6 +227,30 @@ int run_train_command(const std::vector<std::string>& args) {
     namespace fs = std::filesystem;
     std::unique_ptr<hr::Trainer> trainer;
     hr::TrainResult result;
+    std::unique_ptr<RunStore> store;
+    qint64 runId = -1;
+    std::unique_ptr<hr::TelemetrySampler> sampler;
+    std::mutex telemetryMutex;
+    std::vector<hr::TelemetrySample> telemetry;
+    auto drainTelemetry = [&] {
+        std::vector<hr::TelemetrySample> batch;
+        {
+            std::lock_guard<std::mutex> lock(telemetryMutex);
+            batch.swap(telemetry);
+        }
+        for (const auto& t : batch) store->addTelemetry(runId, t);
+    };
+    // Ends the history record of this run whatever happens.
+    auto finishHistory = [&](const QString& status, const QString& error) {
+        if (sampler) sampler->stop();
+        if (!store) return;
+        drainTelemetry();
+        if (status.isEmpty())
+            store->finishRun(runId, result);
+        else
+            store->finishRun(runId, status, error);
+        store->flush();
+    };
     try {
         if (!modelFile.empty()) {
             c.model = hr::load_model_spec(modelFile);
@@ -265,6 +309,38 @@ int run_train_command(const std::vector<std::string>& args) {
             if (e.level == hr::LogLevel::info && e.message.rfind("epoch ", 0) == 0) return;  // printed above
             eprint(QStringLiteral("%1\n").arg(q(e.message)));
         };
+        // run history (SQLite) and telemetry samples, written from this (the main) thread
+        if (!noHistory) {
+            store = std::make_unique<RunStore>();
+            if (!store->open(QString::fromStdString(dbPath))) {
+                eprint(tr("headroom train: the run history is not available (%1); continuing without it\n")
+                           .arg(store->lastError()));
+                store.reset();
+            } else {
+                runId = store->beginRun(c, QString::fromStdString(runName));
+            }
+        }
+        if (store) {
+            auto userStep = cb.on_step;
+            cb.on_step = [&, userStep](const hr::StepEvent& e) {
+                if (userStep) userStep(e);
+                store->addStep(runId, e);
+                if (sampler) sampler->set_current_step(e.step);
+                drainTelemetry();
+            };
+            auto userEpoch = cb.on_epoch;
+            cb.on_epoch = [&, userEpoch](const hr::EpochEvent& e) {
+                if (userEpoch) userEpoch(e);
+                store->addEpoch(runId, e);
+            };
+            cb.on_memory = [&](const hr::MemoryEvent& e) { store->addMemory(runId, e); };
+            sampler = std::make_unique<hr::TelemetrySampler>(hr::make_default_gpu_source(),
+                                                             [&](const hr::TelemetrySample& t) {
+                                                                 std::lock_guard<std::mutex> lock(telemetryMutex);
+                                                                 telemetry.push_back(t);
+                                                             });
+            sampler->start();
+        }
         trainer = std::make_unique<hr::Trainer>(c, cb);
         g_trainer = trainer.get();
         std::signal(SIGINT, onSignal);
@@ -278,13 +354,19 @@ int run_train_command(const std::vector<std::string>& args) {
         return 2;
     } catch (const hr::InputError& e) {
         g_trainer = nullptr;
+        if (store) {  // bad input found before training: the run leaves no trace in the history
+            if (sampler) sampler->stop();
+            store->deleteRun(runId);
+        }
         eprint(tr("headroom train: %1\n").arg(q(e.what())));
         return 2;
     } catch (const std::exception& e) {
         g_trainer = nullptr;
+        finishHistory(QStringLiteral("failed"), q(e.what()));
         eprint(tr("headroom train: %1\n").arg(q(e.what())));
         return 1;
     }
+    finishHistory(QString(), QString());
 
     if (result.status == "failed") {
         eprint(tr("headroom train: %1\n").arg(q(result.error)));
@@ -312,6 +394,7 @@ int run_train_command(const std::vector<std::string>& args) {
                        q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::data)))));
         print(tr("wrote %1 and %2\n")
                   .arg(q((fs::path(outDir) / "run.json").string()), q((fs::path(outDir) / "model.safetensors").string())));
+        if (store) print(tr("recorded as run %1 in %2 (headroom report %1)\n").arg(runId).arg(store->path()));
     }
     if (result.status == "stopped") {
         eprint(tr("headroom train: stopped after %1 steps; the results so far were written\n").arg(result.steps));
