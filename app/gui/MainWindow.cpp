@@ -15,9 +15,16 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
+#include <QCheckBox>
+#include <QGroupBox>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QSvgGenerator>
 #include <QTabWidget>
@@ -32,6 +39,12 @@
 #include "charts/LiveChart.h"
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
+#include "gui/HardwareView.h"
+#include "gui/RunsView.h"
+#include "gui/TelemetryMonitor.h"
+#include "notify/webhook_notifier.h"
+#include "report/report_writer.h"
+#include "store/run_store.h"
 #include "gui/MonitorView.h"
 #include "gui/RuntimeInfo.h"
 #include "gui/TrainingSetupPanel.h"
@@ -56,8 +69,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_log = new QPlainTextEdit;
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
+
+    // Run history: every run started here is recorded (on this, the GUI thread).
+    m_store = new RunStore(this);
+    const bool storeOpen = m_store->open(runStorePath());
+    m_runsView = new RunsView(m_store);
+    m_runsView->setObjectName(QStringLiteral("runsView"));
+    // Telemetry: always on, run or no run.
+    m_telemetry = new TelemetryMonitor(nullptr, this);
+    m_hardware = new HardwareView;
+    m_hardware->setObjectName(QStringLiteral("hardwareView"));
+    m_hardware->setGpuState(m_telemetry->gpuAvailable(), m_telemetry->gpuStatus());
+
     m_tabs = new QTabWidget;
-    m_tabs->addTab(m_monitor, tr("Monitor"));
+    m_tabs->addTab(buildMonitorTab(), tr("Monitor"));
+    m_tabs->addTab(m_runsView, tr("Runs"));
     m_tabs->addTab(m_log, tr("Log"));
     setCentralWidget(m_tabs);
 
@@ -73,12 +99,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_thread, &QThread::finished, m_session, &QObject::deleteLater);
     connect(m_session, &TrainingSession::stepsReady, this, &MainWindow::onSteps, Qt::QueuedConnection);
     connect(m_session, &TrainingSession::epochFinished, this, &MainWindow::onEpoch, Qt::QueuedConnection);
-    connect(m_session, &TrainingSession::memoryUpdated, m_monitor, &MonitorView::addMemory, Qt::QueuedConnection);
+    connect(m_session, &TrainingSession::memoryUpdated, this, &MainWindow::onMemory, Qt::QueuedConnection);
     connect(m_session, &TrainingSession::logMessage, this, &MainWindow::onLog, Qt::QueuedConnection);
     connect(m_session, &TrainingSession::finished, this, &MainWindow::onFinished, Qt::QueuedConnection);
     m_thread->start();
 
     connect(m_monitor, &MonitorView::saveChartRequested, this, &MainWindow::saveChart);
+    connect(m_hardware, &HardwareView::saveChartRequested, this, &MainWindow::saveChart);
+    connect(m_runsView, &RunsView::saveChartRequested, this, &MainWindow::saveChart);
+    connect(m_runsView, &RunsView::loadRequested, this, &MainWindow::loadRun);
+    connect(m_runsView, &RunsView::exportRequested, this, [this](qint64 id) { exportReportDialog(id); });
+    connect(m_store, &RunStore::writeFailed, this, [this](const QString& message) {
+        onLog(int(hr::LogLevel::warning), tr("Run history: %1").arg(message));
+    });
+    connect(m_telemetry, &TelemetryMonitor::sampleReady, this, &MainWindow::onTelemetry);
+
+    m_webhook = new WebhookNotifier(this);
+    m_desktop = new DesktopNotifier(this);
+    connect(m_webhook, &WebhookNotifier::failed, this, [this](const QString&, const QString& message) {
+        onLog(int(hr::LogLevel::warning), message);
+    });
+    applyNotifySettings();
     connect(m_builder, &hrw::ModelBuilder::specChanged, this, [this] {
         updateRunActions();
         updateTitle();
@@ -97,6 +138,33 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     }
     updateRunActions();
     m_stateLabel->setText(tr("Ready"));
+    if (storeOpen) {
+        if (m_store->recoveredRuns() > 0)
+            onLog(int(hr::LogLevel::warning), tr("%n run(s) interrupted by an earlier crash were marked failed in the history.",
+                                                 nullptr, m_store->recoveredRuns()));
+    } else {
+        onLog(int(hr::LogLevel::warning),
+              tr("The run history is not available (%1); runs are not recorded.").arg(m_store->lastError()));
+    }
+    onLog(int(hr::LogLevel::info), tr("Hardware monitor: %1").arg(m_telemetry->gpuStatus()));
+    m_telemetry->setIntervalMs(AppSettings::load().telemetryIntervalMs);
+    m_telemetry->start();
+}
+
+QString MainWindow::runStorePath() {
+    const QString env = qEnvironmentVariable("HEADROOM_DB");
+    return env.isEmpty() ? RunStore::defaultPath() : env;
+}
+
+QWidget* MainWindow::buildMonitorTab() {
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName(QStringLiteral("monitorSplitter"));
+    split->setChildrenCollapsible(false);
+    split->addWidget(m_monitor);
+    split->addWidget(m_hardware);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    return split;
 }
 
 MainWindow::~MainWindow() {
@@ -109,6 +177,14 @@ void MainWindow::stopAndWait() {
     m_thread->quit();
     m_thread->wait();
     m_thread = nullptr;
+    // The session's last queued events (its final steps and finished()) still reach the history.
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+    if (m_runId > 0) {
+        m_store->finishRun(m_runId, QStringLiteral("stopped"));
+        m_runId = 0;
+    }
+    m_store->flush();
+    m_telemetry->stop();
 }
 
 // ---- construction ---------------------------------------------------------------------------------
@@ -152,6 +228,10 @@ void MainWindow::buildActions() {
     m_saveAsAction = new QAction(tr("Save model &as…"), this);
     m_saveAsAction->setShortcut(QKeySequence::SaveAs);
     connect(m_saveAsAction, &QAction::triggered, this, &MainWindow::saveModelAs);
+    m_exportAction = new QAction(tr("&Export report…"), this);
+    m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportAction->setToolTip(tr("Write the report of the selected or last run as HTML, PDF, JSON or CSV"));
+    connect(m_exportAction, &QAction::triggered, this, [this] { exportReportDialog(0); });
     m_quitAction = new QAction(tr("&Quit"), this);
     m_quitAction->setShortcut(QKeySequence::Quit);
     connect(m_quitAction, &QAction::triggered, this, &QWidget::close);
@@ -203,6 +283,8 @@ void MainWindow::buildMenus() {
     file->addAction(m_saveAction);
     file->addAction(m_saveAsAction);
     file->addSeparator();
+    file->addAction(m_exportAction);
+    file->addSeparator();
     file->addAction(m_quitAction);
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
@@ -234,7 +316,10 @@ void MainWindow::buildMenus() {
     view->addAction(m_dataDock->toggleViewAction());
     view->addAction(m_setupDock->toggleViewAction());
     view->addSeparator();
-    view->addAction(tr("Reset chart &views"), this, [this] { m_monitor->resetViews(); });
+    view->addAction(tr("Reset chart &views"), this, [this] {
+        m_monitor->resetViews();
+        m_hardware->resetViews();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Headroom"), this, &MainWindow::showAbout);
@@ -426,6 +511,20 @@ void MainWindow::start() {
     }
     m_monitor->clear();
     m_lastResult = hr::TrainResult{};
+    m_runId = m_store->isOpen() ? m_store->beginRun(config) : 0;
+    if (m_runId > 0) {
+        m_lastRunId = m_runId;
+        const auto info = m_store->run(m_runId);
+        m_runName = info ? info->name : QString::number(m_runId);
+    } else {
+        m_runName = QString::fromStdString(config.model.name);
+        onLog(int(hr::LogLevel::warning), tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
+    }
+    m_runsView->setActiveRun(m_runId);
+    m_runEpochs = config.steps > 0 ? 0 : config.epochs;
+    m_runGpu = -1;
+    if (config.device.rfind("cuda:", 0) == 0) m_runGpu = QString::fromStdString(config.device.substr(5)).toInt();
+    else if (config.device == "auto" && m_telemetry->gpuAvailable()) m_runGpu = 0;
     m_running = true;
     m_paused = false;
     m_session->setPaused(false);
@@ -471,6 +570,9 @@ QString MainWindow::formatDuration(double s) {
 
 void MainWindow::onSteps(const QVector<hr::StepEvent>& steps) {
     if (steps.isEmpty()) return;
+    if (m_runId > 0)
+        for (const hr::StepEvent& e : steps) m_store->addStep(m_runId, e);
+    m_telemetry->setCurrentStep(steps.last().step);
     m_monitor->addSteps(steps);
     const hr::StepEvent& e = steps.last();
     if (!m_paused && m_stopAction->isEnabled()) m_stateLabel->setText(tr("Training…"));
@@ -482,6 +584,8 @@ void MainWindow::onSteps(const QVector<hr::StepEvent>& steps) {
 }
 
 void MainWindow::onEpoch(const hr::EpochEvent& e) {
+    if (m_runId > 0) m_store->addEpoch(m_runId, e);
+    m_webhook->notifyEpoch(m_runName, e, m_runEpochs);
     m_monitor->addEpoch(e);
     if (!std::isnan(e.test_accuracy))
         onLog(int(hr::LogLevel::info), tr("Epoch %1: training loss %2, test loss %3, test accuracy %4")
@@ -497,10 +601,38 @@ void MainWindow::onLog(int level, const QString& message) {
     m_log->appendPlainText(QStringLiteral("%1  %2  %3").arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")), lv, message));
 }
 
+void MainWindow::onMemory(const hr::MemoryEvent& m) {
+    if (m_runId > 0) m_store->addMemory(m_runId, m);
+    m_monitor->addMemory(m);
+    m_hardware->addLedger(m_telemetry->secondsNow(), m, m_runGpu);
+}
+
+void MainWindow::onTelemetry(const hr::TelemetrySample& s) {
+    m_hardware->addSample(s);
+    if (m_running && m_runId > 0) m_store->addTelemetry(m_runId, s);
+}
+
 void MainWindow::onFinished(const hr::TrainResult& r) {
     m_running = false;
     m_paused = false;
     m_lastResult = r;
+    m_telemetry->setCurrentStep(-1);
+    const qint64 runId = m_runId;
+    m_runId = 0;
+    m_runsView->setActiveRun(0);
+    if (runId > 0) {
+        m_store->finishRun(runId, r);
+        m_store->flush();
+    }
+    {
+        QJsonObject metrics;
+        if (runId > 0) {
+            if (const auto info = m_store->run(runId)) metrics = info->finalMetrics;
+        }
+        const QString status = QString::fromStdString(r.status), error = QString::fromStdString(r.error);
+        m_webhook->notifyRunEnded(m_runName, status, error, metrics);  // asynchronous; a failure is only logged
+        if (AppSettings::load().desktopNotifications) m_desktop->notifyRunEnded(m_runName, status, error);
+    }
     m_monitor->setResult(r);
     updateRunActions();
     if (r.status == "failed") {
@@ -580,7 +712,98 @@ void MainWindow::saveChart(hrw::LiveChart* chart) {
     else statusBar()->showMessage(tr("Saved %1").arg(path), 3000);
 }
 
-void MainWindow::applyChartTheme() { m_monitor->setDark(isDarkPalette()); }
+void MainWindow::applyChartTheme() {
+    m_monitor->setDark(isDarkPalette());
+    m_hardware->setDark(isDarkPalette());
+    m_runsView->setDark(isDarkPalette());
+}
+
+void MainWindow::applyNotifySettings() {
+    const AppSettings a = AppSettings::load();
+    WebhookNotifier::Settings s;
+    s.url = a.webhookUrl.isEmpty() ? QUrl() : QUrl::fromUserInput(a.webhookUrl);
+    s.format = WebhookNotifier::templateFromName(a.webhookTemplate).value_or(WebhookNotifier::Template::Generic);
+    s.onFinished = a.notifyOnFinished;
+    s.onFailed = a.notifyOnFailed;
+    s.everyEpochs = a.notifyEveryEpochs;
+    m_webhook->setSettings(s);
+}
+
+// ---- run history: export and load ----------------------------------------------------------------------
+bool MainWindow::exportReport(qint64 runId, const QString& path, QString* error) {
+    QString err;
+    m_store->flush();  // rows still buffered belong in the report
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const auto format = ReportWriter::formatFromName(suffix.isEmpty() ? QStringLiteral("html") : suffix);
+    std::optional<ReportData> data;
+    if (!format) err = tr("Unknown report format '%1': use .html, .pdf, .json or .csv").arg(suffix);
+    else if (!(data = ReportWriter::load(*m_store, runId))) err = tr("There is no run %1 in the history.").arg(runId);
+    else if (ReportWriter(*data).write(path, *format, &err)) return true;
+    if (error) *error = err;
+    return false;
+}
+
+void MainWindow::exportReportDialog(qint64 runId) {
+    if (runId <= 0) {
+        const QList<qint64> selected = m_runsView->selectedRunIds();
+        if (m_tabs->currentWidget() == m_runsView && selected.size() == 1) runId = selected.first();
+        else if (m_lastRunId > 0) runId = m_lastRunId;
+        else if (selected.size() == 1) runId = selected.first();
+    }
+    const auto info = runId > 0 && m_store->isOpen() ? m_store->run(runId) : std::nullopt;
+    if (!info) {
+        QMessageBox::information(this, tr("Export report"),
+                                 tr("There is no run to export yet. Start a run, or select one in the Runs tab."));
+        return;
+    }
+    QString base = info->name;
+    base.replace(QRegularExpression(QStringLiteral("[^\\w.-]+")), QStringLiteral("-"));
+    const QStringList filters{tr("HTML report (*.html)"), tr("PDF document (*.pdf)"), tr("JSON data (*.json)"),
+                              tr("CSV metrics (*.csv)")};
+    const QStringList suffixes{QStringLiteral("html"), QStringLiteral("pdf"), QStringLiteral("json"), QStringLiteral("csv")};
+    QString selected = filters.first();
+    QString path = QFileDialog::getSaveFileName(this, tr("Export report of \"%1\"").arg(info->name),
+                                                base + QStringLiteral(".html"), filters.join(QStringLiteral(";;")), &selected);
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + suffixes.value(qMax(0, int(filters.indexOf(selected))));
+    QString error;
+    if (!exportReport(runId, path, &error)) {
+        QMessageBox::warning(this, tr("Export report"), error);
+        return;
+    }
+    statusBar()->showMessage(tr("Report written to %1").arg(path), 5000);
+    onLog(int(hr::LogLevel::info), tr("Report of run \"%1\" written to %2").arg(info->name, path));
+}
+
+bool MainWindow::loadRun(qint64 runId) {
+    if (m_running) {
+        QMessageBox::information(this, tr("Load into builder"), tr("Stop the run in progress first."));
+        return false;
+    }
+    const auto info = m_store->run(runId);
+    if (!info) return false;
+    if (!maybeSave()) return false;
+    try {
+        const auto toJson = [](const QJsonObject& o) {
+            return nlohmann::json::parse(QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString());
+        };
+        hr::TrainConfig config = info->config.isEmpty() ? trainConfig() : hr::train_config_from_json(toJson(info->config));
+        if (!info->spec.isEmpty()) config.model = hr::model_spec_from_json(toJson(info->spec));
+        m_builder->resetSpec(config.model);
+        m_builder->undoStack()->setClean();
+        m_file.clear();
+        m_modelSource = QString::fromStdString(config.model_source);
+        setTrainConfig(config);
+        updateTitle();
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Load into builder"),
+                             tr("The run \"%1\" cannot be loaded: %2").arg(info->name, QString::fromUtf8(e.what())));
+        return false;
+    }
+    m_builderDock->raise();
+    statusBar()->showMessage(tr("Loaded the model and settings of run \"%1\"").arg(info->name), 5000);
+    return true;
+}
 
 void MainWindow::showSettings() {
     AppSettings cur = AppSettings::load();
@@ -608,6 +831,72 @@ void MainWindow::showSettings() {
     rate->setValue(cur.chartRefreshHz);
     rate->setToolTip(tr("How often the charts redraw during a run (at most 25 times a second)"));
     form->addRow(tr("Chart refresh rate"), rate);
+    auto* interval = new QSpinBox(&dlg);
+    interval->setObjectName(QStringLiteral("telemetryInterval"));
+    interval->setRange(100, 10000);
+    interval->setSingleStep(100);
+    interval->setSuffix(tr(" ms"));
+    interval->setValue(cur.telemetryIntervalMs);
+    interval->setToolTip(tr("How often the hardware monitor reads GPU and host figures (100 ms to 10 s)"));
+    form->addRow(tr("Hardware sampling interval"), interval);
+
+    auto* notify = new QGroupBox(tr("Notifications"), &dlg);
+    auto* nf = new QFormLayout(notify);
+    auto* url = new QLineEdit(cur.webhookUrl, notify);
+    url->setObjectName(QStringLiteral("webhookUrl"));
+    url->setPlaceholderText(tr("https://… (empty: no webhook)"));
+    url->setClearButtonEnabled(true);
+    url->setMinimumWidth(360);
+    nf->addRow(tr("Webhook URL"), url);
+    auto* format = new QComboBox(notify);
+    format->addItem(tr("Generic JSON"), "generic");
+    format->addItem(tr("WeCom (企业微信)"), "wecom");
+    format->addItem(tr("DingTalk (钉钉)"), "dingtalk");
+    format->addItem(tr("Feishu / Lark (飞书)"), "feishu");
+    format->addItem(tr("Slack"), "slack");
+    format->setCurrentIndex(qMax(0, format->findData(cur.webhookTemplate)));
+    nf->addRow(tr("Message format"), format);
+    auto* onFinished = new QCheckBox(tr("When a run finishes or is stopped"), notify);
+    onFinished->setChecked(cur.notifyOnFinished);
+    auto* onFailed = new QCheckBox(tr("When a run fails"), notify);
+    onFailed->setChecked(cur.notifyOnFailed);
+    auto* every = new QSpinBox(notify);
+    every->setRange(0, 100000);
+    every->setSpecialValueText(tr("never"));
+    every->setPrefix(tr("every "));
+    every->setSuffix(tr(" epochs"));
+    every->setValue(cur.notifyEveryEpochs);
+    nf->addRow(tr("Send"), onFinished);
+    nf->addRow(QString(), onFailed);
+    nf->addRow(tr("Progress"), every);
+    auto* testButton = new QPushButton(tr("Send a test message"), notify);
+    nf->addRow(QString(), testButton);
+    connect(testButton, &QPushButton::clicked, &dlg, [this, url, format] {
+        WebhookNotifier::Settings s = m_webhook->settings();
+        s.url = QUrl::fromUserInput(url->text().trimmed());
+        s.format = WebhookNotifier::templateFromName(format->currentData().toString()).value_or(WebhookNotifier::Template::Generic);
+        auto* probe = new WebhookNotifier(this);
+        probe->setSettings(s);
+        connect(probe, &WebhookNotifier::delivered, probe, [this, probe](const QString&, int http) {
+            onLog(int(hr::LogLevel::info), tr("Webhook test message delivered (HTTP %1)").arg(http));
+            statusBar()->showMessage(tr("Webhook test message delivered"), 5000);
+            probe->deleteLater();
+        });
+        connect(probe, &WebhookNotifier::failed, probe, [this, probe](const QString&, const QString& message) {
+            onLog(int(hr::LogLevel::warning), message);
+            statusBar()->showMessage(message, 8000);
+            probe->deleteLater();
+        });
+        if (!probe->send(QStringLiteral("test"), tr("Headroom: test message"),
+                         tr("Notifications from Headroom arrive here."), QJsonObject{}))
+            probe->deleteLater();
+    });
+    auto* desktop = new QCheckBox(tr("Show a desktop notification when a run ends"), notify);
+    desktop->setChecked(cur.desktopNotifications);
+    desktop->setEnabled(DesktopNotifier::available());
+    if (!DesktopNotifier::available()) desktop->setToolTip(tr("This desktop has no system tray for notifications"));
+    nf->addRow(QString(), desktop);
+    form->addRow(notify);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dlg);
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::accepted, &dlg, &QDialog::accept);
@@ -617,7 +906,16 @@ void MainWindow::showSettings() {
     next.language = lang->currentData().toString();
     next.theme = theme->currentData().toString();
     next.chartRefreshHz = rate->value();
+    next.telemetryIntervalMs = interval->value();
+    next.webhookUrl = url->text().trimmed();
+    next.webhookTemplate = format->currentData().toString();
+    next.notifyOnFinished = onFinished->isChecked();
+    next.notifyOnFailed = onFailed->isChecked();
+    next.notifyEveryEpochs = every->value();
+    next.desktopNotifications = desktop->isChecked();
     next.save();
+    m_telemetry->setIntervalMs(next.telemetryIntervalMs);
+    applyNotifySettings();
     if (next.theme != cur.theme) {
         applyTheme(next.theme);
         applyChartTheme();

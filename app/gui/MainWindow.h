@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include "session/TrainingSession.h"
+#include "telemetry/telemetry.h"
 
 class QAction;
 class QDockWidget;
@@ -27,6 +28,13 @@ class DataPanel;
 class MonitorView;
 class TrainingSetupPanel;
 
+class DesktopNotifier;
+class HardwareView;
+class RunStore;
+class RunsView;
+class TelemetryMonitor;
+class WebhookNotifier;
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -44,6 +52,17 @@ public:
     QAction* stopAction() const { return m_stopAction; }
     bool isRunning() const { return m_running; }
     const hr::TrainResult& lastResult() const { return m_lastResult; }
+    RunStore* runStore() const { return m_store; }
+    RunsView* runsView() const { return m_runsView; }
+    HardwareView* hardwareView() const { return m_hardware; }
+    TelemetryMonitor* telemetry() const { return m_telemetry; }
+    WebhookNotifier* webhook() const { return m_webhook; }
+    QTabWidget* tabs() const { return m_tabs; }
+    QAction* exportAction() const { return m_exportAction; }
+    qint64 currentRunId() const { return m_runId; }    // the run in progress (0: none)
+    qint64 lastRunId() const { return m_lastRunId; }   // the last run started from this window
+    // The history database: $HEADROOM_DB when set, else RunStore::defaultPath().
+    static QString runStorePath();
     QString currentFile() const { return m_file; }
 
     // The configuration Start would run now.
@@ -53,6 +72,10 @@ public:
     bool openModel(const QString& path);
     bool saveModel(const QString& path);
     void loadPreset(const QString& name);
+    // Writes the report of a run; the format follows the suffix (.html, .pdf, .json, .csv; none: HTML).
+    bool exportReport(qint64 runId, const QString& path, QString* error = nullptr);
+    // The model and training settings of a stored run back into the builder and setup panels.
+    bool loadRun(qint64 runId);
     // When false, closing during a run stops it without asking (tests, screenshots).
     void setAskBeforeClose(bool ask) { m_askBeforeClose = ask; }
     // When false, geometry and dock state are neither restored nor saved.
@@ -63,6 +86,8 @@ public slots:
     void pause();
     void resume();
     void stop();
+    // File > Export report…: runId 0 picks the run selected in the Runs tab, else the last run.
+    void exportReportDialog(qint64 runId = 0);
 
 signals:
     void runFinished(const hr::TrainResult& result);
@@ -90,6 +115,10 @@ private:
     void onSteps(const QVector<hr::StepEvent>& steps);
     void onEpoch(const hr::EpochEvent& epoch);
     void onFinished(const hr::TrainResult& result);
+    void onMemory(const hr::MemoryEvent& memory);
+    void onTelemetry(const hr::TelemetrySample& sample);
+    void applyNotifySettings();
+    QWidget* buildMonitorTab();
     void onLog(int level, const QString& message);
     void stopAndWait();
     static QString formatDuration(double seconds);
@@ -98,6 +127,17 @@ private:
     DataPanel* m_data = nullptr;
     TrainingSetupPanel* m_setup = nullptr;
     MonitorView* m_monitor = nullptr;
+    HardwareView* m_hardware = nullptr;
+    RunsView* m_runsView = nullptr;
+    RunStore* m_store = nullptr;
+    TelemetryMonitor* m_telemetry = nullptr;
+    WebhookNotifier* m_webhook = nullptr;
+    DesktopNotifier* m_desktop = nullptr;
+    qint64 m_runId = 0;
+    qint64 m_lastRunId = 0;
+    QString m_runName;
+    int m_runEpochs = 0;
+    int m_runGpu = -1;  // the run's GPU for the ledger lines (-1: a CPU run)
     QPlainTextEdit* m_log = nullptr;
     QTabWidget* m_tabs = nullptr;
     QDockWidget* m_builderDock = nullptr;
@@ -119,6 +159,7 @@ private:
     QAction* m_saveAction = nullptr;
     QAction* m_saveAsAction = nullptr;
     QAction* m_quitAction = nullptr;
+    QAction* m_exportAction = nullptr;
     QAction* m_undoAction = nullptr;
     QAction* m_redoAction = nullptr;
     QAction* m_startAction = nullptr;

@@ -92,6 +92,11 @@ void LiveChart::decimate(QCPGraph* graph) {
     data->set(kept, true);
 }
 
+void LiveChart::removeAllSeries() {
+    clearGraphs();
+    resetView();
+}
+
 void LiveChart::clearData() {
     for (int i = 0; i < graphCount(); ++i) graph(i)->data()->clear();
     resetView();
@@ -108,6 +113,21 @@ void LiveChart::rescaleForAutoView() {
         if (graph(i)->visible() && !graph(i)->data()->isEmpty()) any = true;
     if (!any) return;
     rescaleAxes(/*onlyVisiblePlottables=*/true);
+    if (m_xWindow > 0 && xAxis->range().size() > m_xWindow) {
+        const QCPRange keys(xAxis->range().upper - m_xWindow, xAxis->range().upper);
+        xAxis->setRange(keys);
+        QCPRange values;
+        bool found = false;
+        for (int i = 0; i < graphCount(); ++i) {
+            if (!graph(i)->visible()) continue;
+            bool ok = false;
+            const QCPRange r = graph(i)->getValueRange(ok, QCP::sdBoth, keys);
+            if (!ok) continue;
+            values = found ? QCPRange(qMin(values.lower, r.lower), qMax(values.upper, r.upper)) : r;
+            found = true;
+        }
+        if (found) yAxis->setRange(values.lower, values.upper > values.lower ? values.upper : values.lower + 1);
+    }
     QCPRange y = yAxis->range();
     const double pad = qMax(1e-9, y.size() * 0.06);
     yAxis->setRange(y.lower - pad, y.upper + pad);

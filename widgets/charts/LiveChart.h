@@ -30,6 +30,12 @@ public:
     void clearData();
     void setMaxPointsPerSeries(int n) { m_maxPoints = qMax(64, n); }
     int maxPointsPerSeries() const { return m_maxPoints; }
+    // > 0: the automatic view shows only the newest `width` of x (a rolling window, e.g. the last
+    // five minutes of a monitor); 0: all of it.
+    void setXWindow(double width) { m_xWindow = qMax(0.0, width); }
+    double xWindow() const { return m_xWindow; }
+    // Removes every series (e.g. before showing other runs).
+    void removeAllSeries();
     // Colours for light or dark windows.
     virtual void setDark(bool dark);
     bool isDark() const { return m_dark; }
@@ -53,6 +59,7 @@ protected:
     QString m_xLabel;
     QString m_yLabel;
     int m_maxPoints = 20000;
+    double m_xWindow = 0;
     bool m_autoView = true;
     bool m_dark = false;
 };

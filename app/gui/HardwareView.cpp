@@ -1,0 +1,247 @@
+#include "gui/HardwareView.h"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QStyle>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "charts/LiveChart.h"
+
+namespace hrapp {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kWindowSeconds = 300.0;  // the charts follow the last five minutes
+constexpr int kMaxPoints = 4000;
+
+QColor deviceColor(int i) {
+    static const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                                    QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                    QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
+    return colors[qMax(0, i) % 8];
+}
+const QColor kLedger(0x17, 0xbe, 0xcf), kLedgerReserved(0x7f, 0x7f, 0x7f);
+
+QString num(double v, int decimals) { return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("—"); }
+}  // namespace
+
+HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 2, 6, 6);
+    outer->setSpacing(4);
+
+    auto* head = new QHBoxLayout;
+    m_title = new QLabel(tr("Hardware"), this);
+    QFont tf = m_title->font();
+    tf.setBold(true);
+    m_title->setFont(tf);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("telemetryStatus"));
+    m_status->setForegroundRole(QPalette::PlaceholderText);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    head->addWidget(m_title);
+    head->addSpacing(8);
+    head->addWidget(m_status, 1);
+    outer->addLayout(head);
+
+    // The no-driver state: a clear banner instead of empty GPU charts.
+    m_banner = new QFrame(this);
+    m_banner->setObjectName(QStringLiteral("noDriverBanner"));
+    m_banner->setFrameShape(QFrame::StyledPanel);
+    auto* bl = new QHBoxLayout(m_banner);
+    bl->setContentsMargins(8, 4, 8, 4);
+    auto* icon = new QLabel(m_banner);
+    icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxInformation).pixmap(20, 20));
+    m_bannerText = new QLabel(m_banner);
+    m_bannerText->setWordWrap(true);
+    m_bannerText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bl->addWidget(icon, 0, Qt::AlignTop);
+    bl->addWidget(m_bannerText, 1);
+    outer->addWidget(m_banner);
+
+    m_table = new QTableWidget(0, 7, this);
+    m_table->setObjectName(QStringLiteral("deviceTable"));
+    m_table->setHorizontalHeaderLabels({tr("GPU"), tr("Name"), tr("Memory used / total"), tr("Power / limit"),
+                                        tr("Utilisation"), tr("Temperature"), tr("SM clock")});
+    m_table->verticalHeader()->setVisible(false);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionMode(QAbstractItemView::NoSelection);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_table->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    outer->addWidget(m_table);
+
+    auto make = [this](const char* name, const QString& title, const QString& y) {
+        auto* c = new hrw::LiveChart(this);
+        c->setObjectName(QString::fromLatin1(name));
+        c->setTitle(title);
+        c->setAxisLabels(tr("time (s)"), y);
+        c->setXWindow(kWindowSeconds);
+        c->setMaxPointsPerSeries(kMaxPoints);
+        c->setMinimumSize(220, 160);
+        connect(c, &hrw::LiveChart::saveRequested, this, [this, c] { emit saveChartRequested(c); });
+        return c;
+    };
+    m_power = make("powerChart", tr("GPU power"), tr("watts"));
+    m_util = make("utilizationChart", tr("GPU utilisation"), tr("percent"));
+    m_temp = make("temperatureChart", tr("GPU temperature"), tr("°C"));
+    m_gpuMemory = make("gpuMemoryChart", tr("GPU memory"), tr("GiB"));
+    m_cpu = make("cpuChart", tr("Host CPU"), tr("percent"));
+    m_cpu->addSeries(tr("CPU utilisation"), deviceColor(0));
+    m_hostMemory = make("hostMemoryChart", tr("Host memory"), tr("GiB"));
+    m_hostMemory->addSeries(tr("RAM used"), deviceColor(4));
+    m_hostMemory->addSeries(tr("Headroom resident (RSS)"), deviceColor(1));
+    m_grid = new QGridLayout;
+    m_grid->setSpacing(6);
+    outer->addLayout(m_grid, 1);
+    setGpuState(false, QString());
+}
+
+QList<hrw::LiveChart*> HardwareView::charts() const { return {m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory}; }
+
+void HardwareView::layoutCharts() {
+    for (hrw::LiveChart* c : charts()) m_grid->removeWidget(c);
+    for (int i = 0; i < 3; ++i) {
+        m_grid->setColumnStretch(i, 0);
+        m_grid->setRowStretch(i, 0);
+    }
+    if (m_gpuAvailable) {
+        const QList<hrw::LiveChart*> order{m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory};
+        for (int i = 0; i < order.size(); ++i) {
+            order[i]->show();
+            m_grid->addWidget(order[i], i / 3, i % 3);
+        }
+        for (int i = 0; i < 3; ++i) m_grid->setColumnStretch(i, 1);
+        m_grid->setRowStretch(0, 1);
+        m_grid->setRowStretch(1, 1);
+    } else {
+        for (hrw::LiveChart* c : {m_power, m_util, m_temp, m_gpuMemory}) c->hide();
+        m_cpu->show();
+        m_hostMemory->show();
+        m_grid->addWidget(m_cpu, 0, 0);
+        m_grid->addWidget(m_hostMemory, 0, 1);
+        m_grid->setColumnStretch(0, 1);
+        m_grid->setColumnStretch(1, 1);
+        m_grid->setRowStretch(0, 1);
+    }
+}
+
+void HardwareView::setGpuState(bool available, const QString& status) {
+    m_gpuAvailable = available;
+    m_banner->setVisible(!available);
+    m_table->setVisible(available);
+    if (available) {
+        m_status->setText(status);
+    } else {
+        m_status->setText(tr("host only"));
+        const QString why = status.isEmpty() ? QString() : QStringLiteral("<br/><small>%1</small>").arg(status.toHtmlEscaped());
+        m_bannerText->setText(tr("<b>No NVIDIA driver found</b>: GPU power, utilisation, temperature and memory "
+                                 "cannot be read on this machine. The host's CPU and memory are shown instead.") +
+                              why);
+    }
+    layoutCharts();
+}
+
+QString HardwareView::statusText() const {
+    return m_gpuAvailable ? m_status->text() : m_bannerText->text();
+}
+
+bool HardwareView::showsNoDriverState() const { return !m_gpuAvailable && !m_banner->isHidden(); }
+
+int HardwareView::gpuSeries(hrw::LiveChart* chart, int gpu, const QString& name) {
+    const QString key = chart->objectName() + QLatin1Char('/') + QString::number(gpu);
+    auto it = m_series.constFind(key);
+    if (it != m_series.constEnd()) return *it;
+    const int s = chart->addSeries(name, deviceColor(gpu));
+    chart->setDark(chart->isDark());  // legend colours of the new series
+    m_series.insert(key, s);
+    return s;
+}
+
+void HardwareView::addSample(const hr::TelemetrySample& s) {
+    const double t = s.t_seconds;
+    if (std::isfinite(s.host.cpu_utilization)) m_cpu->appendPoint(0, t, s.host.cpu_utilization);
+    if (s.host.ram_used >= 0) m_hostMemory->appendPoint(0, t, double(s.host.ram_used) / kGiB);
+    if (s.host.process_rss >= 0) m_hostMemory->appendPoint(1, t, double(s.host.process_rss) / kGiB);
+    for (const hr::GpuStats& g : s.gpus) {
+        const QString label = s.gpus.size() > 1 ? tr("GPU %1").arg(g.index) : tr("GPU %1 (%2)").arg(g.index).arg(QString::fromStdString(g.name));
+        if (std::isfinite(g.power_watts)) m_power->appendPoint(gpuSeries(m_power, g.index, label), t, g.power_watts);
+        if (std::isfinite(g.gpu_utilization)) m_util->appendPoint(gpuSeries(m_util, g.index, label), t, g.gpu_utilization);
+        if (std::isfinite(g.temperature_c)) m_temp->appendPoint(gpuSeries(m_temp, g.index, label), t, g.temperature_c);
+        if (g.memory_used >= 0)
+            m_gpuMemory->appendPoint(gpuSeries(m_gpuMemory, g.index, tr("GPU %1 used (NVML)").arg(g.index)), t,
+                                     double(g.memory_used) / kGiB);
+    }
+    if (!s.gpus.empty()) updateTable(s.gpus);
+    for (hrw::LiveChart* c : charts())
+        if (!c->isHidden()) c->refresh();
+}
+
+void HardwareView::addLedger(double t, const hr::MemoryEvent& m, int gpu) {
+    const double alloc = double(m.ledger.live_total) / kGiB;
+    const double reserved = double(m.ledger.live_total + m.ledger.reserved_free) / kGiB;
+    if (gpu >= 0) {
+        if (m_ledgerAllocGpu < 0) {
+            m_ledgerAllocGpu = m_gpuMemory->addSeries(tr("ledger allocated"), kLedger);
+            m_ledgerReservedGpu = m_gpuMemory->addSeries(tr("ledger reserved"), kLedgerReserved, true);
+            m_gpuMemory->setDark(m_gpuMemory->isDark());
+        }
+        m_gpuMemory->appendPoint(m_ledgerAllocGpu, t, alloc);
+        m_gpuMemory->appendPoint(m_ledgerReservedGpu, t, reserved);
+        m_gpuMemory->refresh();
+    } else {
+        if (m_ledgerAllocHost < 0) {
+            m_ledgerAllocHost = m_hostMemory->addSeries(tr("ledger allocated"), kLedger);
+            m_ledgerReservedHost = m_hostMemory->addSeries(tr("ledger reserved"), kLedgerReserved, true);
+            m_hostMemory->setDark(m_hostMemory->isDark());
+        }
+        m_hostMemory->appendPoint(m_ledgerAllocHost, t, alloc);
+        m_hostMemory->appendPoint(m_ledgerReservedHost, t, reserved);
+        m_hostMemory->refresh();
+    }
+}
+
+void HardwareView::updateTable(const std::vector<hr::GpuStats>& gpus) {
+    if (m_table->rowCount() != int(gpus.size())) m_table->setRowCount(int(gpus.size()));
+    auto set = [this](int row, int col, const QString& text) {
+        QTableWidgetItem* it = m_table->item(row, col);
+        if (!it) {
+            it = new QTableWidgetItem;
+            if (col != 1) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(row, col, it);
+        }
+        if (it->text() != text) it->setText(text);
+    };
+    for (int r = 0; r < int(gpus.size()); ++r) {
+        const hr::GpuStats& g = gpus[size_t(r)];
+        set(r, 0, QString::number(g.index));
+        set(r, 1, QString::fromStdString(g.name));
+        set(r, 2, g.memory_used >= 0 && g.memory_total > 0
+                      ? tr("%1 / %2 GiB").arg(double(g.memory_used) / kGiB, 0, 'f', 1).arg(double(g.memory_total) / kGiB, 0, 'f', 1)
+                      : QStringLiteral("—"));
+        set(r, 3, tr("%1 / %2 W").arg(num(g.power_watts, 0), num(g.power_limit_watts, 0)));
+        set(r, 4, std::isfinite(g.gpu_utilization) ? tr("%1 %").arg(g.gpu_utilization, 0, 'f', 0) : QStringLiteral("—"));
+        set(r, 5, std::isfinite(g.temperature_c) ? tr("%1 °C").arg(g.temperature_c, 0, 'f', 0) : QStringLiteral("—"));
+        set(r, 6, std::isfinite(g.sm_clock_mhz) ? tr("%1 MHz").arg(g.sm_clock_mhz, 0, 'f', 0) : QStringLiteral("—"));
+    }
+    const int h = m_table->horizontalHeader()->height() + 2 * m_table->frameWidth() +
+                  m_table->verticalHeader()->defaultSectionSize() * qMax(1, m_table->rowCount());
+    m_table->setFixedHeight(h);
+}
+
+void HardwareView::setDark(bool dark) {
+    for (hrw::LiveChart* c : charts()) c->setDark(dark);
+}
+
+void HardwareView::resetViews() {
+    for (hrw::LiveChart* c : charts()) c->resetView();
+}
+
+}  // namespace hrapp

@@ -1,0 +1,90 @@
+#pragma once
+// The Runs tab: the run history (RunStore) as a filterable table (name, status, started, duration,
+// device, test accuracy), with rename (inline), delete (confirmed), charts of the selected run, the
+// selected runs overlaid in the same charts when two or more are selected, "Load into builder" and
+// "Export report…".
+#include <QList>
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableWidget;
+class QTableWidgetItem;
+
+namespace hrw {
+class LiveChart;
+}
+
+namespace hrapp {
+
+class RunStore;
+
+class RunsView : public QWidget {
+    Q_OBJECT
+public:
+    explicit RunsView(RunStore* store, QWidget* parent = nullptr);
+
+    enum Column { NameColumn = 0, StatusColumn, StartedColumn, DurationColumn, DeviceColumn, AccuracyColumn, ColumnCount };
+    static constexpr int kMaxOverlay = 8;
+
+    QTableWidget* table() const { return m_table; }
+    QLineEdit* filterEdit() const { return m_filter; }
+    QComboBox* statusFilter() const { return m_status; }
+    hrw::LiveChart* lossChart() const { return m_loss; }
+    hrw::LiveChart* accuracyChart() const { return m_accuracy; }
+    hrw::LiveChart* throughputChart() const { return m_throughput; }
+    hrw::LiveChart* memoryChart() const { return m_memory; }
+    QList<hrw::LiveChart*> charts() const;
+
+    int rowCount() const;
+    qint64 runIdAt(int row) const;
+    int rowOf(qint64 runId) const;  // -1 when not listed
+    QList<qint64> selectedRunIds() const;  // in table order
+    void selectRuns(const QList<qint64>& ids);
+    QList<qint64> shownRunIds() const { return m_shown; }
+
+    bool renameRun(qint64 runId, const QString& name);
+    // ask: confirm with a dialog first. Returns the number deleted.
+    int deleteRuns(const QList<qint64>& ids, bool ask = true);
+    void setActiveRun(qint64 runId) { m_activeRun = runId; }  // the window's current run: not deletable
+    void setDark(bool dark);
+
+public slots:
+    void reload();  // re-reads the store (keeps the selection)
+    void renameSelected();
+    void deleteSelected();
+
+signals:
+    void loadRequested(qint64 runId);
+    void exportRequested(qint64 runId);
+    void saveChartRequested(hrw::LiveChart* chart);
+
+private:
+    void onSelectionChanged();
+    void onItemChanged(QTableWidgetItem* item);
+    void showRuns(const QList<qint64>& ids);
+    void updateButtons();
+    QString statusText(const QString& status) const;
+
+    RunStore* m_store;
+    QLineEdit* m_filter = nullptr;
+    QComboBox* m_status = nullptr;
+    QTableWidget* m_table = nullptr;
+    QLabel* m_empty = nullptr;
+    QLabel* m_chartNote = nullptr;
+    QPushButton* m_renameButton = nullptr;
+    QPushButton* m_deleteButton = nullptr;
+    QPushButton* m_loadButton = nullptr;
+    QPushButton* m_exportButton = nullptr;
+    hrw::LiveChart* m_loss = nullptr;
+    hrw::LiveChart* m_accuracy = nullptr;
+    hrw::LiveChart* m_throughput = nullptr;
+    hrw::LiveChart* m_memory = nullptr;
+    QList<qint64> m_shown;
+    qint64 m_activeRun = 0;
+    bool m_filling = false;
+};
+
+}  // namespace hrapp
