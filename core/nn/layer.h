@@ -51,6 +51,8 @@ struct LayerIO {
     Tensor workspace;             // workspace_bytes() bytes (u8), may be undefined when 0
     std::uint64_t seed = 0;       // dropout: counter-based RNG stream of this layer and step
     std::uint64_t counter = 0;
+    bool recompute = false;       // forward again for activation checkpointing: same outputs, but no
+                                  // state updates (BatchNorm running statistics)
 };
 
 class Layer {

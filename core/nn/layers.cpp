@@ -251,7 +251,8 @@ protected:
     void forward_impl(LayerIO& io) const override {
         if (io.training) {
             io.backend->batchnorm_forward_train(io.x, io.params[0], io.params[1], io.y, io.saved[0], io.saved[1],
-                                                io.buffers[0], io.buffers[1], momentum_, eps_);
+                                                io.buffers[0], io.buffers[1], io.recompute ? 0.0f : momentum_, eps_);
+            if (io.recompute) return;
             std::int64_t n = 0;
             io.backend->copy_to_host(io.buffers[2], &n);
             ++n;

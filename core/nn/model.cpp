@@ -37,12 +37,25 @@ std::uint64_t hash_str(const std::string& s) {
 }
 }  // namespace
 
+namespace {
+bool make_layer_is_view(const LayerSpec& s) { return s.type == "flatten"; }
+}  // namespace
+
 Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
     : spec_(spec), backend_(backend), options_(options) {
     report_ = validate_model_spec(spec_);
     if (options_.batch < 1) throw InputError("batch size must be at least 1");
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
-    Allocator& a = backend_.allocator();
+    Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
+    {
+        auto blocks = checkpoint_blocks(spec_);
+        for (int b : options_.checkpoint_blocks) {
+            if (b < 0 || b >= static_cast<int>(blocks.size()))
+                throw InputError("checkpoint block " + std::to_string(b) + " does not exist; the model has " +
+                                 std::to_string(blocks.size()) + " blocks (0.." + std::to_string(blocks.size() - 1) + ")");
+            ckpt_ranges_.push_back({blocks[b].first, blocks[b].last});
+        }
+    }
     // 1) flat parameter and gradient buffers; layers get views into them
     params_ = Tensor::empty(a, {report_.total_params}, options_.dtype, MemCategory::parameters);
     grads_ = Tensor::empty(a, {report_.total_params}, options_.dtype, MemCategory::gradients);
@@ -54,24 +67,63 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (static_cast<std::int64_t>(offset) != report_.total_params)
         throw Error("internal: parameter layout (" + std::to_string(offset) + ") disagrees with the spec report (" +
                     std::to_string(report_.total_params) + ")");
+    // 2b) the recompute arena shared by the checkpointed blocks
+    if (arena_bytes_ > 0) {
+        arena_ = Tensor::empty(a, {static_cast<std::int64_t>(arena_bytes_)}, DType::u8, MemCategory::activations);
+        for (auto& r : arena_requests_) *r.target = Tensor(arena_.storage(), r.offset, r.shape, r.dtype);
+    }
+    arena_requests_.clear();
     // 3) one shared workspace of the largest layer need
     std::size_t ws = 0;
     for (Node* n : nodes_)
         if (n->layer) ws = std::max(ws, n->layer->workspace_bytes(backend_, options_.batch, n->in, options_.dtype));
     if (ws > 0) workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
-    init_params();
+    if (!options_.dry_run) init_params();
 }
 
 Model::~Model() = default;
 
+// An activation buffer: its own allocation, or (inside a checkpointed block) a slice of the arena.
+Tensor Model::alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena) {
+    if (!in_arena) return Tensor::empty(options_.allocator ? *options_.allocator : backend_.allocator(), shape, dt, c, layer);
+    const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dt);
+    arena_requests_.push_back({nullptr, shape, dt, arena_cursor_});
+    arena_cursor_ += (bytes + 63) / 64 * 64;
+    arena_bytes_ = std::max(arena_bytes_, arena_cursor_);
+    return Tensor();  // patched once the arena exists (the request's target is set by the caller)
+}
+
 void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
                       int& next_index, std::size_t& param_offset, bool is_top) {
-    Allocator& a = backend_.allocator();
+    Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
     const std::int64_t B = options_.batch;
     const DType dt = options_.dtype;
     Shape cur = in;
     std::int64_t max_in = shape_numel(in);  // the sequence input too (a first BatchNorm needs dx)
+    // requests made for a node are patched to point at the node's tensors after they are stored
+    auto request = [&](Tensor& target, const Shape& shape, DType d, MemCategory c, int layer, bool arena) {
+        if (!arena) {
+            target = alloc(shape, d, c, layer, false);
+        } else {
+            alloc(shape, d, c, layer, true);
+            arena_requests_.back().target = &target;
+        }
+    };
     for (std::size_t i = 0; i < specs.size(); ++i) {
+        // checkpointing (top level only): is this node inside a checkpointed block, and is it the kept one?
+        bool saved_in_arena = building_in_arena_;
+        bool output_in_arena = building_in_arena_;
+        const bool outer_arena = building_in_arena_;
+        if (is_top) {
+            for (auto [first, last] : ckpt_ranges_) {
+                if (static_cast<int>(i) < first || static_cast<int>(i) > last) continue;
+                if (static_cast<int>(i) == first) arena_cursor_ = 0;  // each block reuses the arena from 0
+                int kept = last;
+                while (kept > first && make_layer_is_view(specs[kept])) --kept;
+                saved_in_arena = true;
+                output_in_arena = static_cast<int>(i) != kept;
+            }
+        }
         auto node = std::make_unique<Node>();
         Node& n = *node;
         n.index = next_index++;
@@ -81,17 +133,17 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
         nodes_.push_back(&n);
         max_in = std::max(max_in, shape_numel(cur));
         if (specs[i].type == "residual") {
+            building_in_arena_ = saved_in_arena;
             n.body = std::make_unique<Seq>();
             build_seq(*n.body, specs[i].body, n.path + ".body", cur, next_index, param_offset, false);
-            Shape out = cur;
-            // the body's output shape is its last node's
-            out = n.body->nodes.back()->out;
+            Shape out = n.body->nodes.back()->out;
             if (!specs[i].shortcut.empty()) {
                 n.shortcut = std::make_unique<Seq>();
                 build_seq(*n.shortcut, specs[i].shortcut, n.path + ".shortcut", cur, next_index, param_offset, false);
             }
+            building_in_arena_ = outer_arena;
             n.out = out;
-            n.y_full = Tensor::empty(a, with_batch(B, out), dt, MemCategory::activations, n.index);
+            request(n.y_full, with_batch(B, out), dt, MemCategory::activations, n.index, output_in_arena);
             n.dx_body_full = Tensor::empty(a, with_batch(B, cur), dt, MemCategory::workspace, n.index);
         } else {
             n.layer = make_layer(specs[i]);
@@ -105,19 +157,21 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             }
             for (const auto& b : n.layer->buffers(cur)) {
                 Tensor t = Tensor::empty(a, b.shape, b.dtype, MemCategory::other, n.index);
-                backend_.fill(t, b.init);
+                if (!options_.dry_run) backend_.fill(t, b.init);
                 n.buffers.push_back(t);
                 n.buffer_names.push_back(b.name);
             }
             if (!n.layer->output_is_view())
-                n.y_full = Tensor::empty(a, with_batch(B, n.out), dt, MemCategory::activations, n.index);
-            for (const auto& s : n.layer->saved(B, cur))
-                n.saved_full.push_back(Tensor::empty(a, s.shape, s.dtype, MemCategory::activations, n.index));
+                request(n.y_full, with_batch(B, n.out), dt, MemCategory::activations, n.index, output_in_arena);
+            auto saved = n.layer->saved(B, cur);
+            n.saved_full.resize(saved.size());
+            for (std::size_t k = 0; k < saved.size(); ++k)
+                request(n.saved_full[k], saved[k].shape, saved[k].dtype, MemCategory::activations, n.index,
+                        saved_in_arena);
         }
         cur = n.out;
         seq.nodes.push_back(std::move(node));
     }
-    (void)is_top;
     for (auto& g : seq.gbuf) g = Tensor::empty(a, {B * max_in}, dt, MemCategory::workspace);
 }
 
@@ -170,6 +224,7 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t step) {
         throw InputError("input batch has shape " + shape_str(x.shape()) + " but the model expects " +
                          shape_str(expect) + "; check the model's \"input\" against the dataset");
     current_batch_ = n;
+    current_step_ = step;
     first_input_ = x;
     return forward_seq(*top_, x, training, step);
 }
@@ -208,7 +263,8 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     for (std::size_t i = 0; i < decls.size(); ++i) io.saved.push_back(n.saved_full[i].view(0, decls[i].shape));
     io.workspace = workspace_;
     io.seed = options_.seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(n.index + 1));
-    io.counter = step * static_cast<std::uint64_t>(n.y_full.numel());
+    io.counter = step * static_cast<std::uint64_t>(std::max<std::int64_t>(1, n.y_full.numel()));
+    io.recompute = recomputing_;
     n.layer->forward(io);
 }
 
@@ -226,7 +282,11 @@ void Model::backward(const Tensor& dlogits) {
 void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out) {
     Tensor cur_dy = dy;
     int cur_slot = -1;  // which gbuf holds cur_dy (-1: neither)
+    const bool top = &seq == top_.get();
     for (std::size_t k = seq.nodes.size(); k-- > 0;) {
+        if (top)
+            for (auto [first, last] : ckpt_ranges_)
+                if (static_cast<int>(k) == last) recompute_block(first, last);
         Node& n = *seq.nodes[k];
         Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
         Tensor target;
@@ -253,6 +313,18 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
         cur_dy = target;
         cur_slot = slot;
     }
+}
+
+// Re-runs the forward of top-level nodes [first, last] from the block's kept input, so the arena
+// holds this block's inner outputs and saved tensors again (BatchNorm statistics are not updated twice).
+void Model::recompute_block(int first, int last) {
+    recomputing_ = true;
+    Tensor x = first == 0 ? first_input_ : top_->nodes[first - 1]->y;
+    for (int i = first; i <= last; ++i) {
+        forward_node(*top_->nodes[i], x, true, current_step_);
+        x = top_->nodes[i]->y;
+    }
+    recomputing_ = false;
 }
 
 void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx) {
@@ -297,12 +369,18 @@ std::vector<NamedTensor> Model::state_dict() const {
 
 CategoryBytes Model::allocated_bytes() const {
     CategoryBytes b{};
+    std::vector<const Storage*> seen;
     auto add = [&](const Tensor& t) {
-        if (t.defined()) at(b, t.storage()->category()) += t.storage()->bytes();
+        if (!t.defined()) return;
+        const Storage* s = t.storage().get();
+        if (std::find(seen.begin(), seen.end(), s) != seen.end()) return;
+        seen.push_back(s);
+        at(b, s->category()) += s->bytes();
     };
     add(params_);
     add(grads_);
     add(workspace_);
+    add(arena_);
     std::vector<const Seq*> seqs{top_.get()};
     for (Node* n : nodes_) {
         add(n->y_full);

@@ -18,6 +18,12 @@ struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see
     DType dtype = DType::f32;    // parameters, activations and gradients (f64 for gradient checks)
     std::uint64_t seed = 1;      // parameter initialisation
+    // Activation checkpointing: indices into checkpoint_blocks(spec). A checkpointed block keeps only
+    // its input and output; its inner outputs and saved tensors live in one shared recompute arena,
+    // and backward recomputes the block's forward first.
+    std::vector<int> checkpoint_blocks;
+    Allocator* allocator = nullptr;  // where the model's memory comes from (default: the backend's)
+    bool dry_run = false;            // allocate (for the ledger) but never touch memory: the planner
 };
 
 struct NamedTensor {
@@ -64,6 +70,8 @@ private:
     void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t step);
     void backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx);
     void init_params();
+    Tensor alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena);
+    void recompute_block(int first, int last);
 
     ModelSpec spec_;
     SpecReport report_;
@@ -75,6 +83,20 @@ private:
     std::vector<Node*> nodes_;  // depth-first
     std::int64_t current_batch_ = 0;
     Tensor first_input_;  // the last forward's input batch (the first layer's backward needs it)
+    std::uint64_t current_step_ = 0;
+    bool recomputing_ = false;
+    // recompute arena: requests collected while building, then one allocation and views into it
+    struct ArenaRequest {
+        Tensor* target;
+        Shape shape;
+        DType dtype;
+        std::size_t offset;
+    };
+    std::vector<ArenaRequest> arena_requests_;
+    std::size_t arena_cursor_ = 0, arena_bytes_ = 0;
+    bool building_in_arena_ = false;
+    Tensor arena_;
+    std::vector<std::pair<int, int>> ckpt_ranges_;  // checkpointed top-level [first, last]
 };
 
 }  // namespace hr

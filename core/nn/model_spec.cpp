@@ -523,6 +523,35 @@ SpecReport validate_model_spec(const ModelSpec& spec) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// checkpoint blocks
+
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
+    std::vector<CheckpointBlock> blocks;
+    SpecReport rep = analyze_model_spec(spec);
+    auto top_label = [&](int i) {
+        for (const auto& r : rep.layers)
+            if (r.path == std::to_string(i)) return r.label.empty() ? spec.layers[i].type : r.label;
+        return spec.layers[i].type;
+    };
+    const int n = static_cast<int>(spec.layers.size());
+    for (int i = 0; i < n; ++i) {
+        const std::string& t = spec.layers[i].type;
+        const bool starts = t == "conv2d" || t == "linear" || t == "residual";
+        if (blocks.empty() || starts) {
+            blocks.push_back({i, i, ""});
+        } else {
+            blocks.back().last = i;
+        }
+    }
+    for (auto& b : blocks) {
+        b.label = b.first == b.last ? std::to_string(b.first) : std::to_string(b.first) + "-" + std::to_string(b.last);
+        b.label += " " + top_label(b.first);
+        if (b.last > b.first) b.label += " …";
+    }
+    return blocks;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // presets
 
 namespace {

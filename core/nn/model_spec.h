@@ -75,6 +75,18 @@ SpecReport analyze_model_spec(const ModelSpec& spec);
 // Throws InputError with report.error when the spec is invalid.
 SpecReport validate_model_spec(const ModelSpec& spec);
 
+// ---- checkpoint blocks ------------------------------------------------------------------------------
+// The units of activation checkpointing: blocks start at a top-level residual block or a layer with
+// weights (conv2d, linear) and take the weight-free layers after it (BatchNorm, activation, pooling,
+// dropout, flatten). A checkpointed block
+// keeps only its input and its output; backward recomputes everything inside it.
+struct CheckpointBlock {
+    int first = 0;      // top-level layer index (spec.layers[first])
+    int last = 0;       // inclusive
+    std::string label;  // "0-2 conv2d(1→10, k5) …" / "3 residual(5 layers)"
+};
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec);
+
 // ---- presets ----------------------------------------------------------------------------------------
 std::vector<std::string> preset_names();  // seed-cnn, mlp, lenet5, resnet-mini
 // input_shape: (1, 28, 28) for MNIST-like data; resnet-mini also takes (3, 32, 32).

@@ -25,12 +25,16 @@ int optimizer_states_per_param(const OptimizerConfig& c) {
 }
 
 Optimizer::Optimizer(const OptimizerConfig& config, Backend& backend, std::int64_t param_count, DType dtype)
+    : Optimizer(config, backend, backend.allocator(), param_count, dtype) {}
+
+Optimizer::Optimizer(const OptimizerConfig& config, Backend& backend, Allocator& state_alloc,
+                     std::int64_t param_count, DType dtype)
     : config_(config), backend_(backend) {
     validate_optimizer(config_);
     const DType sdt = dtype == DType::f64 ? DType::f64 : DType::f32;
     const int n = optimizer_states_per_param(config_);
-    if (n >= 1) m_ = Tensor::empty(backend_.allocator(), {param_count}, sdt, MemCategory::optimizer_state);
-    if (n >= 2) v_ = Tensor::empty(backend_.allocator(), {param_count}, sdt, MemCategory::optimizer_state);
+    if (n >= 1) m_ = Tensor::empty(state_alloc, {param_count}, sdt, MemCategory::optimizer_state);
+    if (n >= 2) v_ = Tensor::empty(state_alloc, {param_count}, sdt, MemCategory::optimizer_state);
 }
 
 void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_scale) {

@@ -28,6 +28,9 @@ public:
     // State buffers (momentum, or Adam's m and v) are allocated from `state_alloc` (the device, or
     // pinned host memory when offloaded) as f32 (f64 when the parameters are f64), category optimizer_state.
     Optimizer(const OptimizerConfig& config, Backend& backend, std::int64_t param_count, DType dtype);
+    // The same with the state allocated from `state_alloc` (e.g. a host allocator for offload).
+    Optimizer(const OptimizerConfig& config, Backend& backend, Allocator& state_alloc, std::int64_t param_count,
+              DType dtype);
 
     // params -= update(grads * grad_scale) with learning rate lr. step_count() advances.
     void step(Tensor& params, const Tensor& grads, double lr, float grad_scale = 1.0f);

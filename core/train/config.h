@@ -9,20 +9,9 @@
 #include "nn/model_spec.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
+#include "strategy/strategy.h"
 
 namespace hr {
-
-// Memory strategies (issue "memory strategies"). Defaults are the plain fp32 run.
-struct StrategyConfig {
-    std::string precision = "fp32";      // fp32 | tf32 | bf16 | fp16
-    std::string checkpoint = "none";     // none | all | every:K | list:I,J,... | auto
-    std::int64_t micro_batch = 0;        // 0: the whole batch at once
-    std::int64_t accumulate = 1;         // gradient accumulation steps
-    bool offload_optimizer = false;      // optimizer state + master weights in host memory
-    // fp16 dynamic loss scaling
-    double loss_scale_init = 65536.0;
-    std::int64_t loss_scale_growth_interval = 2000;
-};
 
 struct TrainConfig {
     ModelSpec model;

@@ -13,6 +13,8 @@
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "optim/optimizer.h"
+#include "plan/planner.h"
+#include "strategy/training_state.h"
 #include "train/checkpoint.h"
 
 namespace hr {
@@ -29,11 +31,12 @@ std::size_t host_memory_bytes() {
 }  // namespace
 
 struct Trainer::Impl {
-    std::shared_ptr<MemoryLedger> ledger;
+    std::shared_ptr<MemoryLedger> ledger;       // the training device
+    std::shared_ptr<MemoryLedger> host_ledger;  // host memory of offloaded state
     std::unique_ptr<Backend> backend;
+    std::unique_ptr<Backend> host_backend;
     DatasetPair data;
-    std::unique_ptr<Model> model;
-    std::unique_ptr<Optimizer> optimizer;
+    std::unique_ptr<TrainingState> state;
 };
 
 Trainer::Trainer(TrainConfig config, TrainCallbacks callbacks)
@@ -59,6 +62,17 @@ void Trainer::wait_while_paused() {
     pause_cv_.wait(lock, [this] { return !paused_.load() || stop_.load(); });
 }
 
+std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
+    PlanRequest r;
+    r.spec = c.model;
+    r.batch = c.batch;
+    r.strategy = c.strategy;
+    r.optimizer = c.optimizer;
+    r.device = c.device == "auto" ? "cpu" : c.device;
+    r.threads = c.threads;
+    return predict_memory(r).strategy.checkpoint_blocks;
+}
+
 TrainResult Trainer::run() {
     auto log = [this](LogLevel level, const std::string& msg) {
         if (callbacks_.on_log) callbacks_.on_log({level, msg});
@@ -66,18 +80,19 @@ TrainResult Trainer::run() {
     const TrainConfig& c = config_;
     validate_train_config(c);
     validate_model_spec(c.model);
-    const StrategyConfig defaults;
-    if (c.strategy.precision != "fp32" || c.strategy.checkpoint != "none" || c.strategy.accumulate != 1 ||
-        c.strategy.micro_batch != 0 || c.strategy.offload_optimizer)
-        throw InputError("memory strategies (precision, checkpointing, accumulation, offload) are not available in "
-                         "this version yet; run without --precision/--checkpoint/--micro-batch/--accumulate/"
-                         "--offload-optimizer");
+    ResolvedStrategy strategy = resolve_strategy(c.strategy, c.model, c.batch);
+    if (c.strategy.checkpoint == "auto") {
+        strategy.checkpoint_blocks = choose_auto_checkpoint(c);
+        log(LogLevel::info, "checkpoint auto: the planner chose " + std::to_string(strategy.checkpoint_blocks.size()) +
+                                " block(s)");
+    }
 
     // --- device ------------------------------------------------------------------------------------
     if (c.device.rfind("cuda", 0) == 0)
         throw InputError("device '" + c.device + "': this version of Headroom trains on the CPU only (the CUDA "
                          "backend is not built yet); use --device cpu or --device auto");
     if (c.device == "auto") log(LogLevel::info, "device auto: no CUDA backend in this build, using the CPU");
+    if (strategy.tf32) log(LogLevel::info, "precision tf32 applies to GPU matrix units; on the CPU it computes in fp32");
 
     // --- data --------------------------------------------------------------------------------------
     DataOptions dopt;
@@ -96,28 +111,21 @@ TrainResult Trainer::run() {
 
     // --- engine --------------------------------------------------------------------------------------
     impl_->ledger = std::make_shared<MemoryLedger>();
+    impl_->host_ledger = std::make_shared<MemoryLedger>();
     impl_->backend = make_cpu_backend(c.threads, impl_->ledger);
+    impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
     Backend& be = *impl_->backend;
+    impl_->state = std::make_unique<TrainingState>(c.model, c.optimizer, strategy, c.seed, be, be.allocator(),
+                                                   *impl_->host_backend, impl_->host_backend->allocator());
+    TrainingState& st = *impl_->state;
+    Model& model = st.model();
     const std::int64_t B = c.batch;
-    ModelOptions mopt;
-    mopt.batch = B;
-    mopt.dtype = DType::f32;
-    mopt.seed = c.seed;
-    impl_->model = std::make_unique<Model>(c.model, be, mopt);
-    Model& model = *impl_->model;
-    impl_->optimizer = std::make_unique<Optimizer>(c.optimizer, be, model.param_count(), DType::f32);
-    Optimizer& opt = *impl_->optimizer;
-
+    const std::int64_t M = strategy.micro_batch;
     const int K = c.model.num_classes;
-    Allocator& alloc = be.allocator();
-    Tensor x = Tensor::empty(alloc, with_batch(B, c.model.input_shape), DType::f32, MemCategory::data);
-    Tensor y = Tensor::empty(alloc, {B}, DType::i64, MemCategory::data);
-    Tensor target;  // MSE: one-hot targets
-    if (c.model.loss.type == "mse") target = Tensor::empty(alloc, {B, K}, DType::f32, MemCategory::data);
-    Tensor dlogits = Tensor::empty(alloc, {B, K}, DType::f32, MemCategory::workspace);
+    const bool lowp = strategy.compute_dtype != DType::f32;
 
     DataLoader train_loader(train, B, true, c.seed, false, train.norm_mean, train.norm_std, impl_->ledger.get());
-    DataLoader test_loader(test, B, false, c.seed, false, train.norm_mean, train.norm_std, impl_->ledger.get());
+    DataLoader test_loader(test, M, false, c.seed, false, train.norm_mean, train.norm_std, impl_->ledger.get());
     const std::int64_t steps_per_epoch = train_loader.steps_per_epoch();
     const std::int64_t total_steps = c.steps > 0 ? c.steps : steps_per_epoch * c.epochs;
     const int total_epochs = static_cast<int>((total_steps + steps_per_epoch - 1) / steps_per_epoch);
@@ -128,27 +136,37 @@ TrainResult Trainer::run() {
     result.train_samples = train.count;
     result.test_samples = test.count;
     result.data_source = impl_->data.source_dir;
+    result.strategy = strategy.describe();
     log(LogLevel::info, "training " + c.model.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": " + std::to_string(train.count) + " samples, batch " + std::to_string(B) +
-                            ", " + std::to_string(total_steps) + " steps");
+                            ", " + std::to_string(total_steps) + " steps, " + strategy.describe());
 
     std::vector<float> onehot;
-    auto upload = [&](const Batch& b) -> std::pair<Tensor, Tensor> {
-        Tensor xb = x.slice0(0, b.size);
-        Tensor yb = y.slice0(0, b.size);
-        be.copy_from_host(b.images.data(), xb);
-        be.copy_from_host(b.labels.data(), yb);
-        return {xb, yb};
+    // Uploads rows [r0, r0 + n) of a host batch into the micro-batch buffers; returns (x, labels) views.
+    auto upload = [&](const Batch& b, std::int64_t r0, std::int64_t n) -> std::pair<Tensor, Tensor> {
+        const std::int64_t per = shape_numel(c.model.input_shape);
+        Tensor xs = st.x_staging.slice0(0, n);
+        Tensor yb = st.labels.slice0(0, n);
+        be.copy_from_host(b.images.data() + r0 * per, xs);
+        be.copy_from_host(b.labels.data() + r0, yb);
+        if (!lowp) return {xs, yb};
+        Tensor xm = st.x_model.slice0(0, n);
+        be.copy(xs, xm);
+        return {xm, yb};
     };
-    auto loss_of = [&](const Tensor& logits, const Tensor& labels, const Batch& b, Tensor grad) -> LossResult {
+    auto loss_of = [&](const Tensor& logits, const Tensor& labels, const Batch& b, std::int64_t r0, std::int64_t n,
+                       Tensor grad, float grad_scale) -> LossResult {
         if (c.model.loss.type == "mse") {
-            onehot.assign(static_cast<std::size_t>(b.size * K), 0.0f);
-            for (std::int64_t i = 0; i < b.size; ++i) onehot[static_cast<std::size_t>(i * K + b.labels[i])] = 1.0f;
-            Tensor t = target.slice0(0, b.size);
-            be.copy_from_host(onehot.data(), t);
-            return be.mse_loss(logits, t, grad, 1.0f);
+            onehot.assign(static_cast<std::size_t>(n * K), 0.0f);
+            for (std::int64_t i = 0; i < n; ++i) onehot[static_cast<std::size_t>(i * K + b.labels[r0 + i])] = 1.0f;
+            Tensor ts = st.target_staging.slice0(0, n);
+            be.copy_from_host(onehot.data(), ts);
+            Tensor tm = st.target_model.slice0(0, n);
+            if (lowp) be.copy(ts, tm);
+            return be.mse_loss(logits, tm, grad, grad_scale);
         }
-        return be.softmax_cross_entropy(logits, labels, static_cast<float>(c.model.loss.label_smoothing), grad, 1.0f);
+        return be.softmax_cross_entropy(logits, labels, static_cast<float>(c.model.loss.label_smoothing), grad,
+                                        grad_scale);
     };
     auto evaluate = [&](double& loss, double& acc) {
         double loss_sum = 0;
@@ -158,9 +176,9 @@ TrainResult Trainer::run() {
         Tensor none;
         while (test_loader.next(b)) {
             if (stop_) throw Cancelled();
-            auto [xb, yb] = upload(b);
+            auto [xb, yb] = upload(b, 0, b.size);
             Tensor logits = model.forward(xb, false);
-            LossResult r = loss_of(logits, yb, b, none);
+            LossResult r = loss_of(logits, yb, b, 0, b.size, none, 1.0f);
             loss_sum += r.loss * static_cast<double>(b.size);
             correct += r.correct;
             seen += b.size;
@@ -201,35 +219,52 @@ TrainResult Trainer::run() {
                 const auto t0 = Clock::now();
                 const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
                 impl_->ledger->set_step(step + 1);
-                impl_->ledger->set_phase("forward");
-                auto [xb, yb] = upload(b);
                 model.zero_grad();
-                Tensor logits = model.forward(xb, true, static_cast<std::uint64_t>(step));
-                Tensor g = dlogits.slice0(0, b.size);
-                LossResult r = loss_of(logits, yb, b, g);
-                if (!std::isfinite(r.loss)) {
+                // forward/backward per micro-batch; gradients accumulate (each scaled by its share of the
+                // batch, so the sum equals the gradient of the mean loss over the whole batch)
+                double step_loss = 0;
+                std::int64_t step_correct = 0;
+                bool finite = true;
+                for (std::int64_t r0 = 0; r0 < b.size; r0 += M) {
+                    const std::int64_t n = std::min(M, b.size - r0);
+                    impl_->ledger->set_phase("forward");
+                    auto [xb, yb] = upload(b, r0, n);
+                    Tensor logits = model.forward(xb, true, static_cast<std::uint64_t>(step));
+                    Tensor g = st.dlogits.slice0(0, n);
+                    const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(b.size));
+                    LossResult r = loss_of(logits, yb, b, r0, n, g, share * st.loss_scale());
+                    if (!std::isfinite(r.loss)) {
+                        finite = false;
+                        step_loss = r.loss;
+                        break;
+                    }
+                    step_loss += r.loss * share;
+                    step_correct += r.correct;
+                    impl_->ledger->set_phase("backward");
+                    model.backward(g);
+                }
+                if (!finite) {
                     char msg[512];
                     std::snprintf(msg, sizeof msg,
                                   "the loss became %s at step %lld (epoch %d); training cannot continue. Lower the "
                                   "learning rate (now %g, --lr), use a warm-up, or check the data",
-                                  std::isnan(r.loss) ? "NaN" : "infinite", static_cast<long long>(step + 1), epoch, lr);
+                                  std::isnan(step_loss) ? "NaN" : "infinite", static_cast<long long>(step + 1), epoch,
+                                  lr);
                     result.status = "failed";
                     result.error = msg;
                     result.bad_input = true;
                     log(LogLevel::error, msg);
                     break;
                 }
-                impl_->ledger->set_phase("backward");
-                model.backward(g);
                 impl_->ledger->set_phase("optimizer");
-                opt.step(model.parameters(), model.gradients(), lr);
+                const bool applied = st.optimizer_step(lr);
                 const double dt = seconds_since(t0);
                 ++step;
                 ++step_in_epoch;
                 samples_trained += b.size;
                 epoch_train_seconds += dt;
-                loss_sum += r.loss * static_cast<double>(b.size);
-                correct += r.correct;
+                loss_sum += step_loss * static_cast<double>(b.size);
+                correct += step_correct;
                 seen += b.size;
                 const double ips = dt > 0 ? static_cast<double>(b.size) / dt : 0;
                 ips_smooth = ips_smooth == 0 ? ips : 0.9 * ips_smooth + 0.1 * ips;
@@ -240,14 +275,16 @@ TrainResult Trainer::run() {
                     ev.epoch = epoch;
                     ev.step_in_epoch = step_in_epoch;
                     ev.steps_per_epoch = steps_per_epoch;
-                    ev.loss = r.loss;
-                    ev.accuracy = b.size ? static_cast<double>(r.correct) / static_cast<double>(b.size) : 0;
+                    ev.loss = step_loss;
+                    ev.accuracy = b.size ? static_cast<double>(step_correct) / static_cast<double>(b.size) : 0;
                     ev.lr = lr;
                     ev.step_seconds = dt;
                     ev.images_per_second = ips_smooth;
                     ev.elapsed_seconds = seconds_since(run_start);
                     const double per_step = (train_seconds + epoch_train_seconds) / static_cast<double>(step);
                     ev.eta_seconds = per_step * static_cast<double>(total_steps - step);
+                    ev.loss_scale = strategy.loss_scaling ? st.loss_scale() : 0.0;
+                    ev.skipped = !applied;
                     callbacks_.on_step(ev);
                 }
                 emit_memory(false);
@@ -291,15 +328,18 @@ TrainResult Trainer::run() {
     result.steps = step;
     result.seconds = seconds_since(run_start);
     result.images_per_second = train_seconds > 0 ? static_cast<double>(samples_trained) / train_seconds : 0;
+    result.skipped_steps = st.skipped_steps();
+    result.final_loss_scale = strategy.loss_scaling ? st.loss_scale() : 0.0;
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
+    result.host_ledger = impl_->host_ledger->snapshot();
     emit_memory(true);
     return result;
 }
 
 void Trainer::save_weights(const std::string& path, const std::string& run_json_text) const {
-    if (!impl_->model) throw Error("no trained model to save: run() first");
-    SafeTensorsFile f = model_state_file(*impl_->model);
+    if (!impl_->state) throw Error("no trained model to save: run() first");
+    SafeTensorsFile f = model_state_file(impl_->state->model());
     if (!run_json_text.empty()) f.metadata["run"] = run_json_text;
     write_safetensors(path, f);
 }

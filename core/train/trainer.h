@@ -33,7 +33,14 @@ struct TrainResult {
     std::int64_t train_samples = 0;
     std::int64_t test_samples = 0;
     std::string data_source;          // folder the dataset came from ("" for synthetic)
+    std::string strategy;             // ResolvedStrategy::describe()
+    std::int64_t skipped_steps = 0;   // fp16: steps skipped for inf/NaN gradients
+    double final_loss_scale = 0;      // fp16: the loss scale at the end (else 0)
+    LedgerSnapshot host_ledger;       // host memory of offloaded optimizer state (empty otherwise)
 };
+
+// `--checkpoint auto` without a budget: the planner's choice for the device's memory.
+std::vector<int> choose_auto_checkpoint(const TrainConfig& config);
 
 class Trainer {
 public:
