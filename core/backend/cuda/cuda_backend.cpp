@@ -1,0 +1,957 @@
+// CudaBackend: devices, construction, data movement, GEMM (cuBLAS), and the host side of every op
+// that runs as our own kernel (validation as the CPU backend, then a launcher from cuda_kernels.h).
+// Convolution (cuDNN) lives in cuda_conv.cpp.
+//
+// Streams: every op runs on one compute stream. copy_from_host stages through pinned memory and
+// copies on a second stream, fenced by events: the copy starts after the compute work queued before
+// it, and compute queued after it waits for the copy. Ops returning host values (losses, reductions,
+// copy_to_host) synchronise the compute stream.
+#include "backend/cuda/cuda_backend_impl.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/cpu_common.h"  // validation helpers and messages shared with the CPU backend
+
+namespace hr {
+
+using cpu::desc;
+using cpu::fail;
+using cpu::require_dtype;
+using cpu::require_float;
+using cpu::require_same_dtype;
+using cpu::require_same_shape;
+
+namespace {
+
+constexpr std::size_t kStagingMax = std::size_t(32) << 20;  // pinned staging for copy_from_host
+
+std::string cuda_error_text(cudaError_t e) {
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+std::string version_str(int v) {  // CUDA's 13000 -> "13.0"
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string built_with() {
+    int rt = 0;
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
+    const std::size_t dnn = cudnnGetVersion();
+    int cb[3] = {0, 0, 0};
+    cublasGetProperty(MAJOR_VERSION, &cb[0]);
+    cublasGetProperty(MINOR_VERSION, &cb[1]);
+    cublasGetProperty(PATCH_LEVEL, &cb[2]);
+    return "CUDA runtime " + version_str(rt) + ", cuDNN " + std::to_string(dnn / 10000) + "." +
+           std::to_string((dnn % 10000) / 100) + "." + std::to_string(dnn % 100) + ", cuBLAS " + std::to_string(cb[0]) +
+           "." + std::to_string(cb[1]) + "." + std::to_string(cb[2]);
+}
+
+bool gpu_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
+
+void require_gpu_float(const char* op, const char* name, const Tensor& t) {
+    if (t.dtype() == DType::f64)
+        fail(op, std::string(name) + " " + desc(t) + ": f64 is not supported on the GPU; use f32 (or bf16/f16)");
+    if (!gpu_float(t.dtype())) fail(op, std::string(name) + " " + desc(t) + " must be a float tensor (f32, bf16, f16)");
+}
+
+cuda::VecArg vec(const Tensor& t) {
+    cuda::VecArg v;
+    if (t.defined()) {
+        v.p = t.raw();
+        v.dtype = t.dtype();
+    }
+    return v;
+}
+
+std::uint64_t fill_pattern_of(DType dt, double value) {
+    std::uint64_t bits = 0;
+    switch (dt) {
+        case DType::f32: {
+            const float f = static_cast<float>(value);
+            std::uint32_t u;
+            std::memcpy(&u, &f, 4);
+            bits = u;
+            break;
+        }
+        case DType::f64: std::memcpy(&bits, &value, 8); break;
+        case DType::bf16: bits = f32_to_bf16(static_cast<float>(value)); break;
+        case DType::f16: bits = f32_to_f16(static_cast<float>(value)); break;
+        case DType::i32: bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(value)); break;
+        case DType::i64: bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(value)); break;
+        case DType::u8: bits = static_cast<std::uint8_t>(value); break;
+    }
+    return bits;
+}
+
+}  // namespace
+
+// --- devices -------------------------------------------------------------------------------------
+
+int cuda_device_count() noexcept {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+std::string cuda_unavailable_reason() noexcept {
+    try {
+        int n = 0;
+        const cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return "no usable NVIDIA driver (cudaGetDeviceCount: " + cuda_error_text(e) + ")";
+        }
+        if (n == 0) return "no CUDA device found";
+        return "";
+    } catch (...) {
+        return "CUDA could not be queried";
+    }
+}
+
+std::vector<CudaDeviceInfo> cuda_devices() noexcept {
+    std::vector<CudaDeviceInfo> out;
+    try {
+        const int n = cuda_device_count();
+        int previous = 0;
+        if (n > 0 && cudaGetDevice(&previous) != cudaSuccess) previous = 0;
+        for (int i = 0; i < n; ++i) {
+            cudaDeviceProp prop{};
+            if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+                (void)cudaGetLastError();
+                continue;
+            }
+            CudaDeviceInfo d;
+            d.index = i;
+            d.name = prop.name;
+            d.total_bytes = prop.totalGlobalMem;
+            d.cc_major = prop.major;
+            d.cc_minor = prop.minor;
+            std::size_t free_b = 0, total_b = 0;
+            if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                d.free_bytes = free_b;
+                d.total_bytes = total_b;
+            } else {
+                (void)cudaGetLastError();
+            }
+            out.push_back(std::move(d));
+        }
+        if (n > 0) (void)cudaSetDevice(previous);
+    } catch (...) {
+    }
+    return out;
+}
+
+std::string cuda_versions() noexcept {
+    try {
+        const std::string why = cuda_unavailable_reason();
+        if (!why.empty()) return "not available: " + why + " (built with " + built_with() + ")";
+        int drv = 0;
+        (void)cudaDriverGetVersion(&drv);
+        return built_with() + ", driver supports CUDA " + version_str(drv);
+    } catch (...) {
+        return "not available: CUDA could not be queried";
+    }
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device, std::shared_ptr<MemoryLedger> ledger,
+                                           const CudaBackendOptions& options) {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) throw InputError(why + "; use --device cpu");
+    const int n = cuda_device_count();
+    if (device < 0 || device >= n)
+        throw InputError("cuda:" + std::to_string(device) + " does not exist: this machine has " + std::to_string(n) +
+                         (n == 1 ? " CUDA device (cuda:0)" : " CUDA devices (cuda:0 .. cuda:" + std::to_string(n - 1) + ")") +
+                         "; pick one of those or use --device cpu");
+    return std::make_unique<CudaBackend>(device, ledger ? std::move(ledger) : std::make_shared<MemoryLedger>(), options);
+}
+
+namespace {
+CudaBackend& as_cuda(Backend& b) {
+    auto* c = dynamic_cast<CudaBackend*>(&b);
+    if (!c) throw Error("internal: " + b.name() + " is not a CUDA backend");
+    return *c;
+}
+}  // namespace
+
+void* cuda_compute_stream(Backend& backend) { return as_cuda(backend).compute_stream(); }
+void cuda_set_tf32(Backend& backend, bool on) { as_cuda(backend).set_tf32(on); }
+std::size_t cuda_empty_cache(Backend& backend) {
+    CudaBackend& b = as_cuda(backend);
+    b.activate();
+    return b.caching_allocator().empty_cache();
+}
+
+// --- allocator -----------------------------------------------------------------------------------
+
+namespace {
+DeviceHeap cuda_heap(int device, cudaStream_t stream) {
+    DeviceHeap h;
+    h.raw_alloc = [device](std::size_t bytes) -> void* {
+        HR_CUDA_CHECK(cudaSetDevice(device));
+        void* p = nullptr;
+        const cudaError_t e = cudaMalloc(&p, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();  // not sticky; clear it so later checks do not report it
+            return nullptr;
+        }
+        HR_CUDA_CHECK(e);
+        return p;
+    };
+    h.raw_free = [device, stream](void* p) {
+        HR_CUDA_CHECK(cudaSetDevice(device));
+        HR_CUDA_CHECK(cudaStreamSynchronize(stream));  // queued work may still use the segment
+        HR_CUDA_CHECK(cudaFree(p));
+    };
+    h.mem_info = [device](std::size_t& free_b, std::size_t& total_b) {
+        if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return false;
+        }
+        return true;
+    };
+    h.zero = [stream](void* p, std::size_t bytes) { HR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream)); };
+    return h;
+}
+}  // namespace
+
+CudaCachingAllocator::CudaCachingAllocator(int device, std::shared_ptr<MemoryLedger> ledger, cudaStream_t stream)
+    : CachingAllocator(Device::cuda(device), std::move(ledger), cuda_heap(device, stream)) {}
+
+// --- construction --------------------------------------------------------------------------------
+
+CudaBackend::CudaBackend(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& options)
+    : device_(device), options_(options) {
+    try {
+        HR_CUDA_CHECK(cudaSetDevice(device_));
+        cudaDeviceProp prop{};
+        HR_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+        device_name_ = std::string(prop.name) + ", cc " + std::to_string(prop.major) + "." +
+                       std::to_string(prop.minor) + ", " + format_bytes(prop.totalGlobalMem);
+        HR_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+        HR_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+        HR_CUDA_CHECK(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming));
+        HR_CUDA_CHECK(cudaEventCreateWithFlags(&copy_done_, cudaEventDisableTiming));
+        HR_CUBLAS_CHECK(cublasCreate(&cublas_));
+        HR_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
+        HR_CUDNN_CHECK(cudnnCreate(&cudnn_));
+        HR_CUDNN_CHECK(cudnnSetStream(cudnn_, compute_));
+        HR_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_result_), sizeof(cuda::ReduceResult),
+                                    cudaHostAllocDefault));
+        allocator_ = std::make_unique<CudaCachingAllocator>(device_, std::move(ledger), compute_);
+        if (options_.cublas_workspace_bytes > 0) {
+            // cuBLAS would otherwise cudaMalloc its own workspace, outside the ledger.
+            cublas_workspace_ = Tensor::empty(*allocator_, {static_cast<std::int64_t>(options_.cublas_workspace_bytes)},
+                                              DType::u8, MemCategory::workspace);
+            HR_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.raw(), options_.cublas_workspace_bytes));
+        }
+    } catch (const Error& e) {
+        release();  // what was created so far (each handle is null-checked)
+        throw Error("cuda:" + std::to_string(device) + " could not be initialised: " + e.what());
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+CudaBackend::~CudaBackend() { release(); }
+
+void CudaBackend::release() noexcept {
+    // Nothing here may throw: errors are ignored (the driver may already be shutting down).
+    if (compute_) (void)cudaSetDevice(device_);
+    if (compute_) (void)cudaStreamSynchronize(compute_);
+    if (copy_) (void)cudaStreamSynchronize(copy_);
+    conv_plans_.clear();
+    cublas_workspace_ = Tensor();
+    scratch_ = Tensor();
+    allocator_.reset();
+    if (cublas_) (void)cublasDestroy(cublas_);
+    if (cudnn_) (void)cudnnDestroy(cudnn_);
+    if (staging_) (void)cudaFreeHost(staging_);
+    if (host_result_) (void)cudaFreeHost(host_result_);
+    if (compute_done_) (void)cudaEventDestroy(compute_done_);
+    if (copy_done_) (void)cudaEventDestroy(copy_done_);
+    if (compute_) (void)cudaStreamDestroy(compute_);
+    if (copy_) (void)cudaStreamDestroy(copy_);
+    cublas_ = nullptr;
+    cudnn_ = nullptr;
+    staging_ = nullptr;
+    host_result_ = nullptr;
+    compute_done_ = copy_done_ = nullptr;
+    compute_ = copy_ = nullptr;
+    (void)cudaGetLastError();
+}
+
+std::string CudaBackend::name() const {
+    std::string v;
+    try {
+        v = built_with();
+    } catch (...) {
+    }
+    return "cuda:" + std::to_string(device_) + " (" + device_name_ + "; " + v + (options_.tf32 ? "; tf32 on)" : ")");
+}
+
+void CudaBackend::activate() const {
+    int cur = -1;
+    HR_CUDA_CHECK(cudaGetDevice(&cur));
+    if (cur != device_) HR_CUDA_CHECK(cudaSetDevice(device_));
+}
+
+void CudaBackend::require_here(const char* op, const char* name, const Tensor& t) const {
+    if (!t.defined()) fail(op, std::string(name) + " is undefined");
+    if (t.device() != Device::cuda(device_))
+        fail(op, std::string(name) + " " + desc(t) + " is on " + t.device().str() + ", expected cuda:" +
+                     std::to_string(device_));
+}
+
+void CudaBackend::synchronize() {
+    activate();
+    HR_CUDA_CHECK(cudaStreamSynchronize(copy_));
+    HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
+}
+
+void* CudaBackend::scratch(std::size_t bytes) {
+    if (!scratch_.defined() || scratch_.nbytes() < bytes) {
+        const std::size_t rounded = (std::max<std::size_t>(bytes, 4096) + 4095) / 4096 * 4096;
+        scratch_ = Tensor();  // back to the cache first; stream order keeps queued users safe
+        scratch_ = Tensor::empty(*allocator_, {static_cast<std::int64_t>(rounded)}, DType::u8, MemCategory::workspace);
+    }
+    return scratch_.raw();
+}
+
+cuda::ReduceResult CudaBackend::fetch_result(const cuda::ReduceResult* dev) {
+    HR_CUDA_CHECK(cudaMemcpyAsync(host_result_, dev, sizeof(cuda::ReduceResult), cudaMemcpyDeviceToHost, compute_));
+    HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    return *host_result_;
+}
+
+// --- data movement -------------------------------------------------------------------------------
+
+void CudaBackend::fill(Tensor& t, double value) {
+    require_here("fill", "tensor", t);
+    activate();
+    const std::uint64_t bits = fill_pattern_of(t.dtype(), value);
+    if (t.nbytes() == 0) return;
+    if (bits == 0)
+        HR_CUDA_CHECK(cudaMemsetAsync(t.raw(), 0, t.nbytes(), compute_));
+    else
+        cuda::fill_pattern(t.raw(), t.numel(), static_cast<int>(dtype_size(t.dtype())), bits, compute_);
+}
+
+void CudaBackend::copy(const Tensor& src, Tensor& dst) {
+    const char* op = "copy";
+    require_here(op, "src", src);
+    require_here(op, "dst", dst);
+    if (src.numel() != dst.numel())
+        fail(op, "src " + desc(src) + " and dst " + desc(dst) + " must have the same number of elements");
+    activate();
+    if (src.nbytes() == 0) return;
+    if (src.dtype() == dst.dtype()) {
+        if (src.raw() == dst.raw()) return;
+        const char* s = static_cast<const char*>(src.raw());
+        char* d = static_cast<char*>(dst.raw());
+        const std::size_t n = src.nbytes();
+        const bool overlap = s < d + n && d < s + n;
+        if (overlap) {  // memmove semantics through scratch
+            void* tmp = scratch(n);
+            HR_CUDA_CHECK(cudaMemcpyAsync(tmp, s, n, cudaMemcpyDeviceToDevice, compute_));
+            HR_CUDA_CHECK(cudaMemcpyAsync(d, tmp, n, cudaMemcpyDeviceToDevice, compute_));
+        } else {
+            HR_CUDA_CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, compute_));
+        }
+        return;
+    }
+    if (!dtype_is_float(src.dtype()) || !dtype_is_float(dst.dtype()))
+        fail(op, "converting " + desc(src) + " to " + desc(dst) +
+                     " is not supported on the GPU (float dtypes convert; integer tensors copy as they are)");
+    cuda::cast(src.raw(), src.dtype(), dst.raw(), dst.dtype(), src.numel(), compute_);
+}
+
+void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
+    require_here("copy_from_host", "dst", dst);
+    const std::size_t total = dst.nbytes();
+    if (total && !src) fail("copy_from_host", "source pointer is null for dst " + desc(dst));
+    if (!total) return;
+    activate();
+    const std::size_t chunk_max = std::min(total, kStagingMax);
+    if (staging_bytes_ < chunk_max) {
+        HR_CUDA_CHECK(cudaStreamSynchronize(copy_));  // nothing may still read the old staging buffer
+        if (staging_) HR_CUDA_CHECK(cudaFreeHost(staging_));
+        staging_ = nullptr;
+        staging_bytes_ = 0;
+        HR_CUDA_CHECK(cudaHostAlloc(&staging_, chunk_max, cudaHostAllocDefault));
+        staging_bytes_ = chunk_max;
+    }
+    // The copy must not start before compute queued so far is done with dst.
+    HR_CUDA_CHECK(cudaEventRecord(compute_done_, compute_));
+    HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
+    const char* s = static_cast<const char*>(src);
+    char* d = static_cast<char*>(dst.raw());
+    for (std::size_t off = 0; off < total; off += chunk_max) {
+        const std::size_t n = std::min(chunk_max, total - off);
+        HR_CUDA_CHECK(cudaStreamSynchronize(copy_));  // the previous copy out of staging has finished
+        std::memcpy(staging_, s + off, n);
+        HR_CUDA_CHECK(cudaMemcpyAsync(d + off, staging_, n, cudaMemcpyHostToDevice, copy_));
+    }
+    // Compute queued from now on waits for the data.
+    HR_CUDA_CHECK(cudaEventRecord(copy_done_, copy_));
+    HR_CUDA_CHECK(cudaStreamWaitEvent(compute_, copy_done_, 0));
+}
+
+void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
+    require_here("copy_to_host", "src", src);
+    if (src.nbytes() && !dst) fail("copy_to_host", "destination pointer is null for src " + desc(src));
+    if (!src.nbytes()) return;
+    activate();
+    HR_CUDA_CHECK(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, compute_));
+    HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
+}
+
+// --- elementwise ---------------------------------------------------------------------------------
+
+void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
+    const char* op = "add";
+    require_here(op, "a", a);
+    require_here(op, "b", b);
+    require_here(op, "out", out);
+    require_same_shape(op, "a", a, "b", b);
+    require_same_shape(op, "a", a, "out", out);
+    require_same_dtype(op, "a", a, "b", b);
+    require_same_dtype(op, "a", a, "out", out);
+    require_gpu_float(op, "a", a);
+    activate();
+    cuda::add(a.raw(), b.raw(), out.raw(), a.dtype(), a.numel(), compute_);
+}
+
+void CudaBackend::axpy(float alpha, const Tensor& x, Tensor& y) {
+    const char* op = "axpy";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    if (x.numel() != y.numel()) fail(op, "x " + desc(x) + " and y " + desc(y) + " must have the same number of elements");
+    require_gpu_float(op, "x", x);
+    require_gpu_float(op, "y", y);
+    activate();
+    cuda::axpy(alpha, x.raw(), x.dtype(), y.raw(), y.dtype(), x.numel(), compute_);
+}
+
+void CudaBackend::scale(Tensor& x, float alpha) {
+    require_here("scale", "x", x);
+    require_gpu_float("scale", "x", x);
+    activate();
+    cuda::scale(x.raw(), x.dtype(), x.numel(), alpha, compute_);
+}
+
+// --- linear algebra ------------------------------------------------------------------------------
+
+void CudaBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                       Tensor& c) {
+    const char* op = "gemm";
+    require_here(op, "a", a);
+    require_here(op, "b", b);
+    require_here(op, "c", c);
+    if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
+        fail(op, "expects 2-D a, b, c; got a " + desc(a) + ", b " + desc(b) + ", c " + desc(c));
+    require_same_dtype(op, "a", a, "b", b);
+    require_same_dtype(op, "a", a, "c", c);
+    require_gpu_float(op, "a", a);
+    const std::int64_t M = trans_a ? a.dim(1) : a.dim(0);
+    const std::int64_t K = trans_a ? a.dim(0) : a.dim(1);
+    const std::int64_t Kb = trans_b ? b.dim(1) : b.dim(0);
+    const std::int64_t N = trans_b ? b.dim(0) : b.dim(1);
+    if (K != Kb || c.dim(0) != M || c.dim(1) != N)
+        fail(op, std::string("shapes do not match: op(a) ") + shape_str({M, K}) + " @ op(b) " + shape_str({Kb, N}) +
+                     " -> c " + shape_str(c.shape()) + " (a " + desc(a) + (trans_a ? " transposed" : "") + ", b " +
+                     desc(b) + (trans_b ? " transposed" : "") + ")");
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX || a.dim(1) > INT_MAX || b.dim(1) > INT_MAX)
+        fail(op, "dimensions beyond 2^31 are not supported by cuBLAS: a " + desc(a) + ", b " + desc(b));
+    activate();
+    if (M == 0 || N == 0) return;
+    if (K == 0) {  // C = beta * C, explicitly (as the CPU backend)
+        if (beta == 0.0f)
+            HR_CUDA_CHECK(cudaMemsetAsync(c.raw(), 0, c.nbytes(), compute_));
+        else
+            cuda::scale(c.raw(), c.dtype(), c.numel(), beta, compute_);
+        return;
+    }
+    // Row-major C (M, N) is column-major C^T (N, M) = op(B)^T (N, K) @ op(A)^T (K, M): pass B first.
+    // A row-major matrix read column-major is its transpose, so op(B)^T is B's buffer with
+    // CUBLAS_OP_N when trans_b is false (and CUBLAS_OP_T when true); the same for A.
+    const cublasOperation_t opb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int lda = static_cast<int>(std::max<std::int64_t>(1, a.dim(1)));
+    const int ldb = static_cast<int>(std::max<std::int64_t>(1, b.dim(1)));
+    const int ldc = static_cast<int>(std::max<std::int64_t>(1, c.dim(1)));
+    cudaDataType_t type = CUDA_R_32F;
+    cublasComputeType_t compute = options_.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (a.dtype() == DType::bf16) {
+        type = CUDA_R_16BF;
+        compute = CUBLAS_COMPUTE_32F;
+    } else if (a.dtype() == DType::f16) {
+        type = CUDA_R_16F;
+        compute = CUBLAS_COMPUTE_32F;
+    }
+    HR_CUBLAS_CHECK(cublasGemmEx(cublas_, opb, opa, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K),
+                                 &alpha, b.raw(), type, ldb, a.raw(), type, lda, &beta, c.raw(), type, ldc, compute,
+                                 CUBLAS_GEMM_DEFAULT));
+}
+
+namespace {
+
+void ncs(const char* op, const Tensor& t, const Tensor& vec, const char* vec_name, std::int64_t& N, std::int64_t& C,
+         std::int64_t& S) {
+    if (t.ndim() < 2) fail(op, "expects a tensor of at least 2 dimensions (N, C, ...), got " + desc(t));
+    N = t.dim(0);
+    C = t.dim(1);
+    S = C && N ? t.numel() / (N * C) : 0;
+    if (vec.ndim() != 1 || vec.dim(0) != C)
+        fail(op, std::string(vec_name) + " " + desc(vec) + " must have shape (" + std::to_string(C) +
+                     ") to match channels of " + desc(t));
+}
+
+}  // namespace
+
+void CudaBackend::add_bias(Tensor& y, const Tensor& bias) {
+    const char* op = "add_bias";
+    require_here(op, "y", y);
+    require_here(op, "bias", bias);
+    std::int64_t N, C, S;
+    ncs(op, y, bias, "bias", N, C, S);
+    require_gpu_float(op, "y", y);
+    require_gpu_float(op, "bias", bias);
+    activate();
+    cuda::add_bias(y.raw(), y.dtype(), bias.raw(), bias.dtype(), N, C, S, compute_);
+}
+
+void CudaBackend::bias_grad(const Tensor& dy, Tensor& dbias) {
+    const char* op = "bias_grad";
+    require_here(op, "dy", dy);
+    require_here(op, "dbias", dbias);
+    std::int64_t N, C, S;
+    ncs(op, dy, dbias, "dbias", N, C, S);
+    require_gpu_float(op, "dy", dy);
+    require_gpu_float(op, "dbias", dbias);
+    activate();
+    cuda::bias_grad(dy.raw(), dy.dtype(), dbias.raw(), dbias.dtype(), N, C, S, compute_);
+}
+
+// --- pooling -------------------------------------------------------------------------------------
+
+namespace {
+
+void check_pool(const char* op, const Tensor& x, const Tensor& y, const Pool2dParams& p) {
+    if (x.ndim() != 4 || y.ndim() != 4)
+        fail(op, "expects x (N, C, H, W) and y (N, C, Ho, Wo), got x " + desc(x) + ", y " + desc(y));
+    if (p.kernel_h <= 0 || p.kernel_w <= 0 || p.stride_h <= 0 || p.stride_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
+        fail(op, "invalid pooling parameters: kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w));
+    const std::int64_t ho = (x.dim(2) + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
+    const std::int64_t wo = (x.dim(3) + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+    if (y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1) || y.dim(2) != ho || y.dim(3) != wo)
+        fail(op, "for x " + desc(x) + " with kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + " y must be " +
+                     shape_str({x.dim(0), x.dim(1), ho, wo}) + ", got " + desc(y));
+    require_same_dtype(op, "x", x, "y", y);
+    if (x.dim(2) * x.dim(3) > INT_MAX) fail(op, "planes beyond 2^31 elements are not supported: x " + desc(x));
+}
+
+}  // namespace
+
+void CudaBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) {
+    const char* op = "maxpool2d_forward";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    require_here(op, "indices", indices);
+    check_pool(op, x, y, p);
+    require_dtype(op, "indices", indices, DType::i32);
+    require_same_shape(op, "y", y, "indices", indices);
+    require_gpu_float(op, "x", x);
+    activate();
+    cuda::maxpool_forward(x.raw(), y.raw(), indices.data<std::int32_t>(), x.dtype(), x.dim(0) * x.dim(1),
+                          int(x.dim(2)), int(x.dim(3)), int(y.dim(2)), int(y.dim(3)), p, compute_);
+}
+
+void CudaBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) {
+    const char* op = "maxpool2d_backward";
+    require_here(op, "dy", dy);
+    require_here(op, "indices", indices);
+    require_here(op, "dx", dx);
+    require_dtype(op, "indices", indices, DType::i32);
+    require_same_shape(op, "dy", dy, "indices", indices);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    if (dy.ndim() != 4 || dx.ndim() != 4 || dy.dim(0) != dx.dim(0) || dy.dim(1) != dx.dim(1))
+        fail(op, "expects dy (N, C, Ho, Wo) and dx (N, C, H, W), got dy " + desc(dy) + ", dx " + desc(dx));
+    require_gpu_float(op, "dy", dy);
+    activate();
+    // Indices are not range-checked here (that would need a device round trip); out-of-plane
+    // indices are skipped by the kernel.
+    cuda::maxpool_backward(dy.raw(), indices.data<std::int32_t>(), dx.raw(), dx.dtype(), dx.dim(0) * dx.dim(1),
+                           dx.dim(2) * dx.dim(3), dy.dim(2) * dy.dim(3), compute_);
+}
+
+void CudaBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) {
+    const char* op = "avgpool2d_forward";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    check_pool(op, x, y, p);
+    require_gpu_float(op, "x", x);
+    activate();
+    cuda::avgpool_forward(x.raw(), y.raw(), x.dtype(), x.dim(0) * x.dim(1), int(x.dim(2)), int(x.dim(3)),
+                          int(y.dim(2)), int(y.dim(3)), p, compute_);
+}
+
+void CudaBackend::avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) {
+    const char* op = "avgpool2d_backward";
+    require_here(op, "dy", dy);
+    require_here(op, "dx", dx);
+    check_pool(op, dx, dy, p);
+    require_gpu_float(op, "dx", dx);
+    activate();
+    cuda::avgpool_backward(dy.raw(), dx.raw(), dx.dtype(), dx.dim(0) * dx.dim(1), int(dx.dim(2)), int(dx.dim(3)),
+                           int(dy.dim(2)), int(dy.dim(3)), p, compute_);
+}
+
+// --- activations ---------------------------------------------------------------------------------
+
+void CudaBackend::activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
+    const char* op = "activation_forward";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    require_gpu_float(op, "x", x);
+    activate();
+    cuda::activation_forward(kind, alpha, x.raw(), y.raw(), x.dtype(), x.numel(), compute_);
+}
+
+void CudaBackend::activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                                      const Tensor& dy, Tensor& dx) {
+    const char* op = "activation_backward";
+    require_here(op, "dy", dy);
+    require_here(op, "dx", dx);
+    require_same_shape(op, "dy", dy, "dx", dx);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    require_gpu_float(op, "dy", dy);
+    const bool need_x = kind == ActivationKind::gelu || kind == ActivationKind::leaky_relu;
+    const bool have_x = x.defined(), have_y = y.defined();
+    if (need_x && !have_x) fail(op, "this activation's backward needs the forward input x");
+    if (!have_x && !have_y) fail(op, "needs the forward input x or output y; both are undefined");
+    if (have_x) {
+        require_here(op, "x", x);
+        require_same_shape(op, "x", x, "dy", dy);
+        require_same_dtype(op, "x", x, "dy", dy);
+    }
+    if (have_y) {
+        require_here(op, "y", y);
+        require_same_shape(op, "y", y, "dy", dy);
+        require_same_dtype(op, "y", y, "dy", dy);
+    }
+    activate();
+    cuda::activation_backward(kind, alpha, have_x ? x.raw() : nullptr, have_y ? y.raw() : nullptr, dy.raw(),
+                              dx.raw(), dy.dtype(), dy.numel(), compute_);
+}
+
+// --- dropout -------------------------------------------------------------------------------------
+
+void CudaBackend::dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                                  std::uint64_t offset) {
+    const char* op = "dropout_forward";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    require_here(op, "mask", mask);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    require_dtype(op, "mask", mask, DType::u8);
+    if (mask.numel() != x.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as x " + desc(x));
+    if (!(p >= 0.0f && p <= 1.0f)) fail(op, "probability p = " + std::to_string(p) + " must be in [0, 1]");
+    require_gpu_float(op, "x", x);
+    activate();
+    const float s = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;  // as the CPU, in f32
+    cuda::dropout_forward(x.raw(), y.raw(), mask.data<std::uint8_t>(), x.dtype(), x.numel(), p, s, seed, offset,
+                          compute_);
+}
+
+void CudaBackend::dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) {
+    const char* op = "dropout_backward";
+    require_here(op, "dy", dy);
+    require_here(op, "mask", mask);
+    require_here(op, "dx", dx);
+    require_same_shape(op, "dy", dy, "dx", dx);
+    require_same_dtype(op, "dy", dy, "dx", dx);
+    require_dtype(op, "mask", mask, DType::u8);
+    if (mask.numel() != dy.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as dy " + desc(dy));
+    require_gpu_float(op, "dy", dy);
+    activate();
+    const float s = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
+    cuda::dropout_backward(dy.raw(), mask.data<std::uint8_t>(), dx.raw(), dy.dtype(), dy.numel(), s, compute_);
+}
+
+// --- batch norm ----------------------------------------------------------------------------------
+
+namespace {
+
+void bn_dims(const char* op, const Tensor& x, std::int64_t& N, std::int64_t& C, std::int64_t& S) {
+    if (x.ndim() != 4 && x.ndim() != 2) fail(op, "expects x (N, C, H, W) or (N, C), got " + desc(x));
+    N = x.dim(0);
+    C = x.dim(1);
+    S = x.ndim() == 4 ? x.dim(2) * x.dim(3) : 1;
+}
+
+}  // namespace
+
+void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                          Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                          Tensor& running_var, float momentum, float eps) {
+    const char* op = "batchnorm_forward_train";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    require_gpu_float(op, "x", x);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    if (N * S <= 1) fail(op, "needs more than one value per channel, got x " + desc(x));
+    auto check_vec = [&](const char* name, const Tensor& t, bool required) {
+        if (!t.defined()) {
+            if (required) fail(op, std::string(name) + " is undefined");
+            return;
+        }
+        require_here(op, name, t);
+        require_gpu_float(op, name, t);
+        if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
+    };
+    check_vec("save_mean", save_mean, true);
+    check_vec("save_invstd", save_invstd, true);
+    check_vec("running_mean", running_mean, false);
+    check_vec("running_var", running_var, false);
+    check_vec("gamma", gamma, false);
+    check_vec("beta", beta, false);
+    activate();
+    cuda::batchnorm_forward_train(x.raw(), y.raw(), x.dtype(), N, C, S, vec(gamma), vec(beta), vec(save_mean),
+                                  vec(save_invstd), vec(running_mean), vec(running_var), momentum, eps, compute_);
+}
+
+void CudaBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                          const Tensor& running_mean, const Tensor& running_var, float eps,
+                                          Tensor& y) {
+    const char* op = "batchnorm_forward_infer";
+    require_here(op, "x", x);
+    require_here(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    require_gpu_float(op, "x", x);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    auto check_vec = [&](const char* name, const Tensor& t, bool required) {
+        if (!t.defined()) {
+            if (required) fail(op, std::string(name) + " is undefined");
+            return;
+        }
+        require_here(op, name, t);
+        require_gpu_float(op, name, t);
+        if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
+    };
+    check_vec("running_mean", running_mean, true);
+    check_vec("running_var", running_var, true);
+    check_vec("gamma", gamma, false);
+    check_vec("beta", beta, false);
+    activate();
+    cuda::batchnorm_forward_infer(x.raw(), y.raw(), x.dtype(), N, C, S, vec(gamma), vec(beta), vec(running_mean),
+                                  vec(running_var), eps, compute_);
+}
+
+void CudaBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                                     const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+    const char* op = "batchnorm_backward";
+    require_here(op, "x", x);
+    require_here(op, "dy", dy);
+    require_here(op, "dx", dx);
+    require_same_shape(op, "x", x, "dy", dy);
+    require_same_shape(op, "x", x, "dx", dx);
+    require_same_dtype(op, "x", x, "dy", dy);
+    require_same_dtype(op, "x", x, "dx", dx);
+    require_gpu_float(op, "x", x);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    auto check_vec = [&](const char* name, const Tensor& t, bool required) {
+        if (!t.defined()) {
+            if (required) fail(op, std::string(name) + " is undefined");
+            return;
+        }
+        require_here(op, name, t);
+        require_gpu_float(op, name, t);
+        if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
+    };
+    check_vec("save_mean", save_mean, true);
+    check_vec("save_invstd", save_invstd, true);
+    check_vec("gamma", gamma, false);
+    check_vec("dgamma", dgamma, false);
+    check_vec("dbeta", dbeta, false);
+    activate();
+    cuda::batchnorm_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), N, C, S, vec(gamma), vec(save_mean),
+                             vec(save_invstd), vec(dgamma), vec(dbeta), compute_);
+}
+
+// --- losses --------------------------------------------------------------------------------------
+
+namespace {
+constexpr std::size_t kResultBytes = 256;  // ReduceResult at the start of scratch, then arrays
+static_assert(sizeof(cuda::ReduceResult) <= kResultBytes);
+}  // namespace
+
+LossResult CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                              Tensor& dlogits, float grad_scale) {
+    const char* op = "softmax_cross_entropy";
+    require_here(op, "logits", logits);
+    require_here(op, "labels", labels);
+    if (logits.ndim() != 2) fail(op, "expects logits (N, K), got " + desc(logits));
+    require_dtype(op, "labels", labels, DType::i64);
+    const std::int64_t N = logits.dim(0), K = logits.dim(1);
+    if (labels.numel() != N)
+        fail(op, "labels " + desc(labels) + " must have shape (" + std::to_string(N) + ") for logits " + desc(logits));
+    if (K <= 0) fail(op, "logits " + desc(logits) + " has no classes");
+    const bool want_grad = dlogits.defined();
+    if (want_grad) {
+        require_here(op, "dlogits", dlogits);
+        require_same_shape(op, "logits", logits, "dlogits", dlogits);
+        require_same_dtype(op, "logits", logits, "dlogits", dlogits);
+    }
+    if (!(label_smoothing >= 0.0f && label_smoothing <= 1.0f))
+        fail(op, "label_smoothing " + std::to_string(label_smoothing) + " must be in [0, 1]");
+    require_gpu_float(op, "logits", logits);
+    activate();
+    char* base = static_cast<char*>(scratch(kResultBytes + static_cast<std::size_t>(N) * 12));
+    auto* result = reinterpret_cast<cuda::ReduceResult*>(base);
+    auto* row_loss = reinterpret_cast<double*>(base + kResultBytes);
+    auto* row_ok = reinterpret_cast<int*>(base + kResultBytes + static_cast<std::size_t>(N) * 8);
+    cuda::softmax_cross_entropy(logits.raw(), logits.dtype(), labels.data<std::int64_t>(), N, K, label_smoothing,
+                                want_grad ? dlogits.raw() : nullptr, grad_scale, row_loss, row_ok, result, compute_);
+    const cuda::ReduceResult r = fetch_result(result);
+    if (r.first_bad != ~0ull) {
+        const std::int64_t row = static_cast<std::int64_t>(r.first_bad);
+        std::int64_t label = 0;
+        HR_CUDA_CHECK(cudaMemcpyAsync(&label, labels.data<std::int64_t>() + row, sizeof label, cudaMemcpyDeviceToHost,
+                                      compute_));
+        HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
+        fail(op, "label " + std::to_string(label) + " in row " + std::to_string(row) + " is outside [0, " +
+                     std::to_string(K) + ") for logits " + desc(logits));
+    }
+    LossResult res;
+    res.loss = N ? r.sum / double(N) : 0.0;
+    res.correct = r.count;
+    return res;
+}
+
+LossResult CudaBackend::mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) {
+    const char* op = "mse_loss";
+    require_here(op, "pred", pred);
+    require_here(op, "target", target);
+    require_same_shape(op, "pred", pred, "target", target);
+    require_same_dtype(op, "pred", pred, "target", target);
+    if (dpred.defined()) {
+        require_here(op, "dpred", dpred);
+        require_same_shape(op, "pred", pred, "dpred", dpred);
+        require_same_dtype(op, "pred", pred, "dpred", dpred);
+    }
+    require_gpu_float(op, "pred", pred);
+    activate();
+    const std::int64_t n = pred.numel();
+    const std::int64_t rows = pred.ndim() >= 1 ? pred.dim(0) : 1;
+    const std::int64_t cols = rows ? n / rows : 0;
+    char* base = static_cast<char*>(scratch(kResultBytes + static_cast<std::size_t>(rows) * 12));
+    auto* result = reinterpret_cast<cuda::ReduceResult*>(base);
+    auto* row_loss = reinterpret_cast<double*>(base + kResultBytes);
+    auto* row_ok = reinterpret_cast<int*>(base + kResultBytes + static_cast<std::size_t>(rows) * 8);
+    cuda::mse_loss(pred.raw(), target.raw(), pred.dtype(), rows, cols, dpred.defined() ? dpred.raw() : nullptr,
+                   grad_scale, row_loss, row_ok, result, compute_);
+    const cuda::ReduceResult r = fetch_result(result);
+    LossResult res;
+    res.loss = n ? r.sum / double(n) : 0.0;
+    res.correct = r.count;
+    return res;
+}
+
+// --- reductions ----------------------------------------------------------------------------------
+
+double CudaBackend::sum_squares(const Tensor& x) {
+    require_here("sum_squares", "x", x);
+    require_gpu_float("sum_squares", "x", x);
+    activate();
+    char* base = static_cast<char*>(scratch(kResultBytes + sizeof(double) * cuda::kReduceBlocks));
+    auto* result = reinterpret_cast<cuda::ReduceResult*>(base);
+    cuda::sum_squares(x.raw(), x.dtype(), x.numel(), reinterpret_cast<double*>(base + kResultBytes), result, compute_);
+    return fetch_result(result).sum;
+}
+
+bool CudaBackend::all_finite(const Tensor& x) {
+    require_here("all_finite", "x", x);
+    if (!dtype_is_float(x.dtype())) return true;
+    require_gpu_float("all_finite", "x", x);
+    activate();
+    auto* result = static_cast<cuda::ReduceResult*>(scratch(kResultBytes));
+    cuda::all_finite(x.raw(), x.dtype(), x.numel(), result, compute_);
+    return fetch_result(result).flag == 0;
+}
+
+// --- optimizers ----------------------------------------------------------------------------------
+
+namespace {
+
+void check_param(const char* op, const Tensor& param, const Tensor& grad) {
+    if (param.dtype() != DType::f32)
+        fail(op, "param " + desc(param) + " must be f32 on the GPU (keep f32 master weights for low precision)");
+    require_gpu_float(op, "grad", grad);
+    if (grad.numel() != param.numel())
+        fail(op, "grad " + desc(grad) + " must have as many elements as param " + desc(param));
+}
+
+void check_state(const char* op, const char* name, const Tensor& s, const Tensor& param) {
+    if (s.numel() != param.numel())
+        fail(op, std::string(name) + " " + desc(s) + " must have as many elements as param " + desc(param));
+    if (s.dtype() != DType::f32) fail(op, std::string(name) + " " + desc(s) + " must be f32 on the GPU");
+}
+
+}  // namespace
+
+void CudaBackend::sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) {
+    const char* op = "sgd_update";
+    require_here(op, "param", param);
+    require_here(op, "grad", grad);
+    check_param(op, param, grad);
+    const bool use_mom = a.momentum != 0.0f;
+    if (use_mom) {
+        require_here(op, "momentum_buf", momentum_buf);
+        check_state(op, "momentum_buf", momentum_buf, param);
+    }
+    if (a.nesterov && (a.momentum <= 0.0f || a.dampening != 0.0f))
+        fail(op, "nesterov momentum requires momentum > 0 and dampening = 0");
+    activate();
+    cuda::sgd_update(param.data<float>(), grad.raw(), grad.dtype(), use_mom ? momentum_buf.data<float>() : nullptr,
+                     param.numel(), a, compute_);
+}
+
+void CudaBackend::adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
+    const char* op = "adam_update";
+    require_here(op, "param", param);
+    require_here(op, "grad", grad);
+    require_here(op, "m", m);
+    require_here(op, "v", v);
+    check_param(op, param, grad);
+    check_state(op, "m", m, param);
+    check_state(op, "v", v, param);
+    if (a.step < 1) fail(op, "step " + std::to_string(a.step) + " must be >= 1 (it is 1-based)");
+    activate();
+    // As torch.optim.Adam (single-tensor path): bias corrections in double, then per element.
+    const double bc1 = 1.0 - std::pow(double(a.beta1), double(a.step));
+    const double bc2 = 1.0 - std::pow(double(a.beta2), double(a.step));
+    cuda::adam_update(param.data<float>(), grad.raw(), grad.dtype(), m.data<float>(), v.data<float>(), param.numel(),
+                      a, double(a.lr) / bc1, std::sqrt(bc2), compute_);
+}
+
+}  // namespace hr

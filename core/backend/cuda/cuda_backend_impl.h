@@ -1,0 +1,158 @@
+#pragma once
+// CudaBackend: the class behind make_cuda_backend (cuda_backend.h). Internal to backend/cuda.
+// cuda_backend.cpp: devices, construction, data movement, GEMM, pooling, activations, dropout,
+// batch norm, losses, reductions, optimizers. cuda_conv.cpp: convolution through cuDNN.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_kernels.h"
+
+#define HR_CUBLAS_CHECK(call)                                                                               \
+    do {                                                                                                    \
+        cublasStatus_t hr_st_ = (call);                                                                     \
+        if (hr_st_ != CUBLAS_STATUS_SUCCESS)                                                                \
+            ::hr::cuda::throw_status("cuBLAS", static_cast<int>(hr_st_), cublasGetStatusName(hr_st_), #call, \
+                                     __FILE__, __LINE__);                                                   \
+    } while (0)
+
+#define HR_CUDNN_CHECK(call)                                                                                \
+    do {                                                                                                    \
+        cudnnStatus_t hr_st_ = (call);                                                                      \
+        if (hr_st_ != CUDNN_STATUS_SUCCESS)                                                                 \
+            ::hr::cuda::throw_status("cuDNN", static_cast<int>(hr_st_), cudnnGetErrorString(hr_st_), #call,  \
+                                     __FILE__, __LINE__);                                                   \
+    } while (0)
+
+namespace hr {
+
+// Device memory of one GPU through the caching allocator (caching_allocator.h): cudaMalloc /
+// cudaFree underneath, zero-filled on the compute stream when handed out.
+class CudaCachingAllocator : public CachingAllocator {
+public:
+    CudaCachingAllocator(int device, std::shared_ptr<MemoryLedger> ledger, cudaStream_t stream);
+};
+
+namespace cuda {
+struct ConvPlan;  // cuda_conv.cpp
+struct ConvPlanDeleter {
+    void operator()(ConvPlan* p) const;  // cuda_conv.cpp
+};
+}
+
+class CudaBackend : public Backend {
+public:
+    CudaBackend(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& options);
+    ~CudaBackend() override;
+
+    Device device() const override { return Device::cuda(device_); }
+    std::string name() const override;
+    Allocator& allocator() override { return *allocator_; }
+    void set_threads(int) override {}
+    int threads() const override { return 1; }
+    void synchronize() override;
+
+    void fill(Tensor& t, double value) override;
+    void copy(const Tensor& src, Tensor& dst) override;
+    void copy_from_host(const void* src, Tensor& dst) override;
+    void copy_to_host(const Tensor& src, void* dst) override;
+
+    void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+    void axpy(float alpha, const Tensor& x, Tensor& y) override;
+    void scale(Tensor& x, float alpha) override;
+
+    void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+              Tensor& c) override;
+    void add_bias(Tensor& y, const Tensor& bias) override;
+    void bias_grad(const Tensor& dy, Tensor& dbias) override;
+
+    std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                                       DType dtype) const override;
+    void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const Conv2dParams& p,
+                        Tensor& workspace) override;
+    void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                              Tensor& workspace) override;
+    void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                const Conv2dParams& p, Tensor& workspace) override;
+
+    void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) override;
+    void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) override;
+    void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) override;
+    void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) override;
+
+    void activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) override;
+    void activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y, const Tensor& dy,
+                             Tensor& dx) override;
+
+    void dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                         std::uint64_t offset) override;
+    void dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) override;
+
+    void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                 Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean, Tensor& running_var,
+                                 float momentum, float eps) override;
+    void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& running_mean, const Tensor& running_var, float eps,
+                                 Tensor& y) override;
+    void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                            const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+
+    LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                     Tensor& dlogits, float grad_scale) override;
+    LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) override;
+
+    double sum_squares(const Tensor& x) override;
+    bool all_finite(const Tensor& x) override;
+
+    void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
+    void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
+
+    cudaStream_t compute_stream() const { return compute_; }
+    void set_tf32(bool on) { options_.tf32 = on; }
+    CachingAllocator& caching_allocator() { return *allocator_; }
+
+    // Makes this backend's device current on the calling thread (ops may come from any thread).
+    void activate() const;
+    // Throws unless t is defined and on this backend's device.
+    void require_here(const char* op, const char* name, const Tensor& t) const;
+
+private:
+    void release() noexcept;  // frees everything the constructor created; idempotent
+    // Device scratch of at least `bytes` (category workspace), reused between calls; valid until
+    // the next call. Work using it is ordered on the compute stream.
+    void* scratch(std::size_t bytes);
+    // Copies the device ReduceResult at `dev` to pinned memory and waits for the stream.
+    cuda::ReduceResult fetch_result(const cuda::ReduceResult* dev);
+    cuda::ConvPlan& conv_plan(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                              DType dt) const;
+
+    int device_;
+    CudaBackendOptions options_;
+    std::string device_name_;
+    cudaStream_t compute_ = nullptr;
+    cudaStream_t copy_ = nullptr;
+    cudaEvent_t compute_done_ = nullptr;  // recorded on compute_ before a copy on copy_
+    cudaEvent_t copy_done_ = nullptr;     // recorded on copy_ after it; compute_ waits for it
+    cublasHandle_t cublas_ = nullptr;
+    cudnnHandle_t cudnn_ = nullptr;
+    void* staging_ = nullptr;  // pinned host memory for copy_from_host
+    std::size_t staging_bytes_ = 0;
+    cuda::ReduceResult* host_result_ = nullptr;  // pinned
+    std::unique_ptr<CudaCachingAllocator> allocator_;
+    Tensor cublas_workspace_;
+    Tensor scratch_;
+    mutable std::mutex conv_mutex_;
+    mutable std::map<std::array<std::int64_t, 18>, std::unique_ptr<cuda::ConvPlan, cuda::ConvPlanDeleter>> conv_plans_;
+};
+
+}  // namespace hr
