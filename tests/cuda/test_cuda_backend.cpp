@@ -1,0 +1,677 @@
+// The CUDA backend against the CPU reference (DESIGN.md decision 4): every op, forward and backward,
+// on random inputs at several shapes and dtypes. Tolerances (relative to max(1, max|reference|)):
+// f32 1e-5, tf32 1e-3, bf16/f16 1e-2; a NaN never passes. Skips without a CUDA device, except the
+// checks of what happens when there is none (those run everywhere).
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
+#include "base/dtype.h"
+#include "base/error.h"
+
+using namespace hr;
+using Vec = std::vector<double>;
+
+namespace {
+
+std::mt19937_64& rng() {
+    static std::mt19937_64 g(2024);
+    return g;
+}
+
+Vec random_vec(std::int64_t n, double lo = -1.0, double hi = 1.0) {
+    std::uniform_real_distribution<double> d(lo, hi);
+    Vec v(static_cast<std::size_t>(n));
+    for (auto& x : v) x = d(rng());
+    return v;
+}
+
+void write_host(void* p, DType dt, const Vec& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        switch (dt) {
+            case DType::f32: static_cast<float*>(p)[i] = float(v[i]); break;
+            case DType::f64: static_cast<double*>(p)[i] = v[i]; break;
+            case DType::bf16: static_cast<std::uint16_t*>(p)[i] = f32_to_bf16(float(v[i])); break;
+            case DType::f16: static_cast<std::uint16_t*>(p)[i] = f32_to_f16(float(v[i])); break;
+            case DType::i32: static_cast<std::int32_t*>(p)[i] = std::int32_t(v[i]); break;
+            case DType::i64: static_cast<std::int64_t*>(p)[i] = std::int64_t(v[i]); break;
+            case DType::u8: static_cast<std::uint8_t*>(p)[i] = std::uint8_t(v[i]); break;
+        }
+    }
+}
+
+Vec read_host(const void* p, DType dt, std::int64_t n) {
+    Vec v(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        switch (dt) {
+            case DType::f32: v[i] = static_cast<const float*>(p)[i]; break;
+            case DType::f64: v[i] = static_cast<const double*>(p)[i]; break;
+            case DType::bf16: v[i] = bf16_to_f32(static_cast<const std::uint16_t*>(p)[i]); break;
+            case DType::f16: v[i] = f16_to_f32(static_cast<const std::uint16_t*>(p)[i]); break;
+            case DType::i32: v[i] = static_cast<const std::int32_t*>(p)[i]; break;
+            case DType::i64: v[i] = double(static_cast<const std::int64_t*>(p)[i]); break;
+            case DType::u8: v[i] = static_cast<const std::uint8_t*>(p)[i]; break;
+        }
+    }
+    return v;
+}
+
+double tol_for(DType dt) { return dt == DType::f32 ? 1e-5 : 1e-2; }
+
+// |got - want| <= tol * max(1, max|want|) elementwise; NaN anywhere fails. Reports the first mismatch.
+bool close(const Vec& got, const Vec& want, double tol, const QString& what) {
+    if (got.size() != want.size()) {
+        qWarning("%s: size %zu vs %zu", qPrintable(what), got.size(), want.size());
+        return false;
+    }
+    double scale = 1.0;
+    for (double w : want) scale = std::max(scale, std::abs(w));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d = std::abs(got[i] - want[i]);
+        if (!(d <= tol * scale)) {  // false for NaN
+            qWarning("%s: element %zu: gpu %.9g, cpu %.9g (|diff| %.3g > %.3g)", qPrintable(what), i, got[i], want[i],
+                     d, tol * scale);
+            return false;
+        }
+    }
+    return true;
+}
+
+// The same tensor on the CPU reference (c) and on the GPU (g).
+struct Pair {
+    Tensor c, g;
+};
+
+class Harness {
+public:
+    std::unique_ptr<Backend> cpu = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+    std::unique_ptr<Backend> gpu;
+
+    Tensor to_gpu(const Tensor& host) {
+        Tensor t = Tensor::empty(gpu->allocator(), host.shape(), host.dtype(), MemCategory::other);
+        gpu->copy_from_host(host.raw(), t);
+        return t;
+    }
+    Pair make(const Shape& s, DType dt, const Vec& v) {
+        Tensor c = Tensor::empty(cpu->allocator(), s, dt, MemCategory::other);
+        write_host(c.raw(), dt, v);
+        return {c, to_gpu(c)};
+    }
+    Pair rnd(const Shape& s, DType dt, double lo = -1.0, double hi = 1.0) {
+        return make(s, dt, random_vec(shape_numel(s), lo, hi));
+    }
+    Pair zeros(const Shape& s, DType dt) {
+        return {Tensor::empty(cpu->allocator(), s, dt, MemCategory::other),
+                Tensor::empty(gpu->allocator(), s, dt, MemCategory::other)};
+    }
+    Vec read_gpu(const Tensor& g) {
+        std::vector<unsigned char> buf(g.nbytes() + 1);
+        gpu->copy_to_host(g, buf.data());
+        return read_host(buf.data(), g.dtype(), g.numel());
+    }
+    static Vec read_cpu(const Tensor& c) { return read_host(c.raw(), c.dtype(), c.numel()); }
+    bool same(const Pair& p, double tol, const QString& what) { return close(read_gpu(p.g), read_cpu(p.c), tol, what); }
+};
+
+const DType kFloatTypes[] = {DType::f32, DType::bf16, DType::f16};
+
+}  // namespace
+
+class CudaBackendTest : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<Harness> h;
+
+
+private slots:
+    void initTestCase() {
+        if (cuda_device_count() > 0) {
+            h = std::make_unique<Harness>();
+            h->gpu = make_cuda_backend(0, std::make_shared<MemoryLedger>());
+            qInfo("GPU backend: %s", h->gpu->name().c_str());
+        }
+    }
+
+    // --- runs everywhere ----------------------------------------------------------------------------
+
+    void comparisonRejectsNaN() {
+        QVERIFY(!close({std::nan("")}, {1.0}, 1e-2, "nan vs number"));
+        QVERIFY(!close({1.0}, {std::nan("")}, 1e-2, "number vs nan"));
+        QVERIFY(!close({std::nan("")}, {std::nan("")}, 1e-2, "nan vs nan"));
+        QVERIFY(close({1.0 + 1e-6}, {1.0}, 1e-5, "within tolerance"));
+    }
+
+    void devicesAndErrorsWithoutDriver() {
+        const std::string versions = cuda_versions();
+        qInfo("cuda_versions(): %s", versions.c_str());
+        QVERIFY(versions.find("cuDNN 9.") != std::string::npos);
+        if (cuda_device_count() > 0) {
+            const auto devs = cuda_devices();
+            QCOMPARE(int(devs.size()), cuda_device_count());
+            for (const auto& d : devs) {
+                qInfo("cuda:%d %s, %zu of %zu bytes free, cc %d.%d", d.index, d.name.c_str(), d.free_bytes,
+                      d.total_bytes, d.cc_major, d.cc_minor);
+                QVERIFY(!d.name.empty());
+                QVERIFY(d.total_bytes > 0 && d.free_bytes <= d.total_bytes);
+                QVERIFY(d.cc_major >= 1);
+            }
+            QVERIFY(cuda_unavailable_reason().empty());
+            QVERIFY(versions.rfind("CUDA runtime", 0) == 0);
+            // A device index that does not exist is an input error naming the devices there are.
+            try {
+                make_cuda_backend(cuda_device_count(), nullptr);
+                QFAIL("expected InputError");
+            } catch (const InputError& e) {
+                QVERIFY2(std::string(e.what()).find("does not exist") != std::string::npos, e.what());
+            }
+            return;
+        }
+        QCOMPARE(cuda_device_count(), 0);
+        QVERIFY(cuda_devices().empty());
+        QVERIFY2(versions.rfind("not available: ", 0) == 0, versions.c_str());
+        QVERIFY(!cuda_unavailable_reason().empty());
+        try {
+            make_cuda_backend(0, std::make_shared<MemoryLedger>());
+            QFAIL("expected InputError without a driver");
+        } catch (const InputError& e) {
+            const std::string m = e.what();
+            qInfo("make_cuda_backend(0): %s", m.c_str());
+            QVERIFY2(m.find("cudaGetDeviceCount") != std::string::npos || m.find("no CUDA device") != std::string::npos,
+                     m.c_str());
+            QVERIFY2(m.find("use --device cpu") != std::string::npos, m.c_str());
+        }
+    }
+
+    // --- data movement ------------------------------------------------------------------------------
+
+    void fillCopyCast() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : {DType::f32, DType::bf16, DType::f16, DType::i32, DType::i64, DType::u8, DType::f64}) {
+            Pair p = h->zeros({3, 77}, dt);
+            h->cpu->fill(p.c, 3.0);
+            h->gpu->fill(p.g, 3.0);
+            QVERIFY(h->same(p, 0.0, QString("fill %1").arg(dtype_name(dt))));
+            h->cpu->fill(p.c, 0.0);
+            h->gpu->fill(p.g, 0.0);
+            QVERIFY(h->same(p, 0.0, QString("fill 0 %1").arg(dtype_name(dt))));
+        }
+        for (DType s : {DType::f32, DType::bf16, DType::f16, DType::f64})
+            for (DType d : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+                Pair a = h->rnd({1000}, s, -300, 300);
+                Pair b = h->zeros({10, 100}, d);
+                h->cpu->copy(a.c, b.c);
+                h->gpu->copy(a.g, b.g);
+                QVERIFY(h->same(b, 0.0, QString("copy %1 -> %2").arg(dtype_name(s), dtype_name(d))));
+            }
+        // Integer tensors copy as they are; overlapping views behave as memmove.
+        Pair labels = h->make({5}, DType::i64, {0, 1, 2, 3, 4});
+        Pair l2 = h->zeros({5}, DType::i64);
+        h->cpu->copy(labels.c, l2.c);
+        h->gpu->copy(labels.g, l2.g);
+        QVERIFY(h->same(l2, 0.0, "copy i64"));
+        Pair m = h->rnd({100}, DType::f32);
+        Tensor cs = m.c.view(0, {60}), cd = m.c.view(20, {60});
+        Tensor gs = m.g.view(0, {60}), gd = m.g.view(20, {60});
+        h->cpu->copy(cs, cd);
+        h->gpu->copy(gs, gd);
+        QVERIFY(h->same(m, 0.0, "overlapping copy"));
+        // A copy bigger than the pinned staging buffer (32 MiB) goes in chunks.
+        const std::int64_t n = (40 << 20) / 4 + 123;
+        Vec v = random_vec(n);
+        Pair big = h->make({n}, DType::f32, v);
+        QVERIFY(h->same(big, 0.0, "40 MiB round trip"));
+    }
+
+    // --- elementwise --------------------------------------------------------------------------------
+
+    void elementwise() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (std::int64_t n : {1, 1000, 300001}) {
+                Pair a = h->rnd({n}, dt), b = h->rnd({n}, dt), o = h->zeros({n}, dt);
+                h->cpu->add(a.c, b.c, o.c);
+                h->gpu->add(a.g, b.g, o.g);
+                QVERIFY(h->same(o, tol_for(dt), QString("add %1 n=%2").arg(dtype_name(dt)).arg(n)));
+                h->cpu->scale(o.c, -0.37f);
+                h->gpu->scale(o.g, -0.37f);
+                QVERIFY(h->same(o, tol_for(dt), QString("scale %1").arg(dtype_name(dt))));
+                for (DType xt : kFloatTypes) {
+                    Pair x = h->rnd({n}, xt);
+                    h->cpu->axpy(1.75f, x.c, o.c);
+                    h->gpu->axpy(1.75f, x.g, o.g);
+                    QVERIFY(h->same(o, tol_for(dt) + tol_for(xt),
+                                    QString("axpy %1 into %2").arg(dtype_name(xt), dtype_name(dt))));
+                }
+            }
+    }
+
+    // --- linear algebra -----------------------------------------------------------------------------
+
+    void gemm_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("tf32");
+        QTest::newRow("f32") << int(DType::f32) << false;
+        QTest::newRow("tf32") << int(DType::f32) << true;
+        QTest::newRow("bf16") << int(DType::bf16) << false;
+        QTest::newRow("f16") << int(DType::f16) << false;
+    }
+    void gemm() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        QFETCH(int, dtype);
+        QFETCH(bool, tf32);
+        const DType dt = DType(dtype);
+        cuda_set_tf32(*h->gpu, tf32);
+        const double tol = tf32 ? 1e-3 : tol_for(dt);
+        struct Dims {
+            int M, N, K;
+        };
+        for (Dims d : {Dims{1, 1, 1}, Dims{17, 33, 9}, Dims{64, 128, 256}, Dims{5, 3, 0}, Dims{130, 7, 61}})
+            for (int ta = 0; ta < 2; ++ta)
+                for (int tb = 0; tb < 2; ++tb)
+                    for (float beta : {0.0f, 0.5f}) {
+                        const Shape sa = ta ? Shape{d.K, d.M} : Shape{d.M, d.K};
+                        const Shape sb = tb ? Shape{d.N, d.K} : Shape{d.K, d.N};
+                        Pair a = h->rnd(sa, dt), b = h->rnd(sb, dt), c = h->rnd({d.M, d.N}, dt);
+                        h->cpu->gemm(ta, tb, 1.5f, a.c, b.c, beta, c.c);
+                        h->gpu->gemm(ta, tb, 1.5f, a.g, b.g, beta, c.g);
+                        QVERIFY(h->same(c, tol,
+                                        QString("gemm %1 M%2 N%3 K%4 ta%5 tb%6 beta%7")
+                                            .arg(dtype_name(dt))
+                                            .arg(d.M)
+                                            .arg(d.N)
+                                            .arg(d.K)
+                                            .arg(ta)
+                                            .arg(tb)
+                                            .arg(beta)));
+                    }
+        cuda_set_tf32(*h->gpu, false);
+    }
+
+    void bias() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (Shape s : {Shape{8, 10}, Shape{4, 16, 7, 5}, Shape{1, 3, 1, 1}}) {
+                Pair y = h->rnd(s, dt), b = h->rnd({s[1]}, dt);
+                h->cpu->add_bias(y.c, b.c);
+                h->gpu->add_bias(y.g, b.g);
+                QVERIFY(h->same(y, tol_for(dt), QString("add_bias %1 %2").arg(dtype_name(dt), shape_str(s).c_str())));
+                Pair db = h->rnd({s[1]}, dt);  // accumulates
+                h->cpu->bias_grad(y.c, db.c);
+                h->gpu->bias_grad(y.g, db.g);
+                QVERIFY(h->same(db, tol_for(dt), QString("bias_grad %1 %2").arg(dtype_name(dt), shape_str(s).c_str())));
+            }
+    }
+
+    // --- convolution --------------------------------------------------------------------------------
+
+    void conv_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<bool>("tf32");
+        QTest::newRow("f32") << int(DType::f32) << false;
+        QTest::newRow("tf32") << int(DType::f32) << true;
+        QTest::newRow("bf16") << int(DType::bf16) << false;
+        QTest::newRow("f16") << int(DType::f16) << false;
+    }
+    void conv() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        QFETCH(int, dtype);
+        QFETCH(bool, tf32);
+        const DType dt = DType(dtype);
+        cuda_set_tf32(*h->gpu, tf32);
+        const double tol = tf32 ? 1e-3 : tol_for(dt);
+        struct Case {
+            Shape x, w;
+            Conv2dParams p;
+        };
+        Conv2dParams s1p1;
+        s1p1.pad_h = s1p1.pad_w = 1;
+        Conv2dParams s2p2;
+        s2p2.stride_h = s2p2.stride_w = 2;
+        s2p2.pad_h = s2p2.pad_w = 2;
+        Conv2dParams dil;
+        dil.dilation_h = dil.dilation_w = 2;
+        dil.pad_h = 2;
+        Conv2dParams plain;
+        const Case cases[] = {
+            {{2, 3, 12, 12}, {8, 3, 3, 3}, s1p1},
+            {{3, 4, 11, 9}, {5, 4, 5, 5}, s2p2},
+            {{2, 16, 8, 8}, {32, 16, 1, 1}, plain},
+            {{1, 2, 10, 10}, {3, 2, 3, 3}, dil},
+            {{4, 1, 28, 28}, {16, 1, 5, 5}, plain},
+        };
+        for (const Case& c : cases) {
+            const std::int64_t Ho = (c.x[2] + 2 * c.p.pad_h - c.p.dilation_h * (c.w[2] - 1) - 1) / c.p.stride_h + 1;
+            const std::int64_t Wo = (c.x[3] + 2 * c.p.pad_w - c.p.dilation_w * (c.w[3] - 1) - 1) / c.p.stride_w + 1;
+            const Shape ys{c.x[0], c.w[0], Ho, Wo};
+            const QString what = QString("%1 x %2 w %3").arg(dtype_name(dt), shape_str(c.x).c_str(), shape_str(c.w).c_str());
+            Pair x = h->rnd(c.x, dt), w = h->rnd(c.w, dt), b = h->rnd({c.w[0]}, dt), y = h->zeros(ys, dt);
+            Tensor wsc = Tensor::empty(h->cpu->allocator(),
+                                       {std::int64_t(h->cpu->conv2d_workspace_bytes(c.x, c.w, ys, c.p, dt))}, DType::u8,
+                                       MemCategory::workspace);
+            const std::size_t gws = h->gpu->conv2d_workspace_bytes(c.x, c.w, ys, c.p, dt);
+            Tensor wsg = gws ? Tensor::empty(h->gpu->allocator(), {std::int64_t(gws)}, DType::u8, MemCategory::workspace)
+                             : Tensor();
+            h->cpu->conv2d_forward(x.c, w.c, b.c, y.c, c.p, wsc);
+            h->gpu->conv2d_forward(x.g, w.g, b.g, y.g, c.p, wsg);
+            QVERIFY(h->same(y, tol, "conv forward " + what));
+            Pair dy = h->rnd(ys, dt), dx = h->rnd(c.x, dt);  // dx is written: start from garbage
+            h->cpu->conv2d_backward_data(dy.c, w.c, dx.c, c.p, wsc);
+            h->gpu->conv2d_backward_data(dy.g, w.g, dx.g, c.p, wsg);
+            QVERIFY(h->same(dx, tol, "conv backward data " + what));
+            Pair dw = h->rnd(c.w, dt), db = h->rnd({c.w[0]}, dt);  // accumulated
+            h->cpu->conv2d_backward_filter(x.c, dy.c, dw.c, db.c, c.p, wsc);
+            h->gpu->conv2d_backward_filter(x.g, dy.g, dw.g, db.g, c.p, wsg);
+            QVERIFY(h->same(dw, tol, "conv backward filter " + what));
+            QVERIFY(h->same(db, tol_for(dt), "conv backward bias " + what));
+            Tensor none;
+            h->cpu->conv2d_backward_filter(x.c, dy.c, dw.c, none, c.p, wsc);
+            h->gpu->conv2d_backward_filter(x.g, dy.g, dw.g, none, c.p, wsg);
+            QVERIFY(h->same(dw, tol, "conv backward filter (no bias) " + what));
+        }
+        cuda_set_tf32(*h->gpu, false);
+    }
+
+    // --- pooling ------------------------------------------------------------------------------------
+
+    void pooling() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        Pool2dParams k2;
+        Pool2dParams k3s2p1;
+        k3s2p1.kernel_h = k3s2p1.kernel_w = 3;
+        k3s2p1.pad_h = k3s2p1.pad_w = 1;
+        Pool2dParams k3s1p1 = k3s2p1;
+        k3s1p1.stride_h = k3s1p1.stride_w = 1;
+        Pool2dParams k2x3;
+        k2x3.kernel_w = 3;
+        k2x3.stride_w = 1;
+        for (DType dt : kFloatTypes)
+            for (const Pool2dParams& p : {k2, k3s2p1, k3s1p1, k2x3})
+                for (Shape xs : {Shape{2, 3, 8, 8}, Shape{1, 4, 13, 11}}) {
+                    const std::int64_t Ho = (xs[2] + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
+                    const std::int64_t Wo = (xs[3] + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+                    const Shape ys{xs[0], xs[1], Ho, Wo};
+                    const QString what = QString("%1 x %2 kernel %3x%4 stride %5 pad %6")
+                                             .arg(dtype_name(dt), shape_str(xs).c_str())
+                                             .arg(p.kernel_h)
+                                             .arg(p.kernel_w)
+                                             .arg(p.stride_h)
+                                             .arg(p.pad_h);
+                    // Integers in a small range: ties happen, and the first maximum must win on both.
+                    Vec xv = random_vec(shape_numel(xs), -4, 4);
+                    for (auto& v : xv) v = std::round(v);
+                    Pair x = h->make(xs, dt, xv), y = h->zeros(ys, dt), idx = h->zeros(ys, DType::i32);
+                    h->cpu->maxpool2d_forward(x.c, y.c, idx.c, p);
+                    h->gpu->maxpool2d_forward(x.g, y.g, idx.g, p);
+                    QVERIFY(h->same(y, 0.0, "maxpool forward " + what));
+                    QVERIFY(h->same(idx, 0.0, "maxpool indices " + what));
+                    Pair dy = h->rnd(ys, dt), dx = h->rnd(xs, dt);
+                    h->cpu->maxpool2d_backward(dy.c, idx.c, dx.c);
+                    h->gpu->maxpool2d_backward(dy.g, idx.g, dx.g);
+                    QVERIFY(h->same(dx, tol_for(dt), "maxpool backward " + what));
+                    Pair xa = h->rnd(xs, dt), ya = h->zeros(ys, dt);
+                    h->cpu->avgpool2d_forward(xa.c, ya.c, p);
+                    h->gpu->avgpool2d_forward(xa.g, ya.g, p);
+                    QVERIFY(h->same(ya, tol_for(dt), "avgpool forward " + what));
+                    h->cpu->avgpool2d_backward(dy.c, dx.c, p);
+                    h->gpu->avgpool2d_backward(dy.g, dx.g, p);
+                    QVERIFY(h->same(dx, tol_for(dt), "avgpool backward " + what));
+                }
+    }
+
+    // --- activations and dropout --------------------------------------------------------------------
+
+    void activations() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        const ActivationKind kinds[] = {ActivationKind::relu, ActivationKind::leaky_relu, ActivationKind::tanh,
+                                        ActivationKind::sigmoid, ActivationKind::gelu};
+        for (DType dt : kFloatTypes)
+            for (ActivationKind k : kinds) {
+                const QString what = QString("%1 kind %2").arg(dtype_name(dt)).arg(int(k));
+                Pair x = h->rnd({3, 1001}, dt, -4, 4), y = h->zeros({3, 1001}, dt);
+                h->cpu->activation_forward(k, 0.1f, x.c, y.c);
+                h->gpu->activation_forward(k, 0.1f, x.g, y.g);
+                QVERIFY(h->same(y, tol_for(dt), "activation forward " + what));
+                Pair dy = h->rnd({3, 1001}, dt), dx = h->zeros({3, 1001}, dt);
+                h->cpu->activation_backward(k, 0.1f, x.c, y.c, dy.c, dx.c);
+                h->gpu->activation_backward(k, 0.1f, x.g, y.g, dy.g, dx.g);
+                QVERIFY(h->same(dx, tol_for(dt), "activation backward (x, y) " + what));
+                Tensor none;
+                h->cpu->activation_backward(k, 0.1f, x.c, none, dy.c, dx.c);
+                h->gpu->activation_backward(k, 0.1f, x.g, none, dy.g, dx.g);
+                QVERIFY(h->same(dx, tol_for(dt), "activation backward (x only) " + what));
+                if (k == ActivationKind::relu || k == ActivationKind::tanh || k == ActivationKind::sigmoid) {
+                    h->cpu->activation_backward(k, 0.1f, none, y.c, dy.c, dx.c);
+                    h->gpu->activation_backward(k, 0.1f, none, y.g, dy.g, dx.g);
+                    QVERIFY(h->same(dx, tol_for(dt), "activation backward (y only) " + what));
+                }
+            }
+    }
+
+    void dropout() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (float p : {0.0f, 0.1f, 0.5f, 1.0f}) {
+                const std::int64_t n = 70001;
+                const std::uint64_t seed = 99, offset = 123456789;
+                Pair x = h->rnd({n}, dt), y = h->zeros({n}, dt), mask = h->zeros({n}, DType::u8);
+                h->cpu->dropout_forward(x.c, y.c, mask.c, p, seed, offset);
+                h->gpu->dropout_forward(x.g, y.g, mask.g, p, seed, offset);
+                const QString what = QString("%1 p=%2").arg(dtype_name(dt)).arg(p);
+                QVERIFY(h->same(mask, 0.0, "dropout mask " + what));  // the same counter-based RNG
+                const Vec gm = h->read_gpu(mask.g);
+                for (std::int64_t i = 0; i < n; i += 997)
+                    QCOMPARE(gm[i], counter_uniform(seed, offset + std::uint64_t(i)) >= p ? 1.0 : 0.0);
+                QVERIFY(h->same(y, tol_for(dt), "dropout forward " + what));
+                Pair dy = h->rnd({n}, dt), dx = h->zeros({n}, dt);
+                h->cpu->dropout_backward(dy.c, mask.c, p, dx.c);
+                h->gpu->dropout_backward(dy.g, mask.g, p, dx.g);
+                QVERIFY(h->same(dx, tol_for(dt), "dropout backward " + what));
+            }
+    }
+
+    // --- batch norm ---------------------------------------------------------------------------------
+
+    void batchnorm() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (Shape s : {Shape{8, 6, 5, 7}, Shape{32, 10}, Shape{2, 3, 1, 1}})
+                for (bool affine : {true, false}) {
+                    const std::int64_t C = s[1];
+                    const QString what = QString("%1 %2 affine %3").arg(dtype_name(dt), shape_str(s).c_str()).arg(affine);
+                    Pair x = h->rnd(s, dt, -2, 3), y = h->zeros(s, dt);
+                    Pair g = affine ? h->rnd({C}, DType::f32, 0.5, 1.5) : Pair{};
+                    Pair b = affine ? h->rnd({C}, DType::f32) : Pair{};
+                    Pair mean = h->zeros({C}, DType::f32), invstd = h->zeros({C}, DType::f32);
+                    Pair rm = h->rnd({C}, DType::f32), rv = h->rnd({C}, DType::f32, 0.5, 2);
+                    h->cpu->batchnorm_forward_train(x.c, g.c, b.c, y.c, mean.c, invstd.c, rm.c, rv.c, 0.1f, 1e-5f);
+                    h->gpu->batchnorm_forward_train(x.g, g.g, b.g, y.g, mean.g, invstd.g, rm.g, rv.g, 0.1f, 1e-5f);
+                    QVERIFY(h->same(y, tol_for(dt), "bn forward y " + what));
+                    QVERIFY(h->same(mean, 1e-5, "bn save_mean " + what));
+                    QVERIFY(h->same(invstd, 1e-5, "bn save_invstd " + what));
+                    QVERIFY(h->same(rm, 1e-5, "bn running_mean " + what));
+                    QVERIFY(h->same(rv, 1e-5, "bn running_var " + what));
+                    Pair yi = h->zeros(s, dt);
+                    h->cpu->batchnorm_forward_infer(x.c, g.c, b.c, rm.c, rv.c, 1e-5f, yi.c);
+                    h->gpu->batchnorm_forward_infer(x.g, g.g, b.g, rm.g, rv.g, 1e-5f, yi.g);
+                    QVERIFY(h->same(yi, tol_for(dt), "bn infer " + what));
+                    Pair dy = h->rnd(s, dt), dx = h->rnd(s, dt);
+                    Pair dg = affine ? h->rnd({C}, DType::f32) : Pair{};
+                    Pair dbt = affine ? h->rnd({C}, DType::f32) : Pair{};
+                    h->cpu->batchnorm_backward(x.c, dy.c, g.c, mean.c, invstd.c, dx.c, dg.c, dbt.c);
+                    h->gpu->batchnorm_backward(x.g, dy.g, g.g, mean.g, invstd.g, dx.g, dg.g, dbt.g);
+                    QVERIFY(h->same(dx, tol_for(dt), "bn backward dx " + what));
+                    if (affine) {
+                        QVERIFY(h->same(dg, tol_for(dt), "bn backward dgamma " + what));
+                        QVERIFY(h->same(dbt, tol_for(dt), "bn backward dbeta " + what));
+                    }
+                }
+    }
+
+    // --- losses and reductions ----------------------------------------------------------------------
+
+    void softmaxCrossEntropy() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (auto [N, K] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {64, 10}, {7, 1000}, {300, 3}})
+                for (float smoothing : {0.0f, 0.1f}) {
+                    const QString what = QString("%1 N%2 K%3 smoothing %4").arg(dtype_name(dt)).arg(N).arg(K).arg(smoothing);
+                    Pair z = h->rnd({N, K}, dt, -5, 5), dz = h->zeros({N, K}, dt);
+                    Vec lv(static_cast<std::size_t>(N));
+                    for (auto& v : lv) v = double(rng()() % std::uint64_t(K));
+                    Pair labels = h->make({N}, DType::i64, lv);
+                    const LossResult rc = h->cpu->softmax_cross_entropy(z.c, labels.c, smoothing, dz.c, 0.5f);
+                    const LossResult rg = h->gpu->softmax_cross_entropy(z.g, labels.g, smoothing, dz.g, 0.5f);
+                    QVERIFY2(close({rg.loss}, {rc.loss}, 1e-5, "loss " + what), qPrintable(what));
+                    QCOMPARE(rg.correct, rc.correct);
+                    QVERIFY(h->same(dz, tol_for(dt), "dlogits " + what));
+                    Tensor none;
+                    const LossResult r2 = h->gpu->softmax_cross_entropy(z.g, labels.g, smoothing, none, 1.0f);
+                    QVERIFY(close({r2.loss}, {rc.loss}, 1e-5, "loss without grad " + what));
+                }
+        // A label outside [0, K) is an error naming it.
+        Pair z = h->rnd({4, 3}, DType::f32);
+        Pair bad = h->make({4}, DType::i64, {0, 2, 3, 1});
+        Tensor none;
+        try {
+            h->gpu->softmax_cross_entropy(z.g, bad.g, 0.0f, none, 1.0f);
+            QFAIL("expected an error for label 3 with 3 classes");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("label 3 in row 2") != std::string::npos, e.what());
+        }
+        // NaN logits give a NaN loss, never a number.
+        Pair zn = h->make({1, 3}, DType::f32, {0.5, std::nan(""), 1.0});
+        Pair l0 = h->make({1}, DType::i64, {0});
+        QVERIFY(std::isnan(h->gpu->softmax_cross_entropy(zn.g, l0.g, 0.0f, none, 1.0f).loss));
+    }
+
+    void mse() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (Shape s : {Shape{16, 4}, Shape{5, 300}, Shape{1, 1}, Shape{7}}) {
+                const QString what = QString("%1 %2").arg(dtype_name(dt), shape_str(s).c_str());
+                Pair p = h->rnd(s, dt), t = h->rnd(s, dt), dp = h->zeros(s, dt);
+                const LossResult rc = h->cpu->mse_loss(p.c, t.c, dp.c, 2.0f);
+                const LossResult rg = h->gpu->mse_loss(p.g, t.g, dp.g, 2.0f);
+                QVERIFY(close({rg.loss}, {rc.loss}, 1e-5, "mse loss " + what));
+                QCOMPARE(rg.correct, rc.correct);
+                QVERIFY(h->same(dp, tol_for(dt), "mse grad " + what));
+            }
+    }
+
+    void reductions() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType dt : kFloatTypes)
+            for (std::int64_t n : {1, 255, 1000, 1 << 20}) {
+                const QString what = QString("%1 n=%2").arg(dtype_name(dt)).arg(n);
+                Pair x = h->rnd({n}, dt, -3, 3);
+                QVERIFY(close({h->gpu->sum_squares(x.g)}, {h->cpu->sum_squares(x.c)}, 1e-6, "sum_squares " + what));
+                QVERIFY(h->gpu->all_finite(x.g));
+                for (double bad : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                                   std::nan("")}) {
+                    Vec v = random_vec(n);
+                    v[std::size_t(n - 1)] = bad;
+                    Pair xb = h->make({n}, dt, v);
+                    QCOMPARE(h->gpu->all_finite(xb.g), false);
+                    QCOMPARE(h->cpu->all_finite(xb.c), false);
+                }
+            }
+        Pair i = h->make({3}, DType::i64, {1, 2, 3});
+        QVERIFY(h->gpu->all_finite(i.g));
+    }
+
+    // --- optimizers ---------------------------------------------------------------------------------
+
+    void sgd() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        struct Case {
+            float momentum, dampening, wd;
+            bool nesterov;
+            float grad_scale;
+        };
+        for (DType gt : kFloatTypes)
+            for (Case c : {Case{0, 0, 0, false, 1}, Case{0.9f, 0, 1e-2f, false, 0.5f}, Case{0.9f, 0, 0, true, 1},
+                           Case{0.8f, 0.1f, 5e-4f, false, 1}}) {
+                const std::int64_t n = 10007;
+                Pair p = h->rnd({n}, DType::f32), buf = h->zeros({n}, DType::f32);
+                for (int step = 0; step < 3; ++step) {
+                    Pair g = h->rnd({n}, gt);
+                    SgdArgs a;
+                    a.lr = 0.05f;
+                    a.momentum = c.momentum;
+                    a.dampening = c.dampening;
+                    a.weight_decay = c.wd;
+                    a.nesterov = c.nesterov;
+                    a.grad_scale = c.grad_scale;
+                    a.first_step = step == 0;
+                    Tensor none;
+                    h->cpu->sgd_update(p.c, g.c, c.momentum != 0 ? buf.c : none, a);
+                    h->gpu->sgd_update(p.g, g.g, c.momentum != 0 ? buf.g : none, a);
+                }
+                const QString what = QString("grad %1 momentum %2 nesterov %3").arg(dtype_name(gt)).arg(c.momentum).arg(c.nesterov);
+                QVERIFY(h->same(p, 1e-5, "sgd param " + what));
+                QVERIFY(h->same(buf, 1e-5, "sgd momentum " + what));
+            }
+    }
+
+    void adam() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        for (DType gt : kFloatTypes)
+            for (bool decoupled : {false, true})
+                for (float wd : {0.0f, 0.01f}) {
+                    const std::int64_t n = 4099;
+                    Pair p = h->rnd({n}, DType::f32), m = h->zeros({n}, DType::f32), v = h->zeros({n}, DType::f32);
+                    for (int step = 1; step <= 4; ++step) {
+                        Pair g = h->rnd({n}, gt);
+                        AdamArgs a;
+                        a.lr = 1e-2f;
+                        a.weight_decay = wd;
+                        a.decoupled_weight_decay = decoupled;
+                        a.step = step;
+                        a.grad_scale = 0.25f;
+                        h->cpu->adam_update(p.c, g.c, m.c, v.c, a);
+                        h->gpu->adam_update(p.g, g.g, m.g, v.g, a);
+                    }
+                    const QString what = QString("grad %1 decoupled %2 wd %3").arg(dtype_name(gt)).arg(decoupled).arg(wd);
+                    QVERIFY(h->same(p, 1e-5, "adam param " + what));
+                    QVERIFY(h->same(m, 1e-5, "adam m " + what));
+                    QVERIFY(h->same(v, 1e-5, "adam v " + what));
+                }
+    }
+
+    // --- errors -------------------------------------------------------------------------------------
+
+    void errorsNameTheProblem() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        Pair a = h->rnd({4}, DType::f32), b = h->rnd({4}, DType::f32);
+        try {
+            h->gpu->add(a.g, b.c, a.g);  // b on the CPU
+            QFAIL("expected an error for a CPU tensor");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("is on cpu, expected cuda:0") != std::string::npos, e.what());
+        }
+        Pair d = h->zeros({4}, DType::f64);
+        try {
+            h->gpu->scale(d.g, 2.0f);
+            QFAIL("expected an error for f64");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("f64 is not supported on the GPU") != std::string::npos, e.what());
+        }
+        // Ledger: the backend's allocations are in its ledger, with cuBLAS's workspace as workspace.
+        const LedgerSnapshot s = h->gpu->allocator().ledger().snapshot();
+        QVERIFY(at(s.live, MemCategory::workspace) >= (std::size_t(4) << 20));
+    }
+
+    void cleanupTestCase() {
+        if (h && h->gpu) h->gpu->synchronize();
+        h.reset();
+    }
+};
+
+QTEST_APPLESS_MAIN(CudaBackendTest)
+#include "test_cuda_backend.moc"
