@@ -406,6 +406,17 @@ int run_train_command(const std::vector<std::string>& args) {
 }
 
 int run_presets_command(const std::vector<std::string>& args) {
+    // `headroom presets --json NAME`: the preset's model spec as JSON (docs/model-spec.md), for tools
+    // such as bench/torch_reference.py that build the same model elsewhere.
+    if (args.size() == 2 && args[0] == "--json") {
+        try {
+            print(q(hr::model_spec_to_json(hr::preset_model(args[1])).dump(2)) + QStringLiteral("\n"));
+            return 0;
+        } catch (const hr::InputError& e) {
+            eprint(q(e.what()) + QStringLiteral("\n"));
+            return 2;
+        }
+    }
     if (!args.empty() && args[0] != "--help") {
         eprint(tr("headroom presets: takes no options\n"));
         return 2;
