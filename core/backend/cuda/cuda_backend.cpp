@@ -387,15 +387,19 @@ void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
         HR_CUDA_CHECK(cudaHostAlloc(&staging_, chunk_max, cudaHostAllocDefault));
         staging_bytes_ = chunk_max;
     }
-    // The copy must not start before compute queued so far is done with dst.
-    HR_CUDA_CHECK(cudaEventRecord(compute_done_, compute_));
-    HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
     const char* s = static_cast<const char*>(src);
     char* d = static_cast<char*>(dst.raw());
     for (std::size_t off = 0; off < total; off += chunk_max) {
         const std::size_t n = std::min(chunk_max, total - off);
-        HR_CUDA_CHECK(cudaStreamSynchronize(copy_));  // the previous copy out of staging has finished
+        // The previous copy out of staging has finished. (It waited for the compute work queued
+        // before it, so the host runs at most one call ahead of the GPU here.)
+        HR_CUDA_CHECK(cudaStreamSynchronize(copy_));
         std::memcpy(staging_, s + off, n);
+        if (off == 0) {
+            // The copy must not start before compute queued so far is done with dst.
+            HR_CUDA_CHECK(cudaEventRecord(compute_done_, compute_));
+            HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
+        }
         HR_CUDA_CHECK(cudaMemcpyAsync(d + off, staging_, n, cudaMemcpyHostToDevice, copy_));
     }
     // Compute queued from now on waits for the data.
