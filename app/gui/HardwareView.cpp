@@ -95,6 +95,9 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
     m_gpuMemory = make("gpuMemoryChart", tr("GPU memory"), tr("GiB"));
     m_cpu = make("cpuChart", tr("Host CPU"), tr("percent"));
     m_cpu->addSeries(tr("CPU utilisation"), deviceColor(0));
+    m_util->setFixedYRange(0, 100);
+    m_cpu->setFixedYRange(0, 100);
+    for (hrw::LiveChart* c : {m_power, m_gpuMemory, m_hostMemory}) c->setIncludeZero(true);
     m_hostMemory = make("hostMemoryChart", tr("Host memory"), tr("GiB"));
     m_hostMemory->addSeries(tr("RAM used"), deviceColor(4));
     m_hostMemory->addSeries(tr("Headroom resident (RSS)"), deviceColor(1));
@@ -196,16 +199,8 @@ void HardwareView::addLedger(double t, const hr::MemoryEvent& m, int gpu) {
         m_gpuMemory->appendPoint(m_ledgerAllocGpu, t, alloc);
         m_gpuMemory->appendPoint(m_ledgerReservedGpu, t, reserved);
         m_gpuMemory->refresh();
-    } else {
-        if (m_ledgerAllocHost < 0) {
-            m_ledgerAllocHost = m_hostMemory->addSeries(tr("ledger allocated"), kLedger);
-            m_ledgerReservedHost = m_hostMemory->addSeries(tr("ledger reserved"), kLedgerReserved, true);
-            m_hostMemory->setDark(m_hostMemory->isDark());
-        }
-        m_hostMemory->appendPoint(m_ledgerAllocHost, t, alloc);
-        m_hostMemory->appendPoint(m_ledgerReservedHost, t, reserved);
-        m_hostMemory->refresh();
     }
+    // A CPU run's ledger is megabytes against gigabytes of RAM: the Memory by category chart shows it.
 }
 
 void HardwareView::updateTable(const std::vector<hr::GpuStats>& gpus) {

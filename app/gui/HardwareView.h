@@ -29,8 +29,8 @@ public:
     void setGpuState(bool available, const QString& status);
     bool gpuAvailable() const { return m_gpuAvailable; }
     void addSample(const hr::TelemetrySample& sample);
-    // A ledger snapshot at time t (the samples' clock): allocated and reserved bytes of the run's
-    // device, drawn on the GPU memory chart (gpu >= 0) or the host memory chart (a CPU run).
+    // A ledger snapshot at time t (the samples' clock): allocated and reserved bytes of a GPU run,
+    // drawn on the GPU memory chart against NVML's used bytes (gpu < 0, a CPU run: ignored).
     void addLedger(double t, const hr::MemoryEvent& memory, int gpu);
     void setDark(bool dark);
     void resetViews();
@@ -68,7 +68,7 @@ private:
     hrw::LiveChart* m_hostMemory = nullptr;
     bool m_gpuAvailable = false;
     QHash<QString, int> m_series;  // "<chart>/<gpu>" -> series index
-    int m_ledgerAllocGpu = -1, m_ledgerReservedGpu = -1, m_ledgerAllocHost = -1, m_ledgerReservedHost = -1;
+    int m_ledgerAllocGpu = -1, m_ledgerReservedGpu = -1;
 };
 
 }  // namespace hrapp

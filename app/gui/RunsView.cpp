@@ -155,6 +155,9 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     m_accuracy = make("runAccuracyChart", tr("Test accuracy"), tr("epoch"), tr("accuracy (%)"));
     m_throughput = make("runThroughputChart", tr("Throughput"), tr("step"), tr("images/s"));
     m_memory = make("runMemoryChart", tr("Memory allocated (ledger)"), tr("step"), tr("MiB"));
+    m_accuracy->setIntegerX(true);
+    m_throughput->setIncludeZero(true);
+    m_memory->setIncludeZero(true);
     grid->addWidget(m_loss, 0, 0);
     grid->addWidget(m_accuracy, 0, 1);
     grid->addWidget(m_throughput, 1, 0);
@@ -328,7 +331,7 @@ void RunsView::showRuns(const QList<qint64>& all) {
             for (double& v : s.y) v *= scale;
             dropNaN(s.x, s.y);
             thin(s.x, s.y, kMaxChartPoints);
-            const int k = chart->addSeries(s.runName, runColor(i), false, markers);
+            const int k = chart->addSeries(QStringLiteral("#%1 %2").arg(s.runId).arg(s.runName), runColor(i), false, markers);
             chart->appendPoints(k, s.x, s.y);
         }
     };
@@ -343,7 +346,7 @@ void RunsView::showRuns(const QList<qint64>& all) {
             y << double(m.liveTotal) / (1024.0 * 1024.0);
         }
         thin(x, y, kMaxChartPoints);
-        const int k = m_memory->addSeries(info ? info->name : QString::number(ids[i]), runColor(i));
+        const int k = m_memory->addSeries(QStringLiteral("#%1 %2").arg(ids[i]).arg(info ? info->name : QString()), runColor(i));
         m_memory->appendPoints(k, x, y);
     }
     for (hrw::LiveChart* c : charts()) {

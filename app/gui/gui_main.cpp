@@ -10,13 +10,20 @@
 #include "gui/AppSettings.h"
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
+#include "gui/RunsView.h"
+#include "store/run_store.h"
+
+#include <QTabWidget>
 
 namespace hrapp {
 
 namespace {
 
-// Starts a short run, grabs the window after the second epoch (mid-run), writes the PNG and quits.
+// Starts a short run, grabs the window after the third epoch (mid-run), writes the PNG and quits.
+// HEADROOM_SCREENSHOT_TAB=runs: waits for the run to end and shows the Runs tab instead, with the
+// newest runs of the history (HEADROOM_DB) selected and overlaid.
 void setUpScreenshot(MainWindow& w, const QString& out) {
+    const bool runsTab = qEnvironmentVariable("HEADROOM_SCREENSHOT_TAB") == QLatin1String("runs");
     w.setAskBeforeClose(false);
     w.setPersistState(false);
     w.resize(1600, 1000);
@@ -38,12 +45,26 @@ void setUpScreenshot(MainWindow& w, const QString& out) {
         w.close();
         qApp->quit();
     };
-    QObject::connect(w.session(), &TrainingSession::epochFinished, &w, [epochs, grab](const hr::EpochEvent&) {
-        if (++*epochs == 3) QTimer::singleShot(300, grab);
-    });
-    QObject::connect(&w, &MainWindow::runFinished, &w, [epochs, grab] {
-        if (*epochs < 3) QTimer::singleShot(300, grab);
-    });
+    if (runsTab) {
+        QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
+            QTimer::singleShot(200, &w, [&w, grab] {
+                RunsView* v = w.runsView();
+                v->reload();
+                QList<qint64> ids;
+                for (int r = 0; r < qMin(3, v->rowCount()); ++r) ids << v->runIdAt(r);
+                v->selectRuns(ids);
+                w.tabs()->setCurrentWidget(v);
+                QTimer::singleShot(400, grab);
+            });
+        });
+    } else {
+        QObject::connect(w.session(), &TrainingSession::epochFinished, &w, [epochs, grab](const hr::EpochEvent&) {
+            if (++*epochs == 3) QTimer::singleShot(300, grab);
+        });
+        QObject::connect(&w, &MainWindow::runFinished, &w, [epochs, grab] {
+            if (*epochs < 3) QTimer::singleShot(300, grab);
+        });
+    }
     QTimer::singleShot(200, &w, &MainWindow::start);
     QTimer::singleShot(240000, &w, grab);  // never hang
 }

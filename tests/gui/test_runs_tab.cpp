@@ -221,8 +221,8 @@ private slots:
             QVERIFY(c->pointCount(1) > 0);
         }
         QStringList names{v->lossChart()->graph(0)->name(), v->lossChart()->graph(1)->name()};
-        QVERIFY(names.contains(QStringLiteral("baseline sgd")));
-        QVERIFY(names.contains(QStringLiteral("stopped early")));
+        QVERIFY(names.contains(QStringLiteral("#%1 baseline sgd").arg(m_finished)));
+        QVERIFY(names.contains(QStringLiteral("#%1 stopped early").arg(m_stopped)));
     }
 
     void exportReportWritesHtml() {

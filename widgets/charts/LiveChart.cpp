@@ -92,6 +92,17 @@ void LiveChart::decimate(QCPGraph* graph) {
     data->set(kept, true);
 }
 
+void LiveChart::setIntegerX(bool on) {
+    if (on) {
+        QSharedPointer<QCPAxisTickerFixed> t(new QCPAxisTickerFixed);
+        t->setTickStep(1.0);
+        t->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        xAxis->setTicker(t);
+    } else {
+        xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+}
+
 void LiveChart::removeAllSeries() {
     clearGraphs();
     resetView();
@@ -129,8 +140,16 @@ void LiveChart::rescaleForAutoView() {
         if (found) yAxis->setRange(values.lower, values.upper > values.lower ? values.upper : values.lower + 1);
     }
     QCPRange y = yAxis->range();
-    const double pad = qMax(1e-9, y.size() * 0.06);
-    yAxis->setRange(y.lower - pad, y.upper + pad);
+    if (m_fixedY.upper > m_fixedY.lower) {
+        const double pad = m_fixedY.size() * 0.03;
+        yAxis->setRange(m_fixedY.lower - pad, m_fixedY.upper + pad);
+    } else if (m_includeZero && y.lower >= 0) {
+        const double top = y.upper > 0 ? y.upper * 1.08 : 1.0;
+        yAxis->setRange(0, top);
+    } else {
+        const double pad = qMax(1e-9, y.size() * 0.06);
+        yAxis->setRange(y.lower - pad, y.upper + pad);
+    }
     if (xAxis->range().size() <= 0) xAxis->setRange(xAxis->range().lower - 1, xAxis->range().upper + 1);
 }
 

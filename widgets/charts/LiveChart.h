@@ -34,6 +34,12 @@ public:
     // five minutes of a monitor); 0: all of it.
     void setXWindow(double width) { m_xWindow = qMax(0.0, width); }
     double xWindow() const { return m_xWindow; }
+    // The automatic view's y range: fixed (e.g. 0..100 for percentages; lower >= upper: automatic),
+    // or automatic but always including zero (bytes, watts, images/s).
+    void setFixedYRange(double lower, double upper) { m_fixedY = QCPRange(lower, upper); }
+    void setIncludeZero(bool on) { m_includeZero = on; }
+    // Integer ticks on x (epochs).
+    void setIntegerX(bool on);
     // Removes every series (e.g. before showing other runs).
     void removeAllSeries();
     // Colours for light or dark windows.
@@ -60,6 +66,8 @@ protected:
     QString m_yLabel;
     int m_maxPoints = 20000;
     double m_xWindow = 0;
+    QCPRange m_fixedY{0, 0};
+    bool m_includeZero = false;
     bool m_autoView = true;
     bool m_dark = false;
 };
