@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "cli/plan_command.h"
 #include "cli/train_command.h"
 #include "gui/gui_main.h"
 #include "report/report_command.h"
@@ -42,6 +43,8 @@ QString mainHelp() {
               "Usage:\n"
               "  headroom                      open the workbench window\n"
               "  headroom train [options]      train a model headless (see headroom train --help)\n"
+              "  headroom plan [options]       predict a run's memory by category and layer; --budget finds\n"
+              "                                the strategies that fit (see headroom plan --help)\n"
               "  headroom presets              list the built-in models\n"
               "  headroom devices              list the devices Headroom can train on\n"
               "  headroom runs [options]       list the run history\n"
@@ -115,9 +118,10 @@ int run_main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "train") return run_train_command(rest);
+    if (cmd == "plan") return run_plan_command(rest);
     if (cmd == "presets") return run_presets_command(rest);
     if (cmd == "devices") return run_devices_command(rest);
-    eprint(tr("headroom: unknown command '%1'; use train, presets, devices, runs or report (see headroom --help)\n")
+    eprint(tr("headroom: unknown command '%1'; use train, plan, presets, devices, runs or report (see headroom --help)\n")
                .arg(QString::fromStdString(cmd)));
     return 2;
 }

@@ -1,4 +1,7 @@
 #include "cli/train_command.h"
+#include "cli/plan_command.h"
+#include "cli/run_flags.h"
+#include "plan/planner.h"
 
 #include <unistd.h>
 
@@ -37,10 +40,6 @@ void print(const QString& s) {
 void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-struct BadFlag {
-    QString message;
-};
-
 QString trainHelp() {
     return tr("Usage: headroom train [options]\n"
               "\n"
@@ -71,6 +70,14 @@ QString trainHelp() {
               "  --gamma F                 step schedule: decay factor (default 0.1)\n"
               "  --min-lr F                cosine schedule: final learning rate (default 0)\n"
               "  --label-smoothing F       cross-entropy label smoothing in [0, 1)\n"
+              "Memory strategies (see headroom plan):\n"
+              "  --precision P             fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;\n"
+              "                            fp16 with dynamic loss scaling)\n"
+              "  --checkpoint C            activation checkpointing: none, all, every:K, list:I,J, auto\n"
+              "  --micro-batch N           forward/backward N samples at a time, accumulating gradients\n"
+              "  --accumulate N            or: split each batch into N micro-batches\n"
+              "  --offload-optimizer       optimizer state and master weights in host memory\n"
+              "  --memory-limit SIZE       cap the device memory (e.g. 4GiB), like a smaller card\n"
               "Run:\n"
               "  --seed N                  seed for initialisation, shuffling and dropout (default 1)\n"
               "  --device DEV              auto, cpu (default), cuda:N\n"
@@ -81,26 +88,6 @@ QString trainHelp() {
               "  --no-history              do not record the run in the history\n"
               "  --quiet                   only the final line\n"
               "  --help                    this help\n");
-}
-
-std::int64_t parseInt(const std::string& flag, const std::string& v, std::int64_t min) {
-    try {
-        std::size_t pos = 0;
-        long long x = std::stoll(v, &pos);
-        if (pos == v.size() && x >= min) return x;
-    } catch (...) {
-    }
-    throw BadFlag{tr("%1 expects an integer of at least %2, got '%3'").arg(q(flag)).arg(min).arg(q(v))};
-}
-
-double parseReal(const std::string& flag, const std::string& v) {
-    try {
-        std::size_t pos = 0;
-        double x = std::stod(v, &pos);
-        if (pos == v.size() && std::isfinite(x)) return x;
-    } catch (...) {
-    }
-    throw BadFlag{tr("%1 expects a number, got '%2'").arg(q(flag)).arg(q(v))};
 }
 
 std::atomic<hr::Trainer*> g_trainer{nullptr};
@@ -145,84 +132,20 @@ void checkOutputDir(const std::filesystem::path& dir) {
 }  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
-    hr::TrainConfig c;
-    std::string preset = "seed-cnn", modelFile, outDir, dbPath, runName;
-    bool noHistory = false;
-    bool quiet = false, lrGiven = false;
-    double labelSmoothing = -1;
+    RunFlags flags;
     try {
-        std::map<std::string, std::function<void(const std::string&)>> withValue = {
-            {"--preset", [&](const std::string& v) { preset = v; }},
-            {"--model", [&](const std::string& v) { modelFile = v; }},
-            {"--data", [&](const std::string& v) { c.data = v; }},
-            {"--train-limit", [&](const std::string& v) { c.train_limit = parseInt("--train-limit", v, 0); }},
-            {"--test-limit", [&](const std::string& v) { c.test_limit = parseInt("--test-limit", v, 0); }},
-            {"--epochs", [&](const std::string& v) { c.epochs = static_cast<int>(parseInt("--epochs", v, 1)); }},
-            {"--steps", [&](const std::string& v) { c.steps = parseInt("--steps", v, 1); }},
-            {"--batch", [&](const std::string& v) { c.batch = parseInt("--batch", v, 1); }},
-            {"--optimizer", [&](const std::string& v) { c.optimizer.kind = v; }},
-            {"--lr", [&](const std::string& v) { c.optimizer.lr = parseReal("--lr", v); lrGiven = true; }},
-            {"--momentum", [&](const std::string& v) { c.optimizer.momentum = parseReal("--momentum", v); }},
-            {"--weight-decay", [&](const std::string& v) { c.optimizer.weight_decay = parseReal("--weight-decay", v); }},
-            {"--schedule", [&](const std::string& v) { c.schedule.kind = v; }},
-            {"--warmup", [&](const std::string& v) { c.schedule.warmup_steps = parseInt("--warmup", v, 0); }},
-            {"--step-size", [&](const std::string& v) { c.schedule.step_size = parseInt("--step-size", v, 1); }},
-            {"--gamma", [&](const std::string& v) { c.schedule.gamma = parseReal("--gamma", v); }},
-            {"--min-lr", [&](const std::string& v) { c.schedule.min_lr = parseReal("--min-lr", v); }},
-            {"--label-smoothing", [&](const std::string& v) { labelSmoothing = parseReal("--label-smoothing", v); }},
-            {"--seed", [&](const std::string& v) { c.seed = static_cast<std::uint64_t>(parseInt("--seed", v, 0)); }},
-            {"--device", [&](const std::string& v) { c.device = v; }},
-            {"--threads", [&](const std::string& v) { c.threads = static_cast<int>(parseInt("--threads", v, 1)); }},
-            {"--out", [&](const std::string& v) { outDir = v; }},
-            {"--db", [&](const std::string& v) { dbPath = v; }},
-            {"--name", [&](const std::string& v) { runName = v; }},
-            {"--precision", [&](const std::string& v) { c.strategy.precision = v; }},
-            {"--checkpoint", [&](const std::string& v) { c.strategy.checkpoint = v; }},
-            {"--micro-batch", [&](const std::string& v) { c.strategy.micro_batch = parseInt("--micro-batch", v, 1); }},
-            {"--accumulate", [&](const std::string& v) { c.strategy.accumulate = parseInt("--accumulate", v, 1); }},
-        };
-        std::map<std::string, std::function<void()>> flags = {
-            {"--nesterov", [&] { c.optimizer.nesterov = true; }},
-            {"--quiet", [&] { quiet = true; }},
-            {"--no-history", [&] { noHistory = true; }},
-            {"--offload-optimizer", [&] { c.strategy.offload_optimizer = true; }},
-        };
-        bool presetGiven = false;
-        for (std::size_t i = 0; i < args.size(); ++i) {
-            std::string a = args[i], value;
-            bool hasInline = false;
-            if (a == "--help" || a == "-h") {
-                print(trainHelp());
-                return 0;
-            }
-            if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-                value = a.substr(eq + 1);
-                a = a.substr(0, eq);
-                hasInline = true;
-            }
-            if (auto it = withValue.find(a); it != withValue.end()) {
-                if (!hasInline) {
-                    if (i + 1 >= args.size())
-                        throw BadFlag{tr("%1 needs a value (see headroom train --help)").arg(q(a))};
-                    value = args[++i];
-                }
-                if (a == "--preset") presetGiven = true;
-                it->second(value);
-            } else if (auto f = flags.find(a); f != flags.end() && !hasInline) {
-                f->second();
-            } else {
-                throw BadFlag{tr("unknown option '%1' for 'headroom train'; see headroom train --help").arg(q(args[i]))};
-            }
-        }
-        if (presetGiven && !modelFile.empty())
-            throw BadFlag{tr("give either --preset or --model, not both")};
-        if (!lrGiven && c.optimizer.kind != "sgd") c.optimizer.lr = 1e-3;
-        if (c.steps > 0 && std::find(args.begin(), args.end(), std::string("--epochs")) != args.end())
-            throw BadFlag{tr("give either --epochs or --steps, not both")};
+        flags = parseRunFlags(args, "train");
     } catch (const BadFlag& e) {
         eprint(tr("headroom train: %1\n").arg(e.message));
         return 2;
     }
+    if (flags.help) {
+        print(trainHelp());
+        return 0;
+    }
+    hr::TrainConfig& c = flags.config;
+    const bool quiet = flags.quiet;
+    std::string& outDir = flags.outDir;
 
     namespace fs = std::filesystem;
     std::unique_ptr<hr::Trainer> trainer;
@@ -252,15 +175,7 @@ int run_train_command(const std::vector<std::string>& args) {
         store->flush();
     };
     try {
-        if (!modelFile.empty()) {
-            c.model = hr::load_model_spec(modelFile);
-            c.model_source = "file:" + modelFile;
-        } else {
-            // presets take the dataset's sample shape (28x28 grey for the IDX datasets)
-            c.model = hr::preset_model(preset, {1, 28, 28}, 10);
-            c.model_source = "preset:" + preset;
-        }
-        if (labelSmoothing >= 0) c.model.loss.label_smoothing = labelSmoothing;
+        resolveModel(flags);
         if (outDir.empty()) {
             char buf[64];
             std::time_t t = std::time(nullptr);
@@ -310,14 +225,14 @@ int run_train_command(const std::vector<std::string>& args) {
             eprint(QStringLiteral("%1\n").arg(q(e.message)));
         };
         // run history (SQLite) and telemetry samples, written from this (the main) thread
-        if (!noHistory) {
+        if (!flags.noHistory) {
             store = std::make_unique<RunStore>();
-            if (!store->open(QString::fromStdString(dbPath))) {
+            if (!store->open(QString::fromStdString(flags.dbPath))) {
                 eprint(tr("headroom train: the run history is not available (%1); continuing without it\n")
                            .arg(store->lastError()));
                 store.reset();
             } else {
-                runId = store->beginRun(c, QString::fromStdString(runName));
+                runId = store->beginRun(c, QString::fromStdString(flags.runName));
             }
         }
         if (store) {
@@ -370,11 +285,50 @@ int run_train_command(const std::vector<std::string>& args) {
 
     if (result.status == "failed") {
         eprint(tr("headroom train: %1\n").arg(q(result.error)));
-        return result.bad_input ? 2 : 1;
+        if (result.out_of_memory) {
+            // the planner's fastest configuration that fits, as flags
+            hr::PlanRequest req;
+            req.spec = c.model;
+            req.batch = c.batch;
+            req.strategy = c.strategy;
+            req.optimizer = c.optimizer;
+            req.threads = c.threads;
+            req.train_samples = result.train_samples;
+            req.test_samples = result.test_samples;
+            hr::PlanSearch s = hr::search_plans(req, result.oom_limit);
+            if (s.best >= 0) {
+                const auto& best = s.candidates[static_cast<std::size_t>(s.best)];
+                eprint(tr("headroom train: this fits in %1 (predicted %2): --batch %3 %4\n")
+                           .arg(q(hr::format_bytes(result.oom_limit)), q(hr::format_bytes(best.plan.device_total)))
+                           .arg(c.batch)
+                           .arg(q(hr::strategy_flags(best.strategy))));
+            } else {
+                eprint(tr("headroom train: no strategy fits in %1 at batch %2; lower --batch\n")
+                           .arg(q(hr::format_bytes(result.oom_limit)))
+                           .arg(c.batch));
+            }
+        }
+        return result.bad_input || result.out_of_memory ? 2 : 1;
+    }
+    // predicted against measured, category by category
+    hr::MemoryPlan predicted;
+    {
+        hr::PlanRequest req;
+        req.spec = c.model;
+        req.batch = c.batch;
+        req.strategy = c.strategy;
+        req.optimizer = c.optimizer;
+        req.threads = c.threads;
+        req.train_samples = result.train_samples;
+        req.test_samples = result.test_samples;
+        req.budget = c.memory_limit;
+        predicted = hr::predict_memory(req);
+        if (store) store->setPredictedMemory(runId, predicted.device);
     }
     try {
         fs::create_directories(outDir);
         nlohmann::json record = hr::make_run_record(c, result);
+        record["memory"]["predicted"] = hr::plan_to_json(predicted);
         std::string text = record.dump(2) + "\n";
         trainer->save_weights((fs::path(outDir) / "model.safetensors").string());
         hr::write_file_atomic((fs::path(outDir) / "run.json").string(), text);
@@ -383,15 +337,9 @@ int run_train_command(const std::vector<std::string>& args) {
         return 1;
     }
     if (!quiet) {
-        const auto& L = result.ledger;
-        print(tr("memory peak %1 (parameters %2, gradients %3, optimizer state %4, activations %5, workspace %6, "
-                 "data %7)\n")
-                  .arg(q(hr::format_bytes(L.peak_total)), q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::parameters))),
-                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::gradients))),
-                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::optimizer_state))),
-                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::activations))),
-                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::workspace))),
-                       q(hr::format_bytes(hr::at(L.at_peak, hr::MemCategory::data)))));
+        print(tr("memory (%1), predicted before the run and measured by the ledger:\n").arg(q(result.strategy)));
+        print(q(categoryTable(predicted.device, &result.ledger.peak,
+                              result.host_ledger.peak_total ? &result.host_ledger.peak : nullptr)));
         print(tr("wrote %1 and %2\n")
                   .arg(q((fs::path(outDir) / "run.json").string()), q((fs::path(outDir) / "model.safetensors").string())));
         if (store) print(tr("recorded as run %1 in %2 (headroom report %1)\n").arg(runId).arg(store->path()));

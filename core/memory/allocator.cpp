@@ -23,6 +23,13 @@ Storage::~Storage() {
 CpuAllocator::CpuAllocator(std::shared_ptr<MemoryLedger> ledger) : Allocator(std::move(ledger)) {}
 
 std::shared_ptr<Storage> CpuAllocator::allocate(std::size_t bytes, MemCategory category, int layer) {
+    if (limit_ > 0 && ledger_->live_total() + bytes > limit_) {
+        LedgerSnapshot snap = ledger_->snapshot();
+        throw OutOfMemory("out of memory: " + format_bytes(bytes) + " for " + category_name(category) +
+                              (layer >= 0 ? " of layer " + std::to_string(layer) : std::string()) + " with " +
+                              format_bytes(snap.live_total) + " of the " + format_bytes(limit_) + " limit in use",
+                          bytes, category, layer, limit_, snap);
+    }
     std::size_t rounded = ((bytes + 63) / 64) * 64;
     if (rounded == 0) rounded = 64;
     void* p = std::aligned_alloc(64, rounded);

@@ -6,12 +6,28 @@
 #include <string>
 
 #include "base/device.h"
+#include "base/error.h"
 #include "memory/category.h"
 #include "memory/ledger.h"
 
 namespace hr {
 
 class Allocator;
+
+// Thrown when an allocation would exceed the device's memory (or the run's memory limit). Carries what
+// was asked and the ledger at that moment, so the caller can say which category and layer hold the most.
+class OutOfMemory : public Error {
+public:
+    OutOfMemory(const std::string& message, std::size_t requested, MemCategory category, int layer,
+                std::size_t limit, LedgerSnapshot snapshot)
+        : Error(message), requested(requested), category(category), layer(layer), limit(limit),
+          snapshot(std::move(snapshot)) {}
+    std::size_t requested;
+    MemCategory category;
+    int layer;
+    std::size_t limit;        // the capacity that was exceeded
+    LedgerSnapshot snapshot;  // live bytes when it happened
+};
 
 // One allocation. Freed (and removed from the ledger) when the last reference goes.
 class Storage {
@@ -60,9 +76,15 @@ public:
     explicit CpuAllocator(std::shared_ptr<MemoryLedger> ledger = std::make_shared<MemoryLedger>());
     Device device() const override { return Device::cpu(); }
     std::shared_ptr<Storage> allocate(std::size_t bytes, MemCategory category, int layer = -1) override;
+    // A cap on live bytes (0: none), like a smaller card: allocations past it throw OutOfMemory.
+    void set_limit(std::size_t bytes) { limit_ = bytes; }
+    std::size_t limit() const { return limit_; }
 
 protected:
     void release(void* data, std::size_t bytes) override;
+
+private:
+    std::size_t limit_ = 0;
 };
 
 std::string format_bytes(std::size_t bytes);  // "1.50 MiB"

@@ -63,7 +63,16 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     top_ = std::make_unique<Seq>();
     int next_index = 0;
     std::size_t offset = 0;
-    build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true);
+    build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true, 0);
+    for (auto& d : depth_buffers_) {
+        for (auto& g : d.gbuf) g = Tensor::empty(a, {d.gbuf_numel}, options_.dtype, MemCategory::workspace);
+        for (Seq* q : d.seqs)
+            for (int k = 0; k < 2; ++k) q->gbuf[k] = d.gbuf[k];
+        if (d.dx_body_numel > 0) {
+            d.dx_body = Tensor::empty(a, {d.dx_body_numel}, options_.dtype, MemCategory::workspace);
+            for (Node* r : d.residuals) r->dx_body_full = d.dx_body.view(0, with_batch(options_.batch, r->in));
+        }
+    }
     if (static_cast<std::int64_t>(offset) != report_.total_params)
         throw Error("internal: parameter layout (" + std::to_string(offset) + ") disagrees with the spec report (" +
                     std::to_string(report_.total_params) + ")");
@@ -94,7 +103,8 @@ Tensor Model::alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool
 }
 
 void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
-                      int& next_index, std::size_t& param_offset, bool is_top) {
+                      int& next_index, std::size_t& param_offset, bool is_top, int depth) {
+    if (static_cast<int>(depth_buffers_.size()) <= depth) depth_buffers_.resize(static_cast<std::size_t>(depth) + 1);
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
     const std::int64_t B = options_.batch;
     const DType dt = options_.dtype;
@@ -135,16 +145,19 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
         if (specs[i].type == "residual") {
             building_in_arena_ = saved_in_arena;
             n.body = std::make_unique<Seq>();
-            build_seq(*n.body, specs[i].body, n.path + ".body", cur, next_index, param_offset, false);
+            build_seq(*n.body, specs[i].body, n.path + ".body", cur, next_index, param_offset, false, depth + 1);
             Shape out = n.body->nodes.back()->out;
             if (!specs[i].shortcut.empty()) {
                 n.shortcut = std::make_unique<Seq>();
-                build_seq(*n.shortcut, specs[i].shortcut, n.path + ".shortcut", cur, next_index, param_offset, false);
+                build_seq(*n.shortcut, specs[i].shortcut, n.path + ".shortcut", cur, next_index, param_offset, false,
+                          depth + 1);
             }
             building_in_arena_ = outer_arena;
             n.out = out;
             request(n.y_full, with_batch(B, out), dt, MemCategory::activations, n.index, output_in_arena);
-            n.dx_body_full = Tensor::empty(a, with_batch(B, cur), dt, MemCategory::workspace, n.index);
+            DepthBuffers& db = depth_buffers_[static_cast<std::size_t>(depth)];
+            db.dx_body_numel = std::max(db.dx_body_numel, B * shape_numel(cur));
+            db.residuals.push_back(&n);
         } else {
             n.layer = make_layer(specs[i]);
             n.out = n.layer->output_shape(cur);
@@ -172,7 +185,9 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
         cur = n.out;
         seq.nodes.push_back(std::move(node));
     }
-    for (auto& g : seq.gbuf) g = Tensor::empty(a, {B * max_in}, dt, MemCategory::workspace);
+    DepthBuffers& db = depth_buffers_[static_cast<std::size_t>(depth)];
+    db.gbuf_numel = std::max(db.gbuf_numel, B * max_in);
+    db.seqs.push_back(&seq);
 }
 
 void Model::init_params() {

@@ -64,7 +64,7 @@ private:
     struct Node;
     struct Seq;
     void build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
-                   int& next_index, std::size_t& param_offset, bool is_top);
+                   int& next_index, std::size_t& param_offset, bool is_top, int depth);
     Tensor forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t step);
     void backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out);
     void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t step);
@@ -97,6 +97,19 @@ private:
     bool building_in_arena_ = false;
     Tensor arena_;
     std::vector<std::pair<int, int>> ckpt_ranges_;  // checkpointed top-level [first, last]
+    // Backward buffers are shared by nesting depth: sequences (and residual blocks) at one depth never
+    // run backward at the same time, so one pair of activation-gradient buffers (and one buffer for a
+    // residual body's input gradient) per depth is enough.
+    struct DepthBuffers {
+        std::int64_t gbuf_numel = 0, dx_body_numel = 0;
+        Tensor gbuf[2], dx_body;
+        std::vector<Seq*> seqs;
+        std::vector<Node*> residuals;
+    };
+    std::vector<DepthBuffers> depth_buffers_;
+
+public:
+    std::size_t recompute_arena_bytes() const { return arena_bytes_; }
 };
 
 }  // namespace hr

@@ -81,7 +81,7 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         // auto: the cheapest set of blocks (by recompute FLOPs per byte saved) that fits the device
         PlanRequest fixed = req;
         fixed.strategy.checkpoint = "none";
-        const std::size_t free = device_free_bytes(req.device);
+        const std::size_t free = req.budget ? req.budget : device_free_bytes(req.device);
         MemoryPlan p = predict_memory(fixed);
         if (p.device_total > free) {
             for (int k : {4, 2, 1}) {
@@ -101,6 +101,7 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     {
         TrainingState st(req.spec, req.optimizer, plan.strategy, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
         plan.device = device_ledger->snapshot().live;
+        plan.recompute_arena = st.model().recompute_arena_bytes();
         plan.host = host_ledger->snapshot().live;
         auto snap = device_ledger->snapshot();
         // per-layer figures from the ledger (activations are tagged with their layer)
@@ -221,6 +222,41 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     }
     return out;
 }
+
+nlohmann::json plan_to_json(const MemoryPlan& p) {
+    nlohmann::json j;
+    nlohmann::json dev = nlohmann::json::object(), host = nlohmann::json::object();
+    for (MemCategory c : all_categories()) {
+        dev[category_name(c)] = at(p.device, c);
+        host[category_name(c)] = at(p.host, c);
+    }
+    j["strategy"] = p.strategy.describe();
+    j["micro_batch"] = p.strategy.micro_batch;
+    j["accumulate"] = p.strategy.accumulate;
+    j["checkpoint_blocks"] = p.strategy.checkpoint_blocks;
+    j["device"] = dev;
+    j["device_total"] = p.device_total;
+    j["host"] = host;
+    j["host_total"] = p.host_total;
+    j["recompute_arena"] = p.recompute_arena;
+    j["peak_phase"] = p.peak_phase;
+    j["predicted_step_seconds"] = p.predicted_step_seconds;
+    j["relative_step_time"] = p.relative_step_time;
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : p.layers)
+        layers.push_back({{"index", l.index},
+                          {"path", l.path},
+                          {"type", l.type},
+                          {"label", l.label},
+                          {"block", l.block},
+                          {"checkpointed", l.checkpointed},
+                          {"activation_bytes", l.activation_bytes},
+                          {"parameter_bytes", l.parameter_bytes},
+                          {"forward_flops", l.forward_flops}});
+    j["layers"] = layers;
+    return j;
+}
+
 
 static std::size_t meminfo(const char* key) {
     std::ifstream f("/proc/meminfo");

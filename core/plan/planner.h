@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "memory/category.h"
 #include "optim/optimizer.h"
 #include "strategy/strategy.h"
@@ -23,6 +25,7 @@ struct PlanRequest {
     int threads = 0;
     std::int64_t train_samples = 0;  // for the data loader's prefetch buffers (0: a large dataset)
     std::int64_t test_samples = 0;
+    std::size_t budget = 0;          // checkpoint auto: fit this many bytes (0: the device's free memory)
 };
 
 struct LayerPlan {
@@ -53,6 +56,7 @@ struct MemoryPlan {
 };
 
 MemoryPlan predict_memory(const PlanRequest& request);
+nlohmann::json plan_to_json(const MemoryPlan& plan);
 
 struct PlanCandidate {
     StrategyConfig strategy;

@@ -37,6 +37,7 @@ json train_config_to_json(const TrainConfig& c) {
     j["device"] = c.device;
     j["threads"] = c.threads;
     j["evaluate_each_epoch"] = c.evaluate_each_epoch;
+    j["memory_limit"] = c.memory_limit;
     return j;
 }
 
@@ -97,6 +98,7 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "device", c.device, "config");
     get(j, "threads", c.threads, "config");
     get(j, "evaluate_each_epoch", c.evaluate_each_epoch, "config");
+    get(j, "memory_limit", c.memory_limit, "config");
     return c;
 }
 

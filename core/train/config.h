@@ -30,6 +30,7 @@ struct TrainConfig {
     int threads = 0;                               // 0: all cores
     bool evaluate_each_epoch = true;
     int memory_events_per_second = 10;             // ledger snapshots sent to the callbacks
+    std::size_t memory_limit = 0;                  // cap on device bytes (0: the device's own), like a smaller card
 };
 
 nlohmann::json train_config_to_json(const TrainConfig& c);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 
 #include "backend/cpu/cpu_backend.h"
@@ -62,6 +63,57 @@ void Trainer::wait_while_paused() {
     pause_cv_.wait(lock, [this] { return !paused_.load() || stop_.load(); });
 }
 
+std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
+    SpecReport rep = analyze_model_spec(spec);
+    auto layer_name = [&](int index) -> std::string {
+        for (const auto& r : rep.layers)
+            if (r.index == index) return "layer " + r.path + " (" + r.label + ")";
+        return "layer " + std::to_string(index);
+    };
+    CategoryBytes live = e.snapshot.live;
+    at(live, e.category) += e.requested;
+    MemCategory largest = MemCategory::other;
+    for (MemCategory cat : all_categories())
+        if (at(live, cat) > at(live, largest)) largest = cat;
+    std::string msg = "out of memory on " + device + " (limit " + format_bytes(e.limit) + "): could not allocate " +
+                      format_bytes(e.requested) + " for " + category_name(e.category) +
+                      (e.layer >= 0 ? " of " + layer_name(e.layer) : std::string()) + " with " +
+                      format_bytes(e.snapshot.live_total) + " already in use. In use:";
+    bool first = true;
+    for (MemCategory cat : all_categories()) {
+        if (!at(e.snapshot.live, cat)) continue;
+        msg += std::string(first ? " " : ", ") + category_name(cat) + " " + format_bytes(at(e.snapshot.live, cat));
+        first = false;
+    }
+    // the largest layers
+    std::vector<std::pair<std::size_t, int>> layers;
+    for (const auto& [layer, b] : e.snapshot.layers)
+        if (layer >= 0 && b.live > 0) layers.push_back({b.live, layer});
+    std::sort(layers.rbegin(), layers.rend());
+    if (!layers.empty()) {
+        msg += ". Largest: ";
+        for (std::size_t i = 0; i < std::min<std::size_t>(3, layers.size()); ++i)
+            msg += (i ? ", " : "") + layer_name(layers[i].second) + " " + format_bytes(layers[i].first);
+    }
+    msg += std::string(". The largest category is ") + category_name(largest) + "; to cut it: ";
+    switch (largest) {
+        case MemCategory::activations:
+            msg += "--checkpoint all, --precision bf16, or a smaller --micro-batch with accumulation";
+            break;
+        case MemCategory::optimizer_state:
+            msg += "--offload-optimizer, or --optimizer sgd (no state without momentum)";
+            break;
+        case MemCategory::master_weights: msg += "--offload-optimizer"; break;
+        case MemCategory::parameters:
+        case MemCategory::gradients: msg += "--precision bf16"; break;
+        case MemCategory::workspace: msg += "a smaller --micro-batch"; break;
+        case MemCategory::data: msg += "a smaller --batch"; break;
+        default: msg += "a smaller --batch"; break;
+    }
+    msg += ". headroom plan --budget " + format_bytes(e.limit) + " lists the configurations that fit";
+    return msg;
+}
+
 std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
     PlanRequest r;
     r.spec = c.model;
@@ -70,6 +122,7 @@ std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
     r.optimizer = c.optimizer;
     r.device = c.device == "auto" ? "cpu" : c.device;
     r.threads = c.threads;
+    r.budget = c.memory_limit;
     return predict_memory(r).strategy.checkpoint_blocks;
 }
 
@@ -115,8 +168,38 @@ TrainResult Trainer::run() {
     impl_->backend = make_cpu_backend(c.threads, impl_->ledger);
     impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
     Backend& be = *impl_->backend;
-    impl_->state = std::make_unique<TrainingState>(c.model, c.optimizer, strategy, c.seed, be, be.allocator(),
-                                                   *impl_->host_backend, impl_->host_backend->allocator());
+    if (c.memory_limit > 0)
+        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(c.memory_limit);
+    std::unique_ptr<DataLoader> train_loader_ptr, test_loader_ptr;
+    try {
+        impl_->state = std::make_unique<TrainingState>(c.model, c.optimizer, strategy, c.seed, be, be.allocator(),
+                                                       *impl_->host_backend, impl_->host_backend->allocator());
+        train_loader_ptr = std::make_unique<DataLoader>(train, c.batch, true, c.seed, false, train.norm_mean,
+                                                        train.norm_std, impl_->ledger.get());
+        test_loader_ptr = std::make_unique<DataLoader>(test, strategy.micro_batch, false, c.seed, false,
+                                                       train.norm_mean, train.norm_std, impl_->ledger.get());
+        if (c.memory_limit > 0 && impl_->ledger->live_total() > c.memory_limit)
+            throw OutOfMemory("out of memory: the data loader's buffers pass the limit", 0, MemCategory::data, -1,
+                              c.memory_limit, impl_->ledger->snapshot());
+    } catch (const OutOfMemory& e) {
+        TrainResult failed;
+        failed.status = "failed";
+        failed.out_of_memory = true;
+        failed.oom_limit = e.limit;
+        failed.error = describe_out_of_memory(e, c.model, be.name());
+        CategoryBytes live = e.snapshot.live;
+        at(live, e.category) += e.requested;
+        MemCategory largest = MemCategory::other;
+        for (MemCategory cat : all_categories())
+            if (at(live, cat) > at(live, largest)) largest = cat;
+        failed.oom_category = category_name(largest);
+        failed.device_name = be.name();
+        failed.strategy = strategy.describe();
+        failed.ledger = impl_->ledger->snapshot();
+        impl_->state.reset();
+        log(LogLevel::error, failed.error);
+        return failed;
+    }
     TrainingState& st = *impl_->state;
     Model& model = st.model();
     const std::int64_t B = c.batch;
@@ -124,8 +207,8 @@ TrainResult Trainer::run() {
     const int K = c.model.num_classes;
     const bool lowp = strategy.compute_dtype != DType::f32;
 
-    DataLoader train_loader(train, B, true, c.seed, false, train.norm_mean, train.norm_std, impl_->ledger.get());
-    DataLoader test_loader(test, M, false, c.seed, false, train.norm_mean, train.norm_std, impl_->ledger.get());
+    DataLoader& train_loader = *train_loader_ptr;
+    DataLoader& test_loader = *test_loader_ptr;
     const std::int64_t steps_per_epoch = train_loader.steps_per_epoch();
     const std::int64_t total_steps = c.steps > 0 ? c.steps : steps_per_epoch * c.epochs;
     const int total_epochs = static_cast<int>((total_steps + steps_per_epoch - 1) / steps_per_epoch);

@@ -37,7 +37,14 @@ struct TrainResult {
     std::int64_t skipped_steps = 0;   // fp16: steps skipped for inf/NaN gradients
     double final_loss_scale = 0;      // fp16: the loss scale at the end (else 0)
     LedgerSnapshot host_ledger;       // host memory of offloaded optimizer state (empty otherwise)
+    bool out_of_memory = false;       // failed because the device (or --memory-limit) ran out
+    std::string oom_category;         // the largest category when it happened
+    std::size_t oom_limit = 0;
 };
+
+// The message for an out-of-memory failure: what was asked, what is in use by category and the
+// largest layers, and the strategies that cut the largest category.
+std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device);
 
 // `--checkpoint auto` without a budget: the planner's choice for the device's memory.
 std::vector<int> choose_auto_checkpoint(const TrainConfig& config);

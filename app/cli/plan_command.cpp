@@ -1,0 +1,205 @@
+#include "cli/plan_command.h"
+
+#include <QCoreApplication>
+#include <cstdio>
+
+#include "base/error.h"
+#include "cli/run_flags.h"
+#include "memory/allocator.h"
+#include "train/run_record.h"
+
+namespace hrapp {
+
+namespace {
+
+QString tr(const char* s) { return QCoreApplication::translate("Cli", s); }
+QString q(const std::string& s) { return QString::fromStdString(s); }
+QString bytes(std::size_t b) { return q(hr::format_bytes(b)); }
+void print(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stdout); }
+void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
+
+QString planHelp() {
+    return tr("Usage: headroom plan [options]\n"
+              "\n"
+              "Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,\n"
+              "optimizer state, master weights, activations, workspace, data) on the device and on the host, per\n"
+              "layer, and the step cost of the chosen strategies. With --budget it searches precision,\n"
+              "checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits\n"
+              "and is predicted fastest, and says why each other one ranks lower or does not fit.\n"
+              "\n"
+              "  --preset NAME | --model FILE.json   the model (default seed-cnn)\n"
+              "  --batch N                 samples per optimizer step (default 64)\n"
+              "  --optimizer NAME          sgd (default), adam, adamw; --momentum F\n"
+              "  --precision P             fp32 (default), tf32, bf16, fp16\n"
+              "  --checkpoint C            none (default), all, every:K, list:I,J, auto\n"
+              "  --micro-batch N / --accumulate N    gradient accumulation\n"
+              "  --offload-optimizer       optimizer state and master weights in host memory\n"
+              "  --device DEV              cpu (default), auto\n"
+              "  --threads N               CPU threads (for workspace sizes)\n"
+              "  --data SPEC, --train-limit N, --test-limit N   size the data loader buffers like the run\n"
+              "  --budget SIZE|device      search for the best configuration within SIZE (4GiB, 512MiB, ...)\n"
+              "                            or the device's free memory\n"
+              "  --json                    machine-readable output\n");
+}
+
+}  // namespace
+
+std::string categoryTable(const hr::CategoryBytes& predicted, const hr::CategoryBytes* measured,
+                          const hr::CategoryBytes* host) {
+    QString out = QStringLiteral("  %1 %2").arg(tr("category"), -18).arg(tr("predicted"), 12);
+    if (measured) out += QStringLiteral(" %1 %2").arg(tr("measured"), 12).arg(tr("difference"), 11);
+    if (host) out += QStringLiteral(" %1").arg(tr("host"), 12);
+    out += QStringLiteral("\n");
+    std::size_t tp = 0, tm = 0, th = 0;
+    for (hr::MemCategory c : hr::all_categories()) {
+        const std::size_t p = hr::at(predicted, c), m = measured ? hr::at(*measured, c) : 0,
+                          h = host ? hr::at(*host, c) : 0;
+        tp += p, tm += m, th += h;
+        if (!p && !m && !h) continue;
+        out += QStringLiteral("  %1 %2").arg(q(hr::category_name(c)), -18).arg(bytes(p), 12);
+        if (measured)
+            out += QStringLiteral(" %1 %2").arg(bytes(m), 12).arg(
+                m ? QStringLiteral("%1%").arg(100.0 * (double(p) - double(m)) / double(m), 0, 'f', 2)
+                  : QStringLiteral("-"),
+                11);
+        if (host) out += QStringLiteral(" %1").arg(bytes(h), 12);
+        out += QStringLiteral("\n");
+    }
+    out += QStringLiteral("  %1 %2").arg(tr("total"), -18).arg(bytes(tp), 12);
+    if (measured)
+        out += QStringLiteral(" %1 %2").arg(bytes(tm), 12).arg(
+            tm ? QStringLiteral("%1%").arg(100.0 * (double(tp) - double(tm)) / double(tm), 0, 'f', 2) : QString(), 11);
+    if (host) out += QStringLiteral(" %1").arg(bytes(th), 12);
+    out += QStringLiteral("\n");
+    return out.toStdString();
+}
+
+int run_plan_command(const std::vector<std::string>& args) {
+    RunFlags flags;
+    try {
+        flags = parseRunFlags(args, "plan");
+    } catch (const BadFlag& e) {
+        eprint(tr("headroom plan: %1\n").arg(e.message));
+        return 2;
+    }
+    if (flags.help) {
+        print(planHelp());
+        return 0;
+    }
+    try {
+        resolveModel(flags);
+        const hr::TrainConfig& c = flags.config;
+        hr::validate_train_config(c);
+        hr::PlanRequest req;
+        req.spec = c.model;
+        req.batch = c.batch;
+        req.strategy = c.strategy;
+        req.optimizer = c.optimizer;
+        req.device = c.device == "auto" ? "cpu" : c.device;
+        req.threads = c.threads;
+        if (c.device.rfind("cuda", 0) == 0)
+            throw hr::InputError("device '" + c.device + "': this build plans for the CPU only; use --device cpu");
+        const std::size_t free = hr::device_free_bytes(req.device);
+        if (flags.budget.empty()) {
+            hr::MemoryPlan p = hr::predict_memory(req);
+            if (flags.json) {
+                nlohmann::json j = hr::plan_to_json(p);
+                j["device_name"] = req.device;
+                j["device_free"] = free;
+                j["fits"] = p.device_total <= free;
+                print(q(j.dump(2) + "\n"));
+                return 0;
+            }
+            print(tr("Model %1, batch %2 (micro-batch %3 x %4), %5, device %6\n\n")
+                      .arg(q(c.model.name))
+                      .arg(c.batch)
+                      .arg(p.strategy.micro_batch)
+                      .arg(p.strategy.accumulate)
+                      .arg(q(p.strategy.describe()), q(req.device)));
+            print(q(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr)));
+            print(tr("\n  %1 of %2 free on %3: %4\n")
+                      .arg(bytes(p.device_total), bytes(free), q(req.device),
+                           p.device_total <= free ? tr("fits") : tr("does NOT fit")));
+            print(tr("\nPer layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose "
+                     "inner tensors are recomputed in a shared %2 buffer):\n")
+                      .arg(p.strategy.micro_batch)
+                      .arg(bytes(p.recompute_arena)));
+            print(QStringLiteral("  %1 %2 %3 %4 %5\n")
+                      .arg(tr("layer"), -14)
+                      .arg(tr("type"), -28)
+                      .arg(tr("block"), 6)
+                      .arg(tr("activations"), 12)
+                      .arg(tr("parameters"), 12));
+            for (const auto& l : p.layers)
+                print(QStringLiteral("  %1 %2 %3 %4 %5\n")
+                          .arg(q(l.path), -14)
+                          .arg(q(l.label), -28)
+                          .arg(l.block >= 0 ? QString::number(l.block) + (l.checkpointed ? QStringLiteral("*") : QString())
+                                            : QString(),
+                               6)
+                          .arg(bytes(l.activation_bytes), 12)
+                          .arg(bytes(l.parameter_bytes), 12));
+            print(tr("\nPeak: %1\nPredicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed "
+                     "forward FLOPs, %5 host traffic)\n")
+                      .arg(q(p.peak_phase))
+                      .arg(p.predicted_step_seconds * 1e3, 0, 'f', 2)
+                      .arg(p.relative_step_time, 0, 'f', 2)
+                      .arg(p.recompute_flops, 0, 'g', 3)
+                      .arg(bytes(static_cast<std::size_t>(p.offload_bytes))));
+            return 0;
+        }
+        const std::size_t budget = flags.budget == "device" ? free : hr::parse_bytes(flags.budget);
+        hr::PlanSearch s = hr::search_plans(req, budget);
+        if (flags.json) {
+            nlohmann::json j;
+            j["budget"] = budget;
+            j["best"] = s.best;
+            nlohmann::json arr = nlohmann::json::array();
+            for (const auto& cand : s.candidates) {
+                nlohmann::json e = hr::plan_to_json(cand.plan);
+                e["flags"] = hr::strategy_flags(cand.strategy);
+                e["fits"] = cand.fits;
+                e["reason"] = cand.reason;
+                arr.push_back(e);
+            }
+            j["candidates"] = arr;
+            print(q(j.dump(2) + "\n"));
+            return s.best >= 0 ? 0 : 1;
+        }
+        print(tr("Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):\n\n")
+                  .arg(q(c.model.name))
+                  .arg(c.batch)
+                  .arg(bytes(budget)));
+        print(QStringLiteral("  %1 %2 %3 %4 %5\n")
+                  .arg(QString(), 2)
+                  .arg(tr("strategy"), -52)
+                  .arg(tr("device"), 11)
+                  .arg(tr("step"), 9)
+                  .arg(tr("verdict")));
+        for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+            const auto& cand = s.candidates[i];
+            std::string fl = hr::strategy_flags(cand.strategy);
+            print(QStringLiteral("  %1 %2 %3 %4 %5\n")
+                      .arg(static_cast<int>(i) == s.best ? QStringLiteral("*") : QString(), 2)
+                      .arg(fl.empty() ? tr("(no strategies: fp32)") : q(fl), -52)
+                      .arg(bytes(cand.plan.device_total), 11)
+                      .arg(QStringLiteral("%1x").arg(cand.plan.relative_step_time, 0, 'f', 2), 9)
+                      .arg(q(cand.reason)));
+        }
+        if (s.best < 0) {
+            print(tr("\nNothing fits in %1: lower --batch or use a smaller model.\n").arg(bytes(budget)));
+            return 1;
+        }
+        const auto& best = s.candidates[static_cast<std::size_t>(s.best)];
+        print(tr("\nBest: headroom train --batch %1 %2\n").arg(c.batch).arg(q(hr::strategy_flags(best.strategy))));
+        return 0;
+    } catch (const hr::InputError& e) {
+        eprint(tr("headroom plan: %1\n").arg(q(e.what())));
+        return 2;
+    } catch (const std::exception& e) {
+        eprint(tr("headroom plan: %1\n").arg(q(e.what())));
+        return 1;
+    }
+}
+
+}  // namespace hrapp
