@@ -200,10 +200,6 @@
         <translation>#</translation>
     </message>
     <message>
-        <source>Name</source>
-        <translation>名称</translation>
-    </message>
-    <message>
         <source>Layer</source>
         <translation>层</translation>
     </message>
@@ -487,6 +483,10 @@
         <source>Cannot write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
     </message>
+    <message>
+        <source>Path</source>
+        <translation>路径</translation>
+    </message>
 </context>
 <context>
     <name>RunStore</name>
@@ -528,33 +528,14 @@
     </message>
 </context>
 <context>
-    <name>hrapp</name>
+    <name>WebhookNotifier</name>
     <message>
-        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
-
-Usage:
-  headroom                      open the workbench window
-  headroom train [options]      train a model headless (see headroom train --help)
-  headroom presets              list the built-in models
-  headroom devices              list the devices Headroom can train on
-  headroom --version            print the version
-  headroom --help               this help
-
-Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
-</source>
-        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
-
-用法：
-  headroom                      打开工作台窗口
-  headroom train [选项]         无界面训练模型（见 headroom train --help）
-  headroom presets              列出内置模型
-  headroom devices              列出 Headroom 可用于训练的设备
-  headroom --version            显示版本
-  headroom --help               显示本帮助
-
-退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
-</translation>
+        <source>Run &quot;%1&quot; %2</source>
+        <translation>运行“%1”%2</translation>
     </message>
+</context>
+<context>
+    <name>hrapp</name>
     <message>
         <source>headroom: no display found, so the window cannot open.
 Run headless instead, for example:
@@ -567,88 +548,6 @@ See headroom --help.
   headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
 或在有显示器的环境（DISPLAY / WAYLAND_DISPLAY）下启动窗口，例如使用 xvfb-run。
 见 headroom --help。
-</translation>
-    </message>
-    <message>
-        <source>headroom: unknown command &apos;%1&apos;; use train, presets or devices (see headroom --help)
-</source>
-        <translation>headroom：未知命令“%1”；请使用 train、presets 或 devices（见 headroom --help）
-</translation>
-    </message>
-    <message>
-        <source>Usage: headroom train [options]
-
-Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory
-ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).
-The last line printed is test_accuracy=0.xxxx.
-
-Model (one of):
-  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini
-  --model FILE.json         a model spec (docs/model-spec.md)
-Data:
-  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic
-  --train-limit N           use only the first N training samples (0: all)
-  --test-limit N            use only the first N test samples (0: all)
-Length:
-  --epochs N                passes over the training set (default 1)
-  --steps N                 train exactly N steps instead (evaluates at the end)
-  --batch N                 samples per step (default 64)
-Optimizer:
-  --optimizer NAME          sgd (default), adam, adamw
-  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)
-  --momentum F              SGD momentum (default 0)
-  --nesterov                SGD with Nesterov momentum
-  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)
-  --schedule KIND           constant (default), step, cosine
-  --warmup N                linear warm-up steps (default 0)
-  --step-size N             step schedule: steps between decays (default 1000)
-  --gamma F                 step schedule: decay factor (default 0.1)
-  --min-lr F                cosine schedule: final learning rate (default 0)
-  --label-smoothing F       cross-entropy label smoothing in [0, 1)
-Run:
-  --seed N                  seed for initialisation, shuffling and dropout (default 1)
-  --device DEV              auto, cpu (default), cuda:N
-  --threads N               CPU threads (default: all cores)
-  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)
-  --quiet                   only the final line
-  --help                    this help
-</source>
-        <translation>用法：headroom train [选项]
-
-无界面训练模型，并写出 DIR/run.json（配置、每轮指标、最终指标、按类别的显存账本峰值；
-见 docs/run-json.md）和 DIR/model.safetensors（PyTorch state_dict 名称）。
-最后一行输出为 test_accuracy=0.xxxx。
-
-模型（二选一）：
-  --preset NAME             内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini
-  --model FILE.json         模型规格文件（docs/model-spec.md）
-数据：
-  --data SPEC               fashion-mnist（默认）、mnist、idx:DIR、synthetic
-  --train-limit N           只使用前 N 个训练样本（0：全部）
-  --test-limit N            只使用前 N 个测试样本（0：全部）
-长度：
-  --epochs N                遍历训练集的轮数（默认 1）
-  --steps N                 改为训练恰好 N 步（在结束时评估）
-  --batch N                 每步样本数（批大小，默认 64）
-优化器：
-  --optimizer NAME          sgd（默认）、adam、adamw
-  --lr F                    学习率（sgd 默认 0.01，adam/adamw 默认 0.001）
-  --momentum F              SGD 动量（默认 0）
-  --nesterov                使用 Nesterov 动量的 SGD
-  --weight-decay F          L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）
-  --schedule KIND           constant（默认）、step、cosine
-  --warmup N                线性预热步数（默认 0）
-  --step-size N             阶梯调度：两次衰减之间的步数（默认 1000）
-  --gamma F                 阶梯调度：衰减系数（默认 0.1）
-  --min-lr F                余弦调度：最终学习率（默认 0）
-  --label-smoothing F       交叉熵标签平滑，取值 [0, 1)
-运行：
-  --seed N                  初始化、打乱和 dropout 的随机种子（默认 1）
-  --device DEV              auto、cpu（默认）、cuda:N
-  --threads N               CPU 线程数（默认：全部核心）
-  --out DIR                 输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）
-  --quiet                   只输出最后一行
-  --help                    显示本帮助
 </translation>
     </message>
     <message>
@@ -666,14 +565,6 @@ Run:
     <message>
         <source>--out %1 cannot be created: %2 is not a writable folder</source>
         <translation>无法创建 --out %1：%2 不是可写的文件夹</translation>
-    </message>
-    <message>
-        <source>%1 needs a value (see headroom train --help)</source>
-        <translation>%1 需要一个值（见 headroom train --help）</translation>
-    </message>
-    <message>
-        <source>unknown option &apos;%1&apos; for &apos;headroom train&apos;; see headroom train --help</source>
-        <translation>“headroom train”没有选项“%1”；见 headroom train --help</translation>
     </message>
     <message>
         <source>give either --preset or --model, not both</source>
@@ -703,12 +594,6 @@ Run:
         <source>headroom train: could not write the results to %1: %2
 </source>
         <translation>headroom train：无法将结果写入 %1：%2
-</translation>
-    </message>
-    <message>
-        <source>memory peak %1 (parameters %2, gradients %3, optimizer state %4, activations %5, workspace %6, data %7)
-</source>
-        <translation>显存峰值 %1（参数 %2，梯度 %3，优化器状态 %4，激活值 %5，工作区 %6，数据 %7）
 </translation>
     </message>
     <message>
@@ -879,6 +764,354 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <source>NAME</source>
         <translation>名称</translation>
     </message>
+    <message>
+        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
+
+Usage:
+  headroom                      open the workbench window
+  headroom train [options]      train a model headless (see headroom train --help)
+  headroom plan [options]       predict a run&apos;s memory by category and layer; --budget finds
+                                the strategies that fit (see headroom plan --help)
+  headroom presets              list the built-in models
+  headroom devices              list the devices Headroom can train on
+  headroom runs [options]       list the run history
+  headroom report RUN [options] write a run&apos;s report (html, pdf, json, csv)
+  headroom --version            print the version
+  headroom --help               this help
+
+Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
+</source>
+        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
+
+用法：
+  headroom                      打开工作台窗口
+  headroom train [选项]         无界面训练模型（见 headroom train --help）
+  headroom plan [选项]          按类别和层预测一次运行的显存；--budget 找出能放下的
+                                策略组合（见 headroom plan --help）
+  headroom presets              列出内置模型
+  headroom devices              列出 Headroom 可用于训练的设备
+  headroom runs [选项]          列出运行记录
+  headroom report RUN [选项]    导出一次运行的报告（html、pdf、json、csv）
+  headroom --version            显示版本
+  headroom --help               显示本帮助
+
+退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
+</translation>
+    </message>
+    <message>
+        <source>headroom: unknown command &apos;%1&apos;; use train, plan, presets, devices, runs or report (see headroom --help)
+</source>
+        <translation>headroom：未知命令“%1”；请使用 train、plan、presets、devices、runs 或 report（见 headroom --help）
+</translation>
+    </message>
+    <message>
+        <source>Usage: headroom plan [options]
+
+Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
+optimizer state, master weights, activations, workspace, data) on the device and on the host, per
+layer, and the step cost of the chosen strategies. With --budget it searches precision,
+checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
+and is predicted fastest, and says why each other one ranks lower or does not fit.
+
+  --preset NAME | --model FILE.json   the model (default seed-cnn)
+  --batch N                 samples per optimizer step (default 64)
+  --optimizer NAME          sgd (default), adam, adamw; --momentum F
+  --precision P             fp32 (default), tf32, bf16, fp16
+  --checkpoint C            none (default), all, every:K, list:I,J, auto
+  --micro-batch N / --accumulate N    gradient accumulation
+  --offload-optimizer       optimizer state and master weights in host memory
+  --device DEV              cpu (default), auto
+  --threads N               CPU threads (for workspace sizes)
+  --data SPEC, --train-limit N, --test-limit N   size the data loader buffers like the run
+  --budget SIZE|device      search for the best configuration within SIZE (4GiB, 512MiB, ...)
+                            or the device&apos;s free memory
+  --json                    machine-readable output
+</source>
+        <translation>用法：headroom plan [选项]
+
+在训练开始前预测一次运行的显存：设备和主机上按类别（参数、梯度、优化器状态、主权重、
+激活值、工作区、数据）和逐层的字节数，以及所选策略的单步耗时。使用 --budget 时，
+会在混合精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索能放下且预测最快的配置，
+并说明其他每种配置排名靠后或放不下的原因。
+
+  --preset NAME | --model FILE.json   模型（默认 seed-cnn）
+  --batch N                 每个优化器步的样本数（默认 64）
+  --optimizer NAME          sgd（默认）、adam、adamw；--momentum F
+  --precision P             fp32（默认）、tf32、bf16、fp16
+  --checkpoint C            none（默认）、all、every:K、list:I,J、auto
+  --micro-batch N / --accumulate N    梯度累积
+  --offload-optimizer       优化器状态和主权重放在主机内存中
+  --device DEV              cpu（默认）、auto
+  --threads N               CPU 线程数（用于计算工作区大小）
+  --data SPEC, --train-limit N, --test-limit N   按该运行的方式确定数据加载缓冲区大小
+  --budget SIZE|device      在 SIZE（4GiB、512MiB 等）或设备的可用显存内搜索最佳配置
+  --json                    输出机器可读的 JSON
+</translation>
+    </message>
+    <message>
+        <source>headroom plan: %1
+</source>
+        <translation>headroom plan：%1
+</translation>
+    </message>
+    <message>
+        <source>Model %1, batch %2 (micro-batch %3 x %4), %5, device %6
+
+</source>
+        <translation>模型 %1，批大小 %2（微批次 %3 × %4），%5，设备 %6
+
+</translation>
+    </message>
+    <message>
+        <source>
+  %1 of %2 free on %3: %4
+</source>
+        <translation>
+  %3 上可用 %2，需要 %1：%4
+</translation>
+    </message>
+    <message>
+        <source>fits</source>
+        <translation>放得下</translation>
+    </message>
+    <message>
+        <source>does NOT fit</source>
+        <translation>放不下</translation>
+    </message>
+    <message>
+        <source>
+Per layer (bytes kept for backward at micro-batch %1; checkpointed layers share a %2 recompute buffer):
+</source>
+        <translation>
+逐层（微批次 %1 时为反向传播保留的字节数；做梯度检查点的层共用一个 %2 的重计算缓冲区）：
+</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>block</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>recomputed</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>
+Peak: %1
+Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forward FLOPs, %5 host traffic)
+</source>
+        <translation>
+峰值：%1
+预测每步耗时：%2 毫秒（为不用策略的 fp32 单步的 %3 倍；重计算前向 %4 FLOPs，主机传输 %5）
+</translation>
+    </message>
+    <message>
+        <source>Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):
+
+</source>
+        <translation>%1 在批大小 %2 下、%3 以内的配置（最快的在前；* 为最佳）：
+
+</translation>
+    </message>
+    <message>
+        <source>strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>(no strategies: fp32)</source>
+        <translation>（无策略：fp32）</translation>
+    </message>
+    <message>
+        <source>
+Nothing fits in %1: lower --batch or use a smaller model.
+</source>
+        <translation>
+%1 内没有可行配置：请减小 --batch 或换用更小的模型。
+</translation>
+    </message>
+    <message>
+        <source>
+Best: headroom train --batch %1 %2
+</source>
+        <translation>
+最佳：headroom train --batch %1 %2
+</translation>
+    </message>
+    <message>
+        <source>--memory-limit: %1</source>
+        <translation>--memory-limit：%1</translation>
+    </message>
+    <message>
+        <source>%1 needs a value (see headroom %2 --help)</source>
+        <translation>%1 需要一个值（见 headroom %2 --help）</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;%1&apos; for &apos;headroom %2&apos;; see headroom %2 --help</source>
+        <translation>“headroom %2”没有选项“%1”；见 headroom %2 --help</translation>
+    </message>
+    <message>
+        <source>Usage: headroom train [options]
+
+Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory
+ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).
+The last line printed is test_accuracy=0.xxxx.
+
+Model (one of):
+  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini
+  --model FILE.json         a model spec (docs/model-spec.md)
+Data:
+  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic
+  --train-limit N           use only the first N training samples (0: all)
+  --test-limit N            use only the first N test samples (0: all)
+Length:
+  --epochs N                passes over the training set (default 1)
+  --steps N                 train exactly N steps instead (evaluates at the end)
+  --batch N                 samples per step (default 64)
+Optimizer:
+  --optimizer NAME          sgd (default), adam, adamw
+  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)
+  --momentum F              SGD momentum (default 0)
+  --nesterov                SGD with Nesterov momentum
+  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)
+  --schedule KIND           constant (default), step, cosine
+  --warmup N                linear warm-up steps (default 0)
+  --step-size N             step schedule: steps between decays (default 1000)
+  --gamma F                 step schedule: decay factor (default 0.1)
+  --min-lr F                cosine schedule: final learning rate (default 0)
+  --label-smoothing F       cross-entropy label smoothing in [0, 1)
+Memory strategies (see headroom plan):
+  --precision P             fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;
+                            fp16 with dynamic loss scaling)
+  --checkpoint C            activation checkpointing: none, all, every:K, list:I,J, auto
+  --micro-batch N           forward/backward N samples at a time, accumulating gradients
+  --accumulate N            or: split each batch into N micro-batches
+  --offload-optimizer       optimizer state and master weights in host memory
+  --memory-limit SIZE       cap the device memory (e.g. 4GiB), like a smaller card
+Run:
+  --seed N                  seed for initialisation, shuffling and dropout (default 1)
+  --device DEV              auto, cpu (default), cuda:N
+  --threads N               CPU threads (default: all cores)
+  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)
+  --name NAME               name of the run in the history (default: model and time)
+  --db FILE                 run history database (default: the user&apos;s data folder)
+  --no-history              do not record the run in the history
+  --quiet                   only the final line
+  --help                    this help
+</source>
+        <translation>用法：headroom train [选项]
+
+无界面训练模型，并写出 DIR/run.json（配置、每轮指标、最终指标、按类别的显存账本峰值；
+见 docs/run-json.md）和 DIR/model.safetensors（PyTorch state_dict 名称）。
+最后一行输出为 test_accuracy=0.xxxx。
+
+模型（二选一）：
+  --preset NAME             内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini
+  --model FILE.json         模型规格文件（docs/model-spec.md）
+数据：
+  --data SPEC               fashion-mnist（默认）、mnist、idx:DIR、synthetic
+  --train-limit N           只使用前 N 个训练样本（0：全部）
+  --test-limit N            只使用前 N 个测试样本（0：全部）
+长度：
+  --epochs N                遍历训练集的轮数（默认 1）
+  --steps N                 改为训练恰好 N 步（在结束时评估）
+  --batch N                 每步样本数（批大小，默认 64）
+优化器：
+  --optimizer NAME          sgd（默认）、adam、adamw
+  --lr F                    学习率（sgd 默认 0.01，adam/adamw 默认 0.001）
+  --momentum F              SGD 动量（默认 0）
+  --nesterov                使用 Nesterov 动量的 SGD
+  --weight-decay F          L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）
+  --schedule KIND           constant（默认）、step、cosine
+  --warmup N                线性预热步数（默认 0）
+  --step-size N             阶梯调度：两次衰减之间的步数（默认 1000）
+  --gamma F                 阶梯调度：衰减系数（默认 0.1）
+  --min-lr F                余弦调度：最终学习率（默认 0）
+  --label-smoothing F       交叉熵标签平滑，取值 [0, 1)
+显存策略（见 headroom plan）：
+  --precision P             fp32（默认）、tf32、bf16、fp16（混合精度，f32 主权重；
+                            fp16 使用动态损失缩放）
+  --checkpoint C            梯度检查点（激活重计算）：none、all、every:K、list:I,J、auto
+  --micro-batch N           每次前向/反向 N 个样本，累积梯度
+  --accumulate N            或：把每个批次拆成 N 个微批次（梯度累积）
+  --offload-optimizer       优化器状态和主权重放在主机内存中
+  --memory-limit SIZE       限制设备显存（例如 4GiB），模拟更小的显卡
+运行：
+  --seed N                  初始化、打乱和 dropout 的随机种子（默认 1）
+  --device DEV              auto、cpu（默认）、cuda:N
+  --threads N               CPU 线程数（默认：全部核心）
+  --out DIR                 输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）
+  --name NAME               该运行在运行记录中的名称（默认：模型和时间）
+  --db FILE                 运行记录数据库（默认：用户数据文件夹）
+  --no-history              不把该运行记入运行记录
+  --quiet                   只输出最后一行
+  --help                    显示本帮助
+</translation>
+    </message>
+    <message>
+        <source>headroom train: the run history is not available (%1); continuing without it
+</source>
+        <translation>headroom train：运行记录不可用（%1）；将不记录本次运行，继续训练
+</translation>
+    </message>
+    <message>
+        <source>headroom train: this fits in %1 (predicted %2): --batch %3 %4
+</source>
+        <translation>headroom train：以下配置可放入 %1（预测 %2）：--batch %3 %4
+</translation>
+    </message>
+    <message>
+        <source>headroom train: no strategy fits in %1 at batch %2; lower --batch
+</source>
+        <translation>headroom train：批大小 %2 时没有任何策略能放入 %1；请减小 --batch
+</translation>
+    </message>
+    <message>
+        <source>memory (%1), predicted before the run and measured by the ledger:
+</source>
+        <translation>显存（%1），运行前的预测与账本实测：
+</translation>
+    </message>
+    <message>
+        <source>recorded as run %1 in %2 (headroom report %1)
+</source>
+        <translation>已记录为 %2 中的运行 %1（headroom report %1）
+</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>was stopped</source>
+        <translation>已被停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::DataPanel</name>
@@ -961,6 +1194,145 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Preview failed: %1</source>
         <translation>预览失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::HardwareView</name>
+    <message>
+        <source>Hardware</source>
+        <translation>硬件</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Memory used / total</source>
+        <translation>显存已用 / 总量</translation>
+    </message>
+    <message>
+        <source>Power / limit</source>
+        <translation>功耗 / 上限</translation>
+    </message>
+    <message>
+        <source>Utilisation</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>SM clock</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>time (s)</source>
+        <translation>时间（秒）</translation>
+    </message>
+    <message>
+        <source>GPU power</source>
+        <translation>GPU 功耗</translation>
+    </message>
+    <message>
+        <source>watts</source>
+        <translation>瓦</translation>
+    </message>
+    <message>
+        <source>GPU utilisation</source>
+        <translation>GPU 利用率</translation>
+    </message>
+    <message>
+        <source>percent</source>
+        <translation>百分比</translation>
+    </message>
+    <message>
+        <source>GPU temperature</source>
+        <translation>GPU 温度</translation>
+    </message>
+    <message>
+        <source>°C</source>
+        <translation>°C</translation>
+    </message>
+    <message>
+        <source>GPU memory</source>
+        <translation>GPU 显存</translation>
+    </message>
+    <message>
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <source>Host CPU</source>
+        <translation>主机 CPU</translation>
+    </message>
+    <message>
+        <source>CPU utilisation</source>
+        <translation>CPU 利用率</translation>
+    </message>
+    <message>
+        <source>Host memory</source>
+        <translation>主机内存</translation>
+    </message>
+    <message>
+        <source>RAM used</source>
+        <translation>已用内存</translation>
+    </message>
+    <message>
+        <source>Headroom resident (RSS)</source>
+        <translation>Headroom 常驻内存（RSS）</translation>
+    </message>
+    <message>
+        <source>host only</source>
+        <translation>仅主机</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;No NVIDIA driver found&lt;/b&gt;: GPU power, utilisation, temperature and memory cannot be read on this machine. The host&apos;s CPU and memory are shown instead.</source>
+        <translation>&lt;b&gt;未找到 NVIDIA 驱动&lt;/b&gt;：无法在本机读取 GPU 功耗、利用率、温度和显存，改为显示主机的 CPU 和内存。</translation>
+    </message>
+    <message>
+        <source>GPU %1</source>
+        <translation>GPU %1</translation>
+    </message>
+    <message>
+        <source>GPU %1 (%2)</source>
+        <translation>GPU %1（%2）</translation>
+    </message>
+    <message>
+        <source>GPU %1 used (NVML)</source>
+        <translation>GPU %1 已用（NVML）</translation>
+    </message>
+    <message>
+        <source>ledger allocated</source>
+        <translation>账本已分配</translation>
+    </message>
+    <message>
+        <source>ledger reserved</source>
+        <translation>账本已保留</translation>
+    </message>
+    <message>
+        <source>%1 / %2 GiB</source>
+        <translation>%1 / %2 GiB</translation>
+    </message>
+    <message>
+        <source>%1 / %2 W</source>
+        <translation>%1 / %2 瓦</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1 %</translation>
+    </message>
+    <message>
+        <source>%1 °C</source>
+        <translation>%1 °C</translation>
+    </message>
+    <message>
+        <source>%1 MHz</source>
+        <translation>%1 MHz</translation>
     </message>
 </context>
 <context>
@@ -1325,6 +1697,204 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <source>About Headroom</source>
         <translation>关于 Headroom</translation>
     </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行记录</translation>
+    </message>
+    <message>
+        <source>Run history: %1</source>
+        <translation>运行记录：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n run(s) interrupted by an earlier crash were marked failed in the history.</source>
+        <translation>
+            <numerusform>%n 个因先前崩溃而中断的运行已在运行记录中标记为失败。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The run history is not available (%1); runs are not recorded.</source>
+        <translation>运行记录不可用（%1）；运行将不会被记录。</translation>
+    </message>
+    <message>
+        <source>Hardware monitor: %1</source>
+        <translation>硬件监视：%1</translation>
+    </message>
+    <message>
+        <source>&amp;Export report…</source>
+        <translation>导出报告(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Write the report of the selected or last run as HTML, PDF, JSON or CSV</source>
+        <translation>将所选或最近一次运行的报告导出为 HTML、PDF、JSON 或 CSV</translation>
+    </message>
+    <message>
+        <source>This run is not recorded in the history: %1</source>
+        <translation>本次运行未记入运行记录：%1</translation>
+    </message>
+    <message>
+        <source>Unknown report format &apos;%1&apos;: use .html, .pdf, .json or .csv</source>
+        <translation>未知的报告格式“%1”：请使用 .html、.pdf、.json 或 .csv</translation>
+    </message>
+    <message>
+        <source>There is no run %1 in the history.</source>
+        <translation>运行记录中没有运行 %1。</translation>
+    </message>
+    <message>
+        <source>Export report</source>
+        <translation>导出报告</translation>
+    </message>
+    <message>
+        <source>There is no run to export yet. Start a run, or select one in the Runs tab.</source>
+        <translation>还没有可导出的运行。请先开始一次运行，或在“运行记录”页中选择一个运行。</translation>
+    </message>
+    <message>
+        <source>HTML report (*.html)</source>
+        <translation>HTML 报告 (*.html)</translation>
+    </message>
+    <message>
+        <source>PDF document (*.pdf)</source>
+        <translation>PDF 文档 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>JSON data (*.json)</source>
+        <translation>JSON 数据 (*.json)</translation>
+    </message>
+    <message>
+        <source>CSV metrics (*.csv)</source>
+        <translation>CSV 指标 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export report of &quot;%1&quot;</source>
+        <translation>导出“%1”的报告</translation>
+    </message>
+    <message>
+        <source>Report written to %1</source>
+        <translation>报告已写入 %1</translation>
+    </message>
+    <message>
+        <source>Report of run &quot;%1&quot; written to %2</source>
+        <translation>运行“%1”的报告已写入 %2</translation>
+    </message>
+    <message>
+        <source>Load into builder</source>
+        <translation>载入构建器</translation>
+    </message>
+    <message>
+        <source>Stop the run in progress first.</source>
+        <translation>请先停止正在进行的运行。</translation>
+    </message>
+    <message>
+        <source>The run &quot;%1&quot; cannot be loaded: %2</source>
+        <translation>无法载入运行“%1”：%2</translation>
+    </message>
+    <message>
+        <source>Loaded the model and settings of run &quot;%1&quot;</source>
+        <translation>已载入运行“%1”的模型和设置</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> 毫秒</translation>
+    </message>
+    <message>
+        <source>How often the hardware monitor reads GPU and host figures (100 ms to 10 s)</source>
+        <translation>硬件监视读取 GPU 与主机数据的间隔（100 毫秒到 10 秒）</translation>
+    </message>
+    <message>
+        <source>Hardware sampling interval</source>
+        <translation>硬件采样间隔</translation>
+    </message>
+    <message>
+        <source>Notifications</source>
+        <translation>通知</translation>
+    </message>
+    <message>
+        <source>https://… (empty: no webhook)</source>
+        <translation>https://…（留空：不使用 Webhook）</translation>
+    </message>
+    <message>
+        <source>Webhook URL</source>
+        <translation>Webhook 地址</translation>
+    </message>
+    <message>
+        <source>Generic JSON</source>
+        <translation>通用 JSON</translation>
+    </message>
+    <message>
+        <source>WeCom (企业微信)</source>
+        <translation>企业微信</translation>
+    </message>
+    <message>
+        <source>DingTalk (钉钉)</source>
+        <translation>钉钉</translation>
+    </message>
+    <message>
+        <source>Feishu / Lark (飞书)</source>
+        <translation>飞书</translation>
+    </message>
+    <message>
+        <source>Slack</source>
+        <translation>Slack</translation>
+    </message>
+    <message>
+        <source>Message format</source>
+        <translation>消息格式</translation>
+    </message>
+    <message>
+        <source>When a run finishes or is stopped</source>
+        <translation>运行完成或被停止时</translation>
+    </message>
+    <message>
+        <source>When a run fails</source>
+        <translation>运行失败时</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>every </source>
+        <translation>每 </translation>
+    </message>
+    <message>
+        <source> epochs</source>
+        <translation> 轮</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Progress</source>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Send a test message</source>
+        <translation>发送测试消息</translation>
+    </message>
+    <message>
+        <source>Webhook test message delivered (HTTP %1)</source>
+        <translation>Webhook 测试消息已送达（HTTP %1）</translation>
+    </message>
+    <message>
+        <source>Webhook test message delivered</source>
+        <translation>Webhook 测试消息已送达</translation>
+    </message>
+    <message>
+        <source>Headroom: test message</source>
+        <translation>Headroom：测试消息</translation>
+    </message>
+    <message>
+        <source>Notifications from Headroom arrive here.</source>
+        <translation>Headroom 的通知会发送到这里。</translation>
+    </message>
+    <message>
+        <source>Show a desktop notification when a run ends</source>
+        <translation>运行结束时显示桌面通知</translation>
+    </message>
+    <message>
+        <source>This desktop has no system tray for notifications</source>
+        <translation>当前桌面没有可显示通知的系统托盘</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -1395,6 +1965,169 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>%1 img/s</source>
         <translation>%1 图像/秒</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::RunsView</name>
+    <message>
+        <source>Filter by name, model, data or device</source>
+        <translation>按名称、模型、数据或设备筛选</translation>
+    </message>
+    <message>
+        <source>All statuses</source>
+        <translation>全部状态</translation>
+    </message>
+    <message>
+        <source>Finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>Stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Started</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <source>Duration</source>
+        <translation>时长</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Test accuracy</source>
+        <translation>测试准确率</translation>
+    </message>
+    <message>
+        <source>Select one run to see its charts, several to compare them; double-click a name to rename</source>
+        <translation>选择一个运行查看其图表，选择多个进行对比；双击名称可重命名</translation>
+    </message>
+    <message>
+        <source>No runs recorded yet. Every run started with Start (F5) or `headroom train` is kept here.</source>
+        <translation>还没有运行记录。用“开始”（F5）或 `headroom train` 启动的每次运行都会保存在这里。</translation>
+    </message>
+    <message>
+        <source>Rename</source>
+        <translation>重命名</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>删除…</translation>
+    </message>
+    <message>
+        <source>Load into builder</source>
+        <translation>载入构建器</translation>
+    </message>
+    <message>
+        <source>Put the run&apos;s model and training settings back into the builder and setup panels</source>
+        <translation>将该运行的模型和训练设置放回构建器和训练设置面板</translation>
+    </message>
+    <message>
+        <source>Export report…</source>
+        <translation>导出报告…</translation>
+    </message>
+    <message>
+        <source>Training loss</source>
+        <translation>训练损失</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>epoch</source>
+        <translation>轮</translation>
+    </message>
+    <message>
+        <source>accuracy (%)</source>
+        <translation>准确率（%）</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>images/s</source>
+        <translation>图像/秒</translation>
+    </message>
+    <message>
+        <source>Memory allocated (ledger)</source>
+        <translation>已分配显存（账本）</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>Run %1: %2 on %3</source>
+        <translation>运行 %1：%2，数据 %3</translation>
+    </message>
+    <message>
+        <source>No run matches the filter.</source>
+        <translation>没有符合筛选条件的运行。</translation>
+    </message>
+    <message>
+        <source>The run history is not available: %1</source>
+        <translation>运行记录不可用：%1</translation>
+    </message>
+    <message>
+        <source>Showing the first %1 of %2 selected runs</source>
+        <translation>显示所选 %2 个运行中的前 %1 个</translation>
+    </message>
+    <message>
+        <source>Comparing %1 runs</source>
+        <translation>正在对比 %1 个运行</translation>
+    </message>
+    <message>
+        <source>Rename run</source>
+        <translation>重命名运行</translation>
+    </message>
+    <message>
+        <source>A run&apos;s name cannot be empty.</source>
+        <translation>运行名称不能为空。</translation>
+    </message>
+    <message>
+        <source>Delete runs</source>
+        <translation>删除运行</translation>
+    </message>
+    <message>
+        <source>The run in progress cannot be deleted; stop it first.</source>
+        <translation>无法删除正在进行的运行；请先停止它。</translation>
+    </message>
+    <message>
+        <source>Delete the run &quot;%1&quot; and everything recorded for it? This cannot be undone.</source>
+        <translation>删除运行“%1”及其全部记录？此操作无法撤销。</translation>
+    </message>
+    <message>
+        <source>Delete %1 runs and everything recorded for them? This cannot be undone.</source>
+        <translation>删除这 %1 个运行及其全部记录？此操作无法撤销。</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
     </message>
 </context>
 <context>
@@ -1621,6 +2354,53 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Sharding</source>
         <translation>分片</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::WebhookNotifier</name>
+    <message>
+        <source>no answer within %1 s</source>
+        <translation>%1 秒内无应答</translation>
+    </message>
+    <message>
+        <source>HTTP status %1</source>
+        <translation>HTTP 状态码 %1</translation>
+    </message>
+    <message>
+        <source>Webhook %1 failed for &apos;%2&apos;: %3; training is not affected.</source>
+        <translation>Webhook %1 发送“%2”失败：%3；训练不受影响。</translation>
+    </message>
+    <message>
+        <source>Headroom: run &quot;%1&quot; %2</source>
+        <translation>Headroom：运行“%1”%2</translation>
+    </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>Test accuracy: %1</source>
+        <translation>测试准确率：%1</translation>
+    </message>
+    <message>
+        <source>Test loss: %1</source>
+        <translation>测试损失：%1</translation>
+    </message>
+    <message>
+        <source>Training time: %1 s</source>
+        <translation>训练时间：%1 秒</translation>
+    </message>
+    <message>
+        <source>Headroom: run &quot;%1&quot; epoch %2 of %3</source>
+        <translation>Headroom：运行“%1”第 %2/%3 轮</translation>
+    </message>
+    <message>
+        <source>Headroom: run &quot;%1&quot; epoch %2</source>
+        <translation>Headroom：运行“%1”第 %2 轮</translation>
+    </message>
+    <message>
+        <source>Train loss: %1</source>
+        <translation>训练损失：%1</translation>
     </message>
 </context>
 <context>
@@ -1949,6 +2729,30 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>%1 expects an integer of at least %2, got &apos;%3&apos;</source>
         <translation>%1 需要不小于 %2 的整数，得到的是“%3”</translation>
+    </message>
+    <message>
+        <source>category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>difference</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>合计</translation>
     </message>
 </context>
 </TS>

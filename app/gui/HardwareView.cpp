@@ -95,12 +95,12 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
     m_gpuMemory = make("gpuMemoryChart", tr("GPU memory"), tr("GiB"));
     m_cpu = make("cpuChart", tr("Host CPU"), tr("percent"));
     m_cpu->addSeries(tr("CPU utilisation"), deviceColor(0));
-    m_util->setFixedYRange(0, 100);
-    m_cpu->setFixedYRange(0, 100);
-    for (hrw::LiveChart* c : {m_power, m_gpuMemory, m_hostMemory}) c->setIncludeZero(true);
     m_hostMemory = make("hostMemoryChart", tr("Host memory"), tr("GiB"));
     m_hostMemory->addSeries(tr("RAM used"), deviceColor(4));
     m_hostMemory->addSeries(tr("Headroom resident (RSS)"), deviceColor(1));
+    m_util->setFixedYRange(0, 100);
+    m_cpu->setFixedYRange(0, 100);
+    for (hrw::LiveChart* c : {m_power, m_gpuMemory, m_hostMemory}) c->setIncludeZero(true);
     m_grid = new QGridLayout;
     m_grid->setSpacing(6);
     outer->addLayout(m_grid, 1);
