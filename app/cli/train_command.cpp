@@ -220,7 +220,7 @@ int run_train_command(const std::vector<std::string>& args) {
                       .arg(e.seconds, 0, 'f', 1));
         };
         cb.on_log = [&](const hr::LogEvent& e) {
-            if (quiet && e.level != hr::LogLevel::error) return;
+            if (quiet || e.level == hr::LogLevel::error) return;  // failures are printed once, at the end
             if (e.level == hr::LogLevel::info && e.message.rfind("epoch ", 0) == 0) return;  // printed above
             eprint(QStringLiteral("%1\n").arg(q(e.message)));
         };

@@ -293,6 +293,7 @@ std::size_t parse_bytes(const std::string& text) {
         pos = 0;
     }
     std::string unit = text.substr(pos);
+    unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
     std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char ch) { return std::tolower(ch); });
     static const std::map<std::string, double> units = {
         {"", 1},       {"b", 1},         {"k", 1024},  {"kib", 1024},       {"kb", 1e3},  {"m", 1048576},

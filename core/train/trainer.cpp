@@ -110,7 +110,9 @@ std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, 
         case MemCategory::data: msg += "a smaller --batch"; break;
         default: msg += "a smaller --batch"; break;
     }
-    msg += ". headroom plan --budget " + format_bytes(e.limit) + " lists the configurations that fit";
+    std::string budget = format_bytes(e.limit);
+    budget.erase(std::remove(budget.begin(), budget.end(), ' '), budget.end());
+    msg += ". headroom plan --budget " + budget + " lists the configurations that fit";
     return msg;
 }
 

@@ -1,0 +1,162 @@
+// The headroom command line as a user runs it: bad input gives one clear message, exit code 2 and
+// nothing on disk; a short run writes run.json (predicted and measured memory) and model.safetensors;
+// plan predicts and searches; out of memory names the category and prints flags that fit.
+#include <QtTest>
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+class CliTest : public QObject {
+    Q_OBJECT
+
+    QString exe() const { return QStringLiteral(HR_BINARY_DIR "/headroom"); }
+
+    struct Result {
+        int code;
+        QString out, err;
+    };
+    Result run(const QStringList& args, int timeoutMs = 120000) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        env.insert(QStringLiteral("LANG"), QStringLiteral("C.UTF-8"));
+        env.insert(QStringLiteral("LC_ALL"), QStringLiteral("C.UTF-8"));
+        p.setProcessEnvironment(env);
+        p.start(exe(), args);
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            return {-1, {}, QStringLiteral("timed out")};
+        }
+        return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    }
+
+private slots:
+    void initTestCase() {
+        if (!QFile::exists(exe())) QSKIP("the headroom executable is not built");
+    }
+
+    void help() {
+        Result r = run({"--help"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("headroom train"));
+        QVERIFY(r.out.contains("headroom plan"));
+        r = run({"train", "--help"});
+        QCOMPARE(r.code, 0);
+        for (const char* flag : {"--preset", "--model", "--data", "--epochs", "--steps", "--batch", "--optimizer", "--lr",
+                                 "--momentum", "--weight-decay", "--seed", "--device", "--threads", "--out", "--precision",
+                                 "--checkpoint", "--micro-batch", "--accumulate", "--offload-optimizer"})
+            QVERIFY2(r.out.contains(flag), flag);
+    }
+
+    void noDisplaySaysHowToRunHeadless() {
+        Result r = run({});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("headroom train"));
+    }
+
+    void badInput_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown flag") << QStringList{"train", "--bogus"} << "unknown option '--bogus'";
+        QTest::newRow("bad number") << QStringList{"train", "--batch", "abc"} << "--batch expects an integer";
+        QTest::newRow("missing value") << QStringList{"train", "--lr"} << "--lr needs a value";
+        QTest::newRow("unknown preset") << QStringList{"train", "--preset", "vgg"} << "unknown preset 'vgg'";
+        QTest::newRow("missing data") << QStringList{"train", "--data", "idx:/nonexistent"} << "idx:/nonexistent";
+        QTest::newRow("unknown dataset") << QStringList{"train", "--data", "imagenet"} << "imagenet";
+        QTest::newRow("bad optimizer") << QStringList{"train", "--optimizer", "lion"} << "unknown optimizer 'lion'";
+        QTest::newRow("bad precision") << QStringList{"train", "--precision", "int4"} << "unknown precision 'int4'";
+        QTest::newRow("bad accumulate") << QStringList{"train", "--accumulate", "5"} << "not divisible";
+        QTest::newRow("unwritable out") << QStringList{"train", "--out", "/proc/headroom-test"} << "not a writable folder";
+        QTest::newRow("cuda without backend") << QStringList{"train", "--device", "cuda:7"} << "cuda:7";
+        QTest::newRow("plan bad budget") << QStringList{"plan", "--budget", "lots"} << "cannot read the size 'lots'";
+        QTest::newRow("plan train-only flag") << QStringList{"plan", "--epochs", "3"} << "unknown option '--epochs'";
+    }
+    void badInput() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        QStringList a = args;  // extra flags go first, so a flag missing its value stays last
+        if (a[0] == "train") {
+            QStringList extra{"--no-history"};
+            if (!a.contains("--out")) extra << "--out" << dir.path() + "/run";
+            for (qsizetype i = extra.size(); i-- > 0;) a.insert(1, extra[i]);
+        }
+        Result r = run(a);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1);  // one message
+        QVERIFY(!QFile::exists(dir.path() + "/run"));
+    }
+
+    void modelSpecErrorNamesTheLayer() {
+        QTemporaryDir dir;
+        QFile f(dir.path() + "/bad.json");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"input":[1,28,28],"layers":[{"type":"conv2d","in_channels":1,"out_channels":4,"kernel_size":3},
+                    {"type":"linear","in_features":10,"out_features":10}]})");
+        f.close();
+        Result r = run({"train", "--model", f.fileName(), "--no-history", "--out", dir.path() + "/run"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("layer 1 (linear)") && r.err.contains("insert a Flatten"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.path() + "/run"));
+    }
+
+    void shortRunWritesRecordAndWeights() {
+        QTemporaryDir dir;
+        Result r = run({"train", "--data", "synthetic", "--steps", "20", "--batch", "32", "--precision", "bf16",
+                        "--checkpoint", "all", "--accumulate", "2", "--no-history", "--out", dir.path() + "/run"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.trimmed().split('\n').last().startsWith("test_accuracy=0."));
+        QVERIFY(QFile::exists(dir.path() + "/run/model.safetensors"));
+        QFile f(dir.path() + "/run/run.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(j["status"].toString(), QStringLiteral("finished"));
+        QCOMPARE(j["final"].toObject()["steps"].toInt(), 20);
+        QJsonObject measured = j["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        QJsonObject predicted = j["memory"].toObject()["predicted"].toObject()["device"].toObject();
+        QVERIFY(!predicted.isEmpty());
+        for (const QString& cat : measured.keys())
+            QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
+        QVERIFY(measured["master_weights"].toDouble() > 0);
+        // nothing else in the folder: no temporary files left behind
+        QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files).size(), 2);
+    }
+
+    void outOfMemoryPrintsFlagsThatFit() {
+        QTemporaryDir dir;
+        Result r = run({"train", "--data", "synthetic", "--steps", "5", "--memory-limit", "3MiB", "--no-history",
+                        "--out", dir.path() + "/run"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("out of memory") && r.err.contains("activations"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("this fits in 3.00 MiB"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.path() + "/run"));
+        // and the suggested flags do fit
+        QString line = r.err.split('\n').filter("this fits in").first();
+        QStringList flags = line.mid(line.indexOf("--batch")).split(' ', Qt::SkipEmptyParts);
+        Result ok = run(QStringList{"train", "--data", "synthetic", "--steps", "5", "--memory-limit", "3MiB",
+                                    "--no-history", "--out", dir.path() + "/run2"} + flags);
+        QVERIFY2(ok.code == 0, qPrintable(ok.err));
+    }
+
+    void planPredictsAndSearches() {
+        Result r = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--json"});
+        QCOMPARE(r.code, 0);
+        QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(j["device_total"].toDouble() > 0);
+        QVERIFY(j["layers"].toArray().size() > 10);
+        r = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--budget", "24MiB"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("Best: headroom train --batch 128"), qPrintable(r.out));
+        QVERIFY(r.out.contains("> budget"));
+    }
+};
+
+QTEST_GUILESS_MAIN(CliTest)
+#include "test_cli.moc"
