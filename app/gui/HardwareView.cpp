@@ -144,10 +144,9 @@ void HardwareView::setGpuState(bool available, const QString& status) {
         m_status->setText(status);
     } else {
         m_status->setText(tr("host only"));
-        const QString why = status.isEmpty() ? QString() : QStringLiteral("<br/><small>%1</small>").arg(status.toHtmlEscaped());
         m_bannerText->setText(tr("<b>No NVIDIA driver found</b>: GPU power, utilisation, temperature and memory "
-                                 "cannot be read on this machine. The host's CPU and memory are shown instead.") +
-                              why);
+                                 "cannot be read on this machine. The host's CPU and memory are shown instead."));
+        m_banner->setToolTip(status);  // the loader's own words (which library, why): a detail, also in the Log
     }
     layoutCharts();
 }

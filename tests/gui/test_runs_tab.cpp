@@ -313,6 +313,71 @@ private slots:
             QVERIFY(h->gpuMemoryChart()->pointCount(0) > 0);
         }
     }
+
+    // The GPU side of the hardware monitor, with a fake NVML: one line per device, the device table,
+    // and the ledger against NVML's used bytes.
+    void gpuChartsWithFakeSource() {
+        class FakeGpus : public hr::GpuTelemetrySource {
+        public:
+            bool available() const override { return true; }
+            std::string status() const override { return "fake NVML, 2 GPUs"; }
+            std::string driver_version() const override { return "999.1"; }
+            int device_count() const override { return 2; }
+            std::vector<hr::GpuStats> sample() override {
+                std::vector<hr::GpuStats> out;
+                for (int i = 0; i < 2; ++i) {
+                    hr::GpuStats g;
+                    g.index = i;
+                    g.name = "Fake H200";
+                    g.memory_used = (10LL + i) << 30;
+                    g.memory_total = 141LL << 30;
+                    g.power_watts = 300 + 10 * i + (n % 7);
+                    g.power_limit_watts = 700;
+                    g.gpu_utilization = 50 + 10 * i;
+                    g.temperature_c = 40 + i;
+                    g.sm_clock_mhz = 1980;
+                    out.push_back(g);
+                }
+                ++n;
+                return out;
+            }
+            int n = 0;
+        };
+        hrapp::TelemetryMonitor monitor(std::make_shared<FakeGpus>());
+        QVERIFY(monitor.gpuAvailable());
+        QCOMPARE(monitor.deviceCount(), 2);
+        hrapp::HardwareView view;
+        view.resize(1000, 600);
+        view.setGpuState(monitor.gpuAvailable(), monitor.gpuStatus());
+        connect(&monitor, &hrapp::TelemetryMonitor::sampleReady, &view, &hrapp::HardwareView::addSample);
+        QSignalSpy samples(&monitor, &hrapp::TelemetryMonitor::sampleReady);
+        monitor.setIntervalMs(100);
+        monitor.setCurrentStep(7);
+        monitor.start();
+        QVERIFY(QTest::qWaitFor([&] { return samples.count() >= 3; }, 10000));
+        monitor.stop();
+        QCOMPARE(samples.last().first().value<hr::TelemetrySample>().step, qint64(7));
+        QVERIFY(!view.showsNoDriverState());
+        QCOMPARE(view.statusText(), QStringLiteral("fake NVML, 2 GPUs"));
+        QCOMPARE(view.deviceTable()->rowCount(), 2);
+        QCOMPARE(view.deviceTable()->item(1, 2)->text(), QStringLiteral("11.0 / 141.0 GiB"));
+        QCOMPARE(view.deviceTable()->item(0, 6)->text(), QStringLiteral("1980 MHz"));
+        for (hrw::LiveChart* c : {view.powerChart(), view.utilizationChart(), view.temperatureChart(), view.gpuMemoryChart()}) {
+            QCOMPARE(c->seriesCount(), 2);  // one line per device
+            QVERIFY(c->pointCount(0) >= 3);
+            QVERIFY(c->pointCount(1) >= 3);
+        }
+        hr::MemoryEvent m;
+        m.ledger.live_total = 8ULL << 30;
+        m.ledger.reserved_free = 1ULL << 30;
+        view.addLedger(1.0, m, 0);
+        QCOMPARE(view.gpuMemoryChart()->seriesCount(), 4);  // + ledger allocated and reserved
+        QCOMPARE(view.gpuMemoryChart()->graph(3)->data()->at(0)->value, 9.0);
+        view.addLedger(2.0, m, -1);  // a CPU run: not on the GPU chart
+        QCOMPARE(view.gpuMemoryChart()->pointCount(2), 1);
+        if (qEnvironmentVariableIsSet("HEADROOM_GRAB_DIR"))
+            view.grab().save(qEnvironmentVariable("HEADROOM_GRAB_DIR") + QStringLiteral("/hardware-gpu.png"));
+    }
 };
 
 QTEST_MAIN(TestRunsTab)
