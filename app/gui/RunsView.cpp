@@ -190,6 +190,18 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
         connect(timer, &QTimer::timeout, this, &RunsView::reload);
         connect(m_store, &RunStore::runsChanged, timer, qOverload<>(&QTimer::start));
     }
+    // The duration of a run in progress counts up (in place: an edit in progress is not disturbed).
+    auto* ticker = new QTimer(this);
+    ticker->setInterval(1000);
+    connect(ticker, &QTimer::timeout, this, [this] {
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        for (int r = 0; r < m_table->rowCount(); ++r) {
+            QTableWidgetItem* it = m_table->item(r, DurationColumn);
+            const QDateTime created = it ? it->data(Qt::UserRole + 1).toDateTime() : QDateTime();
+            if (created.isValid()) it->setText(formatDuration(created.secsTo(now)));
+        }
+    });
+    ticker->start();
     reload();
 }
 
@@ -239,6 +251,7 @@ void RunsView::reload() {
         item(StartedColumn, info.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         const QDateTime end = info.finished.isValid() ? info.finished : QDateTime::currentDateTimeUtc();
         QTableWidgetItem* dur = item(DurationColumn, formatDuration(info.created.secsTo(end)));
+        if (!info.finished.isValid()) dur->setData(Qt::UserRole + 1, info.created);  // ticks (see the timer)
         dur->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         QTableWidgetItem* dev = item(DeviceColumn, info.device);
         dev->setToolTip(info.device);
