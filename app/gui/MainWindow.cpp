@@ -40,6 +40,7 @@
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
 #include "gui/HardwareView.h"
+#include "gui/MemoryPlanPanel.h"
 #include "gui/RunsView.h"
 #include "gui/TelemetryMonitor.h"
 #include "notify/webhook_notifier.h"
@@ -127,6 +128,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_builder->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     connect(m_data, &DataPanel::changed, this, &MainWindow::updateRunActions);
 
+    buildMemoryPlan();
     loadPreset(QStringLiteral("seed-cnn"));
     applyChartTheme();
     updateRecentMenu();
@@ -510,6 +512,8 @@ void MainWindow::start() {
         return;
     }
     m_monitor->clear();
+    m_plan->setRunStarted(config);  // predicted, for the comparison after the run
+    if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitor->parentWidget());
     m_lastResult = hr::TrainResult{};
     m_runId = m_store->isOpen() ? m_store->beginRun(config) : 0;
     if (m_runId > 0) {
@@ -634,8 +638,14 @@ void MainWindow::onFinished(const hr::TrainResult& r) {
         if (AppSettings::load().desktopNotifications) m_desktop->notifyRunEnded(m_runName, status, error);
     }
     m_monitor->setResult(r);
+    m_plan->setRunResult(r);
+    if (runId > 0 && m_plan->hasRunPlan()) m_store->setPredictedMemory(runId, m_plan->runPlan().device);
     updateRunActions();
-    if (r.status == "failed") {
+    if (r.status == "failed" && r.out_of_memory) {
+        m_stateLabel->setText(tr("Out of memory"));
+        onLog(int(hr::LogLevel::error), QString::fromStdString(r.error));
+        m_plan->showOutOfMemory(r);  // the planner's configuration that fits, applied in one click
+    } else if (r.status == "failed") {
         m_stateLabel->setText(tr("Failed"));
         onLog(int(hr::LogLevel::error), QString::fromStdString(r.error));
         auto* box = new QMessageBox(QMessageBox::Critical, tr("Training failed"), QString::fromStdString(r.error),
@@ -716,6 +726,7 @@ void MainWindow::applyChartTheme() {
     m_monitor->setDark(isDarkPalette());
     m_hardware->setDark(isDarkPalette());
     m_runsView->setDark(isDarkPalette());
+    m_plan->setDark(isDarkPalette());
 }
 
 void MainWindow::applyNotifySettings() {

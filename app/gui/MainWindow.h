@@ -25,6 +25,7 @@ class ModelBuilder;
 namespace hrapp {
 
 class DataPanel;
+class MemoryPlanPanel;
 class MonitorView;
 class TrainingSetupPanel;
 
@@ -45,6 +46,7 @@ public:
     DataPanel* dataPanel() const { return m_data; }
     TrainingSetupPanel* setupPanel() const { return m_setup; }
     MonitorView* monitor() const { return m_monitor; }
+    MemoryPlanPanel* memoryPlan() const { return m_plan; }
     TrainingSession* session() const { return m_session; }
     QAction* startAction() const { return m_startAction; }
     QAction* pauseAction() const { return m_pauseAction; }
@@ -119,6 +121,7 @@ private:
     void onTelemetry(const hr::TelemetrySample& sample);
     void applyNotifySettings();
     QWidget* buildMonitorTab();
+    void buildMemoryPlan();  // MainWindowMemoryPlan.cpp
     void onLog(int level, const QString& message);
     void stopAndWait();
     static QString formatDuration(double seconds);
@@ -127,6 +130,7 @@ private:
     DataPanel* m_data = nullptr;
     TrainingSetupPanel* m_setup = nullptr;
     MonitorView* m_monitor = nullptr;
+    MemoryPlanPanel* m_plan = nullptr;
     HardwareView* m_hardware = nullptr;
     RunsView* m_runsView = nullptr;
     RunStore* m_store = nullptr;

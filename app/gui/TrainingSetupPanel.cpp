@@ -1,5 +1,7 @@
 #include "gui/TrainingSetupPanel.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -7,6 +9,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QListWidget>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -128,22 +131,46 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     mf->addRow(tr("Precision"), m_precision);
     auto* ckRow = new QHBoxLayout;
     m_checkpoint = new QComboBox(memBox);
+    m_checkpoint->setObjectName(QStringLiteral("checkpointCombo"));
     m_checkpoint->addItem(tr("None"), "none");
-    m_checkpoint->addItem(tr("All layers"), "all");
-    m_checkpoint->addItem(tr("Every K layers"), "every");
-    m_checkpoint->addItem(tr("Automatic"), "auto");
-    m_checkpointEvery = spin(memBox, 1, 1000);
+    m_checkpoint->addItem(tr("All blocks"), "all");
+    m_checkpoint->addItem(tr("Every 2nd block"), "every:2");
+    m_checkpoint->addItem(tr("Every K-th block"), "every");
+    m_checkpoint->addItem(tr("Automatic (fit the memory)"), "auto");
+    m_checkpoint->addItem(tr("Chosen blocks…"), "list");
+    m_checkpoint->setToolTip(tr("Checkpointed blocks keep only their input; backward recomputes them "
+                                "(less activation memory, more compute)"));
+    m_checkpointEvery = spin(memBox, 2, 1000);
     m_checkpointEvery->setPrefix(tr("K = "));
     ckRow->addWidget(m_checkpoint, 1);
     ckRow->addWidget(m_checkpointEvery);
     mf->addRow(tr("Gradient checkpointing"), ckRow);
+    m_checkpointList = new QListWidget(memBox);
+    m_checkpointList->setObjectName(QStringLiteral("checkpointBlockList"));
+    m_checkpointList->setToolTip(tr("Tick the blocks to checkpoint"));
+    m_checkpointList->setMaximumHeight(120);
+    mf->addRow(QString(), m_checkpointList);
     m_microBatch = spin(memBox, 0, 1 << 20);
+    m_microBatch->setObjectName(QStringLiteral("microBatchSpin"));
     m_microBatch->setSpecialValueText(tr("whole batch"));
+    m_microBatch->setToolTip(tr("Samples per forward/backward pass; the batch is split into micro-batches "
+                                "whose gradients are accumulated"));
     mf->addRow(tr("Micro-batch"), m_microBatch);
     m_accumulate = spin(memBox, 1, 4096);
+    m_accumulate->setObjectName(QStringLiteral("accumulateSpin"));
+    m_accumulate->setToolTip(tr("Micro-batches per optimizer step (with a micro-batch size: batch = micro-batch × steps)"));
     mf->addRow(tr("Gradient accumulation"), m_accumulate);
     m_offload = new QCheckBox(tr("Optimizer state in host memory"), memBox);
+    m_offload->setObjectName(QStringLiteral("offloadCheck"));
+    m_offload->setToolTip(tr("Optimizer state and master weights live in host memory; the update runs on the CPU"));
     mf->addRow(tr("Offload"), m_offload);
+    m_memoryLimit = spin(memBox, 0, 1 << 30);
+    m_memoryLimit->setObjectName(QStringLiteral("memoryLimitSpin"));
+    m_memoryLimit->setSuffix(tr(" MiB"));
+    m_memoryLimit->setSpecialValueText(tr("the device's own"));
+    m_memoryLimit->setToolTip(tr("Cap the device memory the run may use, like a smaller card; "
+                                 "a run that needs more fails with an out-of-memory error"));
+    mf->addRow(tr("Memory limit"), m_memoryLimit);
     m_sharding = new QComboBox(memBox);
     m_sharding->addItem(tr("None"), 0);
     m_sharding->addItem(tr("ZeRO-1 (optimizer state)"), 1);
@@ -162,13 +189,15 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     gate(m_accumulate, sup.accumulation);
     gate(m_offload, sup.offload);
     gate(m_sharding, sup.sharding);
+    m_sharding->setToolTip(tr("multi-GPU sharding needs the CUDA backend and several GPUs"));
     outer->addWidget(memBox);
     outer->addStretch(1);
 
     connect(m_optimizer, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateOptimizerFields);
     connect(m_schedule, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateScheduleFields);
-    connect(m_checkpoint, &QComboBox::currentIndexChanged, this,
-            [this] { m_checkpointEvery->setVisible(m_checkpoint->currentData() == QLatin1String("every")); });
+    connect(m_checkpoint, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateCheckpointFields);
+    connect(m_checkpointList, &QListWidget::itemChanged, this, &TrainingSetupPanel::changed);
+    for (QCheckBox* b : findChildren<QCheckBox*>()) connect(b, &QCheckBox::toggled, this, &TrainingSetupPanel::changed);
     for (QSpinBox* s : findChildren<QSpinBox*>()) connect(s, &QSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
     for (QDoubleSpinBox* s : findChildren<QDoubleSpinBox*>())
         connect(s, &QDoubleSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
@@ -221,15 +250,13 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     // Memory strategies: each line applies its control once core supports it.
     const StrategySupport sup = kStrategySupport;
     if (sup.precision) c.strategy.precision = m_precision->currentData().toString().toStdString();
-    if (sup.checkpointing) {
-        const QString k = m_checkpoint->currentData().toString();
-        c.strategy.checkpoint = (k == QLatin1String("every") ? QStringLiteral("every:%1").arg(m_checkpointEvery->value()) : k).toStdString();
-    }
+    if (sup.checkpointing) c.strategy.checkpoint = checkpointText().toStdString();
     if (sup.accumulation) {
         c.strategy.micro_batch = m_microBatch->value();
         c.strategy.accumulate = m_accumulate->value();
     }
     if (sup.offload) c.strategy.offload_optimizer = m_offload->isChecked();
+    c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
     // sharding: hr::StrategyConfig has no field yet (m_sharding stays display-only).
 }
 
@@ -257,20 +284,92 @@ void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
     m_stepSize->setValue(int(c.schedule.step_size));
     m_gamma->setValue(c.schedule.gamma);
     m_minLr->setValue(c.schedule.min_lr);
-    setCombo(m_precision, QString::fromStdString(c.strategy.precision));
-    const QString ck = QString::fromStdString(c.strategy.checkpoint);
-    if (ck.startsWith(QLatin1String("every:"))) {
-        setCombo(m_checkpoint, QStringLiteral("every"));
-        m_checkpointEvery->setValue(ck.mid(6).toInt());
-    } else {
-        setCombo(m_checkpoint, ck);
-    }
-    m_checkpointEvery->setVisible(m_checkpoint->currentData() == QLatin1String("every"));
-    m_microBatch->setValue(int(c.strategy.micro_batch));
-    m_accumulate->setValue(int(c.strategy.accumulate));
-    m_offload->setChecked(c.strategy.offload_optimizer);
+    setStrategy(c.strategy);
+    setMemoryLimit(c.memory_limit);
     updateOptimizerFields();
     updateScheduleFields();
+}
+
+}  // namespace hrapp
+
+namespace hrapp {
+
+void TrainingSetupPanel::setModelSpec(const hr::ModelSpec& spec) {
+    const QString keep = checkpointText();
+    std::vector<hr::CheckpointBlock> blocks;
+    try {
+        blocks = hr::checkpoint_blocks(spec);
+    } catch (const std::exception&) {
+        // an invalid model has no blocks to offer; the memory plan says what is wrong
+    }
+    const QSignalBlocker block(m_checkpointList);
+    m_checkpointList->clear();
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        auto* item = new QListWidgetItem(tr("Block %1: layers %2").arg(i).arg(QString::fromStdString(blocks[i].label)),
+                                         m_checkpointList);
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Unchecked);
+    }
+    if (keep.startsWith(QLatin1String("list:"))) setCheckpointText(keep);
+}
+
+void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
+    auto setCombo = [](QComboBox* box, const QString& v) {
+        const int i = box->findData(v);
+        if (i >= 0) box->setCurrentIndex(i);
+    };
+    setCombo(m_precision, QString::fromStdString(s.precision));
+    setCheckpointText(QString::fromStdString(s.checkpoint));
+    m_microBatch->setValue(int(s.micro_batch));
+    m_accumulate->setValue(int(s.accumulate));
+    m_offload->setChecked(s.offload_optimizer);
+}
+
+void TrainingSetupPanel::setMemoryLimit(std::size_t bytes) {
+    m_memoryLimit->setValue(int(std::min<std::size_t>((bytes + (1u << 20) - 1) >> 20, std::size_t(1) << 30)));
+}
+
+QString TrainingSetupPanel::checkpointText() const {
+    const QString k = m_checkpoint->currentData().toString();
+    if (k == QLatin1String("every")) return QStringLiteral("every:%1").arg(m_checkpointEvery->value());
+    if (k == QLatin1String("list")) {
+        QStringList picked;
+        for (int i = 0; i < m_checkpointList->count(); ++i)
+            if (m_checkpointList->item(i)->checkState() == Qt::Checked) picked << QString::number(i);
+        return picked.isEmpty() ? QStringLiteral("none") : QStringLiteral("list:") + picked.join(QLatin1Char(','));
+    }
+    return k;
+}
+
+void TrainingSetupPanel::setCheckpointText(const QString& ck) {
+    auto setCombo = [this](const QString& v) {
+        const int i = m_checkpoint->findData(v);
+        if (i >= 0) m_checkpoint->setCurrentIndex(i);
+    };
+    if (ck == QLatin1String("every:2")) {
+        setCombo(ck);
+    } else if (ck.startsWith(QLatin1String("every:"))) {
+        setCombo(QStringLiteral("every"));
+        m_checkpointEvery->setValue(ck.mid(6).toInt());
+    } else if (ck.startsWith(QLatin1String("list:"))) {
+        setCombo(QStringLiteral("list"));
+        const QSignalBlocker block(m_checkpointList);
+        for (int i = 0; i < m_checkpointList->count(); ++i) m_checkpointList->item(i)->setCheckState(Qt::Unchecked);
+        for (const QString& part : ck.mid(5).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const int i = part.trimmed().toInt();
+            if (i >= 0 && i < m_checkpointList->count()) m_checkpointList->item(i)->setCheckState(Qt::Checked);
+        }
+        emit changed();
+    } else {
+        setCombo(ck);
+    }
+    updateCheckpointFields();
+}
+
+void TrainingSetupPanel::updateCheckpointFields() {
+    const QString k = m_checkpoint->currentData().toString();
+    m_checkpointEvery->setVisible(k == QLatin1String("every"));
+    m_checkpointList->setVisible(k == QLatin1String("list"));
 }
 
 }  // namespace hrapp

@@ -11,17 +11,18 @@ class QComboBox;
 class QDoubleSpinBox;
 class QGroupBox;
 class QLabel;
+class QListWidget;
 class QSpinBox;
 
 namespace hrapp {
 
 // Which strategy controls core supports today. Flip one to true to enable its control.
 struct StrategySupport {
-    bool precision = false;
-    bool checkpointing = false;
-    bool accumulation = false;
-    bool offload = false;
-    bool sharding = false;  // also needs a field in hr::StrategyConfig (none yet)
+    bool precision = true;
+    bool checkpointing = true;
+    bool accumulation = true;
+    bool offload = true;
+    bool sharding = false;  // needs the CUDA backend, several GPUs and a field in hr::StrategyConfig
 };
 
 class TrainingSetupPanel : public QWidget {
@@ -34,6 +35,11 @@ public:
     void applyTo(hr::TrainConfig& config) const;
     void setFrom(const hr::TrainConfig& config);
     QString deviceLabel() const;
+    // The model whose checkpoint blocks the "Chosen blocks" list offers (hr::checkpoint_blocks).
+    void setModelSpec(const hr::ModelSpec& spec);
+    // Only the memory strategies and the memory limit (Fit to device, out-of-memory advice).
+    void setStrategy(const hr::StrategyConfig& strategy);
+    void setMemoryLimit(std::size_t bytes);
 
 signals:
     void changed();
@@ -41,6 +47,9 @@ signals:
 private:
     void updateOptimizerFields();
     void updateScheduleFields();
+    void updateCheckpointFields();
+    QString checkpointText() const;
+    void setCheckpointText(const QString& text);
 
     QComboBox* m_device = nullptr;
     QSpinBox* m_threads = nullptr;
@@ -64,6 +73,8 @@ private:
     QComboBox* m_precision = nullptr;
     QComboBox* m_checkpoint = nullptr;
     QSpinBox* m_checkpointEvery = nullptr;
+    QListWidget* m_checkpointList = nullptr;
+    QSpinBox* m_memoryLimit = nullptr;  // MiB, 0: the device's own
     QSpinBox* m_microBatch = nullptr;
     QSpinBox* m_accumulate = nullptr;
     QCheckBox* m_offload = nullptr;

@@ -1,0 +1,450 @@
+#include "gui/MemoryPlanPanel.h"
+
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "charts/MemoryCompareChart.h"
+#include "charts/PlanBarChart.h"
+#include "gui/OutOfMemoryDialog.h"
+#include "memory/allocator.h"
+
+namespace hrapp {
+
+namespace {
+
+QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
+
+QTableWidgetItem* cell(const QString& text, bool right = false) {
+    auto* item = new QTableWidgetItem(text);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+    if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+QTableWidget* table(const QStringList& headers, QWidget* parent) {
+    auto* t = new QTableWidget(0, int(headers.size()), parent);
+    t->setHorizontalHeaderLabels(headers);
+    t->verticalHeader()->setVisible(false);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setAlternatingRowColors(true);
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
+    t->horizontalHeader()->setHighlightSections(false);
+    return t;
+}
+
+bool isCpu(const std::string& device) { return device == "cpu" || device == "auto"; }
+
+}  // namespace
+
+// A strategy in words for the tables ("BF16 + checkpoint 2/4 blocks + micro-batch 16 × 4 + offload").
+static QString describeStrategy(const hr::ResolvedStrategy& r, std::size_t blockCount) {
+    QStringList parts;
+    parts << QString::fromStdString(r.precision).toUpper();
+    if (!r.checkpoint_blocks.empty())
+        parts << MemoryPlanPanel::tr("checkpoint %1/%2 blocks").arg(r.checkpoint_blocks.size()).arg(blockCount);
+    if (r.accumulate > 1) parts << MemoryPlanPanel::tr("micro-batch %1 × %2").arg(r.micro_batch).arg(r.accumulate);
+    if (r.offload_optimizer) parts << MemoryPlanPanel::tr("optimizer offload");
+    return parts.join(QStringLiteral(" + "));
+}
+
+MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("memoryPlanView"));
+    m_debounce = new QTimer(this);
+    m_debounce->setSingleShot(true);
+    m_debounce->setInterval(150);
+    connect(m_debounce, &QTimer::timeout, this, &MemoryPlanPanel::updateNow);
+
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    outer->addWidget(scroll);
+    auto* body = new QWidget(scroll);
+    scroll->setWidget(body);
+    auto* v = new QVBoxLayout(body);
+    v->setContentsMargins(10, 8, 10, 8);
+    v->setSpacing(6);
+
+    // Summary line and Fit to device.
+    auto* top = new QHBoxLayout;
+    m_summary = new QLabel(body);
+    m_summary->setObjectName(QStringLiteral("planSummary"));
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    top->addWidget(m_summary, 1);
+    m_fit = new QPushButton(tr("Fit to device"), body);
+    m_fit->setObjectName(QStringLiteral("fitToDeviceButton"));
+    m_fit->setToolTip(tr("Search precision, checkpointing, micro-batches and optimizer offload for the fastest "
+                         "configuration that fits the memory limit (or the device's free memory) and apply it"));
+    top->addWidget(m_fit, 0, Qt::AlignTop);
+    v->addLayout(top);
+    m_strategyLabel = new QLabel(body);
+    m_strategyLabel->setObjectName(QStringLiteral("planStrategy"));
+    m_strategyLabel->setWordWrap(true);
+    v->addWidget(m_strategyLabel);
+
+    m_bar = new hrw::PlanBarChart(body);
+    m_bar->setObjectName(QStringLiteral("planBarChart"));
+    m_bar->setMinimumHeight(170);
+    v->addWidget(m_bar);
+    m_stepLabel = new QLabel(body);
+    m_stepLabel->setObjectName(QStringLiteral("planStepTime"));
+    m_stepLabel->setWordWrap(true);
+    v->addWidget(m_stepLabel);
+
+    // Fit to device: its outcome and the ranking (collapsible).
+    auto* fitRow = new QHBoxLayout;
+    m_fitStatus = new QLabel(body);
+    m_fitStatus->setObjectName(QStringLiteral("fitStatus"));
+    m_fitStatus->setWordWrap(true);
+    fitRow->addWidget(m_fitStatus, 1);
+    m_rankingToggle = new QPushButton(tr("Show the ranking"), body);
+    m_rankingToggle->setCheckable(true);
+    m_rankingToggle->setVisible(false);
+    fitRow->addWidget(m_rankingToggle, 0, Qt::AlignTop);
+    v->addLayout(fitRow);
+    m_ranking = table({tr("Strategy"), tr("Device memory"), tr("Host memory"), tr("Step time"), tr("Verdict")}, body);
+    m_ranking->setObjectName(QStringLiteral("planRanking"));
+    m_ranking->setMinimumHeight(200);
+    m_ranking->setVisible(false);
+    m_ranking->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_ranking->horizontalHeader()->setStretchLastSection(true);
+    v->addWidget(m_ranking);
+    connect(m_rankingToggle, &QPushButton::toggled, this, [this](bool on) {
+        m_ranking->setVisible(on);
+        m_rankingToggle->setText(on ? tr("Hide the ranking") : tr("Show the ranking"));
+    });
+
+    // After a run: predicted against measured.
+    m_compareBox = new QGroupBox(tr("Last run: predicted against measured"), body);
+    m_compareBox->setObjectName(QStringLiteral("planComparison"));
+    auto* cv = new QVBoxLayout(m_compareBox);
+    m_compareLabel = new QLabel(m_compareBox);
+    m_compareLabel->setWordWrap(true);
+    cv->addWidget(m_compareLabel);
+    auto* ch = new QHBoxLayout;
+    m_compare = table({tr("Category"), tr("Predicted"), tr("Measured"), tr("Difference")}, m_compareBox);
+    m_compare->setObjectName(QStringLiteral("planComparisonTable"));
+    m_compare->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_compare->setMinimumWidth(380);
+    ch->addWidget(m_compare, 2);
+    m_compareChart = new hrw::MemoryCompareChart(m_compareBox);
+    m_compareChart->setObjectName(QStringLiteral("planComparisonChart"));
+    ch->addWidget(m_compareChart, 3);
+    cv->addLayout(ch);
+    m_compareBox->setVisible(false);
+    v->addWidget(m_compareBox);
+
+    // Per layer.
+    m_layersBox = new QGroupBox(tr("Per layer"), body);
+    auto* lv = new QVBoxLayout(m_layersBox);
+    m_layers = table({tr("Layer"), tr("Type"), tr("Block"), tr("Checkpointed"), tr("Activations"), tr("Parameters")},
+                     m_layersBox);
+    m_layers->setObjectName(QStringLiteral("planLayers"));
+    m_layers->setMinimumHeight(220);
+    m_layers->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_layers->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    lv->addWidget(m_layers);
+    v->addWidget(m_layersBox, 1);
+
+    connect(m_fit, &QPushButton::clicked, this, &MemoryPlanPanel::fitToDevice);
+    showError(tr("No model yet."));
+}
+
+hr::PlanRequest MemoryPlanPanel::requestFor(const hr::TrainConfig& c) {
+    hr::PlanRequest req;
+    req.spec = c.model;
+    req.batch = c.batch;
+    req.strategy = c.strategy;
+    req.optimizer = c.optimizer;
+    req.device = isCpu(c.device) ? "cpu" : c.device;
+    req.threads = c.threads;
+    req.train_samples = c.train_limit;
+    req.test_samples = c.test_limit;
+    req.budget = c.memory_limit;
+    return req;
+}
+
+hr::StrategyConfig MemoryPlanPanel::normalized(const hr::StrategyConfig& s, std::int64_t batch) {
+    hr::StrategyConfig out = s;
+    if (out.micro_batch >= batch) {
+        out.micro_batch = 0;
+        out.accumulate = 1;
+    } else if (out.micro_batch > 0 && out.accumulate <= 1 && batch % out.micro_batch == 0) {
+        out.accumulate = batch / out.micro_batch;
+    }
+    return out;
+}
+
+void MemoryPlanPanel::scheduleUpdate() { m_debounce->start(); }
+
+void MemoryPlanPanel::updateNow() {
+    m_debounce->stop();
+    if (!m_source) return;
+    const hr::TrainConfig c = m_source();
+    if (c.model.layers.empty()) {
+        showError(tr("The model has no layers yet: add some in the model builder to see its memory plan."));
+        return;
+    }
+    const hr::SpecReport rep = hr::analyze_model_spec(c.model);
+    if (!rep.ok) {
+        showError(tr("The model is not valid, so there is no memory plan: %1").arg(QString::fromStdString(rep.error)));
+        return;
+    }
+    try {
+        const hr::PlanRequest req = requestFor(c);
+        hr::MemoryPlan p = hr::predict_memory(req);
+        std::size_t free = 0;
+        try {
+            free = hr::device_free_bytes(req.device);
+        } catch (const std::exception&) {
+            free = 0;  // a device this build cannot see: no capacity to draw
+        }
+        m_capacity = c.memory_limit ? c.memory_limit : free;
+        showPlan(c, p);
+    } catch (const std::exception& e) {
+        showError(tr("No memory plan for these settings: %1").arg(QString::fromUtf8(e.what())));
+    }
+}
+
+void MemoryPlanPanel::showError(const QString& message) {
+    m_plan.reset();
+    m_error = message;
+    m_summary->setText(QStringLiteral("<span style='color:#d62728'>%1</span>").arg(message.toHtmlEscaped()));
+    m_strategyLabel->clear();
+    m_stepLabel->clear();
+    m_bar->clearPlan();
+    m_layers->setRowCount(0);
+    m_fit->setEnabled(false);
+    emit planUpdated();
+}
+
+void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p) {
+    m_plan = p;
+    m_error.clear();
+    m_fit->setEnabled(true);
+    const bool cpu = isCpu(c.device);
+    std::size_t total = 0, free = 0;
+    try {
+        total = hr::device_total_bytes(cpu ? "cpu" : c.device);
+        free = hr::device_free_bytes(cpu ? "cpu" : c.device);
+    } catch (const std::exception&) {
+    }
+    const QString where = cpu ? tr("main memory (the CPU's device)") : QString::fromStdString(c.device);
+    QString capacityText;
+    QString capacityName;
+    if (c.memory_limit) {
+        capacityText = tr("the memory limit of %1").arg(bytesText(c.memory_limit));
+        capacityName = tr("Memory limit");
+    } else if (cpu) {
+        capacityText = tr("%1 free RAM (of %2)").arg(bytesText(free), bytesText(total));
+        capacityName = tr("Free RAM");
+    } else {
+        capacityText = tr("%1 free (of %2)").arg(bytesText(free), bytesText(total));
+        capacityName = tr("Free memory");
+    }
+    QString verdict;
+    if (m_capacity == 0) {
+        verdict = tr("the device's capacity is unknown");
+    } else if (p.device_total <= m_capacity) {
+        verdict = tr("<span style='color:#2ca02c'><b>fits</b></span> in %1").arg(capacityText.toHtmlEscaped());
+    } else {
+        verdict = tr("<span style='color:#d62728'><b>does not fit</b></span> in %1: %2 too much. "
+                     "Try <i>Fit to device</i>.")
+                      .arg(capacityText.toHtmlEscaped(), bytesText(p.device_total - m_capacity));
+    }
+    m_summary->setText(tr("Predicted peak in %1: <b>%2</b> — %3")
+                           .arg(where.toHtmlEscaped(), bytesText(p.device_total), verdict));
+    const std::size_t blocks = [&] {
+        try {
+            return hr::checkpoint_blocks(c.model).size();
+        } catch (const std::exception&) {
+            return std::size_t(0);
+        }
+    }();
+    QString strategy = tr("%1 · batch %2 · %3 optimizer").arg(describeStrategy(p.strategy, blocks)).arg(c.batch)
+                           .arg(QString::fromStdString(c.optimizer.kind).toUpper());
+    if (p.host_total) strategy += tr(" · %1 of optimizer state in host memory").arg(bytesText(p.host_total));
+    m_strategyLabel->setText(strategy);
+    m_bar->setPlan(p.device, p.host, p.host_total > 0, m_capacity, capacityName);
+
+    QString step = tr("Predicted step time: <b>%1×</b> the FP32 step without strategies (about %2 ms here)")
+                       .arg(p.relative_step_time, 0, 'f', 2)
+                       .arg(p.predicted_step_seconds * 1e3, 0, 'f', 1);
+    if (p.recompute_flops > 0)
+        step += tr("; recomputation adds %1% forward work").arg(
+            p.forward_flops > 0 ? 100.0 * p.recompute_flops / p.forward_flops : 0.0, 0, 'f', 0);
+    if (p.offload_bytes > 0)
+        step += tr("; offload moves %1 per step").arg(bytesText(std::size_t(p.offload_bytes)));
+    if (p.recompute_arena > 0) step += tr("; recompute buffer %1").arg(bytesText(p.recompute_arena));
+    m_stepLabel->setText(step + QLatin1Char('.'));
+
+    m_layers->setRowCount(int(p.layers.size()));
+    for (int i = 0; i < int(p.layers.size()); ++i) {
+        const hr::LayerPlan& l = p.layers[std::size_t(i)];
+        m_layers->setItem(i, 0, cell(QString::fromStdString(l.path)));
+        m_layers->setItem(i, 1, cell(QString::fromStdString(l.label)));
+        m_layers->setItem(i, 2, cell(l.block >= 0 ? QString::number(l.block) : QString(), true));
+        m_layers->setItem(i, 3, cell(l.checkpointed ? tr("yes") : QString()));
+        auto* act = cell(l.checkpointed && !l.activation_bytes ? tr("recomputed") : bytesText(l.activation_bytes), true);
+        m_layers->setItem(i, 4, act);
+        m_layers->setItem(i, 5, cell(l.parameter_bytes ? bytesText(l.parameter_bytes) : QStringLiteral("—"), true));
+    }
+    emit planUpdated();
+}
+
+void MemoryPlanPanel::fitToDevice() {
+    if (!m_source) return;
+    const hr::TrainConfig c = m_source();
+    try {
+        hr::PlanRequest req = requestFor(c);
+        const std::size_t budget = c.memory_limit ? c.memory_limit : hr::device_free_bytes(req.device);
+        m_search = hr::search_plans(req, budget);
+    } catch (const std::exception& e) {
+        m_fitStatus->setText(tr("Fit to device failed: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    fillRanking(m_search);
+    m_rankingToggle->setVisible(true);
+    if (m_search.best < 0) {
+        m_fitStatus->setText(tr("Nothing fits in %1 at batch %2: lower the batch size or raise the memory limit.")
+                                 .arg(bytesText(m_search.budget))
+                                 .arg(c.batch));
+        m_rankingToggle->setChecked(true);
+        return;
+    }
+    const hr::PlanCandidate& best = m_search.candidates[std::size_t(m_search.best)];
+    const std::size_t blocks = hr::checkpoint_blocks(c.model).size();
+    m_fitStatus->setText(tr("Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time).")
+                             .arg(bytesText(m_search.budget), describeStrategy(best.plan.strategy, blocks),
+                                  bytesText(best.plan.device_total))
+                             .arg(best.plan.relative_step_time, 0, 'f', 2));
+    emit strategyChosen(normalized(best.strategy, c.batch));
+    updateNow();
+}
+
+void MemoryPlanPanel::fillRanking(const hr::PlanSearch& s) {
+    const std::size_t blocks = m_source ? hr::checkpoint_blocks(m_source().model).size() : 0;
+    m_ranking->setRowCount(int(s.candidates.size()));
+    const double bestSeconds =
+        s.best >= 0 ? s.candidates[std::size_t(s.best)].plan.predicted_step_seconds : 0.0;
+    for (int i = 0; i < int(s.candidates.size()); ++i) {
+        const hr::PlanCandidate& c = s.candidates[std::size_t(i)];
+        QString verdict;
+        if (i == s.best) verdict = tr("best: fits, fastest");
+        else if (c.fits)
+            verdict = tr("fits, %1% slower than the best")
+                          .arg(bestSeconds > 0 ? 100.0 * (c.plan.predicted_step_seconds / bestSeconds - 1.0) : 0.0, 0, 'f', 0);
+        else verdict = tr("does not fit: %1 over the budget").arg(bytesText(c.plan.device_total - s.budget));
+        QTableWidgetItem* items[] = {cell(describeStrategy(c.plan.strategy, blocks)), cell(bytesText(c.plan.device_total), true),
+                                     cell(c.plan.host_total ? bytesText(c.plan.host_total) : QStringLiteral("—"), true),
+                                     cell(QStringLiteral("%1×").arg(c.plan.relative_step_time, 0, 'f', 2), true),
+                                     cell(verdict)};
+        items[0]->setToolTip(QStringLiteral("headroom train %1").arg(QString::fromStdString(hr::strategy_flags(c.strategy))));
+        for (int col = 0; col < 5; ++col) {
+            if (i == s.best) {
+                QFont f = items[col]->font();
+                f.setBold(true);
+                items[col]->setFont(f);
+            }
+            if (!c.fits) items[col]->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+            m_ranking->setItem(i, col, items[col]);
+        }
+    }
+}
+
+void MemoryPlanPanel::setRunStarted(const hr::TrainConfig& config) {
+    m_runConfig = config;
+    m_runPlan.reset();
+    try {
+        m_runPlan = hr::predict_memory(requestFor(config));
+    } catch (const std::exception&) {
+        // the run itself reports what is wrong
+    }
+}
+
+void MemoryPlanPanel::setRunResult(const hr::TrainResult& r) {
+    if (!m_runPlan) return;
+    if (r.train_samples > 0 || r.test_samples > 0) {
+        // the data loaders' buffers depend on the dataset's size, known now
+        hr::PlanRequest req = requestFor(m_runConfig);
+        req.train_samples = r.train_samples;
+        req.test_samples = r.test_samples;
+        try {
+            m_runPlan = hr::predict_memory(req);
+        } catch (const std::exception&) {
+        }
+    }
+    if (r.ledger.peak_total == 0) return;  // nothing was measured (the run failed before allocating)
+    const hr::MemoryPlan& p = *m_runPlan;
+    struct Row {
+        QString name;
+        std::size_t predicted, measured;
+    };
+    std::vector<Row> rows;
+    std::size_t tp = 0, tm = 0;
+    for (hr::MemCategory c : hr::all_categories()) {
+        const std::size_t pb = hr::at(p.device, c), mb = hr::at(r.ledger.peak, c);
+        tp += pb, tm += mb;
+        if (pb || mb) rows.push_back({hrw::PlanBarChart::categoryName(c), pb, mb});
+    }
+    rows.push_back({tr("Total"), tp, tm});
+    if (r.host_ledger.peak_total || p.host_total)
+        for (hr::MemCategory c : hr::all_categories()) {
+            const std::size_t pb = hr::at(p.host, c), mb = hr::at(r.host_ledger.peak, c);
+            if (pb || mb) rows.push_back({tr("%1 (host)").arg(hrw::PlanBarChart::categoryName(c)), pb, mb});
+        }
+    m_compare->setRowCount(int(rows.size()));
+    for (int i = 0; i < int(rows.size()); ++i) {
+        const Row& row = rows[std::size_t(i)];
+        QString diff = QStringLiteral("—");
+        if (row.measured) diff = QStringLiteral("%1%").arg(100.0 * (double(row.predicted) - double(row.measured)) / double(row.measured), 0, 'f', 2);
+        QTableWidgetItem* items[] = {cell(row.name), cell(bytesText(row.predicted), true), cell(bytesText(row.measured), true),
+                                     cell(diff, true)};
+        for (int col = 0; col < 4; ++col) {
+            if (row.name == tr("Total")) {
+                QFont f = items[col]->font();
+                f.setBold(true);
+                items[col]->setFont(f);
+            }
+            m_compare->setItem(i, col, items[col]);
+        }
+    }
+    m_compareChart->setBytes(p.device, r.ledger.peak);
+    m_compareLabel->setText(tr("Run with %1: the planner's prediction at Start against the ledger's measured peaks "
+                               "(%2 steps, status %3).")
+                                .arg(QString::fromStdString(r.strategy))
+                                .arg(r.steps)
+                                .arg(QString::fromStdString(r.status)));
+    m_compareBox->setVisible(true);
+    emit comparisonReady();
+}
+
+void MemoryPlanPanel::showOutOfMemory(const hr::TrainResult& r) {
+    auto* dlg = new OutOfMemoryDialog(m_runConfig, r, window());
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dlg, &OutOfMemoryDialog::applyRequested, this, [this](const hr::StrategyConfig& s, bool restart) {
+        emit strategyChosen(s);
+        updateNow();
+        if (restart) emit restartRequested();
+    });
+    dlg->open();
+}
+
+void MemoryPlanPanel::setDark(bool dark) {
+    m_bar->setDark(dark);
+    m_compareChart->setDark(dark);
+}
+
+}  // namespace hrapp

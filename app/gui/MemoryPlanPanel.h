@@ -1,0 +1,110 @@
+#pragma once
+// The "Memory plan" view (issue 5): before Start, the planner's prediction for the current model and
+// training setup as a stacked bar by category against the device's capacity (or the memory limit),
+// the host bar of offloaded state, the predicted step-time factor and a per-layer table; it follows
+// the user's edits (debounced). "Fit to device" searches the strategies for the fastest configuration
+// that fits and applies it. After a run, predicted and measured bytes per category side by side.
+#include <QWidget>
+#include <functional>
+#include <optional>
+
+#include "plan/planner.h"
+#include "train/config.h"
+#include "train/trainer.h"
+
+class QGroupBox;
+class QLabel;
+class QPushButton;
+class QTableWidget;
+class QTimer;
+
+namespace hrw {
+class MemoryCompareChart;
+class PlanBarChart;
+}
+
+namespace hrapp {
+
+class MemoryPlanPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit MemoryPlanPanel(QWidget* parent = nullptr);
+
+    // Where the configuration to plan for comes from (the window's trainConfig()).
+    void setConfigSource(std::function<hr::TrainConfig()> source) { m_source = std::move(source); }
+    // The planner's request for a configuration (the CLI's, so the GUI and `headroom plan` agree).
+    static hr::PlanRequest requestFor(const hr::TrainConfig& config);
+    // A planner candidate's strategy as the setup panel shows it (micro-batch x accumulation = batch).
+    static hr::StrategyConfig normalized(const hr::StrategyConfig& strategy, std::int64_t batch);
+
+    bool hasPlan() const { return m_plan.has_value(); }
+    const hr::MemoryPlan& plan() const { return *m_plan; }
+    QString errorText() const { return m_error; }       // why there is no plan ("" when there is one)
+    std::size_t capacity() const { return m_capacity; }  // the memory limit, else the device's free memory
+    const hr::PlanSearch& lastSearch() const { return m_search; }
+
+    hrw::PlanBarChart* barChart() const { return m_bar; }
+    hrw::MemoryCompareChart* compareChart() const { return m_compareChart; }
+    QTableWidget* layerTable() const { return m_layers; }
+    QTableWidget* rankingTable() const { return m_ranking; }
+    QTableWidget* comparisonTable() const { return m_compare; }
+    QPushButton* fitButton() const { return m_fit; }
+    QLabel* summaryLabel() const { return m_summary; }
+
+    // Runs: the plan for the configuration a run starts with, then its measured peaks.
+    void setRunStarted(const hr::TrainConfig& config);
+    // Re-predicts with the run's real sample counts (the data loader buffers) and fills the comparison.
+    void setRunResult(const hr::TrainResult& result);
+    bool hasRunPlan() const { return m_runPlan.has_value(); }
+    const hr::MemoryPlan& runPlan() const { return *m_runPlan; }
+    const hr::TrainConfig& runConfig() const { return m_runConfig; }
+    // Out of memory: a dialog with the error and the planner's fastest configuration that fits.
+    void showOutOfMemory(const hr::TrainResult& result);
+
+    void setDark(bool dark);
+
+public slots:
+    void scheduleUpdate();  // debounced (150 ms)
+    void updateNow();
+    void fitToDevice();
+
+signals:
+    // Apply this strategy to the setup panel.
+    void strategyChosen(const hr::StrategyConfig& strategy);
+    // Start the run again (after strategyChosen).
+    void restartRequested();
+    void planUpdated();
+    // The predicted-against-measured comparison of a finished run is shown.
+    void comparisonReady();
+
+private:
+    void showPlan(const hr::TrainConfig& config, const hr::MemoryPlan& plan);
+    void showError(const QString& message);
+    void fillRanking(const hr::PlanSearch& search);
+
+    std::function<hr::TrainConfig()> m_source;
+    QTimer* m_debounce = nullptr;
+    std::optional<hr::MemoryPlan> m_plan;
+    QString m_error;
+    std::size_t m_capacity = 0;
+    hr::PlanSearch m_search;
+    hr::TrainConfig m_runConfig;
+    std::optional<hr::MemoryPlan> m_runPlan;
+
+    QLabel* m_summary = nullptr;
+    QLabel* m_strategyLabel = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QLabel* m_fitStatus = nullptr;
+    QPushButton* m_fit = nullptr;
+    QPushButton* m_rankingToggle = nullptr;
+    hrw::PlanBarChart* m_bar = nullptr;
+    QGroupBox* m_layersBox = nullptr;
+    QTableWidget* m_layers = nullptr;
+    QTableWidget* m_ranking = nullptr;
+    QGroupBox* m_compareBox = nullptr;
+    QLabel* m_compareLabel = nullptr;
+    QTableWidget* m_compare = nullptr;
+    hrw::MemoryCompareChart* m_compareChart = nullptr;
+};
+
+}  // namespace hrapp

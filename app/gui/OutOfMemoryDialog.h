@@ -1,0 +1,37 @@
+#pragma once
+// Shown when a run fails for memory: the trainer's message (the category and layer at the peak) and
+// the planner's fastest configuration that fits the memory the run had, applied in one click.
+#include <QDialog>
+
+#include "plan/planner.h"
+#include "train/config.h"
+#include "train/trainer.h"
+
+class QLabel;
+class QPushButton;
+
+namespace hrapp {
+
+class OutOfMemoryDialog : public QDialog {
+    Q_OBJECT
+public:
+    OutOfMemoryDialog(const hr::TrainConfig& config, const hr::TrainResult& result, QWidget* parent = nullptr);
+
+    bool hasSuggestion() const { return m_search.best >= 0; }
+    // The suggested strategy, as the setup panel shows it.
+    hr::StrategyConfig suggestion() const { return m_suggestion; }
+    const hr::PlanSearch& search() const { return m_search; }
+    QPushButton* applyAndRestartButton() const { return m_applyRestart; }
+    QPushButton* applyButton() const { return m_apply; }
+
+signals:
+    void applyRequested(const hr::StrategyConfig& strategy, bool restart);
+
+private:
+    hr::PlanSearch m_search;
+    hr::StrategyConfig m_suggestion;
+    QPushButton* m_applyRestart = nullptr;
+    QPushButton* m_apply = nullptr;
+};
+
+}  // namespace hrapp

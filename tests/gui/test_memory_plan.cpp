@@ -1,0 +1,220 @@
+// The Memory plan tab (issue 5): the prediction shown is the planner's for the current setup, it
+// follows edits, "Fit to device" applies a strategy that fits, after a run predicted and measured
+// agree per category, and an out-of-memory run offers a configuration that fits and runs.
+#include <QAction>
+#include <QComboBox>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "builder/ModelBuilder.h"
+#include "charts/MemoryCompareChart.h"
+#include "charts/PlanBarChart.h"
+#include "gui/MainWindow.h"
+#include "gui/MemoryPlanPanel.h"
+#include "gui/OutOfMemoryDialog.h"
+#include "gui/TrainingSetupPanel.h"
+#include "store/run_store.h"
+
+using hr::MemCategory;
+
+class TestMemoryPlan : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    static hr::TrainConfig config(hrapp::MainWindow& w) {
+        hr::TrainConfig c = w.trainConfig();
+        c.data = "synthetic";
+        c.epochs = 1;
+        c.steps = 4;
+        c.batch = 64;
+        c.optimizer.kind = "sgd";
+        c.optimizer.lr = 0.05;
+        c.optimizer.momentum = 0.9;
+        c.threads = 2;
+        c.evaluate_each_epoch = false;
+        return c;
+    }
+    static void prepare(hrapp::MainWindow& w) {
+        w.setPersistState(false);
+        w.setAskBeforeClose(false);
+        w.show();
+        w.setTrainConfig(config(w));
+        w.memoryPlan()->updateNow();
+    }
+    static hr::MemoryPlan predicted(hrapp::MainWindow& w) {
+        return hr::predict_memory(hrapp::MemoryPlanPanel::requestFor(w.trainConfig()));
+    }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("HeadroomTest"));
+        QVERIFY(m_dir.isValid());
+        qputenv("HEADROOM_DB", m_dir.filePath(QStringLiteral("runs.sqlite")).toUtf8());
+    }
+
+    void viewShowsThePlannersPrediction() {
+        hrapp::MainWindow w;
+        prepare(w);
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        QCOMPARE(w.tabs()->currentWidget(), plan);  // visible before Start without hunting
+        QVERIFY2(plan->hasPlan(), qPrintable(plan->errorText()));
+        const hr::MemoryPlan expect = predicted(w);
+        QCOMPARE(plan->plan().device_total, expect.device_total);
+        QCOMPARE(plan->barChart()->deviceTotal(), expect.device_total);
+        for (MemCategory c : hr::all_categories()) QCOMPARE(plan->barChart()->barBytes(c), hr::at(expect.device, c));
+        QCOMPARE(plan->layerTable()->rowCount(), int(expect.layers.size()));
+        QVERIFY(plan->barChart()->capacity() > 0);  // the RAM's free bytes
+        QVERIFY(plan->summaryLabel()->text().contains(QString::fromStdString(hr::format_bytes(expect.device_total))));
+
+        // an invalid model: the view says so
+        hr::ModelSpec bad = w.trainConfig().model;
+        bad.layers.front().attrs["in_channels"] = 7;
+        w.builder()->resetSpec(bad);
+        QVERIFY(QTest::qWaitFor([&] { return !plan->hasPlan(); }, 3000));
+        QVERIFY(!plan->errorText().isEmpty());
+        QVERIFY(!plan->fitButton()->isEnabled());
+        QCOMPARE(plan->layerTable()->rowCount(), 0);
+    }
+
+    void bf16LowersActivations() {
+        hrapp::MainWindow w;
+        prepare(w);
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        const std::size_t fp32 = plan->barChart()->barBytes(MemCategory::activations);
+        QVERIFY(fp32 > 0);
+        auto* precision = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("precisionCombo"));
+        QVERIFY(precision && precision->isEnabled());
+        QSignalSpy updated(plan, &hrapp::MemoryPlanPanel::planUpdated);
+        precision->setCurrentIndex(precision->findData(QStringLiteral("bf16")));
+        QVERIFY(updated.wait(3000));  // debounced
+        QCOMPARE(w.trainConfig().strategy.precision, std::string("bf16"));
+        const std::size_t bf16 = plan->barChart()->barBytes(MemCategory::activations);
+        QVERIFY2(bf16 < fp32, qPrintable(QStringLiteral("%1 !< %2").arg(bf16).arg(fp32)));
+        QCOMPARE(plan->plan().device_total, predicted(w).device_total);
+        QVERIFY(plan->barChart()->barBytes(MemCategory::master_weights) > 0);
+    }
+
+    void checkpointChoicesAndShardingState() {
+        hrapp::MainWindow w;
+        prepare(w);
+        auto* ck = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("checkpointCombo"));
+        QVERIFY(ck && ck->isEnabled());
+        for (const char* k : {"none", "all", "every:2", "auto", "list"}) QVERIFY2(ck->findData(QString::fromLatin1(k)) >= 0, k);
+        ck->setCurrentIndex(ck->findData(QStringLiteral("list")));
+        auto* list = w.setupPanel()->findChild<QListWidget*>(QStringLiteral("checkpointBlockList"));
+        QVERIFY(list);
+        QCOMPARE(list->count(), int(hr::checkpoint_blocks(w.trainConfig().model).size()));
+        QVERIFY(list->count() >= 2);
+        list->item(1)->setCheckState(Qt::Checked);
+        QCOMPARE(w.trainConfig().strategy.checkpoint, std::string("list:1"));
+        w.memoryPlan()->updateNow();
+        QCOMPARE(w.memoryPlan()->plan().strategy.checkpoint_blocks, std::vector<int>{1});
+        hr::TrainConfig c = w.trainConfig();
+        c.strategy.checkpoint = "list:0,1";
+        w.setTrainConfig(c);
+        QCOMPARE(w.trainConfig().strategy.checkpoint, std::string("list:0,1"));
+        // sharding stays off, with the reason
+        for (QComboBox* box : w.setupPanel()->findChildren<QComboBox*>())
+            if (box->findData(3) >= 0 && box->itemText(box->findData(3)).contains(QStringLiteral("ZeRO"))) {
+                QVERIFY(!box->isEnabled());
+                QVERIFY(box->toolTip().contains(QStringLiteral("several GPUs")));
+            }
+    }
+
+    void fitToDeviceAppliesAStrategyThatFits() {
+        hrapp::MainWindow w;
+        prepare(w);
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        const std::size_t plain = plan->plan().device_total;
+        auto* limit = w.setupPanel()->findChild<QSpinBox*>(QStringLiteral("memoryLimitSpin"));
+        QVERIFY(limit && limit->isEnabled());
+        const int mib = int(plain / 2 >> 20) > 0 ? int(plain / 2 >> 20) : 1;
+        limit->setValue(mib);
+        QCOMPARE(w.trainConfig().memory_limit, std::size_t(mib) << 20);
+        plan->updateNow();
+        QVERIFY(plan->plan().device_total > plan->capacity());  // does not fit yet
+        QCOMPARE(plan->capacity(), std::size_t(mib) << 20);
+        QTest::mouseClick(plan->fitButton(), Qt::LeftButton);
+        QVERIFY(plan->lastSearch().best >= 0);
+        QVERIFY(plan->rankingTable()->rowCount() > 1);
+        const hr::MemoryPlan now = predicted(w);
+        QVERIFY2(now.device_total <= (std::size_t(mib) << 20),
+                 qPrintable(QString::fromStdString(hr::format_bytes(now.device_total))));
+        QCOMPARE(plan->plan().device_total, now.device_total);
+        const hr::PlanCandidate& best = plan->lastSearch().candidates[std::size_t(plan->lastSearch().best)];
+        QCOMPARE(now.device_total, best.plan.device_total);
+    }
+
+    void runShowsPredictedEqualToMeasured() {
+        hrapp::MainWindow w;
+        prepare(w);
+        QSignalSpy finished(&w, &hrapp::MainWindow::runFinished);
+        w.startAction()->trigger();
+        QVERIFY(finished.wait(300000));
+        const hr::TrainResult r = w.lastResult();
+        QCOMPARE(QString::fromStdString(r.status), QStringLiteral("finished"));
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        QVERIFY(plan->hasRunPlan());
+        QTableWidget* t = plan->comparisonTable();
+        QVERIFY(t->rowCount() >= 4);
+        int rows = 0;
+        for (MemCategory c : hr::all_categories()) {
+            const std::size_t p = hr::at(plan->runPlan().device, c), m = hr::at(r.ledger.peak, c);
+            QVERIFY2(p == m, qPrintable(QStringLiteral("%1: predicted %2, measured %3")
+                                            .arg(QString::fromLatin1(hr::category_name(c)))
+                                            .arg(p)
+                                            .arg(m)));
+            if (p || m) ++rows;
+        }
+        for (int i = 0; i < rows + 1; ++i) {  // each category and the total
+            QCOMPARE(t->item(i, 1)->text(), t->item(i, 2)->text());
+            QCOMPARE(t->item(i, 3)->text(), QStringLiteral("0.00%"));
+        }
+        QCOMPARE(plan->compareChart()->categoryCount(), rows);
+        // the history holds the prediction next to the measurement
+        QVERIFY(w.lastRunId() > 0);
+        for (const hrapp::MemoryCategoryRow& row : w.runStore()->memory(w.lastRunId()))
+            QCOMPARE(row.predicted, qint64(hr::at(plan->runPlan().device, hr::category_from_name(row.category.toStdString()))));
+    }
+
+    void outOfMemoryOffersAConfigurationThatRuns() {
+        hrapp::MainWindow w;
+        prepare(w);
+        const std::size_t plain = w.memoryPlan()->plan().device_total;
+        hr::TrainConfig c = w.trainConfig();
+        c.memory_limit = std::max<std::size_t>(1, (plain / 2) >> 20) << 20;
+        w.setTrainConfig(c);
+        QSignalSpy finished(&w, &hrapp::MainWindow::runFinished);
+        w.start();
+        QVERIFY(finished.wait(300000));
+        const hr::TrainResult r = w.lastResult();
+        QVERIFY(r.out_of_memory);
+        hrapp::OutOfMemoryDialog* dlg = nullptr;
+        QVERIFY(QTest::qWaitFor([&] { return (dlg = w.findChild<hrapp::OutOfMemoryDialog*>()) != nullptr; }, 5000));
+        QVERIFY(dlg->isVisible());
+        QVERIFY(dlg->hasSuggestion());
+        auto* error = dlg->findChild<QWidget*>(QStringLiteral("oomError"));
+        QVERIFY(error);
+        QVERIFY(dlg->findChild<QLabel*>(QStringLiteral("oomSuggestion"))->text().contains(QStringLiteral("headroom train")));
+        QTest::mouseClick(dlg->applyAndRestartButton(), Qt::LeftButton);
+        QVERIFY(QTest::qWaitFor([&] { return w.isRunning() || finished.count() >= 2; }, 5000));
+        QVERIFY(finished.count() >= 2 || finished.wait(300000));
+        QCOMPARE(QString::fromStdString(w.lastResult().status), QStringLiteral("finished"));
+        QVERIFY(!w.lastResult().out_of_memory);
+        QCOMPARE(w.trainConfig().memory_limit, c.memory_limit);  // the same (small) card
+        QVERIFY(w.trainConfig().strategy.micro_batch > 0 || w.trainConfig().strategy.precision != "fp32" ||
+                w.trainConfig().strategy.checkpoint != "none");
+    }
+};
+
+QTEST_MAIN(TestMemoryPlan)
+#include "test_memory_plan.moc"
