@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cli/run_flags.h"
 #include "memory/allocator.h"
+#include "train/device.h"
 #include "train/run_record.h"
 
 namespace hrapp {
@@ -95,10 +96,8 @@ int run_plan_command(const std::vector<std::string>& args) {
         req.batch = c.batch;
         req.strategy = c.strategy;
         req.optimizer = c.optimizer;
-        req.device = c.device == "auto" ? "cpu" : c.device;
+        req.device = hr::resolve_device(c.device);
         req.threads = c.threads;
-        if (c.device.rfind("cuda", 0) == 0)
-            throw hr::InputError("device '" + c.device + "': this build plans for the CPU only; use --device cpu");
         const std::size_t free = hr::device_free_bytes(req.device);
         if (flags.budget.empty()) {
             hr::MemoryPlan p = hr::predict_memory(req);

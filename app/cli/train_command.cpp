@@ -2,6 +2,7 @@
 #include "cli/plan_command.h"
 #include "cli/run_flags.h"
 #include "plan/planner.h"
+#include "train/device.h"
 
 #include <unistd.h>
 
@@ -17,6 +18,9 @@
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
+#ifdef HEADROOM_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
 #include "base/error.h"
 #include "data/dataset.h"
 #include "memory/allocator.h"
@@ -319,6 +323,7 @@ int run_train_command(const std::vector<std::string>& args) {
         req.strategy = c.strategy;
         req.optimizer = c.optimizer;
         req.threads = c.threads;
+        req.device = hr::resolve_device(c.device);
         req.train_samples = result.train_samples;
         req.test_samples = result.test_samples;
         req.budget = c.memory_limit;
@@ -389,7 +394,22 @@ int run_devices_command(const std::vector<std::string>& args) {
     print(tr("cpu      %1 cores, %2 memory\n")
               .arg(std::thread::hardware_concurrency())
               .arg(q(hr::format_bytes(static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)))));
-    print(tr("cuda     not available: this build trains on the CPU only\n"));
+#ifdef HEADROOM_WITH_CUDA
+    const auto gpus = hr::cuda_devices();
+    if (gpus.empty()) {
+        print(tr("cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
+    } else {
+        for (const auto& d : gpus)
+            print(tr("cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
+                      .arg(d.index)
+                      .arg(q(d.name), q(hr::format_bytes(d.total_bytes)), q(hr::format_bytes(d.free_bytes)))
+                      .arg(d.cc_major)
+                      .arg(d.cc_minor));
+    }
+    print(tr("versions %1\n").arg(q(hr::cuda_versions())));
+#else
+    print(tr("cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
+#endif
     return 0;
 }
 

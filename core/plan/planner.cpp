@@ -12,10 +12,22 @@
 #include "base/error.h"
 #include "memory/counting_allocator.h"
 #include "strategy/training_state.h"
+#ifdef HEADROOM_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
 
 namespace hr {
 
 namespace {
+
+int cuda_index_of(const std::string& device) {
+    if (device == "cuda") return 0;
+    try {
+        return std::stoi(device.substr(5));
+    } catch (...) {
+        throw InputError("device '" + device + "': write cuda:N (see headroom devices)");
+    }
+}
 
 // Forward FLOPs per sample of one layer (multiply-adds count 2).
 double layer_flops(const LayerReport& r, const LayerSpec* spec) {
@@ -97,10 +109,21 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     auto host_ledger = std::make_shared<MemoryLedger>();
     CountingAllocator dev_alloc(Device::cpu(), device_ledger);
     CountingAllocator host_alloc(Device::cpu(), host_ledger);
-    auto sizing = make_cpu_backend(req.threads, std::make_shared<MemoryLedger>());  // conv workspace sizes
+    // conv workspace sizes come from the real backend of the device (cuDNN picks algorithms per shape)
+    auto sizing_ledger = std::make_shared<MemoryLedger>();
+    std::unique_ptr<Backend> sizing;
+    const bool gpu = req.device.rfind("cuda", 0) == 0;
+#ifdef HEADROOM_WITH_CUDA
+    if (gpu) sizing = make_cuda_backend(cuda_index_of(req.device), sizing_ledger);
+#endif
+    if (gpu && !sizing)
+        throw InputError("device '" + req.device + "': this build has no CUDA backend; plan for --device cpu");
+    if (!sizing) sizing = make_cpu_backend(req.threads, sizing_ledger);
     {
         TrainingState st(req.spec, req.optimizer, plan.strategy, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
         plan.device = device_ledger->snapshot().live;
+        // what the backend itself holds on the device (the cuBLAS workspace on a GPU)
+        for (MemCategory cat : all_categories()) at(plan.device, cat) += sizing_ledger->live_bytes(cat);
         plan.recompute_arena = st.model().recompute_arena_bytes();
         plan.host = host_ledger->snapshot().live;
         auto snap = device_ledger->snapshot();
@@ -123,7 +146,7 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     const std::int64_t per = shape_numel(req.spec.input_shape);
     const std::size_t loaders = loader_bytes(req.batch, req.train_samples, per) +
                                 loader_bytes(plan.strategy.micro_batch, req.test_samples, per);
-    if (req.device == "cpu" || req.device == "auto")
+    if (!gpu)
         at(plan.device, MemCategory::data) += loaders;
     else
         at(plan.host, MemCategory::data) += loaders;
@@ -268,20 +291,30 @@ static std::size_t meminfo(const char* key) {
     return 0;
 }
 
+static std::size_t gpu_bytes(const std::string& device, bool free) {
+#ifdef HEADROOM_WITH_CUDA
+    const int index = cuda_index_of(device);
+    for (const auto& d : cuda_devices())
+        if (d.index == index) return free ? d.free_bytes : d.total_bytes;
+    const std::string why = cuda_unavailable_reason();
+    throw InputError("device '" + device + "' is not available" + (why.empty() ? std::string() : ": " + why) +
+                     "; see headroom devices, or use --device cpu");
+#else
+    (void)free;
+    throw InputError("device '" + device + "': this build has no CUDA backend; use --device cpu");
+#endif
+}
+
 std::size_t device_free_bytes(const std::string& device) {
-    if (device == "cpu" || device == "auto") {
-        std::size_t v = meminfo("MemAvailable:");
-        return v ? v : device_total_bytes(device);
-    }
-    throw InputError("device '" + device + "' is not available in this build; plan for --device cpu");
+    if (device.rfind("cuda", 0) == 0) return gpu_bytes(device, true);
+    std::size_t v = meminfo("MemAvailable:");
+    return v ? v : device_total_bytes(device);
 }
 
 std::size_t device_total_bytes(const std::string& device) {
-    if (device == "cpu" || device == "auto") {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-        return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
-    }
-    throw InputError("device '" + device + "' is not available in this build; plan for --device cpu");
+    if (device.rfind("cuda", 0) == 0) return gpu_bytes(device, false);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }
 
 std::size_t parse_bytes(const std::string& text) {

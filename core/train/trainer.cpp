@@ -17,6 +17,7 @@
 #include "plan/planner.h"
 #include "strategy/training_state.h"
 #include "train/checkpoint.h"
+#include "train/device.h"
 
 namespace hr {
 
@@ -122,7 +123,7 @@ std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
     r.batch = c.batch;
     r.strategy = c.strategy;
     r.optimizer = c.optimizer;
-    r.device = c.device == "auto" ? "cpu" : c.device;
+    r.device = resolve_device(c.device);
     r.threads = c.threads;
     r.budget = c.memory_limit;
     return predict_memory(r).strategy.checkpoint_blocks;
@@ -142,12 +143,14 @@ TrainResult Trainer::run() {
                                 " block(s)");
     }
 
-    // --- device ------------------------------------------------------------------------------------
-    if (c.device.rfind("cuda", 0) == 0)
-        throw InputError("device '" + c.device + "': this version of Headroom trains on the CPU only (the CUDA "
-                         "backend is not built yet); use --device cpu or --device auto");
-    if (c.device == "auto") log(LogLevel::info, "device auto: no CUDA backend in this build, using the CPU");
-    if (strategy.tf32) log(LogLevel::info, "precision tf32 applies to GPU matrix units; on the CPU it computes in fp32");
+    // --- device (checked before the data is loaded, so a bad --device fails at once) ------------------
+    impl_->ledger = std::make_shared<MemoryLedger>();
+    impl_->host_ledger = std::make_shared<MemoryLedger>();
+    std::string device_note;
+    impl_->backend = make_backend(c.device, c.threads, impl_->ledger, strategy.tf32, &device_note);
+    if (!device_note.empty()) log(LogLevel::info, device_note);
+    if (strategy.tf32 && impl_->backend->device().is_cpu())
+        log(LogLevel::info, "precision tf32 applies to GPU matrix units; on the CPU it computes in fp32");
 
     // --- data --------------------------------------------------------------------------------------
     DataOptions dopt;
@@ -165,9 +168,6 @@ TrainResult Trainer::run() {
     if (train.count < 1) throw InputError("dataset '" + c.data + "' has no training samples");
 
     // --- engine --------------------------------------------------------------------------------------
-    impl_->ledger = std::make_shared<MemoryLedger>();
-    impl_->host_ledger = std::make_shared<MemoryLedger>();
-    impl_->backend = make_cpu_backend(c.threads, impl_->ledger);
     impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
     Backend& be = *impl_->backend;
     if (c.memory_limit > 0)
@@ -279,11 +279,13 @@ TrainResult Trainer::run() {
     double ips_smooth = 0;
     auto last_memory = Clock::now() - std::chrono::seconds(10);
     const double memory_interval = 1.0 / std::max(1, c.memory_events_per_second);
+    const std::size_t capacity =
+        be.device().is_cpu() ? host_memory_bytes() : device_total_bytes(be.device().str());
     auto emit_memory = [&](bool force) {
         if (!callbacks_.on_memory) return;
         if (!force && seconds_since(last_memory) < memory_interval) return;
         last_memory = Clock::now();
-        callbacks_.on_memory({step, seconds_since(run_start), impl_->ledger->snapshot(), host_memory_bytes()});
+        callbacks_.on_memory({step, seconds_since(run_start), impl_->ledger->snapshot(), capacity});
     };
     emit_memory(true);
     impl_->ledger->reset_peaks();

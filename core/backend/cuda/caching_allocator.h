@@ -259,7 +259,10 @@ private:
         if (!p) {
             ++counters_.ooms;
             report_locked();
-            throw Error(oom_message_locked(bytes, size, seg_size, category, layer));
+            std::size_t free_b = 0, total_b = 0;
+            if (heap_.mem_info) heap_.mem_info(free_b, total_b);
+            throw OutOfMemory(oom_message_locked(bytes, size, seg_size, category, layer), bytes, category, layer,
+                              total_b, ledger_->snapshot());
         }
         ++counters_.device_allocs;
         auto seg = std::make_unique<Segment>(Segment{static_cast<char*>(p), seg_size, small, nullptr});
