@@ -35,6 +35,8 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "plan/planner.h"
+#include "train/device.h"
 #include "builder/ModelBuilder.h"
 #include "charts/LiveChart.h"
 #include "gui/AppSettings.h"
@@ -525,6 +527,7 @@ void MainWindow::start() {
         onLog(int(hr::LogLevel::warning), tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
     }
     m_runsView->setActiveRun(m_runId);
+    m_runConfig = config;
     m_runEpochs = config.steps > 0 ? 0 : config.epochs;
     m_runGpu = -1;
     if (config.device.rfind("cuda:", 0) == 0) m_runGpu = QString::fromStdString(config.device.substr(5)).toInt();
@@ -625,6 +628,24 @@ void MainWindow::onFinished(const hr::TrainResult& r) {
     m_runId = 0;
     m_runsView->setActiveRun(0);
     if (runId > 0) {
+        // Predicted against measured, category by category (what the report sets side by side).
+        if (r.status != "failed" || r.steps > 0) {
+            try {
+                hr::PlanRequest req;
+                req.spec = m_runConfig.model;
+                req.batch = m_runConfig.batch;
+                req.strategy = m_runConfig.strategy;
+                req.optimizer = m_runConfig.optimizer;
+                req.threads = m_runConfig.threads;
+                req.device = hr::resolve_device(m_runConfig.device);
+                req.train_samples = r.train_samples;
+                req.test_samples = r.test_samples;
+                req.budget = m_runConfig.memory_limit;
+                m_store->setPredictedMemory(runId, hr::predict_memory(req).device);
+            } catch (const std::exception& e) {
+                onLog(int(hr::LogLevel::warning), tr("No memory prediction for this run: %1").arg(QString::fromUtf8(e.what())));
+            }
+        }
         m_store->finishRun(runId, r);
         m_store->flush();
     }

@@ -140,6 +140,7 @@ private:
     qint64 m_runId = 0;
     qint64 m_lastRunId = 0;
     QString m_runName;
+    hr::TrainConfig m_runConfig;  // of the run in progress
     int m_runEpochs = 0;
     int m_runGpu = -1;  // the run's GPU for the ledger lines (-1: a CPU run)
     QPlainTextEdit* m_log = nullptr;

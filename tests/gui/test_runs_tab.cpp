@@ -106,6 +106,9 @@ private slots:
         QCOMPARE(store->epochs(id).last().testAccuracy, r.test_accuracy);
         QVERIFY(!store->memorySamples(id).isEmpty());                // ledger snapshots
         QVERIFY(store->memory(id).size() > 0);
+        qint64 predicted = 0;
+        for (const hrapp::MemoryCategoryRow& m : store->memory(id)) predicted += qMax<qint64>(0, m.predicted);
+        QVERIFY(predicted > 0);  // the planner's prediction beside the ledger's measurement
         QVERIFY(!store->telemetry(id).isEmpty());                    // samples taken during the run
         QCOMPARE(info->finalMetrics.value(QStringLiteral("test_accuracy")).toDouble(), r.test_accuracy);
         QCOMPARE(info->spec.value(QStringLiteral("name")).toString(), QString::fromStdString(w.builder()->spec().name));
