@@ -6,6 +6,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QShortcut>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
@@ -172,6 +174,24 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     connect(m_status, &QComboBox::currentIndexChanged, this, &RunsView::reload);
     connect(m_table, &QTableWidget::itemSelectionChanged, this, &RunsView::onSelectionChanged);
     connect(m_table, &QTableWidget::itemChanged, this, &RunsView::onItemChanged);
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        const QList<qint64> ids = selectedRunIds();
+        if (ids.isEmpty()) return;
+        QMenu menu(this);
+        if (ids.size() == 1) {
+            menu.addAction(tr("Rename"), this, &RunsView::renameSelected);
+            menu.addAction(tr("Load into builder"), this, [this, ids] { emit loadRequested(ids.first()); });
+            menu.addAction(tr("Export report…"), this, [this, ids] { emit exportRequested(ids.first()); });
+            menu.addSeparator();
+        }
+        menu.addAction(ids.size() == 1 ? tr("Delete…") : tr("Delete %1 runs…").arg(ids.size()), this, &RunsView::deleteSelected);
+        menu.exec(m_table->viewport()->mapToGlobal(pos));
+    });
+    auto* del = new QShortcut(QKeySequence::Delete, m_table, nullptr, nullptr, Qt::WidgetShortcut);
+    connect(del, &QShortcut::activated, this, &RunsView::deleteSelected);
+    m_renameButton->setToolTip(tr("Rename the selected run (F2, or double-click its name)"));
+    m_deleteButton->setToolTip(tr("Delete the selected runs and everything recorded for them (Delete)"));
     connect(m_renameButton, &QPushButton::clicked, this, &RunsView::renameSelected);
     connect(m_deleteButton, &QPushButton::clicked, this, &RunsView::deleteSelected);
     connect(m_loadButton, &QPushButton::clicked, this, [this] {
