@@ -631,12 +631,6 @@ See headroom --help.
 </translation>
     </message>
     <message>
-        <source>cuda     not available: this build trains on the CPU only
-</source>
-        <translation>cuda     不可用：此版本仅在 CPU 上训练
-</translation>
-    </message>
-    <message>
         <source>unknown option &apos;%1&apos;</source>
         <translation>未知选项“%1”</translation>
     </message>
@@ -879,14 +873,6 @@ and is predicted fastest, and says why each other one ranks lower or does not fi
         <translation>放不下</translation>
     </message>
     <message>
-        <source>
-Per layer (bytes kept for backward at micro-batch %1; checkpointed layers share a %2 recompute buffer):
-</source>
-        <translation>
-逐层（微批次 %1 时为反向传播保留的字节数；做梯度检查点的层共用一个 %2 的重计算缓冲区）：
-</translation>
-    </message>
-    <message>
         <source>layer</source>
         <translation>层</translation>
     </message>
@@ -901,10 +887,6 @@ Per layer (bytes kept for backward at micro-batch %1; checkpointed layers share 
     <message>
         <source>activations</source>
         <translation>激活值</translation>
-    </message>
-    <message>
-        <source>recomputed</source>
-        <translation>重计算</translation>
     </message>
     <message>
         <source>
@@ -1111,6 +1093,38 @@ Run:
     <message>
         <source>failed</source>
         <translation>失败</translation>
+    </message>
+    <message>
+        <source>
+Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose inner tensors are recomputed in a shared %2 buffer):
+</source>
+        <translation>
+逐层（微批次 %1 时为反向传播保留的字节数；* 标记做梯度检查点的块，其内部张量在共用的 %2 缓冲区中重计算）：
+</translation>
+    </message>
+    <message>
+        <source>cuda     none: %1
+</source>
+        <translation>cuda     无：%1
+</translation>
+    </message>
+    <message>
+        <source>cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6
+</source>
+        <translation>cuda:%1   %2，显存 %3（可用 %4），计算能力 %5.%6
+</translation>
+    </message>
+    <message>
+        <source>versions %1
+</source>
+        <translation>版本 %1
+</translation>
+    </message>
+    <message>
+        <source>cuda     not available: this build has no CUDA backend (built without nvcc)
+</source>
+        <translation>cuda     不可用：此构建没有 CUDA 后端（构建时没有 nvcc）
+</translation>
     </message>
 </context>
 <context>
@@ -1895,6 +1909,257 @@ Run:
         <source>This desktop has no system tray for notifications</source>
         <translation>当前桌面没有可显示通知的系统托盘</translation>
     </message>
+    <message>
+        <source>No memory prediction for this run: %1</source>
+        <translation>本次运行没有显存预测：%1</translation>
+    </message>
+    <message>
+        <source>Out of memory</source>
+        <translation>显存不足</translation>
+    </message>
+    <message>
+        <source>Memory plan</source>
+        <translation>显存规划</translation>
+    </message>
+    <message>
+        <source>Predicted memory of the current model and setup, per category and per layer</source>
+        <translation>当前模型和设置的预测显存，按类别和逐层显示</translation>
+    </message>
+    <message>
+        <source>Memory strategies applied from the planner</source>
+        <translation>已应用规划器给出的显存策略</translation>
+    </message>
+    <message>
+        <source>Predicted against measured memory of this run: see the Memory plan tab</source>
+        <translation>本次运行的预测与实测显存对比：见“显存规划”页</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::MemoryPlanPanel</name>
+    <message>
+        <source>checkpoint %1/%2 blocks</source>
+        <translation>梯度检查点 %1/%2 个块</translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × %2</source>
+        <translation>微批次 %1 × %2</translation>
+    </message>
+    <message>
+        <source>optimizer offload</source>
+        <translation>优化器卸载</translation>
+    </message>
+    <message>
+        <source>Fit to device</source>
+        <translation>适配设备</translation>
+    </message>
+    <message>
+        <source>Search precision, checkpointing, micro-batches and optimizer offload for the fastest configuration that fits the memory limit (or the device&apos;s free memory) and apply it</source>
+        <translation>在混合精度、梯度检查点、微批次和优化器卸载中搜索能放入显存上限（或设备可用显存）的最快配置，并应用它</translation>
+    </message>
+    <message>
+        <source>Show the ranking</source>
+        <translation>显示排名</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Device memory</source>
+        <translation>设备显存</translation>
+    </message>
+    <message>
+        <source>Host memory</source>
+        <translation>主机内存</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>每步耗时</translation>
+    </message>
+    <message>
+        <source>Verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>Hide the ranking</source>
+        <translation>隐藏排名</translation>
+    </message>
+    <message>
+        <source>Last run: predicted against measured</source>
+        <translation>上次运行：预测与实测对比</translation>
+    </message>
+    <message>
+        <source>Category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Difference</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>Per layer</source>
+        <translation>逐层</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Block</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <source>Checkpointed</source>
+        <translation>梯度检查点</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>No model yet.</source>
+        <translation>还没有模型。</translation>
+    </message>
+    <message>
+        <source>The model has no layers yet: add some in the model builder to see its memory plan.</source>
+        <translation>模型还没有层：请在模型构建器中添加层以查看显存规划。</translation>
+    </message>
+    <message>
+        <source>The model is not valid, so there is no memory plan: %1</source>
+        <translation>模型无效，因此没有显存规划：%1</translation>
+    </message>
+    <message>
+        <source>No memory plan for these settings: %1</source>
+        <translation>这些设置没有显存规划：%1</translation>
+    </message>
+    <message>
+        <source>the CPU (main memory)</source>
+        <translation>CPU（主内存）</translation>
+    </message>
+    <message>
+        <source>the memory limit of %1</source>
+        <translation>%1 的显存上限</translation>
+    </message>
+    <message>
+        <source>Memory limit</source>
+        <translation>显存上限</translation>
+    </message>
+    <message>
+        <source>%1 free RAM (of %2)</source>
+        <translation>可用内存 %1（共 %2）</translation>
+    </message>
+    <message>
+        <source>Free RAM</source>
+        <translation>可用内存</translation>
+    </message>
+    <message>
+        <source>%1 free (of %2)</source>
+        <translation>可用 %1（共 %2）</translation>
+    </message>
+    <message>
+        <source>Free memory</source>
+        <translation>可用显存</translation>
+    </message>
+    <message>
+        <source>the device&apos;s capacity is unknown</source>
+        <translation>设备容量未知</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#2ca02c&apos;&gt;&lt;b&gt;fits&lt;/b&gt;&lt;/span&gt; in %1</source>
+        <translation>&lt;span style=&apos;color:#2ca02c&apos;&gt;&lt;b&gt;放得下&lt;/b&gt;&lt;/span&gt;（%1 以内）</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#d62728&apos;&gt;&lt;b&gt;does not fit&lt;/b&gt;&lt;/span&gt; in %1: %2 too much. Try &lt;i&gt;Fit to device&lt;/i&gt;.</source>
+        <translation>&lt;span style=&apos;color:#d62728&apos;&gt;&lt;b&gt;放不下&lt;/b&gt;&lt;/span&gt;（%1）：超出 %2。请试试&lt;i&gt;适配设备&lt;/i&gt;。</translation>
+    </message>
+    <message>
+        <source>Predicted peak on %1: &lt;b&gt;%2&lt;/b&gt; — %3</source>
+        <translation>%1 上的预测峰值：&lt;b&gt;%2&lt;/b&gt; — %3</translation>
+    </message>
+    <message>
+        <source>%1 · batch %2 · %3 optimizer</source>
+        <translation>%1 · 批大小 %2 · %3 优化器</translation>
+    </message>
+    <message>
+        <source> · %1 of optimizer state in host memory</source>
+        <translation> · 主机内存中有 %1 优化器状态</translation>
+    </message>
+    <message>
+        <source>Predicted step time: &lt;b&gt;%1×&lt;/b&gt; the FP32 step without strategies (about %2 ms here)</source>
+        <translation>预测每步耗时：不用策略的 FP32 单步的 &lt;b&gt;%1 倍&lt;/b&gt;（此处约 %2 毫秒）</translation>
+    </message>
+    <message>
+        <source>; recomputation adds %1% forward work</source>
+        <translation>；重计算增加 %1% 的前向计算量</translation>
+    </message>
+    <message>
+        <source>; offload moves %1 per step</source>
+        <translation>；卸载每步传输 %1</translation>
+    </message>
+    <message>
+        <source>; recompute buffer %1</source>
+        <translation>；重计算缓冲区 %1</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>recomputed</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Fit to device failed: %1</source>
+        <translation>适配设备失败：%1</translation>
+    </message>
+    <message>
+        <source>Nothing fits in %1 at batch %2: lower the batch size or raise the memory limit.</source>
+        <translation>批大小 %2 时没有任何配置能放入 %1：请减小批大小或提高显存上限。</translation>
+    </message>
+    <message>
+        <source>Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time).</source>
+        <translation>已应用能放入 %1 的最快配置：%2（预测 %3，每步耗时 %4 倍）。</translation>
+    </message>
+    <message>
+        <source>best: fits, fastest</source>
+        <translation>最佳：放得下，最快</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower than the best</source>
+        <translation>放得下，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>does not fit: %1 over the budget</source>
+        <translation>放不下：超出预算 %1</translation>
+    </message>
+    <message>
+        <source>Total</source>
+        <translation>合计</translation>
+    </message>
+    <message>
+        <source>%1 (host)</source>
+        <translation>%1（主机）</translation>
+    </message>
+    <message>
+        <source>Run with %1: the planner&apos;s prediction at Start against the ledger&apos;s measured peaks (%2 steps, status %3).</source>
+        <translation>使用 %1 的运行：开始时规划器的预测与账本实测峰值对比（%2 步，状态 %3）。</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -1965,6 +2230,71 @@ Run:
     <message>
         <source>%1 img/s</source>
         <translation>%1 图像/秒</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::OutOfMemoryDialog</name>
+    <message>
+        <source>Out of memory</source>
+        <translation>显存不足</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The run ran out of memory&lt;/b&gt; (%1 available on the device%2). The trainer reported:</source>
+        <translation>&lt;b&gt;运行显存不足&lt;/b&gt;（设备上可用 %1%2）。训练器报告：</translation>
+    </message>
+    <message>
+        <source>, the memory limit</source>
+        <translation>，即显存上限</translation>
+    </message>
+    <message>
+        <source>The planner could not search for a configuration: %1</source>
+        <translation>规划器无法搜索配置：%1</translation>
+    </message>
+    <message>
+        <source>precision %1</source>
+        <translation>精度 %1</translation>
+    </message>
+    <message>
+        <source>no checkpointing</source>
+        <translation>不做梯度检查点</translation>
+    </message>
+    <message numerus="yes">
+        <source>checkpointing %n block(s)</source>
+        <translation>
+            <numerusform>对 %n 个块做梯度检查点</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × %2 accumulation steps</source>
+        <translation>微批次 %1 × %2 步梯度累积</translation>
+    </message>
+    <message>
+        <source>the whole batch at once</source>
+        <translation>整个批次一次完成</translation>
+    </message>
+    <message>
+        <source>optimizer state in host memory</source>
+        <translation>优化器状态在主机内存中</translation>
+    </message>
+    <message>
+        <source>optimizer state on the device</source>
+        <translation>优化器状态在设备上</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;The planner&apos;s fastest configuration that fits in %1 at batch %2 is predicted to need &lt;b&gt;%3&lt;/b&gt; at &lt;b&gt;%4×&lt;/b&gt; the step time:&lt;/p&gt;&lt;p&gt;&lt;b&gt;%5&lt;/b&gt;&lt;/p&gt;&lt;p&gt;Command line: &lt;code&gt;headroom train --batch %2 %6&lt;/code&gt;&lt;/p&gt;</source>
+        <translation>&lt;p&gt;规划器给出的、批大小 %2 时能放入 %1 的最快配置预计需要 &lt;b&gt;%3&lt;/b&gt;，每步耗时为 &lt;b&gt;%4 倍&lt;/b&gt;：&lt;/p&gt;&lt;p&gt;&lt;b&gt;%5&lt;/b&gt;&lt;/p&gt;&lt;p&gt;命令行：&lt;code&gt;headroom train --batch %2 %6&lt;/code&gt;&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>No combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2. Lower the batch size, make the model smaller or raise the memory limit.</source>
+        <translation>批大小 %2 时，混合精度、梯度检查点、微批次和卸载的任何组合都放不进 %1。请减小批大小、缩小模型或提高显存上限。</translation>
+    </message>
+    <message>
+        <source>Apply and restart</source>
+        <translation>应用并重新开始</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
     </message>
 </context>
 <context>
@@ -2128,6 +2458,18 @@ Run:
     <message>
         <source>Delete</source>
         <translation>删除</translation>
+    </message>
+    <message>
+        <source>Delete %1 runs…</source>
+        <translation>删除 %1 个运行…</translation>
+    </message>
+    <message>
+        <source>Rename the selected run (F2, or double-click its name)</source>
+        <translation>重命名所选运行（F2，或双击名称）</translation>
+    </message>
+    <message>
+        <source>Delete the selected runs and everything recorded for them (Delete)</source>
+        <translation>删除所选运行及其全部记录（Delete 键）</translation>
     </message>
 </context>
 <context>
@@ -2300,18 +2642,6 @@ Run:
         <translation>无</translation>
     </message>
     <message>
-        <source>All layers</source>
-        <translation>所有层</translation>
-    </message>
-    <message>
-        <source>Every K layers</source>
-        <translation>每 K 层</translation>
-    </message>
-    <message>
-        <source>Automatic</source>
-        <translation>自动</translation>
-    </message>
-    <message>
         <source>K = </source>
         <translation>K = </translation>
     </message>
@@ -2354,6 +2684,70 @@ Run:
     <message>
         <source>Sharding</source>
         <translation>分片</translation>
+    </message>
+    <message>
+        <source>All blocks</source>
+        <translation>所有块</translation>
+    </message>
+    <message>
+        <source>Every 2nd block</source>
+        <translation>每隔一个块</translation>
+    </message>
+    <message>
+        <source>Every K-th block</source>
+        <translation>每 K 个块</translation>
+    </message>
+    <message>
+        <source>Automatic (fit the memory)</source>
+        <translation>自动（适配显存）</translation>
+    </message>
+    <message>
+        <source>Chosen blocks…</source>
+        <translation>选定的块…</translation>
+    </message>
+    <message>
+        <source>Checkpointed blocks keep only their input; backward recomputes them (less activation memory, more compute)</source>
+        <translation>做梯度检查点的块只保留输入；反向传播时重新计算（激活显存更少，计算更多）</translation>
+    </message>
+    <message>
+        <source>Tick the blocks to checkpoint</source>
+        <translation>勾选要做梯度检查点的块</translation>
+    </message>
+    <message>
+        <source>Samples per forward/backward pass; the batch is split into micro-batches whose gradients are accumulated</source>
+        <translation>每次前向/反向传播的样本数；批次被拆成多个微批次并累积梯度</translation>
+    </message>
+    <message>
+        <source>Micro-batches per optimizer step (with a micro-batch size: batch = micro-batch × steps)</source>
+        <translation>每个优化器步的微批次数（指定微批大小时：批大小 = 微批次 × 步数）</translation>
+    </message>
+    <message>
+        <source>Optimizer state and master weights live in host memory; the update runs on the CPU</source>
+        <translation>优化器状态和主权重放在主机内存中；参数更新在 CPU 上进行</translation>
+    </message>
+    <message>
+        <source> MiB</source>
+        <translation> MiB</translation>
+    </message>
+    <message>
+        <source>the device&apos;s own</source>
+        <translation>设备自身容量</translation>
+    </message>
+    <message>
+        <source>Cap the device memory the run may use, like a smaller card; a run that needs more fails with an out-of-memory error</source>
+        <translation>限制运行可用的设备显存，模拟更小的显卡；需要更多显存的运行会以显存不足错误失败</translation>
+    </message>
+    <message>
+        <source>Memory limit</source>
+        <translation>显存上限</translation>
+    </message>
+    <message>
+        <source>multi-GPU sharding needs the CUDA backend and several GPUs</source>
+        <translation>多 GPU 分片需要 CUDA 后端和多块 GPU</translation>
+    </message>
+    <message>
+        <source>Block %1: layers %2</source>
+        <translation>块 %1：层 %2</translation>
     </message>
 </context>
 <context>
@@ -2455,6 +2849,17 @@ Run:
     <message>
         <source>Device capacity %1 GiB (above this view)</source>
         <translation>设备容量 %1 GiB（超出当前视图）</translation>
+    </message>
+</context>
+<context>
+    <name>hrw::MemoryCompareChart</name>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
     </message>
 </context>
 <context>
@@ -2722,6 +3127,69 @@ Run:
     <message>
         <source>Label</source>
         <translation>标签</translation>
+    </message>
+</context>
+<context>
+    <name>hrw::PlanBarChart</name>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <source>Other</source>
+        <translation>其他</translation>
+    </message>
+    <message>
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>KiB</source>
+        <translation>KiB</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>%1 (off the scale →)</source>
+        <translation>%1（超出刻度 →）</translation>
     </message>
 </context>
 <context>
