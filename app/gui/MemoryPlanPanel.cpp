@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "charts/MemoryCompareChart.h"
@@ -137,11 +138,12 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
     m_compare = table({tr("Category"), tr("Predicted"), tr("Measured"), tr("Difference")}, m_compareBox);
     m_compare->setObjectName(QStringLiteral("planComparisonTable"));
     m_compare->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_compare->setMinimumWidth(380);
-    ch->addWidget(m_compare, 2);
+    m_compare->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_compare->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    ch->addWidget(m_compare, 0, Qt::AlignTop);
     m_compareChart = new hrw::MemoryCompareChart(m_compareBox);
     m_compareChart->setObjectName(QStringLiteral("planComparisonChart"));
-    ch->addWidget(m_compareChart, 3);
+    ch->addWidget(m_compareChart, 1);
     cv->addLayout(ch);
     m_compareBox->setVisible(false);
     v->addWidget(m_compareBox);
@@ -241,7 +243,7 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
         free = hr::device_free_bytes(cpu ? "cpu" : c.device);
     } catch (const std::exception&) {
     }
-    const QString where = cpu ? tr("main memory (the CPU's device)") : QString::fromStdString(c.device);
+    const QString where = cpu ? tr("the CPU (main memory)") : QString::fromStdString(c.device);
     QString capacityText;
     QString capacityName;
     if (c.memory_limit) {
@@ -264,7 +266,7 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
                      "Try <i>Fit to device</i>.")
                       .arg(capacityText.toHtmlEscaped(), bytesText(p.device_total - m_capacity));
     }
-    m_summary->setText(tr("Predicted peak in %1: <b>%2</b> — %3")
+    m_summary->setText(tr("Predicted peak on %1: <b>%2</b> — %3")
                            .arg(where.toHtmlEscaped(), bytesText(p.device_total), verdict));
     const std::size_t blocks = [&] {
         try {
@@ -273,8 +275,11 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
             return std::size_t(0);
         }
     }();
-    QString strategy = tr("%1 · batch %2 · %3 optimizer").arg(describeStrategy(p.strategy, blocks)).arg(c.batch)
-                           .arg(QString::fromStdString(c.optimizer.kind).toUpper());
+    const QString kind = QString::fromStdString(c.optimizer.kind);
+    const QString optimizer = kind == QLatin1String("adam")    ? QStringLiteral("Adam")
+                              : kind == QLatin1String("adamw") ? QStringLiteral("AdamW")
+                                                               : kind.toUpper();
+    QString strategy = tr("%1 · batch %2 · %3 optimizer").arg(describeStrategy(p.strategy, blocks)).arg(c.batch).arg(optimizer);
     if (p.host_total) strategy += tr(" · %1 of optimizer state in host memory").arg(bytesText(p.host_total));
     m_strategyLabel->setText(strategy);
     m_bar->setPlan(p.device, p.host, p.host_total > 0, m_capacity, capacityName);
@@ -421,6 +426,15 @@ void MemoryPlanPanel::setRunResult(const hr::TrainResult& r) {
             m_compare->setItem(i, col, items[col]);
         }
     }
+    // the whole table in view, no scroll bars
+    m_compare->resizeColumnsToContents();
+    int h = m_compare->horizontalHeader()->height() + 2 * m_compare->frameWidth();
+    for (int i = 0; i < m_compare->rowCount(); ++i) h += m_compare->rowHeight(i);
+    m_compare->setFixedHeight(h);
+    int w = 2 * m_compare->frameWidth() + 4;
+    for (int col = 0; col < m_compare->columnCount(); ++col)
+        w += std::max(m_compare->columnWidth(col), m_compare->horizontalHeader()->sectionSizeHint(col));
+    m_compare->setFixedWidth(w);
     m_compareChart->setBytes(p.device, r.ledger.peak);
     m_compareLabel->setText(tr("Run with %1: the planner's prediction at Start against the ledger's measured peaks "
                                "(%2 steps, status %3).")

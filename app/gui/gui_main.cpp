@@ -45,7 +45,28 @@ void setUpScreenshot(MainWindow& w, const QString& out) {
         w.close();
         qApp->quit();
     };
-    if (runsTab) {
+    if (qEnvironmentVariable("HEADROOM_SCREENSHOT_TAB") == QLatin1String("plan")) {
+        // The Memory plan tab after a short run of resnet-mini with strategies: the prediction for
+        // the setup, the host bar of the offloaded optimizer state and predicted against measured.
+        w.loadPreset(QStringLiteral("resnet-mini"));
+        hr::TrainConfig p = w.trainConfig();
+        p.data = "synthetic";
+        p.steps = 8;
+        p.evaluate_each_epoch = false;
+        p.optimizer.kind = "adam";
+        p.optimizer.lr = 0.001;
+        p.strategy.precision = "bf16";
+        p.strategy.checkpoint = "every:2";
+        p.strategy.micro_batch = 32;
+        p.strategy.accumulate = 2;
+        p.strategy.offload_optimizer = true;
+        p.memory_limit = std::size_t(48) << 20;
+        w.setTrainConfig(p);
+        QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
+            w.tabs()->setCurrentIndex(0);
+            QTimer::singleShot(600, grab);
+        });
+    } else if (runsTab) {
         QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
             QTimer::singleShot(200, &w, [&w, grab] {
                 RunsView* v = w.runsView();

@@ -13,6 +13,7 @@ MemoryCompareChart::MemoryCompareChart(QWidget* parent) : QCustomPlot(parent) {
     xAxis->setSubTicks(false);
     xAxis->setTickLength(0, 4);
     xAxis->grid()->setVisible(false);
+    xAxis->setTickLabelRotation(-30);
     m_predicted = new QCPBars(xAxis, yAxis);
     m_predicted->setName(tr("Predicted"));
     m_predicted->setBrush(QColor(0x1f, 0x77, 0xb4, 120));
@@ -30,6 +31,9 @@ MemoryCompareChart::MemoryCompareChart(QWidget* parent) : QCustomPlot(parent) {
     }
     legend->setVisible(true);
     legend->setIconSize(14, 8);
+    QFont lf = font();
+    lf.setPointSizeF(qMax(7.0, lf.pointSizeF() - 1));
+    legend->setFont(lf);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     setDark(false);
     clearBytes();
@@ -66,7 +70,7 @@ void MemoryCompareChart::setBytes(const hr::CategoryBytes& predicted, const hr::
     m_measured->setData(keys, m, true);
     yAxis->setLabel(unit);
     xAxis->setRange(-0.6, std::max(0.6, keys.size() - 0.4));
-    yAxis->setRange(0, std::max(largest / div * 1.15, 1e-3));
+    yAxis->setRange(0, std::max(largest / div * 1.4, 1e-3));  // headroom for the legend
     replot(rpQueuedReplot);
 }
 

@@ -147,14 +147,14 @@ void PlanBarChart::relayout() {
 
     for (hr::MemCategory c : hr::all_categories()) {
         QCPBars* b = m_bars[static_cast<std::size_t>(c)];
-        QVector<double> keys, values;
+        QVector<double> keys, values;  // sorted by key: the stacking looks bars up by key
         const double d = double(hr::at(m_device, c)), h = double(hr::at(m_host, c));
-        keys << deviceKey;
-        values << d / div;
         if (m_showHost) {
             keys << hostKey;
             values << h / div;
         }
+        keys << deviceKey;
+        values << d / div;
         b->setData(keys, values, true);
         const bool used = d > 0 || (m_showHost && h > 0);
         if (used) b->addToLegend();
