@@ -289,8 +289,8 @@ void RunsView::reload() {
         m_empty->setText(tr("The run history is not available: %1").arg(m_store ? m_store->lastError() : QString()));
     else
         m_empty->setText(tr("No runs recorded yet. Every run started with Start (F5) or `headroom train` is kept here."));
+    m_shown.clear();  // the store changed: redraw the selected runs' charts (a run may have finished)
     selectRuns(keep);
-    onSelectionChanged();
 }
 
 int RunsView::rowCount() const { return m_table->rowCount(); }
