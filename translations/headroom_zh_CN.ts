@@ -2157,8 +2157,20 @@ Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed block
         <translation>%1（主机）</translation>
     </message>
     <message>
-        <source>Run with %1: the planner&apos;s prediction at Start against the ledger&apos;s measured peaks (%2 steps, status %3).</source>
-        <translation>使用 %1 的运行：开始时规划器的预测与账本实测峰值对比（%2 步，状态 %3）。</translation>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Run with %1: the planner&apos;s prediction at Start against the ledger&apos;s measured peaks (%2 steps, %3).</source>
+        <translation>使用 %1 的运行：开始时规划器的预测与账本实测峰值对比（%2 步，%3）。</translation>
     </message>
 </context>
 <context>

@@ -436,11 +436,19 @@ void MemoryPlanPanel::setRunResult(const hr::TrainResult& r) {
         w += std::max(m_compare->columnWidth(col), m_compare->horizontalHeader()->sectionSizeHint(col));
     m_compare->setFixedWidth(w);
     m_compareChart->setBytes(p.device, r.ledger.peak);
+    std::size_t blocks = 0;
+    try {
+        blocks = hr::checkpoint_blocks(m_runConfig.model).size();
+    } catch (const std::exception&) {
+    }
+    const QString status = r.status == "finished" ? tr("finished")
+                           : r.status == "stopped" ? tr("stopped")
+                                                   : tr("failed");
     m_compareLabel->setText(tr("Run with %1: the planner's prediction at Start against the ledger's measured peaks "
-                               "(%2 steps, status %3).")
-                                .arg(QString::fromStdString(r.strategy))
+                               "(%2 steps, %3).")
+                                .arg(describeStrategy(p.strategy, blocks))
                                 .arg(r.steps)
-                                .arg(QString::fromStdString(r.status)));
+                                .arg(status));
     m_compareBox->setVisible(true);
     emit comparisonReady();
 }
