@@ -2,6 +2,618 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Cli</name>
+    <message>
+        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
+
+Usage:
+  headroom                      open the workbench window
+  headroom train [options]      train a model headless (see headroom train --help)
+  headroom plan [options]       predict a run&apos;s memory by category and layer; --budget finds
+                                the strategies that fit (see headroom plan --help)
+  headroom presets              list the built-in models
+  headroom devices              list the devices Headroom can train on
+  headroom runs [options]       list the run history
+  headroom report RUN [options] write a run&apos;s report (html, pdf, json, csv)
+  headroom --version            print the version
+  headroom --help               this help
+
+Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
+</source>
+        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
+
+用法：
+  headroom                      打开工作台窗口
+  headroom train [选项]         无界面训练模型（见 headroom train --help）
+  headroom plan [选项]          按类别和层预测一次运行的显存；--budget 找出能放下的
+                                策略组合（见 headroom plan --help）
+  headroom presets              列出内置模型
+  headroom devices              列出 Headroom 可用于训练的设备
+  headroom runs [选项]          列出运行记录
+  headroom report RUN [选项]    导出一次运行的报告（html、pdf、json、csv）
+  headroom --version            显示版本
+  headroom --help               显示本帮助
+
+退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
+</translation>
+    </message>
+    <message>
+        <source>headroom: no display found, so the window cannot open.
+Run headless instead, for example:
+  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
+or start the window under a display (DISPLAY / WAYLAND_DISPLAY), e.g. with xvfb-run.
+See headroom --help.
+</source>
+        <translation>headroom：未找到显示器，无法打开窗口。
+请改为无界面运行，例如：
+  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
+或在有显示器的环境（DISPLAY / WAYLAND_DISPLAY）下启动窗口，例如使用 xvfb-run。
+见 headroom --help。
+</translation>
+    </message>
+    <message>
+        <source>headroom: unknown command &apos;%1&apos;; use train, plan, presets, devices, runs or report (see headroom --help)
+</source>
+        <translation>headroom：未知命令“%1”；请使用 train、plan、presets、devices、runs 或 report（见 headroom --help）
+</translation>
+    </message>
+    <message>
+        <source>Usage: headroom plan [options]
+
+Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
+optimizer state, master weights, activations, workspace, data) on the device and on the host, per
+layer, and the step cost of the chosen strategies. With --budget it searches precision,
+checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
+and is predicted fastest, and says why each other one ranks lower or does not fit.
+
+  --preset NAME | --model FILE.json   the model (default seed-cnn)
+  --batch N                 samples per optimizer step (default 64)
+  --optimizer NAME          sgd (default), adam, adamw; --momentum F
+  --precision P             fp32 (default), tf32, bf16, fp16
+  --checkpoint C            none (default), all, every:K, list:I,J, auto
+  --micro-batch N / --accumulate N    gradient accumulation
+  --offload-optimizer       optimizer state and master weights in host memory
+  --device DEV              cpu (default), auto
+  --threads N               CPU threads (for workspace sizes)
+  --data SPEC, --train-limit N, --test-limit N   size the data loader buffers like the run
+  --budget SIZE|device      search for the best configuration within SIZE (4GiB, 512MiB, ...)
+                            or the device&apos;s free memory
+  --json                    machine-readable output
+</source>
+        <translation>用法：headroom plan [选项]
+
+在训练开始前预测一次运行的显存：设备和主机上按类别（参数、梯度、优化器状态、主权重、
+激活值、工作区、数据）和逐层的字节数，以及所选策略的单步耗时。使用 --budget 时，
+会在混合精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索能放下且预测最快的配置，
+并说明其他每种配置排名靠后或放不下的原因。
+
+  --preset NAME | --model FILE.json   模型（默认 seed-cnn）
+  --batch N                 每个优化器步的样本数（默认 64）
+  --optimizer NAME          sgd（默认）、adam、adamw；--momentum F
+  --precision P             fp32（默认）、tf32、bf16、fp16
+  --checkpoint C            none（默认）、all、every:K、list:I,J、auto
+  --micro-batch N / --accumulate N    梯度累积
+  --offload-optimizer       优化器状态和主权重放在主机内存中
+  --device DEV              cpu（默认）、auto
+  --threads N               CPU 线程数（用于计算工作区大小）
+  --data SPEC, --train-limit N, --test-limit N   按该运行的方式确定数据加载缓冲区大小
+  --budget SIZE|device      在 SIZE（4GiB、512MiB 等）或设备的可用显存内搜索最佳配置
+  --json                    输出机器可读的 JSON
+</translation>
+    </message>
+    <message>
+        <source>category</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>difference</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>合计</translation>
+    </message>
+    <message>
+        <source>headroom plan: %1
+</source>
+        <translation>headroom plan：%1
+</translation>
+    </message>
+    <message>
+        <source>Model %1, batch %2 (micro-batch %3 x %4), %5, device %6
+
+</source>
+        <translation>模型 %1，批大小 %2（微批次 %3 × %4），%5，设备 %6
+
+</translation>
+    </message>
+    <message>
+        <source>
+  %1 of %2 free on %3: %4
+</source>
+        <translation>
+  %3 上可用 %2，需要 %1：%4
+</translation>
+    </message>
+    <message>
+        <source>fits</source>
+        <translation>放得下</translation>
+    </message>
+    <message>
+        <source>does NOT fit</source>
+        <translation>放不下</translation>
+    </message>
+    <message>
+        <source>
+Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose inner tensors are recomputed in a shared %2 buffer):
+</source>
+        <translation>
+逐层（微批次 %1 时为反向传播保留的字节数；* 标记做梯度检查点的块，其内部张量在共用的 %2 缓冲区中重计算）：
+</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>block</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>
+Peak: %1
+Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forward FLOPs, %5 host traffic)
+</source>
+        <translation>
+峰值：%1
+预测每步耗时：%2 毫秒（为不用策略的 fp32 单步的 %3 倍；重计算前向 %4 FLOPs，主机传输 %5）
+</translation>
+    </message>
+    <message>
+        <source>Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):
+
+</source>
+        <translation>%1 在批大小 %2 下、%3 以内的配置（最快的在前；* 为最佳）：
+
+</translation>
+    </message>
+    <message>
+        <source>strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>(no strategies: fp32)</source>
+        <translation>（无策略：fp32）</translation>
+    </message>
+    <message>
+        <source>
+Nothing fits in %1: lower --batch or use a smaller model.
+</source>
+        <translation>
+%1 内没有可行配置：请减小 --batch 或换用更小的模型。
+</translation>
+    </message>
+    <message>
+        <source>
+Best: headroom train --batch %1 %2
+</source>
+        <translation>
+最佳：headroom train --batch %1 %2
+</translation>
+    </message>
+    <message>
+        <source>%1 expects an integer of at least %2, got &apos;%3&apos;</source>
+        <translation>%1 需要不小于 %2 的整数，得到的是“%3”</translation>
+    </message>
+    <message>
+        <source>%1 expects a number, got &apos;%2&apos;</source>
+        <translation>%1 需要一个数字，得到的是“%2”</translation>
+    </message>
+    <message>
+        <source>--memory-limit: %1</source>
+        <translation>--memory-limit：%1</translation>
+    </message>
+    <message>
+        <source>%1 needs a value (see headroom %2 --help)</source>
+        <translation>%1 需要一个值（见 headroom %2 --help）</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;%1&apos; for &apos;headroom %2&apos;; see headroom %2 --help</source>
+        <translation>“headroom %2”没有选项“%1”；见 headroom %2 --help</translation>
+    </message>
+    <message>
+        <source>give either --preset or --model, not both</source>
+        <translation>请只给出 --preset 或 --model 之一，不要同时给出</translation>
+    </message>
+    <message>
+        <source>give either --epochs or --steps, not both</source>
+        <translation>请只给出 --epochs 或 --steps 之一，不要同时给出</translation>
+    </message>
+    <message>
+        <source>Usage: headroom train [options]
+
+Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory
+ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).
+The last line printed is test_accuracy=0.xxxx.
+
+Model (one of):
+  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini
+  --model FILE.json         a model spec (docs/model-spec.md)
+Data:
+  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic
+  --train-limit N           use only the first N training samples (0: all)
+  --test-limit N            use only the first N test samples (0: all)
+Length:
+  --epochs N                passes over the training set (default 1)
+  --steps N                 train exactly N steps instead (evaluates at the end)
+  --batch N                 samples per step (default 64)
+Optimizer:
+  --optimizer NAME          sgd (default), adam, adamw
+  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)
+  --momentum F              SGD momentum (default 0)
+  --nesterov                SGD with Nesterov momentum
+  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)
+  --schedule KIND           constant (default), step, cosine
+  --warmup N                linear warm-up steps (default 0)
+  --step-size N             step schedule: steps between decays (default 1000)
+  --gamma F                 step schedule: decay factor (default 0.1)
+  --min-lr F                cosine schedule: final learning rate (default 0)
+  --label-smoothing F       cross-entropy label smoothing in [0, 1)
+Memory strategies (see headroom plan):
+  --precision P             fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;
+                            fp16 with dynamic loss scaling)
+  --checkpoint C            activation checkpointing: none, all, every:K, list:I,J, auto
+  --micro-batch N           forward/backward N samples at a time, accumulating gradients
+  --accumulate N            or: split each batch into N micro-batches
+  --offload-optimizer       optimizer state and master weights in host memory
+  --memory-limit SIZE       cap the device memory (e.g. 4GiB), like a smaller card
+Run:
+  --seed N                  seed for initialisation, shuffling and dropout (default 1)
+  --device DEV              auto, cpu (default), cuda:N
+  --threads N               CPU threads (default: all cores)
+  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)
+  --name NAME               name of the run in the history (default: model and time)
+  --db FILE                 run history database (default: the user&apos;s data folder)
+  --no-history              do not record the run in the history
+  --quiet                   only the final line
+  --help                    this help
+</source>
+        <translation>用法：headroom train [选项]
+
+无界面训练模型，并写出 DIR/run.json（配置、每轮指标、最终指标、按类别的显存账本峰值；
+见 docs/run-json.md）和 DIR/model.safetensors（PyTorch state_dict 名称）。
+最后一行输出为 test_accuracy=0.xxxx。
+
+模型（二选一）：
+  --preset NAME             内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini
+  --model FILE.json         模型规格文件（docs/model-spec.md）
+数据：
+  --data SPEC               fashion-mnist（默认）、mnist、idx:DIR、synthetic
+  --train-limit N           只使用前 N 个训练样本（0：全部）
+  --test-limit N            只使用前 N 个测试样本（0：全部）
+长度：
+  --epochs N                遍历训练集的轮数（默认 1）
+  --steps N                 改为训练恰好 N 步（在结束时评估）
+  --batch N                 每步样本数（批大小，默认 64）
+优化器：
+  --optimizer NAME          sgd（默认）、adam、adamw
+  --lr F                    学习率（sgd 默认 0.01，adam/adamw 默认 0.001）
+  --momentum F              SGD 动量（默认 0）
+  --nesterov                使用 Nesterov 动量的 SGD
+  --weight-decay F          L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）
+  --schedule KIND           constant（默认）、step、cosine
+  --warmup N                线性预热步数（默认 0）
+  --step-size N             阶梯调度：两次衰减之间的步数（默认 1000）
+  --gamma F                 阶梯调度：衰减系数（默认 0.1）
+  --min-lr F                余弦调度：最终学习率（默认 0）
+  --label-smoothing F       交叉熵标签平滑，取值 [0, 1)
+显存策略（见 headroom plan）：
+  --precision P             fp32（默认）、tf32、bf16、fp16（混合精度，f32 主权重；
+                            fp16 使用动态损失缩放）
+  --checkpoint C            梯度检查点（激活重计算）：none、all、every:K、list:I,J、auto
+  --micro-batch N           每次前向/反向 N 个样本，累积梯度
+  --accumulate N            或：把每个批次拆成 N 个微批次（梯度累积）
+  --offload-optimizer       优化器状态和主权重放在主机内存中
+  --memory-limit SIZE       限制设备显存（例如 4GiB），模拟更小的显卡
+运行：
+  --seed N                  初始化、打乱和 dropout 的随机种子（默认 1）
+  --device DEV              auto、cpu（默认）、cuda:N
+  --threads N               CPU 线程数（默认：全部核心）
+  --out DIR                 输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）
+  --name NAME               该运行在运行记录中的名称（默认：模型和时间）
+  --db FILE                 运行记录数据库（默认：用户数据文件夹）
+  --no-history              不把该运行记入运行记录
+  --quiet                   只输出最后一行
+  --help                    显示本帮助
+</translation>
+    </message>
+    <message>
+        <source>--out %1 is a file, not a folder; pass a folder path</source>
+        <translation>--out %1 是文件而不是文件夹；请传入文件夹路径</translation>
+    </message>
+    <message>
+        <source>--out %1 is not writable; pick a folder you can write to</source>
+        <translation>--out %1 不可写；请选择一个可写的文件夹</translation>
+    </message>
+    <message>
+        <source>--out %1 cannot be created: %2 is not a writable folder</source>
+        <translation>无法创建 --out %1：%2 不是可写的文件夹</translation>
+    </message>
+    <message>
+        <source>headroom train: %1
+</source>
+        <translation>headroom train：%1
+</translation>
+    </message>
+    <message>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 图像/秒  剩余 %7 </translation>
+    </message>
+    <message>
+        <source>epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s
+</source>
+        <translation>第 %1 轮：train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 耗时=%7 秒
+</translation>
+    </message>
+    <message>
+        <source>headroom train: the run history is not available (%1); continuing without it
+</source>
+        <translation>headroom train：运行记录不可用（%1）；将不记录本次运行，继续训练
+</translation>
+    </message>
+    <message>
+        <source>headroom train: this fits in %1 (predicted %2): --batch %3 %4
+</source>
+        <translation>headroom train：以下配置可放入 %1（预测 %2）：--batch %3 %4
+</translation>
+    </message>
+    <message>
+        <source>headroom train: no strategy fits in %1 at batch %2; lower --batch
+</source>
+        <translation>headroom train：批大小 %2 时没有任何策略能放入 %1；请减小 --batch
+</translation>
+    </message>
+    <message>
+        <source>headroom train: could not write the results to %1: %2
+</source>
+        <translation>headroom train：无法将结果写入 %1：%2
+</translation>
+    </message>
+    <message>
+        <source>memory (%1), predicted before the run and measured by the ledger:
+</source>
+        <translation>显存（%1），运行前的预测与账本实测：
+</translation>
+    </message>
+    <message>
+        <source>wrote %1 and %2
+</source>
+        <translation>已写入 %1 和 %2
+</translation>
+    </message>
+    <message>
+        <source>recorded as run %1 in %2 (headroom report %1)
+</source>
+        <translation>已记录为 %2 中的运行 %1（headroom report %1）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: stopped after %1 steps; the results so far were written
+</source>
+        <translation>headroom train：在 %1 步后停止；已写入目前的结果
+</translation>
+    </message>
+    <message>
+        <source>headroom presets: takes no options
+</source>
+        <translation>headroom presets：不接受任何选项
+</translation>
+    </message>
+    <message>
+        <source>headroom devices: takes no options
+</source>
+        <translation>headroom devices：不接受任何选项
+</translation>
+    </message>
+    <message>
+        <source>cpu      %1 cores, %2 memory
+</source>
+        <translation>cpu      %1 个核心，%2 内存
+</translation>
+    </message>
+    <message>
+        <source>cuda     none: %1
+</source>
+        <translation>cuda     无：%1
+</translation>
+    </message>
+    <message>
+        <source>cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6
+</source>
+        <translation>cuda:%1   %2，显存 %3（可用 %4），计算能力 %5.%6
+</translation>
+    </message>
+    <message>
+        <source>versions %1
+</source>
+        <translation>版本 %1
+</translation>
+    </message>
+    <message>
+        <source>cuda     not available: this build has no CUDA backend (built without nvcc)
+</source>
+        <translation>cuda     不可用：此构建没有 CUDA 后端（构建时没有 nvcc）
+</translation>
+    </message>
+</context>
+<context>
+    <name>ReportCommand</name>
+    <message>
+        <source>unknown option &apos;%1&apos;</source>
+        <translation>未知选项“%1”</translation>
+    </message>
+    <message>
+        <source>option &apos;%1&apos; needs a value</source>
+        <translation>选项“%1”需要一个值</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;--%1&apos;</source>
+        <translation>未知选项“--%1”</translation>
+    </message>
+    <message>
+        <source>usage: headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
+RUN is a run id, &apos;last&apos;, or a run&apos;s name (see headroom runs).
+</source>
+        <translation>用法：headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
+RUN 是运行编号、“last”或运行名称（见 headroom runs）。
+</translation>
+    </message>
+    <message>
+        <source>headroom report: %1
+</source>
+        <translation>headroom report：%1
+</translation>
+    </message>
+    <message>
+        <source>headroom report: give exactly one run
+</source>
+        <translation>headroom report：请只给出一个运行
+</translation>
+    </message>
+    <message>
+        <source>headroom report: unknown format &apos;%1&apos;; use html, pdf, json or csv
+</source>
+        <translation>headroom report：未知格式“%1”；请使用 html、pdf、json 或 csv
+</translation>
+    </message>
+    <message>
+        <source>headroom report: there is no run history at %1
+</source>
+        <translation>headroom report：%1 处没有运行历史
+</translation>
+    </message>
+    <message>
+        <source>headroom report: no run &apos;%1&apos; in %2; list the runs with: headroom runs
+</source>
+        <translation>headroom report：%2 中没有运行“%1”；可用 headroom runs 列出运行
+</translation>
+    </message>
+    <message>
+        <source>headroom report: --out %1 is a folder; give a file name
+</source>
+        <translation>headroom report：--out %1 是文件夹；请给出文件名
+</translation>
+    </message>
+    <message>
+        <source>headroom report: cannot write %1: the folder %2 does not exist or is not writable
+</source>
+        <translation>headroom report：无法写入 %1：文件夹 %2 不存在或不可写
+</translation>
+    </message>
+    <message>
+        <source>headroom report: run %1 could not be read
+</source>
+        <translation>headroom report：无法读取运行 %1
+</translation>
+    </message>
+    <message>
+        <source>usage: headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
+</source>
+        <translation>用法：headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: %1
+</source>
+        <translation>headroom runs：%1
+</translation>
+    </message>
+    <message>
+        <source>unexpected argument &apos;%1&apos;</source>
+        <translation>多余的参数“%1”</translation>
+    </message>
+    <message>
+        <source>headroom runs: unknown status &apos;%1&apos;; use running, finished, failed or stopped
+</source>
+        <translation>headroom runs：未知状态“%1”；请使用 running、finished、failed 或 stopped
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: --limit must be a whole number of 0 or more
+</source>
+        <translation>headroom runs：--limit 必须是不小于 0 的整数
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: there is no run history at %1
+</source>
+        <translation>headroom runs：%1 处没有运行历史
+</translation>
+    </message>
+    <message>
+        <source>No runs in %1.
+</source>
+        <translation>%1 中没有运行。
+</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>编号</translation>
+    </message>
+    <message>
+        <source>STATUS</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>STARTED</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <source>TEST ACC</source>
+        <translation>测试准确率</translation>
+    </message>
+    <message>
+        <source>NAME</source>
+        <translation>名称</translation>
+    </message>
+</context>
+<context>
     <name>ReportWriter</name>
     <message>
         <source>%1 s</source>
@@ -533,555 +1145,6 @@
         <source>Run &quot;%1&quot; %2</source>
         <translation>运行“%1”%2</translation>
     </message>
-</context>
-<context>
-    <name>hrapp</name>
-    <message>
-        <source>headroom: no display found, so the window cannot open.
-Run headless instead, for example:
-  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
-or start the window under a display (DISPLAY / WAYLAND_DISPLAY), e.g. with xvfb-run.
-See headroom --help.
-</source>
-        <translation>headroom：未找到显示器，无法打开窗口。
-请改为无界面运行，例如：
-  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
-或在有显示器的环境（DISPLAY / WAYLAND_DISPLAY）下启动窗口，例如使用 xvfb-run。
-见 headroom --help。
-</translation>
-    </message>
-    <message>
-        <source>%1 expects a number, got &apos;%2&apos;</source>
-        <translation>%1 需要一个数字，得到的是“%2”</translation>
-    </message>
-    <message>
-        <source>--out %1 is a file, not a folder; pass a folder path</source>
-        <translation>--out %1 是文件而不是文件夹；请传入文件夹路径</translation>
-    </message>
-    <message>
-        <source>--out %1 is not writable; pick a folder you can write to</source>
-        <translation>--out %1 不可写；请选择一个可写的文件夹</translation>
-    </message>
-    <message>
-        <source>--out %1 cannot be created: %2 is not a writable folder</source>
-        <translation>无法创建 --out %1：%2 不是可写的文件夹</translation>
-    </message>
-    <message>
-        <source>give either --preset or --model, not both</source>
-        <translation>请只给出 --preset 或 --model 之一，不要同时给出</translation>
-    </message>
-    <message>
-        <source>give either --epochs or --steps, not both</source>
-        <translation>请只给出 --epochs 或 --steps 之一，不要同时给出</translation>
-    </message>
-    <message>
-        <source>headroom train: %1
-</source>
-        <translation>headroom train：%1
-</translation>
-    </message>
-    <message>
-        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 </source>
-        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 图像/秒  剩余 %7 </translation>
-    </message>
-    <message>
-        <source>epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s
-</source>
-        <translation>第 %1 轮：train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 耗时=%7 秒
-</translation>
-    </message>
-    <message>
-        <source>headroom train: could not write the results to %1: %2
-</source>
-        <translation>headroom train：无法将结果写入 %1：%2
-</translation>
-    </message>
-    <message>
-        <source>wrote %1 and %2
-</source>
-        <translation>已写入 %1 和 %2
-</translation>
-    </message>
-    <message>
-        <source>headroom train: stopped after %1 steps; the results so far were written
-</source>
-        <translation>headroom train：在 %1 步后停止；已写入目前的结果
-</translation>
-    </message>
-    <message>
-        <source>headroom presets: takes no options
-</source>
-        <translation>headroom presets：不接受任何选项
-</translation>
-    </message>
-    <message>
-        <source>parameters</source>
-        <translation>参数</translation>
-    </message>
-    <message>
-        <source>headroom devices: takes no options
-</source>
-        <translation>headroom devices：不接受任何选项
-</translation>
-    </message>
-    <message>
-        <source>cpu      %1 cores, %2 memory
-</source>
-        <translation>cpu      %1 个核心，%2 内存
-</translation>
-    </message>
-    <message>
-        <source>unknown option &apos;%1&apos;</source>
-        <translation>未知选项“%1”</translation>
-    </message>
-    <message>
-        <source>option &apos;%1&apos; needs a value</source>
-        <translation>选项“%1”需要一个值</translation>
-    </message>
-    <message>
-        <source>unknown option &apos;--%1&apos;</source>
-        <translation>未知选项“--%1”</translation>
-    </message>
-    <message>
-        <source>usage: headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
-RUN is a run id, &apos;last&apos;, or a run&apos;s name (see headroom runs).
-</source>
-        <translation>用法：headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
-RUN 是运行编号、“last”或运行名称（见 headroom runs）。
-</translation>
-    </message>
-    <message>
-        <source>headroom report: %1
-</source>
-        <translation>headroom report：%1
-</translation>
-    </message>
-    <message>
-        <source>headroom report: give exactly one run
-</source>
-        <translation>headroom report：请只给出一个运行
-</translation>
-    </message>
-    <message>
-        <source>headroom report: unknown format &apos;%1&apos;; use html, pdf, json or csv
-</source>
-        <translation>headroom report：未知格式“%1”；请使用 html、pdf、json 或 csv
-</translation>
-    </message>
-    <message>
-        <source>headroom report: there is no run history at %1
-</source>
-        <translation>headroom report：%1 处没有运行历史
-</translation>
-    </message>
-    <message>
-        <source>headroom report: no run &apos;%1&apos; in %2; list the runs with: headroom runs
-</source>
-        <translation>headroom report：%2 中没有运行“%1”；可用 headroom runs 列出运行
-</translation>
-    </message>
-    <message>
-        <source>headroom report: --out %1 is a folder; give a file name
-</source>
-        <translation>headroom report：--out %1 是文件夹；请给出文件名
-</translation>
-    </message>
-    <message>
-        <source>headroom report: cannot write %1: the folder %2 does not exist or is not writable
-</source>
-        <translation>headroom report：无法写入 %1：文件夹 %2 不存在或不可写
-</translation>
-    </message>
-    <message>
-        <source>headroom report: run %1 could not be read
-</source>
-        <translation>headroom report：无法读取运行 %1
-</translation>
-    </message>
-    <message>
-        <source>usage: headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
-</source>
-        <translation>用法：headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
-</translation>
-    </message>
-    <message>
-        <source>headroom runs: %1
-</source>
-        <translation>headroom runs：%1
-</translation>
-    </message>
-    <message>
-        <source>unexpected argument &apos;%1&apos;</source>
-        <translation>多余的参数“%1”</translation>
-    </message>
-    <message>
-        <source>headroom runs: unknown status &apos;%1&apos;; use running, finished, failed or stopped
-</source>
-        <translation>headroom runs：未知状态“%1”；请使用 running、finished、failed 或 stopped
-</translation>
-    </message>
-    <message>
-        <source>headroom runs: --limit must be a whole number of 0 or more
-</source>
-        <translation>headroom runs：--limit 必须是不小于 0 的整数
-</translation>
-    </message>
-    <message>
-        <source>headroom runs: there is no run history at %1
-</source>
-        <translation>headroom runs：%1 处没有运行历史
-</translation>
-    </message>
-    <message>
-        <source>No runs in %1.
-</source>
-        <translation>%1 中没有运行。
-</translation>
-    </message>
-    <message>
-        <source>ID</source>
-        <translation>编号</translation>
-    </message>
-    <message>
-        <source>STATUS</source>
-        <translation>状态</translation>
-    </message>
-    <message>
-        <source>STARTED</source>
-        <translation>开始时间</translation>
-    </message>
-    <message>
-        <source>TEST ACC</source>
-        <translation>测试准确率</translation>
-    </message>
-    <message>
-        <source>NAME</source>
-        <translation>名称</translation>
-    </message>
-    <message>
-        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
-
-Usage:
-  headroom                      open the workbench window
-  headroom train [options]      train a model headless (see headroom train --help)
-  headroom plan [options]       predict a run&apos;s memory by category and layer; --budget finds
-                                the strategies that fit (see headroom plan --help)
-  headroom presets              list the built-in models
-  headroom devices              list the devices Headroom can train on
-  headroom runs [options]       list the run history
-  headroom report RUN [options] write a run&apos;s report (html, pdf, json, csv)
-  headroom --version            print the version
-  headroom --help               this help
-
-Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
-</source>
-        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
-
-用法：
-  headroom                      打开工作台窗口
-  headroom train [选项]         无界面训练模型（见 headroom train --help）
-  headroom plan [选项]          按类别和层预测一次运行的显存；--budget 找出能放下的
-                                策略组合（见 headroom plan --help）
-  headroom presets              列出内置模型
-  headroom devices              列出 Headroom 可用于训练的设备
-  headroom runs [选项]          列出运行记录
-  headroom report RUN [选项]    导出一次运行的报告（html、pdf、json、csv）
-  headroom --version            显示版本
-  headroom --help               显示本帮助
-
-退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
-</translation>
-    </message>
-    <message>
-        <source>headroom: unknown command &apos;%1&apos;; use train, plan, presets, devices, runs or report (see headroom --help)
-</source>
-        <translation>headroom：未知命令“%1”；请使用 train、plan、presets、devices、runs 或 report（见 headroom --help）
-</translation>
-    </message>
-    <message>
-        <source>Usage: headroom plan [options]
-
-Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
-optimizer state, master weights, activations, workspace, data) on the device and on the host, per
-layer, and the step cost of the chosen strategies. With --budget it searches precision,
-checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
-and is predicted fastest, and says why each other one ranks lower or does not fit.
-
-  --preset NAME | --model FILE.json   the model (default seed-cnn)
-  --batch N                 samples per optimizer step (default 64)
-  --optimizer NAME          sgd (default), adam, adamw; --momentum F
-  --precision P             fp32 (default), tf32, bf16, fp16
-  --checkpoint C            none (default), all, every:K, list:I,J, auto
-  --micro-batch N / --accumulate N    gradient accumulation
-  --offload-optimizer       optimizer state and master weights in host memory
-  --device DEV              cpu (default), auto
-  --threads N               CPU threads (for workspace sizes)
-  --data SPEC, --train-limit N, --test-limit N   size the data loader buffers like the run
-  --budget SIZE|device      search for the best configuration within SIZE (4GiB, 512MiB, ...)
-                            or the device&apos;s free memory
-  --json                    machine-readable output
-</source>
-        <translation>用法：headroom plan [选项]
-
-在训练开始前预测一次运行的显存：设备和主机上按类别（参数、梯度、优化器状态、主权重、
-激活值、工作区、数据）和逐层的字节数，以及所选策略的单步耗时。使用 --budget 时，
-会在混合精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索能放下且预测最快的配置，
-并说明其他每种配置排名靠后或放不下的原因。
-
-  --preset NAME | --model FILE.json   模型（默认 seed-cnn）
-  --batch N                 每个优化器步的样本数（默认 64）
-  --optimizer NAME          sgd（默认）、adam、adamw；--momentum F
-  --precision P             fp32（默认）、tf32、bf16、fp16
-  --checkpoint C            none（默认）、all、every:K、list:I,J、auto
-  --micro-batch N / --accumulate N    梯度累积
-  --offload-optimizer       优化器状态和主权重放在主机内存中
-  --device DEV              cpu（默认）、auto
-  --threads N               CPU 线程数（用于计算工作区大小）
-  --data SPEC, --train-limit N, --test-limit N   按该运行的方式确定数据加载缓冲区大小
-  --budget SIZE|device      在 SIZE（4GiB、512MiB 等）或设备的可用显存内搜索最佳配置
-  --json                    输出机器可读的 JSON
-</translation>
-    </message>
-    <message>
-        <source>headroom plan: %1
-</source>
-        <translation>headroom plan：%1
-</translation>
-    </message>
-    <message>
-        <source>Model %1, batch %2 (micro-batch %3 x %4), %5, device %6
-
-</source>
-        <translation>模型 %1，批大小 %2（微批次 %3 × %4），%5，设备 %6
-
-</translation>
-    </message>
-    <message>
-        <source>
-  %1 of %2 free on %3: %4
-</source>
-        <translation>
-  %3 上可用 %2，需要 %1：%4
-</translation>
-    </message>
-    <message>
-        <source>fits</source>
-        <translation>放得下</translation>
-    </message>
-    <message>
-        <source>does NOT fit</source>
-        <translation>放不下</translation>
-    </message>
-    <message>
-        <source>layer</source>
-        <translation>层</translation>
-    </message>
-    <message>
-        <source>type</source>
-        <translation>类型</translation>
-    </message>
-    <message>
-        <source>block</source>
-        <translation>块</translation>
-    </message>
-    <message>
-        <source>activations</source>
-        <translation>激活值</translation>
-    </message>
-    <message>
-        <source>
-Peak: %1
-Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forward FLOPs, %5 host traffic)
-</source>
-        <translation>
-峰值：%1
-预测每步耗时：%2 毫秒（为不用策略的 fp32 单步的 %3 倍；重计算前向 %4 FLOPs，主机传输 %5）
-</translation>
-    </message>
-    <message>
-        <source>Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):
-
-</source>
-        <translation>%1 在批大小 %2 下、%3 以内的配置（最快的在前；* 为最佳）：
-
-</translation>
-    </message>
-    <message>
-        <source>strategy</source>
-        <translation>策略</translation>
-    </message>
-    <message>
-        <source>device</source>
-        <translation>设备</translation>
-    </message>
-    <message>
-        <source>step</source>
-        <translation>步</translation>
-    </message>
-    <message>
-        <source>verdict</source>
-        <translation>结论</translation>
-    </message>
-    <message>
-        <source>(no strategies: fp32)</source>
-        <translation>（无策略：fp32）</translation>
-    </message>
-    <message>
-        <source>
-Nothing fits in %1: lower --batch or use a smaller model.
-</source>
-        <translation>
-%1 内没有可行配置：请减小 --batch 或换用更小的模型。
-</translation>
-    </message>
-    <message>
-        <source>
-Best: headroom train --batch %1 %2
-</source>
-        <translation>
-最佳：headroom train --batch %1 %2
-</translation>
-    </message>
-    <message>
-        <source>--memory-limit: %1</source>
-        <translation>--memory-limit：%1</translation>
-    </message>
-    <message>
-        <source>%1 needs a value (see headroom %2 --help)</source>
-        <translation>%1 需要一个值（见 headroom %2 --help）</translation>
-    </message>
-    <message>
-        <source>unknown option &apos;%1&apos; for &apos;headroom %2&apos;; see headroom %2 --help</source>
-        <translation>“headroom %2”没有选项“%1”；见 headroom %2 --help</translation>
-    </message>
-    <message>
-        <source>Usage: headroom train [options]
-
-Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory
-ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).
-The last line printed is test_accuracy=0.xxxx.
-
-Model (one of):
-  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini
-  --model FILE.json         a model spec (docs/model-spec.md)
-Data:
-  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic
-  --train-limit N           use only the first N training samples (0: all)
-  --test-limit N            use only the first N test samples (0: all)
-Length:
-  --epochs N                passes over the training set (default 1)
-  --steps N                 train exactly N steps instead (evaluates at the end)
-  --batch N                 samples per step (default 64)
-Optimizer:
-  --optimizer NAME          sgd (default), adam, adamw
-  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)
-  --momentum F              SGD momentum (default 0)
-  --nesterov                SGD with Nesterov momentum
-  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)
-  --schedule KIND           constant (default), step, cosine
-  --warmup N                linear warm-up steps (default 0)
-  --step-size N             step schedule: steps between decays (default 1000)
-  --gamma F                 step schedule: decay factor (default 0.1)
-  --min-lr F                cosine schedule: final learning rate (default 0)
-  --label-smoothing F       cross-entropy label smoothing in [0, 1)
-Memory strategies (see headroom plan):
-  --precision P             fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;
-                            fp16 with dynamic loss scaling)
-  --checkpoint C            activation checkpointing: none, all, every:K, list:I,J, auto
-  --micro-batch N           forward/backward N samples at a time, accumulating gradients
-  --accumulate N            or: split each batch into N micro-batches
-  --offload-optimizer       optimizer state and master weights in host memory
-  --memory-limit SIZE       cap the device memory (e.g. 4GiB), like a smaller card
-Run:
-  --seed N                  seed for initialisation, shuffling and dropout (default 1)
-  --device DEV              auto, cpu (default), cuda:N
-  --threads N               CPU threads (default: all cores)
-  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)
-  --name NAME               name of the run in the history (default: model and time)
-  --db FILE                 run history database (default: the user&apos;s data folder)
-  --no-history              do not record the run in the history
-  --quiet                   only the final line
-  --help                    this help
-</source>
-        <translation>用法：headroom train [选项]
-
-无界面训练模型，并写出 DIR/run.json（配置、每轮指标、最终指标、按类别的显存账本峰值；
-见 docs/run-json.md）和 DIR/model.safetensors（PyTorch state_dict 名称）。
-最后一行输出为 test_accuracy=0.xxxx。
-
-模型（二选一）：
-  --preset NAME             内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini
-  --model FILE.json         模型规格文件（docs/model-spec.md）
-数据：
-  --data SPEC               fashion-mnist（默认）、mnist、idx:DIR、synthetic
-  --train-limit N           只使用前 N 个训练样本（0：全部）
-  --test-limit N            只使用前 N 个测试样本（0：全部）
-长度：
-  --epochs N                遍历训练集的轮数（默认 1）
-  --steps N                 改为训练恰好 N 步（在结束时评估）
-  --batch N                 每步样本数（批大小，默认 64）
-优化器：
-  --optimizer NAME          sgd（默认）、adam、adamw
-  --lr F                    学习率（sgd 默认 0.01，adam/adamw 默认 0.001）
-  --momentum F              SGD 动量（默认 0）
-  --nesterov                使用 Nesterov 动量的 SGD
-  --weight-decay F          L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）
-  --schedule KIND           constant（默认）、step、cosine
-  --warmup N                线性预热步数（默认 0）
-  --step-size N             阶梯调度：两次衰减之间的步数（默认 1000）
-  --gamma F                 阶梯调度：衰减系数（默认 0.1）
-  --min-lr F                余弦调度：最终学习率（默认 0）
-  --label-smoothing F       交叉熵标签平滑，取值 [0, 1)
-显存策略（见 headroom plan）：
-  --precision P             fp32（默认）、tf32、bf16、fp16（混合精度，f32 主权重；
-                            fp16 使用动态损失缩放）
-  --checkpoint C            梯度检查点（激活重计算）：none、all、every:K、list:I,J、auto
-  --micro-batch N           每次前向/反向 N 个样本，累积梯度
-  --accumulate N            或：把每个批次拆成 N 个微批次（梯度累积）
-  --offload-optimizer       优化器状态和主权重放在主机内存中
-  --memory-limit SIZE       限制设备显存（例如 4GiB），模拟更小的显卡
-运行：
-  --seed N                  初始化、打乱和 dropout 的随机种子（默认 1）
-  --device DEV              auto、cpu（默认）、cuda:N
-  --threads N               CPU 线程数（默认：全部核心）
-  --out DIR                 输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）
-  --name NAME               该运行在运行记录中的名称（默认：模型和时间）
-  --db FILE                 运行记录数据库（默认：用户数据文件夹）
-  --no-history              不把该运行记入运行记录
-  --quiet                   只输出最后一行
-  --help                    显示本帮助
-</translation>
-    </message>
-    <message>
-        <source>headroom train: the run history is not available (%1); continuing without it
-</source>
-        <translation>headroom train：运行记录不可用（%1）；将不记录本次运行，继续训练
-</translation>
-    </message>
-    <message>
-        <source>headroom train: this fits in %1 (predicted %2): --batch %3 %4
-</source>
-        <translation>headroom train：以下配置可放入 %1（预测 %2）：--batch %3 %4
-</translation>
-    </message>
-    <message>
-        <source>headroom train: no strategy fits in %1 at batch %2; lower --batch
-</source>
-        <translation>headroom train：批大小 %2 时没有任何策略能放入 %1；请减小 --batch
-</translation>
-    </message>
-    <message>
-        <source>memory (%1), predicted before the run and measured by the ledger:
-</source>
-        <translation>显存（%1），运行前的预测与账本实测：
-</translation>
-    </message>
-    <message>
-        <source>recorded as run %1 in %2 (headroom report %1)
-</source>
-        <translation>已记录为 %2 中的运行 %1（headroom report %1）
-</translation>
-    </message>
     <message>
         <source>finished</source>
         <translation>已完成</translation>
@@ -1095,36 +1158,48 @@ Run:
         <translation>失败</translation>
     </message>
     <message>
-        <source>
-Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose inner tensors are recomputed in a shared %2 buffer):
-</source>
-        <translation>
-逐层（微批次 %1 时为反向传播保留的字节数；* 标记做梯度检查点的块，其内部张量在共用的 %2 缓冲区中重计算）：
-</translation>
+        <source>no answer within %1 s</source>
+        <translation>%1 秒内无应答</translation>
     </message>
     <message>
-        <source>cuda     none: %1
-</source>
-        <translation>cuda     无：%1
-</translation>
+        <source>HTTP status %1</source>
+        <translation>HTTP 状态码 %1</translation>
     </message>
     <message>
-        <source>cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6
-</source>
-        <translation>cuda:%1   %2，显存 %3（可用 %4），计算能力 %5.%6
-</translation>
+        <source>Webhook %1 failed for &apos;%2&apos;: %3; training is not affected.</source>
+        <translation>Webhook %1 发送“%2”失败：%3；训练不受影响。</translation>
     </message>
     <message>
-        <source>versions %1
-</source>
-        <translation>版本 %1
-</translation>
+        <source>Headroom: run &quot;%1&quot; %2</source>
+        <translation>Headroom：运行“%1”%2</translation>
     </message>
     <message>
-        <source>cuda     not available: this build has no CUDA backend (built without nvcc)
-</source>
-        <translation>cuda     不可用：此构建没有 CUDA 后端（构建时没有 nvcc）
-</translation>
+        <source>Error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>Test accuracy: %1</source>
+        <translation>测试准确率：%1</translation>
+    </message>
+    <message>
+        <source>Test loss: %1</source>
+        <translation>测试损失：%1</translation>
+    </message>
+    <message>
+        <source>Training time: %1 s</source>
+        <translation>训练时间：%1 秒</translation>
+    </message>
+    <message>
+        <source>Headroom: run &quot;%1&quot; epoch %2 of %3</source>
+        <translation>Headroom：运行“%1”第 %2/%3 轮</translation>
+    </message>
+    <message>
+        <source>Headroom: run &quot;%1&quot; epoch %2</source>
+        <translation>Headroom：运行“%1”第 %2 轮</translation>
+    </message>
+    <message>
+        <source>Train loss: %1</source>
+        <translation>训练损失：%1</translation>
     </message>
 </context>
 <context>
@@ -2763,53 +2838,6 @@ Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed block
     </message>
 </context>
 <context>
-    <name>hrapp::WebhookNotifier</name>
-    <message>
-        <source>no answer within %1 s</source>
-        <translation>%1 秒内无应答</translation>
-    </message>
-    <message>
-        <source>HTTP status %1</source>
-        <translation>HTTP 状态码 %1</translation>
-    </message>
-    <message>
-        <source>Webhook %1 failed for &apos;%2&apos;: %3; training is not affected.</source>
-        <translation>Webhook %1 发送“%2”失败：%3；训练不受影响。</translation>
-    </message>
-    <message>
-        <source>Headroom: run &quot;%1&quot; %2</source>
-        <translation>Headroom：运行“%1”%2</translation>
-    </message>
-    <message>
-        <source>Error: %1</source>
-        <translation>错误：%1</translation>
-    </message>
-    <message>
-        <source>Test accuracy: %1</source>
-        <translation>测试准确率：%1</translation>
-    </message>
-    <message>
-        <source>Test loss: %1</source>
-        <translation>测试损失：%1</translation>
-    </message>
-    <message>
-        <source>Training time: %1 s</source>
-        <translation>训练时间：%1 秒</translation>
-    </message>
-    <message>
-        <source>Headroom: run &quot;%1&quot; epoch %2 of %3</source>
-        <translation>Headroom：运行“%1”第 %2/%3 轮</translation>
-    </message>
-    <message>
-        <source>Headroom: run &quot;%1&quot; epoch %2</source>
-        <translation>Headroom：运行“%1”第 %2 轮</translation>
-    </message>
-    <message>
-        <source>Train loss: %1</source>
-        <translation>训练损失：%1</translation>
-    </message>
-</context>
-<context>
     <name>hrw::LiveChart</name>
     <message>
         <source>Reset view</source>
@@ -3202,37 +3230,6 @@ Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed block
     <message>
         <source>%1 (off the scale →)</source>
         <translation>%1（超出刻度 →）</translation>
-    </message>
-</context>
-<context>
-    <name>std</name>
-    <message>
-        <source>%1 expects an integer of at least %2, got &apos;%3&apos;</source>
-        <translation>%1 需要不小于 %2 的整数，得到的是“%3”</translation>
-    </message>
-    <message>
-        <source>category</source>
-        <translation>类别</translation>
-    </message>
-    <message>
-        <source>predicted</source>
-        <translation>预测</translation>
-    </message>
-    <message>
-        <source>measured</source>
-        <translation>实测</translation>
-    </message>
-    <message>
-        <source>difference</source>
-        <translation>差值</translation>
-    </message>
-    <message>
-        <source>host</source>
-        <translation>主机</translation>
-    </message>
-    <message>
-        <source>total</source>
-        <translation>合计</translation>
     </message>
 </context>
 </TS>

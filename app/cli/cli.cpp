@@ -32,13 +32,12 @@ namespace hrapp {
 
 namespace {
 
-QString tr(const char* s) { return QCoreApplication::translate("Cli", s); }
 
 void print(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stdout); }
 void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
 
 QString mainHelp() {
-    return tr("Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.\n"
+    return QCoreApplication::translate("Cli", "Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.\n"
               "\n"
               "Usage:\n"
               "  headroom                      open the workbench window\n"
@@ -86,7 +85,7 @@ int run_main(int argc, char** argv) {
         if (!haveDisplay()) {
             QCoreApplication app(argc, argv);
             installCliTranslator(app);
-            eprint(tr("headroom: no display found, so the window cannot open.\n"
+            eprint(QCoreApplication::translate("Cli", "headroom: no display found, so the window cannot open.\n"
                       "Run headless instead, for example:\n"
                       "  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo\n"
                       "or start the window under a display (DISPLAY / WAYLAND_DISPLAY), e.g. with xvfb-run.\n"
@@ -121,7 +120,7 @@ int run_main(int argc, char** argv) {
     if (cmd == "plan") return run_plan_command(rest);
     if (cmd == "presets") return run_presets_command(rest);
     if (cmd == "devices") return run_devices_command(rest);
-    eprint(tr("headroom: unknown command '%1'; use train, plan, presets, devices, runs or report (see headroom --help)\n")
+    eprint(QCoreApplication::translate("Cli", "headroom: unknown command '%1'; use train, plan, presets, devices, runs or report (see headroom --help)\n")
                .arg(QString::fromStdString(cmd)));
     return 2;
 }

@@ -13,14 +13,13 @@ namespace hrapp {
 
 namespace {
 
-QString tr(const char* s) { return QCoreApplication::translate("Cli", s); }
 QString q(const std::string& s) { return QString::fromStdString(s); }
 QString bytes(std::size_t b) { return q(hr::format_bytes(b)); }
 void print(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stdout); }
 void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
 
 QString planHelp() {
-    return tr("Usage: headroom plan [options]\n"
+    return QCoreApplication::translate("Cli", "Usage: headroom plan [options]\n"
               "\n"
               "Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,\n"
               "optimizer state, master weights, activations, workspace, data) on the device and on the host, per\n"
@@ -47,9 +46,9 @@ QString planHelp() {
 
 std::string categoryTable(const hr::CategoryBytes& predicted, const hr::CategoryBytes* measured,
                           const hr::CategoryBytes* host) {
-    QString out = QStringLiteral("  %1 %2").arg(tr("category"), -18).arg(tr("predicted"), 12);
-    if (measured) out += QStringLiteral(" %1 %2").arg(tr("measured"), 12).arg(tr("difference"), 11);
-    if (host) out += QStringLiteral(" %1").arg(tr("host"), 12);
+    QString out = QStringLiteral("  %1 %2").arg(QCoreApplication::translate("Cli", "category"), -18).arg(QCoreApplication::translate("Cli", "predicted"), 12);
+    if (measured) out += QStringLiteral(" %1 %2").arg(QCoreApplication::translate("Cli", "measured"), 12).arg(QCoreApplication::translate("Cli", "difference"), 11);
+    if (host) out += QStringLiteral(" %1").arg(QCoreApplication::translate("Cli", "host"), 12);
     out += QStringLiteral("\n");
     std::size_t tp = 0, tm = 0, th = 0;
     for (hr::MemCategory c : hr::all_categories()) {
@@ -66,7 +65,7 @@ std::string categoryTable(const hr::CategoryBytes& predicted, const hr::Category
         if (host) out += QStringLiteral(" %1").arg(bytes(h), 12);
         out += QStringLiteral("\n");
     }
-    out += QStringLiteral("  %1 %2").arg(tr("total"), -18).arg(bytes(tp), 12);
+    out += QStringLiteral("  %1 %2").arg(QCoreApplication::translate("Cli", "total"), -18).arg(bytes(tp), 12);
     if (measured)
         out += QStringLiteral(" %1 %2").arg(bytes(tm), 12).arg(
             tm ? QStringLiteral("%1%").arg(100.0 * (double(tp) - double(tm)) / double(tm), 0, 'f', 2) : QString(), 11);
@@ -80,7 +79,7 @@ int run_plan_command(const std::vector<std::string>& args) {
     try {
         flags = parseRunFlags(args, "plan");
     } catch (const BadFlag& e) {
-        eprint(tr("headroom plan: %1\n").arg(e.message));
+        eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(e.message));
         return 2;
     }
     if (flags.help) {
@@ -109,26 +108,26 @@ int run_plan_command(const std::vector<std::string>& args) {
                 print(q(j.dump(2) + "\n"));
                 return 0;
             }
-            print(tr("Model %1, batch %2 (micro-batch %3 x %4), %5, device %6\n\n")
+            print(QCoreApplication::translate("Cli", "Model %1, batch %2 (micro-batch %3 x %4), %5, device %6\n\n")
                       .arg(q(c.model.name))
                       .arg(c.batch)
                       .arg(p.strategy.micro_batch)
                       .arg(p.strategy.accumulate)
                       .arg(q(p.strategy.describe()), q(req.device)));
             print(q(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr)));
-            print(tr("\n  %1 of %2 free on %3: %4\n")
+            print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
                       .arg(bytes(p.device_total), bytes(free), q(req.device),
-                           p.device_total <= free ? tr("fits") : tr("does NOT fit")));
-            print(tr("\nPer layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose "
+                           p.device_total <= free ? QCoreApplication::translate("Cli", "fits") : QCoreApplication::translate("Cli", "does NOT fit")));
+            print(QCoreApplication::translate("Cli", "\nPer layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose "
                      "inner tensors are recomputed in a shared %2 buffer):\n")
                       .arg(p.strategy.micro_batch)
                       .arg(bytes(p.recompute_arena)));
             print(QStringLiteral("  %1 %2 %3 %4 %5\n")
-                      .arg(tr("layer"), -14)
-                      .arg(tr("type"), -28)
-                      .arg(tr("block"), 6)
-                      .arg(tr("activations"), 12)
-                      .arg(tr("parameters"), 12));
+                      .arg(QCoreApplication::translate("Cli", "layer"), -14)
+                      .arg(QCoreApplication::translate("Cli", "type"), -28)
+                      .arg(QCoreApplication::translate("Cli", "block"), 6)
+                      .arg(QCoreApplication::translate("Cli", "activations"), 12)
+                      .arg(QCoreApplication::translate("Cli", "parameters"), 12));
             for (const auto& l : p.layers)
                 print(QStringLiteral("  %1 %2 %3 %4 %5\n")
                           .arg(q(l.path), -14)
@@ -138,7 +137,7 @@ int run_plan_command(const std::vector<std::string>& args) {
                                6)
                           .arg(bytes(l.activation_bytes), 12)
                           .arg(bytes(l.parameter_bytes), 12));
-            print(tr("\nPeak: %1\nPredicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed "
+            print(QCoreApplication::translate("Cli", "\nPeak: %1\nPredicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed "
                      "forward FLOPs, %5 host traffic)\n")
                       .arg(q(p.peak_phase))
                       .arg(p.predicted_step_seconds * 1e3, 0, 'f', 2)
@@ -165,38 +164,38 @@ int run_plan_command(const std::vector<std::string>& args) {
             print(q(j.dump(2) + "\n"));
             return s.best >= 0 ? 0 : 1;
         }
-        print(tr("Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):\n\n")
+        print(QCoreApplication::translate("Cli", "Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):\n\n")
                   .arg(q(c.model.name))
                   .arg(c.batch)
                   .arg(bytes(budget)));
         print(QStringLiteral("  %1 %2 %3 %4 %5\n")
                   .arg(QString(), 2)
-                  .arg(tr("strategy"), -52)
-                  .arg(tr("device"), 11)
-                  .arg(tr("step"), 9)
-                  .arg(tr("verdict")));
+                  .arg(QCoreApplication::translate("Cli", "strategy"), -52)
+                  .arg(QCoreApplication::translate("Cli", "device"), 11)
+                  .arg(QCoreApplication::translate("Cli", "step"), 9)
+                  .arg(QCoreApplication::translate("Cli", "verdict")));
         for (std::size_t i = 0; i < s.candidates.size(); ++i) {
             const auto& cand = s.candidates[i];
             std::string fl = hr::strategy_flags(cand.strategy);
             print(QStringLiteral("  %1 %2 %3 %4 %5\n")
                       .arg(static_cast<int>(i) == s.best ? QStringLiteral("*") : QString(), 2)
-                      .arg(fl.empty() ? tr("(no strategies: fp32)") : q(fl), -52)
+                      .arg(fl.empty() ? QCoreApplication::translate("Cli", "(no strategies: fp32)") : q(fl), -52)
                       .arg(bytes(cand.plan.device_total), 11)
                       .arg(QStringLiteral("%1x").arg(cand.plan.relative_step_time, 0, 'f', 2), 9)
                       .arg(q(cand.reason)));
         }
         if (s.best < 0) {
-            print(tr("\nNothing fits in %1: lower --batch or use a smaller model.\n").arg(bytes(budget)));
+            print(QCoreApplication::translate("Cli", "\nNothing fits in %1: lower --batch or use a smaller model.\n").arg(bytes(budget)));
             return 1;
         }
         const auto& best = s.candidates[static_cast<std::size_t>(s.best)];
-        print(tr("\nBest: headroom train --batch %1 %2\n").arg(c.batch).arg(q(hr::strategy_flags(best.strategy))));
+        print(QCoreApplication::translate("Cli", "\nBest: headroom train --batch %1 %2\n").arg(c.batch).arg(q(hr::strategy_flags(best.strategy))));
         return 0;
     } catch (const hr::InputError& e) {
-        eprint(tr("headroom plan: %1\n").arg(q(e.what())));
+        eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(q(e.what())));
         return 2;
     } catch (const std::exception& e) {
-        eprint(tr("headroom plan: %1\n").arg(q(e.what())));
+        eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(q(e.what())));
         return 1;
     }
 }

@@ -14,7 +14,6 @@ namespace hrapp {
 
 namespace {
 
-QString tr(const char* s) { return QCoreApplication::translate("Cli", s); }
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 std::int64_t parseInt(const std::string& flag, const std::string& v, std::int64_t min) {
@@ -24,7 +23,7 @@ std::int64_t parseInt(const std::string& flag, const std::string& v, std::int64_
         if (pos == v.size() && x >= min) return x;
     } catch (...) {
     }
-    throw BadFlag{tr("%1 expects an integer of at least %2, got '%3'").arg(q(flag)).arg(min).arg(q(v))};
+    throw BadFlag{QCoreApplication::translate("Cli", "%1 expects an integer of at least %2, got '%3'").arg(q(flag)).arg(min).arg(q(v))};
 }
 
 double parseReal(const std::string& flag, const std::string& v) {
@@ -34,7 +33,7 @@ double parseReal(const std::string& flag, const std::string& v) {
         if (pos == v.size() && std::isfinite(x)) return x;
     } catch (...) {
     }
-    throw BadFlag{tr("%1 expects a number, got '%2'").arg(q(flag)).arg(q(v))};
+    throw BadFlag{QCoreApplication::translate("Cli", "%1 expects a number, got '%2'").arg(q(flag)).arg(q(v))};
 }
 
 }  // namespace
@@ -77,7 +76,7 @@ RunFlags parseRunFlags(const std::vector<std::string>& args, const std::string& 
              try {
                  c.memory_limit = hr::parse_bytes(v);
              } catch (const std::exception& e) {
-                 throw BadFlag{tr("--memory-limit: %1").arg(q(e.what()))};
+                 throw BadFlag{QCoreApplication::translate("Cli", "--memory-limit: %1").arg(q(e.what()))};
              }
          }},
         {"--budget", [&](const std::string& v) { f.budget = v; }},
@@ -116,7 +115,7 @@ RunFlags parseRunFlags(const std::vector<std::string>& args, const std::string& 
         if (allowed && it != withValue.end()) {
             if (!hasInline) {
                 if (i + 1 >= args.size())
-                    throw BadFlag{tr("%1 needs a value (see headroom %2 --help)").arg(q(a), q(command))};
+                    throw BadFlag{QCoreApplication::translate("Cli", "%1 needs a value (see headroom %2 --help)").arg(q(a), q(command))};
                 value = args[++i];
             }
             if (a == "--preset") presetGiven = true;
@@ -124,13 +123,13 @@ RunFlags parseRunFlags(const std::vector<std::string>& args, const std::string& 
         } else if (allowed && sw != switches.end() && !hasInline) {
             sw->second();
         } else {
-            throw BadFlag{tr("unknown option '%1' for 'headroom %2'; see headroom %2 --help").arg(q(args[i]), q(command))};
+            throw BadFlag{QCoreApplication::translate("Cli", "unknown option '%1' for 'headroom %2'; see headroom %2 --help").arg(q(args[i]), q(command))};
         }
     }
-    if (presetGiven && !f.modelFile.empty()) throw BadFlag{tr("give either --preset or --model, not both")};
+    if (presetGiven && !f.modelFile.empty()) throw BadFlag{QCoreApplication::translate("Cli", "give either --preset or --model, not both")};
     if (!lrGiven && c.optimizer.kind != "sgd") c.optimizer.lr = 1e-3;
     if (c.steps > 0 && std::find(args.begin(), args.end(), std::string("--epochs")) != args.end())
-        throw BadFlag{tr("give either --epochs or --steps, not both")};
+        throw BadFlag{QCoreApplication::translate("Cli", "give either --epochs or --steps, not both")};
     return f;
 }
 

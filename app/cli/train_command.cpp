@@ -36,7 +36,6 @@ namespace hrapp {
 
 namespace {
 
-QString tr(const char* s) { return QCoreApplication::translate("Cli", s); }
 void print(const QString& s) {
     std::fputs(s.toLocal8Bit().constData(), stdout);
     std::fflush(stdout);
@@ -45,7 +44,7 @@ void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr);
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QString trainHelp() {
-    return tr("Usage: headroom train [options]\n"
+    return QCoreApplication::translate("Cli", "Usage: headroom train [options]\n"
               "\n"
               "Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory\n"
               "ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).\n"
@@ -122,15 +121,15 @@ void checkOutputDir(const std::filesystem::path& dir) {
     std::error_code ec;
     if (fs::exists(dir, ec)) {
         if (!fs::is_directory(dir, ec))
-            throw BadFlag{tr("--out %1 is a file, not a folder; pass a folder path").arg(q(dir.string()))};
+            throw BadFlag{QCoreApplication::translate("Cli", "--out %1 is a file, not a folder; pass a folder path").arg(q(dir.string()))};
         if (!canCreateFilesIn(dir))
-            throw BadFlag{tr("--out %1 is not writable; pick a folder you can write to").arg(q(dir.string()))};
+            throw BadFlag{QCoreApplication::translate("Cli", "--out %1 is not writable; pick a folder you can write to").arg(q(dir.string()))};
         return;
     }
     fs::path p = fs::absolute(dir, ec).parent_path();
     while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
     if (p.empty() || !fs::is_directory(p, ec) || !canCreateFilesIn(p))
-        throw BadFlag{tr("--out %1 cannot be created: %2 is not a writable folder").arg(q(dir.string()), q(p.string()))};
+        throw BadFlag{QCoreApplication::translate("Cli", "--out %1 cannot be created: %2 is not a writable folder").arg(q(dir.string()), q(p.string()))};
 }
 
 }  // namespace
@@ -140,7 +139,7 @@ int run_train_command(const std::vector<std::string>& args) {
     try {
         flags = parseRunFlags(args, "train");
     } catch (const BadFlag& e) {
-        eprint(tr("headroom train: %1\n").arg(e.message));
+        eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(e.message));
         return 2;
     }
     if (flags.help) {
@@ -201,7 +200,7 @@ int run_train_command(const std::vector<std::string>& args) {
             const int width = 24;
             int filled = static_cast<int>(width * static_cast<double>(e.step) / static_cast<double>(e.total_steps));
             QString bar = QString(filled, QChar('#')) + QString(width - filled, QChar('-'));
-            print(tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 ")
+            print(QCoreApplication::translate("Cli", "\r[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 ")
                       .arg(bar)
                       .arg(e.step)
                       .arg(e.total_steps)
@@ -213,7 +212,7 @@ int run_train_command(const std::vector<std::string>& args) {
         cb.on_epoch = [&](const hr::EpochEvent& e) {
             if (quiet) return;
             if (tty) print(QStringLiteral("\n"));
-            print(tr("epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 "
+            print(QCoreApplication::translate("Cli", "epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 "
                      "time=%7s\n")
                       .arg(e.epoch)
                       .arg(e.train_loss, 0, 'f', 4)
@@ -232,7 +231,7 @@ int run_train_command(const std::vector<std::string>& args) {
         if (!flags.noHistory) {
             store = std::make_unique<RunStore>();
             if (!store->open(QString::fromStdString(flags.dbPath))) {
-                eprint(tr("headroom train: the run history is not available (%1); continuing without it\n")
+                eprint(QCoreApplication::translate("Cli", "headroom train: the run history is not available (%1); continuing without it\n")
                            .arg(store->lastError()));
                 store.reset();
             } else {
@@ -269,7 +268,7 @@ int run_train_command(const std::vector<std::string>& args) {
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
     } catch (const BadFlag& e) {
-        eprint(tr("headroom train: %1\n").arg(e.message));
+        eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(e.message));
         return 2;
     } catch (const hr::InputError& e) {
         g_trainer = nullptr;
@@ -277,18 +276,18 @@ int run_train_command(const std::vector<std::string>& args) {
             if (sampler) sampler->stop();
             store->deleteRun(runId);
         }
-        eprint(tr("headroom train: %1\n").arg(q(e.what())));
+        eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(q(e.what())));
         return 2;
     } catch (const std::exception& e) {
         g_trainer = nullptr;
         finishHistory(QStringLiteral("failed"), q(e.what()));
-        eprint(tr("headroom train: %1\n").arg(q(e.what())));
+        eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(q(e.what())));
         return 1;
     }
     finishHistory(QString(), QString());
 
     if (result.status == "failed") {
-        eprint(tr("headroom train: %1\n").arg(q(result.error)));
+        eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(q(result.error)));
         if (result.out_of_memory) {
             // the planner's fastest configuration that fits, as flags
             hr::PlanRequest req;
@@ -302,12 +301,12 @@ int run_train_command(const std::vector<std::string>& args) {
             hr::PlanSearch s = hr::search_plans(req, result.oom_limit);
             if (s.best >= 0) {
                 const auto& best = s.candidates[static_cast<std::size_t>(s.best)];
-                eprint(tr("headroom train: this fits in %1 (predicted %2): --batch %3 %4\n")
+                eprint(QCoreApplication::translate("Cli", "headroom train: this fits in %1 (predicted %2): --batch %3 %4\n")
                            .arg(q(hr::format_bytes(result.oom_limit)), q(hr::format_bytes(best.plan.device_total)))
                            .arg(c.batch)
                            .arg(q(hr::strategy_flags(best.strategy))));
             } else {
-                eprint(tr("headroom train: no strategy fits in %1 at batch %2; lower --batch\n")
+                eprint(QCoreApplication::translate("Cli", "headroom train: no strategy fits in %1 at batch %2; lower --batch\n")
                            .arg(q(hr::format_bytes(result.oom_limit)))
                            .arg(c.batch));
             }
@@ -338,19 +337,19 @@ int run_train_command(const std::vector<std::string>& args) {
         trainer->save_weights((fs::path(outDir) / "model.safetensors").string());
         hr::write_file_atomic((fs::path(outDir) / "run.json").string(), text);
     } catch (const std::exception& e) {
-        eprint(tr("headroom train: could not write the results to %1: %2\n").arg(q(outDir), q(e.what())));
+        eprint(QCoreApplication::translate("Cli", "headroom train: could not write the results to %1: %2\n").arg(q(outDir), q(e.what())));
         return 1;
     }
     if (!quiet) {
-        print(tr("memory (%1), predicted before the run and measured by the ledger:\n").arg(q(result.strategy)));
+        print(QCoreApplication::translate("Cli", "memory (%1), predicted before the run and measured by the ledger:\n").arg(q(result.strategy)));
         print(q(categoryTable(predicted.device, &result.ledger.peak,
                               result.host_ledger.peak_total ? &result.host_ledger.peak : nullptr)));
-        print(tr("wrote %1 and %2\n")
+        print(QCoreApplication::translate("Cli", "wrote %1 and %2\n")
                   .arg(q((fs::path(outDir) / "run.json").string()), q((fs::path(outDir) / "model.safetensors").string())));
-        if (store) print(tr("recorded as run %1 in %2 (headroom report %1)\n").arg(runId).arg(store->path()));
+        if (store) print(QCoreApplication::translate("Cli", "recorded as run %1 in %2 (headroom report %1)\n").arg(runId).arg(store->path()));
     }
     if (result.status == "stopped") {
-        eprint(tr("headroom train: stopped after %1 steps; the results so far were written\n").arg(result.steps));
+        eprint(QCoreApplication::translate("Cli", "headroom train: stopped after %1 steps; the results so far were written\n").arg(result.steps));
         print(QStringLiteral("test_accuracy=%1\n").arg(result.test_accuracy, 0, 'f', 4));
         return 1;
     }
@@ -371,7 +370,7 @@ int run_presets_command(const std::vector<std::string>& args) {
         }
     }
     if (!args.empty() && args[0] != "--help") {
-        eprint(tr("headroom presets: takes no options\n"));
+        eprint(QCoreApplication::translate("Cli", "headroom presets: takes no options\n"));
         return 2;
     }
     for (const auto& name : hr::preset_names()) {
@@ -379,7 +378,7 @@ int run_presets_command(const std::vector<std::string>& args) {
         print(QStringLiteral("%1  %2 %3\n    %4\n")
                   .arg(q(name), -12)
                   .arg(r.total_params)
-                  .arg(tr("parameters"))
+                  .arg(QCoreApplication::translate("Cli", "parameters"))
                   .arg(q(hr::preset_description(name))));
     }
     return 0;
@@ -387,28 +386,28 @@ int run_presets_command(const std::vector<std::string>& args) {
 
 int run_devices_command(const std::vector<std::string>& args) {
     if (!args.empty() && args[0] != "--help") {
-        eprint(tr("headroom devices: takes no options\n"));
+        eprint(QCoreApplication::translate("Cli", "headroom devices: takes no options\n"));
         return 2;
     }
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    print(tr("cpu      %1 cores, %2 memory\n")
+    print(QCoreApplication::translate("Cli", "cpu      %1 cores, %2 memory\n")
               .arg(std::thread::hardware_concurrency())
               .arg(q(hr::format_bytes(static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)))));
 #ifdef HEADROOM_WITH_CUDA
     const auto gpus = hr::cuda_devices();
     if (gpus.empty()) {
-        print(tr("cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
+        print(QCoreApplication::translate("Cli", "cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
     } else {
         for (const auto& d : gpus)
-            print(tr("cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
+            print(QCoreApplication::translate("Cli", "cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
                       .arg(d.index)
                       .arg(q(d.name), q(hr::format_bytes(d.total_bytes)), q(hr::format_bytes(d.free_bytes)))
                       .arg(d.cc_major)
                       .arg(d.cc_minor));
     }
-    print(tr("versions %1\n").arg(q(hr::cuda_versions())));
+    print(QCoreApplication::translate("Cli", "versions %1\n").arg(q(hr::cuda_versions())));
 #else
-    print(tr("cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
+    print(QCoreApplication::translate("Cli", "cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
 #endif
     return 0;
 }

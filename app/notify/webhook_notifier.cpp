@@ -18,12 +18,11 @@ Q_LOGGING_CATEGORY(lcWebhook, "headroom.webhook")
 
 namespace hrapp {
 namespace {
-QString tr(const char* s) { return QCoreApplication::translate("WebhookNotifier", s); }
 
 QString statusWord(const QString& status) {
-    if (status == QLatin1String("finished")) return tr("finished");
-    if (status == QLatin1String("stopped")) return tr("was stopped");
-    return tr("failed");
+    if (status == QLatin1String("finished")) return QCoreApplication::translate("WebhookNotifier", "finished");
+    if (status == QLatin1String("stopped")) return QCoreApplication::translate("WebhookNotifier", "was stopped");
+    return QCoreApplication::translate("WebhookNotifier", "failed");
 }
 }  // namespace
 
@@ -103,12 +102,12 @@ bool WebhookNotifier::send(const QString& event, const QString& title, const QSt
         }
         QString why;
         if (reply->error() == QNetworkReply::OperationCanceledError || reply->error() == QNetworkReply::TimeoutError)
-            why = tr("no answer within %1 s").arg(m_settings.timeoutMs / 1000.0);
+            why = QCoreApplication::translate("WebhookNotifier", "no answer within %1 s").arg(m_settings.timeoutMs / 1000.0);
         else if (http != 0)
-            why = tr("HTTP status %1").arg(http);
+            why = QCoreApplication::translate("WebhookNotifier", "HTTP status %1").arg(http);
         else
             why = reply->errorString();
-        const QString message = tr("Webhook %1 failed for '%2': %3; training is not affected.").arg(url, event, why);
+        const QString message = QCoreApplication::translate("WebhookNotifier", "Webhook %1 failed for '%2': %3; training is not affected.").arg(url, event, why);
         qCWarning(lcWebhook).noquote() << message;
         emit failed(event, message);
     });
@@ -119,15 +118,15 @@ void WebhookNotifier::notifyRunEnded(const QString& runName, const QString& stat
                                      const QJsonObject& metrics) {
     const bool failedRun = status == QLatin1String("failed");
     if (failedRun ? !m_settings.onFailed : !m_settings.onFinished) return;
-    const QString title = tr("Headroom: run \"%1\" %2").arg(runName, statusWord(status));
+    const QString title = QCoreApplication::translate("WebhookNotifier", "Headroom: run \"%1\" %2").arg(runName, statusWord(status));
     QStringList lines;
-    if (!error.isEmpty()) lines << tr("Error: %1").arg(error);
+    if (!error.isEmpty()) lines << QCoreApplication::translate("WebhookNotifier", "Error: %1").arg(error);
     const QJsonValue acc = metrics.value(QStringLiteral("test_accuracy"));
-    if (acc.isDouble()) lines << tr("Test accuracy: %1").arg(QLocale().toString(acc.toDouble() * 100, 'f', 2) + QLatin1Char('%'));
+    if (acc.isDouble()) lines << QCoreApplication::translate("WebhookNotifier", "Test accuracy: %1").arg(QLocale().toString(acc.toDouble() * 100, 'f', 2) + QLatin1Char('%'));
     const QJsonValue loss = metrics.value(QStringLiteral("test_loss"));
-    if (loss.isDouble()) lines << tr("Test loss: %1").arg(QLocale().toString(loss.toDouble(), 'g', 4));
+    if (loss.isDouble()) lines << QCoreApplication::translate("WebhookNotifier", "Test loss: %1").arg(QLocale().toString(loss.toDouble(), 'g', 4));
     const QJsonValue secs = metrics.value(QStringLiteral("seconds"));
-    if (secs.isDouble()) lines << tr("Training time: %1 s").arg(QLocale().toString(secs.toDouble(), 'f', 1));
+    if (secs.isDouble()) lines << QCoreApplication::translate("WebhookNotifier", "Training time: %1 s").arg(QLocale().toString(secs.toDouble(), 'f', 1));
     QJsonObject details{{QStringLiteral("run"), runName}, {QStringLiteral("status"), status},
                         {QStringLiteral("metrics"), metrics}};
     if (!error.isEmpty()) details[QStringLiteral("error")] = error;
@@ -137,12 +136,12 @@ void WebhookNotifier::notifyRunEnded(const QString& runName, const QString& stat
 
 void WebhookNotifier::notifyEpoch(const QString& runName, const hr::EpochEvent& e, int totalEpochs) {
     if (m_settings.everyEpochs <= 0 || e.epoch <= 0 || e.epoch % m_settings.everyEpochs != 0) return;
-    const QString title = totalEpochs > 0 ? tr("Headroom: run \"%1\" epoch %2 of %3").arg(runName).arg(e.epoch).arg(totalEpochs)
-                                          : tr("Headroom: run \"%1\" epoch %2").arg(runName).arg(e.epoch);
+    const QString title = totalEpochs > 0 ? QCoreApplication::translate("WebhookNotifier", "Headroom: run \"%1\" epoch %2 of %3").arg(runName).arg(e.epoch).arg(totalEpochs)
+                                          : QCoreApplication::translate("WebhookNotifier", "Headroom: run \"%1\" epoch %2").arg(runName).arg(e.epoch);
     QStringList lines;
-    lines << tr("Train loss: %1").arg(QLocale().toString(e.train_loss, 'g', 4));
+    lines << QCoreApplication::translate("WebhookNotifier", "Train loss: %1").arg(QLocale().toString(e.train_loss, 'g', 4));
     if (std::isfinite(e.test_accuracy))
-        lines << tr("Test accuracy: %1").arg(QLocale().toString(e.test_accuracy * 100, 'f', 2) + QLatin1Char('%'));
+        lines << QCoreApplication::translate("WebhookNotifier", "Test accuracy: %1").arg(QLocale().toString(e.test_accuracy * 100, 'f', 2) + QLatin1Char('%'));
     auto num = [](double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
     QJsonObject details{{QStringLiteral("run"), runName},
                         {QStringLiteral("epoch"), e.epoch},

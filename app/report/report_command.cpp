@@ -16,7 +16,6 @@
 namespace hrapp {
 namespace {
 
-QString tr(const char* s) { return QCoreApplication::translate("ReportCommand", s); }
 
 void eprint(const QString& s) {
     const QByteArray b = s.toLocal8Bit();
@@ -69,11 +68,11 @@ QString parseArgs(const QStringList& args, const QStringList& keys, QHash<QStrin
                 value = key.mid(eq + 1);
                 key = key.left(eq);
             } else {
-                if (!keys.contains(key)) return tr("unknown option '%1'").arg(a);
-                if (i + 1 >= args.size()) return tr("option '%1' needs a value").arg(a);
+                if (!keys.contains(key)) return QCoreApplication::translate("ReportCommand", "unknown option '%1'").arg(a);
+                if (i + 1 >= args.size()) return QCoreApplication::translate("ReportCommand", "option '%1' needs a value").arg(a);
                 value = args[++i];
             }
-            if (!keys.contains(key)) return tr("unknown option '--%1'").arg(key);
+            if (!keys.contains(key)) return QCoreApplication::translate("ReportCommand", "unknown option '--%1'").arg(key);
             values->insert(key, value);
         } else {
             positional->push_back(a);
@@ -105,7 +104,7 @@ int run_report_command(const QStringList& args) {
     auto app = ensureApplication();
     QHash<QString, QString> v;
     QStringList pos;
-    const QString usage = tr("usage: headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]\n"
+    const QString usage = QCoreApplication::translate("ReportCommand", "usage: headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]\n"
                              "RUN is a run id, 'last', or a run's name (see headroom runs).\n");
     if (args.contains(QLatin1String("--help")) || args.contains(QLatin1String("-h"))) {
         print(usage);
@@ -113,18 +112,18 @@ int run_report_command(const QStringList& args) {
     }
     const QString err = parseArgs(args, {QStringLiteral("format"), QStringLiteral("out"), QStringLiteral("db")}, &v, &pos);
     if (!err.isEmpty()) {
-        eprint(tr("headroom report: %1\n").arg(err) + usage);
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: %1\n").arg(err) + usage);
         return 2;
     }
     if (pos.size() != 1) {
-        eprint(tr("headroom report: give exactly one run\n") + usage);
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: give exactly one run\n") + usage);
         return 2;
     }
     std::optional<ReportWriter::Format> format;
     if (v.contains(QStringLiteral("format"))) {
         format = ReportWriter::formatFromName(v.value(QStringLiteral("format")));
         if (!format) {
-            eprint(tr("headroom report: unknown format '%1'; use html, pdf, json or csv\n")
+            eprint(QCoreApplication::translate("ReportCommand", "headroom report: unknown format '%1'; use html, pdf, json or csv\n")
                        .arg(v.value(QStringLiteral("format"))));
             return 2;
         }
@@ -136,41 +135,41 @@ int run_report_command(const QStringList& args) {
     }
     const QString dbPath = v.value(QStringLiteral("db"));
     if (!dbPath.isEmpty() && !QFileInfo::exists(dbPath)) {
-        eprint(tr("headroom report: there is no run history at %1\n").arg(dbPath));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: there is no run history at %1\n").arg(dbPath));
         return 2;
     }
     RunStore store;
     if (!store.open(dbPath)) {
-        eprint(tr("headroom report: %1\n").arg(store.lastError()));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: %1\n").arg(store.lastError()));
         return 1;
     }
     const auto id = resolveRun(store, pos.first());
     if (!id) {
-        eprint(tr("headroom report: no run '%1' in %2; list the runs with: headroom runs\n")
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: no run '%1' in %2; list the runs with: headroom runs\n")
                    .arg(pos.first(), store.path()));
         return 2;
     }
     if (out.isEmpty()) out = QStringLiteral("headroom-run-%1.%2").arg(*id).arg(ReportWriter::extension(*format));
     const QFileInfo outInfo(out);
     if (outInfo.isDir()) {
-        eprint(tr("headroom report: --out %1 is a folder; give a file name\n").arg(out));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: --out %1 is a folder; give a file name\n").arg(out));
         return 2;
     }
     const QFileInfo dirInfo(outInfo.absolutePath());
     if (!dirInfo.isDir() || !dirInfo.isWritable()) {
-        eprint(tr("headroom report: cannot write %1: the folder %2 does not exist or is not writable\n")
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: cannot write %1: the folder %2 does not exist or is not writable\n")
                    .arg(out, outInfo.absolutePath()));
         return 2;
     }
     auto data = ReportWriter::load(store, *id);
     if (!data) {
-        eprint(tr("headroom report: run %1 could not be read\n").arg(*id));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: run %1 could not be read\n").arg(*id));
         return 1;
     }
     ReportWriter writer(std::move(*data));
     QString error;
     if (!writer.write(out, *format, &error)) {
-        eprint(tr("headroom report: %1\n").arg(error));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom report: %1\n").arg(error));
         return 2;
     }
     print(QFileInfo(out).absoluteFilePath() + QLatin1Char('\n'));
@@ -181,7 +180,7 @@ int run_runs_command(const QStringList& args) {
     auto app = ensureApplication();
     QHash<QString, QString> v;
     QStringList pos;
-    const QString usage = tr("usage: headroom runs [--status running,finished,failed,stopped] [--filter TEXT] "
+    const QString usage = QCoreApplication::translate("ReportCommand", "usage: headroom runs [--status running,finished,failed,stopped] [--filter TEXT] "
                              "[--limit N] [--db FILE]\n");
     if (args.contains(QLatin1String("--help")) || args.contains(QLatin1String("-h"))) {
         print(usage);
@@ -191,7 +190,7 @@ int run_runs_command(const QStringList& args) {
                                          QStringLiteral("db")},
                                   &v, &pos);
     if (!err.isEmpty() || !pos.isEmpty()) {
-        eprint(tr("headroom runs: %1\n").arg(err.isEmpty() ? tr("unexpected argument '%1'").arg(pos.first()) : err) +
+        eprint(QCoreApplication::translate("ReportCommand", "headroom runs: %1\n").arg(err.isEmpty() ? QCoreApplication::translate("ReportCommand", "unexpected argument '%1'").arg(pos.first()) : err) +
                usage);
         return 2;
     }
@@ -202,7 +201,7 @@ int run_runs_command(const QStringList& args) {
             const QString st = s.trimmed().toLower();
             if (st != QLatin1String("running") && st != QLatin1String("finished") && st != QLatin1String("failed") &&
                 st != QLatin1String("stopped")) {
-                eprint(tr("headroom runs: unknown status '%1'; use running, finished, failed or stopped\n").arg(s));
+                eprint(QCoreApplication::translate("ReportCommand", "headroom runs: unknown status '%1'; use running, finished, failed or stopped\n").arg(s));
                 return 2;
             }
             f.statuses << st;
@@ -212,31 +211,31 @@ int run_runs_command(const QStringList& args) {
         bool ok = false;
         f.limit = v.value(QStringLiteral("limit")).toInt(&ok);
         if (!ok || f.limit < 0) {
-            eprint(tr("headroom runs: --limit must be a whole number of 0 or more\n"));
+            eprint(QCoreApplication::translate("ReportCommand", "headroom runs: --limit must be a whole number of 0 or more\n"));
             return 2;
         }
     }
     const QString dbPath = v.value(QStringLiteral("db"));
     if (!dbPath.isEmpty() && !QFileInfo::exists(dbPath)) {
-        eprint(tr("headroom runs: there is no run history at %1\n").arg(dbPath));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom runs: there is no run history at %1\n").arg(dbPath));
         return 2;
     }
     RunStore store;
     if (!store.open(dbPath)) {
-        eprint(tr("headroom runs: %1\n").arg(store.lastError()));
+        eprint(QCoreApplication::translate("ReportCommand", "headroom runs: %1\n").arg(store.lastError()));
         return 1;
     }
     const auto runs = store.listRuns(f);
     if (runs.isEmpty()) {
-        print(tr("No runs in %1.\n").arg(store.path()));
+        print(QCoreApplication::translate("ReportCommand", "No runs in %1.\n").arg(store.path()));
         return 0;
     }
     QString table = QStringLiteral("%1  %2  %3  %4  %5\n")
-                        .arg(tr("ID"), 5)
-                        .arg(tr("STATUS"), -9)
-                        .arg(tr("STARTED"), -16)
-                        .arg(tr("TEST ACC"), 8)
-                        .arg(tr("NAME"));
+                        .arg(QCoreApplication::translate("ReportCommand", "ID"), 5)
+                        .arg(QCoreApplication::translate("ReportCommand", "STATUS"), -9)
+                        .arg(QCoreApplication::translate("ReportCommand", "STARTED"), -16)
+                        .arg(QCoreApplication::translate("ReportCommand", "TEST ACC"), 8)
+                        .arg(QCoreApplication::translate("ReportCommand", "NAME"));
     for (const RunInfo& r : runs) {
         const QJsonValue acc = r.finalMetrics.value(QStringLiteral("test_accuracy"));
         table += QStringLiteral("%1  %2  %3  %4  %5\n")
