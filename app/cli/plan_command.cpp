@@ -8,6 +8,7 @@
 #include "memory/allocator.h"
 #include "train/device.h"
 #include "train/run_record.h"
+#include "train/trainer.h"
 
 namespace hrapp {
 
@@ -90,13 +91,7 @@ int run_plan_command(const std::vector<std::string>& args) {
         resolveModel(flags);
         const hr::TrainConfig& c = flags.config;
         hr::validate_train_config(c);
-        hr::PlanRequest req;
-        req.spec = c.model;
-        req.batch = c.batch;
-        req.strategy = c.strategy;
-        req.optimizer = c.optimizer;
-        req.device = hr::resolve_device(c.device);
-        req.threads = c.threads;
+        hr::PlanRequest req = hr::plan_request(c);
         const std::size_t free = hr::device_free_bytes(req.device);
         if (flags.budget.empty()) {
             hr::MemoryPlan p = hr::predict_memory(req);

@@ -290,15 +290,8 @@ int run_train_command(const std::vector<std::string>& args) {
         eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(q(result.error)));
         if (result.out_of_memory) {
             // the planner's fastest configuration that fits, as flags
-            hr::PlanRequest req;
-            req.spec = c.model;
-            req.batch = c.batch;
-            req.strategy = c.strategy;
-            req.optimizer = c.optimizer;
-            req.threads = c.threads;
-            req.train_samples = result.train_samples;
-            req.test_samples = result.test_samples;
-            hr::PlanSearch s = hr::search_plans(req, result.oom_limit);
+            hr::PlanSearch s =
+                hr::search_plans(hr::plan_request(c, result.train_samples, result.test_samples), result.oom_limit);
             if (s.best >= 0) {
                 const auto& best = s.candidates[static_cast<std::size_t>(s.best)];
                 eprint(QCoreApplication::translate("Cli", "headroom train: this fits in %1 (predicted %2): --batch %3 %4\n")
@@ -316,17 +309,7 @@ int run_train_command(const std::vector<std::string>& args) {
     // predicted against measured, category by category
     hr::MemoryPlan predicted;
     {
-        hr::PlanRequest req;
-        req.spec = c.model;
-        req.batch = c.batch;
-        req.strategy = c.strategy;
-        req.optimizer = c.optimizer;
-        req.threads = c.threads;
-        req.device = hr::resolve_device(c.device);
-        req.train_samples = result.train_samples;
-        req.test_samples = result.test_samples;
-        req.budget = c.memory_limit;
-        predicted = hr::predict_memory(req);
+        predicted = hr::predict_memory(hr::plan_request(c, result.train_samples, result.test_samples));
         if (store) store->setPredictedMemory(runId, predicted.device);
     }
     try {

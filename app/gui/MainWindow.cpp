@@ -631,17 +631,8 @@ void MainWindow::onFinished(const hr::TrainResult& r) {
         // Predicted against measured, category by category (what the report sets side by side).
         if (r.status != "failed" || r.steps > 0) {
             try {
-                hr::PlanRequest req;
-                req.spec = m_runConfig.model;
-                req.batch = m_runConfig.batch;
-                req.strategy = m_runConfig.strategy;
-                req.optimizer = m_runConfig.optimizer;
-                req.threads = m_runConfig.threads;
-                req.device = hr::resolve_device(m_runConfig.device);
-                req.train_samples = r.train_samples;
-                req.test_samples = r.test_samples;
-                req.budget = m_runConfig.memory_limit;
-                m_store->setPredictedMemory(runId, hr::predict_memory(req).device);
+                m_store->setPredictedMemory(
+                    runId, hr::predict_memory(hr::plan_request(m_runConfig, r.train_samples, r.test_samples)).device);
             } catch (const std::exception& e) {
                 onLog(int(hr::LogLevel::warning), tr("No memory prediction for this run: %1").arg(QString::fromUtf8(e.what())));
             }

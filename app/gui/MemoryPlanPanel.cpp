@@ -17,6 +17,7 @@
 #include "charts/PlanBarChart.h"
 #include "gui/OutOfMemoryDialog.h"
 #include "memory/allocator.h"
+#include "train/trainer.h"
 
 namespace hrapp {
 
@@ -165,17 +166,7 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
 }
 
 hr::PlanRequest MemoryPlanPanel::requestFor(const hr::TrainConfig& c) {
-    hr::PlanRequest req;
-    req.spec = c.model;
-    req.batch = c.batch;
-    req.strategy = c.strategy;
-    req.optimizer = c.optimizer;
-    req.device = isCpu(c.device) ? "cpu" : c.device;
-    req.threads = c.threads;
-    req.train_samples = c.train_limit;
-    req.test_samples = c.test_limit;
-    req.budget = c.memory_limit;
-    return req;
+    return hr::plan_request(c);
 }
 
 hr::StrategyConfig MemoryPlanPanel::normalized(const hr::StrategyConfig& s, std::int64_t batch) {

@@ -117,7 +117,7 @@ std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, 
     return msg;
 }
 
-std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
+PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::int64_t test_samples) {
     PlanRequest r;
     r.spec = c.model;
     r.batch = c.batch;
@@ -125,8 +125,14 @@ std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
     r.optimizer = c.optimizer;
     r.device = resolve_device(c.device);
     r.threads = c.threads;
+    r.train_samples = train_samples ? train_samples : c.train_limit;
+    r.test_samples = test_samples ? test_samples : c.test_limit;
     r.budget = c.memory_limit;
-    return predict_memory(r).strategy.checkpoint_blocks;
+    return r;
+}
+
+std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
+    return predict_memory(plan_request(c)).strategy.checkpoint_blocks;
 }
 
 TrainResult Trainer::run() {

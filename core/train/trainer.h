@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "memory/ledger.h"
+#include "plan/planner.h"
 #include "train/config.h"
 #include "train/events.h"
 
@@ -48,6 +49,10 @@ std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, 
 
 // `--checkpoint auto` without a budget: the planner's choice for the device's memory.
 std::vector<int> choose_auto_checkpoint(const TrainConfig& config);
+// The planner's request for a run's config (model, batch, optimizer, strategies, device, memory limit as
+// the budget). Sample counts size the data loader's buffers: pass a finished run's counts, or 0 to use
+// the config's train/test limits.
+PlanRequest plan_request(const TrainConfig& config, std::int64_t train_samples = 0, std::int64_t test_samples = 0);
 
 class Trainer {
 public:
