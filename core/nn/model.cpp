@@ -241,7 +241,12 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t step) {
     current_batch_ = n;
     current_step_ = step;
     first_input_ = x;
-    return forward_seq(*top_, x, training, step);
+    Tensor out = forward_seq(*top_, x, training, step);
+    // after a forward, the arena holds the last checkpointed block's tensors: its backward (the first
+    // one to run) needs no recompute
+    arena_holds_ = -1;
+    for (auto [first, last] : ckpt_ranges_) arena_holds_ = std::max(arena_holds_, first);
+    return out;
 }
 
 Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t step) {
@@ -301,7 +306,7 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
     for (std::size_t k = seq.nodes.size(); k-- > 0;) {
         if (top)
             for (auto [first, last] : ckpt_ranges_)
-                if (static_cast<int>(k) == last) recompute_block(first, last);
+                if (static_cast<int>(k) == last && arena_holds_ != first) recompute_block(first, last);
         Node& n = *seq.nodes[k];
         Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
         Tensor target;
@@ -340,6 +345,7 @@ void Model::recompute_block(int first, int last) {
         x = top_->nodes[i]->y;
     }
     recomputing_ = false;
+    arena_holds_ = first;
 }
 
 void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx) {

@@ -85,6 +85,7 @@ private:
     Tensor first_input_;  // the last forward's input batch (the first layer's backward needs it)
     std::uint64_t current_step_ = 0;
     bool recomputing_ = false;
+    int arena_holds_ = -1;  // first top-level index of the checkpointed block whose tensors the arena holds
     // recompute arena: requests collected while building, then one allocation and views into it
     struct ArenaRequest {
         Tensor* target;
