@@ -12,7 +12,7 @@ namespace hrapp {
 struct AppSettings {
     QString language = QStringLiteral("system");  // system | en | zh_CN
     QString theme = QStringLiteral("system");     // system | light | dark
-    int chartRefreshHz = 20;                      // 1..25
+    int chartRefreshHz = 10;                      // 1..25
     int telemetryIntervalMs = 500;                // 100..10000: the hardware monitor's sampling interval
     // Notifications (app/notify): a webhook (empty URL: off) and a desktop message when a run ends.
     QString webhookUrl;
