@@ -283,22 +283,6 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, 
     });
 }
 
-namespace {
-
-// Views t as (N, C, S) with C = t.dim(1) (t must be at least 2-D).
-void ncs(const char* op, const Tensor& t, const Tensor& vec, const char* vec_name, std::int64_t& N, std::int64_t& C,
-         std::int64_t& S) {
-    if (t.ndim() < 2) fail(op, "expects a tensor of at least 2 dimensions (N, C, ...), got " + desc(t));
-    N = t.dim(0);
-    C = t.dim(1);
-    S = C && N ? t.numel() / (N * C) : 0;
-    if (vec.ndim() != 1 || vec.dim(0) != C)
-        fail(op, std::string(vec_name) + " " + desc(vec) + " must have shape (" + std::to_string(C) +
-                     ") to match channels of " + desc(t));
-}
-
-}  // namespace
-
 void CpuBackend::add_bias(Tensor& y, const Tensor& bias) {
     const char* op = "add_bias";
     require_defined(op, "y", y);

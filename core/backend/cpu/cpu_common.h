@@ -109,4 +109,52 @@ void parallel_chunks(int threads, std::int64_t n, std::int64_t grain, F&& f) {
     }
 }
 
+
+// ---- checks shared by the CPU and CUDA backends (same messages on every backend) -------------------
+
+// Views t as (N, C, S) with C = t.dim(1) (t must be at least 2-D); vec must be (C).
+inline void ncs(const char* op, const Tensor& t, const Tensor& vec, const char* vec_name, std::int64_t& N,
+                std::int64_t& C, std::int64_t& S) {
+    if (t.ndim() < 2) fail(op, "expects a tensor of at least 2 dimensions (N, C, ...), got " + desc(t));
+    N = t.dim(0);
+    C = t.dim(1);
+    S = C && N ? t.numel() / (N * C) : 0;
+    if (vec.ndim() != 1 || vec.dim(0) != C)
+        fail(op, std::string(vec_name) + " " + desc(vec) + " must have shape (" + std::to_string(C) +
+                     ") to match channels of " + desc(t));
+}
+
+struct ConvGeom {
+    std::int64_t N, C, H, W, K, kh, kw, Ho, Wo;
+    std::int64_t P() const { return Ho * Wo; }
+    std::int64_t R() const { return C * kh * kw; }
+};
+
+inline std::string params_str(const Conv2dParams& p) {
+    return "stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+           std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + ", dilation " + std::to_string(p.dilation_h) +
+           "x" + std::to_string(p.dilation_w);
+}
+
+// x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo) consistent with p (groups = 1).
+inline ConvGeom conv_geom(const char* op, const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
+    if (x.size() != 4 || w.size() != 4 || y.size() != 4)
+        fail(op, "expects x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo); got x " + shape_str(x) + ", w " +
+                     shape_str(w) + ", y " + shape_str(y));
+    if (p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
+        fail(op, "invalid parameters: " + params_str(p));
+    ConvGeom g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0};
+    if (w[1] != g.C)
+        fail(op, "w " + shape_str(w) + " expects " + std::to_string(w[1]) + " input channels but x " + shape_str(x) +
+                     " has " + std::to_string(g.C) + " (groups = 1 only)");
+    g.Ho = (g.H + 2 * p.pad_h - p.dilation_h * (g.kh - 1) - 1) / p.stride_h + 1;
+    g.Wo = (g.W + 2 * p.pad_w - p.dilation_w * (g.kw - 1) - 1) / p.stride_w + 1;
+    if (g.Ho <= 0 || g.Wo <= 0)
+        fail(op, "kernel " + shape_str(w) + " with " + params_str(p) + " does not fit input " + shape_str(x));
+    if (y[0] != g.N || y[1] != g.K || y[2] != g.Ho || y[3] != g.Wo)
+        fail(op, "for x " + shape_str(x) + ", w " + shape_str(w) + " and " + params_str(p) + " y must be " +
+                     shape_str({g.N, g.K, g.Ho, g.Wo}) + ", got " + shape_str(y));
+    return g;
+}
+
 }  // namespace hr::cpu

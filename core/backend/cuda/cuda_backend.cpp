@@ -19,6 +19,7 @@ namespace hr {
 
 using cpu::desc;
 using cpu::fail;
+using cpu::ncs;
 using cpu::require_dtype;
 using cpu::require_float;
 using cpu::require_same_dtype;
@@ -503,21 +504,6 @@ void CudaBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a,
                                  &alpha, b.raw(), type, ldb, a.raw(), type, lda, &beta, c.raw(), type, ldc, compute,
                                  CUBLAS_GEMM_DEFAULT));
 }
-
-namespace {
-
-void ncs(const char* op, const Tensor& t, const Tensor& vec, const char* vec_name, std::int64_t& N, std::int64_t& C,
-         std::int64_t& S) {
-    if (t.ndim() < 2) fail(op, "expects a tensor of at least 2 dimensions (N, C, ...), got " + desc(t));
-    N = t.dim(0);
-    C = t.dim(1);
-    S = C && N ? t.numel() / (N * C) : 0;
-    if (vec.ndim() != 1 || vec.dim(0) != C)
-        fail(op, std::string(vec_name) + " " + desc(vec) + " must have shape (" + std::to_string(C) +
-                     ") to match channels of " + desc(t));
-}
-
-}  // namespace
 
 void CudaBackend::add_bias(Tensor& y, const Tensor& bias) {
     const char* op = "add_bias";

@@ -22,6 +22,8 @@ namespace hr {
 
 using cpu::desc;
 using cpu::fail;
+using cpu::ConvGeom;
+using cpu::params_str;
 using cpu::require_same_dtype;
 
 namespace cuda {
@@ -63,34 +65,9 @@ void ConvPlanDeleter::operator()(ConvPlan* p) const { delete p; }
 
 namespace {
 
-struct ConvGeom {
-    std::int64_t N, C, H, W, K, kh, kw, Ho, Wo;
-};
-
-std::string params_str(const Conv2dParams& p) {
-    return "stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
-           std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + ", dilation " + std::to_string(p.dilation_h) +
-           "x" + std::to_string(p.dilation_w);
-}
-
-// Same checks and messages as the CPU backend (cpu_conv.cpp).
-ConvGeom conv_geom(const char* op, const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
-    if (x.size() != 4 || w.size() != 4 || y.size() != 4)
-        fail(op, "expects x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo); got x " + shape_str(x) + ", w " +
-                     shape_str(w) + ", y " + shape_str(y));
-    if (p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
-        fail(op, "invalid parameters: " + params_str(p));
-    ConvGeom g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0};
-    if (w[1] != g.C)
-        fail(op, "w " + shape_str(w) + " expects " + std::to_string(w[1]) + " input channels but x " + shape_str(x) +
-                     " has " + std::to_string(g.C) + " (groups = 1 only)");
-    g.Ho = (g.H + 2 * p.pad_h - p.dilation_h * (g.kh - 1) - 1) / p.stride_h + 1;
-    g.Wo = (g.W + 2 * p.pad_w - p.dilation_w * (g.kw - 1) - 1) / p.stride_w + 1;
-    if (g.Ho <= 0 || g.Wo <= 0)
-        fail(op, "kernel " + shape_str(w) + " with " + params_str(p) + " does not fit input " + shape_str(x));
-    if (y[0] != g.N || y[1] != g.K || y[2] != g.Ho || y[3] != g.Wo)
-        fail(op, "for x " + shape_str(x) + ", w " + shape_str(w) + " and " + params_str(p) + " y must be " +
-                     shape_str({g.N, g.K, g.Ho, g.Wo}) + ", got " + shape_str(y));
+// The shared checks (cpu_common.h), plus the GPU's 32-bit dimension limit.
+ConvGeom gpu_conv_geom(const char* op, const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
+    ConvGeom g = cpu::conv_geom(op, x, w, y, p);
     for (std::int64_t v : {g.N, g.C, g.H, g.W, g.K, g.kh, g.kw})
         if (v <= 0 || v > INT_MAX)
             fail(op, "x " + shape_str(x) + " and w " + shape_str(w) + ": every dimension must be in [1, 2^31) on the GPU");
@@ -140,7 +117,7 @@ cuda::ConvPlan& CudaBackend::conv_plan(const Shape& xs, const Shape& ws, const S
                                        DType dt) const {
     using namespace cuda;
     const char* op = "conv2d";
-    const ConvGeom g = conv_geom(op, xs, ws, ys, p);
+    const ConvGeom g = gpu_conv_geom(op, xs, ws, ys, p);
     const cudnnDataType_t type = dnn_type(op, dt);
     const bool tf32 = options_.tf32;
     const std::array<std::int64_t, 18> key{g.N,        g.C,        g.H,          g.W,          g.K,
