@@ -338,26 +338,6 @@ void CpuBackend::bias_grad(const Tensor& dy, Tensor& dbias) {
 
 // --- pooling -------------------------------------------------------------------------------------
 
-namespace {
-
-void check_pool(const char* op, const Tensor& x, const Tensor& y, const Pool2dParams& p) {
-    if (x.ndim() != 4 || y.ndim() != 4)
-        fail(op, "expects x (N, C, H, W) and y (N, C, Ho, Wo), got x " + desc(x) + ", y " + desc(y));
-    if (p.kernel_h <= 0 || p.kernel_w <= 0 || p.stride_h <= 0 || p.stride_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
-        fail(op, "invalid pooling parameters: kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
-                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
-                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w));
-    const std::int64_t ho = (x.dim(2) + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
-    const std::int64_t wo = (x.dim(3) + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
-    if (y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1) || y.dim(2) != ho || y.dim(3) != wo)
-        fail(op, "for x " + desc(x) + " with kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
-                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
-                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + " y must be " +
-                     shape_str({x.dim(0), x.dim(1), ho, wo}) + ", got " + desc(y));
-    require_same_dtype(op, "x", x, "y", y);
-}
-
-}  // namespace
 
 void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) {
     const char* op = "maxpool2d_forward";

@@ -157,4 +157,31 @@ inline ConvGeom conv_geom(const char* op, const Shape& x, const Shape& w, const 
     return g;
 }
 
+
+// Pooling: x (N, C, H, W), y (N, C, Ho, Wo) consistent with p; same dtype.
+inline void check_pool(const char* op, const Tensor& x, const Tensor& y, const Pool2dParams& p) {
+    if (x.ndim() != 4 || y.ndim() != 4)
+        fail(op, "expects x (N, C, H, W) and y (N, C, Ho, Wo), got x " + desc(x) + ", y " + desc(y));
+    if (p.kernel_h <= 0 || p.kernel_w <= 0 || p.stride_h <= 0 || p.stride_w <= 0 || p.pad_h < 0 || p.pad_w < 0)
+        fail(op, "invalid pooling parameters: kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w));
+    const std::int64_t ho = (x.dim(2) + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
+    const std::int64_t wo = (x.dim(3) + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+    if (y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1) || y.dim(2) != ho || y.dim(3) != wo)
+        fail(op, "for x " + desc(x) + " with kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
+                     ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
+                     std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + " y must be " +
+                     shape_str({x.dim(0), x.dim(1), ho, wo}) + ", got " + desc(y));
+    require_same_dtype(op, "x", x, "y", y);
+}
+
+// x viewed as (N, C, S) for batch norm: (N, C, H, W) or (N, C).
+inline void bn_dims(const char* op, const Tensor& x, std::int64_t& N, std::int64_t& C, std::int64_t& S) {
+    if (x.ndim() != 4 && x.ndim() != 2) fail(op, "expects x (N, C, H, W) or (N, C), got " + desc(x));
+    N = x.dim(0);
+    C = x.dim(1);
+    S = x.ndim() == 4 ? x.dim(2) * x.dim(3) : 1;
+}
+
 }  // namespace hr::cpu

@@ -40,15 +40,6 @@ void check_vec(const char* op, const char* name, const Tensor& t, std::int64_t C
     if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
 }
 
-// x viewed as (N, C, S) for batch norm: (N, C, H, W) or (N, C).
-void bn_dims(const char* op, const Tensor& x, std::int64_t& N, std::int64_t& C, std::int64_t& S) {
-    if (x.ndim() != 4 && x.ndim() != 2)
-        fail(op, "expects x (N, C, H, W) or (N, C), got " + desc(x));
-    N = x.dim(0);
-    C = x.dim(1);
-    S = x.ndim() == 4 ? x.dim(2) * x.dim(3) : 1;
-}
-
 }  // namespace
 
 void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
