@@ -1,5 +1,7 @@
 #include "io/safetensors.h"
 
+#include "base/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,36 +42,6 @@ bool parse_dtype(const std::string& s, DType& out) {
 
 std::string offsets_str(std::uint64_t b, std::uint64_t e) {
     return "[" + std::to_string(b) + ", " + std::to_string(e) + "]";
-}
-
-// Writes all of buf; returns errno on failure, 0 on success.
-int write_all(int fd, const void* buf, std::size_t n) {
-    const char* p = static_cast<const char*>(buf);
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, std::min<std::size_t>(n, 1u << 30));
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        if (w == 0) return EIO;
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return 0;
-}
-
-std::string random_suffix() {
-    static std::atomic<std::uint64_t> counter{0};
-    std::random_device rd;
-    std::uint64_t x = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ (counter++ * 0x9E3779B97F4A7C15ull) ^
-                      static_cast<std::uint64_t>(::getpid());
-    const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string s;
-    for (int i = 0; i < 6; ++i) {
-        s += alphabet[x % 36];
-        x /= 36;
-    }
-    return s;
 }
 
 }  // namespace
@@ -117,40 +89,15 @@ std::string safetensors_header(const SafeTensorsFile& file) {
 
 void write_safetensors(const std::string& path, const SafeTensorsFile& file) {
     std::string header = safetensors_header(file);  // validates before touching the disk
-    std::string tmp = path + ".tmp-" + random_suffix();
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        throw Error("cannot write " + path + ": " + std::strerror(e) +
-                    " (while creating a temporary file in its folder); check that the folder exists and is writable");
-    }
-    auto fail = [&](const std::string& what, int e) {
-        if (fd >= 0) ::close(fd);
-        ::unlink(tmp.c_str());
-        std::string hint = e == ENOSPC ? "; free some disk space" : e == EFBIG ? "; the file is too large for this file system or limit" : "";
-        throw Error("cannot write " + path + ": " + what + ": " + std::strerror(e) + hint +
-                    " (the previous file, if any, is unchanged)");
-    };
+    AtomicFile out(path);
     unsigned char len[8];
     std::uint64_t n = header.size();
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-    if (int e = write_all(fd, len, 8)) fail("writing the header", e);
-    if (int e = write_all(fd, header.data(), header.size())) fail("writing the header", e);
+    out.write(len, 8);
+    out.write(header);
     for (const auto& t : file.tensors)
-        if (!t.data.empty())
-            if (int e = write_all(fd, t.data.data(), t.data.size())) fail("writing tensor '" + t.name + "'", e);
-    if (::fsync(fd) != 0) fail("flushing to disk", errno);
-    int rc = ::close(fd);
-    fd = -1;
-    if (rc != 0) fail("closing the file", errno);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming the temporary file onto it", errno);
-    // Make the rename itself durable (best effort).
-    std::string dir = fs::path(path).parent_path().string();
-    int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+        if (!t.data.empty()) out.write(t.data.data(), t.data.size());
+    out.commit();
 }
 
 SafeTensorsFile read_safetensors(const std::string& path) {

@@ -35,8 +35,8 @@ struct SafeTensorsFile {
 // on an invalid file description (empty or duplicate names, data size not matching the shape).
 std::string safetensors_header(const SafeTensorsFile& file);
 
-// Writes to `path + ".tmp-XXXXXX"` then renames it onto `path`; on any failure the temporary file
-// is removed, an existing file at `path` is left unchanged, and an Error names the path and reason.
+// Writes through AtomicFile (base/atomic_file.h): on any failure the temporary file is removed, an
+// existing file at `path` is left unchanged, and an Error names the path and reason.
 void write_safetensors(const std::string& path, const SafeTensorsFile& file);
 
 // Reads and checks a file; a malformed one is an InputError naming the file and the problem.

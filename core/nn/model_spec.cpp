@@ -1,5 +1,7 @@
 #include "nn/model_spec.h"
 
+#include "base/atomic_file.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -280,25 +282,7 @@ ModelSpec load_model_spec(const std::string& path) {
 }
 
 void save_model_spec(const ModelSpec& spec, const std::string& path) {
-    namespace fs = std::filesystem;
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError("cannot write '" + path + "': the folder does not exist or is not writable");
-        out << model_spec_to_json(spec).dump(2) << "\n";
-        out.flush();
-        if (!out) {
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            throw Error("writing '" + path + "' failed (disk full?)");
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw Error("cannot replace '" + path + "': " + ec.message());
-    }
+    write_file_atomic(path, model_spec_to_json(spec).dump(2) + "\n");
 }
 
 // ---------------------------------------------------------------------------------------------------

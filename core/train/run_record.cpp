@@ -92,27 +92,4 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
     return j;
 }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-    namespace fs = std::filesystem;
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError("cannot write '" + path + "': the folder does not exist or is not writable");
-        out << text;
-        out.flush();
-        if (!out) {
-            out.close();
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            throw Error("writing '" + path + "' failed (disk full?)");
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw Error("cannot create '" + path + "': " + ec.message());
-    }
-}
-
 }  // namespace hr

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.h"  // write_file_atomic
+
 #include "train/config.h"
 #include "train/trainer.h"
 
@@ -11,7 +13,5 @@ namespace hr {
 
 nlohmann::json ledger_to_json(const LedgerSnapshot& s);
 nlohmann::json make_run_record(const TrainConfig& config, const TrainResult& result);
-// Writes text to path through a temporary file in the same folder and a rename (never half a file).
-void write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace hr

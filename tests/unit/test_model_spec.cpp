@@ -73,7 +73,13 @@ private slots:
         ModelSpec s = preset_model("resnet-mini");
         save_model_spec(s, dir + "/m.json");
         QVERIFY(load_model_spec(dir + "/m.json") == s);
-        QVERIFY(!std::filesystem::exists(dir + "/m.json.tmp"));
+        // only the file itself: no temporary left behind
+        int entries = 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir)) {
+            ++entries;
+            QCOMPARE(e.path().filename().string(), std::string("m.json"));
+        }
+        QCOMPARE(entries, 1);
     }
 
     void linearMismatchNamesTheLayer() {
