@@ -23,6 +23,7 @@ struct Model::Node {
     Tensor y_full;  // (B, out...) unless the output is a view
     std::vector<Tensor> saved_full;
     std::vector<ParamDecl> param_decls;
+    std::vector<std::int64_t> param_offsets;  // element offsets into the flat buffers, ParamDecl order
     std::vector<Tensor> params, grads, buffers;
     std::vector<std::string> buffer_names;
     Tensor dx_body_full;  // residual: gradient of the input through the body (B, in...)
@@ -56,14 +57,24 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
             ckpt_ranges_.push_back({blocks[b].first, blocks[b].last});
         }
     }
-    // 1) flat parameter and gradient buffers; layers get views into them
-    params_ = Tensor::empty(a, {report_.total_params}, options_.dtype, MemCategory::parameters);
-    grads_ = Tensor::empty(a, {report_.total_params}, options_.dtype, MemCategory::gradients);
-    // 2) the graph with its activations
+    // 1) the graph with its activations; parameter offsets are laid out while building
     top_ = std::make_unique<Seq>();
     int next_index = 0;
     std::size_t offset = 0;
     build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true, 0);
+    // 2) flat parameter and gradient buffers (every tensor starts on a kParamAlignBytes boundary, the
+    //    buffer ends on one); layers get views into them
+    const std::size_t align = param_align_elements(options_.dtype);
+    const std::int64_t flat = static_cast<std::int64_t>((offset + align - 1) / align * align);
+    params_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::parameters);
+    grads_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::gradients);
+    std::int64_t counted = 0;
+    for (Node* n : nodes_)
+        for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            n->params.push_back(params_.view(n->param_offsets[i], n->param_decls[i].shape));
+            n->grads.push_back(grads_.view(n->param_offsets[i], n->param_decls[i].shape));
+            counted += shape_numel(n->param_decls[i].shape);
+        }
     for (auto& d : depth_buffers_) {
         for (auto& g : d.gbuf) g = Tensor::empty(a, {d.gbuf_numel}, options_.dtype, MemCategory::workspace);
         for (Seq* q : d.seqs)
@@ -73,8 +84,8 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
             for (Node* r : d.residuals) r->dx_body_full = d.dx_body.view(0, with_batch(options_.batch, r->in));
         }
     }
-    if (static_cast<std::int64_t>(offset) != report_.total_params)
-        throw Error("internal: parameter layout (" + std::to_string(offset) + ") disagrees with the spec report (" +
+    if (counted != report_.total_params)
+        throw Error("internal: parameter layout (" + std::to_string(counted) + ") disagrees with the spec report (" +
                     std::to_string(report_.total_params) + ")");
     // 2b) the recompute arena shared by the checkpointed blocks
     if (arena_bytes_ > 0) {
@@ -162,11 +173,11 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             n.layer = make_layer(specs[i]);
             n.out = n.layer->output_shape(cur);
             n.param_decls = n.layer->params(cur);
+            const std::size_t align = param_align_elements(dt);
             for (const auto& p : n.param_decls) {
-                std::int64_t cnt = shape_numel(p.shape);
-                n.params.push_back(params_.view(static_cast<std::int64_t>(param_offset), p.shape));
-                n.grads.push_back(grads_.view(static_cast<std::int64_t>(param_offset), p.shape));
-                param_offset += static_cast<std::size_t>(cnt);
+                param_offset = (param_offset + align - 1) / align * align;
+                n.param_offsets.push_back(static_cast<std::int64_t>(param_offset));
+                param_offset += static_cast<std::size_t>(shape_numel(p.shape));
             }
             for (const auto& b : n.layer->buffers(cur)) {
                 Tensor t = Tensor::empty(a, b.shape, b.dtype, MemCategory::other, n.index);
@@ -229,7 +240,7 @@ void Model::init_params() {
 
 void Model::zero_grad() { backend_.fill(grads_, 0.0); }
 
-Tensor Model::forward(const Tensor& x, bool training, std::uint64_t step) {
+Tensor Model::forward(const Tensor& x, bool training, std::uint64_t first_sample) {
     const std::int64_t n = x.dim(0);
     if (n < 1 || n > options_.batch)
         throw Error("internal: forward with batch " + std::to_string(n) + " but the model was built for at most " +
@@ -239,9 +250,9 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t step) {
         throw InputError("input batch has shape " + shape_str(x.shape()) + " but the model expects " +
                          shape_str(expect) + "; check the model's \"input\" against the dataset");
     current_batch_ = n;
-    current_step_ = step;
+    current_first_sample_ = first_sample;
     first_input_ = x;
-    Tensor out = forward_seq(*top_, x, training, step);
+    Tensor out = forward_seq(*top_, x, training, first_sample);
     // after a forward, the arena holds the last checkpointed block's tensors: its backward (the first
     // one to run) needs no recompute
     arena_holds_ = -1;
@@ -249,20 +260,20 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t step) {
     return out;
 }
 
-Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t step) {
+Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t first_sample) {
     Tensor cur = x;
     for (auto& np : seq.nodes) {
-        forward_node(*np, cur, training, step);
+        forward_node(*np, cur, training, first_sample);
         cur = np->y;
     }
     return cur;
 }
 
-void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t step) {
+void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t first_sample) {
     const std::int64_t b = x.dim(0);
     if (!n.layer) {  // residual: y = body(x) + shortcut(x)
-        Tensor bo = forward_seq(*n.body, x, training, step);
-        Tensor so = n.shortcut ? forward_seq(*n.shortcut, x, training, step) : x;
+        Tensor bo = forward_seq(*n.body, x, training, first_sample);
+        Tensor so = n.shortcut ? forward_seq(*n.shortcut, x, training, first_sample) : x;
         n.y = n.y_full.slice0(0, b);
         backend_.add(bo, so, n.y);
         return;
@@ -283,7 +294,9 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     for (std::size_t i = 0; i < decls.size(); ++i) io.saved.push_back(n.saved_full[i].view(0, decls[i].shape));
     io.workspace = workspace_;
     io.seed = options_.seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(n.index + 1));
-    io.counter = step * static_cast<std::uint64_t>(std::max<std::int64_t>(1, n.y_full.numel()));
+    // dropout: element j of sample s draws counter s * numel(out) + j, so a batch split into micro-batches
+    // (or over ranks, or resumed) gets the same masks as the whole batch at once
+    io.counter = first_sample * static_cast<std::uint64_t>(std::max<std::int64_t>(1, shape_numel(n.out)));
     io.recompute = recomputing_;
     n.layer->forward(io);
 }
@@ -341,7 +354,7 @@ void Model::recompute_block(int first, int last) {
     recomputing_ = true;
     Tensor x = first == 0 ? first_input_ : top_->nodes[first - 1]->y;
     for (int i = first; i <= last; ++i) {
-        forward_node(*top_->nodes[i], x, true, current_step_);
+        forward_node(*top_->nodes[i], x, true, current_first_sample_);
         x = top_->nodes[i]->y;
     }
     recomputing_ = false;

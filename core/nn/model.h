@@ -14,6 +14,11 @@
 
 namespace hr {
 
+// Parameter and gradient tensors start on 256-byte boundaries in the flat buffers (what cuBLAS, cuDNN
+// and vector loads want; a bf16 tensor at a 2-byte boundary is slow or refused).
+constexpr std::size_t kParamAlignBytes = 256;
+inline std::size_t param_align_elements(DType dt) { return kParamAlignBytes / dtype_size(dt); }
+
 struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see
     DType dtype = DType::f32;    // parameters, activations and gradients (f64 for gradient checks)
@@ -41,15 +46,20 @@ public:
     Model& operator=(const Model&) = delete;
 
     // x (n, C, H, W) with n <= batch, on the backend's device. Returns the logits (n, K) (a view owned by
-    // the model, valid until the next forward).
-    Tensor forward(const Tensor& x, bool training, std::uint64_t step = 0);
+    // the model, valid until the next forward). first_sample: the run-wide index of x's first sample
+    // (step * batch + offset within the batch); dropout masks depend on it, so micro-batches, ranks and
+    // a resumed run draw exactly the masks of one whole batch.
+    Tensor forward(const Tensor& x, bool training, std::uint64_t first_sample = 0);
     // dlogits (n, K) from the loss; accumulates into gradients(). Call after forward(training = true).
     void backward(const Tensor& dlogits);
 
-    Tensor& parameters() { return params_; }  // flat (P)
-    Tensor& gradients() { return grads_; }    // flat (P)
+    // Flat buffers (P_flat): every tensor starts on a kParamAlignBytes boundary; the gaps and the tail
+    // up to the next boundary are zero and stay zero (their gradients are zero).
+    Tensor& parameters() { return params_; }
+    Tensor& gradients() { return grads_; }
     void zero_grad();
-    std::int64_t param_count() const { return params_.numel(); }
+    std::int64_t param_count() const { return report_.total_params; }  // trainable values, no padding
+    std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
     std::vector<NamedTensor> state_dict() const;
 
     const ModelSpec& spec() const { return spec_; }
@@ -65,9 +75,9 @@ private:
     struct Seq;
     void build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
                    int& next_index, std::size_t& param_offset, bool is_top, int depth);
-    Tensor forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t step);
+    Tensor forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t first_sample);
     void backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out);
-    void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t step);
+    void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t first_sample);
     void backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx);
     void init_params();
     Tensor alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena);
@@ -83,7 +93,7 @@ private:
     std::vector<Node*> nodes_;  // depth-first
     std::int64_t current_batch_ = 0;
     Tensor first_input_;  // the last forward's input batch (the first layer's backward needs it)
-    std::uint64_t current_step_ = 0;
+    std::uint64_t current_first_sample_ = 0;
     bool recomputing_ = false;
     int arena_holds_ = -1;  // first top-level index of the checkpointed block whose tensors the arena holds
     // recompute arena: requests collected while building, then one allocation and views into it

@@ -16,7 +16,7 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     mo.allocator = &device_alloc;
     mo.dry_run = dry_run;
     model_ = std::make_unique<Model>(spec, device, mo);
-    const std::int64_t P = model_->param_count();
+    const std::int64_t P = model_->flat_param_numel();
     const DType dt = s.compute_dtype;
     if (s.offload_optimizer) {
         // ZeRO-Offload style: the f32 master copy and the optimizer state live on the host, the update

@@ -322,7 +322,7 @@ TrainResult Trainer::run() {
                     const std::int64_t n = std::min(M, b.size - r0);
                     impl_->ledger->set_phase("forward");
                     auto [xb, yb] = upload(b, r0, n);
-                    Tensor logits = model.forward(xb, true, static_cast<std::uint64_t>(step));
+                    Tensor logits = model.forward(xb, true, static_cast<std::uint64_t>(step * B + r0));
                     Tensor g = st.dlogits.slice0(0, n);
                     const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(b.size));
                     LossResult r = loss_of(logits, yb, b, r0, n, g, share * st.loss_scale());

@@ -235,9 +235,9 @@ private slots:
         Tensor logits = m.forward(x, true, 0);
         be_->softmax_cross_entropy(logits, labels, 0.0f, dlogits, 1.0f);
         m.backward(dlogits);
-        std::vector<double> ana(m.gradients().data<double>(), m.gradients().data<double>() + m.param_count());
+        std::vector<double> ana(m.gradients().data<double>(), m.gradients().data<double>() + m.flat_param_numel());
         std::vector<Mismatch> bad;
-        compare("params", m.parameters().data<double>(), m.param_count(), ana, loss, bad, 400);
+        compare("params", m.parameters().data<double>(), m.flat_param_numel(), ana, loss, bad, 400);
         for (auto& b : bad) qWarning("%s: analytic %.10g numeric %.10g", b.where.c_str(), b.analytic, b.numeric);
         QVERIFY(bad.empty());
         QCOMPARE(m.param_count(), analyze_model_spec(s).total_params);

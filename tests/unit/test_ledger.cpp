@@ -66,8 +66,17 @@ private slots:
         OptimizerConfig oc;
         if (optimizer == "adam") oc.kind = "adam";
         if (optimizer == "momentum") oc.momentum = 0.9;
-        Optimizer opt(oc, *be, m.param_count(), DType::f32);
-        const std::int64_t P = analyze_model_spec(spec).total_params;
+        Optimizer opt(oc, *be, m.flat_param_numel(), DType::f32);
+        // each parameter tensor starts on a 256-byte boundary: 64 f32 values per step
+        std::int64_t P = 0;
+        for (const auto& t : m.state_dict()) {
+            if (!t.trainable) continue;
+            QCOMPARE(t.tensor.byte_offset() % 256, std::size_t(0));
+            P = (P + 63) / 64 * 64 + t.tensor.numel();
+        }
+        P = (P + 63) / 64 * 64;
+        QVERIFY(P >= analyze_model_spec(spec).total_params);
+        QCOMPARE(m.param_count(), analyze_model_spec(spec).total_params);
         LedgerSnapshot s = ledger->snapshot();
         QCOMPARE(at(s.live, MemCategory::parameters), std::size_t(P * 4));
         QCOMPARE(at(s.live, MemCategory::gradients), std::size_t(P * 4));
