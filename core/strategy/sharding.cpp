@@ -41,6 +41,56 @@ ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t 
     return l;
 }
 
+GatherSchedule::GatherSchedule(const ShardLayout& layout) {
+    for (const UnitShard& u : layout.units) numel_.push_back(u.numel);
+}
+
+std::vector<int> GatherSchedule::need(int now, int next) {
+    std::vector<int> out;
+    const int n = static_cast<int>(numel_.size());
+    for (int u : {now, next}) {
+        if (u < 0 || u >= n || numel_[static_cast<std::size_t>(u)] == 0 || holds_[u % 2] == u) continue;
+        holds_[u % 2] = u;
+        out.push_back(u);
+    }
+    return out;
+}
+
+std::vector<int> GatherSchedule::after_update() {
+    holds_[0] = holds_[1] = -1;
+    return need(0, 1);
+}
+
+double step_payload_bytes(const ShardLayout& l, std::int64_t accumulate, std::size_t ds) {
+    double all = 0;
+    for (const UnitShard& u : l.units) all += static_cast<double>(u.numel);
+    const double A = static_cast<double>(accumulate), b = static_cast<double>(ds);
+    switch (l.stage) {
+        case ShardStage::none: return 0;
+        case ShardStage::dp: return all * b;                   // one all-reduce of every unit
+        case ShardStage::zero1: return 2 * all * b;            // reduce-scatter + all-gather
+        case ShardStage::zero2: return (A + 1) * all * b;      // a reduce-scatter per micro-batch + all-gather
+        case ShardStage::zero3: break;
+    }
+    // zero3: a reduce-scatter per micro-batch, and the gathers the schedule issues in a steady-state step
+    // (it starts right after the previous step's update)
+    GatherSchedule g(l);
+    const int n = static_cast<int>(l.units.size());
+    double gathered = 0;
+    auto add = [&](const std::vector<int>& us) {
+        for (int u : us) gathered += static_cast<double>(l.units[static_cast<std::size_t>(u)].numel);
+    };
+    for (int pass = 0; pass < 2; ++pass) {  // the first step warms the schedule up; count the second
+        gathered = 0;
+        for (std::int64_t k = 0; k < accumulate; ++k) {
+            for (int u = 0; u < n; ++u) add(g.before_forward(u));
+            for (int u = n - 1; u >= 0; --u) add(g.before_backward(u));
+        }
+        add(g.after_update());
+    }
+    return (A * all + gathered) * b;
+}
+
 void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* comm, Backend& device,
                          Allocator& alloc, bool dry_run) {
     model_ = &model;
@@ -97,9 +147,12 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
             Tensor own = g.view(s.rank * us.shard_numel, {us.shard_numel});
             Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
             device.copy(own, piece);
-            gather_holds_[u % 2] = static_cast<int>(u);
         }
     }
+    schedule_ = GatherSchedule(layout_);
+    if (stage_ == ShardStage::zero3 && !dry_run)  // the last two units initialised are in the buffers
+        for (std::size_t u = 0; u < n_units; ++u)
+            if (unit(static_cast<int>(u)).numel > 0) schedule_.set_holds(static_cast<int>(u % 2), static_cast<int>(u));
 }
 
 std::vector<Tensor> ShardEngine::pieces_of(const Tensor& buffer) const {
@@ -177,32 +230,26 @@ void ShardEngine::finish_gradients() {
     }
 }
 
-void ShardEngine::ensure_gathered(int u) {
-    const UnitShard& us = unit(u);
-    if (us.numel == 0) return;
-    const int b = u % 2;
-    if (gather_holds_[b] != u) {
-        if (gather_pending_[b].unit >= 0) gather_pending_[b].handle.wait();
-        gather_pending_[b].unit = -1;
-        prefetch(u);
-    }
-    if (gather_pending_[b].unit == u) {
-        gather_pending_[b].handle.wait();
-        gather_pending_[b].unit = -1;
+// zero3: issue the schedule's gathers (a buffer's previous gather is waited before it is overwritten; on a
+// GPU the new gather also waits, through the compute-stream event, for the unit that used the buffer)
+void ShardEngine::start_gathers(const std::vector<int>& units) {
+    for (int u : units) {
+        const UnitShard& us = unit(u);
+        Pending& p = gather_pending_[u % 2];
+        if (p.unit >= 0) p.handle.wait();
+        Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
+        Tensor whole = gather_[u % 2].view(0, {us.numel});
+        p.handle = comm_->all_gather(piece, whole);
+        p.unit = u;
     }
 }
 
-void ShardEngine::prefetch(int u) {
-    if (u < 0 || u >= static_cast<int>(layout_.units.size())) return;
-    const UnitShard& us = unit(u);
-    const int b = u % 2;
-    if (us.numel == 0 || gather_holds_[b] == u) return;
-    if (gather_pending_[b].unit >= 0) gather_pending_[b].handle.wait();
-    Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
-    Tensor whole = gather_[b].view(0, {us.numel});
-    gather_pending_[b].handle = comm_->all_gather(piece, whole);
-    gather_pending_[b].unit = u;
-    gather_holds_[b] = u;
+void ShardEngine::wait_gathered(int u) {
+    Pending& p = gather_pending_[u % 2];
+    if (p.unit == u) {
+        p.handle.wait();
+        p.unit = -1;
+    }
 }
 
 void ShardEngine::publish_parameters() {
@@ -218,13 +265,7 @@ void ShardEngine::publish_parameters() {
         for (auto& h : hs) h.wait();
     } else if (stage_ == ShardStage::zero3) {
         // the gathered copies are stale now; start gathering the next step's first two units
-        for (int b = 0; b < 2; ++b) {
-            if (gather_pending_[b].unit >= 0) gather_pending_[b].handle.wait();
-            gather_pending_[b].unit = -1;
-            gather_holds_[b] = -1;
-        }
-        prefetch(0);
-        prefetch(1);
+        start_gathers(schedule_.after_update());
     }
     comm_->check();
 }
@@ -255,8 +296,8 @@ void ShardEngine::before_forward(int u) {
     if (!comm_) return;
     comm_->progress();
     if (stage_ == ShardStage::zero3) {
-        ensure_gathered(u);
-        prefetch(u + 1);
+        start_gathers(schedule_.before_forward(u));
+        wait_gathered(u);
     }
 }
 
@@ -268,8 +309,8 @@ void ShardEngine::before_backward(int u) {
     if (!comm_) return;
     comm_->progress();
     if (stage_ == ShardStage::zero3) {
-        ensure_gathered(u);
-        prefetch(u - 1);
+        start_gathers(schedule_.before_backward(u));
+        wait_gathered(u);
     }
     if (stage_ >= ShardStage::zero2 && unit(u).numel > 0) {
         const int b = u % 2;

@@ -78,6 +78,34 @@ struct ShardLayout {
 ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t flat_numel, ShardStage stage,
                               int world_size, int rank);
 
+// zero3's gather schedule: which unit each of the two gather buffers holds (unit u uses buffer u % 2), and
+// which units to start gathering at each event. The engine issues exactly these gathers; the planner
+// replays the schedule to count a step's traffic.
+class GatherSchedule {
+public:
+    GatherSchedule() = default;
+    explicit GatherSchedule(const ShardLayout& layout);
+    // Units whose gathers start now, in order: unit u itself unless its buffer holds it already, then
+    // the next unit the pass will need (u + 1 forward, u - 1 backward), prefetched into the other buffer.
+    std::vector<int> before_forward(int u) { return need(u, u + 1); }
+    std::vector<int> before_backward(int u) { return need(u, u - 1); }
+    // After the optimizer step every gathered copy is stale: units 0 and 1 are gathered for the next step.
+    std::vector<int> after_update();
+    // The buffers hold these units (after initialisation: the last two units initialised in them).
+    void set_holds(int buffer, int unit) { holds_[buffer] = unit; }
+    int holds(int buffer) const { return holds_[buffer]; }
+
+private:
+    std::vector<int> need(int now, int next);
+    std::vector<std::int64_t> numel_;
+    int holds_[2] = {-1, -1};
+};
+
+// Payload bytes a rank hands its communicator in one optimizer step, in steady state (what CommStats
+// counts: reduce-scatter's input, all-gather's output, all-reduce's buffer), batch-norm broadcasts
+// excluded. `accumulate` micro-batches, `dtype_bytes` per element.
+double step_payload_bytes(const ShardLayout& layout, std::int64_t accumulate, std::size_t dtype_bytes);
+
 class ShardEngine : public UnitHooks {
 public:
     ShardEngine() = default;
@@ -117,8 +145,8 @@ private:
     const UnitShard& unit(int u) const { return layout_.units[static_cast<std::size_t>(u)]; }
     void launch_unit_reduction(int u);
     void finish_bucket(int b);
-    void ensure_gathered(int u);
-    void prefetch(int u);
+    void start_gathers(const std::vector<int>& units);
+    void wait_gathered(int u);
 
     Model* model_ = nullptr;
     Backend* device_ = nullptr;
@@ -135,7 +163,7 @@ private:
         int unit = -1;
     };
     Pending bucket_pending_[2], gather_pending_[2];
-    int gather_holds_[2] = {-1, -1};
+    GatherSchedule schedule_;
     std::vector<CommHandle> unit_reduction_;  // dp, zero1: one per unit, issued in the last micro-batch
     std::vector<bool> unit_reduced_;
     std::int64_t backwards_done_ = 0;         // backward passes finished in this step

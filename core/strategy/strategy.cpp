@@ -121,7 +121,9 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.batch = batch;
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
-    if (s.micro_batch > 0 && s.accumulate > 1) {
+    if (world_size > 1) {
+        // per rank: below, once the rank batches are known
+    } else if (s.micro_batch > 0 && s.accumulate > 1) {
         if (s.micro_batch * s.accumulate != batch)
             throw InputError("--micro-batch " + std::to_string(s.micro_batch) + " x --accumulate " +
                              std::to_string(s.accumulate) + " must equal --batch " + std::to_string(batch) +
@@ -215,6 +217,14 @@ std::string strategy_flags(const StrategyConfig& s) {
     if (s.micro_batch > 0) f += " --micro-batch " + std::to_string(s.micro_batch);
     if (s.accumulate > 1 && s.micro_batch == 0) f += " --accumulate " + std::to_string(s.accumulate);
     if (s.offload_optimizer) f += " --offload-optimizer";
+    if (s.shard != "none") f += " --shard " + s.shard;
+    if (!s.rank_batch.empty()) {
+        f += " --rank-batch ";
+        for (std::size_t i = 0; i < s.rank_batch.size(); ++i) {
+            if (i) f += ',';
+            f += std::to_string(s.rank_batch[i]);
+        }
+    }
     return f.empty() ? f : f.substr(1);
 }
 

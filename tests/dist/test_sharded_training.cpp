@@ -3,8 +3,11 @@
 // driven through TrainingState as the trainer will, against one process with the same global batch
 // (accumulating N micro-batches, which are exactly the ranks' shares) run inside every rank. Weights
 // are compared by state_dict name (the ranks' flat layouts differ: units are padded to N).
+#include "data/dataset.h"
+#include "data/loader.h"
 #include "dist_test.h"
 #include "dist_training.h"
+#include "plan/planner.h"
 
 using namespace hr;
 using hrtest::comm;
@@ -303,6 +306,87 @@ private slots:
             else  // 4 reduce-scatters and the gathers of units 1 and 0 (3 and 2 are kept from the forward)
                 ok = fwd[0] == 2 && fwd[1] == 2 && bwd[0] == 6 && bwd[1] == 6;
             DIST_VERIFY(ok, "collectives issued per unit as forward and backward go");
+        });
+    }
+
+    // The planner, asked about rank r of N (it builds that rank's TrainingState on counting allocators
+    // without any communicator), predicts rank r's ledger to the byte in every category, on the device
+    // and the host, data loaders included; and a whole step's communication payload.
+    void plannerPredictsEveryRank_data() {
+        QTest::addColumn<QString>("stage");
+        QTest::addColumn<QString>("extra");
+        for (const char* s : {"dp", "zero1", "zero2", "zero3"}) {
+            QTest::newRow((std::string(s) + " fp32").c_str()) << s << "";
+            QTest::newRow((std::string(s) + " bf16 ckpt acc offload uneven").c_str()) << s << "bf16";
+        }
+    }
+    void plannerPredictsEveryRank() {
+        QFETCH(QString, stage);
+        QFETCH(QString, extra);
+        const int N = comm().world_size(), r = comm().rank();
+        const ModelSpec spec = preset_model("seed-cnn");
+        OptimizerConfig o;
+        o.kind = "adam";
+        o.lr = 1e-3;
+        StrategyConfig sc;
+        sc.shard = stage.toStdString();
+        if (extra == "bf16") {
+            sc.precision = "bf16";
+            sc.checkpoint = "all";
+            sc.accumulate = 2;
+            sc.offload_optimizer = true;
+            for (int q = 0; q < N; ++q) sc.rank_batch.push_back(q == 0 ? 12 - 4 * (N - 1) : 4);  // 12 | 8,4 | 4,4,4
+        }
+        DIST_GUARD({
+            DataOptions dopt;
+            dopt.synthetic_train = 96;
+            dopt.synthetic_test = 40;
+            DatasetPair data = load_dataset("synthetic", dopt);
+            Trainee t(spec, sc, kBatch, o, &comm());
+            const ResolvedStrategy& rs = t.st->strategy();
+            DataLoader train(data.train, rs.rank_batch, true, 1, false, 0.f, 1.f, t.ledger.get());
+            DataLoader test(data.test, rs.micro_batch, false, 1, false, 0.f, 1.f, t.ledger.get());
+            PlanRequest req;
+            req.spec = spec;
+            req.batch = kBatch;
+            req.strategy = sc;
+            req.optimizer = o;
+            req.threads = 1;
+            req.train_samples = data.train.count;
+            req.test_samples = data.test.count;
+            req.world_size = N;
+            req.rank = r;
+            const MemoryPlan mine = predict_memory(req);
+            req.rank = -1;
+            const MemoryPlan all = predict_memory(req);
+            bool ok = mine.ranks.size() == 1 && static_cast<int>(all.ranks.size()) == N && mine.rank == r;
+            const LedgerSnapshot dev = t.ledger->snapshot(), host = t.host_ledger->snapshot();
+            QString diff;
+            for (MemCategory c : all_categories()) {
+                const bool same = at(mine.device, c) == at(dev.live, c) && at(mine.host, c) == at(host.live, c) &&
+                                  at(all.ranks[static_cast<std::size_t>(r)].device, c) == at(dev.live, c);
+                if (!same)
+                    diff += QString(" %1: predicted %2/%3, measured %4/%5").arg(category_name(c)).arg(at(mine.device, c))
+                                .arg(at(mine.host, c)).arg(at(dev.live, c)).arg(at(host.live, c));
+                ok &= same;
+            }
+            ok &= mine.device_total == dev.live_total && mine.host_total == host.live_total;
+            if (!diff.isEmpty()) qWarning("rank %d:%s", r, qPrintable(diff));
+            DIST_VERIFY(ok, "each rank's ledger equals the planner's prediction for it, by category");
+            // the plan that covers all ranks describes the one that needs the most
+            std::size_t most = 0;
+            for (const RankPlan& p : all.ranks) most = std::max(most, p.device_total);
+            DIST_VERIFY(all.device_total == most, "the all-ranks plan is the largest rank's");
+            // communication: a steady-state step hands the communicator what the planner says
+            t.step(0);
+            const double before = t.st->communicator()->stats().bytes;
+            t.step(1);
+            const double sent = t.st->communicator()->stats().bytes - before;
+            qInfo("%s %s rank %d of %d: %zu B device, %zu B host predicted = measured; %.0f B per step sent "
+                  "(predicted %.0f)",
+                  qPrintable(stage), qPrintable(extra), r, N, mine.device_total, mine.host_total, sent,
+                  mine.communication_bytes);
+            DIST_VERIFY(sent == mine.communication_bytes, "communication payload per step as predicted");
         });
     }
 
