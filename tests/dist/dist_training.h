@@ -35,10 +35,12 @@ struct Trainee {
     ModelSpec spec;
     double lr = 0.05;  // the optimizer config's
 
-    // world_size/rank from `comm` (null: one process).
+    // world_size/rank from `comm` (null: one process). `device`: the training backend (default: one CPU
+    // thread on `ledger`; give one made on `ledger` for a GPU).
     Trainee(const ModelSpec& s, const StrategyConfig& sc, std::int64_t batch, const OptimizerConfig& o,
-            Communicator* comm)
+            Communicator* comm, std::unique_ptr<Backend> device = nullptr)
         : spec(s), lr(o.lr) {
+        if (device) be = std::move(device);
         const int N = comm ? comm->world_size() : 1, r = comm ? comm->rank() : 0;
         st = std::make_unique<TrainingState>(spec, o, resolve_strategy(sc, spec, batch, N, r), 7, *be, be->allocator(),
                                              *host, host->allocator(), false, comm);
@@ -81,9 +83,10 @@ struct Trainee {
             if (t.trainable != trainable) continue;
             std::vector<float> v(static_cast<std::size_t>(t.tensor.numel()));
             if (t.tensor.dtype() == DType::f32) {
-                std::memcpy(v.data(), t.tensor.raw(), t.tensor.nbytes());
+                be->copy_to_host(t.tensor, v.data());
             } else if (t.tensor.dtype() == DType::bf16 || t.tensor.dtype() == DType::f16) {
-                const auto* h = t.tensor.data<std::uint16_t>();
+                std::vector<std::uint16_t> h(v.size());
+                be->copy_to_host(t.tensor, h.data());
                 for (std::size_t i = 0; i < v.size(); ++i)
                     v[i] = t.tensor.dtype() == DType::bf16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
             } else {
