@@ -43,31 +43,20 @@ std::unique_ptr<Communicator> make_mpi_communicator(double) { MpiRuntime::get();
 
 #else
 
+// The functions we use, resolved from libmpi with dlsym (one list for the declarations and the lookups).
+#define HR_MPI_FUNCTIONS(X) \
+    X(MPI_Initialized) X(MPI_Finalized) X(MPI_Init_thread) X(MPI_Finalize) X(MPI_Abort) \
+    X(MPI_Comm_rank) X(MPI_Comm_size) X(MPI_Comm_dup) X(MPI_Comm_free) X(MPI_Comm_set_errhandler) \
+    X(MPI_Get_library_version) X(MPI_Error_string) X(MPI_Op_create) X(MPI_Iallreduce) \
+    X(MPI_Ireduce_scatter_block) X(MPI_Iallgather) X(MPI_Ibcast) X(MPI_Ibarrier) X(MPI_Test) \
+    X(MPI_Iprobe)
+
 // The functions and predefined handles we use, resolved from libmpi with dlsym.
 struct MpiRuntime::Api {
     void* lib = nullptr;
-#define HR_MPI_FN(name) decltype(&::name) name = nullptr;
-    HR_MPI_FN(MPI_Initialized)
-    HR_MPI_FN(MPI_Finalized)
-    HR_MPI_FN(MPI_Init_thread)
-    HR_MPI_FN(MPI_Finalize)
-    HR_MPI_FN(MPI_Abort)
-    HR_MPI_FN(MPI_Comm_rank)
-    HR_MPI_FN(MPI_Comm_size)
-    HR_MPI_FN(MPI_Comm_dup)
-    HR_MPI_FN(MPI_Comm_free)
-    HR_MPI_FN(MPI_Comm_set_errhandler)
-    HR_MPI_FN(MPI_Get_library_version)
-    HR_MPI_FN(MPI_Error_string)
-    HR_MPI_FN(MPI_Op_create)
-    HR_MPI_FN(MPI_Iallreduce)
-    HR_MPI_FN(MPI_Ireduce_scatter_block)
-    HR_MPI_FN(MPI_Iallgather)
-    HR_MPI_FN(MPI_Ibcast)
-    HR_MPI_FN(MPI_Ibarrier)
-    HR_MPI_FN(MPI_Test)
-    HR_MPI_FN(MPI_Iprobe)
-#undef HR_MPI_FN
+#define HR_MPI_DECLARE(name) decltype(&::name) name = nullptr;
+    HR_MPI_FUNCTIONS(HR_MPI_DECLARE)
+#undef HR_MPI_DECLARE
     MPI_Comm comm_world = nullptr;
     MPI_Datatype t_float = nullptr, t_double = nullptr, t_uint16 = nullptr, t_byte = nullptr;
     MPI_Op op_sum = nullptr, op_max = nullptr;
@@ -136,28 +125,9 @@ MpiRuntime::MpiRuntime() {
         }
         return p;
     };
-#define HR_MPI_FN(name) api->name = reinterpret_cast<decltype(api->name)>(sym(#name));
-    HR_MPI_FN(MPI_Initialized)
-    HR_MPI_FN(MPI_Finalized)
-    HR_MPI_FN(MPI_Init_thread)
-    HR_MPI_FN(MPI_Finalize)
-    HR_MPI_FN(MPI_Abort)
-    HR_MPI_FN(MPI_Comm_rank)
-    HR_MPI_FN(MPI_Comm_size)
-    HR_MPI_FN(MPI_Comm_dup)
-    HR_MPI_FN(MPI_Comm_free)
-    HR_MPI_FN(MPI_Comm_set_errhandler)
-    HR_MPI_FN(MPI_Get_library_version)
-    HR_MPI_FN(MPI_Error_string)
-    HR_MPI_FN(MPI_Op_create)
-    HR_MPI_FN(MPI_Iallreduce)
-    HR_MPI_FN(MPI_Ireduce_scatter_block)
-    HR_MPI_FN(MPI_Iallgather)
-    HR_MPI_FN(MPI_Ibcast)
-    HR_MPI_FN(MPI_Ibarrier)
-    HR_MPI_FN(MPI_Test)
-    HR_MPI_FN(MPI_Iprobe)
-#undef HR_MPI_FN
+#define HR_MPI_RESOLVE(name) api->name = reinterpret_cast<decltype(api->name)>(sym(#name));
+    HR_MPI_FUNCTIONS(HR_MPI_RESOLVE)
+#undef HR_MPI_RESOLVE
     api->comm_world = static_cast<MPI_Comm>(sym("ompi_mpi_comm_world"));
     api->t_float = static_cast<MPI_Datatype>(sym("ompi_mpi_float"));
     api->t_double = static_cast<MPI_Datatype>(sym("ompi_mpi_double"));

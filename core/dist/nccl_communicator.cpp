@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
 #include "dist/comm_common.h"
 #include "dist/mpi_runtime.h"
 #endif
@@ -49,31 +50,17 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend&, double) {
 
 namespace {
 
-#define HR_CUDA_OK(call)                                                                                    \
-    do {                                                                                                    \
-        cudaError_t e_ = (call);                                                                            \
-        if (e_ != cudaSuccess)                                                                              \
-            throw Error(std::string("CUDA error in ") + #call + ": " + cudaGetErrorString(e_) + " at " + __FILE__ + \
-                        ":" + std::to_string(__LINE__));                                                    \
-    } while (0)
+// The functions we use, resolved from libnccl with dlsym (one list for the declarations and the lookups).
+#define HR_NCCL_FUNCTIONS(X) \
+    X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommGetAsyncError) \
+    X(ncclCommAbort) X(ncclCommFinalize) X(ncclCommDestroy) X(ncclGetErrorString) \
+    X(ncclGetLastError) X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast)
 
 struct NcclApi {
     void* lib = nullptr;
-#define HR_NCCL_FN(name) decltype(&::name) name = nullptr;
-    HR_NCCL_FN(ncclGetVersion)
-    HR_NCCL_FN(ncclGetUniqueId)
-    HR_NCCL_FN(ncclCommInitRankConfig)
-    HR_NCCL_FN(ncclCommGetAsyncError)
-    HR_NCCL_FN(ncclCommAbort)
-    HR_NCCL_FN(ncclCommFinalize)
-    HR_NCCL_FN(ncclCommDestroy)
-    HR_NCCL_FN(ncclGetErrorString)
-    HR_NCCL_FN(ncclGetLastError)
-    HR_NCCL_FN(ncclAllReduce)
-    HR_NCCL_FN(ncclReduceScatter)
-    HR_NCCL_FN(ncclAllGather)
-    HR_NCCL_FN(ncclBroadcast)
-#undef HR_NCCL_FN
+#define HR_NCCL_DECLARE(name) decltype(&::name) name = nullptr;
+    HR_NCCL_FUNCTIONS(HR_NCCL_DECLARE)
+#undef HR_NCCL_DECLARE
     int version = 0;
 };
 
@@ -97,23 +84,11 @@ const NcclApi& nccl_api() {
                                     "with the CUDA toolkit or as libnccl2), or use CPU ranks"),
                              {why});
         std::string missing;
-#define HR_NCCL_FN(name)                                                       \
-    a->name = reinterpret_cast<decltype(a->name)>(dlsym(a->lib, #name));       \
+#define HR_NCCL_RESOLVE(name)                                            \
+    a->name = reinterpret_cast<decltype(a->name)>(dlsym(a->lib, #name)); \
     if (!a->name && missing.empty()) missing = #name;
-        HR_NCCL_FN(ncclGetVersion)
-        HR_NCCL_FN(ncclGetUniqueId)
-        HR_NCCL_FN(ncclCommInitRankConfig)
-        HR_NCCL_FN(ncclCommGetAsyncError)
-        HR_NCCL_FN(ncclCommAbort)
-        HR_NCCL_FN(ncclCommFinalize)
-        HR_NCCL_FN(ncclCommDestroy)
-        HR_NCCL_FN(ncclGetErrorString)
-        HR_NCCL_FN(ncclGetLastError)
-        HR_NCCL_FN(ncclAllReduce)
-        HR_NCCL_FN(ncclReduceScatter)
-        HR_NCCL_FN(ncclAllGather)
-        HR_NCCL_FN(ncclBroadcast)
-#undef HR_NCCL_FN
+        HR_NCCL_FUNCTIONS(HR_NCCL_RESOLVE)
+#undef HR_NCCL_RESOLVE
         if (!missing.empty() || a->ncclGetVersion(&a->version) != ncclSuccess || a->version < NCCL_VERSION(2, 14, 0))
             throw InputError(HR_MSG("dist.old_nccl",
                                     "the NCCL found (version code %1) is older than 2.14, which non-blocking "
@@ -168,8 +143,8 @@ public:
                              {backend.device().str()});
         const RankEnvironment env = rank_environment();
         compute_ = static_cast<cudaStream_t>(cuda_compute_stream(backend));
-        HR_CUDA_OK(cudaSetDevice(backend.device().index));
-        HR_CUDA_OK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+        HR_CUDA_CHECK(cudaSetDevice(backend.device().index));
+        HR_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         ncclUniqueId id;
         std::memset(&id, 0, sizeof id);
         if (env.launched && env.world_size > 1) {
@@ -267,15 +242,15 @@ public:
     void synchronize() override {
         live();
         cudaEvent_t ev = nullptr;
-        HR_CUDA_OK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-        HR_CUDA_OK(cudaEventRecord(ev, stream_));
+        HR_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        HR_CUDA_CHECK(cudaEventRecord(ev, stream_));
         const auto t0 = std::chrono::steady_clock::now();
         for (long i = 0;; ++i) {
             cudaError_t q = cudaEventQuery(ev);
             if (q == cudaSuccess) break;
             if (q != cudaErrorNotReady) {
                 cudaEventDestroy(ev);
-                HR_CUDA_OK(q);
+                HR_CUDA_CHECK(q);
             }
             check();
             if (seconds_between(t0, std::chrono::steady_clock::now()) > timeout_seconds_) {
@@ -305,9 +280,9 @@ private:
         cudaEvent_t ready = nullptr;
         auto w = std::make_unique<NcclWork>();
         w->comm = this;
-        HR_CUDA_OK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-        HR_CUDA_OK(cudaEventRecord(ready, compute_));
-        HR_CUDA_OK(cudaStreamWaitEvent(stream_, ready, 0));
+        HR_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+        HR_CUDA_CHECK(cudaEventRecord(ready, compute_));
+        HR_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
         cudaEventDestroy(ready);  // released once the stream has passed it
         ncclResult_t rc = enqueue();
         if (rc == ncclInProgress) {
@@ -315,8 +290,8 @@ private:
         } else if (rc != ncclSuccess) {
             fail_call(call, rc);
         }
-        HR_CUDA_OK(cudaEventCreateWithFlags(&w->done, cudaEventDisableTiming));
-        HR_CUDA_OK(cudaEventRecord(w->done, stream_));
+        HR_CUDA_CHECK(cudaEventCreateWithFlags(&w->done, cudaEventDisableTiming));
+        HR_CUDA_CHECK(cudaEventRecord(w->done, stream_));
         return CommHandle(std::move(w));
     }
 

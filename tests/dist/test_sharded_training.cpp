@@ -147,34 +147,41 @@ private slots:
         });
     }
 
-    // bf16: within bf16's tolerance of one process in bf16 (the reductions round each combine to bf16,
-    // the one process accumulates its micro-batches in bf16 too).
-    void bf16WithinTolerance_data() {
+    // bf16 / fp16: within the format's tolerance of one process in the same precision (the reductions
+    // round each combine to it, the one process accumulates its micro-batches in it too). fp16 runs with
+    // dynamic loss scaling: every rank decides alike whether a step is skipped.
+    void lowPrecisionWithinTolerance_data() {
         QTest::addColumn<QString>("stage");
-        for (const char* s : {"dp", "zero1", "zero2", "zero3"}) QTest::newRow(s) << s;
+        QTest::addColumn<QString>("precision");
+        for (const char* s : {"dp", "zero1", "zero2", "zero3"})
+            QTest::newRow((std::string(s) + " bf16").c_str()) << s << "bf16";
+        for (const char* s : {"dp", "zero3"}) QTest::newRow((std::string(s) + " fp16").c_str()) << s << "fp16";
     }
-    void bf16WithinTolerance() {
+    void lowPrecisionWithinTolerance() {
         QFETCH(QString, stage);
+        QFETCH(QString, precision);
         const int N = comm().world_size();
         const ModelSpec spec = preset_model("seed-cnn");
         OptimizerConfig o;
         o.momentum = 0.9;
         DIST_GUARD({
             StrategyConfig one;
-            one.precision = "bf16";
+            one.precision = precision.toStdString();
             one.accumulate = N;
             Trainee ref(spec, one, kBatch, o, nullptr);
             StrategyConfig sc;
-            sc.precision = "bf16";
+            sc.precision = precision.toStdString();
             sc.shard = stage.toStdString();
             Trainee dist(spec, sc, kBatch, o, &comm());
             run_steps(ref, kSteps);
             run_steps(dist, kSteps);
             auto wr = ref.weights(), wd = dist.weights();
             const double rel = hrtest::worst_relative(wd, wr);
-            qInfo("bf16 %s on %d rank(s): worst relative difference %.3g", qPrintable(stage), N, rel);
-            // a few bf16 roundings (2^-8 each) of the largest weight, after 3 steps
-            DIST_VERIFY(rel <= 4 * 0x1p-8, "bf16 weights within bf16 tolerance of one process");
+            qInfo("%s %s on %d rank(s): worst relative difference %.3g", qPrintable(precision), qPrintable(stage), N, rel);
+            // a few roundings (2^-8 for bf16, 2^-11 for fp16) of the largest weight, after 3 steps
+            const double ulp = precision == "bf16" ? 0x1p-8 : 0x1p-11;
+            DIST_VERIFY(rel <= 4 * ulp, "weights within the format's tolerance of one process");
+            DIST_VERIFY(dist.st->skipped_steps() == ref.st->skipped_steps(), "the same steps skipped");
             DIST_VERIFY(same_on_all_ranks(wd), "every rank ends with the same weights");
         });
     }
