@@ -24,7 +24,7 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --timeout 600
         --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 export OMP_NUM_THREADS=1
 load_before="$(cut -d' ' -f1 /proc/loadavg)"
-echo "load average (1 min) before: $load_before on $(nproc) cores" >&2
+echo "load average (1 min) before: $load_before on $(nproc --all) cores" >&2
 results="$(mktemp)"; trap 'rm -f "$results"' EXIT
 for model in $MODELS; do
   # one process without a communicator: the baseline
@@ -39,7 +39,7 @@ for model in $MODELS; do
   done
 done
 load_after="$(cut -d' ' -f1 /proc/loadavg)"
-"$PY" - "$results" "$OUT" "$load_before" "$load_after" "$(nproc)" <<'PYEOF'
+"$PY" - "$results" "$OUT" "$load_before" "$load_after" "$(nproc --all)" <<'PYEOF'
 import json, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 out, lb, la, cores = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
