@@ -15,6 +15,7 @@ struct Model::Seq {
 
 struct Model::Node {
     int index = -1;
+    int unit = -1;  // the ParamUnit of its top-level layer
     std::string path;
     LayerSpec spec;
     std::unique_ptr<Layer> layer;  // null for residual blocks
@@ -48,8 +49,15 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (options_.batch < 1) throw InputError("batch size must be at least 1");
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
+    if (options_.unit_pad_multiple < 1) throw Error("internal: unit_pad_multiple must be at least 1");
     {
         auto blocks = checkpoint_blocks(spec_);
+        // units = checkpoint blocks; their slices of the flat buffers are laid out while building
+        unit_of_top_.assign(spec_.layers.size(), 0);
+        for (std::size_t u = 0; u < blocks.size(); ++u) {
+            units_.push_back({blocks[u].first, blocks[u].last, 0, 0, 0});
+            for (int i = blocks[u].first; i <= blocks[u].last; ++i) unit_of_top_[static_cast<std::size_t>(i)] = static_cast<int>(u);
+        }
         for (int b : options_.checkpoint_blocks) {
             if (b < 0 || b >= static_cast<int>(blocks.size()))
                 throw InputError("checkpoint block " + std::to_string(b) + " does not exist; the model has " +
@@ -62,18 +70,21 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     int next_index = 0;
     std::size_t offset = 0;
     build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true, 0);
-    // 2) flat parameter and gradient buffers (every tensor starts on a kParamAlignBytes boundary, the
-    //    buffer ends on one); layers get views into them
+    // 2) flat parameter and gradient buffers (every tensor starts on a kParamAlignBytes boundary, every
+    //    unit's slice ends on a unit_pad_multiple x kParamAlignBytes one); layers get views into them.
+    //    With sharding the owner may allocate neither and bind each unit's views itself (bind_unit).
     const std::size_t align = param_align_elements(options_.dtype);
     const std::int64_t flat = static_cast<std::int64_t>((offset + align - 1) / align * align);
-    params_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::parameters);
-    grads_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::gradients);
+    flat_numel_ = flat;
+    if (options_.allocate_params) params_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::parameters);
+    if (options_.allocate_grads) grads_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::gradients);
     std::int64_t counted = 0;
     for (Node* n : nodes_)
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
-            n->params.push_back(params_.view(n->param_offsets[i], n->param_decls[i].shape));
-            n->grads.push_back(grads_.view(n->param_offsets[i], n->param_decls[i].shape));
+            n->params.push_back(params_.defined() ? params_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
+            n->grads.push_back(grads_.defined() ? grads_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
             counted += shape_numel(n->param_decls[i].shape);
+            units_[static_cast<std::size_t>(n->unit)].values += shape_numel(n->param_decls[i].shape);
         }
     for (auto& d : depth_buffers_) {
         for (auto& g : d.gbuf) g = Tensor::empty(a, {d.gbuf_numel}, options_.dtype, MemCategory::workspace);
@@ -98,7 +109,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     for (Node* n : nodes_)
         if (n->layer) ws = std::max(ws, n->layer->workspace_bytes(backend_, options_.batch, n->in, options_.dtype));
     if (ws > 0) workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
-    if (!options_.dry_run) init_params();
+    if (!options_.dry_run && params_.defined()) init_params(-1);
 }
 
 Model::~Model() = default;
@@ -145,9 +156,15 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 output_in_arena = static_cast<int>(i) != kept;
             }
         }
+        if (is_top) {
+            building_unit_ = unit_of_top_[i];
+            ParamUnit& u = units_[static_cast<std::size_t>(building_unit_)];
+            if (static_cast<int>(i) == u.first_layer) u.offset = static_cast<std::int64_t>(param_offset);
+        }
         auto node = std::make_unique<Node>();
         Node& n = *node;
         n.index = next_index++;
+        n.unit = building_unit_;
         n.path = prefix.empty() ? std::to_string(i) : prefix + "." + std::to_string(i);
         n.spec = specs[i];
         n.in = cur;
@@ -195,17 +212,64 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
         }
         cur = n.out;
         seq.nodes.push_back(std::move(node));
+        if (is_top) {
+            // the unit's slice ends on a multiple of unit_pad_multiple x alignment (the shards are equal)
+            ParamUnit& u = units_[static_cast<std::size_t>(building_unit_)];
+            if (static_cast<int>(i) == u.last_layer) {
+                const std::int64_t m = static_cast<std::int64_t>(param_align_elements(dt)) * options_.unit_pad_multiple;
+                u.numel = (static_cast<std::int64_t>(param_offset) - u.offset + m - 1) / m * m;
+                param_offset = static_cast<std::size_t>(u.offset + u.numel);
+            }
+        }
     }
     DepthBuffers& db = depth_buffers_[static_cast<std::size_t>(depth)];
     db.gbuf_numel = std::max(db.gbuf_numel, B * max_in);
     db.seqs.push_back(&seq);
 }
 
-void Model::init_params() {
+void Model::init_unit_parameters(int unit) {
+    if (unit < 0 || unit >= static_cast<int>(units_.size())) throw Error("internal: no unit " + std::to_string(unit));
+    if (!options_.dry_run) init_params(unit);
+}
+
+void Model::bind_unit(int unit, const Tensor& params_base, const Tensor& grads_base) {
+    if (unit < 0 || unit >= static_cast<int>(units_.size())) throw Error("internal: no unit " + std::to_string(unit));
+    const ParamUnit& u = units_[static_cast<std::size_t>(unit)];
+    for (const Tensor* b : {&params_base, &grads_base})
+        if (b->defined() && (b->numel() < u.numel || b->dtype() != options_.dtype))
+            throw Error("internal: unit " + std::to_string(unit) + " needs " + std::to_string(u.numel) + " " +
+                        dtype_name(options_.dtype) + " elements to bind, got " + std::to_string(b->numel()) + " " +
+                        dtype_name(b->dtype()));
+    for (Node* n : nodes_) {
+        if (n->unit != unit) continue;
+        for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            const std::int64_t at_ = n->param_offsets[i] - u.offset;
+            if (params_base.defined()) n->params[i] = params_base.view(at_, n->param_decls[i].shape);
+            if (grads_base.defined()) n->grads[i] = grads_base.view(at_, n->param_decls[i].shape);
+        }
+    }
+}
+
+std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
+    if (!flat.defined() || flat.numel() < flat_numel_ || flat.dtype() != options_.dtype)
+        throw Error("internal: state_dict_in needs a flat buffer of " + std::to_string(flat_numel_) + " elements");
+    std::vector<NamedTensor> out;
+    for (Node* n : nodes_) {
+        for (std::size_t i = 0; i < n->param_decls.size(); ++i)
+            out.push_back({n->path + "." + n->param_decls[i].name, flat.view(n->param_offsets[i], n->param_decls[i].shape),
+                           true, n->index});
+        for (std::size_t i = 0; i < n->buffers.size(); ++i)
+            out.push_back({n->path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
+    }
+    return out;
+}
+
+void Model::init_params(int unit) {
     // PyTorch's default initialisation (kaiming_uniform(a=sqrt(5)) for weights = U(+-1/sqrt(fan_in)),
     // same bound for biases; BatchNorm weight 1, bias 0) from a seeded, portable generator per tensor.
     std::vector<double> host;
     for (Node* n : nodes_) {
+        if (unit >= 0 && n->unit != unit) continue;
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
             const ParamDecl& d = n->param_decls[i];
             const std::int64_t cnt = shape_numel(d.shape);
@@ -238,7 +302,9 @@ void Model::init_params() {
     }
 }
 
-void Model::zero_grad() { backend_.fill(grads_, 0.0); }
+void Model::zero_grad() {
+    if (grads_.defined()) backend_.fill(grads_, 0.0);
+}
 
 Tensor Model::forward(const Tensor& x, bool training, std::uint64_t first_sample) {
     const std::int64_t n = x.dim(0);
@@ -262,9 +328,14 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t first_sample
 
 Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t first_sample) {
     Tensor cur = x;
-    for (auto& np : seq.nodes) {
-        forward_node(*np, cur, training, first_sample);
-        cur = np->y;
+    UnitHooks* hooks = &seq == top_.get() ? options_.hooks : nullptr;
+    for (std::size_t k = 0; k < seq.nodes.size(); ++k) {
+        Node& n = *seq.nodes[k];
+        const ParamUnit* u = hooks ? &units_[static_cast<std::size_t>(n.unit)] : nullptr;
+        if (u && static_cast<int>(k) == u->first_layer) hooks->before_forward(n.unit);
+        forward_node(n, cur, training, first_sample);
+        cur = n.y;
+        if (u && static_cast<int>(k) == u->last_layer) hooks->after_forward(n.unit);
     }
     return cur;
 }
@@ -316,11 +387,15 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
     Tensor cur_dy = dy;
     int cur_slot = -1;  // which gbuf holds cur_dy (-1: neither)
     const bool top = &seq == top_.get();
+    UnitHooks* hooks = top ? options_.hooks : nullptr;
     for (std::size_t k = seq.nodes.size(); k-- > 0;) {
+        Node& n = *seq.nodes[k];
+        const ParamUnit* u = hooks ? &units_[static_cast<std::size_t>(n.unit)] : nullptr;
+        if (u && static_cast<int>(k) == u->last_layer) hooks->before_backward(n.unit);
+        const bool unit_done = u && static_cast<int>(k) == u->first_layer;
         if (top)
             for (auto [first, last] : ckpt_ranges_)
                 if (static_cast<int>(k) == last && arena_holds_ != first) recompute_block(first, last);
-        Node& n = *seq.nodes[k];
         Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
         Tensor target;
         int slot = -1;
@@ -340,11 +415,12 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
             } else {
                 cur_dy = cur_dy.reshape(xin.shape());
             }
-            continue;
+        } else {
+            backward_node(n, xin, cur_dy, target);
+            cur_dy = target;
+            cur_slot = slot;
         }
-        backward_node(n, xin, cur_dy, target);
-        cur_dy = target;
-        cur_slot = slot;
+        if (unit_done) hooks->after_backward(n.unit);
     }
 }
 

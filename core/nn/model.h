@@ -19,6 +19,28 @@ namespace hr {
 constexpr std::size_t kParamAlignBytes = 256;
 inline std::size_t param_align_elements(DType dt) { return kParamAlignBytes / dtype_size(dt); }
 
+// The model's units (DESIGN.md decision 8): its checkpoint blocks (checkpoint_blocks(spec)), each a
+// contiguous slice of the flat parameter and gradient buffers. Sharding (strategy/sharding.h) works per
+// unit: it places each unit's views (full buffers, shards, gather buffers) and is called at unit
+// boundaries through these hooks.
+struct ParamUnit {
+    int first_layer = 0, last_layer = 0;  // top-level layer range (spec.layers indices, inclusive)
+    std::int64_t offset = 0;              // element offset of the unit's slice in the flat buffers
+    std::int64_t numel = 0;               // slice length with alignment gaps and the unit's tail padding
+    std::int64_t values = 0;              // trainable values in it (numel minus padding)
+};
+
+class UnitHooks {
+public:
+    virtual ~UnitHooks() = default;
+    // Around each unit's forward (training and evaluation) and backward (before its recompute, when
+    // checkpointed; after its first layer's backward). Units run 0, 1, ... forward and back down in backward.
+    virtual void before_forward(int unit) {}
+    virtual void after_forward(int unit) {}
+    virtual void before_backward(int unit) {}
+    virtual void after_backward(int unit) {}
+};
+
 struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see
     DType dtype = DType::f32;    // parameters, activations and gradients (f64 for gradient checks)
@@ -29,6 +51,12 @@ struct ModelOptions {
     std::vector<int> checkpoint_blocks;
     Allocator* allocator = nullptr;  // where the model's memory comes from (default: the backend's)
     bool dry_run = false;            // allocate (for the ledger) but never touch memory: the planner
+    // Sharding (strategy/sharding.h). Each unit's slice is padded to a multiple of
+    // unit_pad_multiple x kParamAlignBytes (the world size, so it splits into aligned, equal shards).
+    int unit_pad_multiple = 1;
+    bool allocate_params = true;     // false: no flat parameter buffer; the owner binds each unit's views
+    bool allocate_grads = true;      // false: no flat gradient buffer (bind_unit, as above)
+    UnitHooks* hooks = nullptr;      // called at unit boundaries in forward and backward
 };
 
 struct NamedTensor {
@@ -70,6 +98,19 @@ public:
     // Bytes the model allocates, by category (what the ledger will see from this model).
     CategoryBytes allocated_bytes() const;
 
+    // --- units (sharding) -------------------------------------------------------------------------
+    const std::vector<ParamUnit>& param_units() const { return units_; }
+    // Flat buffer length of the layout (also when the model allocates no flat buffer).
+    std::int64_t flat_numel() const { return flat_numel_; }
+    // Points unit u's parameter (and/or gradient) views into `params_base` / `grads_base` (an
+    // undefined tensor leaves that side as it is): the tensor at flat offset o lands at o - offset of the
+    // unit. The bases hold at least param_units()[u].numel elements of the model's dtype.
+    void bind_unit(int unit, const Tensor& params_base, const Tensor& grads_base);
+    // PyTorch's initialisation of unit u's parameters, into wherever its views point now.
+    void init_unit_parameters(int unit);
+    // state_dict() with the trainable tensors as views into `flat` (laid out like the flat buffers).
+    std::vector<NamedTensor> state_dict_in(const Tensor& flat) const;
+
 private:
     struct Node;
     struct Seq;
@@ -79,7 +120,7 @@ private:
     void backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out);
     void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t first_sample);
     void backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx);
-    void init_params();
+    void init_params(int unit);  // -1: every unit
     Tensor alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena);
     void recompute_block(int first, int last);
 
@@ -91,6 +132,9 @@ private:
     Tensor workspace_;
     std::unique_ptr<Seq> top_;
     std::vector<Node*> nodes_;  // depth-first
+    std::vector<ParamUnit> units_;
+    std::vector<int> unit_of_top_;  // top-level layer index -> unit
+    std::int64_t flat_numel_ = 0;
     std::int64_t current_batch_ = 0;
     Tensor first_input_;  // the last forward's input batch (the first layer's backward needs it)
     std::uint64_t current_first_sample_ = 0;
@@ -106,6 +150,7 @@ private:
     std::vector<ArenaRequest> arena_requests_;
     std::size_t arena_cursor_ = 0, arena_bytes_ = 0;
     bool building_in_arena_ = false;
+    int building_unit_ = 0;
     Tensor arena_;
     std::vector<std::pair<int, int>> ckpt_ranges_;  // checkpointed top-level [first, last]
     // Backward buffers are shared by nesting depth: sequences (and residual blocks) at one depth never

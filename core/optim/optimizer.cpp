@@ -39,6 +39,31 @@ Optimizer::Optimizer(const OptimizerConfig& config, Backend& backend, Allocator&
 
 void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_scale) {
     ++steps_;
+    update(params, grads, m_, v_, lr, grad_scale);
+}
+
+void Optimizer::step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, double lr,
+                     float grad_scale) {
+    if (params.size() != grads.size()) throw Error("internal: optimizer pieces of params and grads differ in number");
+    std::int64_t at = 0;
+    for (const Tensor& p : params) at += p.numel();
+    const Tensor& state = m_.defined() ? m_ : v_;
+    if (state.defined() && at != state.numel())
+        throw Error("internal: optimizer pieces hold " + std::to_string(at) + " values, the state " +
+                    std::to_string(state.numel()));
+    ++steps_;
+    at = 0;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        const std::int64_t n = params[i].numel();
+        Tensor p = params[i];
+        Tensor m = m_.defined() ? m_.view(at, {n}) : Tensor(), v = v_.defined() ? v_.view(at, {n}) : Tensor();
+        Tensor pf = p.reshape({n}), gf = grads[i].reshape({n});
+        update(pf, gf, m, v, lr, grad_scale);
+        at += n;
+    }
+}
+
+void Optimizer::update(Tensor& params, const Tensor& grads, Tensor& m, Tensor& v, double lr, float grad_scale) {
     if (config_.kind == "sgd") {
         SgdArgs a;
         a.lr = static_cast<float>(lr);
@@ -48,7 +73,7 @@ void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_
         a.weight_decay = static_cast<float>(config_.weight_decay);
         a.first_step = steps_ == 1;
         a.grad_scale = grad_scale;
-        backend_.sgd_update(params, grads, m_, a);
+        backend_.sgd_update(params, grads, m, a);
     } else {
         AdamArgs a;
         a.lr = static_cast<float>(lr);
@@ -59,7 +84,7 @@ void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_
         a.decoupled_weight_decay = config_.kind == "adamw";
         a.step = steps_;
         a.grad_scale = grad_scale;
-        backend_.adam_update(params, grads, m_, v_, a);
+        backend_.adam_update(params, grads, m, v, a);
     }
 }
 

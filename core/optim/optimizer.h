@@ -34,11 +34,18 @@ public:
 
     // params -= update(grads * grad_scale) with learning rate lr. step_count() advances.
     void step(Tensor& params, const Tensor& grads, double lr, float grad_scale = 1.0f);
+    // The same update over pieces (a rank's shards of each unit, strategy/sharding.h): piece i of params
+    // and grads pairs with the next params[i].numel() state elements, in order. One step: the step
+    // count advances once. The pieces' sizes add up to the state's size.
+    void step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, double lr,
+              float grad_scale = 1.0f);
     std::int64_t step_count() const { return steps_; }
     const OptimizerConfig& config() const { return config_; }
     std::vector<std::pair<std::string, Tensor>> state() const;  // "momentum_buffer" / "exp_avg", "exp_avg_sq"
 
 private:
+    void update(Tensor& params, const Tensor& grads, Tensor& m, Tensor& v, double lr, float grad_scale);
+
     OptimizerConfig config_;
     Backend& backend_;
     Tensor m_, v_;

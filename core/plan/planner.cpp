@@ -77,17 +77,23 @@ struct DeviceRates {
     double flops;
     double lowp_factor;  // time factor of bf16/fp16 compute relative to fp32
     double host_link;    // bytes/s between host and device memory
+    double comm_link;    // bytes/s between ranks (loopback / shared memory for CPU ranks, NVLink-PCIe for GPUs)
 };
 DeviceRates rates_for(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return {30e12, 0.5, 20e9};
-    return {40e9, 1.15, 10e9};  // CPU: low precision is stored, then computed in f32 (conversions cost)
+    if (device.rfind("cuda", 0) == 0) return {30e12, 0.5, 20e9, 50e9};
+    return {40e9, 1.15, 10e9, 5e9};  // CPU: low precision is stored, then computed in f32 (conversions cost)
 }
 
 }  // namespace
 
 MemoryPlan predict_memory(const PlanRequest& req) {
     MemoryPlan plan;
-    plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch);
+    const int N = req.world_size;
+    if (N < 1) throw InputError(HR_MSG("plan.bad_ranks", "the number of ranks must be at least 1 (--ranks)"));
+    if (req.rank >= N)
+        throw InputError(HR_MSG("plan.bad_rank", "rank %1 does not exist with %2 ranks (0..%3)"),
+                         {std::to_string(req.rank), std::to_string(N), std::to_string(N - 1)});
+    plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch, N, std::max(0, req.rank));
     SpecReport rep = validate_model_spec(req.spec);
     if (req.strategy.checkpoint == "auto") {
         // auto: the cheapest set of blocks (by recompute FLOPs per byte saved) that fits the device
@@ -104,11 +110,6 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         }
         return p;
     }
-    // Build the whole training state on counting allocators.
-    auto device_ledger = std::make_shared<MemoryLedger>();
-    auto host_ledger = std::make_shared<MemoryLedger>();
-    CountingAllocator dev_alloc(Device::cpu(), device_ledger);
-    CountingAllocator host_alloc(Device::cpu(), host_ledger);
     // conv workspace sizes come from the real backend of the device (cuDNN picks algorithms per shape)
     auto sizing_ledger = std::make_shared<MemoryLedger>();
     std::unique_ptr<Backend> sizing;
@@ -119,37 +120,81 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     if (gpu && !sizing)
         throw InputError("device '" + req.device + "': this build has no CUDA backend; plan for --device cpu");
     if (!sizing) sizing = make_cpu_backend(req.threads, sizing_ledger);
-    {
-        TrainingState st(req.spec, req.optimizer, plan.strategy, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
-        plan.device = device_ledger->snapshot().live;
-        // what the backend itself holds on the device (the cuBLAS workspace on a GPU)
-        for (MemCategory cat : all_categories()) at(plan.device, cat) += sizing_ledger->live_bytes(cat);
-        plan.recompute_arena = st.model().recompute_arena_bytes();
-        plan.host = host_ledger->snapshot().live;
-        auto snap = device_ledger->snapshot();
-        // per-layer figures from the ledger (activations are tagged with their layer)
-        for (const auto& r : rep.layers) {
-            LayerPlan lp;
-            lp.index = r.index;
-            lp.path = r.path;
-            lp.type = r.type;
-            lp.label = r.label;
-            auto it = snap.layers.find(r.index);
-            if (it != snap.layers.end()) lp.activation_bytes = it->second.live;
-            lp.parameter_bytes = static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
-            const LayerSpec* ls = find_spec(req.spec.layers, r.path);
-            lp.forward_flops = layer_flops(r, ls) * static_cast<double>(plan.strategy.micro_batch);
-            plan.layers.push_back(lp);
-        }
-    }
-    // the data loaders (host memory: the device's for the CPU)
     const std::int64_t per = shape_numel(req.spec.input_shape);
-    const std::size_t loaders = loader_bytes(req.batch, req.train_samples, per) +
-                                loader_bytes(plan.strategy.micro_batch, req.test_samples, per);
-    if (!gpu)
-        at(plan.device, MemCategory::data) += loaders;
-    else
-        at(plan.host, MemCategory::data) += loaders;
+    // Each rank: its whole training state on counting allocators (the same code that allocates for real),
+    // plus what the backend itself holds (the cuBLAS workspace on a GPU) and its data loaders (host memory:
+    // the device's for the CPU). Ranks with the same batch allocate the same: built once per batch.
+    struct Built {
+        RankPlan rp;
+        LedgerSnapshot snap;
+        std::size_t arena = 0;
+        ShardLayout layout;
+    };
+    std::map<std::int64_t, Built> by_batch;
+    auto build_rank = [&](int r) -> Built {
+        const ResolvedStrategy rs = resolve_strategy(req.strategy, req.spec, req.batch, N, r);
+        auto device_ledger = std::make_shared<MemoryLedger>();
+        auto host_ledger = std::make_shared<MemoryLedger>();
+        CountingAllocator dev_alloc(Device::cpu(), device_ledger);
+        CountingAllocator host_alloc(Device::cpu(), host_ledger);
+        Built b;
+        {
+            TrainingState st(req.spec, req.optimizer, rs, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
+            b.arena = st.model().recompute_arena_bytes();
+            b.layout = st.shard_layout();
+            b.snap = device_ledger->snapshot();
+            b.rp.device = b.snap.live;
+            b.rp.host = host_ledger->snapshot().live;
+        }
+        for (MemCategory cat : all_categories()) at(b.rp.device, cat) += sizing_ledger->live_bytes(cat);
+        const std::size_t loaders =
+            loader_bytes(rs.rank_batch, req.train_samples, per) + loader_bytes(rs.micro_batch, req.test_samples, per);
+        at(gpu ? b.rp.host : b.rp.device, MemCategory::data) += loaders;
+        b.rp.batch = rs.rank_batch;
+        b.rp.micro_batch = rs.micro_batch;
+        b.rp.device_total = total(b.rp.device);
+        b.rp.host_total = total(b.rp.host);
+        return b;
+    };
+    int primary = std::max(0, req.rank);
+    for (int r = 0; r < N; ++r) {
+        if (req.rank >= 0 && r != req.rank) continue;
+        const std::int64_t rb = plan.strategy.rank_batches[static_cast<std::size_t>(r)];
+        auto it = by_batch.find(rb);
+        if (it == by_batch.end()) it = by_batch.emplace(rb, build_rank(r)).first;
+        RankPlan rp = it->second.rp;
+        rp.rank = r;
+        plan.ranks.push_back(rp);
+        if (req.rank < 0 && rp.device_total > plan.ranks[static_cast<std::size_t>(primary)].device_total) primary = r;
+    }
+    if (primary != plan.strategy.rank) plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch, N, primary);
+    const Built& chosen = by_batch.at(plan.strategy.rank_batch);
+    plan.world_size = N;
+    plan.rank = primary;
+    plan.device = chosen.rp.device;
+    plan.host = chosen.rp.host;
+    plan.recompute_arena = chosen.arena;
+    plan.flat_elements = chosen.layout.flat_numel;
+    plan.shard_elements = chosen.layout.shard_numel;
+    plan.padding_elements = chosen.layout.padding_elements();
+    plan.communication_bytes =
+        N > 1 || plan.strategy.shard != ShardStage::none
+            ? step_payload_bytes(chosen.layout, plan.strategy.accumulate, dtype_size(plan.strategy.compute_dtype))
+            : 0.0;
+    // per-layer figures from the ledger (activations are tagged with their layer)
+    for (const auto& r : rep.layers) {
+        LayerPlan lp;
+        lp.index = r.index;
+        lp.path = r.path;
+        lp.type = r.type;
+        lp.label = r.label;
+        auto it = chosen.snap.layers.find(r.index);
+        if (it != chosen.snap.layers.end()) lp.activation_bytes = it->second.live;
+        lp.parameter_bytes = static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
+        const LayerSpec* ls = find_spec(req.spec.layers, r.path);
+        lp.forward_flops = layer_flops(r, ls) * static_cast<double>(plan.strategy.micro_batch);
+        plan.layers.push_back(lp);
+    }
     plan.device_total = total(plan.device);
     plan.host_total = total(plan.host);
     plan.peak_phase = "setup: every buffer is allocated before the first step, so the peak holds from step 1";
@@ -179,8 +224,9 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     plan.backward_flops = bwd * mb;
     plan.recompute_flops = rec * mb;
     const std::int64_t P = rep.total_params;
-    if (plan.strategy.offload_optimizer)
-        plan.offload_bytes = static_cast<double>(P) * 2.0 * static_cast<double>(dtype_size(plan.strategy.compute_dtype));
+    if (plan.strategy.offload_optimizer)  // gradients down, parameters up: this rank's shard when sharded
+        plan.offload_bytes = static_cast<double>(plan.strategy.sharded() ? plan.shard_elements : P) * 2.0 *
+                             static_cast<double>(dtype_size(plan.strategy.compute_dtype));
     const DeviceRates rt = rates_for(req.device);
     const double prec = plan.strategy.compute_dtype == DType::f32 ? 1.0 : rt.lowp_factor;
     const double per_micro_overhead = 2e-5 * static_cast<double>(plan.layers.size());
@@ -189,6 +235,13 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     };
     plan.predicted_step_seconds = seconds(plan.forward_flops + plan.backward_flops, plan.recompute_flops,
                                           plan.offload_bytes, mb, prec);
+    if (N > 1) {
+        // ring algorithms move (N - 1) / N of each reduce-scatter / all-gather payload, twice that for an
+        // all-reduce; counted without overlap (an upper bound: dp and zero1-2 overlap it with the backward)
+        const double wire = (plan.strategy.shard == ShardStage::dp ? 2.0 : 1.0) * (N - 1) / N;
+        plan.communication_seconds = plan.communication_bytes * wire / rt.comm_link;
+        plan.predicted_step_seconds += plan.communication_seconds;
+    }
     const double base = seconds(plan.forward_flops + plan.backward_flops, 0, 0, 1, 1.0);
     plan.relative_step_time = base > 0 ? plan.predicted_step_seconds / base : 1.0;
     return plan;
@@ -202,24 +255,47 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     std::vector<std::int64_t> micro;
     for (std::int64_t d : {1, 2, 4, 8})
         if (base.batch % d == 0 && base.batch / d >= 1) micro.push_back(base.batch / d);
-    for (const auto& prec : precisions)
-        for (const auto& ckpt : checkpoints)
-            for (std::int64_t m : micro)
-                for (bool off : {false, true}) {
-                    PlanRequest r = base;
-                    r.strategy.precision = prec;
-                    r.strategy.checkpoint = ckpt;
-                    r.strategy.micro_batch = m == base.batch ? 0 : m;
-                    r.strategy.accumulate = 1;
-                    r.strategy.offload_optimizer = off;
-                    PlanCandidate c;
-                    c.strategy = r.strategy;
-                    c.plan = predict_memory(r);
-                    c.fits = c.plan.device_total <= budget;
-                    if (!c.fits)
-                        c.reason = "needs " + format_bytes(c.plan.device_total) + " > budget " + format_bytes(budget);
-                    out.candidates.push_back(std::move(c));
-                }
+    std::vector<std::string> stages = {base.strategy.shard};
+    if (base.world_size > 1) stages = {"dp", "zero1", "zero2", "zero3"};
+    // micro-batches are split per rank with several ranks: the divisors apply to the largest rank batch
+    std::int64_t largest = base.batch;
+    if (base.world_size > 1) {
+        largest = 0;
+        StrategyConfig even = base.strategy;
+        even.shard = "dp";
+        for (std::int64_t b : resolve_strategy(even, base.spec, base.batch, base.world_size, 0).rank_batches)
+            largest = std::max(largest, b);
+        micro.clear();
+        for (std::int64_t d : {1, 2, 4, 8})
+            if (largest % d == 0) micro.push_back(largest / d);
+    }
+    for (const auto& stage : stages)
+        for (const auto& prec : precisions)
+            for (const auto& ckpt : checkpoints)
+                for (std::int64_t m : micro)
+                    for (bool off : {false, true}) {
+                        PlanRequest r = base;
+                        r.rank = -1;  // every rank must fit
+                        r.strategy.shard = stage;
+                        r.strategy.precision = prec;
+                        r.strategy.checkpoint = ckpt;
+                        r.strategy.micro_batch = m == largest ? 0 : m;
+                        r.strategy.accumulate = 1;
+                        r.strategy.offload_optimizer = off;
+                        PlanCandidate c;
+                        c.strategy = r.strategy;
+                        try {
+                            c.plan = predict_memory(r);
+                        } catch (const InputError& e) {  // a split the rank batches do not allow
+                            continue;
+                        }
+                        c.fits = c.plan.device_total <= budget;
+                        if (!c.fits)
+                            c.reason = "needs " + format_bytes(c.plan.device_total) +
+                                       (base.world_size > 1 ? " on rank " + std::to_string(c.plan.rank) : "") +
+                                       " > budget " + format_bytes(budget);
+                        out.candidates.push_back(std::move(c));
+                    }
     std::stable_sort(out.candidates.begin(), out.candidates.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
         if (a.fits != b.fits) return a.fits;
         if (a.fits) {
@@ -241,6 +317,35 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
             std::snprintf(buf, sizeof buf, "fits, but predicted %.0f%% slower than the best",
                           100.0 * (c.plan.predicted_step_seconds / best.plan.predicted_step_seconds - 1.0));
             c.reason = buf;
+        }
+    }
+    if (out.best < 0) {
+        // what-if: on how many ranks would the leanest configuration fit? (zero3 divides the state by N)
+        PlanRequest r = base;
+        r.rank = -1;
+        r.strategy.shard = "zero3";
+        r.strategy.precision = "bf16";
+        r.strategy.checkpoint = "all";
+        r.strategy.micro_batch = 0;
+        r.strategy.accumulate = 1;
+        r.strategy.offload_optimizer = true;
+        r.strategy.rank_batch.clear();
+        for (int n = std::max(2, base.world_size * 2); n <= 64 && n <= base.batch; n *= 2) {
+            r.world_size = n;
+            MemoryPlan p;
+            try {
+                p = predict_memory(r);
+            } catch (const InputError&) {
+                break;
+            }
+            if (p.device_total <= budget) {
+                out.ranks_needed = n;
+                const bool gpu = base.device.rfind("cuda", 0) == 0;
+                out.ranks_reason = "needs " + std::to_string(n) + (gpu ? " GPUs" : " ranks") + ": with --ranks " +
+                                   std::to_string(n) + " " + strategy_flags(r.strategy) + " each rank needs " +
+                                   format_bytes(p.device_total) + " (budget " + format_bytes(budget) + ")";
+                break;
+            }
         }
     }
     return out;
@@ -277,6 +382,31 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
                           {"parameter_bytes", l.parameter_bytes},
                           {"forward_flops", l.forward_flops}});
     j["layers"] = layers;
+    // ranks (docs/distributed.md)
+    j["world_size"] = p.world_size;
+    j["shard"] = shard_stage_name(p.strategy.shard);
+    j["rank"] = p.rank;
+    j["flat_elements"] = p.flat_elements;
+    j["shard_elements"] = p.shard_elements;
+    j["padding_elements"] = p.padding_elements;
+    j["communication_bytes_per_step"] = p.communication_bytes;
+    j["communication_seconds_per_step"] = p.communication_seconds;
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& r : p.ranks) {
+        nlohmann::json d = nlohmann::json::object(), h = nlohmann::json::object();
+        for (MemCategory c : all_categories()) {
+            d[category_name(c)] = at(r.device, c);
+            h[category_name(c)] = at(r.host, c);
+        }
+        ranks.push_back({{"rank", r.rank},
+                         {"batch", r.batch},
+                         {"micro_batch", r.micro_batch},
+                         {"device", d},
+                         {"device_total", r.device_total},
+                         {"host", h},
+                         {"host_total", r.host_total}});
+    }
+    j["ranks"] = ranks;
     return j;
 }
 

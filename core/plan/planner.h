@@ -4,6 +4,9 @@
 // allocators: the same code that allocates for real, so prediction and measurement agree by
 // construction. It also estimates step cost (forward + backward + recompute FLOPs, offload traffic) and
 // searches the strategies for the configuration that fits a budget with the best predicted throughput.
+// With several ranks it builds each rank's TrainingState (world size, rank, sharding stage, that rank's
+// batch), so it predicts every rank's ledger exactly, for any world size, without the devices (what-if:
+// "8 GPUs, zero3").
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +29,20 @@ struct PlanRequest {
     std::int64_t train_samples = 0;  // for the data loader's prefetch buffers (0: a large dataset)
     std::int64_t test_samples = 0;
     std::size_t budget = 0;          // checkpoint auto: fit this many bytes (0: the device's free memory)
+    // Ranks: strategy.shard is the stage and strategy.rank_batch the per-rank batches (empty: even split).
+    int world_size = 1;
+    int rank = -1;                   // the rank `MemoryPlan::device` describes; -1: the rank that needs the most
+};
+
+// One rank's prediction (each rank's loader prefetches its own share of the batch).
+struct RankPlan {
+    int rank = 0;
+    std::int64_t batch = 0;          // its share of the global batch
+    std::int64_t micro_batch = 0;
+    CategoryBytes device{};
+    std::size_t device_total = 0;
+    CategoryBytes host{};
+    std::size_t host_total = 0;
 };
 
 struct LayerPlan {
@@ -51,6 +68,15 @@ struct MemoryPlan {
     double backward_flops = 0;
     double recompute_flops = 0;
     double offload_bytes = 0;          // host<->device traffic per step
+    // ranks
+    int world_size = 1;
+    int rank = 0;                      // the rank device/host above describe
+    std::vector<RankPlan> ranks;       // every rank's prediction (one entry for one process)
+    std::int64_t flat_elements = 0;    // P: the flat parameter layout, padded (per unit to N x 256 B when sharded)
+    std::int64_t shard_elements = 0;   // S: what each rank updates (P when not sharded)
+    std::int64_t padding_elements = 0; // of P, the alignment and unit padding
+    double communication_bytes = 0;    // payload each rank hands its communicator per step
+    double communication_seconds = 0;  // estimate, without overlap (part of predicted_step_seconds)
     double predicted_step_seconds = 0; // rough absolute estimate for the device
     double relative_step_time = 1;     // against the same model and batch in fp32 without strategies
 };
@@ -69,10 +95,15 @@ struct PlanSearch {
     std::size_t budget = 0;
     std::vector<PlanCandidate> candidates;  // fitting ones first, fastest first; then the rejected ones
     int best = -1;                          // index into candidates, -1 when nothing fits
+    // When nothing fits: the fewest ranks (2 to 64) on which zero3 with every memory strategy fits each
+    // rank's budget, and the sentence that says so ("needs 4 GPUs: ..."); 0 and "" otherwise.
+    int ranks_needed = 0;
+    std::string ranks_reason;
 };
 
 // Tries precision (fp32, bf16), checkpoint sets (none, every other block, all), micro-batches (the
-// batch, /2, /4, /8 with accumulation) and optimizer offload.
+// batch, /2, /4, /8 with accumulation) and optimizer offload; with several ranks also the sharding
+// stages (dp, zero1, zero2, zero3). A candidate fits when every rank fits the budget.
 PlanSearch search_plans(const PlanRequest& base, std::size_t budget_bytes);
 
 // Free memory of a device: MemAvailable for "cpu"; throws InputError for devices not present.

@@ -7,12 +7,50 @@
 
 namespace hr {
 
+const char* shard_stage_name(ShardStage s) {
+    switch (s) {
+        case ShardStage::none: return "none";
+        case ShardStage::dp: return "dp";
+        case ShardStage::zero1: return "zero1";
+        case ShardStage::zero2: return "zero2";
+        case ShardStage::zero3: return "zero3";
+    }
+    return "none";
+}
+
+ShardStage parse_shard_stage(const std::string& t) {
+    for (ShardStage s : {ShardStage::none, ShardStage::dp, ShardStage::zero1, ShardStage::zero2, ShardStage::zero3})
+        if (t == shard_stage_name(s)) return s;
+    throw InputError(HR_MSG("strategy.bad_shard", "unknown sharding '%1'; use none, dp, zero1, zero2 or zero3 (--shard)"),
+                     {t});
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> ResolvedStrategy::micro_batches() const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    if (world_size == 1) {
+        for (std::int64_t r0 = 0; r0 < rank_batch; r0 += micro_batch)
+            out.push_back({r0, std::min(micro_batch, rank_batch - r0)});
+        return out;
+    }
+    const std::int64_t base = rank_batch / accumulate, extra = rank_batch % accumulate;
+    std::int64_t r0 = 0;
+    for (std::int64_t k = 0; k < accumulate; ++k) {
+        const std::int64_t n = base + (k < extra ? 1 : 0);
+        out.push_back({r0, n});
+        r0 += n;
+    }
+    return out;
+}
+
 std::string ResolvedStrategy::describe() const {
     std::string s = precision;
     if (!checkpoint_blocks.empty()) s += " + checkpoint " + std::to_string(checkpoint_blocks.size()) + " blocks";
     if (accumulate > 1)
         s += " + micro-batch " + std::to_string(micro_batch) + " x " + std::to_string(accumulate);
     if (offload_optimizer) s += " + optimizer offload";
+    if (world_size > 1 || shard != ShardStage::none)
+        s += std::string(" + ") + shard_stage_name(shard) + " x " + std::to_string(world_size) + " rank" +
+             (world_size == 1 ? "" : "s");
     return s;
 }
 
@@ -58,8 +96,11 @@ std::vector<int> parse_checkpoint(const std::string& text, int n) {
     throw bad("unknown form");
 }
 
-ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec, std::int64_t batch) {
+ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec, std::int64_t batch, int world_size,
+                                  int rank) {
     ResolvedStrategy r;
+    if (world_size < 1 || rank < 0 || rank >= world_size)
+        throw Error("internal: rank " + std::to_string(rank) + " of a world of " + std::to_string(world_size));
     r.precision = s.precision;
     if (s.precision == "fp32") {
         r.compute_dtype = DType::f32;
@@ -80,7 +121,9 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.batch = batch;
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
-    if (s.micro_batch > 0 && s.accumulate > 1) {
+    if (world_size > 1) {
+        // per rank: below, once the rank batches are known
+    } else if (s.micro_batch > 0 && s.accumulate > 1) {
         if (s.micro_batch * s.accumulate != batch)
             throw InputError("--micro-batch " + std::to_string(s.micro_batch) + " x --accumulate " +
                              std::to_string(s.accumulate) + " must equal --batch " + std::to_string(batch) +
@@ -111,6 +154,59 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     if (r.loss_scaling && !(s.loss_scale_init >= 1)) throw InputError("the initial loss scale must be at least 1");
     if (r.loss_scaling && s.loss_scale_growth_interval < 1)
         throw InputError("the loss-scale growth interval must be at least 1 step");
+    // --- ranks -------------------------------------------------------------------------------------
+    r.shard = parse_shard_stage(s.shard);
+    r.world_size = world_size;
+    r.rank = rank;
+    if (world_size > 1 && r.shard == ShardStage::none)
+        throw InputError(HR_MSG("strategy.ranks_without_shard",
+                                "%1 ranks need a way to share the work: --shard dp, zero1, zero2 or zero3"),
+                         {std::to_string(world_size)});
+    if (!s.rank_batch.empty()) {
+        if (static_cast<int>(s.rank_batch.size()) != world_size)
+            throw InputError(HR_MSG("strategy.rank_batch_count",
+                                    "--rank-batch lists %1 batches for %2 ranks; give one per rank"),
+                             {std::to_string(s.rank_batch.size()), std::to_string(world_size)});
+        std::int64_t sum = 0;
+        for (std::int64_t b : s.rank_batch) {
+            if (b < 1) throw InputError(HR_MSG("strategy.rank_batch_small", "every --rank-batch entry must be at least 1"));
+            sum += b;
+        }
+        if (sum != batch)
+            throw InputError(HR_MSG("strategy.rank_batch_sum",
+                                    "--rank-batch adds up to %1 samples but --batch is %2; make them agree"),
+                             {std::to_string(sum), std::to_string(batch)});
+        r.rank_batches = s.rank_batch;
+    } else {
+        if (batch < world_size)
+            throw InputError(HR_MSG("strategy.batch_below_ranks",
+                                    "--batch %1 is smaller than the %2 ranks; every rank needs a sample"),
+                             {std::to_string(batch), std::to_string(world_size)});
+        for (int q = 0; q < world_size; ++q) r.rank_batches.push_back(batch / world_size + (q < batch % world_size ? 1 : 0));
+    }
+    r.rank_batch = r.rank_batches[static_cast<std::size_t>(rank)];
+    r.sample_offset = 0;
+    for (int q = 0; q < rank; ++q) r.sample_offset += r.rank_batches[static_cast<std::size_t>(q)];
+    if (world_size > 1) {
+        // the same number of micro-batches on every rank (their collectives pair up), each rank's as even as can be
+        std::int64_t largest = 0, smallest = batch;
+        for (std::int64_t b : r.rank_batches) {
+            largest = std::max(largest, b);
+            smallest = std::min(smallest, b);
+        }
+        std::int64_t acc = s.accumulate;
+        if (s.micro_batch > 0 && s.accumulate > 1)
+            throw InputError(HR_MSG("strategy.ranks_micro_and_acc",
+                                    "with several ranks give --micro-batch or --accumulate, not both"));
+        if (s.micro_batch > 0) acc = (largest + s.micro_batch - 1) / s.micro_batch;
+        if (acc > smallest)
+            throw InputError(HR_MSG("strategy.rank_batch_below_acc",
+                                    "a rank's batch of %1 cannot be split into %2 micro-batches; use fewer "
+                                    "micro-batches or larger rank batches"),
+                             {std::to_string(smallest), std::to_string(acc)});
+        r.accumulate = acc;
+        r.micro_batch = (r.rank_batch + acc - 1) / acc;
+    }
     return r;
 }
 
@@ -121,6 +217,14 @@ std::string strategy_flags(const StrategyConfig& s) {
     if (s.micro_batch > 0) f += " --micro-batch " + std::to_string(s.micro_batch);
     if (s.accumulate > 1 && s.micro_batch == 0) f += " --accumulate " + std::to_string(s.accumulate);
     if (s.offload_optimizer) f += " --offload-optimizer";
+    if (s.shard != "none") f += " --shard " + s.shard;
+    if (!s.rank_batch.empty()) {
+        f += " --rank-batch ";
+        for (std::size_t i = 0; i < s.rank_batch.size(); ++i) {
+            if (i) f += ',';
+            f += std::to_string(s.rank_batch[i]);
+        }
+    }
     return f.empty() ? f : f.substr(1);
 }
 

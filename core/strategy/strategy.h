@@ -1,6 +1,6 @@
 #pragma once
 // Memory strategies (DESIGN.md decision 5): precision, activation checkpointing, gradient
-// accumulation and optimizer offload. StrategyConfig is what a user asks for; ResolvedStrategy is the
+// accumulation, optimizer offload and sharding over ranks (strategy/sharding.h). StrategyConfig is what a user asks for; ResolvedStrategy is the
 // checked, concrete form the trainer and the planner both use, so they reason about the same thing.
 #include <cstdint>
 #include <string>
@@ -11,6 +11,16 @@
 
 namespace hr {
 
+// How the ranks of a run share the training state (docs/distributed.md):
+// none   one process, nothing shared
+// dp     data parallel: every rank holds everything; gradients are all-reduced
+// zero1  optimizer state and master weights sharded over the ranks
+// zero2  gradients sharded too
+// zero3  parameters sharded too (each unit gathered before its forward and its backward)
+enum class ShardStage { none, dp, zero1, zero2, zero3 };
+const char* shard_stage_name(ShardStage s);       // "none", "dp", "zero1", ...
+ShardStage parse_shard_stage(const std::string& text);  // InputError naming --shard
+
 struct StrategyConfig {
     std::string precision = "fp32";      // fp32 | tf32 | bf16 | fp16
     std::string checkpoint = "none";     // none | all | every:K | list:I,J,... | auto
@@ -20,6 +30,9 @@ struct StrategyConfig {
     // fp16 dynamic loss scaling
     double loss_scale_init = 65536.0;
     std::int64_t loss_scale_growth_interval = 2000;
+    // sharding over ranks (the world size and the rank come with resolve_strategy)
+    std::string shard = "none";               // none | dp | zero1 | zero2 | zero3
+    std::vector<std::int64_t> rank_batch;     // samples per rank and step (sum = batch); empty: even split
 };
 
 struct ResolvedStrategy {
@@ -35,13 +48,28 @@ struct ResolvedStrategy {
     bool offload_optimizer = false;
     double loss_scale_init = 65536.0;
     std::int64_t loss_scale_growth_interval = 2000;
+    // Sharding. batch above is the global batch (all ranks); micro_batch and accumulate are this rank's
+    // micro-batch (buffer size) and the number of micro-batches, which is the same on every rank.
+    ShardStage shard = ShardStage::none;
+    int world_size = 1;
+    int rank = 0;
+    std::vector<std::int64_t> rank_batches;  // samples of each rank per step (world_size entries)
+    std::int64_t rank_batch = 64;            // this rank's share of the batch
+    std::int64_t sample_offset = 0;          // where this rank's share starts in the global batch
+
+    bool sharded() const { return shard >= ShardStage::zero1; }
+    // This rank's micro-batches as (first row within its share, rows). One process: micro_batch rows
+    // each, the last one smaller. Several ranks: `accumulate` pieces on every rank, as even as possible.
+    std::vector<std::pair<std::int64_t, std::int64_t>> micro_batches() const;
 
     std::string describe() const;  // "bf16 + checkpoint 3/5 blocks + micro-batch 16 x 4 + offload"
 };
 
-// Checks and resolves a strategy for a model and batch. `auto` checkpointing resolves to `none`
-// here; the planner replaces it with its choice (plan/planner.h). Throws InputError naming the flag.
-ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec, std::int64_t batch);
+// Checks and resolves a strategy for a model and (global) batch, for rank `rank` of `world_size`.
+// `auto` checkpointing resolves to `none` here; the planner replaces it with its choice
+// (plan/planner.h). Throws InputError naming the flag.
+ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec, std::int64_t batch,
+                                  int world_size = 1, int rank = 0);
 // Parses none | all | every:K | list:I,J (block indices) into the block list.
 std::vector<int> parse_checkpoint(const std::string& text, int block_count);
 // The flags of `headroom train` that select this strategy ("--precision bf16 --checkpoint all ...").

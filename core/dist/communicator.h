@@ -1,0 +1,155 @@
+#pragma once
+// Communicator: collectives over flat buffers between the ranks of one run (DESIGN.md decision 8).
+// Ranks are processes; the engines are real ones: MPI (Open MPI) for CPU ranks and for launching and
+// bootstrapping, NCCL for GPU ranks. Nothing else carries training data between ranks.
+//
+// Conventions every call obeys
+// - Collective: every rank makes the same calls in the same order, with the same dtype and element
+//   counts (addresses may differ). A rank that skips one leaves the others waiting until the timeout.
+// - Buffers are contiguous Tensors on the communicator's device(): host memory for MPI, the rank's GPU
+//   for NCCL. Dtypes f32, bf16 and f16; broadcast moves any dtype (as bytes).
+// - Counts and chunks: reduce_scatter(in, out) needs in.numel() == world_size() * out.numel(); rank r
+//   receives the reduction of chunk r. all_gather(in, out) needs out.numel() == world_size() * in.numel();
+//   chunk r of out is rank r's in. Callers pad (strategy/sharding.h), the communicator never does.
+// - In place: all_reduce and broadcast always work in place. reduce_scatter may be given out == chunk
+//   `rank()` of in, all_gather may be given in == chunk `rank()` of out (NCCL's in-place forms; the MPI
+//   implementation maps them to MPI_IN_PLACE). Any other overlap of in and out is an error.
+// - Reductions: sum, avg (sum / world_size) and max, elementwise. f32 is reduced in f32. bf16 and f16 are
+//   reduced as the engines do: each pairwise combine adds in f32 and rounds once to the dtype (NCCL does
+//   this per ring hop; for MPI a user-defined operation does it), so a sum over N ranks is rounded N-1
+//   times. Every rank gets the same bits (both engines reduce each element along one path and copy the
+//   result; tests/dist/test_collectives.cpp checks it), so replicated weights stay replicas. avg divides
+//   the final sum (in f32, rounded once more for bf16/f16).
+// - Asynchrony: every collective returns a CommHandle at once. The collective sees all work issued
+//   before it on the backend (NCCL: an event on the compute stream orders it; MPI: the CPU backend is
+//   synchronous). Until wait() returns, the caller must not write `in` nor read or write `out`. wait()
+//   orders later work after the collective: MPI blocks until the data is there (polling, so the
+//   timeout applies); NCCL makes the compute stream wait for the communication stream and returns
+//   without blocking the host. Handles may be waited in any order; a handle destroyed unwaited is waited
+//   by its destructor. MPI advances non-blocking collectives only inside MPI calls: progress() is one
+//   (cheap), and the sharding hooks call it at every unit boundary so communication overlaps compute.
+// - Errors: an engine error, a peer that died, or a wait longer than timeout_seconds() throws hr::Error
+//   naming this rank, the call and the cause; the communicator is then broken (every later call
+//   throws). abort_all(reason) ends communication for every rank at once (MPI_Abort ends the whole job;
+//   NCCL's communicator is aborted with ncclCommAbort and then MPI_Abort, when MPI bootstrapped it).
+//   A rank that catches a communication error writes what it must, then calls abort_all.
+// - Threads: one thread at a time uses a communicator (MPI is initialised MPI_THREAD_SERIALIZED).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+#include "tensor/tensor.h"
+
+namespace hr {
+
+enum class ReduceOp { sum, avg, max };
+const char* reduce_op_name(ReduceOp op);
+
+// Where this process stands in the run: from the launcher's environment (Open MPI's mpirun sets
+// OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE, _LOCAL_SIZE), or one process when there is no launcher.
+struct RankEnvironment {
+    int rank = 0;
+    int local_rank = 0;        // index among the ranks on this machine (picks cuda:LOCAL_RANK)
+    int world_size = 1;
+    int local_size = 1;
+    bool launched = false;     // started by mpirun (the variables above came from it)
+    std::string describe() const;  // "rank 1 of 3 (local 1 of 3, mpirun)" / "1 process (no launcher)"
+};
+RankEnvironment rank_environment();
+
+// What a communicator did, for the benchmark and run records (per communicator, since creation).
+struct CommStats {
+    std::int64_t collectives = 0;  // collective calls issued
+    double bytes = 0;              // payload bytes: each call's buffer (in for reduce_scatter, out for all_gather)
+    double wait_seconds = 0;       // host time blocked in wait(), barrier() and scalar reductions
+};
+
+// A collective in flight. Movable, not copyable.
+class CommHandle {
+public:
+    struct Impl {
+        virtual ~Impl() = default;
+        virtual void wait() = 0;   // see the conventions above; throws hr::Error
+        virtual bool test() = 0;   // true when finished (then wait() does not block)
+    };
+    CommHandle() = default;
+    explicit CommHandle(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+    CommHandle(CommHandle&&) noexcept = default;
+    CommHandle& operator=(CommHandle&& other) noexcept;
+    ~CommHandle();
+
+    void wait();               // idempotent; a default-made handle is complete
+    bool test();
+    bool pending() const { return impl_ != nullptr; }
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+    virtual int rank() const = 0;
+    virtual int world_size() const = 0;
+    virtual Device device() const = 0;
+    virtual std::string name() const = 0;  // "mpi (Open MPI v4.1.4), rank 0 of 2"
+
+    virtual CommHandle all_reduce(Tensor& buffer, ReduceOp op) = 0;
+    virtual CommHandle reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op) = 0;
+    virtual CommHandle all_gather(const Tensor& in, Tensor& out) = 0;
+    virtual CommHandle broadcast(Tensor& buffer, int root) = 0;
+    virtual void barrier() = 0;
+    // One value from every rank, reduced; blocking. For decisions every rank must take alike (skip a
+    // step, stop early) and for metrics.
+    virtual double all_reduce_value(double value, ReduceOp op) = 0;
+
+    virtual void progress() {}
+    // Throws when the engine reported an asynchronous error (NCCL) or the communicator is broken.
+    virtual void check() {}
+    // Blocks the host until every collective issued so far has finished, polling for errors, with the
+    // timeout (NCCL; on MPI nothing is left once the handles are waited). Call it before the host waits
+    // for the device in a way no timeout covers (reading the loss back), once per step.
+    virtual void synchronize() {}
+    // Ends communication for every rank now (see the conventions). Never throws, never returns for MPI.
+    virtual void abort_all(const std::string& reason) noexcept = 0;
+
+    double timeout_seconds() const { return timeout_seconds_; }
+    void set_timeout_seconds(double s) { timeout_seconds_ = s; }
+    const CommStats& stats() const { return stats_; }
+
+protected:
+    void count(const Tensor& payload) {
+        ++stats_.collectives;
+        stats_.bytes += static_cast<double>(payload.nbytes());
+    }
+    CommStats stats_;
+    double timeout_seconds_ = 300.0;  // --rank-timeout's default
+};
+
+// Every rank's `ok`, and-ed: every rank gets the same answer (DeepSpeed's allclose_on_all_ranks idea: ranks
+// agree on a verdict, then fail together instead of one failing and the others hanging).
+bool all_ranks_agree(Communicator& comm, bool ok);
+
+// A world of one rank on `backend`'s device: all_reduce and broadcast leave the data as it is,
+// reduce_scatter and all_gather copy. It carries nothing between processes (there is no other); the
+// sharding code runs unchanged at world size 1 with it, without an MPI runtime.
+std::unique_ptr<Communicator> make_single_rank_communicator(Backend& backend);
+
+// CPU ranks over MPI. Needs the process to have been started by mpirun (RankEnvironment::launched):
+// MPI is initialised then (once per process, finalised at exit). Throws InputError when Open MPI is
+// not installed or the process was not launched by mpirun; says which.
+std::unique_ptr<Communicator> make_mpi_communicator(double timeout_seconds = 300.0);
+
+// GPU ranks over NCCL, on `backend` (a CUDA backend: its compute stream orders the collectives). With
+// mpirun, rank 0 makes the ncclUniqueId and MPI broadcasts it; a single process (world size 1, no
+// launcher) makes its own and needs no MPI. The communicator is created non-blocking, its asynchronous
+// errors are polled, and it is aborted on failure. Throws InputError when this build has no CUDA or the
+// machine has no NCCL (libnccl.so.2).
+std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, double timeout_seconds = 300.0);
+
+// True when this build can make each kind (MPI headers were found at build time / CUDA + NCCL headers).
+bool mpi_built();
+bool nccl_built();
+
+}  // namespace hr

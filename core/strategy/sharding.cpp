@@ -1,0 +1,340 @@
+#include "strategy/sharding.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace hr {
+
+ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t flat_numel, ShardStage stage,
+                              int world_size, int rank) {
+    ShardLayout l;
+    l.stage = stage;
+    l.world_size = world_size;
+    l.rank = rank;
+    l.flat_numel = flat_numel;
+    const bool sharded = stage >= ShardStage::zero1;
+    std::int64_t shard_at = 0;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const ParamUnit& p = units[u];
+        UnitShard s;
+        s.unit = static_cast<int>(u);
+        s.offset = p.offset;
+        s.numel = p.numel;
+        s.values = p.values;
+        if (sharded && p.numel % world_size != 0)
+            throw Error("internal: unit " + std::to_string(u) + " has " + std::to_string(p.numel) +
+                        " elements, not a multiple of the world size " + std::to_string(world_size));
+        s.shard_numel = sharded ? p.numel / world_size : p.numel;
+        s.shard_offset = shard_at;
+        s.own_offset = p.offset + (sharded ? rank * s.shard_numel : 0);
+        shard_at += s.shard_numel;
+        l.values += p.values;
+        l.max_unit_numel = std::max(l.max_unit_numel, p.numel);
+        l.units.push_back(s);
+    }
+    // the flat buffer may end past the last unit only by alignment (never when sharded: units tile it)
+    l.shard_numel = sharded ? shard_at : flat_numel;
+    if (sharded && shard_at * world_size != flat_numel)
+        throw Error("internal: the units do not tile the flat buffer (" + std::to_string(shard_at * world_size) +
+                    " of " + std::to_string(flat_numel) + " elements)");
+    return l;
+}
+
+GatherSchedule::GatherSchedule(const ShardLayout& layout) {
+    for (const UnitShard& u : layout.units) numel_.push_back(u.numel);
+}
+
+std::vector<int> GatherSchedule::need(int now, int next) {
+    std::vector<int> out;
+    const int n = static_cast<int>(numel_.size());
+    for (int u : {now, next}) {
+        if (u < 0 || u >= n || numel_[static_cast<std::size_t>(u)] == 0 || holds_[u % 2] == u) continue;
+        holds_[u % 2] = u;
+        out.push_back(u);
+    }
+    return out;
+}
+
+std::vector<int> GatherSchedule::after_update() {
+    holds_[0] = holds_[1] = -1;
+    return need(0, 1);
+}
+
+double step_payload_bytes(const ShardLayout& l, std::int64_t accumulate, std::size_t ds) {
+    double all = 0;
+    for (const UnitShard& u : l.units) all += static_cast<double>(u.numel);
+    const double A = static_cast<double>(accumulate), b = static_cast<double>(ds);
+    switch (l.stage) {
+        case ShardStage::none: return 0;
+        case ShardStage::dp: return all * b;                   // one all-reduce of every unit
+        case ShardStage::zero1: return 2 * all * b;            // reduce-scatter + all-gather
+        case ShardStage::zero2: return (A + 1) * all * b;      // a reduce-scatter per micro-batch + all-gather
+        case ShardStage::zero3: break;
+    }
+    // zero3: a reduce-scatter per micro-batch, and the gathers the schedule issues in a steady-state step
+    // (it starts right after the previous step's update)
+    GatherSchedule g(l);
+    const int n = static_cast<int>(l.units.size());
+    double gathered = 0;
+    auto add = [&](const std::vector<int>& us) {
+        for (int u : us) gathered += static_cast<double>(l.units[static_cast<std::size_t>(u)].numel);
+    };
+    for (int pass = 0; pass < 2; ++pass) {  // the first step warms the schedule up; count the second
+        gathered = 0;
+        for (std::int64_t k = 0; k < accumulate; ++k) {
+            for (int u = 0; u < n; ++u) add(g.before_forward(u));
+            for (int u = n - 1; u >= 0; --u) add(g.before_backward(u));
+        }
+        add(g.after_update());
+    }
+    return (A * all + gathered) * b;
+}
+
+void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* comm, Backend& device,
+                         Allocator& alloc, bool dry_run) {
+    model_ = &model;
+    device_ = &device;
+    stage_ = s.shard;
+    accumulate_ = s.accumulate;
+    dry_run_ = dry_run;
+    layout_ = make_shard_layout(model.param_units(), model.flat_numel(), s.shard, s.world_size, s.rank);
+    if (!dry_run) {
+        if (comm) {
+            if (comm->world_size() != s.world_size || comm->rank() != s.rank)
+                throw Error("internal: the strategy is for rank " + std::to_string(s.rank) + " of " +
+                            std::to_string(s.world_size) + " but the communicator is rank " +
+                            std::to_string(comm->rank()) + " of " + std::to_string(comm->world_size()));
+            if (comm->device() != device.device())
+                throw Error("internal: a communicator on " + comm->device().str() + " for a model on " +
+                            device.device().str());
+            comm_ = comm;
+        } else if (s.world_size == 1) {
+            if (stage_ != ShardStage::none) {
+                own_comm_ = make_single_rank_communicator(device);
+                comm_ = own_comm_.get();
+            }
+        } else {
+            throw Error("internal: " + std::to_string(s.world_size) + " ranks need a communicator");
+        }
+    }
+    const DType dt = model.options().dtype;
+    const std::int64_t U = layout_.max_unit_numel, S = layout_.shard_numel;
+    const std::size_t n_units = layout_.units.size();
+    unit_reduction_.clear();
+    unit_reduction_.resize(n_units);
+    unit_reduced_.assign(n_units, false);
+    if (stage_ >= ShardStage::zero2) {
+        grad_shard_ = Tensor::empty(alloc, {S}, dt, MemCategory::gradients);
+        for (auto& b : bucket_) b = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
+        for (std::size_t u = 0; u < n_units; ++u)
+            if (unit(static_cast<int>(u)).numel > 0) model.bind_unit(static_cast<int>(u), Tensor(), bucket_[u % 2]);
+    }
+    if (stage_ == ShardStage::zero3) {
+        param_shard_ = Tensor::empty(alloc, {S}, dt, MemCategory::parameters);
+        for (auto& g : gather_) g = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
+        for (std::size_t u = 0; u < n_units; ++u) {
+            const UnitShard& us = unit(static_cast<int>(u));
+            if (us.numel == 0) continue;
+            Tensor& g = gather_[u % 2];
+            model.bind_unit(static_cast<int>(u), g, Tensor());
+            if (dry_run) continue;
+            // every rank computes the unit's initial weights (seeded per tensor, identical everywhere) and
+            // keeps its shard; the buffer is cleared first so the unit's padding is zero
+            Tensor region = g.view(0, {us.numel});
+            device.fill(region, 0.0);
+            model.init_unit_parameters(static_cast<int>(u));
+            Tensor own = g.view(s.rank * us.shard_numel, {us.shard_numel});
+            Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
+            device.copy(own, piece);
+        }
+    }
+    schedule_ = GatherSchedule(layout_);
+    if (stage_ == ShardStage::zero3 && !dry_run)  // the last two units initialised are in the buffers
+        for (std::size_t u = 0; u < n_units; ++u)
+            if (unit(static_cast<int>(u)).numel > 0) schedule_.set_holds(static_cast<int>(u % 2), static_cast<int>(u));
+}
+
+std::vector<Tensor> ShardEngine::pieces_of(const Tensor& buffer) const {
+    if (stage_ < ShardStage::zero1) return {buffer};
+    std::vector<Tensor> out;
+    for (const UnitShard& u : layout_.units)
+        if (u.shard_numel > 0) out.push_back(buffer.view(u.shard_offset, {u.shard_numel}));
+    return out;
+}
+
+std::vector<Tensor> ShardEngine::grad_pieces() const {
+    if (stage_ < ShardStage::zero1) return {model_->gradients()};
+    if (stage_ >= ShardStage::zero2) return pieces_of(grad_shard_);
+    std::vector<Tensor> out;
+    for (const UnitShard& u : layout_.units)
+        if (u.shard_numel > 0) out.push_back(model_->gradients().view(u.own_offset, {u.shard_numel}));
+    return out;
+}
+
+std::vector<Tensor> ShardEngine::param_pieces() const {
+    if (stage_ < ShardStage::zero1) return {model_->parameters()};
+    if (stage_ == ShardStage::zero3) return pieces_of(param_shard_);
+    std::vector<Tensor> out;
+    for (const UnitShard& u : layout_.units)
+        if (u.shard_numel > 0) out.push_back(model_->parameters().view(u.own_offset, {u.shard_numel}));
+    return out;
+}
+
+void ShardEngine::begin_step() {
+    if (stage_ >= ShardStage::zero2) {
+        device_->fill(grad_shard_, 0.0);
+    } else {
+        model_->zero_grad();
+    }
+    backwards_done_ = 0;
+    std::fill(unit_reduced_.begin(), unit_reduced_.end(), false);
+}
+
+// dp / zero1: unit u's gradients are complete (the step's last backward passed it): reduce them.
+void ShardEngine::launch_unit_reduction(int u) {
+    const UnitShard& us = unit(u);
+    unit_reduced_[static_cast<std::size_t>(u)] = true;
+    if (us.numel == 0 || !comm_) return;
+    Tensor g = model_->gradients().view(us.offset, {us.numel});
+    if (stage_ == ShardStage::dp) {
+        unit_reduction_[static_cast<std::size_t>(u)] = comm_->all_reduce(g, ReduceOp::sum);
+    } else {
+        Tensor own = model_->gradients().view(us.own_offset, {us.shard_numel});
+        unit_reduction_[static_cast<std::size_t>(u)] = comm_->reduce_scatter(g, own, ReduceOp::sum);
+    }
+}
+
+// zero2 / zero3: bucket b's reduce-scatter is waited and its result added into the gradient shard.
+void ShardEngine::finish_bucket(int b) {
+    Pending& p = bucket_pending_[b];
+    if (p.unit < 0) return;
+    p.handle.wait();
+    const UnitShard& us = unit(p.unit);
+    Tensor reduced = bucket_[b].view(layout_.rank * us.shard_numel, {us.shard_numel});
+    Tensor into = grad_shard_.view(us.shard_offset, {us.shard_numel});
+    device_->axpy(1.0f, reduced, into);
+    p.unit = -1;
+}
+
+void ShardEngine::finish_gradients() {
+    if (stage_ == ShardStage::none || dry_run_) return;
+    if (stage_ <= ShardStage::zero1) {
+        // a step with fewer backward passes than the strategy's (a short last batch) reduces here
+        for (std::size_t u = 0; u < unit_reduced_.size(); ++u)
+            if (!unit_reduced_[u]) launch_unit_reduction(static_cast<int>(u));
+        for (auto& h : unit_reduction_) h.wait();
+    } else {
+        finish_bucket(0);
+        finish_bucket(1);
+    }
+}
+
+// zero3: issue the schedule's gathers (a buffer's previous gather is waited before it is overwritten; on a
+// GPU the new gather also waits, through the compute-stream event, for the unit that used the buffer)
+void ShardEngine::start_gathers(const std::vector<int>& units) {
+    for (int u : units) {
+        const UnitShard& us = unit(u);
+        Pending& p = gather_pending_[u % 2];
+        if (p.unit >= 0) p.handle.wait();
+        Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
+        Tensor whole = gather_[u % 2].view(0, {us.numel});
+        p.handle = comm_->all_gather(piece, whole);
+        p.unit = u;
+    }
+}
+
+void ShardEngine::wait_gathered(int u) {
+    Pending& p = gather_pending_[u % 2];
+    if (p.unit == u) {
+        p.handle.wait();
+        p.unit = -1;
+    }
+}
+
+void ShardEngine::publish_parameters() {
+    if (dry_run_ || !comm_) return;
+    if (stage_ == ShardStage::zero1 || stage_ == ShardStage::zero2) {
+        std::vector<CommHandle> hs;
+        for (const UnitShard& us : layout_.units) {
+            if (us.numel == 0) continue;
+            Tensor own = model_->parameters().view(us.own_offset, {us.shard_numel});
+            Tensor whole = model_->parameters().view(us.offset, {us.numel});
+            hs.push_back(comm_->all_gather(own, whole));
+        }
+        for (auto& h : hs) h.wait();
+    } else if (stage_ == ShardStage::zero3) {
+        // the gathered copies are stale now; start gathering the next step's first two units
+        start_gathers(schedule_.after_update());
+    }
+    comm_->check();
+}
+
+void ShardEngine::broadcast_buffers() {
+    if (dry_run_ || !comm_ || comm_->world_size() == 1) return;
+    std::vector<CommHandle> hs;
+    for (NamedTensor& t : model_->state_dict())
+        if (!t.trainable) hs.push_back(comm_->broadcast(t.tensor, 0));
+    for (auto& h : hs) h.wait();
+}
+
+std::vector<NamedTensor> ShardEngine::consolidated_state_dict(Allocator& alloc) {
+    if (stage_ != ShardStage::zero3) return model_->state_dict();
+    Tensor flat = Tensor::empty(alloc, {layout_.flat_numel}, model_->options().dtype, MemCategory::communication);
+    std::vector<CommHandle> hs;
+    for (const UnitShard& us : layout_.units) {
+        if (us.numel == 0) continue;
+        Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
+        Tensor whole = flat.view(us.offset, {us.numel});
+        hs.push_back(comm_->all_gather(piece, whole));
+    }
+    for (auto& h : hs) h.wait();
+    return model_->state_dict_in(flat);
+}
+
+void ShardEngine::before_forward(int u) {
+    if (!comm_) return;
+    comm_->progress();
+    if (stage_ == ShardStage::zero3) {
+        start_gathers(schedule_.before_forward(u));
+        wait_gathered(u);
+    }
+}
+
+void ShardEngine::after_forward(int) {
+    if (comm_) comm_->progress();
+}
+
+void ShardEngine::before_backward(int u) {
+    if (!comm_) return;
+    comm_->progress();
+    if (stage_ == ShardStage::zero3) {
+        start_gathers(schedule_.before_backward(u));
+        wait_gathered(u);
+    }
+    if (stage_ >= ShardStage::zero2 && unit(u).numel > 0) {
+        const int b = u % 2;
+        finish_bucket(b);  // unit u + 2's reduce-scatter, if still in flight
+        Tensor region = bucket_[b].view(0, {unit(u).numel});
+        device_->fill(region, 0.0);
+    }
+}
+
+void ShardEngine::after_backward(int u) {
+    if (!comm_) return;
+    const bool last = backwards_done_ + 1 >= accumulate_;
+    if (stage_ <= ShardStage::zero1) {
+        if (last && stage_ != ShardStage::none) launch_unit_reduction(u);
+    } else if (unit(u).numel > 0) {
+        const UnitShard& us = unit(u);
+        const int b = u % 2;
+        Tensor whole = bucket_[b].view(0, {us.numel});
+        Tensor own = bucket_[b].view(layout_.rank * us.shard_numel, {us.shard_numel});
+        bucket_pending_[b].handle = comm_->reduce_scatter(whole, own, ReduceOp::sum);
+        bucket_pending_[b].unit = u;
+    }
+    if (u == 0) ++backwards_done_;
+    comm_->progress();
+}
+
+}  // namespace hr

@@ -1,0 +1,172 @@
+#pragma once
+// Sharding over ranks (DESIGN.md decision 8, docs/distributed.md): data parallel and ZeRO stages 1-3
+// as offset arithmetic over the model's flat buffers (llm.c's zero.cuh), per unit (the model's
+// checkpoint blocks, FSDP style). TrainingState owns one ShardEngine; the trainer never sees it.
+//
+// Layout. Unit u's slice of the flat buffers, [offset_u, offset_u + numel_u), is padded (zero1-3:
+// ModelOptions::unit_pad_multiple = N) to a multiple of N x kParamAlignBytes, so it splits into N equal
+// shards of numel_u / N elements that each start on a 256-byte boundary: every unit's reduce-scatter
+// and all-gather is balanced. Rank r owns [offset_u + r * numel_u / N, + numel_u / N) of every unit. Its
+// shard space is the concatenation of its shards of all units (S = sum of numel_u / N); the shard-sized
+// buffers (optimizer state, master weights, sharded gradients and parameters) are laid out in it, unit
+// u's piece at shard_offset_u. Padding is zero and stays zero (its gradient is zero, so neither SGD nor
+// Adam moves it); it is counted (padding_elements()).
+//
+// What each rank holds (P: flat elements, S: shard elements, U: the largest unit's numel; dtype = the
+// compute dtype; master weights and optimizer state are f32):
+//   stage   parameters  gradients  communication                      master + optimizer state
+//   none    P           P          -                                   P
+//   dp      P           P          -                                   P
+//   zero1   P           P          -                                   S
+//   zero2   P           S          2 U (gradient buckets)              S
+//   zero3   S           S          2 U buckets + 2 U gather buffers    S
+// Offload moves the master and optimizer state (S or P) to the host, with a host copy of the gradient
+// pieces (and of the parameters in bf16/f16), category communication.
+//
+// When the collectives run (unit hooks, nn/model.h; the last micro-batch is the strategy's accumulate-th
+// backward of the step):
+//   dp     after each unit's backward in the last micro-batch: all-reduce (sum) of its gradients, in place,
+//          asynchronous, so the units still to come overlap it; waited in finish_gradients().
+//   zero1  the same with reduce-scatter into this rank's chunk (in place); after the update, each unit's
+//          parameters are all-gathered in place.
+//   zero2  every micro-batch: unit u's gradients go to bucket u % 2; after its backward they are
+//          reduce-scattered (in place) and, once that is done (before bucket u % 2 is needed again, by unit
+//          u - 2, or at the end), added into the gradient shard. Parameters as zero1.
+//   zero3  zero2's gradients; parameters live in the shard: before each unit's forward and backward it
+//          is all-gathered into gather buffer u % 2, the next unit (u + 1 forward, u - 1 backward)
+//          prefetched into the other one; a buffer is reused ("freed") once its unit is done. The two
+//          units the forward ends with are still there for the backward; after the update units 0 and 1
+//          are prefetched for the next step.
+//   all    batch-norm running statistics (every model buffer) are broadcast from rank 0 after the update
+//          (DDP's broadcast_buffers): they are rank 0's.
+// Gradients are sums: each rank scales its loss gradient by its samples / the global batch
+// (TrainingState::loss_grad_scale), so uneven per-rank batches give the one-big-batch gradient.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dist/communicator.h"
+#include "nn/model.h"
+#include "strategy/strategy.h"
+
+namespace hr {
+
+// One unit's place in the flat buffers and in this rank's shard space (elements).
+struct UnitShard {
+    int unit = 0;
+    std::int64_t offset = 0;        // in the flat buffers
+    std::int64_t numel = 0;         // padded slice length (a multiple of world_size x alignment when sharded)
+    std::int64_t values = 0;        // trainable values in it
+    std::int64_t shard_numel = 0;   // numel / world_size (sharded stages), else numel
+    std::int64_t shard_offset = 0;  // this unit's piece in the shard space
+    std::int64_t own_offset = 0;    // flat offset of this rank's shard: offset + rank * shard_numel
+};
+
+// The arithmetic alone (no memory): what the planner, the docs' formulas and the tests reason with.
+struct ShardLayout {
+    ShardStage stage = ShardStage::none;
+    int world_size = 1, rank = 0;
+    std::int64_t flat_numel = 0;     // P
+    std::int64_t shard_numel = 0;    // S (P when not sharded)
+    std::int64_t max_unit_numel = 0; // U
+    std::int64_t values = 0;         // trainable values (no padding)
+    std::vector<UnitShard> units;
+    // Elements of the padded flat layout (P = S x world_size when sharded) that hold no trainable value:
+    // the alignment gaps between tensors and each unit's tail. Zero, and counted in every figure.
+    std::int64_t padding_elements() const { return flat_numel - values; }
+};
+ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t flat_numel, ShardStage stage,
+                              int world_size, int rank);
+
+// zero3's gather schedule: which unit each of the two gather buffers holds (unit u uses buffer u % 2), and
+// which units to start gathering at each event. The engine issues exactly these gathers; the planner
+// replays the schedule to count a step's traffic.
+class GatherSchedule {
+public:
+    GatherSchedule() = default;
+    explicit GatherSchedule(const ShardLayout& layout);
+    // Units whose gathers start now, in order: unit u itself unless its buffer holds it already, then
+    // the next unit the pass will need (u + 1 forward, u - 1 backward), prefetched into the other buffer.
+    std::vector<int> before_forward(int u) { return need(u, u + 1); }
+    std::vector<int> before_backward(int u) { return need(u, u - 1); }
+    // After the optimizer step every gathered copy is stale: units 0 and 1 are gathered for the next step.
+    std::vector<int> after_update();
+    // The buffers hold these units (after initialisation: the last two units initialised in them).
+    void set_holds(int buffer, int unit) { holds_[buffer] = unit; }
+    int holds(int buffer) const { return holds_[buffer]; }
+
+private:
+    std::vector<int> need(int now, int next);
+    std::vector<std::int64_t> numel_;
+    int holds_[2] = {-1, -1};
+};
+
+// Payload bytes a rank hands its communicator in one optimizer step, in steady state (what CommStats
+// counts: reduce-scatter's input, all-gather's output, all-reduce's buffer), batch-norm broadcasts
+// excluded. `accumulate` micro-batches, `dtype_bytes` per element.
+double step_payload_bytes(const ShardLayout& layout, std::int64_t accumulate, std::size_t dtype_bytes);
+
+class ShardEngine : public UnitHooks {
+public:
+    ShardEngine() = default;
+    // Allocates this rank's shard buffers, buckets and gather buffers (categories as in the table), binds
+    // the model's unit views to them and, for zero3, fills the parameter shard with this rank's part of
+    // the model's initial weights. `comm` may be null in a dry run (the planner), or at world size 1 (a
+    // single-rank communicator is made).
+    void attach(Model& model, const ResolvedStrategy& strategy, Communicator* comm, Backend& device,
+                Allocator& alloc, bool dry_run);
+
+    const ShardLayout& layout() const { return layout_; }
+    Communicator* communicator() const { return comm_; }
+
+    // Elements of the optimizer's state: S when sharded, else P.
+    std::int64_t state_numel() const { return layout_.shard_numel; }
+    // This rank's pieces, unit by unit (units without parameters skipped); one piece (the whole buffer)
+    // when not sharded: the gradients the update uses (reduced, after finish_gradients), the parameters it
+    // writes, and the matching pieces of a buffer laid out in the shard space (master, host copies).
+    std::vector<Tensor> grad_pieces() const;
+    std::vector<Tensor> param_pieces() const;
+    std::vector<Tensor> pieces_of(const Tensor& state_buffer) const;
+
+    void begin_step();            // zero the gradients the backward accumulates into; count micro-batches anew
+    void finish_gradients();      // every gradient reduction of the step issued and waited
+    void publish_parameters();    // after the update: all-gather (zero1/2) or re-gather on demand (zero3)
+    void broadcast_buffers();     // rank 0's batch-norm statistics to every rank
+    // The full weights in state_dict order (names, PyTorch layouts). Collective for zero3 (gathers every
+    // unit into a flat buffer from `alloc`, category communication); the model's own tensors otherwise.
+    std::vector<NamedTensor> consolidated_state_dict(Allocator& alloc);
+
+    void before_forward(int unit) override;
+    void after_forward(int unit) override;
+    void before_backward(int unit) override;
+    void after_backward(int unit) override;
+
+private:
+    const UnitShard& unit(int u) const { return layout_.units[static_cast<std::size_t>(u)]; }
+    void launch_unit_reduction(int u);
+    void finish_bucket(int b);
+    void start_gathers(const std::vector<int>& units);
+    void wait_gathered(int u);
+
+    Model* model_ = nullptr;
+    Backend* device_ = nullptr;
+    Communicator* comm_ = nullptr;
+    std::unique_ptr<Communicator> own_comm_;  // world size 1 without a communicator given
+    ShardLayout layout_;
+    ShardStage stage_ = ShardStage::none;
+    std::int64_t accumulate_ = 1;
+    bool dry_run_ = false;
+    Tensor grad_shard_, param_shard_;
+    Tensor bucket_[2], gather_[2];
+    struct Pending {
+        CommHandle handle;
+        int unit = -1;
+    };
+    Pending bucket_pending_[2], gather_pending_[2];
+    GatherSchedule schedule_;
+    std::vector<CommHandle> unit_reduction_;  // dp, zero1: one per unit, issued in the last micro-batch
+    std::vector<bool> unit_reduced_;
+    std::int64_t backwards_done_ = 0;         // backward passes finished in this step
+};
+
+}  // namespace hr
