@@ -1203,6 +1203,90 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>data.fashion_mnist</name>
+    <message>
+        <source>Fashion-MNIST: 60000/10000 grey 28x28 images of clothing, 10 classes</source>
+        <translation>Fashion-MNIST：60000/10000 张 28x28 灰度服装图像，10 个类别</translation>
+    </message>
+</context>
+<context>
+    <name>data.idx</name>
+    <message>
+        <source>IDX files (MNIST format) from a folder: train-/t10k- images and labels, raw or .gz</source>
+        <translation>文件夹中的 IDX 文件（MNIST 格式）：train-/t10k- 图像和标签，原始或 .gz</translation>
+    </message>
+</context>
+<context>
+    <name>data.mnist</name>
+    <message>
+        <source>MNIST: 60000/10000 grey 28x28 handwritten digits, 10 classes</source>
+        <translation>MNIST：60000/10000 张 28x28 灰度手写数字，10 个类别</translation>
+    </message>
+</context>
+<context>
+    <name>data.not_found</name>
+    <message>
+        <source>dataset &apos;%1&apos; not found; searched %2. To use it, download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz into %3, or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
+        <translation>找不到数据集“%1”；已查找 %2。要使用它，请将 train-images-idx3-ubyte.gz、train-labels-idx1-ubyte.gz、t10k-images-idx3-ubyte.gz 和 t10k-labels-idx1-ubyte.gz 下载到 %3，或将 HEADROOM_DATA_DIR 设为包含 %1/ 的文件夹，或用 --data idx:DIR 指定包含这四个 IDX 文件的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>data.not_found_package</name>
+    <message>
+        <source>dataset &apos;%1&apos; not found; searched %2. To use it, install it (apt install dataset-fashion-mnist), or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
+        <translation>找不到数据集“%1”；已查找 %2。要使用它，请安装它（apt install dataset-fashion-mnist），或将 HEADROOM_DATA_DIR 设为包含 %1/ 的文件夹，或用 --data idx:DIR 指定包含这四个 IDX 文件的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_generated</name>
+    <message>
+        <source>generated in memory</source>
+        <translation>在内存中生成</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_missing</name>
+    <message>
+        <source>%1: missing %2</source>
+        <translation>%1：缺少 %2</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_no_folder</name>
+    <message>
+        <source>folder &apos;%1&apos; not found</source>
+        <translation>找不到文件夹“%1”</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_not_idx</name>
+    <message>
+        <source>%1: image files are not IDX u8 (N, H, W) files</source>
+        <translation>%1：图像文件不是 IDX u8 (N, H, W) 格式</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_summary</name>
+    <message>
+        <source>%1 train / %2 test images of %3x%4</source>
+        <translation>%1 张训练 / %2 张测试图像，%3x%4</translation>
+    </message>
+</context>
+<context>
+    <name>data.synthetic</name>
+    <message>
+        <source>Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download</source>
+        <translation>生成的 28x28 光斑图像，10 个类别，2048/512 个样本；无需下载</translation>
+    </message>
+</context>
+<context>
+    <name>data.unknown</name>
+    <message>
+        <source>unknown dataset &apos;%1&apos;; use one of %2</source>
+        <translation>未知数据集“%1”；请使用以下之一：%2</translation>
+    </message>
+</context>
+<context>
     <name>hrapp::DataPanel</name>
     <message>
         <source>Fashion-MNIST</source>
@@ -3168,6 +3252,10 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <source>Label</source>
         <translation>标签</translation>
     </message>
+    <message>
+        <source>layer %1 (%2): %3</source>
+        <translation>第 %1 层（%2）：%3</translation>
+    </message>
 </context>
 <context>
     <name>hrw::PlanBarChart</name>
@@ -3230,6 +3318,349 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>%1 (off the scale →)</source>
         <translation>%1（超出刻度 →）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d</name>
+    <message>
+        <source>mean over square windows (padding counted)</source>
+        <translation>方形窗口内取平均（计入填充）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d.kernel_size</name>
+    <message>
+        <source>window size</source>
+        <translation>窗口大小</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d.padding</name>
+    <message>
+        <source>zero padding on each side</source>
+        <translation>每侧补零</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d.stride</name>
+    <message>
+        <source>step between windows (0: kernel_size)</source>
+        <translation>窗口间步长（0：等于 kernel_size）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d</name>
+    <message>
+        <source>normalises each channel over (N, H, W) with batch statistics</source>
+        <translation>用批次统计量在 (N, H, W) 上对每个通道做归一化</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d.eps</name>
+    <message>
+        <source>added to the variance</source>
+        <translation>加到方差上的小量</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d.momentum</name>
+    <message>
+        <source>running statistics update rate</source>
+        <translation>滑动统计量的更新率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d.num_features</name>
+    <message>
+        <source>channels C</source>
+        <translation>通道数 C</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d</name>
+    <message>
+        <source>2-D convolution over (N, C, H, W) (groups = 1)</source>
+        <translation>对 (N, C, H, W) 做二维卷积（groups = 1）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.bias</name>
+    <message>
+        <source>learn an additive bias per output channel</source>
+        <translation>为每个输出通道学习一个加性偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.dilation</name>
+    <message>
+        <source>spacing between kernel taps</source>
+        <translation>卷积核采样点之间的间距</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.in_channels</name>
+    <message>
+        <source>input channels C</source>
+        <translation>输入通道数 C</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.kernel_size</name>
+    <message>
+        <source>square kernel size</source>
+        <translation>方形卷积核大小</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.out_channels</name>
+    <message>
+        <source>output channels (filters)</source>
+        <translation>输出通道数（滤波器个数）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.padding</name>
+    <message>
+        <source>zero padding on each side</source>
+        <translation>每侧补零</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.stride</name>
+    <message>
+        <source>step between windows</source>
+        <translation>窗口间步长</translation>
+    </message>
+</context>
+<context>
+    <name>layer.cross_entropy</name>
+    <message>
+        <source>softmax + negative log-likelihood</source>
+        <translation>softmax + 负对数似然</translation>
+    </message>
+</context>
+<context>
+    <name>layer.cross_entropy.label_smoothing</name>
+    <message>
+        <source>mix of the uniform distribution into targets</source>
+        <translation>混入目标的均匀分布比例</translation>
+    </message>
+</context>
+<context>
+    <name>layer.dropout</name>
+    <message>
+        <source>zeroes elements with probability p while training</source>
+        <translation>训练时以概率 p 将元素置零</translation>
+    </message>
+</context>
+<context>
+    <name>layer.dropout.p</name>
+    <message>
+        <source>drop probability</source>
+        <translation>丢弃概率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.flatten</name>
+    <message>
+        <source>(N, C, H, W) -&gt; (N, C*H*W)</source>
+        <translation>(N, C, H, W) -&gt; (N, C*H*W)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.gelu</name>
+    <message>
+        <source>x * Phi(x) (exact erf form)</source>
+        <translation>x * Phi(x)（精确 erf 形式）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.leaky_relu</name>
+    <message>
+        <source>x if x &gt; 0 else slope * x</source>
+        <translation>x &gt; 0 时为 x，否则为 slope * x</translation>
+    </message>
+</context>
+<context>
+    <name>layer.leaky_relu.negative_slope</name>
+    <message>
+        <source>slope for x &lt; 0</source>
+        <translation>x &lt; 0 时的斜率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear</name>
+    <message>
+        <source>fully connected layer y = x W^T + b</source>
+        <translation>全连接层 y = x W^T + b</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear.bias</name>
+    <message>
+        <source>learn an additive bias</source>
+        <translation>学习一个加性偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear.in_features</name>
+    <message>
+        <source>input features</source>
+        <translation>输入特征数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear.out_features</name>
+    <message>
+        <source>output features</source>
+        <translation>输出特征数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d</name>
+    <message>
+        <source>maximum over square windows</source>
+        <translation>方形窗口内取最大值</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d.kernel_size</name>
+    <message>
+        <source>window size</source>
+        <translation>窗口大小</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d.padding</name>
+    <message>
+        <source>implicit -inf padding on each side</source>
+        <translation>每侧隐式填充 -inf</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d.stride</name>
+    <message>
+        <source>step between windows (0: kernel_size)</source>
+        <translation>窗口间步长（0：等于 kernel_size）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mse</name>
+    <message>
+        <source>mean squared error against one-hot targets</source>
+        <translation>与 one-hot 目标之间的均方误差</translation>
+    </message>
+</context>
+<context>
+    <name>layer.relu</name>
+    <message>
+        <source>max(x, 0)</source>
+        <translation>max(x, 0)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.residual</name>
+    <message>
+        <source>output = body(x) + shortcut(x); shortcut is the identity when empty</source>
+        <translation>输出 = body(x) + shortcut(x)；shortcut 为空时即恒等映射</translation>
+    </message>
+</context>
+<context>
+    <name>layer.sigmoid</name>
+    <message>
+        <source>1 / (1 + exp(-x))</source>
+        <translation>1 / (1 + exp(-x))</translation>
+    </message>
+</context>
+<context>
+    <name>layer.tanh</name>
+    <message>
+        <source>hyperbolic tangent</source>
+        <translation>双曲正切</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_activations</name>
+    <message>
+        <source>The largest category is %1; to cut it: --checkpoint all, --precision bf16, or a smaller --micro-batch with accumulation.</source>
+        <translation>占用最大的类别是 %1；要减少它：--checkpoint all、--precision bf16，或更小的 --micro-batch 加梯度累积。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_batch</name>
+    <message>
+        <source>The largest category is %1; to cut it: a smaller --batch.</source>
+        <translation>占用最大的类别是 %1；要减少它：更小的 --batch。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_master_weights</name>
+    <message>
+        <source>The largest category is %1; to cut it: --offload-optimizer.</source>
+        <translation>占用最大的类别是 %1；要减少它：--offload-optimizer。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_optimizer_state</name>
+    <message>
+        <source>The largest category is %1; to cut it: --offload-optimizer, or --optimizer sgd (no state without momentum).</source>
+        <translation>占用最大的类别是 %1；要减少它：--offload-optimizer，或 --optimizer sgd（不带动量时没有状态）。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_weights</name>
+    <message>
+        <source>The largest category is %1; to cut it: --precision bf16.</source>
+        <translation>占用最大的类别是 %1；要减少它：--precision bf16。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_workspace</name>
+    <message>
+        <source>The largest category is %1; to cut it: a smaller --micro-batch.</source>
+        <translation>占用最大的类别是 %1；要减少它：更小的 --micro-batch。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.in_use</name>
+    <message>
+        <source>In use: %1.</source>
+        <translation>已占用：%1。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.largest_layers</name>
+    <message>
+        <source>Largest layers: %1.</source>
+        <translation>占用最多的层：%1。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.plan_hint</name>
+    <message>
+        <source>headroom plan --budget %1 lists the configurations that fit.</source>
+        <translation>headroom plan --budget %1 会列出能放下的配置。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.request</name>
+    <message>
+        <source>out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use.</source>
+        <translation>%1 上内存不足（上限 %2）：已占用 %5 时无法再为 %4 分配 %3。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.request_layer</name>
+    <message>
+        <source>out of memory on %1 (limit %2): could not allocate %3 for %4 of layer %5 with %6 already in use.</source>
+        <translation>%1 上内存不足（上限 %2）：已占用 %6 时无法再为第 %5 层的 %4 分配 %3。</translation>
+    </message>
+</context>
+<context>
+    <name>run.stopped</name>
+    <message>
+        <source>training was stopped</source>
+        <translation>训练已停止</translation>
     </message>
 </context>
 </TS>

@@ -15,7 +15,9 @@
 
 #include "charts/MemoryCompareChart.h"
 #include "charts/PlanBarChart.h"
+#include "builder/ModelBuilder.h"
 #include "gui/OutOfMemoryDialog.h"
+#include "i18n/CoreText.h"
 #include "memory/allocator.h"
 #include "train/trainer.h"
 
@@ -192,7 +194,7 @@ void MemoryPlanPanel::updateNow() {
     }
     const hr::SpecReport rep = hr::analyze_model_spec(c.model);
     if (!rep.ok) {
-        showError(tr("The model is not valid, so there is no memory plan: %1").arg(QString::fromStdString(rep.error)));
+        showError(tr("The model is not valid, so there is no memory plan: %1").arg(hrw::ModelBuilder::specErrorText(rep)));
         return;
     }
     try {
@@ -207,7 +209,7 @@ void MemoryPlanPanel::updateNow() {
         m_capacity = c.memory_limit ? c.memory_limit : free;
         showPlan(c, p);
     } catch (const std::exception& e) {
-        showError(tr("No memory plan for these settings: %1").arg(QString::fromUtf8(e.what())));
+        showError(tr("No memory plan for these settings: %1").arg(coreText(e)));
     }
 }
 
@@ -308,7 +310,7 @@ void MemoryPlanPanel::fitToDevice() {
         const std::size_t budget = c.memory_limit ? c.memory_limit : hr::device_free_bytes(req.device);
         m_search = hr::search_plans(req, budget);
     } catch (const std::exception& e) {
-        m_fitStatus->setText(tr("Fit to device failed: %1").arg(QString::fromUtf8(e.what())));
+        m_fitStatus->setText(tr("Fit to device failed: %1").arg(coreText(e)));
         return;
     }
     fillRanking(m_search);

@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "gui/MemoryPlanPanel.h"
+#include "i18n/CoreText.h"
 #include "memory/allocator.h"
 
 namespace hrapp {
@@ -35,7 +36,7 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
     intro->setWordWrap(true);
     head->addWidget(intro, 1);
     v->addLayout(head);
-    auto* error = new QPlainTextEdit(QString::fromStdString(r.error), this);
+    auto* error = new QPlainTextEdit(r.error_messages.empty() ? QString::fromStdString(r.error) : coreText(r.error_messages), this);
     error->setObjectName(QStringLiteral("oomError"));
     error->setReadOnly(true);
     error->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -54,7 +55,7 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
         m_search = hr::search_plans(req, limit);
     } catch (const std::exception& e) {
         m_search = {};
-        advice->setText(tr("The planner could not search for a configuration: %1").arg(QString::fromUtf8(e.what())));
+        advice->setText(tr("The planner could not search for a configuration: %1").arg(coreText(e)));
     }
     if (m_search.best >= 0) {
         const hr::PlanCandidate& best = m_search.candidates[std::size_t(m_search.best)];

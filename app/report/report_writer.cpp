@@ -22,6 +22,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "i18n/CoreText.h"
 #include "nn/model_spec.h"
 
 namespace hrapp {
@@ -86,7 +87,7 @@ std::optional<hr::SpecReport> analyzeSpec(const QJsonObject& spec, QString* erro
         const auto j = nlohmann::json::parse(QJsonDocument(spec).toJson(QJsonDocument::Compact).toStdString());
         return hr::analyze_model_spec(hr::model_spec_from_json(j));
     } catch (const std::exception& e) {
-        *error = ReportWriter::tr("The stored model spec cannot be read: %1").arg(QString::fromUtf8(e.what()));
+        *error = ReportWriter::tr("The stored model spec cannot be read: %1").arg(coreText(e));
         return std::nullopt;
     }
 }
