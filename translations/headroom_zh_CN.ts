@@ -483,6 +483,65 @@ Run:
     </message>
 </context>
 <context>
+    <name>PlanTable</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>step (est.)</source>
+        <translation>每步（估计）</translation>
+    </message>
+    <message>
+        <source>verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>best: fits, fastest</source>
+        <translation>最佳：放得下，最快</translation>
+    </message>
+    <message>
+        <source>fits in less memory, %1% slower than the best</source>
+        <translation>放得下且更省内存，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower; row %2 is no larger and no slower</source>
+        <translation>放得下，慢 %1%；第 %2 行不比它大也不比它慢</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower than the best</source>
+        <translation>放得下，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>does not fit: %1 over the budget</source>
+        <translation>放不下：超出预算 %1</translation>
+    </message>
+    <message>
+        <source>(no strategies: fp32)</source>
+        <translation>（无策略：fp32）</translation>
+    </message>
+    <message>
+        <source>Not shown: %1 that fit but another row is no larger and no slower, %2 that do not fit (--all lists them).</source>
+        <translation>未列出：%1 个放得下但另有一行不比它大也不比它慢的配置，%2 个放不下的配置（--all 会全部列出）。</translation>
+    </message>
+    <message>
+        <source>Left out: %1 combinations that add nothing (offload that moves nothing off the device, or the same plan as a row above).</source>
+        <translation>已省略：%1 个没有额外作用的组合（卸载不会把任何数据移出设备，或与上面某行的方案相同）。</translation>
+    </message>
+</context>
+<context>
     <name>ReportCommand</name>
     <message>
         <source>unknown option &apos;%1&apos;</source>
@@ -2292,10 +2351,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>批大小 %2 时没有任何配置能放入 %1：请减小批大小或提高显存上限。</translation>
     </message>
     <message>
-        <source>Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time).</source>
-        <translation>已应用能放入 %1 的最快配置：%2（预测 %3，每步耗时 %4 倍）。</translation>
-    </message>
-    <message>
         <source>best: fits, fastest</source>
         <translation>最佳：放得下，最快</translation>
     </message>
@@ -2330,6 +2385,32 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Run with %1: the planner&apos;s prediction at Start against the ledger&apos;s measured peaks (%2 steps, %3).</source>
         <translation>使用 %1 的运行：开始时规划器的预测与账本实测峰值对比（%2 步，%3）。</translation>
+    </message>
+    <message>
+        <source>All candidates</source>
+        <translation>全部候选</translation>
+    </message>
+    <message>
+        <source>Also list the configurations that another one beats (no larger and no slower) and those that do not fit</source>
+        <translation>同时列出被其他配置全面胜过（不比它大也不比它慢）的配置和放不下的配置</translation>
+    </message>
+    <message>
+        <source>Searching precision, checkpointing, micro-batches and offload for %1…</source>
+        <translation>正在为 %1 搜索精度、梯度检查点、微批次和卸载的组合…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time). %n other configuration(s) trade speed for memory.</source>
+        <translation>
+            <numerusform>已应用能放进 %1 的最快配置：%2（预测 %3，每步时间 %4×）。另有 %n 个配置以速度换取内存。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>fits in less memory, %1% slower than the best</source>
+        <translation>放得下且更省内存，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower; %2 needs no more memory and is no slower</source>
+        <translation>放得下，慢 %1%；%2 占用不多于它且不比它慢</translation>
     </message>
 </context>
 <context>
@@ -2466,6 +2547,17 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Apply</source>
         <translation>应用</translation>
+    </message>
+    <message>
+        <source>Searching for a configuration that fits in %1…</source>
+        <translation>正在搜索能放进 %1 的配置…</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::PlanSearchTask</name>
+    <message>
+        <source>the planner failed</source>
+        <translation>规划器出错</translation>
     </message>
 </context>
 <context>
