@@ -811,14 +811,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>运行报告：%1</translation>
     </message>
     <message>
-        <source>Summary</source>
-        <translation>摘要</translation>
-    </message>
-    <message>
-        <source>Run</source>
-        <translation>运行</translation>
-    </message>
-    <message>
         <source>finished</source>
         <translation>已完成</translation>
     </message>
@@ -835,10 +827,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>运行中</translation>
     </message>
     <message>
-        <source>Status</source>
-        <translation>状态</translation>
-    </message>
-    <message>
         <source>Error</source>
         <translation>错误</translation>
     </message>
@@ -849,18 +837,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Data</source>
         <translation>数据</translation>
-    </message>
-    <message>
-        <source>Started</source>
-        <translation>开始时间</translation>
-    </message>
-    <message>
-        <source>Ended</source>
-        <translation>结束时间</translation>
-    </message>
-    <message>
-        <source>Report written</source>
-        <translation>报告生成时间</translation>
     </message>
     <message>
         <source>%1 layers, %2 trainable parameters, %3 of activations kept for backward per sample (f32).</source>
@@ -895,32 +871,12 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>数据集</translation>
     </message>
     <message>
-        <source>Training samples limit (0: all)</source>
-        <translation>训练样本上限（0：全部）</translation>
-    </message>
-    <message>
-        <source>Test samples limit (0: all)</source>
-        <translation>测试样本上限（0：全部）</translation>
-    </message>
-    <message>
         <source>Batch size</source>
         <translation>批大小</translation>
     </message>
     <message>
-        <source>Epochs</source>
-        <translation>轮数</translation>
-    </message>
-    <message>
-        <source>Steps (0: by epochs)</source>
-        <translation>步数（0：按轮数）</translation>
-    </message>
-    <message>
         <source>Seed</source>
         <translation>随机种子</translation>
-    </message>
-    <message>
-        <source>Model source</source>
-        <translation>模型来源</translation>
     </message>
     <message>
         <source>Samples trained</source>
@@ -931,16 +887,8 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>设备与版本</translation>
     </message>
     <message>
-        <source>Device</source>
-        <translation>设备</translation>
-    </message>
-    <message>
         <source>GPU %1</source>
         <translation>GPU %1</translation>
-    </message>
-    <message>
-        <source>CPU threads (0: all)</source>
-        <translation>CPU 线程数（0：全部）</translation>
     </message>
     <message>
         <source>Headroom</source>
@@ -959,20 +907,8 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>主机</translation>
     </message>
     <message>
-        <source>Strategies and optimizer</source>
-        <translation>策略与优化器</translation>
-    </message>
-    <message>
-        <source>Memory strategies</source>
-        <translation>显存策略</translation>
-    </message>
-    <message>
         <source>Optimizer</source>
         <translation>优化器</translation>
-    </message>
-    <message>
-        <source>Learning-rate schedule</source>
-        <translation>学习率调度</translation>
     </message>
     <message>
         <source>The run&apos;s configuration holds no strategy or optimizer settings.</source>
@@ -1015,10 +951,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>合计</translation>
     </message>
     <message>
-        <source>Peak of all categories together: %1 (phase %2, step %3).</source>
-        <translation>所有类别合计峰值：%1（阶段 %2，第 %3 步）。</translation>
-    </message>
-    <message>
         <source>Loss, accuracy and throughput</source>
         <translation>损失、准确率与吞吐量</translation>
     </message>
@@ -1045,10 +977,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Test accuracy</source>
         <translation>测试准确率</translation>
-    </message>
-    <message>
-        <source>Seconds</source>
-        <translation>秒</translation>
     </message>
     <message>
         <source>Images/s</source>
@@ -1111,10 +1039,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>训练时间</translation>
     </message>
     <message>
-        <source>Steps</source>
-        <translation>步数</translation>
-    </message>
-    <message>
         <source>Mean step time</source>
         <translation>平均每步时间</translation>
     </message>
@@ -1143,20 +1067,416 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>已完成轮数</translation>
     </message>
     <message>
-        <source>Images per second</source>
-        <translation>每秒图像数</translation>
-    </message>
-    <message>
-        <source>Written by Headroom %1.</source>
-        <translation>由 Headroom %1 生成。</translation>
-    </message>
-    <message>
         <source>Cannot write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>Path</source>
         <translation>路径</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1%</translation>
+    </message>
+    <message>
+        <source>synthetic images (generated)</source>
+        <translation>合成图像（程序生成）</translation>
+    </message>
+    <message>
+        <source>IDX files in %1</source>
+        <translation>%1 中的 IDX 文件</translation>
+    </message>
+    <message>
+        <source>setup, before the first step</source>
+        <translation>准备阶段（第一步之前）</translation>
+    </message>
+    <message>
+        <source>the forward pass</source>
+        <translation>前向传播</translation>
+    </message>
+    <message>
+        <source>the backward pass</source>
+        <translation>反向传播</translation>
+    </message>
+    <message>
+        <source>the optimizer update</source>
+        <translation>优化器更新</translation>
+    </message>
+    <message>
+        <source>evaluation</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>%1 (%2 parameters) on %3</source>
+        <translation>%1（%2 个参数），数据 %3</translation>
+    </message>
+    <message>
+        <source>%1 on %2</source>
+        <translation>%1，数据 %2</translation>
+    </message>
+    <message>
+        <source>Outcome</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>after epoch %1</source>
+        <translation>第 %1 轮之后</translation>
+    </message>
+    <message>
+        <source>at the end of the run</source>
+        <translation>运行结束时</translation>
+    </message>
+    <message>
+        <source>not evaluated</source>
+        <translation>未评估</translation>
+    </message>
+    <message>
+        <source>%1 images/s</source>
+        <translation>%1 张图像/秒</translation>
+    </message>
+    <message>
+        <source>mean step %1 ms</source>
+        <translation>平均每步 %1 毫秒</translation>
+    </message>
+    <message>
+        <source>Wall time</source>
+        <translation>总耗时</translation>
+    </message>
+    <message>
+        <source>%1 in the trainer</source>
+        <translation>训练器内 %1</translation>
+    </message>
+    <message>
+        <source>%1 of the memory limit of %2</source>
+        <translation>占内存上限 %2 的 %1</translation>
+    </message>
+    <message>
+        <source>%1 of the device&apos;s %2</source>
+        <translation>占设备 %2 的 %1</translation>
+    </message>
+    <message>
+        <source>device capacity not recorded</source>
+        <translation>未记录设备容量</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>内存峰值</translation>
+    </message>
+    <message>
+        <source>no prediction recorded</source>
+        <translation>未记录预测</translation>
+    </message>
+    <message>
+        <source>measured %1: equal to the byte</source>
+        <translation>实测 %1：逐字节一致</translation>
+    </message>
+    <message>
+        <source>measured %1 (%2%3)</source>
+        <translation>实测 %1（%2%3）</translation>
+    </message>
+    <message>
+        <source>Predicted peak</source>
+        <translation>预测峰值</translation>
+    </message>
+    <message>
+        <source>%1 Wh, %2 J per sample</source>
+        <translation>%1 Wh，每个样本 %2 J</translation>
+    </message>
+    <message>
+        <source>%1 Wh</source>
+        <translation>%1 Wh</translation>
+    </message>
+    <message>
+        <source>not measured (no NVML figures)</source>
+        <translation>未测量（没有 NVML 数据）</translation>
+    </message>
+    <message>
+        <source>Optimizer steps</source>
+        <translation>优化器步数</translation>
+    </message>
+    <message>
+        <source>%1 samples, batch %2</source>
+        <translation>%1 个样本，批大小 %2</translation>
+    </message>
+    <message>
+        <source>The loss curve is on the first page.</source>
+        <translation>损失曲线见第一页。</translation>
+    </message>
+    <message>
+        <source>Per epoch</source>
+        <translation>逐轮</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>The planner&apos;s prediction at the start against the memory ledger&apos;s measurement: each category&apos;s own peak, and its share when all of them together peaked.</source>
+        <translation>开始时规划器的预测与内存账本的实测对比：各类别各自的峰值，以及总量达到峰值时各类别的占比。</translation>
+    </message>
+    <message>
+        <source>All categories together peaked at %1 during %2 of step %3.</source>
+        <translation>所有类别合计在第 %3 步的%2期间达到峰值 %1。</translation>
+    </message>
+    <message>
+        <source>All categories together peaked at %1 during %2.</source>
+        <translation>所有类别合计在%2期间达到峰值 %1。</translation>
+    </message>
+    <message>
+        <source>bf16 mixed precision, fp32 master weights</source>
+        <translation>bf16 混合精度，fp32 主权重</translation>
+    </message>
+    <message>
+        <source>fp16 mixed precision, fp32 master weights, dynamic loss scaling (from %1, doubled after %2 steps without overflow)</source>
+        <translation>fp16 混合精度，fp32 主权重，动态损失缩放（初始 %1，连续 %2 步无溢出后翻倍）</translation>
+    </message>
+    <message>
+        <source>tf32 matrix multiplications, fp32 elsewhere</source>
+        <translation>矩阵乘法用 tf32，其余为 fp32</translation>
+    </message>
+    <message>
+        <source>fp32 throughout</source>
+        <translation>全程 fp32</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>none: every activation is kept for backward</source>
+        <translation>无：所有激活值都保留到反向传播</translation>
+    </message>
+    <message>
+        <source>every block (recomputed in backward)</source>
+        <translation>所有块（在反向传播中重新计算）</translation>
+    </message>
+    <message>
+        <source>the blocks the planner chose to fit the memory</source>
+        <translation>规划器为放进内存而选定的块</translation>
+    </message>
+    <message>
+        <source>one block in every %1</source>
+        <translation>每 %1 个块中的一个</translation>
+    </message>
+    <message>
+        <source>blocks %1</source>
+        <translation>块 %1</translation>
+    </message>
+    <message>
+        <source>Activation checkpointing</source>
+        <translation>激活检查点</translation>
+    </message>
+    <message>
+        <source>Micro-batches</source>
+        <translation>微批次</translation>
+    </message>
+    <message>
+        <source>%1 samples each, gradients accumulated over %2</source>
+        <translation>每个 %1 个样本，梯度在 %2 个微批次上累积</translation>
+    </message>
+    <message>
+        <source>the whole batch at once</source>
+        <translation>整批一次完成</translation>
+    </message>
+    <message>
+        <source>Optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>in host memory (offloaded), with the master weights</source>
+        <translation>连同主权重放在主机内存中（卸载）</translation>
+    </message>
+    <message>
+        <source>on the device</source>
+        <translation>在设备上</translation>
+    </message>
+    <message>
+        <source>%1, learning rate %2</source>
+        <translation>%1，学习率 %2</translation>
+    </message>
+    <message>
+        <source>, momentum %1</source>
+        <translation>，动量 %1</translation>
+    </message>
+    <message>
+        <source> (Nesterov)</source>
+        <translation>（Nesterov）</translation>
+    </message>
+    <message>
+        <source>, dampening %1</source>
+        <translation>，阻尼 %1</translation>
+    </message>
+    <message>
+        <source>, no momentum</source>
+        <translation>，无动量</translation>
+    </message>
+    <message>
+        <source>, betas %1 and %2, epsilon %3</source>
+        <translation>，beta 为 %1 和 %2，epsilon %3</translation>
+    </message>
+    <message>
+        <source>, decoupled weight decay %1</source>
+        <translation>，解耦权重衰减 %1</translation>
+    </message>
+    <message>
+        <source>, weight decay %1</source>
+        <translation>，权重衰减 %1</translation>
+    </message>
+    <message>
+        <source>multiplied by %1 every %2 steps</source>
+        <translation>每 %2 步乘以 %1</translation>
+    </message>
+    <message>
+        <source>cosine decay to %1</source>
+        <translation>余弦衰减到 %1</translation>
+    </message>
+    <message>
+        <source>constant</source>
+        <translation>恒定</translation>
+    </message>
+    <message>
+        <source>%1, after a linear warm-up over %2 steps</source>
+        <translation>%1，之前先线性预热 %2 步</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Memory strategies and optimizer</source>
+        <translation>内存策略与优化器</translation>
+    </message>
+    <message>
+        <source>the first %1</source>
+        <translation>前 %1 个</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Training samples</source>
+        <translation>训练样本</translation>
+    </message>
+    <message>
+        <source>Test samples</source>
+        <translation>测试样本</translation>
+    </message>
+    <message>
+        <source>Length</source>
+        <translation>时长</translation>
+    </message>
+    <message>
+        <source>1 step</source>
+        <translation>1 步</translation>
+    </message>
+    <message>
+        <source>%1 steps</source>
+        <translation>%1 步</translation>
+    </message>
+    <message>
+        <source>1 epoch</source>
+        <translation>1 轮</translation>
+    </message>
+    <message>
+        <source>%1 epochs</source>
+        <translation>%1 轮</translation>
+    </message>
+    <message>
+        <source>Test set</source>
+        <translation>测试集</translation>
+    </message>
+    <message>
+        <source>evaluated after every epoch</source>
+        <translation>每轮之后评估</translation>
+    </message>
+    <message>
+        <source>evaluated at the end</source>
+        <translation>结束时评估</translation>
+    </message>
+    <message>
+        <source>the preset %1</source>
+        <translation>预设 %1</translation>
+    </message>
+    <message>
+        <source>the file %1</source>
+        <translation>文件 %1</translation>
+    </message>
+    <message>
+        <source>built in the window</source>
+        <translation>在窗口中搭建</translation>
+    </message>
+    <message>
+        <source>Trained on</source>
+        <translation>训练设备</translation>
+    </message>
+    <message>
+        <source>Device asked for</source>
+        <translation>请求的设备</translation>
+    </message>
+    <message>
+        <source>automatic (a GPU when one works)</source>
+        <translation>自动（有可用 GPU 时用 GPU）</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程</translation>
+    </message>
+    <message>
+        <source>all cores</source>
+        <translation>全部核心</translation>
+    </message>
+    <message>
+        <source>Memory limit</source>
+        <translation>内存上限</translation>
+    </message>
+    <message>
+        <source>Steps recorded</source>
+        <translation>记录的步数</translation>
+    </message>
+    <message>
+        <source>Training accuracy (last epoch)</source>
+        <translation>训练准确率（最后一轮）</translation>
+    </message>
+    <message>
+        <source>Training loss (last epoch)</source>
+        <translation>训练损失（最后一轮）</translation>
+    </message>
+    <message>
+        <source>Time in the trainer</source>
+        <translation>训练器内耗时</translation>
+    </message>
+    <message>
+        <source>Peak memory (all categories)</source>
+        <translation>内存峰值（所有类别）</translation>
+    </message>
+    <message>
+        <source>Peak reserved (allocated + cached)</source>
+        <translation>保留峰值（已分配 + 缓存）</translation>
+    </message>
+    <message>
+        <source>Peak reached during</source>
+        <translation>峰值出现于</translation>
+    </message>
+    <message>
+        <source>%1 of step %2</source>
+        <translation>第 %2 步的%1</translation>
+    </message>
+    <message>
+        <source>Written by Headroom %1 on %2.</source>
+        <translation>由 Headroom %1 于 %2 生成。</translation>
+    </message>
+    <message>
+        <source>The report template is damaged.</source>
+        <translation>报告模板已损坏。</translation>
+    </message>
+    <message>
+        <source>Headroom run report · %1</source>
+        <translation>Headroom 运行报告 · %1</translation>
+    </message>
+    <message>
+        <source>page %1 of %2</source>
+        <translation>第 %1 页，共 %2 页</translation>
     </message>
 </context>
 <context>
