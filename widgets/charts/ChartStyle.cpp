@@ -75,7 +75,10 @@ void wrapLegend(QCustomPlot* plot) {
     const int entry = widest + legend->iconSize().width() + legend->iconTextPadding() + legend->columnSpacing() + 8;
     const int width = std::max(1, plot->width() - 16);
     const int columns = std::clamp(width / std::max(1, entry), 1, n);
-    if (legend->wrap() != columns) legend->setWrap(columns);
+    if (legend->wrap() != columns) {
+        legend->setWrap(columns);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, /*rearrange=*/true);  // row by row, `columns` wide
+    }
 }
 
 QCPRange fitRange(double lower, double upper, double margin, bool includeZero) {

@@ -156,12 +156,15 @@ void LiveChart::rescaleForAutoView() {
         values = found ? QCPRange(qMin(values.lower, v.lower), qMax(values.upper, v.upper)) : v;
         found = true;
     }
-    xAxis->setRange(windowed ? keys : fitKeyRange(keys.lower, keys.upper, 0.03));
+    // margins of at least 8 px, so a marker at either end stays whole inside the axis rect
+    const double xMargin = qMax(0.03, 8.0 / qMax(1, axisRect()->width()));
+    const double yMargin = qMax(m_includeZero ? 0.08 : 0.06, 8.0 / qMax(1, axisRect()->height()));
+    xAxis->setRange(windowed ? keys : fitKeyRange(keys.lower, keys.upper, xMargin));
     if (m_fixedY.upper > m_fixedY.lower) {
         const double pad = m_fixedY.size() * 0.03;
         yAxis->setRange(m_fixedY.lower - pad, m_fixedY.upper + pad);
     } else if (found) {
-        yAxis->setRange(fitRange(values.lower, values.upper, m_includeZero ? 0.08 : 0.06, m_includeZero));
+        yAxis->setRange(fitRange(values.lower, values.upper, yMargin, m_includeZero));
     }
 }
 

@@ -34,6 +34,7 @@ MemoryCompareChart::MemoryCompareChart(QWidget* parent) : QCustomPlot(parent) {
     styleLegend(this);
     moveLegendBelow(this);
     legend->setWrap(2);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, /*rearrange=*/true);
     setDark(false);
     clearBytes();
 }
