@@ -10,7 +10,9 @@
 #include <QRegularExpression>
 #include <QSet>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QTranslator>
 #include <QTreeWidget>
 #include <QXmlStreamReader>
 
@@ -20,6 +22,7 @@
 #include "data/dataset.h"
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
+#include "gui/Installation.h"
 #include "gui/MainWindow.h"
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
@@ -263,6 +266,35 @@ private slots:
         } catch (const std::exception& e) {
             QCOMPARE(hrapp::coreText(e), english);
         }
+    }
+
+    void translationsAndIconAreFoundNextToTheProgram() {
+        // an installed layout: <prefix>/bin/headroom and <prefix>/share/... (cmake/Package.cmake)
+        QTemporaryDir prefix;
+        QVERIFY(prefix.isValid());
+        const QString bin = prefix.filePath("bin");
+        QVERIFY(QDir().mkpath(bin));
+        QCOMPARE(hrapp::translationFile("zh_CN", bin), QStringLiteral(":/i18n/headroom_zh_CN.qm"));  // the compiled-in one
+        QVERIFY(hrapp::applicationIcon(bin).isNull() || !hrapp::applicationIcon(bin).availableSizes().contains(QSize(48, 48)));
+        const QString qm = prefix.filePath("share/headroom/translations/headroom_zh_CN.qm");
+        QVERIFY(QDir().mkpath(QFileInfo(qm).path()));
+        QVERIFY(QFile::copy(QStringLiteral(HR_BINARY_DIR "/share/headroom/translations/headroom_zh_CN.qm"), qm));
+        QCOMPARE(hrapp::translationFile("zh_CN", bin), qm);
+        QCOMPARE(hrapp::translationFile("xx", bin), QString());
+        const QString png = prefix.filePath("share/icons/hicolor/48x48/apps/io.headroom.Headroom.png");
+        QVERIFY(QDir().mkpath(QFileInfo(png).path()));
+        QVERIFY(QFile::copy(QStringLiteral(HR_BINARY_DIR "/share/icons/hicolor/48x48/apps/io.headroom.Headroom.png"), png));
+        const QIcon icon = hrapp::applicationIcon(bin);
+        QVERIFY(!icon.isNull());
+        QVERIFY(icon.availableSizes().contains(QSize(48, 48)));
+        // and the build tree has the same layout next to build/headroom
+        QCOMPARE(hrapp::translationFile("zh_CN", QStringLiteral(HR_BINARY_DIR)),
+                 QStringLiteral(HR_BINARY_DIR "/share/headroom/translations/headroom_zh_CN.qm"));
+        QVERIFY(!hrapp::applicationIcon(QStringLiteral(HR_BINARY_DIR)).isNull());
+        // the window's language switch loads the file it finds
+        QTranslator t;
+        QVERIFY(t.load(qm));
+        QVERIFY(!t.translate("hrapp::MainWindow", "&Start").isEmpty());
     }
 
     void switchingToChineseChangesTexts() {
