@@ -3197,10 +3197,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>显存策略</translation>
     </message>
     <message>
-        <source>Not supported by the training core yet; the run uses the default.</source>
-        <translation>训练核心暂不支持；运行将使用默认值。</translation>
-    </message>
-    <message>
         <source>FP32 (full precision)</source>
         <translation>FP32（全精度）</translation>
     </message>
