@@ -483,6 +483,65 @@ Run:
     </message>
 </context>
 <context>
+    <name>PlanTable</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>step (est.)</source>
+        <translation>每步（估计）</translation>
+    </message>
+    <message>
+        <source>verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>best: fits, fastest</source>
+        <translation>最佳：放得下，最快</translation>
+    </message>
+    <message>
+        <source>fits in less memory, %1% slower than the best</source>
+        <translation>放得下且更省内存，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower; row %2 is no larger and no slower</source>
+        <translation>放得下，慢 %1%；第 %2 行不比它大也不比它慢</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower than the best</source>
+        <translation>放得下，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>does not fit: %1 over the budget</source>
+        <translation>放不下：超出预算 %1</translation>
+    </message>
+    <message>
+        <source>(no strategies: fp32)</source>
+        <translation>（无策略：fp32）</translation>
+    </message>
+    <message>
+        <source>Not shown: %1 that fit but another row is no larger and no slower, %2 that do not fit (--all lists them).</source>
+        <translation>未列出：%1 个放得下但另有一行不比它大也不比它慢的配置，%2 个放不下的配置（--all 会全部列出）。</translation>
+    </message>
+    <message>
+        <source>Left out: %1 combinations that add nothing (offload that moves nothing off the device, or the same plan as a row above).</source>
+        <translation>已省略：%1 个没有额外作用的组合（卸载不会把任何数据移出设备，或与上面某行的方案相同）。</translation>
+    </message>
+</context>
+<context>
     <name>ReportCommand</name>
     <message>
         <source>unknown option &apos;%1&apos;</source>
@@ -752,14 +811,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>运行报告：%1</translation>
     </message>
     <message>
-        <source>Summary</source>
-        <translation>摘要</translation>
-    </message>
-    <message>
-        <source>Run</source>
-        <translation>运行</translation>
-    </message>
-    <message>
         <source>finished</source>
         <translation>已完成</translation>
     </message>
@@ -776,10 +827,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>运行中</translation>
     </message>
     <message>
-        <source>Status</source>
-        <translation>状态</translation>
-    </message>
-    <message>
         <source>Error</source>
         <translation>错误</translation>
     </message>
@@ -790,18 +837,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Data</source>
         <translation>数据</translation>
-    </message>
-    <message>
-        <source>Started</source>
-        <translation>开始时间</translation>
-    </message>
-    <message>
-        <source>Ended</source>
-        <translation>结束时间</translation>
-    </message>
-    <message>
-        <source>Report written</source>
-        <translation>报告生成时间</translation>
     </message>
     <message>
         <source>%1 layers, %2 trainable parameters, %3 of activations kept for backward per sample (f32).</source>
@@ -836,32 +871,12 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>数据集</translation>
     </message>
     <message>
-        <source>Training samples limit (0: all)</source>
-        <translation>训练样本上限（0：全部）</translation>
-    </message>
-    <message>
-        <source>Test samples limit (0: all)</source>
-        <translation>测试样本上限（0：全部）</translation>
-    </message>
-    <message>
         <source>Batch size</source>
         <translation>批大小</translation>
     </message>
     <message>
-        <source>Epochs</source>
-        <translation>轮数</translation>
-    </message>
-    <message>
-        <source>Steps (0: by epochs)</source>
-        <translation>步数（0：按轮数）</translation>
-    </message>
-    <message>
         <source>Seed</source>
         <translation>随机种子</translation>
-    </message>
-    <message>
-        <source>Model source</source>
-        <translation>模型来源</translation>
     </message>
     <message>
         <source>Samples trained</source>
@@ -872,16 +887,8 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>设备与版本</translation>
     </message>
     <message>
-        <source>Device</source>
-        <translation>设备</translation>
-    </message>
-    <message>
         <source>GPU %1</source>
         <translation>GPU %1</translation>
-    </message>
-    <message>
-        <source>CPU threads (0: all)</source>
-        <translation>CPU 线程数（0：全部）</translation>
     </message>
     <message>
         <source>Headroom</source>
@@ -900,20 +907,8 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>主机</translation>
     </message>
     <message>
-        <source>Strategies and optimizer</source>
-        <translation>策略与优化器</translation>
-    </message>
-    <message>
-        <source>Memory strategies</source>
-        <translation>显存策略</translation>
-    </message>
-    <message>
         <source>Optimizer</source>
         <translation>优化器</translation>
-    </message>
-    <message>
-        <source>Learning-rate schedule</source>
-        <translation>学习率调度</translation>
     </message>
     <message>
         <source>The run&apos;s configuration holds no strategy or optimizer settings.</source>
@@ -956,10 +951,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>合计</translation>
     </message>
     <message>
-        <source>Peak of all categories together: %1 (phase %2, step %3).</source>
-        <translation>所有类别合计峰值：%1（阶段 %2，第 %3 步）。</translation>
-    </message>
-    <message>
         <source>Loss, accuracy and throughput</source>
         <translation>损失、准确率与吞吐量</translation>
     </message>
@@ -986,10 +977,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Test accuracy</source>
         <translation>测试准确率</translation>
-    </message>
-    <message>
-        <source>Seconds</source>
-        <translation>秒</translation>
     </message>
     <message>
         <source>Images/s</source>
@@ -1052,10 +1039,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>训练时间</translation>
     </message>
     <message>
-        <source>Steps</source>
-        <translation>步数</translation>
-    </message>
-    <message>
         <source>Mean step time</source>
         <translation>平均每步时间</translation>
     </message>
@@ -1084,20 +1067,416 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>已完成轮数</translation>
     </message>
     <message>
-        <source>Images per second</source>
-        <translation>每秒图像数</translation>
-    </message>
-    <message>
-        <source>Written by Headroom %1.</source>
-        <translation>由 Headroom %1 生成。</translation>
-    </message>
-    <message>
         <source>Cannot write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>Path</source>
         <translation>路径</translation>
+    </message>
+    <message>
+        <source>%1 %</source>
+        <translation>%1%</translation>
+    </message>
+    <message>
+        <source>synthetic images (generated)</source>
+        <translation>合成图像（程序生成）</translation>
+    </message>
+    <message>
+        <source>IDX files in %1</source>
+        <translation>%1 中的 IDX 文件</translation>
+    </message>
+    <message>
+        <source>setup, before the first step</source>
+        <translation>准备阶段（第一步之前）</translation>
+    </message>
+    <message>
+        <source>the forward pass</source>
+        <translation>前向传播</translation>
+    </message>
+    <message>
+        <source>the backward pass</source>
+        <translation>反向传播</translation>
+    </message>
+    <message>
+        <source>the optimizer update</source>
+        <translation>优化器更新</translation>
+    </message>
+    <message>
+        <source>evaluation</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>%1 (%2 parameters) on %3</source>
+        <translation>%1（%2 个参数），数据 %3</translation>
+    </message>
+    <message>
+        <source>%1 on %2</source>
+        <translation>%1，数据 %2</translation>
+    </message>
+    <message>
+        <source>Outcome</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>after epoch %1</source>
+        <translation>第 %1 轮之后</translation>
+    </message>
+    <message>
+        <source>at the end of the run</source>
+        <translation>运行结束时</translation>
+    </message>
+    <message>
+        <source>not evaluated</source>
+        <translation>未评估</translation>
+    </message>
+    <message>
+        <source>%1 images/s</source>
+        <translation>%1 张图像/秒</translation>
+    </message>
+    <message>
+        <source>mean step %1 ms</source>
+        <translation>平均每步 %1 毫秒</translation>
+    </message>
+    <message>
+        <source>Wall time</source>
+        <translation>总耗时</translation>
+    </message>
+    <message>
+        <source>%1 in the trainer</source>
+        <translation>训练器内 %1</translation>
+    </message>
+    <message>
+        <source>%1 of the memory limit of %2</source>
+        <translation>占内存上限 %2 的 %1</translation>
+    </message>
+    <message>
+        <source>%1 of the device&apos;s %2</source>
+        <translation>占设备 %2 的 %1</translation>
+    </message>
+    <message>
+        <source>device capacity not recorded</source>
+        <translation>未记录设备容量</translation>
+    </message>
+    <message>
+        <source>Peak memory</source>
+        <translation>内存峰值</translation>
+    </message>
+    <message>
+        <source>no prediction recorded</source>
+        <translation>未记录预测</translation>
+    </message>
+    <message>
+        <source>measured %1: equal to the byte</source>
+        <translation>实测 %1：逐字节一致</translation>
+    </message>
+    <message>
+        <source>measured %1 (%2%3)</source>
+        <translation>实测 %1（%2%3）</translation>
+    </message>
+    <message>
+        <source>Predicted peak</source>
+        <translation>预测峰值</translation>
+    </message>
+    <message>
+        <source>%1 Wh, %2 J per sample</source>
+        <translation>%1 Wh，每个样本 %2 J</translation>
+    </message>
+    <message>
+        <source>%1 Wh</source>
+        <translation>%1 Wh</translation>
+    </message>
+    <message>
+        <source>not measured (no NVML figures)</source>
+        <translation>未测量（没有 NVML 数据）</translation>
+    </message>
+    <message>
+        <source>Optimizer steps</source>
+        <translation>优化器步数</translation>
+    </message>
+    <message>
+        <source>%1 samples, batch %2</source>
+        <translation>%1 个样本，批大小 %2</translation>
+    </message>
+    <message>
+        <source>The loss curve is on the first page.</source>
+        <translation>损失曲线见第一页。</translation>
+    </message>
+    <message>
+        <source>Per epoch</source>
+        <translation>逐轮</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>The planner&apos;s prediction at the start against the memory ledger&apos;s measurement: each category&apos;s own peak, and its share when all of them together peaked.</source>
+        <translation>开始时规划器的预测与内存账本的实测对比：各类别各自的峰值，以及总量达到峰值时各类别的占比。</translation>
+    </message>
+    <message>
+        <source>All categories together peaked at %1 during %2 of step %3.</source>
+        <translation>所有类别合计在第 %3 步的%2期间达到峰值 %1。</translation>
+    </message>
+    <message>
+        <source>All categories together peaked at %1 during %2.</source>
+        <translation>所有类别合计在%2期间达到峰值 %1。</translation>
+    </message>
+    <message>
+        <source>bf16 mixed precision, fp32 master weights</source>
+        <translation>bf16 混合精度，fp32 主权重</translation>
+    </message>
+    <message>
+        <source>fp16 mixed precision, fp32 master weights, dynamic loss scaling (from %1, doubled after %2 steps without overflow)</source>
+        <translation>fp16 混合精度，fp32 主权重，动态损失缩放（初始 %1，连续 %2 步无溢出后翻倍）</translation>
+    </message>
+    <message>
+        <source>tf32 matrix multiplications, fp32 elsewhere</source>
+        <translation>矩阵乘法用 tf32，其余为 fp32</translation>
+    </message>
+    <message>
+        <source>fp32 throughout</source>
+        <translation>全程 fp32</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>none: every activation is kept for backward</source>
+        <translation>无：所有激活值都保留到反向传播</translation>
+    </message>
+    <message>
+        <source>every block (recomputed in backward)</source>
+        <translation>所有块（在反向传播中重新计算）</translation>
+    </message>
+    <message>
+        <source>the blocks the planner chose to fit the memory</source>
+        <translation>规划器为放进内存而选定的块</translation>
+    </message>
+    <message>
+        <source>one block in every %1</source>
+        <translation>每 %1 个块中的一个</translation>
+    </message>
+    <message>
+        <source>blocks %1</source>
+        <translation>块 %1</translation>
+    </message>
+    <message>
+        <source>Activation checkpointing</source>
+        <translation>激活检查点</translation>
+    </message>
+    <message>
+        <source>Micro-batches</source>
+        <translation>微批次</translation>
+    </message>
+    <message>
+        <source>%1 samples each, gradients accumulated over %2</source>
+        <translation>每个 %1 个样本，梯度在 %2 个微批次上累积</translation>
+    </message>
+    <message>
+        <source>the whole batch at once</source>
+        <translation>整批一次完成</translation>
+    </message>
+    <message>
+        <source>Optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>in host memory (offloaded), with the master weights</source>
+        <translation>连同主权重放在主机内存中（卸载）</translation>
+    </message>
+    <message>
+        <source>on the device</source>
+        <translation>在设备上</translation>
+    </message>
+    <message>
+        <source>%1, learning rate %2</source>
+        <translation>%1，学习率 %2</translation>
+    </message>
+    <message>
+        <source>, momentum %1</source>
+        <translation>，动量 %1</translation>
+    </message>
+    <message>
+        <source> (Nesterov)</source>
+        <translation>（Nesterov）</translation>
+    </message>
+    <message>
+        <source>, dampening %1</source>
+        <translation>，阻尼 %1</translation>
+    </message>
+    <message>
+        <source>, no momentum</source>
+        <translation>，无动量</translation>
+    </message>
+    <message>
+        <source>, betas %1 and %2, epsilon %3</source>
+        <translation>，beta 为 %1 和 %2，epsilon %3</translation>
+    </message>
+    <message>
+        <source>, decoupled weight decay %1</source>
+        <translation>，解耦权重衰减 %1</translation>
+    </message>
+    <message>
+        <source>, weight decay %1</source>
+        <translation>，权重衰减 %1</translation>
+    </message>
+    <message>
+        <source>multiplied by %1 every %2 steps</source>
+        <translation>每 %2 步乘以 %1</translation>
+    </message>
+    <message>
+        <source>cosine decay to %1</source>
+        <translation>余弦衰减到 %1</translation>
+    </message>
+    <message>
+        <source>constant</source>
+        <translation>恒定</translation>
+    </message>
+    <message>
+        <source>%1, after a linear warm-up over %2 steps</source>
+        <translation>%1，之前先线性预热 %2 步</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Memory strategies and optimizer</source>
+        <translation>内存策略与优化器</translation>
+    </message>
+    <message>
+        <source>the first %1</source>
+        <translation>前 %1 个</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Training samples</source>
+        <translation>训练样本</translation>
+    </message>
+    <message>
+        <source>Test samples</source>
+        <translation>测试样本</translation>
+    </message>
+    <message>
+        <source>Length</source>
+        <translation>时长</translation>
+    </message>
+    <message>
+        <source>1 step</source>
+        <translation>1 步</translation>
+    </message>
+    <message>
+        <source>%1 steps</source>
+        <translation>%1 步</translation>
+    </message>
+    <message>
+        <source>1 epoch</source>
+        <translation>1 轮</translation>
+    </message>
+    <message>
+        <source>%1 epochs</source>
+        <translation>%1 轮</translation>
+    </message>
+    <message>
+        <source>Test set</source>
+        <translation>测试集</translation>
+    </message>
+    <message>
+        <source>evaluated after every epoch</source>
+        <translation>每轮之后评估</translation>
+    </message>
+    <message>
+        <source>evaluated at the end</source>
+        <translation>结束时评估</translation>
+    </message>
+    <message>
+        <source>the preset %1</source>
+        <translation>预设 %1</translation>
+    </message>
+    <message>
+        <source>the file %1</source>
+        <translation>文件 %1</translation>
+    </message>
+    <message>
+        <source>built in the window</source>
+        <translation>在窗口中搭建</translation>
+    </message>
+    <message>
+        <source>Trained on</source>
+        <translation>训练设备</translation>
+    </message>
+    <message>
+        <source>Device asked for</source>
+        <translation>请求的设备</translation>
+    </message>
+    <message>
+        <source>automatic (a GPU when one works)</source>
+        <translation>自动（有可用 GPU 时用 GPU）</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程</translation>
+    </message>
+    <message>
+        <source>all cores</source>
+        <translation>全部核心</translation>
+    </message>
+    <message>
+        <source>Memory limit</source>
+        <translation>内存上限</translation>
+    </message>
+    <message>
+        <source>Steps recorded</source>
+        <translation>记录的步数</translation>
+    </message>
+    <message>
+        <source>Training accuracy (last epoch)</source>
+        <translation>训练准确率（最后一轮）</translation>
+    </message>
+    <message>
+        <source>Training loss (last epoch)</source>
+        <translation>训练损失（最后一轮）</translation>
+    </message>
+    <message>
+        <source>Time in the trainer</source>
+        <translation>训练器内耗时</translation>
+    </message>
+    <message>
+        <source>Peak memory (all categories)</source>
+        <translation>内存峰值（所有类别）</translation>
+    </message>
+    <message>
+        <source>Peak reserved (allocated + cached)</source>
+        <translation>保留峰值（已分配 + 缓存）</translation>
+    </message>
+    <message>
+        <source>Peak reached during</source>
+        <translation>峰值出现于</translation>
+    </message>
+    <message>
+        <source>%1 of step %2</source>
+        <translation>第 %2 步的%1</translation>
+    </message>
+    <message>
+        <source>Written by Headroom %1 on %2.</source>
+        <translation>由 Headroom %1 于 %2 生成。</translation>
+    </message>
+    <message>
+        <source>The report template is damaged.</source>
+        <translation>报告模板已损坏。</translation>
+    </message>
+    <message>
+        <source>Headroom run report · %1</source>
+        <translation>Headroom 运行报告 · %1</translation>
+    </message>
+    <message>
+        <source>page %1 of %2</source>
+        <translation>第 %1 页，共 %2 页</translation>
     </message>
 </context>
 <context>
@@ -1200,6 +1579,90 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Train loss: %1</source>
         <translation>训练损失：%1</translation>
+    </message>
+</context>
+<context>
+    <name>data.fashion_mnist</name>
+    <message>
+        <source>Fashion-MNIST: 60000/10000 grey 28x28 images of clothing, 10 classes</source>
+        <translation>Fashion-MNIST：60000/10000 张 28x28 灰度服装图像，10 个类别</translation>
+    </message>
+</context>
+<context>
+    <name>data.idx</name>
+    <message>
+        <source>IDX files (MNIST format) from a folder: train-/t10k- images and labels, raw or .gz</source>
+        <translation>文件夹中的 IDX 文件（MNIST 格式）：train-/t10k- 图像和标签，原始或 .gz</translation>
+    </message>
+</context>
+<context>
+    <name>data.mnist</name>
+    <message>
+        <source>MNIST: 60000/10000 grey 28x28 handwritten digits, 10 classes</source>
+        <translation>MNIST：60000/10000 张 28x28 灰度手写数字，10 个类别</translation>
+    </message>
+</context>
+<context>
+    <name>data.not_found</name>
+    <message>
+        <source>dataset &apos;%1&apos; not found; searched %2. To use it, download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz into %3, or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
+        <translation>找不到数据集“%1”；已查找 %2。要使用它，请将 train-images-idx3-ubyte.gz、train-labels-idx1-ubyte.gz、t10k-images-idx3-ubyte.gz 和 t10k-labels-idx1-ubyte.gz 下载到 %3，或将 HEADROOM_DATA_DIR 设为包含 %1/ 的文件夹，或用 --data idx:DIR 指定包含这四个 IDX 文件的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>data.not_found_package</name>
+    <message>
+        <source>dataset &apos;%1&apos; not found; searched %2. To use it, install it (apt install dataset-fashion-mnist), or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
+        <translation>找不到数据集“%1”；已查找 %2。要使用它，请安装它（apt install dataset-fashion-mnist），或将 HEADROOM_DATA_DIR 设为包含 %1/ 的文件夹，或用 --data idx:DIR 指定包含这四个 IDX 文件的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_generated</name>
+    <message>
+        <source>generated in memory</source>
+        <translation>在内存中生成</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_missing</name>
+    <message>
+        <source>%1: missing %2</source>
+        <translation>%1：缺少 %2</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_no_folder</name>
+    <message>
+        <source>folder &apos;%1&apos; not found</source>
+        <translation>找不到文件夹“%1”</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_not_idx</name>
+    <message>
+        <source>%1: image files are not IDX u8 (N, H, W) files</source>
+        <translation>%1：图像文件不是 IDX u8 (N, H, W) 格式</translation>
+    </message>
+</context>
+<context>
+    <name>data.probe_summary</name>
+    <message>
+        <source>%1 train / %2 test images of %3x%4</source>
+        <translation>%1 张训练 / %2 张测试图像，%3x%4</translation>
+    </message>
+</context>
+<context>
+    <name>data.synthetic</name>
+    <message>
+        <source>Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download</source>
+        <translation>生成的 28x28 光斑图像，10 个类别，2048/512 个样本；无需下载</translation>
+    </message>
+</context>
+<context>
+    <name>data.unknown</name>
+    <message>
+        <source>unknown dataset &apos;%1&apos;; use one of %2</source>
+        <translation>未知数据集“%1”；请使用以下之一：%2</translation>
     </message>
 </context>
 <context>
@@ -2208,10 +2671,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>批大小 %2 时没有任何配置能放入 %1：请减小批大小或提高显存上限。</translation>
     </message>
     <message>
-        <source>Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time).</source>
-        <translation>已应用能放入 %1 的最快配置：%2（预测 %3，每步耗时 %4 倍）。</translation>
-    </message>
-    <message>
         <source>best: fits, fastest</source>
         <translation>最佳：放得下，最快</translation>
     </message>
@@ -2246,6 +2705,32 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Run with %1: the planner&apos;s prediction at Start against the ledger&apos;s measured peaks (%2 steps, %3).</source>
         <translation>使用 %1 的运行：开始时规划器的预测与账本实测峰值对比（%2 步，%3）。</translation>
+    </message>
+    <message>
+        <source>All candidates</source>
+        <translation>全部候选</translation>
+    </message>
+    <message>
+        <source>Also list the configurations that another one beats (no larger and no slower) and those that do not fit</source>
+        <translation>同时列出被其他配置全面胜过（不比它大也不比它慢）的配置和放不下的配置</translation>
+    </message>
+    <message>
+        <source>Searching precision, checkpointing, micro-batches and offload for %1…</source>
+        <translation>正在为 %1 搜索精度、梯度检查点、微批次和卸载的组合…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time). %n other configuration(s) trade speed for memory.</source>
+        <translation>
+            <numerusform>已应用能放进 %1 的最快配置：%2（预测 %3，每步时间 %4×）。另有 %n 个配置以速度换取内存。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>fits in less memory, %1% slower than the best</source>
+        <translation>放得下且更省内存，比最佳慢 %1%</translation>
+    </message>
+    <message>
+        <source>fits, %1% slower; %2 needs no more memory and is no slower</source>
+        <translation>放得下，慢 %1%；%2 占用不多于它且不比它慢</translation>
     </message>
 </context>
 <context>
@@ -2382,6 +2867,17 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Apply</source>
         <translation>应用</translation>
+    </message>
+    <message>
+        <source>Searching for a configuration that fits in %1…</source>
+        <translation>正在搜索能放进 %1 的配置…</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::PlanSearchTask</name>
+    <message>
+        <source>the planner failed</source>
+        <translation>规划器出错</translation>
     </message>
 </context>
 <context>
@@ -2699,10 +3195,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Memory strategies</source>
         <translation>显存策略</translation>
-    </message>
-    <message>
-        <source>Not supported by the training core yet; the run uses the default.</source>
-        <translation>训练核心暂不支持；运行将使用默认值。</translation>
     </message>
     <message>
         <source>FP32 (full precision)</source>
@@ -3168,6 +3660,10 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <source>Label</source>
         <translation>标签</translation>
     </message>
+    <message>
+        <source>layer %1 (%2): %3</source>
+        <translation>第 %1 层（%2）：%3</translation>
+    </message>
 </context>
 <context>
     <name>hrw::PlanBarChart</name>
@@ -3230,6 +3726,349 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>%1 (off the scale →)</source>
         <translation>%1（超出刻度 →）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d</name>
+    <message>
+        <source>mean over square windows (padding counted)</source>
+        <translation>方形窗口内取平均（计入填充）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d.kernel_size</name>
+    <message>
+        <source>window size</source>
+        <translation>窗口大小</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d.padding</name>
+    <message>
+        <source>zero padding on each side</source>
+        <translation>每侧补零</translation>
+    </message>
+</context>
+<context>
+    <name>layer.avgpool2d.stride</name>
+    <message>
+        <source>step between windows (0: kernel_size)</source>
+        <translation>窗口间步长（0：等于 kernel_size）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d</name>
+    <message>
+        <source>normalises each channel over (N, H, W) with batch statistics</source>
+        <translation>用批次统计量在 (N, H, W) 上对每个通道做归一化</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d.eps</name>
+    <message>
+        <source>added to the variance</source>
+        <translation>加到方差上的小量</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d.momentum</name>
+    <message>
+        <source>running statistics update rate</source>
+        <translation>滑动统计量的更新率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.batchnorm2d.num_features</name>
+    <message>
+        <source>channels C</source>
+        <translation>通道数 C</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d</name>
+    <message>
+        <source>2-D convolution over (N, C, H, W) (groups = 1)</source>
+        <translation>对 (N, C, H, W) 做二维卷积（groups = 1）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.bias</name>
+    <message>
+        <source>learn an additive bias per output channel</source>
+        <translation>为每个输出通道学习一个加性偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.dilation</name>
+    <message>
+        <source>spacing between kernel taps</source>
+        <translation>卷积核采样点之间的间距</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.in_channels</name>
+    <message>
+        <source>input channels C</source>
+        <translation>输入通道数 C</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.kernel_size</name>
+    <message>
+        <source>square kernel size</source>
+        <translation>方形卷积核大小</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.out_channels</name>
+    <message>
+        <source>output channels (filters)</source>
+        <translation>输出通道数（滤波器个数）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.padding</name>
+    <message>
+        <source>zero padding on each side</source>
+        <translation>每侧补零</translation>
+    </message>
+</context>
+<context>
+    <name>layer.conv2d.stride</name>
+    <message>
+        <source>step between windows</source>
+        <translation>窗口间步长</translation>
+    </message>
+</context>
+<context>
+    <name>layer.cross_entropy</name>
+    <message>
+        <source>softmax + negative log-likelihood</source>
+        <translation>softmax + 负对数似然</translation>
+    </message>
+</context>
+<context>
+    <name>layer.cross_entropy.label_smoothing</name>
+    <message>
+        <source>mix of the uniform distribution into targets</source>
+        <translation>混入目标的均匀分布比例</translation>
+    </message>
+</context>
+<context>
+    <name>layer.dropout</name>
+    <message>
+        <source>zeroes elements with probability p while training</source>
+        <translation>训练时以概率 p 将元素置零</translation>
+    </message>
+</context>
+<context>
+    <name>layer.dropout.p</name>
+    <message>
+        <source>drop probability</source>
+        <translation>丢弃概率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.flatten</name>
+    <message>
+        <source>(N, C, H, W) -&gt; (N, C*H*W)</source>
+        <translation>(N, C, H, W) -&gt; (N, C*H*W)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.gelu</name>
+    <message>
+        <source>x * Phi(x) (exact erf form)</source>
+        <translation>x * Phi(x)（精确 erf 形式）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.leaky_relu</name>
+    <message>
+        <source>x if x &gt; 0 else slope * x</source>
+        <translation>x &gt; 0 时为 x，否则为 slope * x</translation>
+    </message>
+</context>
+<context>
+    <name>layer.leaky_relu.negative_slope</name>
+    <message>
+        <source>slope for x &lt; 0</source>
+        <translation>x &lt; 0 时的斜率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear</name>
+    <message>
+        <source>fully connected layer y = x W^T + b</source>
+        <translation>全连接层 y = x W^T + b</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear.bias</name>
+    <message>
+        <source>learn an additive bias</source>
+        <translation>学习一个加性偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear.in_features</name>
+    <message>
+        <source>input features</source>
+        <translation>输入特征数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.linear.out_features</name>
+    <message>
+        <source>output features</source>
+        <translation>输出特征数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d</name>
+    <message>
+        <source>maximum over square windows</source>
+        <translation>方形窗口内取最大值</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d.kernel_size</name>
+    <message>
+        <source>window size</source>
+        <translation>窗口大小</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d.padding</name>
+    <message>
+        <source>implicit -inf padding on each side</source>
+        <translation>每侧隐式填充 -inf</translation>
+    </message>
+</context>
+<context>
+    <name>layer.maxpool2d.stride</name>
+    <message>
+        <source>step between windows (0: kernel_size)</source>
+        <translation>窗口间步长（0：等于 kernel_size）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mse</name>
+    <message>
+        <source>mean squared error against one-hot targets</source>
+        <translation>与 one-hot 目标之间的均方误差</translation>
+    </message>
+</context>
+<context>
+    <name>layer.relu</name>
+    <message>
+        <source>max(x, 0)</source>
+        <translation>max(x, 0)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.residual</name>
+    <message>
+        <source>output = body(x) + shortcut(x); shortcut is the identity when empty</source>
+        <translation>输出 = body(x) + shortcut(x)；shortcut 为空时即恒等映射</translation>
+    </message>
+</context>
+<context>
+    <name>layer.sigmoid</name>
+    <message>
+        <source>1 / (1 + exp(-x))</source>
+        <translation>1 / (1 + exp(-x))</translation>
+    </message>
+</context>
+<context>
+    <name>layer.tanh</name>
+    <message>
+        <source>hyperbolic tangent</source>
+        <translation>双曲正切</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_activations</name>
+    <message>
+        <source>The largest category is %1; to cut it: --checkpoint all, --precision bf16, or a smaller --micro-batch with accumulation.</source>
+        <translation>占用最大的类别是 %1；要减少它：--checkpoint all、--precision bf16，或更小的 --micro-batch 加梯度累积。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_batch</name>
+    <message>
+        <source>The largest category is %1; to cut it: a smaller --batch.</source>
+        <translation>占用最大的类别是 %1；要减少它：更小的 --batch。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_master_weights</name>
+    <message>
+        <source>The largest category is %1; to cut it: --offload-optimizer.</source>
+        <translation>占用最大的类别是 %1；要减少它：--offload-optimizer。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_optimizer_state</name>
+    <message>
+        <source>The largest category is %1; to cut it: --offload-optimizer, or --optimizer sgd (no state without momentum).</source>
+        <translation>占用最大的类别是 %1；要减少它：--offload-optimizer，或 --optimizer sgd（不带动量时没有状态）。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_weights</name>
+    <message>
+        <source>The largest category is %1; to cut it: --precision bf16.</source>
+        <translation>占用最大的类别是 %1；要减少它：--precision bf16。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.cut_workspace</name>
+    <message>
+        <source>The largest category is %1; to cut it: a smaller --micro-batch.</source>
+        <translation>占用最大的类别是 %1；要减少它：更小的 --micro-batch。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.in_use</name>
+    <message>
+        <source>In use: %1.</source>
+        <translation>已占用：%1。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.largest_layers</name>
+    <message>
+        <source>Largest layers: %1.</source>
+        <translation>占用最多的层：%1。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.plan_hint</name>
+    <message>
+        <source>headroom plan --budget %1 lists the configurations that fit.</source>
+        <translation>headroom plan --budget %1 会列出能放下的配置。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.request</name>
+    <message>
+        <source>out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use.</source>
+        <translation>%1 上内存不足（上限 %2）：已占用 %5 时无法再为 %4 分配 %3。</translation>
+    </message>
+</context>
+<context>
+    <name>oom.request_layer</name>
+    <message>
+        <source>out of memory on %1 (limit %2): could not allocate %3 for %4 of layer %5 with %6 already in use.</source>
+        <translation>%1 上内存不足（上限 %2）：已占用 %6 时无法再为第 %5 层的 %4 分配 %3。</translation>
+    </message>
+</context>
+<context>
+    <name>run.stopped</name>
+    <message>
+        <source>training was stopped</source>
+        <translation>训练已停止</translation>
     </message>
 </context>
 </TS>

@@ -1,5 +1,7 @@
 #include "gui/AppSettings.h"
 
+#include "gui/Installation.h"
+
 #include <QApplication>
 #include <QLibraryInfo>
 #include <QLocale>
@@ -60,7 +62,8 @@ QString installTranslators(const QString& language) {
         lang = QLocale::system().name().startsWith(QLatin1String("zh")) ? QStringLiteral("zh_CN") : QStringLiteral("en");
     if (lang == QLatin1String("en")) return lang;
     appTr = new QTranslator;
-    if (!appTr->load(QStringLiteral(":/i18n/headroom_%1.qm").arg(lang))) {
+    const QString file = translationFile(lang);  // installed or build-tree copy, else the compiled-in one
+    if (file.isEmpty() || !appTr->load(file)) {
         delete appTr;
         appTr = nullptr;
         return QStringLiteral("en");

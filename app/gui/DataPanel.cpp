@@ -16,6 +16,7 @@
 #include "data/ImageGrid.h"
 #include "data/dataset.h"
 #include "data/idx.h"
+#include "i18n/CoreText.h"
 
 namespace hrapp {
 
@@ -145,7 +146,7 @@ void DataPanel::refresh() {
     const QString spec = dataSpec();
     for (const hr::DatasetInfo& info : hr::known_datasets())
         if (QString::fromStdString(info.spec) == base || (isIdx && QString::fromStdString(info.spec).startsWith("idx")))
-            m_description->setText(QString::fromStdString(info.description));
+            m_description->setText(coreText(info.description_message));
     if (isIdx && m_path->text().isEmpty()) {
         m_available = false;
         m_status->setText(tr("Choose a folder holding IDX files."));
@@ -158,17 +159,19 @@ void DataPanel::refresh() {
     } catch (const std::exception& e) {
         info.available = false;
         info.detail = e.what();
+        const auto* he = dynamic_cast<const hr::Error*>(&e);
+        info.detail_message = he ? he->message() : hr::Message::plain(e.what());
     }
     m_available = info.available;
     if (!isIdx) m_path->setText(QString::fromStdString(info.location));
     if (!info.available) {
         m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
-        m_status->setText(tr("Not available: %1").arg(QString::fromStdString(info.detail)));
+        m_status->setText(tr("Not available: %1").arg(coreText(info.detail_message)));
         m_grid->setPlaceholder(tr("No preview"));
         return;
     }
     m_status->setStyleSheet(QString());
-    m_status->setText(QString::fromStdString(info.detail));
+    m_status->setText(coreText(info.detail_message));
     loadPreview(QString::fromStdString(info.location), base);
 }
 
@@ -206,7 +209,7 @@ void DataPanel::loadPreview(const QString& dir, const QString& base) {
             }
         }
     } catch (const std::exception& e) {
-        m_grid->setPlaceholder(tr("Preview failed: %1").arg(QString::fromUtf8(e.what())));
+        m_grid->setPlaceholder(tr("Preview failed: %1").arg(coreText(e)));
         return;
     }
     m_grid->setSamples(images, labels);

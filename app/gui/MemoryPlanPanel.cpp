@@ -1,5 +1,6 @@
 #include "gui/MemoryPlanPanel.h"
 
+#include <QCheckBox>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -15,7 +16,10 @@
 
 #include "charts/MemoryCompareChart.h"
 #include "charts/PlanBarChart.h"
+#include "builder/ModelBuilder.h"
 #include "gui/OutOfMemoryDialog.h"
+#include "gui/PlanSearchTask.h"
+#include "i18n/CoreText.h"
 #include "memory/allocator.h"
 #include "train/trainer.h"
 
@@ -111,11 +115,20 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
     m_fitStatus->setObjectName(QStringLiteral("fitStatus"));
     m_fitStatus->setWordWrap(true);
     fitRow->addWidget(m_fitStatus, 1);
+    m_allCandidates = new QCheckBox(tr("All candidates"), body);
+    m_allCandidates->setObjectName(QStringLiteral("planAllCandidates"));
+    m_allCandidates->setToolTip(tr("Also list the configurations that another one beats (no larger and no "
+                                   "slower) and those that do not fit"));
+    m_allCandidates->setVisible(false);
+    fitRow->addWidget(m_allCandidates, 0, Qt::AlignTop);
     m_rankingToggle = new QPushButton(tr("Show the ranking"), body);
     m_rankingToggle->setCheckable(true);
     m_rankingToggle->setVisible(false);
     fitRow->addWidget(m_rankingToggle, 0, Qt::AlignTop);
     v->addLayout(fitRow);
+    m_searchTask = new PlanSearchTask(this);
+    connect(m_searchTask, &PlanSearchTask::finished, this, &MemoryPlanPanel::searchFinished);
+    connect(m_allCandidates, &QCheckBox::toggled, this, [this] { fillRanking(m_search); });
     m_ranking = table({tr("Strategy"), tr("Device memory"), tr("Host memory"), tr("Step time"), tr("Verdict")}, body);
     m_ranking->setObjectName(QStringLiteral("planRanking"));
     m_ranking->setMinimumHeight(200);
@@ -125,6 +138,7 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
     v->addWidget(m_ranking);
     connect(m_rankingToggle, &QPushButton::toggled, this, [this](bool on) {
         m_ranking->setVisible(on);
+        m_allCandidates->setVisible(on);
         m_rankingToggle->setText(on ? tr("Hide the ranking") : tr("Show the ranking"));
     });
 
@@ -192,7 +206,7 @@ void MemoryPlanPanel::updateNow() {
     }
     const hr::SpecReport rep = hr::analyze_model_spec(c.model);
     if (!rep.ok) {
-        showError(tr("The model is not valid, so there is no memory plan: %1").arg(QString::fromStdString(rep.error)));
+        showError(tr("The model is not valid, so there is no memory plan: %1").arg(hrw::ModelBuilder::specErrorText(rep)));
         return;
     }
     try {
@@ -207,7 +221,7 @@ void MemoryPlanPanel::updateNow() {
         m_capacity = c.memory_limit ? c.memory_limit : free;
         showPlan(c, p);
     } catch (const std::exception& e) {
-        showError(tr("No memory plan for these settings: %1").arg(QString::fromUtf8(e.what())));
+        showError(tr("No memory plan for these settings: %1").arg(coreText(e)));
     }
 }
 
@@ -226,7 +240,7 @@ void MemoryPlanPanel::showError(const QString& message) {
 void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p) {
     m_plan = p;
     m_error.clear();
-    m_fit->setEnabled(true);
+    m_fit->setEnabled(!m_searchTask->isRunning());
     const bool cpu = isCpu(c.device);
     std::size_t total = 0, free = 0;
     try {
@@ -300,62 +314,106 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
     emit planUpdated();
 }
 
+bool MemoryPlanPanel::isSearching() const { return m_searchTask->isRunning(); }
+
 void MemoryPlanPanel::fitToDevice() {
-    if (!m_source) return;
+    if (!m_source || m_searchTask->isRunning()) return;
     const hr::TrainConfig c = m_source();
+    hr::PlanRequest req;
+    std::size_t budget = 0;
     try {
-        hr::PlanRequest req = requestFor(c);
-        const std::size_t budget = c.memory_limit ? c.memory_limit : hr::device_free_bytes(req.device);
-        m_search = hr::search_plans(req, budget);
+        req = requestFor(c);
+        budget = c.memory_limit ? c.memory_limit : hr::device_free_bytes(req.device);
     } catch (const std::exception& e) {
-        m_fitStatus->setText(tr("Fit to device failed: %1").arg(QString::fromUtf8(e.what())));
+        m_fitStatus->setText(tr("Fit to device failed: %1").arg(coreText(e)));
+        emit fitFinished();
         return;
     }
+    m_searchConfig = c;
+    m_fit->setEnabled(false);
+    m_fitStatus->setText(tr("Searching precision, checkpointing, micro-batches and offload for %1…")
+                             .arg(bytesText(budget)));
+    m_searchTask->start(req, budget);
+}
+
+void MemoryPlanPanel::searchFinished(const hr::PlanSearch& search, const QString& error) {
+    m_fit->setEnabled(m_plan.has_value());
+    if (!error.isEmpty()) {
+        m_fitStatus->setText(tr("Fit to device failed: %1").arg(error));
+        emit fitFinished();
+        return;
+    }
+    const hr::TrainConfig& c = m_searchConfig;
+    m_search = search;
     fillRanking(m_search);
     m_rankingToggle->setVisible(true);
     if (m_search.best < 0) {
         m_fitStatus->setText(tr("Nothing fits in %1 at batch %2: lower the batch size or raise the memory limit.")
                                  .arg(bytesText(m_search.budget))
                                  .arg(c.batch));
+        m_allCandidates->setChecked(true);
         m_rankingToggle->setChecked(true);
+        emit fitFinished();
         return;
     }
     const hr::PlanCandidate& best = m_search.candidates[std::size_t(m_search.best)];
-    const std::size_t blocks = hr::checkpoint_blocks(c.model).size();
-    m_fitStatus->setText(tr("Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time).")
+    std::size_t blocks = 0;
+    try {
+        blocks = hr::checkpoint_blocks(c.model).size();
+    } catch (const std::exception&) {
+    }
+    int front = 0;
+    for (const hr::PlanCandidate& x : m_search.candidates) front += x.pareto;
+    m_fitStatus->setText(tr("Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time). "
+                            "%n other configuration(s) trade speed for memory.", nullptr, front - 1)
                              .arg(bytesText(m_search.budget), describeStrategy(best.plan.strategy, blocks),
                                   bytesText(best.plan.device_total))
                              .arg(best.plan.relative_step_time, 0, 'f', 2));
     emit strategyChosen(normalized(best.strategy, c.batch));
     updateNow();
+    emit fitFinished();
 }
 
 void MemoryPlanPanel::fillRanking(const hr::PlanSearch& s) {
-    const std::size_t blocks = m_source ? hr::checkpoint_blocks(m_source().model).size() : 0;
-    m_ranking->setRowCount(int(s.candidates.size()));
+    std::size_t blocks = 0;
+    try {
+        blocks = hr::checkpoint_blocks(m_searchConfig.model).size();
+    } catch (const std::exception&) {
+    }
+    const bool all = m_allCandidates->isChecked();
+    std::vector<int> rows;
+    for (int i = 0; i < int(s.candidates.size()); ++i)
+        if (all || s.candidates[std::size_t(i)].pareto) rows.push_back(i);
+    m_ranking->setRowCount(int(rows.size()));
     const double bestSeconds =
         s.best >= 0 ? s.candidates[std::size_t(s.best)].plan.predicted_step_seconds : 0.0;
-    for (int i = 0; i < int(s.candidates.size()); ++i) {
+    for (int r = 0; r < int(rows.size()); ++r) {
+        const int i = rows[std::size_t(r)];
         const hr::PlanCandidate& c = s.candidates[std::size_t(i)];
+        const double slower = bestSeconds > 0 ? 100.0 * (c.plan.predicted_step_seconds / bestSeconds - 1.0) : 0.0;
         QString verdict;
         if (i == s.best) verdict = tr("best: fits, fastest");
-        else if (c.fits)
-            verdict = tr("fits, %1% slower than the best")
-                          .arg(bestSeconds > 0 ? 100.0 * (c.plan.predicted_step_seconds / bestSeconds - 1.0) : 0.0, 0, 'f', 0);
+        else if (c.pareto) verdict = tr("fits in less memory, %1% slower than the best").arg(slower, 0, 'f', 0);
+        else if (c.fits && c.dominated_by >= 0)
+            verdict = tr("fits, %1% slower; %2 needs no more memory and is no slower")
+                          .arg(slower, 0, 'f', 0)
+                          .arg(describeStrategy(s.candidates[std::size_t(c.dominated_by)].plan.strategy, blocks));
+        else if (c.fits) verdict = tr("fits, %1% slower than the best").arg(slower, 0, 'f', 0);
         else verdict = tr("does not fit: %1 over the budget").arg(bytesText(c.plan.device_total - s.budget));
         QTableWidgetItem* items[] = {cell(describeStrategy(c.plan.strategy, blocks)), cell(bytesText(c.plan.device_total), true),
                                      cell(c.plan.host_total ? bytesText(c.plan.host_total) : QStringLiteral("—"), true),
                                      cell(QStringLiteral("%1×").arg(c.plan.relative_step_time, 0, 'f', 2), true),
                                      cell(verdict)};
         items[0]->setToolTip(QStringLiteral("headroom train %1").arg(QString::fromStdString(hr::strategy_flags(c.strategy))));
+        items[0]->setData(Qt::UserRole, i);  // index into lastSearch().candidates
         for (int col = 0; col < 5; ++col) {
             if (i == s.best) {
                 QFont f = items[col]->font();
                 f.setBold(true);
                 items[col]->setFont(f);
             }
-            if (!c.fits) items[col]->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-            m_ranking->setItem(i, col, items[col]);
+            if (!c.pareto) items[col]->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+            m_ranking->setItem(r, col, items[col]);
         }
     }
 }

@@ -2,8 +2,9 @@
 // The "Memory plan" view (issue 5): before Start, the planner's prediction for the current model and
 // training setup as a stacked bar by category against the device's capacity (or the memory limit),
 // the host bar of offloaded state, the predicted step-time factor and a per-layer table; it follows
-// the user's edits (debounced). "Fit to device" searches the strategies for the fastest configuration
-// that fits and applies it. After a run, predicted and measured bytes per category side by side.
+// the user's edits (debounced). "Fit to device" searches the strategies (on a worker thread) for the
+// fastest configuration that fits and applies it; its ranking shows the Pareto front of memory and
+// step time (every candidate on request). After a run, predicted and measured bytes per category.
 #include <QWidget>
 #include <functional>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "train/config.h"
 #include "train/trainer.h"
 
+class QCheckBox;
 class QGroupBox;
 class QLabel;
 class QPushButton;
@@ -24,6 +26,8 @@ class PlanBarChart;
 }
 
 namespace hrapp {
+
+class PlanSearchTask;
 
 class MemoryPlanPanel : public QWidget {
     Q_OBJECT
@@ -42,6 +46,7 @@ public:
     QString errorText() const { return m_error; }       // why there is no plan ("" when there is one)
     std::size_t capacity() const { return m_capacity; }  // the memory limit, else the device's free memory
     const hr::PlanSearch& lastSearch() const { return m_search; }
+    bool isSearching() const;  // Fit to device is running
 
     hrw::PlanBarChart* barChart() const { return m_bar; }
     hrw::MemoryCompareChart* compareChart() const { return m_compareChart; }
@@ -49,6 +54,7 @@ public:
     QTableWidget* rankingTable() const { return m_ranking; }
     QTableWidget* comparisonTable() const { return m_compare; }
     QPushButton* fitButton() const { return m_fit; }
+    QCheckBox* allCandidatesBox() const { return m_allCandidates; }
     QLabel* summaryLabel() const { return m_summary; }
 
     // Runs: the plan for the configuration a run starts with, then its measured peaks.
@@ -74,6 +80,8 @@ signals:
     // Start the run again (after strategyChosen).
     void restartRequested();
     void planUpdated();
+    // Fit to device ended (lastSearch() holds its result; nothing applied when nothing fits).
+    void fitFinished();
     // The predicted-against-measured comparison of a finished run is shown.
     void comparisonReady();
 
@@ -81,6 +89,7 @@ private:
     void showPlan(const hr::TrainConfig& config, const hr::MemoryPlan& plan);
     void showError(const QString& message);
     void fillRanking(const hr::PlanSearch& search);
+    void searchFinished(const hr::PlanSearch& search, const QString& error);
 
     std::function<hr::TrainConfig()> m_source;
     QTimer* m_debounce = nullptr;
@@ -88,6 +97,8 @@ private:
     QString m_error;
     std::size_t m_capacity = 0;
     hr::PlanSearch m_search;
+    PlanSearchTask* m_searchTask = nullptr;
+    hr::TrainConfig m_searchConfig;  // the configuration the running search is for
     hr::TrainConfig m_runConfig;
     std::optional<hr::MemoryPlan> m_runPlan;
 
@@ -97,6 +108,7 @@ private:
     QLabel* m_fitStatus = nullptr;
     QPushButton* m_fit = nullptr;
     QPushButton* m_rankingToggle = nullptr;
+    QCheckBox* m_allCandidates = nullptr;
     hrw::PlanBarChart* m_bar = nullptr;
     QGroupBox* m_layersBox = nullptr;
     QTableWidget* m_layers = nullptr;

@@ -1,6 +1,7 @@
 #pragma once
 // Shown when a run fails for memory: the trainer's message (the category and layer at the peak) and
-// the planner's fastest configuration that fits the memory the run had, applied in one click.
+// the planner's fastest configuration that fits the memory the run had (searched on a worker thread:
+// the dialog opens at once and fills the advice in when searchFinished()), applied in one click.
 #include <QDialog>
 
 #include "plan/planner.h"
@@ -12,12 +13,15 @@ class QPushButton;
 
 namespace hrapp {
 
+class PlanSearchTask;
+
 class OutOfMemoryDialog : public QDialog {
     Q_OBJECT
 public:
     OutOfMemoryDialog(const hr::TrainConfig& config, const hr::TrainResult& result, QWidget* parent = nullptr);
 
     bool hasSuggestion() const { return m_search.best >= 0; }
+    bool isSearching() const;
     // The suggested strategy, as the setup panel shows it.
     hr::StrategyConfig suggestion() const { return m_suggestion; }
     const hr::PlanSearch& search() const { return m_search; }
@@ -26,8 +30,15 @@ public:
 
 signals:
     void applyRequested(const hr::StrategyConfig& strategy, bool restart);
+    void searchFinished();
 
 private:
+    void showSearch(const hr::PlanSearch& search, const QString& error);
+
+    hr::TrainConfig m_config;
+    std::size_t m_limit = 0;
+    QLabel* m_advice = nullptr;
+    PlanSearchTask* m_task = nullptr;
     hr::PlanSearch m_search;
     hr::StrategyConfig m_suggestion;
     QPushButton* m_applyRestart = nullptr;

@@ -15,6 +15,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "charts/LiveChart.h"
@@ -106,15 +107,17 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     m_table->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
-    m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->setTextElideMode(Qt::ElideRight);
+    // Names in full (sized to the longest after each reload, up to half the table); the device, the
+    // longest text, takes what is left and is elided (its tooltip has it whole).
     QHeaderView* h = m_table->horizontalHeader();
     h->setSectionResizeMode(QHeaderView::Interactive);
-    h->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
     h->setSectionResizeMode(StatusColumn, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(StartedColumn, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(DurationColumn, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(AccuracyColumn, QHeaderView::ResizeToContents);
-    m_table->setColumnWidth(DeviceColumn, 150);
+    h->setSectionResizeMode(DeviceColumn, QHeaderView::Stretch);
+    m_table->setColumnWidth(NameColumn, 220);
     m_table->setToolTip(tr("Select one run to see its charts, several to compare them; double-click a name to rename"));
     tl->addWidget(m_table, 1);
     m_empty = new QLabel(tr("No runs recorded yet. Every run started with Start (F5) or `headroom train` is kept here."), top);
@@ -225,6 +228,18 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     reload();
 }
 
+void RunsView::fitNameColumn() {
+    const int wanted = std::max(static_cast<QAbstractItemView*>(m_table)->sizeHintForColumn(NameColumn),
+                                m_table->horizontalHeader()->sectionSizeHint(NameColumn)) + 12;
+    const int cap = std::max(160, m_table->width() / 2);
+    m_table->setColumnWidth(NameColumn, std::min(wanted, cap));
+}
+
+void RunsView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    QTimer::singleShot(0, this, &RunsView::fitNameColumn);  // after the layout has sized the table
+}
+
 QList<hrw::LiveChart*> RunsView::charts() const { return {m_loss, m_accuracy, m_throughput, m_memory}; }
 
 QString RunsView::statusText(const QString& status) const {
@@ -282,6 +297,7 @@ void RunsView::reload() {
         a->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     }
     m_filling = false;
+    fitNameColumn();
     m_empty->setVisible(runs.isEmpty());
     if (runs.isEmpty() && m_store && m_store->isOpen() && (!m_filter->text().isEmpty() || m_status->currentIndex() > 0))
         m_empty->setText(tr("No run matches the filter."));

@@ -61,7 +61,11 @@ signals:
     void exportRequested(qint64 runId);
     void saveChartRequested(hrw::LiveChart* chart);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    void fitNameColumn();
     void onSelectionChanged();
     void onItemChanged(QTableWidgetItem* item);
     void showRuns(const QList<qint64>& ids);

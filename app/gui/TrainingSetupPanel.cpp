@@ -117,11 +117,10 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     sf->addRow(m_minLrLabel, m_minLr);
     outer->addWidget(schBox);
 
-    // Memory strategies: bound to TrainConfig::strategy, enabled per kStrategySupport.
+    // Memory strategies: bound to TrainConfig::strategy.
     auto* memBox = new QGroupBox(tr("Memory strategies"), this);
     memBox->setObjectName(QStringLiteral("strategyBox"));
     auto* mf = form(memBox);
-    const QString notYet = tr("Not supported by the training core yet; the run uses the default.");
     m_precision = new QComboBox(memBox);
     m_precision->setObjectName(QStringLiteral("precisionCombo"));
     m_precision->addItem(tr("FP32 (full precision)"), "fp32");
@@ -177,18 +176,9 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_sharding->addItem(tr("ZeRO-2 (+ gradients)"), 2);
     m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), 3);
     mf->addRow(tr("Sharding"), m_sharding);
-    const StrategySupport sup = kStrategySupport;
-    auto gate = [&](QWidget* w, bool on) {
-        w->setEnabled(on);
-        if (!on) w->setToolTip(notYet);
-    };
-    gate(m_precision, sup.precision);
-    gate(m_checkpoint, sup.checkpointing);
-    gate(m_checkpointEvery, sup.checkpointing);
-    gate(m_microBatch, sup.accumulation);
-    gate(m_accumulate, sup.accumulation);
-    gate(m_offload, sup.offload);
-    gate(m_sharding, sup.sharding);
+    // Sharding is shown but off: hr::StrategyConfig has no field for it until the distributed work
+    // lands (issue 10), so the control says why instead of pretending.
+    m_sharding->setEnabled(false);
     m_sharding->setToolTip(tr("multi-GPU sharding needs the CUDA backend and several GPUs"));
     outer->addWidget(memBox);
     outer->addStretch(1);
@@ -247,15 +237,12 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.schedule.step_size = m_stepSize->value();
     c.schedule.gamma = m_gamma->value();
     c.schedule.min_lr = m_minLr->value();
-    // Memory strategies: each line applies its control once core supports it.
-    const StrategySupport sup = kStrategySupport;
-    if (sup.precision) c.strategy.precision = m_precision->currentData().toString().toStdString();
-    if (sup.checkpointing) c.strategy.checkpoint = checkpointText().toStdString();
-    if (sup.accumulation) {
-        c.strategy.micro_batch = m_microBatch->value();
-        c.strategy.accumulate = m_accumulate->value();
-    }
-    if (sup.offload) c.strategy.offload_optimizer = m_offload->isChecked();
+    // Memory strategies.
+    c.strategy.precision = m_precision->currentData().toString().toStdString();
+    c.strategy.checkpoint = checkpointText().toStdString();
+    c.strategy.micro_batch = m_microBatch->value();
+    c.strategy.accumulate = m_accumulate->value();
+    c.strategy.offload_optimizer = m_offload->isChecked();
     c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
     // sharding: hr::StrategyConfig has no field yet (m_sharding stays display-only).
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Training setup: device, batch size, epochs/steps, optimizer and its hyperparameters, LR schedule,
-// seed, threads, and the memory strategies. The strategy controls are bound to
-// TrainConfig::strategy; each is enabled by one flag in kStrategySupport once core implements it.
+// seed, threads, and the memory strategies (bound to TrainConfig::strategy; sharding is shown but
+// disabled until hr::StrategyConfig has it).
 #include <QWidget>
 
 #include "train/config.h"
@@ -16,20 +16,9 @@ class QSpinBox;
 
 namespace hrapp {
 
-// Which strategy controls core supports today. Flip one to true to enable its control.
-struct StrategySupport {
-    bool precision = true;
-    bool checkpointing = true;
-    bool accumulation = true;
-    bool offload = true;
-    bool sharding = false;  // needs the CUDA backend, several GPUs and a field in hr::StrategyConfig
-};
-
 class TrainingSetupPanel : public QWidget {
     Q_OBJECT
 public:
-    static constexpr StrategySupport kStrategySupport{};
-
     explicit TrainingSetupPanel(QWidget* parent = nullptr);
 
     void applyTo(hr::TrainConfig& config) const;

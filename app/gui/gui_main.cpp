@@ -8,6 +8,7 @@
 #include "builder/LayerPath.h"
 #include "data/dataset.h"
 #include "gui/AppSettings.h"
+#include "gui/Installation.h"
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
 #include "gui/RunsView.h"
@@ -97,6 +98,8 @@ int run_gui(int argc, char** argv) {
     QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
     QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
     QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QGuiApplication::setDesktopFileName(QString::fromLatin1(kAppId));  // the .desktop entry (Wayland, taskbars)
+    QApplication::setWindowIcon(applicationIcon());                     // installed or build-tree icon files
     const QString shot = qEnvironmentVariable("HEADROOM_SCREENSHOT");
     if (!shot.isEmpty()) QStandardPaths::setTestModeEnabled(true);  // leave the user's settings alone
     AppSettings settings = AppSettings::load();

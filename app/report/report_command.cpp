@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "gui/Installation.h"
 #include "report/report_writer.h"
 #include "store/run_store.h"
 
@@ -41,7 +42,11 @@ std::unique_ptr<QApplication> ensureApplication() {
     QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
     QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
     static QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("headroom"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+    for (const QString& share : shareDirs())  // an installed or build-tree copy first, then the compiled-in one
+        if (translator.load(QLocale(), QStringLiteral("headroom"), QStringLiteral("_"), share + QStringLiteral("/headroom/translations")))
+            break;
+    if (!translator.isEmpty() ||
+        translator.load(QLocale(), QStringLiteral("headroom"), QStringLiteral("_"), QStringLiteral(":/i18n")))
         app->installTranslator(&translator);
     return app;
 }

@@ -1,6 +1,11 @@
 #pragma once
 // ReportWriter: one run of the store as HTML (self-contained, charts embedded as PNG data URIs),
 // PDF (QPdfWriter), JSON (everything stored for the run; docs/report.schema.json) or CSV (metrics).
+// HTML and PDF come from one template, app/report/templates/report.html (kainjow mustache, a Qt
+// resource): the outcome on the first page (test accuracy and loss, throughput, wall time, peak
+// memory against the device, predicted against measured, energy, the loss curve), then the details,
+// the configuration in words. The PDF keeps each of the template's units (a heading with its
+// content) on one page where it fits.
 // Written in the UI language (translation context "ReportWriter"). Every file is written atomically
 // (QSaveFile): a failed export leaves no partial file. Charts need a QApplication (QCustomPlot).
 #include <QCoreApplication>
@@ -73,7 +78,7 @@ public:
 
 private:
     enum class Target { Html, Pdf };
-    QString document(Target target) const;  // the HTML body shared by HTML and PDF
+    QString document(Target target) const;  // the template filled for HTML (data URIs) or PDF (chart: resources)
     ReportData m_data;
 };
 

@@ -24,6 +24,19 @@ struct MessageText {
 
 #define HR_MSG(id, text) (::hr::MessageText{id, text})
 
+// Text held in a core table for a person (the layer catalog's help lines): written
+// HR_MSG("layer.conv2d", "...") it is translated by app/, a plain literal is shown as is.
+struct TableText {
+    const char* id = "";
+    const char* text = "";
+
+    TableText() = default;
+    TableText(MessageText t) : id(t.id), text(t.text) {}  // NOLINT: implicit on purpose
+    TableText(const char* plain) : text(plain) {}         // NOLINT
+    bool empty() const { return !text || !*text; }
+    std::string english() const { return text; }
+};
+
 struct Message {
     std::string id;                 // empty: plain English text in `text`, shown as is
     std::string text;               // the English template (or the plain text)

@@ -79,15 +79,19 @@ std::string locate_named(const std::string& name, std::string& searched) {
     return "";
 }
 
-std::string missing_named_message(const std::string& name, const std::string& searched) {
-    std::string install = name == "fashion-mnist"
-                              ? "install it (apt install dataset-fashion-mnist)"
-                              : "download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
-                                "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz into " +
-                                    search_dirs(name).front();
-    return "dataset '" + name + "' not found; searched " + searched + ". To use it, " + install +
-           ", or set HEADROOM_DATA_DIR to a folder holding " + name +
-           "/, or pass --data idx:DIR with a folder holding the four IDX files";
+Message missing_named_message(const std::string& name, const std::string& searched) {
+    if (name == "fashion-mnist")
+        return Message(HR_MSG("data.not_found_package",
+                              "dataset '%1' not found; searched %2. To use it, install it (apt install "
+                              "dataset-fashion-mnist), or set HEADROOM_DATA_DIR to a folder holding %1/, or pass "
+                              "--data idx:DIR with a folder holding the four IDX files"),
+                       {name, searched});
+    return Message(HR_MSG("data.not_found",
+                          "dataset '%1' not found; searched %2. To use it, download train-images-idx3-ubyte.gz, "
+                          "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz "
+                          "into %3, or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR "
+                          "with a folder holding the four IDX files"),
+                   {name, searched, search_dirs(name).front()});
 }
 
 Dataset load_idx_split(const std::string& images, const std::string& labels, const std::string& name,
@@ -251,17 +255,28 @@ DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
         apply_limits(p, options);
         return p;
     }
-    throw InputError("unknown dataset '" + spec + "'; use one of " + kSpecs);
+    throw InputError(HR_MSG("data.unknown", "unknown dataset '%1'; use one of %2"), {spec, kSpecs});
 }
 
 std::vector<DatasetInfo> known_datasets() {
+    auto info = [](const char* spec, MessageText description, const char* location) {
+        DatasetInfo d;
+        d.spec = spec;
+        d.description_message = Message(description);
+        d.description = d.description_message.english();
+        d.location = location;
+        return d;
+    };
     return {
-        {"fashion-mnist", "Fashion-MNIST: 60000/10000 grey 28x28 images of clothing, 10 classes", false, "", ""},
-        {"mnist", "MNIST: 60000/10000 grey 28x28 handwritten digits, 10 classes", false, "", ""},
-        {"idx:DIR", "IDX files (MNIST format) from a folder: train-/t10k- images and labels, raw or .gz",
-         false, "", ""},
-        {"synthetic", "Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download", false,
-         "generated", ""},
+        info("fashion-mnist",
+             HR_MSG("data.fashion_mnist", "Fashion-MNIST: 60000/10000 grey 28x28 images of clothing, 10 classes"), ""),
+        info("mnist", HR_MSG("data.mnist", "MNIST: 60000/10000 grey 28x28 handwritten digits, 10 classes"), ""),
+        info("idx:DIR",
+             HR_MSG("data.idx", "IDX files (MNIST format) from a folder: train-/t10k- images and labels, raw or .gz"),
+             ""),
+        info("synthetic",
+             HR_MSG("data.synthetic", "Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download"),
+             "generated"),
     };
 }
 
@@ -269,48 +284,56 @@ DatasetInfo probe_dataset(const std::string& spec) {
     DatasetInfo info;
     info.spec = spec;
     for (const auto& k : known_datasets())
-        if (k.spec == spec || (k.spec == "idx:DIR" && spec.rfind("idx:", 0) == 0)) info.description = k.description;
+        if (k.spec == spec || (k.spec == "idx:DIR" && spec.rfind("idx:", 0) == 0)) {
+            info.description = k.description;
+            info.description_message = k.description_message;
+        }
+    auto detail = [&](Message m) {
+        info.detail = m.english();
+        info.detail_message = std::move(m);
+    };
     auto check_dir = [&](const std::string& dir) {
         IdxFiles f = find_idx_files(dir);
         if (!f.missing.empty()) {
-            info.detail = dir + ": missing " + join(f.missing, ", ");
+            detail(Message(HR_MSG("data.probe_missing", "%1: missing %2"), {dir, join(f.missing, ", ")}));
             return;
         }
         try {
             IdxHeader ti = read_idx_header(f.train_images);
             IdxHeader te = read_idx_header(f.test_images);
             if (ti.magic != kIdxImagesMagic || te.magic != kIdxImagesMagic) {
-                info.detail = dir + ": image files are not IDX u8 (N, H, W) files";
+                detail(Message(HR_MSG("data.probe_not_idx", "%1: image files are not IDX u8 (N, H, W) files"), {dir}));
                 return;
             }
             info.available = true;
             info.location = dir;
-            info.detail = std::to_string(ti.dims[0]) + " train / " + std::to_string(te.dims[0]) + " test images of " +
-                          std::to_string(ti.dims[1]) + "x" + std::to_string(ti.dims[2]);
+            detail(Message(HR_MSG("data.probe_summary", "%1 train / %2 test images of %3x%4"),
+                           {std::to_string(ti.dims[0]), std::to_string(te.dims[0]), std::to_string(ti.dims[1]),
+                            std::to_string(ti.dims[2])}));
         } catch (const Error& e) {
-            info.detail = e.what();
+            detail(e.message());
         }
     };
     if (spec == "fashion-mnist" || spec == "mnist") {
         std::string searched;
         std::string dir = locate_named(spec, searched);
         if (dir.empty())
-            info.detail = missing_named_message(spec, searched);
+            detail(missing_named_message(spec, searched));
         else
             check_dir(dir);
     } else if (spec.rfind("idx:", 0) == 0) {
         std::string dir = spec.substr(4);
         std::error_code ec;
         if (dir.empty() || !fs::is_directory(dir, ec))
-            info.detail = "folder '" + dir + "' not found";
+            detail(Message(HR_MSG("data.probe_no_folder", "folder '%1' not found"), {dir}));
         else
             check_dir(dir);
     } else if (spec == "synthetic") {
         info.available = true;
         info.location = "generated";
-        info.detail = "generated in memory";
+        detail(Message(HR_MSG("data.probe_generated", "generated in memory")));
     } else {
-        info.detail = "unknown dataset '" + spec + "'; use one of " + kSpecs;
+        detail(Message(HR_MSG("data.unknown", "unknown dataset '%1'; use one of %2"), {spec, kSpecs}));
     }
     return info;
 }

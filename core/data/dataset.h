@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/message.h"
 #include "base/shape.h"
 
 namespace hr {
@@ -56,6 +57,8 @@ struct DatasetInfo {
     bool available = false;   // probe result: can it be loaded now?
     std::string location;     // folder found (or "" / "generated")
     std::string detail;       // why not available and what to do, or a short summary when it is
+    Message description_message;  // description and detail as translatable messages
+    Message detail_message;       // (their english() is the two strings above)
 };
 
 struct Normalization {

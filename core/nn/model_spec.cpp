@@ -30,45 +30,45 @@ bool ModelSpec::operator==(const ModelSpec& o) const {
 const std::vector<LayerTypeInfo>& layer_catalog() {
     static const std::vector<LayerTypeInfo> catalog = [] {
         std::vector<LayerTypeInfo> c;
-        c.push_back({"conv2d", "Conv2d", "convolution", "2-D convolution over (N, C, H, W) (groups = 1)",
-                     {{"in_channels", AK::integer, 1, 1, 1e6, true, "input channels C"},
-                      {"out_channels", AK::integer, 8, 1, 1e6, true, "output channels (filters)"},
-                      {"kernel_size", AK::integer, 3, 1, 1024, true, "square kernel size"},
-                      {"stride", AK::integer, 1, 1, 1024, false, "step between windows"},
-                      {"padding", AK::integer, 0, 0, 1024, false, "zero padding on each side"},
-                      {"dilation", AK::integer, 1, 1, 1024, false, "spacing between kernel taps"},
-                      {"bias", AK::boolean, 1, 0, 1, false, "learn an additive bias per output channel"}}});
-        c.push_back({"maxpool2d", "MaxPool2d", "pooling", "maximum over square windows",
-                     {{"kernel_size", AK::integer, 2, 1, 1024, true, "window size"},
-                      {"stride", AK::integer, 0, 0, 1024, false, "step between windows (0: kernel_size)"},
-                      {"padding", AK::integer, 0, 0, 512, false, "implicit -inf padding on each side"}}});
-        c.push_back({"avgpool2d", "AvgPool2d", "pooling", "mean over square windows (padding counted)",
-                     {{"kernel_size", AK::integer, 2, 1, 1024, true, "window size"},
-                      {"stride", AK::integer, 0, 0, 1024, false, "step between windows (0: kernel_size)"},
-                      {"padding", AK::integer, 0, 0, 512, false, "zero padding on each side"}}});
-        c.push_back({"linear", "Linear", "linear", "fully connected layer y = x W^T + b",
-                     {{"in_features", AK::integer, 64, 1, 1e8, true, "input features"},
-                      {"out_features", AK::integer, 10, 1, 1e8, true, "output features"},
-                      {"bias", AK::boolean, 1, 0, 1, false, "learn an additive bias"}}});
-        c.push_back({"relu", "ReLU", "activation", "max(x, 0)", {}});
-        c.push_back({"leaky_relu", "LeakyReLU", "activation", "x if x > 0 else slope * x",
-                     {{"negative_slope", AK::real, 0.01, 0, 1, false, "slope for x < 0"}}});
-        c.push_back({"tanh", "Tanh", "activation", "hyperbolic tangent", {}});
-        c.push_back({"sigmoid", "Sigmoid", "activation", "1 / (1 + exp(-x))", {}});
-        c.push_back({"gelu", "GELU", "activation", "x * Phi(x) (exact erf form)", {}});
+        c.push_back({"conv2d", "Conv2d", "convolution", HR_MSG("layer.conv2d", "2-D convolution over (N, C, H, W) (groups = 1)"),
+                     {{"in_channels", AK::integer, 1, 1, 1e6, true, HR_MSG("layer.conv2d.in_channels", "input channels C")},
+                      {"out_channels", AK::integer, 8, 1, 1e6, true, HR_MSG("layer.conv2d.out_channels", "output channels (filters)")},
+                      {"kernel_size", AK::integer, 3, 1, 1024, true, HR_MSG("layer.conv2d.kernel_size", "square kernel size")},
+                      {"stride", AK::integer, 1, 1, 1024, false, HR_MSG("layer.conv2d.stride", "step between windows")},
+                      {"padding", AK::integer, 0, 0, 1024, false, HR_MSG("layer.conv2d.padding", "zero padding on each side")},
+                      {"dilation", AK::integer, 1, 1, 1024, false, HR_MSG("layer.conv2d.dilation", "spacing between kernel taps")},
+                      {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.conv2d.bias", "learn an additive bias per output channel")}}});
+        c.push_back({"maxpool2d", "MaxPool2d", "pooling", HR_MSG("layer.maxpool2d", "maximum over square windows"),
+                     {{"kernel_size", AK::integer, 2, 1, 1024, true, HR_MSG("layer.maxpool2d.kernel_size", "window size")},
+                      {"stride", AK::integer, 0, 0, 1024, false, HR_MSG("layer.maxpool2d.stride", "step between windows (0: kernel_size)")},
+                      {"padding", AK::integer, 0, 0, 512, false, HR_MSG("layer.maxpool2d.padding", "implicit -inf padding on each side")}}});
+        c.push_back({"avgpool2d", "AvgPool2d", "pooling", HR_MSG("layer.avgpool2d", "mean over square windows (padding counted)"),
+                     {{"kernel_size", AK::integer, 2, 1, 1024, true, HR_MSG("layer.avgpool2d.kernel_size", "window size")},
+                      {"stride", AK::integer, 0, 0, 1024, false, HR_MSG("layer.avgpool2d.stride", "step between windows (0: kernel_size)")},
+                      {"padding", AK::integer, 0, 0, 512, false, HR_MSG("layer.avgpool2d.padding", "zero padding on each side")}}});
+        c.push_back({"linear", "Linear", "linear", HR_MSG("layer.linear", "fully connected layer y = x W^T + b"),
+                     {{"in_features", AK::integer, 64, 1, 1e8, true, HR_MSG("layer.linear.in_features", "input features")},
+                      {"out_features", AK::integer, 10, 1, 1e8, true, HR_MSG("layer.linear.out_features", "output features")},
+                      {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.linear.bias", "learn an additive bias")}}});
+        c.push_back({"relu", "ReLU", "activation", HR_MSG("layer.relu", "max(x, 0)"), {}});
+        c.push_back({"leaky_relu", "LeakyReLU", "activation", HR_MSG("layer.leaky_relu", "x if x > 0 else slope * x"),
+                     {{"negative_slope", AK::real, 0.01, 0, 1, false, HR_MSG("layer.leaky_relu.negative_slope", "slope for x < 0")}}});
+        c.push_back({"tanh", "Tanh", "activation", HR_MSG("layer.tanh", "hyperbolic tangent"), {}});
+        c.push_back({"sigmoid", "Sigmoid", "activation", HR_MSG("layer.sigmoid", "1 / (1 + exp(-x))"), {}});
+        c.push_back({"gelu", "GELU", "activation", HR_MSG("layer.gelu", "x * Phi(x) (exact erf form)"), {}});
         c.push_back({"batchnorm2d", "BatchNorm2d", "normalisation",
-                     "normalises each channel over (N, H, W) with batch statistics",
-                     {{"num_features", AK::integer, 8, 1, 1e6, true, "channels C"},
-                      {"eps", AK::real, 1e-5, 0, 1, false, "added to the variance"},
-                      {"momentum", AK::real, 0.1, 0, 1, false, "running statistics update rate"}}});
-        c.push_back({"dropout", "Dropout", "regularisation", "zeroes elements with probability p while training",
-                     {{"p", AK::real, 0.5, 0, 0.99, false, "drop probability"}}});
-        c.push_back({"flatten", "Flatten", "structure", "(N, C, H, W) -> (N, C*H*W)", {}});
+                     HR_MSG("layer.batchnorm2d", "normalises each channel over (N, H, W) with batch statistics"),
+                     {{"num_features", AK::integer, 8, 1, 1e6, true, HR_MSG("layer.batchnorm2d.num_features", "channels C")},
+                      {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.batchnorm2d.eps", "added to the variance")},
+                      {"momentum", AK::real, 0.1, 0, 1, false, HR_MSG("layer.batchnorm2d.momentum", "running statistics update rate")}}});
+        c.push_back({"dropout", "Dropout", "regularisation", HR_MSG("layer.dropout", "zeroes elements with probability p while training"),
+                     {{"p", AK::real, 0.5, 0, 0.99, false, HR_MSG("layer.dropout.p", "drop probability")}}});
+        c.push_back({"flatten", "Flatten", "structure", HR_MSG("layer.flatten", "(N, C, H, W) -> (N, C*H*W)"), {}});
         c.push_back({"residual", "Residual block", "structure",
-                     "output = body(x) + shortcut(x); shortcut is the identity when empty", {}});
-        c.push_back({"cross_entropy", "Softmax cross-entropy", "loss", "softmax + negative log-likelihood",
-                     {{"label_smoothing", AK::real, 0, 0, 0.99, false, "mix of the uniform distribution into targets"}}});
-        c.push_back({"mse", "MSE", "loss", "mean squared error against one-hot targets", {}});
+                     HR_MSG("layer.residual", "output = body(x) + shortcut(x); shortcut is the identity when empty"), {}});
+        c.push_back({"cross_entropy", "Softmax cross-entropy", "loss", HR_MSG("layer.cross_entropy", "softmax + negative log-likelihood"),
+                     {{"label_smoothing", AK::real, 0, 0, 0.99, false, HR_MSG("layer.cross_entropy.label_smoothing", "mix of the uniform distribution into targets")}}});
+        c.push_back({"mse", "MSE", "loss", HR_MSG("layer.mse", "mean squared error against one-hot targets"), {}});
         return c;
     }();
     return catalog;
@@ -301,11 +301,14 @@ struct Analyzer {
     int next_index = 0;
     bool failed = false;
 
-    void fail(LayerReport& r, const std::string& msg) {
-        r.error = msg;
+    void fail(LayerReport& r, const std::string& msg) { fail(r, Message::plain(msg)); }
+    void fail(LayerReport& r, Message msg) {
+        r.error = msg.english();
+        r.message = std::move(msg);
         if (!failed) {
             failed = true;
-            rep.error = "layer " + r.path + " (" + r.type + "): " + msg;
+            rep.error = "layer " + r.path + " (" + r.type + "): " + r.error;
+            rep.message = r.message;
             rep.error_layer = static_cast<int>(&r - rep.layers.data());
         }
     }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/message.h"
 #include "base/shape.h"
 
 namespace hr {
@@ -58,12 +59,14 @@ struct LayerReport {
     std::int64_t params = 0;    // trainable parameters
     std::int64_t activation_bytes_per_sample = 0;  // bytes this layer keeps for backward per sample (f32)
     std::string error;          // non-empty on the offending layer
+    Message message;            // the same error as a translatable message (app/i18n/CoreText.h)
 };
 
 struct SpecReport {
     bool ok = false;
     std::string error;          // the first error, with the layer named, and a hint
     int error_layer = -1;       // index into layers of the offending layer, -1 for model-level errors
+    Message message;            // the error without the "layer PATH (TYPE): " prefix, translatable
     std::vector<LayerReport> layers;  // every layer, residual blocks included (their own row)
     std::int64_t total_params = 0;
     std::int64_t activation_bytes_per_sample = 0;
@@ -102,14 +105,14 @@ struct AttrInfo {
     double min = 0;
     double max = 1e9;
     bool required = false;   // must be given (no sensible default), e.g. out_channels
-    std::string help;
+    TableText help;          // HR_MSG("layer.<type>.<attr>", ...): translated by app/
 };
 
 struct LayerTypeInfo {
     std::string type;          // "conv2d"
     std::string display_name;  // "Conv2d"
     std::string group;         // convolution, pooling, linear, activation, normalisation, regularisation, structure, loss
-    std::string help;          // one line
+    TableText help;            // one line; HR_MSG("layer.<type>", ...): translated by app/
     std::vector<AttrInfo> attrs;
 };
 

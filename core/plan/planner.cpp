@@ -247,6 +247,21 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     return plan;
 }
 
+// Whether candidate b adds nothing to a: the same prediction reached another way (every:2 and all
+// can pick the same blocks), or optimizer offload that moves nothing off the device (a stateless
+// optimizer: the device bytes are those without offload, the host copy only costs time).
+static bool adds_nothing(const MemoryPlan& a, const MemoryPlan& b) {
+    const bool same_layout = a.strategy.shard == b.strategy.shard && a.strategy.precision == b.strategy.precision &&
+                             a.strategy.micro_batch == b.strategy.micro_batch &&
+                             a.strategy.accumulate == b.strategy.accumulate &&
+                             a.strategy.checkpoint_blocks == b.strategy.checkpoint_blocks;
+    if (!same_layout || a.device != b.device) return false;
+    if (b.strategy.offload_optimizer && !a.strategy.offload_optimizer) return true;
+    return a.host == b.host && a.recompute_arena == b.recompute_arena &&
+           a.predicted_step_seconds == b.predicted_step_seconds && a.offload_bytes == b.offload_bytes &&
+           a.strategy.offload_optimizer == b.strategy.offload_optimizer;
+}
+
 PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     PlanSearch out;
     out.budget = budget;
@@ -289,6 +304,14 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
                         } catch (const InputError& e) {  // a split the rank batches do not allow
                             continue;
                         }
+                        // keep the first, simpler spelling of a plan (offload comes after its twin without)
+                        const bool duplicate =
+                            std::any_of(out.candidates.begin(), out.candidates.end(),
+                                        [&](const PlanCandidate& o) { return adds_nothing(o.plan, c.plan); });
+                        if (duplicate) {
+                            ++out.duplicates;
+                            continue;
+                        }
                         c.fits = c.plan.device_total <= budget;
                         if (!c.fits)
                             c.reason = "needs " + format_bytes(c.plan.device_total) +
@@ -296,6 +319,8 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
                                        " > budget " + format_bytes(budget);
                         out.candidates.push_back(std::move(c));
                     }
+    // Fitting ones first, fastest first, then smaller; the rejected ones smallest first. Ties keep
+    // the order of generation (stable), so the ranking is deterministic.
     std::stable_sort(out.candidates.begin(), out.candidates.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
         if (a.fits != b.fits) return a.fits;
         if (a.fits) {
@@ -305,18 +330,45 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         }
         return a.plan.device_total < b.plan.device_total;
     });
+    // The Pareto front of the fitting ones: walking fastest first, a candidate is on it when it needs
+    // less device memory than every faster (or equally fast, earlier) one. The first of the others
+    // that is no larger and no slower is the one that dominates it.
+    std::size_t smallest_so_far = 0;
+    int smallest_index = -1;
+    for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+        auto& c = out.candidates[i];
+        if (!c.fits) break;
+        if (smallest_index < 0 || c.plan.device_total < smallest_so_far) {
+            c.pareto = true;
+            smallest_so_far = c.plan.device_total;
+            smallest_index = static_cast<int>(i);
+        } else {
+            for (std::size_t k = 0; k < i; ++k)
+                if (out.candidates[k].plan.device_total <= c.plan.device_total) {
+                    c.dominated_by = static_cast<int>(k);
+                    break;
+                }
+        }
+    }
     for (std::size_t i = 0; i < out.candidates.size(); ++i) {
         auto& c = out.candidates[i];
         if (!c.fits) continue;
         if (out.best < 0) {
             out.best = static_cast<int>(i);
             c.reason = "fits with the best predicted step time";
+            continue;
+        }
+        const auto& best = out.candidates[static_cast<std::size_t>(out.best)];
+        const double slower = 100.0 * (c.plan.predicted_step_seconds / best.plan.predicted_step_seconds - 1.0);
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.0f%%", slower);
+        if (c.pareto) {
+            c.reason = std::string("fits in less memory than the faster ones, predicted ") + pct + " slower than the best";
         } else {
-            const auto& best = out.candidates[static_cast<std::size_t>(out.best)];
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "fits, but predicted %.0f%% slower than the best",
-                          100.0 * (c.plan.predicted_step_seconds / best.plan.predicted_step_seconds - 1.0));
-            c.reason = buf;
+            const std::string flags =
+                strategy_flags(out.candidates[static_cast<std::size_t>(c.dominated_by)].strategy);
+            c.reason = std::string("fits, predicted ") + pct + " slower than the best; '" +
+                       (flags.empty() ? std::string("no strategies") : flags) + "' needs no more memory and is no slower";
         }
     }
     if (out.best < 0) {

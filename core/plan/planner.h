@@ -88,7 +88,9 @@ struct PlanCandidate {
     StrategyConfig strategy;
     MemoryPlan plan;
     bool fits = false;
-    std::string reason;  // why it was rejected, or why it ranks where it does
+    bool pareto = false;    // fits, and no other fitting candidate is both no larger and no slower
+    int dominated_by = -1;  // fits but not on the front: the first candidate that is no larger, no slower
+    std::string reason;     // why it was rejected, or why it ranks where it does
 };
 
 struct PlanSearch {
@@ -99,11 +101,16 @@ struct PlanSearch {
     // rank's budget, and the sentence that says so ("needs 4 GPUs: ..."); 0 and "" otherwise.
     int ranks_needed = 0;
     std::string ranks_reason;
+    int duplicates = 0;                     // combinations left out: they add nothing to an earlier one
 };
 
 // Tries precision (fp32, bf16), checkpoint sets (none, every other block, all), micro-batches (the
 // batch, /2, /4, /8 with accumulation) and optimizer offload; with several ranks also the sharding
-// stages (dp, zero1, zero2, zero3). A candidate fits when every rank fits the budget.
+// stages (dp, zero1, zero2, zero3). A candidate fits when every rank fits the budget. A combination
+// that adds nothing to an earlier one is left out: the same prediction (every:2 and all picking the same
+// blocks), or offload that moves nothing off the device (SGD without momentum in fp32). The fitting
+// candidates on the Pareto front of device memory and predicted step time are marked (ties: the first
+// in the ranking).
 PlanSearch search_plans(const PlanRequest& base, std::size_t budget_bytes);
 
 // Free memory of a device: MemAvailable for "cpu"; throws InputError for devices not present.

@@ -64,56 +64,89 @@ void Trainer::wait_while_paused() {
     pause_cv_.wait(lock, [this] { return !paused_.load() || stop_.load(); });
 }
 
-std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
+std::vector<Message> out_of_memory_messages(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
     SpecReport rep = analyze_model_spec(spec);
     auto layer_name = [&](int index) -> std::string {
         for (const auto& r : rep.layers)
-            if (r.index == index) return "layer " + r.path + " (" + r.label + ")";
-        return "layer " + std::to_string(index);
+            if (r.index == index) return r.path + " (" + r.label + ")";
+        return std::to_string(index);
     };
     CategoryBytes live = e.snapshot.live;
     at(live, e.category) += e.requested;
     MemCategory largest = MemCategory::other;
     for (MemCategory cat : all_categories())
         if (at(live, cat) > at(live, largest)) largest = cat;
-    std::string msg = "out of memory on " + device + " (limit " + format_bytes(e.limit) + "): could not allocate " +
-                      format_bytes(e.requested) + " for " + category_name(e.category) +
-                      (e.layer >= 0 ? " of " + layer_name(e.layer) : std::string()) + " with " +
-                      format_bytes(e.snapshot.live_total) + " already in use. In use:";
-    bool first = true;
+    std::vector<Message> out;
+    if (e.layer >= 0)
+        out.emplace_back(HR_MSG("oom.request_layer", "out of memory on %1 (limit %2): could not allocate %3 for %4 of "
+                                                     "layer %5 with %6 already in use."),
+                         std::vector<std::string>{device, format_bytes(e.limit), format_bytes(e.requested),
+                                                  category_name(e.category), layer_name(e.layer),
+                                                  format_bytes(e.snapshot.live_total)});
+    else
+        out.emplace_back(HR_MSG("oom.request", "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 "
+                                               "already in use."),
+                         std::vector<std::string>{device, format_bytes(e.limit), format_bytes(e.requested),
+                                                  category_name(e.category), format_bytes(e.snapshot.live_total)});
+    std::string in_use;
     for (MemCategory cat : all_categories()) {
         if (!at(e.snapshot.live, cat)) continue;
-        msg += std::string(first ? " " : ", ") + category_name(cat) + " " + format_bytes(at(e.snapshot.live, cat));
-        first = false;
+        in_use += std::string(in_use.empty() ? "" : ", ") + category_name(cat) + " " + format_bytes(at(e.snapshot.live, cat));
     }
+    if (!in_use.empty()) out.emplace_back(HR_MSG("oom.in_use", "In use: %1."), std::vector<std::string>{in_use});
     // the largest layers
     std::vector<std::pair<std::size_t, int>> layers;
     for (const auto& [layer, b] : e.snapshot.layers)
         if (layer >= 0 && b.live > 0) layers.push_back({b.live, layer});
     std::sort(layers.rbegin(), layers.rend());
     if (!layers.empty()) {
-        msg += ". Largest: ";
+        std::string list;
         for (std::size_t i = 0; i < std::min<std::size_t>(3, layers.size()); ++i)
-            msg += (i ? ", " : "") + layer_name(layers[i].second) + " " + format_bytes(layers[i].first);
+            list += (i ? ", " : "") + layer_name(layers[i].second) + " " + format_bytes(layers[i].first);
+        out.emplace_back(HR_MSG("oom.largest_layers", "Largest layers: %1."), std::vector<std::string>{list});
     }
-    msg += std::string(". The largest category is ") + category_name(largest) + "; to cut it: ";
+    const std::string name = category_name(largest);
     switch (largest) {
         case MemCategory::activations:
-            msg += "--checkpoint all, --precision bf16, or a smaller --micro-batch with accumulation";
+            out.emplace_back(HR_MSG("oom.cut_activations", "The largest category is %1; to cut it: --checkpoint all, "
+                                                           "--precision bf16, or a smaller --micro-batch with "
+                                                           "accumulation."),
+                             std::vector<std::string>{name});
             break;
         case MemCategory::optimizer_state:
-            msg += "--offload-optimizer, or --optimizer sgd (no state without momentum)";
+            out.emplace_back(HR_MSG("oom.cut_optimizer_state", "The largest category is %1; to cut it: "
+                                                               "--offload-optimizer, or --optimizer sgd (no state "
+                                                               "without momentum)."),
+                             std::vector<std::string>{name});
             break;
-        case MemCategory::master_weights: msg += "--offload-optimizer"; break;
+        case MemCategory::master_weights:
+            out.emplace_back(HR_MSG("oom.cut_master_weights", "The largest category is %1; to cut it: --offload-optimizer."),
+                             std::vector<std::string>{name});
+            break;
         case MemCategory::parameters:
-        case MemCategory::gradients: msg += "--precision bf16"; break;
-        case MemCategory::workspace: msg += "a smaller --micro-batch"; break;
-        case MemCategory::data: msg += "a smaller --batch"; break;
-        default: msg += "a smaller --batch"; break;
+        case MemCategory::gradients:
+            out.emplace_back(HR_MSG("oom.cut_weights", "The largest category is %1; to cut it: --precision bf16."),
+                             std::vector<std::string>{name});
+            break;
+        case MemCategory::workspace:
+            out.emplace_back(HR_MSG("oom.cut_workspace", "The largest category is %1; to cut it: a smaller --micro-batch."),
+                             std::vector<std::string>{name});
+            break;
+        default:
+            out.emplace_back(HR_MSG("oom.cut_batch", "The largest category is %1; to cut it: a smaller --batch."),
+                             std::vector<std::string>{name});
+            break;
     }
     std::string budget = format_bytes(e.limit);
     budget.erase(std::remove(budget.begin(), budget.end(), ' '), budget.end());
-    msg += ". headroom plan --budget " + budget + " lists the configurations that fit";
+    out.emplace_back(HR_MSG("oom.plan_hint", "headroom plan --budget %1 lists the configurations that fit."),
+                     std::vector<std::string>{budget});
+    return out;
+}
+
+std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
+    std::string msg;
+    for (const Message& m : out_of_memory_messages(e, spec, device)) msg += (msg.empty() ? "" : " ") + m.english();
     return msg;
 }
 
@@ -194,6 +227,7 @@ TrainResult Trainer::run() {
         failed.status = "failed";
         failed.out_of_memory = true;
         failed.oom_limit = e.limit;
+        failed.error_messages = out_of_memory_messages(e, c.model, be.name());
         failed.error = describe_out_of_memory(e, c.model, be.name());
         CategoryBytes live = e.snapshot.live;
         at(live, e.category) += e.requested;
@@ -416,6 +450,7 @@ TrainResult Trainer::run() {
     } catch (const Error& e) {
         result.status = "failed";
         result.error = e.what();
+        result.error_messages = {e.message()};
         log(LogLevel::error, e.what());
     }
     result.steps = step;

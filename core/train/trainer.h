@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/message.h"
 #include "memory/ledger.h"
 #include "plan/planner.h"
 #include "train/config.h"
@@ -18,6 +19,7 @@ namespace hr {
 struct TrainResult {
     std::string status = "finished";  // finished | stopped | failed
     std::string error;                // failed: the message
+    std::vector<Message> error_messages;  // failed: the same as translatable sentences (empty: only error)
     bool bad_input = false;           // failed because of the run's settings (e.g. the loss diverged)
     double test_accuracy = 0;
     double test_loss = 0;
@@ -44,7 +46,9 @@ struct TrainResult {
 };
 
 // The message for an out-of-memory failure: what was asked, what is in use by category and the
-// largest layers, and the strategies that cut the largest category.
+// largest layers, and the strategies that cut the largest category; as translatable sentences, and
+// as their English joined by spaces.
+std::vector<Message> out_of_memory_messages(const OutOfMemory& e, const ModelSpec& spec, const std::string& device);
 std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device);
 
 // `--checkpoint auto` without a budget: the planner's choice for the device's memory.

@@ -143,9 +143,22 @@ private slots:
         plan->updateNow();
         QVERIFY(plan->plan().device_total > plan->capacity());  // does not fit yet
         QCOMPARE(plan->capacity(), std::size_t(mib) << 20);
+        QSignalSpy fitted(plan, &hrapp::MemoryPlanPanel::fitFinished);
         QTest::mouseClick(plan->fitButton(), Qt::LeftButton);
+        // the search runs off the GUI thread: the window keeps handling events meanwhile
+        QVERIFY(plan->isSearching());
+        QVERIFY(!plan->fitButton()->isEnabled());
+        QVERIFY(fitted.wait(120000));
+        QVERIFY(!plan->isSearching());
         QVERIFY(plan->lastSearch().best >= 0);
-        QVERIFY(plan->rankingTable()->rowCount() > 1);
+        // the ranking lists the Pareto front; "All candidates" every one
+        int front = 0;
+        for (const hr::PlanCandidate& x : plan->lastSearch().candidates) front += x.pareto;
+        QCOMPARE(plan->rankingTable()->rowCount(), front);
+        QCOMPARE(plan->rankingTable()->item(0, 0)->data(Qt::UserRole).toInt(), plan->lastSearch().best);
+        plan->allCandidatesBox()->setChecked(true);
+        QCOMPARE(plan->rankingTable()->rowCount(), int(plan->lastSearch().candidates.size()));
+        QVERIFY(plan->rankingTable()->rowCount() > front);
         const hr::MemoryPlan now = predicted(w);
         QVERIFY2(now.device_total <= (std::size_t(mib) << 20),
                  qPrintable(QString::fromStdString(hr::format_bytes(now.device_total))));
@@ -201,7 +214,9 @@ private slots:
         hrapp::OutOfMemoryDialog* dlg = nullptr;
         QVERIFY(QTest::qWaitFor([&] { return (dlg = w.findChild<hrapp::OutOfMemoryDialog*>()) != nullptr; }, 5000));
         QVERIFY(dlg->isVisible());
+        QVERIFY(QTest::qWaitFor([&] { return !dlg->isSearching(); }, 120000));
         QVERIFY(dlg->hasSuggestion());
+        QVERIFY(dlg->applyAndRestartButton()->isEnabled());
         auto* error = dlg->findChild<QWidget*>(QStringLiteral("oomError"));
         QVERIFY(error);
         QVERIFY(dlg->findChild<QLabel*>(QStringLiteral("oomSuggestion"))->text().contains(QStringLiteral("headroom train")));

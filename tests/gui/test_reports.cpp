@@ -1,5 +1,7 @@
-// Reports: HTML has every section and parses, PDF pages render non-blank (pdftoppm), JSON validates
-// against docs/report.schema.json, CSV rows, and the `headroom report` command's exit codes.
+// Reports: HTML has every section and parses, leads with the outcome and says the configuration in
+// words; PDF pages render non-blank (pdftoppm), the outcome has the first page, and no page ends with a
+// heading (pdftotext); JSON validates against docs/report.schema.json, CSV rows, and the `headroom
+// report` command's exit codes. HEADROOM_TEST_ARTIFACTS=DIR keeps the rendered reports there.
 #include <QtTest>
 
 #include <QJsonArray>
@@ -7,6 +9,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTextDocument>
+#include <QTextDocumentFragment>
 #include <QXmlStreamReader>
 
 #include <cmath>
@@ -92,6 +95,92 @@ class TestReports : public QObject {
     QString m_db;
     qint64 m_full = 0;   // a run with everything: steps, epochs, GPU telemetry, memory with prediction
     qint64 m_bare = 0;   // a failed run: a few steps, host telemetry only, no prediction
+    qint64 m_deep = 0;   // a model of 160 layers: its layer table is longer than a page
+
+    void keep(const QString& path) {
+        const QString dir = qEnvironmentVariable("HEADROOM_TEST_ARTIFACTS");
+        if (dir.isEmpty()) return;
+        QDir().mkpath(dir);
+        QFile::remove(dir + "/" + QFileInfo(path).fileName());
+        QFile::copy(path, dir + "/" + QFileInfo(path).fileName());
+    }
+
+    static QString unligature(QString s) {
+        return s.replace(QChar(0xFB01), QLatin1String("fi")).replace(QChar(0xFB02), QLatin1String("fl"));
+    }
+    // The text of each page of a PDF (pdftotext -layout), or {} when poppler is missing.
+    static QStringList pdfPages(const QString& path, int pages) {
+        QStringList out;
+        for (int p = 1; p <= pages; ++p) {
+            QProcess t;
+            t.start("pdftotext", {"-layout", "-f", QString::number(p), "-l", QString::number(p), path, "-"});
+            if (!t.waitForFinished(60000) || t.exitCode() != 0) return {};
+            out << unligature(QString::fromUtf8(t.readAllStandardOutput()));
+        }
+        return out;
+    }
+    static int pdfPageCount(const QString& path) {
+        QProcess p;
+        p.start("pdfinfo", {path});
+        if (!p.waitForFinished(60000)) return -1;
+        const QRegularExpression re("Pages:\\s+(\\d+)");
+        const auto m = re.match(QString::fromUtf8(p.readAllStandardOutput()));
+        return m.hasMatch() ? m.captured(1).toInt() : -1;
+    }
+    struct Line {
+        QString text;
+        double top = 0, bottom = 0;  // points from the page's top
+    };
+    // The text lines of one page with their vertical extent (pdftotext -bbox), top to bottom.
+    static QVector<Line> pdfLines(const QString& path, int page) {
+        QProcess t;
+        t.start("pdftotext", {"-bbox", "-f", QString::number(page), "-l", QString::number(page), path, "-"});
+        if (!t.waitForFinished(60000) || t.exitCode() != 0) return {};
+        const QString xml = QString::fromUtf8(t.readAllStandardOutput());
+        static const QRegularExpression word(
+            "<word xMin=\"[\\d.]+\" yMin=\"([\\d.]+)\" xMax=\"[\\d.]+\" yMax=\"([\\d.]+)\">([^<]*)</word>");
+        QVector<Line> lines;
+        for (auto it = word.globalMatch(xml); it.hasNext();) {
+            const auto m = it.next();
+            const double top = m.captured(1).toDouble(), bottom = m.captured(2).toDouble();
+            const QString text = unligature(m.captured(3));
+            if (!lines.isEmpty() && std::abs(lines.last().top - top) < 2.0) {
+                lines.last().text += " " + text;
+                lines.last().bottom = std::max(lines.last().bottom, bottom);
+            } else {
+                lines.push_back({text, top, bottom});
+            }
+        }
+        std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.top < b.top; });
+        return lines;
+    }
+    // Pages whose last text line is a section heading with nothing drawn under it: a heading must be
+    // followed on its page by its content (text, or a chart, seen as ink in the rendered page).
+    static QStringList headingsEndingAPage(const QString& path, const QStringList& pngs, int dpi) {
+        const QStringList headings = {ReportWriter::tr("Outcome"), ReportWriter::tr("Loss, accuracy and throughput"),
+                                      ReportWriter::tr("Memory: predicted and measured"),
+                                      ReportWriter::tr("Memory strategies and optimizer"), ReportWriter::tr("Data"),
+                                      ReportWriter::tr("Model"), ReportWriter::tr("Device and versions"),
+                                      ReportWriter::tr("Power, utilisation and memory over time"),
+                                      ReportWriter::tr("Energy"), ReportWriter::tr("Durations"),
+                                      ReportWriter::tr("Final metrics"), ReportWriter::tr("Per epoch")};
+        QStringList bad;
+        for (int i = 0; i < pngs.size(); ++i) {
+            QVector<Line> lines = pdfLines(path, i + 1);
+            double footerTop = 842;
+            while (!lines.isEmpty() && lines.last().text.contains("Headroom run report")) {
+                footerTop = lines.last().top;
+                lines.removeLast();
+            }
+            if (lines.isEmpty() || !headings.contains(lines.last().text.trimmed())) continue;
+            const QImage page = QImage(pngs[i]).convertToFormat(QImage::Format_RGB32);
+            const int y0 = int(lines.last().bottom * dpi / 72.0) + 3, y1 = int(footerTop * dpi / 72.0) - 3;
+            const QImage below = y1 > y0 ? page.copy(0, y0, page.width(), y1 - y0) : QImage();
+            if (nonWhiteFraction(below) < 0.01)
+                bad << QString("page %1 ends with \"%2\"").arg(i + 1).arg(lines.last().text.trimmed());
+        }
+        return bad;
+    }
 
 private slots:
     void initTestCase() {
@@ -201,6 +290,36 @@ private slots:
         hr::at(bm.ledger.peak, hr::MemCategory::parameters) = 1000;
         store.addMemory(m_bare, bm);
         store.finishRun(m_bare, "failed", "loss became NaN at step 5");
+
+        hr::ModelSpec deep;
+        deep.name = "deep-mlp";
+        deep.input_shape = {1, 8, 8};
+        deep.layers.push_back(hr::default_layer("flatten"));
+        hr::LayerSpec first = hr::default_layer("linear");
+        first.attrs["in_features"] = 64;
+        first.attrs["out_features"] = 16;
+        deep.layers.push_back(first);
+        for (int i = 0; i < 80; ++i) {
+            hr::LayerSpec l = hr::default_layer("linear");
+            l.attrs["in_features"] = 16;
+            l.attrs["out_features"] = i == 79 ? 10 : 16;
+            deep.layers.push_back(hr::default_layer("relu"));
+            deep.layers.push_back(l);
+        }
+        QVERIFY(hr::analyze_model_spec(deep).ok);
+        m_deep = store.beginRun(QJsonObject{{"data", "synthetic"}, {"batch", 16}, {"epochs", 1}},
+                                toQt(hr::model_spec_to_json(deep)), "cpu", "deep");
+        hr::EpochEvent de;
+        de.epoch = 1;
+        de.step = 10;
+        de.test_accuracy = 0.5;
+        de.test_loss = 1.5;
+        store.addEpoch(m_deep, de);
+        hr::TrainResult dr;
+        dr.test_accuracy = 0.5;
+        dr.steps = 10;
+        dr.epochs_completed = 1;
+        store.finishRun(m_deep, dr);
     }
 
     void htmlHasEverySectionAndParses() {
@@ -212,6 +331,7 @@ private slots:
         const QString path = m_dir + "/full.html";
         QString error;
         QVERIFY2(w.write(path, ReportWriter::Format::Html, &error), qPrintable(error));
+        keep(path);
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QString html = QString::fromUtf8(f.readAll());
@@ -249,9 +369,31 @@ private slots:
         QVERIFY(text.contains("Fake H200"));
         QVERIFY(text.contains("conv2d"));           // layer table from analyze_model_spec
         QVERIFY(text.contains("61,706") || text.contains("61706"));
-        QVERIFY(text.contains("bf16"));             // strategies
-        QVERIFY(text.contains("activations"));      // memory table
+        QVERIFY(text.contains("bf16 mixed precision, fp32 master weights"));  // strategies, in words
+        QVERIFY(text.contains("one block in every 2"));
+        QVERIFY(text.contains("AdamW, learning rate 0.001"));
+        QVERIFY(text.contains("Activations"));      // memory table, in the window's words
         QVERIFY(!text.contains("Prediction not available"));
+        // the configuration in a person's words: no raw keys
+        for (const char* raw : {"loss_scale_growth_interval", "micro_batch", "offload_optimizer", "peak_step",
+                                "(0: all)", "optimizer_state", "epochs_completed"})
+            QVERIFY2(!text.contains(raw), raw);
+        // the outcome comes first: test accuracy and loss, throughput, peak memory against the device's
+        // 141 GiB, predicted (4,300,000 B) against measured (4,600,000 B), energy
+        const int outcome = html.indexOf("<h2 id=\"summary\">");
+        QVERIFY(outcome > 0 && outcome < html.indexOf("<h2 id=\"training\">"));
+        const QString first = QTextDocumentFragment::fromHtml(html.left(html.indexOf("<h2 id=\"training\">"))).toPlainText();
+        QVERIFY2(first.contains("88.0 %"), qPrintable(first));
+        QVERIFY(first.contains("0.55"));
+        QVERIFY(first.contains("2,900 images/s"));
+        QVERIFY(first.contains(QLocale().formattedDataSize(4600000, 2, QLocale::DataSizeIecFormat)));
+        QVERIFY(first.contains("of the device's 141.00 GiB"));
+        QVERIFY(first.contains(QLocale().formattedDataSize(4300000, 2, QLocale::DataSizeIecFormat)));
+        QVERIFY2(first.contains("(+6.98 %)"), qPrintable(first));  // (4.6 - 4.3) / 4.3
+        QVERIFY(first.contains("3,040 J"));
+        QVERIFY(first.contains("after epoch 2"));
+        QVERIFY(html.indexOf("alt=\"Loss\"") < html.indexOf("<h2 id=\"training\">"));  // the loss curve
+        QVERIFY(text.contains("during the backward pass"));
         // energy: 2 GPUs x 19 intervals x 80 J; 200 steps x 32 samples
         const ReportEnergy en = w.energy();
         QVERIFY(en.available && !en.fromPowerIntegral);
@@ -303,6 +445,54 @@ private slots:
             QVERIFY(!img.isNull());
             QVERIFY2(nonWhiteFraction(img) > 0.003, qPrintable(page + " is blank"));
         }
+        keep(path);
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty()) QSKIP("pdftotext (poppler-utils) is not installed");
+        const QStringList text = pdfPages(path, int(pages.size()));
+        QCOMPARE(text.size(), int(pages.size()));
+        // the outcome has the first page to itself; the details follow
+        QVERIFY(text[0].contains("Outcome") && text[0].contains("88.0 %") && text[0].contains("Test loss"));
+        QVERIFY(!text[0].contains("Memory: predicted and measured"));
+        QVERIFY(text[0].contains(QString("page 1 of %1").arg(pages.size())));
+        QStringList pngs;
+        for (const QString& page : pages) pngs << m_dir + "/" + page;
+        const QStringList bad = headingsEndingAPage(path, pngs, 40);
+        QVERIFY2(bad.isEmpty(), qPrintable(bad.join('\n')));
+    }
+
+    void longTableFlowsOverPages() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        ReportWriter w(*ReportWriter::load(store, m_deep));
+        const QString path = m_dir + "/deep.pdf";
+        QVERIFY(w.write(path, ReportWriter::Format::Pdf));
+        keep(path);
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty() || QStandardPaths::findExecutable("pdfinfo").isEmpty())
+            QSKIP("pdftotext/pdfinfo (poppler-utils) are not installed");
+        const int n = pdfPageCount(path);
+        QVERIFY2(n >= 4, qPrintable(QString::number(n)));
+        const QStringList text = pdfPages(path, n);
+        QCOMPARE(text.size(), n);
+        // all 162 layers are there, each once, and the table's header is repeated on the next page
+        int rows = 0, headers = 0, modelPages = 0;
+        for (const QString& page : text) {
+            bool any = false;
+            for (const QString& line : page.split('\n')) {
+                if (line.contains(QRegularExpression("^\\s*\\d+\\s+\\d+\\s+(linear|relu|flatten)"))) ++rows, any = true;
+                if (line.contains("Activations / sample")) ++headers;
+            }
+            modelPages += any;
+        }
+        QCOMPARE(rows, 162);
+        QVERIFY2(modelPages >= 2, qPrintable(QString::number(modelPages)));
+        QCOMPARE(headers, modelPages);
+        QProcess p;
+        p.start("pdftoppm", {"-r", "40", "-png", path, m_dir + "/deep"});
+        QVERIFY(p.waitForFinished(60000));
+        QStringList pngs;
+        for (const QString& f : QDir(m_dir).entryList({"deep*.png"}, QDir::Files, QDir::Name)) pngs << m_dir + "/" + f;
+        QCOMPARE(int(pngs.size()), n);
+        const QStringList bad = headingsEndingAPage(path, pngs, 40);
+        QVERIFY2(bad.isEmpty(), qPrintable(bad.join('\n')));
     }
 
     void jsonValidatesAgainstSchema() {

@@ -23,6 +23,8 @@
 #include <cmath>
 #include <map>
 
+#include "text/CoreText.h"
+
 namespace hrw {
 
 namespace {
@@ -344,7 +346,7 @@ void ModelBuilder::fillPalette() {
         if (!g) g = new QTreeWidgetItem(m_palette, {groupTitle(QString::fromStdString(info.group))});
         auto* it = new QTreeWidgetItem(g, {QString::fromStdString(info.display_name)});
         it->setData(0, kTypeRole, QString::fromStdString(info.type));
-        it->setToolTip(0, QString::fromStdString(info.help));
+        it->setToolTip(0, coreText(info.help));
     }
     for (auto& [name, it] : groups)
         if (it->childCount() == 0) delete it;
@@ -669,10 +671,25 @@ void ModelBuilder::selectPath(const LayerPath& path) {
     if (QTreeWidgetItem* it = itemForPath(path)) m_tree->setCurrentItem(it);
 }
 
+QString ModelBuilder::layerErrorText(const hr::LayerReport& r) {
+    if (r.error.empty()) return {};
+    return r.message.text.empty() ? QString::fromStdString(r.error) : coreText(r.message);
+}
+
+QString ModelBuilder::specErrorText(const hr::SpecReport& rep) {
+    if (rep.message.text.empty()) return QString::fromStdString(rep.error);
+    if (rep.error_layer >= 0 && rep.error_layer < int(rep.layers.size())) {
+        const hr::LayerReport& l = rep.layers[std::size_t(rep.error_layer)];
+        return tr("layer %1 (%2): %3")
+            .arg(QString::fromStdString(l.path), QString::fromStdString(l.type), coreText(rep.message));
+    }
+    return coreText(rep.message);
+}
+
 QString ModelBuilder::layerError(const LayerPath& path) const {
     const QString key = layerPathString(path);
     for (const auto& r : m_report.layers)
-        if (QString::fromStdString(r.path) == key) return QString::fromStdString(r.error);
+        if (QString::fromStdString(r.path) == key) return layerErrorText(r);
     return {};
 }
 
@@ -710,7 +727,7 @@ void ModelBuilder::addItems(QTreeWidgetItem* parent, const std::vector<hr::Layer
                 it->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxWarning));
                 for (int c = 0; c < 4; ++c) {
                     it->setForeground(c, QColor(0xd0, 0x30, 0x30));
-                    it->setToolTip(c, QString::fromStdString(r->error));
+                    it->setToolTip(c, layerErrorText(*r));
                 }
             } else {
                 it->setToolTip(0, tr("Input %1 → output %2")
@@ -764,7 +781,7 @@ void ModelBuilder::updateSummary() {
     }
     if (!m_report.ok) {
         m_summary->setStyleSheet(QStringLiteral("color: #d03030;"));
-        m_summary->setText(tr("Invalid model: %1").arg(QString::fromStdString(m_report.error)));
+        m_summary->setText(tr("Invalid model: %1").arg(specErrorText(m_report)));
         return;
     }
     m_summary->setStyleSheet(QString());
@@ -825,7 +842,7 @@ void ModelBuilder::rebuildProperties() {
     const hr::LayerTypeInfo* info = hr::find_layer_type(l->type);
     m_propBox->setTitle(tr("Properties: %1").arg(info ? QString::fromStdString(info->display_name) : type));
     if (info && !info->help.empty()) {
-        auto* help = new QLabel(QString::fromStdString(info->help), m_propBox);
+        auto* help = new QLabel(coreText(info->help), m_propBox);
         help->setWordWrap(true);
         QFont f = help->font();
         f.setItalic(true);
@@ -869,7 +886,7 @@ void ModelBuilder::rebuildProperties() {
             }
             editor->setProperty("hrAttr", attr);
             editor->setObjectName(QStringLiteral("attr_") + attr);
-            editor->setToolTip(QString::fromStdString(a.help));
+            editor->setToolTip(coreText(a.help));
             m_propForm->addRow(attr + (a.required ? QStringLiteral(" *") : QString()), editor);
         }
     }

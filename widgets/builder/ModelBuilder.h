@@ -73,6 +73,9 @@ public:
     static QString groupTitle(const QString& group);
     static QString formatBytes(double bytes);
     static QString formatCount(double n);
+    // A spec analysis error in the UI language ("layer 3 (conv2d): ..." for a layer's error).
+    static QString specErrorText(const hr::SpecReport& report);
+    static QString layerErrorText(const hr::LayerReport& layer);
 
 signals:
     void specChanged();

@@ -1,6 +1,9 @@
 #include "charts/LiveChart.h"
 
+#include "charts/ChartStyle.h"
+
 #include <QContextMenuEvent>
+#include <QResizeEvent>
 #include <QMenu>
 
 namespace hrw {
@@ -11,12 +14,10 @@ LiveChart::LiveChart(QWidget* parent) : QCustomPlot(parent) {
     plotLayout()->insertRow(0);
     m_title = new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
     plotLayout()->addElement(0, 0, m_title);
+    // The legend under the plot, never on the curves.
     legend->setVisible(true);
-    legend->setIconSize(14, 8);
-    QFont lf = font();
-    lf.setPointSizeF(qMax(7.0, lf.pointSizeF() - 1));
-    legend->setFont(lf);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    styleLegend(this);
+    moveLegendBelow(this);
     xAxis->setRange(0, 10);
     yAxis->setRange(0, 1);
     setMinimumSize(260, 180);
@@ -51,6 +52,11 @@ void LiveChart::setAxisLabels(const QString& x, const QString& y) {
     yAxis->setLabel(y);
 }
 
+void LiveChart::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    wrapLegend(this);
+}
+
 int LiveChart::addSeries(const QString& name, const QColor& color, bool dashed, bool scatter) {
     QCPGraph* g = addGraph();
     g->setName(name);
@@ -61,11 +67,13 @@ int LiveChart::addSeries(const QString& name, const QColor& color, bool dashed, 
     g->setPen(pen);
     g->setAdaptiveSampling(true);
     if (scatter) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, color, 6));
+    wrapLegend(this);
     return graphCount() - 1;
 }
 
 void LiveChart::setSeriesName(int series, const QString& name) {
     if (series >= 0 && series < graphCount()) graph(series)->setName(name);
+    wrapLegend(this);
 }
 
 void LiveChart::appendPoints(int series, const QVector<double>& x, const QVector<double>& y) {
@@ -121,38 +129,43 @@ void LiveChart::resetView() {
 }
 
 void LiveChart::rescaleForAutoView() {
+    // keys of every visible series with data
     bool any = false;
-    for (int i = 0; i < graphCount(); ++i)
-        if (graph(i)->visible() && !graph(i)->data()->isEmpty()) any = true;
-    if (!any) return;
-    rescaleAxes(/*onlyVisiblePlottables=*/true);
-    if (m_xWindow > 0 && xAxis->range().size() > m_xWindow) {
-        const QCPRange keys(xAxis->range().upper - m_xWindow, xAxis->range().upper);
-        xAxis->setRange(keys);
-        QCPRange values;
-        bool found = false;
-        for (int i = 0; i < graphCount(); ++i) {
-            if (!graph(i)->visible()) continue;
-            bool ok = false;
-            const QCPRange r = graph(i)->getValueRange(ok, QCP::sdBoth, keys);
-            if (!ok) continue;
-            values = found ? QCPRange(qMin(values.lower, r.lower), qMax(values.upper, r.upper)) : r;
-            found = true;
-        }
-        if (found) yAxis->setRange(values.lower, values.upper > values.lower ? values.upper : values.lower + 1);
+    QCPRange keys;
+    for (int i = 0; i < graphCount(); ++i) {
+        QCPGraph* g = graph(i);
+        if (!g->visible() || g->data()->isEmpty()) continue;
+        bool ok = false;
+        const QCPRange k = g->getKeyRange(ok);
+        if (!ok) continue;
+        keys = any ? QCPRange(qMin(keys.lower, k.lower), qMax(keys.upper, k.upper)) : k;
+        any = true;
     }
-    QCPRange y = yAxis->range();
+    if (!any) return;
+    const bool windowed = m_xWindow > 0 && keys.size() > m_xWindow;
+    if (windowed) keys.lower = keys.upper - m_xWindow;
+    // values within those keys
+    QCPRange values;
+    bool found = false;
+    for (int i = 0; i < graphCount(); ++i) {
+        QCPGraph* g = graph(i);
+        if (!g->visible() || g->data()->isEmpty()) continue;
+        bool ok = false;
+        const QCPRange v = g->getValueRange(ok, QCP::sdBoth, windowed ? keys : QCPRange());
+        if (!ok) continue;
+        values = found ? QCPRange(qMin(values.lower, v.lower), qMax(values.upper, v.upper)) : v;
+        found = true;
+    }
+    // margins of at least 8 px, so a marker at either end stays whole inside the axis rect
+    const double xMargin = qMax(0.03, 8.0 / qMax(1, axisRect()->width()));
+    const double yMargin = qMax(m_includeZero ? 0.08 : 0.06, 8.0 / qMax(1, axisRect()->height()));
+    xAxis->setRange(windowed ? keys : fitKeyRange(keys.lower, keys.upper, xMargin));
     if (m_fixedY.upper > m_fixedY.lower) {
         const double pad = m_fixedY.size() * 0.03;
         yAxis->setRange(m_fixedY.lower - pad, m_fixedY.upper + pad);
-    } else if (m_includeZero && y.lower >= 0) {
-        const double top = y.upper > 0 ? y.upper * 1.08 : 1.0;
-        yAxis->setRange(0, top);
-    } else {
-        const double pad = qMax(1e-9, y.size() * 0.06);
-        yAxis->setRange(y.lower - pad, y.upper + pad);
+    } else if (found) {
+        yAxis->setRange(fitRange(values.lower, values.upper, yMargin, m_includeZero));
     }
-    if (xAxis->range().size() <= 0) xAxis->setRange(xAxis->range().lower - 1, xAxis->range().upper + 1);
 }
 
 void LiveChart::refresh() {
@@ -162,26 +175,12 @@ void LiveChart::refresh() {
 
 void LiveChart::setDark(bool dark) {
     m_dark = dark;
-    const QColor bg = dark ? QColor(0x2b, 0x2d, 0x31) : QColor(Qt::white);
-    const QColor fg = dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30);
-    const QColor grid = dark ? QColor(0x45, 0x48, 0x4e) : QColor(0xe3, 0xe3, 0xe3);
-    setBackground(bg);
-    axisRect()->setBackground(bg);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-    }
-    m_title->setTextColor(fg);
-    legend->setBrush(dark ? QColor(0x2b, 0x2d, 0x31, 220) : QColor(255, 255, 255, 220));
-    legend->setBorderPen(QPen(grid));
-    legend->setTextColor(fg);
+    styleChart(this, dark);
+    const ChartColors c = chartColors(dark);
+    m_title->setTextColor(c.foreground);
     for (int i = 0; i < legend->itemCount(); ++i)
         if (auto* pli = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
-            pli->setTextColor(pli->plottable()->visible() ? fg : QColor(150, 150, 150));
+            pli->setTextColor(pli->plottable()->visible() ? c.foreground : QColor(150, 150, 150));
     replot(rpQueuedReplot);
 }
 

@@ -2,8 +2,10 @@
 // LiveChart: a QCustomPlot for live training curves. Points arrive in batches (appendPoints), each
 // series keeps a bounded history (the older half is decimated 2:1 when a series grows past
 // maxPointsPerSeries), replots are queued (rpQueuedReplot). Wheel zooms, drag pans, a legend click
-// toggles a series, double click or "Reset view" returns to the automatic view. The chart does not
-// export: it emits saveRequested() and the application writes the file.
+// toggles a series, double click or "Reset view" returns to the automatic view. The legend sits in a
+// row under the plot (charts/ChartStyle.h); the automatic view fits the data (a lone point gets a
+// range around it). The chart does not export: it emits saveRequested() and the application writes
+// the file.
 #include <QColor>
 #include <QString>
 #include <QVector>
@@ -57,6 +59,7 @@ signals:
 
 protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     virtual void rescaleForAutoView();
     void decimate(QCPGraph* graph);
 

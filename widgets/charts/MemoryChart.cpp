@@ -17,22 +17,33 @@ MemoryChart::MemoryChart(QWidget* parent) : LiveChart(parent) {
         if (g > 0) graph(s)->setChannelFillGraph(graph(s - 1));
     }
     addSeries(tr("Capacity"), QColor(0xd6, 0x27, 0x28), /*dashed=*/true);
-    m_capacityNote = new QCPItemText(this);
-    m_capacityNote->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    m_capacityNote->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_capacityNote->position->setCoords(0.02, 0.03);
-    m_capacityNote->setColor(QColor(0xd6, 0x27, 0x28));
-    m_capacityNote->setVisible(false);
-    // Eight entries do not fit inside the plot: the legend goes in its own row below it.
-    auto* sub = new QCPLayoutGrid;
-    plotLayout()->addElement(2, 0, sub);
-    axisRect()->insetLayout()->take(legend);
-    sub->addElement(0, 0, legend);
-    sub->setMargins(QMargins(4, 0, 4, 4));
-    legend->setWrap(4);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, /*rearrange=*/true);
-    legend->setMargins(QMargins(4, 2, 4, 2));
-    plotLayout()->setRowStretchFactor(2, 0.001);
+    // When the capacity is far above the run, a line under the title says so (outside the data; it is
+    // in the layout only while it has something to say).
+    QFont noteFont = font();
+    noteFont.setPointSizeF(qMax(7.0, noteFont.pointSizeF() - 1));
+    m_capacityNote = new QCPTextElement(this, QString(), noteFont);
+    m_capacityNote->setTextColor(QColor(0xd6, 0x27, 0x28));
+    m_capacityNote->setMargins(QMargins(0, 0, 0, 2));
+}
+
+MemoryChart::~MemoryChart() {
+    if (!m_capacityNote->layout()) delete m_capacityNote;
+}
+
+void MemoryChart::showCapacityNote(const QString& text) {
+    const bool inLayout = m_capacityNote->layout() != nullptr;
+    if (text.isEmpty()) {
+        if (inLayout) {
+            plotLayout()->take(m_capacityNote);
+            plotLayout()->simplify();
+        }
+        return;
+    }
+    m_capacityNote->setText(text);
+    if (!inLayout) {
+        plotLayout()->insertRow(1);  // under the title
+        plotLayout()->addElement(1, 0, m_capacityNote);
+    }
 }
 
 QString MemoryChart::groupName(int group) {
@@ -111,13 +122,9 @@ void MemoryChart::rescaleForAutoView() {
     const double capMiB = double(m_capacity) / kMiB;
     const bool capInView = m_capacity > 0 && capMiB <= maxTop * 1.6;
     graph(GroupCount)->setVisible(capInView);
-    if (m_capacity > 0 && !capInView) {
-        m_capacityNote->setText(tr("Device capacity %1 GiB (above this view)")
-                                    .arg(capMiB / 1024.0, 0, 'f', 1));
-        m_capacityNote->setVisible(true);
-    } else {
-        m_capacityNote->setVisible(false);
-    }
+    showCapacityNote(m_capacity > 0 && !capInView
+                         ? tr("Device capacity %1 GiB (above this view)").arg(capMiB / 1024.0, 0, 'f', 1)
+                         : QString());
     const double upper = std::max(capInView ? capMiB : maxTop, 1e-3) * 1.08;
     xAxis->setRange(keys.lower, keys.upper > keys.lower ? keys.upper : keys.lower + 1);
     yAxis->setRange(0, upper);

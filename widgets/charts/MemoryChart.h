@@ -1,7 +1,7 @@
 #pragma once
 // MemoryChart: memory by ledger category as a stacked area over training steps, with the device's
-// capacity as a dashed line (or, when the capacity dwarfs the run, as a note so the areas stay
-// readable).
+// capacity as a dashed line (or, when the capacity dwarfs the run, as a note under the title so the
+// areas stay readable). The legend sits under the plot.
 #include <array>
 #include <cstddef>
 
@@ -19,6 +19,7 @@ public:
     using GroupBytes = std::array<double, GroupCount>;
 
     explicit MemoryChart(QWidget* parent = nullptr);
+    ~MemoryChart() override;
 
     static GroupBytes groupBytes(const hr::CategoryBytes& bytes);
     static QString groupName(int group);
@@ -30,13 +31,17 @@ public:
     void setDark(bool dark) override;
     void retranslateSeries();
     int capacitySeries() const { return GroupCount; }
+    // The note shown under the title when the capacity is above the view ("" when none).
+    QString capacityNote() const { return m_capacityNote->layout() ? m_capacityNote->text() : QString(); }
 
 protected:
     void rescaleForAutoView() override;
 
 private:
+    void showCapacityNote(const QString& text);
+
     std::size_t m_capacity = 0;
-    QCPItemText* m_capacityNote = nullptr;
+    QCPTextElement* m_capacityNote = nullptr;
 };
 
 }  // namespace hrw

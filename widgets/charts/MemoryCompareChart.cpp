@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "charts/ChartStyle.h"
 #include "charts/PlanBarChart.h"
 
 namespace hrw {
@@ -30,11 +31,10 @@ MemoryCompareChart::MemoryCompareChart(QWidget* parent) : QCustomPlot(parent) {
         b->setBarsGroup(m_group);
     }
     legend->setVisible(true);
-    legend->setIconSize(14, 8);
-    QFont lf = font();
-    lf.setPointSizeF(qMax(7.0, lf.pointSizeF() - 1));
-    legend->setFont(lf);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    styleLegend(this);
+    moveLegendBelow(this);
+    legend->setWrap(2);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, /*rearrange=*/true);
     setDark(false);
     clearBytes();
 }
@@ -70,27 +70,12 @@ void MemoryCompareChart::setBytes(const hr::CategoryBytes& predicted, const hr::
     m_measured->setData(keys, m, true);
     yAxis->setLabel(unit);
     xAxis->setRange(-0.6, std::max(0.6, keys.size() - 0.4));
-    yAxis->setRange(0, std::max(largest / div * 1.4, 1e-3));  // headroom for the legend
+    yAxis->setRange(0, std::max(largest / div * 1.08, 1e-3));
     replot(rpQueuedReplot);
 }
 
 void MemoryCompareChart::setDark(bool dark) {
-    const QColor bg = dark ? QColor(0x2b, 0x2d, 0x31) : QColor(Qt::white);
-    const QColor fg = dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30);
-    const QColor grid = dark ? QColor(0x45, 0x48, 0x4e) : QColor(0xe3, 0xe3, 0xe3);
-    setBackground(bg);
-    axisRect()->setBackground(bg);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-    }
-    legend->setBrush(bg);
-    legend->setBorderPen(QPen(grid));
-    legend->setTextColor(fg);
+    styleChart(this, dark);
     replot(rpQueuedReplot);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "charts/ChartStyle.h"
 #include "memory/allocator.h"
 
 namespace hrw {
@@ -45,19 +46,8 @@ PlanBarChart::PlanBarChart(QWidget* parent) : QCustomPlot(parent) {
     }
     // The legend in its own row below the plot (up to nine entries).
     legend->setVisible(true);
-    legend->setIconSize(14, 8);
-    QFont lf = font();
-    lf.setPointSizeF(qMax(7.0, lf.pointSizeF() - 1));
-    legend->setFont(lf);
-    auto* sub = new QCPLayoutGrid;
-    plotLayout()->addElement(1, 0, sub);
-    axisRect()->insetLayout()->take(legend);
-    sub->addElement(0, 0, legend);
-    sub->setMargins(QMargins(4, 0, 4, 4));
-    legend->setWrap(5);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, /*rearrange=*/true);
-    legend->setMargins(QMargins(4, 2, 4, 2));
-    plotLayout()->setRowStretchFactor(1, 0.001);
+    styleLegend(this);
+    moveLegendBelow(this);
     axisRect()->setAutoMargins(QCP::msLeft | QCP::msBottom);
     axisRect()->setMargins(QMargins(0, 22, 90, 0));  // room for the capacity label and the totals
     setDark(false);
@@ -161,6 +151,7 @@ void PlanBarChart::relayout() {
         else b->removeFromLegend();
     }
     legend->setVisible(legend->itemCount() > 0);
+    wrapLegend(this);
 
     m_capLine->setVisible(capOnScale);
     m_capText->setVisible(m_capacity > 0);
@@ -195,25 +186,16 @@ void PlanBarChart::relayout() {
 
 void PlanBarChart::setDark(bool dark) {
     m_dark = dark;
-    const QColor bg = dark ? QColor(0x2b, 0x2d, 0x31) : QColor(Qt::white);
-    const QColor fg = dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30);
-    const QColor grid = dark ? QColor(0x45, 0x48, 0x4e) : QColor(0xe3, 0xe3, 0xe3);
-    setBackground(bg);
-    axisRect()->setBackground(bg);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-    }
-    legend->setBrush(bg);
-    legend->setBorderPen(Qt::NoPen);
-    legend->setTextColor(fg);
+    styleChart(this, dark);
+    const QColor fg = chartColors(dark).foreground;
     m_deviceText->setColor(fg);
     m_hostText->setColor(fg);
     replot(rpQueuedReplot);
+}
+
+void PlanBarChart::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    wrapLegend(this);
 }
 
 }  // namespace hrw

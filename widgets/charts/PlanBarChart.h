@@ -36,6 +36,9 @@ public:
     // A unit for an axis whose largest value is maxBytes: the divisor and its name (KiB, MiB, GiB).
     static double unitFor(double maxBytes, QString* unit);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void relayout();
 

@@ -1,0 +1,110 @@
+#include "report/plan_table.h"
+
+#include <QStringList>
+
+#include <algorithm>
+#include <vector>
+
+#include "memory/allocator.h"
+
+namespace hrapp {
+
+namespace {
+
+QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
+
+bool isWide(char32_t c) {
+    return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0x33FF) ||
+           (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+           (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+           (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x20000 && c <= 0x3FFFD);
+}
+
+}  // namespace
+
+int displayWidth(const QString& text) {
+    int w = 0;
+    for (char32_t c : text.toUcs4()) w += isWide(c) ? 2 : 1;
+    return w;
+}
+
+QString padDisplay(const QString& text, int width, bool right) {
+    const int pad = std::max(0, width - displayWidth(text));
+    return right ? QString(pad, QLatin1Char(' ')) + text : text + QString(pad, QLatin1Char(' '));
+}
+
+QString planSearchTable(const hr::PlanSearch& s, bool all) {
+    std::vector<int> rows;  // indices into s.candidates, in ranking order
+    for (int i = 0; i < int(s.candidates.size()); ++i)
+        if (all || s.candidates[std::size_t(i)].pareto) rows.push_back(i);
+    std::vector<int> rowOf(s.candidates.size(), -1);  // candidate -> 1-based row number
+    for (std::size_t r = 0; r < rows.size(); ++r) rowOf[std::size_t(rows[r])] = int(r) + 1;
+    const double bestSeconds = s.best >= 0 ? s.candidates[std::size_t(s.best)].plan.predicted_step_seconds : 0.0;
+
+    const QStringList header = {QString(), PlanTable::tr("#"), PlanTable::tr("strategy"), PlanTable::tr("device"), PlanTable::tr("host"), PlanTable::tr("step (est.)"),
+                                PlanTable::tr("verdict")};
+    std::vector<QStringList> cells;
+    for (int i : rows) {
+        const hr::PlanCandidate& c = s.candidates[std::size_t(i)];
+        const std::string flags = hr::strategy_flags(c.strategy);
+        const double slower = bestSeconds > 0 ? 100.0 * (c.plan.predicted_step_seconds / bestSeconds - 1.0) : 0.0;
+        QString verdict;
+        if (i == s.best) verdict = PlanTable::tr("best: fits, fastest");
+        else if (c.pareto)
+            verdict = PlanTable::tr("fits in less memory, %1% slower than the best").arg(slower, 0, 'f', 0);
+        else if (c.fits)
+            verdict = c.dominated_by >= 0 && rowOf[std::size_t(c.dominated_by)] > 0
+                          ? PlanTable::tr("fits, %1% slower; row %2 is no larger and no slower")
+                                .arg(slower, 0, 'f', 0)
+                                .arg(rowOf[std::size_t(c.dominated_by)])
+                          : PlanTable::tr("fits, %1% slower than the best").arg(slower, 0, 'f', 0);
+        else
+            verdict = PlanTable::tr("does not fit: %1 over the budget").arg(bytesText(c.plan.device_total - s.budget));
+        cells.push_back({i == s.best ? QStringLiteral("*") : QString(), QString::number(rowOf[std::size_t(i)]),
+                         flags.empty() ? PlanTable::tr("(no strategies: fp32)") : QString::fromStdString(flags),
+                         bytesText(c.plan.device_total),
+                         c.plan.host_total ? bytesText(c.plan.host_total) : QStringLiteral("-"),
+                         QStringLiteral("%1x").arg(c.plan.relative_step_time, 0, 'f', 2), verdict});
+    }
+    const bool rightAligned[] = {false, true, false, true, true, true, false};
+    std::vector<int> widths(header.size(), 0);
+    for (int k = 0; k < header.size(); ++k) {
+        widths[std::size_t(k)] = displayWidth(header[k]);
+        for (const QStringList& row : cells) widths[std::size_t(k)] = std::max(widths[std::size_t(k)], displayWidth(row[k]));
+    }
+    auto line = [&](const QStringList& row) {
+        QString out = QStringLiteral(" ");
+        for (int k = 0; k < row.size(); ++k) {
+            const bool last = k + 1 == row.size();
+            out += last ? row[k] : padDisplay(row[k], widths[std::size_t(k)], rightAligned[k]);
+            if (!last) out += QStringLiteral("  ");
+        }
+        while (out.endsWith(QLatin1Char(' '))) out.chop(1);
+        return out + QLatin1Char('\n');
+    };
+    QString out = line(header);
+    for (const QStringList& row : cells) out += line(row);
+    if (!all) {
+        int dominated = 0, rejected = 0;
+        for (const hr::PlanCandidate& c : s.candidates) {
+            if (c.fits && !c.pareto) ++dominated;
+            if (!c.fits) ++rejected;
+        }
+        if (dominated + rejected > 0)
+            out += QLatin1Char('\n') +
+                   PlanTable::tr("Not shown: %1 that fit but another row is no larger and no slower, %2 that do not fit "
+                      "(--all lists them).")
+                       .arg(dominated)
+                       .arg(rejected) +
+                   QLatin1Char('\n');
+    }
+    if (s.duplicates > 0)
+        out += (all ? QStringLiteral("\n") : QString()) +
+               PlanTable::tr("Left out: %1 combinations that add nothing (offload that moves nothing off the device, or the "
+                  "same plan as a row above).")
+                   .arg(s.duplicates) +
+               QLatin1Char('\n');
+    return out;
+}
+
+}  // namespace hrapp

@@ -1,0 +1,26 @@
+#pragma once
+// The planner's budget search (hr::search_plans) as a table for a terminal, in the UI language:
+// the Pareto front of device memory and step time (or, with `all`, every candidate, numbered, the
+// ones off the front saying which row beats them), with the best marked, in columns sized to their
+// content. Widths count display columns (a Chinese character takes two), so the columns stay
+// aligned in either language. `headroom plan --budget` prints it (app/cli/plan_command.cpp).
+#include <QCoreApplication>
+#include <QString>
+
+#include "plan/planner.h"
+
+namespace hrapp {
+
+QString planSearchTable(const hr::PlanSearch& search, bool all);
+
+// The translation context of the table's texts.
+class PlanTable {
+    Q_DECLARE_TR_FUNCTIONS(PlanTable)
+};
+
+// Terminal columns a text takes (East Asian wide and full-width characters count two).
+int displayWidth(const QString& text);
+// text padded with spaces to `width` display columns (left-aligned, or right-aligned).
+QString padDisplay(const QString& text, int width, bool right = false);
+
+}  // namespace hrapp

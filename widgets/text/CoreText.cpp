@@ -1,0 +1,61 @@
+#include "text/CoreText.h"
+
+#include <QCoreApplication>
+
+namespace hrw {
+
+QString fillCoreArgs(const QString& templ, const QStringList& args) {
+    QString out;
+    out.reserve(templ.size() + 16 * int(args.size()));
+    for (qsizetype i = 0; i < templ.size(); ++i) {
+        const QChar c = templ[i];
+        if (c == QLatin1Char('%') && i + 1 < templ.size()) {
+            const QChar d = templ[i + 1];
+            if (d >= QLatin1Char('1') && d <= QLatin1Char('9')) {
+                const qsizetype k = d.unicode() - '1';
+                out += k < args.size() ? args[k] : QStringView(templ).mid(i, 2).toString();
+                ++i;
+                continue;
+            }
+        }
+        out += c;
+    }
+    return out;
+}
+
+QString coreText(const hr::Message& m) {
+    QStringList args;
+    args.reserve(qsizetype(m.args.size()));
+    for (const std::string& a : m.args) args << QString::fromStdString(a);
+    if (m.id.empty()) return fillCoreArgs(QString::fromStdString(m.text), args);
+    // translate() returns the source text when the id's context has no translation
+    return fillCoreArgs(QCoreApplication::translate(m.id.c_str(), m.text.c_str()), args);
+}
+
+QString coreText(const hr::TableText& t) {
+    if (t.empty()) return QString();
+    if (!t.id || !*t.id) return QString::fromUtf8(t.text);
+    return QCoreApplication::translate(t.id, t.text);
+}
+
+QString coreText(const std::vector<hr::Message>& sentences) {
+    QString out;
+    for (const hr::Message& m : sentences) {
+        if (!out.isEmpty()) out += QLatin1Char(' ');
+        out += coreText(m);
+    }
+    return out;
+}
+
+QString coreText(const hr::Error& e) {
+    const hr::Message& m = e.message();
+    if (m.text.empty()) return QString::fromUtf8(e.what());
+    return coreText(m);
+}
+
+QString coreText(const std::exception& e) {
+    if (const auto* he = dynamic_cast<const hr::Error*>(&e)) return coreText(*he);
+    return QString::fromUtf8(e.what());
+}
+
+}  // namespace hrw

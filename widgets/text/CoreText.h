@@ -1,0 +1,31 @@
+#pragma once
+// Text that core/ produced, shown in the UI language. core/ builds every message a person reads as
+// HR_MSG(id, "English template %1") plus its arguments (base/message.h); lupdate collects the templates
+// under the context named by the id (app/CMakeLists.txt: -tr-function-alias QT_TRANSLATE_NOOP+=HR_MSG),
+// and these functions look them up: QCoreApplication::translate(id, template), then %1..%9 filled in one
+// pass (so an argument that itself contains "%2" stays as it is). A message without an id, or one with
+// no translation loaded, shows its English. (In widgets/ so that the builder, below app/, uses it too;
+// app/ includes it as app/i18n/CoreText.h.)
+#include <QString>
+#include <QStringList>
+
+#include <exception>
+#include <vector>
+
+#include "base/error.h"
+#include "base/message.h"
+
+namespace hrw {
+
+QString coreText(const hr::Message& message);
+QString coreText(const hr::TableText& text);
+// Sentences of one text (an out-of-memory description), joined by a space.
+QString coreText(const std::vector<hr::Message>& sentences);
+QString coreText(const hr::Error& error);
+// hr::Error: its message; any other exception: what() as it is.
+QString coreText(const std::exception& error);
+
+// Fills %1..%9 of a (translated) template with args in one pass, as hr::Message::format_message does.
+QString fillCoreArgs(const QString& templ, const QStringList& args);
+
+}  // namespace hrw
