@@ -8,9 +8,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/message.h"
 #include "base/shape.h"
 
 namespace hr {
+
+// ---- limits (docs/model-spec.md, "Limits") -----------------------------------------------------------
+// What a spec may describe, so that every size derived from it (and the planner's products with a
+// batch of up to 2^24 samples) fits in 64 bits. Parsing and analysis both enforce them.
+constexpr int kMaxResidualDepth = 64;                            // residual blocks inside residual blocks
+constexpr std::int64_t kMaxLayers = 10'000;                      // all layers, nested ones included
+constexpr std::int64_t kMaxSampleElements = std::int64_t{1} << 31;  // any tensor of one sample (8 GiB f32)
+constexpr std::int64_t kMaxParams = std::int64_t{1} << 36;       // trainable parameters in all (~68.7 billion)
+constexpr std::int64_t kMaxActivationBytesPerSample = std::int64_t{1} << 38;  // saved for backward (256 GiB)
+constexpr int kMaxClasses = 1 << 24;                             // num_classes
+constexpr std::uintmax_t kMaxSpecFileBytes = 64u << 20;          // a model spec file (64 MiB)
 
 struct LayerSpec {
     std::string type;                 // "conv2d", "linear", "relu", ..., "residual"
@@ -63,6 +75,7 @@ struct LayerReport {
 struct SpecReport {
     bool ok = false;
     std::string error;          // the first error, with the layer named, and a hint
+    Message error_message;      // the same, translatable (id + template + arguments; base/message.h)
     int error_layer = -1;       // index into layers of the offending layer, -1 for model-level errors
     std::vector<LayerReport> layers;  // every layer, residual blocks included (their own row)
     std::int64_t total_params = 0;
