@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <random>
 
 #include "base/error.h"
@@ -229,7 +230,22 @@ Dataset make_synthetic(const std::string& name, std::int64_t count, std::uint64_
     return d;
 }
 
+namespace {
+DatasetPair load_dataset_impl(const std::string& spec, const DataOptions& options);
+}  // namespace
+
 DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
+    try {
+        return load_dataset_impl(spec, options);
+    } catch (const std::bad_alloc&) {  // never a bare "std::bad_alloc" for the person
+        throw InputError(HR_MSG("data.no_memory", "not enough memory to load dataset '%1'; close other programs "
+                                                  "or use a machine with more memory"),
+                         {spec});
+    }
+}
+
+namespace {
+DatasetPair load_dataset_impl(const std::string& spec, const DataOptions& options) {
     DatasetPair p;
     if (spec == "fashion-mnist" || spec == "mnist") {
         std::string searched;
@@ -268,6 +284,8 @@ DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
     }
     throw InputError(HR_MSG("data.unknown", "unknown dataset '%1'; use one of %2"), {spec, kSpecs});
 }
+
+}  // namespace
 
 std::vector<DatasetInfo> known_datasets() {
     return {

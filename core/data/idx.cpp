@@ -51,7 +51,9 @@ public:
             std::string why = errno ? std::strerror(errno) : "out of memory";
             throw InputError(HR_MSG("idx.cannot_open", "%1: cannot open (%2); check the file's permissions"), {path, why});
         }
-        gzbuffer(f_, 1 << 20);
+        // zlib's buffers (1 MiB in, 2 MiB out for the datasets) are sized to the file, so a small file
+        // allocates little.
+        gzbuffer(f_, static_cast<unsigned>(std::clamp<std::uint64_t>(file_size_, 8 << 10, 1 << 20)));
     }
     ~GzFile() {
         if (f_) gzclose_r(f_);
@@ -218,7 +220,7 @@ std::vector<std::uint8_t> read_body(GzFile& f, const std::string& path, const Id
         grow(out, static_cast<std::size_t>(expected), path, expected);
         got = f.read(out.data(), out.size());
     } else {
-        constexpr std::uint64_t kFirstChunk = 1 << 20;
+        constexpr std::uint64_t kFirstChunk = 64 << 10;
         while (got < expected) {
             if (got == out.size())
                 grow(out, static_cast<std::size_t>(std::min(expected, std::max(kFirstChunk, 2 * got))), path, expected);
@@ -273,7 +275,14 @@ std::vector<std::int64_t> read_idx_labels(const std::string& path, int num_class
     GzFile f(path);
     IdxHeader h = read_header(f, path, kIdxLabelsMagic);
     std::vector<std::uint8_t> raw = read_body(f, path, h, static_cast<std::uint64_t>(h.dims[0]));
-    std::vector<std::int64_t> labels(raw.size());  // as large as the data actually read, times 8
+    std::vector<std::int64_t> labels;  // as large as the data actually read, times 8
+    try {
+        labels.resize(raw.size());
+    } catch (const std::bad_alloc&) {
+        throw InputError(HR_MSG("idx.no_memory", "%1: not enough memory to load it (%2 bytes of data); close other "
+                                                 "programs or use a machine with more memory"),
+                         {path, num(raw.size() * sizeof(std::int64_t))});
+    }
     for (std::size_t i = 0; i < raw.size(); ++i) {
         if (raw[i] >= num_classes)
             throw InputError(HR_MSG("idx.label_range", "%1: label %2 at index %3 is out of range (expected 0..%4); "

@@ -300,6 +300,10 @@ static ModelSpec model_spec_from_json_at(const json& j, const std::string& sourc
                                             "%1: loss \"label_smoothing\" must be a number in [0, 1), got %2"),
                                      {top, json_brief(v)});
                 s.loss.label_smoothing = v.get<double>();
+                if (s.loss.type != "cross_entropy" && s.loss.label_smoothing != 0)
+                    throw InputError(HR_MSG("spec.label_smoothing_mse", "%1: loss \"label_smoothing\" applies to "
+                                                                        "cross_entropy only; remove it for %2"),
+                                     {top, s.loss.type});
             }
         } else {
             throw InputError(HR_MSG("spec.unknown_key", "%1: unknown key '%2'; expected name, input, num_classes, "

@@ -218,6 +218,16 @@ private slots:
         expect_analysis_error(spec_of({10}, {layer("relu")}, 1), "spec.classes_invalid", "", "it needs 2 to");
     }
 
+    void label_smoothing_only_for_cross_entropy() {
+        // It was read for mse too and then lost on the way back to JSON (a fuzzer round-trip finding).
+        expect_parse_error(R"({"layers": [], "loss": {"type": "mse", "label_smoothing": 0.2}})", "spec.label_smoothing_mse",
+                           "cross_entropy only");
+        ModelSpec s = model_spec_from_json(json::parse(R"({"layers": [], "loss": {"type": "mse", "label_smoothing": 0}})"));
+        QCOMPARE(model_spec_from_json(model_spec_to_json(s)), s);
+        expect_parse_error(R"({"layers": [], "loss": {"type": "cross_entropy", "label_smoothing": 1}})",
+                           "spec.label_smoothing", "[0, 1)");
+    }
+
     void attributes_out_of_range_in_code() {
         ModelSpec s = spec_of({1, 8, 8}, {conv(1, 4, 3)});
         s.layers[0].attrs["kernel_size"] = 1e300;
