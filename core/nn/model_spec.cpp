@@ -131,9 +131,11 @@ double layer_attr(const LayerSpec& layer, const std::string& name) {
 
 // Parse errors name where they are: "%1" is the location ("m.json: layers[3] (conv2d)", or
 // "model spec" for the top level), so the message template stays one translatable string.
-static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth);
+// `depth` counts the residual blocks around `where`; `count` the layers read so far (both limited).
+static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth,
+                                               std::int64_t& count);
 
-static LayerSpec layer_from_json(const json& j, const std::string& where, int depth) {
+static LayerSpec layer_from_json(const json& j, const std::string& where, int depth, std::int64_t& count) {
     if (!j.is_object())
         throw InputError(HR_MSG("spec.layer_not_object", "%1: each layer must be a JSON object like {\"type\": \"relu\"}"),
                          {where});
@@ -159,7 +161,7 @@ static LayerSpec layer_from_json(const json& j, const std::string& where, int de
                 throw InputError(HR_MSG("spec.too_deep", "%1: residual blocks nest more than %2 levels deep; "
                                                          "flatten the structure (see docs/model-spec.md, Limits)"),
                                  {at, std::to_string(kMaxResidualDepth)});
-            auto seq = layers_from_json(*it, where + "." + key, depth + 1);
+            auto seq = layers_from_json(*it, where + "." + key, depth + 1, count);
             (key == "body" ? l.body : l.shortcut) = std::move(seq);
             continue;
         }
@@ -209,23 +211,20 @@ static LayerSpec layer_from_json(const json& j, const std::string& where, int de
     return l;
 }
 
-static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth) {
+static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth,
+                                               std::int64_t& count) {
     if (!arr.is_array()) throw InputError(HR_MSG("spec.layers_not_list", "%1: must be a list of layers"), {where});
-    if (arr.size() > static_cast<std::size_t>(kMaxLayers))
-        throw InputError(HR_MSG("spec.too_many_layers", "%1: %2 layers, more than the limit of %3 (see "
-                                                        "docs/model-spec.md, Limits)"),
-                         {where, std::to_string(arr.size()), std::to_string(kMaxLayers)});
     std::vector<LayerSpec> out;
-    for (std::size_t i = 0; i < arr.size(); ++i)
-        out.push_back(layer_from_json(arr[i], where + "[" + std::to_string(i) + "]", depth));
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+        // Counted while reading, so a file cannot make the reader build millions of layers first.
+        if (++count > kMaxLayers)
+            throw InputError(HR_MSG("spec.too_many_layers", "%1: the model has more than %2 layers (residual blocks "
+                                                            "and their contents included; see docs/model-spec.md, "
+                                                            "Limits)"),
+                             {where + "[" + std::to_string(i) + "]", std::to_string(kMaxLayers)});
+        out.push_back(layer_from_json(arr[i], where + "[" + std::to_string(i) + "]", depth, count));
+    }
     return out;
-}
-
-// Counts the layers of a parsed spec (residual blocks and their contents), for the total limit.
-static std::int64_t count_layers(const std::vector<LayerSpec>& layers) {
-    std::int64_t n = 0;
-    for (const auto& l : layers) n += 1 + count_layers(l.body) + count_layers(l.shortcut);
-    return n;
 }
 
 // True when v is an integer in [lo, hi] (out = its value); an unsigned value past INT64_MAX is read
@@ -283,7 +282,8 @@ static ModelSpec model_spec_from_json_at(const json& j, const std::string& sourc
                                  {top, std::to_string(kMaxClasses), json_brief(*it)});
             s.num_classes = static_cast<int>(v);
         } else if (k == "layers") {
-            s.layers = layers_from_json(*it, loc + "layers", 0);
+            std::int64_t count = 0;
+            s.layers = layers_from_json(*it, loc + "layers", 0, count);
         } else if (k == "loss") {
             if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string())
                 throw InputError(HR_MSG("spec.loss_shape",
@@ -313,11 +313,6 @@ static ModelSpec model_spec_from_json_at(const json& j, const std::string& sourc
     }
     if (!j.contains("layers"))
         throw InputError(HR_MSG("spec.no_layers", "%1: missing \"layers\" (see docs/model-spec.md)"), {top});
-    if (const std::int64_t n = count_layers(s.layers); n > kMaxLayers)
-        throw InputError(HR_MSG("spec.too_many_layers_total", "%1: %2 layers in all (residual blocks and their "
-                                                              "contents included), more than the limit of %3 (see "
-                                                              "docs/model-spec.md, Limits)"),
-                         {top, std::to_string(n), std::to_string(kMaxLayers)});
     return s;
 }
 
