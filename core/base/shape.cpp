@@ -1,10 +1,24 @@
 #include "base/shape.h"
 
+#include "base/checked_math.h"
+#include "base/error.h"
+
 namespace hr {
+
+bool shape_numel_checked(const Shape& s, std::int64_t& out) {
+    std::int64_t n = 1;
+    for (auto d : s)
+        if (!checked_mul(n, d, n)) return false;
+    out = n;
+    return true;
+}
 
 std::int64_t shape_numel(const Shape& s) {
     std::int64_t n = 1;
-    for (auto d : s) n *= d;
+    if (!shape_numel_checked(s, n))
+        throw Error(HR_MSG("shape.overflow",
+                           "shape %1 has more elements than a 64-bit count holds; make its dimensions smaller"),
+                    {shape_str(s)});
     return n;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <random>
 
 #include "base/error.h"
@@ -15,6 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kSpecs = "fashion-mnist, mnist, idx:DIR, synthetic";
+// Largest generated dataset (784 bytes a sample: 784 MB), so a typo cannot ask for terabytes.
+constexpr std::int64_t kMaxSyntheticSamples = 1'000'000;
 
 std::vector<std::string> digit_names() {
     std::vector<std::string> n;
@@ -99,6 +102,12 @@ Dataset load_idx_split(const std::string& images, const std::string& labels, con
     IdxImages img;
     Dataset d;
     read_idx_pair(images, labels, static_cast<int>(class_names.size()), img, d.labels);
+    // An empty split trains nothing or evaluates to 0/0 (test_accuracy=nan): it only comes from a
+    // damaged or emptied file, so it is refused here, before any training.
+    if (img.count == 0)
+        throw InputError(HR_MSG("data.empty_split", "%1 holds no images (its header says 0), so the %2 split is "
+                                                    "empty; the file is damaged or truncated, download it again"),
+                         {images, name});
     d.name = name;
     d.count = img.count;
     d.sample_shape = {1, img.rows, img.cols};
@@ -114,26 +123,29 @@ DatasetPair load_idx_dir(const std::string& dir, const std::string& name,
     if (!f.missing.empty()) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec))
-            throw InputError("idx:" + dir + ": folder not found; pass --data idx:DIR with a folder holding "
-                             "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
-                             "t10k-labels-idx1-ubyte (raw or .gz)");
-        throw InputError(dir + ": missing " + join(f.missing, ", ") +
-                         "; an IDX dataset folder needs all four files (raw or .gz)");
+            throw InputError(HR_MSG("data.idx_dir_not_found",
+                                    "idx:%1: folder not found; pass --data idx:DIR with a folder holding "
+                                    "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
+                                    "t10k-labels-idx1-ubyte (raw or .gz)"),
+                             {dir});
+        throw InputError(HR_MSG("data.idx_missing_files",
+                                "%1: missing %2; an IDX dataset folder needs all four files (raw or .gz)"),
+                         {dir, join(f.missing, ", ")});
     }
     DatasetPair p;
     p.source_dir = dir;
     p.train = load_idx_split(f.train_images, f.train_labels, name + "/train", class_names);
     p.test = load_idx_split(f.test_images, f.test_labels, name + "/test", class_names);
     if (p.train.sample_shape != p.test.sample_shape)
-        throw InputError(dir + ": training images are " + shape_str(p.train.sample_shape) +
-                         " but test images are " + shape_str(p.test.sample_shape) +
-                         "; both splits must come from the same dataset");
+        throw InputError(HR_MSG("data.split_shapes", "%1: training images are %2 but test images are %3; both "
+                                                     "splits must come from the same dataset"),
+                         {dir, shape_str(p.train.sample_shape), shape_str(p.test.sample_shape)});
     return p;
 }
 
 void apply_limits(DatasetPair& p, const DataOptions& o) {
     if (o.train_limit < 0 || o.test_limit < 0)
-        throw InputError("sample limits must be >= 0 (0 = all)");
+        throw InputError(HR_MSG("data.negative_limit", "sample limits must be >= 0 (0 = all)"));
     truncate_dataset(p.train, o.train_limit);
     truncate_dataset(p.test, o.test_limit);
 }
@@ -152,7 +164,8 @@ const std::vector<std::string>& fashion_mnist_class_names() {
 Normalization standard_normalization(const std::string& spec) {
     if (spec == "fashion-mnist") return {0.2860f, 0.3530f};
     if (spec == "mnist") return {0.1307f, 0.3081f};
-    throw InputError("no published normalisation for '" + spec + "'; compute it from the data");
+    throw InputError(HR_MSG("data.no_normalisation", "no published normalisation for '%1'; compute it from the data"),
+                     {spec});
 }
 
 Normalization compute_normalization(const Dataset& d) {
@@ -180,7 +193,9 @@ void truncate_dataset(Dataset& d, std::int64_t limit) {
 }
 
 Dataset make_synthetic(const std::string& name, std::int64_t count, std::uint64_t seed) {
-    if (count <= 0) throw InputError("synthetic dataset size must be > 0, got " + std::to_string(count));
+    if (count <= 0 || count > kMaxSyntheticSamples)
+        throw InputError(HR_MSG("data.synthetic_size", "synthetic dataset size must be between 1 and %1, got %2"),
+                         {std::to_string(kMaxSyntheticSamples), std::to_string(count)});
     constexpr int H = 28, W = 28, K = 10;
     constexpr double kPi = 3.14159265358979323846;
     Dataset d;
@@ -218,7 +233,22 @@ Dataset make_synthetic(const std::string& name, std::int64_t count, std::uint64_
     return d;
 }
 
+namespace {
+DatasetPair load_dataset_impl(const std::string& spec, const DataOptions& options);
+}  // namespace
+
 DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
+    try {
+        return load_dataset_impl(spec, options);
+    } catch (const std::bad_alloc&) {  // never a bare "std::bad_alloc" for the person
+        throw InputError(HR_MSG("data.no_memory", "not enough memory to load dataset '%1'; close other programs "
+                                                  "or use a machine with more memory"),
+                         {spec});
+    }
+}
+
+namespace {
+DatasetPair load_dataset_impl(const std::string& spec, const DataOptions& options) {
     DatasetPair p;
     if (spec == "fashion-mnist" || spec == "mnist") {
         std::string searched;
@@ -236,7 +266,7 @@ DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
     if (spec.rfind("idx:", 0) == 0) {
         std::string dir = spec.substr(4);
         if (dir.empty())
-            throw InputError("idx: needs a folder, e.g. --data idx:/path/to/mnist");
+            throw InputError(HR_MSG("data.idx_no_folder", "idx: needs a folder, e.g. --data idx:/path/to/mnist"));
         p = load_idx_dir(dir, "idx:" + dir, digit_names());
         // Statistics of the full training split, as one would compute them for Normalize().
         Normalization n = compute_normalization(p.train);
@@ -257,6 +287,8 @@ DatasetPair load_dataset(const std::string& spec, const DataOptions& options) {
     }
     throw InputError(HR_MSG("data.unknown", "unknown dataset '%1'; use one of %2"), {spec, kSpecs});
 }
+
+}  // namespace
 
 std::vector<DatasetInfo> known_datasets() {
     auto info = [](const char* spec, MessageText description, const char* location) {

@@ -4,6 +4,11 @@
 // then DD u32 sizes) followed by the elements. Headroom reads u8 images (magic 0x00000803,
 // (N, H, W)) and u8 labels (magic 0x00000801, (N)). Files may be raw or gzip-compressed (.gz);
 // zlib reads both transparently. Every problem is an hr::InputError naming the file.
+//
+// Hostile files: a header is only a claim. A raw file's claimed size is checked against the file's
+// size before anything is allocated; a gzip file's buffer grows while it decompresses, so memory is
+// at most about twice what the file really holds. Devices and pipes are refused; running out of
+// memory is an InputError, never a bare std::bad_alloc.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +17,8 @@ namespace hr {
 
 constexpr std::uint32_t kIdxImagesMagic = 0x00000803;
 constexpr std::uint32_t kIdxLabelsMagic = 0x00000801;
+// Largest image accepted (rows * cols), the model spec's per-sample element limit (docs/model-spec.md).
+constexpr std::uint64_t kIdxMaxImagePixels = std::uint64_t{1} << 31;
 
 struct IdxHeader {
     std::uint32_t magic = 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -18,7 +19,9 @@
 #include <random>
 #include <set>
 
+#include "base/checked_math.h"
 #include "base/error.h"
+#include "base/json_limits.h"
 
 namespace hr {
 namespace {
@@ -69,8 +72,9 @@ std::string safetensors_header(const SafeTensorsFile& file) {
             throw Error("safetensors: tensor name '" + t.name + "' appears twice; names must be unique");
         for (auto d : t.shape)
             if (d < 0) throw Error("safetensors: tensor '" + t.name + "' has a negative dimension in " + shape_str(t.shape));
-        std::uint64_t bytes = static_cast<std::uint64_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
-        if (bytes != t.data.size())
+        std::uint64_t bytes = 0;
+        if (!checked_mul(static_cast<std::uint64_t>(shape_numel(t.shape)), std::uint64_t{dtype_size(t.dtype)}, bytes) ||
+            bytes != t.data.size())
             throw Error("safetensors: tensor '" + t.name + "' " + shape_str(t.shape) + " " +
                         dtype_safetensors_name(t.dtype) + " needs " + std::to_string(bytes) + " bytes but holds " +
                         std::to_string(t.data.size()));
@@ -101,35 +105,52 @@ void write_safetensors(const std::string& path, const SafeTensorsFile& file) {
 }
 
 SafeTensorsFile read_safetensors(const std::string& path) {
-    auto bad = [&](const std::string& what) -> InputError {
-        return InputError(path + ": " + what);
+    // Every refusal names the file; most end with the same advice.
+    auto bad = [&](MessageText t, std::vector<std::string> args = {}) -> InputError {
+        args.insert(args.begin(), path);
+        return InputError(t, std::move(args));
     };
     std::error_code ec;
-    if (!fs::exists(path, ec)) throw InputError(path + ": file not found; check the path");
-    if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, expected a .safetensors file");
+    const fs::file_status st = fs::status(path, ec);
+    if (!fs::exists(st)) throw bad(HR_MSG("safetensors.not_found", "%1: file not found; check the path"));
+    if (fs::is_directory(st)) throw bad(HR_MSG("safetensors.is_folder", "%1: is a folder, expected a .safetensors file"));
+    if (!fs::is_regular_file(st))
+        throw bad(HR_MSG("safetensors.not_regular", "%1: is not a regular file (a device, pipe or socket); point to "
+                                                    "the .safetensors file itself"));
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open (" + std::strerror(errno) + "); check its permissions");
+    if (!in) throw bad(HR_MSG("safetensors.cannot_open", "%1: cannot open (%2); check its permissions"), {std::strerror(errno)});
     in.seekg(0, std::ios::end);
-    std::uint64_t file_size = static_cast<std::uint64_t>(in.tellg());
+    const std::streamoff end_pos = in.tellg();
     in.seekg(0);
-    const std::string damaged = "; the file is damaged or not a safetensors file";
+    if (end_pos < 0) throw bad(HR_MSG("safetensors.no_size", "%1: cannot tell its size; is it a regular file?"));
+    const std::uint64_t file_size = static_cast<std::uint64_t>(end_pos);
     if (file_size < 8)
-        throw bad("too short to be a safetensors file (" + std::to_string(file_size) +
-                  " bytes, the 8-byte header length alone needs 8)" + damaged);
+        throw bad(HR_MSG("safetensors.too_short", "%1: too short to be a safetensors file (%2 bytes, the 8-byte header "
+                                                  "length alone needs 8); the file is damaged or not a safetensors file"),
+                  {std::to_string(file_size)});
     unsigned char len[8];
     in.read(reinterpret_cast<char*>(len), 8);
     std::uint64_t n = 0;
     for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(len[i]) << (8 * i);
     if (n > kSafetensorsMaxHeader)
-        throw bad("header length " + std::to_string(n) + " bytes exceeds the 100 MB limit" + damaged);
+        throw bad(HR_MSG("safetensors.header_limit", "%1: header length %2 bytes exceeds the 100 MB limit; the file is "
+                                                     "damaged or not a safetensors file"),
+                  {std::to_string(n)});
     if (n > file_size - 8)
-        throw bad("header length " + std::to_string(n) + " bytes is larger than the file (" +
-                  std::to_string(file_size) + " bytes); the file is truncated or not a safetensors file");
+        throw bad(HR_MSG("safetensors.header_past_end", "%1: header length %2 bytes is larger than the file (%3 bytes); "
+                                                        "the file is truncated or not a safetensors file"),
+                  {std::to_string(n), std::to_string(file_size)});
+    // From here on every size is bounded by the file's: the header (n bytes) is read, and the tensors
+    // must tile the rest exactly, so a small file never causes a large allocation.
     std::string header(static_cast<std::size_t>(n), '\0');
     in.read(header.data(), static_cast<std::streamsize>(n));
-    if (!in) throw bad("cannot read the header (" + std::string(std::strerror(errno)) + ")");
+    if (!in) throw bad(HR_MSG("safetensors.header_unreadable", "%1: cannot read the header (%2)"), {std::strerror(errno)});
     const std::uint64_t buffer_size = file_size - 8 - n;
 
+    if (json_nesting_depth(header, kSafetensorsMaxDepth) > kSafetensorsMaxDepth)
+        throw bad(HR_MSG("safetensors.header_deep", "%1: header JSON is nested more than %2 levels deep (a safetensors "
+                                                    "header has 3); the file is damaged or not a safetensors file"),
+                  {std::to_string(kSafetensorsMaxDepth)});
     std::string duplicate;
     std::set<std::string> top_keys;
     ojson::parser_callback_t cb = [&](int depth, ojson::parse_event_t event, ojson& parsed) {
@@ -142,11 +163,20 @@ SafeTensorsFile read_safetensors(const std::string& path) {
     ojson h;
     try {
         h = ojson::parse(header, cb);
-    } catch (const ojson::exception& e) {
-        throw bad(std::string("header is not valid JSON (") + e.what() + ")" + damaged);
+    } catch (const ojson::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
+        throw bad(HR_MSG("safetensors.header_json", "%1: header is not valid JSON (%2); the file is damaged or not a "
+                                                    "safetensors file"),
+                  {e.what()});
     }
-    if (!h.is_object()) throw bad("header is not a JSON object" + damaged);
-    if (!duplicate.empty()) throw bad("tensor name '" + duplicate + "' appears twice in the header" + damaged);
+    const MessageText damaged_entry =
+        HR_MSG("safetensors.bad_entry", "%1: tensor '%2': %3; the file is damaged or not a safetensors file");
+    if (!h.is_object())
+        throw bad(HR_MSG("safetensors.header_not_object", "%1: header is not a JSON object; the file is damaged or not "
+                                                          "a safetensors file"));
+    if (!duplicate.empty())
+        throw bad(HR_MSG("safetensors.duplicate", "%1: tensor name '%2' appears twice in the header; the file is "
+                                                  "damaged or not a safetensors file"),
+                  {duplicate});
 
     struct Entry {
         std::size_t index;
@@ -158,44 +188,70 @@ SafeTensorsFile read_safetensors(const std::string& path) {
         const std::string& name = it.key();
         const ojson& v = it.value();
         if (name == "__metadata__") {
-            if (!v.is_object()) throw bad("\"__metadata__\" must be an object of strings" + damaged);
+            if (!v.is_object())
+                throw bad(HR_MSG("safetensors.metadata_not_object", "%1: \"__metadata__\" must be an object of strings; "
+                                                                    "the file is damaged or not a safetensors file"));
             for (auto m = v.begin(); m != v.end(); ++m) {
                 if (!m.value().is_string())
-                    throw bad("\"__metadata__\" entry '" + m.key() + "' is not a string" + damaged);
+                    throw bad(HR_MSG("safetensors.metadata_not_string", "%1: \"__metadata__\" entry '%2' is not a "
+                                                                        "string; the file is damaged or not a "
+                                                                        "safetensors file"),
+                              {m.key()});
                 out.metadata[m.key()] = m.value().get<std::string>();
             }
             continue;
         }
-        const std::string where = "tensor '" + name + "': ";
-        if (!v.is_object()) throw bad(where + "entry is not an object" + damaged);
-        if (!v.contains("dtype") || !v["dtype"].is_string()) throw bad(where + "missing or non-string \"dtype\"" + damaged);
-        if (!v.contains("shape") || !v["shape"].is_array()) throw bad(where + "missing or non-array \"shape\"" + damaged);
+        auto entry_error = [&](const std::string& what) { return bad(damaged_entry, {name, what}); };
+        if (!v.is_object()) throw entry_error("entry is not an object");
+        if (!v.contains("dtype") || !v["dtype"].is_string()) throw entry_error("missing or non-string \"dtype\"");
+        if (!v.contains("shape") || !v["shape"].is_array()) throw entry_error("missing or non-array \"shape\"");
         if (!v.contains("data_offsets") || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
-            throw bad(where + "\"data_offsets\" must be [begin, end]" + damaged);
+            throw entry_error("\"data_offsets\" must be [begin, end]");
         SafeTensor t;
         t.name = name;
         std::string dt = v["dtype"].get<std::string>();
         if (!parse_dtype(dt, t.dtype))
-            throw bad(where + "unknown or unsupported dtype '" + dt + "'; Headroom reads " + kTypeList);
-        long double numel = 1;
+            throw bad(HR_MSG("safetensors.dtype", "%1: tensor '%2': unknown or unsupported dtype '%3'; Headroom reads %4"),
+                      {name, dt, kTypeList});
+        if (v["shape"].size() > kSafetensorsMaxRank)
+            throw entry_error("shape has " + std::to_string(v["shape"].size()) + " dimensions, more than " +
+                              std::to_string(kSafetensorsMaxRank));
+        // The element count in checked arithmetic. Every dimension must fit a signed 64-bit Shape
+        // entry, and so must the product of the non-zero ones: [0, 2^64 - 1] used to come back as a
+        // negative dimension.
+        std::uint64_t nonzero = 1;
+        bool has_zero = false, overflow = false;
         for (const auto& d : v["shape"]) {
-            if (!d.is_number_unsigned()) throw bad(where + "shape entries must be non-negative integers" + damaged);
-            t.shape.push_back(static_cast<std::int64_t>(d.get<std::uint64_t>()));
-            numel *= static_cast<long double>(d.get<std::uint64_t>());
+            if (!d.is_number_unsigned()) throw entry_error("shape entries must be non-negative integers");
+            const std::uint64_t u = d.get<std::uint64_t>();
+            if (u > static_cast<std::uint64_t>(INT64_MAX)) {
+                overflow = true;
+                break;
+            }
+            if (u == 0)
+                has_zero = true;
+            else if (!checked_mul(nonzero, u, nonzero))
+                overflow = true;
+            t.shape.push_back(static_cast<std::int64_t>(u));
         }
+        const std::uint64_t numel = has_zero ? 0 : nonzero;
+        std::uint64_t need = 0;
+        if (overflow || nonzero > static_cast<std::uint64_t>(INT64_MAX) ||
+            !checked_mul(numel, std::uint64_t{dtype_size(t.dtype)}, need))
+            throw entry_error("shape " + v["shape"].dump().substr(0, 200) +
+                              " has more elements than a 64-bit count holds");
         const auto& off = v["data_offsets"];
         if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-            throw bad(where + "data_offsets must be non-negative integers" + damaged);
+            throw entry_error("data_offsets must be non-negative integers");
         std::uint64_t b = off[0].get<std::uint64_t>(), e = off[1].get<std::uint64_t>();
-        if (e < b) throw bad(where + "data_offsets " + offsets_str(b, e) + " end before they begin" + damaged);
-        long double need = numel * dtype_size(t.dtype);
-        if (need != static_cast<long double>(e - b))
-            throw bad(where + "shape " + shape_str(t.shape) + " of " + dt + " needs " +
-                      std::to_string(static_cast<unsigned long long>(need)) + " bytes but data_offsets " +
-                      offsets_str(b, e) + " span " + std::to_string(e - b) + damaged);
+        if (e < b) throw entry_error("data_offsets " + offsets_str(b, e) + " end before they begin");
+        if (need != e - b)
+            throw entry_error("shape " + shape_str(t.shape) + " of " + dt + " needs " + std::to_string(need) +
+                              " bytes but data_offsets " + offsets_str(b, e) + " span " + std::to_string(e - b));
         if (e > buffer_size)
-            throw bad(where + "data_offsets " + offsets_str(b, e) + " are out of range: the data buffer has " +
-                      std::to_string(buffer_size) + " bytes; the file is truncated or damaged");
+            throw bad(HR_MSG("safetensors.offsets_range", "%1: tensor '%2': data_offsets %3 are out of range: the data "
+                                                          "buffer has %4 bytes; the file is truncated or damaged"),
+                      {name, offsets_str(b, e), std::to_string(buffer_size)});
         entries.push_back({out.tensors.size(), b, e});
         out.tensors.push_back(std::move(t));
     }
@@ -209,24 +265,30 @@ SafeTensorsFile read_safetensors(const std::string& path) {
     for (const auto& e : sorted) {
         const SafeTensor& t = out.tensors[e.index];
         if (e.begin < expected)
-            throw bad("tensor '" + t.name + "' data_offsets " + offsets_str(e.begin, e.end) + " overlap tensor '" +
-                      (prev ? prev->name : std::string("?")) + "'" + damaged);
+            throw bad(HR_MSG("safetensors.overlap", "%1: tensor '%2' data_offsets %3 overlap tensor '%4'; the file is "
+                                                    "damaged or not a safetensors file"),
+                      {t.name, offsets_str(e.begin, e.end), prev ? prev->name : std::string("?")});
         if (e.begin > expected)
-            throw bad("hole of " + std::to_string(e.begin - expected) + " bytes in the data buffer before tensor '" +
-                      t.name + "' (data_offsets " + offsets_str(e.begin, e.end) + ")" + damaged);
+            throw bad(HR_MSG("safetensors.hole", "%1: hole of %2 bytes in the data buffer before tensor '%3' "
+                                                 "(data_offsets %4); the file is damaged or not a safetensors file"),
+                      {std::to_string(e.begin - expected), t.name, offsets_str(e.begin, e.end)});
         expected = e.end;
         prev = &t;
     }
     if (expected != buffer_size)
-        throw bad("the data buffer has " + std::to_string(buffer_size - expected) +
-                  " bytes after the last tensor that no tensor uses (a hole at the end)" + damaged);
+        throw bad(HR_MSG("safetensors.trailing", "%1: the data buffer has %2 bytes after the last tensor that no tensor "
+                                                 "uses (a hole at the end); the file is damaged or not a safetensors "
+                                                 "file"),
+                  {std::to_string(buffer_size - expected)});
     for (const auto& e : entries) {
         SafeTensor& t = out.tensors[e.index];
-        t.data.resize(static_cast<std::size_t>(e.end - e.begin));
+        t.data.resize(static_cast<std::size_t>(e.end - e.begin));  // the tensors tile the file: total <= its size
         if (t.data.empty()) continue;
         in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
         in.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
-        if (!in) throw bad("cannot read tensor '" + t.name + "' (" + std::strerror(errno) + ")");
+        if (!in)
+            throw bad(HR_MSG("safetensors.tensor_unreadable", "%1: cannot read tensor '%2' (%3)"),
+                      {t.name, std::strerror(errno)});
     }
     return out;
 }

@@ -39,11 +39,17 @@ std::string safetensors_header(const SafeTensorsFile& file);
 // existing file at `path` is left unchanged, and an Error names the path and reason.
 void write_safetensors(const std::string& path, const SafeTensorsFile& file);
 
-// Reads and checks a file; a malformed one is an InputError naming the file and the problem.
-// Tensors come back in the header's key order.
+// Reads and checks a file; a malformed one is an InputError (an HR_MSG id, base/message.h) naming the
+// file and the problem. Header arithmetic (shapes, dtype sizes, offsets) is overflow-checked, and every
+// allocation is bounded by the file's size: the tensors must tile the data buffer exactly. Tensors come
+// back in the header's key order.
 SafeTensorsFile read_safetensors(const std::string& path);
 
 // Largest header accepted by the reader (as the reference implementation: 100 MB).
 constexpr std::uint64_t kSafetensorsMaxHeader = 100'000'000;
+// JSON nesting accepted in a header (a valid one has 3 levels), checked before parsing.
+constexpr int kSafetensorsMaxDepth = 16;
+// Dimensions of one tensor (PyTorch's own limit is 64).
+constexpr std::size_t kSafetensorsMaxRank = 64;
 
 }  // namespace hr

@@ -2,13 +2,17 @@
 
 #include "base/atomic_file.h"
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "base/checked_math.h"
 #include "base/error.h"
+#include "base/json_limits.h"
 
 namespace hr {
 
@@ -102,7 +106,8 @@ static json attr_json(const AttrInfo& a, double v) {
 LayerSpec default_layer(const std::string& type) {
     const LayerTypeInfo* info = find_layer_type(type);
     if (!info || info->group == "loss")
-        throw InputError("unknown layer type '" + type + "'; use one of " + known_types());
+        throw InputError(HR_MSG("spec.unknown_layer_type", "unknown layer type '%1'; use one of %2"),
+                         {type, known_types()});
     LayerSpec l;
     l.type = type;
     for (const auto& a : info->attrs) l.attrs[a.name] = attr_json(a, a.default_value);
@@ -124,26 +129,39 @@ double layer_attr(const LayerSpec& layer, const std::string& name) {
 // ---------------------------------------------------------------------------------------------------
 // JSON
 
-static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where);
+// Parse errors name where they are: "%1" is the location ("m.json: layers[3] (conv2d)", or
+// "model spec" for the top level), so the message template stays one translatable string.
+// `depth` counts the residual blocks around `where`; `count` the layers read so far (both limited).
+static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth,
+                                               std::int64_t& count);
 
-static LayerSpec layer_from_json(const json& j, const std::string& where) {
-    if (!j.is_object()) throw InputError(where + ": each layer must be a JSON object like {\"type\": \"relu\"}");
+static LayerSpec layer_from_json(const json& j, const std::string& where, int depth, std::int64_t& count) {
+    if (!j.is_object())
+        throw InputError(HR_MSG("spec.layer_not_object", "%1: each layer must be a JSON object like {\"type\": \"relu\"}"),
+                         {where});
     if (!j.contains("type") || !j["type"].is_string())
-        throw InputError(where + ": missing \"type\"; use one of " + known_types());
+        throw InputError(HR_MSG("spec.layer_no_type", "%1: missing \"type\"; use one of %2"), {where, known_types()});
     std::string type = j["type"].get<std::string>();
-    LayerSpec l = default_layer(type);  // throws for unknown types
-    const std::string at = where + " (" + type + ")";
     const LayerTypeInfo* info = find_layer_type(type);
+    if (!info || info->group == "loss")
+        throw InputError(HR_MSG("spec.unknown_layer", "%1: unknown layer type '%2'; use one of %3"),
+                         {where, type, known_types()});
+    LayerSpec l = default_layer(type);
+    const std::string at = where + " (" + type + ")";
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& key = it.key();
         if (key == "type") continue;
         if (key == "name") {
-            if (!it->is_string()) throw InputError(at + ": \"name\" must be a string");
+            if (!it->is_string()) throw InputError(HR_MSG("spec.name_not_string", "%1: \"name\" must be a string"), {at});
             l.name = it->get<std::string>();
             continue;
         }
         if (type == "residual" && (key == "body" || key == "shortcut")) {
-            auto seq = layers_from_json(*it, where + "." + key);
+            if (depth >= kMaxResidualDepth)
+                throw InputError(HR_MSG("spec.too_deep", "%1: residual blocks nest more than %2 levels deep; "
+                                                         "flatten the structure (see docs/model-spec.md, Limits)"),
+                                 {at, std::to_string(kMaxResidualDepth)});
+            auto seq = layers_from_json(*it, where + "." + key, depth + 1, count);
             (key == "body" ? l.body : l.shortcut) = std::move(seq);
             continue;
         }
@@ -154,86 +172,151 @@ static LayerSpec layer_from_json(const json& j, const std::string& where) {
             std::string known;
             for (const auto& cand : info->attrs) known += (known.empty() ? "" : ", ") + cand.name;
             if (type == "residual") known = "body, shortcut";
-            throw InputError(at + ": unknown attribute '" + key + "'" +
-                             (known.empty() ? "; this layer takes no attributes" : "; known: " + known));
+            if (known.empty())
+                throw InputError(HR_MSG("spec.attr_none", "%1: unknown attribute '%2'; this layer takes no attributes"),
+                                 {at, key});
+            throw InputError(HR_MSG("spec.attr_unknown", "%1: unknown attribute '%2'; known: %3"), {at, key, known});
         }
         double v = 0;
         if (a->kind == AK::boolean) {
-            if (!it->is_boolean()) throw InputError(at + ": attribute '" + key + "' must be true or false");
+            if (!it->is_boolean())
+                throw InputError(HR_MSG("spec.attr_not_bool", "%1: attribute '%2' must be true or false, got %3"),
+                                 {at, key, json_brief(*it)});
             v = it->get<bool>() ? 1 : 0;
         } else if (a->kind == AK::integer) {
             if (!it->is_number_integer())
-                throw InputError(at + ": attribute '" + key + "' must be an integer, got " + it->dump());
-            v = static_cast<double>(it->get<std::int64_t>());
+                throw InputError(HR_MSG("spec.attr_not_integer", "%1: attribute '%2' must be an integer, got %3"),
+                                 {at, key, json_brief(*it)});
+            // An unsigned value past INT64_MAX is out of every range; read it without wrapping.
+            v = it->is_number_unsigned() ? static_cast<double>(it->get<std::uint64_t>())
+                                         : static_cast<double>(it->get<std::int64_t>());
         } else {
-            if (!it->is_number()) throw InputError(at + ": attribute '" + key + "' must be a number, got " + it->dump());
+            if (!it->is_number())
+                throw InputError(HR_MSG("spec.attr_not_number", "%1: attribute '%2' must be a number, got %3"),
+                                 {at, key, json_brief(*it)});
             v = it->get<double>();
         }
         if (!(v >= a->min && v <= a->max)) {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, ": attribute '%s' must be between %g and %g, got %s", key.c_str(), a->min,
-                          a->max, it->dump().c_str());
-            throw InputError(at + buf);
+            char lo[32], hi[32];
+            std::snprintf(lo, sizeof lo, "%g", a->min);
+            std::snprintf(hi, sizeof hi, "%g", a->max);
+            throw InputError(HR_MSG("spec.attr_range", "%1: attribute '%2' must be between %3 and %4, got %5"),
+                             {at, key, lo, hi, json_brief(*it)});
         }
         l.attrs[key] = attr_json(*a, v);
     }
     if (type == "residual" && l.body.empty())
-        throw InputError(at + ": a residual block needs a non-empty \"body\" list of layers");
+        throw InputError(HR_MSG("spec.residual_empty", "%1: a residual block needs a non-empty \"body\" list of layers"),
+                         {at});
     return l;
 }
 
-static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where) {
-    if (!arr.is_array()) throw InputError(where + ": must be a list of layers");
+static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth,
+                                               std::int64_t& count) {
+    if (!arr.is_array()) throw InputError(HR_MSG("spec.layers_not_list", "%1: must be a list of layers"), {where});
     std::vector<LayerSpec> out;
-    for (std::size_t i = 0; i < arr.size(); ++i)
-        out.push_back(layer_from_json(arr[i], where + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+        // Counted while reading, so a file cannot make the reader build millions of layers first.
+        if (++count > kMaxLayers)
+            throw InputError(HR_MSG("spec.too_many_layers", "%1: the model has more than %2 layers (residual blocks "
+                                                            "and their contents included; see docs/model-spec.md, "
+                                                            "Limits)"),
+                             {where + "[" + std::to_string(i) + "]", std::to_string(kMaxLayers)});
+        out.push_back(layer_from_json(arr[i], where + "[" + std::to_string(i) + "]", depth, count));
+    }
     return out;
 }
 
-ModelSpec model_spec_from_json(const json& j) {
-    if (!j.is_object()) throw InputError("model spec: the top level must be a JSON object with \"layers\"");
+// True when v is an integer in [lo, hi] (out = its value); an unsigned value past INT64_MAX is read
+// without wrapping negative.
+static bool json_integer_in(const json& v, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
+    if (!v.is_number_integer()) return false;
+    if (v.is_number_unsigned()) {
+        const std::uint64_t u = v.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(INT64_MAX)) return false;
+        out = static_cast<std::int64_t>(u);
+    } else {
+        out = v.get<std::int64_t>();
+    }
+    return out >= lo && out <= hi;
+}
+
+static ModelSpec model_spec_from_json_at(const json& j, const std::string& source) {
+    const std::string top = source.empty() ? std::string("model spec") : source;
+    const std::string loc = source.empty() ? std::string() : source + ": ";
+    if (!j.is_object())
+        throw InputError(HR_MSG("spec.not_object", "%1: the top level must be a JSON object with \"layers\""), {top});
     ModelSpec s;
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& k = it.key();
         if (k == "format" || k == "version" || k == "description") continue;
         if (k == "name") {
-            if (!it->is_string()) throw InputError("model spec: \"name\" must be a string");
+            if (!it->is_string()) throw InputError(HR_MSG("spec.name_not_string", "%1: \"name\" must be a string"), {top});
             s.name = it->get<std::string>();
         } else if (k == "input") {
             if (!it->is_array() || it->empty() || it->size() > 3)
-                throw InputError("model spec: \"input\" must be the per-sample shape, e.g. [1, 28, 28] or [784]");
+                throw InputError(HR_MSG("spec.input_shape", "%1: \"input\" must be the per-sample shape, e.g. [1, 28, "
+                                                            "28] or [784], got %2"),
+                                 {top, json_brief(*it)});
             s.input_shape.clear();
+            std::int64_t elements = 1;
             for (const auto& d : *it) {
-                if (!d.is_number_integer() || d.get<std::int64_t>() < 1)
-                    throw InputError("model spec: \"input\" dimensions must be positive integers, got " + it->dump());
-                s.input_shape.push_back(d.get<std::int64_t>());
+                std::int64_t v = 0;
+                if (!json_integer_in(d, 1, INT64_MAX, v))
+                    throw InputError(HR_MSG("spec.input_positive",
+                                            "%1: \"input\" dimensions must be positive integers, got %2"),
+                                     {top, json_brief(*it)});
+                // Every per-sample tensor is bounded (docs/model-spec.md, Limits); the input is the first.
+                if (v > kMaxSampleElements || !checked_mul(elements, v, elements) || elements > kMaxSampleElements)
+                    throw InputError(HR_MSG("spec.input_too_large",
+                                            "%1: \"input\" %2 has more than %3 elements per sample (see "
+                                            "docs/model-spec.md, Limits)"),
+                                     {top, json_brief(*it), std::to_string(kMaxSampleElements)});
+                s.input_shape.push_back(v);
             }
         } else if (k == "num_classes") {
-            if (!it->is_number_integer() || it->get<std::int64_t>() < 2)
-                throw InputError("model spec: \"num_classes\" must be an integer >= 2");
-            s.num_classes = it->get<int>();
+            // Read as a checked 64-bit integer: get<int>() narrowed 4294967297 to 1.
+            std::int64_t v = 0;
+            if (!json_integer_in(*it, 2, kMaxClasses, v))
+                throw InputError(HR_MSG("spec.num_classes", "%1: \"num_classes\" must be an integer from 2 to %2, got %3"),
+                                 {top, std::to_string(kMaxClasses), json_brief(*it)});
+            s.num_classes = static_cast<int>(v);
         } else if (k == "layers") {
-            s.layers = layers_from_json(*it, "layers");
+            std::int64_t count = 0;
+            s.layers = layers_from_json(*it, loc + "layers", 0, count);
         } else if (k == "loss") {
             if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string())
-                throw InputError("model spec: \"loss\" must be {\"type\": \"cross_entropy\"} or {\"type\": \"mse\"}");
+                throw InputError(HR_MSG("spec.loss_shape",
+                                        "%1: \"loss\" must be {\"type\": \"cross_entropy\"} or {\"type\": \"mse\"}"),
+                                 {top});
             s.loss.type = (*it)["type"].get<std::string>();
             if (s.loss.type != "cross_entropy" && s.loss.type != "mse")
-                throw InputError("model spec: unknown loss '" + s.loss.type + "'; use cross_entropy or mse");
+                throw InputError(HR_MSG("spec.loss_unknown", "%1: unknown loss '%2'; use cross_entropy or mse"),
+                                 {top, s.loss.type});
             if (it->contains("label_smoothing")) {
                 const auto& v = (*it)["label_smoothing"];
-                if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
-                    throw InputError("model spec: loss \"label_smoothing\" must be a number in [0, 1)");
+                if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() < 1))
+                    throw InputError(HR_MSG("spec.label_smoothing",
+                                            "%1: loss \"label_smoothing\" must be a number in [0, 1), got %2"),
+                                     {top, json_brief(v)});
                 s.loss.label_smoothing = v.get<double>();
+                if (s.loss.type != "cross_entropy" && s.loss.label_smoothing != 0)
+                    throw InputError(HR_MSG("spec.label_smoothing_mse", "%1: loss \"label_smoothing\" applies to "
+                                                                        "cross_entropy only; remove it for %2"),
+                                     {top, s.loss.type});
             }
         } else {
-            throw InputError("model spec: unknown key '" + k +
-                             "'; expected name, input, num_classes, layers, loss (see docs/model-spec.md)");
+            throw InputError(HR_MSG("spec.unknown_key", "%1: unknown key '%2'; expected name, input, num_classes, "
+                                                        "layers, loss (see docs/model-spec.md)"),
+                             {top, k});
         }
     }
-    if (!j.contains("layers")) throw InputError("model spec: missing \"layers\" (see docs/model-spec.md)");
+    if (!j.contains("layers"))
+        throw InputError(HR_MSG("spec.no_layers", "%1: missing \"layers\" (see docs/model-spec.md)"), {top});
     return s;
 }
+
+ModelSpec model_spec_from_json(const json& j) { return model_spec_from_json_at(j, ""); }
 
 static json layers_to_json(const std::vector<LayerSpec>& layers) {
     json arr = json::array();
@@ -267,18 +350,18 @@ json model_spec_to_json(const ModelSpec& s) {
 
 ModelSpec load_model_spec(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot read model spec '" + path + "': no such file or not readable");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw InputError("model spec '" + path + "' is not valid JSON: " + e.what());
-    }
-    try {
-        return model_spec_from_json(j);
-    } catch (const InputError& e) {
-        throw InputError(path + ": " + e.what());
-    }
+    if (!in)
+        throw InputError(HR_MSG("spec.unreadable", "cannot read model spec '%1': no such file or not readable"), {path});
+    // Model specs are small; a file past the limit is not one (and is not read into memory).
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxSpecFileBytes)
+        throw InputError(HR_MSG("spec.file_too_large", "model spec '%1' is %2 bytes, more than the limit of %3; is it "
+                                                       "a model spec?"),
+                         {path, std::to_string(size), std::to_string(kMaxSpecFileBytes)});
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const json j = parse_json_limited(text, "model spec '" + path + "'");
+    return model_spec_from_json_at(j, path);
 }
 
 void save_model_spec(const ModelSpec& spec, const std::string& path) {
@@ -300,19 +383,37 @@ struct Analyzer {
     SpecReport rep;
     int next_index = 0;
     bool failed = false;
+    std::int64_t params_so_far = 0;       // layers analysed so far (residual rows excluded)
+    std::int64_t activation_so_far = 0;   // bytes per sample
 
-    void fail(LayerReport& r, const std::string& msg) { fail(r, Message::plain(msg)); }
-    void fail(LayerReport& r, Message msg) {
-        r.error = msg.english();
-        r.message = std::move(msg);
+    // The first failure becomes the report's error. The message templates start "layer %1 (%2): ",
+    // filled with the layer's path and type, so the whole sentence is one translatable string.
+    void fail(LayerReport& r, MessageText text, std::vector<std::string> args) {
+        args.insert(args.begin(), {r.path, r.type});
+        Message m(text, std::move(args));
+        r.error = m.english();
+        r.message = m;
         if (!failed) {
             failed = true;
-            rep.error = "layer " + r.path + " (" + r.type + "): " + r.error;
-            rep.message = r.message;
+            rep.error = r.error;
+            rep.error_message = std::move(m);
+            rep.error_layer = static_cast<int>(&r - rep.layers.data());
+        }
+    }
+    // Plain English (the layer's row gets `msg`, the report "layer P (type): msg").
+    void fail(LayerReport& r, const std::string& msg) {
+        r.error = msg;
+        r.message = Message::plain(msg);
+        if (!failed) {
+            failed = true;
+            rep.error = "layer " + r.path + " (" + r.type + "): " + msg;
+            rep.error_message = Message::plain(rep.error);
             rep.error_layer = static_cast<int>(&r - rep.layers.data());
         }
     }
 
+    // Output size of a window; the operands are bounded (per-sample limit, catalog ranges), so this
+    // cannot overflow.
     static std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
         return (in + 2 * p - d * (k - 1) - 1) / s + 1;
     }
@@ -340,13 +441,49 @@ struct Analyzer {
         }
         auto A = [&](const char* n) { return static_cast<std::int64_t>(std::llround(layer_attr(l, n))); };
         auto R = [&]() -> LayerReport& { return rep.layers[pos]; };
+        const std::string& t = l.type;
+        // Limits for specs built in code (the builder, presets) as well as parsed ones: the nesting
+        // and layer count bound the recursion here and in every walk over the spec.
+        if (depth > kMaxResidualDepth) {
+            fail(R(), HR_MSG("spec.depth_limit", "layer %1 (%2): residual blocks nest more than %3 levels deep; "
+                                                 "flatten the structure (see docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxResidualDepth)});
+            return {};
+        }
+        if (rep.layers.size() > static_cast<std::size_t>(kMaxLayers)) {
+            fail(R(), HR_MSG("spec.layer_limit", "layer %1 (%2): the model has more than %3 layers (see "
+                                                 "docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxLayers)});
+            return {};
+        }
+        if (const LayerTypeInfo* info = find_layer_type(t))
+            for (const auto& a : info->attrs) {
+                const double v = layer_attr(l, a.name);
+                if (!(v >= a.min && v <= a.max)) {
+                    char lo[32], hi[32], got[32];
+                    std::snprintf(lo, sizeof lo, "%g", a.min);
+                    std::snprintf(hi, sizeof hi, "%g", a.max);
+                    std::snprintf(got, sizeof got, "%g", v);
+                    fail(R(), HR_MSG("spec.attr_out_of_range", "layer %1 (%2): attribute '%3' must be between %4 and "
+                                                               "%5, got %6"),
+                         {a.name, lo, hi, got});
+                    return {};
+                }
+            }
         Shape out;
         std::int64_t params = 0;
         std::int64_t extra_bytes = 0;  // saved besides the output (per sample)
         bool output_is_view = false;
-        const std::string& t = l.type;
+        bool saves_indices = false;  // maxpool2d
         char label[128];
         std::snprintf(label, sizeof label, "%s", t.c_str());
+        auto too_many_params = [&] {
+            fail(R(), HR_MSG("spec.layer_params_limit", "layer %1 (%2): has more than %3 parameters (see "
+                                                        "docs/model-spec.md, Limits); make it smaller"),
+                 {std::to_string(kMaxParams)});
+            R().label = label;
+            return Shape{};
+        };
         if (t == "conv2d") {
             std::int64_t ci = A("in_channels"), co = A("out_channels"), k = A("kernel_size"), s = A("stride"),
                          p = A("padding"), d = A("dilation");
@@ -354,66 +491,95 @@ struct Analyzer {
                           (long long)k, s != 1 ? (", s" + std::to_string(s)).c_str() : "",
                           p != 0 ? (", p" + std::to_string(p)).c_str() : "");
             if (in.size() != 3) {
-                fail(R(), "expects input (N, " + std::to_string(ci) + ", H, W), got " + batch_shape(in) +
-                              "; conv2d needs image-shaped input: remove the Flatten before it or use Linear");
+                fail(R(), HR_MSG("spec.conv_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; conv2d "
+                                                          "needs image-shaped input: remove the Flatten before it or "
+                                                          "use Linear"),
+                     {std::to_string(ci), batch_shape(in)});
                 R().label = label;
                 return {};
             }
             if (in[0] != ci) {
-                fail(R(), "expects input (N, " + std::to_string(ci) + ", H, W), got " + batch_shape(in) +
-                              "; set in_channels to " + std::to_string(in[0]));
+                fail(R(), HR_MSG("spec.conv_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
+                                                       "in_channels to %5"),
+                     {std::to_string(ci), batch_shape(in), std::to_string(in[0])});
                 R().label = label;
                 return {};
             }
             std::int64_t ho = pool_out(in[1], k, s, p, d), wo = pool_out(in[2], k, s, p, d);
             if (ho < 1 || wo < 1) {
-                fail(R(), "kernel " + std::to_string(k) + " (dilation " + std::to_string(d) + ") does not fit input " +
-                              batch_shape(in) + "; use a smaller kernel, more padding, or fewer pooling layers before it");
+                fail(R(), HR_MSG("spec.conv_kernel_fit", "layer %1 (%2): kernel %3 (dilation %4) does not fit input "
+                                                         "%5; use a smaller kernel, more padding, or fewer pooling "
+                                                         "layers before it"),
+                     {std::to_string(k), std::to_string(d), batch_shape(in)});
                 R().label = label;
                 return {};
             }
             out = {co, ho, wo};
-            params = co * ci * k * k + (layer_attr(l, "bias") != 0 ? co : 0);
+            std::int64_t w = 0, unfolded = 0, positions = 0;
+            if (!checked_mul(co * ci, k * k, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? co : 0, params) ||
+                params > kMaxParams)
+                return too_many_params();
+            // The im2col matrix of one sample (in_channels * k * k rows, one column per output
+            // position) is the largest buffer a convolution needs; it is bounded like any tensor.
+            if (!checked_mul(ho, wo, positions) || !checked_mul(ci * k * k, positions, unfolded) ||
+                unfolded > kMaxSampleElements) {
+                fail(R(), HR_MSG("spec.conv_unfold_limit", "layer %1 (%2): unfolding its input takes in_channels x "
+                                                           "kernel x kernel x output positions = more than %3 elements "
+                                                           "per sample (see docs/model-spec.md, Limits); use a stride, "
+                                                           "fewer channels or a smaller input"),
+                     {std::to_string(kMaxSampleElements)});
+                R().label = label;
+                return {};
+            }
         } else if (t == "maxpool2d" || t == "avgpool2d") {
             std::int64_t k = A("kernel_size"), s = A("stride"), p = A("padding");
             if (s == 0) s = k;
             std::snprintf(label, sizeof label, "%s(k%lld)", t.c_str(), (long long)k);
             if (in.size() != 3) {
-                fail(R(), "expects input (N, C, H, W), got " + batch_shape(in) + "; pooling needs image-shaped input");
+                fail(R(), HR_MSG("spec.pool_needs_image", "layer %1 (%2): expects input (N, C, H, W), got %3; pooling "
+                                                          "needs image-shaped input"),
+                     {batch_shape(in)});
                 R().label = label;
                 return {};
             }
             if (2 * p > k) {
-                fail(R(), "padding " + std::to_string(p) + " must be at most half the kernel size " + std::to_string(k));
+                fail(R(), HR_MSG("spec.pool_padding", "layer %1 (%2): padding %3 must be at most half the kernel size %4"),
+                     {std::to_string(p), std::to_string(k)});
                 R().label = label;
                 return {};
             }
             std::int64_t ho = pool_out(in[1], k, s, p, 1), wo = pool_out(in[2], k, s, p, 1);
             if (ho < 1 || wo < 1) {
-                fail(R(), "window " + std::to_string(k) + " is larger than the input " + batch_shape(in) +
-                              "; use a smaller kernel_size or remove a pooling layer before it");
+                fail(R(), HR_MSG("spec.pool_window_fit", "layer %1 (%2): window %3 is larger than the input %4; use a "
+                                                         "smaller kernel_size or remove a pooling layer before it"),
+                     {std::to_string(k), batch_shape(in)});
                 R().label = label;
                 return {};
             }
             out = {in[0], ho, wo};
-            if (t == "maxpool2d") extra_bytes = shape_numel(out) * 4;  // i32 indices
+            saves_indices = t == "maxpool2d";
         } else if (t == "linear") {
             std::int64_t fi = A("in_features"), fo = A("out_features");
             std::snprintf(label, sizeof label, "linear(%lld→%lld)", (long long)fi, (long long)fo);
             if (in.size() != 1) {
-                fail(R(), "expects input (N, " + std::to_string(fi) + "), got " + batch_shape(in) +
-                              "; insert a Flatten before it (it would give (N, " + std::to_string(shape_numel(in)) + "))");
+                fail(R(), HR_MSG("spec.linear_needs_flat", "layer %1 (%2): expects input (N, %3), got %4; insert a "
+                                                           "Flatten before it (it would give (N, %5))"),
+                     {std::to_string(fi), batch_shape(in), std::to_string(shape_numel(in))});
                 R().label = label;
                 return {};
             }
             if (in[0] != fi) {
-                fail(R(), "expects input (N, " + std::to_string(fi) + "), got " + batch_shape(in) +
-                              "; set in_features to " + std::to_string(in[0]));
+                fail(R(), HR_MSG("spec.linear_features", "layer %1 (%2): expects input (N, %3), got %4; set "
+                                                         "in_features to %5"),
+                     {std::to_string(fi), batch_shape(in), std::to_string(in[0])});
                 R().label = label;
                 return {};
             }
             out = {fo};
-            params = fo * fi + (layer_attr(l, "bias") != 0 ? fo : 0);
+            std::int64_t w = 0;
+            if (!checked_mul(fo, fi, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? fo : 0, params) ||
+                params > kMaxParams)
+                return too_many_params();
         } else if (t == "relu" || t == "tanh" || t == "sigmoid" || t == "gelu" || t == "leaky_relu") {
             out = in;
         } else if (t == "dropout") {
@@ -427,9 +593,14 @@ struct Analyzer {
             std::int64_t c = A("num_features");
             std::snprintf(label, sizeof label, "batchnorm2d(%lld)", (long long)c);
             if (in.size() != 3 || in[0] != c) {
-                fail(R(), "expects input (N, " + std::to_string(c) + ", H, W), got " + batch_shape(in) +
-                              (in.size() == 3 ? "; set num_features to " + std::to_string(in[0])
-                                              : std::string("; BatchNorm2d needs image-shaped input")));
+                if (in.size() == 3)
+                    fail(R(), HR_MSG("spec.bn_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
+                                                         "num_features to %5"),
+                         {std::to_string(c), batch_shape(in), std::to_string(in[0])});
+                else
+                    fail(R(), HR_MSG("spec.bn_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; "
+                                                            "BatchNorm2d needs image-shaped input"),
+                         {std::to_string(c), batch_shape(in)});
                 R().label = label;
                 return {};
             }
@@ -447,23 +618,55 @@ struct Analyzer {
                 if (s.empty()) return {};
             }
             if (b != s) {
-                fail(rep.layers[pos], "body gives " + batch_shape(b) + " but the " +
-                                          std::string(l.shortcut.empty() ? "identity shortcut" : "shortcut") + " gives " +
-                                          batch_shape(s) +
-                                          "; they must match to be added: keep channels and size equal in the body or "
-                                          "add a shortcut projection (1x1 conv2d)");
+                if (l.shortcut.empty())
+                    fail(rep.layers[pos],
+                         HR_MSG("spec.residual_identity", "layer %1 (%2): body gives %3 but the identity shortcut "
+                                                          "gives %4; they must match to be added: keep channels and "
+                                                          "size equal in the body or add a shortcut projection (1x1 "
+                                                          "conv2d)"),
+                         {batch_shape(b), batch_shape(s)});
+                else
+                    fail(rep.layers[pos],
+                         HR_MSG("spec.residual_shortcut", "layer %1 (%2): body gives %3 but the shortcut gives %4; "
+                                                          "they must match to be added: keep channels and size equal "
+                                                          "in the body and the shortcut"),
+                         {batch_shape(b), batch_shape(s)});
                 return {};
             }
             out = b;
         } else {
-            fail(R(), "unknown layer type; use one of " + known_types());
+            fail(R(), HR_MSG("spec.layer_unknown", "layer %1 (%2): unknown layer type; use one of %3"), {known_types()});
             return {};
         }
         LayerReport& r = rep.layers[pos];
         r.label = label;
+        // Every layer's output, whatever its type, is bounded per sample, and so are the totals: the
+        // planner multiplies these by the batch (docs/model-spec.md, Limits).
+        std::int64_t elements = 0;
+        if (!shape_numel_checked(out, elements) || elements > kMaxSampleElements) {
+            fail(r, HR_MSG("spec.output_limit", "layer %1 (%2): its output %3 has more than %4 elements per sample "
+                                                "(see docs/model-spec.md, Limits); make it smaller"),
+                 {batch_shape(out), std::to_string(kMaxSampleElements)});
+            return {};
+        }
+        if (saves_indices) extra_bytes = elements * 4;  // i32 indices, one per output element
         r.output_shape = out;
         r.params = params;
-        r.activation_bytes_per_sample = (output_is_view ? 0 : shape_numel(out) * 4) + extra_bytes;
+        r.activation_bytes_per_sample = (output_is_view ? 0 : elements * 4) + extra_bytes;
+        if (t != "residual") params_so_far += params;  // its children are counted
+        activation_so_far += r.activation_bytes_per_sample;
+        if (params_so_far > kMaxParams) {
+            fail(r, HR_MSG("spec.total_params_limit", "layer %1 (%2): with it the model has more than %3 parameters "
+                                                      "(see docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxParams)});
+            return {};
+        }
+        if (activation_so_far > kMaxActivationBytesPerSample) {
+            fail(r, HR_MSG("spec.activation_limit", "layer %1 (%2): with it the model keeps more than %3 bytes of "
+                                                    "activations per sample (see docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxActivationBytesPerSample)});
+            return {};
+        }
         return out;
     }
 };
@@ -472,29 +675,49 @@ struct Analyzer {
 
 SpecReport analyze_model_spec(const ModelSpec& spec) {
     Analyzer a;
-    if (spec.layers.empty()) {
-        a.rep.error = "the model has no layers; add some (or start from a preset)";
+    auto model_error = [&](Message m) {
+        a.rep.error = m.english();
+        a.rep.error_message = std::move(m);
         return a.rep;
-    }
+    };
+    if (spec.layers.empty())
+        return model_error(HR_MSG("spec.no_layers_analysis", "the model has no layers; add some (or start from a preset)"));
+    // The input and the class count are checked here too: specs built in code skip the parser.
+    std::int64_t in_elements = 0;
+    bool input_ok = !spec.input_shape.empty() && spec.input_shape.size() <= 3 &&
+                    shape_numel_checked(spec.input_shape, in_elements) && in_elements <= kMaxSampleElements;
+    for (auto d : spec.input_shape) input_ok = input_ok && d >= 1;
+    if (!input_ok)
+        return model_error(Message(HR_MSG("spec.input_invalid", "the model's input %1 must have 1 to 3 positive "
+                                                                "dimensions and at most %2 elements per sample"),
+                                   {shape_str(spec.input_shape), std::to_string(kMaxSampleElements)}));
+    if (spec.num_classes < 2 || spec.num_classes > kMaxClasses)
+        return model_error(Message(HR_MSG("spec.classes_invalid", "the model has %1 classes; it needs 2 to %2"),
+                                   {std::to_string(spec.num_classes), std::to_string(kMaxClasses)}));
     Shape out = a.run_seq(spec.layers, "", spec.input_shape, 0);
     if (!a.failed) {
+        auto last_layer_error = [&](Message m) {
+            a.rep.error = m.english();
+            a.rep.error_message = std::move(m);
+            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
+            a.rep.layers.back().error = a.rep.error;
+            a.rep.layers.back().message = a.rep.error_message;
+        };
+        const std::string k = std::to_string(spec.num_classes);
         if (out.size() != 1) {
-            a.rep.error = "the model ends with shape " + batch_shape(out) +
-                          " but the loss needs (N, " + std::to_string(spec.num_classes) +
-                          "); end with Flatten and Linear(…, " + std::to_string(spec.num_classes) + ")";
-            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
-            a.rep.layers.back().error = a.rep.error;
+            last_layer_error(Message(HR_MSG("spec.end_shape", "the model ends with shape %1 but the loss needs (N, "
+                                                              "%2); end with Flatten and Linear(…, %2)"),
+                                     {batch_shape(out), k}));
         } else if (out[0] != spec.num_classes) {
-            a.rep.error = "the model ends with " + std::to_string(out[0]) + " outputs but the data has " +
-                          std::to_string(spec.num_classes) + " classes; set the last layer's out_features to " +
-                          std::to_string(spec.num_classes);
-            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
-            a.rep.layers.back().error = a.rep.error;
+            last_layer_error(Message(HR_MSG("spec.end_classes", "the model ends with %1 outputs but the data has %2 "
+                                                                "classes; set the last layer's out_features to %2"),
+                                     {std::to_string(out[0]), k}));
         } else {
             a.rep.ok = true;
             a.rep.output_shape = out;
         }
     }
+    // Bounded by the limits checked per layer, so these sums cannot overflow.
     for (const auto& r : a.rep.layers) {
         if (r.type == "residual") continue;  // its children are counted
         a.rep.total_params += r.params;
@@ -505,7 +728,7 @@ SpecReport analyze_model_spec(const ModelSpec& spec) {
 
 SpecReport validate_model_spec(const ModelSpec& spec) {
     SpecReport r = analyze_model_spec(spec);
-    if (!r.ok) throw InputError(spec.name.empty() ? r.error : "model '" + spec.name + "': " + r.error);
+    if (!r.ok) throw InputError(r.error_message);
     return r;
 }
 
@@ -515,12 +738,15 @@ SpecReport validate_model_spec(const ModelSpec& spec) {
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
     std::vector<CheckpointBlock> blocks;
     SpecReport rep = analyze_model_spec(spec);
-    auto top_label = [&](int i) {
-        for (const auto& r : rep.layers)
-            if (r.path == std::to_string(i)) return r.label.empty() ? spec.layers[i].type : r.label;
-        return spec.layers[i].type;
-    };
     const int n = static_cast<int>(spec.layers.size());
+    // Labels of the top-level layers, found in one pass (a search per block was quadratic).
+    std::vector<std::string> top_labels(spec.layers.size());
+    for (const auto& r : rep.layers)
+        if (r.depth == 0 && !r.label.empty() && r.path.find('.') == std::string::npos) {
+            const std::size_t i = std::stoul(r.path);
+            if (i < top_labels.size()) top_labels[i] = r.label;
+        }
+    auto top_label = [&](int i) { return top_labels[i].empty() ? spec.layers[i].type : top_labels[i]; };
     for (int i = 0; i < n; ++i) {
         const std::string& t = spec.layers[i].type;
         const bool starts = t == "conv2d" || t == "linear" || t == "residual";

@@ -13,6 +13,17 @@
 
 namespace hr {
 
+// ---- limits (docs/model-spec.md, "Limits") -----------------------------------------------------------
+// What a spec may describe, so that every size derived from it (and the planner's products with a
+// batch of up to 2^24 samples) fits in 64 bits. Parsing and analysis both enforce them.
+constexpr int kMaxResidualDepth = 64;                            // residual blocks inside residual blocks
+constexpr std::int64_t kMaxLayers = 10'000;                      // all layers, nested ones included
+constexpr std::int64_t kMaxSampleElements = std::int64_t{1} << 31;  // any tensor of one sample (8 GiB f32)
+constexpr std::int64_t kMaxParams = std::int64_t{1} << 36;       // trainable parameters in all (~68.7 billion)
+constexpr std::int64_t kMaxActivationBytesPerSample = std::int64_t{1} << 38;  // saved for backward (256 GiB)
+constexpr int kMaxClasses = 1 << 24;                             // num_classes
+constexpr std::uintmax_t kMaxSpecFileBytes = 64u << 20;          // a model spec file (64 MiB)
+
 struct LayerSpec {
     std::string type;                 // "conv2d", "linear", "relu", ..., "residual"
     std::string name;                 // optional label shown in tools; not used for state_dict names
@@ -59,14 +70,14 @@ struct LayerReport {
     std::int64_t params = 0;    // trainable parameters
     std::int64_t activation_bytes_per_sample = 0;  // bytes this layer keeps for backward per sample (f32)
     std::string error;          // non-empty on the offending layer
-    Message message;            // the same error as a translatable message (app/i18n/CoreText.h)
+    Message message;            // the same error as a translatable message (widgets/text/CoreText.h)
 };
 
 struct SpecReport {
     bool ok = false;
     std::string error;          // the first error, with the layer named, and a hint
+    Message error_message;      // the same, translatable (id + template + arguments; base/message.h)
     int error_layer = -1;       // index into layers of the offending layer, -1 for model-level errors
-    Message message;            // the error without the "layer PATH (TYPE): " prefix, translatable
     std::vector<LayerReport> layers;  // every layer, residual blocks included (their own row)
     std::int64_t total_params = 0;
     std::int64_t activation_bytes_per_sample = 0;

@@ -1,8 +1,14 @@
 #include "train/config.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <type_traits>
 
 #include "base/error.h"
+#include "base/json_limits.h"
 
 namespace hr {
 
@@ -42,82 +48,192 @@ json train_config_to_json(const TrainConfig& c) {
 }
 
 namespace {
+
+// Field readers: each checks the JSON type and that the value fits the C++ field without narrowing
+// (get<int>() turned 4294967297 into 1); ranges are validate_train_config's. `where` is the section
+// ("" for the top level, "optimizer", ...), so messages name the field as "optimizer.lr".
+std::string field_name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+
+[[noreturn]] void wrong_type(const std::string& where, const char* key, const char* expected, const json& v) {
+    throw InputError(HR_MSG("config.field_type", "run configuration: field '%1' must be %2, got %3"),
+                     {field_name(where, key), expected, json_brief(v)});
+}
+
+void get(const json& j, const char* key, std::string& out, const std::string& where) {
+    if (!j.contains(key)) return;
+    const json& v = j.at(key);
+    if (!v.is_string()) wrong_type(where, key, "a string", v);
+    out = v.get<std::string>();
+}
+
+void get(const json& j, const char* key, bool& out, const std::string& where) {
+    if (!j.contains(key)) return;
+    const json& v = j.at(key);
+    if (!v.is_boolean()) wrong_type(where, key, "true or false", v);
+    out = v.get<bool>();
+}
+
+void get(const json& j, const char* key, double& out, const std::string& where) {
+    if (!j.contains(key)) return;
+    const json& v = j.at(key);
+    if (!v.is_number()) wrong_type(where, key, "a number", v);
+    out = v.get<double>();
+    if (!std::isfinite(out)) wrong_type(where, key, "a finite number", v);
+}
+
 template <class T>
+    requires std::is_integral_v<T>
 void get(const json& j, const char* key, T& out, const std::string& where) {
     if (!j.contains(key)) return;
-    try {
-        out = j.at(key).get<T>();
-    } catch (const json::exception&) {
-        throw InputError(where + ": field '" + key + "' has the wrong type (" + j.at(key).dump() + ")");
+    const json& v = j.at(key);
+    if (!v.is_number_integer()) wrong_type(where, key, "an integer", v);
+    bool fits = false;
+    if (v.is_number_unsigned()) {
+        const std::uint64_t u = v.get<std::uint64_t>();
+        fits = u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    } else {  // stored signed (parsed negative, or built in code)
+        const std::int64_t i = v.get<std::int64_t>();
+        fits = i >= 0 ? static_cast<std::uint64_t>(i) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                      : std::is_signed_v<T> && i >= static_cast<std::int64_t>(std::numeric_limits<T>::min());
     }
+    if (!fits)
+        throw InputError(HR_MSG("config.field_integer_range",
+                                "run configuration: field '%1' must be an integer from %2 to %3, got %4"),
+                         {field_name(where, key), std::to_string(std::numeric_limits<T>::min()),
+                          std::to_string(std::numeric_limits<T>::max()), json_brief(v)});
+    out = v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
 }
+
+// A section ("optimizer", ...) must be an object when present; null when absent.
+const json* section(const json& j, const char* key) {
+    if (!j.contains(key)) return nullptr;
+    const json& v = j.at(key);
+    if (!v.is_object()) wrong_type("", key, "an object", v);
+    return &v;
+}
+
 }  // namespace
 
 TrainConfig train_config_from_json(const json& j) {
-    if (!j.is_object()) throw InputError("training config must be a JSON object");
+    if (!j.is_object())
+        throw InputError(HR_MSG("config.not_object", "run configuration: must be a JSON object, got %1"), {json_brief(j)});
     TrainConfig c;
     if (j.contains("model")) c.model = model_spec_from_json(j["model"]);
-    get(j, "model_source", c.model_source, "config");
-    get(j, "data", c.data, "config");
-    get(j, "train_limit", c.train_limit, "config");
-    get(j, "test_limit", c.test_limit, "config");
-    get(j, "epochs", c.epochs, "config");
-    get(j, "steps", c.steps, "config");
-    get(j, "batch", c.batch, "config");
-    if (j.contains("optimizer")) {
-        const json& o = j["optimizer"];
-        get(o, "kind", c.optimizer.kind, "optimizer");
-        get(o, "lr", c.optimizer.lr, "optimizer");
-        get(o, "momentum", c.optimizer.momentum, "optimizer");
-        get(o, "dampening", c.optimizer.dampening, "optimizer");
-        get(o, "nesterov", c.optimizer.nesterov, "optimizer");
-        get(o, "weight_decay", c.optimizer.weight_decay, "optimizer");
-        get(o, "beta1", c.optimizer.beta1, "optimizer");
-        get(o, "beta2", c.optimizer.beta2, "optimizer");
-        get(o, "eps", c.optimizer.eps, "optimizer");
+    get(j, "model_source", c.model_source, "");
+    get(j, "data", c.data, "");
+    get(j, "train_limit", c.train_limit, "");
+    get(j, "test_limit", c.test_limit, "");
+    get(j, "epochs", c.epochs, "");
+    get(j, "steps", c.steps, "");
+    get(j, "batch", c.batch, "");
+    if (const json* o = section(j, "optimizer")) {
+        get(*o, "kind", c.optimizer.kind, "optimizer");
+        get(*o, "lr", c.optimizer.lr, "optimizer");
+        get(*o, "momentum", c.optimizer.momentum, "optimizer");
+        get(*o, "dampening", c.optimizer.dampening, "optimizer");
+        get(*o, "nesterov", c.optimizer.nesterov, "optimizer");
+        get(*o, "weight_decay", c.optimizer.weight_decay, "optimizer");
+        get(*o, "beta1", c.optimizer.beta1, "optimizer");
+        get(*o, "beta2", c.optimizer.beta2, "optimizer");
+        get(*o, "eps", c.optimizer.eps, "optimizer");
     }
-    if (j.contains("schedule")) {
-        const json& s = j["schedule"];
-        get(s, "kind", c.schedule.kind, "schedule");
-        get(s, "step_size", c.schedule.step_size, "schedule");
-        get(s, "gamma", c.schedule.gamma, "schedule");
-        get(s, "min_lr", c.schedule.min_lr, "schedule");
-        get(s, "warmup_steps", c.schedule.warmup_steps, "schedule");
+    if (const json* s = section(j, "schedule")) {
+        get(*s, "kind", c.schedule.kind, "schedule");
+        get(*s, "step_size", c.schedule.step_size, "schedule");
+        get(*s, "gamma", c.schedule.gamma, "schedule");
+        get(*s, "min_lr", c.schedule.min_lr, "schedule");
+        get(*s, "warmup_steps", c.schedule.warmup_steps, "schedule");
     }
-    if (j.contains("strategy")) {
-        const json& s = j["strategy"];
-        get(s, "precision", c.strategy.precision, "strategy");
-        get(s, "checkpoint", c.strategy.checkpoint, "strategy");
-        get(s, "micro_batch", c.strategy.micro_batch, "strategy");
-        get(s, "accumulate", c.strategy.accumulate, "strategy");
-        get(s, "offload_optimizer", c.strategy.offload_optimizer, "strategy");
-        get(s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
-        get(s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");
+    if (const json* s = section(j, "strategy")) {
+        get(*s, "precision", c.strategy.precision, "strategy");
+        get(*s, "checkpoint", c.strategy.checkpoint, "strategy");
+        get(*s, "micro_batch", c.strategy.micro_batch, "strategy");
+        get(*s, "accumulate", c.strategy.accumulate, "strategy");
+        get(*s, "offload_optimizer", c.strategy.offload_optimizer, "strategy");
+        get(*s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
+        get(*s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");
     }
-    get(j, "seed", c.seed, "config");
-    get(j, "device", c.device, "config");
-    get(j, "threads", c.threads, "config");
-    get(j, "evaluate_each_epoch", c.evaluate_each_epoch, "config");
-    get(j, "memory_limit", c.memory_limit, "config");
+    get(j, "seed", c.seed, "");
+    get(j, "device", c.device, "");
+    get(j, "threads", c.threads, "");
+    get(j, "evaluate_each_epoch", c.evaluate_each_epoch, "");
+    get(j, "memory_limit", c.memory_limit, "");
     return c;
 }
 
+namespace {
+
+std::string num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+// An integer field in [lo, hi]; `flag` is the command-line flag that sets it (the window's field has
+// the same name in its label).
+void check_int(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* field, const char* flag) {
+    if (v < lo || v > hi)
+        throw InputError(HR_MSG("config.range", "%1 must be between %2 and %3, got %4 (%5)"),
+                         {field, std::to_string(lo), std::to_string(hi), std::to_string(v), flag});
+}
+
+// A real field, finite and in [lo, hi] (hi_open: [lo, hi)).
+void check_real(double v, double lo, double hi, bool hi_open, const char* field, const char* flag) {
+    if (!std::isfinite(v) || v < lo || v > hi || (hi_open && v == hi))
+        throw InputError(HR_MSG("config.real_range", "%1 must be a number in [%2, %3%4, got %5 (%6)"),
+                         {field, num(lo), num(hi), hi_open ? ")" : "]", num(v), flag});
+}
+
+}  // namespace
+
 void validate_train_config(const TrainConfig& c) {
-    if (c.batch < 1 || c.batch > (1 << 24)) throw InputError("batch size must be between 1 and 16777216 (--batch)");
-    if (c.steps < 0) throw InputError("steps must be 0 or more (--steps)");
-    if (c.steps == 0 && (c.epochs < 1 || c.epochs > 100000))
-        throw InputError("epochs must be between 1 and 100000 (--epochs)");
-    if (c.train_limit < 0 || c.test_limit < 0) throw InputError("sample limits must be 0 or more");
-    if (c.threads < 0 || c.threads > 1024) throw InputError("threads must be between 0 (all cores) and 1024 (--threads)");
+    // The bounds keep the trainer's arithmetic (steps * batch, epochs * steps per epoch, the epoch
+    // count as an int) far from overflow whatever front end filled the config (docs/run-json.md).
+    check_int(c.batch, 1, kMaxBatch, "batch size", "--batch");
+    check_int(c.steps, 0, kMaxSteps, "steps", "--steps; 0 trains --epochs instead");
+    if (c.steps == 0)
+        check_int(c.epochs, 1, kMaxEpochs, "epochs", "--epochs");
+    else
+        check_int(c.epochs, 0, kMaxEpochs, "epochs", "--epochs");
+    check_int(c.train_limit, 0, INT64_MAX, "the training sample limit", "--train-limit; 0 = all");
+    check_int(c.test_limit, 0, INT64_MAX, "the test sample limit", "--test-limit; 0 = all");
+    check_int(c.threads, 0, 1024, "threads", "--threads; 0 = all cores");
+    check_int(c.memory_events_per_second, 0, 1000, "memory events per second", "memory_events_per_second");
+    check_real(c.model.loss.label_smoothing, 0, 1, true, "label smoothing", "--label-smoothing");
+    const auto& o = c.optimizer;
+    // NaN passes comparisons such as `momentum < 0`: every real is checked finite first.
+    if (!std::isfinite(o.lr) || !(o.lr > 0))
+        throw InputError(HR_MSG("config.lr", "learning rate must be a positive number, got %1 (--lr)"), {num(o.lr)});
+    check_real(o.momentum, 0, 1, true, "momentum", "--momentum");
+    check_real(o.dampening, 0, 1, false, "dampening", "optimizer.dampening");
+    check_real(o.weight_decay, 0, std::numeric_limits<double>::max(), false, "weight decay", "--weight-decay");
+    check_real(o.beta1, 0, 1, true, "Adam beta1", "--beta1");
+    check_real(o.beta2, 0, 1, true, "Adam beta2", "--beta2");
+    if (!std::isfinite(o.eps) || !(o.eps > 0))
+        throw InputError(HR_MSG("config.eps", "Adam eps must be a positive number, got %1 (--eps)"), {num(o.eps)});
     validate_optimizer(c.optimizer);
+    const auto& sc = c.schedule;
+    check_int(sc.step_size, 1, kMaxSteps, "LR schedule step size", "--step-size");
+    check_int(sc.warmup_steps, 0, kMaxSteps, "warm-up steps", "--warmup");
+    check_real(sc.gamma, 0, 1, false, "LR schedule gamma", "--gamma");
+    check_real(sc.min_lr, 0, std::numeric_limits<double>::max(), false, "minimum learning rate", "--min-lr");
     validate_schedule(c.schedule);
     const auto& s = c.strategy;
     if (s.precision != "fp32" && s.precision != "tf32" && s.precision != "bf16" && s.precision != "fp16")
-        throw InputError("unknown precision '" + s.precision + "'; use fp32, tf32, bf16 or fp16 (--precision)");
-    if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
-    if (s.micro_batch < 0) throw InputError("micro-batch must be 0 (off) or positive (--micro-batch)");
-    if (c.device != "auto" && c.device != "cpu" && c.device.rfind("cuda:", 0) != 0 && c.device != "cuda")
-        throw InputError("unknown device '" + c.device + "'; use auto, cpu or cuda:N (--device)");
+        throw InputError(HR_MSG("config.precision", "unknown precision '%1'; use fp32, tf32, bf16 or fp16 (--precision)"),
+                         {s.precision});
+    check_int(s.accumulate, 1, c.batch, "accumulation steps", "--accumulate; at most the batch size");
+    check_int(s.micro_batch, 0, c.batch, "micro-batch", "--micro-batch; 0 = off, at most the batch size");
+    check_real(s.loss_scale_init, 1e-30, 1e38, false, "initial loss scale", "strategy.loss_scale_init");
+    check_int(s.loss_scale_growth_interval, 1, kMaxSteps, "loss scale growth interval",
+              "strategy.loss_scale_growth_interval");
+    bool device_ok = c.device == "auto" || c.device == "cpu" || c.device == "cuda";
+    if (!device_ok && c.device.rfind("cuda:", 0) == 0) {
+        const std::string n = c.device.substr(5);
+        device_ok = !n.empty() && n.size() <= 4 && std::all_of(n.begin(), n.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    }
+    if (!device_ok)
+        throw InputError(HR_MSG("config.device", "unknown device '%1'; use auto, cpu or cuda:N (--device)"), {c.device});
 }
 
 }  // namespace hr

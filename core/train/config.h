@@ -33,9 +33,19 @@ struct TrainConfig {
     std::size_t memory_limit = 0;                  // cap on device bytes (0: the device's own), like a smaller card
 };
 
+// Bounds of validate_train_config (docs/run-json.md): they keep the trainer's epoch and step
+// arithmetic far from overflow.
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;  // samples per step (16,777,216)
+constexpr std::int64_t kMaxSteps = 1'000'000'000;          // --steps, schedule step sizes and warm-up
+constexpr int kMaxEpochs = 100'000;
+
 nlohmann::json train_config_to_json(const TrainConfig& c);
-TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
-// Checks ranges (batch > 0, lr > 0, ...) and throws InputError naming the field and what to do.
+// InputError naming the field ("optimizer.lr") for a wrong JSON type or an integer that does not fit
+// its field (never narrowed); unknown keys are ignored (run.json from a newer version still loads).
+TrainConfig train_config_from_json(const nlohmann::json& j);
+// Checks every field's range (batch, steps, epochs, label smoothing in [0, 1), finite reals, ...)
+// and throws InputError naming the field and the flag that sets it. The last line of defence for the
+// window and the CLI alike; the trainer calls it too.
 void validate_train_config(const TrainConfig& c);
 
 }  // namespace hr

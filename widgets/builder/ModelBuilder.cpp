@@ -677,13 +677,8 @@ QString ModelBuilder::layerErrorText(const hr::LayerReport& r) {
 }
 
 QString ModelBuilder::specErrorText(const hr::SpecReport& rep) {
-    if (rep.message.text.empty()) return QString::fromStdString(rep.error);
-    if (rep.error_layer >= 0 && rep.error_layer < int(rep.layers.size())) {
-        const hr::LayerReport& l = rep.layers[std::size_t(rep.error_layer)];
-        return tr("layer %1 (%2): %3")
-            .arg(QString::fromStdString(l.path), QString::fromStdString(l.type), coreText(rep.message));
-    }
-    return coreText(rep.message);
+    // error_message is the whole sentence ("layer %1 (%2): ...") as one translatable template
+    return rep.error_message.text.empty() ? QString::fromStdString(rep.error) : coreText(rep.error_message);
 }
 
 QString ModelBuilder::layerError(const LayerPath& path) const {

@@ -1,0 +1,55 @@
+# Sanitizer + fuzzing configuration (issue 13). One configure builds core/ and its unit tests with
+# AddressSanitizer + UndefinedBehaviorSanitizer, and the libFuzzer targets of tests/fuzz, with clang:
+#
+#   CC=clang CXX=clang++ cmake -S . -B build-sanitize -DHEADROOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+#
+# scripts/test runs that build's tests (labels `sanitize` and `fuzz`); scripts/fuzz builds the same
+# configuration in build-fuzz/ and fuzzes for longer. In this configuration CUDA is off and widgets/,
+# app/ and bench/ are not built (top-level CMakeLists.txt).
+#
+# Every object is compiled with -fsanitize=address,undefined and -fsanitize=fuzzer-no-link (coverage
+# instrumentation, so the fuzzers see core/'s branches); the unit tests link -fsanitize=address,undefined
+# (the sanitizer runtime provides the coverage hooks), the fuzz targets -fsanitize=fuzzer,address,undefined.
+# UBSan aborts on the first finding (-fno-sanitize-recover=all), so a finding fails the test.
+option(HEADROOM_SANITIZE "Build core/ and its unit tests with ASan+UBSan, and the libFuzzer targets (clang)" OFF)
+
+if(HEADROOM_SANITIZE)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "HEADROOM_SANITIZE needs clang (libFuzzer): configure with CC=clang CXX=clang++")
+  endif()
+  # No CUDA in this configuration (nvcc does not take these flags; the CUDA code has its own tests).
+  set(HEADROOM_WITH_CUDA OFF CACHE BOOL "Build the CUDA backend (needs nvcc, cuBLAS, cuDNN)" FORCE)
+  set(HR_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  # -O1: the sanitizers' recommendation (Debug's -O0 makes the unit tests several times slower).
+  add_compile_options(${HR_SANITIZE_FLAGS} -fsanitize=fuzzer-no-link -O1 -g)
+  add_link_options(${HR_SANITIZE_FLAGS})
+  message(STATUS "Headroom: sanitizer build (ASan + UBSan, libFuzzer targets); CUDA, widgets and app off")
+endif()
+
+# Registers the unit tests (tests/unit/test_*.cpp) under the sanitizers, labelled `sanitize`, and the
+# fuzz targets (tests/fuzz). Called from tests/CMakeLists.txt in the sanitizer configuration instead
+# of the usual registration. Tests that run the `headroom` executable (not built here) are left out,
+# as are the labels gui, cuda and slow.
+function(hr_add_sanitize_tests)
+  set(dir ${CMAKE_CURRENT_SOURCE_DIR})
+  file(GLOB tests CONFIGURE_DEPENDS ${dir}/unit/test_*.cpp)
+  foreach(src IN LISTS tests)
+    file(READ ${src} text)
+    string(FIND "${text}" "HR_BINARY_DIR \"/headroom\"" needs_app)
+    if(NOT needs_app EQUAL -1)
+      continue()
+    endif()
+    get_filename_component(name ${src} NAME_WE)
+    string(REGEX REPLACE "^test_" "" name ${name})
+    add_executable(test_${name} ${src} ${dir}/support/test_support.cpp)
+    target_include_directories(test_${name} PRIVATE ${dir}/support)
+    target_compile_definitions(test_${name} PRIVATE HR_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                               HR_BINARY_DIR="${CMAKE_BINARY_DIR}")
+    target_link_libraries(test_${name} PRIVATE headroom_core Qt6::Test)
+    add_test(NAME sanitize_${name} COMMAND test_${name})
+    # detect_leaks: LeakSanitizer is part of ASan; halt_on_error is the default for ASan.
+    set_tests_properties(sanitize_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
+      ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
+  endforeach()
+  add_subdirectory(${dir}/fuzz ${CMAKE_BINARY_DIR}/tests/fuzz)
+endfunction()
