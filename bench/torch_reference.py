@@ -37,6 +37,7 @@ def main():
     ap.add_argument("--spec", required=True, help="model spec JSON (headroom presets --json NAME)")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: run all epochs)")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--momentum", type=float, default=0.5)
@@ -63,11 +64,16 @@ def main():
     gen = torch.Generator().manual_seed(a.seed)
 
     # Warm-up outside the timer is NOT done: Headroom times its first step too.
-    epochs, train_seconds, samples = [], 0.0, 0
+    epochs, train_seconds, samples, step = [], 0.0, 0, 0
     for epoch in range(1, a.epochs + 1):
+        if a.steps and step >= a.steps:
+            break
         perm = torch.randperm(n, generator=gen)
         epoch_seconds, seen, loss_sum, correct = 0.0, 0, 0.0, 0
         for i in range(0, n, a.batch):  # no drop_last, like Headroom's loader
+            if a.steps and step >= a.steps:
+                break
+            step += 1
             idx = perm[i:i + a.batch]
             xb, yb = train_x[idx], train_y[idx]  # batch assembly: the data loader's job, not timed
             t0 = time.perf_counter()

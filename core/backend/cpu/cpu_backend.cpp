@@ -3,8 +3,6 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/blas.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,8 +19,7 @@ namespace {
 
 int resolve_threads(int threads) {
     if (threads > 0) return threads;
-    int n = omp_get_num_procs();
-    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    int n = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, n);
 }
 
@@ -220,16 +217,15 @@ void blas_gemm(int threads, bool ta, bool tb, int M, int N, int K, T alpha, cons
         call(0, M, 0, N);
         return;
     }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int t = 0; t < nt; ++t) {
+    parallel_for(threads, nt, [&](std::int64_t t) {
         int b = static_cast<int>(static_cast<std::int64_t>(dim) * t / nt);
         int e = static_cast<int>(static_cast<std::int64_t>(dim) * (t + 1) / nt);
-        if (e <= b) continue;
+        if (e <= b) return;
         if (split_m)
             call(b, e, 0, N);
         else
             call(0, M, b, e);
-    }
+    });
 }
 
 }  // namespace

@@ -18,8 +18,6 @@
 // - With 2 threads the numbers were dominated by contention from other processes on the two cores
 //   and could not be compared fairly; per-sample parallelism over the batch with single-threaded
 //   sgemm is kept (no shared writes, static partitions). Batched im2col + one big GEMM was not measured.
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -27,6 +25,7 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/thread_pool.h"
 
 namespace hr {
 
@@ -205,8 +204,8 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
             for (std::int64_t k = 0; k < g.K; ++k) bvec[k] = load(pb, k);
         }
         const bool direct = direct_1x1(g, p);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < nt; ++t) {
+        parallel_for(nt, nt, [&](std::int64_t chunk) {
+            const int t = static_cast<int>(chunk);
             E* mine = ws ? ws + l.shared + l.per_thread() * t : nullptr;
             E* col = mine;
             E* xf = mine ? mine + l.col + l.dw + l.db : nullptr;
@@ -240,7 +239,7 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
                     for (std::int64_t i = 0; i < g.K * P; ++i) store(yo, i, ys[i]);
                 }
             }
-        }
+        });
     });
 }
 
@@ -272,8 +271,8 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
             wf = w.data<T>();
         }
         const bool direct = direct_1x1(g, p);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < nt; ++t) {
+        parallel_for(nt, nt, [&](std::int64_t chunk) {
+            const int t = static_cast<int>(chunk);
             E* mine = ws ? ws + l.shared + l.per_thread() * t : nullptr;
             E* col = mine;
             E* xf = mine ? mine + l.col + l.dw + l.db : nullptr;
@@ -301,7 +300,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
                     for (std::int64_t i = 0; i < CHW; ++i) store(xo, i, dxs[i]);
                 }
             }
-        }
+        });
     });
 }
 
@@ -330,8 +329,8 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
         const T* px = x.data<T>();
         const T* pdy = dy.data<T>();
         const bool direct = direct_1x1(g, p);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < nt; ++t) {
+        parallel_for(nt, nt, [&](std::int64_t chunk) {
+            const int t = static_cast<int>(chunk);
             E* mine = ws + l.shared + l.per_thread() * t;
             E* col = mine;
             E* dwp = mine + l.col;
@@ -367,7 +366,7 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
                         dbp[k] += s;
                     }
             }
-        }
+        });
         // Reduce the per-thread partials in thread order, then accumulate into dw / dbias.
         T* pdw = dw.data<T>();
         const std::int64_t stride = l.per_thread();

@@ -1,5 +1,6 @@
 // CpuBackend: batch norm, losses, reductions and optimizer updates.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -363,19 +364,16 @@ bool CpuBackend::all_finite(const Tensor& x) {
         using T = decltype(tag);
         const T* p = x.data<T>();
         const std::int64_t n = x.numel();
-        int bad = 0;
+        std::atomic<int> bad{0};
         parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
             int local = 0;
             for (std::int64_t i = b; i < e; ++i) {
                 const auto v = load(p, i);
                 local |= !std::isfinite(v);
             }
-            if (local) {
-#pragma omp atomic write
-                bad = 1;
-            }
+            if (local) bad.store(1, std::memory_order_relaxed);
         });
-        ok = bad == 0;
+        ok = bad.load() == 0;
     });
     return ok;
 }
