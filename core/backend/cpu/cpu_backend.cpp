@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_kernels.h"
 
 namespace hr {
 
@@ -60,11 +61,17 @@ CpuBackend::CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger)
     // OpenBLAS runs single-threaded (blas.cpp): the backend splits work itself (static OpenMP
     // partitions), which keeps results deterministic for a thread count and avoids nesting two pools.
     (void)cpu::blas_description();  // load it now: a missing library is reported at construction
+    kernels_ = cpu::fast_kernels();
 }
 
 std::string CpuBackend::name() const {
-    return "cpu (" + cpu::blas_description() + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+    return "cpu (" + cpu::blas_description() + ", " + kernels_name() + " kernels, " + std::to_string(threads_) +
+           (threads_ == 1 ? " thread)" : " threads)");
 }
+
+void CpuBackend::use_reference_kernels(bool reference) { kernels_ = reference ? nullptr : cpu::fast_kernels(); }
+
+std::string CpuBackend::kernels_name() const { return kernels_ ? kernels_->name : "reference"; }
 
 void CpuBackend::set_threads(int threads) { threads_ = resolve_threads(threads); }
 
@@ -605,8 +612,12 @@ void CpuBackend::activation_backward(ActivationKind kind, float alpha, const Ten
         parallel_chunks(threads_, dy.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
             switch (kind) {
                 case ActivationKind::relu: {
+                    // x > 0 and y > 0 agree (y = max(x, 0)); y is what an in-place ReLU still has.
                     const T* src = px ? px : py;
-                    for (std::int64_t i = b; i < e; ++i) store(pdx, i, load(src, i) > C(0) ? load(pdy, i) : C(0));
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C g = load(pdy, i);  // loaded unconditionally, so the loop vectorises
+                        store(pdx, i, load(src, i) > C(0) ? g : C(0));
+                    }
                     break;
                 }
                 case ActivationKind::leaky_relu:

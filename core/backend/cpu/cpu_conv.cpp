@@ -25,6 +25,8 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_conv_fast.h"
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/thread_pool.h"
 
 namespace hr {
@@ -158,11 +160,14 @@ std::size_t CpuBackend::conv2d_workspace_bytes(const Shape& x, const Shape& w, c
                                                DType dtype) const {
     const ConvGeom g = conv_geom("conv2d_workspace_bytes", x, w, y, p);
     if (!dtype_is_float(dtype)) fail("conv2d_workspace_bytes", std::string("expects a float dtype, got ") + dtype_name(dtype));
+    const FastConvChoice fast = dtype == DType::f32 && kernels_ ? fast_conv_choice(g, p) : FastConvChoice{};
+    const std::size_t fast_bytes = fast.any() ? fast_conv_workspace_bytes(g, p, threads_) : 0;
+    if (fast.all()) return fast_bytes;
     const bool lowp = dtype == DType::bf16 || dtype == DType::f16;
     const WsLayout l = ws_layout(g, p, lowp);
     // Threads at call time (not capped by N, so the figure depends on shapes and threads only).
     const std::int64_t elems = l.total(std::max(1, threads_));
-    return static_cast<std::size_t>(elems) * elem_size(dtype) + kWsAlign;
+    return std::max(fast_bytes, static_cast<std::size_t>(elems) * elem_size(dtype) + kWsAlign);
 }
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
@@ -177,6 +182,12 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
     if (bias.defined()) {
         require_same_dtype(op, "x", x, "bias", bias);
         if (bias.numel() != g.K) fail(op, "bias " + desc(bias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    if (x.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).forward) {
+        void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
+        fast_conv_forward(*kernels_, threads_, g, p, x.data<float>(), w.data<float>(),
+                          bias.defined() ? bias.data<float>() : nullptr, y.data<float>(), ws);
+        return;
     }
     const int nt = conv_threads(threads_, g.N);
     dispatch_float(x.dtype(), op, [&](auto tag) {
@@ -252,6 +263,11 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
     const ConvGeom g = conv_geom(op, dx.shape(), w.shape(), dy.shape(), p);
     require_same_dtype(op, "dy", dy, "w", w);
     require_same_dtype(op, "dy", dy, "dx", dx);
+    if (dy.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).backward_data) {
+        void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
+        fast_conv_backward_data(*kernels_, threads_, g, p, dy.data<float>(), w.data<float>(), dx.data<float>(), ws);
+        return;
+    }
     const int nt = conv_threads(threads_, g.N);
     dispatch_float(dy.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -317,6 +333,12 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
     if (want_db) {
         require_same_dtype(op, "x", x, "dbias", dbias);
         if (dbias.numel() != g.K) fail(op, "dbias " + desc(dbias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    if (x.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).backward_filter) {
+        void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
+        fast_conv_backward_filter(*kernels_, threads_, g, p, x.data<float>(), dy.data<float>(), dw.data<float>(),
+                                  want_db ? dbias.data<float>() : nullptr, ws);
+        return;
     }
     const int nt = conv_threads(threads_, g.N);
     dispatch_float(x.dtype(), op, [&](auto tag) {
