@@ -102,7 +102,7 @@ constexpr std::int64_t kParallelGrain = 1 << 17;
 template <class F>
 void parallel_chunks(int threads, std::int64_t n, std::int64_t grain, F&& f) {
     if (n <= 0) return;
-    const std::int64_t nt = (n < grain || threads <= 1) ? 1 : std::min<std::int64_t>(n, 4 * std::int64_t(slots(threads)));
+    const std::int64_t nt = (n < grain || threads <= 1) ? 1 : std::min<std::int64_t>(n, 4 * std::int64_t(thread_slots(threads)));
     if (nt == 1) {
         f(std::int64_t{0}, n);
         return;

@@ -24,6 +24,8 @@
 // docs/benchmarks.md ("CPU backend: decision").
 #include "backend/cpu/cpu_conv_fast.h"
 
+#include <emmintrin.h>  // SSE2: part of the x86-64 baseline
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -45,13 +47,20 @@ std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m *
 // ceil(a / b) for b > 0, and 0 for a <= 0
 std::int64_t ceil_pos(std::int64_t a, std::int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
 
-// Row copies are short (7 to 30 floats): a loop beats a memcpy call (and GCC must not turn it into one).
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
+// Row copies are short (7 to 30 floats): inline SSE copies, not a memcpy call per row (the compiler
+// turns a plain copy loop into one).
 inline void copy_row(float* dst, const float* src, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i];
+    std::int64_t i = 0;
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
 }
+inline void zero_row(float* dst, std::int64_t n) {
+    const __m128 z = _mm_setzero_ps();
+    std::int64_t i = 0;
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, z);
+    for (; i < n; ++i) dst[i] = 0.0f;
+}
+
 
 // ---- forward (and backward-filter) geometry ---------------------------------------------------------
 
@@ -97,10 +106,24 @@ void fwd_offsets(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, std
                 off[(c * g.kh + i) * g.kw + j] = static_cast<std::int32_t>(fwd_offset(g, p, f, c, i, j));
 }
 
-// The zero-padded, phase-split copy of one sample x (C, H, W).
-void fill_fwd_buffer(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, const float* x, float* buf) {
-    std::memset(buf, 0, sizeof(float) * f.buf);
+// The zero-padded, phase-split copy of one sample x (C, H, W). Every float of the buffer is written
+// (padding, the columns past each row and the slack after the planes as zeros).
+void fill_fwd_buffer(const FastKernels& k, const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, const float* x,
+                     float* buf) {
     const std::int64_t sh = p.stride_h, sw = p.stride_w, ph = p.pad_h, pw = p.pad_w;
+    const std::int64_t used = f.nplanes * f.plane;
+    if (sh == 1 && sw == 1) {
+        // rows of W values, each followed by the right padding and the next row's left padding
+        for (std::int64_t c = 0; c < g.C; ++c) {
+            float* plane = buf + c * f.plane;
+            const std::int64_t first = ph * f.Wph + pw, after = (ph + g.H) * f.Wph + pw;
+            k.zero(plane, first);
+            k.copy_rows(plane + first, f.Wph, x + c * g.H * g.W, g.W, g.H, g.W, false, 0.0f);
+            k.zero(plane + after, f.plane - after);
+        }
+        k.zero(buf + used, f.buf - used);
+        return;
+    }
     for (std::int64_t c = 0; c < g.C; ++c)
         for (std::int64_t a = 0; a < f.nph_h; ++a)
             for (std::int64_t b = 0; b < f.nph_w; ++b) {
@@ -109,16 +132,22 @@ void fill_fwd_buffer(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f,
                 const std::int64_t u_hi = std::min(f.Wph, ceil_pos(pw + g.W - b, sw));
                 for (std::int64_t r = 0; r < f.Hph; ++r) {
                     const std::int64_t ih = r * sh + a - ph;
-                    if (ih < 0 || ih >= g.H) continue;
-                    const float* xr = x + (c * g.H + ih) * g.W;
                     float* dst = plane + r * f.Wph;
+                    if (ih < 0 || ih >= g.H || u_hi <= u_lo) {
+                        zero_row(dst, f.Wph);
+                        continue;
+                    }
+                    const float* xr = x + (c * g.H + ih) * g.W;
+                    zero_row(dst, u_lo);
                     if (sw == 1) {
-                        copy_row(dst + pw, xr, g.W);
+                        copy_row(dst + u_lo, xr + u_lo - pw, u_hi - u_lo);
                     } else {
                         for (std::int64_t u = u_lo; u < u_hi; ++u) dst[u] = xr[u * sw + b - pw];
                     }
+                    zero_row(dst + u_hi, f.Wph - u_hi);
                 }
             }
+    k.zero(buf + used, f.buf - used);
 }
 
 // w (K, T) row-major into [ceil(K/4)][T][4] (rows past K zero).
@@ -230,7 +259,7 @@ Layout layout(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, const 
     l.partial = round_up(l.chunks * (g.K * f.T + g.K), 16);
     l.slot_a = round_up(std::max(f.nsamp * f.buf, b.buf), 16);
     l.slot_b = round_up(std::max(f.nsamp * KB4 * f.Q, CB4 * b.max_Q), 16);
-    l.n_slots = slots(threads);
+    l.n_slots = thread_slots(threads);
     l.at_wp = 0;
     l.at_off = l.at_wp + l.wp;
     l.at_partial = l.at_off + l.off;  // int32 and float are both 4 bytes
@@ -292,20 +321,11 @@ void fast_conv_forward(const FastKernels& k, int threads, const ConvGeom& g, con
     parallel_for_slots(threads, g.N, [&](std::int64_t n, int slot) {
         float* buf = base + l.at_slots + slot * (l.slot_a + l.slot_b);
         float* wide = buf + l.slot_a;
-        fill_fwd_buffer(g, p, f, x + n * CHW, buf);
+        fill_fwd_buffer(k, g, p, f, x + n * CHW, buf);
         k.tap_conv(buf, off, static_cast<int>(f.T), wp, static_cast<int>(g.K), static_cast<int>(f.Q), wide, f.Q);
         float* yn = y + n * g.K * P;
         for (std::int64_t kk = 0; kk < g.K; ++kk)
-            for (std::int64_t oh = 0; oh < g.Ho; ++oh) {
-                const float* src = wide + kk * f.Q + oh * f.Wph;
-                float* dst = yn + (kk * g.Ho + oh) * g.Wo;
-                if (bias) {
-                    const float bv = bias[kk];
-                    for (std::int64_t ow = 0; ow < g.Wo; ++ow) dst[ow] = src[ow] + bv;
-                } else {
-                    copy_row(dst, src, g.Wo);
-                }
-            }
+            k.copy_rows(yn + kk * P, g.Wo, wide + kk * f.Q, f.Wph, g.Ho, g.Wo, bias != nullptr, bias ? bias[kk] : 0.0f);
     });
 }
 
@@ -324,11 +344,16 @@ void fast_conv_backward_data(const FastKernels& k, int threads, const ConvGeom& 
     parallel_for_slots(threads, g.N, [&](std::int64_t n, int slot) {
         float* buf = base + l.at_slots + slot * (l.slot_a + l.slot_b);
         float* wide = buf + l.slot_a;
-        std::memset(buf, 0, sizeof(float) * b.buf);
         const float* dyn = dy + n * g.K * P;
-        for (std::int64_t kk = 0; kk < g.K; ++kk)
-            for (std::int64_t oh = 0; oh < g.Ho; ++oh)
-                copy_row(buf + kk * b.plane + (oh + b.Pt) * b.Wdb + b.Pl, dyn + (kk * g.Ho + oh) * g.Wo, g.Wo);
+        for (std::int64_t kk = 0; kk < g.K; ++kk) {
+            // rows of Wo values, each followed by the right padding and the next row's left padding
+            float* plane = buf + kk * b.plane;
+            const std::int64_t first = b.Pt * b.Wdb + b.Pl, after = (g.Ho + b.Pt) * b.Wdb + b.Pl;
+            k.zero(plane, first);
+            k.copy_rows(plane + first, b.Wdb, dyn + kk * P, g.Wo, g.Ho, g.Wo, false, 0.0f);
+            k.zero(plane + after, b.plane - after);
+        }
+        k.zero(buf + g.K * b.plane, b.buf - g.K * b.plane);
         float* dxn = dx + n * CHW;
         for (const auto& ph : b.phases) {
             if (ph.nR == 0 || ph.nU == 0) continue;
@@ -342,6 +367,11 @@ void fast_conv_backward_data(const FastKernels& k, int threads, const ConvGeom& 
             }
             k.tap_conv(buf, off + ph.off_begin, static_cast<int>(ph.T), wp + ph.wp_begin, static_cast<int>(g.C),
                        static_cast<int>(ph.Q), wide, ph.Q);
+            if (sh == 1 && sw == 1) {  // one phase covering all of dx
+                for (std::int64_t c = 0; c < g.C; ++c)
+                    k.copy_rows(dxn + c * g.H * g.W, g.W, wide + c * ph.Q, b.Wdb, g.H, g.W, false, 0.0f);
+                continue;
+            }
             for (std::int64_t c = 0; c < g.C; ++c)
                 for (std::int64_t r = 0; r < ph.nR; ++r) {
                     const float* src = wide + c * ph.Q + r * b.Wdb;
@@ -379,20 +409,21 @@ void fast_conv_backward_filter(const FastKernels& k, int threads, const ConvGeom
             const int ns = static_cast<int>(std::min<std::int64_t>(f.nsamp, n1 - nb));
             for (int s = 0; s < ns; ++s) {
                 const std::int64_t n = nb + s;
-                fill_fwd_buffer(g, p, f, x + n * CHW, buf + s * f.buf);
+                fill_fwd_buffer(k, g, p, f, x + n * CHW, buf + s * f.buf);
                 float* gs = gw + s * KB4 * f.Q;
-                std::memset(gs, 0, sizeof(float) * KB4 * f.Q);
                 const float* dyn = dy + n * g.K * P;
                 for (std::int64_t kk = 0; kk < g.K; ++kk) {
-                    float sum = 0.0f;
-                    for (std::int64_t oh = 0; oh < g.Ho; ++oh) {
-                        const float* src = dyn + (kk * g.Ho + oh) * g.Wo;
-                        copy_row(gs + kk * f.Q + oh * f.Wph, src, g.Wo);
-                        if (db)
-                            for (std::int64_t ow = 0; ow < g.Wo; ++ow) sum += src[ow];
+                    // wide rows: Wo values, then zeros up to Wph (those positions must not count)
+                    float* grow = gs + kk * f.Q;
+                    k.copy_rows(grow, f.Wph, dyn + kk * P, g.Wo, g.Ho, g.Wo, false, 0.0f);
+                    k.zero(grow + g.Ho * f.Wph, f.Q - g.Ho * f.Wph);
+                    if (db) {
+                        float sum = 0.0f;
+                        for (std::int64_t i = 0; i < P; ++i) sum += dyn[kk * P + i];
+                        dbp[kk] += sum;
                     }
-                    dbp[kk] += sum;
                 }
+                k.zero(gs + g.K * f.Q, (KB4 - g.K) * f.Q);
             }
             k.tap_wgrad(buf, off, static_cast<int>(f.T), gw, f.Q, static_cast<int>(g.K), static_cast<int>(f.Q), dwp, ns,
                         f.buf, KB4 * f.Q);

@@ -30,13 +30,22 @@ struct FastKernels {
     void (*tap_wgrad)(const float* src, const std::int32_t* off, int T, const float* g, std::int64_t ldg, int K, int Q,
                       float* dw, int nsamp, std::int64_t src_stride, std::int64_t g_stride);
 
+    // Copies `rows` rows of n floats (src row stride ss) to dst (row stride ds >= n) and zeroes
+    // dst[n, ds) of every row; adds `add` to every copied value when add_bias. (Padding, phase planes
+    // and wide rows of the tap convolutions.)
+    void (*copy_rows)(float* dst, std::int64_t ds, const float* src, std::int64_t ss, std::int64_t rows, std::int64_t n,
+                      bool add_bias, float add);
+    // dst[0, n) = 0
+    void (*zero)(float* dst, std::int64_t n);
+
     // Batch-norm row sums, accumulated in double across rows:
     // s1 += sum(x - shift), s2 += sum((x - shift)^2) over x[0, n)
     void (*bn_sums)(const float* x, std::int64_t n, float shift, double* s1, double* s2);
     // sdy += sum(dy), sdyx += sum(dy * (x - mean)) over [0, n)
     void (*bn_bwd_sums)(const float* x, const float* dy, std::int64_t n, float mean, double* sdy, double* sdyx);
-    // y = x * a + b over [0, n); with relu, y = max(x * a + b, 0)
-    void (*scale_shift)(const float* x, std::int64_t n, float a, float b, float* y, bool relu);
+    // y = (x - m) * a + b over [0, n); with relu, y = max((x - m) * a + b, 0). (Batch norm's affine
+    // map in the form that does not cancel when the mean is large against the spread.)
+    void (*scale_shift)(const float* x, std::int64_t n, float m, float a, float b, float* y, bool relu);
     // dx = k_dy * dy + k_x * (x - mean) + k_0 over [0, n)
     void (*bn_bwd_apply)(const float* x, const float* dy, std::int64_t n, float k_dy, float k_x, float mean, float k_0,
                          float* dx);

@@ -129,6 +129,43 @@ void tap_wgrad(const float* src, const std::int32_t* off, int T, const float* g,
     }
 }
 
+// (No masked loads or stores: they are microcoded and slow on AMD Zen.)
+void zero(float* dst, std::int64_t n) {
+    const __m256 z = _mm256_setzero_ps();
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, z);
+    if (i + 4 <= n) {
+        _mm_storeu_ps(dst + i, _mm_setzero_ps());
+        i += 4;
+    }
+    for (; i < n; ++i) dst[i] = 0.0f;
+}
+
+void copy_rows(float* dst, std::int64_t ds, const float* src, std::int64_t ss, std::int64_t rows, std::int64_t n,
+               bool add_bias, float add) {
+    const __m256 b = _mm256_set1_ps(add);
+    const __m128 b4 = _mm_set1_ps(add);
+    for (std::int64_t r = 0; r < rows; ++r, dst += ds, src += ss) {
+        std::int64_t i = 0;
+        if (add_bias) {
+            for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_loadu_ps(src + i), b));
+            if (i + 4 <= n) {
+                _mm_storeu_ps(dst + i, _mm_add_ps(_mm_loadu_ps(src + i), b4));
+                i += 4;
+            }
+            for (; i < n; ++i) dst[i] = src[i] + add;
+        } else {
+            for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+            if (i + 4 <= n) {
+                _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+                i += 4;
+            }
+            for (; i < n; ++i) dst[i] = src[i];
+        }
+        for (; i < ds; ++i) dst[i] = 0.0f;
+    }
+}
+
 void bn_sums(const float* x, std::int64_t n, float shift, double* s1, double* s2) {
     const __m256 k = _mm256_set1_ps(shift);
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
@@ -190,19 +227,20 @@ void bn_bwd_sums(const float* x, const float* dy, std::int64_t n, float mean, do
     *sdyx += t2;
 }
 
-void scale_shift(const float* x, std::int64_t n, float a, float b, float* y, bool relu) {
-    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), z = _mm256_setzero_ps();
+void scale_shift(const float* x, std::int64_t n, float m, float a, float b, float* y, bool relu) {
+    const __m256 vm = _mm256_set1_ps(m), va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), z = _mm256_setzero_ps();
     std::int64_t i = 0;
     if (relu) {
         for (; i + 8 <= n; i += 8)
-            _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_fmadd_ps(_mm256_loadu_ps(x + i), va, vb), z));
+            _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_fmadd_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), va, vb), z));
         for (; i < n; ++i) {
-            const float v = __builtin_fmaf(x[i], a, b);
+            const float v = __builtin_fmaf(x[i] - m, a, b);
             y[i] = v > 0.0f ? v : 0.0f;
         }
     } else {
-        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), va, vb));
-        for (; i < n; ++i) y[i] = __builtin_fmaf(x[i], a, b);
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), va, vb));
+        for (; i < n; ++i) y[i] = __builtin_fmaf(x[i] - m, a, b);
     }
 }
 
@@ -219,7 +257,8 @@ void bn_bwd_apply(const float* x, const float* dy, std::int64_t n, float k_dy, f
     for (; i < n; ++i) dx[i] = __builtin_fmaf(k_dy, dy[i], __builtin_fmaf(k_x, x[i] - mean, k_0));
 }
 
-const FastKernels kAvx2 = {"avx2", tap_conv, tap_wgrad, bn_sums, bn_bwd_sums, scale_shift, bn_bwd_apply};
+const FastKernels kAvx2 = {"avx2",  tap_conv,    tap_wgrad,   copy_rows,   zero,
+                           bn_sums, bn_bwd_sums, scale_shift, bn_bwd_apply};
 
 }  // namespace
 

@@ -53,12 +53,11 @@ bool bn_fast(const cpu::FastKernels* k, const Tensor& x, std::int64_t S, std::in
     return true;
 }
 
-// y = x * a + b per channel, with a and b computed in double from the f32 statistics and rounded to
-// f32: the training forward and a recompute from the saved statistics give bitwise the same y.
-void bn_affine(double gamma, double beta, float mean, float invstd, float& a, float& b) {
-    const double ad = gamma * double(invstd);
-    a = float(ad);
-    b = float(beta - double(mean) * ad);
+// y = (x - mean) * a + b per channel with a = gamma * invstd, from the f32 statistics: the training
+// forward and a recompute from the saved statistics give bitwise the same y.
+void bn_affine(double gamma, double beta, float invstd, float& a, float& b) {
+    a = float(gamma * double(invstd));
+    b = float(beta);
 }
 
 }  // namespace
@@ -100,8 +99,9 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
             sm[c] = float(mean[c]);
             si[c] = float(1.0 / std::sqrt(v + double(eps)));
             float a, b;
-            bn_affine(g[c], bt[c], sm[c], si[c], a, b);
-            for (std::int64_t n = 0; n < N; ++n) kernels_->scale_shift(px + (n * C + c) * S, S, a, b, py + (n * C + c) * S, false);
+            bn_affine(g[c], bt[c], si[c], a, b);
+            for (std::int64_t n = 0; n < N; ++n)
+                kernels_->scale_shift(px + (n * C + c) * S, S, sm[c], a, b, py + (n * C + c) * S, false);
         });
     } else {
     dispatch_float(x.dtype(), op, [&](auto tag) {

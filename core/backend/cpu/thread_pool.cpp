@@ -87,7 +87,7 @@ public:
             std::atomic<bool>& b;
             ~Release() { b.store(false, std::memory_order_release); }
         } release{busy_};
-        const int want = static_cast<int>(std::min<std::int64_t>(slots(threads), n)) - 1;
+        const int want = static_cast<int>(std::min<std::int64_t>(thread_slots(threads), n)) - 1;
         std::uint64_t s = state_.load(std::memory_order_acquire);
         grow(want, gen_of(s));
         // Workers of the previous job leave right after its last chunk; wait until they have.

@@ -23,13 +23,13 @@
 
 namespace hr::cpu {
 
-// slot: which of the call's threads runs the chunk, in [0, slots(threads)): for per-thread scratch
+// slot: which of the call's threads runs the chunk, in [0, thread_slots(threads)): for per-thread scratch
 // buffers (never for results, which must not depend on it).
 using ChunkFn = void (*)(void* ctx, std::int64_t chunk, int slot);
 
 // The most threads one call uses (the pool has at most kMaxThreads - 1 workers).
 constexpr int kMaxThreads = 33;
-inline int slots(int threads) { return threads < 1 ? 1 : threads > kMaxThreads ? kMaxThreads : threads; }
+inline int thread_slots(int threads) { return threads < 1 ? 1 : threads > kMaxThreads ? kMaxThreads : threads; }
 
 // Runs fn(ctx, c, slot) for c in [0, n) (see above). threads <= 1 or n <= 1 runs inline (slot 0).
 void parallel_run(int threads, std::int64_t n, ChunkFn fn, void* ctx);
