@@ -42,41 +42,96 @@ def met(ok):
     return "met" if ok else "NOT met"
 
 
+CPU_CONFIGS = [  # name, label, target ratio (None: no PyTorch peer), goal beyond
+    ("seed-cnn-b64", "seed-cnn, batch 64", 1.5, None),
+    ("resnet-mini-b64", "resnet-mini, batch 64", 1.2, 1.5),
+    ("resnet-mini-b256", "resnet-mini, batch 256", 1.2, 1.5),
+    ("resnet-deep-b64", "resnet-deep, batch 64", 1.0, None),
+]
+
+
+def _load_runs(d, name, peer):
+    runs = []
+    for p in sorted(glob.glob(os.path.join(d, "%s-%s-*.json" % (name, peer)))):
+        try:
+            r = json.load(open(p))
+        except (OSError, ValueError):
+            continue
+        if r.get("images_per_second"):
+            runs.append(r)
+    return runs
+
+
+def _med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
 def report_cpu(a, m):
     d = a.raw
-    ours = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(d, "headroom-*", "run.json")))]
-    theirs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(d, "torch-*.json")))]
-    if not ours:
-        raise SystemExit("bench_report.py: no Headroom run.json under " + d)
-    o_ips = statistics.mean(r["final"]["images_per_second"] for r in ours)
-    o_acc = statistics.mean(r["final"]["test_accuracy"] for r in ours)
-    rows = [["Headroom", "%.0f" % o_ips, "%.2f %%" % (100 * o_acc), ours[0]["device"]]]
-    res = {"bench": "cpu", "machine": m, "threads": a.threads, "openblas_coretype": a.coretype,
-           "epochs": ours[0]["config"]["epochs"], "batch": ours[0]["config"]["batch"],
-           "headroom": {"images_per_second": o_ips, "test_accuracy": o_acc,
-                        "runs": [{"images_per_second": r["final"]["images_per_second"],
-                                  "test_accuracy": r["final"]["test_accuracy"],
-                                  "epochs": r["epochs"]} for r in ours]}}
-    lines = []
-    if theirs:
-        t_ips = statistics.mean(r["images_per_second"] for r in theirs)
-        t_acc = statistics.mean(r["test_accuracy"] for r in theirs)
-        rows.append(["PyTorch " + theirs[0]["torch_version"], "%.0f" % t_ips, "%.2f %%" % (100 * t_acc),
-                     "torch.set_num_threads(%d), OPENBLAS_CORETYPE=%s" % (theirs[0]["threads"],
-                                                                          theirs[0]["openblas_coretype"] or "-")])
-        ratio = o_ips / t_ips
-        dacc = 100 * (o_acc - t_acc)
-        res["pytorch"] = {"images_per_second": t_ips, "test_accuracy": t_acc, "runs": theirs}
-        res["ratio"] = ratio
-        res["accuracy_difference_points"] = dacc
-        res["targets"] = {"ratio_at_least_1.5": ratio >= 1.5, "accuracy_within_1_point": abs(dacc) <= 1.0}
-        lines.append("ratio (Headroom / PyTorch images/s): %.2fx   target >= 1.5x: %s" % (ratio, met(ratio >= 1.5)))
-        lines.append("test accuracy difference: %+.2f points   target within 1 point: %s" % (dacc, met(abs(dacc) <= 1.0)))
-    else:
-        lines.append("PyTorch not run (/usr/bin/python3 cannot import torch): no ratio")
-    title = ("seed-cnn, Fashion-MNIST, batch 64, SGD lr 0.01 momentum 0.5, %d epochs, %s threads, "
-             "%d round(s); training-loop time only" % (res["epochs"], a.threads, len(ours)))
-    body = table(["", "images/s", "test accuracy", "setup"], rows)
+    rows, lines, res_cfg = [], [], {}
+    device = ""
+    for name, label, target, goal in CPU_CONFIGS:
+        ours, theirs = _load_runs(d, name, "headroom"), _load_runs(d, name, "torch")
+        if not ours:
+            continue
+        device = device or ours[0].get("device", "")
+        o_ips = _med([r["images_per_second"] for r in ours])
+        o_step = _med([r["median_step_ms"] for r in ours])
+        entry = {"headroom_images_per_second": o_ips, "headroom_median_step_ms": o_step,
+                 "headroom_runs": [r["images_per_second"] for r in ours]}
+        t_ips = ratio = step_ratio = float("nan")
+        if theirs:
+            t_ips = _med([r["images_per_second"] for r in theirs])
+            t_step = _med([r["median_step_ms"] for r in theirs])
+            ratio, step_ratio = o_ips / t_ips, t_step / o_step
+            entry.update({"pytorch_images_per_second": t_ips, "pytorch_median_step_ms": t_step,
+                          "pytorch_runs": [r["images_per_second"] for r in theirs], "ratio": ratio,
+                          "ratio_of_median_step_times": step_ratio, "target": target, "met": ratio >= target})
+            verdict = met(ratio >= target) + ("" if goal is None else
+                                              (" (goal %.1fx: %s)" % (goal, "met" if ratio >= goal else "not yet")))
+            lines.append("%s: %.2fx PyTorch (median step times: %.2fx)   target >= %.1fx: %s"
+                         % (label, ratio, step_ratio, target, verdict))
+        rows.append([label, "%.0f" % o_ips, "%.0f" % t_ips if theirs else "-", "%.2fx" % ratio if theirs else "-",
+                     "%.2fx" % step_ratio if theirs else "-", "%d / %d" % (len(ours), len(theirs))])
+        res_cfg[name] = entry
+    # checkpointing overhead: Headroom runs of resnet-deep with and without --checkpoint all
+    plain, ck = _load_runs(d, "resnet-deep-b64", "headroom"), _load_runs(d, "resnet-deep-b64-checkpoint", "headroom")
+    if plain and ck:
+        s0, s1 = _med([r["median_step_ms"] for r in plain]), _med([r["median_step_ms"] for r in ck])
+        a0, a1 = plain[0]["activations_peak_bytes"], ck[0]["activations_peak_bytes"]
+        over, cut = s1 / s0 - 1.0, 1.0 - a1 / a0
+        res_cfg["checkpoint"] = {"median_step_ms_none": s0, "median_step_ms_all": s1, "overhead": over,
+                                 "activations_none_bytes": a0, "activations_all_bytes": a1, "cut": cut,
+                                 "met": over <= 0.25}
+        rows.append(["resnet-deep, batch 64, --checkpoint all", "%.0f" % _med([r["images_per_second"] for r in ck]),
+                     "-", "-", "-", "%d / 0" % len(ck)])
+        lines.append("checkpointing (resnet-deep, all blocks): step time %+.1f %% (%.1f -> %.1f ms), activations "
+                     "%.1f -> %.1f MiB (%+.1f %%)   target <= +25 %% at a cut of about -70 %%: %s"
+                     % (100 * over, s0, s1, a0 / 2 ** 20, a1 / 2 ** 20, -100 * cut, met(over <= 0.25)))
+    res = {"bench": "cpu", "machine": m, "threads": a.threads, "openblas_coretype": a.coretype, "device": device,
+           "configs": res_cfg}
+    # test accuracy after 2 epochs of seed-cnn (headroom train against PyTorch)
+    acc_h = os.path.join(d, "accuracy-headroom", "run.json")
+    acc_t = os.path.join(d, "accuracy-torch.json")
+    if os.path.exists(acc_h):
+        h = json.load(open(acc_h))["final"]
+        line = "seed-cnn 2 epochs (headroom train): test accuracy %.2f %%, %.0f images/s" % (
+            100 * h["test_accuracy"], h["images_per_second"])
+        res["accuracy"] = {"headroom": h["test_accuracy"], "headroom_images_per_second": h["images_per_second"]}
+        if os.path.exists(acc_t):
+            t = json.load(open(acc_t))
+            dacc = 100 * (h["test_accuracy"] - t["test_accuracy"])
+            line += "; PyTorch %.2f %%, %.0f images/s (%.2fx); difference %+.2f points   target within 1 point: %s" % (
+                100 * t["test_accuracy"], t["images_per_second"], h["images_per_second"] / t["images_per_second"],
+                dacc, met(abs(dacc) <= 1.0))
+            res["accuracy"].update({"pytorch": t["test_accuracy"], "pytorch_images_per_second": t["images_per_second"],
+                                    "difference_points": dacc})
+        lines.append(line)
+    title = ("Fashion-MNIST, SGD lr 0.01 momentum 0.5, %s threads each, OPENBLAS_CORETYPE=%s for both; medians "
+             "over alternating rounds; images/s = samples / summed step time (upload, forward, loss, backward, "
+             "update); Headroom: %s" % (a.threads, a.coretype or "-", device))
+    body = table(["model", "Headroom images/s", "PyTorch images/s", "ratio", "ratio of median step times",
+                  "runs (H / T)"], rows)
     return res, title, body, lines
 
 

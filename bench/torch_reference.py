@@ -37,11 +37,13 @@ def main():
     ap.add_argument("--spec", required=True, help="model spec JSON (headroom presets --json NAME)")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: run all epochs)")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--momentum", type=float, default=0.5)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--test-limit", type=int, default=0, help="evaluate on the first N test images (0: all)")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
 
@@ -58,25 +60,35 @@ def main():
 
     t_load = time.perf_counter()
     train_x, train_y, test_x, test_y = load_fashion_mnist(a.data)  # normalised (x/255 - 0.2860) / 0.3530
+    if a.test_limit:
+        test_x, test_y = test_x[:a.test_limit], test_y[:a.test_limit]
     load_seconds = time.perf_counter() - t_load
     n = train_x.shape[0]
     gen = torch.Generator().manual_seed(a.seed)
 
     # Warm-up outside the timer is NOT done: Headroom times its first step too.
-    epochs, train_seconds, samples = [], 0.0, 0
+    epochs, train_seconds, samples, step, step_ms, step_cpu_ms = [], 0.0, 0, 0, [], []
     for epoch in range(1, a.epochs + 1):
+        if a.steps and step >= a.steps:
+            break
         perm = torch.randperm(n, generator=gen)
         epoch_seconds, seen, loss_sum, correct = 0.0, 0, 0.0, 0
         for i in range(0, n, a.batch):  # no drop_last, like Headroom's loader
+            if a.steps and step >= a.steps:
+                break
+            step += 1
             idx = perm[i:i + a.batch]
             xb, yb = train_x[idx], train_y[idx]  # batch assembly: the data loader's job, not timed
             t0 = time.perf_counter()
+            c0 = time.process_time()
             opt.zero_grad(set_to_none=False)
             logits = model(xb)
             loss = F.cross_entropy(logits, yb, label_smoothing=smoothing)
             loss.backward()
             opt.step()
             dt = time.perf_counter() - t0
+            step_ms.append(1000.0 * dt)
+            step_cpu_ms.append(1000.0 * (time.process_time() - c0))
             epoch_seconds += dt
             seen += xb.shape[0]
             loss_sum += float(loss) * xb.shape[0]
@@ -100,6 +112,11 @@ def main():
         "data_load_seconds": load_seconds,
         "train_seconds": train_seconds,
         "images_per_second": samples / train_seconds,
+        "steps": step,
+        "median_step_ms": sorted(step_ms)[len(step_ms) // 2] if step_ms else 0.0,
+        "step_ms": step_ms,
+        # diagnostic (meaningful with --threads 1): the process's CPU time per step
+        "median_step_cpu_ms": sorted(step_cpu_ms)[len(step_cpu_ms) // 2] if step_cpu_ms else 0.0,
         "test_accuracy": epochs[-1]["test_accuracy"],
         "test_loss": epochs[-1]["test_loss"],
         "epoch_results": epochs,

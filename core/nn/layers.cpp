@@ -171,7 +171,13 @@ public:
 protected:
     void forward_impl(LayerIO& io) const override { io.backend->activation_forward(kind_, alpha_, io.x, io.y); }
     void backward_impl(LayerIO& io) const override {
-        if (io.dx.defined()) io.backend->activation_backward(kind_, alpha_, io.x, io.y, io.dy, io.dx);
+        if (!io.dx.defined()) return;
+        // ReLU's gradient only needs the sign of its output: reading y, not x, lets the model recompute
+        // less under checkpointing and run ReLU in place (nn/model.cpp)
+        if (kind_ == ActivationKind::relu)
+            io.backend->activation_backward(kind_, alpha_, Tensor(), io.y, io.dy, io.dx);
+        else
+            io.backend->activation_backward(kind_, alpha_, io.x, io.y, io.dy, io.dx);
     }
 
 private:

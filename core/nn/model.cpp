@@ -29,6 +29,12 @@ struct Model::Node {
     std::vector<std::string> buffer_names;
     Tensor dx_body_full;  // residual: gradient of the input through the body (B, in...)
     Tensor y;             // current-batch view of the output
+    // activation checkpointing (nodes of checkpointed blocks): where the node's tensors live, and what
+    // a recompute before backward must run (selective recompute: only what backward reads)
+    bool output_in_arena = false, saved_in_arena = false;
+    bool recompute_run = true;  // the layer's forward (residual: anything inside the block)
+    bool recompute_add = true;  // residual: the sum
+    Node* in_place_of = nullptr;  // an in-place ReLU: the node whose output it overwrites (and shares)
 };
 
 namespace {
@@ -41,6 +47,13 @@ std::uint64_t hash_str(const std::string& s) {
 
 namespace {
 bool make_layer_is_view(const LayerSpec& s) { return s.type == "flatten"; }
+
+// What a layer's backward reads besides dy and its saved tensors (layers.cpp): its input x, its own
+// output y. (ReLU reads y, which also holds after an in-place ReLU; see layers.cpp.)
+bool backward_reads_x(const std::string& t) {
+    return t == "conv2d" || t == "linear" || t == "batchnorm2d" || t == "leaky_relu" || t == "gelu";
+}
+bool backward_reads_y(const std::string& t) { return t == "relu" || t == "tanh" || t == "sigmoid"; }
 }  // namespace
 
 Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
@@ -104,6 +117,25 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
         for (auto& r : arena_requests_) *r.target = Tensor(arena_.storage(), r.offset, r.shape, r.dtype);
     }
     arena_requests_.clear();
+    for (Node* n : in_place_) n->y_full = n->in_place_of->y_full;
+    // 2c) selective recompute: what each checkpointed block must run again before its backward
+    for (auto [first, last] : ckpt_ranges_) {
+        mark_recompute(*top_, static_cast<std::size_t>(first), static_cast<std::size_t>(last), false);
+        bool run = false, arena = false;
+        std::vector<const Node*> stack;
+        for (int i = first; i <= last; ++i) stack.push_back(top_->nodes[i].get());
+        while (!stack.empty()) {
+            const Node* n = stack.back();
+            stack.pop_back();
+            run = run || (n->layer ? n->recompute_run : n->recompute_add);
+            arena = arena || n->output_in_arena || n->saved_in_arena;
+            for (const Seq* q : {n->body.get(), n->shortcut.get()})
+                if (q)
+                    for (auto& c : q->nodes) stack.push_back(c.get());
+        }
+        ckpt_recompute_.push_back(run);
+        ckpt_uses_arena_.push_back(arena);
+    }
     // 3) one shared workspace of the largest layer need
     std::size_t ws = 0;
     for (Node* n : nodes_)
@@ -152,8 +184,12 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 if (static_cast<int>(i) == first) arena_cursor_ = 0;  // each block reuses the arena from 0
                 int kept = last;
                 while (kept > first && make_layer_is_view(specs[kept])) --kept;
+                // a kept ReLU that runs in place keeps its producer's output (they are one tensor)
+                const int kept_producer =
+                    specs[kept].type == "relu" && kept > first && relu_in_place_after(specs[kept - 1].type) ? kept - 1
+                                                                                                           : -1;
                 saved_in_arena = true;
-                output_in_arena = static_cast<int>(i) != kept;
+                output_in_arena = static_cast<int>(i) != kept && static_cast<int>(i) != kept_producer;
             }
         }
         if (is_top) {
@@ -182,6 +218,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             }
             building_in_arena_ = outer_arena;
             n.out = out;
+            n.output_in_arena = output_in_arena;
             request(n.y_full, with_batch(B, out), dt, MemCategory::activations, n.index, output_in_arena);
             DepthBuffers& db = depth_buffers_[static_cast<std::size_t>(depth)];
             db.dx_body_numel = std::max(db.dx_body_numel, B * shape_numel(cur));
@@ -202,13 +239,29 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 n.buffers.push_back(t);
                 n.buffer_names.push_back(b.name);
             }
-            if (!n.layer->output_is_view())
+            // ReLU in place over the previous node's output when that node's backward does not read it
+            // and both live in the same place (both in the recompute arena, or both kept)
+            Node* prev = i > 0 && !seq.nodes.empty() ? seq.nodes.back().get() : nullptr;
+            if (specs[i].type == "relu" && prev && relu_in_place_after(specs[i - 1].type) &&
+                prev->output_in_arena == output_in_arena) {
+                n.output_in_arena = output_in_arena;
+                n.in_place_of = prev;
+                in_place_.push_back(&n);
+            } else if (!n.layer->output_is_view()) {
+                n.output_in_arena = output_in_arena;
                 request(n.y_full, with_batch(B, n.out), dt, MemCategory::activations, n.index, output_in_arena);
+            }
             auto saved = n.layer->saved(B, cur);
+            auto saved_one = n.layer->saved(1, cur);
             n.saved_full.resize(saved.size());
-            for (std::size_t k = 0; k < saved.size(); ++k)
-                request(n.saved_full[k], saved[k].shape, saved[k].dtype, MemCategory::activations, n.index,
-                        saved_in_arena);
+            for (std::size_t k = 0; k < saved.size(); ++k) {
+                // Saved tensors that do not grow with the batch (BatchNorm's mean and 1/std, a few bytes per
+                // channel) stay out of the arena, so a recompute need not run the layer just for them.
+                const bool per_batch = shape_numel(saved[k].shape) != shape_numel(saved_one[k].shape);
+                const bool in_arena = saved_in_arena && per_batch;
+                n.saved_in_arena = n.saved_in_arena || in_arena;
+                request(n.saved_full[k], saved[k].shape, saved[k].dtype, MemCategory::activations, n.index, in_arena);
+            }
         }
         cur = n.out;
         seq.nodes.push_back(std::move(node));
@@ -319,10 +372,11 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t first_sample
     current_first_sample_ = first_sample;
     first_input_ = x;
     Tensor out = forward_seq(*top_, x, training, first_sample);
-    // after a forward, the arena holds the last checkpointed block's tensors: its backward (the first
-    // one to run) needs no recompute
+    // after a forward, the arena holds the tensors of the last checkpointed block that uses it: its
+    // backward (the first one to run) needs no recompute
     arena_holds_ = -1;
-    for (auto [first, last] : ckpt_ranges_) arena_holds_ = std::max(arena_holds_, first);
+    for (std::size_t r = 0; r < ckpt_ranges_.size(); ++r)
+        if (ckpt_uses_arena_[r]) arena_holds_ = std::max(arena_holds_, ckpt_ranges_[r].first);
     return out;
 }
 
@@ -342,11 +396,13 @@ Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_
 
 void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t first_sample) {
     const std::int64_t b = x.dim(0);
+    // a recompute skips what backward does not read (mark_recompute); the node's views stay as they are
+    if (recomputing_ && !n.recompute_run) return;
     if (!n.layer) {  // residual: y = body(x) + shortcut(x)
         Tensor bo = forward_seq(*n.body, x, training, first_sample);
         Tensor so = n.shortcut ? forward_seq(*n.shortcut, x, training, first_sample) : x;
         n.y = n.y_full.slice0(0, b);
-        backend_.add(bo, so, n.y);
+        if (!recomputing_ || n.recompute_add) backend_.add(bo, so, n.y);
         return;
     }
     if (n.layer->output_is_view()) {
@@ -394,8 +450,10 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
         if (u && static_cast<int>(k) == u->last_layer) hooks->before_backward(n.unit);
         const bool unit_done = u && static_cast<int>(k) == u->first_layer;
         if (top)
-            for (auto [first, last] : ckpt_ranges_)
-                if (static_cast<int>(k) == last && arena_holds_ != first) recompute_block(first, last);
+            for (std::size_t r = 0; r < ckpt_ranges_.size(); ++r) {
+                const auto [first, last] = ckpt_ranges_[r];
+                if (static_cast<int>(k) == last && ckpt_recompute_[r] && arena_holds_ != first) recompute_block(first, last);
+            }
         Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
         Tensor target;
         int slot = -1;
@@ -424,8 +482,42 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
     }
 }
 
-// Re-runs the forward of top-level nodes [first, last] from the block's kept input, so the arena
-// holds this block's inner outputs and saved tensors again (BatchNorm statistics are not updated twice).
+// Walks the range backwards: a node's output must be valid after the recompute when the next node's
+// backward reads it as x, its own backward reads it as y, or the next node runs; a node in the arena
+// runs when its output must be valid or it keeps saved tensors there. Kept outputs (the block's last)
+// are valid already; BatchNorm's statistics are outside the arena (build_seq), so a BatchNorm whose
+// output nobody reads (the last one of a residual body) is not run again.
+bool Model::mark_recompute(Seq& seq, std::size_t first, std::size_t last, bool out_valid) {
+    bool valid = out_valid;  // must the output of the node being looked at be valid?
+    for (std::size_t k = last + 1; k-- > first;) {
+        Node& n = *seq.nodes[k];
+        bool needs_input;
+        if (!n.layer) {
+            n.recompute_add = valid && n.output_in_arena;
+            const bool body_in = mark_recompute(*n.body, 0, n.body->nodes.size() - 1, n.recompute_add);
+            const bool short_in = n.shortcut ? mark_recompute(*n.shortcut, 0, n.shortcut->nodes.size() - 1, n.recompute_add)
+                                             : n.recompute_add;
+            needs_input = body_in || short_in;
+            n.recompute_run = n.recompute_add;
+            for (const Seq* q : {n.body.get(), n.shortcut.get()})
+                if (q)
+                    for (const auto& c : q->nodes) n.recompute_run = n.recompute_run || c->recompute_run || c->recompute_add;
+        } else if (n.layer->output_is_view()) {
+            n.recompute_run = false;  // its output is its input
+            needs_input = valid;
+        } else {
+            const bool own = valid || backward_reads_y(n.layer->type());
+            n.recompute_run = (own && n.output_in_arena) || n.saved_in_arena;
+            needs_input = n.recompute_run || backward_reads_x(n.layer->type());
+        }
+        valid = needs_input;
+    }
+    return valid;
+}
+
+// Re-runs the forward of top-level nodes [first, last] from the block's kept input, as far as
+// mark_recompute() found necessary, so the arena holds what this block's backward reads (BatchNorm
+// statistics are not updated twice).
 void Model::recompute_block(int first, int last) {
     recomputing_ = true;
     Tensor x = first == 0 ? first_input_ : top_->nodes[first - 1]->y;

@@ -123,6 +123,10 @@ private:
     void init_params(int unit);  // -1: every unit
     Tensor alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena);
     void recompute_block(int first, int last);
+    // Selective recompute: marks which nodes of seq.nodes[first..last] a recompute must run so that
+    // every tensor their backward reads is valid again (out_valid: the range's output must be).
+    // Returns whether the range's input must be valid.
+    bool mark_recompute(Seq& seq, std::size_t first, std::size_t last, bool out_valid);
 
     ModelSpec spec_;
     SpecReport report_;
@@ -153,6 +157,9 @@ private:
     int building_unit_ = 0;
     Tensor arena_;
     std::vector<std::pair<int, int>> ckpt_ranges_;  // checkpointed top-level [first, last]
+    std::vector<char> ckpt_recompute_;               // per range: a recompute has something to run
+    std::vector<char> ckpt_uses_arena_;              // per range: its forward writes the arena
+    std::vector<Node*> in_place_;                    // in-place ReLUs (nn/model_spec.h relu_in_place_after)
     // Backward buffers are shared by nesting depth: sequences (and residual blocks) at one depth never
     // run backward at the same time, so one pair of activation-gradient buffers (and one buffer for a
     // residual body's input gradient) per depth is enough.

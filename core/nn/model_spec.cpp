@@ -424,6 +424,9 @@ struct Analyzer {
             std::string path = prefix.empty() ? std::to_string(i) : prefix + "." + std::to_string(i);
             in = run_layer(seq[i], path, in, depth);
             if (in.empty()) return {};
+            // an in-place ReLU keeps nothing of its own (relu_in_place_after)
+            if (i > 0 && seq[i].type == "relu" && relu_in_place_after(seq[i - 1].type))
+                rep.layers.back().activation_bytes_per_sample = 0;
         }
         return in;
     }
@@ -734,6 +737,11 @@ SpecReport validate_model_spec(const ModelSpec& spec) {
 
 // ---------------------------------------------------------------------------------------------------
 // checkpoint blocks
+
+bool relu_in_place_after(const std::string& t) {
+    return t == "conv2d" || t == "linear" || t == "batchnorm2d" || t == "maxpool2d" || t == "avgpool2d" ||
+           t == "dropout" || t == "residual";
+}
 
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
     std::vector<CheckpointBlock> blocks;

@@ -99,6 +99,12 @@ struct CheckpointBlock {
     int last = 0;       // inclusive
     std::string label;  // "0-2 conv2d(1→10, k5) …" / "3 residual(5 layers)"
 };
+// A ReLU directly after a layer of this type (in the same sequence) runs in place: it overwrites the
+// layer's output, which that layer's backward does not read (conv2d, linear, batchnorm2d, pooling,
+// dropout, a residual block's sum), so it keeps no activation of its own. The model (nn/model.cpp)
+// and the spec report's activation bytes follow this rule.
+bool relu_in_place_after(const std::string& producer_type);
+
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec);
 
 // ---- presets ----------------------------------------------------------------------------------------

@@ -122,7 +122,8 @@ private slots:
         // checkpointing never stores more (one checkpointed block alone needs its own size in the arena;
         // the saving comes from blocks sharing it)
         QVERIFY(b.ledger->live_bytes(MemCategory::activations) <= a.ledger->live_bytes(MemCategory::activations));
-        if (checkpoint == "all")
+        // (an MLP's blocks are linear + in-place ReLU, whose one tensor is the kept output: nothing to save)
+        if (checkpoint == "all" && preset != "mlp")
             QVERIFY(b.ledger->live_bytes(MemCategory::activations) < a.ledger->live_bytes(MemCategory::activations));
     }
 

@@ -3,8 +3,6 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/blas.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -12,6 +10,7 @@
 #include <thread>
 
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_kernels.h"
 
 namespace hr {
 
@@ -21,8 +20,7 @@ namespace {
 
 int resolve_threads(int threads) {
     if (threads > 0) return threads;
-    int n = omp_get_num_procs();
-    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    int n = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, n);
 }
 
@@ -63,11 +61,17 @@ CpuBackend::CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger)
     // OpenBLAS runs single-threaded (blas.cpp): the backend splits work itself (static OpenMP
     // partitions), which keeps results deterministic for a thread count and avoids nesting two pools.
     (void)cpu::blas_description();  // load it now: a missing library is reported at construction
+    kernels_ = cpu::fast_kernels();
 }
 
 std::string CpuBackend::name() const {
-    return "cpu (" + cpu::blas_description() + ", " + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+    return "cpu (" + cpu::blas_description() + ", " + kernels_name() + " kernels, " + std::to_string(threads_) +
+           (threads_ == 1 ? " thread)" : " threads)");
 }
+
+void CpuBackend::use_reference_kernels(bool reference) { kernels_ = reference ? nullptr : cpu::fast_kernels(); }
+
+std::string CpuBackend::kernels_name() const { return kernels_ ? kernels_->name : "reference"; }
 
 void CpuBackend::set_threads(int threads) { threads_ = resolve_threads(threads); }
 
@@ -220,16 +224,15 @@ void blas_gemm(int threads, bool ta, bool tb, int M, int N, int K, T alpha, cons
         call(0, M, 0, N);
         return;
     }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int t = 0; t < nt; ++t) {
+    parallel_for(threads, nt, [&](std::int64_t t) {
         int b = static_cast<int>(static_cast<std::int64_t>(dim) * t / nt);
         int e = static_cast<int>(static_cast<std::int64_t>(dim) * (t + 1) / nt);
-        if (e <= b) continue;
+        if (e <= b) return;
         if (split_m)
             call(b, e, 0, N);
         else
             call(0, M, b, e);
-    }
+    });
 }
 
 }  // namespace
@@ -609,8 +612,12 @@ void CpuBackend::activation_backward(ActivationKind kind, float alpha, const Ten
         parallel_chunks(threads_, dy.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
             switch (kind) {
                 case ActivationKind::relu: {
+                    // x > 0 and y > 0 agree (y = max(x, 0)); y is what an in-place ReLU still has.
                     const T* src = px ? px : py;
-                    for (std::int64_t i = b; i < e; ++i) store(pdx, i, load(src, i) > C(0) ? load(pdy, i) : C(0));
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const C g = load(pdy, i);  // loaded unconditionally, so the loop vectorises
+                        store(pdx, i, load(src, i) > C(0) ? g : C(0));
+                    }
                     break;
                 }
                 case ActivationKind::leaky_relu:

@@ -11,6 +11,10 @@
 
 namespace hr {
 
+namespace cpu {
+struct FastKernels;
+}
+
 class CpuBackend : public Backend {
 public:
     CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger);
@@ -76,9 +80,16 @@ public:
     void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
     void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
 
+    // The fast f32 kernels (AVX2, chosen at run time; cpu_kernels.h) are used where the CPU has them;
+    // true makes this backend use its portable reference code for every op (tests compare the two).
+    void use_reference_kernels(bool reference);
+    // "avx2" or "reference"
+    std::string kernels_name() const;
+
 private:
     CpuAllocator allocator_;
     int threads_ = 1;
+    const cpu::FastKernels* kernels_ = nullptr;  // null: reference code only
     std::vector<float> scratch_;  // f32 staging for bf16/f16 GEMM, reused between calls
 };
 

@@ -2,11 +2,13 @@
 // Shared helpers of the CPU backend: storage-type tags for the float dtypes, load/store with the
 // compute type (double for f64, float otherwise), dtype dispatch and validation messages.
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "backend/backend.h"
+#include "backend/cpu/thread_pool.h"
 #include "base/dtype.h"
 #include "base/error.h"
 
@@ -93,20 +95,22 @@ inline void require_float(const char* op, const char* name, const Tensor& t) {
 // Elementwise loops run in parallel only above this many elements (below, threading costs more).
 constexpr std::int64_t kParallelGrain = 1 << 17;
 
-// Runs f(begin, end) over [0, n) split into `threads` equal static chunks (one chunk when n < grain).
-// Each index is handled by exactly one call, so results never depend on scheduling.
+// Runs f(begin, end) over [0, n) on the backend's thread pool (thread_pool.h), in up to 4 chunks per
+// thread so that a thread the scheduler takes away does not hold up the rest (one call when
+// n < grain). Each index is handled by exactly one call; callers compute each index's result
+// independently of the split, so results never depend on scheduling or the thread count.
 template <class F>
 void parallel_chunks(int threads, std::int64_t n, std::int64_t grain, F&& f) {
-    int nt = (n < grain || threads <= 1) ? 1 : threads;
+    if (n <= 0) return;
+    const std::int64_t nt = (n < grain || threads <= 1) ? 1 : std::min<std::int64_t>(n, 4 * std::int64_t(thread_slots(threads)));
     if (nt == 1) {
-        if (n > 0) f(std::int64_t{0}, n);
+        f(std::int64_t{0}, n);
         return;
     }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int t = 0; t < nt; ++t) {
-        std::int64_t b = n * t / nt, e = n * (t + 1) / nt;
+    parallel_for(threads, nt, [&](std::int64_t t) {
+        const std::int64_t b = n * t / nt, e = n * (t + 1) / nt;
         if (e > b) f(b, e);
-    }
+    });
 }
 
 

@@ -18,8 +18,6 @@
 // - With 2 threads the numbers were dominated by contention from other processes on the two cores
 //   and could not be compared fairly; per-sample parallelism over the batch with single-threaded
 //   sgemm is kept (no shared writes, static partitions). Batched im2col + one big GEMM was not measured.
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -27,6 +25,9 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_conv_fast.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/thread_pool.h"
 
 namespace hr {
 
@@ -159,11 +160,14 @@ std::size_t CpuBackend::conv2d_workspace_bytes(const Shape& x, const Shape& w, c
                                                DType dtype) const {
     const ConvGeom g = conv_geom("conv2d_workspace_bytes", x, w, y, p);
     if (!dtype_is_float(dtype)) fail("conv2d_workspace_bytes", std::string("expects a float dtype, got ") + dtype_name(dtype));
+    const FastConvChoice fast = dtype == DType::f32 && kernels_ ? fast_conv_choice(g, p) : FastConvChoice{};
+    const std::size_t fast_bytes = fast.any() ? fast_conv_workspace_bytes(g, p, threads_) : 0;
+    if (fast.all()) return fast_bytes;
     const bool lowp = dtype == DType::bf16 || dtype == DType::f16;
     const WsLayout l = ws_layout(g, p, lowp);
     // Threads at call time (not capped by N, so the figure depends on shapes and threads only).
     const std::int64_t elems = l.total(std::max(1, threads_));
-    return static_cast<std::size_t>(elems) * elem_size(dtype) + kWsAlign;
+    return std::max(fast_bytes, static_cast<std::size_t>(elems) * elem_size(dtype) + kWsAlign);
 }
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
@@ -178,6 +182,12 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
     if (bias.defined()) {
         require_same_dtype(op, "x", x, "bias", bias);
         if (bias.numel() != g.K) fail(op, "bias " + desc(bias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    if (x.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).forward) {
+        void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
+        fast_conv_forward(*kernels_, threads_, g, p, x.data<float>(), w.data<float>(),
+                          bias.defined() ? bias.data<float>() : nullptr, y.data<float>(), ws);
+        return;
     }
     const int nt = conv_threads(threads_, g.N);
     dispatch_float(x.dtype(), op, [&](auto tag) {
@@ -205,8 +215,8 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
             for (std::int64_t k = 0; k < g.K; ++k) bvec[k] = load(pb, k);
         }
         const bool direct = direct_1x1(g, p);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < nt; ++t) {
+        parallel_for(nt, nt, [&](std::int64_t chunk) {
+            const int t = static_cast<int>(chunk);
             E* mine = ws ? ws + l.shared + l.per_thread() * t : nullptr;
             E* col = mine;
             E* xf = mine ? mine + l.col + l.dw + l.db : nullptr;
@@ -240,7 +250,7 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
                     for (std::int64_t i = 0; i < g.K * P; ++i) store(yo, i, ys[i]);
                 }
             }
-        }
+        });
     });
 }
 
@@ -253,6 +263,11 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
     const ConvGeom g = conv_geom(op, dx.shape(), w.shape(), dy.shape(), p);
     require_same_dtype(op, "dy", dy, "w", w);
     require_same_dtype(op, "dy", dy, "dx", dx);
+    if (dy.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).backward_data) {
+        void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
+        fast_conv_backward_data(*kernels_, threads_, g, p, dy.data<float>(), w.data<float>(), dx.data<float>(), ws);
+        return;
+    }
     const int nt = conv_threads(threads_, g.N);
     dispatch_float(dy.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -272,8 +287,8 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
             wf = w.data<T>();
         }
         const bool direct = direct_1x1(g, p);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < nt; ++t) {
+        parallel_for(nt, nt, [&](std::int64_t chunk) {
+            const int t = static_cast<int>(chunk);
             E* mine = ws ? ws + l.shared + l.per_thread() * t : nullptr;
             E* col = mine;
             E* xf = mine ? mine + l.col + l.dw + l.db : nullptr;
@@ -301,7 +316,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
                     for (std::int64_t i = 0; i < CHW; ++i) store(xo, i, dxs[i]);
                 }
             }
-        }
+        });
     });
 }
 
@@ -319,6 +334,12 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
         require_same_dtype(op, "x", x, "dbias", dbias);
         if (dbias.numel() != g.K) fail(op, "dbias " + desc(dbias) + " must have shape (" + std::to_string(g.K) + ")");
     }
+    if (x.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).backward_filter) {
+        void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
+        fast_conv_backward_filter(*kernels_, threads_, g, p, x.data<float>(), dy.data<float>(), dw.data<float>(),
+                                  want_db ? dbias.data<float>() : nullptr, ws);
+        return;
+    }
     const int nt = conv_threads(threads_, g.N);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -330,8 +351,8 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
         const T* px = x.data<T>();
         const T* pdy = dy.data<T>();
         const bool direct = direct_1x1(g, p);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < nt; ++t) {
+        parallel_for(nt, nt, [&](std::int64_t chunk) {
+            const int t = static_cast<int>(chunk);
             E* mine = ws + l.shared + l.per_thread() * t;
             E* col = mine;
             E* dwp = mine + l.col;
@@ -367,7 +388,7 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
                         dbp[k] += s;
                     }
             }
-        }
+        });
         // Reduce the per-thread partials in thread order, then accumulate into dw / dbias.
         T* pdw = dw.data<T>();
         const std::int64_t stride = l.per_thread();

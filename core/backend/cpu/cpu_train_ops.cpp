@@ -1,10 +1,13 @@
 // CpuBackend: batch norm, losses, reductions and optimizer updates.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_kernels.h"
 
 namespace hr {
 
@@ -40,6 +43,23 @@ void check_vec(const char* op, const char* name, const Tensor& t, std::int64_t C
     if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
 }
 
+bool f32_or_undefined(const Tensor& t) { return !t.defined() || t.dtype() == DType::f32; }
+
+// The fast f32 batch norm (AVX2 kernels) handles images: rows of at least 8 values per (n, c).
+bool bn_fast(const cpu::FastKernels* k, const Tensor& x, std::int64_t S, std::initializer_list<const Tensor*> vecs) {
+    if (!k || x.dtype() != DType::f32 || S < 8) return false;
+    for (const Tensor* t : vecs)
+        if (!f32_or_undefined(*t)) return false;
+    return true;
+}
+
+// y = (x - mean) * a + b per channel with a = gamma * invstd, from the f32 statistics: the training
+// forward and a recompute from the saved statistics give bitwise the same y.
+void bn_affine(double gamma, double beta, float invstd, float& a, float& b) {
+    a = float(gamma * double(invstd));
+    b = float(beta);
+}
+
 }  // namespace
 
 void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
@@ -61,6 +81,29 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
     const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
     const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
     std::vector<double> mean(C), var(C), invstd(C);
+    if (bn_fast(kernels_, x, S, {&gamma, &beta, &save_mean, &save_invstd, &running_mean, &running_var})) {
+        // One channel per chunk: shifted sums (shift = the channel's first value) in f32 lanes per row,
+        // accumulated in double across rows, in a fixed order.
+        const float* px = x.data<float>();
+        float* py = y.data<float>();
+        float* sm = save_mean.data<float>();
+        float* si = save_invstd.data<float>();
+        parallel_for(threads_, C, [&](std::int64_t c) {
+            const float shift = px[c * S];
+            double s1 = 0, s2 = 0;
+            for (std::int64_t n = 0; n < N; ++n) kernels_->bn_sums(px + (n * C + c) * S, S, shift, &s1, &s2);
+            const double d = s1 / double(M);
+            const double v = std::max(0.0, s2 / double(M) - d * d);
+            mean[c] = double(shift) + d;
+            var[c] = v;
+            sm[c] = float(mean[c]);
+            si[c] = float(1.0 / std::sqrt(v + double(eps)));
+            float a, b;
+            bn_affine(g[c], bt[c], si[c], a, b);
+            for (std::int64_t n = 0; n < N; ++n)
+                kernels_->scale_shift(px + (n * C + c) * S, S, sm[c], a, b, py + (n * C + c) * S, false);
+        });
+    } else {
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         const T* px = x.data<T>();
@@ -99,6 +142,7 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
     });
     write_vec(op, save_mean, mean, false);
     write_vec(op, save_invstd, invstd, false);
+    }
     const double mom = momentum;
     if (running_mean.defined()) {
         std::vector<double> rm = read_vec(op, "running_mean", running_mean, C, 0.0);
@@ -169,6 +213,26 @@ void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Ten
     const std::vector<double> mean = read_vec(op, "save_mean", save_mean, C, 0.0);
     const std::vector<double> invstd = read_vec(op, "save_invstd", save_invstd, C, 1.0);
     std::vector<double> sum_dy(C), sum_dy_xhat(C);
+    if (bn_fast(kernels_, x, S, {&gamma, &save_mean, &save_invstd, &dgamma, &dbeta})) {
+        const float* px = x.data<float>();
+        const float* pdy = dy.data<float>();
+        float* pdx = dx.data<float>();
+        parallel_for(threads_, C, [&](std::int64_t c) {
+            const float mu = float(mean[c]);
+            const double is = invstd[c];
+            double sd = 0, sdx = 0;  // sum(dy), sum(dy * (x - mean))
+            for (std::int64_t n = 0; n < N; ++n)
+                kernels_->bn_bwd_sums(px + (n * C + c) * S, pdy + (n * C + c) * S, S, mu, &sd, &sdx);
+            sum_dy[c] = sd;
+            sum_dy_xhat[c] = sdx * is;
+            // dx = gamma * invstd / M * (M * dy - sum(dy) - xhat * sum(dy * xhat))
+            const double k = g[c] * is / double(M);
+            const float k_dy = float(k * double(M)), k_x = float(-k * sdx * is * is), k_0 = float(-k * sd);
+            for (std::int64_t n = 0; n < N; ++n)
+                kernels_->bn_bwd_apply(px + (n * C + c) * S, pdy + (n * C + c) * S, S, k_dy, k_x, mu, k_0,
+                                       pdx + (n * C + c) * S);
+        });
+    } else {
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using Cmp = Acc<T>;
@@ -206,6 +270,7 @@ void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Ten
             }
         });
     });
+    }
     if (dgamma.defined()) write_vec(op, dgamma, sum_dy_xhat, true);
     if (dbeta.defined()) write_vec(op, dbeta, sum_dy, true);
 }
@@ -363,19 +428,16 @@ bool CpuBackend::all_finite(const Tensor& x) {
         using T = decltype(tag);
         const T* p = x.data<T>();
         const std::int64_t n = x.numel();
-        int bad = 0;
+        std::atomic<int> bad{0};
         parallel_chunks(threads_, n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
             int local = 0;
             for (std::int64_t i = b; i < e; ++i) {
                 const auto v = load(p, i);
                 local |= !std::isfinite(v);
             }
-            if (local) {
-#pragma omp atomic write
-                bad = 1;
-            }
+            if (local) bad.store(1, std::memory_order_relaxed);
         });
-        ok = bad == 0;
+        ok = bad.load() == 0;
     });
     return ok;
 }

@@ -1,0 +1,257 @@
+// The CPU backend's run-time kernel choice (backend/cpu/cpu_kernels.h, cmake/CpuFlags.cmake):
+// - the AVX2 kernels are used exactly when cpuid reports AVX2 and FMA;
+// - the fast f32 convolutions and batch norm agree with the reference code (im2col + OpenBLAS, double
+//   precision batch norm; the implementation before the fast paths) on the shapes of the presets and on
+//   odd ones, and the reference agrees with a naive double-precision convolution;
+// - the core library is built for the x86-64 baseline: no object except the *_avx2 ones contains an
+//   AVX instruction, and the AVX2 object defines no code the linker could share with baseline code.
+#include <QtTest/QtTest>
+
+#include <QProcess>
+#include <QRegularExpression>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+
+using namespace hr;
+
+namespace {
+
+Tensor filled(Backend& be, const Shape& s, std::uint64_t seed, float mean = 0.0f, float scale = 1.0f) {
+    Tensor t = Tensor::empty(be.allocator(), s, DType::f32, MemCategory::other);
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = mean + scale * d(g);
+    return t;
+}
+
+Tensor zeros(Backend& be, const Shape& s) {
+    Tensor t = Tensor::empty(be.allocator(), s, DType::f32, MemCategory::other);
+    be.fill(t, 0.0);
+    return t;
+}
+
+// max |a - b| / max(1, max |b|)
+double rel_diff(const Tensor& a, const Tensor& b) {
+    double m = 0, scale = 1;
+    for (std::int64_t i = 0; i < a.numel(); ++i) {
+        m = std::max(m, double(std::fabs(a.data<float>()[i] - b.data<float>()[i])));
+        scale = std::max(scale, double(std::fabs(b.data<float>()[i])));
+    }
+    return m / scale;
+}
+
+struct Case {
+    const char* name;
+    std::int64_t N, C, H, W, K, kh, kw;
+    int sh, sw, ph, pw;
+};
+
+std::vector<Case> cases() {
+    return {
+        {"resnet stem 1->16 3x3 p1", 4, 1, 28, 28, 16, 3, 3, 1, 1, 1, 1},
+        {"resnet 16->16 3x3 p1", 4, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1},
+        {"resnet 16->32 3x3 s2 p1", 4, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1},
+        {"resnet 32->32 3x3 p1 @14", 4, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1},
+        {"resnet 16->32 1x1 s2", 4, 16, 28, 28, 32, 1, 1, 2, 2, 0, 0},
+        {"resnet 32->64 3x3 s2 p1 @14", 3, 32, 14, 14, 64, 3, 3, 2, 2, 1, 1},
+        {"resnet 64->64 3x3 p1 @7", 3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1},
+        {"resnet 32->64 1x1 s2 @14", 3, 32, 14, 14, 64, 1, 1, 2, 2, 0, 0},
+        {"seed-cnn conv1 1->10 5x5", 5, 1, 28, 28, 10, 5, 5, 1, 1, 0, 0},
+        {"seed-cnn conv2 10->20 5x5 @12", 5, 10, 12, 12, 20, 5, 5, 1, 1, 0, 0},
+        {"lenet 1->6 5x5 p2", 3, 1, 28, 28, 6, 5, 5, 1, 1, 2, 2},
+        {"odd 3->5 3x2 s(2,1) p(1,0) 9x7", 3, 3, 9, 7, 5, 3, 2, 2, 1, 1, 0},
+        {"odd 7->9 3x3 s3 p2 11x10", 2, 7, 11, 10, 9, 3, 3, 3, 3, 2, 2},
+        {"odd 2->3 1x1 p1 5x6", 3, 2, 5, 6, 3, 1, 1, 1, 1, 1, 1},
+        {"odd 4->6 4x4 s2 p1 9x9 (even kernel)", 2, 4, 9, 9, 6, 4, 4, 2, 2, 1, 1},
+        {"batch 19, 6->13 3x3 p1 6x5", 19, 6, 6, 5, 13, 3, 3, 1, 1, 1, 1},
+    };
+}
+
+}  // namespace
+
+class TestCpuDispatch : public QObject {
+    Q_OBJECT
+
+private slots:
+    void kernelsFollowCpuid() {
+        CpuBackend be(1, nullptr);
+        __builtin_cpu_init();
+        const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        const bool forced = qEnvironmentVariable("HEADROOM_CPU_KERNELS") == "reference";
+        QCOMPARE(QString::fromStdString(be.kernels_name()), QString(avx2 && !forced ? "avx2" : "reference"));
+        QVERIFY(QString::fromStdString(be.name()).contains(QString::fromStdString(be.kernels_name()) + " kernels"));
+        be.use_reference_kernels(true);
+        QCOMPARE(QString::fromStdString(be.kernels_name()), QString("reference"));
+    }
+
+    void fastConvMatchesReference_data() {
+        QTest::addColumn<int>("index");
+        const auto cs = cases();
+        for (int i = 0; i < int(cs.size()); ++i) QTest::newRow(cs[i].name) << i;
+    }
+    void fastConvMatchesReference() {
+        QFETCH(int, index);
+        const Case c = cases()[index];
+        CpuBackend fast(2, nullptr), ref(2, nullptr);
+        ref.use_reference_kernels(true);
+        if (fast.kernels_name() == "reference") QSKIP("this CPU has no AVX2 + FMA: the reference code is all there is");
+        Conv2dParams p;
+        p.stride_h = c.sh;
+        p.stride_w = c.sw;
+        p.pad_h = c.ph;
+        p.pad_w = c.pw;
+        const std::int64_t Ho = (c.H + 2 * c.ph - c.kh) / c.sh + 1, Wo = (c.W + 2 * c.pw - c.kw) / c.sw + 1;
+        const Shape xs{c.N, c.C, c.H, c.W}, ws{c.K, c.C, c.kh, c.kw}, ys{c.N, c.K, Ho, Wo};
+        Tensor x = filled(fast, xs, 1), w = filled(fast, ws, 2), b = filled(fast, {c.K}, 3), dy = filled(fast, ys, 4);
+        const std::size_t wf = fast.conv2d_workspace_bytes(xs, ws, ys, p, DType::f32);
+        const std::size_t wr = ref.conv2d_workspace_bytes(xs, ws, ys, p, DType::f32);
+        Tensor work_f = Tensor::empty(fast.allocator(), {std::int64_t(wf)}, DType::u8, MemCategory::workspace);
+        Tensor work_r = Tensor::empty(ref.allocator(), {std::int64_t(wr)}, DType::u8, MemCategory::workspace);
+        Tensor yf = zeros(fast, ys), yr = zeros(ref, ys);
+        fast.conv2d_forward(x, w, b, yf, p, work_f);
+        ref.conv2d_forward(x, w, b, yr, p, work_r);
+        QVERIFY2(rel_diff(yf, yr) < 1e-5, qPrintable(QString("forward differs by %1").arg(rel_diff(yf, yr))));
+        // the reference itself against a naive double-precision sum, at a few outputs
+        for (std::int64_t o = 0; o < yr.numel(); o += 97) {
+            const std::int64_t n = o / (c.K * Ho * Wo), k = o / (Ho * Wo) % c.K, oh = o / Wo % Ho, ow = o % Wo;
+            double s = b.data<float>()[k];
+            for (std::int64_t ci = 0; ci < c.C; ++ci)
+                for (std::int64_t i = 0; i < c.kh; ++i)
+                    for (std::int64_t j = 0; j < c.kw; ++j) {
+                        const std::int64_t ih = oh * c.sh - c.ph + i, iw = ow * c.sw - c.pw + j;
+                        if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                        s += double(x.data<float>()[((n * c.C + ci) * c.H + ih) * c.W + iw]) *
+                             double(w.data<float>()[((k * c.C + ci) * c.kh + i) * c.kw + j]);
+                    }
+            QVERIFY(std::abs(s - yr.data<float>()[o]) < 1e-4 * std::max(1.0, std::abs(s)));
+        }
+        Tensor dxf = filled(fast, xs, 9), dxr = filled(ref, xs, 10);  // written, not accumulated
+        fast.conv2d_backward_data(dy, w, dxf, p, work_f);
+        ref.conv2d_backward_data(dy, w, dxr, p, work_r);
+        QVERIFY2(rel_diff(dxf, dxr) < 1e-5, qPrintable(QString("backward data differs by %1").arg(rel_diff(dxf, dxr))));
+        Tensor dwf = filled(fast, ws, 11), dwr = filled(ref, ws, 11);  // accumulated onto the same values
+        Tensor dbf = filled(fast, {c.K}, 12), dbr = filled(ref, {c.K}, 12);
+        fast.conv2d_backward_filter(x, dy, dwf, dbf, p, work_f);
+        ref.conv2d_backward_filter(x, dy, dwr, dbr, p, work_r);
+        QVERIFY2(rel_diff(dwf, dwr) < 1e-5, qPrintable(QString("backward filter differs by %1").arg(rel_diff(dwf, dwr))));
+        QVERIFY(rel_diff(dbf, dbr) < 1e-5);
+    }
+
+    void fastBatchNormMatchesReference() {
+        CpuBackend fast(2, nullptr), ref(2, nullptr);
+        ref.use_reference_kernels(true);
+        if (fast.kernels_name() == "reference") QSKIP("this CPU has no AVX2 + FMA");
+        // preset shapes and rows that are not a multiple of 8
+        for (const Shape& s : {Shape{8, 16, 28, 28}, Shape{8, 64, 7, 7}, Shape{5, 3, 11, 13}, Shape{64, 32, 14, 14}}) {
+            const std::int64_t C = s[1];
+            Tensor x = filled(fast, s, 21, 0.5f, 2.0f), dy = filled(fast, s, 22);
+            Tensor g = filled(fast, {C}, 23, 1.0f, 0.5f), beta = filled(fast, {C}, 24);
+            std::vector<Tensor> outs;
+            for (CpuBackend* be : {&fast, &ref}) {
+                Tensor y = zeros(*be, s), dx = zeros(*be, s), m = zeros(*be, {C}), is = zeros(*be, {C});
+                Tensor rm = zeros(*be, {C}), rv = zeros(*be, {C}), dg = zeros(*be, {C}), db = zeros(*be, {C});
+                be->fill(rv, 1.0);
+                be->batchnorm_forward_train(x, g, beta, y, m, is, rm, rv, 0.1f, 1e-5f);
+                be->batchnorm_backward(x, dy, g, m, is, dx, dg, db);
+                for (Tensor t : {y, m, is, rm, rv, dx, dg, db}) outs.push_back(t);
+            }
+            const char* names[] = {"y", "save_mean", "save_invstd", "running_mean", "running_var", "dx", "dgamma", "dbeta"};
+            for (int i = 0; i < 8; ++i)
+                QVERIFY2(rel_diff(outs[i], outs[8 + i]) < 2e-5,
+                         qPrintable(QString("%1 of %2 differs by %3").arg(names[i], QString::fromStdString(shape_str(s)))
+                                        .arg(rel_diff(outs[i], outs[8 + i]))));
+        }
+    }
+
+    void fastBatchNormLargeMean() {
+        // mean 300, spread 0.01: the one-pass sums are shifted, and y = (x - mean) * a + b does not cancel
+        // (x * a + b would lose ~0.3 %). Against double-precision statistics of the same f32 inputs; the
+        // saved f32 mean is the double mean rounded (as PyTorch's save_mean), and y is exact given it.
+        CpuBackend fast(2, nullptr);
+        if (fast.kernels_name() == "reference") QSKIP("this CPU has no AVX2 + FMA");
+        const Shape s{6, 4, 9, 11};
+        const std::int64_t N = 6, C = 4, S = 99, M = N * S;
+        Tensor x = filled(fast, s, 31, 300.0f, 0.01f);
+        Tensor y = zeros(fast, s), m = zeros(fast, {C}), is = zeros(fast, {C}), none;
+        Tensor g = filled(fast, {C}, 32, 1.0f, 0.5f), beta = filled(fast, {C}, 33);
+        fast.batchnorm_forward_train(x, g, beta, y, m, is, none, none, 0.1f, 1e-5f);
+        for (std::int64_t c = 0; c < C; ++c) {
+            double mu = 0, var = 0;
+            for (std::int64_t n = 0; n < N; ++n)
+                for (std::int64_t i = 0; i < S; ++i) mu += x.data<float>()[(n * C + c) * S + i];
+            mu /= double(M);
+            for (std::int64_t n = 0; n < N; ++n)
+                for (std::int64_t i = 0; i < S; ++i) var += std::pow(x.data<float>()[(n * C + c) * S + i] - mu, 2);
+            var /= double(M);
+            const double invstd = 1.0 / std::sqrt(var + 1e-5);
+            const float mean_f = m.data<float>()[c];
+            QCOMPARE(mean_f, float(mu));
+            QVERIFY(std::abs(is.data<float>()[c] - invstd) < 1e-4 * invstd);
+            for (std::int64_t n = 0; n < N; ++n)
+                for (std::int64_t i = 0; i < S; ++i) {
+                    const std::int64_t k = (n * C + c) * S + i;
+                    const double want =
+                        (double(x.data<float>()[k]) - mean_f) * invstd * g.data<float>()[c] + beta.data<float>()[c];
+                    QVERIFY2(std::abs(y.data<float>()[k] - want) < 1e-4,
+                             qPrintable(QString("y %1 want %2").arg(y.data<float>()[k]).arg(want)));
+                }
+        }
+    }
+
+    void baselineObjectsHaveNoAvx() {
+        const QString lib = QStringLiteral(HR_BINARY_DIR "/core/libheadroom_core.a");
+        if (!QFileInfo::exists(lib)) QSKIP("libheadroom_core.a not found (not a static build)");
+        QProcess objdump;
+        objdump.start("objdump", {"-d", "--no-show-raw-insn", lib});
+        if (!objdump.waitForStarted()) QSKIP("objdump (binutils) is not installed");
+        QVERIFY(objdump.waitForFinished(300000));
+        const QString text = QString::fromLocal8Bit(objdump.readAllStandardOutput());
+        QVERIFY(text.size() > 1000);
+        // members start with "<name>.o:     file format ..."
+        const QRegularExpression member(R"(^([^\s:]+\.o):\s+file format)", QRegularExpression::MultilineOption);
+        const QRegularExpression avx(R"(%[yz]mm\d+)");
+        QStringList offenders, seen;
+        auto it = member.globalMatch(text);
+        QList<QPair<QString, qsizetype>> starts;
+        while (it.hasNext()) {
+            auto m = it.next();
+            starts.append({m.captured(1), m.capturedStart()});
+        }
+        QVERIFY(starts.size() > 20);
+        bool saw_avx2_object = false;
+        for (int i = 0; i < starts.size(); ++i) {
+            const QString name = starts[i].first;
+            const qsizetype end = i + 1 < starts.size() ? starts[i + 1].second : text.size();
+            const QString body = text.mid(starts[i].second, end - starts[i].second);
+            const bool uses = body.contains(avx);
+            if (name.contains("_avx2")) {
+                saw_avx2_object = true;
+                QVERIFY2(uses, "the AVX2 kernels object has no YMM instruction: is it built with -mavx2?");
+            } else if (uses) {
+                offenders << name;
+            }
+        }
+        QVERIFY(saw_avx2_object);
+        QVERIFY2(offenders.isEmpty(), qPrintable("AVX instructions in baseline objects: " + offenders.join(", ")));
+        // weak (shareable) definitions in the AVX2 object would let the linker hand AVX2 code to
+        // baseline callers
+        QProcess nm;
+        nm.start("nm", {"-A", "--defined-only", lib});
+        QVERIFY(nm.waitForStarted());
+        QVERIFY(nm.waitForFinished(120000));
+        QStringList weak;
+        for (const QString& line : QString::fromLocal8Bit(nm.readAllStandardOutput()).split('\n')) {
+            if (!line.contains("_avx2")) continue;
+            const QStringList f = line.split(' ', Qt::SkipEmptyParts);
+            if (f.size() >= 3 && (f[1] == "W" || f[1] == "V" || f[1] == "u")) weak << f[2];
+        }
+        QVERIFY2(weak.isEmpty(), qPrintable("weak symbols in the AVX2 object: " + weak.join(", ")));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCpuDispatch)
+#include "test_cpu_dispatch.moc"
