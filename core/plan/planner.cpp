@@ -9,24 +9,19 @@
 #include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
 #include "memory/counting_allocator.h"
+#include "plan/device_calibration.h"
+#include "plan/device_description.h"
 #include "strategy/training_state.h"
-#ifdef HEADROOM_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
-#endif
 
 namespace hr {
 
 namespace {
 
-int cuda_index_of(const std::string& device) {
-    if (device == "cuda") return 0;
-    try {
-        return std::stoi(device.substr(5));
-    } catch (...) {
-        throw InputError("device '" + device + "': write cuda:N (see headroom devices)");
-    }
+bool is_gpu_device(const std::string& device) {
+    return device.rfind("cuda", 0) == 0 || is_gpu_model_name(device);
 }
 
 // Forward FLOPs per sample of one layer (multiply-adds count 2).
@@ -72,17 +67,6 @@ std::size_t loader_bytes(std::int64_t batch, std::int64_t samples, std::int64_t 
     return static_cast<std::size_t>(depth * (batch * per_sample * 4 + batch * 8));
 }
 
-// Sustained rates for the rough absolute estimate (FLOP/s, bytes/s); the ranking uses ratios.
-struct DeviceRates {
-    double flops;
-    double lowp_factor;  // time factor of bf16/fp16 compute relative to fp32
-    double host_link;    // bytes/s between host and device memory
-};
-DeviceRates rates_for(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return {30e12, 0.5, 20e9};
-    return {40e9, 1.15, 10e9};  // CPU: low precision is stored, then computed in f32 (conversions cost)
-}
-
 }  // namespace
 
 MemoryPlan predict_memory(const PlanRequest& req) {
@@ -95,35 +79,38 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         fixed.strategy.checkpoint = "none";
         const std::size_t free = req.budget ? req.budget : device_free_bytes(req.device);
         MemoryPlan p = predict_memory(fixed);
-        if (p.device_total > free) {
+        if (plan_fit_bytes(p) > free) {
             for (int k : {4, 2, 1}) {
                 fixed.strategy.checkpoint = k == 1 ? "all" : "every:" + std::to_string(k);
                 p = predict_memory(fixed);
-                if (p.device_total <= free) break;
+                if (plan_fit_bytes(p) <= free) break;
             }
         }
         return p;
     }
-    // Build the whole training state on counting allocators.
+    // The device's description (cached per process: issue 9), then the whole training state on
+    // counting allocators (for a GPU, through the caching allocator's bookkeeping too).
+    const DeviceDescription desc = describe_device(req.device, req.threads);
+    const bool gpu = desc.gpu();
     auto device_ledger = std::make_shared<MemoryLedger>();
     auto host_ledger = std::make_shared<MemoryLedger>();
-    CountingAllocator dev_alloc(Device::cpu(), device_ledger);
+    std::unique_ptr<Allocator> dev_alloc_ptr = make_planning_allocator(desc, device_ledger);
+    Allocator& dev_alloc = *dev_alloc_ptr;
     CountingAllocator host_alloc(Device::cpu(), host_ledger);
-    // conv workspace sizes come from the real backend of the device (cuDNN picks algorithms per shape)
+    // conv workspace sizes for the device (cuDNN's choice per shape on a present GPU, asked once)
     auto sizing_ledger = std::make_shared<MemoryLedger>();
-    std::unique_ptr<Backend> sizing;
-    const bool gpu = req.device.rfind("cuda", 0) == 0;
-#ifdef HEADROOM_WITH_CUDA
-    if (gpu) sizing = make_cuda_backend(cuda_index_of(req.device), sizing_ledger);
-#endif
-    if (gpu && !sizing)
-        throw InputError("device '" + req.device + "': this build has no CUDA backend; plan for --device cpu");
-    if (!sizing) sizing = make_cpu_backend(req.threads, sizing_ledger);
+    std::unique_ptr<Backend> sizing = make_planning_backend(desc, req.threads, sizing_ledger, plan.strategy.tf32);
     {
+        // what a CUDA backend allocates when it is made, first and in this order (backend/cuda/cuda_sizes.h)
+        std::vector<Tensor> backend_fixed;
+        if (gpu)
+            for (std::size_t bytes : {desc.cublas_workspace_bytes, desc.backend_scratch_bytes})
+                backend_fixed.push_back(
+                    Tensor::empty(dev_alloc, {static_cast<std::int64_t>(bytes)}, DType::u8, MemCategory::workspace));
         TrainingState st(req.spec, req.optimizer, plan.strategy, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
         plan.device = device_ledger->snapshot().live;
-        // what the backend itself holds on the device (the cuBLAS workspace on a GPU)
-        for (MemCategory cat : all_categories()) at(plan.device, cat) += sizing_ledger->live_bytes(cat);
+        const LedgerSnapshot dsnap = device_ledger->snapshot();
+        plan.device_reserved = dsnap.live_total + (gpu ? dsnap.reserved_free : 0);
         plan.recompute_arena = st.model().recompute_arena_bytes();
         plan.host = host_ledger->snapshot().live;
         auto snap = device_ledger->snapshot();
@@ -152,6 +139,12 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         at(plan.host, MemCategory::data) += loaders;
     plan.device_total = total(plan.device);
     plan.host_total = total(plan.host);
+    if (!gpu) plan.device_reserved = plan.device_total;
+    plan.device_overhead = gpu ? desc.overhead_bytes() : 0;
+    plan.process_total = plan.device_reserved + plan.device_overhead;
+    plan.device_name = desc.name;
+    plan.device_defaults = desc.defaults;
+    plan.device_note = desc.defaults ? desc.source : desc.name + " (" + desc.source + ")";
     plan.peak_phase = "setup: every buffer is allocated before the first step, so the peak holds from step 1";
 
     // checkpoint blocks and the arena
@@ -181,9 +174,10 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     const std::int64_t P = rep.total_params;
     if (plan.strategy.offload_optimizer)
         plan.offload_bytes = static_cast<double>(P) * 2.0 * static_cast<double>(dtype_size(plan.strategy.compute_dtype));
-    const DeviceRates rt = rates_for(req.device);
+    const DeviceRates rt = req.rates ? *req.rates : desc.rates;
+    plan.rates_source = rt.source;
     const double prec = plan.strategy.compute_dtype == DType::f32 ? 1.0 : rt.lowp_factor;
-    const double per_micro_overhead = 2e-5 * static_cast<double>(plan.layers.size());
+    const double per_micro_overhead = rt.per_layer_seconds * static_cast<double>(plan.layers.size());
     auto seconds = [&](double f, double r, double off, double accum, double pf) {
         return (f + r) * pf / rt.flops + off / rt.host_link + per_micro_overhead * accum;
     };
@@ -215,9 +209,9 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
                     PlanCandidate c;
                     c.strategy = r.strategy;
                     c.plan = predict_memory(r);
-                    c.fits = c.plan.device_total <= budget;
+                    c.fits = plan_fit_bytes(c.plan) <= budget;
                     if (!c.fits)
-                        c.reason = "needs " + format_bytes(c.plan.device_total) + " > budget " + format_bytes(budget);
+                        c.reason = "needs " + format_bytes(plan_fit_bytes(c.plan)) + " > budget " + format_bytes(budget);
                     out.candidates.push_back(std::move(c));
                 }
     std::stable_sort(out.candidates.begin(), out.candidates.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
@@ -246,6 +240,11 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     return out;
 }
 
+std::size_t plan_fit_bytes(const MemoryPlan& p) {
+    if (p.device_overhead == 0 && p.device_reserved == p.device_total) return p.device_total;  // the CPU
+    return static_cast<std::size_t>(std::ceil(static_cast<double>(p.process_total) * (1.0 + kGpuFitMargin)));
+}
+
 nlohmann::json plan_to_json(const MemoryPlan& p) {
     nlohmann::json j;
     nlohmann::json dev = nlohmann::json::object(), host = nlohmann::json::object();
@@ -265,6 +264,15 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
     j["peak_phase"] = p.peak_phase;
     j["predicted_step_seconds"] = p.predicted_step_seconds;
     j["relative_step_time"] = p.relative_step_time;
+    j["step_time_estimated"] = true;
+    j["rates_source"] = p.rates_source;
+    j["device_reserved"] = p.device_reserved;
+    j["device_overhead"] = p.device_overhead;
+    j["process_total"] = p.process_total;
+    j["fit_bytes"] = plan_fit_bytes(p);
+    j["device_name"] = p.device_name;
+    j["device_defaults"] = p.device_defaults;
+    j["device_note"] = p.device_note;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : p.layers)
         layers.push_back({{"index", l.index},
@@ -291,28 +299,20 @@ static std::size_t meminfo(const char* key) {
     return 0;
 }
 
-static std::size_t gpu_bytes(const std::string& device, bool free) {
-#ifdef HEADROOM_WITH_CUDA
-    const int index = cuda_index_of(device);
-    for (const auto& d : cuda_devices())
-        if (d.index == index) return free ? d.free_bytes : d.total_bytes;
-    const std::string why = cuda_unavailable_reason();
-    throw InputError("device '" + device + "' is not available" + (why.empty() ? std::string() : ": " + why) +
-                     "; see headroom devices, or use --device cpu");
-#else
-    (void)free;
-    throw InputError("device '" + device + "': this build has no CUDA backend; use --device cpu");
-#endif
-}
-
 std::size_t device_free_bytes(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return gpu_bytes(device, true);
+    if (is_gpu_device(device)) {
+        const DeviceDescription d = describe_device(device);  // first: it measures before contexts exist
+        if (!d.present) return d.capacity_bytes;
+        for (const auto& g : cuda_devices())
+            if (g.index == d.index) return g.free_bytes;
+        return d.capacity_bytes;
+    }
     std::size_t v = meminfo("MemAvailable:");
     return v ? v : device_total_bytes(device);
 }
 
 std::size_t device_total_bytes(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return gpu_bytes(device, false);
+    if (is_gpu_device(device)) return describe_device(device).capacity_bytes;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }

@@ -5,6 +5,7 @@
 // construction. It also estimates step cost (forward + backward + recompute FLOPs, offload traffic) and
 // searches the strategies for the configuration that fits a budget with the best predicted throughput.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "memory/category.h"
 #include "optim/optimizer.h"
+#include "plan/device_description.h"
 #include "strategy/strategy.h"
 
 namespace hr {
@@ -21,11 +23,14 @@ struct PlanRequest {
     std::int64_t batch = 64;
     StrategyConfig strategy;
     OptimizerConfig optimizer;
+    // "cpu", "cuda:N", or a GPU model to plan for without having it (plan/device_description.h:
+    // h100, h200, a100, a100-40gb, rtx4090, l40s, l4; cuda:N that is not here plans as an h100).
     std::string device = "cpu";
     int threads = 0;
     std::int64_t train_samples = 0;  // for the data loader's prefetch buffers (0: a large dataset)
     std::int64_t test_samples = 0;
     std::size_t budget = 0;          // checkpoint auto: fit this many bytes (0: the device's free memory)
+    std::optional<DeviceRates> rates;  // the step-time rates to use (default: the device's, device_calibration.h)
 };
 
 struct LayerPlan {
@@ -51,9 +56,24 @@ struct MemoryPlan {
     double backward_flops = 0;
     double recompute_flops = 0;
     double offload_bytes = 0;          // host<->device traffic per step
-    double predicted_step_seconds = 0; // rough absolute estimate for the device
+    double predicted_step_seconds = 0; // an estimate from the device's rates (rates_source), never a measurement
     double relative_step_time = 1;     // against the same model and batch in fp32 without strategies
+    std::string rates_source;          // where those rates come from ("measured on ...", "nominal ...")
+    // What the driver will see (GPU): the caching allocator's segments (device_total plus its rounding,
+    // simulated exactly) and the process overhead outside the ledger (CUDA context, cuBLAS/cuDNN
+    // handles). On the CPU device_reserved = device_total and device_overhead = 0.
+    std::size_t device_reserved = 0;
+    std::size_t device_overhead = 0;
+    std::size_t process_total = 0;     // device_reserved + device_overhead
+    std::string device_name;           // "NVIDIA H200", ...
+    bool device_defaults = false;      // planned from the table for a GPU that is not here
+    std::string device_note;           // where the device figures come from, for a person
 };
+
+// The bytes a plan must fit in: device_total on the CPU; on a GPU process_total plus a 5 % margin
+// (kGpuFitMargin), so a plan that fits does not run out of memory (issue 11, memory truth).
+constexpr double kGpuFitMargin = 0.05;
+std::size_t plan_fit_bytes(const MemoryPlan& plan);
 
 MemoryPlan predict_memory(const PlanRequest& request);
 nlohmann::json plan_to_json(const MemoryPlan& plan);
@@ -75,7 +95,8 @@ struct PlanSearch {
 // batch, /2, /4, /8 with accumulation) and optimizer offload.
 PlanSearch search_plans(const PlanRequest& base, std::size_t budget_bytes);
 
-// Free memory of a device: MemAvailable for "cpu"; throws InputError for devices not present.
+// Free memory of a device: MemAvailable for "cpu", cudaMemGetInfo for a present GPU, the table's
+// capacity for a GPU planned for without having it; InputError for an unknown device.
 std::size_t device_free_bytes(const std::string& device);
 std::size_t device_total_bytes(const std::string& device);
 // "4GiB", "512MiB", "1.5GB", "1000000" -> bytes; InputError otherwise.

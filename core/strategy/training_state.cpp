@@ -48,6 +48,76 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     }
     dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
     loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;
+    // the device step's scalars and figures (a few bytes each; the planner sees them like the rest)
+    control = Tensor::empty(device_alloc, {kStepControlFields}, DType::f64, MemCategory::other);
+    stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
+    mse_ = spec.loss.type == "mse";
+    label_smoothing_ = static_cast<float>(spec.loss.label_smoothing);
+    has_dropout_ = spec_has_layer(spec.layers, "dropout");
+    if (!dry_run) {
+        double c[kStepControlFields] = {};
+        c[kCtlLossScale] = loss_scale_;
+        device.copy_from_host(c, control);
+    }
+}
+
+bool TrainingState::spec_has_layer(const std::vector<LayerSpec>& layers, const std::string& type) {
+    for (const auto& l : layers)
+        if (l.type == type || spec_has_layer(l.body, type) || spec_has_layer(l.shortcut, type)) return true;
+    return false;
+}
+
+bool TrainingState::graph_capturable() const { return device_step_supported() && !has_dropout_; }
+
+void TrainingState::begin_device_step(double lr) {
+    model_->zero_grad();
+    device_.fill(stats, 0.0);
+    Tensor found = control.view(kCtlFoundInf, {1});
+    device_.fill(found, 0.0);
+    Tensor lr_slot = control.view(kCtlLr, {1});
+    device_.copy_from_host(&lr, lr_slot);
+}
+
+void TrainingState::device_micro_step(std::int64_t n, float share, std::uint64_t first_sample) {
+    const bool lowp = strategy_.compute_dtype != DType::f32;
+    Tensor xs = x_staging.slice0(0, n);
+    Tensor xm = lowp ? x_model.slice0(0, n) : xs;
+    if (lowp) device_.copy(xs, xm);
+    Tensor logits = model_->forward(xm, true, first_sample);
+    Tensor g = dlogits.slice0(0, n);
+    if (mse_) {
+        Tensor ts = target_staging.slice0(0, n);
+        Tensor tm = lowp ? target_model.slice0(0, n) : ts;
+        if (lowp) device_.copy(ts, tm);
+        device_.mse_loss_into(logits, tm, g, share, control, stats, share);
+    } else {
+        Tensor yb = labels.slice0(0, n);
+        device_.softmax_cross_entropy_into(logits, yb, label_smoothing_, g, share, control, stats, share);
+    }
+    model_->backward(g);
+}
+
+void TrainingState::device_optimizer_step() {
+    if (!device_step_supported())
+        throw Error("internal: the device step does not support optimizer offload (the update runs on the host)");
+    Tensor& grads = model_->gradients();
+    Tensor& params = model_->parameters();
+    if (strategy_.loss_scaling) device_.all_finite_into(grads, control);
+    if (strategy_.master_weights) {
+        optimizer_->step_ctl(master_, grads, control);
+        device_.copy(master_, params);
+    } else {
+        optimizer_->step_ctl(params, grads, control);
+    }
+    device_.step_control_end(control, strategy_.loss_scaling, strategy_.loss_scale_growth_interval);
+}
+
+void TrainingState::sync_control_to_host() {
+    double c[kStepControlFields];
+    device_.copy_to_host(control, c);
+    loss_scale_ = c[kCtlLossScale];
+    good_steps_ = static_cast<std::int64_t>(c[kCtlGoodSteps]);
+    skipped_ = static_cast<std::int64_t>(c[kCtlSkipped]);
 }
 
 bool TrainingState::optimizer_step(double lr) {

@@ -31,6 +31,32 @@ public:
     bool optimizer_step(double lr);
     std::int64_t skipped_steps() const { return skipped_; }
 
+    // --- the step without host synchronisation (backend.h; issue 11) ----------------------------
+    // Instead of optimizer_step and a loss returning to the host: the step's changing scalars live in
+    // `control` (StepControl: learning rate, loss scale, finite flag, counters) and its figures in
+    // `stats` (StepStats: loss, correct rows, bad labels), both on the device and allocated with the
+    // rest (the planner counts them). A step is
+    //     begin_device_step(lr); for each micro-batch: upload it; device_micro_step(...);
+    //     device_optimizer_step();  then StepFigureRing::push(step, stats, control)
+    // and nothing in it waits for the device. device_micro_step + device_optimizer_step of a full
+    // batch is what a CUDA graph captures (Backend::capture) when graph_capturable().
+    Tensor control, stats;
+    // Zeroes the gradients and the figures, clears found_inf and writes the learning rate (an upload).
+    void begin_device_step(double lr);
+    // One micro-batch of n rows already uploaded to x_staging and labels (target_staging for MSE):
+    // cast to the compute dtype, forward, loss into `stats` (the gradient scaled by share times the
+    // device's loss scale; weight share), backward. first_sample as Model::forward.
+    void device_micro_step(std::int64_t n, float share, std::uint64_t first_sample);
+    // The optimizer on the accumulated gradients: fp16's finite check and loss-scale update on the
+    // device, master weights as optimizer_step. Throws for optimizer offload (host update).
+    void device_optimizer_step();
+    bool device_step_supported() const { return !strategy_.offload_optimizer; }
+    // A captured step replays the same by-value arguments: true when none changes per step (no
+    // dropout, whose masks are keyed on the run-wide sample index) and the device step is supported.
+    bool graph_capturable() const;
+    // Reads `control` back (a wait) into loss_scale() and skipped_steps(), e.g. at the end of a run.
+    void sync_control_to_host();
+
 private:
     ResolvedStrategy strategy_;
     Backend& device_;
@@ -40,6 +66,10 @@ private:
     Tensor master_;        // f32 copy the optimizer updates (device, or host when offloaded)
     Tensor host_grads_;    // offload: gradients copied to the host (compute dtype)
     Tensor host_params_;   // offload + low precision: master cast to the compute dtype before upload
+    static bool spec_has_layer(const std::vector<LayerSpec>& layers, const std::string& type);
+    bool mse_ = false;
+    float label_smoothing_ = 0.0f;
+    bool has_dropout_ = false;
     double loss_scale_ = 1.0;
     std::int64_t good_steps_ = 0;
     std::int64_t skipped_ = 0;
