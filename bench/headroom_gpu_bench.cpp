@@ -1,6 +1,7 @@
 // headroom_gpu_bench: Headroom's side of `scripts/bench gpu` (bench/gpu.sh, docs/benchmarks.md).
 // Trains a preset on random data on cuda:0 the way a run does (the device step without host
-// synchronisation: upload, forward, loss, backward, optimizer; per-step figures through the ring),
+// synchronisation: the next batch's upload overlapping the step, forward, loss, backward, optimizer;
+// per-step figures through the ring),
 // optionally with the steady-state step captured as a CUDA graph, and prints one JSON object:
 // ms/step from CUDA events on the compute stream, the ledger's peak and peak plus reserved, and the
 // device's used memory. A developer tool: it links libcudart for the events (the program does not).
@@ -106,10 +107,16 @@ int main(int argc, char** argv) {
         StepFigureRing ring(*be, 32);
         std::vector<StepFigures> figures;
         std::unique_ptr<Backend::CapturedWork> graph;
-        Tensor xb = state.x_staging, yb = state.labels;
+        auto upload = [&](int k) {
+            state.upload_next(xs[static_cast<std::size_t>(k % 4)].data(), ys[static_cast<std::size_t>(k % 4)].data(),
+                              nullptr, batch);
+        };
+        upload(0);
+        // a step: take the batch uploaded during the previous step, queue the next one's upload (it
+        // overlaps this step), then the step itself; nothing waits for the device
         auto step = [&](int k) {
-            be->copy_from_host(xs[static_cast<std::size_t>(k % 4)].data(), xb);
-            be->copy_from_host(ys[static_cast<std::size_t>(k % 4)].data(), yb);
+            state.take_upload(batch);
+            upload(k + 1);
             state.begin_device_step(opt.lr);
             if (graph) {
                 graph->replay();

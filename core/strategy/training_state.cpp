@@ -48,6 +48,13 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     }
     dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
     loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;
+    // a landing buffer for uploads that overlap the running step (a device other than the host's
+    // memory only; the planner's GPU allocator reports a CUDA device too, so it counts them)
+    if (!device_alloc.device().is_cpu()) {
+        landing_x_ = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
+        landing_labels_ = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
+        if (spec.loss.type == "mse") landing_target_ = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
+    }
     // the device step's scalars and figures (a few bytes each; the planner sees them like the rest)
     control = Tensor::empty(device_alloc, {kStepControlFields}, DType::f64, MemCategory::other);
     stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
@@ -76,6 +83,39 @@ void TrainingState::begin_device_step(double lr) {
     device_.fill(found, 0.0);
     Tensor lr_slot = control.view(kCtlLr, {1});
     device_.copy_from_host(&lr, lr_slot);
+}
+
+void TrainingState::upload_next(const float* x, const std::int64_t* y, const float* target, std::int64_t n) {
+    if (!landing_x_.defined()) {  // the CPU: nothing to overlap
+        Tensor xs = x_staging.slice0(0, n), yb = labels.slice0(0, n);
+        device_.copy_from_host(x, xs);
+        device_.copy_from_host(y, yb);
+        if (target && target_staging.defined()) {
+            Tensor ts = target_staging.slice0(0, n);
+            device_.copy_from_host(target, ts);
+        }
+        return;
+    }
+    Tensor lx = landing_x_.slice0(0, n), ly = landing_labels_.slice0(0, n);
+    device_.upload_async(x, lx, landing_free_.get());
+    landing_full_ = device_.upload_async(y, ly, landing_free_.get());
+    if (target && landing_target_.defined()) {
+        Tensor lt = landing_target_.slice0(0, n);
+        landing_full_ = device_.upload_async(target, lt, landing_free_.get());  // in order: the last is enough
+    }
+}
+
+void TrainingState::take_upload(std::int64_t n) {
+    if (!landing_x_.defined()) return;
+    device_.wait_fence(landing_full_.get());
+    Tensor xs = x_staging.slice0(0, n), yb = labels.slice0(0, n);
+    device_.copy(landing_x_.slice0(0, n), xs);
+    device_.copy(landing_labels_.slice0(0, n), yb);
+    if (landing_target_.defined()) {
+        Tensor ts = target_staging.slice0(0, n);
+        device_.copy(landing_target_.slice0(0, n), ts);
+    }
+    landing_free_ = device_.record_fence();  // the next upload may overwrite the landing buffer after this
 }
 
 void TrainingState::device_micro_step(std::int64_t n, float share, std::uint64_t first_sample) {

@@ -103,7 +103,14 @@ private slots:
             plain.st->device_micro_step(B, 1.0f, std::uint64_t(s * B));
             plain.st->device_optimizer_step();
             plain.push(s);
-            graphed.upload(d, B);
+            // the graphed run's input goes through the landing buffer (upload_next: the copy overlaps
+            // the step before; take_upload: the device waits for it and moves it into place)
+            if (s == 0) graphed.st->upload_next(d.x.data(), d.y.data(), nullptr, B);
+            graphed.st->take_upload(B);
+            if (s + 1 < steps) {
+                const Data next = batch_of(spec, B, 50 + s + 1);
+                graphed.st->upload_next(next.x.data(), next.y.data(), nullptr, B);  // before this step runs
+            }
             graphed.st->begin_device_step(lr);
             if (s == 0) {  // run once op by op (plans, lazily loaded kernels), then capture
                 graphed.st->device_micro_step(B, 1.0f, 0);

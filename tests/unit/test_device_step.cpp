@@ -90,13 +90,22 @@ struct Run {
         applied = st->optimizer_step(lr);
         return {loss, correct};
     }
-    // The device step: nothing returns to the host inside; the figures come through the ring.
+    // The device step: nothing returns to the host inside; the figures come through the ring; the
+    // input goes through upload_next / take_upload (on the CPU: copied at once).
     void device_step(const Data& d, std::int64_t step, double lr, StepFigureRing& ring) {
         const std::int64_t M = st->strategy().micro_batch;
+        const std::int64_t per = shape_numel(spec.input_shape);
         st->begin_device_step(lr);
         for (std::int64_t r0 = 0; r0 < B; r0 += M) {
             const std::int64_t n = std::min(M, B - r0);
-            upload(d, r0, n);
+            std::vector<float> onehot;
+            if (spec.loss.type == "mse") {
+                onehot.assign(static_cast<std::size_t>(n * spec.num_classes), 0.0f);
+                for (std::int64_t i = 0; i < n; ++i)
+                    onehot[static_cast<std::size_t>(i * spec.num_classes + d.y[r0 + i])] = 1;
+            }
+            st->upload_next(d.x.data() + r0 * per, d.y.data() + r0, onehot.empty() ? nullptr : onehot.data(), n);
+            st->take_upload(n);
             st->device_micro_step(n, static_cast<float>(double(n) / double(B)), static_cast<std::uint64_t>(step * B + r0));
         }
         st->device_optimizer_step();
