@@ -128,30 +128,32 @@ void overheads_of_present(DeviceDescription& d) {
     nlohmann::json cache = nlohmann::json::parse(read_cache_file(file), nullptr, false);
     if (!cache.is_object()) cache = nlohmann::json::object();
     const GpuModel& like = model_like(d.name, d.cc_major, d.cc_minor);
-    if (cache.contains(key) && cache[key].is_object() && cache[key].value("context_measured", false)) {
+    if (cache.contains(key) && cache[key].is_object()) {
         const auto& e = cache[key];
-        d.context_bytes = e.value("context_bytes", std::size_t(0));
+        const bool ctx = e.value("context_measured", false);
+        d.context_bytes = ctx ? e.value("context_bytes", std::size_t(0)) : static_cast<std::size_t>(like.context_mib * MiB);
         d.handles_bytes = e.value("handles_bytes", std::size_t(0));
-        d.overhead_measured = true;
-        d.overhead_source = "measured on " + e.value("measured", std::string("an earlier run")) + ", cached in " +
-                            headroom_cache_dir() + "/" + file;
+        d.overhead_measured = ctx;
+        d.overhead_source = std::string(ctx ? "measured on " : "handles measured on ") +
+                            e.value("measured", std::string("an earlier run")) + ", cached in " + headroom_cache_dir() +
+                            "/" + file + (ctx ? "" : "; the context's size is the table's figure for " + std::string(like.name));
         return;
     }
     try {
         const CudaOverheads o = cuda_measure_overheads(d.index, -1);
         d.handles_bytes = o.handles_bytes;
+        char when[32];
+        const std::time_t t = std::time(nullptr);
+        std::strftime(when, sizeof when, "%Y-%m-%d", std::gmtime(&t));
+        cache[key] = {{"context_bytes", o.context_bytes},
+                      {"handles_bytes", o.handles_bytes},
+                      {"context_measured", o.context_measured},
+                      {"measured", when}};
+        write_cache_file(file, cache.dump(2));
         if (o.context_measured) {
             d.context_bytes = o.context_bytes;
             d.overhead_measured = true;
             d.overhead_source = "measured now: " + o.note;
-            char when[32];
-            const std::time_t t = std::time(nullptr);
-            std::strftime(when, sizeof when, "%Y-%m-%d", std::gmtime(&t));
-            cache[key] = {{"context_bytes", o.context_bytes},
-                          {"handles_bytes", o.handles_bytes},
-                          {"context_measured", true},
-                          {"measured", when}};
-            write_cache_file(file, cache.dump(2));
         } else {
             d.context_bytes = static_cast<std::size_t>(like.context_mib * MiB);
             d.overhead_source = "handles measured now; the context's size is the table's figure for " +

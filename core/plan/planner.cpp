@@ -312,6 +312,14 @@ std::size_t device_free_bytes(const std::string& device) {
 }
 
 std::size_t device_total_bytes(const std::string& device) {
+    if (device.rfind("cuda", 0) == 0) {  // a present GPU: its capacity only (no description, no measuring)
+        CudaDeviceInfo info;
+        const std::string d = device == "cuda" ? "cuda:0" : device;
+        try {
+            if (cuda_device_properties(std::stoi(d.substr(5)), info)) return info.total_bytes;
+        } catch (const std::exception&) {
+        }
+    }
     if (is_gpu_device(device)) return describe_device(device).capacity_bytes;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);

@@ -167,8 +167,12 @@ private slots:
 
     void devicesAndErrorsWithoutDriver() {
         const std::string versions = cuda_versions();
+        const CudaStatus st = cuda_status();
         qInfo("cuda_versions(): %s", versions.c_str());
-        QVERIFY(versions.find("cuDNN 9.") != std::string::npos);
+        // the module loaded (whatever the driver says): it names the libraries it was built with
+        const bool loaded = st.state == CudaStatus::State::available || st.state == CudaStatus::State::no_driver ||
+                            st.state == CudaStatus::State::no_device;
+        if (loaded) QVERIFY2(versions.find("cuDNN 9.") != std::string::npos, versions.c_str());
         if (cuda_device_count() > 0) {
             const auto devs = cuda_devices();
             QCOMPARE(int(devs.size()), cuda_device_count());
@@ -200,8 +204,10 @@ private slots:
         } catch (const InputError& e) {
             const std::string m = e.what();
             qInfo("make_cuda_backend(0): %s", m.c_str());
-            QVERIFY2(m.find("cudaGetDeviceCount") != std::string::npos || m.find("no CUDA device") != std::string::npos,
-                     m.c_str());
+            if (loaded)
+                QVERIFY2(m.find("cudaGetDeviceCount") != std::string::npos || m.find("no CUDA device") != std::string::npos,
+                         m.c_str());
+            QVERIFY2(m.find(st.reason) != std::string::npos, m.c_str());
             QVERIFY2(m.find("use --device cpu") != std::string::npos, m.c_str());
         }
     }
@@ -713,7 +719,10 @@ private slots:
                 Tensor ws = planned ? Tensor::empty(h->gpu->allocator(), {std::int64_t(planned)}, DType::u8,
                                                     MemCategory::workspace)
                                     : Tensor();
-                Tensor wsc = Tensor::empty(h->cpu->allocator(), {std::int64_t(1) << 22}, DType::u8, MemCategory::workspace);
+                const std::size_t cpu_ws =
+                    h->cpu->conv2d_workspace_bytes({256, 16, 28, 28}, w_s, {256, 32, 28, 28}, p, dt);
+                Tensor wsc = Tensor::empty(h->cpu->allocator(), {std::int64_t(std::max<std::size_t>(cpu_ws, 1))},
+                                           DType::u8, MemCategory::workspace);
                 for (std::int64_t n : {std::int64_t(256), std::int64_t(37), std::int64_t(1)}) {
                     const QString what = QString("%1 tf32 %2 batch %3 (planned for 256: %4 bytes)")
                                              .arg(dtype_name(dt))

@@ -406,6 +406,26 @@ private slots:
         QCOMPARE(made, note);
         QCOMPARE(be->device().str(), a.device);
     }
+
+    void devicesReportSaysWhy() {
+        // what `headroom devices` prints (app/ calls device_report / device_report_text)
+        const DeviceReport r = device_report();
+        const std::string text = device_report_text(r);
+        qInfo("%s", text.c_str());
+        QVERIFY2(text.rfind("cpu      ", 0) == 0, text.c_str());
+        QVERIFY(r.cpu.capacity_bytes > 0);
+        QCOMPARE(int(r.cuda.state), int(cuda_status().state));
+        if (r.cuda.state != CudaStatus::State::available) {
+            QVERIFY(r.gpus.empty());
+            const std::string want = std::string("cuda     not available (") + cuda_state_name(r.cuda.state) + "): " + r.cuda.reason;
+            QVERIFY2(text.find(want) != std::string::npos, text.c_str());
+            QCOMPARE(r.cuda_line.id, std::string("device.cuda_unavailable"));
+        } else {
+            QCOMPARE(int(r.gpus.size()), cuda_device_count());
+            QVERIFY2(text.find("CUDA context") != std::string::npos, text.c_str());
+            QVERIFY2(text.find("cuBLAS workspace") != std::string::npos, text.c_str());
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(DeviceStepTest)

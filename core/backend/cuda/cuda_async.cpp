@@ -78,7 +78,7 @@ std::shared_ptr<Backend::Fence> CudaBackend::upload_async(const void* src, Tenso
         HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
     }
     auto f = std::make_shared<CudaFence>();
-    if (dst.nbytes()) staged_upload(src, dst);
+    if (dst.nbytes()) staged_upload(src, dst, copy_);
     HR_CUDA_CHECK(cudaEventRecord(f->event, copy_));
     return f;
 }

@@ -1,13 +1,15 @@
 // CudaBackend: devices, construction, data movement, GEMM (cuBLAS), and the host side of every op
-// that runs as our own kernel (validation as the CPU backend, then a launcher from cuda_kernels.h).
-// Convolution (cuDNN) lives in cuda_conv.cpp, fences / capture / step control in cuda_step.cpp.
+// that runs as our own kernel (validation as the CPU backend, then a launcher from cuda_kernels.h),
+// including the step-control ops. Convolution (cuDNN) lives in cuda_conv.cpp; fences, asynchronous
+// copies and capture in cuda_async.cpp.
 //
 // Streams: every op runs on one compute stream. copy_from_host stages through a ring of pinned host
 // memory (regions guarded by events: the host waits only when it laps a copy still queued, so it runs
-// ahead of the device) and copies on a second stream, fenced by events: the copy starts after the compute
-// work queued before it (a buffer a running kernel still reads is not overwritten), and compute
-// queued after it waits for the copy. Ops returning host values (losses, reductions, copy_to_host)
-// synchronise the compute stream; the *_into ops of cuda_step.cpp do not.
+// ahead of the device) and copies on a second stream, fenced by events: the copy starts after the
+// compute work queued before it (a buffer a running kernel still reads is not overwritten), and
+// compute queued after it waits for the copy. Uploads of at most cuda_sizes::kSmallUploadBytes go on
+// the compute stream itself: the same order, without a wait between streams. Ops returning host values
+// (losses, reductions, copy_to_host) synchronise the compute stream; the *_into ops do not.
 #include "backend/cuda/cuda_backend_impl.h"
 
 #include <algorithm>
@@ -455,7 +457,7 @@ std::size_t CudaBackend::staging_region(std::size_t n) {
     return b;
 }
 
-void CudaBackend::staged_upload(const void* src, Tensor& dst) {
+void CudaBackend::staged_upload(const void* src, Tensor& dst, cudaStream_t stream) {
     const std::size_t total = dst.nbytes();
     const char* s = static_cast<const char*>(src);
     char* d = static_cast<char*>(dst.raw());
@@ -465,7 +467,7 @@ void CudaBackend::staged_upload(const void* src, Tensor& dst) {
         // laps a region whose copy is still queued.
         const std::size_t at = staging_region(n);
         std::memcpy(staging_ + at, s + off, n);
-        HR_CUDA_CHECK(cudaMemcpyAsync(d + off, staging_ + at, n, cudaMemcpyHostToDevice, copy_));
+        HR_CUDA_CHECK(cudaMemcpyAsync(d + off, staging_ + at, n, cudaMemcpyHostToDevice, stream));
         cudaEvent_t done = nullptr;
         if (!staging_events_.empty()) {
             done = staging_events_.back();
@@ -473,10 +475,10 @@ void CudaBackend::staged_upload(const void* src, Tensor& dst) {
         } else {
             HR_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
         }
-        HR_CUDA_CHECK(cudaEventRecord(done, copy_));
+        HR_CUDA_CHECK(cudaEventRecord(done, stream));
         staging_inflight_.push_back({at, at + ((n + 255) / 256 * 256), done});
     }
-    HR_CUDA_CHECK(cudaEventRecord(copy_done_, copy_));
+    if (stream == copy_) HR_CUDA_CHECK(cudaEventRecord(copy_done_, copy_));
 }
 
 void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
@@ -486,10 +488,16 @@ void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
     if (!total) return;
     auto lock = op_lock();
     require_not_capturing("copy_from_host");
+    if (total <= cuda_sizes::kSmallUploadBytes) {
+        // Small (a learning rate, a batch's labels): on the compute stream itself, which orders it after
+        // the work that reads dst and before the work queued later, with no wait between streams.
+        staged_upload(src, dst, compute_);
+        return;
+    }
     // The fence: the copy starts after the compute work queued so far, which may still read dst.
     HR_CUDA_CHECK(cudaEventRecord(compute_done_, compute_));
     HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
-    staged_upload(src, dst);
+    staged_upload(src, dst, copy_);
     // Compute queued from now on waits for the data.
     HR_CUDA_CHECK(cudaStreamWaitEvent(compute_, copy_done_, 0));
 }

@@ -1,8 +1,8 @@
 #pragma once
 // CudaBackend: the class behind make_cuda_backend (cuda_backend.h). Internal to the CUDA module.
 // cuda_backend.cpp: devices, construction, data movement, GEMM, pooling, activations, dropout,
-// batch norm, losses, reductions, optimizers. cuda_conv.cpp: convolution through cuDNN.
-// cuda_step.cpp: fences, asynchronous copies, capture (cuda_graph.h), the step-control ops.
+// batch norm, losses, reductions, optimizers, the step-control ops. cuda_conv.cpp: convolution through
+// cuDNN. cuda_async.cpp: fences, asynchronous copies, capture (cuda_graph.h).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -125,7 +125,7 @@ public:
     void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
     void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
 
-    // ordering, asynchronous copies, capture, step control (cuda_step.cpp)
+    // ordering, asynchronous copies, capture (cuda_async.cpp); step control (cuda_backend.cpp)
     std::shared_ptr<Fence> record_fence() override;
     void wait_fence(const Fence* f) override;
     bool fence_done(const Fence* f) override;
@@ -168,9 +168,9 @@ private:
     void release() noexcept;  // frees everything the constructor created; idempotent
     // Copies the scratch's ReduceResult to pinned memory and waits for the stream.
     cuda::ReduceResult fetch_result();
-    // H2D through the double-buffered pinned staging on the copy stream, after copy_ waited for what it
-    // must; records copy_done_ at the end.
-    void staged_upload(const void* src, Tensor& dst);
+    // H2D through the pinned staging ring on `stream` (copy_ after it waited for what it must, or
+    // compute_ for small uploads); on copy_ it records copy_done_ at the end.
+    void staged_upload(const void* src, Tensor& dst, cudaStream_t stream);
     // The plan for these shapes (cuda_conv.cpp); cached. Must hold op_lock().
     cuda::ConvPlan& conv_plan(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
                               DType dt) const;

@@ -50,5 +50,7 @@ constexpr std::size_t backend_fixed_bytes(int cc_major, int cc_minor, std::size_
 // device ledger.
 constexpr std::size_t kStagingBytes = 32 * MiB;
 constexpr std::size_t kStagingChunk = kStagingBytes / 2;
+// copy_from_host of at most this many bytes runs on the compute stream (stream order is the fence).
+constexpr std::size_t kSmallUploadBytes = 64 * KiB;
 
 }  // namespace hr::cuda_sizes
