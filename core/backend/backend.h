@@ -11,7 +11,13 @@
 // - Float ops accept f32, f64, bf16 and f16 unless stated; inputs and outputs of one call share a
 //   dtype unless stated. Index tensors are i32 (pooling) / i64 (labels); masks are u8.
 // - Each op validates what it relies on and throws hr::Error naming the op and the shapes.
+// - Order: ops run in the order they are called. A GPU backend queues them (the host returns early);
+//   ops that return a host value (a LossResult, a double, a bool) wait for the device. The ops under
+//   "ordering" and "the step without host synchronisation" below let a training step run with none of
+//   those waits (and be captured once and replayed); on the CPU they are synchronous and trivial, and
+//   their default implementations here (backend/step_ops.cpp) are the reference the GPU agrees with.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -110,6 +116,12 @@ public:
     // indices (i32, same shape as y) receive the flat h*W+w position of each maximum within its plane.
     virtual void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) = 0;
     virtual void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) = 0;  // dx written
+    // The same, told the forward's pooling windows: a GPU then gathers per input element in f32 in the
+    // CPU's order (deterministic, one rounding) instead of scattering. Default: the form above.
+    virtual void maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
+                                            const Pool2dParams& p) {
+        maxpool2d_backward(dy, indices, dx);
+    }
     // count_include_pad = true (PyTorch's default)
     virtual void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) = 0;
     virtual void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) = 0;
@@ -156,6 +168,102 @@ public:
     // param f32 (or f64); grad any float dtype; momentum_buf undefined when momentum == 0.
     virtual void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) = 0;
     virtual void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) = 0;
+
+    // --- ordering, asynchronous copies and captured work ------------------------------------------
+    // (Defaults: a backend whose ops have finished when they return; fences are null and always done.)
+    class Fence {  // a point in this backend's queue of device work
+    public:
+        virtual ~Fence() = default;
+    };
+    // A fence after the work queued so far.
+    virtual std::shared_ptr<Fence> record_fence() { return nullptr; }
+    // Work queued from now on waits for `f` (null: nothing to wait for).
+    virtual void wait_fence(const Fence* f) {}
+    virtual bool fence_done(const Fence* f) { return true; }  // never waits
+    virtual void fence_sync(const Fence* f) {}                // the host waits for f
+    // dst = src (host) like copy_from_host, but the copy waits only for `reads_done` (the work that last
+    // reads dst; null: all work queued so far), and work queued later does NOT wait for it: call
+    // wait_fence(returned fence) before reading dst. The host may reuse src when this returns. This is
+    // how the next batch uploads while the current step runs.
+    virtual std::shared_ptr<Fence> upload_async(const void* src, Tensor& dst, const Fence* reads_done) {
+        copy_from_host(src, dst);
+        return nullptr;
+    }
+    // Host memory the device can copy into without the host waiting (page-locked on a GPU), zeroed.
+    virtual std::shared_ptr<void> host_buffer(std::size_t bytes);
+    // dst (host_buffer memory) = src, queued: read dst once the returned fence is done.
+    virtual std::shared_ptr<Fence> copy_to_host_async(const Tensor& src, void* dst) {
+        copy_to_host(src, dst);
+        return nullptr;
+    }
+    // Work captured once and queued again as a whole (a CUDA graph).
+    class CapturedWork {
+    public:
+        virtual ~CapturedWork() = default;
+        virtual void replay() = 0;  // queues exactly the device work that was captured
+    };
+    // Runs `work` once while recording the device work it queues (it is not executed then) and returns
+    // what queues that work again. The recorded work reads and writes the same memory each replay and
+    // the scalars passed by value at capture time; everything that changes per step must come from
+    // device memory (the StepControl below, tensors uploaded before replay). During capture no op may
+    // wait for the device (no LossResult, copy_to_host, synchronize) or upload. nullptr when this
+    // backend does not capture (the CPU): then call work() each time.
+    virtual std::unique_ptr<CapturedWork> capture(const std::function<void()>& work) { return nullptr; }
+
+    // --- device counters ---------------------------------------------------------------------------
+    // counter (i64, one element) += by, on the device (BatchNorm's num_batches_tracked).
+    virtual void increment(Tensor& counter, std::int64_t by = 1);
+
+    // --- the step without host synchronisation ----------------------------------------------------
+    // A step's changing scalars live in a StepControl tensor on the device (f64, kStepControlFields) and
+    // its figures in a StepStats tensor (f64, kStepStatsFields); see the enums below. So the host never
+    // reads a value back inside a step and a captured step replays correctly.
+    //
+    // Like softmax_cross_entropy / mse_loss, but nothing comes back to the host: dlogits (when defined)
+    // receives grad_scale * control[loss_scale] * d(mean loss)/d(logits) (control undefined: scale 1);
+    // stats[loss] += weight * mean loss; stats[correct] += rows whose argmax is the label (argmax: the
+    // first NaN if a row has one, else the first maximum). A label outside [0, K) writes nothing to
+    // dlogits and stats; it adds the number of bad rows to stats[bad_labels] and, when that was 0, sets
+    // stats[bad_label] and stats[bad_row] to the first one (the host reports it when it reads the stats).
+    virtual void softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                            Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
+                                            double weight);
+    virtual void mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+                               const Tensor& control, Tensor& stats, double weight);
+    // control[found_inf] = 1 when x holds an inf or NaN (never cleared here).
+    virtual void all_finite_into(const Tensor& x, Tensor& control);
+    // sgd_update / adam_update with the step's scalars from control: lr = control[lr]; gradients are
+    // multiplied by a.grad_scale / control[loss_scale]; SGD's first step is control[opt_step] == 0 and
+    // Adam's bias correction uses t = control[opt_step] + 1; nothing changes when control[found_inf]
+    // is set. a.lr, a.first_step and a.step are ignored. control itself is not changed.
+    virtual void sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+                                const Tensor& control);
+    virtual void adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+                                 const Tensor& control);
+    // After the updates of a step: when control[found_inf] is set, skipped += 1 and (dynamic) the loss
+    // scale halves (not below 1) and good_steps = 0; otherwise opt_step += 1 and (dynamic) good_steps += 1,
+    // doubling the loss scale and restarting the count when it reaches growth_interval (as
+    // torch.cuda.amp.GradScaler). found_inf is left for the step's figures; clear it before the next step.
+    virtual void step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval);
+};
+
+enum StepControlField : int {
+    kCtlLr = 0,        // learning rate of this step (the host writes it before the step)
+    kCtlLossScale,     // the loss scale (1 without fp16 dynamic scaling)
+    kCtlFoundInf,      // 1 when this step's gradients hold an inf or NaN
+    kCtlGoodSteps,     // steps since the loss scale last changed
+    kCtlSkipped,       // steps skipped so far (inf/NaN gradients)
+    kCtlOptStep,       // optimizer steps applied so far
+    kStepControlFields = 8
+};
+
+enum StepStatsField : int {
+    kStatLoss = 0,     // sum over micro-batches of weight * mean loss
+    kStatCorrect,      // rows whose argmax is the label
+    kStatBadLabels,    // rows with a label outside [0, K)
+    kStatBadLabel,     // the first such label
+    kStatBadRow,       // and its row within its micro-batch
+    kStepStatsFields = 8
 };
 
 // The counter-based generator dropout uses, exposed so tests and other backends agree:

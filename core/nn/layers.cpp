@@ -138,7 +138,7 @@ public:
 protected:
     void forward_impl(LayerIO& io) const override { io.backend->maxpool2d_forward(io.x, io.y, io.saved[0], p_); }
     void backward_impl(LayerIO& io) const override {
-        if (io.dx.defined()) io.backend->maxpool2d_backward(io.dy, io.saved[0], io.dx);
+        if (io.dx.defined()) io.backend->maxpool2d_backward_windows(io.dy, io.saved[0], io.dx, p_);
     }
 
 private:
@@ -258,11 +258,8 @@ protected:
         if (io.training) {
             io.backend->batchnorm_forward_train(io.x, io.params[0], io.params[1], io.y, io.saved[0], io.saved[1],
                                                 io.buffers[0], io.buffers[1], io.recompute ? 0.0f : momentum_, eps_);
-            if (io.recompute) return;
-            std::int64_t n = 0;
-            io.backend->copy_to_host(io.buffers[2], &n);
-            ++n;
-            io.backend->copy_from_host(&n, io.buffers[2]);
+            // num_batches_tracked counts on the device: no host round trip inside a step
+            if (!io.recompute) io.backend->increment(io.buffers[2]);
         } else {
             io.backend->batchnorm_forward_infer(io.x, io.params[0], io.params[1], io.buffers[0], io.buffers[1], eps_,
                                                 io.y);

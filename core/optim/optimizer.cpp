@@ -88,6 +88,27 @@ void Optimizer::update(Tensor& params, const Tensor& grads, Tensor& m, Tensor& v
     }
 }
 
+void Optimizer::step_ctl(Tensor& params, const Tensor& grads, const Tensor& control, float grad_scale) {
+    if (config_.kind == "sgd") {
+        SgdArgs a;
+        a.momentum = static_cast<float>(config_.momentum);
+        a.dampening = static_cast<float>(config_.dampening);
+        a.nesterov = config_.nesterov;
+        a.weight_decay = static_cast<float>(config_.weight_decay);
+        a.grad_scale = grad_scale;
+        backend_.sgd_update_ctl(params, grads, m_, a, control);
+    } else {
+        AdamArgs a;
+        a.beta1 = static_cast<float>(config_.beta1);
+        a.beta2 = static_cast<float>(config_.beta2);
+        a.eps = static_cast<float>(config_.eps);
+        a.weight_decay = static_cast<float>(config_.weight_decay);
+        a.decoupled_weight_decay = config_.kind == "adamw";
+        a.grad_scale = grad_scale;
+        backend_.adam_update_ctl(params, grads, m_, v_, a, control);
+    }
+}
+
 std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
     std::vector<std::pair<std::string, Tensor>> s;
     if (config_.kind == "sgd") {

@@ -39,6 +39,11 @@ public:
     // count advances once. The pieces' sizes add up to the state's size.
     void step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, double lr,
               float grad_scale = 1.0f);
+    // The same with the step's scalars on the device (backend.h sgd_update_ctl / adam_update_ctl): the
+    // learning rate, Adam's step count and 1/loss scale come from `control` (a StepControl tensor), and
+    // nothing changes when control says the gradients are not finite. step_count() does not advance
+    // (the count is control[kCtlOptStep]); nothing here reads a value back to the host.
+    void step_ctl(Tensor& params, const Tensor& grads, const Tensor& control, float grad_scale = 1.0f);
     std::int64_t step_count() const { return steps_; }
     const OptimizerConfig& config() const { return config_; }
     std::vector<std::pair<std::string, Tensor>> state() const;  // "momentum_buffer" / "exp_avg", "exp_avg_sq"

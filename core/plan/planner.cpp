@@ -9,24 +9,19 @@
 #include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
 #include "memory/counting_allocator.h"
+#include "plan/device_calibration.h"
+#include "plan/device_description.h"
 #include "strategy/training_state.h"
-#ifdef HEADROOM_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
-#endif
 
 namespace hr {
 
 namespace {
 
-int cuda_index_of(const std::string& device) {
-    if (device == "cuda") return 0;
-    try {
-        return std::stoi(device.substr(5));
-    } catch (...) {
-        throw InputError("device '" + device + "': write cuda:N (see headroom devices)");
-    }
+bool is_gpu_device(const std::string& device) {
+    return device.rfind("cuda", 0) == 0 || is_gpu_model_name(device);
 }
 
 // Forward FLOPs per sample of one layer (multiply-adds count 2).
@@ -72,18 +67,6 @@ std::size_t loader_bytes(std::int64_t batch, std::int64_t samples, std::int64_t 
     return static_cast<std::size_t>(depth * (batch * per_sample * 4 + batch * 8));
 }
 
-// Sustained rates for the rough absolute estimate (FLOP/s, bytes/s); the ranking uses ratios.
-struct DeviceRates {
-    double flops;
-    double lowp_factor;  // time factor of bf16/fp16 compute relative to fp32
-    double host_link;    // bytes/s between host and device memory
-    double comm_link;    // bytes/s between ranks (loopback / shared memory for CPU ranks, NVLink-PCIe for GPUs)
-};
-DeviceRates rates_for(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return {30e12, 0.5, 20e9, 50e9};
-    return {40e9, 1.15, 10e9, 5e9};  // CPU: low precision is stored, then computed in f32 (conversions cost)
-}
-
 }  // namespace
 
 MemoryPlan predict_memory(const PlanRequest& req) {
@@ -101,25 +84,21 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         fixed.strategy.checkpoint = "none";
         const std::size_t free = req.budget ? req.budget : device_free_bytes(req.device);
         MemoryPlan p = predict_memory(fixed);
-        if (p.device_total > free) {
+        if (plan_fit_bytes(p) > free) {
             for (int k : {4, 2, 1}) {
                 fixed.strategy.checkpoint = k == 1 ? "all" : "every:" + std::to_string(k);
                 p = predict_memory(fixed);
-                if (p.device_total <= free) break;
+                if (plan_fit_bytes(p) <= free) break;
             }
         }
         return p;
     }
-    // conv workspace sizes come from the real backend of the device (cuDNN picks algorithms per shape)
+    // The device's description (cached per process: issue 9); conv workspace sizes for the device
+    // (cuDNN's choice per shape on a present GPU, asked once)
+    const DeviceDescription desc = describe_device(req.device, req.threads);
+    const bool gpu = desc.gpu();
     auto sizing_ledger = std::make_shared<MemoryLedger>();
-    std::unique_ptr<Backend> sizing;
-    const bool gpu = req.device.rfind("cuda", 0) == 0;
-#ifdef HEADROOM_WITH_CUDA
-    if (gpu) sizing = make_cuda_backend(cuda_index_of(req.device), sizing_ledger);
-#endif
-    if (gpu && !sizing)
-        throw InputError("device '" + req.device + "': this build has no CUDA backend; plan for --device cpu");
-    if (!sizing) sizing = make_cpu_backend(req.threads, sizing_ledger);
+    std::unique_ptr<Backend> sizing = make_planning_backend(desc, req.threads, sizing_ledger, plan.strategy.tf32);
     const std::int64_t per = shape_numel(req.spec.input_shape);
     // Each rank: its whole training state on counting allocators (the same code that allocates for real),
     // plus what the backend itself holds (the cuBLAS workspace on a GPU) and its data loaders (host memory:
@@ -128,6 +107,7 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         RankPlan rp;
         LedgerSnapshot snap;
         std::size_t arena = 0;
+        std::size_t reserved = 0;  // the caching allocator's segments (GPU)
         ShardLayout layout;
     };
     std::map<std::int64_t, Built> by_batch;
@@ -135,18 +115,29 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         const ResolvedStrategy rs = resolve_strategy(req.strategy, req.spec, req.batch, N, r);
         auto device_ledger = std::make_shared<MemoryLedger>();
         auto host_ledger = std::make_shared<MemoryLedger>();
-        CountingAllocator dev_alloc(Device::cpu(), device_ledger);
+        // for a GPU, through the caching allocator's bookkeeping too
+        std::unique_ptr<Allocator> dev_alloc_ptr = make_planning_allocator(desc, device_ledger);
+        Allocator& dev_alloc = *dev_alloc_ptr;
         CountingAllocator host_alloc(Device::cpu(), host_ledger);
         Built b;
         {
+            // what a CUDA backend allocates when it is made, first and in this order (backend/cuda/cuda_sizes.h)
+            std::vector<Tensor> backend_fixed;
+            if (gpu)
+                for (std::size_t bytes : {desc.cublas_workspace_bytes, desc.backend_scratch_bytes})
+                    backend_fixed.push_back(Tensor::empty(dev_alloc, {static_cast<std::int64_t>(bytes)}, DType::u8,
+                                                          MemCategory::workspace));
             TrainingState st(req.spec, req.optimizer, rs, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
             b.arena = st.model().recompute_arena_bytes();
             b.layout = st.shard_layout();
             b.snap = device_ledger->snapshot();
+            b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
             b.rp.device = b.snap.live;
             b.rp.host = host_ledger->snapshot().live;
         }
-        for (MemCategory cat : all_categories()) at(b.rp.device, cat) += sizing_ledger->live_bytes(cat);
+        // what the CPU backend itself holds (a GPU's fixed buffers are counted above)
+        if (!gpu)
+            for (MemCategory cat : all_categories()) at(b.rp.device, cat) += sizing_ledger->live_bytes(cat);
         const std::size_t loaders =
             loader_bytes(rs.rank_batch, req.train_samples, per) + loader_bytes(rs.micro_batch, req.test_samples, per);
         at(gpu ? b.rp.host : b.rp.device, MemCategory::data) += loaders;
@@ -174,6 +165,7 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     plan.device = chosen.rp.device;
     plan.host = chosen.rp.host;
     plan.recompute_arena = chosen.arena;
+    plan.device_reserved = chosen.reserved;
     plan.flat_elements = chosen.layout.flat_numel;
     plan.shard_elements = chosen.layout.shard_numel;
     plan.padding_elements = chosen.layout.padding_elements();
@@ -197,6 +189,12 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     }
     plan.device_total = total(plan.device);
     plan.host_total = total(plan.host);
+    if (!gpu) plan.device_reserved = plan.device_total;
+    plan.device_overhead = gpu ? desc.overhead_bytes() : 0;
+    plan.process_total = plan.device_reserved + plan.device_overhead;
+    plan.device_name = desc.name;
+    plan.device_defaults = desc.defaults;
+    plan.device_note = desc.defaults ? desc.source : desc.name + " (" + desc.source + ")";
     plan.peak_phase = "setup: every buffer is allocated before the first step, so the peak holds from step 1";
 
     // checkpoint blocks and the arena
@@ -227,9 +225,10 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     if (plan.strategy.offload_optimizer)  // gradients down, parameters up: this rank's shard when sharded
         plan.offload_bytes = static_cast<double>(plan.strategy.sharded() ? plan.shard_elements : P) * 2.0 *
                              static_cast<double>(dtype_size(plan.strategy.compute_dtype));
-    const DeviceRates rt = rates_for(req.device);
+    const DeviceRates rt = req.rates ? *req.rates : desc.rates;
+    plan.rates_source = rt.source;
     const double prec = plan.strategy.compute_dtype == DType::f32 ? 1.0 : rt.lowp_factor;
-    const double per_micro_overhead = 2e-5 * static_cast<double>(plan.layers.size());
+    const double per_micro_overhead = rt.per_layer_seconds * static_cast<double>(plan.layers.size());
     auto seconds = [&](double f, double r, double off, double accum, double pf) {
         return (f + r) * pf / rt.flops + off / rt.host_link + per_micro_overhead * accum;
     };
@@ -239,7 +238,8 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         // ring algorithms move (N - 1) / N of each reduce-scatter / all-gather payload, twice that for an
         // all-reduce; counted without overlap (an upper bound: dp and zero1-2 overlap it with the backward)
         const double wire = (plan.strategy.shard == ShardStage::dp ? 2.0 : 1.0) * (N - 1) / N;
-        plan.communication_seconds = plan.communication_bytes * wire / rt.comm_link;
+        const double link = rt.comm_link > 0 ? rt.comm_link : (gpu ? 50e9 : 5e9);  // nominal without a measurement
+        plan.communication_seconds = plan.communication_bytes * wire / link;
         plan.predicted_step_seconds += plan.communication_seconds;
     }
     const double base = seconds(plan.forward_flops + plan.backward_flops, 0, 0, 1, 1.0);
@@ -312,9 +312,9 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
                             ++out.duplicates;
                             continue;
                         }
-                        c.fits = c.plan.device_total <= budget;
+                        c.fits = plan_fit_bytes(c.plan) <= budget;
                         if (!c.fits)
-                            c.reason = "needs " + format_bytes(c.plan.device_total) +
+                            c.reason = "needs " + format_bytes(plan_fit_bytes(c.plan)) +
                                        (base.world_size > 1 ? " on rank " + std::to_string(c.plan.rank) : "") +
                                        " > budget " + format_bytes(budget);
                         out.candidates.push_back(std::move(c));
@@ -403,6 +403,11 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     return out;
 }
 
+std::size_t plan_fit_bytes(const MemoryPlan& p) {
+    if (p.device_overhead == 0 && p.device_reserved == p.device_total) return p.device_total;  // the CPU
+    return static_cast<std::size_t>(std::ceil(static_cast<double>(p.process_total) * (1.0 + kGpuFitMargin)));
+}
+
 nlohmann::json plan_to_json(const MemoryPlan& p) {
     nlohmann::json j;
     nlohmann::json dev = nlohmann::json::object(), host = nlohmann::json::object();
@@ -422,6 +427,15 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
     j["peak_phase"] = p.peak_phase;
     j["predicted_step_seconds"] = p.predicted_step_seconds;
     j["relative_step_time"] = p.relative_step_time;
+    j["step_time_estimated"] = true;
+    j["rates_source"] = p.rates_source;
+    j["device_reserved"] = p.device_reserved;
+    j["device_overhead"] = p.device_overhead;
+    j["process_total"] = p.process_total;
+    j["fit_bytes"] = plan_fit_bytes(p);
+    j["device_name"] = p.device_name;
+    j["device_defaults"] = p.device_defaults;
+    j["device_note"] = p.device_note;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : p.layers)
         layers.push_back({{"index", l.index},
@@ -473,28 +487,28 @@ static std::size_t meminfo(const char* key) {
     return 0;
 }
 
-static std::size_t gpu_bytes(const std::string& device, bool free) {
-#ifdef HEADROOM_WITH_CUDA
-    const int index = cuda_index_of(device);
-    for (const auto& d : cuda_devices())
-        if (d.index == index) return free ? d.free_bytes : d.total_bytes;
-    const std::string why = cuda_unavailable_reason();
-    throw InputError("device '" + device + "' is not available" + (why.empty() ? std::string() : ": " + why) +
-                     "; see headroom devices, or use --device cpu");
-#else
-    (void)free;
-    throw InputError("device '" + device + "': this build has no CUDA backend; use --device cpu");
-#endif
-}
-
 std::size_t device_free_bytes(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return gpu_bytes(device, true);
+    if (is_gpu_device(device)) {
+        const DeviceDescription d = describe_device(device);  // first: it measures before contexts exist
+        if (!d.present) return d.capacity_bytes;
+        for (const auto& g : cuda_devices())
+            if (g.index == d.index) return g.free_bytes;
+        return d.capacity_bytes;
+    }
     std::size_t v = meminfo("MemAvailable:");
     return v ? v : device_total_bytes(device);
 }
 
 std::size_t device_total_bytes(const std::string& device) {
-    if (device.rfind("cuda", 0) == 0) return gpu_bytes(device, false);
+    if (device.rfind("cuda", 0) == 0) {  // a present GPU: its capacity only (no description, no measuring)
+        CudaDeviceInfo info;
+        const std::string d = device == "cuda" ? "cuda:0" : device;
+        try {
+            if (cuda_device_properties(std::stoi(d.substr(5)), info)) return info.total_bytes;
+        } catch (const std::exception&) {
+        }
+    }
+    if (is_gpu_device(device)) return describe_device(device).capacity_bytes;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }

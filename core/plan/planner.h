@@ -8,6 +8,7 @@
 // batch), so it predicts every rank's ledger exactly, for any world size, without the devices (what-if:
 // "8 GPUs, zero3").
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 
 #include "memory/category.h"
 #include "optim/optimizer.h"
+#include "plan/device_description.h"
 #include "strategy/strategy.h"
 
 namespace hr {
@@ -24,11 +26,14 @@ struct PlanRequest {
     std::int64_t batch = 64;
     StrategyConfig strategy;
     OptimizerConfig optimizer;
+    // "cpu", "cuda:N", or a GPU model to plan for without having it (plan/device_description.h:
+    // h100, h200, a100, a100-40gb, rtx4090, l40s, l4; cuda:N that is not here plans as an h100).
     std::string device = "cpu";
     int threads = 0;
     std::int64_t train_samples = 0;  // for the data loader's prefetch buffers (0: a large dataset)
     std::int64_t test_samples = 0;
     std::size_t budget = 0;          // checkpoint auto: fit this many bytes (0: the device's free memory)
+    std::optional<DeviceRates> rates;  // the step-time rates to use (default: the device's, device_calibration.h)
     // Ranks: strategy.shard is the stage and strategy.rank_batch the per-rank batches (empty: even split).
     int world_size = 1;
     int rank = -1;                   // the rank `MemoryPlan::device` describes; -1: the rank that needs the most
@@ -77,9 +82,24 @@ struct MemoryPlan {
     std::int64_t padding_elements = 0; // of P, the alignment and unit padding
     double communication_bytes = 0;    // payload each rank hands its communicator per step
     double communication_seconds = 0;  // estimate, without overlap (part of predicted_step_seconds)
-    double predicted_step_seconds = 0; // rough absolute estimate for the device
+    double predicted_step_seconds = 0; // an estimate from the device's rates (rates_source), never a measurement
     double relative_step_time = 1;     // against the same model and batch in fp32 without strategies
+    std::string rates_source;          // where those rates come from ("measured on ...", "nominal ...")
+    // What the driver will see (GPU): the caching allocator's segments (device_total plus its rounding,
+    // simulated exactly) and the process overhead outside the ledger (CUDA context, cuBLAS/cuDNN
+    // handles). On the CPU device_reserved = device_total and device_overhead = 0.
+    std::size_t device_reserved = 0;
+    std::size_t device_overhead = 0;
+    std::size_t process_total = 0;     // device_reserved + device_overhead
+    std::string device_name;           // "NVIDIA H200", ...
+    bool device_defaults = false;      // planned from the table for a GPU that is not here
+    std::string device_note;           // where the device figures come from, for a person
 };
+
+// The bytes a plan must fit in: device_total on the CPU; on a GPU process_total plus a 5 % margin
+// (kGpuFitMargin), so a plan that fits does not run out of memory (issue 11, memory truth).
+constexpr double kGpuFitMargin = 0.05;
+std::size_t plan_fit_bytes(const MemoryPlan& plan);
 
 MemoryPlan predict_memory(const PlanRequest& request);
 nlohmann::json plan_to_json(const MemoryPlan& plan);
@@ -113,7 +133,8 @@ struct PlanSearch {
 // in the ranking).
 PlanSearch search_plans(const PlanRequest& base, std::size_t budget_bytes);
 
-// Free memory of a device: MemAvailable for "cpu"; throws InputError for devices not present.
+// Free memory of a device: MemAvailable for "cpu", cudaMemGetInfo for a present GPU, the table's
+// capacity for a GPU planned for without having it; InputError for an unknown device.
 std::size_t device_free_bytes(const std::string& device);
 std::size_t device_total_bytes(const std::string& device);
 // "4GiB", "512MiB", "1.5GB", "1000000" -> bytes; InputError otherwise.

@@ -61,6 +61,116 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     }
     dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
     loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;
+    // a landing buffer for uploads that overlap the running step (a device other than the host's
+    // memory only; the planner's GPU allocator reports a CUDA device too, so it counts them)
+    if (!device_alloc.device().is_cpu()) {
+        landing_x_ = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
+        landing_labels_ = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
+        if (spec.loss.type == "mse") landing_target_ = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
+    }
+    // the device step's scalars and figures (a few bytes each; the planner sees them like the rest)
+    control = Tensor::empty(device_alloc, {kStepControlFields}, DType::f64, MemCategory::other);
+    stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
+    mse_ = spec.loss.type == "mse";
+    label_smoothing_ = static_cast<float>(spec.loss.label_smoothing);
+    has_dropout_ = spec_has_layer(spec.layers, "dropout");
+    if (!dry_run) {
+        double c[kStepControlFields] = {};
+        c[kCtlLossScale] = loss_scale_;
+        device.copy_from_host(c, control);
+    }
+}
+
+bool TrainingState::spec_has_layer(const std::vector<LayerSpec>& layers, const std::string& type) {
+    for (const auto& l : layers)
+        if (l.type == type || spec_has_layer(l.body, type) || spec_has_layer(l.shortcut, type)) return true;
+    return false;
+}
+
+bool TrainingState::graph_capturable() const { return device_step_supported() && !has_dropout_; }
+
+void TrainingState::begin_device_step(double lr) {
+    model_->zero_grad();
+    device_.fill(stats, 0.0);
+    Tensor found = control.view(kCtlFoundInf, {1});
+    device_.fill(found, 0.0);
+    Tensor lr_slot = control.view(kCtlLr, {1});
+    device_.copy_from_host(&lr, lr_slot);
+}
+
+void TrainingState::upload_next(const float* x, const std::int64_t* y, const float* target, std::int64_t n) {
+    if (!landing_x_.defined()) {  // the CPU: nothing to overlap
+        Tensor xs = x_staging.slice0(0, n), yb = labels.slice0(0, n);
+        device_.copy_from_host(x, xs);
+        device_.copy_from_host(y, yb);
+        if (target && target_staging.defined()) {
+            Tensor ts = target_staging.slice0(0, n);
+            device_.copy_from_host(target, ts);
+        }
+        return;
+    }
+    Tensor lx = landing_x_.slice0(0, n), ly = landing_labels_.slice0(0, n);
+    device_.upload_async(x, lx, landing_free_.get());
+    landing_full_ = device_.upload_async(y, ly, landing_free_.get());
+    if (target && landing_target_.defined()) {
+        Tensor lt = landing_target_.slice0(0, n);
+        landing_full_ = device_.upload_async(target, lt, landing_free_.get());  // in order: the last is enough
+    }
+}
+
+void TrainingState::take_upload(std::int64_t n) {
+    if (!landing_x_.defined()) return;
+    device_.wait_fence(landing_full_.get());
+    Tensor xs = x_staging.slice0(0, n), yb = labels.slice0(0, n);
+    device_.copy(landing_x_.slice0(0, n), xs);
+    device_.copy(landing_labels_.slice0(0, n), yb);
+    if (landing_target_.defined()) {
+        Tensor ts = target_staging.slice0(0, n);
+        device_.copy(landing_target_.slice0(0, n), ts);
+    }
+    landing_free_ = device_.record_fence();  // the next upload may overwrite the landing buffer after this
+}
+
+void TrainingState::device_micro_step(std::int64_t n, float share, std::uint64_t first_sample) {
+    const bool lowp = strategy_.compute_dtype != DType::f32;
+    Tensor xs = x_staging.slice0(0, n);
+    Tensor xm = lowp ? x_model.slice0(0, n) : xs;
+    if (lowp) device_.copy(xs, xm);
+    Tensor logits = model_->forward(xm, true, first_sample);
+    Tensor g = dlogits.slice0(0, n);
+    if (mse_) {
+        Tensor ts = target_staging.slice0(0, n);
+        Tensor tm = lowp ? target_model.slice0(0, n) : ts;
+        if (lowp) device_.copy(ts, tm);
+        device_.mse_loss_into(logits, tm, g, share, control, stats, share);
+    } else {
+        Tensor yb = labels.slice0(0, n);
+        device_.softmax_cross_entropy_into(logits, yb, label_smoothing_, g, share, control, stats, share);
+    }
+    model_->backward(g);
+}
+
+void TrainingState::device_optimizer_step() {
+    if (!device_step_supported())
+        throw Error("internal: the device step does not support optimizer offload (the update runs on the host)");
+    Tensor& grads = model_->gradients();
+    Tensor& params = model_->parameters();
+    if (strategy_.loss_scaling) device_.all_finite_into(grads, control);
+    if (strategy_.master_weights) {
+        optimizer_->step_ctl(master_, grads, control);
+        device_.copy(master_, params);
+    } else {
+        optimizer_->step_ctl(params, grads, control);
+    }
+    device_.step_control_end(control, strategy_.loss_scaling, strategy_.loss_scale_growth_interval);
+}
+
+void TrainingState::sync_control_to_host() {
+    double c[kStepControlFields];
+    device_.copy_to_host(control, c);
+    loss_scale_ = c[kCtlLossScale];
+    good_steps_ = static_cast<std::int64_t>(c[kCtlGoodSteps]);
+    skipped_ = static_cast<std::int64_t>(c[kCtlSkipped]);
 }
 
 float TrainingState::loss_grad_scale(std::int64_t n) const {

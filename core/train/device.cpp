@@ -1,14 +1,19 @@
 #include "train/device.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <thread>
+
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
-#ifdef HEADROOM_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
-#endif
 
 namespace hr {
 
 namespace {
+
 int cuda_index(const std::string& device) {
     if (device == "cuda") return 0;
     try {
@@ -19,41 +24,198 @@ int cuda_index(const std::string& device) {
     }
     throw InputError("device '" + device + "': write cuda:N with N the GPU's index (see headroom devices)");
 }
+
+// --- the self-test ---------------------------------------------------------------------------------
+
+std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(g);
+    return v;
+}
+
+struct Pair {
+    Tensor c, g;
+};
+
+// Relative difference of two result vectors: max |a - b| / max |b| (b the reference); a result that is
+// zero where the reference is not, or any NaN, is as bad as it gets.
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double scale = 0, diff = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return INFINITY;
+        scale = std::max(scale, std::abs(double(b[i])));
+        diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    }
+    if (scale == 0) return diff == 0 ? 0 : INFINITY;
+    return diff / scale;
+}
+
+class SelfTest {
+public:
+    SelfTest(Backend& g, Backend& c) : g_(g), c_(c) {}
+
+    Pair make(const Shape& s, std::uint64_t seed) {
+        const auto v = random_values(static_cast<std::size_t>(shape_numel(s)), seed);
+        Pair p{Tensor::empty(c_.allocator(), s, DType::f32, MemCategory::other),
+               Tensor::empty(g_.allocator(), s, DType::f32, MemCategory::other)};
+        c_.copy_from_host(v.data(), p.c);
+        g_.copy_from_host(v.data(), p.g);
+        return p;
+    }
+    Pair zeros(const Shape& s) {
+        return {Tensor::empty(c_.allocator(), s, DType::f32, MemCategory::other),
+                Tensor::empty(g_.allocator(), s, DType::f32, MemCategory::other)};
+    }
+    // Compares the pair; records the first failure.
+    bool same(const char* what, const Pair& p) {
+        std::vector<float> a(static_cast<std::size_t>(p.g.numel())), b(a.size());
+        g_.copy_to_host(p.g, a.data());
+        c_.copy_to_host(p.c, b.data());
+        return check(what, relative_difference(a, b));
+    }
+    bool check(const char* what, double rel) {
+        if (rel <= kTolerance) return true;
+        if (failure_.empty()) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "%s differs from the CPU by %.3g (relative; allowed %.0e)", what, rel,
+                          kTolerance);
+            failure_ = buf;
+        }
+        return false;
+    }
+    const std::string& failure() const { return failure_; }
+
+    static constexpr double kTolerance = 1e-4;
+
+private:
+    Backend& g_;
+    Backend& c_;
+    std::string failure_;
+};
+
 }  // namespace
 
-std::string resolve_device(const std::string& device) {
-    if (device == "auto") {
-#ifdef HEADROOM_WITH_CUDA
-        if (cuda_unavailable_reason().empty()) return "cuda:0";
-#endif
-        return "cpu";
+SelfTestResult backend_self_test(Backend& candidate, Backend& reference) {
+    SelfTestResult r;
+    const char* step = "setup";
+    try {
+        SelfTest t(candidate, reference);
+        // GEMM: C (37, 29) = A (37, 53) @ B^T, B (29, 53)
+        step = "gemm";
+        Pair a = t.make({37, 53}, 1), b = t.make({29, 53}, 2), c = t.zeros({37, 29});
+        reference.gemm(false, true, 1.0f, a.c, b.c, 0.0f, c.c);
+        candidate.gemm(false, true, 1.0f, a.g, b.g, 0.0f, c.g);
+        t.same("gemm", c);
+        // convolution forward and backward: x (2, 3, 9, 9), w (4, 3, 3, 3), padding 1
+        step = "convolution";
+        Conv2dParams p;
+        p.pad_h = p.pad_w = 1;
+        Pair x = t.make({2, 3, 9, 9}, 3), w = t.make({4, 3, 3, 3}, 4), bias = t.make({4}, 5), y = t.zeros({2, 4, 9, 9});
+        auto workspace = [&](Backend& be) {
+            const std::size_t bytes = be.conv2d_workspace_bytes(x.c.shape(), w.c.shape(), y.c.shape(), p, DType::f32);
+            return bytes ? Tensor::empty(be.allocator(), {static_cast<std::int64_t>(bytes)}, DType::u8,
+                                         MemCategory::workspace)
+                         : Tensor();
+        };
+        Tensor wsc = workspace(reference), wsg = workspace(candidate);
+        reference.conv2d_forward(x.c, w.c, bias.c, y.c, p, wsc);
+        candidate.conv2d_forward(x.g, w.g, bias.g, y.g, p, wsg);
+        t.same("convolution forward", y);
+        Pair dy = t.make({2, 4, 9, 9}, 6), dx = t.zeros({2, 3, 9, 9}), dw = t.zeros({4, 3, 3, 3}), db = t.zeros({4});
+        reference.conv2d_backward_data(dy.c, w.c, dx.c, p, wsc);
+        candidate.conv2d_backward_data(dy.g, w.g, dx.g, p, wsg);
+        t.same("convolution backward (data)", dx);
+        reference.conv2d_backward_filter(x.c, dy.c, dw.c, db.c, p, wsc);
+        candidate.conv2d_backward_filter(x.g, dy.g, dw.g, db.g, p, wsg);
+        t.same("convolution backward (filter)", dw);
+        t.same("convolution backward (bias)", db);
+        // a reduction and a loss
+        step = "sum of squares";
+        Pair v = t.make({10007}, 7);
+        const double sc = reference.sum_squares(v.c), sg = candidate.sum_squares(v.g);
+        t.check("sum of squares", std::abs(sg - sc) / std::max(std::abs(sc), 1e-30));
+        step = "cross-entropy";
+        Pair z = t.make({16, 10}, 8), dz = t.zeros({16, 10});
+        std::vector<std::int64_t> lab(16);
+        for (std::size_t i = 0; i < lab.size(); ++i) lab[i] = static_cast<std::int64_t>((i * 7) % 10);
+        Tensor lc = Tensor::empty(reference.allocator(), {16}, DType::i64, MemCategory::other);
+        Tensor lg = Tensor::empty(candidate.allocator(), {16}, DType::i64, MemCategory::other);
+        reference.copy_from_host(lab.data(), lc);
+        candidate.copy_from_host(lab.data(), lg);
+        const LossResult rc = reference.softmax_cross_entropy(z.c, lc, 0.0f, dz.c, 1.0f);
+        const LossResult rg = candidate.softmax_cross_entropy(z.g, lg, 0.0f, dz.g, 1.0f);
+        t.check("cross-entropy loss", std::abs(rg.loss - rc.loss) / std::max(std::abs(rc.loss), 1e-30));
+        t.check("cross-entropy accuracy", rg.correct == rc.correct ? 0.0 : INFINITY);
+        t.same("cross-entropy gradient", dz);
+        candidate.synchronize();
+        r.ok = t.failure().empty();
+        r.detail = r.ok ? "GEMM, convolution (forward and backward), sum of squares and cross-entropy agree with "
+                          "the CPU within 1e-4"
+                        : t.failure();
+    } catch (const std::exception& e) {
+        r.ok = false;
+        r.detail = std::string(step) + " failed: " + e.what();
     }
+    return r;
+}
+
+const AutoDevice& auto_device() {
+    static AutoDevice choice;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const CudaStatus st = cuda_status();
+        if (st.state != CudaStatus::State::available) {
+            choice.device = "cpu";
+            choice.note = Message(HR_MSG("device.auto_no_gpu", "device auto: no GPU (%1); training on the CPU"),
+                                  {st.reason});
+            return;
+        }
+        std::string name = "cuda:0";
+        try {
+            CudaBackendOptions o;  // strict f32: the self-test compares against the CPU
+            auto gpu = make_cuda_backend(0, std::make_shared<MemoryLedger>(), o);
+            auto cpu = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+            CudaDeviceInfo info;
+            if (cuda_device_properties(0, info)) name = "cuda:0 (" + info.name + ")";
+            choice.self_test = backend_self_test(*gpu, *cpu);
+        } catch (const std::exception& e) {
+            choice.self_test.ok = false;
+            choice.self_test.detail = std::string("the backend could not be made: ") + e.what();
+        }
+        if (choice.self_test.ok) {
+            choice.device = "cuda:0";
+            choice.note = Message(HR_MSG("device.auto_gpu",
+                                         "device auto: %1 passed the self-test (%2); training on the GPU"),
+                                  {name, choice.self_test.detail});
+        } else {
+            choice.device = "cpu";
+            choice.note = Message(HR_MSG("device.auto_gpu_failed",
+                                         "device auto: %1 failed the self-test (%2); training on the CPU"),
+                                  {name, choice.self_test.detail});
+        }
+    });
+    return choice;
+}
+
+std::string resolve_device(const std::string& device) {
+    if (device == "auto") return auto_device().device;
     if (device == "cuda") return "cuda:0";
     return device;
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::shared_ptr<MemoryLedger> ledger,
                                       bool tf32, std::string* note) {
-    if (device == "cpu") return make_cpu_backend(threads, std::move(ledger));
+    std::string d = device;
     if (device == "auto") {
-#ifdef HEADROOM_WITH_CUDA
-        const std::string why = cuda_unavailable_reason();
-        if (why.empty()) {
-            CudaBackendOptions o;
-            o.tf32 = tf32;
-            auto b = make_cuda_backend(0, std::move(ledger), o);
-            if (note) *note = "device auto: using " + b->name();
-            return b;
-        }
-        if (note) *note = "device auto: " + why + "; using the CPU";
-#else
-        if (note) *note = "device auto: this build has no CUDA backend; using the CPU";
-#endif
-        return make_cpu_backend(threads, std::move(ledger));
+        const AutoDevice& a = auto_device();
+        if (note) *note = a.note.english();
+        d = a.device;
     }
-    if (device.rfind("cuda", 0) == 0) {
-        const int index = cuda_index(device);
-#ifdef HEADROOM_WITH_CUDA
+    if (d == "cpu") return make_cpu_backend(threads, std::move(ledger));
+    if (d.rfind("cuda", 0) == 0) {
+        const int index = cuda_index(d);
         CudaBackendOptions o;
         o.tf32 = tf32;
         try {
@@ -61,13 +223,53 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads, st
         } catch (const InputError& e) {
             throw InputError("device '" + device + "': " + e.what());
         }
-#else
-        (void)index;
-        throw InputError("device '" + device + "': this build has no CUDA backend (it was built without nvcc); "
-                         "use --device cpu, or rebuild where the CUDA toolkit is installed");
-#endif
     }
     throw InputError("unknown device '" + device + "'; use auto, cpu or cuda:N");
+}
+
+DeviceReport device_report() {
+    DeviceReport r;
+    r.cpu = describe_device("cpu", 0);
+    r.cuda = cuda_status();
+    if (r.cuda.state == CudaStatus::State::available) {
+        // describe (and measure, once) before anything else creates the devices' contexts
+        const int n = cuda_device_count();
+        std::vector<DeviceDescription> descs;
+        for (int i = 0; i < n; ++i) descs.push_back(describe_device("cuda:" + std::to_string(i)));
+        const auto infos = cuda_devices();
+        for (int i = 0; i < n; ++i) {
+            DeviceReport::Gpu g;
+            g.description = descs[static_cast<std::size_t>(i)];
+            for (const auto& info : infos)
+                if (info.index == i) g.info = info;
+            r.gpus.push_back(std::move(g));
+        }
+        r.cuda_line = Message(HR_MSG("device.cuda_module", "cuda     module %1"), {r.cuda.module_path});
+    } else {
+        r.cuda_line = Message(HR_MSG("device.cuda_unavailable", "cuda     not available (%1): %2"),
+                              {cuda_state_name(r.cuda.state), r.cuda.reason});
+    }
+    r.cuda_versions = cuda_versions();
+    return r;
+}
+
+std::string device_report_text(const DeviceReport& r) {
+    std::string s = "cpu      " + r.cpu.name + ", " + format_bytes(r.cpu.capacity_bytes) + " memory\n";
+    s += r.cuda_line.english() + "\n";
+    for (const auto& g : r.gpus) {
+        const DeviceDescription& d = g.description;
+        s += "cuda:" + std::to_string(d.index) + "   " + d.name + ", " + format_bytes(d.capacity_bytes) + " memory (" +
+             format_bytes(g.info.free_bytes) + " free), compute capability " + std::to_string(d.cc_major) + "." +
+             std::to_string(d.cc_minor) + "\n";
+        s += "         outside the ledger per process: CUDA context " + format_bytes(d.context_bytes) +
+             ", cuBLAS/cuDNN handles " + format_bytes(d.handles_bytes) + " (" + d.overhead_source + ")\n";
+        s += "         per backend, in the ledger: cuBLAS workspace " + format_bytes(d.cublas_workspace_bytes) +
+             ", op scratch " + format_bytes(d.backend_scratch_bytes) + "; convolution workspace up to " +
+             format_bytes(d.conv_workspace_limit) + " per call\n";
+        s += "         step-time rates (estimates): " + d.rates.source + "\n";
+    }
+    s += "versions " + r.cuda_versions + "\n";
+    return s;
 }
 
 }  // namespace hr

@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "plan/device_description.h"
+#include "train/device.h"
 
 namespace hr {
 
@@ -52,6 +54,13 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
     j["status"] = r.status;
     j["error"] = r.error;
     j["device"] = r.device_name;
+    // the planner's description of the device the run asked for (capacity, GPU overheads, rates)
+    try {
+        const std::string dev = c.device == "auto" ? auto_device().device : resolve_device(c.device);
+        j["device_info"] = device_description_json(describe_device(dev, c.threads));
+    } catch (const std::exception&) {
+        j["device_info"] = nullptr;
+    }
     j["config"] = train_config_to_json(c);
     SpecReport rep = analyze_model_spec(c.model);
     json layers = json::array();

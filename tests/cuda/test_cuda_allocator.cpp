@@ -1,5 +1,5 @@
 // The CUDA caching allocator on a real device: block reuse, split and merge, zero-filled blocks,
-// ledger totals, and the out-of-memory path (asking for more than the device has) that throws the
+// ledger totals checked against the driver's free memory, and the out-of-memory path (asking for more than the device has) that throws the
 // documented error and leaves the allocator and the device usable. The bookkeeping itself is tested
 // without a GPU in tests/unit/test_caching_allocator.cpp. Skips without a CUDA device.
 #include <QtTest/QtTest>
@@ -128,6 +128,42 @@ private slots:
         QCOMPARE(host[4095], 5.0f);
         be->copy_to_host(keep, host.data());
         QCOMPARE(host[0], 0.0f);
+    }
+
+    void ledgerAgainstTheDriver() {
+        if (!be) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
+        // what the allocator says it holds is what the driver sees leave the free pool (DESIGN.md 9)
+        be->synchronize();
+        cuda_empty_cache(*be);
+        const std::size_t free0 = cuda_devices()[0].free_bytes;
+        const std::size_t reserved0 = cuda_reserved_bytes(*be);
+        const std::size_t live0 = ledger->live_total();
+        std::vector<Tensor> live;
+        std::size_t asked = 0;
+        for (int i = 0; i < 24; ++i) {
+            const std::int64_t n = (std::int64_t(1) << 20) * (1 + i % 7) + 4099 * i;  // 4 .. 28 MiB of f32
+            live.push_back(Tensor::empty(be->allocator(), {n}, DType::f32, MemCategory::activations, i));
+            asked += std::size_t(n) * 4;
+        }
+        for (int i = 0; i < 200; ++i)  // and small ones, sharing 2 MiB segments
+            live.push_back(Tensor::empty(be->allocator(), {1000 + i}, DType::f32, MemCategory::other));
+        for (int i = 0; i < 200; ++i) asked += std::size_t(1000 + i) * 4;
+        be->synchronize();
+        const std::size_t free1 = cuda_devices()[0].free_bytes;
+        const std::size_t held = cuda_reserved_bytes(*be) - reserved0;
+        const std::size_t dropped = free0 - free1;
+        qInfo("asked %zu, the allocator holds %zu more, the driver's free memory dropped by %zu", asked, held, dropped);
+        QCOMPARE(ledger->live_total() - live0, asked);
+        QVERIFY(held >= asked);
+        QVERIFY(held <= asked + (std::size_t(64) << 20));  // rounding: at most a segment's slack per size class
+        // the driver hands out memory in pages of up to 2 MiB: the drop matches within that per segment
+        const std::size_t segments = alloc->stats().segments;
+        QVERIFY2(dropped + 2 * MiB * segments >= held && dropped <= held + 2 * MiB * segments + 16 * MiB,
+                 qPrintable(QString("dropped %1 vs held %2 (%3 segments)").arg(dropped).arg(held).arg(segments)));
+        live.clear();
+        be->synchronize();
+        cuda_empty_cache(*be);
+        QCOMPARE(ledger->live_total(), live0);
     }
 
     void cleanupTestCase() {

@@ -311,15 +311,21 @@ LossResult CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor&
             for (std::int64_t r = b; r < e; ++r) {
                 const T* z = pz + r * K;
                 double mx = load(z, 0);
-                std::int64_t arg = 0;
+                std::int64_t arg = 0, first_nan = -1;
                 double zsum = 0;
                 for (std::int64_t k = 0; k < K; ++k) {
                     const double v = load(z, k);
                     zsum += v;
+                    if (v != v && first_nan < 0) first_nan = k;
                     if (v > mx) {
                         mx = v;
                         arg = k;
                     }
+                }
+                // argmax as torch.argmax: the first NaN when the row has one (its loss is NaN anyway)
+                if (first_nan >= 0) {
+                    arg = first_nan;
+                    mx = std::nan("");
                 }
                 double se = 0;
                 for (std::int64_t k = 0; k < K; ++k) se += std::exp(double(load(z, k)) - mx);
@@ -372,17 +378,21 @@ LossResult CpuBackend::mse_loss(const Tensor& pred, const Tensor& target, Tensor
         const double g = n ? 2.0 * double(grad_scale) / double(n) : 0.0;
         double total = 0;
         for (std::int64_t r = 0; r < rows; ++r) {
-            std::int64_t ap = 0, at = 0;
+            std::int64_t ap = 0, at = 0, pn = -1, tn = -1;  // argmax; first NaN (it wins, as torch.argmax)
             double part = 0;
             for (std::int64_t c = 0; c < cols; ++c) {
                 const std::int64_t i = r * cols + c;
                 const double p = load(pp, i), t = load(pt, i);
                 const double d = p - t;
                 part += d * d;
+                if (p != p && pn < 0) pn = c;
+                if (t != t && tn < 0) tn = c;
                 if (p > double(load(pp, r * cols + ap))) ap = c;
                 if (t > double(load(pt, r * cols + at))) at = c;
                 if (pd) store(pd, i, static_cast<Acc<T>>(g * d));
             }
+            if (pn >= 0) ap = pn;
+            if (tn >= 0) at = tn;
             total += part;
             res.correct += (cols > 0 && ap == at) ? 1 : 0;
         }

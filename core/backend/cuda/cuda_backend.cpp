@@ -1,11 +1,15 @@
 // CudaBackend: devices, construction, data movement, GEMM (cuBLAS), and the host side of every op
-// that runs as our own kernel (validation as the CPU backend, then a launcher from cuda_kernels.h).
-// Convolution (cuDNN) lives in cuda_conv.cpp.
+// that runs as our own kernel (validation as the CPU backend, then a launcher from cuda_kernels.h),
+// including the step-control ops. Convolution (cuDNN) lives in cuda_conv.cpp; fences, asynchronous
+// copies and capture in cuda_async.cpp.
 //
-// Streams: every op runs on one compute stream. copy_from_host stages through pinned memory and
-// copies on a second stream, fenced by events: the copy starts after the compute work queued before
-// it, and compute queued after it waits for the copy. Ops returning host values (losses, reductions,
-// copy_to_host) synchronise the compute stream.
+// Streams: every op runs on one compute stream. copy_from_host stages through a ring of pinned host
+// memory (regions guarded by events: the host waits only when it laps a copy still queued, so it runs
+// ahead of the device) and copies on a second stream, fenced by events: the copy starts after the
+// compute work queued before it (a buffer a running kernel still reads is not overwritten), and
+// compute queued after it waits for the copy. Uploads of at most cuda_sizes::kSmallUploadBytes go on
+// the compute stream itself: the same order, without a wait between streams. Ops returning host values
+// (losses, reductions, copy_to_host) synchronise the compute stream; the *_into ops do not.
 #include "backend/cuda/cuda_backend_impl.h"
 
 #include <algorithm>
@@ -27,8 +31,6 @@ using cpu::require_same_dtype;
 using cpu::require_same_shape;
 
 namespace {
-
-constexpr std::size_t kStagingMax = std::size_t(32) << 20;  // pinned staging for copy_from_host
 
 std::string cuda_error_text(cudaError_t e) {
     return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -90,9 +92,36 @@ std::uint64_t fill_pattern_of(DType dt, double value) {
 
 }  // namespace
 
-// --- devices -------------------------------------------------------------------------------------
+// --- devices (the module's side of cuda_backend.h: cuda_module_entry.cpp exports these) ---------
 
-int cuda_device_count() noexcept {
+namespace cudamod {
+
+int availability(std::string& reason) noexcept {
+    try {
+        int n = 0;
+        const cudaError_t e = cudaGetDeviceCount(&n);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (e == cudaErrorNoDevice) {
+                reason = "no CUDA device found (cudaGetDeviceCount: " + cuda_error_text(e) + ")";
+                return 2;
+            }
+            reason = "no usable NVIDIA driver (cudaGetDeviceCount: " + cuda_error_text(e) + ")";
+            return 1;
+        }
+        if (n == 0) {
+            reason = "no CUDA device found";
+            return 2;
+        }
+        reason.clear();
+        return 0;
+    } catch (...) {
+        reason = "CUDA could not be queried";
+        return 1;
+    }
+}
+
+int device_count() noexcept {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -101,25 +130,10 @@ int cuda_device_count() noexcept {
     return n;
 }
 
-std::string cuda_unavailable_reason() noexcept {
+void devices(std::vector<CudaDeviceInfo>& out) noexcept {
+    out.clear();
     try {
-        int n = 0;
-        const cudaError_t e = cudaGetDeviceCount(&n);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            return "no usable NVIDIA driver (cudaGetDeviceCount: " + cuda_error_text(e) + ")";
-        }
-        if (n == 0) return "no CUDA device found";
-        return "";
-    } catch (...) {
-        return "CUDA could not be queried";
-    }
-}
-
-std::vector<CudaDeviceInfo> cuda_devices() noexcept {
-    std::vector<CudaDeviceInfo> out;
-    try {
-        const int n = cuda_device_count();
+        const int n = device_count();
         int previous = 0;
         if (n > 0 && cudaGetDevice(&previous) != cudaSuccess) previous = 0;
         for (int i = 0; i < n; ++i) {
@@ -146,55 +160,69 @@ std::vector<CudaDeviceInfo> cuda_devices() noexcept {
         if (n > 0) (void)cudaSetDevice(previous);
     } catch (...) {
     }
-    return out;
 }
 
-std::string cuda_versions() noexcept {
+bool properties(int device, CudaDeviceInfo& out) noexcept {
+    cudaDeviceProp prop{};
+    if (device < 0 || device >= device_count() || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    out = CudaDeviceInfo{};
+    out.index = device;
+    out.name = prop.name;
+    out.total_bytes = prop.totalGlobalMem;
+    out.cc_major = prop.major;
+    out.cc_minor = prop.minor;
+    return true;
+}
+
+void built_with_text(std::string& out) noexcept {
     try {
-        const std::string why = cuda_unavailable_reason();
-        if (!why.empty()) return "not available: " + why + " (built with " + built_with() + ")";
-        int drv = 0;
-        (void)cudaDriverGetVersion(&drv);
-        return built_with() + ", driver supports CUDA " + version_str(drv);
+        out = built_with();
     } catch (...) {
-        return "not available: CUDA could not be queried";
+        out = "CUDA (versions unknown)";
     }
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device, std::shared_ptr<MemoryLedger> ledger,
-                                           const CudaBackendOptions& options) {
-    const std::string why = cuda_unavailable_reason();
-    if (!why.empty()) throw InputError(why + "; use --device cpu");
-    const int n = cuda_device_count();
+void driver_text(std::string& out) noexcept {
+    int drv = 0;
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) {
+        (void)cudaGetLastError();
+        out = "driver version unknown";
+        return;
+    }
+    out = "driver supports CUDA " + version_str(drv);
+}
+
+Backend* make_backend(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& options) {
+    std::string why;
+    if (availability(why) != 0) throw InputError(why + "; use --device cpu");
+    const int n = device_count();
     if (device < 0 || device >= n)
         throw InputError("cuda:" + std::to_string(device) + " does not exist: this machine has " + std::to_string(n) +
                          (n == 1 ? " CUDA device (cuda:0)" : " CUDA devices (cuda:0 .. cuda:" + std::to_string(n - 1) + ")") +
                          "; pick one of those or use --device cpu");
-    return std::make_unique<CudaBackend>(device, ledger ? std::move(ledger) : std::make_shared<MemoryLedger>(), options);
+    return new CudaBackend(device, ledger ? std::move(ledger) : std::make_shared<MemoryLedger>(), options);
 }
 
-namespace {
 CudaBackend& as_cuda(Backend& b) {
     auto* c = dynamic_cast<CudaBackend*>(&b);
     if (!c) throw Error("internal: " + b.name() + " is not a CUDA backend");
     return *c;
 }
-}  // namespace
 
-void* cuda_compute_stream(Backend& backend) { return as_cuda(backend).compute_stream(); }
-void cuda_set_tf32(Backend& backend, bool on) { as_cuda(backend).set_tf32(on); }
-std::size_t cuda_empty_cache(Backend& backend) {
-    CudaBackend& b = as_cuda(backend);
-    b.activate();
-    return b.caching_allocator().empty_cache();
-}
+}  // namespace cudamod
 
 // --- allocator -----------------------------------------------------------------------------------
 
 namespace {
-DeviceHeap cuda_heap(int device, cudaStream_t stream) {
+DeviceHeap cuda_heap(int device, cudaStream_t stream, const std::atomic<bool>* capturing) {
     DeviceHeap h;
-    h.raw_alloc = [device](std::size_t bytes) -> void* {
+    h.raw_alloc = [device, capturing](std::size_t bytes) -> void* {
+        if (capturing && capturing->load())
+            throw Error("internal: a device allocation during a captured step (every buffer must exist before "
+                        "the first step)");
         HR_CUDA_CHECK(cudaSetDevice(device));
         void* p = nullptr;
         const cudaError_t e = cudaMalloc(&p, bytes);
@@ -217,13 +245,19 @@ DeviceHeap cuda_heap(int device, cudaStream_t stream) {
         }
         return true;
     };
-    h.zero = [stream](void* p, std::size_t bytes) { HR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream)); };
+    h.zero = [stream, capturing](void* p, std::size_t bytes) {
+        if (capturing && capturing->load())
+            throw Error("internal: a device allocation during a captured step (every buffer must exist before "
+                        "the first step)");
+        HR_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
+    };
     return h;
 }
 }  // namespace
 
-CudaCachingAllocator::CudaCachingAllocator(int device, std::shared_ptr<MemoryLedger> ledger, cudaStream_t stream)
-    : CachingAllocator(Device::cuda(device), std::move(ledger), cuda_heap(device, stream)) {}
+CudaCachingAllocator::CudaCachingAllocator(int device, std::shared_ptr<MemoryLedger> ledger, cudaStream_t stream,
+                                           const std::atomic<bool>* capturing)
+    : CachingAllocator(Device::cuda(device), std::move(ledger), cuda_heap(device, stream, capturing)) {}
 
 // --- construction --------------------------------------------------------------------------------
 
@@ -233,25 +267,33 @@ CudaBackend::CudaBackend(int device, std::shared_ptr<MemoryLedger> ledger, const
         HR_CUDA_CHECK(cudaSetDevice(device_));
         cudaDeviceProp prop{};
         HR_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+        cc_major_ = prop.major;
+        cc_minor_ = prop.minor;
         device_name_ = std::string(prop.name) + ", cc " + std::to_string(prop.major) + "." +
                        std::to_string(prop.minor) + ", " + format_bytes(prop.totalGlobalMem);
         HR_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
         HR_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
         HR_CUDA_CHECK(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming));
         HR_CUDA_CHECK(cudaEventCreateWithFlags(&copy_done_, cudaEventDisableTiming));
+        HR_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&staging_), cuda_sizes::kStagingBytes, cudaHostAllocDefault));
         HR_CUBLAS_CHECK(cublasCreate(&cublas_));
         HR_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
         HR_CUDNN_CHECK(cudnnCreate(&cudnn_));
         HR_CUDNN_CHECK(cudnnSetStream(cudnn_, compute_));
         HR_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_result_), sizeof(cuda::ReduceResult),
                                     cudaHostAllocDefault));
-        allocator_ = std::make_unique<CudaCachingAllocator>(device_, std::move(ledger), compute_);
-        if (options_.cublas_workspace_bytes > 0) {
-            // cuBLAS would otherwise cudaMalloc its own workspace, outside the ledger.
-            cublas_workspace_ = Tensor::empty(*allocator_, {static_cast<std::int64_t>(options_.cublas_workspace_bytes)},
-                                              DType::u8, MemCategory::workspace);
-            HR_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.raw(), options_.cublas_workspace_bytes));
-        }
+        allocator_ = std::make_unique<CudaCachingAllocator>(device_, std::move(ledger), compute_, &capturing_);
+        // Everything the backend itself needs on the device, now (cuda_sizes.h): no op allocates later.
+        const std::size_t ws = options_.cublas_workspace_bytes
+                                   ? options_.cublas_workspace_bytes
+                                   : cuda_sizes::cublas_workspace_bytes_for(cc_major_, cc_minor_);
+        options_.cublas_workspace_bytes = ws;
+        // cuBLAS would otherwise cudaMalloc its own workspace, outside the ledger.
+        cublas_workspace_ = Tensor::empty(*allocator_, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
+        HR_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.raw(), ws));
+        scratch_ = Tensor::empty(*allocator_, {static_cast<std::int64_t>(cuda_sizes::kOpScratchBytes)}, DType::u8,
+                                 MemCategory::workspace);
+        HR_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
     } catch (const Error& e) {
         release();  // what was created so far (each handle is null-checked)
         throw Error("cuda:" + std::to_string(device) + " could not be initialised: " + e.what());
@@ -275,6 +317,11 @@ void CudaBackend::release() noexcept {
     if (cublas_) (void)cublasDestroy(cublas_);
     if (cudnn_) (void)cudnnDestroy(cudnn_);
     if (staging_) (void)cudaFreeHost(staging_);
+    staging_ = nullptr;
+    for (auto& r : staging_inflight_) (void)cudaEventDestroy(r.done);
+    staging_inflight_.clear();
+    for (cudaEvent_t e : staging_events_) (void)cudaEventDestroy(e);
+    staging_events_.clear();
     if (host_result_) (void)cudaFreeHost(host_result_);
     if (compute_done_) (void)cudaEventDestroy(compute_done_);
     if (copy_done_) (void)cudaEventDestroy(copy_done_);
@@ -282,7 +329,6 @@ void CudaBackend::release() noexcept {
     if (copy_) (void)cudaStreamDestroy(copy_);
     cublas_ = nullptr;
     cudnn_ = nullptr;
-    staging_ = nullptr;
     host_result_ = nullptr;
     compute_done_ = copy_done_ = nullptr;
     compute_ = copy_ = nullptr;
@@ -298,10 +344,17 @@ std::string CudaBackend::name() const {
     return "cuda:" + std::to_string(device_) + " (" + device_name_ + "; " + v + (options_.tf32 ? "; tf32 on)" : ")");
 }
 
-void CudaBackend::activate() const {
+void CudaBackend::set_tf32(bool on) {
+    auto lock = op_lock();
+    options_.tf32 = on;
+}
+
+std::unique_lock<std::recursive_mutex> CudaBackend::op_lock() const {
+    std::unique_lock<std::recursive_mutex> lock(mutex_);
     int cur = -1;
     HR_CUDA_CHECK(cudaGetDevice(&cur));
     if (cur != device_) HR_CUDA_CHECK(cudaSetDevice(device_));
+    return lock;
 }
 
 void CudaBackend::require_here(const char* op, const char* name, const Tensor& t) const {
@@ -311,23 +364,24 @@ void CudaBackend::require_here(const char* op, const char* name, const Tensor& t
                      std::to_string(device_));
 }
 
+void CudaBackend::require_not_capturing(const char* what) const {
+    if (capturing_.load())
+        throw Error(std::string("internal: ") + what +
+                    " during a capture (captured work may not wait for the device or upload; use the *_into ops "
+                    "and upload before replaying)");
+}
+
 void CudaBackend::synchronize() {
-    activate();
+    auto lock = op_lock();
+    require_not_capturing("synchronize");
     HR_CUDA_CHECK(cudaStreamSynchronize(copy_));
     HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
 
-void* CudaBackend::scratch(std::size_t bytes) {
-    if (!scratch_.defined() || scratch_.nbytes() < bytes) {
-        const std::size_t rounded = (std::max<std::size_t>(bytes, 4096) + 4095) / 4096 * 4096;
-        scratch_ = Tensor();  // back to the cache first; stream order keeps queued users safe
-        scratch_ = Tensor::empty(*allocator_, {static_cast<std::int64_t>(rounded)}, DType::u8, MemCategory::workspace);
-    }
-    return scratch_.raw();
-}
-
-cuda::ReduceResult CudaBackend::fetch_result(const cuda::ReduceResult* dev) {
-    HR_CUDA_CHECK(cudaMemcpyAsync(host_result_, dev, sizeof(cuda::ReduceResult), cudaMemcpyDeviceToHost, compute_));
+cuda::ReduceResult CudaBackend::fetch_result() {
+    require_not_capturing("an op returning a host value");
+    HR_CUDA_CHECK(cudaMemcpyAsync(host_result_, scratch().result(), sizeof(cuda::ReduceResult), cudaMemcpyDeviceToHost,
+                                  compute_));
     HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
     return *host_result_;
 }
@@ -336,7 +390,7 @@ cuda::ReduceResult CudaBackend::fetch_result(const cuda::ReduceResult* dev) {
 
 void CudaBackend::fill(Tensor& t, double value) {
     require_here("fill", "tensor", t);
-    activate();
+    auto lock = op_lock();
     const std::uint64_t bits = fill_pattern_of(t.dtype(), value);
     if (t.nbytes() == 0) return;
     if (bits == 0)
@@ -351,7 +405,7 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
     require_here(op, "dst", dst);
     if (src.numel() != dst.numel())
         fail(op, "src " + desc(src) + " and dst " + desc(dst) + " must have the same number of elements");
-    activate();
+    auto lock = op_lock();
     if (src.nbytes() == 0) return;
     if (src.dtype() == dst.dtype()) {
         if (src.raw() == dst.raw()) return;
@@ -359,10 +413,18 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
         char* d = static_cast<char*>(dst.raw());
         const std::size_t n = src.nbytes();
         const bool overlap = s < d + n && d < s + n;
-        if (overlap) {  // memmove semantics through scratch
-            void* tmp = scratch(n);
-            HR_CUDA_CHECK(cudaMemcpyAsync(tmp, s, n, cudaMemcpyDeviceToDevice, compute_));
-            HR_CUDA_CHECK(cudaMemcpyAsync(d, tmp, n, cudaMemcpyDeviceToDevice, compute_));
+        if (overlap) {
+            // memmove semantics through the fixed bounce buffer, chunk by chunk in the order that never
+            // overwrites source bytes not yet copied (front to back when moving down, else back to front)
+            void* bounce = scratch().bounce();
+            const std::size_t chunk = cuda_sizes::kBounceBytes;
+            const std::size_t chunks = (n + chunk - 1) / chunk;
+            for (std::size_t k = 0; k < chunks; ++k) {
+                const std::size_t i = d < s ? k : chunks - 1 - k;
+                const std::size_t off = i * chunk, len = std::min(chunk, n - off);
+                HR_CUDA_CHECK(cudaMemcpyAsync(bounce, s + off, len, cudaMemcpyDeviceToDevice, compute_));
+                HR_CUDA_CHECK(cudaMemcpyAsync(d + off, bounce, len, cudaMemcpyDeviceToDevice, compute_));
+            }
         } else {
             HR_CUDA_CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, compute_));
         }
@@ -374,38 +436,69 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
     cuda::cast(src.raw(), src.dtype(), dst.raw(), dst.dtype(), src.numel(), compute_);
 }
 
+std::size_t CudaBackend::staging_region(std::size_t n) {
+    n = (n + 255) / 256 * 256;
+    while (!staging_inflight_.empty() && cudaEventQuery(staging_inflight_.front().done) == cudaSuccess) {
+        staging_events_.push_back(staging_inflight_.front().done);  // finished: forget it
+        staging_inflight_.pop_front();
+    }
+    (void)cudaGetLastError();  // cudaErrorNotReady is not an error here
+    if (staging_head_ + n > cuda_sizes::kStagingBytes) staging_head_ = 0;  // wrap; the tail waits a round
+    const std::size_t b = staging_head_, e = b + n;
+    // Regions in flight are the oldest first, and the ones this region can overlap are at the front.
+    while (!staging_inflight_.empty()) {
+        const StagingRegion& r = staging_inflight_.front();
+        if (r.end <= b || r.begin >= e) break;
+        HR_CUDA_CHECK(cudaEventSynchronize(r.done));  // that copy has not finished: wait for it
+        staging_events_.push_back(r.done);
+        staging_inflight_.pop_front();
+    }
+    staging_head_ = e;
+    return b;
+}
+
+void CudaBackend::staged_upload(const void* src, Tensor& dst, cudaStream_t stream) {
+    const std::size_t total = dst.nbytes();
+    const char* s = static_cast<const char*>(src);
+    char* d = static_cast<char*>(dst.raw());
+    for (std::size_t off = 0; off < total; off += cuda_sizes::kStagingChunk) {
+        const std::size_t n = std::min(cuda_sizes::kStagingChunk, total - off);
+        // The host fills one region while the copy engine drains earlier ones; it waits only when it
+        // laps a region whose copy is still queued.
+        const std::size_t at = staging_region(n);
+        std::memcpy(staging_ + at, s + off, n);
+        HR_CUDA_CHECK(cudaMemcpyAsync(d + off, staging_ + at, n, cudaMemcpyHostToDevice, stream));
+        cudaEvent_t done = nullptr;
+        if (!staging_events_.empty()) {
+            done = staging_events_.back();
+            staging_events_.pop_back();
+        } else {
+            HR_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+        }
+        HR_CUDA_CHECK(cudaEventRecord(done, stream));
+        staging_inflight_.push_back({at, at + ((n + 255) / 256 * 256), done});
+    }
+    if (stream == copy_) HR_CUDA_CHECK(cudaEventRecord(copy_done_, copy_));
+}
+
 void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
     require_here("copy_from_host", "dst", dst);
     const std::size_t total = dst.nbytes();
     if (total && !src) fail("copy_from_host", "source pointer is null for dst " + desc(dst));
     if (!total) return;
-    activate();
-    const std::size_t chunk_max = std::min(total, kStagingMax);
-    if (staging_bytes_ < chunk_max) {
-        HR_CUDA_CHECK(cudaStreamSynchronize(copy_));  // nothing may still read the old staging buffer
-        if (staging_) HR_CUDA_CHECK(cudaFreeHost(staging_));
-        staging_ = nullptr;
-        staging_bytes_ = 0;
-        HR_CUDA_CHECK(cudaHostAlloc(&staging_, chunk_max, cudaHostAllocDefault));
-        staging_bytes_ = chunk_max;
+    auto lock = op_lock();
+    require_not_capturing("copy_from_host");
+    if (total <= cuda_sizes::kSmallUploadBytes) {
+        // Small (a learning rate, a batch's labels): on the compute stream itself, which orders it after
+        // the work that reads dst and before the work queued later, with no wait between streams.
+        staged_upload(src, dst, compute_);
+        return;
     }
-    const char* s = static_cast<const char*>(src);
-    char* d = static_cast<char*>(dst.raw());
-    for (std::size_t off = 0; off < total; off += chunk_max) {
-        const std::size_t n = std::min(chunk_max, total - off);
-        // The previous copy out of staging has finished. (It waited for the compute work queued
-        // before it, so the host runs at most one call ahead of the GPU here.)
-        HR_CUDA_CHECK(cudaStreamSynchronize(copy_));
-        std::memcpy(staging_, s + off, n);
-        if (off == 0) {
-            // The copy must not start before compute queued so far is done with dst.
-            HR_CUDA_CHECK(cudaEventRecord(compute_done_, compute_));
-            HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
-        }
-        HR_CUDA_CHECK(cudaMemcpyAsync(d + off, staging_, n, cudaMemcpyHostToDevice, copy_));
-    }
+    // The fence: the copy starts after the compute work queued so far, which may still read dst.
+    HR_CUDA_CHECK(cudaEventRecord(compute_done_, compute_));
+    HR_CUDA_CHECK(cudaStreamWaitEvent(copy_, compute_done_, 0));
+    staged_upload(src, dst, copy_);
     // Compute queued from now on waits for the data.
-    HR_CUDA_CHECK(cudaEventRecord(copy_done_, copy_));
     HR_CUDA_CHECK(cudaStreamWaitEvent(compute_, copy_done_, 0));
 }
 
@@ -413,7 +506,8 @@ void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
     require_here("copy_to_host", "src", src);
     if (src.nbytes() && !dst) fail("copy_to_host", "destination pointer is null for src " + desc(src));
     if (!src.nbytes()) return;
-    activate();
+    auto lock = op_lock();
+    require_not_capturing("copy_to_host");
     HR_CUDA_CHECK(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, compute_));
     HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
 }
@@ -430,7 +524,7 @@ void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
     require_same_dtype(op, "a", a, "b", b);
     require_same_dtype(op, "a", a, "out", out);
     require_gpu_float(op, "a", a);
-    activate();
+    auto lock = op_lock();
     cuda::add(a.raw(), b.raw(), out.raw(), a.dtype(), a.numel(), compute_);
 }
 
@@ -441,14 +535,14 @@ void CudaBackend::axpy(float alpha, const Tensor& x, Tensor& y) {
     if (x.numel() != y.numel()) fail(op, "x " + desc(x) + " and y " + desc(y) + " must have the same number of elements");
     require_gpu_float(op, "x", x);
     require_gpu_float(op, "y", y);
-    activate();
+    auto lock = op_lock();
     cuda::axpy(alpha, x.raw(), x.dtype(), y.raw(), y.dtype(), x.numel(), compute_);
 }
 
 void CudaBackend::scale(Tensor& x, float alpha) {
     require_here("scale", "x", x);
     require_gpu_float("scale", "x", x);
-    activate();
+    auto lock = op_lock();
     cuda::scale(x.raw(), x.dtype(), x.numel(), alpha, compute_);
 }
 
@@ -475,7 +569,7 @@ void CudaBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a,
                      desc(b) + (trans_b ? " transposed" : "") + ")");
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || a.dim(1) > INT_MAX || b.dim(1) > INT_MAX)
         fail(op, "dimensions beyond 2^31 are not supported by cuBLAS: a " + desc(a) + ", b " + desc(b));
-    activate();
+    auto lock = op_lock();
     if (M == 0 || N == 0) return;
     if (K == 0) {  // C = beta * C, explicitly (as the CPU backend)
         if (beta == 0.0f)
@@ -514,7 +608,7 @@ void CudaBackend::add_bias(Tensor& y, const Tensor& bias) {
     ncs(op, y, bias, "bias", N, C, S);
     require_gpu_float(op, "y", y);
     require_gpu_float(op, "bias", bias);
-    activate();
+    auto lock = op_lock();
     cuda::add_bias(y.raw(), y.dtype(), bias.raw(), bias.dtype(), N, C, S, compute_);
 }
 
@@ -526,8 +620,8 @@ void CudaBackend::bias_grad(const Tensor& dy, Tensor& dbias) {
     ncs(op, dy, dbias, "dbias", N, C, S);
     require_gpu_float(op, "dy", dy);
     require_gpu_float(op, "dbias", dbias);
-    activate();
-    cuda::bias_grad(dy.raw(), dy.dtype(), dbias.raw(), dbias.dtype(), N, C, S, compute_);
+    auto lock = op_lock();
+    cuda::bias_grad(dy.raw(), dy.dtype(), dbias.raw(), dbias.dtype(), N, C, S, scratch(), compute_);
 }
 
 // --- pooling -------------------------------------------------------------------------------------
@@ -551,27 +645,46 @@ void CudaBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices,
     require_dtype(op, "indices", indices, DType::i32);
     require_same_shape(op, "y", y, "indices", indices);
     require_gpu_float(op, "x", x);
-    activate();
+    auto lock = op_lock();
     cuda::maxpool_forward(x.raw(), y.raw(), indices.data<std::int32_t>(), x.dtype(), x.dim(0) * x.dim(1),
                           int(x.dim(2)), int(x.dim(3)), int(y.dim(2)), int(y.dim(3)), p, compute_);
 }
 
-void CudaBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) {
-    const char* op = "maxpool2d_backward";
-    require_here(op, "dy", dy);
-    require_here(op, "indices", indices);
-    require_here(op, "dx", dx);
+namespace {
+void check_maxpool_backward(const char* op, const CudaBackend& be, const Tensor& dy, const Tensor& indices,
+                            const Tensor& dx) {
+    be.require_here(op, "dy", dy);
+    be.require_here(op, "indices", indices);
+    be.require_here(op, "dx", dx);
     require_dtype(op, "indices", indices, DType::i32);
     require_same_shape(op, "dy", dy, "indices", indices);
     require_same_dtype(op, "dy", dy, "dx", dx);
     if (dy.ndim() != 4 || dx.ndim() != 4 || dy.dim(0) != dx.dim(0) || dy.dim(1) != dx.dim(1))
         fail(op, "expects dy (N, C, Ho, Wo) and dx (N, C, H, W), got dy " + desc(dy) + ", dx " + desc(dx));
+    if (dx.dim(2) * dx.dim(3) > INT_MAX || dy.dim(2) * dy.dim(3) > INT_MAX)
+        fail(op, "planes beyond 2^31 elements are not supported: dx " + desc(dx));
     require_gpu_float(op, "dy", dy);
-    activate();
-    // Indices are not range-checked here (that would need a device round trip); out-of-plane
-    // indices are skipped by the kernel.
+}
+}  // namespace
+
+// Indices are not range-checked here (that would need a device round trip); out-of-plane indices are
+// skipped by the kernels.
+void CudaBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) {
+    const char* op = "maxpool2d_backward";
+    check_maxpool_backward(op, *this, dy, indices, dx);
+    auto lock = op_lock();
     cuda::maxpool_backward(dy.raw(), indices.data<std::int32_t>(), dx.raw(), dx.dtype(), dx.dim(0) * dx.dim(1),
-                           dx.dim(2) * dx.dim(3), dy.dim(2) * dy.dim(3), compute_);
+                           int(dx.dim(2)), int(dx.dim(3)), int(dy.dim(2)), int(dy.dim(3)), nullptr, compute_);
+}
+
+void CudaBackend::maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
+                                             const Pool2dParams& p) {
+    const char* op = "maxpool2d_backward";
+    check_maxpool_backward(op, *this, dy, indices, dx);
+    check_pool(op, dx, dy, p);  // dy's shape is the forward's output for dx's shape and p
+    auto lock = op_lock();
+    cuda::maxpool_backward(dy.raw(), indices.data<std::int32_t>(), dx.raw(), dx.dtype(), dx.dim(0) * dx.dim(1),
+                           int(dx.dim(2)), int(dx.dim(3)), int(dy.dim(2)), int(dy.dim(3)), &p, compute_);
 }
 
 void CudaBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) {
@@ -580,7 +693,7 @@ void CudaBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dPara
     require_here(op, "y", y);
     check_pool(op, x, y, p);
     require_gpu_float(op, "x", x);
-    activate();
+    auto lock = op_lock();
     cuda::avgpool_forward(x.raw(), y.raw(), x.dtype(), x.dim(0) * x.dim(1), int(x.dim(2)), int(x.dim(3)),
                           int(y.dim(2)), int(y.dim(3)), p, compute_);
 }
@@ -591,7 +704,7 @@ void CudaBackend::avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dP
     require_here(op, "dx", dx);
     check_pool(op, dx, dy, p);
     require_gpu_float(op, "dx", dx);
-    activate();
+    auto lock = op_lock();
     cuda::avgpool_backward(dy.raw(), dx.raw(), dx.dtype(), dx.dim(0) * dx.dim(1), int(dx.dim(2)), int(dx.dim(3)),
                            int(dy.dim(2)), int(dy.dim(3)), p, compute_);
 }
@@ -605,7 +718,7 @@ void CudaBackend::activation_forward(ActivationKind kind, float alpha, const Ten
     require_same_shape(op, "x", x, "y", y);
     require_same_dtype(op, "x", x, "y", y);
     require_gpu_float(op, "x", x);
-    activate();
+    auto lock = op_lock();
     cuda::activation_forward(kind, alpha, x.raw(), y.raw(), x.dtype(), x.numel(), compute_);
 }
 
@@ -631,7 +744,7 @@ void CudaBackend::activation_backward(ActivationKind kind, float alpha, const Te
         require_same_shape(op, "y", y, "dy", dy);
         require_same_dtype(op, "y", y, "dy", dy);
     }
-    activate();
+    auto lock = op_lock();
     cuda::activation_backward(kind, alpha, have_x ? x.raw() : nullptr, have_y ? y.raw() : nullptr, dy.raw(),
                               dx.raw(), dy.dtype(), dy.numel(), compute_);
 }
@@ -650,7 +763,7 @@ void CudaBackend::dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, floa
     if (mask.numel() != x.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as x " + desc(x));
     if (!(p >= 0.0f && p <= 1.0f)) fail(op, "probability p = " + std::to_string(p) + " must be in [0, 1]");
     require_gpu_float(op, "x", x);
-    activate();
+    auto lock = op_lock();
     const float s = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;  // as the CPU, in f32
     cuda::dropout_forward(x.raw(), y.raw(), mask.data<std::uint8_t>(), x.dtype(), x.numel(), p, s, seed, offset,
                           compute_);
@@ -666,7 +779,7 @@ void CudaBackend::dropout_backward(const Tensor& dy, const Tensor& mask, float p
     require_dtype(op, "mask", mask, DType::u8);
     if (mask.numel() != dy.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as dy " + desc(dy));
     require_gpu_float(op, "dy", dy);
-    activate();
+    auto lock = op_lock();
     const float s = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     cuda::dropout_backward(dy.raw(), mask.data<std::uint8_t>(), dx.raw(), dy.dtype(), dy.numel(), s, compute_);
 }
@@ -701,9 +814,9 @@ void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, 
     check_vec("running_var", running_var, false);
     check_vec("gamma", gamma, false);
     check_vec("beta", beta, false);
-    activate();
+    auto lock = op_lock();
     cuda::batchnorm_forward_train(x.raw(), y.raw(), x.dtype(), N, C, S, vec(gamma), vec(beta), vec(save_mean),
-                                  vec(save_invstd), vec(running_mean), vec(running_var), momentum, eps, compute_);
+                                  vec(save_invstd), vec(running_mean), vec(running_var), momentum, eps, scratch(), compute_);
 }
 
 void CudaBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -730,7 +843,7 @@ void CudaBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, 
     check_vec("running_var", running_var, true);
     check_vec("gamma", gamma, false);
     check_vec("beta", beta, false);
-    activate();
+    auto lock = op_lock();
     cuda::batchnorm_forward_infer(x.raw(), y.raw(), x.dtype(), N, C, S, vec(gamma), vec(beta), vec(running_mean),
                                   vec(running_var), eps, compute_);
 }
@@ -762,55 +875,75 @@ void CudaBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Te
     check_vec("gamma", gamma, false);
     check_vec("dgamma", dgamma, false);
     check_vec("dbeta", dbeta, false);
-    activate();
+    auto lock = op_lock();
     cuda::batchnorm_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), N, C, S, vec(gamma), vec(save_mean),
-                             vec(save_invstd), vec(dgamma), vec(dbeta), compute_);
+                             vec(save_invstd), vec(dgamma), vec(dbeta), scratch(), compute_);
 }
 
 // --- losses --------------------------------------------------------------------------------------
 
 namespace {
-constexpr std::size_t kResultBytes = 256;  // ReduceResult at the start of scratch, then arrays
-static_assert(sizeof(cuda::ReduceResult) <= kResultBytes);
-}  // namespace
 
-LossResult CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
-                                              Tensor& dlogits, float grad_scale) {
-    const char* op = "softmax_cross_entropy";
-    require_here(op, "logits", logits);
-    require_here(op, "labels", labels);
+void check_xent(const char* op, const CudaBackend& be, const Tensor& logits, const Tensor& labels,
+                float label_smoothing, const Tensor& dlogits) {
+    be.require_here(op, "logits", logits);
+    be.require_here(op, "labels", labels);
     if (logits.ndim() != 2) fail(op, "expects logits (N, K), got " + desc(logits));
     require_dtype(op, "labels", labels, DType::i64);
     const std::int64_t N = logits.dim(0), K = logits.dim(1);
     if (labels.numel() != N)
         fail(op, "labels " + desc(labels) + " must have shape (" + std::to_string(N) + ") for logits " + desc(logits));
     if (K <= 0) fail(op, "logits " + desc(logits) + " has no classes");
-    const bool want_grad = dlogits.defined();
-    if (want_grad) {
-        require_here(op, "dlogits", dlogits);
+    if (dlogits.defined()) {
+        be.require_here(op, "dlogits", dlogits);
         require_same_shape(op, "logits", logits, "dlogits", dlogits);
         require_same_dtype(op, "logits", logits, "dlogits", dlogits);
     }
     if (!(label_smoothing >= 0.0f && label_smoothing <= 1.0f))
         fail(op, "label_smoothing " + std::to_string(label_smoothing) + " must be in [0, 1]");
     require_gpu_float(op, "logits", logits);
-    activate();
-    char* base = static_cast<char*>(scratch(kResultBytes + static_cast<std::size_t>(N) * 12));
-    auto* result = reinterpret_cast<cuda::ReduceResult*>(base);
-    auto* row_loss = reinterpret_cast<double*>(base + kResultBytes);
-    auto* row_ok = reinterpret_cast<int*>(base + kResultBytes + static_cast<std::size_t>(N) * 8);
-    cuda::softmax_cross_entropy(logits.raw(), logits.dtype(), labels.data<std::int64_t>(), N, K, label_smoothing,
-                                want_grad ? dlogits.raw() : nullptr, grad_scale, row_loss, row_ok, result, compute_);
-    const cuda::ReduceResult r = fetch_result(result);
-    if (r.first_bad != ~0ull) {
-        const std::int64_t row = static_cast<std::int64_t>(r.first_bad);
-        std::int64_t label = 0;
-        HR_CUDA_CHECK(cudaMemcpyAsync(&label, labels.data<std::int64_t>() + row, sizeof label, cudaMemcpyDeviceToHost,
-                                      compute_));
-        HR_CUDA_CHECK(cudaStreamSynchronize(compute_));
-        fail(op, "label " + std::to_string(label) + " in row " + std::to_string(row) + " is outside [0, " +
-                     std::to_string(K) + ") for logits " + desc(logits));
+}
+
+void check_mse(const char* op, const CudaBackend& be, const Tensor& pred, const Tensor& target, const Tensor& dpred) {
+    be.require_here(op, "pred", pred);
+    be.require_here(op, "target", target);
+    require_same_shape(op, "pred", pred, "target", target);
+    require_same_dtype(op, "pred", pred, "target", target);
+    if (dpred.defined()) {
+        be.require_here(op, "dpred", dpred);
+        require_same_shape(op, "pred", pred, "dpred", dpred);
+        require_same_dtype(op, "pred", pred, "dpred", dpred);
     }
+    require_gpu_float(op, "pred", pred);
+}
+
+void check_fields(const char* op, const CudaBackend& be, const char* name, const Tensor& t, int fields) {
+    be.require_here(op, name, t);
+    if (t.dtype() != DType::f64 || t.numel() < fields)
+        fail(op, std::string(name) + " " + desc(t) + " must be f64 with at least " + std::to_string(fields) +
+                     " elements");
+}
+
+void mse_dims(const Tensor& pred, std::int64_t& rows, std::int64_t& cols) {
+    const std::int64_t n = pred.numel();
+    rows = pred.ndim() >= 1 ? pred.dim(0) : 1;
+    cols = rows ? n / rows : 0;
+}
+
+}  // namespace
+
+LossResult CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                              Tensor& dlogits, float grad_scale) {
+    const char* op = "softmax_cross_entropy";
+    check_xent(op, *this, logits, labels, label_smoothing, dlogits);
+    auto lock = op_lock();
+    const std::int64_t N = logits.dim(0), K = logits.dim(1);
+    cuda::softmax_cross_entropy(logits.raw(), logits.dtype(), labels.data<std::int64_t>(), N, K, label_smoothing,
+                                dlogits.defined() ? dlogits.raw() : nullptr, grad_scale, {}, scratch(), compute_);
+    const cuda::ReduceResult r = fetch_result();
+    if (r.bad_count != 0)  // checked before dlogits was written (as the CPU): nothing was
+        fail(op, "label " + std::to_string(r.bad_label) + " in row " + std::to_string(r.first_bad) + " is outside [0, " +
+                     std::to_string(K) + ") for logits " + desc(logits));
     LossResult res;
     res.loss = N ? r.sum / double(N) : 0.0;
     res.correct = r.count;
@@ -818,32 +951,46 @@ LossResult CudaBackend::softmax_cross_entropy(const Tensor& logits, const Tensor
 }
 
 LossResult CudaBackend::mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) {
-    const char* op = "mse_loss";
-    require_here(op, "pred", pred);
-    require_here(op, "target", target);
-    require_same_shape(op, "pred", pred, "target", target);
-    require_same_dtype(op, "pred", pred, "target", target);
-    if (dpred.defined()) {
-        require_here(op, "dpred", dpred);
-        require_same_shape(op, "pred", pred, "dpred", dpred);
-        require_same_dtype(op, "pred", pred, "dpred", dpred);
-    }
-    require_gpu_float(op, "pred", pred);
-    activate();
-    const std::int64_t n = pred.numel();
-    const std::int64_t rows = pred.ndim() >= 1 ? pred.dim(0) : 1;
-    const std::int64_t cols = rows ? n / rows : 0;
-    char* base = static_cast<char*>(scratch(kResultBytes + static_cast<std::size_t>(rows) * 12));
-    auto* result = reinterpret_cast<cuda::ReduceResult*>(base);
-    auto* row_loss = reinterpret_cast<double*>(base + kResultBytes);
-    auto* row_ok = reinterpret_cast<int*>(base + kResultBytes + static_cast<std::size_t>(rows) * 8);
+    check_mse("mse_loss", *this, pred, target, dpred);
+    auto lock = op_lock();
+    std::int64_t rows, cols;
+    mse_dims(pred, rows, cols);
     cuda::mse_loss(pred.raw(), target.raw(), pred.dtype(), rows, cols, dpred.defined() ? dpred.raw() : nullptr,
-                   grad_scale, row_loss, row_ok, result, compute_);
-    const cuda::ReduceResult r = fetch_result(result);
+                   grad_scale, {}, scratch(), compute_);
+    const cuda::ReduceResult r = fetch_result();
+    const std::int64_t n = pred.numel();
     LossResult res;
     res.loss = n ? r.sum / double(n) : 0.0;
     res.correct = r.count;
     return res;
+}
+
+void CudaBackend::softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                             Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
+                                             double weight) {
+    const char* op = "softmax_cross_entropy_into";
+    check_xent(op, *this, logits, labels, label_smoothing, dlogits);
+    check_fields(op, *this, "stats", stats, kStepStatsFields);
+    if (control.defined()) check_fields(op, *this, "control", control, kStepControlFields);
+    auto lock = op_lock();
+    cuda::LossOut out{stats.data<double>(), control.defined() ? control.data<double>() : nullptr, weight};
+    cuda::softmax_cross_entropy(logits.raw(), logits.dtype(), labels.data<std::int64_t>(), logits.dim(0),
+                                logits.dim(1), label_smoothing, dlogits.defined() ? dlogits.raw() : nullptr,
+                                grad_scale, out, scratch(), compute_);
+}
+
+void CudaBackend::mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+                                const Tensor& control, Tensor& stats, double weight) {
+    const char* op = "mse_loss_into";
+    check_mse(op, *this, pred, target, dpred);
+    check_fields(op, *this, "stats", stats, kStepStatsFields);
+    if (control.defined()) check_fields(op, *this, "control", control, kStepControlFields);
+    auto lock = op_lock();
+    std::int64_t rows, cols;
+    mse_dims(pred, rows, cols);
+    cuda::LossOut out{stats.data<double>(), control.defined() ? control.data<double>() : nullptr, weight};
+    cuda::mse_loss(pred.raw(), target.raw(), pred.dtype(), rows, cols, dpred.defined() ? dpred.raw() : nullptr,
+                   grad_scale, out, scratch(), compute_);
 }
 
 // --- reductions ----------------------------------------------------------------------------------
@@ -851,21 +998,44 @@ LossResult CudaBackend::mse_loss(const Tensor& pred, const Tensor& target, Tenso
 double CudaBackend::sum_squares(const Tensor& x) {
     require_here("sum_squares", "x", x);
     require_gpu_float("sum_squares", "x", x);
-    activate();
-    char* base = static_cast<char*>(scratch(kResultBytes + sizeof(double) * cuda::kReduceBlocks));
-    auto* result = reinterpret_cast<cuda::ReduceResult*>(base);
-    cuda::sum_squares(x.raw(), x.dtype(), x.numel(), reinterpret_cast<double*>(base + kResultBytes), result, compute_);
-    return fetch_result(result).sum;
+    auto lock = op_lock();
+    cuda::sum_squares(x.raw(), x.dtype(), x.numel(), scratch(), compute_);
+    return fetch_result().sum;
 }
 
 bool CudaBackend::all_finite(const Tensor& x) {
     require_here("all_finite", "x", x);
     if (!dtype_is_float(x.dtype())) return true;
     require_gpu_float("all_finite", "x", x);
-    activate();
-    auto* result = static_cast<cuda::ReduceResult*>(scratch(kResultBytes));
-    cuda::all_finite(x.raw(), x.dtype(), x.numel(), result, compute_);
-    return fetch_result(result).flag == 0;
+    auto lock = op_lock();
+    cuda::all_finite(x.raw(), x.dtype(), x.numel(), scratch().result(), nullptr, compute_);
+    return fetch_result().flag == 0;
+}
+
+void CudaBackend::all_finite_into(const Tensor& x, Tensor& control) {
+    const char* op = "all_finite_into";
+    require_here(op, "x", x);
+    check_fields(op, *this, "control", control, kStepControlFields);
+    if (!dtype_is_float(x.dtype())) return;
+    require_gpu_float(op, "x", x);
+    auto lock = op_lock();
+    cuda::all_finite(x.raw(), x.dtype(), x.numel(), nullptr, control.data<double>(), compute_);
+}
+
+// --- counters and step control -------------------------------------------------------------------
+
+void CudaBackend::increment(Tensor& counter, std::int64_t by) {
+    require_here("increment", "counter", counter);
+    if (counter.dtype() != DType::i64 || counter.numel() != 1)
+        fail("increment", "counter " + desc(counter) + " must be one i64 element");
+    auto lock = op_lock();
+    cuda::increment_i64(counter.data<std::int64_t>(), by, compute_);
+}
+
+void CudaBackend::step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) {
+    check_fields("step_control_end", *this, "control", control, kStepControlFields);
+    auto lock = op_lock();
+    cuda::step_control_end(control.data<double>(), dynamic_loss_scale, growth_interval, compute_);
 }
 
 // --- optimizers ----------------------------------------------------------------------------------
@@ -886,41 +1056,70 @@ void check_state(const char* op, const char* name, const Tensor& s, const Tensor
     if (s.dtype() != DType::f32) fail(op, std::string(name) + " " + desc(s) + " must be f32 on the GPU");
 }
 
-}  // namespace
-
-void CudaBackend::sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) {
-    const char* op = "sgd_update";
-    require_here(op, "param", param);
-    require_here(op, "grad", grad);
+void check_sgd(const char* op, const CudaBackend& be, const Tensor& param, const Tensor& grad,
+               const Tensor& momentum_buf, const SgdArgs& a) {
+    be.require_here(op, "param", param);
+    be.require_here(op, "grad", grad);
     check_param(op, param, grad);
-    const bool use_mom = a.momentum != 0.0f;
-    if (use_mom) {
-        require_here(op, "momentum_buf", momentum_buf);
+    if (a.momentum != 0.0f) {
+        be.require_here(op, "momentum_buf", momentum_buf);
         check_state(op, "momentum_buf", momentum_buf, param);
     }
     if (a.nesterov && (a.momentum <= 0.0f || a.dampening != 0.0f))
         fail(op, "nesterov momentum requires momentum > 0 and dampening = 0");
-    activate();
-    cuda::sgd_update(param.data<float>(), grad.raw(), grad.dtype(), use_mom ? momentum_buf.data<float>() : nullptr,
-                     param.numel(), a, compute_);
+}
+
+void check_adam(const char* op, const CudaBackend& be, const Tensor& param, const Tensor& grad, const Tensor& m,
+                const Tensor& v) {
+    be.require_here(op, "param", param);
+    be.require_here(op, "grad", grad);
+    be.require_here(op, "m", m);
+    be.require_here(op, "v", v);
+    check_param(op, param, grad);
+    check_state(op, "m", m, param);
+    check_state(op, "v", v, param);
+}
+
+}  // namespace
+
+void CudaBackend::sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) {
+    check_sgd("sgd_update", *this, param, grad, momentum_buf, a);
+    auto lock = op_lock();
+    cuda::sgd_update(param.data<float>(), grad.raw(), grad.dtype(),
+                     a.momentum != 0.0f ? momentum_buf.data<float>() : nullptr, param.numel(), a, nullptr, compute_);
+}
+
+void CudaBackend::sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+                                 const Tensor& control) {
+    const char* op = "sgd_update_ctl";
+    check_sgd(op, *this, param, grad, momentum_buf, a);
+    check_fields(op, *this, "control", control, kStepControlFields);
+    auto lock = op_lock();
+    cuda::sgd_update(param.data<float>(), grad.raw(), grad.dtype(),
+                     a.momentum != 0.0f ? momentum_buf.data<float>() : nullptr, param.numel(), a,
+                     control.data<double>(), compute_);
 }
 
 void CudaBackend::adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
     const char* op = "adam_update";
-    require_here(op, "param", param);
-    require_here(op, "grad", grad);
-    require_here(op, "m", m);
-    require_here(op, "v", v);
-    check_param(op, param, grad);
-    check_state(op, "m", m, param);
-    check_state(op, "v", v, param);
+    check_adam(op, *this, param, grad, m, v);
     if (a.step < 1) fail(op, "step " + std::to_string(a.step) + " must be >= 1 (it is 1-based)");
-    activate();
+    auto lock = op_lock();
     // As torch.optim.Adam (single-tensor path): bias corrections in double, then per element.
     const double bc1 = 1.0 - std::pow(double(a.beta1), double(a.step));
     const double bc2 = 1.0 - std::pow(double(a.beta2), double(a.step));
     cuda::adam_update(param.data<float>(), grad.raw(), grad.dtype(), m.data<float>(), v.data<float>(), param.numel(),
-                      a, double(a.lr) / bc1, std::sqrt(bc2), compute_);
+                      a, double(a.lr) / bc1, std::sqrt(bc2), nullptr, compute_);
+}
+
+void CudaBackend::adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+                                  const Tensor& control) {
+    const char* op = "adam_update_ctl";
+    check_adam(op, *this, param, grad, m, v);
+    check_fields(op, *this, "control", control, kStepControlFields);
+    auto lock = op_lock();
+    cuda::adam_update(param.data<float>(), grad.raw(), grad.dtype(), m.data<float>(), v.data<float>(), param.numel(),
+                      a, 0.0, 1.0, control.data<double>(), compute_);
 }
 
 }  // namespace hr

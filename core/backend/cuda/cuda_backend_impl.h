@@ -1,17 +1,21 @@
 #pragma once
-// CudaBackend: the class behind make_cuda_backend (cuda_backend.h). Internal to backend/cuda.
+// CudaBackend: the class behind make_cuda_backend (cuda_backend.h). Internal to the CUDA module.
 // cuda_backend.cpp: devices, construction, data movement, GEMM, pooling, activations, dropout,
-// batch norm, losses, reductions, optimizers. cuda_conv.cpp: convolution through cuDNN.
+// batch norm, losses, reductions, optimizers, the step-control ops. cuda_conv.cpp: convolution through
+// cuDNN. cuda_async.cpp: fences, asynchronous copies, capture (cuda_graph.h).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/cuda_backend.h"
@@ -37,10 +41,12 @@
 namespace hr {
 
 // Device memory of one GPU through the caching allocator (caching_allocator.h): cudaMalloc /
-// cudaFree underneath, zero-filled on the compute stream when handed out.
+// cudaFree underneath, zero-filled on the compute stream when handed out. `capturing` (the backend's
+// flag) turns an allocation during a capture into an error instead of a memset inside the graph.
 class CudaCachingAllocator : public CachingAllocator {
 public:
-    CudaCachingAllocator(int device, std::shared_ptr<MemoryLedger> ledger, cudaStream_t stream);
+    CudaCachingAllocator(int device, std::shared_ptr<MemoryLedger> ledger, cudaStream_t stream,
+                         const std::atomic<bool>* capturing);
 };
 
 namespace cuda {
@@ -48,7 +54,7 @@ struct ConvPlan;  // cuda_conv.cpp
 struct ConvPlanDeleter {
     void operator()(ConvPlan* p) const;  // cuda_conv.cpp
 };
-}
+}  // namespace cuda
 
 class CudaBackend : public Backend {
 public:
@@ -87,6 +93,8 @@ public:
 
     void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) override;
     void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) override;
+    void maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
+                                    const Pool2dParams& p) override;
     void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) override;
     void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) override;
 
@@ -117,41 +125,84 @@ public:
     void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
     void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
 
-    cudaStream_t compute_stream() const { return compute_; }
-    void set_tf32(bool on) { options_.tf32 = on; }
-    CachingAllocator& caching_allocator() { return *allocator_; }
+    // ordering, asynchronous copies, capture (cuda_async.cpp); step control (cuda_backend.cpp)
+    std::shared_ptr<Fence> record_fence() override;
+    void wait_fence(const Fence* f) override;
+    bool fence_done(const Fence* f) override;
+    void fence_sync(const Fence* f) override;
+    std::shared_ptr<Fence> upload_async(const void* src, Tensor& dst, const Fence* reads_done) override;
+    std::shared_ptr<void> host_buffer(std::size_t bytes) override;
+    std::shared_ptr<Fence> copy_to_host_async(const Tensor& src, void* dst) override;
+    std::unique_ptr<CapturedWork> capture(const std::function<void()>& work) override;
+    void increment(Tensor& counter, std::int64_t by) override;
+    void softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                    Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
+                                    double weight) override;
+    void mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+                       const Tensor& control, Tensor& stats, double weight) override;
+    void all_finite_into(const Tensor& x, Tensor& control) override;
+    void sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+                        const Tensor& control) override;
+    void adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+                         const Tensor& control) override;
+    void step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) override;
 
-    // Makes this backend's device current on the calling thread (ops may come from any thread).
-    void activate() const;
+    cudaStream_t compute_stream() const { return compute_; }
+    void set_tf32(bool on);
+    CachingAllocator& caching_allocator() { return *allocator_; }
+    int cc_major() const { return cc_major_; }
+    int cc_minor() const { return cc_minor_; }
+
+    // Every op starts with `auto lock = op_lock();`: the backend's lock (ops may come from any thread)
+    // and this backend's device made current on the calling thread.
+    std::unique_lock<std::recursive_mutex> op_lock() const;
     // Throws unless t is defined and on this backend's device.
     void require_here(const char* op, const char* name, const Tensor& t) const;
+    // Throws when a capture is in progress: `what` waits for the device or uploads.
+    void require_not_capturing(const char* what) const;
+    bool capturing() const { return capturing_.load(); }
+    void set_capturing(bool on) { capturing_.store(on); }
 
 private:
+    friend class CudaGraph;
     void release() noexcept;  // frees everything the constructor created; idempotent
-    // Device scratch of at least `bytes` (category workspace), reused between calls; valid until
-    // the next call. Work using it is ordered on the compute stream.
-    void* scratch(std::size_t bytes);
-    // Copies the device ReduceResult at `dev` to pinned memory and waits for the stream.
-    cuda::ReduceResult fetch_result(const cuda::ReduceResult* dev);
+    // Copies the scratch's ReduceResult to pinned memory and waits for the stream.
+    cuda::ReduceResult fetch_result();
+    // H2D through the pinned staging ring on `stream` (copy_ after it waited for what it must, or
+    // compute_ for small uploads); on copy_ it records copy_done_ at the end.
+    void staged_upload(const void* src, Tensor& dst, cudaStream_t stream);
+    // The plan for these shapes (cuda_conv.cpp); cached. Must hold op_lock().
     cuda::ConvPlan& conv_plan(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
                               DType dt) const;
+    cuda::Scratch scratch() const { return cuda::Scratch{static_cast<char*>(scratch_.raw())}; }
 
     int device_;
     CudaBackendOptions options_;
+    int cc_major_ = 0, cc_minor_ = 0;
     std::string device_name_;
+    mutable std::recursive_mutex mutex_;
+    std::atomic<bool> capturing_{false};
     cudaStream_t compute_ = nullptr;
     cudaStream_t copy_ = nullptr;
-    cudaEvent_t compute_done_ = nullptr;  // recorded on compute_ before a copy on copy_
+    cudaEvent_t compute_done_ = nullptr;  // recorded on compute_ before an upload on copy_
     cudaEvent_t copy_done_ = nullptr;     // recorded on copy_ after it; compute_ waits for it
+    // pinned host staging for uploads: a ring (cuda_sizes::kStagingBytes) of regions in flight, oldest first
+    struct StagingRegion {
+        std::size_t begin, end;
+        cudaEvent_t done;  // recorded after the copy out of the region
+    };
+    char* staging_ = nullptr;
+    std::size_t staging_head_ = 0;
+    std::deque<StagingRegion> staging_inflight_;
+    std::vector<cudaEvent_t> staging_events_;  // free for reuse
+    // A region of n bytes of the ring whose previous copies have finished (waits for them if needed).
+    std::size_t staging_region(std::size_t n);
     cublasHandle_t cublas_ = nullptr;
     cudnnHandle_t cudnn_ = nullptr;
-    void* staging_ = nullptr;  // pinned host memory for copy_from_host
-    std::size_t staging_bytes_ = 0;
     cuda::ReduceResult* host_result_ = nullptr;  // pinned
     std::unique_ptr<CudaCachingAllocator> allocator_;
     Tensor cublas_workspace_;
-    Tensor scratch_;
-    mutable std::mutex conv_mutex_;
+    Tensor scratch_;  // cuda_sizes::kOpScratchBytes, category workspace
     mutable std::map<std::array<std::int64_t, 18>, std::unique_ptr<cuda::ConvPlan, cuda::ConvPlanDeleter>> conv_plans_;
 };
 

@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -84,6 +85,26 @@ __device__ __forceinline__ double block_sum(double v) {
     }
     __syncthreads();
     return sh[0];
+}
+
+// Two-stage channel reductions over x viewed as (N, C, S): C * G blocks, block b reducing slice
+// g = b % G of channel c = b / G (M = N * S values, sliced in order). G depends only on the shape, so
+// the sum order (and the result) is the same every run. 0 when C is too large for the scratch's
+// partials (the caller falls back to one block per channel).
+inline int channel_slices(std::int64_t M, std::int64_t C) {
+    if (C <= 0 || C > cuda_sizes::kChannelPartials) return 0;
+    std::int64_t g = (M + 4095) / 4096;  // >= 4096 values per block
+    const std::int64_t cap = std::min<std::int64_t>(cuda_sizes::kChannelPartials / C, 1024);
+    if (g > cap) g = cap;
+    if (g < 1) g = 1;
+    return static_cast<int>(g);
+}
+
+// The [begin, end) range of slice g of G over M values.
+__device__ __forceinline__ void slice_range(std::int64_t M, int G, int g, std::int64_t& begin, std::int64_t& end) {
+    const std::int64_t chunk = (M + G - 1) / G;
+    begin = chunk * g;
+    end = begin + chunk < M ? begin + chunk : M;
 }
 
 // Per-channel vectors of any float dtype (VecArg).

@@ -1,4 +1,5 @@
-// Own kernels of the CUDA backend: fill, casts, elementwise, bias, pooling, activations, dropout.
+// Own kernels of the CUDA backend: fill, casts, elementwise, bias, pooling, activations, dropout,
+// counters.
 // Semantics mirror core/backend/cpu exactly (same formulas, same tie-breaking); see backend.h.
 #include "backend/cuda/cuda_common.cuh"
 
@@ -51,7 +52,7 @@ __global__ void add_bias_kernel(T* y, const B* bias, std::int64_t C, std::int64_
     }
 }
 
-// One block per channel: dbias[c] += sum over (n, s), in double.
+// One block per channel: dbias[c] += sum over (n, s), in double (fallback for very many channels).
 template <class T, class B>
 __global__ void bias_grad_kernel(const T* dy, B* dbias, std::int64_t N, std::int64_t C, std::int64_t S) {
     const std::int64_t c = blockIdx.x;
@@ -63,6 +64,33 @@ __global__ void bias_grad_kernel(const T* dy, B* dbias, std::int64_t N, std::int
     }
     acc = block_sum(acc);
     if (threadIdx.x == 0) dbias[c] = from_f<B>(static_cast<float>(to_f(dbias[c]) + acc));
+}
+
+// Stage 1 of the two-stage bias gradient: partials[c * G + g] = sum of slice g of channel c.
+template <class T>
+__global__ void bias_grad_partial_kernel(const T* dy, std::int64_t N, std::int64_t C, std::int64_t S, int G,
+                                         double* partials) {
+    const std::int64_t c = blockIdx.x / G;
+    const int g = static_cast<int>(blockIdx.x % G);
+    std::int64_t b, e;
+    slice_range(N * S, G, g, b, e);
+    double acc = 0.0;
+    for (std::int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+        const std::int64_t n = i / S, s = i - n * S;
+        acc += to_f(dy[(n * C + c) * S + s]);
+    }
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+
+// Stage 2: dbias[c] += the channel's partials, in slice order (one thread per channel).
+template <class B>
+__global__ void bias_grad_finish_kernel(const double* partials, int G, std::int64_t C, B* dbias) {
+    const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double acc = 0.0;
+    for (int g = 0; g < G; ++g) acc += partials[c * G + g];
+    dbias[c] = from_f<B>(static_cast<float>(to_f(dbias[c]) + acc));
 }
 
 // --- pooling -------------------------------------------------------------------------------------
@@ -96,16 +124,51 @@ __global__ void maxpool_fwd_kernel(const T* x, T* y, std::int32_t* idx, std::int
     }
 }
 
-// dx was zeroed; each output adds its gradient at its argmax (atomically: windows may overlap).
-// Indices outside the plane are skipped (the CPU backend rejects them up front).
+// One thread per input element: gathers, in f32 and in output order (as the CPU adds them), the
+// gradients of the outputs whose window covers it and whose recorded maximum it is. Deterministic and
+// rounded once (bf16/f16), with no atomics.
 template <class T>
-__global__ void maxpool_bwd_kernel(const T* dy, const std::int32_t* idx, T* dx, std::int64_t total, std::int64_t HW,
-                                   std::int64_t HoWo) {
-    HR_GRID_STRIDE(o, total) {
-        const std::int64_t pl = o / HoWo;
-        const std::int32_t k = idx[o];
-        if (k < 0 || k >= HW) continue;
-        atomicAdd(dx + pl * HW + k, dy[o]);
+__global__ void maxpool_bwd_gather_kernel(const T* dy, const std::int32_t* idx, T* dx, std::int64_t total, int H,
+                                          int W, int Ho, int Wo, Pool2dParams p) {
+    HR_GRID_STRIDE(i, total) {
+        const std::int64_t pl = i / (static_cast<std::int64_t>(H) * W);
+        const int r = static_cast<int>(i - pl * H * W);
+        const int h = r / W, w = r % W;
+        const T* yp = dy + pl * Ho * Wo;
+        const std::int32_t* ip = idx + pl * Ho * Wo;
+        // Output row oh covers h when oh*stride - pad <= h < oh*stride - pad + kernel.
+        // So oh in [floor((h + pad - kernel) / stride) + 1, floor((h + pad) / stride)].
+        const int ah = h + p.pad_h - p.kernel_h, aw = w + p.pad_w - p.kernel_w;
+        const int oh0 = ah >= 0 ? ah / p.stride_h + 1 : 0;
+        int oh1 = (h + p.pad_h) / p.stride_h;
+        if (oh1 > Ho - 1) oh1 = Ho - 1;
+        const int ow0 = aw >= 0 ? aw / p.stride_w + 1 : 0;
+        int ow1 = (w + p.pad_w) / p.stride_w;
+        if (ow1 > Wo - 1) ow1 = Wo - 1;
+        float acc = 0.0f;
+        for (int oh = oh0; oh <= oh1; ++oh)
+            for (int ow = ow0; ow <= ow1; ++ow) {
+                const int o = oh * Wo + ow;
+                if (ip[o] == r) acc += to_f(yp[o]);
+            }
+        dx[i] = from_f<T>(acc);
+    }
+}
+
+// Without the windows: one thread per plane, outputs in order, in f32 where the plane fits in
+// shared memory, else accumulating in dx (zeroed first). Deterministic; slow (a fallback).
+template <class T>
+__global__ void maxpool_bwd_plane_kernel(const T* dy, const std::int32_t* idx, T* dx, std::int64_t planes,
+                                         std::int64_t HW, std::int64_t HoWo) {
+    HR_GRID_STRIDE(pl, planes) {
+        const T* yp = dy + pl * HoWo;
+        const std::int32_t* ip = idx + pl * HoWo;
+        T* xp = dx + pl * HW;
+        for (std::int64_t o = 0; o < HoWo; ++o) {
+            const std::int32_t k = ip[o];
+            if (k < 0 || k >= HW) continue;
+            xp[k] = from_f<T>(to_f(xp[k]) + to_f(yp[o]));
+        }
     }
 }
 
@@ -318,14 +381,24 @@ void add_bias(void* y, DType ydt, const void* bias, DType bdt, std::int64_t N, s
 }
 
 void bias_grad(const void* dy, DType dydt, void* dbias, DType bdt, std::int64_t N, std::int64_t C, std::int64_t S,
-               cudaStream_t s) {
+               const Scratch& scratch, cudaStream_t s) {
     if (C <= 0) return;
+    const int G = channel_slices(N * S, C);
     dispatch_float(dydt, "bias_grad", [&](auto tag) {
         using T = decltype(tag);
         dispatch_float(bdt, "bias_grad", [&](auto btag) {
             using B = decltype(btag);
-            bias_grad_kernel<T, B><<<static_cast<unsigned>(C), kThreads, 0, s>>>(static_cast<const T*>(dy),
-                                                                                 static_cast<B*>(dbias), N, C, S);
+            if (G == 0) {
+                bias_grad_kernel<T, B><<<static_cast<unsigned>(C), kThreads, 0, s>>>(static_cast<const T*>(dy),
+                                                                                     static_cast<B*>(dbias), N, C, S);
+                return;
+            }
+            double* partials = scratch.channel_partials();
+            bias_grad_partial_kernel<T><<<static_cast<unsigned>(C * G), kThreads, 0, s>>>(static_cast<const T*>(dy), N,
+                                                                                        C, S, G, partials);
+            HR_CUDA_CHECK_LAUNCH("bias_grad_partial_kernel");
+            bias_grad_finish_kernel<B><<<static_cast<unsigned>((C + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+                partials, G, C, static_cast<B*>(dbias));
         });
     });
     HR_CUDA_CHECK_LAUNCH("bias_grad_kernel");
@@ -343,15 +416,22 @@ void maxpool_forward(const void* x, void* y, std::int32_t* indices, DType dt, st
     HR_CUDA_CHECK_LAUNCH("maxpool_fwd_kernel");
 }
 
-void maxpool_backward(const void* dy, const std::int32_t* indices, void* dx, DType dt, std::int64_t planes,
-                      std::int64_t HW, std::int64_t HoWo, cudaStream_t s) {
-    const std::int64_t total = planes * HoWo;
-    if (planes * HW > 0) HR_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<std::size_t>(planes * HW) * dtype_size(dt), s));
-    if (total <= 0) return;
+void maxpool_backward(const void* dy, const std::int32_t* indices, void* dx, DType dt, std::int64_t planes, int H,
+                      int W, int Ho, int Wo, const Pool2dParams* p, cudaStream_t s) {
+    const std::int64_t HW = static_cast<std::int64_t>(H) * W, HoWo = static_cast<std::int64_t>(Ho) * Wo;
+    if (planes * HW <= 0) return;
     dispatch_float(dt, "maxpool2d_backward", [&](auto tag) {
         using T = decltype(tag);
-        maxpool_bwd_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), indices,
-                                                                   static_cast<T*>(dx), total, HW, HoWo);
+        if (p) {
+            const std::int64_t total = planes * HW;
+            maxpool_bwd_gather_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(dy), indices,
+                                                                              static_cast<T*>(dx), total, H, W, Ho, Wo,
+                                                                              *p);
+        } else {
+            HR_CUDA_CHECK(cudaMemsetAsync(dx, 0, static_cast<std::size_t>(planes * HW) * dtype_size(dt), s));
+            maxpool_bwd_plane_kernel<T><<<grid_for(planes), kThreads, 0, s>>>(static_cast<const T*>(dy), indices,
+                                                                              static_cast<T*>(dx), planes, HW, HoWo);
+        }
     });
     HR_CUDA_CHECK_LAUNCH("maxpool_bwd_kernel");
 }
@@ -423,6 +503,15 @@ void dropout_backward(const void* dy, const std::uint8_t* mask, void* dx, DType 
                                                                scale);
     });
     HR_CUDA_CHECK_LAUNCH("dropout_bwd_kernel");
+}
+
+namespace {
+__global__ void increment_kernel(std::int64_t* c, std::int64_t by) { *c += by; }
+}  // namespace
+
+void increment_i64(std::int64_t* counter, std::int64_t by, cudaStream_t s) {
+    increment_kernel<<<1, 1, 0, s>>>(counter, by);
+    HR_CUDA_CHECK_LAUNCH("increment_kernel");
 }
 
 }  // namespace hr::cuda

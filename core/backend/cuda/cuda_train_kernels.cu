@@ -1,5 +1,6 @@
-// Own kernels of the CUDA backend: batch norm, losses, reductions, optimizer updates.
-// Semantics mirror core/backend/cpu/cpu_train_ops.cpp (same formulas; sums in double).
+// Own kernels of the CUDA backend: batch norm, losses, reductions, optimizer updates, step control.
+// Semantics mirror core/backend/cpu/cpu_train_ops.cpp and core/backend/step_ops.cpp (same formulas;
+// sums in double; fixed summation orders, so results are the same every run).
 #include <climits>
 
 #include "backend/cuda/cuda_common.cuh"
@@ -8,8 +9,70 @@ namespace hr::cuda {
 
 namespace {
 
-// --- batch norm (one block per channel; x viewed as (N, C, S)) -----------------------------------
+// --- batch norm: two-stage channel reductions (x viewed as (N, C, S), M = N * S per channel) ------
 
+// Stage 1: partials[2 * b] = sum, partials[2 * b + 1] = sum of squares of slice g of channel c.
+template <class T>
+__global__ void bn_stats_partial_kernel(const T* x, std::int64_t N, std::int64_t C, std::int64_t S, int G,
+                                        double* partials) {
+    const std::int64_t c = blockIdx.x / G;
+    const int g = static_cast<int>(blockIdx.x % G);
+    std::int64_t b, e;
+    slice_range(N * S, G, g, b, e);
+    double s = 0.0, ss = 0.0;
+    for (std::int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+        const std::int64_t n = i / S, j = i - n * S;
+        const double v = to_f(x[(n * C + c) * S + j]);
+        s += v;
+        ss += v * v;
+    }
+    s = block_sum(s);
+    ss = block_sum(ss);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = s;
+        partials[2 * blockIdx.x + 1] = ss;
+    }
+}
+
+// Stage 2 (one thread per channel): statistics, running statistics, y = x * a + b coefficients.
+__global__ void bn_stats_finish_kernel(const double* partials, int G, std::int64_t C, std::int64_t M, VecArg gamma,
+                                       VecArg beta, VecArg save_mean, VecArg save_invstd, VecArg running_mean,
+                                       VecArg running_var, float momentum, float eps, float* coef) {
+    const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double s = 0.0, ss = 0.0;
+    for (int g = 0; g < G; ++g) {
+        s += partials[2 * (c * G + g)];
+        ss += partials[2 * (c * G + g) + 1];
+    }
+    const double mu = s / static_cast<double>(M);
+    double var = ss / static_cast<double>(M) - mu * mu;  // biased
+    if (var < 0.0) var = 0.0;
+    const double is = 1.0 / sqrt(var + static_cast<double>(eps));
+    store_vec(save_mean, c, mu);
+    store_vec(save_invstd, c, is);
+    const double mom = momentum;
+    if (running_mean.p) store_vec(running_mean, c, (1.0 - mom) * load_vec(running_mean, c, 0.0) + mom * mu);
+    if (running_var.p) {
+        const double unbias = static_cast<double>(M) / static_cast<double>(M - 1);
+        store_vec(running_var, c, (1.0 - mom) * load_vec(running_var, c, 1.0) + mom * var * unbias);
+    }
+    const double gm = load_vec(gamma, c, 1.0), bt = load_vec(beta, c, 0.0);
+    coef[4 * c] = static_cast<float>(gm * is);
+    coef[4 * c + 1] = static_cast<float>(bt - mu * is * gm);
+}
+
+// Stage 3: y = x * coef[4c] + coef[4c + 1].
+template <class T>
+__global__ void bn_apply_kernel(const T* x, T* y, std::int64_t C, std::int64_t S, std::int64_t total,
+                                const float* coef) {
+    HR_GRID_STRIDE(i, total) {
+        const std::int64_t c = (i / S) % C;
+        y[i] = from_f<T>(to_f(x[i]) * coef[4 * c] + coef[4 * c + 1]);
+    }
+}
+
+// One block per channel (fallback when C exceeds the scratch's partials).
 template <class T>
 __global__ void bn_train_kernel(const T* x, T* y, std::int64_t N, std::int64_t C, std::int64_t S, VecArg gamma,
                                 VecArg beta, VecArg save_mean, VecArg save_invstd, VecArg running_mean,
@@ -62,6 +125,62 @@ __global__ void bn_infer_kernel(const T* x, T* y, std::int64_t C, std::int64_t S
     }
 }
 
+// Backward stage 1: partials[2b] = sum(dy), partials[2b + 1] = sum(dy * xhat) over slice g of channel c.
+template <class T>
+__global__ void bn_bwd_partial_kernel(const T* x, const T* dy, std::int64_t N, std::int64_t C, std::int64_t S, int G,
+                                      VecArg save_mean, VecArg save_invstd, double* partials) {
+    const std::int64_t c = blockIdx.x / G;
+    const int g = static_cast<int>(blockIdx.x % G);
+    std::int64_t b, e;
+    slice_range(N * S, G, g, b, e);
+    const double mu = load_vec(save_mean, c, 0.0), is = load_vec(save_invstd, c, 1.0);
+    double sd = 0.0, sdx = 0.0;
+    for (std::int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+        const std::int64_t n = i / S, j = i - n * S;
+        const std::int64_t k = (n * C + c) * S + j;
+        const double gv = to_f(dy[k]);
+        sd += gv;
+        sdx += gv * (to_f(x[k]) - mu) * is;
+    }
+    sd = block_sum(sd);
+    sdx = block_sum(sdx);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = sd;
+        partials[2 * blockIdx.x + 1] = sdx;
+    }
+}
+
+// Backward stage 2 (one thread per channel): dgamma, dbeta and dx's coefficients.
+// dx = gamma * invstd / M * (M * dy - sum(dy) - xhat * sum(dy * xhat))
+__global__ void bn_bwd_finish_kernel(const double* partials, int G, std::int64_t C, std::int64_t M, VecArg gamma,
+                                     VecArg save_mean, VecArg save_invstd, VecArg dgamma, VecArg dbeta, float* coef) {
+    const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double sd = 0.0, sdx = 0.0;
+    for (int g = 0; g < G; ++g) {
+        sd += partials[2 * (c * G + g)];
+        sdx += partials[2 * (c * G + g) + 1];
+    }
+    const double mu = load_vec(save_mean, c, 0.0), is = load_vec(save_invstd, c, 1.0);
+    const double kk = load_vec(gamma, c, 1.0) * is / static_cast<double>(M);
+    coef[4 * c] = static_cast<float>(kk * static_cast<double>(M));  // k_dy
+    coef[4 * c + 1] = static_cast<float>(-kk * sdx * is);           // k_x, multiplies (x - mean)
+    coef[4 * c + 2] = static_cast<float>(-kk * sd);                 // k_0
+    coef[4 * c + 3] = static_cast<float>(mu);
+    if (dgamma.p) store_vec(dgamma, c, static_cast<float>(load_vec(dgamma, c, 0.0) + sdx));
+    if (dbeta.p) store_vec(dbeta, c, static_cast<float>(load_vec(dbeta, c, 0.0) + sd));
+}
+
+template <class T>
+__global__ void bn_bwd_apply_kernel(const T* x, const T* dy, T* dx, std::int64_t C, std::int64_t S, std::int64_t total,
+                                    const float* coef) {
+    HR_GRID_STRIDE(i, total) {
+        const std::int64_t c = (i / S) % C;
+        const float* k = coef + 4 * c;
+        dx[i] = from_f<T>(k[0] * to_f(dy[i]) + k[1] * (to_f(x[i]) - k[3]) + k[2]);
+    }
+}
+
 template <class T>
 __global__ void bn_bwd_kernel(const T* x, const T* dy, T* dx, std::int64_t N, std::int64_t C, std::int64_t S,
                               VecArg gamma, VecArg save_mean, VecArg save_invstd, VecArg dgamma, VecArg dbeta) {
@@ -78,7 +197,6 @@ __global__ void bn_bwd_kernel(const T* x, const T* dy, T* dx, std::int64_t N, st
     }
     sd = block_sum(sd);
     sdx = block_sum(sdx);
-    // dx = gamma * invstd / M * (M * dy - sum(dy) - xhat * sum(dy * xhat))
     const double kk = load_vec(gamma, c, 1.0) * is / static_cast<double>(M);
     const float k_dy = static_cast<float>(kk * static_cast<double>(M));
     const float k_x = static_cast<float>(-kk * sdx * is);
@@ -95,12 +213,12 @@ __global__ void bn_bwd_kernel(const T* x, const T* dy, T* dx, std::int64_t N, st
     }
 }
 
-// --- losses (one warp per row) -------------------------------------------------------------------
+// --- losses (one warp per row, a fixed grid of kReduceBlocks blocks) -----------------------------
 
-constexpr int kRowWarps = 4;  // rows per block of 128 threads
+constexpr int kRowWarps = 4;  // warps per block of 128 threads
 
-// (value, index) of the first maximum: larger value wins, equal values go to the lower index, and
-// a NaN never displaces a number (matches the CPU's `v > best` scan for rows without NaN).
+// (value, index) of the row's argmax: the first NaN if there is one, else the first maximum (the CPU
+// backend's rule, and torch.argmax's).
 struct ArgMax {
     float v;
     long long i;  // LLONG_MAX: no element
@@ -108,6 +226,11 @@ struct ArgMax {
 __device__ __forceinline__ ArgMax better(ArgMax a, ArgMax b) {
     if (b.i == LLONG_MAX) return a;
     if (a.i == LLONG_MAX) return b;
+    const bool an = isnan(a.v), bn = isnan(b.v);
+    if (an || bn) {
+        if (an && bn) return b.i < a.i ? b : a;
+        return an ? a : b;
+    }
     if (b.v > a.v || (b.v == a.v && b.i < a.i)) return b;
     return a;
 }
@@ -120,94 +243,144 @@ __device__ __forceinline__ ArgMax warp_argmax(ArgMax a) {
 }
 __device__ __forceinline__ double warp_sum_all(double v) { return __shfl_sync(0xffffffffu, warp_sum(v), 0); }
 
+unsigned loss_blocks(std::int64_t rows) {
+    std::int64_t b = (rows + kRowWarps - 1) / kRowWarps;
+    if (b > kReduceBlocks) b = kReduceBlocks;
+    if (b < 1) b = 1;
+    return static_cast<unsigned>(b);
+}
+
+// Adds one warp's (loss, correct) into its block's slot, warps in order: deterministic.
+__device__ __forceinline__ void block_rows_out(double loss, double ok, double* loss_partials, double* ok_partials) {
+    __shared__ double sl[kRowWarps], so[kRowWarps];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    if (lane == 0) {
+        sl[wid] = loss;
+        so[wid] = ok;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double a = 0.0, b = 0.0;
+        for (int w = 0; w < kRowWarps; ++w) {
+            a += sl[w];
+            b += so[w];
+        }
+        loss_partials[blockIdx.x] = a;
+        ok_partials[blockIdx.x] = b;
+    }
+}
+
+// Labels first: counts rows outside [0, K) and the first of them (order-independent results).
+__global__ void check_labels_kernel(const std::int64_t* labels, std::int64_t N, std::int64_t K, ReduceResult* r) {
+    HR_GRID_STRIDE(i, N) {
+        const std::int64_t y = labels[i];
+        if (y < 0 || y >= K) {
+            atomicAdd(&r->bad_count, 1ull);
+            atomicMin(&r->first_bad, static_cast<unsigned long long>(i));
+        }
+    }
+}
+
 template <class T>
 __global__ void xent_kernel(const T* z, const std::int64_t* labels, T* dz, std::int64_t N, std::int64_t K,
-                            float label_smoothing, float grad_scale, double* row_loss, int* row_ok,
-                            ReduceResult* result) {
-    const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowWarps + (threadIdx.x >> 5);
-    const int lane = threadIdx.x & 31;
-    if (r >= N) return;  // whole warp leaves together
-    const T* zr = z + r * K;
-    ArgMax am{-INFINITY, LLONG_MAX};
-    double zsum = 0.0;
-    for (std::int64_t k = lane; k < K; k += 32) {
-        const float v = to_f(zr[k]);
-        zsum += v;
-        am = better(am, ArgMax{v, k});
-    }
-    am = warp_argmax(am);
-    zsum = warp_sum_all(zsum);
-    const double mx = am.v;
-    double se = 0.0;
-    for (std::int64_t k = lane; k < K; k += 32) se += exp(static_cast<double>(to_f(zr[k])) - mx);
-    se = warp_sum_all(se);
-    const double lse = mx + log(se);
-    const std::int64_t y = labels[r];
-    if (y < 0 || y >= K) {
-        if (lane == 0) {
-            atomicMin(&result->first_bad, static_cast<unsigned long long>(r));
-            row_loss[r] = 0.0;
-            row_ok[r] = 0;
-        }
-        return;
-    }
+                            float label_smoothing, float grad_scale, const double* control, double* loss_partials,
+                            double* ok_partials, const ReduceResult* result) {
+    if (result->bad_count != 0) return;  // a bad label: nothing is written (the block leaves together)
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const double eps = label_smoothing;
-    if (lane == 0) {
+    const double scale = static_cast<double>(grad_scale) * (control ? control[kCtlLossScale] : 1.0);
+    const double g = static_cast<double>(static_cast<float>(scale)) / static_cast<double>(N > 1 ? N : 1);
+    double my_loss = 0.0, my_ok = 0.0;
+    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowWarps + wid; r < N;
+         r += static_cast<std::int64_t>(gridDim.x) * kRowWarps) {
+        const T* zr = z + r * K;
+        ArgMax am{-INFINITY, LLONG_MAX};
+        double zsum = 0.0;
+        for (std::int64_t k = lane; k < K; k += 32) {
+            const float v = to_f(zr[k]);
+            zsum += v;
+            am = better(am, ArgMax{v, k});
+        }
+        am = warp_argmax(am);
+        zsum = warp_sum_all(zsum);
+        const double mx = am.v;  // the maximum (NaN for a row with a NaN: its loss is NaN, as on the CPU)
+        double se = 0.0;
+        for (std::int64_t k = lane; k < K; k += 32) se += exp(static_cast<double>(to_f(zr[k])) - mx);
+        se = warp_sum_all(se);
+        const double lse = mx + log(se);
+        const std::int64_t y = labels[r];
         const double nll = lse - static_cast<double>(to_f(zr[y]));
         const double smooth = lse - zsum / static_cast<double>(K);
-        row_loss[r] = (1.0 - eps) * nll + eps * smooth;
-        row_ok[r] = am.i == y ? 1 : 0;
-    }
-    if (dz) {
-        const double g = static_cast<double>(grad_scale) / static_cast<double>(N > 1 ? N : 1);
-        T* d = dz + r * K;
-        for (std::int64_t k = lane; k < K; k += 32) {
-            const double p = exp(static_cast<double>(to_f(zr[k])) - lse);
-            const double t = (k == y ? 1.0 - eps : 0.0) + eps / static_cast<double>(K);
-            d[k] = from_f<T>(static_cast<float>(g * (p - t)));
+        my_loss += (1.0 - eps) * nll + eps * smooth;  // lane 0's value is the one kept
+        my_ok += am.i == y ? 1.0 : 0.0;
+        if (dz) {
+            T* d = dz + r * K;
+            for (std::int64_t k = lane; k < K; k += 32) {
+                const double p = exp(static_cast<double>(to_f(zr[k])) - lse);
+                const double t = (k == y ? 1.0 - eps : 0.0) + eps / static_cast<double>(K);
+                d[k] = from_f<T>(static_cast<float>(g * (p - t)));
+            }
         }
     }
+    block_rows_out(my_loss, my_ok, loss_partials, ok_partials);
 }
 
 template <class T>
-__global__ void mse_kernel(const T* pred, const T* target, T* dpred, std::int64_t rows, std::int64_t cols, double g,
-                           double* row_loss, int* row_ok) {
-    const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowWarps + (threadIdx.x >> 5);
-    const int lane = threadIdx.x & 31;
-    if (r >= rows) return;
-    ArgMax ap{-INFINITY, LLONG_MAX}, at{-INFINITY, LLONG_MAX};
-    double part = 0.0;
-    for (std::int64_t c = lane; c < cols; c += 32) {
-        const std::int64_t i = r * cols + c;
-        const float p = to_f(pred[i]), t = to_f(target[i]);
-        const double d = static_cast<double>(p) - static_cast<double>(t);
-        part += d * d;
-        ap = better(ap, ArgMax{p, c});
-        at = better(at, ArgMax{t, c});
-        if (dpred) dpred[i] = from_f<T>(static_cast<float>(g * d));
+__global__ void mse_kernel(const T* pred, const T* target, T* dpred, std::int64_t rows, std::int64_t cols,
+                           float grad_scale, const double* control, double* loss_partials, double* ok_partials) {
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const float scale =
+        control ? static_cast<float>(static_cast<double>(grad_scale) * control[kCtlLossScale]) : grad_scale;
+    const double g = 2.0 * static_cast<double>(scale) / static_cast<double>(rows * cols);
+    double my_loss = 0.0, my_ok = 0.0;
+    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowWarps + wid; r < rows;
+         r += static_cast<std::int64_t>(gridDim.x) * kRowWarps) {
+        ArgMax ap{-INFINITY, LLONG_MAX}, at{-INFINITY, LLONG_MAX};
+        double part = 0.0;
+        for (std::int64_t c = lane; c < cols; c += 32) {
+            const std::int64_t i = r * cols + c;
+            const float p = to_f(pred[i]), t = to_f(target[i]);
+            const double d = static_cast<double>(p) - static_cast<double>(t);
+            part += d * d;
+            ap = better(ap, ArgMax{p, c});
+            at = better(at, ArgMax{t, c});
+            if (dpred) dpred[i] = from_f<T>(static_cast<float>(g * d));
+        }
+        part = warp_sum_all(part);
+        ap = warp_argmax(ap);
+        at = warp_argmax(at);
+        my_loss += part;
+        my_ok += (cols > 0 && ap.i == at.i) ? 1.0 : 0.0;
     }
-    part = warp_sum_all(part);
-    ap = warp_argmax(ap);
-    at = warp_argmax(at);
-    if (lane == 0) {
-        row_loss[r] = part;
-        row_ok[r] = (cols > 0 && ap.i == at.i) ? 1 : 0;
-    }
+    block_rows_out(my_loss, my_ok, loss_partials, ok_partials);
 }
 
-// One block: result->sum = sum of row_loss, result->count = sum of row_ok (fixed order).
-__global__ void reduce_rows_kernel(const double* row_loss, const int* row_ok, std::int64_t n, ReduceResult* result) {
+// One thread: sums the partials in order into result (and, with stats, into StepStats).
+// divisor: rows (cross-entropy) or elements (MSE) for the mean.
+__global__ void finish_loss_kernel(const double* loss_partials, const double* ok_partials, int n, double divisor,
+                                   const std::int64_t* labels, ReduceResult* result, double* stats, double weight) {
     double s = 0.0, c = 0.0;
-    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-        s += row_loss[i];
-        c += row_ok[i];
+    for (int i = 0; i < n; ++i) {  // one thread, serial: at most kReduceBlocks values, fixed order
+        s += loss_partials[i];
+        c += ok_partials[i];
     }
-    s = block_sum(s);
-    c = block_sum(c);
-    if (threadIdx.x == 0) {
+    const bool bad = result->bad_count != 0;
+    if (bad && labels) result->bad_label = labels[result->first_bad];
+    if (!bad) {
         result->sum = s;
         result->count = static_cast<long long>(c);
     }
+    if (!stats) return;
+    if (bad) {
+        if (stats[kStatBadLabels] == 0.0) {
+            stats[kStatBadLabel] = static_cast<double>(result->bad_label);
+            stats[kStatBadRow] = static_cast<double>(result->first_bad);
+        }
+        stats[kStatBadLabels] += static_cast<double>(result->bad_count);
+        return;
+    }
+    stats[kStatLoss] += weight * (divisor > 0 ? s / divisor : 0.0);
+    stats[kStatCorrect] += c;
 }
 
 // --- reductions ----------------------------------------------------------------------------------
@@ -231,38 +404,75 @@ __global__ void sum_partials_kernel(const double* partials, int n, ReduceResult*
 }
 
 template <class T>
-__global__ void all_finite_kernel(const T* x, std::int64_t n, ReduceResult* result) {
+__global__ void all_finite_kernel(const T* x, std::int64_t n, ReduceResult* result, double* control) {
     bool bad = false;
     HR_GRID_STRIDE(i, n) bad |= !isfinite(to_f(x[i]));
-    if (bad) result->flag = 1;  // every writer writes 1: the race is benign
+    if (bad) {  // every writer writes the same value: the race is benign
+        if (control)
+            control[kCtlFoundInf] = 1.0;
+        else
+            result->flag = 1;
+    }
 }
 
 // --- optimizers (PyTorch semantics, as cpu_train_ops.cpp; f32 arithmetic) ------------------------
 
+struct SgdScalars {
+    float lr, gs;
+    bool first_step;
+};
+
 template <class G>
-__global__ void sgd_kernel(float* p, const G* g, float* buf, std::int64_t n, float lr, float wd, float mom,
-                           float damp1, float gs, bool first_step, bool nesterov) {
+__global__ void sgd_kernel(float* p, const G* g, float* buf, std::int64_t n, SgdScalars sc, float wd, float mom,
+                           float damp1, bool nesterov, const double* control) {
+    if (control) {  // the step's scalars from the device (backend.h sgd_update_ctl)
+        if (control[kCtlFoundInf] != 0.0) return;
+        sc.lr = static_cast<float>(control[kCtlLr]);
+        sc.first_step = control[kCtlOptStep] == 0.0;
+        sc.gs = sc.gs * static_cast<float>(1.0 / control[kCtlLossScale]);
+    }
     HR_GRID_STRIDE(i, n) {
-        float d = to_f(g[i]) * gs;
+        float d = to_f(g[i]) * sc.gs;
         if (wd != 0.0f) d = d + wd * p[i];
         if (buf) {
-            const float m = first_step ? d : mom * buf[i] + damp1 * d;
+            const float m = sc.first_step ? d : mom * buf[i] + damp1 * d;
             buf[i] = m;
             d = nesterov ? d + mom * m : m;
         }
-        p[i] = p[i] - lr * d;
+        p[i] = p[i] - sc.lr * d;
     }
 }
 
+struct AdamScalars {
+    float gs, ss, bcs, decay;
+};
+
 template <class G>
-__global__ void adam_kernel(float* p, const G* g, float* m, float* v, std::int64_t n, float gs, float wd, float b1w,
-                            float b2, float b2w, float eps, float ss, float bcs, float decay, bool decoupled) {
+__global__ void adam_kernel(float* p, const G* g, float* m, float* v, std::int64_t n, AdamScalars sc, float wd,
+                            float b1w, float beta1, float b2, float b2w, float eps, bool decoupled,
+                            const double* control) {
+    if (control) {  // bias corrections from the device's step count, once per block
+        if (control[kCtlFoundInf] != 0.0) return;
+        __shared__ AdamScalars shared;
+        if (threadIdx.x == 0) {
+            const double t = control[kCtlOptStep] + 1.0;
+            const float lr = static_cast<float>(control[kCtlLr]);
+            const double bc1 = 1.0 - pow(static_cast<double>(beta1), t);
+            const double bc2 = 1.0 - pow(static_cast<double>(b2), t);
+            shared.gs = sc.gs * static_cast<float>(1.0 / control[kCtlLossScale]);
+            shared.ss = static_cast<float>(static_cast<double>(lr) / bc1);
+            shared.bcs = static_cast<float>(sqrt(bc2));
+            shared.decay = 1.0f - lr * wd;
+        }
+        __syncthreads();
+        sc = shared;
+    }
     HR_GRID_STRIDE(i, n) {
-        float gi = to_f(g[i]) * gs;
+        float gi = to_f(g[i]) * sc.gs;
         float pi = p[i];
         if (wd != 0.0f) {
             if (decoupled)
-                pi = pi * decay;
+                pi = pi * sc.decay;
             else
                 gi = gi + wd * pi;
         }
@@ -271,12 +481,31 @@ __global__ void adam_kernel(float* p, const G* g, float* m, float* v, std::int64
         const float vi = v[i] * b2 + b2w * gi * gi;
         m[i] = mi;
         v[i] = vi;
-        const float denom = sqrtf(vi) / bcs + eps;
-        p[i] = pi - ss * mi / denom;
+        const float denom = sqrtf(vi) / sc.bcs + eps;
+        p[i] = pi - sc.ss * mi / denom;
     }
 }
 
-unsigned row_blocks(std::int64_t rows) { return static_cast<unsigned>((rows + kRowWarps - 1) / kRowWarps); }
+__global__ void step_control_end_kernel(double* c, bool dynamic, long long growth_interval) {
+    if (c[kCtlFoundInf] != 0.0) {
+        c[kCtlSkipped] += 1.0;
+        if (dynamic) {
+            c[kCtlLossScale] = fmax(1.0, c[kCtlLossScale] / 2.0);
+            c[kCtlGoodSteps] = 0.0;
+        }
+    } else {
+        c[kCtlOptStep] += 1.0;
+        if (dynamic) {
+            c[kCtlGoodSteps] += 1.0;
+            if (c[kCtlGoodSteps] >= static_cast<double>(growth_interval)) {
+                c[kCtlLossScale] *= 2.0;
+                c[kCtlGoodSteps] = 0.0;
+            }
+        }
+    }
+}
+
+unsigned channel_threads_blocks(std::int64_t C) { return static_cast<unsigned>((C + kThreads - 1) / kThreads); }
 
 }  // namespace
 
@@ -284,13 +513,29 @@ unsigned row_blocks(std::int64_t rows) { return static_cast<unsigned>((rows + kR
 
 void batchnorm_forward_train(const void* x, void* y, DType dt, std::int64_t N, std::int64_t C, std::int64_t S,
                              VecArg gamma, VecArg beta, VecArg save_mean, VecArg save_invstd, VecArg running_mean,
-                             VecArg running_var, float momentum, float eps, cudaStream_t s) {
+                             VecArg running_var, float momentum, float eps, const Scratch& scratch, cudaStream_t s) {
     if (C <= 0) return;
+    const std::int64_t M = N * S;
+    const int G = channel_slices(M, C);
     dispatch_float(dt, "batchnorm_forward_train", [&](auto tag) {
         using T = decltype(tag);
-        bn_train_kernel<T><<<static_cast<unsigned>(C), kThreads, 0, s>>>(
-            static_cast<const T*>(x), static_cast<T*>(y), N, C, S, gamma, beta, save_mean, save_invstd, running_mean,
-            running_var, momentum, eps);
+        if (G == 0) {
+            bn_train_kernel<T><<<static_cast<unsigned>(C), kThreads, 0, s>>>(
+                static_cast<const T*>(x), static_cast<T*>(y), N, C, S, gamma, beta, save_mean, save_invstd,
+                running_mean, running_var, momentum, eps);
+            return;
+        }
+        double* partials = scratch.channel_partials();
+        float* coef = scratch.channel_coef();
+        bn_stats_partial_kernel<T><<<static_cast<unsigned>(C * G), kThreads, 0, s>>>(static_cast<const T*>(x), N, C,
+                                                                                   S, G, partials);
+        HR_CUDA_CHECK_LAUNCH("bn_stats_partial_kernel");
+        bn_stats_finish_kernel<<<channel_threads_blocks(C), kThreads, 0, s>>>(
+            partials, G, C, M, gamma, beta, save_mean, save_invstd, running_mean, running_var, momentum, eps, coef);
+        HR_CUDA_CHECK_LAUNCH("bn_stats_finish_kernel");
+        const std::int64_t total = N * C * S;
+        bn_apply_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), C, S,
+                                                                total, coef);
     });
     HR_CUDA_CHECK_LAUNCH("bn_train_kernel");
 }
@@ -310,57 +555,84 @@ void batchnorm_forward_infer(const void* x, void* y, DType dt, std::int64_t N, s
 
 void batchnorm_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t N, std::int64_t C,
                         std::int64_t S, VecArg gamma, VecArg save_mean, VecArg save_invstd, VecArg dgamma,
-                        VecArg dbeta, cudaStream_t s) {
+                        VecArg dbeta, const Scratch& scratch, cudaStream_t s) {
     if (C <= 0) return;
+    const std::int64_t M = N * S;
+    const int G = channel_slices(M, C);
     dispatch_float(dt, "batchnorm_backward", [&](auto tag) {
         using T = decltype(tag);
-        bn_bwd_kernel<T><<<static_cast<unsigned>(C), kThreads, 0, s>>>(static_cast<const T*>(x),
-                                                                       static_cast<const T*>(dy), static_cast<T*>(dx),
-                                                                       N, C, S, gamma, save_mean, save_invstd, dgamma,
-                                                                       dbeta);
+        if (G == 0) {
+            bn_bwd_kernel<T><<<static_cast<unsigned>(C), kThreads, 0, s>>>(
+                static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), N, C, S, gamma, save_mean,
+                save_invstd, dgamma, dbeta);
+            return;
+        }
+        double* partials = scratch.channel_partials();
+        float* coef = scratch.channel_coef();
+        bn_bwd_partial_kernel<T><<<static_cast<unsigned>(C * G), kThreads, 0, s>>>(
+            static_cast<const T*>(x), static_cast<const T*>(dy), N, C, S, G, save_mean, save_invstd, partials);
+        HR_CUDA_CHECK_LAUNCH("bn_bwd_partial_kernel");
+        bn_bwd_finish_kernel<<<channel_threads_blocks(C), kThreads, 0, s>>>(partials, G, C, M, gamma, save_mean,
+                                                                            save_invstd, dgamma, dbeta, coef);
+        HR_CUDA_CHECK_LAUNCH("bn_bwd_finish_kernel");
+        const std::int64_t total = N * C * S;
+        bn_bwd_apply_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                                    static_cast<T*>(dx), C, S, total, coef);
     });
     HR_CUDA_CHECK_LAUNCH("bn_bwd_kernel");
 }
 
 void softmax_cross_entropy(const void* logits, DType dt, const std::int64_t* labels, std::int64_t N,
-                           std::int64_t K, float label_smoothing, void* dlogits, float grad_scale, double* row_loss,
-                           int* row_ok, ReduceResult* result, cudaStream_t s) {
+                           std::int64_t K, float label_smoothing, void* dlogits, float grad_scale, LossOut out,
+                           const Scratch& scratch, cudaStream_t s) {
+    ReduceResult* result = scratch.result();
     HR_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(ReduceResult), s));
     HR_CUDA_CHECK(cudaMemsetAsync(&result->first_bad, 0xFF, sizeof(result->first_bad), s));
     if (N <= 0) return;
+    check_labels_kernel<<<grid_for(N), kThreads, 0, s>>>(labels, N, K, result);
+    HR_CUDA_CHECK_LAUNCH("check_labels_kernel");
+    const unsigned blocks = loss_blocks(N);
+    double* lp = scratch.reduce(0);
+    double* op = scratch.reduce(1);
     dispatch_float(dt, "softmax_cross_entropy", [&](auto tag) {
         using T = decltype(tag);
-        xent_kernel<T><<<row_blocks(N), 32 * kRowWarps, 0, s>>>(static_cast<const T*>(logits), labels,
-                                                                static_cast<T*>(dlogits), N, K, label_smoothing,
-                                                                grad_scale, row_loss, row_ok, result);
+        xent_kernel<T><<<blocks, 32 * kRowWarps, 0, s>>>(static_cast<const T*>(logits), labels,
+                                                         static_cast<T*>(dlogits), N, K, label_smoothing, grad_scale,
+                                                         out.control, lp, op, result);
     });
     HR_CUDA_CHECK_LAUNCH("xent_kernel");
-    reduce_rows_kernel<<<1, kThreads, 0, s>>>(row_loss, row_ok, N, result);
-    HR_CUDA_CHECK_LAUNCH("reduce_rows_kernel");
+    finish_loss_kernel<<<1, 1, 0, s>>>(lp, op, static_cast<int>(blocks), static_cast<double>(N), labels, result,
+                                        out.stats, out.weight);
+    HR_CUDA_CHECK_LAUNCH("finish_loss_kernel");
 }
 
 void mse_loss(const void* pred, const void* target, DType dt, std::int64_t rows, std::int64_t cols, void* dpred,
-              float grad_scale, double* row_loss, int* row_ok, ReduceResult* result, cudaStream_t s) {
+              float grad_scale, LossOut out, const Scratch& scratch, cudaStream_t s) {
+    ReduceResult* result = scratch.result();
     HR_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(ReduceResult), s));
     const std::int64_t n = rows * cols;
     if (n <= 0) return;
-    const double g = 2.0 * static_cast<double>(grad_scale) / static_cast<double>(n);
+    const unsigned blocks = loss_blocks(rows);
+    double* lp = scratch.reduce(0);
+    double* op = scratch.reduce(1);
     dispatch_float(dt, "mse_loss", [&](auto tag) {
         using T = decltype(tag);
-        mse_kernel<T><<<row_blocks(rows), 32 * kRowWarps, 0, s>>>(static_cast<const T*>(pred),
-                                                                  static_cast<const T*>(target), static_cast<T*>(dpred),
-                                                                  rows, cols, g, row_loss, row_ok);
+        mse_kernel<T><<<blocks, 32 * kRowWarps, 0, s>>>(static_cast<const T*>(pred), static_cast<const T*>(target),
+                                                        static_cast<T*>(dpred), rows, cols, grad_scale, out.control, lp, op);
     });
     HR_CUDA_CHECK_LAUNCH("mse_kernel");
-    reduce_rows_kernel<<<1, kThreads, 0, s>>>(row_loss, row_ok, rows, result);
-    HR_CUDA_CHECK_LAUNCH("reduce_rows_kernel");
+    finish_loss_kernel<<<1, 1, 0, s>>>(lp, op, static_cast<int>(blocks), static_cast<double>(n), nullptr, result,
+                                        out.stats, out.weight);
+    HR_CUDA_CHECK_LAUNCH("finish_loss_kernel");
 }
 
-void sum_squares(const void* x, DType dt, std::int64_t n, double* partials, ReduceResult* result, cudaStream_t s) {
+void sum_squares(const void* x, DType dt, std::int64_t n, const Scratch& scratch, cudaStream_t s) {
+    ReduceResult* result = scratch.result();
     HR_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(ReduceResult), s));
     if (n <= 0) return;
     std::int64_t blocks = (n + kThreads - 1) / kThreads;
     if (blocks > kReduceBlocks) blocks = kReduceBlocks;
+    double* partials = scratch.reduce(0);
     dispatch_float(dt, "sum_squares", [&](auto tag) {
         using T = decltype(tag);
         sum_squares_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(static_cast<const T*>(x), n, partials);
@@ -370,41 +642,47 @@ void sum_squares(const void* x, DType dt, std::int64_t n, double* partials, Redu
     HR_CUDA_CHECK_LAUNCH("sum_partials_kernel");
 }
 
-void all_finite(const void* x, DType dt, std::int64_t n, ReduceResult* result, cudaStream_t s) {
-    HR_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(ReduceResult), s));
+void all_finite(const void* x, DType dt, std::int64_t n, ReduceResult* result, double* control, cudaStream_t s) {
+    if (!control) HR_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(ReduceResult), s));
     if (n <= 0) return;
     dispatch_float(dt, "all_finite", [&](auto tag) {
         using T = decltype(tag);
-        all_finite_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), n, result);
+        all_finite_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), n, result, control);
     });
     HR_CUDA_CHECK_LAUNCH("all_finite_kernel");
 }
 
 void sgd_update(float* param, const void* grad, DType gdt, float* momentum, std::int64_t n, const SgdArgs& a,
-                cudaStream_t s) {
+                const double* control, cudaStream_t s) {
     if (n <= 0) return;
     // As the CPU: scalars converted to f32 on the host, the same way.
-    const float lr = a.lr, wd = a.weight_decay, mom = a.momentum, damp1 = 1.0f - a.dampening, gs = a.grad_scale;
+    const SgdScalars sc{a.lr, a.grad_scale, a.first_step};
+    const float wd = a.weight_decay, mom = a.momentum, damp1 = 1.0f - a.dampening;
     dispatch_float(gdt, "sgd_update", [&](auto tag) {
         using G = decltype(tag);
-        sgd_kernel<G><<<grid_for(n), kThreads, 0, s>>>(param, static_cast<const G*>(grad), momentum, n, lr, wd, mom,
-                                                       damp1, gs, a.first_step, a.nesterov);
+        sgd_kernel<G><<<grid_for(n), kThreads, 0, s>>>(param, static_cast<const G*>(grad), momentum, n, sc, wd, mom,
+                                                       damp1, a.nesterov, control);
     });
     HR_CUDA_CHECK_LAUNCH("sgd_kernel");
 }
 
 void adam_update(float* param, const void* grad, DType gdt, float* m, float* v, std::int64_t n, const AdamArgs& a,
-                 double step_size, double bc2_sqrt, cudaStream_t s) {
+                 double step_size, double bc2_sqrt, const double* control, cudaStream_t s) {
     if (n <= 0) return;
-    const float gs = a.grad_scale, wd = a.weight_decay, b1w = 1.0f - a.beta1, b2 = a.beta2, b2w = 1.0f - a.beta2,
-                eps = a.eps, ss = static_cast<float>(step_size), bcs = static_cast<float>(bc2_sqrt);
-    const float decay = 1.0f - a.lr * wd;
+    const float wd = a.weight_decay, b1w = 1.0f - a.beta1, b2 = a.beta2, b2w = 1.0f - a.beta2, eps = a.eps;
+    const AdamScalars sc{a.grad_scale, static_cast<float>(step_size), static_cast<float>(bc2_sqrt),
+                         1.0f - a.lr * wd};
     dispatch_float(gdt, "adam_update", [&](auto tag) {
         using G = decltype(tag);
-        adam_kernel<G><<<grid_for(n), kThreads, 0, s>>>(param, static_cast<const G*>(grad), m, v, n, gs, wd, b1w, b2,
-                                                        b2w, eps, ss, bcs, decay, a.decoupled_weight_decay);
+        adam_kernel<G><<<grid_for(n), kThreads, 0, s>>>(param, static_cast<const G*>(grad), m, v, n, sc, wd, b1w,
+                                                        a.beta1, b2, b2w, eps, a.decoupled_weight_decay, control);
     });
     HR_CUDA_CHECK_LAUNCH("adam_kernel");
+}
+
+void step_control_end(double* control, bool dynamic_loss_scale, std::int64_t growth_interval, cudaStream_t s) {
+    step_control_end_kernel<<<1, 1, 0, s>>>(control, dynamic_loss_scale, static_cast<long long>(growth_interval));
+    HR_CUDA_CHECK_LAUNCH("step_control_end_kernel");
 }
 
 }  // namespace hr::cuda

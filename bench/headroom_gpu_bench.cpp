@@ -1,0 +1,174 @@
+// headroom_gpu_bench: Headroom's side of `scripts/bench gpu` (bench/gpu.sh, docs/benchmarks.md).
+// Trains a preset on random data on cuda:0 the way a run does (the device step without host
+// synchronisation: the next batch's upload overlapping the step, forward, loss, backward, optimizer;
+// per-step figures through the ring),
+// optionally with the steady-state step captured as a CUDA graph, and prints one JSON object:
+// ms/step from CUDA events on the compute stream, the ledger's peak and peak plus reserved, and the
+// device's used memory. A developer tool: it links libcudart for the events (the program does not).
+//
+//   headroom_gpu_bench --preset seed-cnn --batch 64 [--optimizer sgd --lr 0.01 --momentum 0.9]
+//                      [--precision fp32] [--steps 200] [--warmup 20] [--graphs] [--dump-spec FILE]
+// Exit 2 with a message when there is no usable GPU.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/step_figures.h"
+#include "base/error.h"
+#include "nn/model_spec.h"
+#include "strategy/training_state.h"
+
+using namespace hr;
+
+namespace {
+
+[[noreturn]] void usage(const std::string& why) {
+    std::cerr << "headroom_gpu_bench: " << why
+              << "\nusage: headroom_gpu_bench --preset NAME --batch N [--optimizer sgd|adam|adamw] [--lr X] "
+                 "[--momentum X] [--precision fp32|tf32|bf16|fp16] [--steps N] [--warmup N] [--graphs] "
+                 "[--dump-spec FILE]\n";
+    std::exit(2);
+}
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string preset = "seed-cnn", precision = "fp32", dump;
+    std::int64_t batch = 64;
+    int steps = 200, warmup = 20;
+    bool graphs = false;
+    OptimizerConfig opt;
+    opt.kind = "sgd";
+    opt.lr = 0.01;
+    opt.momentum = 0.9;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--preset") preset = value();
+        else if (a == "--batch") batch = std::stoll(value());
+        else if (a == "--optimizer") opt.kind = value();
+        else if (a == "--lr") opt.lr = std::stod(value());
+        else if (a == "--momentum") opt.momentum = std::stod(value());
+        else if (a == "--precision") precision = value();
+        else if (a == "--steps") steps = std::stoi(value());
+        else if (a == "--warmup") warmup = std::stoi(value());
+        else if (a == "--graphs") graphs = true;
+        else if (a == "--dump-spec") dump = value();
+        else usage("unknown argument " + a);
+    }
+    try {
+        const ModelSpec spec = preset_model(preset);
+        if (!dump.empty()) {
+            std::ofstream(dump) << model_spec_to_json(spec).dump(2) << "\n";
+            return 0;
+        }
+        const CudaStatus st = cuda_status();
+        if (st.state != CudaStatus::State::available) {
+            std::cerr << "headroom_gpu_bench: no usable GPU (" << cuda_state_name(st.state) << "): " << st.reason << "\n";
+            return 2;
+        }
+        if (opt.kind != "sgd") opt.momentum = 0;
+        auto ledger = std::make_shared<MemoryLedger>();
+        CudaBackendOptions o;
+        o.tf32 = precision == "tf32";
+        auto be = make_cuda_backend(0, ledger, o);
+        auto host = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+        StrategyConfig sc;
+        sc.precision = precision;
+        TrainingState state(spec, opt, resolve_strategy(sc, spec, batch), 1, *be, be->allocator(), *host,
+                            host->allocator());
+        if (graphs && !state.graph_capturable()) usage("this model cannot be captured (dropout or offload)");
+        // four random batches on the host, uploaded in turn every step (as a data loader would)
+        const std::int64_t per = shape_numel(spec.input_shape);
+        std::mt19937_64 g(1);
+        std::normal_distribution<float> nd(0, 1);
+        std::vector<std::vector<float>> xs(4, std::vector<float>(static_cast<std::size_t>(batch * per)));
+        std::vector<std::vector<std::int64_t>> ys(4, std::vector<std::int64_t>(static_cast<std::size_t>(batch)));
+        for (auto& x : xs)
+            for (auto& v : x) v = nd(g);
+        for (auto& y : ys)
+            for (auto& v : y) v = static_cast<std::int64_t>(g() % std::uint64_t(spec.num_classes));
+        StepFigureRing ring(*be, 32);
+        std::vector<StepFigures> figures;
+        std::unique_ptr<Backend::CapturedWork> graph;
+        auto upload = [&](int k) {
+            state.upload_next(xs[static_cast<std::size_t>(k % 4)].data(), ys[static_cast<std::size_t>(k % 4)].data(),
+                              nullptr, batch);
+        };
+        upload(0);
+        // a step: take the batch uploaded during the previous step, queue the next one's upload (it
+        // overlaps this step), then the step itself; nothing waits for the device
+        auto step = [&](int k) {
+            state.take_upload(batch);
+            upload(k + 1);
+            state.begin_device_step(opt.lr);
+            if (graph) {
+                graph->replay();
+            } else {
+                state.device_micro_step(batch, 1.0f, static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(batch));
+                state.device_optimizer_step();
+            }
+            for (const auto& f : ring.push(k, state.stats, state.control)) figures.push_back(f);
+        };
+        for (int k = 0; k < warmup; ++k) {
+            step(k);
+            if (graphs && k == 0)
+                graph = be->capture([&] {
+                    state.device_micro_step(batch, 1.0f, 0);
+                    state.device_optimizer_step();
+                });
+        }
+        be->synchronize();
+        ledger->reset_peaks();
+        auto s = static_cast<cudaStream_t>(cuda_compute_stream(*be));
+        cudaEvent_t e0, e1;
+        check(cudaEventCreate(&e0), "cudaEventCreate");
+        check(cudaEventCreate(&e1), "cudaEventCreate");
+        check(cudaEventRecord(e0, s), "cudaEventRecord");
+        for (int k = 0; k < steps; ++k) step(warmup + k);
+        check(cudaEventRecord(e1, s), "cudaEventRecord");
+        check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        for (const auto& f : ring.drain()) figures.push_back(f);
+        std::size_t free_b = 0, total_b = 0;
+        check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+        const LedgerSnapshot snap = ledger->snapshot();
+        nlohmann::json j = {{"impl", "headroom"},
+                            {"preset", preset},
+                            {"batch", batch},
+                            {"precision", precision},
+                            {"optimizer", opt.kind},
+                            {"graphs", graphs},
+                            {"steps", steps},
+                            {"ms_per_step", ms / steps},
+                            {"peak_ledger_bytes", snap.peak_total},
+                            {"peak_reserved_bytes", snap.peak_reserved},
+                            {"device_used_bytes", total_b - free_b},
+                            {"device_total_bytes", total_b},
+                            {"device", be->name()},
+                            {"loss_first", figures.empty() ? 0.0 : figures.front().loss},
+                            {"loss_last", figures.empty() ? 0.0 : figures.back().loss}};
+        std::cout << j.dump() << std::endl;
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << "headroom_gpu_bench: " << e.what() << "\n";
+        return 1;
+    }
+}
