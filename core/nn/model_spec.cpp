@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
@@ -55,7 +56,8 @@ const std::vector<LayerTypeInfo>& layer_catalog() {
                      {{"negative_slope", AK::real, 0.01, 0, 1, false, "slope for x < 0"}}});
         c.push_back({"tanh", "Tanh", "activation", "hyperbolic tangent", {}});
         c.push_back({"sigmoid", "Sigmoid", "activation", "1 / (1 + exp(-x))", {}});
-        c.push_back({"gelu", "GELU", "activation", "x * Phi(x) (exact erf form)", {}});
+        c.push_back({"gelu", "GELU", "activation", "x * Phi(x) (exact erf form, or its tanh approximation)",
+                     {{"tanh", AK::boolean, 0, 0, 1, false, "tanh approximation, as GPT-2 (nn.GELU(approximate='tanh'))"}}});
         c.push_back({"batchnorm2d", "BatchNorm2d", "normalisation",
                      "normalises each channel over (N, H, W) with batch statistics",
                      {{"num_features", AK::integer, 8, 1, 1e6, true, "channels C"},
@@ -66,6 +68,56 @@ const std::vector<LayerTypeInfo>& layer_catalog() {
         c.push_back({"flatten", "Flatten", "structure", "(N, C, H, W) -> (N, C*H*W)", {}});
         c.push_back({"residual", "Residual block", "structure",
                      "output = body(x) + shortcut(x); shortcut is the identity when empty", {}});
+        // transformers (nn/transformer_layers.h)
+        c.push_back({"token_embedding", "Token embedding", "embedding",
+                     "looks up a learned vector for each token id: (N, T) -> (N, T, dim); must come first",
+                     {{"vocab_size", AK::integer, 256, 2, 1e7, true, "vocabulary size V (token ids 0 .. V-1)"},
+                      {"dim", AK::integer, 64, 1, 1e6, true, "embedding width"}}});
+        c.push_back({"position_embedding", "Position embedding", "embedding",
+                     "adds a learned vector for each position of the sequence",
+                     {{"max_positions", AK::integer, 256, 1, 1e6, true, "longest sequence it has positions for"},
+                      {"dim", AK::integer, 64, 1, 1e6, true, "embedding width"}}});
+        c.push_back({"layernorm", "LayerNorm", "normalisation", "normalises each token over its features",
+                     {{"dim", AK::integer, 64, 1, 1e6, true, "features (the last dimension)"},
+                      {"eps", AK::real, 1e-5, 0, 1, false, "added to the variance"},
+                      {"bias", AK::boolean, 1, 0, 1, false, "learn an additive bias"}}});
+        c.push_back({"self_attention", "Self-attention", "transformer",
+                     "multi-head self-attention: fused q, k, v projection, scaled dot product, output projection",
+                     {{"dim", AK::integer, 64, 1, 1e6, true, "model width (a multiple of heads)"},
+                      {"heads", AK::integer, 4, 1, 4096, true, "attention heads"},
+                      {"causal", AK::boolean, 1, 0, 1, false, "each token sees only earlier ones (language models)"},
+                      {"dropout", AK::real, 0, 0, 0.99, false, "drop probability of attention weights and output"},
+                      {"bias", AK::boolean, 1, 0, 1, false, "learn biases in the projections"}}});
+        c.push_back({"mlp", "MLP", "transformer", "linear, GELU, linear: the feed-forward half of a transformer block",
+                     {{"dim", AK::integer, 64, 1, 1e6, true, "model width"},
+                      {"hidden", AK::integer, 0, 0, 1e8, false, "hidden width (0: 4 x dim)"},
+                      {"dropout", AK::real, 0, 0, 0.99, false, "drop probability of the output"},
+                      {"bias", AK::boolean, 1, 0, 1, false, "learn biases"},
+                      {"gelu_tanh", AK::boolean, 1, 0, 1, false, "GELU in its tanh form (GPT-2); off: exact (ViT)"}}});
+        c.push_back({"transformer_block", "Transformer block", "transformer",
+                     "x + attention(LayerNorm(x)), then + MLP(LayerNorm(.)): one GPT or ViT block",
+                     {{"dim", AK::integer, 64, 1, 1e6, true, "model width (a multiple of heads)"},
+                      {"heads", AK::integer, 4, 1, 4096, true, "attention heads"},
+                      {"hidden", AK::integer, 0, 0, 1e8, false, "MLP hidden width (0: 4 x dim)"},
+                      {"causal", AK::boolean, 1, 0, 1, false, "each token sees only earlier ones (GPT); off for ViT"},
+                      {"dropout", AK::real, 0, 0, 0.99, false, "drop probability (attention weights and both outputs)"},
+                      {"bias", AK::boolean, 1, 0, 1, false, "learn biases in projections and LayerNorms"},
+                      {"gelu_tanh", AK::boolean, 1, 0, 1, false, "GELU in its tanh form (GPT-2); off: exact (ViT)"},
+                      {"eps", AK::real, 1e-5, 0, 1, false, "LayerNorm epsilon"}}});
+        c.push_back({"lm_head", "Language-model head", "linear",
+                     "scores every vocabulary token at each position: (N, T, dim) -> (N, T, V)",
+                     {{"dim", AK::integer, 64, 1, 1e6, true, "model width"},
+                      {"vocab_size", AK::integer, 256, 2, 1e7, true, "vocabulary size V"},
+                      {"tied", AK::boolean, 1, 0, 1, false, "share the token embedding's weight (no parameters of its own)"}}});
+        c.push_back({"patch_embedding", "Patch embedding", "embedding",
+                     "cuts images into square patches and projects each to a token: (N, C, H, W) -> (N, P, dim)",
+                     {{"in_channels", AK::integer, 1, 1, 1e6, true, "image channels C"},
+                      {"dim", AK::integer, 64, 1, 1e6, true, "token width"},
+                      {"patch_size", AK::integer, 4, 1, 1024, true, "patch side in pixels (divides H and W)"}}});
+        c.push_back({"class_token", "Class token", "embedding", "puts a learned token in front of the sequence",
+                     {{"dim", AK::integer, 64, 1, 1e6, true, "token width"}}});
+        c.push_back({"class_token_pool", "Class-token pooling", "structure",
+                     "takes the first token's features for a classifier: (N, T, C) -> (N, C)", {}});
         c.push_back({"cross_entropy", "Softmax cross-entropy", "loss", "softmax + negative log-likelihood",
                      {{"label_smoothing", AK::real, 0, 0, 0.99, false, "mix of the uniform distribution into targets"}}});
         c.push_back({"mse", "MSE", "loss", "mean squared error against one-hot targets", {}});
@@ -300,6 +352,7 @@ struct Analyzer {
     SpecReport rep;
     int next_index = 0;
     bool failed = false;
+    const ModelSpec* spec = nullptr;
 
     void fail(LayerReport& r, const std::string& msg) {
         r.error = msg;
@@ -397,20 +450,31 @@ struct Analyzer {
         } else if (t == "linear") {
             std::int64_t fi = A("in_features"), fo = A("out_features");
             std::snprintf(label, sizeof label, "linear(%lld→%lld)", (long long)fi, (long long)fo);
-            if (in.size() != 1) {
+            if (in.size() == 2) {  // a sequence (T, F): the same weights for every token
+                if (in[1] != fi) {
+                    fail(R(), "expects input (N, T, " + std::to_string(fi) + "), got " + batch_shape(in) +
+                                  "; set in_features to " + std::to_string(in[1]));
+                    R().label = label;
+                    return {};
+                }
+                out = {in[0], fo};
+                params = fo * fi + (layer_attr(l, "bias") != 0 ? fo : 0);
+            } else if (in.size() != 1) {
                 fail(R(), "expects input (N, " + std::to_string(fi) + "), got " + batch_shape(in) +
                               "; insert a Flatten before it (it would give (N, " + std::to_string(shape_numel(in)) + "))");
                 R().label = label;
                 return {};
             }
-            if (in[0] != fi) {
+            if (in.size() == 1 && in[0] != fi) {
                 fail(R(), "expects input (N, " + std::to_string(fi) + "), got " + batch_shape(in) +
                               "; set in_features to " + std::to_string(in[0]));
                 R().label = label;
                 return {};
             }
-            out = {fo};
-            params = fo * fi + (layer_attr(l, "bias") != 0 ? fo : 0);
+            if (in.size() == 1) {
+                out = {fo};
+                params = fo * fi + (layer_attr(l, "bias") != 0 ? fo : 0);
+            }
         } else if (t == "relu" || t == "tanh" || t == "sigmoid" || t == "gelu" || t == "leaky_relu") {
             out = in;
         } else if (t == "dropout") {
@@ -452,6 +516,16 @@ struct Analyzer {
                 return {};
             }
             out = b;
+        } else if (TransformerLayerShape tr = analyze_transformer_layer(l, in, path, *spec); tr.handled) {
+            std::snprintf(label, sizeof label, "%s", tr.label.c_str());
+            if (!tr.error.empty()) {
+                fail(R(), tr.error);
+                R().label = label;
+                return {};
+            }
+            out = tr.out;
+            params = tr.params;
+            extra_bytes = tr.saved_bytes;
         } else {
             fail(R(), "unknown layer type; use one of " + known_types());
             return {};
@@ -469,12 +543,34 @@ struct Analyzer {
 
 SpecReport analyze_model_spec(const ModelSpec& spec) {
     Analyzer a;
+    a.spec = &spec;
     if (spec.layers.empty()) {
         a.rep.error = "the model has no layers; add some (or start from a preset)";
         return a.rep;
     }
     Shape out = a.run_seq(spec.layers, "", spec.input_shape, 0);
-    if (!a.failed) {
+    const bool tokens = is_token_model(spec);
+    if (!a.failed && tokens) {
+        // a language model: logits (T, V) per sample, a cross-entropy per token
+        if (out.size() != 2 || out[0] != spec.input_shape[0]) {
+            a.rep.error = "the model ends with shape " + batch_shape(out) + " but a language model must end with (N, T, " +
+                          std::to_string(spec.num_classes) + ") logits; end with an lm_head";
+        } else if (out[1] != spec.num_classes) {
+            a.rep.error = "the model ends with " + std::to_string(out[1]) + " scores per token but \"num_classes\" (the "
+                          "vocabulary) is " + std::to_string(spec.num_classes) + "; set num_classes to " +
+                          std::to_string(out[1]);
+        } else if (spec.loss.type != "cross_entropy" || spec.loss.label_smoothing != 0) {
+            a.rep.error = "a language model trains with a plain per-token cross-entropy; set the loss to cross_entropy "
+                          "with label_smoothing 0";
+        } else {
+            a.rep.ok = true;
+            a.rep.output_shape = out;
+        }
+        if (!a.rep.ok) {
+            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
+            a.rep.layers.back().error = a.rep.error;
+        }
+    } else if (!a.failed) {
         if (out.size() != 1) {
             a.rep.error = "the model ends with shape " + batch_shape(out) +
                           " but the loss needs (N, " + std::to_string(spec.num_classes) +
@@ -520,7 +616,9 @@ std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
     const int n = static_cast<int>(spec.layers.size());
     for (int i = 0; i < n; ++i) {
         const std::string& t = spec.layers[i].type;
-        const bool starts = t == "conv2d" || t == "linear" || t == "residual";
+        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" ||
+                            t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" ||
+                            t == "lm_head";
         if (blocks.empty() || starts) {
             blocks.push_back({i, i, ""});
         } else {
