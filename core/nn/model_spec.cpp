@@ -657,17 +657,53 @@ LayerSpec residual(std::vector<LayerSpec> body, std::vector<LayerSpec> shortcut 
 }
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini"}; }
+std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini", "vit-tiny"}; }
+
+std::vector<std::string> language_model_preset_names() {
+    return {"gpt-tiny", "gpt-char", "gpt2-124m", "gpt2-350m", "gpt2-774m", "gpt2-1.5b"};
+}
+
+namespace {
+// nanoGPT's GPT: wte, wpe, dropout, n_layer blocks, ln_f, a head tied to wte
+ModelSpec gpt_spec(const std::string& name, int layers, int heads, int dim, int seq, int vocab, double dropout) {
+    ModelSpec s;
+    s.name = name;
+    s.input_shape = {seq};
+    s.num_classes = vocab;
+    s.layers.push_back(L("token_embedding", {{"vocab_size", vocab}, {"dim", dim}}));
+    s.layers.push_back(L("position_embedding", {{"max_positions", seq}, {"dim", dim}}));
+    s.layers.push_back(L("dropout", {{"p", dropout}}));
+    for (int i = 0; i < layers; ++i)
+        s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", heads}, {"dropout", dropout}}));
+    s.layers.push_back(L("layernorm", {{"dim", dim}}));
+    s.layers.push_back(L("lm_head", {{"dim", dim}, {"vocab_size", vocab}, {"tied", true}}));
+    return s;
+}
+}  // namespace
 
 std::string preset_description(const std::string& name) {
     if (name == "seed-cnn") return "two conv layers and two linear layers (PyTorch's MNIST example), 21,840 parameters";
     if (name == "mlp") return "multilayer perceptron 784-256-128-10";
     if (name == "lenet5") return "LeNet-5: conv 6@5x5 (pad 2), avgpool, conv 16@5x5, avgpool, 120-84-10 with tanh";
     if (name == "resnet-mini") return "three residual stages with BatchNorm (16, 32, 64 channels), global average pooling";
+    if (name == "vit-tiny") return "vision transformer: 4x4 patches, class token, 4 blocks of width 64 with 4 heads";
+    if (name == "gpt-tiny") return "GPT with 2 blocks of width 128, 4 heads, 128 tokens of context, byte vocabulary";
+    if (name == "gpt-char") return "nanoGPT's character model: 6 blocks of width 384, 6 heads, 256 tokens of context";
+    if (name == "gpt2-124m") return "GPT-2 small: 12 blocks of width 768, 12 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-350m") return "GPT-2 medium: 24 blocks of width 1024, 16 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-774m") return "GPT-2 large: 36 blocks of width 1280, 20 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-1.5b") return "GPT-2 XL: 48 blocks of width 1600, 25 heads, 1024 tokens, vocabulary 50304";
     return "";
 }
 
 ModelSpec preset_model(const std::string& name, const Shape& input_shape, int num_classes) {
+    // language models: their own input (a sequence) and classes (the vocabulary)
+    if (name == "gpt-tiny") return gpt_spec(name, 2, 4, 128, 128, 256, 0.0);
+    if (name == "gpt-char") return gpt_spec(name, 6, 6, 384, 256, 256, 0.2);
+    if (name == "gpt2-124m") return gpt_spec(name, 12, 12, 768, 1024, 50304, 0.0);
+    if (name == "gpt2-350m") return gpt_spec(name, 24, 16, 1024, 1024, 50304, 0.0);
+    if (name == "gpt2-774m") return gpt_spec(name, 36, 20, 1280, 1024, 50304, 0.0);
+    if (name == "gpt2-1.5b") return gpt_spec(name, 48, 25, 1600, 1024, 50304, 0.0);
     ModelSpec s;
     s.name = name;
     s.input_shape = input_shape;
@@ -715,9 +751,25 @@ ModelSpec preset_model(const std::string& name, const Shape& input_shape, int nu
                     block(16, 32, 2), L("relu"),
                     block(32, 64, 2), L("relu"),
                     pool("avgpool2d", hs, hs), L("flatten"), linear(64, num_classes)};
+    } else if (name == "vit-tiny") {
+        // ViT (Dosovitskiy et al.) at Fashion-MNIST scale: 4x4 patches of 28x28 give 49 tokens + the class token
+        const int p = 4, dim = 64;
+        if (h % p != 0 || w % p != 0)
+            throw InputError("preset 'vit-tiny' needs image sides divisible by 4, got " + shape_str(input_shape));
+        const int tokens = (h / p) * (w / p) + 1;
+        s.layers = {L("patch_embedding", {{"in_channels", c}, {"dim", dim}, {"patch_size", p}}),
+                    L("class_token", {{"dim", dim}}),
+                    L("position_embedding", {{"max_positions", tokens}, {"dim", dim}})};
+        for (int i = 0; i < 4; ++i)
+            s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", 4}, {"hidden", 2 * dim}, {"causal", false},
+                                                       {"gelu_tanh", false}}));
+        s.layers.push_back(L("layernorm", {{"dim", dim}}));
+        s.layers.push_back(L("class_token_pool"));
+        s.layers.push_back(linear(dim, num_classes));
     } else {
         std::string names;
         for (auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+        for (auto& n : language_model_preset_names()) names += ", " + n;
         throw InputError("unknown preset '" + name + "'; use one of " + names);
     }
     return s;

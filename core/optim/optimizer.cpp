@@ -17,6 +17,11 @@ void validate_optimizer(const OptimizerConfig& c) {
     if (c.beta1 < 0 || c.beta1 >= 1 || c.beta2 < 0 || c.beta2 >= 1)
         throw InputError("Adam betas must be in [0, 1)");
     if (!(c.eps > 0)) throw InputError("Adam eps must be positive");
+    if (c.decay_scope != "auto" && c.decay_scope != "all" && c.decay_scope != "matrices")
+        throw InputError(HR_MSG("optim.decay_scope", "unknown weight-decay scope '%1'; use auto, all or matrices"),
+                         {c.decay_scope});
+    if (!(c.grad_clip >= 0) || !std::isfinite(c.grad_clip))
+        throw InputError(HR_MSG("optim.grad_clip", "gradient clipping must be 0 (off) or a positive norm (--grad-clip)"));
 }
 
 int optimizer_states_per_param(const OptimizerConfig& c) {
@@ -39,6 +44,26 @@ Optimizer::Optimizer(const OptimizerConfig& config, Backend& backend, Allocator&
 
 void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_scale) {
     ++steps_;
+    // with weight decay on some tensors only: one update per run of the flat buffer (same arithmetic)
+    if (config_.weight_decay > 0 && segments_.size() > 1) {
+        OptimizerConfig keep = config_;
+        for (const Segment& s : segments_) {
+            if (s.end <= s.begin) continue;
+            const std::int64_t n = s.end - s.begin;
+            Tensor p = params.view(s.begin, {n});
+            Tensor g = grads.view(s.begin, {n});
+            Tensor m = m_.defined() ? m_.view(s.begin, {n}) : Tensor();
+            Tensor v = v_.defined() ? v_.view(s.begin, {n}) : Tensor();
+            config_.weight_decay = s.decay ? keep.weight_decay : 0.0;
+            update(p, g, m, v, lr, grad_scale);
+        }
+        config_ = keep;
+        return;
+    }
+    update(params, grads, m_, v_, lr, grad_scale);
+}
+
+void Optimizer::update(Tensor& params, const Tensor& grads, Tensor& m, Tensor& v, double lr, float grad_scale) {
     if (config_.kind == "sgd") {
         SgdArgs a;
         a.lr = static_cast<float>(lr);
@@ -48,7 +73,7 @@ void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_
         a.weight_decay = static_cast<float>(config_.weight_decay);
         a.first_step = steps_ == 1;
         a.grad_scale = grad_scale;
-        backend_.sgd_update(params, grads, m_, a);
+        backend_.sgd_update(params, grads, m, a);
     } else {
         AdamArgs a;
         a.lr = static_cast<float>(lr);
@@ -59,7 +84,7 @@ void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_
         a.decoupled_weight_decay = config_.kind == "adamw";
         a.step = steps_;
         a.grad_scale = grad_scale;
-        backend_.adam_update(params, grads, m_, v_, a);
+        backend_.adam_update(params, grads, m, v, a);
     }
 }
 

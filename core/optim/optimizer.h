@@ -17,6 +17,11 @@ struct OptimizerConfig {
     bool nesterov = false;     // sgd
     double weight_decay = 0.0;
     double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
+    // Which parameters weight decay applies to: "all"; "matrices" (nanoGPT: tensors of two or more
+    // dimensions, i.e. weights and embeddings, not biases or normalisation weights); "auto": matrices
+    // for models with transformer layers, all for the others.
+    std::string decay_scope = "auto";
+    double grad_clip = 0.0;    // > 0: clip the gradients' global L2 norm to this (torch.nn.utils.clip_grad_norm_)
 };
 
 void validate_optimizer(const OptimizerConfig& c);  // InputError naming the field
@@ -32,6 +37,14 @@ public:
     Optimizer(const OptimizerConfig& config, Backend& backend, Allocator& state_alloc, std::int64_t param_count,
               DType dtype);
 
+    // Runs of the flat buffer [begin, end) and whether weight decay applies to each; they must cover
+    // the buffer in order. Without segments, decay applies everywhere.
+    struct Segment {
+        std::int64_t begin = 0, end = 0;
+        bool decay = true;
+    };
+    void set_decay_segments(std::vector<Segment> segments) { segments_ = std::move(segments); }
+
     // params -= update(grads * grad_scale) with learning rate lr. step_count() advances.
     void step(Tensor& params, const Tensor& grads, double lr, float grad_scale = 1.0f);
     std::int64_t step_count() const { return steps_; }
@@ -39,10 +52,12 @@ public:
     std::vector<std::pair<std::string, Tensor>> state() const;  // "momentum_buffer" / "exp_avg", "exp_avg_sq"
 
 private:
+    void update(Tensor& params, const Tensor& grads, Tensor& m, Tensor& v, double lr, float grad_scale);
     OptimizerConfig config_;
     Backend& backend_;
     Tensor m_, v_;
     std::int64_t steps_ = 0;
+    std::vector<Segment> segments_;
 };
 
 }  // namespace hr

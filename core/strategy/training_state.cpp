@@ -1,6 +1,9 @@
 #include "strategy/training_state.h"
 
+#include <cmath>
+
 #include "base/error.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
@@ -13,9 +16,11 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     mo.dtype = s.compute_dtype;
     mo.seed = seed;
     mo.checkpoint_blocks = s.checkpoint_blocks;
+    mo.recompute_attention = s.recompute_attention;
     mo.allocator = &device_alloc;
     mo.dry_run = dry_run;
     model_ = std::make_unique<Model>(spec, device, mo);
+    grad_clip_ = optimizer.grad_clip;
     const std::int64_t P = model_->flat_param_numel();
     const DType dt = s.compute_dtype;
     if (s.offload_optimizer) {
@@ -36,8 +41,25 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     } else {
         optimizer_ = std::make_unique<Optimizer>(optimizer, device, device_alloc, P, dt);
     }
+    // weight decay on the matrices only (nanoGPT's rule), per run of the flat buffer
+    const bool matrices = optimizer.decay_scope == "matrices" ||
+                          (optimizer.decay_scope == "auto" &&
+                           (transformer_layer_count(spec) > 0 || is_token_model(spec)));
+    if (matrices && optimizer.weight_decay > 0) {
+        std::vector<Optimizer::Segment> seg;
+        for (const auto& p : model_->decay_segments()) seg.push_back({p.begin, p.end, p.decay});
+        optimizer_->set_decay_segments(std::move(seg));
+    }
     const std::int64_t m = s.micro_batch;
     const int K = spec.num_classes;
+    loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;
+    if (model_->takes_tokens()) {
+        // token ids in, next tokens as targets; the gradient of the loss overwrites the logits
+        x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::i64, MemCategory::data);
+        x_model = x_staging;
+        labels = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::i64, MemCategory::data);
+        return;
+    }
     x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
     x_model = dt == DType::f32 ? x_staging
                                : Tensor::empty(device_alloc, with_batch(m, spec.input_shape), dt, MemCategory::data);
@@ -59,7 +81,13 @@ bool TrainingState::optimizer_step(double lr) {
         loss_scale_ = std::max(1.0, loss_scale_ / 2);
         return false;
     }
-    const float inv = static_cast<float>(1.0 / loss_scale_);
+    float inv = static_cast<float>(1.0 / loss_scale_);
+    if (grad_clip_ > 0) {
+        // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
+        grad_norm_ = std::sqrt(device_.sum_squares(grads)) / loss_scale_;
+        const double coef = grad_clip_ / (grad_norm_ + 1e-6);
+        if (coef < 1.0) inv = static_cast<float>(coef / loss_scale_);
+    }
     if (strategy_.offload_optimizer) {
         device_.copy_to_host(grads, host_grads_.raw());
         optimizer_->step(master_, host_grads_, lr, inv);

@@ -22,6 +22,8 @@ public:
 
     // Per micro-batch buffers. x_staging/target_staging are f32 (what the data loader gives);
     // x_model/target_model are in the compute dtype (the same tensors when that is f32).
+    // Language models (Model::takes_tokens): x_staging = x_model are the token ids (M, T) i64 and labels
+    // the next tokens (M, T) i64; there is no dlogits: the fused loss writes the gradient over the logits.
     Tensor x_staging, x_model, labels, dlogits, target_staging, target_model;
 
     // Factor the loss gradient is multiplied by (the fp16 loss scale, else 1).
@@ -30,6 +32,9 @@ public:
     // offload. Returns false when the step was skipped for inf/NaN gradients (fp16).
     bool optimizer_step(double lr);
     std::int64_t skipped_steps() const { return skipped_; }
+    // The global L2 norm of the last step's gradients (of the mean loss, unscaled), when gradient
+    // clipping computed it; else 0.
+    double last_grad_norm() const { return grad_norm_; }
 
 private:
     ResolvedStrategy strategy_;
@@ -41,6 +46,8 @@ private:
     Tensor host_grads_;    // offload: gradients copied to the host (compute dtype)
     Tensor host_params_;   // offload + low precision: master cast to the compute dtype before upload
     double loss_scale_ = 1.0;
+    double grad_clip_ = 0.0;
+    double grad_norm_ = 0.0;
     std::int64_t good_steps_ = 0;
     std::int64_t skipped_ = 0;
 };

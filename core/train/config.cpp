@@ -22,7 +22,8 @@ json train_config_to_json(const TrainConfig& c) {
                       {"momentum", c.optimizer.momentum}, {"dampening", c.optimizer.dampening},
                       {"nesterov", c.optimizer.nesterov}, {"weight_decay", c.optimizer.weight_decay},
                       {"beta1", c.optimizer.beta1},       {"beta2", c.optimizer.beta2},
-                      {"eps", c.optimizer.eps}};
+                      {"eps", c.optimizer.eps},           {"decay_scope", c.optimizer.decay_scope},
+                      {"grad_clip", c.optimizer.grad_clip}};
     j["schedule"] = {{"kind", c.schedule.kind},         {"step_size", c.schedule.step_size},
                      {"gamma", c.schedule.gamma},       {"min_lr", c.schedule.min_lr},
                      {"warmup_steps", c.schedule.warmup_steps}};
@@ -38,6 +39,10 @@ json train_config_to_json(const TrainConfig& c) {
     j["threads"] = c.threads;
     j["evaluate_each_epoch"] = c.evaluate_each_epoch;
     j["memory_limit"] = c.memory_limit;
+    j["seq"] = c.seq;
+    j["tokenizer"] = c.tokenizer;
+    j["eval_every"] = c.eval_every;
+    j["eval_tokens"] = c.eval_tokens;
     return j;
 }
 
@@ -75,6 +80,8 @@ TrainConfig train_config_from_json(const json& j) {
         get(o, "beta1", c.optimizer.beta1, "optimizer");
         get(o, "beta2", c.optimizer.beta2, "optimizer");
         get(o, "eps", c.optimizer.eps, "optimizer");
+        get(o, "decay_scope", c.optimizer.decay_scope, "optimizer");
+        get(o, "grad_clip", c.optimizer.grad_clip, "optimizer");
     }
     if (j.contains("schedule")) {
         const json& s = j["schedule"];
@@ -99,6 +106,10 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "threads", c.threads, "config");
     get(j, "evaluate_each_epoch", c.evaluate_each_epoch, "config");
     get(j, "memory_limit", c.memory_limit, "config");
+    get(j, "seq", c.seq, "config");
+    get(j, "tokenizer", c.tokenizer, "config");
+    get(j, "eval_every", c.eval_every, "config");
+    get(j, "eval_tokens", c.eval_tokens, "config");
     return c;
 }
 
@@ -116,6 +127,9 @@ void validate_train_config(const TrainConfig& c) {
         throw InputError("unknown precision '" + s.precision + "'; use fp32, tf32, bf16 or fp16 (--precision)");
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be 0 (off) or positive (--micro-batch)");
+    if (c.seq < 0 || c.seq > (1 << 24)) throw InputError("sequence length must be 0 (the model's) or positive (--seq)");
+    if (c.eval_every < 0) throw InputError("the evaluation interval must be 0 or more steps (--eval-every)");
+    if (c.eval_tokens < 0) throw InputError("evaluation tokens must be 0 (all) or more (--eval-tokens)");
     if (c.device != "auto" && c.device != "cpu" && c.device.rfind("cuda:", 0) != 0 && c.device != "cuda")
         throw InputError("unknown device '" + c.device + "'; use auto, cpu or cuda:N (--device)");
 }
