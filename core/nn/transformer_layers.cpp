@@ -37,18 +37,31 @@ bool attr_b(const LayerSpec& l, const char* n) { return layer_attr(l, n) != 0; }
 
 Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel() / cols, cols}); }
 
-// y (R, out) = x (R, in) W^T + b, on any (..., in) / (..., out) tensors
+// y (R, out) = x (R, in) W^T + b, on any (..., in) / (..., out) tensors. The bias is broadcast into y
+// first and the product added to it (one pass, instead of add_bias over rows of length 1).
 void linear_fwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y) {
     Tensor x2 = rows_of(x, w.dim(1)), y2 = rows_of(y, w.dim(0));
-    be.gemm(false, true, 1.0f, x2, w, 0.0f, y2);
-    if (b.defined()) be.add_bias(y2, b);
+    if (b.defined()) {
+        Tensor yr = y2.reshape({y2.dim(0), 1, y2.dim(1)});
+        be.copy_rows(b.reshape({1, 1, b.numel()}), 0, yr, 0, 1);
+    }
+    be.gemm(false, true, 1.0f, x2, w, b.defined() ? 1.0f : 0.0f, y2);
 }
 
-// dW += dy^T x, db += sum dy, and dx = dy W when dx is defined
-void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor& dw, Tensor db) {
+// dW += dy^T x, db += sum dy (as dy^T times `ones`, a column of R ones, when given), and dx = dy W when
+// dx is defined
+void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor& dw, Tensor db,
+                const Tensor& ones = Tensor()) {
     Tensor x2 = rows_of(x, w.dim(1)), dy2 = rows_of(dy, w.dim(0));
     be.gemm(true, false, 1.0f, dy2, x2, 1.0f, dw);
-    if (db.defined()) be.bias_grad(dy2, db);
+    if (db.defined()) {
+        if (ones.defined()) {
+            Tensor db2 = db.reshape({db.numel(), 1});
+            be.gemm(true, false, 1.0f, dy2, ones.view(0, {dy2.dim(0), 1}), 1.0f, db2);
+        } else {
+            be.bias_grad(dy2, db);
+        }
+    }
     if (dx.defined()) {
         Tensor dx2 = rows_of(dx, w.dim(1));
         be.gemm(false, false, 1.0f, dy2, w, 0.0f, dx2);
@@ -118,16 +131,16 @@ struct AttentionHalf {
     void backward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_attn, const Tensor& w_proj,
                   const Tensor& qkv, const Tensor& att, const Tensor& lse, const Tensor& mask, const Tensor& dout,
                   Tensor dh, Tensor& gw_attn, Tensor gb_attn, Tensor& gw_proj, Tensor gb_proj, Tensor da, Tensor datt,
-                  Tensor dqkv, Tensor& attn_ws, int site) const {
+                  Tensor dqkv, Tensor& attn_ws, int site, const Tensor& ones) const {
         const std::int64_t T = h.dim(1);
         Tensor d = dout;
         if (drop(io)) {
             be.dropout_backward(dout, mask, p, da);
             d = da;
         }
-        linear_bwd(be, att, w_proj, d, datt, gw_proj, gb_proj);
+        linear_bwd(be, att, w_proj, d, datt, gw_proj, gb_proj, ones);
         be.attention_backward(qkv, att, lse, datt, dqkv, params(io, T, site), attn_ws);
-        linear_bwd(be, h, w_attn, dqkv, dh, gw_attn, gb_attn);
+        linear_bwd(be, h, w_attn, dqkv, dh, gw_attn, gb_attn, ones);
     }
 };
 
@@ -157,16 +170,16 @@ struct MlpHalf {
     // dout -> dh written when defined. g, dg (B, T, F) and dm (B, T, C) scratch; g is recomputed from f.
     void backward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_fc, const Tensor& w_proj,
                   const Tensor& f, const Tensor& mask, const Tensor& dout, Tensor dh, Tensor& gw_fc, Tensor gb_fc,
-                  Tensor& gw_proj, Tensor gb_proj, Tensor g, Tensor dg, Tensor dm) const {
+                  Tensor& gw_proj, Tensor gb_proj, Tensor g, Tensor dg, Tensor dm, const Tensor& ones) const {
         Tensor d = dout;
         if (drop(io)) {
             be.dropout_backward(dout, mask, p, dm);
             d = dm;
         }
         gelu_fwd(be, tanh_form, f, g);                // recompute the GELU output (cheap, saves (B, T, F))
-        linear_bwd(be, g, w_proj, d, dg, gw_proj, gb_proj);
+        linear_bwd(be, g, w_proj, d, dg, gw_proj, gb_proj, ones);
         gelu_bwd(be, tanh_form, f, dg, g);            // df into g's memory (g is no longer needed)
-        linear_bwd(be, h, w_fc, g, dh, gw_fc, gb_fc);
+        linear_bwd(be, h, w_fc, g, dh, gw_fc, gb_fc, ones);
     }
 };
 
@@ -304,7 +317,7 @@ public:
 
 protected:
     struct Ws {
-        Tensor attn_ws, da, datt, dqkv, att, lse;
+        Tensor attn_ws, da, datt, dqkv, att, lse, ones;
     };
     void carve(Carve& c, const Backend& b, std::int64_t B, std::int64_t T, DType dt, const Tensor& base,
                Ws* w = nullptr) const {
@@ -317,7 +330,8 @@ protected:
             att = c.take({B, T, a_.C}, dt);
             lse = c.take({B, a_.H, T}, DType::f32);
         }
-        if (w) *w = {attn, da, datt, dqkv, att, lse};
+        Tensor ones = c.take({B * T}, dt);
+        if (w) *w = {attn, da, datt, dqkv, att, lse, ones};
     }
     void views(LayerIO& io, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask, Ws& w) const {
         const std::int64_t B = io.x.dim(0), T = io.x.dim(1);
@@ -348,8 +362,10 @@ protected:
         if (a_.selective)  // recompute the attention core from the kept qkv
             io.backend->attention_forward(qkv, att, lse, a_.params(io, io.x.dim(1), 0), w.attn_ws);
         const int wa = 0, ba = bias_ ? 1 : -1, wp = bias_ ? 2 : 1, bp = bias_ ? 3 : -1;
+        io.backend->fill(w.ones, 1.0);
         a_.backward(*io.backend, io, io.x, io.params[wa], io.params[wp], qkv, att, lse, mask, io.dy, io.dx, io.grads[wa],
-                    at_or_none(io.grads, ba), io.grads[wp], at_or_none(io.grads, bp), w.da, w.datt, w.dqkv, w.attn_ws, 0);
+                    at_or_none(io.grads, ba), io.grads[wp], at_or_none(io.grads, bp), w.da, w.datt, w.dqkv, w.attn_ws, 0,
+                    w.ones);
     }
 
 private:
@@ -391,12 +407,13 @@ public:
 
 protected:
     struct Ws {
-        Tensor g, dg, dm;
+        Tensor g, dg, dm, ones;
     };
     void carve(Carve& c, std::int64_t R, DType dt, const Tensor& base, Ws* w = nullptr) const {
         c.base = base;
         Tensor g = c.take({R, m_.F}, dt), dg = c.take({R, m_.F}, dt), dm = c.take({R, m_.C}, dt);
-        if (w) *w = {g, dg, dm};
+        Tensor ones = c.take({R}, dt);
+        if (w) *w = {g, dg, dm, ones};
     }
     void forward_impl(LayerIO& io) const override {
         const std::int64_t R = io.x.numel() / m_.C;
@@ -419,9 +436,10 @@ protected:
         carve(c, R, io.x.dtype(), io.workspace, &w);
         Tensor mask = m_.p > 0 ? io.saved[1].reshape(io.dy.shape()) : Tensor();
         const int wf = 0, bf = bias_ ? 1 : -1, wp = bias_ ? 2 : 1, bp = bias_ ? 3 : -1;
+        io.backend->fill(w.ones, 1.0);
         m_.backward(*io.backend, io, io.x, io.params[wf], io.params[wp], io.saved[0], mask, io.dy, io.dx, io.grads[wf],
                     at_or_none(io.grads, bf), io.grads[wp], at_or_none(io.grads, bp), w.g, w.dg,
-                    w.dm.reshape(io.dy.shape()));
+                    w.dm.reshape(io.dy.shape()), w.ones);
     }
 
 private:
@@ -512,7 +530,7 @@ public:
 
 protected:
     struct Ws {
-        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse;
+        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse, ones;
     };
     struct Saved {
         Tensor h1, mean1, rstd1, qkv, att, lse, mask1, x1, h2, mean2, rstd2, f, mask2;
@@ -538,12 +556,13 @@ protected:
             att = c.take({B, T, C}, dt);
             lse = c.take({B, a_.H, T}, DType::f32);
         }
+        Tensor ones = c.take({B * T}, dt);
         if (w) {
             Carve in;
             in.base = region;
             Tensor g = in.take({B, T, F}, dt), dg = in.take({B, T, F}, dt);
             Tensor dqkv = region.defined() ? Tensor(region.storage(), region.byte_offset(), {B, T, 3 * C}, dt) : Tensor();
-            *w = {attn, g, dg, dqkv, c1, c2, dx1, att, lse};
+            *w = {attn, g, dg, dqkv, c1, c2, dx1, att, lse, ones};
         }
     }
     Saved saved_views(LayerIO& io, Ws& w) const {
@@ -598,9 +617,10 @@ protected:
         Saved s = saved_views(io, w);
         const auto& P = io.params;
         auto& G = io.grads;
+        if (bias_) be.fill(w.ones, 1.0);
         // MLP half: y = x1 + mlp(ln_2(x1))
         m_.backward(be, io, s.h2, P[fcw_], P[mpw_], s.f, s.mask2, io.dy, w.c2, G[fcw_], at_or_none(G, fcb_), G[mpw_],
-                    at_or_none(G, mpb_), w.g, w.dg, w.c1);
+                    at_or_none(G, mpb_), w.g, w.dg, w.c1, w.ones);
         Tensor gb2 = at_or_none(G, ln2b_);
         be.layernorm_backward(s.x1, w.c2, P[ln2w_], s.mean2, s.rstd2, w.dx1, G[ln2w_], gb2);
         be.axpy(1.0f, io.dy, w.dx1);  // dx1 = d(ln_2 path) + dy (the residual)
@@ -608,7 +628,7 @@ protected:
         if (a_.selective)
             be.attention_forward(s.qkv, s.att, s.lse, a_.params(io, io.x.dim(1), 0), w.attn_ws);
         a_.backward(be, io, s.h1, P[attw_], P[prjw_], s.qkv, s.att, s.lse, s.mask1, w.dx1, w.c2, G[attw_],
-                    at_or_none(G, attb_), G[prjw_], at_or_none(G, prjb_), w.c1, w.c2, w.dqkv, w.attn_ws, 0);
+                    at_or_none(G, attb_), G[prjw_], at_or_none(G, prjb_), w.c1, w.c2, w.dqkv, w.attn_ws, 0, w.ones);
         // (a_.backward used c2 as datt, then wrote dh1 into c2: the projections run in that order)
         Tensor dx = io.dx.defined() ? io.dx : w.c1;  // without dx, ln_1's input gradient goes to scratch
         Tensor gb1 = at_or_none(G, ln1b_);

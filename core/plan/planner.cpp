@@ -10,7 +10,10 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
+#include "data/text_data.h"
 #include "memory/counting_allocator.h"
+#include "nn/transformer_spec.h"
+#include "plan/transformer_cost.h"
 #include "strategy/training_state.h"
 #ifdef HEADROOM_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
@@ -85,7 +88,10 @@ DeviceRates rates_for(const std::string& device) {
 
 }  // namespace
 
-MemoryPlan predict_memory(const PlanRequest& req) {
+MemoryPlan predict_memory(const PlanRequest& request) {
+    PlanRequest req = request;
+    apply_sequence_length(req.spec, req.seq);  // language models: the run's sequence length
+    req.seq = 0;
     MemoryPlan plan;
     plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch);
     SpecReport rep = validate_model_spec(req.spec);
@@ -138,14 +144,25 @@ MemoryPlan predict_memory(const PlanRequest& req) {
             if (it != snap.layers.end()) lp.activation_bytes = it->second.live;
             lp.parameter_bytes = static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
             const LayerSpec* ls = find_spec(req.spec.layers, r.path);
-            lp.forward_flops = layer_flops(r, ls) * static_cast<double>(plan.strategy.micro_batch);
+            const double mb = static_cast<double>(plan.strategy.micro_batch);
+            const TransformerLayerCost tc = ls ? transformer_layer_cost(r, *ls) : TransformerLayerCost{};
+            if (tc.handled) {
+                lp.forward_flops = tc.forward * mb;
+                lp.backward_flops = tc.backward * mb;
+                lp.selective_flops = tc.attention_core * mb;
+            } else {
+                lp.forward_flops = layer_flops(r, ls) * mb;
+                lp.backward_flops = (r.type == "conv2d" || r.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
+            }
             plan.layers.push_back(lp);
         }
     }
     // the data loaders (host memory: the device's for the CPU)
     const std::int64_t per = shape_numel(req.spec.input_shape);
-    const std::size_t loaders = loader_bytes(req.batch, req.train_samples, per) +
-                                loader_bytes(plan.strategy.micro_batch, req.test_samples, per);
+    const std::size_t loaders =
+        is_token_model(req.spec)
+            ? text_batch_bytes(req.batch, per) + text_batch_bytes(plan.strategy.micro_batch, per)  // data/text_data.h
+            : loader_bytes(req.batch, req.train_samples, per) + loader_bytes(plan.strategy.micro_batch, req.test_samples, per);
     if (!gpu)
         at(plan.device, MemCategory::data) += loaders;
     else
@@ -171,8 +188,9 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     for (const auto& lp : plan.layers) {
         if (lp.type == "residual") continue;
         fwd += lp.forward_flops;
-        bwd += (lp.type == "conv2d" || lp.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
+        bwd += lp.backward_flops;
         if (lp.checkpointed) rec += lp.forward_flops;
+        if (plan.strategy.recompute_attention) rec += lp.selective_flops;
     }
     const double mb = static_cast<double>(plan.strategy.accumulate);
     plan.forward_flops = fwd * mb;

@@ -2,6 +2,10 @@
 // embeddings, LayerNorm, GELU (tanh form), the fused in-place cross-entropy over a vocabulary, and the
 // row copies and transposes the vision transformer needs. Every loop runs in the compute type (f32, or
 // f64 for f64 tensors) over static partitions, so results do not depend on scheduling.
+// No floating-point traps are ever enabled here: this lets GCC vectorise the loops that compare and
+// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids.
+#pragma GCC optimize("no-trapping-math")
+
 #include <omp.h>
 
 #include <algorithm>
@@ -11,6 +15,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_transformer_math.h"
 
 namespace hr {
 
@@ -277,19 +282,6 @@ void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Ten
 
 // --- GELU, tanh form -------------------------------------------------------------------------------
 
-namespace {
-template <class A>
-inline A gelu_tanh(A x) {
-    const A k = A(0.7978845608028654), c = A(0.044715);
-    return A(0.5) * x * (A(1) + std::tanh(k * (x + c * x * x * x)));
-}
-template <class A>
-inline A gelu_tanh_grad(A x) {
-    const A k = A(0.7978845608028654), c = A(0.044715);
-    const A t = std::tanh(k * (x + c * x * x * x));
-    return A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * k * (A(1) + A(3) * c * x * x);
-}
-}  // namespace
 
 void CpuBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
     const char* op = "gelu_tanh_forward";
@@ -303,7 +295,7 @@ void CpuBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
         const T* px = x.data<T>();
         T* py = y.data<T>();
         parallel_chunks(threads_, x.numel(), kParallelGrain / 8, [&](std::int64_t b, std::int64_t e) {
-            for (std::int64_t i = b; i < e; ++i) store(py, i, gelu_tanh(A(load(px, i))));
+            for (std::int64_t i = b; i < e; ++i) store(py, i, gelu_tanh_value(A(load(px, i))));
         });
     });
 }
@@ -324,7 +316,7 @@ void CpuBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& d
         const T* pd = dy.data<T>();
         T* po = dx.data<T>();
         parallel_chunks(threads_, x.numel(), kParallelGrain / 8, [&](std::int64_t b, std::int64_t e) {
-            for (std::int64_t i = b; i < e; ++i) store(po, i, A(load(pd, i)) * gelu_tanh_grad(A(load(px, i))));
+            for (std::int64_t i = b; i < e; ++i) store(po, i, A(load(pd, i)) * gelu_tanh_derivative(A(load(px, i))));
         });
     });
 }
@@ -368,10 +360,8 @@ LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targe
                     }
                 }
                 A se = 0;
-                for (std::int64_t k = 0; k < V; ++k) {
-                    row[k] = std::exp(row[k] - mx);
-                    se += row[k];
-                }
+                for (std::int64_t k = 0; k < V; ++k) row[k] = exp_fast(row[k] - mx);
+                for (std::int64_t k = 0; k < V; ++k) se += row[k];
                 const std::int64_t y = pt[r];
                 // the logits are still unchanged here: loss = log(sum exp(z - max)) + max - z_y
                 row_loss[r] = std::log(double(se)) + double(mx) - double(load(z, y));

@@ -10,6 +10,10 @@
 // the saved log-sum-exp, and accumulates dK and dV in the pair's scratch (no races: one thread per
 // pair). All scratch comes from the caller's workspace (attention_workspace_bytes), so it is in the
 // ledger.
+// No floating-point traps are ever enabled here: this lets GCC vectorise the loops that compare and
+// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids.
+#pragma GCC optimize("no-trapping-math")
+
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +23,7 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_transformer_math.h"
 
 namespace hr {
 
@@ -120,10 +125,8 @@ void forward_pair(const T* qkv, T* out, float* lse, const AttnDims& d, std::int6
             A mx = s[0];
             for (std::int64_t j = 1; j < jn; ++j) mx = std::max(mx, s[j]);
             A sum = 0;
-            for (std::int64_t j = 0; j < jn; ++j) {
-                s[j] = std::exp(s[j] - mx);
-                sum += s[j];
-            }
+            for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - mx);
+            for (std::int64_t j = 0; j < jn; ++j) sum += s[j];
             const A inv = A(1) / sum;
             for (std::int64_t j = 0; j < jn; ++j) s[j] *= inv;
             for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
@@ -189,7 +192,7 @@ void backward_pair(const T* qkv, const T* out, const float* lse, const T* dout, 
             A* s = P + i * kend;
             const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
             const A l = A(lse[(b * d.H + h) * Tn + i0 + i]);
-            for (std::int64_t j = 0; j < jn; ++j) s[j] = std::exp(s[j] - l);
+            for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - l);
             for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
         }
         // dP = dO V^T
