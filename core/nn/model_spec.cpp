@@ -664,7 +664,7 @@ std::vector<std::string> language_model_preset_names() {
 }
 
 namespace {
-// nanoGPT's GPT: wte, wpe, dropout, n_layer blocks, ln_f, a head tied to wte
+// nanoGPT's GPT: wte, wpe, dropout (when p > 0), n_layer blocks, ln_f, a head tied to wte
 ModelSpec gpt_spec(const std::string& name, int layers, int heads, int dim, int seq, int vocab, double dropout) {
     ModelSpec s;
     s.name = name;
@@ -672,7 +672,7 @@ ModelSpec gpt_spec(const std::string& name, int layers, int heads, int dim, int 
     s.num_classes = vocab;
     s.layers.push_back(L("token_embedding", {{"vocab_size", vocab}, {"dim", dim}}));
     s.layers.push_back(L("position_embedding", {{"max_positions", seq}, {"dim", dim}}));
-    s.layers.push_back(L("dropout", {{"p", dropout}}));
+    if (dropout > 0) s.layers.push_back(L("dropout", {{"p", dropout}}));  // nanoGPT's drop (a copy when p = 0)
     for (int i = 0; i < layers; ++i)
         s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", heads}, {"dropout", dropout}}));
     s.layers.push_back(L("layernorm", {{"dim", dim}}));

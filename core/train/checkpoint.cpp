@@ -186,7 +186,6 @@ ModelSpec model_spec_of(const SafeTensorsFile& file, const std::string& path) {
     };
     s.layers.push_back(L("token_embedding", {{"vocab_size", V}, {"dim", C}}));
     s.layers.push_back(L("position_embedding", {{"max_positions", P}, {"dim", C}}));
-    s.layers.push_back(L("dropout", {{"p", 0.0}}));
     for (int i = 0; i < blocks; ++i)
         s.layers.push_back(
             L("transformer_block", {{"dim", C}, {"heads", C / 64}, {"hidden", F == 4 * C ? 0 : F}, {"bias", bias}}));
