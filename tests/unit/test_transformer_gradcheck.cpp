@@ -9,6 +9,7 @@
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_transformer_math.h"
 #include "nn/layer.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
@@ -342,6 +343,21 @@ private slots:
             double err = 0;
             for (std::size_t i = 0; i < ro.size(); ++i) err = std::max(err, std::abs(ro[i] - o2f.data<double>()[i]));
             QVERIFY2(err < tol, qPrintable(QStringLiteral("%1: %2").arg(dtype_name(dt)).arg(err)));
+        }
+    }
+
+    void fastMathAgreesWithTheReference() {
+        // the CPU kernels' inline dropout draw is backend.h's counter_uniform, bit for bit
+        for (std::uint64_t c = 0; c < 100000; c += 7)
+            QCOMPARE(cpu::counter_uniform_inline(12345, c * 1000003), counter_uniform(12345, c * 1000003));
+        // exp within 3e-7 relative over the normal range; GELU (tanh form) against its definition
+        for (float x = -80.f; x < 80.f; x += 0.01f) {
+            const double e = std::exp(double(x));
+            QVERIFY(std::abs(cpu::exp_fast(x) - e) <= 3e-7 * e);
+        }
+        for (float x = -6.f; x < 6.f; x += 0.001f) {
+            const double ref = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * double(x) * x * x)));
+            QVERIFY(std::abs(cpu::gelu_tanh_value(x) - ref) <= 1e-6 + 1e-5 * std::abs(ref));
         }
     }
 

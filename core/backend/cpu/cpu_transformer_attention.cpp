@@ -86,7 +86,7 @@ template <class A>
 inline A keep_factor(const AttentionParams& p, std::uint64_t base, std::int64_t i, std::int64_t T, std::int64_t j,
                      A inv_keep) {
     const std::uint64_t counter = base + static_cast<std::uint64_t>(i * T + j);
-    return counter_uniform(p.seed, counter) < p.dropout ? A(0) : inv_keep;
+    return counter_uniform_inline(p.seed, counter) < p.dropout ? A(0) : inv_keep;
 }
 
 template <class T, class A>

@@ -52,4 +52,13 @@ inline A gelu_tanh_derivative(A x) {
     return s + A(2) * x * s * (A(1) - s) * du;
 }
 
+// backend.h's counter_uniform, inline (attention dropout draws one per probability): the same bits.
+inline float counter_uniform_inline(std::uint64_t seed, std::uint64_t counter) {
+    std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z = z ^ (z >> 31);
+    return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
 }  // namespace hr::cpu
