@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
         c.optimizer.beta2 = 0.99;
         c.optimizer.weight_decay = 0.1;
         c.optimizer.grad_clip = 1.0;
+        c.schedule.kind = "cosine";  // with a warm-up of 5% of the steps, as nanoGPT
+        c.schedule.warmup_steps = std::max<long long>(1, steps / 20);
+        c.schedule.min_lr = lr / 10;
         c.strategy.precision = precision;
         c.strategy.checkpoint = checkpoint;
         c.strategy.accumulate = accumulate;
@@ -160,7 +163,9 @@ int main(int argc, char** argv) {
             o.prompt = "\n";
             o.tokens = sample;
             o.temperature = 0;
-            j["sample"] = g->generate(o).text;
+            const hr::GenerateResult res = g->generate(o);
+            j["sample"] = res.text;
+            j["sample_tokens_per_second"] = res.tokens_per_second;
         }
         std::printf("%s\n", j.dump().c_str());
         return 0;

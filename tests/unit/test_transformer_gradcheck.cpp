@@ -213,7 +213,7 @@ private:
         m.backward(logits);
         std::vector<double> ana = get(m.gradients());
         std::vector<Mismatch> bad;
-        compare("params", m.parameters().data<double>(), m.flat_param_numel(), ana, loss, bad, 500);
+        compare("params", m.parameters().data<double>(), m.flat_param_numel(), ana, loss, bad, 200);
         for (auto& b : bad) qWarning("%s: analytic %.10g numeric %.10g", b.where.c_str(), b.analytic, b.numeric);
         QVERIFY(bad.empty());
         QCOMPARE(m.param_count(), analyze_model_spec(s).total_params);
