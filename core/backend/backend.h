@@ -62,6 +62,15 @@ struct AdamArgs {
     float grad_scale = 1.0f;
 };
 
+// Scaled dot-product self-attention over a fused projection (transformer ops below).
+struct AttentionParams {
+    int heads = 1;               // H; the head size is D = C / H, scores are scaled by 1/sqrt(D)
+    bool causal = true;          // query i attends to keys j <= i only
+    float dropout = 0.0f;        // on the attention probabilities (pass 0 outside training)
+    std::uint64_t seed = 0;      // dropout: probability (b, h, i, j) of a (B, H, T, T) problem is dropped iff
+    std::uint64_t offset = 0;    //   counter_uniform(seed, offset + ((b * H + h) * T + i) * T + j) < dropout
+};
+
 struct LossResult {
     double loss = 0.0;          // mean over the batch (cross-entropy) or over all elements (MSE)
     std::int64_t correct = 0;   // rows whose argmax equals the label
@@ -159,6 +168,51 @@ public:
                                              Tensor& dlogits, float grad_scale) = 0;
     // pred, target same shape; mean over all elements. correct counts rows where argmax(pred) == argmax(target).
     virtual LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) = 0;
+
+    // --- transformer ops (CPU: backend/cpu/cpu_transformer*.cpp) ---------------------------------
+    // Sequences are (B, T, C) row-major: token t of sample b is row b * T + t. Statistics (mean, rstd,
+    // lse) are f32 whatever the activation dtype. Unless stated, outputs must not alias inputs.
+    //
+    // Embedding: ids (any shape, i64, each in [0, V)), table (V, C), y (ids..., C): y[i, :] = table[ids[i], :].
+    virtual void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) = 0;
+    // dtable[ids[i], :] += dy[i, :] (accumulated; the sum for a row is taken in a fixed order).
+    virtual void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) = 0;
+    // LayerNorm over the last dimension C (as torch.nn.LayerNorm, biased variance): x (R..., C), gamma and
+    // beta (C) (beta may be undefined: no bias), y like x; mean and rstd (R) f32 receive each row's mean
+    // and 1/sqrt(var + eps).
+    virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                   Tensor& mean, Tensor& rstd) = 0;
+    // dx written; dgamma and dbeta (undefined when there is no bias) accumulated.
+    virtual void layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+                                    const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+    // GELU, tanh form (torch.nn.GELU(approximate='tanh'), GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    // Elementwise: y may be x, dx may be dy.
+    virtual void gelu_tanh_forward(const Tensor& x, Tensor& y) = 0;
+    virtual void gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) = 0;
+    // Self-attention core, memory-efficient: qkv (B, T, 3C) holds q | k | v along the last dimension, head h
+    // at columns h*D .. h*D + D - 1 of each (nanoGPT's c_attn split); out (B, T, C) = softmax(q k^T / sqrt(D)
+    // [+ causal mask]) v with head h written to columns h*D ..; lse (B, H, T) f32 receives the natural
+    // log-sum-exp of each row of scaled, masked scores (before dropout). Nothing of size T x T is kept:
+    // backward recomputes the probabilities tile by tile from qkv and lse.
+    virtual std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
+                                                  DType dtype) const = 0;
+    virtual void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                                   Tensor& workspace) = 0;
+    // dqkv (B, T, 3C) written, from the forward's qkv, out and lse and the output gradient dout (B, T, C).
+    virtual void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+                                    Tensor& dqkv, const AttentionParams& p, Tensor& workspace) = 0;
+    // Fused softmax cross-entropy over a vocabulary, in place: logits (N, V) float, targets (N) i64 in
+    // [0, V). Returns the mean loss over the N rows (accumulated in f64) and the rows whose argmax is the
+    // target. With want_grad the logits are OVERWRITTEN by grad_scale * d(mean loss)/d(logits), so no second
+    // (N, V) buffer exists; without it they are left unchanged.
+    virtual LossResult cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,
+                                             float grad_scale) = 0;
+    // Row blocks of sequences: src (Ns, S, C), dst (N, D, C); for every n: dst[n, dst_row + r, :] =
+    // src[n or 0, src_row + r, :] for r < rows (src with Ns = 1 is broadcast over n). Same float dtype.
+    virtual void copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+                           std::int64_t rows) = 0;
+    // x (N, A, B) -> y (N, B, A): y[n, b, a] = x[n, a, b].
+    virtual void transpose_last2(const Tensor& x, Tensor& y) = 0;
 
     // --- reductions ------------------------------------------------------------------------------
     virtual double sum_squares(const Tensor& x) = 0;

@@ -15,11 +15,17 @@
 namespace hr {
 
 struct ParamDecl {
-    enum class Init { uniform_fan_in, ones, zeros };  // uniform_fan_in: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as PyTorch
+    // uniform_fan_in: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as PyTorch's defaults; normal: N(0, std^2), as
+    // nanoGPT / GPT-2 initialise transformer weights
+    enum class Init { uniform_fan_in, ones, zeros, normal };
     std::string name;  // "weight", "bias"
     Shape shape;
     Init init = Init::uniform_fan_in;
     std::int64_t fan_in = 1;
+    double std = 0.02;     // Init::normal
+    // Not a parameter of its own: the same tensor as the weight of the model's token embedding (a tied
+    // language-model head). The model hands the layer that view, so both uses accumulate into one gradient.
+    bool tied_to_token_embedding = false;
 };
 
 // Non-trainable state saved with the weights (BatchNorm running statistics).
@@ -35,6 +41,7 @@ struct SavedDecl {
     std::string what;  // "indices", "mask", "mean", "invstd"
     Shape shape;
     DType dtype = DType::f32;
+    bool compute_dtype = false;  // stored in the model's activation dtype (then `dtype` is ignored)
 };
 
 struct LayerIO {
@@ -53,6 +60,16 @@ struct LayerIO {
     std::uint64_t counter = 0;
     bool recompute = false;       // forward again for activation checkpointing: same outputs, but no
                                   // state updates (BatchNorm running statistics)
+    std::uint64_t first_sample = 0;  // run-wide index of x's first sample (layers that key several
+                                     // dropout sites on it; `counter` is first_sample * numel(out))
+};
+
+// Build-time choices the model passes to the layers it makes.
+struct LayerOptions {
+    bool recompute_attention = false;  // selective recompute: attention layers keep neither their core's
+                                       // output nor its log-sum-exp, and recompute both in backward
+    int transformer_layers = 0;        // blocks in the model (GPT-2's n_layer: scales the init of the
+                                       // projections that feed the residual stream by 1/sqrt(2 n_layer))
 };
 
 class Layer {
@@ -73,6 +90,8 @@ public:
     }
     // The output is a view of the input (Flatten): no activation memory of its own.
     virtual bool output_is_view() const { return false; }
+    // backward() needs a dx tensor even where the model does not want the input gradient.
+    virtual bool backward_needs_dx() const { return false; }
 
     void forward(LayerIO& io) const;
     void backward(LayerIO& io) const;
@@ -86,6 +105,6 @@ private:
 };
 
 // Builds the layer for a spec entry (not "residual": that is a graph node, see nn/model.h).
-std::unique_ptr<Layer> make_layer(const LayerSpec& spec);
+std::unique_ptr<Layer> make_layer(const LayerSpec& spec, const LayerOptions& options = {});
 
 }  // namespace hr

@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "nn/layer.h"
+#include "nn/transformer_layers.h"
 
 namespace hr {
 
@@ -87,7 +88,11 @@ public:
         fo_ = attr_i(s, "out_features");
         bias_ = layer_attr(s, "bias") != 0;
     }
-    Shape output_shape(const Shape&) const override { return {fo_}; }
+    Shape output_shape(const Shape& in) const override {
+        Shape o = in;  // (in) -> (out), (T, in) -> (T, out)
+        o.back() = fo_;
+        return o;
+    }
     std::vector<ParamDecl> params(const Shape&) const override {
         std::vector<ParamDecl> p{{"weight", {fo_, fi_}, ParamDecl::Init::uniform_fan_in, fi_}};
         if (bias_) p.push_back({"bias", {fo_}, ParamDecl::Init::uniform_fan_in, fi_});
@@ -95,17 +100,23 @@ public:
     }
 
 protected:
+    // Sequences (N, T, in) are multiplied as (N*T, in): the weight applies to every token.
     void forward_impl(LayerIO& io) const override {
         // y (N, out) = x (N, in) @ W^T (in, out) + b
-        io.backend->gemm(false, true, 1.0f, io.x, io.params[0], 0.0f, io.y);
-        if (bias_) io.backend->add_bias(io.y, io.params[1]);
+        Tensor x = io.x.reshape({io.x.numel() / fi_, fi_}), y = io.y.reshape({io.y.numel() / fo_, fo_});
+        io.backend->gemm(false, true, 1.0f, x, io.params[0], 0.0f, y);
+        if (bias_) io.backend->add_bias(y, io.params[1]);
     }
     void backward_impl(LayerIO& io) const override {
+        Tensor x = io.x.reshape({io.x.numel() / fi_, fi_}), dy = io.dy.reshape({io.dy.numel() / fo_, fo_});
         // dx (N, in) = dy (N, out) @ W (out, in)
-        if (io.dx.defined()) io.backend->gemm(false, false, 1.0f, io.dy, io.params[0], 0.0f, io.dx);
+        if (io.dx.defined()) {
+            Tensor dx = io.dx.reshape({io.dx.numel() / fi_, fi_});
+            io.backend->gemm(false, false, 1.0f, dy, io.params[0], 0.0f, dx);
+        }
         // dW (out, in) += dy^T (out, N) @ x (N, in)
-        io.backend->gemm(true, false, 1.0f, io.dy, io.x, 1.0f, io.grads[0]);
-        if (bias_) io.backend->bias_grad(io.dy, io.grads[1]);
+        io.backend->gemm(true, false, 1.0f, dy, x, 1.0f, io.grads[0]);
+        if (bias_) io.backend->bias_grad(dy, io.grads[1]);
     }
 
 private:
@@ -165,16 +176,24 @@ class Activation : public Layer {
 public:
     Activation(const LayerSpec& s, ActivationKind k) : Layer(s), kind_(k) {
         alpha_ = static_cast<float>(layer_attr(s, "negative_slope"));
+        gelu_tanh_ = k == ActivationKind::gelu && layer_attr(s, "tanh") != 0;  // GPT-2's approximation
     }
     Shape output_shape(const Shape& in) const override { return in; }
 
 protected:
-    void forward_impl(LayerIO& io) const override { io.backend->activation_forward(kind_, alpha_, io.x, io.y); }
+    void forward_impl(LayerIO& io) const override {
+        if (gelu_tanh_)
+            io.backend->gelu_tanh_forward(io.x, io.y);
+        else
+            io.backend->activation_forward(kind_, alpha_, io.x, io.y);
+    }
     void backward_impl(LayerIO& io) const override {
         if (!io.dx.defined()) return;
+        if (gelu_tanh_)
+            io.backend->gelu_tanh_backward(io.x, io.dy, io.dx);
         // ReLU's gradient only needs the sign of its output: reading y, not x, lets the model recompute
         // less under checkpointing and run ReLU in place (nn/model.cpp)
-        if (kind_ == ActivationKind::relu)
+        else if (kind_ == ActivationKind::relu)
             io.backend->activation_backward(kind_, alpha_, Tensor(), io.y, io.dy, io.dx);
         else
             io.backend->activation_backward(kind_, alpha_, io.x, io.y, io.dy, io.dx);
@@ -183,6 +202,7 @@ protected:
 private:
     ActivationKind kind_;
     float alpha_;
+    bool gelu_tanh_ = false;
 };
 
 // ---- Dropout --------------------------------------------------------------------------------------
@@ -279,7 +299,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Layer> make_layer(const LayerSpec& s) {
+std::unique_ptr<Layer> make_layer(const LayerSpec& s, const LayerOptions& options) {
+    if (auto l = make_transformer_layer(s, options)) return l;
     const std::string& t = s.type;
     if (t == "conv2d") return std::make_unique<Conv2d>(s);
     if (t == "linear") return std::make_unique<Linear>(s);

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
@@ -63,6 +64,10 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
     if (options_.unit_pad_multiple < 1) throw Error("internal: unit_pad_multiple must be at least 1");
+    takes_tokens_ = is_token_model(spec_);
+    torch_prefix_ = state_dict_prefixes(spec_);
+    layer_options_.recompute_attention = options_.recompute_attention;
+    layer_options_.transformer_layers = transformer_layer_count(spec_);
     {
         auto blocks = checkpoint_blocks(spec_);
         // units = checkpoint blocks; their slices of the flat buffers are laid out while building
@@ -92,8 +97,29 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (options_.allocate_params) params_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::parameters);
     if (options_.allocate_grads) grads_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::gradients);
     std::int64_t counted = 0;
+    Node* token_embedding = nullptr;
+    for (Node* n : nodes_)
+        if (!token_embedding && n->layer && n->layer->type() == "token_embedding") token_embedding = n;
     for (Node* n : nodes_)
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            if (n->param_decls[i].tied_to_token_embedding) {
+                // the same views as the token embedding's weight: both uses accumulate into one gradient
+                if (!token_embedding || token_embedding->param_decls.empty() ||
+                    token_embedding->param_decls[0].shape != n->param_decls[i].shape)
+                    throw InputError(HR_MSG("model.tied_head",
+                                            "layer %1 (lm_head) is tied to the token embedding, but the model has no "
+                                            "token_embedding of the same vocabulary and width; set tied to false or "
+                                            "match vocab_size and dim"),
+                                     {n->path});
+                if (!params_.defined() || !grads_.defined())
+                    throw InputError(HR_MSG("model.tied_sharded",
+                                            "layer %1 (lm_head) shares the token embedding's weight, which zero2 and "
+                                            "zero3 cannot shard yet; use --shard dp or zero1, or set tied to false"),
+                                     {n->path});
+                n->params.push_back(params_.view(token_embedding->param_offsets[0], n->param_decls[i].shape));
+                n->grads.push_back(grads_.view(token_embedding->param_offsets[0], n->param_decls[i].shape));
+                continue;
+            }
             n->params.push_back(params_.defined() ? params_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
             n->grads.push_back(grads_.defined() ? grads_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
             counted += shape_numel(n->param_decls[i].shape);
@@ -224,11 +250,15 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             db.dx_body_numel = std::max(db.dx_body_numel, B * shape_numel(cur));
             db.residuals.push_back(&n);
         } else {
-            n.layer = make_layer(specs[i]);
+            n.layer = make_layer(specs[i], layer_options_);
             n.out = n.layer->output_shape(cur);
             n.param_decls = n.layer->params(cur);
             const std::size_t align = param_align_elements(dt);
             for (const auto& p : n.param_decls) {
+                if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
+                    n.param_offsets.push_back(-1);
+                    continue;
+                }
                 param_offset = (param_offset + align - 1) / align * align;
                 n.param_offsets.push_back(static_cast<std::int64_t>(param_offset));
                 param_offset += static_cast<std::size_t>(shape_numel(p.shape));
@@ -260,7 +290,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 const bool per_batch = shape_numel(saved[k].shape) != shape_numel(saved_one[k].shape);
                 const bool in_arena = saved_in_arena && per_batch;
                 n.saved_in_arena = n.saved_in_arena || in_arena;
-                request(n.saved_full[k], saved[k].shape, saved[k].dtype, MemCategory::activations, n.index, in_arena);
+                request(n.saved_full[k], saved[k].shape, saved[k].compute_dtype ? dt : saved[k].dtype, MemCategory::activations, n.index, in_arena);
             }
         }
         cur = n.out;
@@ -296,6 +326,7 @@ void Model::bind_unit(int unit, const Tensor& params_base, const Tensor& grads_b
     for (Node* n : nodes_) {
         if (n->unit != unit) continue;
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            if (n->param_decls[i].tied_to_token_embedding) continue;  // refused when units are bound (see above)
             const std::int64_t at_ = n->param_offsets[i] - u.offset;
             if (params_base.defined()) n->params[i] = params_base.view(at_, n->param_decls[i].shape);
             if (grads_base.defined()) n->grads[i] = grads_base.view(at_, n->param_decls[i].shape);
@@ -325,10 +356,22 @@ void Model::init_params(int unit) {
         if (unit >= 0 && n->unit != unit) continue;
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
             const ParamDecl& d = n->param_decls[i];
+            if (d.tied_to_token_embedding) continue;  // initialised as the token embedding
             const std::int64_t cnt = shape_numel(d.shape);
             host.assign(static_cast<std::size_t>(cnt), 0.0);
             if (d.init == ParamDecl::Init::ones) {
                 std::fill(host.begin(), host.end(), 1.0);
+            } else if (d.init == ParamDecl::Init::normal) {
+                // Box-Muller over the generator's raw 64-bit output (portable, unlike std::normal_distribution)
+                std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(n->path + "." + d.name));
+                constexpr double two_pi = 6.283185307179586476925286766559;
+                for (std::size_t k = 0; k < host.size(); k += 2) {
+                    const double u1 = (static_cast<double>(gen() >> 11) + 1.0) * (1.0 / 9007199254740993.0);  // (0, 1]
+                    const double u2 = static_cast<double>(gen() >> 11) * (1.0 / 9007199254740992.0);
+                    const double r = std::sqrt(-2.0 * std::log(u1)) * d.std;
+                    host[k] = r * std::cos(two_pi * u2);
+                    if (k + 1 < host.size()) host[k + 1] = r * std::sin(two_pi * u2);
+                }
             } else if (d.init == ParamDecl::Init::uniform_fan_in) {
                 std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(n->path + "." + d.name));
                 const double bound = 1.0 / std::sqrt(static_cast<double>(d.fan_in));
@@ -364,10 +407,19 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t first_sample
     if (n < 1 || n > options_.batch)
         throw Error("internal: forward with batch " + std::to_string(n) + " but the model was built for at most " +
                     std::to_string(options_.batch));
-    Shape expect = with_batch(n, spec_.input_shape);
-    if (x.shape() != expect)
-        throw InputError("input batch has shape " + shape_str(x.shape()) + " but the model expects " +
-                         shape_str(expect) + "; check the model's \"input\" against the dataset");
+    if (takes_tokens_) {
+        // token ids (n, t), t up to the sequence length the model was built for
+        if (x.ndim() != 2 || x.dtype() != DType::i64 || x.dim(1) < 1 || x.dim(1) > spec_.input_shape[0])
+            throw InputError(HR_MSG("model.token_input",
+                                    "the model takes token ids (N, T) i64 with 1 <= T <= %1, got %2 %3; shorten the "
+                                    "sequence or build the model for a longer one"),
+                             {std::to_string(spec_.input_shape[0]), shape_str(x.shape()), dtype_name(x.dtype())});
+    } else {
+        Shape expect = with_batch(n, spec_.input_shape);
+        if (x.shape() != expect)
+            throw InputError("input batch has shape " + shape_str(x.shape()) + " but the model expects " +
+                             shape_str(expect) + "; check the model's \"input\" against the dataset");
+    }
     current_batch_ = n;
     current_first_sample_ = first_sample;
     first_input_ = x;
@@ -401,15 +453,18 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     if (!n.layer) {  // residual: y = body(x) + shortcut(x)
         Tensor bo = forward_seq(*n.body, x, training, first_sample);
         Tensor so = n.shortcut ? forward_seq(*n.shortcut, x, training, first_sample) : x;
-        n.y = n.y_full.slice0(0, b);
+        n.y = n.y_full.view(0, bo.shape());
         if (!recomputing_ || n.recompute_add) backend_.add(bo, so, n.y);
         return;
     }
+    // shapes of this call (a sequence may be shorter than the one the buffers were sized for)
+    const Shape in(x.shape().begin() + 1, x.shape().end());
+    const Shape out = in == n.in ? n.out : n.layer->output_shape(in);
     if (n.layer->output_is_view()) {
-        n.y = x.reshape(with_batch(b, n.out));
+        n.y = x.reshape(with_batch(b, out));
         return;
     }
-    n.y = n.y_full.slice0(0, b);
+    n.y = n.y_full.view(0, with_batch(b, out));
     LayerIO io;
     io.backend = &backend_;
     io.training = training;
@@ -417,13 +472,14 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     io.y = n.y;
     io.params = n.params;
     io.buffers = n.buffers;
-    auto decls = n.layer->saved(b, n.in);
+    auto decls = n.layer->saved(b, in);
     for (std::size_t i = 0; i < decls.size(); ++i) io.saved.push_back(n.saved_full[i].view(0, decls[i].shape));
     io.workspace = workspace_;
     io.seed = options_.seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(n.index + 1));
     // dropout: element j of sample s draws counter s * numel(out) + j, so a batch split into micro-batches
     // (or over ranks, or resumed) gets the same masks as the whole batch at once
-    io.counter = first_sample * static_cast<std::uint64_t>(std::max<std::int64_t>(1, shape_numel(n.out)));
+    io.counter = first_sample * static_cast<std::uint64_t>(std::max<std::int64_t>(1, shape_numel(out)));
+    io.first_sample = first_sample;
     io.recompute = recomputing_;
     n.layer->forward(io);
 }
@@ -457,7 +513,8 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
         Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
         Tensor target;
         int slot = -1;
-        const bool need_dx = k > 0 || dx_out.defined() || (n.layer && n.layer->type() == "batchnorm2d") || !n.layer;
+        const bool need_dx = k > 0 || dx_out.defined() ||
+                             (n.layer && (n.layer->type() == "batchnorm2d" || n.layer->backward_needs_dx())) || !n.layer;
         if (k == 0 && dx_out.defined()) {
             target = dx_out;
         } else if (need_dx) {
@@ -532,7 +589,7 @@ void Model::recompute_block(int first, int last) {
 void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx) {
     const std::int64_t b = x.dim(0);
     if (!n.layer) {
-        Tensor dxb = n.dx_body_full.slice0(0, b);
+        Tensor dxb = n.dx_body_full.view(0, x.shape());
         backward_seq(*n.body, x, dy, dxb);
         if (n.shortcut) {
             backward_seq(*n.shortcut, x, dy, dx);
@@ -552,21 +609,53 @@ void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx
     io.params = n.params;
     io.grads = n.grads;
     io.buffers = n.buffers;
-    auto decls = n.layer->saved(b, n.in);
+    const Shape in(x.shape().begin() + 1, x.shape().end());
+    auto decls = n.layer->saved(b, in);
     for (std::size_t i = 0; i < decls.size(); ++i) io.saved.push_back(n.saved_full[i].view(0, decls[i].shape));
     io.workspace = workspace_;
+    // the forward's dropout stream: layers that regenerate masks (attention probabilities) need it
+    io.seed = options_.seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(n.index + 1));
+    io.first_sample = current_first_sample_;
     n.layer->backward(io);
 }
 
 std::vector<NamedTensor> Model::state_dict() const {
     std::vector<NamedTensor> out;
     for (Node* n : nodes_) {
-        for (std::size_t i = 0; i < n->params.size(); ++i)
-            out.push_back({n->path + "." + n->param_decls[i].name, n->params[i], true, n->index});
+        // the top-level index is replaced by its PyTorch prefix ("3" -> "transformer.h.1" for GPT layouts)
+        const std::size_t dot = n->path.find('.');
+        const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
+        const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
+        for (std::size_t i = 0; i < n->params.size(); ++i) {
+            NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], true, n->index};
+            t.tied = n->param_decls[i].tied_to_token_embedding;
+            out.push_back(t);
+        }
         for (std::size_t i = 0; i < n->buffers.size(); ++i)
-            out.push_back({n->path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
+            out.push_back({path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
     }
     return out;
+}
+
+std::vector<ParamSegment> Model::decay_segments() const {
+    std::vector<ParamSegment> seg;
+    for (Node* n : nodes_)
+        for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            const ParamDecl& d = n->param_decls[i];
+            if (d.tied_to_token_embedding) continue;
+            const std::int64_t b = n->param_offsets[i], e = b + shape_numel(d.shape);
+            const bool decay = d.shape.size() >= 2;
+            if (!seg.empty() && seg.back().decay == decay) {
+                seg.back().end = e;  // the padding before this tensor joins the run
+            } else {
+                if (!seg.empty()) seg.back().end = b;
+                seg.push_back({seg.empty() ? 0 : b, e, decay});
+            }
+        }
+    if (seg.empty()) seg.push_back({0, params_.numel(), true});
+    seg.front().begin = 0;
+    seg.back().end = params_.numel();
+    return seg;
 }
 
 CategoryBytes Model::allocated_bytes() const {

@@ -57,13 +57,27 @@ struct ModelOptions {
     bool allocate_params = true;     // false: no flat parameter buffer; the owner binds each unit's views
     bool allocate_grads = true;      // false: no flat gradient buffer (bind_unit, as above)
     UnitHooks* hooks = nullptr;      // called at unit boundaries in forward and backward
+    // Selective recompute (--checkpoint attention): attention layers keep neither the attention core's
+    // output nor its log-sum-exp; backward recomputes them from the kept qkv (nn/transformer_layers.h).
+    bool recompute_attention = false;
 };
 
 struct NamedTensor {
-    std::string name;  // PyTorch state_dict name: "0.weight", "3.body.1.running_mean"
+    // PyTorch state_dict name: "0.weight", "3.body.1.running_mean"; for GPT-shaped models nanoGPT's
+    // ("transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", ..., "lm_head.weight")
+    std::string name;
     Tensor tensor;
     bool trainable = true;
     int layer = -1;
+    bool tied = false;  // the same tensor as an earlier entry (a tied head): written, optional on reading
+};
+
+// A run of the flat parameter buffer [begin, end) (elements) that gets weight decay or not. nanoGPT's
+// rule: tensors with two or more dimensions (matrices, embeddings, convolution kernels) decay; biases and
+// normalisation weights do not. The segments cover the buffer in order (padding joins a neighbour).
+struct ParamSegment {
+    std::int64_t begin = 0, end = 0;
+    bool decay = true;
 };
 
 class Model {
@@ -74,7 +88,8 @@ public:
     Model& operator=(const Model&) = delete;
 
     // x (n, C, H, W) with n <= batch, on the backend's device. Returns the logits (n, K) (a view owned by
-    // the model, valid until the next forward). first_sample: the run-wide index of x's first sample
+    // the model, valid until the next forward). Token models (first layer token_embedding) take ids
+    // (n, t) i64 with t <= the spec's sequence length, and return (n, t, V). first_sample: the run-wide index of x's first sample
     // (step * batch + offset within the batch); dropout masks depend on it, so micro-batches, ranks and
     // a resumed run draw exactly the masks of one whole batch.
     Tensor forward(const Tensor& x, bool training, std::uint64_t first_sample = 0);
@@ -89,6 +104,10 @@ public:
     std::int64_t param_count() const { return report_.total_params; }  // trainable values, no padding
     std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
     std::vector<NamedTensor> state_dict() const;
+    // Weight-decay segments of the flat buffer (see ParamSegment).
+    std::vector<ParamSegment> decay_segments() const;
+    // True when the model takes token ids (its first layer is a token embedding).
+    bool takes_tokens() const { return takes_tokens_; }
 
     const ModelSpec& spec() const { return spec_; }
     const SpecReport& report() const { return report_; }
@@ -132,6 +151,9 @@ private:
     SpecReport report_;
     Backend& backend_;
     ModelOptions options_;
+    LayerOptions layer_options_;
+    bool takes_tokens_ = false;
+    std::vector<std::string> torch_prefix_;  // per top-level layer: its state_dict prefix (GPT names)
     Tensor params_, grads_;
     Tensor workspace_;
     std::unique_ptr<Seq> top_;

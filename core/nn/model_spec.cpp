@@ -13,6 +13,7 @@
 #include "base/checked_math.h"
 #include "base/error.h"
 #include "base/json_limits.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
@@ -59,7 +60,8 @@ const std::vector<LayerTypeInfo>& layer_catalog() {
                      {{"negative_slope", AK::real, 0.01, 0, 1, false, HR_MSG("layer.leaky_relu.negative_slope", "slope for x < 0")}}});
         c.push_back({"tanh", "Tanh", "activation", HR_MSG("layer.tanh", "hyperbolic tangent"), {}});
         c.push_back({"sigmoid", "Sigmoid", "activation", HR_MSG("layer.sigmoid", "1 / (1 + exp(-x))"), {}});
-        c.push_back({"gelu", "GELU", "activation", HR_MSG("layer.gelu", "x * Phi(x) (exact erf form)"), {}});
+        c.push_back({"gelu", "GELU", "activation", HR_MSG("layer.gelu", "x * Phi(x) (exact erf form, or its tanh approximation)"),
+                     {{"tanh", AK::boolean, 0, 0, 1, false, HR_MSG("layer.gelu.tanh", "tanh approximation, as GPT-2 (nn.GELU(approximate='tanh'))")}}});
         c.push_back({"batchnorm2d", "BatchNorm2d", "normalisation",
                      HR_MSG("layer.batchnorm2d", "normalises each channel over (N, H, W) with batch statistics"),
                      {{"num_features", AK::integer, 8, 1, 1e6, true, HR_MSG("layer.batchnorm2d.num_features", "channels C")},
@@ -70,6 +72,56 @@ const std::vector<LayerTypeInfo>& layer_catalog() {
         c.push_back({"flatten", "Flatten", "structure", HR_MSG("layer.flatten", "(N, C, H, W) -> (N, C*H*W)"), {}});
         c.push_back({"residual", "Residual block", "structure",
                      HR_MSG("layer.residual", "output = body(x) + shortcut(x); shortcut is the identity when empty"), {}});
+        // transformers (nn/transformer_layers.h)
+        c.push_back({"token_embedding", "Token embedding", "embedding",
+                      HR_MSG("layer.token_embedding", "looks up a learned vector for each token id: (N, T) -> (N, T, dim); must come first"),
+                     {{"vocab_size", AK::integer, 256, 2, 1e7, true, HR_MSG("layer.token_embedding.vocab_size", "vocabulary size V (token ids 0 .. V-1)")},
+                      {"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.token_embedding.dim", "embedding width")}}});
+        c.push_back({"position_embedding", "Position embedding", "embedding",
+                      HR_MSG("layer.position_embedding", "adds a learned vector for each position of the sequence"),
+                     {{"max_positions", AK::integer, 256, 1, 1e6, true, HR_MSG("layer.position_embedding.max_positions", "longest sequence it has positions for")},
+                      {"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.position_embedding.dim", "embedding width")}}});
+        c.push_back({"layernorm", "LayerNorm", "normalisation",  HR_MSG("layer.layernorm", "normalises each token over its features"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.layernorm.dim", "features (the last dimension)")},
+                      {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.layernorm.eps", "added to the variance")},
+                      {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.layernorm.bias", "learn an additive bias")}}});
+        c.push_back({"self_attention", "Self-attention", "transformer",
+                      HR_MSG("layer.self_attention", "multi-head self-attention: fused q, k, v projection, scaled dot product, output projection"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.self_attention.dim", "model width (a multiple of heads)")},
+                      {"heads", AK::integer, 4, 1, 4096, true, HR_MSG("layer.self_attention.heads", "attention heads")},
+                      {"causal", AK::boolean, 1, 0, 1, false, HR_MSG("layer.self_attention.causal", "each token sees only earlier ones (language models)")},
+                      {"dropout", AK::real, 0, 0, 0.99, false, HR_MSG("layer.self_attention.dropout", "drop probability of attention weights and output")},
+                      {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.self_attention.bias", "learn biases in the projections")}}});
+        c.push_back({"mlp", "MLP", "transformer",  HR_MSG("layer.mlp", "linear, GELU, linear: the feed-forward half of a transformer block"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.mlp.dim", "model width")},
+                      {"hidden", AK::integer, 0, 0, 1e8, false, HR_MSG("layer.mlp.hidden", "hidden width (0: 4 x dim)")},
+                      {"dropout", AK::real, 0, 0, 0.99, false, HR_MSG("layer.mlp.dropout", "drop probability of the output")},
+                      {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.mlp.bias", "learn biases")},
+                      {"gelu_tanh", AK::boolean, 1, 0, 1, false, HR_MSG("layer.mlp.gelu_tanh", "GELU in its tanh form (GPT-2); off: exact (ViT)")}}});
+        c.push_back({"transformer_block", "Transformer block", "transformer",
+                      HR_MSG("layer.transformer_block", "x + attention(LayerNorm(x)), then + MLP(LayerNorm(.)): one GPT or ViT block"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.transformer_block.dim", "model width (a multiple of heads)")},
+                      {"heads", AK::integer, 4, 1, 4096, true, HR_MSG("layer.transformer_block.heads", "attention heads")},
+                      {"hidden", AK::integer, 0, 0, 1e8, false, HR_MSG("layer.transformer_block.hidden", "MLP hidden width (0: 4 x dim)")},
+                      {"causal", AK::boolean, 1, 0, 1, false, HR_MSG("layer.transformer_block.causal", "each token sees only earlier ones (GPT); off for ViT")},
+                      {"dropout", AK::real, 0, 0, 0.99, false, HR_MSG("layer.transformer_block.dropout", "drop probability (attention weights and both outputs)")},
+                      {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.transformer_block.bias", "learn biases in projections and LayerNorms")},
+                      {"gelu_tanh", AK::boolean, 1, 0, 1, false, HR_MSG("layer.transformer_block.gelu_tanh", "GELU in its tanh form (GPT-2); off: exact (ViT)")},
+                      {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.transformer_block.eps", "LayerNorm epsilon")}}});
+        c.push_back({"lm_head", "Language-model head", "linear",
+                      HR_MSG("layer.lm_head", "scores every vocabulary token at each position: (N, T, dim) -> (N, T, V)"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.lm_head.dim", "model width")},
+                      {"vocab_size", AK::integer, 256, 2, 1e7, true, HR_MSG("layer.lm_head.vocab_size", "vocabulary size V")},
+                      {"tied", AK::boolean, 1, 0, 1, false, HR_MSG("layer.lm_head.tied", "share the token embedding's weight (no parameters of its own)")}}});
+        c.push_back({"patch_embedding", "Patch embedding", "embedding",
+                      HR_MSG("layer.patch_embedding", "cuts images into square patches and projects each to a token: (N, C, H, W) -> (N, P, dim)"),
+                     {{"in_channels", AK::integer, 1, 1, 1e6, true, HR_MSG("layer.patch_embedding.in_channels", "image channels C")},
+                      {"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.patch_embedding.dim", "token width")},
+                      {"patch_size", AK::integer, 4, 1, 1024, true, HR_MSG("layer.patch_embedding.patch_size", "patch side in pixels (divides H and W)")}}});
+        c.push_back({"class_token", "Class token", "embedding",  HR_MSG("layer.class_token", "puts a learned token in front of the sequence"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.class_token.dim", "token width")}}});
+        c.push_back({"class_token_pool", "Class-token pooling", "structure",
+                      HR_MSG("layer.class_token_pool", "takes the first token's features for a classifier: (N, T, C) -> (N, C)"), {}});
         c.push_back({"cross_entropy", "Softmax cross-entropy", "loss", HR_MSG("layer.cross_entropy", "softmax + negative log-likelihood"),
                      {{"label_smoothing", AK::real, 0, 0, 0.99, false, HR_MSG("layer.cross_entropy.label_smoothing", "mix of the uniform distribution into targets")}}});
         c.push_back({"mse", "MSE", "loss", HR_MSG("layer.mse", "mean squared error against one-hot targets"), {}});
@@ -385,6 +437,7 @@ struct Analyzer {
     bool failed = false;
     std::int64_t params_so_far = 0;       // layers analysed so far (residual rows excluded)
     std::int64_t activation_so_far = 0;   // bytes per sample
+    const ModelSpec* spec = nullptr;
 
     // The first failure becomes the report's error. The message templates start "layer %1 (%2): ",
     // filled with the layer's path and type, so the whole sentence is one translatable string.
@@ -564,21 +617,30 @@ struct Analyzer {
         } else if (t == "linear") {
             std::int64_t fi = A("in_features"), fo = A("out_features");
             std::snprintf(label, sizeof label, "linear(%lld→%lld)", (long long)fi, (long long)fo);
-            if (in.size() != 1) {
+            if (in.size() == 2) {  // a sequence (T, F): the same weights for every token
+                if (in[1] != fi) {
+                    fail(R(), HR_MSG("spec.linear_seq_features", "layer %1 (%2): expects input (N, T, %3), got %4; set "
+                                                                 "in_features to %5"),
+                         {std::to_string(fi), batch_shape(in), std::to_string(in[1])});
+                    R().label = label;
+                    return {};
+                }
+                out = {in[0], fo};
+            } else if (in.size() != 1) {
                 fail(R(), HR_MSG("spec.linear_needs_flat", "layer %1 (%2): expects input (N, %3), got %4; insert a "
                                                            "Flatten before it (it would give (N, %5))"),
                      {std::to_string(fi), batch_shape(in), std::to_string(shape_numel(in))});
                 R().label = label;
                 return {};
-            }
-            if (in[0] != fi) {
+            } else if (in[0] != fi) {
                 fail(R(), HR_MSG("spec.linear_features", "layer %1 (%2): expects input (N, %3), got %4; set "
                                                          "in_features to %5"),
                      {std::to_string(fi), batch_shape(in), std::to_string(in[0])});
                 R().label = label;
                 return {};
+            } else {
+                out = {fo};
             }
-            out = {fo};
             std::int64_t w = 0;
             if (!checked_mul(fo, fi, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? fo : 0, params) ||
                 params > kMaxParams)
@@ -637,6 +699,16 @@ struct Analyzer {
                 return {};
             }
             out = b;
+        } else if (TransformerLayerShape tr = analyze_transformer_layer(l, in, path, *spec); tr.handled) {
+            std::snprintf(label, sizeof label, "%s", tr.label.c_str());
+            if (!tr.error.empty()) {
+                fail(R(), tr.error);
+                R().label = label;
+                return {};
+            }
+            out = tr.out;
+            params = tr.params;
+            extra_bytes = tr.saved_bytes;
         } else {
             fail(R(), HR_MSG("spec.layer_unknown", "layer %1 (%2): unknown layer type; use one of %3"), {known_types()});
             return {};
@@ -678,6 +750,7 @@ struct Analyzer {
 
 SpecReport analyze_model_spec(const ModelSpec& spec) {
     Analyzer a;
+    a.spec = &spec;
     auto model_error = [&](Message m) {
         a.rep.error = m.english();
         a.rep.error_message = std::move(m);
@@ -698,15 +771,35 @@ SpecReport analyze_model_spec(const ModelSpec& spec) {
         return model_error(Message(HR_MSG("spec.classes_invalid", "the model has %1 classes; it needs 2 to %2"),
                                    {std::to_string(spec.num_classes), std::to_string(kMaxClasses)}));
     Shape out = a.run_seq(spec.layers, "", spec.input_shape, 0);
-    if (!a.failed) {
-        auto last_layer_error = [&](Message m) {
-            a.rep.error = m.english();
-            a.rep.error_message = std::move(m);
-            a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
-            a.rep.layers.back().error = a.rep.error;
-            a.rep.layers.back().message = a.rep.error_message;
-        };
-        const std::string k = std::to_string(spec.num_classes);
+    const bool tokens = is_token_model(spec);
+    auto last_layer_error = [&](Message m) {
+        a.rep.error = m.english();
+        a.rep.error_message = std::move(m);
+        a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
+        a.rep.layers.back().error = a.rep.error;
+        a.rep.layers.back().message = a.rep.error_message;
+    };
+    const std::string k = std::to_string(spec.num_classes);
+    if (!a.failed && tokens) {
+        // a language model: logits (T, V) per sample, a cross-entropy per token
+        if (out.size() != 2 || out[0] != spec.input_shape[0]) {
+            last_layer_error(Message(HR_MSG("spec.lm_end_shape", "the model ends with shape %1 but a language model "
+                                                                 "must end with (N, T, %2) logits; end with an lm_head"),
+                                     {batch_shape(out), k}));
+        } else if (out[1] != spec.num_classes) {
+            last_layer_error(Message(HR_MSG("spec.lm_end_vocab", "the model ends with %1 scores per token but "
+                                                                 "\"num_classes\" (the vocabulary) is %2; set "
+                                                                 "num_classes to %1"),
+                                     {std::to_string(out[1]), k}));
+        } else if (spec.loss.type != "cross_entropy" || spec.loss.label_smoothing != 0) {
+            last_layer_error(Message(HR_MSG("spec.lm_loss", "a language model trains with a plain per-token "
+                                                            "cross-entropy; set the loss to cross_entropy with "
+                                                            "label_smoothing 0")));
+        } else {
+            a.rep.ok = true;
+            a.rep.output_shape = out;
+        }
+    } else if (!a.failed) {
         if (out.size() != 1) {
             last_layer_error(Message(HR_MSG("spec.end_shape", "the model ends with shape %1 but the loss needs (N, "
                                                               "%2); end with Flatten and Linear(…, %2)"),
@@ -757,7 +850,9 @@ std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
     auto top_label = [&](int i) { return top_labels[i].empty() ? spec.layers[i].type : top_labels[i]; };
     for (int i = 0; i < n; ++i) {
         const std::string& t = spec.layers[i].type;
-        const bool starts = t == "conv2d" || t == "linear" || t == "residual";
+        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" ||
+                            t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" ||
+                            t == "lm_head";
         if (blocks.empty() || starts) {
             blocks.push_back({i, i, ""});
         } else {
@@ -796,17 +891,53 @@ LayerSpec residual(std::vector<LayerSpec> body, std::vector<LayerSpec> shortcut 
 }
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini"}; }
+std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini", "vit-tiny"}; }
+
+std::vector<std::string> language_model_preset_names() {
+    return {"gpt-tiny", "gpt-char", "gpt2-124m", "gpt2-350m", "gpt2-774m", "gpt2-1.5b"};
+}
+
+namespace {
+// nanoGPT's GPT: wte, wpe, dropout (when p > 0), n_layer blocks, ln_f, a head tied to wte
+ModelSpec gpt_spec(const std::string& name, int layers, int heads, int dim, int seq, int vocab, double dropout) {
+    ModelSpec s;
+    s.name = name;
+    s.input_shape = {seq};
+    s.num_classes = vocab;
+    s.layers.push_back(L("token_embedding", {{"vocab_size", vocab}, {"dim", dim}}));
+    s.layers.push_back(L("position_embedding", {{"max_positions", seq}, {"dim", dim}}));
+    if (dropout > 0) s.layers.push_back(L("dropout", {{"p", dropout}}));  // nanoGPT's drop (a copy when p = 0)
+    for (int i = 0; i < layers; ++i)
+        s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", heads}, {"dropout", dropout}}));
+    s.layers.push_back(L("layernorm", {{"dim", dim}}));
+    s.layers.push_back(L("lm_head", {{"dim", dim}, {"vocab_size", vocab}, {"tied", true}}));
+    return s;
+}
+}  // namespace
 
 std::string preset_description(const std::string& name) {
     if (name == "seed-cnn") return "two conv layers and two linear layers (PyTorch's MNIST example), 21,840 parameters";
     if (name == "mlp") return "multilayer perceptron 784-256-128-10";
     if (name == "lenet5") return "LeNet-5: conv 6@5x5 (pad 2), avgpool, conv 16@5x5, avgpool, 120-84-10 with tanh";
     if (name == "resnet-mini") return "three residual stages with BatchNorm (16, 32, 64 channels), global average pooling";
+    if (name == "vit-tiny") return "vision transformer: 4x4 patches, class token, 4 blocks of width 64 with 4 heads";
+    if (name == "gpt-tiny") return "GPT with 2 blocks of width 128, 4 heads, 128 tokens of context, byte vocabulary";
+    if (name == "gpt-char") return "nanoGPT's character model: 6 blocks of width 384, 6 heads, 256 tokens of context";
+    if (name == "gpt2-124m") return "GPT-2 small: 12 blocks of width 768, 12 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-350m") return "GPT-2 medium: 24 blocks of width 1024, 16 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-774m") return "GPT-2 large: 36 blocks of width 1280, 20 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-1.5b") return "GPT-2 XL: 48 blocks of width 1600, 25 heads, 1024 tokens, vocabulary 50304";
     return "";
 }
 
 ModelSpec preset_model(const std::string& name, const Shape& input_shape, int num_classes) {
+    // language models: their own input (a sequence) and classes (the vocabulary)
+    if (name == "gpt-tiny") return gpt_spec(name, 2, 4, 128, 128, 256, 0.0);
+    if (name == "gpt-char") return gpt_spec(name, 6, 6, 384, 256, 256, 0.2);
+    if (name == "gpt2-124m") return gpt_spec(name, 12, 12, 768, 1024, 50304, 0.0);
+    if (name == "gpt2-350m") return gpt_spec(name, 24, 16, 1024, 1024, 50304, 0.0);
+    if (name == "gpt2-774m") return gpt_spec(name, 36, 20, 1280, 1024, 50304, 0.0);
+    if (name == "gpt2-1.5b") return gpt_spec(name, 48, 25, 1600, 1024, 50304, 0.0);
     ModelSpec s;
     s.name = name;
     s.input_shape = input_shape;
@@ -854,9 +985,25 @@ ModelSpec preset_model(const std::string& name, const Shape& input_shape, int nu
                     block(16, 32, 2), L("relu"),
                     block(32, 64, 2), L("relu"),
                     pool("avgpool2d", hs, hs), L("flatten"), linear(64, num_classes)};
+    } else if (name == "vit-tiny") {
+        // ViT (Dosovitskiy et al.) at Fashion-MNIST scale: 4x4 patches of 28x28 give 49 tokens + the class token
+        const int p = 4, dim = 64;
+        if (h % p != 0 || w % p != 0)
+            throw InputError("preset 'vit-tiny' needs image sides divisible by 4, got " + shape_str(input_shape));
+        const int tokens = (h / p) * (w / p) + 1;
+        s.layers = {L("patch_embedding", {{"in_channels", c}, {"dim", dim}, {"patch_size", p}}),
+                    L("class_token", {{"dim", dim}}),
+                    L("position_embedding", {{"max_positions", tokens}, {"dim", dim}})};
+        for (int i = 0; i < 4; ++i)
+            s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", 4}, {"hidden", 2 * dim}, {"causal", false},
+                                                       {"gelu_tanh", false}}));
+        s.layers.push_back(L("layernorm", {{"dim", dim}}));
+        s.layers.push_back(L("class_token_pool"));
+        s.layers.push_back(linear(dim, num_classes));
     } else {
         std::string names;
         for (auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+        for (auto& n : language_model_preset_names()) names += ", " + n;
         throw InputError("unknown preset '" + name + "'; use one of " + names);
     }
     return s;

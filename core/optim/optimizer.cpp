@@ -17,6 +17,11 @@ void validate_optimizer(const OptimizerConfig& c) {
     if (c.beta1 < 0 || c.beta1 >= 1 || c.beta2 < 0 || c.beta2 >= 1)
         throw InputError("Adam betas must be in [0, 1)");
     if (!(c.eps > 0)) throw InputError("Adam eps must be positive");
+    if (c.decay_scope != "auto" && c.decay_scope != "all" && c.decay_scope != "matrices")
+        throw InputError(HR_MSG("optim.decay_scope", "unknown weight-decay scope '%1'; use auto, all or matrices"),
+                         {c.decay_scope});
+    if (!(c.grad_clip >= 0) || !std::isfinite(c.grad_clip))
+        throw InputError(HR_MSG("optim.grad_clip", "gradient clipping must be 0 (off) or a positive norm (--grad-clip)"));
 }
 
 int optimizer_states_per_param(const OptimizerConfig& c) {
@@ -39,12 +44,14 @@ Optimizer::Optimizer(const OptimizerConfig& config, Backend& backend, Allocator&
 
 void Optimizer::step(Tensor& params, const Tensor& grads, double lr, float grad_scale) {
     ++steps_;
-    update(params, grads, m_, v_, lr, grad_scale);
+    update_piece(params, grads, 0, 0, lr, grad_scale);
 }
 
 void Optimizer::step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, double lr,
-                     float grad_scale) {
+                     float grad_scale, const std::vector<std::int64_t>& flat_offsets) {
     if (params.size() != grads.size()) throw Error("internal: optimizer pieces of params and grads differ in number");
+    if (!flat_offsets.empty() && flat_offsets.size() != params.size())
+        throw Error("internal: optimizer pieces and their flat offsets differ in number");
     std::int64_t at = 0;
     for (const Tensor& p : params) at += p.numel();
     const Tensor& state = m_.defined() ? m_ : v_;
@@ -55,12 +62,41 @@ void Optimizer::step(const std::vector<Tensor>& params, const std::vector<Tensor
     at = 0;
     for (std::size_t i = 0; i < params.size(); ++i) {
         const std::int64_t n = params[i].numel();
-        Tensor p = params[i];
-        Tensor m = m_.defined() ? m_.view(at, {n}) : Tensor(), v = v_.defined() ? v_.view(at, {n}) : Tensor();
-        Tensor pf = p.reshape({n}), gf = grads[i].reshape({n});
-        update(pf, gf, m, v, lr, grad_scale);
+        Tensor pf = params[i].reshape({n}), gf = grads[i].reshape({n});
+        update_piece(pf, gf, at, flat_offsets.empty() ? at : flat_offsets[i], lr, grad_scale);
         at += n;
     }
+}
+
+void Optimizer::update_piece(Tensor& p, const Tensor& g, std::int64_t state_at, std::int64_t flat_at, double lr,
+                             float grad_scale) {
+    const std::int64_t n = p.numel();
+    auto state = [&](const Tensor& t, std::int64_t off, std::int64_t len) {
+        return t.defined() ? t.view(state_at + off, {len}) : Tensor();
+    };
+    if (!(config_.weight_decay > 0 && segments_.size() > 1)) {
+        if (state_at == 0 && (!m_.defined() || m_.numel() == n)) {
+            update(p, g, m_, v_, lr, grad_scale);
+        } else {
+            Tensor m = state(m_, 0, n), v = state(v_, 0, n);
+            update(p, g, m, v, lr, grad_scale);
+        }
+        return;
+    }
+    // weight decay on some tensors only: one update per run of the flat buffer (same arithmetic); a
+    // piece (a rank's shard of a unit) takes the runs that overlap its flat range [flat_at, flat_at + n)
+    const OptimizerConfig keep = config_;
+    for (const Segment& s : segments_) {
+        const std::int64_t b = std::max(s.begin, flat_at), e = std::min(s.end, flat_at + n);
+        if (e <= b) continue;
+        const std::int64_t off = b - flat_at, len = e - b;
+        Tensor pp = p.view(off, {len});
+        Tensor gg = g.view(off, {len});
+        Tensor m = state(m_, off, len), v = state(v_, off, len);
+        config_.weight_decay = s.decay ? keep.weight_decay : 0.0;
+        update(pp, gg, m, v, lr, grad_scale);
+    }
+    config_ = keep;
 }
 
 void Optimizer::update(Tensor& params, const Tensor& grads, Tensor& m, Tensor& v, double lr, float grad_scale) {

@@ -11,9 +11,12 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
+#include "data/text_data.h"
 #include "memory/counting_allocator.h"
 #include "plan/device_calibration.h"
 #include "plan/device_description.h"
+#include "nn/transformer_spec.h"
+#include "plan/transformer_cost.h"
 #include "strategy/training_state.h"
 
 namespace hr {
@@ -69,7 +72,10 @@ std::size_t loader_bytes(std::int64_t batch, std::int64_t samples, std::int64_t 
 
 }  // namespace
 
-MemoryPlan predict_memory(const PlanRequest& req) {
+MemoryPlan predict_memory(const PlanRequest& request) {
+    PlanRequest req = request;
+    apply_sequence_length(req.spec, req.seq);  // language models: the run's sequence length
+    req.seq = 0;
     MemoryPlan plan;
     const int N = req.world_size;
     if (N < 1) throw InputError(HR_MSG("plan.bad_ranks", "the number of ranks must be at least 1 (--ranks)"));
@@ -139,7 +145,9 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         if (!gpu)
             for (MemCategory cat : all_categories()) at(b.rp.device, cat) += sizing_ledger->live_bytes(cat);
         const std::size_t loaders =
-            loader_bytes(rs.rank_batch, req.train_samples, per) + loader_bytes(rs.micro_batch, req.test_samples, per);
+            is_token_model(req.spec)
+                ? text_batch_bytes(rs.rank_batch, per) + text_batch_bytes(rs.micro_batch, per)  // data/text_data.h
+                : loader_bytes(rs.rank_batch, req.train_samples, per) + loader_bytes(rs.micro_batch, req.test_samples, per);
         at(gpu ? b.rp.host : b.rp.device, MemCategory::data) += loaders;
         b.rp.batch = rs.rank_batch;
         b.rp.micro_batch = rs.micro_batch;
@@ -184,7 +192,16 @@ MemoryPlan predict_memory(const PlanRequest& req) {
         if (it != chosen.snap.layers.end()) lp.activation_bytes = it->second.live;
         lp.parameter_bytes = static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
         const LayerSpec* ls = find_spec(req.spec.layers, r.path);
-        lp.forward_flops = layer_flops(r, ls) * static_cast<double>(plan.strategy.micro_batch);
+        const double mb = static_cast<double>(plan.strategy.micro_batch);
+        const TransformerLayerCost tc = ls ? transformer_layer_cost(r, *ls) : TransformerLayerCost{};
+        if (tc.handled) {
+            lp.forward_flops = tc.forward * mb;
+            lp.backward_flops = tc.backward * mb;
+            lp.selective_flops = tc.attention_core * mb;
+        } else {
+            lp.forward_flops = layer_flops(r, ls) * mb;
+            lp.backward_flops = (r.type == "conv2d" || r.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
+        }
         plan.layers.push_back(lp);
     }
     plan.device_total = total(plan.device);
@@ -214,8 +231,9 @@ MemoryPlan predict_memory(const PlanRequest& req) {
     for (const auto& lp : plan.layers) {
         if (lp.type == "residual") continue;
         fwd += lp.forward_flops;
-        bwd += (lp.type == "conv2d" || lp.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
+        bwd += lp.backward_flops;
         if (lp.checkpointed) rec += lp.forward_flops;
+        if (plan.strategy.recompute_attention) rec += lp.selective_flops;
     }
     const double mb = static_cast<double>(plan.strategy.accumulate);
     plan.forward_flops = fwd * mb;

@@ -30,6 +30,7 @@ struct PlanRequest {
     // h100, h200, a100, a100-40gb, rtx4090, l40s, l4; cuda:N that is not here plans as an h100).
     std::string device = "cpu";
     int threads = 0;
+    std::int64_t seq = 0;            // language models: tokens per sequence (0: the model's "input" [T])
     std::int64_t train_samples = 0;  // for the data loader's prefetch buffers (0: a large dataset)
     std::int64_t test_samples = 0;
     std::size_t budget = 0;          // checkpoint auto: fit this many bytes (0: the device's free memory)
@@ -58,6 +59,8 @@ struct LayerPlan {
     std::size_t activation_bytes = 0;  // kept for backward at this micro-batch (0 when checkpointed: in the arena)
     std::size_t parameter_bytes = 0;
     double forward_flops = 0;          // per micro-batch
+    double backward_flops = 0;         // per micro-batch
+    double selective_flops = 0;        // per micro-batch: what --checkpoint attention recomputes
 };
 
 struct MemoryPlan {

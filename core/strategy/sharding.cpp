@@ -163,6 +163,14 @@ std::vector<Tensor> ShardEngine::pieces_of(const Tensor& buffer) const {
     return out;
 }
 
+std::vector<std::int64_t> ShardEngine::piece_flat_offsets() const {
+    if (stage_ < ShardStage::zero1) return {0};
+    std::vector<std::int64_t> out;
+    for (const UnitShard& u : layout_.units)
+        if (u.shard_numel > 0) out.push_back(u.own_offset);
+    return out;
+}
+
 std::vector<Tensor> ShardEngine::grad_pieces() const {
     if (stage_ < ShardStage::zero1) return {model_->gradients()};
     if (stage_ >= ShardStage::zero2) return pieces_of(grad_shard_);

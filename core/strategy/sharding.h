@@ -127,6 +127,8 @@ public:
     std::vector<Tensor> grad_pieces() const;
     std::vector<Tensor> param_pieces() const;
     std::vector<Tensor> pieces_of(const Tensor& state_buffer) const;
+    // Where each piece starts in the flat parameter layout (the optimizer's decay segments are in it).
+    std::vector<std::int64_t> piece_flat_offsets() const;
 
     void begin_step();            // zero the gradients the backward accumulates into; count micro-batches anew
     void finish_gradients();      // every gradient reduction of the step issued and waited

@@ -45,6 +45,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> ResolvedStrategy::micro_batch
 std::string ResolvedStrategy::describe() const {
     std::string s = precision;
     if (!checkpoint_blocks.empty()) s += " + checkpoint " + std::to_string(checkpoint_blocks.size()) + " blocks";
+    if (recompute_attention) s += " + attention recompute";
     if (accumulate > 1)
         s += " + micro-batch " + std::to_string(micro_batch) + " x " + std::to_string(accumulate);
     if (offload_optimizer) s += " + optimizer offload";
@@ -54,12 +55,19 @@ std::string ResolvedStrategy::describe() const {
     return s;
 }
 
-std::vector<int> parse_checkpoint(const std::string& text, int n) {
+std::pair<bool, std::string> split_checkpoint(const std::string& text) {
+    if (text == "attention") return {true, "none"};
+    if (text.rfind("attention+", 0) == 0) return {true, text.substr(10)};
+    return {false, text};
+}
+
+std::vector<int> parse_checkpoint(const std::string& full, int n) {
+    const std::string text = split_checkpoint(full).second;
     std::vector<int> out;
     auto bad = [&](const std::string& why) {
         return InputError("--checkpoint " + text + ": " + why +
                           "; use none, all, every:K, list:I,J,... (block indices 0.." + std::to_string(n - 1) +
-                          ", see headroom plan) or auto");
+                          ", see headroom plan), auto, or attention (selective recompute, also attention+all)");
     };
     if (text == "none" || text == "auto" || text.empty()) return out;
     if (text == "all") {
@@ -148,6 +156,7 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     }
     const int nblocks = static_cast<int>(checkpoint_blocks(spec).size());
     r.checkpoint_blocks = parse_checkpoint(s.checkpoint, nblocks);
+    r.recompute_attention = split_checkpoint(s.checkpoint).first;
     r.offload_optimizer = s.offload_optimizer;
     r.loss_scale_init = s.loss_scale_init;
     r.loss_scale_growth_interval = s.loss_scale_growth_interval;

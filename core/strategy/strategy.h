@@ -23,7 +23,9 @@ ShardStage parse_shard_stage(const std::string& text);  // InputError naming --s
 
 struct StrategyConfig {
     std::string precision = "fp32";      // fp32 | tf32 | bf16 | fp16
-    std::string checkpoint = "none";     // none | all | every:K | list:I,J,... | auto
+    // none | all | every:K | list:I,J,... | auto, or attention (selective recompute of the attention
+    // core in every attention layer), which composes with a block set: attention+every:2, attention+all
+    std::string checkpoint = "none";
     std::int64_t micro_batch = 0;        // 0: the whole batch at once
     std::int64_t accumulate = 1;         // gradient accumulation steps
     bool offload_optimizer = false;      // optimizer state + master weights in host memory
@@ -42,6 +44,7 @@ struct ResolvedStrategy {
     bool loss_scaling = false;           // fp16: dynamic loss scaling
     bool tf32 = false;                   // GPU matmuls in TF32 (no effect on the CPU)
     std::vector<int> checkpoint_blocks;  // indices into checkpoint_blocks(spec)
+    bool recompute_attention = false;    // selective: attention layers recompute their core in backward
     std::int64_t batch = 64;             // samples per optimizer step
     std::int64_t micro_batch = 64;       // samples per forward/backward
     std::int64_t accumulate = 1;         // micro-batches per optimizer step
@@ -70,8 +73,11 @@ struct ResolvedStrategy {
 // (plan/planner.h). Throws InputError naming the flag.
 ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec, std::int64_t batch,
                                   int world_size = 1, int rank = 0);
-// Parses none | all | every:K | list:I,J (block indices) into the block list.
+// Parses none | all | every:K | list:I,J (block indices) into the block list; an "attention" or
+// "attention+..." prefix is left to split_checkpoint.
 std::vector<int> parse_checkpoint(const std::string& text, int block_count);
+// Splits "attention+every:2" into (true, "every:2"); "attention" into (true, "none"); others (false, text).
+std::pair<bool, std::string> split_checkpoint(const std::string& text);
 // The flags of `headroom train` that select this strategy ("--precision bf16 --checkpoint all ...").
 std::string strategy_flags(const StrategyConfig& s);
 

@@ -1,6 +1,9 @@
 #include "strategy/training_state.h"
 
+#include <cmath>
+
 #include "base/error.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
@@ -13,6 +16,7 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     mo.dtype = s.compute_dtype;
     mo.seed = seed;
     mo.checkpoint_blocks = s.checkpoint_blocks;
+    mo.recompute_attention = s.recompute_attention;
     mo.allocator = &device_alloc;
     mo.dry_run = dry_run;
     // sharding (strategy/sharding.h): units padded to split evenly; zero2 keeps no flat gradient buffer,
@@ -23,6 +27,7 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     mo.hooks = s.shard != ShardStage::none ? &engine_ : nullptr;
     model_ = std::make_unique<Model>(spec, device, mo);
     engine_.attach(*model_, s, comm, device, device_alloc, dry_run);
+    grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
     const std::int64_t P = engine_.state_numel();
     const DType dt = s.compute_dtype;
@@ -49,21 +54,39 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     } else {
         optimizer_ = std::make_unique<Optimizer>(optimizer, device, device_alloc, P, dt);
     }
+    // weight decay on the matrices only (nanoGPT's rule), per run of the flat buffer
+    const bool matrices = optimizer.decay_scope == "matrices" ||
+                          (optimizer.decay_scope == "auto" &&
+                           (transformer_layer_count(spec) > 0 || is_token_model(spec)));
+    if (matrices && optimizer.weight_decay > 0) {
+        std::vector<Optimizer::Segment> seg;
+        for (const auto& p : model_->decay_segments()) seg.push_back({p.begin, p.end, p.decay});
+        optimizer_->set_decay_segments(std::move(seg));
+    }
     const std::int64_t m = s.micro_batch;
     const int K = spec.num_classes;
-    x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
-    x_model = dt == DType::f32 ? x_staging
-                               : Tensor::empty(device_alloc, with_batch(m, spec.input_shape), dt, MemCategory::data);
-    labels = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
-    if (spec.loss.type == "mse") {
-        target_staging = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
-        target_model = dt == DType::f32 ? target_staging : Tensor::empty(device_alloc, {m, K}, dt, MemCategory::data);
-    }
-    dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
     loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;
+    if (model_->takes_tokens()) {
+        // token ids in, next tokens as targets; the gradient of the loss overwrites the logits
+        x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::i64, MemCategory::data);
+        x_model = x_staging;
+        labels = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::i64, MemCategory::data);
+    } else {
+        x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
+        x_model = dt == DType::f32 ? x_staging
+                                   : Tensor::empty(device_alloc, with_batch(m, spec.input_shape), dt, MemCategory::data);
+        labels = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
+        if (spec.loss.type == "mse") {
+            target_staging = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
+            target_model =
+                dt == DType::f32 ? target_staging : Tensor::empty(device_alloc, {m, K}, dt, MemCategory::data);
+        }
+        dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
+    }
     // a landing buffer for uploads that overlap the running step (a device other than the host's
-    // memory only; the planner's GPU allocator reports a CUDA device too, so it counts them)
-    if (!device_alloc.device().is_cpu()) {
+    // memory only; the planner's GPU allocator reports a CUDA device too, so it counts them); token
+    // models upload through x_staging / labels directly (the device step is for image batches)
+    if (!device_alloc.device().is_cpu() && !model_->takes_tokens()) {
         landing_x_ = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
         landing_labels_ = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
         if (spec.loss.type == "mse") landing_target_ = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
@@ -85,6 +108,13 @@ bool TrainingState::spec_has_layer(const std::vector<LayerSpec>& layers, const s
     for (const auto& l : layers)
         if (l.type == type || spec_has_layer(l.body, type) || spec_has_layer(l.shortcut, type)) return true;
     return false;
+}
+
+bool TrainingState::device_step_supported() const {
+    // the host update (offload), the rank collectives, the global-norm clip and per-run weight decay
+    // are host-driven steps
+    return !strategy_.offload_optimizer && strategy_.shard == ShardStage::none && grad_clip_ == 0 &&
+           !optimizer_->has_decay_segments() && !model_->takes_tokens();
 }
 
 bool TrainingState::graph_capturable() const { return device_step_supported() && !has_dropout_; }
@@ -201,11 +231,21 @@ bool TrainingState::optimizer_step(double lr) {
             return false;
         }
     }
-    const float inv = static_cast<float>(1.0 / loss_scale_);
+    float inv = static_cast<float>(1.0 / loss_scale_);
+    if (grad_clip_ > 0) {
+        // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
+        double sq = device_.sum_squares(grads);
+        // sharded gradients: each rank holds a part of the global norm's sum
+        if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded())
+            sq = c->all_reduce_value(sq, ReduceOp::sum);
+        grad_norm_ = std::sqrt(sq) / loss_scale_;
+        const double coef = grad_clip_ / (grad_norm_ + 1e-6);
+        if (coef < 1.0) inv = static_cast<float>(coef / loss_scale_);
+    }
     if (strategy_.offload_optimizer) {
         std::vector<Tensor> host_grads = engine_.pieces_of(host_grads_), masters = engine_.pieces_of(master_);
         for (std::size_t i = 0; i < grads.size(); ++i) device_.copy_to_host(grads[i], host_grads[i].raw());
-        optimizer_->step(masters, host_grads, lr, inv);
+        optimizer_->step(masters, host_grads, lr, inv, engine_.piece_flat_offsets());
         if (host_params_.defined()) {
             host_.copy(master_, host_params_);
             const std::vector<Tensor> staged = engine_.pieces_of(host_params_);
@@ -215,10 +255,10 @@ bool TrainingState::optimizer_step(double lr) {
         }
     } else if (strategy_.master_weights) {
         std::vector<Tensor> masters = engine_.pieces_of(master_);
-        optimizer_->step(masters, grads, lr, inv);
+        optimizer_->step(masters, grads, lr, inv, engine_.piece_flat_offsets());
         for (std::size_t i = 0; i < params.size(); ++i) device_.copy(masters[i], params[i]);
     } else {
-        optimizer_->step(params, grads, lr, inv);
+        optimizer_->step(params, grads, lr, inv, engine_.piece_flat_offsets());
     }
     if (strategy_.loss_scaling && ++good_steps_ >= strategy_.loss_scale_growth_interval) {
         loss_scale_ *= 2;

@@ -48,6 +48,8 @@ public:
 
     // Per micro-batch buffers. x_staging/target_staging are f32 (what the data loader gives);
     // x_model/target_model are in the compute dtype (the same tensors when that is f32).
+    // Language models (Model::takes_tokens): x_staging = x_model are the token ids (M, T) i64 and labels
+    // the next tokens (M, T) i64; there is no dlogits: the fused loss writes the gradient over the logits.
     Tensor x_staging, x_model, labels, dlogits, target_staging, target_model;
 
     // Factor the loss gradient is multiplied by (the fp16 loss scale, else 1).
@@ -65,6 +67,9 @@ public:
     // batch-norm broadcast. Returns false when the step was skipped for inf/NaN gradients (fp16).
     bool optimizer_step(double lr);
     std::int64_t skipped_steps() const { return skipped_; }
+    // The global L2 norm of the last step's gradients (of the mean loss, unscaled), when gradient
+    // clipping computed it; else 0.
+    double last_grad_norm() const { return grad_norm_; }
 
     // The full trained weights with state_dict names (nn/model.h). Collective under zero3: every rank
     // calls it; the gathered buffer comes from `alloc` (category communication). Parameters are in the
@@ -92,7 +97,7 @@ public:
     // The optimizer on the accumulated gradients: fp16's finite check and loss-scale update on the
     // device, master weights as optimizer_step. Throws for optimizer offload (host update).
     void device_optimizer_step();
-    bool device_step_supported() const { return !strategy_.offload_optimizer; }
+    bool device_step_supported() const;
     // Input without waiting (defect 8): upload_next queues the next micro-batch's upload into a landing
     // buffer and returns at once, so on a GPU the copy runs while the current step computes; it waits
     // only for the step that last read the landing buffer. take_upload (at the start of that batch's
@@ -124,6 +129,8 @@ private:
     float label_smoothing_ = 0.0f;
     bool has_dropout_ = false;
     double loss_scale_ = 1.0;
+    double grad_clip_ = 0.0;
+    double grad_norm_ = 0.0;
     std::int64_t good_steps_ = 0;
     std::int64_t skipped_ = 0;
 };

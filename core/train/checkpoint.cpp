@@ -3,13 +3,14 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
 SafeTensorsFile model_state_file(Model& model) {
     Backend& be = model.backend();
     SafeTensorsFile f;
-    for (const auto& nt : model.state_dict()) {
+    for (const auto& nt : model.state_dict()) {  // a tied head comes again under its own name
         SafeTensor t;
         t.name = nt.name;
         t.dtype = nt.tensor.dtype();
@@ -24,43 +25,173 @@ SafeTensorsFile model_state_file(Model& model) {
     return f;
 }
 
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+    const std::size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// The four GPT-2 projections Hugging Face stores as Conv1D, [in, out].
+bool is_conv1d_weight(const std::string& name) {
+    return ends_with(name, ".attn.c_attn.weight") || ends_with(name, ".attn.c_proj.weight") ||
+           ends_with(name, ".mlp.c_fc.weight") || ends_with(name, ".mlp.c_proj.weight");
+}
+
+// Hugging Face's attention-mask buffers, not parameters.
+bool is_hf_buffer(const std::string& name) { return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias"); }
+
+// Names a model tensor may have in a file: its own, and for nanoGPT names the Hugging Face GPT2Model one.
+std::vector<std::string> candidates(const std::string& name, bool gpt) {
+    std::vector<std::string> c{name};
+    if (gpt && name.rfind("transformer.", 0) == 0) c.push_back(name.substr(12));
+    return c;
+}
+
+const SafeTensor* find_any(const SafeTensorsFile& f, const std::vector<std::string>& names) {
+    for (const auto& n : names)
+        if (const SafeTensor* t = f.find(n)) return t;
+    return nullptr;
+}
+
+std::vector<std::uint8_t> transposed(const SafeTensor& t) {
+    const std::size_t rows = static_cast<std::size_t>(t.shape[0]), cols = static_cast<std::size_t>(t.shape[1]);
+    const std::size_t es = dtype_size(t.dtype);
+    std::vector<std::uint8_t> out(t.data.size());
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) std::memcpy(&out[(c * rows + r) * es], &t.data[(r * cols + c) * es], es);
+    return out;
+}
+
+}  // namespace
+
 void load_model_state(Model& model, const SafeTensorsFile& file, const std::string& path) {
     Backend& be = model.backend();
     auto sd = model.state_dict();
+    const bool gpt = is_gpt_layout(model.spec());
+    // Hugging Face's Conv1D layout: recognised by the first block's c_attn weight stored (C, 3C)
+    bool conv1d = false;
+    if (gpt)
+        for (const auto& nt : sd)
+            if (ends_with(nt.name, ".attn.c_attn.weight")) {
+                const SafeTensor* t = find_any(file, candidates(nt.name, gpt));
+                conv1d = t && t->shape.size() == 2 && nt.tensor.ndim() == 2 && t->shape[0] == nt.tensor.dim(1) &&
+                         t->shape[1] == nt.tensor.dim(0);
+                break;
+            }
+    struct Source {
+        const SafeTensor* t = nullptr;
+        bool transpose = false;
+    };
+    std::vector<Source> src(sd.size());
     // check everything first, so that the model stays unchanged on error
-    for (const auto& nt : sd) {
-        const SafeTensor* t = file.find(nt.name);
+    for (std::size_t i = 0; i < sd.size(); ++i) {
+        const auto& nt = sd[i];
+        const SafeTensor* t = find_any(file, candidates(nt.name, gpt));
+        if (!t && nt.tied) continue;  // the tied head is the token embedding's weight
+        if (!t)  // an embedding tied to a head: the head's copy will do ("either accepted on reading")
+            for (const auto& other : sd)
+                if (other.tied && other.tensor.raw() == nt.tensor.raw() && !t) t = find_any(file, candidates(other.name, gpt));
         if (!t)
             throw InputError(path + ": tensor '" + nt.name + "' is missing; the file was written for a different model "
                              "(compare its model_spec with this one)");
-        if (t->shape != nt.tensor.shape())
+        const bool tr = conv1d && is_conv1d_weight(nt.name);
+        Shape want = nt.tensor.shape();
+        if (tr) want = {want[1], want[0]};
+        if (t->shape != want)
             throw InputError(path + ": tensor '" + nt.name + "' has shape " + shape_str(t->shape) + " but the model needs " +
-                             shape_str(nt.tensor.shape()) + "; the file was written for a different model");
+                             shape_str(want) + "; the file was written for a different model");
         const bool both_float = dtype_is_float(t->dtype) && dtype_is_float(nt.tensor.dtype());
         if (!both_float && t->dtype != nt.tensor.dtype())
             throw InputError(path + ": tensor '" + nt.name + "' is " + dtype_name(t->dtype) + " but the model needs " +
                              dtype_name(nt.tensor.dtype()));
+        src[i] = {t, tr};
     }
     for (const auto& t : file.tensors) {
-        bool known = false;
-        for (const auto& nt : sd) known = known || nt.name == t.name;
+        bool known = gpt && is_hf_buffer(t.name);
+        for (const auto& nt : sd)
+            for (const auto& n : candidates(nt.name, gpt)) known = known || n == t.name;
         if (!known)
             throw InputError(path + ": unexpected tensor '" + t.name + "'; the file was written for a different model");
     }
-    for (auto& nt : sd) {
-        const SafeTensor* t = file.find(nt.name);
-        if (t->dtype == nt.tensor.dtype()) {
-            be.copy_from_host(t->data.data(), nt.tensor);
+    // a tied head that the file has as well: the embedding's copy wins (they are one tensor here)
+    for (std::size_t i = 0; i < sd.size(); ++i) {
+        if (!src[i].t || sd[i].tied) continue;
+        const SafeTensor& t = *src[i].t;
+        std::vector<std::uint8_t> flipped;
+        const std::uint8_t* bytes = t.data.data();
+        if (src[i].transpose) {
+            flipped = transposed(t);
+            bytes = flipped.data();
+        }
+        Tensor& dst = sd[i].tensor;
+        if (t.dtype == dst.dtype()) {
+            be.copy_from_host(bytes, dst);
         } else {
             // convert through a host tensor of the file's dtype
             CpuAllocator host(std::make_shared<MemoryLedger>());
-            Tensor src = Tensor::empty(host, t->shape, t->dtype, MemCategory::other);
-            std::memcpy(src.raw(), t->data.data(), t->data.size());
-            Tensor tmp = Tensor::empty(be.allocator(), t->shape, t->dtype, MemCategory::other);
-            be.copy_from_host(src.raw(), tmp);
-            be.copy(tmp, nt.tensor);
+            Tensor s = Tensor::empty(host, dst.shape(), t.dtype, MemCategory::other);
+            std::memcpy(s.raw(), bytes, t.data.size());
+            Tensor tmp = Tensor::empty(be.allocator(), dst.shape(), t.dtype, MemCategory::other);
+            be.copy_from_host(s.raw(), tmp);
+            be.copy(tmp, dst);
         }
     }
+}
+
+ModelSpec model_spec_of(const SafeTensorsFile& file, const std::string& path) {
+    if (auto it = file.metadata.find("model_spec"); it != file.metadata.end()) {
+        try {
+            return model_spec_from_json(nlohmann::json::parse(it->second));
+        } catch (const nlohmann::json::exception& e) {
+            throw InputError(path + ": the model_spec in its metadata is not valid JSON (" + e.what() + ")");
+        }
+    }
+    // a GPT-2 checkpoint without Headroom's metadata (nanoGPT's or Hugging Face's names)
+    auto get = [&](const std::string& name) -> const SafeTensor* {
+        if (const SafeTensor* t = file.find("transformer." + name)) return t;
+        return file.find(name);
+    };
+    const SafeTensor* wte = get("wte.weight");
+    const SafeTensor* wpe = get("wpe.weight");
+    if (!wte || !wpe || wte->shape.size() != 2 || wpe->shape.size() != 2)
+        throw InputError(HR_MSG("checkpoint.no_spec",
+                                "%1 has no model_spec in its metadata and is not a GPT-2 checkpoint (no wte/wpe "
+                                "weights); weights written by Headroom, nanoGPT or Hugging Face GPT-2 can be read"),
+                         {path});
+    const std::int64_t V = wte->shape[0], C = wte->shape[1], P = wpe->shape[0];
+    int blocks = 0;
+    while (get("h." + std::to_string(blocks) + ".ln_1.weight")) ++blocks;
+    const SafeTensor* c_attn = get("h.0.attn.c_attn.weight");
+    const SafeTensor* c_fc = get("h.0.mlp.c_fc.weight");
+    if (blocks == 0 || !c_attn || !c_fc || C % 64 != 0)
+        throw InputError(HR_MSG("checkpoint.not_gpt2",
+                                "%1 looks like a GPT checkpoint but its blocks are not GPT-2's (h.K.ln_1, attn.c_attn, "
+                                "mlp.c_fc, width a multiple of 64)"),
+                         {path});
+    const bool conv1d = c_attn->shape.size() == 2 && c_attn->shape[0] == C && c_attn->shape[1] == 3 * C;
+    const std::int64_t F = conv1d ? c_fc->shape[1] : c_fc->shape[0];
+    const bool bias = get("h.0.attn.c_attn.bias") != nullptr;
+    bool tied = true;
+    if (const SafeTensor* head = file.find("lm_head.weight"))
+        tied = head->shape == wte->shape && head->data == wte->data;
+    ModelSpec s;
+    s.name = "gpt2";
+    s.input_shape = {P};
+    s.num_classes = static_cast<int>(V);
+    auto L = [](const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a) {
+        LayerSpec l = default_layer(type);
+        for (auto& [k, v] : a) l.attrs[k] = v;
+        return l;
+    };
+    s.layers.push_back(L("token_embedding", {{"vocab_size", V}, {"dim", C}}));
+    s.layers.push_back(L("position_embedding", {{"max_positions", P}, {"dim", C}}));
+    for (int i = 0; i < blocks; ++i)
+        s.layers.push_back(
+            L("transformer_block", {{"dim", C}, {"heads", C / 64}, {"hidden", F == 4 * C ? 0 : F}, {"bias", bias}}));
+    s.layers.push_back(L("layernorm", {{"dim", C}, {"bias", bias}}));
+    s.layers.push_back(L("lm_head", {{"dim", C}, {"vocab_size", V}, {"tied", tied}}));
+    return s;
 }
 
 }  // namespace hr

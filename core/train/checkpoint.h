@@ -1,5 +1,12 @@
 #pragma once
 // Weights as safetensors with PyTorch state_dict names and layouts (DESIGN.md decision 6).
+//
+// GPT-shaped models use nanoGPT's names (nn/transformer_spec.h is_gpt_layout); their tied head is
+// written twice, as transformer.wte.weight and lm_head.weight (safetensors has no aliases), and either
+// is enough on reading. Reading also accepts Hugging Face GPT-2 files: names without the
+// "transformer." prefix (GPT2Model) or with it (GPT2LMHeadModel), the Conv1D weights stored [in, out]
+// (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj: transposed on reading), and their attention-mask
+// buffers (.attn.bias, .attn.masked_bias: ignored).
 #include <string>
 
 #include "io/safetensors.h"
@@ -9,9 +16,14 @@ namespace hr {
 
 // Every parameter and buffer of the model, copied to the host; metadata carries the model spec.
 SafeTensorsFile model_state_file(Model& model);
-// Loads a state written by model_state_file (or by PyTorch for the equivalent model). Strict: every
-// tensor must be present with the same shape; f32/f64/bf16/f16 are converted. Throws InputError naming
-// the file, the tensor and what to do; the model is unchanged on error.
+// Loads a state written by model_state_file (or by PyTorch for the equivalent model, or a Hugging Face
+// GPT-2 file for a GPT layout). Strict: every tensor must be present with the same shape; f32/f64/bf16/f16
+// are converted. Throws InputError naming the file, the tensor and what to do; the model is unchanged on error.
 void load_model_state(Model& model, const SafeTensorsFile& file, const std::string& path);
+
+// The model a weights file was written for: its metadata's model_spec, or, for files without one (a
+// Hugging Face or nanoGPT GPT-2 checkpoint), the GPT that its tensors' names and shapes describe (head
+// size 64, as every GPT-2; LayerNorm and projection biases when the file has them). InputError otherwise.
+ModelSpec model_spec_of(const SafeTensorsFile& file, const std::string& path);
 
 }  // namespace hr

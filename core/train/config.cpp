@@ -28,7 +28,8 @@ json train_config_to_json(const TrainConfig& c) {
                       {"momentum", c.optimizer.momentum}, {"dampening", c.optimizer.dampening},
                       {"nesterov", c.optimizer.nesterov}, {"weight_decay", c.optimizer.weight_decay},
                       {"beta1", c.optimizer.beta1},       {"beta2", c.optimizer.beta2},
-                      {"eps", c.optimizer.eps}};
+                      {"eps", c.optimizer.eps},           {"decay_scope", c.optimizer.decay_scope},
+                      {"grad_clip", c.optimizer.grad_clip}};
     j["schedule"] = {{"kind", c.schedule.kind},         {"step_size", c.schedule.step_size},
                      {"gamma", c.schedule.gamma},       {"min_lr", c.schedule.min_lr},
                      {"warmup_steps", c.schedule.warmup_steps}};
@@ -44,6 +45,10 @@ json train_config_to_json(const TrainConfig& c) {
     j["threads"] = c.threads;
     j["evaluate_each_epoch"] = c.evaluate_each_epoch;
     j["memory_limit"] = c.memory_limit;
+    j["seq"] = c.seq;
+    j["tokenizer"] = c.tokenizer;
+    j["eval_every"] = c.eval_every;
+    j["eval_tokens"] = c.eval_tokens;
     return j;
 }
 
@@ -136,6 +141,8 @@ TrainConfig train_config_from_json(const json& j) {
         get(*o, "beta1", c.optimizer.beta1, "optimizer");
         get(*o, "beta2", c.optimizer.beta2, "optimizer");
         get(*o, "eps", c.optimizer.eps, "optimizer");
+        get(*o, "decay_scope", c.optimizer.decay_scope, "optimizer");
+        get(*o, "grad_clip", c.optimizer.grad_clip, "optimizer");
     }
     if (const json* s = section(j, "schedule")) {
         get(*s, "kind", c.schedule.kind, "schedule");
@@ -158,6 +165,10 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "threads", c.threads, "");
     get(j, "evaluate_each_epoch", c.evaluate_each_epoch, "");
     get(j, "memory_limit", c.memory_limit, "");
+    get(j, "seq", c.seq, "");
+    get(j, "tokenizer", c.tokenizer, "");
+    get(j, "eval_every", c.eval_every, "");
+    get(j, "eval_tokens", c.eval_tokens, "");
     return c;
 }
 
@@ -207,6 +218,7 @@ void validate_train_config(const TrainConfig& c) {
     check_real(o.momentum, 0, 1, true, "momentum", "--momentum");
     check_real(o.dampening, 0, 1, false, "dampening", "optimizer.dampening");
     check_real(o.weight_decay, 0, std::numeric_limits<double>::max(), false, "weight decay", "--weight-decay");
+    check_real(o.grad_clip, 0, std::numeric_limits<double>::max(), false, "gradient clipping norm", "--grad-clip; 0 = off");
     check_real(o.beta1, 0, 1, true, "Adam beta1", "--beta1");
     check_real(o.beta2, 0, 1, true, "Adam beta2", "--beta2");
     if (!std::isfinite(o.eps) || !(o.eps > 0))
@@ -227,6 +239,9 @@ void validate_train_config(const TrainConfig& c) {
     check_real(s.loss_scale_init, 1e-30, 1e38, false, "initial loss scale", "strategy.loss_scale_init");
     check_int(s.loss_scale_growth_interval, 1, kMaxSteps, "loss scale growth interval",
               "strategy.loss_scale_growth_interval");
+    check_int(c.seq, 0, 1 << 24, "sequence length", "--seq; 0 = the model's");
+    check_int(c.eval_every, 0, kMaxSteps, "evaluation interval", "--eval-every; 0 = at the end only");
+    check_int(c.eval_tokens, 0, std::int64_t(1) << 40, "evaluation tokens", "--eval-tokens; 0 = the whole split");
     bool device_ok = c.device == "auto" || c.device == "cpu" || c.device == "cuda";
     if (!device_ok && c.device.rfind("cuda:", 0) == 0) {
         const std::string n = c.device.substr(5);

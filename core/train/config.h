@@ -16,7 +16,7 @@ namespace hr {
 struct TrainConfig {
     ModelSpec model;
     std::string model_source = "preset:seed-cnn";  // where the spec came from (for records)
-    std::string data = "fashion-mnist";            // fashion-mnist | mnist | idx:DIR | synthetic
+    std::string data = "fashion-mnist";            // fashion-mnist | mnist | idx:DIR | synthetic | text:fortunes | text:FILE
     std::int64_t train_limit = 0;                  // 0: all samples
     std::int64_t test_limit = 0;
     int epochs = 1;
@@ -31,6 +31,11 @@ struct TrainConfig {
     bool evaluate_each_epoch = true;
     int memory_events_per_second = 10;             // ledger snapshots sent to the callbacks
     std::size_t memory_limit = 0;                  // cap on device bytes (0: the device's own), like a smaller card
+    // language models (docs/transformers.md); text data only
+    std::int64_t seq = 0;                          // tokens per training sequence (0: the model's "input" [T])
+    std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens)
+    std::int64_t eval_every = 0;                   // validation loss every N steps (0: at the end of each epoch)
+    std::int64_t eval_tokens = 65536;              // validation tokens per evaluation (0: the whole split)
 };
 
 // Bounds of validate_train_config (docs/run-json.md): they keep the trainer's epoch and step

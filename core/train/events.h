@@ -2,6 +2,7 @@
 // Value types the trainer reports through its callbacks; the app turns them into queued Qt signals.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,21 @@ struct StepEvent {
     double eta_seconds = 0;
     double loss_scale = 0;          // fp16 only, else 0
     bool skipped = false;           // fp16: step skipped for inf/NaN gradients
+    double tokens_per_second = 0;   // language models: smoothed like images_per_second (a sample is a sequence)
+    double grad_norm = 0;           // the gradients' global L2 norm when clipping is on (--grad-clip), else 0
 };
+
+// Language models: the loss on the validation split (every eval_every steps and at the end).
+struct EvalEvent {
+    std::int64_t step = 0;
+    int epoch = 0;
+    double loss = 0;                // mean cross-entropy per token (nats)
+    double accuracy = 0;            // next-token accuracy
+    std::int64_t tokens = 0;        // validation tokens evaluated
+    double seconds = 0;             // time the evaluation took
+};
+
+struct WeightsSnapshot;  // train/generate.h: the weights (and tokenizer) at a step, for sampling
 
 struct EpochEvent {
     int epoch = 0;
@@ -36,6 +51,7 @@ struct EpochEvent {
     double seconds = 0;
     double images_per_second = 0;
     std::int64_t step = 0;          // global step at the end of the epoch
+    double tokens_per_second = 0;   // language models
 };
 
 struct MemoryEvent {
@@ -55,6 +71,9 @@ struct TrainCallbacks {
     std::function<void(const EpochEvent&)> on_epoch;
     std::function<void(const MemoryEvent&)> on_memory;
     std::function<void(const LogEvent&)> on_log;
+    std::function<void(const EvalEvent&)> on_eval;
+    // After Trainer::request_snapshot(): a copy of the weights taken between two steps (any model).
+    std::function<void(std::shared_ptr<const WeightsSnapshot>)> on_snapshot;
 };
 
 }  // namespace hr

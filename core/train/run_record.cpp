@@ -96,7 +96,19 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                   {"steps", r.steps},
                   {"epochs", r.epochs_completed},
                   {"seconds", r.seconds},
-                  {"images_per_second", r.images_per_second}};
+                  {"images_per_second", r.images_per_second},
+                  {"tokens_per_second", r.seq > 0 ? json(r.tokens_per_second) : json(nullptr)}};
+    if (r.seq > 0) {
+        // language models: the tokens, and the validation loss every eval_every steps and at the end
+        j["data"]["tokenizer"] = r.tokenizer;
+        j["data"]["vocab_size"] = r.vocab_size;
+        j["data"]["seq"] = r.seq;
+        json evals = json::array();
+        for (const auto& e : r.evals)
+            evals.push_back({{"step", e.step}, {"epoch", e.epoch}, {"test_loss", num(e.loss)},
+                             {"test_accuracy", num(e.accuracy)}, {"tokens", e.tokens}, {"seconds", e.seconds}});
+        j["evals"] = evals;
+    }
     j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
     return j;
 }

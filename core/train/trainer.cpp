@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <chrono>
 #include <cmath>
 #include <algorithm>
@@ -11,13 +13,17 @@
 #include "base/error.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "data/text_data.h"
+#include "data/tokenizer.h"
 #include "io/safetensors.h"
 #include "nn/model.h"
+#include "nn/transformer_spec.h"
 #include "optim/optimizer.h"
 #include "plan/planner.h"
 #include "strategy/training_state.h"
 #include "train/checkpoint.h"
 #include "train/device.h"
+#include "train/generate.h"
 
 namespace hr {
 
@@ -39,6 +45,11 @@ struct Trainer::Impl {
     std::unique_ptr<Backend> host_backend;
     DatasetPair data;
     std::unique_ptr<TrainingState> state;
+    // language models
+    ModelSpec text_spec;                          // the model with the run's sequence length
+    std::shared_ptr<const Tokenizer> tokenizer;
+    std::vector<std::int32_t> train_tokens, validation_tokens;
+    std::shared_ptr<const WeightsSnapshot> snapshot;
 };
 
 Trainer::Trainer(TrainConfig config, TrainCallbacks callbacks)
@@ -154,6 +165,7 @@ PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::
     PlanRequest r;
     r.spec = c.model;
     r.batch = c.batch;
+    r.seq = c.seq;
     r.strategy = c.strategy;
     r.optimizer = c.optimizer;
     r.device = resolve_device(c.device);
@@ -181,6 +193,17 @@ TrainResult Trainer::run() {
         log(LogLevel::info, "checkpoint auto: the planner chose " + std::to_string(strategy.checkpoint_blocks.size()) +
                                 " block(s)");
     }
+    const bool tokens = is_token_model(c.model);
+    if (tokens != is_text_data(c.data))
+        throw InputError(tokens ? Message(HR_MSG("train.text_needs_text",
+                                                 "model '%1' is a language model (it takes token ids) but '%2' is not "
+                                                 "text; use --data text:fortunes or text:FILE"),
+                                          {c.model.name, c.data})
+                                : Message(HR_MSG("train.text_needs_lm",
+                                                 "'%1' is text, but model '%2' does not take tokens; pick a language "
+                                                 "model (gpt-tiny, gpt-char, ...) or image data"),
+                                          {c.data, c.model.name}));
+    if (tokens) return run_text(strategy);
 
     // --- device (checked before the data is loaded, so a bad --device fails at once) ------------------
     impl_->ledger = std::make_shared<MemoryLedger>();
@@ -343,6 +366,7 @@ TrainResult Trainer::run() {
                 if (stop_) throw Cancelled();
                 if (paused_) wait_while_paused();
                 if (stop_) throw Cancelled();
+                if (snapshot_wanted_) take_snapshot(step);
                 const auto t0 = Clock::now();
                 const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
                 impl_->ledger->set_step(step + 1);
@@ -469,7 +493,333 @@ void Trainer::save_weights(const std::string& path, const std::string& run_json_
     if (!impl_->state) throw Error("no trained model to save: run() first");
     SafeTensorsFile f = model_state_file(impl_->state->model());
     if (!run_json_text.empty()) f.metadata["run"] = run_json_text;
+    if (impl_->tokenizer) {
+        // the tokenizer goes next to the weights and is named in their metadata (generate finds it there)
+        const std::string dir = std::filesystem::path(path).parent_path().string();
+        f.metadata["tokenizer"] = impl_->tokenizer->kind();
+        f.metadata["tokenizer_file"] = impl_->tokenizer->file_name();
+        impl_->tokenizer->save(dir.empty() ? "." : dir);
+    }
     write_safetensors(path, f);
+}
+
+void Trainer::request_snapshot() { snapshot_wanted_ = true; }
+
+std::shared_ptr<const WeightsSnapshot> Trainer::latest_snapshot() const {
+    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    return impl_->snapshot;
+}
+
+// On the training thread, between steps: copy the weights to the host.
+void Trainer::take_snapshot(std::int64_t step) {
+    snapshot_wanted_ = false;
+    if (!impl_->state) return;
+    auto snap = std::make_shared<WeightsSnapshot>();
+    snap->weights = model_state_file(impl_->state->model());
+    snap->tokenizer = impl_->tokenizer;
+    if (impl_->tokenizer) snap->weights.metadata["tokenizer"] = impl_->tokenizer->kind();
+    snap->step = step;
+    {
+        std::lock_guard<std::mutex> lock(snapshot_mutex_);
+        impl_->snapshot = snap;
+    }
+    if (callbacks_.on_snapshot) callbacks_.on_snapshot(snap);
+}
+
+// ---- language models on text ---------------------------------------------------------------------------
+
+TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
+    auto log = [this](LogLevel level, const std::string& msg) {
+        if (callbacks_.on_log) callbacks_.on_log({level, msg});
+    };
+    const TrainConfig& c = config_;
+    validate_tokenizer_spec(c.tokenizer);
+    impl_->text_spec = c.model;
+    apply_sequence_length(impl_->text_spec, c.seq);
+    const ModelSpec& spec = impl_->text_spec;
+    const std::int64_t T = spec.input_shape[0];
+    const std::int64_t V = model_vocabulary(spec);
+
+    // --- device -----------------------------------------------------------------------------------------
+    impl_->ledger = std::make_shared<MemoryLedger>();
+    impl_->host_ledger = std::make_shared<MemoryLedger>();
+    std::string device_note;
+    impl_->backend = make_backend(c.device, c.threads, impl_->ledger, strategy.tf32, &device_note);
+    if (!device_note.empty()) log(LogLevel::info, device_note);
+
+    // --- text and tokens ------------------------------------------------------------------------------
+    const auto t_data = Clock::now();
+    TextCorpus corpus = load_text_corpus(c.data);
+    impl_->tokenizer = make_tokenizer(c.tokenizer, c.tokenizer == "char" ? corpus.all_text() : corpus.train_text);
+    const Tokenizer& tok = *impl_->tokenizer;
+    if (tok.vocab_size() > V)
+        throw InputError(HR_MSG("train.vocab_too_small",
+                                "the %1 tokenizer has %2 tokens but model '%3' has a vocabulary of %4; set the token "
+                                "embedding's and lm_head's vocab_size (and num_classes) to at least %2"),
+                         {tok.kind(), std::to_string(tok.vocab_size()), spec.name, std::to_string(V)});
+    impl_->train_tokens = tok.encode(corpus.train_text);
+    impl_->validation_tokens = tok.encode(corpus.validation_text);
+    if (c.train_limit > 0 && static_cast<std::int64_t>(impl_->train_tokens.size()) > c.train_limit)
+        impl_->train_tokens.resize(static_cast<std::size_t>(c.train_limit));
+    if (c.test_limit > 0 && static_cast<std::int64_t>(impl_->validation_tokens.size()) > c.test_limit)
+        impl_->validation_tokens.resize(static_cast<std::size_t>(c.test_limit));
+    log(LogLevel::info, corpus.spec + " from " + corpus.source + ": " + std::to_string(impl_->train_tokens.size()) +
+                            " training and " + std::to_string(impl_->validation_tokens.size()) +
+                            " validation tokens (" + tok.kind() + " tokenizer, " + std::to_string(tok.vocab_size()) +
+                            " tokens) in " + std::to_string(seconds_since(t_data)) + " s");
+
+    // --- engine ---------------------------------------------------------------------------------------
+    impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
+    Backend& be = *impl_->backend;
+    if (c.memory_limit > 0)
+        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(c.memory_limit);
+    std::unique_ptr<TokenBatcher> train_batches, eval_batches;
+    try {
+        impl_->state = std::make_unique<TrainingState>(spec, c.optimizer, strategy, c.seed, be, be.allocator(),
+                                                       *impl_->host_backend, impl_->host_backend->allocator());
+        train_batches = std::make_unique<TokenBatcher>(impl_->train_tokens, c.batch, T, c.seed, impl_->ledger.get(),
+                                                       "training");
+        eval_batches = std::make_unique<TokenBatcher>(impl_->validation_tokens, strategy.micro_batch, T, c.seed,
+                                                      impl_->ledger.get(), "validation");
+        if (c.memory_limit > 0 && impl_->ledger->live_total() > c.memory_limit)
+            throw OutOfMemory("out of memory: the batch buffers pass the limit", 0, MemCategory::data, -1,
+                              c.memory_limit, impl_->ledger->snapshot());
+    } catch (const OutOfMemory& e) {
+        TrainResult failed;
+        failed.status = "failed";
+        failed.out_of_memory = true;
+        failed.oom_limit = e.limit;
+        failed.error = describe_out_of_memory(e, spec, be.name());
+        CategoryBytes live = e.snapshot.live;
+        at(live, e.category) += e.requested;
+        MemCategory largest = MemCategory::other;
+        for (MemCategory cat : all_categories())
+            if (at(live, cat) > at(live, largest)) largest = cat;
+        failed.oom_category = category_name(largest);
+        failed.device_name = be.name();
+        failed.strategy = strategy.describe();
+        failed.ledger = impl_->ledger->snapshot();
+        impl_->state.reset();
+        log(LogLevel::error, failed.error);
+        return failed;
+    }
+    TrainingState& st = *impl_->state;
+    Model& model = st.model();
+    const std::int64_t B = c.batch, M = strategy.micro_batch;
+    const std::int64_t steps_per_epoch = train_batches->steps_per_epoch();
+    const std::int64_t total_steps = c.steps > 0 ? c.steps : steps_per_epoch * c.epochs;
+
+    TrainResult result;
+    result.device_name = be.name();
+    result.param_count = model.param_count();
+    result.train_samples = static_cast<std::int64_t>(impl_->train_tokens.size());
+    result.test_samples = static_cast<std::int64_t>(impl_->validation_tokens.size());
+    result.data_source = corpus.source;
+    result.strategy = strategy.describe();
+    result.tokenizer = tok.kind();
+    result.vocab_size = tok.vocab_size();
+    result.seq = T;
+    log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
+                            be.name() + ": batch " + std::to_string(B) + " x " + std::to_string(T) + " tokens, " +
+                            std::to_string(total_steps) + " steps (" + std::to_string(steps_per_epoch) +
+                            " per epoch), " + strategy.describe());
+
+    // Copies rows [r0, r0 + n) of the batcher's windows into the micro-batch buffers.
+    auto upload = [&](TokenBatcher& tb, std::int64_t r0, std::int64_t n) -> std::pair<Tensor, Tensor> {
+        Tensor xs = st.x_staging.slice0(0, n), ys = st.labels.slice0(0, n);
+        be.copy_from_host(tb.x().data() + r0 * T, xs);
+        be.copy_from_host(tb.y().data() + r0 * T, ys);
+        return {xs, ys};
+    };
+    auto evaluate = [&](std::int64_t step, int epoch) {
+        const auto t0 = Clock::now();
+        impl_->ledger->set_phase("evaluate");
+        const std::int64_t windows = eval_batches->eval_windows(c.eval_tokens);
+        double loss_sum = 0;
+        std::int64_t correct = 0, seen = 0;
+        for (std::int64_t w = 0; w < windows; w += M) {
+            if (stop_) throw Cancelled();
+            const std::int64_t n = eval_batches->eval_batch(w, std::min(M, windows - w));
+            auto [xs, ys] = upload(*eval_batches, 0, n);
+            Tensor logits = model.forward(xs, false);
+            Tensor lv = logits.reshape({n * T, V});
+            const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), false, 1.0f);
+            loss_sum += r.loss * static_cast<double>(n * T);
+            correct += r.correct;
+            seen += n * T;
+        }
+        EvalEvent ev;
+        ev.step = step;
+        ev.epoch = epoch;
+        ev.loss = seen ? loss_sum / static_cast<double>(seen) : NAN;
+        ev.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : NAN;
+        ev.tokens = seen;
+        ev.seconds = seconds_since(t0);
+        result.evals.push_back(ev);
+        if (callbacks_.on_eval) callbacks_.on_eval(ev);
+        log(LogLevel::info, "step " + std::to_string(step) + ": validation loss " + std::to_string(ev.loss) +
+                                " per token over " + std::to_string(seen) + " tokens");
+        return ev;
+    };
+
+    const auto run_start = Clock::now();
+    double train_seconds = 0;
+    std::int64_t step = 0;
+    double sps_smooth = 0;
+    auto last_memory = Clock::now() - std::chrono::seconds(10);
+    const double memory_interval = 1.0 / std::max(1, c.memory_events_per_second);
+    const std::size_t capacity = be.device().is_cpu() ? host_memory_bytes() : device_total_bytes(be.device().str());
+    auto emit_memory = [&](bool force) {
+        if (!callbacks_.on_memory) return;
+        if (!force && seconds_since(last_memory) < memory_interval) return;
+        last_memory = Clock::now();
+        callbacks_.on_memory({step, seconds_since(run_start), impl_->ledger->snapshot(), capacity});
+    };
+    emit_memory(true);
+    impl_->ledger->reset_peaks();
+
+    int epoch = 1;
+    double epoch_loss = 0, epoch_seconds = 0;
+    std::int64_t epoch_correct = 0, epoch_steps = 0;
+    auto epoch_start = Clock::now();
+    try {
+        while (step < total_steps) {
+            if (stop_) throw Cancelled();
+            if (paused_) wait_while_paused();
+            if (stop_) throw Cancelled();
+            if (snapshot_wanted_) take_snapshot(step);
+            const auto t0 = Clock::now();
+            const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
+            impl_->ledger->set_step(step + 1);
+            train_batches->random_batch(step);
+            model.zero_grad();
+            double step_loss = 0;
+            std::int64_t step_correct = 0;
+            bool finite = true;
+            for (std::int64_t r0 = 0; r0 < B; r0 += M) {
+                const std::int64_t n = std::min(M, B - r0);
+                impl_->ledger->set_phase("forward");
+                auto [xs, ys] = upload(*train_batches, r0, n);
+                Tensor logits = model.forward(xs, true, static_cast<std::uint64_t>(step * B + r0));
+                const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(B));
+                // the gradient of the mean token loss overwrites the logits (no second (n, T, V) buffer)
+                Tensor lv = logits.reshape({n * T, V});
+                const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), true, share * st.loss_scale());
+                if (!std::isfinite(r.loss)) {
+                    finite = false;
+                    step_loss = r.loss;
+                    break;
+                }
+                step_loss += r.loss * share;
+                step_correct += r.correct;
+                impl_->ledger->set_phase("backward");
+                model.backward(logits);
+            }
+            if (!finite) {
+                char msg[512];
+                std::snprintf(msg, sizeof msg,
+                              "the loss became %s at step %lld; training cannot continue. Lower the learning rate "
+                              "(now %g, --lr), use a warm-up, or clip the gradients (--grad-clip 1)",
+                              std::isnan(step_loss) ? "NaN" : "infinite", static_cast<long long>(step + 1), lr);
+                result.status = "failed";
+                result.error = msg;
+                result.bad_input = true;
+                log(LogLevel::error, msg);
+                break;
+            }
+            impl_->ledger->set_phase("optimizer");
+            const bool applied = st.optimizer_step(lr);
+            const double dt = seconds_since(t0);
+            ++step;
+            train_seconds += dt;
+            epoch_seconds += dt;
+            epoch_loss += step_loss;
+            epoch_correct += step_correct;
+            ++epoch_steps;
+            const double sps = dt > 0 ? static_cast<double>(B) / dt : 0;
+            sps_smooth = sps_smooth == 0 ? sps : 0.9 * sps_smooth + 0.1 * sps;
+            if (callbacks_.on_step) {
+                StepEvent ev;
+                ev.step = step;
+                ev.total_steps = total_steps;
+                ev.epoch = epoch;
+                ev.step_in_epoch = epoch_steps;
+                ev.steps_per_epoch = steps_per_epoch;
+                ev.loss = step_loss;
+                ev.accuracy = static_cast<double>(step_correct) / static_cast<double>(B * T);
+                ev.lr = lr;
+                ev.step_seconds = dt;
+                ev.images_per_second = sps_smooth;
+                ev.tokens_per_second = sps_smooth * static_cast<double>(T);
+                ev.elapsed_seconds = seconds_since(run_start);
+                ev.eta_seconds = train_seconds / static_cast<double>(step) * static_cast<double>(total_steps - step);
+                ev.loss_scale = strategy.loss_scaling ? st.loss_scale() : 0.0;
+                ev.skipped = !applied;
+                ev.grad_norm = st.last_grad_norm();
+                callbacks_.on_step(ev);
+            }
+            emit_memory(false);
+            const bool last = step >= total_steps;
+            if (c.eval_every > 0 && step % c.eval_every == 0 && !last) evaluate(step, epoch);
+            if (step % steps_per_epoch == 0 || last) {
+                EpochEvent ee;
+                ee.epoch = epoch;
+                ee.step = step;
+                ee.train_loss = epoch_loss / static_cast<double>(epoch_steps);
+                ee.train_accuracy = static_cast<double>(epoch_correct) / static_cast<double>(epoch_steps * B * T);
+                ee.images_per_second = epoch_seconds > 0 ? static_cast<double>(epoch_steps * B) / epoch_seconds : 0;
+                ee.tokens_per_second = ee.images_per_second * static_cast<double>(T);
+                ee.test_loss = NAN;
+                ee.test_accuracy = NAN;
+                if (last || (c.evaluate_each_epoch && c.eval_every == 0)) {
+                    const EvalEvent ev = evaluate(step, epoch);
+                    ee.test_loss = ev.loss;
+                    ee.test_accuracy = ev.accuracy;
+                }
+                ee.seconds = seconds_since(epoch_start);
+                result.epochs.push_back(ee);
+                result.epochs_completed = epoch;
+                result.train_loss = ee.train_loss;
+                result.train_accuracy = ee.train_accuracy;
+                if (!result.evals.empty()) {
+                    result.test_loss = result.evals.back().loss;
+                    result.test_accuracy = result.evals.back().accuracy;
+                }
+                if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
+                ++epoch;
+                epoch_loss = 0;
+                epoch_seconds = 0;
+                epoch_correct = 0;
+                epoch_steps = 0;
+                epoch_start = Clock::now();
+            }
+        }
+    } catch (const Cancelled&) {
+        result.status = "stopped";
+        log(LogLevel::info, "stopped at step " + std::to_string(step));
+    } catch (const InputError&) {
+        throw;
+    } catch (const Error& e) {
+        result.status = "failed";
+        result.error = e.what();
+        log(LogLevel::error, e.what());
+    }
+    if (result.status == "stopped" && epoch_steps > 0) {
+        result.train_loss = epoch_loss / static_cast<double>(epoch_steps);
+        result.train_accuracy = static_cast<double>(epoch_correct) / static_cast<double>(epoch_steps * B * T);
+    }
+    if (snapshot_wanted_ || callbacks_.on_snapshot) take_snapshot(step);  // the final weights, for a Sample panel
+    result.steps = step;
+    result.seconds = seconds_since(run_start);
+    result.images_per_second = train_seconds > 0 ? static_cast<double>(step * B) / train_seconds : 0;
+    result.tokens_per_second = result.images_per_second * static_cast<double>(T);
+    result.skipped_steps = st.skipped_steps();
+    result.final_loss_scale = strategy.loss_scaling ? st.loss_scale() : 0.0;
+    impl_->ledger->set_phase("done");
+    result.ledger = impl_->ledger->snapshot();
+    result.host_ledger = impl_->host_ledger->snapshot();
+    emit_memory(true);
+    return result;
 }
 
 }  // namespace hr

@@ -31,10 +31,15 @@ struct TrainResult {
     double images_per_second = 0;     // training throughput over the whole run
     std::vector<EpochEvent> epochs;
     LedgerSnapshot ledger;            // peaks of the run
+    double tokens_per_second = 0;     // language models: training throughput over the whole run
+    std::vector<EvalEvent> evals;     // language models: every validation loss, the last at the end
+    std::string tokenizer;            // language models: "byte", "char", "bpe:4000"
+    std::int64_t vocab_size = 0;      // the tokenizer's
+    std::int64_t seq = 0;             // tokens per sequence
     std::string device_name;          // "cpu (OpenBLAS ..., 2 threads)"
     std::int64_t param_count = 0;
-    std::int64_t train_samples = 0;
-    std::int64_t test_samples = 0;
+    std::int64_t train_samples = 0;   // language models: training tokens
+    std::int64_t test_samples = 0;    // language models: validation tokens
     std::string data_source;          // folder the dataset came from ("" for synthetic)
     std::string strategy;             // ResolvedStrategy::describe()
     std::int64_t skipped_steps = 0;   // fp16: steps skipped for inf/NaN gradients
@@ -71,18 +76,28 @@ public:
     void request_stop();
     void set_paused(bool paused);
     bool paused() const { return paused_.load(); }
+    // Any thread: between the next two steps (or at the end) the trainer copies the weights to the host
+    // and hands them to callbacks.on_snapshot; latest_snapshot() returns the newest copy taken. For a
+    // Sample panel: generate from it on a thread of its own (train/generate.h).
+    void request_snapshot();
+    std::shared_ptr<const WeightsSnapshot> latest_snapshot() const;
 
-    // After run(): write the trained weights (PyTorch state_dict names) to a safetensors file.
+    // After run(): write the trained weights (PyTorch state_dict names) to a safetensors file. Language
+    // models also write their tokenizer file next to it and name it in the file's metadata.
     void save_weights(const std::string& path, const std::string& run_json_text = "") const;
     const TrainConfig& config() const { return config_; }
 
 private:
     struct Impl;
+    TrainResult run_text(const ResolvedStrategy& strategy);  // language models on text data
+    void take_snapshot(std::int64_t step);
     TrainConfig config_;
     TrainCallbacks callbacks_;
     std::unique_ptr<Impl> impl_;
     std::atomic<bool> stop_{false};
     std::atomic<bool> paused_{false};
+    std::atomic<bool> snapshot_wanted_{false};
+    mutable std::mutex snapshot_mutex_;
     std::mutex pause_mutex_;
     std::condition_variable pause_cv_;
     void wait_while_paused();

@@ -119,6 +119,26 @@ public:
                                      Tensor& dlogits, float grad_scale) override;
     LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) override;
 
+    // transformer ops (cuda_transformer.cpp): not implemented on the GPU yet, they throw hr::Error
+    void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) override;
+    void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) override;
+    void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
+                           Tensor& rstd) override;
+    void layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+                            const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+    void gelu_tanh_forward(const Tensor& x, Tensor& y) override;
+    void gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+    std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
+                                          DType dtype) const override;
+    void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                           Tensor& workspace) override;
+    void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dqkv,
+                            const AttentionParams& p, Tensor& workspace) override;
+    LossResult cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) override;
+    void copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+                   std::int64_t rows) override;
+    void transpose_last2(const Tensor& x, Tensor& y) override;
+
     double sum_squares(const Tensor& x) override;
     bool all_finite(const Tensor& x) override;
 

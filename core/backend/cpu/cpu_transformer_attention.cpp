@@ -1,0 +1,313 @@
+// CpuBackend: memory-efficient self-attention (backend.h attention_forward / attention_backward).
+//
+// Work is split over (batch, head) pairs with OpenMP (static schedule: each pair is handled by one
+// thread from start to end, so results do not depend on scheduling). For one pair, K and V are
+// gathered once into f32 (f64 for f64) scratch; queries are then processed in tiles of kTile rows:
+// the tile's scores against the keys it may see (all of them, or those up to its last row when
+// causal) are formed with one GEMM, softmaxed row by row, and multiplied into V with a second. So the
+// scratch holds kTile x T scores per thread, never T x T per head, and forward keeps only the output
+// and one f32 log-sum-exp per row. Backward recomputes each tile's probabilities from the scores and
+// the saved log-sum-exp, and accumulates dK and dV in the pair's scratch (no races: one thread per
+// pair). All scratch comes from the caller's workspace (attention_workspace_bytes), so it is in the
+// ledger.
+// No floating-point traps are ever enabled here: this lets GCC vectorise the loops that compare and
+// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids.
+#pragma GCC optimize("no-trapping-math")
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/blas.h"
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_transformer_math.h"
+
+namespace hr {
+
+using namespace cpu;
+
+namespace {
+
+constexpr std::int64_t kTile = 64;  // query rows per tile
+
+inline void gemm_rm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                    int ldb, float beta, float* c, int ldc) {
+    if (m == 0 || n == 0) return;
+    cpu::sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+inline void gemm_rm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
+                    int ldb, double beta, double* c, int ldc) {
+    if (m == 0 || n == 0) return;
+    cpu::dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+struct AttnDims {
+    std::int64_t B, T, C, H, D;
+};
+
+AttnDims check_attention(const char* op, const Tensor& qkv, const Tensor& out, const Tensor& lse,
+                         const AttentionParams& p) {
+    require_defined(op, "qkv", qkv);
+    require_defined(op, "out", out);
+    require_defined(op, "lse", lse);
+    require_float(op, "qkv", qkv);
+    require_same_dtype(op, "qkv", qkv, "out", out);
+    require_dtype(op, "lse", lse, DType::f32);
+    if (qkv.ndim() != 3 || qkv.dim(2) % 3 != 0)
+        fail(op, "expects qkv (B, T, 3C), got " + desc(qkv));
+    AttnDims d{qkv.dim(0), qkv.dim(1), qkv.dim(2) / 3, p.heads, 0};
+    if (p.heads < 1 || d.C % p.heads != 0)
+        fail(op, "width " + std::to_string(d.C) + " of qkv " + desc(qkv) + " is not divisible by " +
+                     std::to_string(p.heads) + " heads");
+    d.D = d.C / d.H;
+    if (out.ndim() != 3 || out.dim(0) != d.B || out.dim(1) != d.T || out.dim(2) != d.C)
+        fail(op, "out " + desc(out) + " must be " + shape_str({d.B, d.T, d.C}) + " for qkv " + desc(qkv));
+    if (lse.ndim() != 3 || lse.dim(0) != d.B || lse.dim(1) != d.H || lse.dim(2) != d.T)
+        fail(op, "lse " + desc(lse) + " must be " + shape_str({d.B, d.H, d.T}) + " f32 for qkv " + desc(qkv));
+    if (!(p.dropout >= 0.0f && p.dropout < 1.0f)) fail(op, "dropout " + std::to_string(p.dropout) + " must be in [0, 1)");
+    return d;
+}
+
+// Scratch elements (compute type) one thread needs for a (T, D) head; forward uses a prefix of it.
+std::int64_t scratch_per_thread(std::int64_t T, std::int64_t D) {
+    const std::int64_t tile = std::min(kTile, std::max<std::int64_t>(T, 1));
+    return 4 * T * D + 3 * tile * D + 3 * tile * T + tile;
+}
+
+int attention_threads(int threads, std::int64_t pairs) {
+    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, pairs)));
+}
+
+// The dropout keep factor of probability (b, h, i, j): 0 or 1/(1 - p).
+template <class A>
+inline A keep_factor(const AttentionParams& p, std::uint64_t base, std::int64_t i, std::int64_t T, std::int64_t j,
+                     A inv_keep) {
+    const std::uint64_t counter = base + static_cast<std::uint64_t>(i * T + j);
+    return counter_uniform_inline(p.seed, counter) < p.dropout ? A(0) : inv_keep;
+}
+
+template <class T, class A>
+void forward_pair(const T* qkv, T* out, float* lse, const AttnDims& d, std::int64_t b, std::int64_t h,
+                  const AttentionParams& p, A* scratch) {
+    const std::int64_t Tn = d.T, D = d.D, C = d.C, row = 3 * C;
+    const std::int64_t tile = std::min(kTile, Tn);
+    A* K = scratch;
+    A* V = K + Tn * D;
+    A* Q = V + Tn * D;
+    A* S = Q + tile * D;  // tile x T
+    A* O = S + tile * Tn;
+    const T* base = qkv + b * Tn * row;
+    for (std::int64_t j = 0; j < Tn; ++j) {
+        const T* r = base + j * row;
+        for (std::int64_t e = 0; e < D; ++e) {
+            K[j * D + e] = A(load(r, C + h * D + e));
+            V[j * D + e] = A(load(r, 2 * C + h * D + e));
+        }
+    }
+    const A scale = A(1) / std::sqrt(A(D));
+    const bool drop = p.dropout > 0.0f;
+    const A inv_keep = A(1) / (A(1) - A(p.dropout));
+    const std::uint64_t dbase = p.offset + static_cast<std::uint64_t>((b * d.H + h) * Tn) * static_cast<std::uint64_t>(Tn);
+    for (std::int64_t i0 = 0; i0 < Tn; i0 += tile) {
+        const std::int64_t r = std::min(tile, Tn - i0);
+        const std::int64_t kend = p.causal ? i0 + r : Tn;
+        for (std::int64_t i = 0; i < r; ++i) {
+            const T* q = base + (i0 + i) * row + h * D;
+            for (std::int64_t e = 0; e < D; ++e) Q[i * D + e] = A(load(q, e)) * scale;
+        }
+        gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), S, int(kend));
+        for (std::int64_t i = 0; i < r; ++i) {
+            A* s = S + i * kend;
+            const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
+            A mx = s[0];
+            for (std::int64_t j = 1; j < jn; ++j) mx = std::max(mx, s[j]);
+            A sum = 0;
+            for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - mx);
+            for (std::int64_t j = 0; j < jn; ++j) sum += s[j];
+            const A inv = A(1) / sum;
+            for (std::int64_t j = 0; j < jn; ++j) s[j] *= inv;
+            for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
+            if (drop)
+                for (std::int64_t j = 0; j < jn; ++j) s[j] *= keep_factor(p, dbase, i0 + i, Tn, j, inv_keep);
+            lse[(b * d.H + h) * Tn + i0 + i] = static_cast<float>(mx + std::log(sum));
+        }
+        gemm_rm(false, false, int(r), int(D), int(kend), A(1), S, int(kend), V, int(D), A(0), O, int(D));
+        for (std::int64_t i = 0; i < r; ++i) {
+            T* o = out + (b * Tn + i0 + i) * C + h * D;
+            for (std::int64_t e = 0; e < D; ++e) store(o, e, O[i * D + e]);
+        }
+    }
+}
+
+template <class T, class A>
+void backward_pair(const T* qkv, const T* out, const float* lse, const T* dout, T* dqkv, const AttnDims& d,
+                   std::int64_t b, std::int64_t h, const AttentionParams& p, A* scratch) {
+    const std::int64_t Tn = d.T, D = d.D, C = d.C, row = 3 * C;
+    const std::int64_t tile = std::min(kTile, Tn);
+    A* K = scratch;
+    A* V = K + Tn * D;
+    A* dK = V + Tn * D;
+    A* dV = dK + Tn * D;
+    A* Q = dV + Tn * D;
+    A* dO = Q + tile * D;
+    A* dQ = dO + tile * D;
+    A* P = dQ + tile * D;    // tile x T
+    A* dP = P + tile * Tn;   // tile x T
+    A* Di = dP + tile * Tn;  // tile
+    const T* base = qkv + b * Tn * row;
+    for (std::int64_t j = 0; j < Tn; ++j) {
+        const T* r = base + j * row;
+        for (std::int64_t e = 0; e < D; ++e) {
+            K[j * D + e] = A(load(r, C + h * D + e));
+            V[j * D + e] = A(load(r, 2 * C + h * D + e));
+        }
+    }
+    std::fill(dK, dK + 2 * Tn * D, A(0));
+    const A scale = A(1) / std::sqrt(A(D));
+    const bool drop = p.dropout > 0.0f;
+    const A inv_keep = A(1) / (A(1) - A(p.dropout));
+    const std::uint64_t dbase = p.offset + static_cast<std::uint64_t>((b * d.H + h) * Tn) * static_cast<std::uint64_t>(Tn);
+    T* dbase_q = dqkv + b * Tn * row;
+    for (std::int64_t i0 = 0; i0 < Tn; i0 += tile) {
+        const std::int64_t r = std::min(tile, Tn - i0);
+        const std::int64_t kend = p.causal ? i0 + r : Tn;
+        for (std::int64_t i = 0; i < r; ++i) {
+            const T* q = base + (i0 + i) * row + h * D;
+            const T* go = dout + (b * Tn + i0 + i) * C + h * D;
+            const T* o = out + (b * Tn + i0 + i) * C + h * D;
+            A di = 0;
+            for (std::int64_t e = 0; e < D; ++e) {
+                Q[i * D + e] = A(load(q, e)) * scale;
+                dO[i * D + e] = A(load(go, e));
+                di += dO[i * D + e] * A(load(o, e));
+            }
+            Di[i] = di;
+        }
+        // P = exp(S - lse) on the visible keys, 0 elsewhere
+        gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), P, int(kend));
+        for (std::int64_t i = 0; i < r; ++i) {
+            A* s = P + i * kend;
+            const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
+            const A l = A(lse[(b * d.H + h) * Tn + i0 + i]);
+            for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - l);
+            for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
+        }
+        // dP = dO V^T
+        gemm_rm(false, true, int(r), int(kend), int(D), A(1), dO, int(D), V, int(D), A(0), dP, int(kend));
+        if (drop) {
+            // dropped probabilities Pd = P * keep / (1 - p): dV += Pd^T dO, and dP picks up the same factors
+            A* Pd = Di + tile;  // tile x T
+            for (std::int64_t i = 0; i < r; ++i) {
+                const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
+                const A* s = P + i * kend;
+                A* g = dP + i * kend;
+                A* pd = Pd + i * kend;
+                for (std::int64_t j = 0; j < kend; ++j) {
+                    const A f = j < jn ? keep_factor(p, dbase, i0 + i, Tn, j, inv_keep) : A(0);
+                    pd[j] = s[j] * f;
+                    g[j] *= f;
+                }
+            }
+            gemm_rm(true, false, int(kend), int(D), int(r), A(1), Pd, int(kend), dO, int(D), A(1), dV, int(D));
+        } else {
+            gemm_rm(true, false, int(kend), int(D), int(r), A(1), P, int(kend), dO, int(D), A(1), dV, int(D));
+        }
+        // dS = P * (dP - D_i), written over dP
+        for (std::int64_t i = 0; i < r; ++i) {
+            const A* s = P + i * kend;
+            A* g = dP + i * kend;
+            for (std::int64_t j = 0; j < kend; ++j) g[j] = s[j] * (g[j] - Di[i]);
+        }
+        // dQ = dS K * scale; dK += dS^T (Q * scale)
+        gemm_rm(false, false, int(r), int(D), int(kend), scale, dP, int(kend), K, int(D), A(0), dQ, int(D));
+        gemm_rm(true, false, int(kend), int(D), int(r), A(1), dP, int(kend), Q, int(D), A(1), dK, int(D));
+        for (std::int64_t i = 0; i < r; ++i) {
+            T* o = dbase_q + (i0 + i) * row + h * D;
+            for (std::int64_t e = 0; e < D; ++e) store(o, e, dQ[i * D + e]);
+        }
+    }
+    for (std::int64_t j = 0; j < Tn; ++j) {
+        T* o = dbase_q + j * row;
+        for (std::int64_t e = 0; e < D; ++e) {
+            store(o, C + h * D + e, dK[j * D + e]);
+            store(o, 2 * C + h * D + e, dV[j * D + e]);
+        }
+    }
+}
+
+template <class A>
+A* thread_scratch(const char* op, Tensor& workspace, std::int64_t per_thread, int thread, int nt) {
+    const std::size_t need = static_cast<std::size_t>(per_thread) * sizeof(A) * static_cast<std::size_t>(nt);
+    if (!workspace.defined() || workspace.nbytes() < need)
+        fail(op, "workspace " + desc(workspace) + " is smaller than the " + std::to_string(need) +
+                     " bytes attention_workspace_bytes asks for");
+    return reinterpret_cast<A*>(static_cast<char*>(workspace.raw())) + static_cast<std::size_t>(per_thread) * thread;
+}
+
+}  // namespace
+
+std::size_t CpuBackend::attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
+                                                  DType dtype) const {
+    if (heads < 1 || C % heads != 0 || B < 1 || T < 1) return 0;
+    const std::int64_t D = C / heads;
+    const std::size_t es = dtype == DType::f64 ? 8 : 4;
+    const int nt = attention_threads(threads_, B * heads);
+    return static_cast<std::size_t>(scratch_per_thread(T, D)) * es * static_cast<std::size_t>(nt);
+}
+
+void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                                   Tensor& workspace) {
+    const char* op = "attention_forward";
+    const AttnDims d = check_attention(op, qkv, out, lse, p);
+    const std::int64_t pairs = d.B * d.H;
+    const int nt = attention_threads(threads_, pairs);
+    const std::int64_t per = scratch_per_thread(d.T, d.D);
+    dispatch_float(qkv.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        thread_scratch<A>(op, workspace, per, 0, nt);  // size check before the parallel region
+        const T* pq = qkv.data<T>();
+        T* po = out.data<T>();
+        float* pl = lse.data<float>();
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (std::int64_t bh = 0; bh < pairs; ++bh) {
+            A* s = reinterpret_cast<A*>(workspace.raw()) + per * omp_get_thread_num();
+            forward_pair<T, A>(pq, po, pl, d, bh / d.H, bh % d.H, p, s);
+        }
+    });
+}
+
+void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+                                    Tensor& dqkv, const AttentionParams& p, Tensor& workspace) {
+    const char* op = "attention_backward";
+    const AttnDims d = check_attention(op, qkv, out, lse, p);
+    require_defined(op, "dout", dout);
+    require_defined(op, "dqkv", dqkv);
+    require_same_shape(op, "out", out, "dout", dout);
+    require_same_shape(op, "qkv", qkv, "dqkv", dqkv);
+    require_same_dtype(op, "qkv", qkv, "dout", dout);
+    require_same_dtype(op, "qkv", qkv, "dqkv", dqkv);
+    const std::int64_t pairs = d.B * d.H;
+    const int nt = attention_threads(threads_, pairs);
+    const std::int64_t per = scratch_per_thread(d.T, d.D);
+    dispatch_float(qkv.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        thread_scratch<A>(op, workspace, per, 0, nt);
+        const T* pq = qkv.data<T>();
+        const T* po = out.data<T>();
+        const T* pg = dout.data<T>();
+        T* pd = dqkv.data<T>();
+        const float* pl = lse.data<float>();
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (std::int64_t bh = 0; bh < pairs; ++bh) {
+            A* s = reinterpret_cast<A*>(workspace.raw()) + per * omp_get_thread_num();
+            backward_pair<T, A>(pq, po, pl, pg, pd, d, bh / d.H, bh % d.H, p, s);
+        }
+    });
+}
+
+}  // namespace hr

@@ -1,0 +1,48 @@
+#pragma once
+// Tokenizers for language models: text <-> token ids.
+//
+//   byte     the UTF-8 bytes themselves: 256 ids, nothing to learn or store (the default)
+//   char     one id per Unicode character of the training text (sorted by code point), like nanoGPT's
+//            shakespeare_char; stored as tokenizer.json ({"type": "char", "vocab": ["\n", " ", ...]})
+//   bpe:N    a SentencePiece BPE of N pieces trained on the training text (byte fallback, so any text
+//            encodes; newlines and spaces are kept exactly); stored as tokenizer.model (SentencePiece's
+//            own file, loadable with sentencepiece.SentencePieceProcessor(model_file=...))
+//
+// The trainer writes the tokenizer file next to model.safetensors and names it in the file's metadata
+// ("tokenizer": "char", "tokenizer_file": "tokenizer.json"), so generation from a weights file finds it.
+// Tokenizers are immutable after construction and safe to use from several threads.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hr {
+
+class Tokenizer {
+public:
+    virtual ~Tokenizer() = default;
+    virtual std::string kind() const = 0;             // "byte", "char", "bpe:4000"
+    virtual std::int64_t vocab_size() const = 0;
+    // InputError when the text holds something the vocabulary cannot represent (char: an unseen character).
+    virtual std::vector<std::int32_t> encode(const std::string& text) const = 0;
+    // Ids outside the vocabulary decode to U+FFFD. The result may end inside a UTF-8 sequence (byte);
+    // valid_utf8() repairs that for display.
+    virtual std::string decode(const std::vector<std::int32_t>& ids) const = 0;
+    // The file save() writes ("" when there is nothing to store, as for byte).
+    virtual std::string file_name() const = 0;
+    // Writes file_name() into folder `dir` (atomically); no-op without a file.
+    virtual void save(const std::string& dir) const = 0;
+};
+
+// "byte", "char" or "bpe:N" (N from 260 to 1,000,000). InputError otherwise.
+void validate_tokenizer_spec(const std::string& spec);
+// Builds a tokenizer; char and bpe:N learn from `training_text` (bpe trains SentencePiece, seconds for
+// a few MB). InputError for a bad spec or a text SentencePiece cannot train on.
+std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, const std::string& training_text);
+// Loads the tokenizer named `kind` (metadata "tokenizer") from folder `dir` (its file there).
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& kind, const std::string& dir);
+
+// Replaces invalid or truncated UTF-8 sequences by U+FFFD.
+std::string valid_utf8(const std::string& s);
+
+}  // namespace hr

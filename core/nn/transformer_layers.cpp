@@ -1,0 +1,796 @@
+// The transformer layers (nn/transformer_layers.h): thin declarations over Backend ops, as layers.cpp.
+// Scratch comes from the model's shared workspace (workspace_bytes), carved in a fixed order, so the
+// planner counts it exactly.
+#include "nn/transformer_layers.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+
+namespace hr {
+
+namespace {
+
+constexpr std::size_t kCarveAlign = 256;
+
+// Hands out consecutive, 256-byte aligned views of a workspace; with no workspace it only counts.
+struct Carve {
+    Tensor base;
+    std::size_t off = 0;
+    Tensor take(const Shape& s, DType dt) {
+        off = (off + kCarveAlign - 1) / kCarveAlign * kCarveAlign;
+        Tensor t;
+        if (base.defined()) t = Tensor(base.storage(), base.byte_offset() + off, s, dt);
+        off += static_cast<std::size_t>(shape_numel(s)) * dtype_size(dt);
+        return t;
+    }
+    void take_bytes(std::size_t bytes) {
+        off = (off + kCarveAlign - 1) / kCarveAlign * kCarveAlign;
+        off += bytes;
+    }
+    std::size_t bytes() const { return off; }
+};
+
+std::int64_t attr_i(const LayerSpec& l, const char* n) { return std::llround(layer_attr(l, n)); }
+bool attr_b(const LayerSpec& l, const char* n) { return layer_attr(l, n) != 0; }
+
+Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel() / cols, cols}); }
+
+// y (R, out) = x (R, in) W^T + b, on any (..., in) / (..., out) tensors. The bias is broadcast into y
+// first and the product added to it (one pass, instead of add_bias over rows of length 1).
+void linear_fwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y) {
+    Tensor x2 = rows_of(x, w.dim(1)), y2 = rows_of(y, w.dim(0));
+    if (b.defined()) {
+        Tensor yr = y2.reshape({y2.dim(0), 1, y2.dim(1)});
+        be.copy_rows(b.reshape({1, 1, b.numel()}), 0, yr, 0, 1);
+    }
+    be.gemm(false, true, 1.0f, x2, w, b.defined() ? 1.0f : 0.0f, y2);
+}
+
+// dW += dy^T x, db += sum dy (as dy^T times `ones`, a column of R ones, when given), and dx = dy W when
+// dx is defined
+void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor& dw, Tensor db,
+                const Tensor& ones = Tensor()) {
+    Tensor x2 = rows_of(x, w.dim(1)), dy2 = rows_of(dy, w.dim(0));
+    be.gemm(true, false, 1.0f, dy2, x2, 1.0f, dw);
+    if (db.defined()) {
+        if (ones.defined()) {
+            Tensor db2 = db.reshape({db.numel(), 1});
+            be.gemm(true, false, 1.0f, dy2, ones.view(0, {dy2.dim(0), 1}), 1.0f, db2);
+        } else {
+            be.bias_grad(dy2, db);
+        }
+    }
+    if (dx.defined()) {
+        Tensor dx2 = rows_of(dx, w.dim(1));
+        be.gemm(false, false, 1.0f, dy2, w, 0.0f, dx2);
+    }
+}
+
+void gelu_fwd(Backend& be, bool tanh_form, const Tensor& x, Tensor& y) {
+    if (tanh_form)
+        be.gelu_tanh_forward(x, y);
+    else
+        be.activation_forward(ActivationKind::gelu, 0.0f, x, y);
+}
+void gelu_bwd(Backend& be, bool tanh_form, const Tensor& x, const Tensor& dy, Tensor& dx) {
+    if (tanh_form)
+        be.gelu_tanh_backward(x, dy, dx);
+    else
+        be.activation_backward(ActivationKind::gelu, 0.0f, x, Tensor(), dy, dx);  // reads x only
+}
+
+// Distinct dropout streams for the sites of one layer (same layer seed).
+std::uint64_t site_seed(std::uint64_t seed, int site) { return seed ^ (0x9E3779B97F4A7C15ull * (site + 1)); }
+
+double residual_std(const LayerOptions& o) {
+    return 0.02 / std::sqrt(2.0 * std::max(1, o.transformer_layers));
+}
+
+// ---- the two halves of a GPT block, shared by self_attention, mlp and transformer_block ----------
+
+struct AttentionHalf {
+    std::int64_t C = 0, H = 1;
+    bool causal = true;
+    float p = 0;  // dropout of the attention probabilities and of the projection's output
+    bool selective = false;
+
+    AttentionParams params(const LayerIO& io, std::int64_t T, int site) const {
+        AttentionParams ap;
+        ap.heads = static_cast<int>(H);
+        ap.causal = causal;
+        ap.dropout = io.training ? p : 0.0f;
+        ap.seed = site_seed(io.seed, site);
+        ap.offset = io.first_sample * static_cast<std::uint64_t>(H * T * T);
+        return ap;
+    }
+    bool drop(const LayerIO& io) const { return io.training && p > 0; }
+    std::uint64_t resid_offset(const LayerIO& io, std::int64_t T) const {
+        return io.first_sample * static_cast<std::uint64_t>(T * C);
+    }
+
+    // h (B, T, C) -> out (B, T, C). qkv (B, T, 3C), att (B, T, C), lse (B, H, T), mask (B, T, C) u8
+    // (when dropping); tmp (B, T, C) scratch when dropping; attn_ws: the backend's attention scratch.
+    void forward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_attn, const Tensor& b_attn,
+                 const Tensor& w_proj, const Tensor& b_proj, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask,
+                 Tensor out, Tensor tmp, Tensor& attn_ws, int site) const {
+        const std::int64_t T = h.dim(1);
+        linear_fwd(be, h, w_attn, b_attn, qkv);
+        be.attention_forward(qkv, att, lse, params(io, T, site), attn_ws);
+        if (drop(io)) {
+            linear_fwd(be, att, w_proj, b_proj, tmp);
+            be.dropout_forward(tmp, out, mask, p, site_seed(io.seed, site + 1), resid_offset(io, T));
+        } else {
+            linear_fwd(be, att, w_proj, b_proj, out);
+        }
+    }
+
+    // dout (B, T, C) -> dh (B, T, C) written when defined; parameter gradients accumulated.
+    // da, datt (B, T, C) and dqkv (B, T, 3C) are scratch.
+    void backward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_attn, const Tensor& w_proj,
+                  const Tensor& qkv, const Tensor& att, const Tensor& lse, const Tensor& mask, const Tensor& dout,
+                  Tensor dh, Tensor& gw_attn, Tensor gb_attn, Tensor& gw_proj, Tensor gb_proj, Tensor da, Tensor datt,
+                  Tensor dqkv, Tensor& attn_ws, int site, const Tensor& ones) const {
+        const std::int64_t T = h.dim(1);
+        Tensor d = dout;
+        if (drop(io)) {
+            be.dropout_backward(dout, mask, p, da);
+            d = da;
+        }
+        linear_bwd(be, att, w_proj, d, datt, gw_proj, gb_proj, ones);
+        be.attention_backward(qkv, att, lse, datt, dqkv, params(io, T, site), attn_ws);
+        linear_bwd(be, h, w_attn, dqkv, dh, gw_attn, gb_attn, ones);
+    }
+};
+
+struct MlpHalf {
+    std::int64_t C = 0, F = 0;
+    bool tanh_form = true;
+    float p = 0;
+
+    bool drop(const LayerIO& io) const { return io.training && p > 0; }
+
+    // h (B, T, C) -> out (B, T, C); f (B, T, F) kept; g (B, T, F) and tmp (B, T, C) scratch.
+    void forward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_fc, const Tensor& b_fc,
+                 const Tensor& w_proj, const Tensor& b_proj, Tensor& f, Tensor& mask, Tensor out, Tensor g, Tensor tmp,
+                 int site) const {
+        const std::int64_t T = h.dim(1);
+        linear_fwd(be, h, w_fc, b_fc, f);
+        gelu_fwd(be, tanh_form, f, g);
+        if (drop(io)) {
+            linear_fwd(be, g, w_proj, b_proj, tmp);
+            be.dropout_forward(tmp, out, mask, p, site_seed(io.seed, site),
+                               io.first_sample * static_cast<std::uint64_t>(T * C));
+        } else {
+            linear_fwd(be, g, w_proj, b_proj, out);
+        }
+    }
+
+    // dout -> dh written when defined. g, dg (B, T, F) and dm (B, T, C) scratch; g is recomputed from f.
+    void backward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_fc, const Tensor& w_proj,
+                  const Tensor& f, const Tensor& mask, const Tensor& dout, Tensor dh, Tensor& gw_fc, Tensor gb_fc,
+                  Tensor& gw_proj, Tensor gb_proj, Tensor g, Tensor dg, Tensor dm, const Tensor& ones) const {
+        Tensor d = dout;
+        if (drop(io)) {
+            be.dropout_backward(dout, mask, p, dm);
+            d = dm;
+        }
+        gelu_fwd(be, tanh_form, f, g);                // recompute the GELU output (cheap, saves (B, T, F))
+        linear_bwd(be, g, w_proj, d, dg, gw_proj, gb_proj, ones);
+        gelu_bwd(be, tanh_form, f, dg, g);            // df into g's memory (g is no longer needed)
+        linear_bwd(be, h, w_fc, g, dh, gw_fc, gb_fc, ones);
+    }
+};
+
+// a saved tensor in the activation dtype
+SavedDecl act(const std::string& what, Shape s) {
+    SavedDecl d{what, std::move(s), DType::f32};
+    d.compute_dtype = true;
+    return d;
+}
+
+ParamDecl normal(const std::string& name, Shape s, double std) {
+    ParamDecl d{name, std::move(s), ParamDecl::Init::normal, 1};
+    d.std = std;
+    return d;
+}
+ParamDecl zeros(const std::string& name, Shape s) { return {name, std::move(s), ParamDecl::Init::zeros, 1}; }
+ParamDecl ones(const std::string& name, Shape s) { return {name, std::move(s), ParamDecl::Init::ones, 1}; }
+
+Tensor at_or_none(const std::vector<Tensor>& v, int i) { return i >= 0 ? v[static_cast<std::size_t>(i)] : Tensor(); }
+
+// ---- token_embedding ------------------------------------------------------------------------------
+class TokenEmbedding : public Layer {
+public:
+    explicit TokenEmbedding(const LayerSpec& s) : Layer(s), V_(attr_i(s, "vocab_size")), C_(attr_i(s, "dim")) {}
+    Shape output_shape(const Shape& in) const override { return {in[0], C_}; }
+    std::vector<ParamDecl> params(const Shape&) const override { return {normal("weight", {V_, C_}, 0.02)}; }
+
+protected:
+    void forward_impl(LayerIO& io) const override { io.backend->embedding_forward(io.x, io.params[0], io.y); }
+    void backward_impl(LayerIO& io) const override { io.backend->embedding_backward(io.x, io.dy, io.grads[0]); }
+
+private:
+    std::int64_t V_, C_;
+};
+
+// ---- position_embedding ---------------------------------------------------------------------------
+class PositionEmbedding : public Layer {
+public:
+    explicit PositionEmbedding(const LayerSpec& s)
+        : Layer(s), P_(attr_i(s, "max_positions")), C_(attr_i(s, "dim")) {}
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override { return {normal("weight", {P_, C_}, 0.02)}; }
+
+protected:
+    // y (N, t, C) = x + weight[:t]: the first t rows of the table, added to every sample
+    void forward_impl(LayerIO& io) const override {
+        const std::int64_t N = io.x.dim(0), tc = io.x.numel() / N;
+        if (tc > P_ * C_) throw Error("internal: position_embedding input " + shape_str(io.x.shape()) + " is longer than its table");
+        io.backend->copy(io.x, io.y);
+        Tensor y2 = io.y.reshape({N, tc});
+        io.backend->add_bias(y2, io.params[0].view(0, {tc}));
+    }
+    void backward_impl(LayerIO& io) const override {
+        const std::int64_t N = io.dy.dim(0), tc = io.dy.numel() / N;
+        if (io.dx.defined()) io.backend->copy(io.dy, io.dx);
+        Tensor g = io.grads[0].view(0, {tc});
+        io.backend->bias_grad(io.dy.reshape({N, tc}), g);
+    }
+
+private:
+    std::int64_t P_, C_;
+};
+
+// ---- layernorm ------------------------------------------------------------------------------------
+class LayerNormLayer : public Layer {
+public:
+    explicit LayerNormLayer(const LayerSpec& s)
+        : Layer(s), C_(attr_i(s, "dim")), eps_(static_cast<float>(layer_attr(s, "eps"))), bias_(attr_b(s, "bias")) {}
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        std::vector<ParamDecl> p{ones("weight", {C_})};
+        if (bias_) p.push_back(zeros("bias", {C_}));
+        return p;
+    }
+    std::vector<SavedDecl> saved(std::int64_t batch, const Shape& in) const override {
+        const std::int64_t rows = shape_numel(in) / C_;
+        return {{"mean", {batch, rows}, DType::f32}, {"rstd", {batch, rows}, DType::f32}};
+    }
+    bool backward_needs_dx() const override { return true; }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        io.backend->layernorm_forward(io.x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), eps_, io.y, io.saved[0],
+                                      io.saved[1]);
+    }
+    void backward_impl(LayerIO& io) const override {
+        if (!io.dx.defined()) throw Error("internal: layernorm backward needs dx");
+        Tensor db = at_or_none(io.grads, bias_ ? 1 : -1);
+        io.backend->layernorm_backward(io.x, io.dy, io.params[0], io.saved[0], io.saved[1], io.dx, io.grads[0], db);
+    }
+
+private:
+    std::int64_t C_;
+    float eps_;
+    bool bias_;
+};
+
+// ---- self_attention -------------------------------------------------------------------------------
+class SelfAttention : public Layer {
+public:
+    SelfAttention(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o) {
+        a_.C = attr_i(s, "dim");
+        a_.H = attr_i(s, "heads");
+        a_.causal = attr_b(s, "causal");
+        a_.p = static_cast<float>(layer_attr(s, "dropout"));
+        a_.selective = o.recompute_attention;
+        bias_ = attr_b(s, "bias");
+    }
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        const std::int64_t C = a_.C;
+        std::vector<ParamDecl> p{normal("c_attn.weight", {3 * C, C}, 0.02)};
+        if (bias_) p.push_back(zeros("c_attn.bias", {3 * C}));
+        p.push_back(normal("c_proj.weight", {C, C}, residual_std(opt_)));
+        if (bias_) p.push_back(zeros("c_proj.bias", {C}));
+        return p;
+    }
+    // qkv, [att, lse], [mask]
+    std::vector<SavedDecl> saved(std::int64_t B, const Shape& in) const override {
+        const std::int64_t T = in[0], C = a_.C;
+        std::vector<SavedDecl> s{act("qkv", {B, T, 3 * C})};
+        if (!a_.selective) {
+            s.push_back(act("att", {B, T, C}));
+            s.push_back({"lse", {B, a_.H, T}, DType::f32});
+        }
+        if (a_.p > 0) s.push_back({"mask", {B, T, C}, DType::u8});
+        return s;
+    }
+    std::size_t workspace_bytes(const Backend& b, std::int64_t B, const Shape& in, DType dt) const override {
+        Carve c;
+        carve(c, b, B, in[0], dt, Tensor());
+        return c.bytes();
+    }
+    bool backward_needs_dx() const override { return false; }
+
+protected:
+    struct Ws {
+        Tensor attn_ws, da, datt, dqkv, att, lse, ones;
+    };
+    void carve(Carve& c, const Backend& b, std::int64_t B, std::int64_t T, DType dt, const Tensor& base,
+               Ws* w = nullptr) const {
+        c.base = base;
+        const std::size_t aw = b.attention_workspace_bytes(B, T, a_.C, static_cast<int>(a_.H), dt);
+        Tensor attn = c.take({static_cast<std::int64_t>(aw)}, DType::u8);
+        Tensor da = c.take({B, T, a_.C}, dt), datt = c.take({B, T, a_.C}, dt), dqkv = c.take({B, T, 3 * a_.C}, dt);
+        Tensor att, lse;
+        if (a_.selective) {
+            att = c.take({B, T, a_.C}, dt);
+            lse = c.take({B, a_.H, T}, DType::f32);
+        }
+        Tensor ones = c.take({B * T}, dt);
+        if (w) *w = {attn, da, datt, dqkv, att, lse, ones};
+    }
+    void views(LayerIO& io, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask, Ws& w) const {
+        const std::int64_t B = io.x.dim(0), T = io.x.dim(1);
+        Carve c;
+        carve(c, *io.backend, B, T, io.x.dtype(), io.workspace, &w);
+        std::size_t k = 0;
+        qkv = io.saved[k++];
+        if (a_.selective) {
+            att = w.att;
+            lse = w.lse;
+        } else {
+            att = io.saved[k++];
+            lse = io.saved[k++];
+        }
+        if (a_.p > 0) mask = io.saved[k++];
+    }
+    void forward_impl(LayerIO& io) const override {
+        Tensor qkv, att, lse, mask;
+        Ws w;
+        views(io, qkv, att, lse, mask, w);
+        a_.forward(*io.backend, io, io.x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), io.params[bias_ ? 2 : 1],
+                   at_or_none(io.params, bias_ ? 3 : -1), qkv, att, lse, mask, io.y, w.da, w.attn_ws, 0);
+    }
+    void backward_impl(LayerIO& io) const override {
+        Tensor qkv, att, lse, mask;
+        Ws w;
+        views(io, qkv, att, lse, mask, w);
+        if (a_.selective)  // recompute the attention core from the kept qkv
+            io.backend->attention_forward(qkv, att, lse, a_.params(io, io.x.dim(1), 0), w.attn_ws);
+        const int wa = 0, ba = bias_ ? 1 : -1, wp = bias_ ? 2 : 1, bp = bias_ ? 3 : -1;
+        io.backend->fill(w.ones, 1.0);
+        a_.backward(*io.backend, io, io.x, io.params[wa], io.params[wp], qkv, att, lse, mask, io.dy, io.dx, io.grads[wa],
+                    at_or_none(io.grads, ba), io.grads[wp], at_or_none(io.grads, bp), w.da, w.datt, w.dqkv, w.attn_ws, 0,
+                    w.ones);
+    }
+
+private:
+    LayerOptions opt_;
+    AttentionHalf a_;
+    bool bias_ = true;
+};
+
+// ---- mlp ------------------------------------------------------------------------------------------
+class Mlp : public Layer {
+public:
+    Mlp(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o) {
+        m_.C = attr_i(s, "dim");
+        m_.F = attr_i(s, "hidden");
+        if (m_.F == 0) m_.F = 4 * m_.C;
+        m_.tanh_form = attr_b(s, "gelu_tanh");
+        m_.p = static_cast<float>(layer_attr(s, "dropout"));
+        bias_ = attr_b(s, "bias");
+    }
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        std::vector<ParamDecl> p{normal("c_fc.weight", {m_.F, m_.C}, 0.02)};
+        if (bias_) p.push_back(zeros("c_fc.bias", {m_.F}));
+        p.push_back(normal("c_proj.weight", {m_.C, m_.F}, residual_std(opt_)));
+        if (bias_) p.push_back(zeros("c_proj.bias", {m_.C}));
+        return p;
+    }
+    std::vector<SavedDecl> saved(std::int64_t B, const Shape& in) const override {
+        const std::int64_t R = B * (shape_numel(in) / m_.C);
+        std::vector<SavedDecl> s{act("fc", {R, m_.F})};
+        if (m_.p > 0) s.push_back({"mask", {R, m_.C}, DType::u8});
+        return s;
+    }
+    std::size_t workspace_bytes(const Backend&, std::int64_t B, const Shape& in, DType dt) const override {
+        Carve c;
+        carve(c, B * (shape_numel(in) / m_.C), dt, Tensor());
+        return c.bytes();
+    }
+
+protected:
+    struct Ws {
+        Tensor g, dg, dm, ones;
+    };
+    void carve(Carve& c, std::int64_t R, DType dt, const Tensor& base, Ws* w = nullptr) const {
+        c.base = base;
+        Tensor g = c.take({R, m_.F}, dt), dg = c.take({R, m_.F}, dt), dm = c.take({R, m_.C}, dt);
+        Tensor ones = c.take({R}, dt);
+        if (w) *w = {g, dg, dm, ones};
+    }
+    void forward_impl(LayerIO& io) const override {
+        const std::int64_t R = io.x.numel() / m_.C;
+        Ws w;
+        Carve c;
+        carve(c, R, io.x.dtype(), io.workspace, &w);
+        Tensor mask = m_.p > 0 ? io.saved[1] : Tensor();
+        // sequences: the halves work on (B, T, C); a (B, C) input is one token per sample
+        Tensor x = io.x.reshape({io.x.dim(0), R / io.x.dim(0), m_.C});
+        Tensor f = io.saved[0].reshape({x.dim(0), x.dim(1), m_.F});
+        if (mask.defined()) mask = mask.reshape(x.shape());
+        m_.forward(*io.backend, io, x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), io.params[bias_ ? 2 : 1],
+                   at_or_none(io.params, bias_ ? 3 : -1), f, mask, io.y.reshape(x.shape()),
+                   w.g.reshape(f.shape()), w.dm.reshape(x.shape()), 0);
+    }
+    void backward_impl(LayerIO& io) const override {
+        const std::int64_t R = io.x.numel() / m_.C;
+        Ws w;
+        Carve c;
+        carve(c, R, io.x.dtype(), io.workspace, &w);
+        Tensor mask = m_.p > 0 ? io.saved[1].reshape(io.dy.shape()) : Tensor();
+        const int wf = 0, bf = bias_ ? 1 : -1, wp = bias_ ? 2 : 1, bp = bias_ ? 3 : -1;
+        io.backend->fill(w.ones, 1.0);
+        m_.backward(*io.backend, io, io.x, io.params[wf], io.params[wp], io.saved[0], mask, io.dy, io.dx, io.grads[wf],
+                    at_or_none(io.grads, bf), io.grads[wp], at_or_none(io.grads, bp), w.g, w.dg,
+                    w.dm.reshape(io.dy.shape()), w.ones);
+    }
+
+private:
+    LayerOptions opt_;
+    MlpHalf m_;
+    bool bias_ = true;
+};
+
+// ---- transformer_block (nanoGPT's Block: x + attn(ln_1(x)), then + mlp(ln_2(.))) --------------------
+//
+// Kept for backward (B, T rows): h1 = ln_1(x), ln_1's mean and rstd (f32), qkv, the attention output
+// att and its log-sum-exp lse (f32, (B, H, T)) [not with selective recompute], the projection's dropout
+// mask (u8) [when dropout > 0], x1 = x + attention half, h2 = ln_2(x1), ln_2's mean and rstd, f = c_fc(h2)
+// (B, T, F), the MLP's dropout mask [when dropout > 0]. The GELU output is recomputed from f in backward;
+// the attention probabilities are never stored (recomputed tile by tile).
+class TransformerBlock : public Layer {
+public:
+    TransformerBlock(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o) {
+        C_ = attr_i(s, "dim");
+        a_.C = C_;
+        a_.H = attr_i(s, "heads");
+        a_.causal = attr_b(s, "causal");
+        a_.p = static_cast<float>(layer_attr(s, "dropout"));
+        a_.selective = o.recompute_attention;
+        m_.C = C_;
+        m_.F = attr_i(s, "hidden");
+        if (m_.F == 0) m_.F = 4 * C_;
+        m_.tanh_form = attr_b(s, "gelu_tanh");
+        m_.p = a_.p;
+        bias_ = attr_b(s, "bias");
+        eps_ = static_cast<float>(layer_attr(s, "eps"));
+        // parameter indices in declaration order (-1: absent without bias)
+        int k = 0;
+        ln1w_ = k++;
+        ln1b_ = bias_ ? k++ : -1;
+        attw_ = k++;
+        attb_ = bias_ ? k++ : -1;
+        prjw_ = k++;
+        prjb_ = bias_ ? k++ : -1;
+        ln2w_ = k++;
+        ln2b_ = bias_ ? k++ : -1;
+        fcw_ = k++;
+        fcb_ = bias_ ? k++ : -1;
+        mpw_ = k++;
+        mpb_ = bias_ ? k++ : -1;
+    }
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        const std::int64_t C = C_, F = m_.F;
+        std::vector<ParamDecl> p{ones("ln_1.weight", {C})};
+        if (bias_) p.push_back(zeros("ln_1.bias", {C}));
+        p.push_back(normal("attn.c_attn.weight", {3 * C, C}, 0.02));
+        if (bias_) p.push_back(zeros("attn.c_attn.bias", {3 * C}));
+        p.push_back(normal("attn.c_proj.weight", {C, C}, residual_std(opt_)));
+        if (bias_) p.push_back(zeros("attn.c_proj.bias", {C}));
+        p.push_back(ones("ln_2.weight", {C}));
+        if (bias_) p.push_back(zeros("ln_2.bias", {C}));
+        p.push_back(normal("mlp.c_fc.weight", {F, C}, 0.02));
+        if (bias_) p.push_back(zeros("mlp.c_fc.bias", {F}));
+        p.push_back(normal("mlp.c_proj.weight", {C, F}, residual_std(opt_)));
+        if (bias_) p.push_back(zeros("mlp.c_proj.bias", {C}));
+        return p;
+    }
+    std::vector<SavedDecl> saved(std::int64_t B, const Shape& in) const override {
+        const std::int64_t T = in[0], C = C_;
+        std::vector<SavedDecl> s{act("h1", {B, T, C}),
+                                 {"mean1", {B, T}, DType::f32},
+                                 {"rstd1", {B, T}, DType::f32},
+                                 act("qkv", {B, T, 3 * C})};
+        if (!a_.selective) {
+            s.push_back(act("att", {B, T, C}));
+            s.push_back({"lse", {B, a_.H, T}, DType::f32});
+        }
+        if (a_.p > 0) s.push_back({"mask1", {B, T, C}, DType::u8});
+        s.push_back(act("x1", {B, T, C}));
+        s.push_back(act("h2", {B, T, C}));
+        s.push_back({"mean2", {B, T}, DType::f32});
+        s.push_back({"rstd2", {B, T}, DType::f32});
+        s.push_back(act("fc", {B, T, m_.F}));
+        if (a_.p > 0) s.push_back({"mask2", {B, T, C}, DType::u8});
+        return s;
+    }
+    std::size_t workspace_bytes(const Backend& b, std::int64_t B, const Shape& in, DType dt) const override {
+        Carve c;
+        carve(c, b, B, in[0], dt, Tensor());
+        return c.bytes();
+    }
+
+protected:
+    struct Ws {
+        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse, ones;
+    };
+    struct Saved {
+        Tensor h1, mean1, rstd1, qkv, att, lse, mask1, x1, h2, mean2, rstd2, f, mask2;
+    };
+    // attention scratch | one region holding either [g | dg] (MLP half) or dqkv (attention half) | c1 |
+    // c2 | dx1 | with selective recompute: att, lse
+    void carve(Carve& c, const Backend& b, std::int64_t B, std::int64_t T, DType dt, const Tensor& base,
+               Ws* w = nullptr) const {
+        c.base = base;
+        const std::int64_t C = C_, F = m_.F;
+        const std::size_t aw = b.attention_workspace_bytes(B, T, C, static_cast<int>(a_.H), dt);
+        Tensor attn = c.take({static_cast<std::int64_t>(aw)}, DType::u8);
+        // the shared region: g and dg back to back (aligned), or dqkv from its start
+        Carve r;
+        r.take({B, T, F}, dt);
+        r.take({B, T, F}, dt);
+        const std::size_t gd_bytes = r.bytes();
+        const std::size_t qkv_bytes = static_cast<std::size_t>(B * T * 3 * C) * dtype_size(dt);
+        Tensor region = c.take({static_cast<std::int64_t>(std::max(gd_bytes, qkv_bytes))}, DType::u8);
+        Tensor c1 = c.take({B, T, C}, dt), c2 = c.take({B, T, C}, dt), dx1 = c.take({B, T, C}, dt);
+        Tensor att, lse;
+        if (a_.selective) {
+            att = c.take({B, T, C}, dt);
+            lse = c.take({B, a_.H, T}, DType::f32);
+        }
+        Tensor ones = c.take({B * T}, dt);
+        if (w) {
+            Carve in;
+            in.base = region;
+            Tensor g = in.take({B, T, F}, dt), dg = in.take({B, T, F}, dt);
+            Tensor dqkv = region.defined() ? Tensor(region.storage(), region.byte_offset(), {B, T, 3 * C}, dt) : Tensor();
+            *w = {attn, g, dg, dqkv, c1, c2, dx1, att, lse, ones};
+        }
+    }
+    Saved saved_views(LayerIO& io, Ws& w) const {
+        Saved s;
+        std::size_t k = 0;
+        auto next = [&] { return io.saved[k++]; };
+        s.h1 = next();
+        s.mean1 = next();
+        s.rstd1 = next();
+        s.qkv = next();
+        if (a_.selective) {
+            s.att = w.att;
+            s.lse = w.lse;
+        } else {
+            s.att = next();
+            s.lse = next();
+        }
+        if (a_.p > 0) s.mask1 = next();
+        s.x1 = next();
+        s.h2 = next();
+        s.mean2 = next();
+        s.rstd2 = next();
+        s.f = next();
+        if (a_.p > 0) s.mask2 = next();
+        return s;
+    }
+    Ws scratch(LayerIO& io) const {
+        Ws w;
+        Carve c;
+        carve(c, *io.backend, io.x.dim(0), io.x.dim(1), io.x.dtype(), io.workspace, &w);
+        return w;
+    }
+
+    void forward_impl(LayerIO& io) const override {
+        Backend& be = *io.backend;
+        Ws w = scratch(io);
+        Saved s = saved_views(io, w);
+        const auto& P = io.params;
+        be.layernorm_forward(io.x, P[ln1w_], at_or_none(P, ln1b_), eps_, s.h1, s.mean1, s.rstd1);
+        a_.forward(be, io, s.h1, P[attw_], at_or_none(P, attb_), P[prjw_], at_or_none(P, prjb_), s.qkv, s.att, s.lse,
+                   s.mask1, s.x1, w.c1, w.attn_ws, 0);
+        be.axpy(1.0f, io.x, s.x1);  // x1 = x + attention half
+        be.layernorm_forward(s.x1, P[ln2w_], at_or_none(P, ln2b_), eps_, s.h2, s.mean2, s.rstd2);
+        m_.forward(be, io, s.h2, P[fcw_], at_or_none(P, fcb_), P[mpw_], at_or_none(P, mpb_), s.f, s.mask2, io.y, w.g,
+                   w.c1, 2);
+        be.axpy(1.0f, s.x1, io.y);  // y = x1 + MLP half
+    }
+
+    void backward_impl(LayerIO& io) const override {
+        Backend& be = *io.backend;
+        Ws w = scratch(io);
+        Saved s = saved_views(io, w);
+        const auto& P = io.params;
+        auto& G = io.grads;
+        if (bias_) be.fill(w.ones, 1.0);
+        // MLP half: y = x1 + mlp(ln_2(x1))
+        m_.backward(be, io, s.h2, P[fcw_], P[mpw_], s.f, s.mask2, io.dy, w.c2, G[fcw_], at_or_none(G, fcb_), G[mpw_],
+                    at_or_none(G, mpb_), w.g, w.dg, w.c1, w.ones);
+        Tensor gb2 = at_or_none(G, ln2b_);
+        be.layernorm_backward(s.x1, w.c2, P[ln2w_], s.mean2, s.rstd2, w.dx1, G[ln2w_], gb2);
+        be.axpy(1.0f, io.dy, w.dx1);  // dx1 = d(ln_2 path) + dy (the residual)
+        // attention half: x1 = x + attn(ln_1(x))
+        if (a_.selective)
+            be.attention_forward(s.qkv, s.att, s.lse, a_.params(io, io.x.dim(1), 0), w.attn_ws);
+        a_.backward(be, io, s.h1, P[attw_], P[prjw_], s.qkv, s.att, s.lse, s.mask1, w.dx1, w.c2, G[attw_],
+                    at_or_none(G, attb_), G[prjw_], at_or_none(G, prjb_), w.c1, w.c2, w.dqkv, w.attn_ws, 0, w.ones);
+        // (a_.backward used c2 as datt, then wrote dh1 into c2: the projections run in that order)
+        Tensor dx = io.dx.defined() ? io.dx : w.c1;  // without dx, ln_1's input gradient goes to scratch
+        Tensor gb1 = at_or_none(G, ln1b_);
+        be.layernorm_backward(io.x, w.c2, P[ln1w_], s.mean1, s.rstd1, dx, G[ln1w_], gb1);
+        if (io.dx.defined()) be.axpy(1.0f, w.dx1, io.dx);
+    }
+
+private:
+    LayerOptions opt_;
+    std::int64_t C_ = 0;
+    AttentionHalf a_;
+    MlpHalf m_;
+    bool bias_ = true;
+    float eps_ = 1e-5f;
+    int ln1w_, ln1b_, attw_, attb_, prjw_, prjb_, ln2w_, ln2b_, fcw_, fcb_, mpw_, mpb_;
+};
+
+// ---- lm_head --------------------------------------------------------------------------------------
+class LmHead : public Layer {
+public:
+    explicit LmHead(const LayerSpec& s)
+        : Layer(s), C_(attr_i(s, "dim")), V_(attr_i(s, "vocab_size")), tied_(attr_b(s, "tied")) {}
+    Shape output_shape(const Shape& in) const override {
+        Shape o = in;
+        o.back() = V_;
+        return o;
+    }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        ParamDecl d = normal("weight", {V_, C_}, 0.02);
+        d.tied_to_token_embedding = tied_;
+        return {d};
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override { linear_fwd(*io.backend, io.x, io.params[0], Tensor(), io.y); }
+    // dy may be the logits' own memory (the fused loss writes the gradient over them): y is not read
+    void backward_impl(LayerIO& io) const override {
+        linear_bwd(*io.backend, io.x, io.params[0], io.dy, io.dx, io.grads[0], Tensor());
+    }
+
+private:
+    std::int64_t C_, V_;
+    bool tied_;
+};
+
+// ---- patch_embedding (ViT): a convolution with kernel = stride = patch, tokens in raster order ------
+class PatchEmbedding : public Layer {
+public:
+    explicit PatchEmbedding(const LayerSpec& s)
+        : Layer(s), Ci_(attr_i(s, "in_channels")), C_(attr_i(s, "dim")), p_(attr_i(s, "patch_size")) {
+        cp_.stride_h = cp_.stride_w = static_cast<int>(p_);
+    }
+    Shape output_shape(const Shape& in) const override { return {(in[1] / p_) * (in[2] / p_), C_}; }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        const std::int64_t fan_in = Ci_ * p_ * p_;
+        return {{"weight", {C_, Ci_, p_, p_}, ParamDecl::Init::uniform_fan_in, fan_in},
+                {"bias", {C_}, ParamDecl::Init::uniform_fan_in, fan_in}};
+    }
+    std::size_t workspace_bytes(const Backend& b, std::int64_t B, const Shape& in, DType dt) const override {
+        Carve c;
+        c.take({B, C_, in[1] / p_, in[2] / p_}, dt);
+        c.take_bytes(b.conv2d_workspace_bytes(with_batch(B, in), {C_, Ci_, p_, p_}, {B, C_, in[1] / p_, in[2] / p_}, cp_, dt));
+        return c.bytes();
+    }
+    bool backward_needs_dx() const override { return false; }
+
+protected:
+    void split(const LayerIO& io, Tensor& maps, Tensor& conv_ws) const {
+        const std::int64_t B = io.x.dim(0), Hp = io.x.dim(2) / p_, Wp = io.x.dim(3) / p_;
+        Carve c;
+        c.base = io.workspace;
+        maps = c.take({B, C_, Hp, Wp}, io.x.dtype());
+        const std::size_t cw = io.backend->conv2d_workspace_bytes(io.x.shape(), {C_, Ci_, p_, p_}, maps.shape(), cp_,
+                                                                   io.x.dtype());
+        conv_ws = cw ? c.take({static_cast<std::int64_t>(cw)}, DType::u8) : Tensor();
+    }
+    void forward_impl(LayerIO& io) const override {
+        Tensor maps, ws;
+        split(io, maps, ws);
+        io.backend->conv2d_forward(io.x, io.params[0], io.params[1], maps, cp_, ws);
+        const std::int64_t B = maps.dim(0), P = maps.dim(2) * maps.dim(3);
+        io.backend->transpose_last2(maps.reshape({B, C_, P}), io.y);
+    }
+    void backward_impl(LayerIO& io) const override {
+        Tensor maps, ws;
+        split(io, maps, ws);
+        const std::int64_t B = maps.dim(0), P = maps.dim(2) * maps.dim(3);
+        Tensor dm = maps.reshape({B, C_, P});
+        io.backend->transpose_last2(io.dy, dm);
+        io.backend->conv2d_backward_filter(io.x, maps, io.grads[0], io.grads[1], cp_, ws);
+        if (io.dx.defined()) io.backend->conv2d_backward_data(maps, io.params[0], io.dx, cp_, ws);
+    }
+
+private:
+    std::int64_t Ci_, C_, p_;
+    Conv2dParams cp_;
+};
+
+// ---- class_token (ViT): a learned token put in front of the sequence --------------------------------
+class ClassToken : public Layer {
+public:
+    explicit ClassToken(const LayerSpec& s) : Layer(s), C_(attr_i(s, "dim")) {}
+    Shape output_shape(const Shape& in) const override { return {in[0] + 1, C_}; }
+    std::vector<ParamDecl> params(const Shape&) const override { return {zeros("weight", {1, 1, C_})}; }
+    std::size_t workspace_bytes(const Backend&, std::int64_t B, const Shape&, DType dt) const override {
+        return static_cast<std::size_t>(B * C_) * dtype_size(dt);
+    }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        const std::int64_t P = io.x.dim(1);
+        io.backend->copy_rows(io.params[0], 0, io.y, 0, 1);
+        io.backend->copy_rows(io.x, 0, io.y, 1, P);
+    }
+    void backward_impl(LayerIO& io) const override {
+        const std::int64_t B = io.dy.dim(0), P = io.dy.dim(1) - 1;
+        if (io.dx.defined()) io.backend->copy_rows(io.dy, 1, io.dx, 0, P);
+        Tensor first(io.workspace.storage(), io.workspace.byte_offset(), {B, 1, C_}, io.dy.dtype());
+        io.backend->copy_rows(io.dy, 0, first, 0, 1);
+        Tensor g = io.grads[0].reshape({C_});
+        io.backend->bias_grad(first.reshape({B, C_}), g);
+    }
+
+private:
+    std::int64_t C_;
+};
+
+// ---- class_token_pool (ViT): the class token's features, for the classification head ----------------
+class ClassTokenPool : public Layer {
+public:
+    using Layer::Layer;
+    Shape output_shape(const Shape& in) const override { return {in[1]}; }
+    bool backward_needs_dx() const override { return false; }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        Tensor y = io.y.reshape({io.y.dim(0), 1, io.y.dim(1)});
+        io.backend->copy_rows(io.x, 0, y, 0, 1);
+    }
+    void backward_impl(LayerIO& io) const override {
+        if (!io.dx.defined()) return;
+        io.backend->fill(io.dx, 0.0);
+        Tensor dy = io.dy.reshape({io.dy.dim(0), 1, io.dy.dim(1)});
+        io.backend->copy_rows(dy, 0, io.dx, 0, 1);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_transformer_layer(const LayerSpec& s, const LayerOptions& o) {
+    const std::string& t = s.type;
+    if (t == "token_embedding") return std::make_unique<TokenEmbedding>(s);
+    if (t == "position_embedding") return std::make_unique<PositionEmbedding>(s);
+    if (t == "layernorm") return std::make_unique<LayerNormLayer>(s);
+    if (t == "self_attention") return std::make_unique<SelfAttention>(s, o);
+    if (t == "mlp") return std::make_unique<Mlp>(s, o);
+    if (t == "transformer_block") return std::make_unique<TransformerBlock>(s, o);
+    if (t == "lm_head") return std::make_unique<LmHead>(s);
+    if (t == "patch_embedding") return std::make_unique<PatchEmbedding>(s);
+    if (t == "class_token") return std::make_unique<ClassToken>(s);
+    if (t == "class_token_pool") return std::make_unique<ClassTokenPool>(s);
+    return nullptr;
+}
+
+}  // namespace hr

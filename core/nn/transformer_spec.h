@@ -1,0 +1,52 @@
+#pragma once
+// Model-spec helpers for transformers (GPT and ViT): shape inference of the transformer layer types
+// (called by analyze_model_spec), what makes a spec a language model, nanoGPT's state_dict names, and
+// the sequence length and vocabulary of a GPT spec. Cheap and backend-free, like nn/model_spec.h.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/model_spec.h"
+
+namespace hr {
+
+// A language model: its first layer is a token embedding, so it takes token ids (T) per sample and
+// ends with (T, V) logits, V = num_classes, trained with a per-token cross-entropy.
+bool is_token_model(const ModelSpec& spec);
+// The number of transformer blocks (transformer_block layers; else self_attention layers): GPT-2's n_layer.
+int transformer_layer_count(const ModelSpec& spec);
+
+// nanoGPT's layout: token_embedding, [position_embedding], [dropout], transformer_block..., layernorm,
+// lm_head at the top level. Such a model's state_dict uses nanoGPT's names (transformer.wte, .wpe,
+// .h.K, .ln_f, lm_head), so its weights load into nanoGPT's GPT (and GPT-2 checkpoints into it).
+bool is_gpt_layout(const ModelSpec& spec);
+// The state_dict prefix of every top-level layer: "0", "1", ... or, for the GPT layout, nanoGPT's.
+std::vector<std::string> state_dict_prefixes(const ModelSpec& spec);
+
+// The sequence length a token model is built for (its "input" [T]); 0 for other models.
+std::int64_t model_sequence_length(const ModelSpec& spec);
+// The longest sequence the position embedding has rows for (0: no position embedding).
+std::int64_t model_max_positions(const ModelSpec& spec);
+// Sets the sequence length of a token model (1 <= seq <= its position embedding's max_positions).
+// InputError for other models or a sequence out of range. seq 0 leaves the spec as it is.
+void apply_sequence_length(ModelSpec& spec, std::int64_t seq);
+// The vocabulary of a token model (its token embedding's vocab_size), 0 for other models.
+std::int64_t model_vocabulary(const ModelSpec& spec);
+// Sets the vocabulary of a token model: token embedding, a tied or untied lm_head, num_classes.
+void resize_vocabulary(ModelSpec& spec, std::int64_t vocab);
+
+// Shape inference of one transformer layer type (handled = false for other types). `out` empty with
+// `error` set when the layer does not fit its input. saved_bytes: bytes kept for backward per sample in
+// f32 besides the output.
+struct TransformerLayerShape {
+    bool handled = false;
+    Shape out;
+    std::int64_t params = 0;
+    std::int64_t saved_bytes = 0;
+    std::string label;
+    std::string error;
+};
+TransformerLayerShape analyze_transformer_layer(const LayerSpec& layer, const Shape& in, const std::string& path,
+                                                const ModelSpec& spec);
+
+}  // namespace hr

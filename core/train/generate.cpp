@@ -1,0 +1,147 @@
+#include "train/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "backend/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "nn/model.h"
+#include "nn/transformer_spec.h"
+#include "train/checkpoint.h"
+
+namespace hr {
+
+namespace {
+std::string folder_of(const std::string& path) {
+    const std::string d = std::filesystem::path(path).parent_path().string();
+    return d.empty() ? "." : d;
+}
+}  // namespace
+
+Generator::Generator(const SafeTensorsFile& weights, std::shared_ptr<const Tokenizer> tokenizer,
+                     const std::string& where, int threads)
+    : tokenizer_(std::move(tokenizer)) {
+    spec_ = model_spec_of(weights, where);
+    if (!is_token_model(spec_))
+        throw InputError(HR_MSG("generate.not_lm",
+                                "%1 holds model '%2', which is not a language model (it does not start with a "
+                                "token_embedding); only language models generate text"),
+                         {where, spec_.name});
+    if (!tokenizer_) tokenizer_ = make_tokenizer("byte", "");
+    if (tokenizer_->vocab_size() > model_vocabulary(spec_))
+        throw InputError(HR_MSG("generate.vocab",
+                                "the %1 tokenizer has %2 tokens but the model only %3; the tokenizer file does not "
+                                "belong to these weights"),
+                         {tokenizer_->kind(), std::to_string(tokenizer_->vocab_size()),
+                          std::to_string(model_vocabulary(spec_))});
+    context_ = model_sequence_length(spec_);
+    backend_ = make_cpu_backend(threads, std::make_shared<MemoryLedger>());
+    ModelOptions o;
+    o.batch = 1;
+    o.dtype = DType::f32;
+    model_ = std::make_unique<Model>(spec_, *backend_, o);
+    load_model_state(*model_, weights, where);
+}
+
+Generator::~Generator() = default;
+
+std::unique_ptr<Generator> Generator::from_weights(const std::string& path, int threads) {
+    SafeTensorsFile f = read_safetensors(path);
+    std::shared_ptr<const Tokenizer> tok;
+    if (auto it = f.metadata.find("tokenizer"); it != f.metadata.end()) tok = load_tokenizer(it->second, folder_of(path));
+    return std::unique_ptr<Generator>(new Generator(f, std::move(tok), path, threads));
+}
+
+std::unique_ptr<Generator> Generator::from_run(const std::string& run_dir, int threads) {
+    const std::string path = run_dir + "/model.safetensors";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw InputError(HR_MSG("generate.no_weights",
+                                "%1 holds no model.safetensors; pass the folder of a finished run (headroom train "
+                                "--out DIR) or --weights FILE"),
+                         {run_dir});
+    return from_weights(path, threads);
+}
+
+std::unique_ptr<Generator> Generator::from_snapshot(const WeightsSnapshot& s, int threads) {
+    return std::unique_ptr<Generator>(new Generator(s.weights, s.tokenizer, "the weights of step " +
+                                                                                std::to_string(s.step), threads));
+}
+
+GenerateResult Generator::generate(const GenerateOptions& o,
+                                   const std::function<bool(const std::string&)>& on_token) {
+    if (o.tokens < 0 || o.tokens > 1000000)
+        throw InputError(HR_MSG("generate.tokens", "the number of tokens to generate must be 0 to 1000000 (--tokens)"));
+    if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
+        throw InputError(HR_MSG("generate.temperature", "the temperature must be 0 (greedy) or positive (--temperature)"));
+    if (o.top_k < 0) throw InputError(HR_MSG("generate.top_k", "top-k must be 0 (all tokens) or positive (--top-k)"));
+    const auto t0 = std::chrono::steady_clock::now();
+    GenerateResult r;
+    std::vector<std::int32_t> ids = tokenizer_->encode(o.prompt.empty() ? std::string("\n") : o.prompt);
+    if (ids.empty()) ids = tokenizer_->encode("\n");
+    if (static_cast<std::int64_t>(ids.size()) > context_)
+        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(context_));
+    r.prompt_ids = ids;
+    const std::int64_t V = model_vocabulary(spec_), usable = tokenizer_->vocab_size();
+    CpuAllocator host;
+    Tensor x = Tensor::empty(host, {1, context_}, DType::i64, MemCategory::data);
+    Tensor xdev = Tensor::empty(backend_->allocator(), {1, context_}, DType::i64, MemCategory::data);
+    std::vector<float> row(static_cast<std::size_t>(V));
+    std::vector<double> p(static_cast<std::size_t>(usable));
+    std::vector<std::int32_t> order(static_cast<std::size_t>(usable));
+    std::mt19937_64 gen(o.seed * 0x9E3779B97F4A7C15ull + 0x5EEDull);
+    for (std::int64_t k = 0; k < o.tokens; ++k) {
+        // the window: the last T tokens
+        const std::int64_t t = std::min<std::int64_t>(context_, static_cast<std::int64_t>(ids.size()));
+        Tensor xt = x.view(0, {1, t});
+        std::int64_t* px = xt.data<std::int64_t>();
+        for (std::int64_t i = 0; i < t; ++i) px[i] = ids[ids.size() - static_cast<std::size_t>(t) + static_cast<std::size_t>(i)];
+        Tensor xd = xdev.view(0, {1, t});
+        backend_->copy_from_host(px, xd);
+        Tensor logits = model_->forward(xd, false);  // (1, t, V)
+        backend_->copy_to_host(logits.view((t - 1) * V, {V}), row.data());
+        std::int32_t next = 0;
+        if (o.temperature == 0) {
+            next = static_cast<std::int32_t>(std::max_element(row.begin(), row.begin() + usable) - row.begin());
+        } else {
+            for (std::int64_t i = 0; i < usable; ++i) order[i] = static_cast<std::int32_t>(i);
+            std::int64_t keep = usable;
+            if (o.top_k > 0 && o.top_k < usable) {
+                keep = o.top_k;
+                std::nth_element(order.begin(), order.begin() + (keep - 1), order.end(),
+                                 [&](std::int32_t a, std::int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+                std::sort(order.begin(), order.begin() + keep);
+            }
+            double mx = -INFINITY;
+            for (std::int64_t i = 0; i < keep; ++i) mx = std::max(mx, double(row[order[i]]) / o.temperature);
+            double sum = 0;
+            for (std::int64_t i = 0; i < keep; ++i) {
+                p[i] = std::exp(double(row[order[i]]) / o.temperature - mx);
+                sum += p[i];
+            }
+            const double u = static_cast<double>(gen() >> 11) * 0x1.0p-53 * sum;
+            double acc = 0;
+            next = order[keep - 1];
+            for (std::int64_t i = 0; i < keep; ++i) {
+                acc += p[i];
+                if (u < acc) {
+                    next = order[i];
+                    break;
+                }
+            }
+        }
+        ids.push_back(next);
+        r.ids.push_back(next);
+        if (on_token && !on_token(valid_utf8(o.prompt + tokenizer_->decode(r.ids)))) break;
+    }
+    r.completion = valid_utf8(tokenizer_->decode(r.ids));
+    r.text = valid_utf8(o.prompt) + r.completion;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.tokens_per_second = r.seconds > 0 ? static_cast<double>(r.ids.size()) / r.seconds : 0;
+    return r;
+}
+
+}  // namespace hr
