@@ -1,6 +1,6 @@
-#include "cli/train_command.h"
-#include "cli/plan_command.h"
-#include "cli/run_flags.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "session/RunText.h"
 #include "plan/planner.h"
 #include "train/device.h"
 
@@ -36,73 +36,11 @@ namespace hrapp {
 
 namespace {
 
-void print(const QString& s) {
-    std::fputs(s.toLocal8Bit().constData(), stdout);
-    std::fflush(stdout);
-}
-void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
-QString trainHelp() {
-    return QCoreApplication::translate("Cli", "Usage: headroom train [options]\n"
-              "\n"
-              "Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory\n"
-              "ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).\n"
-              "The last line printed is test_accuracy=0.xxxx.\n"
-              "\n"
-              "Model (one of):\n"
-              "  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini\n"
-              "  --model FILE.json         a model spec (docs/model-spec.md)\n"
-              "Data:\n"
-              "  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic\n"
-              "  --train-limit N           use only the first N training samples (0: all)\n"
-              "  --test-limit N            use only the first N test samples (0: all)\n"
-              "Length:\n"
-              "  --epochs N                passes over the training set (default 1)\n"
-              "  --steps N                 train exactly N steps instead (evaluates at the end)\n"
-              "  --batch N                 samples per step (default 64)\n"
-              "Optimizer:\n"
-              "  --optimizer NAME          sgd (default), adam, adamw\n"
-              "  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)\n"
-              "  --momentum F              SGD momentum (default 0)\n"
-              "  --nesterov                SGD with Nesterov momentum\n"
-              "  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)\n"
-              "  --schedule KIND           constant (default), step, cosine\n"
-              "  --warmup N                linear warm-up steps (default 0)\n"
-              "  --step-size N             step schedule: steps between decays (default 1000)\n"
-              "  --gamma F                 step schedule: decay factor (default 0.1)\n"
-              "  --min-lr F                cosine schedule: final learning rate (default 0)\n"
-              "  --label-smoothing F       cross-entropy label smoothing in [0, 1)\n"
-              "Memory strategies (see headroom plan):\n"
-              "  --precision P             fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;\n"
-              "                            fp16 with dynamic loss scaling)\n"
-              "  --checkpoint C            activation checkpointing: none, all, every:K, list:I,J, auto\n"
-              "  --micro-batch N           forward/backward N samples at a time, accumulating gradients\n"
-              "  --accumulate N            or: split each batch into N micro-batches\n"
-              "  --offload-optimizer       optimizer state and master weights in host memory\n"
-              "  --memory-limit SIZE       cap the device memory (e.g. 4GiB), like a smaller card\n"
-              "Run:\n"
-              "  --seed N                  seed for initialisation, shuffling and dropout (default 1)\n"
-              "  --device DEV              auto, cpu (default), cuda:N\n"
-              "  --threads N               CPU threads (default: all cores)\n"
-              "  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)\n"
-              "  --name NAME               name of the run in the history (default: model and time)\n"
-              "  --db FILE                 run history database (default: the user's data folder)\n"
-              "  --no-history              do not record the run in the history\n"
-              "  --quiet                   only the final line\n"
-              "  --help                    this help\n");
-}
 
 std::atomic<hr::Trainer*> g_trainer{nullptr};
 void onSignal(int) {
     if (hr::Trainer* t = g_trainer.load()) t->request_stop();
-}
-
-QString formatDuration(double s) {
-    if (!std::isfinite(s) || s < 0) return QStringLiteral("--:--");
-    long long t = static_cast<long long>(s + 0.5);
-    if (t >= 3600) return QStringLiteral("%1:%2:%3").arg(t / 3600).arg(t / 60 % 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
-    return QStringLiteral("%1:%2").arg(t / 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
 }
 
 // The nearest existing ancestor of `dir` must be a folder we can create files in (checked before
@@ -134,21 +72,11 @@ void checkOutputDir(const std::filesystem::path& dir) {
 
 }  // namespace
 
-int run_train_command(const std::vector<std::string>& args) {
-    RunFlags flags;
-    try {
-        flags = parseRunFlags(args, "train");
-    } catch (const BadFlag& e) {
-        eprint(QCoreApplication::translate("Cli", "headroom train: %1\n").arg(e.message));
-        return 2;
-    }
-    if (flags.help) {
-        print(trainHelp());
-        return 0;
-    }
+int runTrainCommand(const CliRequest& request) {
+    CliRequest flags = request;
     hr::TrainConfig& c = flags.config;
     const bool quiet = flags.quiet;
-    std::string& outDir = flags.outDir;
+    std::string outDir = flags.out.toStdString();
 
     namespace fs = std::filesystem;
     std::unique_ptr<hr::Trainer> trainer;
@@ -225,17 +153,21 @@ int run_train_command(const std::vector<std::string>& args) {
         cb.on_log = [&](const hr::LogEvent& e) {
             if (quiet || e.level == hr::LogLevel::error) return;  // failures are printed once, at the end
             if (e.level == hr::LogLevel::info && e.message.rfind("epoch ", 0) == 0) return;  // printed above
+            if (e.message.rfind("device ", 0) == 0) {  // which device trains, and why
+                print(QStringLiteral("%1\n").arg(q(e.message)));
+                return;
+            }
             eprint(QStringLiteral("%1\n").arg(q(e.message)));
         };
         // run history (SQLite) and telemetry samples, written from this (the main) thread
         if (!flags.noHistory) {
             store = std::make_unique<RunStore>();
-            if (!store->open(QString::fromStdString(flags.dbPath))) {
+            if (!store->open(flags.db)) {
                 eprint(QCoreApplication::translate("Cli", "headroom train: the run history is not available (%1); continuing without it\n")
                            .arg(store->lastError()));
                 store.reset();
             } else {
-                runId = store->beginRun(c, QString::fromStdString(flags.runName));
+                runId = store->beginRun(c, flags.name);
             }
         }
         if (store) {
@@ -325,7 +257,7 @@ int run_train_command(const std::vector<std::string>& args) {
     }
     if (!quiet) {
         print(QCoreApplication::translate("Cli", "memory (%1), predicted before the run and measured by the ledger:\n").arg(q(result.strategy)));
-        print(q(categoryTable(predicted.device, &result.ledger.peak,
+        print((categoryTable(predicted.device, &result.ledger.peak,
                               result.host_ledger.peak_total ? &result.host_ledger.peak : nullptr)));
         print(QCoreApplication::translate("Cli", "wrote %1 and %2\n")
                   .arg(q((fs::path(outDir) / "run.json").string()), q((fs::path(outDir) / "model.safetensors").string())));
@@ -337,61 +269,6 @@ int run_train_command(const std::vector<std::string>& args) {
         return 1;
     }
     print(QStringLiteral("test_accuracy=%1\n").arg(result.test_accuracy, 0, 'f', 4));
-    return 0;
-}
-
-int run_presets_command(const std::vector<std::string>& args) {
-    // `headroom presets --json NAME`: the preset's model spec as JSON (docs/model-spec.md), for tools
-    // such as bench/torch_reference.py that build the same model elsewhere.
-    if (args.size() == 2 && args[0] == "--json") {
-        try {
-            print(q(hr::model_spec_to_json(hr::preset_model(args[1])).dump(2)) + QStringLiteral("\n"));
-            return 0;
-        } catch (const hr::InputError& e) {
-            eprint(q(e.what()) + QStringLiteral("\n"));
-            return 2;
-        }
-    }
-    if (!args.empty() && args[0] != "--help") {
-        eprint(QCoreApplication::translate("Cli", "headroom presets: takes no options\n"));
-        return 2;
-    }
-    for (const auto& name : hr::preset_names()) {
-        hr::SpecReport r = hr::analyze_model_spec(hr::preset_model(name));
-        print(QStringLiteral("%1  %2 %3\n    %4\n")
-                  .arg(q(name), -12)
-                  .arg(r.total_params)
-                  .arg(QCoreApplication::translate("Cli", "parameters"))
-                  .arg(q(hr::preset_description(name))));
-    }
-    return 0;
-}
-
-int run_devices_command(const std::vector<std::string>& args) {
-    if (!args.empty() && args[0] != "--help") {
-        eprint(QCoreApplication::translate("Cli", "headroom devices: takes no options\n"));
-        return 2;
-    }
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    print(QCoreApplication::translate("Cli", "cpu      %1 cores, %2 memory\n")
-              .arg(std::thread::hardware_concurrency())
-              .arg(q(hr::format_bytes(static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)))));
-#ifdef HEADROOM_WITH_CUDA
-    const auto gpus = hr::cuda_devices();
-    if (gpus.empty()) {
-        print(QCoreApplication::translate("Cli", "cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
-    } else {
-        for (const auto& d : gpus)
-            print(QCoreApplication::translate("Cli", "cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
-                      .arg(d.index)
-                      .arg(q(d.name), q(hr::format_bytes(d.total_bytes)), q(hr::format_bytes(d.free_bytes)))
-                      .arg(d.cc_major)
-                      .arg(d.cc_minor));
-    }
-    print(QCoreApplication::translate("Cli", "versions %1\n").arg(q(hr::cuda_versions())));
-#else
-    print(QCoreApplication::translate("Cli", "cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
-#endif
     return 0;
 }
 
