@@ -24,7 +24,6 @@ namespace hrapp {
 
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("Cli", text); }
 
 }  // namespace
 
@@ -72,7 +71,7 @@ const std::vector<Subcommand>& subcommands() {
 namespace {
 
 QString mainHelp() {
-    QString out = tr("Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.\n"
+    QString out = Cli::tr("Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.\n"
                      "\n"
                      "Usage:\n")
                       .arg(QString::fromUtf8(HEADROOM_VERSION));
@@ -82,18 +81,18 @@ QString mainHelp() {
         out += (QStringLiteral("  ") + left).leftJustified(kColumn - 1) + QLatin1Char(' ') + lines.first() + QLatin1Char('\n');
         for (int i = 1; i < lines.size(); ++i) out += QString(kColumn, QLatin1Char(' ')) + lines[i] + QLatin1Char('\n');
     };
-    line(QStringLiteral("headroom"), tr("open the workbench window"));
+    line(QStringLiteral("headroom"), Cli::tr("open the workbench window"));
     for (const Subcommand& c : subcommands()) {
-        QString text = tr(c.summary);
+        QString text = Cli::tr(c.summary);
         if (c.maxPositional > 0 || !c.groups.empty()) {
             QStringList lines = text.split(QLatin1Char('\n'));
-            if (lines.size() == 1) text += QLatin1Char(' ') + tr("(see headroom %1 --help)").arg(QLatin1String(c.name));
+            if (lines.size() == 1) text += QLatin1Char(' ') + Cli::tr("(see headroom %1 --help)").arg(QLatin1String(c.name));
         }
         line(QStringLiteral("headroom %1 %2").arg(QLatin1String(c.name), QLatin1String(c.usage)).trimmed(), text);
     }
-    line(QStringLiteral("headroom --version"), tr("print the version"));
-    line(QStringLiteral("headroom --help"), tr("this help"));
-    out += QLatin1Char('\n') + tr("Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).\n");
+    line(QStringLiteral("headroom --version"), Cli::tr("print the version"));
+    line(QStringLiteral("headroom --help"), Cli::tr("this help"));
+    out += QLatin1Char('\n') + Cli::tr("Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).\n");
     return out;
 }
 
@@ -147,14 +146,14 @@ int runCommand(const QStringList& args) {
     if (!cmd) {
         QStringList names;
         for (const Subcommand& c : subcommands()) names << QLatin1String(c.name);
-        eprint(tr("headroom: unknown command '%1'; use %2 (see headroom --help)\n").arg(first, names.join(QStringLiteral(", "))));
+        eprint(Cli::tr("headroom: unknown command '%1'; use %2 (see headroom --help)\n").arg(first, names.join(QStringLiteral(", "))));
         return 2;
     }
     CliRequest request;
     try {
         request = parseCommandLine(*cmd, args.mid(1));
     } catch (const BadFlag& e) {
-        eprint(tr("headroom %1: %2\n").arg(first, e.message));
+        eprint(Cli::tr("headroom %1: %2\n").arg(first, e.message));
         return 2;
     }
     if (request.help) {
@@ -179,7 +178,7 @@ int run_main(int argc, char** argv) {
         if (args.isEmpty() && !haveDisplay()) {
             QCoreApplication app(argc, argv);
             installCliTranslator();
-            eprint(tr("headroom: no display found, so the window cannot open.\n"
+            eprint(Cli::tr("headroom: no display found, so the window cannot open.\n"
                       "Run headless instead, for example:\n"
                       "  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo\n"
                       "or start the window under a display (DISPLAY / WAYLAND_DISPLAY), e.g. with xvfb-run.\n"

@@ -13,6 +13,7 @@
 // subcommand, give that subcommand the group (cli.cpp), or start a new group (flags.h, kGroupTitles).
 // To add a subcommand: one entry in cli.cpp's table (name, help, groups, positional arguments, run).
 #include "cli/flags.h"
+#include "cli/output.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -34,7 +35,6 @@ namespace hrapp {
 
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("Cli", text); }
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // Steps and step counts stay far below INT64_MAX: the trainer multiplies a step by the batch
@@ -205,7 +205,7 @@ std::vector<const Flag*> flagsOf(const Subcommand& cmd) {
 QString dashed(const QString& name) { return QStringLiteral("--") + name; }
 
 QString seeHelp(const Subcommand& cmd) {
-    return tr("see headroom %1 --help").arg(QLatin1String(cmd.name));
+    return Cli::tr("see headroom %1 --help").arg(QLatin1String(cmd.name));
 }
 
 // The raw spelling of an option on the command line ("--bogus", "-bogus", "--bogus=3" -> "--bogus").
@@ -232,9 +232,9 @@ std::int64_t FlagValue::signedIn(std::int64_t min, std::int64_t max) const {
     const bool whole = ec == std::errc() && end == b.constData() + b.size() && !b.isEmpty();
     if (!whole || v < min || v > max) {
         const QString range = max == std::numeric_limits<std::int64_t>::max()
-                                  ? tr("an integer of at least %1").arg(min)
-                                  : tr("an integer from %1 to %2").arg(min).arg(max);
-        throw BadFlag{tr("%1 expects %2, got '%3'").arg(m_flag, range, m_text)};
+                                  ? Cli::tr("an integer of at least %1").arg(min)
+                                  : Cli::tr("an integer from %1 to %2").arg(min).arg(max);
+        throw BadFlag{Cli::tr("%1 expects %2, got '%3'").arg(m_flag, range, m_text)};
     }
     return v;
 }
@@ -245,7 +245,7 @@ std::uint64_t FlagValue::unsignedIn(std::uint64_t min, std::uint64_t max) const 
     const auto [end, ec] = std::from_chars(b.constData(), b.constData() + b.size(), v);
     const bool whole = ec == std::errc() && end == b.constData() + b.size() && !b.isEmpty();
     if (!whole || v < min || v > max)
-        throw BadFlag{tr("%1 expects %2, got '%3'").arg(m_flag, tr("an integer from %1 to %2").arg(min).arg(max), m_text)};
+        throw BadFlag{Cli::tr("%1 expects %2, got '%3'").arg(m_flag, Cli::tr("an integer from %1 to %2").arg(min).arg(max), m_text)};
     return v;
 }
 
@@ -259,13 +259,13 @@ double FlagValue::real(double min, double max, bool minOpen, bool maxOpen) const
     if (!whole || !inRange) {
         QString range;
         if (std::isinf(max))
-            range = minOpen ? tr("a number greater than %1").arg(numberText(min)) : tr("a number of at least %1").arg(numberText(min));
+            range = minOpen ? Cli::tr("a number greater than %1").arg(numberText(min)) : Cli::tr("a number of at least %1").arg(numberText(min));
         else
-            range = tr("a number in %1%2, %3%4")
+            range = Cli::tr("a number in %1%2, %3%4")
                         .arg(minOpen ? QStringLiteral("(") : QStringLiteral("["))
                         .arg(numberText(min), numberText(max))
                         .arg(maxOpen ? QStringLiteral(")") : QStringLiteral("]"));
-        throw BadFlag{tr("%1 expects %2, got '%3'").arg(m_flag, range, m_text)};
+        throw BadFlag{Cli::tr("%1 expects %2, got '%3'").arg(m_flag, range, m_text)};
     }
     return v;
 }
@@ -281,7 +281,7 @@ std::size_t FlagValue::bytes() const {
 std::string FlagValue::choice(const char* noun, const std::vector<std::string>& options) const {
     for (const std::string& o : options)
         if (m_text.toStdString() == o) return o;
-    throw BadFlag{tr("unknown %1 '%2' for %3; use %4").arg(tr(noun), m_text, m_flag, alternatives(options))};
+    throw BadFlag{Cli::tr("unknown %1 '%2' for %3; use %4").arg(Cli::tr(noun), m_text, m_flag, alternatives(options))};
 }
 
 QString alternatives(const std::vector<std::string>& options) {
@@ -289,7 +289,7 @@ QString alternatives(const std::vector<std::string>& options) {
     if (options.size() == 1) return q(options.front());
     QStringList head;
     for (std::size_t i = 0; i + 1 < options.size(); ++i) head << q(options[i]);
-    return tr("%1 or %2").arg(head.join(QStringLiteral(", ")), q(options.back()));
+    return Cli::tr("%1 or %2").arg(head.join(QStringLiteral(", ")), q(options.back()));
 }
 
 // ---- parsing ------------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
     if (!parser.parse(QStringList{QStringLiteral("headroom")} + args)) {
         const QString command = QLatin1String(cmd.name);
         if (!parser.unknownOptionNames().isEmpty())
-            throw BadFlag{tr("unknown option '%1' for 'headroom %2'; %3")
+            throw BadFlag{Cli::tr("unknown option '%1' for 'headroom %2'; %3")
                               .arg(rawSpelling(args, parser.unknownOptionNames().first()), command, seeHelp(cmd))};
         // Qt's other errors: a value missing after the last option, or a value given to a switch
         int last = static_cast<int>(args.size()) - 1;
@@ -319,11 +319,11 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
         if (dd >= 0) last = dd - 1;
         for (const Flag* f : flags) {
             if (f->value && last >= 0 && (args[last] == dashed(QLatin1String(f->name)) || args[last] == QLatin1Char('-') + QLatin1String(f->name)))
-                throw BadFlag{tr("%1 needs a value (%2)").arg(args[last], seeHelp(cmd))};
+                throw BadFlag{Cli::tr("%1 needs a value (%2)").arg(args[last], seeHelp(cmd))};
             if (!f->value)
                 for (const QString& a : args)
                     if (a.startsWith(dashed(QLatin1String(f->name)) + QLatin1Char('=')))
-                        throw BadFlag{tr("%1 takes no value (%2)").arg(dashed(QLatin1String(f->name)), seeHelp(cmd))};
+                        throw BadFlag{Cli::tr("%1 takes no value (%2)").arg(dashed(QLatin1String(f->name)), seeHelp(cmd))};
         }
         throw BadFlag{QStringLiteral("%1 (%2)").arg(parser.errorText(), seeHelp(cmd))};
     }
@@ -336,19 +336,19 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
         if (!parser.isSet(name)) continue;
         const QStringList values = parser.values(name);
         if (f->value ? values.size() > 1 : parser.optionNames().count(name) > 1)
-            throw BadFlag{tr("%1 is given more than once; give it once").arg(dashed(name))};
+            throw BadFlag{Cli::tr("%1 is given more than once; give it once").arg(dashed(name))};
         r.given.insert(name);
         f->apply(r, FlagValue(dashed(name), f->value ? values.value(0) : QString()));
     }
     for (const auto& [a, b] : kExclusive)
         if (r.has(a) && r.has(b))
-            throw BadFlag{tr("give either --%1 or --%2, not both").arg(QLatin1String(a), QLatin1String(b))};
+            throw BadFlag{Cli::tr("give either --%1 or --%2, not both").arg(QLatin1String(a), QLatin1String(b))};
     r.positional = parser.positionalArguments();
     if (r.positional.size() > cmd.maxPositional)
-        throw BadFlag{tr("unexpected argument '%1' for 'headroom %2'; %3")
+        throw BadFlag{Cli::tr("unexpected argument '%1' for 'headroom %2'; %3")
                           .arg(r.positional.value(cmd.maxPositional), QLatin1String(cmd.name), seeHelp(cmd))};
     if (r.positional.size() < cmd.minPositional)
-        throw BadFlag{tr("'headroom %1' needs %2; %3")
+        throw BadFlag{Cli::tr("'headroom %1' needs %2; %3")
                           .arg(QLatin1String(cmd.name), QString::fromLatin1(cmd.usage).section(QLatin1Char(' '), 0, 0), seeHelp(cmd))};
     // adam/adamw start from their own learning rate unless one is given
     if (!r.has("lr") && r.config.optimizer.kind != "sgd") r.config.optimizer.lr = 1e-3;
@@ -356,24 +356,24 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
 }
 
 QString helpText(const Subcommand& cmd) {
-    QString out = tr("Usage: headroom %1 %2\n").arg(QLatin1String(cmd.name), QLatin1String(cmd.usage));
-    if (cmd.about && *cmd.about) out += QLatin1Char('\n') + tr(cmd.about) + QLatin1Char('\n');
+    QString out = Cli::tr("Usage: headroom %1 %2\n").arg(QLatin1String(cmd.name), QLatin1String(cmd.usage));
+    if (cmd.about && *cmd.about) out += QLatin1Char('\n') + Cli::tr(cmd.about) + QLatin1Char('\n');
     constexpr int kColumn = 28;
     for (FlagGroup g : cmd.groups) {
-        out += QLatin1Char('\n') + tr(kGroupTitles.at(g)) + QStringLiteral(":\n");
+        out += QLatin1Char('\n') + Cli::tr(kGroupTitles.at(g)) + QStringLiteral(":\n");
         for (const Flag& f : kFlags) {
             if (f.group != g) continue;
             QString left = QStringLiteral("  --") + QLatin1String(f.name);
             if (f.value) left += QLatin1Char(' ') + QLatin1String(f.value);
-            const QStringList lines = tr(f.help).split(QLatin1Char('\n'));
+            const QStringList lines = Cli::tr(f.help).split(QLatin1Char('\n'));
             if (left.size() + 1 > kColumn) out += left + QLatin1Char('\n') + QString(kColumn, QLatin1Char(' '));
             else out += left.leftJustified(kColumn);
             out += lines.first() + QLatin1Char('\n');
             for (int i = 1; i < lines.size(); ++i) out += QString(kColumn, QLatin1Char(' ')) + lines[i] + QLatin1Char('\n');
         }
     }
-    out += QStringLiteral("\n  %1%2\n").arg(QStringLiteral("--help").leftJustified(kColumn - 2), tr("this help"));
-    if (cmd.epilog && *cmd.epilog) out += QLatin1Char('\n') + tr(cmd.epilog) + QLatin1Char('\n');
+    out += QStringLiteral("\n  %1%2\n").arg(QStringLiteral("--help").leftJustified(kColumn - 2), Cli::tr("this help"));
+    if (cmd.epilog && *cmd.epilog) out += QLatin1Char('\n') + Cli::tr(cmd.epilog) + QLatin1Char('\n');
     return out;
 }
 

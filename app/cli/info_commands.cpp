@@ -22,7 +22,6 @@ namespace hrapp {
 
 namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
-QString tr(const char* text) { return QCoreApplication::translate("Cli", text); }
 }  // namespace
 
 int runPresetsCommand(const CliRequest& r) {
@@ -30,14 +29,14 @@ int runPresetsCommand(const CliRequest& r) {
     // such as bench/torch_reference.py that build the same model elsewhere.
     if (r.json || !r.positional.isEmpty()) {
         if (!r.json || r.positional.isEmpty()) {
-            eprint(tr("headroom presets: give --json and a preset name, e.g. headroom presets --json seed-cnn\n"));
+            eprint(Cli::tr("headroom presets: give --json and a preset name, e.g. headroom presets --json seed-cnn\n"));
             return 2;
         }
         try {
             print(q(hr::model_spec_to_json(hr::preset_model(r.positional.first().toStdString())).dump(2)) + QStringLiteral("\n"));
             return 0;
         } catch (const hr::InputError& e) {
-            eprint(tr("headroom presets: %1\n").arg(messageText(e.message())));
+            eprint(Cli::tr("headroom presets: %1\n").arg(messageText(e.message())));
             return 2;
         }
     }
@@ -46,7 +45,7 @@ int runPresetsCommand(const CliRequest& r) {
         print(QStringLiteral("%1  %2 %3\n    %4\n")
                   .arg(q(name), -12)
                   .arg(rep.total_params)
-                  .arg(tr("parameters"))
+                  .arg(Cli::tr("parameters"))
                   .arg(q(hr::preset_description(name))));
     }
     return 0;
@@ -54,36 +53,36 @@ int runPresetsCommand(const CliRequest& r) {
 
 int runDevicesCommand(const CliRequest&) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    print(tr("cpu      %1 cores, %2 memory\n")
+    print(Cli::tr("cpu      %1 cores, %2 memory\n")
               .arg(std::thread::hardware_concurrency())
               .arg(q(hr::format_bytes(static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)))));
 #ifdef HEADROOM_WITH_CUDA
     const auto gpus = hr::cuda_devices();
     if (gpus.empty()) {
-        print(tr("cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
+        print(Cli::tr("cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
     } else {
         for (const auto& d : gpus)
-            print(tr("cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
+            print(Cli::tr("cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
                       .arg(d.index)
                       .arg(q(d.name), q(hr::format_bytes(d.total_bytes)), q(hr::format_bytes(d.free_bytes)))
                       .arg(d.cc_major)
                       .arg(d.cc_minor));
     }
-    print(tr("versions %1\n").arg(q(hr::cuda_versions())));
+    print(Cli::tr("versions %1\n").arg(q(hr::cuda_versions())));
 #else
-    print(tr("cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
+    print(Cli::tr("cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
 #endif
     return 0;
 }
 
 int runRunsCommand(const CliRequest& r) {
     if (!r.db.isEmpty() && !QFileInfo::exists(r.db)) {
-        eprint(tr("headroom runs: there is no run history at %1; give the --db of an existing history\n").arg(r.db));
+        eprint(Cli::tr("headroom runs: there is no run history at %1; give the --db of an existing history\n").arg(r.db));
         return 2;
     }
     RunStore store;
     if (!store.open(r.db)) {
-        eprint(tr("headroom runs: %1\n").arg(store.lastError()));
+        eprint(Cli::tr("headroom runs: %1\n").arg(store.lastError()));
         return 1;
     }
     RunFilter f;
@@ -92,15 +91,15 @@ int runRunsCommand(const CliRequest& r) {
     f.limit = r.limit;
     const auto runs = store.listRuns(f);
     if (runs.isEmpty()) {
-        print(tr("No runs in %1.\n").arg(store.path()));
+        print(Cli::tr("No runs in %1.\n").arg(store.path()));
         return 0;
     }
     QString table = QStringLiteral("%1  %2  %3  %4  %5\n")
-                        .arg(tr("ID"), 5)
-                        .arg(tr("STATUS"), -9)
-                        .arg(tr("STARTED"), -16)
-                        .arg(tr("TEST ACC"), 8)
-                        .arg(tr("NAME"));
+                        .arg(Cli::tr("ID"), 5)
+                        .arg(Cli::tr("STATUS"), -9)
+                        .arg(Cli::tr("STARTED"), -16)
+                        .arg(Cli::tr("TEST ACC"), 8)
+                        .arg(Cli::tr("NAME"));
     for (const RunInfo& info : runs) {
         const QJsonValue acc = info.finalMetrics.value(QStringLiteral("test_accuracy"));
         table += QStringLiteral("%1  %2  %3  %4  %5\n")

@@ -2,9 +2,15 @@
 // The command line's one way to write: print() to stdout, eprint() to stderr, both flushed at once and
 // encoded for the terminal's locale. OutputCapture redirects both into strings (tests run the
 // subcommands in-process and read what a user would see).
+#include <QCoreApplication>
 #include <QString>
 
 namespace hrapp {
+
+// The command line's strings: Cli::tr("...") translates in the "Cli" context (lupdate sees it).
+struct Cli {
+    Q_DECLARE_TR_FUNCTIONS(Cli)
+};
 
 void print(const QString& text);
 void eprint(const QString& text);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "train/trainer.h"
+
 namespace hrapp {
 
 QString formatDuration(double s) {
@@ -17,4 +19,10 @@ QString formatDuration(double s) {
 
 QString messageText(const hr::Message& m) { return QString::fromStdString(m.english()); }
 
+}  // namespace hrapp
+
+namespace hrapp {
+QString resultError(const hr::TrainResult& r) {
+    return r.error_message.text.empty() ? QString::fromStdString(r.error) : messageText(r.error_message);
+}
 }  // namespace hrapp

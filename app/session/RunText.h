@@ -4,6 +4,10 @@
 
 #include "base/message.h"
 
+namespace hr {
+struct TrainResult;
+}
+
 namespace hrapp {
 
 // "m:ss" under an hour, "h:mm:ss" from there; "--:--" when not known (NaN, negative).
@@ -12,5 +16,7 @@ QString formatDuration(double seconds);
 // A message core wrote (hr::Message: id, English template, arguments) in the user's language.
 // Today the English text; app/i18n's coreText() takes its place once it lands (one call site each).
 QString messageText(const hr::Message& message);
+// A failed run's error (TrainResult::error_message, else its English error), as messageText() shows it.
+QString resultError(const hr::TrainResult& result);
 
 }  // namespace hrapp
