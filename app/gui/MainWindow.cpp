@@ -801,6 +801,7 @@ void MainWindow::showSettings() {
     const AppSettings next = dlg.settings();
     next.save();
     m_telemetry->setIntervalMs(next.telemetryIntervalMs);
+    m_runs->session()->setBatchIntervalMs(1000 / next.chartRefreshHz);  // a run in progress too
     applyNotifySettings();
     if (next.theme != cur.theme) {
         applyTheme(next.theme);
