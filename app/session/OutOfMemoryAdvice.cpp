@@ -13,19 +13,29 @@ struct Text {
 QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
 }  // namespace
 
-OutOfMemoryAdvice adviseOutOfMemory(const hr::TrainConfig& config, const hr::TrainResult& r) {
+hr::PlanRequest outOfMemoryRequest(const hr::TrainConfig& config, const hr::TrainResult& r) {
+    return hr::plan_request(config, r.train_samples, r.test_samples);
+}
+
+OutOfMemoryAdvice adviceFromSearch(const hr::TrainConfig& config, std::size_t limit, hr::PlanSearch search,
+                                   const QString& plannerError) {
     OutOfMemoryAdvice a;
-    a.limit = r.oom_limit;
+    a.limit = limit;
     a.batch = config.batch;
-    try {
-        a.search = hr::search_plans(hr::plan_request(config, r.train_samples, r.test_samples), r.oom_limit);
+    a.plannerError = plannerError;
+    if (plannerError.isEmpty()) {
+        a.search = std::move(search);
         a.best = a.search.best;
-    } catch (const std::exception& e) {
-        a.search = {};
-        a.best = -1;
-        a.plannerError = QString::fromUtf8(e.what());
     }
     return a;
+}
+
+OutOfMemoryAdvice adviseOutOfMemory(const hr::TrainConfig& config, const hr::TrainResult& r) {
+    try {
+        return adviceFromSearch(config, r.oom_limit, hr::search_plans(outOfMemoryRequest(config, r), r.oom_limit));
+    } catch (const std::exception& e) {
+        return adviceFromSearch(config, r.oom_limit, {}, QString::fromUtf8(e.what()));
+    }
 }
 
 QString OutOfMemoryAdvice::flags() const {

@@ -29,8 +29,14 @@ struct OutOfMemoryAdvice {
     QStringList changes() const;
 };
 
-// Searches the strategies for `result`'s run (sample counts from the result, the budget its
-// oom_limit). Never throws: a failing search comes back in plannerError.
+// The planner's request for that search: `result`'s run with its sample counts (for a front end that
+// runs the search elsewhere, e.g. off the GUI thread, and then calls adviceFromSearch()).
+hr::PlanRequest outOfMemoryRequest(const hr::TrainConfig& config, const hr::TrainResult& result);
+// The advice from a finished search (plannerError: the search failed).
+OutOfMemoryAdvice adviceFromSearch(const hr::TrainConfig& config, std::size_t limit, hr::PlanSearch search,
+                                   const QString& plannerError = QString());
+// Searches the strategies for `result`'s run (the budget its oom_limit) and returns the advice. Never
+// throws: a failing search comes back in plannerError.
 OutOfMemoryAdvice adviseOutOfMemory(const hr::TrainConfig& config, const hr::TrainResult& result);
 
 }  // namespace hrapp

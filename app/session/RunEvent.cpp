@@ -50,17 +50,6 @@ hr::CategoryBytes categoriesFrom(const json& j) {
     return b;
 }
 
-json messageToJson(const hr::Message& m) { return {{"id", m.id}, {"text", m.text}, {"args", m.args}}; }
-
-hr::Message messageFromJson(const json& j) {
-    hr::Message m;
-    if (!j.is_object()) return m;
-    m.id = text(j, "id");
-    m.text = text(j, "text");
-    if (j.contains("args")) m.args = j.at("args").get<std::vector<std::string>>();
-    return m;
-}
-
 json stepToJson(const hr::StepEvent& e) {
     return {{"step", e.step},
             {"total_steps", e.total_steps},
@@ -187,7 +176,6 @@ json trainResultToJson(const hr::TrainResult& r) {
     for (const auto& e : r.epochs) epochs.push_back(epochToJson(e));
     return {{"status", r.status},
             {"error", r.error},
-            {"error_message", messageToJson(r.error_message)},
             {"bad_input", r.bad_input},
             {"test_accuracy", num(r.test_accuracy)},
             {"test_loss", num(r.test_loss)},
@@ -217,7 +205,6 @@ hr::TrainResult trainResultFromJson(const json& j) {
     hr::TrainResult r;
     r.status = text(j, "status");
     r.error = text(j, "error");
-    r.error_message = messageFromJson(j.value("error_message", json::object()));
     r.bad_input = flag(j, "bad_input");
     r.test_accuracy = real(j, "test_accuracy");
     r.test_loss = real(j, "test_loss");

@@ -23,6 +23,6 @@ QString messageText(const hr::Message& m) { return QString::fromStdString(m.engl
 
 namespace hrapp {
 QString resultError(const hr::TrainResult& r) {
-    return r.error_message.text.empty() ? QString::fromStdString(r.error) : messageText(r.error_message);
+    return QString::fromStdString(r.error);
 }
 }  // namespace hrapp

@@ -104,7 +104,6 @@ void TrainingSession::run(const SessionJob& job) {
     auto fail = [&](const hr::Message& m) {
         end.result.status = "failed";
         end.result.error = m.english();
-        end.result.error_message = m;
     };
     try {
         hr::Trainer trainer(job.config, cb);

@@ -64,7 +64,7 @@ void Trainer::wait_while_paused() {
     pause_cv_.wait(lock, [this] { return !paused_.load() || stop_.load(); });
 }
 
-Message describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
+std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
     SpecReport rep = analyze_model_spec(spec);
     auto layer_name = [&](int index) -> std::string {
         for (const auto& r : rep.layers)
@@ -76,68 +76,45 @@ Message describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, cons
     MemCategory largest = MemCategory::other;
     for (MemCategory cat : all_categories())
         if (at(live, cat) > at(live, largest)) largest = cat;
-    // arguments are data (names, sizes, lists of them); the sentences around them are the templates
-    std::string what = category_name(e.category);
-    if (e.layer >= 0) what += ", " + layer_name(e.layer);
-    std::string in_use;
+    std::string msg = "out of memory on " + device + " (limit " + format_bytes(e.limit) + "): could not allocate " +
+                      format_bytes(e.requested) + " for " + category_name(e.category) +
+                      (e.layer >= 0 ? " of " + layer_name(e.layer) : std::string()) + " with " +
+                      format_bytes(e.snapshot.live_total) + " already in use. In use:";
+    bool first = true;
     for (MemCategory cat : all_categories()) {
         if (!at(e.snapshot.live, cat)) continue;
-        in_use += std::string(in_use.empty() ? "" : ", ") + category_name(cat) + " " + format_bytes(at(e.snapshot.live, cat));
+        msg += std::string(first ? " " : ", ") + category_name(cat) + " " + format_bytes(at(e.snapshot.live, cat));
+        first = false;
     }
-    if (in_use.empty()) in_use = "-";
+    // the largest layers
     std::vector<std::pair<std::size_t, int>> layers;
     for (const auto& [layer, b] : e.snapshot.layers)
         if (layer >= 0 && b.live > 0) layers.push_back({b.live, layer});
     std::sort(layers.rbegin(), layers.rend());
-    std::string largest_layers;
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, layers.size()); ++i)
-        largest_layers += (i ? ", " : "") + layer_name(layers[i].second) + " " + format_bytes(layers[i].first);
-    if (largest_layers.empty()) largest_layers = "-";
-    std::string budget = format_bytes(e.limit);
-    budget.erase(std::remove(budget.begin(), budget.end(), ' '), budget.end());
-    MessageText t;
+    if (!layers.empty()) {
+        msg += ". Largest: ";
+        for (std::size_t i = 0; i < std::min<std::size_t>(3, layers.size()); ++i)
+            msg += (i ? ", " : "") + layer_name(layers[i].second) + " " + format_bytes(layers[i].first);
+    }
+    msg += std::string(". The largest category is ") + category_name(largest) + "; to cut it: ";
     switch (largest) {
         case MemCategory::activations:
-            t = HR_MSG("train.oom_activations",
-                       "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use. In use: %6. "
-                       "Largest layers: %7. The largest category is %8; to cut it: --checkpoint all, --precision bf16, "
-                       "or a smaller --micro-batch with accumulation. headroom plan --budget %9 lists the "
-                       "configurations that fit");
+            msg += "--checkpoint all, --precision bf16, or a smaller --micro-batch with accumulation";
             break;
         case MemCategory::optimizer_state:
-            t = HR_MSG("train.oom_optimizer_state",
-                       "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use. In use: %6. "
-                       "Largest layers: %7. The largest category is %8; to cut it: --offload-optimizer, or --optimizer "
-                       "sgd --momentum 0 (no state). headroom plan --budget %9 lists the configurations that fit");
+            msg += "--offload-optimizer, or --optimizer sgd (no state without momentum)";
             break;
-        case MemCategory::master_weights:
-            t = HR_MSG("train.oom_master_weights",
-                       "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use. In use: %6. "
-                       "Largest layers: %7. The largest category is %8; to cut it: --offload-optimizer. headroom plan "
-                       "--budget %9 lists the configurations that fit");
-            break;
+        case MemCategory::master_weights: msg += "--offload-optimizer"; break;
         case MemCategory::parameters:
-        case MemCategory::gradients:
-            t = HR_MSG("train.oom_weights",
-                       "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use. In use: %6. "
-                       "Largest layers: %7. The largest category is %8; to cut it: --precision bf16. headroom plan "
-                       "--budget %9 lists the configurations that fit");
-            break;
-        case MemCategory::workspace:
-            t = HR_MSG("train.oom_workspace",
-                       "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use. In use: %6. "
-                       "Largest layers: %7. The largest category is %8; to cut it: a smaller --micro-batch. headroom "
-                       "plan --budget %9 lists the configurations that fit");
-            break;
-        default:
-            t = HR_MSG("train.oom_other",
-                       "out of memory on %1 (limit %2): could not allocate %3 for %4 with %5 already in use. In use: %6. "
-                       "Largest layers: %7. The largest category is %8; to cut it: a smaller --batch. headroom plan "
-                       "--budget %9 lists the configurations that fit");
-            break;
+        case MemCategory::gradients: msg += "--precision bf16"; break;
+        case MemCategory::workspace: msg += "a smaller --micro-batch"; break;
+        case MemCategory::data: msg += "a smaller --batch"; break;
+        default: msg += "a smaller --batch"; break;
     }
-    return Message(t, {device, format_bytes(e.limit), format_bytes(e.requested), what, format_bytes(e.snapshot.live_total),
-                       in_use, largest_layers, category_name(largest), budget});
+    std::string budget = format_bytes(e.limit);
+    budget.erase(std::remove(budget.begin(), budget.end(), ' '), budget.end());
+    msg += ". headroom plan --budget " + budget + " lists the configurations that fit";
+    return msg;
 }
 
 PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::int64_t test_samples) {
@@ -218,8 +195,7 @@ TrainResult Trainer::run() {
         failed.status = "failed";
         failed.out_of_memory = true;
         failed.oom_limit = e.limit;
-        failed.error_message = describe_out_of_memory(e, c.model, be.name());
-        failed.error = failed.error_message.english();
+        failed.error = describe_out_of_memory(e, c.model, be.name());
         CategoryBytes live = e.snapshot.live;
         at(live, e.category) += e.requested;
         MemCategory largest = MemCategory::other;
@@ -441,7 +417,6 @@ TrainResult Trainer::run() {
     } catch (const Error& e) {
         result.status = "failed";
         result.error = e.what();
-        result.error_message = e.message();
         log(LogLevel::error, e.what());
     }
     result.steps = step;

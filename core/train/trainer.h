@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "base/message.h"
 #include "memory/ledger.h"
 #include "plan/planner.h"
 #include "train/config.h"
@@ -18,8 +17,7 @@ namespace hr {
 
 struct TrainResult {
     std::string status = "finished";  // finished | stopped | failed
-    std::string error;                // failed: the message (English)
-    Message error_message;            // failed: the same with its id and arguments, for translation
+    std::string error;                // failed: the message
     bool bad_input = false;           // failed because of the run's settings (e.g. the loss diverged)
     double test_accuracy = 0;
     double test_loss = 0;
@@ -46,9 +44,8 @@ struct TrainResult {
 };
 
 // The message for an out-of-memory failure: what was asked, what is in use by category and the
-// largest layers, and the strategies that cut the largest category (one template per largest
-// category, ids "train.oom_*", so app/ can translate it; english() is the text of TrainResult::error).
-Message describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device);
+// largest layers, and the strategies that cut the largest category.
+std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device);
 
 // `--checkpoint auto` without a budget: the planner's choice for the device's memory.
 std::vector<int> choose_auto_checkpoint(const TrainConfig& config);
