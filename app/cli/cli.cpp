@@ -1,30 +1,23 @@
-// The `headroom` command line: train, presets, devices (and report/plan where built), or the main
-// window when no subcommand is given.
+// The `headroom` command line: the table of subcommands, the top-level help, and the dispatch (or
+// the main window when no subcommand is given). The flags live in flags.cpp.
 #include "cli/cli.h"
 
 #include <unistd.h>
 
+#include <QApplication>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileInfo>
 #include <QLocale>
 #include <QTranslator>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <string>
-#include <vector>
+#include <memory>
 
-#include "base/error.h"
-#include "cli/plan_command.h"
-#include "cli/train_command.h"
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/output.h"
+#include "gui/Installation.h"
 #include "gui/gui_main.h"
 #include "report/report_command.h"
 
@@ -33,26 +26,75 @@ namespace hrapp {
 namespace {
 
 
-void print(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stdout); }
-void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
+}  // namespace
+
+// To add a subcommand: one entry here. Its flags come from the groups it lists (flags.cpp).
+const std::vector<Subcommand>& subcommands() {
+    static const std::vector<Subcommand> table = {
+        {"train", "[options]", QT_TRANSLATE_NOOP("Cli", "train a model headless"),
+         QT_TRANSLATE_NOOP("Cli",
+                           "Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then\n"
+                           "DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see\n"
+                           "docs/run-json.md), so a folder with run.json is complete. The first line says which device\n"
+                           "trains and why; the last line printed is test_accuracy=0.xxxx. Ctrl-C stops after the\n"
+                           "current step and writes the results so far."),
+         {FlagGroup::model, FlagGroup::data, FlagGroup::length, FlagGroup::memory, FlagGroup::optimizer,
+          FlagGroup::training, FlagGroup::device, FlagGroup::run, FlagGroup::history},
+         0, 0, false, runTrainCommand,
+         QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,\n"
+                                  "dataset, a diverging loss, out of memory).")},
+        {"plan", "[options]", QT_TRANSLATE_NOOP("Cli", "predict a run's memory by category and layer; --budget finds\nthe strategies that fit"),
+         QT_TRANSLATE_NOOP("Cli",
+                           "Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,\n"
+                           "optimizer state, master weights, activations, workspace, data) on the device and on the host, per\n"
+                           "layer, and the step cost of the chosen strategies. With --budget it searches precision,\n"
+                           "checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits\n"
+                           "and is predicted fastest, and says why each other one ranks lower or does not fit."),
+         {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::device, FlagGroup::plan},
+         0, 0, false, runPlanCommand},
+        {"presets", "[--json NAME]", QT_TRANSLATE_NOOP("Cli", "list the built-in models"),
+         QT_TRANSLATE_NOOP("Cli", "Lists the built-in models with their parameter counts; with --json NAME, prints that\n"
+                                  "model's spec (docs/model-spec.md)."),
+         {FlagGroup::presets}, 0, 1, false, runPresetsCommand},
+        {"devices", "", QT_TRANSLATE_NOOP("Cli", "list the devices Headroom can train on"),
+         QT_TRANSLATE_NOOP("Cli", "Lists the CPU and the CUDA devices, or why there are none."), {}, 0, 0, false,
+         runDevicesCommand},
+        {"runs", "[options]", QT_TRANSLATE_NOOP("Cli", "list the run history"),
+         QT_TRANSLATE_NOOP("Cli", "Lists the runs in the history, newest first."), {FlagGroup::runs, FlagGroup::history},
+         0, 0, false, runRunsCommand},
+        {"report", "RUN [options]", QT_TRANSLATE_NOOP("Cli", "write a run's report (html, pdf, json, csv)"),
+         QT_TRANSLATE_NOOP("Cli", "Writes the report of RUN: a run id, 'last', or a run's name (see headroom runs)."),
+         {FlagGroup::report, FlagGroup::history}, 1, 1, true, run_report_command},
+    };
+    return table;
+}
+
+namespace {
 
 QString mainHelp() {
-    return QCoreApplication::translate("Cli", "Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.\n"
-              "\n"
-              "Usage:\n"
-              "  headroom                      open the workbench window\n"
-              "  headroom train [options]      train a model headless (see headroom train --help)\n"
-              "  headroom plan [options]       predict a run's memory by category and layer; --budget finds\n"
-              "                                the strategies that fit (see headroom plan --help)\n"
-              "  headroom presets              list the built-in models\n"
-              "  headroom devices              list the devices Headroom can train on\n"
-              "  headroom runs [options]       list the run history\n"
-              "  headroom report RUN [options] write a run's report (html, pdf, json, csv)\n"
-              "  headroom --version            print the version\n"
-              "  headroom --help               this help\n"
-              "\n"
-              "Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).\n")
-        .arg(QString::fromUtf8(HEADROOM_VERSION));
+    QString out = Cli::tr("Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.\n"
+                     "\n"
+                     "Usage:\n")
+                      .arg(QString::fromUtf8(HEADROOM_VERSION));
+    constexpr int kColumn = 34;
+    auto line = [&](const QString& left, const QString& text) {
+        const QStringList lines = text.split(QLatin1Char('\n'));
+        out += (QStringLiteral("  ") + left).leftJustified(kColumn - 1) + QLatin1Char(' ') + lines.first() + QLatin1Char('\n');
+        for (int i = 1; i < lines.size(); ++i) out += QString(kColumn, QLatin1Char(' ')) + lines[i] + QLatin1Char('\n');
+    };
+    line(QStringLiteral("headroom"), Cli::tr("open the workbench window"));
+    for (const Subcommand& c : subcommands()) {
+        QString text = Cli::tr(c.summary);
+        if (c.maxPositional > 0 || !c.groups.empty()) {
+            QStringList lines = text.split(QLatin1Char('\n'));
+            if (lines.size() == 1) text += QLatin1Char(' ') + Cli::tr("(see headroom %1 --help)").arg(QLatin1String(c.name));
+        }
+        line(QStringLiteral("headroom %1 %2").arg(QLatin1String(c.name), QLatin1String(c.usage)).trimmed(), text);
+    }
+    line(QStringLiteral("headroom --version"), Cli::tr("print the version"));
+    line(QStringLiteral("headroom --help"), Cli::tr("this help"));
+    out += QLatin1Char('\n') + Cli::tr("Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).\n");
+    return out;
 }
 
 bool haveDisplay() {
@@ -63,16 +105,73 @@ bool haveDisplay() {
 }
 
 // Installs the zh_CN (or other) translation for command-line messages when the locale asks for it.
-void installCliTranslator(QCoreApplication& app) {
+void installCliTranslator() {
     static QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("headroom"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        app.installTranslator(&translator);
+    for (const QString& share : shareDirs())  // an installed or build-tree copy first, then the compiled-in one
+        if (translator.load(QLocale(), QStringLiteral("headroom"), QStringLiteral("_"),
+                            share + QStringLiteral("/headroom/translations")))
+            break;
+    if (!translator.isEmpty() ||
+        translator.load(QLocale(), QStringLiteral("headroom"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QCoreApplication::installTranslator(&translator);
 }
 
 }  // namespace
 
+void installCliLogSink() {
+    const QByteArray want = qgetenv("HEADROOM_LOG").toLower();
+    const hr::LogLevel threshold = want == "debug" ? hr::LogLevel::debug
+                                   : want == "info" ? hr::LogLevel::info
+                                                    : hr::LogLevel::warning;
+    hr::set_log_sink([threshold](hr::LogLevel level, const std::string& message) {
+        if (static_cast<int>(level) < static_cast<int>(threshold)) return;
+        eprint(QStringLiteral("headroom: %1: %2\n").arg(QLatin1String(hr::log_level_name(level)), QString::fromStdString(message)));
+    });
+}
+
+int runCommand(const QStringList& args) {
+    if (args.isEmpty()) {
+        print(mainHelp());
+        return 0;
+    }
+    const QString& first = args.first();
+    if (first == QLatin1String("--help") || first == QLatin1String("-h") || first == QLatin1String("help")) {
+        if (args.size() >= 2)
+            if (const Subcommand* c = findSubcommand(args[1])) {
+                print(helpText(*c));
+                return 0;
+            }
+        print(mainHelp());
+        return 0;
+    }
+    if (first == QLatin1String("--version") || first == QLatin1String("-v")) {
+        print(QStringLiteral("headroom %1\n").arg(QString::fromUtf8(HEADROOM_VERSION)));
+        return 0;
+    }
+    const Subcommand* cmd = findSubcommand(first);
+    if (!cmd) {
+        QStringList names;
+        for (const Subcommand& c : subcommands()) names << QLatin1String(c.name);
+        eprint(Cli::tr("headroom: unknown command '%1'; use %2 (see headroom --help)\n").arg(first, names.join(QStringLiteral(", "))));
+        return 2;
+    }
+    CliRequest request;
+    try {
+        request = parseCommandLine(*cmd, args.mid(1));
+    } catch (const BadFlag& e) {
+        eprint(Cli::tr("headroom %1: %2\n").arg(first, e.message));
+        return 2;
+    }
+    if (request.help) {
+        print(helpText(*cmd));
+        return 0;
+    }
+    return cmd->run(request);
+}
+
 int run_main(int argc, char** argv) {
-    std::vector<std::string> args(argv + 1, argv + argc);
+    QStringList args;
+    for (int i = 1; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
     // Qt warns on every start when XDG_RUNTIME_DIR is unset (servers, containers, CI): give it one.
     if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
         QByteArray dir = QDir::tempPath().toLocal8Bit() + "/runtime-" + QByteArray::number(::getuid());
@@ -81,11 +180,11 @@ int run_main(int argc, char** argv) {
                                                                 QFileDevice::ExeOwner);
         qputenv("XDG_RUNTIME_DIR", dir);
     }
-    if (args.empty()) {
-        if (!haveDisplay()) {
+    if (args.isEmpty() || args.first() == QLatin1String("gui")) {
+        if (args.isEmpty() && !haveDisplay()) {
             QCoreApplication app(argc, argv);
-            installCliTranslator(app);
-            eprint(QCoreApplication::translate("Cli", "headroom: no display found, so the window cannot open.\n"
+            installCliTranslator();
+            eprint(Cli::tr("headroom: no display found, so the window cannot open.\n"
                       "Run headless instead, for example:\n"
                       "  headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo\n"
                       "or start the window under a display (DISPLAY / WAYLAND_DISPLAY), e.g. with xvfb-run.\n"
@@ -94,35 +193,23 @@ int run_main(int argc, char** argv) {
         }
         return run_gui(argc, argv);
     }
-    const std::string& cmd = args[0];
-    // Subcommands that open windows or render charts need a QApplication; report handles its own.
-    if (cmd == "gui") return run_gui(argc, argv);
-    if (cmd == "report" || cmd == "runs") {
-        QStringList rest;
-        for (std::size_t i = 1; i < args.size(); ++i) rest << QString::fromStdString(args[i]);
-        return cmd == "report" ? run_report_command(rest) : run_runs_command(rest);
+    // Subcommands that render charts need a QApplication (offscreen where there is no display).
+    const Subcommand* cmd = findSubcommand(args.first());
+    std::unique_ptr<QCoreApplication> app;
+    if (cmd && cmd->needsWidgets) {
+        if (!haveDisplay()) qputenv("QT_QPA_PLATFORM", "offscreen");
+        app = std::make_unique<QApplication>(argc, argv);
+    } else {
+        app = std::make_unique<QCoreApplication>(argc, argv);
     }
-
-    QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("Headroom"));
     QCoreApplication::setOrganizationName(QStringLiteral("Headroom"));
-    installCliTranslator(app);
-    std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-        print(mainHelp());
-        return 0;
-    }
-    if (cmd == "--version" || cmd == "-v") {
-        print(QStringLiteral("headroom %1\n").arg(QString::fromUtf8(HEADROOM_VERSION)));
-        return 0;
-    }
-    if (cmd == "train") return run_train_command(rest);
-    if (cmd == "plan") return run_plan_command(rest);
-    if (cmd == "presets") return run_presets_command(rest);
-    if (cmd == "devices") return run_devices_command(rest);
-    eprint(QCoreApplication::translate("Cli", "headroom: unknown command '%1'; use train, plan, presets, devices, runs or report (see headroom --help)\n")
-               .arg(QString::fromStdString(cmd)));
-    return 2;
+    QCoreApplication::setApplicationVersion(QStringLiteral(HEADROOM_VERSION));
+    installCliTranslator();
+    installCliLogSink();
+    const int code = runCommand(args);
+    hr::set_log_sink(nullptr);
+    return code;
 }
 
 }  // namespace hrapp

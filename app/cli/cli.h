@@ -1,7 +1,16 @@
 #pragma once
+#include <QStringList>
 
 namespace hrapp {
 // Entry point of the `headroom` executable: the CLI subcommands, or the main window when no
 // subcommand is given. Returns the process exit code (0 ok, 1 failure, 2 bad input).
 int run_main(int argc, char** argv);
+
+// One command line (the arguments after "headroom") with a Q(Core)Application already running:
+// what run_main does once the application exists, and what tests call in-process.
+int runCommand(const QStringList& args);
+
+// Installs hr::log's sink for a command-line process: warnings and errors to stderr (prefixed
+// "headroom: "), info and debug only when HEADROOM_LOG=debug|info asks.
+void installCliLogSink();
 }  // namespace hrapp

@@ -1,10 +1,12 @@
-#include "cli/plan_command.h"
+#include "cli/commands.h"
 
 #include <QCoreApplication>
+#include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
-#include "cli/run_flags.h"
+#include "cli/output.h"
+#include "session/RunText.h"
 #include "memory/allocator.h"
 #include "train/device.h"
 #include "train/run_record.h"
@@ -16,37 +18,11 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 QString bytes(std::size_t b) { return q(hr::format_bytes(b)); }
-void print(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stdout); }
-void eprint(const QString& s) { std::fputs(s.toLocal8Bit().constData(), stderr); }
-
-QString planHelp() {
-    return QCoreApplication::translate("Cli", "Usage: headroom plan [options]\n"
-              "\n"
-              "Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,\n"
-              "optimizer state, master weights, activations, workspace, data) on the device and on the host, per\n"
-              "layer, and the step cost of the chosen strategies. With --budget it searches precision,\n"
-              "checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits\n"
-              "and is predicted fastest, and says why each other one ranks lower or does not fit.\n"
-              "\n"
-              "  --preset NAME | --model FILE.json   the model (default seed-cnn)\n"
-              "  --batch N                 samples per optimizer step (default 64)\n"
-              "  --optimizer NAME          sgd (default), adam, adamw; --momentum F\n"
-              "  --precision P             fp32 (default), tf32, bf16, fp16\n"
-              "  --checkpoint C            none (default), all, every:K, list:I,J, auto\n"
-              "  --micro-batch N / --accumulate N    gradient accumulation\n"
-              "  --offload-optimizer       optimizer state and master weights in host memory\n"
-              "  --device DEV              cpu (default), auto\n"
-              "  --threads N               CPU threads (for workspace sizes)\n"
-              "  --data SPEC, --train-limit N, --test-limit N   size the data loader buffers like the run\n"
-              "  --budget SIZE|device      search for the best configuration within SIZE (4GiB, 512MiB, ...)\n"
-              "                            or the device's free memory\n"
-              "  --json                    machine-readable output\n");
-}
 
 }  // namespace
 
-std::string categoryTable(const hr::CategoryBytes& predicted, const hr::CategoryBytes* measured,
-                          const hr::CategoryBytes* host) {
+QString categoryTable(const hr::CategoryBytes& predicted, const hr::CategoryBytes* measured,
+                      const hr::CategoryBytes* host) {
     QString out = QStringLiteral("  %1 %2").arg(QCoreApplication::translate("Cli", "category"), -18).arg(QCoreApplication::translate("Cli", "predicted"), 12);
     if (measured) out += QStringLiteral(" %1 %2").arg(QCoreApplication::translate("Cli", "measured"), 12).arg(QCoreApplication::translate("Cli", "difference"), 11);
     if (host) out += QStringLiteral(" %1").arg(QCoreApplication::translate("Cli", "host"), 12);
@@ -72,28 +48,18 @@ std::string categoryTable(const hr::CategoryBytes& predicted, const hr::Category
             tm ? QStringLiteral("%1%").arg(100.0 * (double(tp) - double(tm)) / double(tm), 0, 'f', 2) : QString(), 11);
     if (host) out += QStringLiteral(" %1").arg(bytes(th), 12);
     out += QStringLiteral("\n");
-    return out.toStdString();
+    return out;
 }
 
-int run_plan_command(const std::vector<std::string>& args) {
-    RunFlags flags;
-    try {
-        flags = parseRunFlags(args, "plan");
-    } catch (const BadFlag& e) {
-        eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(e.message));
-        return 2;
-    }
-    if (flags.help) {
-        print(planHelp());
-        return 0;
-    }
+int runPlanCommand(const CliRequest& request) {
+    CliRequest flags = request;
     try {
         resolveModel(flags);
         const hr::TrainConfig& c = flags.config;
         hr::validate_train_config(c);
         hr::PlanRequest req = hr::plan_request(c);
         const std::size_t free = hr::device_free_bytes(req.device);
-        if (flags.budget.empty()) {
+        if (flags.budget.isEmpty()) {
             hr::MemoryPlan p = hr::predict_memory(req);
             if (flags.json) {
                 nlohmann::json j = hr::plan_to_json(p);
@@ -109,7 +75,7 @@ int run_plan_command(const std::vector<std::string>& args) {
                       .arg(p.strategy.micro_batch)
                       .arg(p.strategy.accumulate)
                       .arg(q(p.strategy.describe()), q(req.device)));
-            print(q(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr)));
+            print(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr));
             print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
                       .arg(bytes(p.device_total), bytes(free), q(req.device),
                            p.device_total <= free ? QCoreApplication::translate("Cli", "fits") : QCoreApplication::translate("Cli", "does NOT fit")));
@@ -141,7 +107,7 @@ int run_plan_command(const std::vector<std::string>& args) {
                       .arg(bytes(static_cast<std::size_t>(p.offload_bytes))));
             return 0;
         }
-        const std::size_t budget = flags.budget == "device" ? free : hr::parse_bytes(flags.budget);
+        const std::size_t budget = flags.budget == QLatin1String("device") ? free : hr::parse_bytes(flags.budget.toStdString());
         hr::PlanSearch s = hr::search_plans(req, budget);
         if (flags.json) {
             nlohmann::json j;
@@ -163,18 +129,26 @@ int run_plan_command(const std::vector<std::string>& args) {
                   .arg(q(c.model.name))
                   .arg(c.batch)
                   .arg(bytes(budget)));
+        // the strategy column as wide as its longest entry, so long flag sets keep the columns aligned
+        const QString none = QCoreApplication::translate("Cli", "(no strategies: fp32)");
+        QStringList names;
+        int width = static_cast<int>(QCoreApplication::translate("Cli", "strategy").size());
+        for (const auto& cand : s.candidates) {
+            const std::string fl = hr::strategy_flags(cand.strategy);
+            names << (fl.empty() ? none : q(fl));
+            width = std::max(width, static_cast<int>(names.last().size()));
+        }
         print(QStringLiteral("  %1 %2 %3 %4 %5\n")
                   .arg(QString(), 2)
-                  .arg(QCoreApplication::translate("Cli", "strategy"), -52)
+                  .arg(QCoreApplication::translate("Cli", "strategy"), -width)
                   .arg(QCoreApplication::translate("Cli", "device"), 11)
                   .arg(QCoreApplication::translate("Cli", "step"), 9)
                   .arg(QCoreApplication::translate("Cli", "verdict")));
         for (std::size_t i = 0; i < s.candidates.size(); ++i) {
             const auto& cand = s.candidates[i];
-            std::string fl = hr::strategy_flags(cand.strategy);
             print(QStringLiteral("  %1 %2 %3 %4 %5\n")
                       .arg(static_cast<int>(i) == s.best ? QStringLiteral("*") : QString(), 2)
-                      .arg(fl.empty() ? QCoreApplication::translate("Cli", "(no strategies: fp32)") : q(fl), -52)
+                      .arg(names[static_cast<int>(i)], -width)
                       .arg(bytes(cand.plan.device_total), 11)
                       .arg(QStringLiteral("%1x").arg(cand.plan.relative_step_time, 0, 'f', 2), 9)
                       .arg(q(cand.reason)));
@@ -187,7 +161,7 @@ int run_plan_command(const std::vector<std::string>& args) {
         print(QCoreApplication::translate("Cli", "\nBest: headroom train --batch %1 %2\n").arg(c.batch).arg(q(hr::strategy_flags(best.strategy))));
         return 0;
     } catch (const hr::InputError& e) {
-        eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(q(e.what())));
+        eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(messageText(e.message())));
         return 2;
     } catch (const std::exception& e) {
         eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(q(e.what())));

@@ -3,14 +3,12 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QComboBox>
 #include <QDateTime>
-#include <QDialog>
-#include <QDialogButtonBox>
+#include <QDir>
+#include <QPointer>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -18,23 +16,17 @@
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
-#include <QCheckBox>
-#include <QGroupBox>
-#include <QJsonDocument>
-#include <QLineEdit>
-#include <QPushButton>
-#include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QSvgGenerator>
 #include <QTabWidget>
-#include <QThread>
 #include <QToolBar>
 #include <QUndoStack>
 
 #include <cmath>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "plan/planner.h"
 #include "train/device.h"
 #include "builder/ModelBuilder.h"
@@ -44,9 +36,11 @@
 #include "gui/HardwareView.h"
 #include "gui/MemoryPlanPanel.h"
 #include "gui/RunsView.h"
+#include "gui/SettingsDialog.h"
 #include "gui/TelemetryMonitor.h"
 #include "notify/webhook_notifier.h"
 #include "report/report_writer.h"
+#include "session/RunText.h"
 #include "store/run_store.h"
 #include "gui/MonitorView.h"
 #include "gui/RuntimeInfo.h"
@@ -95,17 +89,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildMenus();
     buildStatusBar();
 
-    m_thread = new QThread(this);
-    m_thread->setObjectName(QStringLiteral("TrainingSession"));
-    m_session = new TrainingSession;
-    m_session->moveToThread(m_thread);
-    connect(m_thread, &QThread::finished, m_session, &QObject::deleteLater);
-    connect(m_session, &TrainingSession::stepsReady, this, &MainWindow::onSteps, Qt::QueuedConnection);
-    connect(m_session, &TrainingSession::epochFinished, this, &MainWindow::onEpoch, Qt::QueuedConnection);
-    connect(m_session, &TrainingSession::memoryUpdated, this, &MainWindow::onMemory, Qt::QueuedConnection);
-    connect(m_session, &TrainingSession::logMessage, this, &MainWindow::onLog, Qt::QueuedConnection);
-    connect(m_session, &TrainingSession::finished, this, &MainWindow::onFinished, Qt::QueuedConnection);
-    m_thread->start();
+    // Runs: the controller `headroom train` uses too; the window draws its events.
+    m_runs = new RunController(this);
+    connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
+    connect(m_runs, &RunController::deviceChosen, this, &MainWindow::onDevice);
+    connect(m_runs, &RunController::stepsReady, this, &MainWindow::onSteps);
+    connect(m_runs, &RunController::epochFinished, this, &MainWindow::onEpoch);
+    connect(m_runs, &RunController::memoryUpdated, this, &MainWindow::onMemory);
+    connect(m_runs, &RunController::logMessage, this,
+            [this](const hr::LogEvent& e) { onLog(int(e.level), QString::fromStdString(e.message)); });
+    connect(m_runs, &RunController::runFinished, this, &MainWindow::onFinished);
 
     connect(m_monitor, &MonitorView::saveChartRequested, this, &MainWindow::saveChart);
     connect(m_hardware, &HardwareView::saveChartRequested, this, &MainWindow::saveChart);
@@ -117,12 +110,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(m_telemetry, &TelemetryMonitor::sampleReady, this, &MainWindow::onTelemetry);
 
-    m_webhook = new WebhookNotifier(this);
     m_desktop = new DesktopNotifier(this);
-    connect(m_webhook, &WebhookNotifier::failed, this, [this](const QString&, const QString& message) {
-        onLog(int(hr::LogLevel::warning), message);
-    });
     applyNotifySettings();
+    installLogSink();
     connect(m_builder, &hrw::ModelBuilder::specChanged, this, [this] {
         updateRunActions();
         updateTitle();
@@ -176,19 +166,22 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::stopAndWait() {
-    if (!m_thread) return;
-    m_session->requestStop();
-    m_thread->quit();
-    m_thread->wait();
-    m_thread = nullptr;
-    // The session's last queued events (its final steps and finished()) still reach the history.
-    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
-    if (m_runId > 0) {
-        m_store->finishRun(m_runId, QStringLiteral("stopped"));
-        m_runId = 0;
-    }
+    if (m_shutDown) return;
+    m_shutDown = true;
+    hr::set_log_sink(nullptr);
+    m_runs->shutdown();  // a run in progress is stopped, waited for and filed as stopped
     m_store->flush();
     m_telemetry->stop();
+}
+
+// hr::log (core's process-wide log, from any thread) goes to the Log tab and to qDebug.
+void MainWindow::installLogSink() {
+    QPointer<MainWindow> self(this);
+    hr::set_log_sink([self](hr::LogLevel level, const std::string& message) {
+        const QString text = QString::fromStdString(message);
+        qDebug().noquote() << "headroom:" << hr::log_level_name(level) << text;
+        QMetaObject::invokeMethod(qApp, [self, level, text] { if (self) self->onLog(int(level), text); }, Qt::QueuedConnection);
+    });
 }
 
 // ---- construction ---------------------------------------------------------------------------------
@@ -486,29 +479,48 @@ void MainWindow::setTrainConfig(const hr::TrainConfig& c) {
 
 // ---- running ------------------------------------------------------------------------------------------
 void MainWindow::updateRunActions() {
+    const bool running = m_runs->isRunning(), paused = m_runs->isPaused();
     const bool valid = m_builder->isValid() && !m_builder->spec().layers.empty();
-    m_startAction->setEnabled(!m_running && valid);
+    m_startAction->setEnabled(!running && valid);
     m_startAction->setToolTip(valid ? tr("Start training (F5)")
                                     : tr("Fix the model first: %1").arg(QString::fromStdString(m_builder->report().error)));
-    m_pauseAction->setEnabled(m_running && !m_paused);
-    m_resumeAction->setEnabled(m_running && m_paused);
-    m_stopAction->setEnabled(m_running);
-    m_builder->setEditable(!m_running);
-    m_data->setEnabled(!m_running);
-    m_setup->setEnabled(!m_running);
-    m_newAction->setEnabled(!m_running);
-    m_openAction->setEnabled(!m_running);
-    m_presetMenu->setEnabled(!m_running);
+    m_pauseAction->setEnabled(running && !paused);
+    m_resumeAction->setEnabled(running && paused);
+    m_stopAction->setEnabled(running);
+    m_builder->setEditable(!running);
+    m_data->setEnabled(!running);
+    m_setup->setEnabled(!running);
+    m_newAction->setEnabled(!running);
+    m_openAction->setEnabled(!running);
+    m_presetMenu->setEnabled(!running);
+}
+
+QString MainWindow::outputFolder() const {
+    const QString base = QFileInfo(m_store->path().isEmpty() ? runStorePath() : m_store->path()).absolutePath();
+    return QDir(base).filePath(QStringLiteral("runs/run-") +
+                               QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")));
+}
+
+RunOptions MainWindow::runOptions() const {
+    RunOptions o;
+    o.store = m_store->isOpen() ? m_store : nullptr;
+    o.outDir = outputFolder();
+    o.recordRefusedRuns = true;    // the Runs tab lists what was tried
+    o.sampleTelemetry = false;     // the hardware monitor samples all the time; it feeds the run
+    o.stepBatchMs = 1000 / AppSettings::load().chartRefreshHz;
+    o.adviseOnOutOfMemory = false; // the out-of-memory dialog asks the planner when it opens
+    return o;
 }
 
 void MainWindow::start() {
-    if (m_running || !m_startAction->isEnabled()) return;
-    hr::TrainConfig config = trainConfig();
-    try {
-        hr::validate_train_config(config);
-    } catch (const std::exception& e) {
-        auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot start"), QString::fromUtf8(e.what()),
-                                    QMessageBox::Ok, this);
+    if (m_runs->isRunning() || !m_startAction->isEnabled()) return;
+    const hr::TrainConfig config = trainConfig();
+    const RunOptions options = runOptions();
+    if (!options.store)
+        onLog(int(hr::LogLevel::warning), tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
+    QString error;
+    if (!m_runs->start(config, options, &error)) {
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot start"), error, QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
         return;
@@ -517,72 +529,54 @@ void MainWindow::start() {
     m_plan->setRunStarted(config);  // predicted, for the comparison after the run
     if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitor->parentWidget());
     m_lastResult = hr::TrainResult{};
-    m_runId = m_store->isOpen() ? m_store->beginRun(config) : 0;
-    if (m_runId > 0) {
-        m_lastRunId = m_runId;
-        const auto info = m_store->run(m_runId);
-        m_runName = info ? info->name : QString::number(m_runId);
-    } else {
-        m_runName = QString::fromStdString(config.model.name);
-        onLog(int(hr::LogLevel::warning), tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
-    }
-    m_runsView->setActiveRun(m_runId);
-    m_runConfig = config;
-    m_runEpochs = config.steps > 0 ? 0 : config.epochs;
     m_runGpu = -1;
     if (config.device.rfind("cuda:", 0) == 0) m_runGpu = QString::fromStdString(config.device.substr(5)).toInt();
     else if (config.device == "auto" && m_telemetry->gpuAvailable()) m_runGpu = 0;
-    m_running = true;
-    m_paused = false;
-    m_session->setPaused(false);
-    m_session->setBatchIntervalMs(1000 / AppSettings::load().chartRefreshHz);
     updateRunActions();
     m_stateLabel->setText(tr("Starting…"));
     m_deviceLabel->setText(tr("Device: %1").arg(m_setup->deviceLabel()));
     onLog(int(hr::LogLevel::info), tr("Starting run: %1 on %2").arg(QString::fromStdString(config.model.name),
                                                                      QString::fromStdString(config.data)));
-    TrainingSession* s = m_session;
-    QMetaObject::invokeMethod(m_session, [s, config] { s->run(config); }, Qt::QueuedConnection);
+}
+
+void MainWindow::onRunStarted(qint64 runId, const QString&) {
+    if (runId > 0) m_lastRunId = runId;
+    m_runsView->setActiveRun(runId);
+}
+
+void MainWindow::onDevice(const hr::DeviceEvent& e) {
+    m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(e.name)));
+    if (e.device.rfind("cuda:", 0) == 0) m_runGpu = QString::fromStdString(e.device.substr(5)).toInt();
+    else if (e.device == "cpu") m_runGpu = -1;
 }
 
 void MainWindow::pause() {
-    if (!m_running || m_paused) return;
-    m_paused = true;
-    m_session->setPaused(true);
+    if (!m_runs->isRunning() || m_runs->isPaused()) return;
+    m_runs->pause();
     m_stateLabel->setText(tr("Paused"));
     updateRunActions();
 }
 
 void MainWindow::resume() {
-    if (!m_running || !m_paused) return;
-    m_paused = false;
-    m_session->setPaused(false);
+    if (!m_runs->isRunning() || !m_runs->isPaused()) return;
+    m_runs->resume();
     m_stateLabel->setText(tr("Training…"));
     updateRunActions();
 }
 
 void MainWindow::stop() {
-    if (!m_running) return;
-    m_session->requestStop();
+    if (!m_runs->isRunning()) return;
+    m_runs->stop();
     m_stateLabel->setText(tr("Stopping…"));
     m_stopAction->setEnabled(false);
 }
 
-QString MainWindow::formatDuration(double s) {
-    if (!std::isfinite(s) || s < 0) return QStringLiteral("—");
-    const qint64 t = qint64(std::llround(s));
-    if (t >= 3600) return QStringLiteral("%1:%2:%3").arg(t / 3600).arg((t / 60) % 60, 2, 10, QLatin1Char('0')).arg(t % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1:%2").arg(t / 60).arg(t % 60, 2, 10, QLatin1Char('0'));
-}
-
 void MainWindow::onSteps(const QVector<hr::StepEvent>& steps) {
     if (steps.isEmpty()) return;
-    if (m_runId > 0)
-        for (const hr::StepEvent& e : steps) m_store->addStep(m_runId, e);
     m_telemetry->setCurrentStep(steps.last().step);
     m_monitor->addSteps(steps);
     const hr::StepEvent& e = steps.last();
-    if (!m_paused && m_stopAction->isEnabled()) m_stateLabel->setText(tr("Training…"));
+    if (!m_runs->isPaused() && m_stopAction->isEnabled()) m_stateLabel->setText(tr("Training…"));
     m_stepLabel->setText(tr("Step %1/%2").arg(e.step).arg(e.total_steps));
     m_epochLabel->setText(tr("Epoch %1").arg(e.epoch));
     m_lossLabel->setText(tr("Loss %1").arg(e.loss, 0, 'f', 4));
@@ -591,8 +585,6 @@ void MainWindow::onSteps(const QVector<hr::StepEvent>& steps) {
 }
 
 void MainWindow::onEpoch(const hr::EpochEvent& e) {
-    if (m_runId > 0) m_store->addEpoch(m_runId, e);
-    m_webhook->notifyEpoch(m_runName, e, m_runEpochs);
     m_monitor->addEpoch(e);
     if (!std::isnan(e.test_accuracy))
         onLog(int(hr::LogLevel::info), tr("Epoch %1: training loss %2, test loss %3, test accuracy %4")
@@ -609,59 +601,34 @@ void MainWindow::onLog(int level, const QString& message) {
 }
 
 void MainWindow::onMemory(const hr::MemoryEvent& m) {
-    if (m_runId > 0) m_store->addMemory(m_runId, m);
     m_monitor->addMemory(m);
     m_hardware->addLedger(m_telemetry->secondsNow(), m, m_runGpu);
 }
 
 void MainWindow::onTelemetry(const hr::TelemetrySample& s) {
     m_hardware->addSample(s);
-    if (m_running && m_runId > 0) m_store->addTelemetry(m_runId, s);
+    m_runs->addTelemetry(s);  // recorded with the run in progress, if any
 }
 
-void MainWindow::onFinished(const hr::TrainResult& r) {
-    m_running = false;
-    m_paused = false;
+void MainWindow::onFinished(const RunOutcome& o) {
+    const hr::TrainResult& r = o.result();
     m_lastResult = r;
     m_telemetry->setCurrentStep(-1);
-    const qint64 runId = m_runId;
-    m_runId = 0;
     m_runsView->setActiveRun(0);
-    if (runId > 0) {
-        // Predicted against measured, category by category (what the report sets side by side).
-        if (r.status != "failed" || r.steps > 0) {
-            try {
-                m_store->setPredictedMemory(
-                    runId, hr::predict_memory(hr::plan_request(m_runConfig, r.train_samples, r.test_samples)).device);
-            } catch (const std::exception& e) {
-                onLog(int(hr::LogLevel::warning), tr("No memory prediction for this run: %1").arg(QString::fromUtf8(e.what())));
-            }
-        }
-        m_store->finishRun(runId, r);
-        m_store->flush();
-    }
-    {
-        QJsonObject metrics;
-        if (runId > 0) {
-            if (const auto info = m_store->run(runId)) metrics = info->finalMetrics;
-        }
-        const QString status = QString::fromStdString(r.status), error = QString::fromStdString(r.error);
-        m_webhook->notifyRunEnded(m_runName, status, error, metrics);  // asynchronous; a failure is only logged
-        if (AppSettings::load().desktopNotifications) m_desktop->notifyRunEnded(m_runName, status, error);
-    }
+    const QString status = QString::fromStdString(r.status);
+    const QString error = resultError(r);
+    if (AppSettings::load().desktopNotifications) m_desktop->notifyRunEnded(o.name, status, error);
     m_monitor->setResult(r);
     m_plan->setRunResult(r);
-    if (runId > 0 && m_plan->hasRunPlan()) m_store->setPredictedMemory(runId, m_plan->runPlan().device);
     updateRunActions();
     if (r.status == "failed" && r.out_of_memory) {
         m_stateLabel->setText(tr("Out of memory"));
-        onLog(int(hr::LogLevel::error), QString::fromStdString(r.error));
+        onLog(int(hr::LogLevel::error), error);
         m_plan->showOutOfMemory(r);  // the planner's configuration that fits, applied in one click
     } else if (r.status == "failed") {
         m_stateLabel->setText(tr("Failed"));
-        onLog(int(hr::LogLevel::error), QString::fromStdString(r.error));
-        auto* box = new QMessageBox(QMessageBox::Critical, tr("Training failed"), QString::fromStdString(r.error),
-                                    QMessageBox::Ok, this);
+        onLog(int(hr::LogLevel::error), error);
+        auto* box = new QMessageBox(QMessageBox::Critical, tr("Training failed"), error, QMessageBox::Ok, this);
         box->setObjectName(QStringLiteral("trainingErrorBox"));
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
@@ -674,15 +641,20 @@ void MainWindow::onFinished(const hr::TrainResult& r) {
                                   .arg(MonitorView::formatAccuracy(r.test_accuracy)));
     }
     if (!r.device_name.empty()) m_deviceLabel->setText(tr("Device: %1").arg(QString::fromStdString(r.device_name)));
+    if (!o.ended.writeError.empty())
+        onLog(int(hr::LogLevel::warning), tr("The run's files could not be written to %1: %2")
+                                              .arg(QString::fromStdString(o.ended.outDir), QString::fromStdString(o.ended.writeError)));
+    else if (!o.ended.written.empty())
+        onLog(int(hr::LogLevel::info), tr("Weights and run record written to %1").arg(QString::fromStdString(o.ended.outDir)));
     onLog(int(hr::LogLevel::info), tr("Run %1: %2 steps, %3 img/s")
-                                       .arg(QString::fromStdString(r.status))
+                                       .arg(status)
                                        .arg(r.steps)
                                        .arg(r.images_per_second, 0, 'f', 0));
     emit runFinished(r);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (m_running && m_askBeforeClose) {
+    if (m_runs->isRunning() && m_askBeforeClose) {
         const auto answer = QMessageBox::question(this, tr("Training is running"),
                                                   tr("A run is in progress. Stop it and close Headroom?"),
                                                   QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
@@ -691,7 +663,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
             return;
         }
     }
-    if (!m_running && !maybeSave()) {
+    if (!m_runs->isRunning() && !maybeSave()) {
         event->ignore();
         return;
     }
@@ -741,16 +713,7 @@ void MainWindow::applyChartTheme() {
     m_plan->setDark(isDarkPalette());
 }
 
-void MainWindow::applyNotifySettings() {
-    const AppSettings a = AppSettings::load();
-    WebhookNotifier::Settings s;
-    s.url = a.webhookUrl.isEmpty() ? QUrl() : QUrl::fromUserInput(a.webhookUrl);
-    s.format = WebhookNotifier::templateFromName(a.webhookTemplate).value_or(WebhookNotifier::Template::Generic);
-    s.onFinished = a.notifyOnFinished;
-    s.onFailed = a.notifyOnFailed;
-    s.everyEpochs = a.notifyEveryEpochs;
-    m_webhook->setSettings(s);
-}
+void MainWindow::applyNotifySettings() { m_runs->webhook()->setSettings(savedNotifySettings()); }
 
 // ---- run history: export and load ----------------------------------------------------------------------
 bool MainWindow::exportReport(qint64 runId, const QString& path, QString* error) {
@@ -799,7 +762,7 @@ void MainWindow::exportReportDialog(qint64 runId) {
 }
 
 bool MainWindow::loadRun(qint64 runId) {
-    if (m_running) {
+    if (m_runs->isRunning()) {
         QMessageBox::information(this, tr("Load into builder"), tr("Stop the run in progress first."));
         return false;
     }
@@ -807,11 +770,10 @@ bool MainWindow::loadRun(qint64 runId) {
     if (!info) return false;
     if (!maybeSave()) return false;
     try {
-        const auto toJson = [](const QJsonObject& o) {
-            return nlohmann::json::parse(QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString());
-        };
-        hr::TrainConfig config = info->config.isEmpty() ? trainConfig() : hr::train_config_from_json(toJson(info->config));
-        if (!info->spec.isEmpty()) config.model = hr::model_spec_from_json(toJson(info->spec));
+        // the stored JSON text goes straight into the config (RunStore::runConfig): it crosses once
+        const hr::TrainConfig stored = m_store->runConfig(runId).value_or(hr::TrainConfig{});
+        hr::TrainConfig config = info->config.isEmpty() ? trainConfig() : stored;
+        if (!info->spec.isEmpty()) config.model = stored.model;
         m_builder->resetSpec(config.model);
         m_builder->undoStack()->setClean();
         m_file.clear();
@@ -829,121 +791,22 @@ bool MainWindow::loadRun(qint64 runId) {
 }
 
 void MainWindow::showSettings() {
-    AppSettings cur = AppSettings::load();
-    QDialog dlg(this);
-    dlg.setWindowTitle(tr("Preferences"));
-    auto* form = new QFormLayout(&dlg);
-    auto* lang = new QComboBox(&dlg);
-    lang->addItem(tr("System"), "system");
-    lang->addItem(QStringLiteral("English"), "en");
-    lang->addItem(QStringLiteral("简体中文"), "zh_CN");
-    lang->setCurrentIndex(qMax(0, lang->findData(cur.language)));
-    form->addRow(tr("Language"), lang);
-    auto* note = new QLabel(tr("A new language takes effect when Headroom restarts."), &dlg);
-    note->setWordWrap(true);
-    form->addRow(QString(), note);
-    auto* theme = new QComboBox(&dlg);
-    theme->addItem(tr("System"), "system");
-    theme->addItem(tr("Light"), "light");
-    theme->addItem(tr("Dark"), "dark");
-    theme->setCurrentIndex(qMax(0, theme->findData(cur.theme)));
-    form->addRow(tr("Theme"), theme);
-    auto* rate = new QSpinBox(&dlg);
-    rate->setRange(1, 25);
-    rate->setSuffix(tr(" Hz"));
-    rate->setValue(cur.chartRefreshHz);
-    rate->setToolTip(tr("How often the charts redraw during a run (at most 25 times a second)"));
-    form->addRow(tr("Chart refresh rate"), rate);
-    auto* interval = new QSpinBox(&dlg);
-    interval->setObjectName(QStringLiteral("telemetryInterval"));
-    interval->setRange(100, 10000);
-    interval->setSingleStep(100);
-    interval->setSuffix(tr(" ms"));
-    interval->setValue(cur.telemetryIntervalMs);
-    interval->setToolTip(tr("How often the hardware monitor reads GPU and host figures (100 ms to 10 s)"));
-    form->addRow(tr("Hardware sampling interval"), interval);
-
-    auto* notify = new QGroupBox(tr("Notifications"), &dlg);
-    auto* nf = new QFormLayout(notify);
-    auto* url = new QLineEdit(cur.webhookUrl, notify);
-    url->setObjectName(QStringLiteral("webhookUrl"));
-    url->setPlaceholderText(tr("https://… (empty: no webhook)"));
-    url->setClearButtonEnabled(true);
-    url->setMinimumWidth(360);
-    nf->addRow(tr("Webhook URL"), url);
-    auto* format = new QComboBox(notify);
-    format->addItem(tr("Generic JSON"), "generic");
-    format->addItem(tr("WeCom (企业微信)"), "wecom");
-    format->addItem(tr("DingTalk (钉钉)"), "dingtalk");
-    format->addItem(tr("Feishu / Lark (飞书)"), "feishu");
-    format->addItem(tr("Slack"), "slack");
-    format->setCurrentIndex(qMax(0, format->findData(cur.webhookTemplate)));
-    nf->addRow(tr("Message format"), format);
-    auto* onFinished = new QCheckBox(tr("When a run finishes or is stopped"), notify);
-    onFinished->setChecked(cur.notifyOnFinished);
-    auto* onFailed = new QCheckBox(tr("When a run fails"), notify);
-    onFailed->setChecked(cur.notifyOnFailed);
-    auto* every = new QSpinBox(notify);
-    every->setRange(0, 100000);
-    every->setSpecialValueText(tr("never"));
-    every->setPrefix(tr("every "));
-    every->setSuffix(tr(" epochs"));
-    every->setValue(cur.notifyEveryEpochs);
-    nf->addRow(tr("Send"), onFinished);
-    nf->addRow(QString(), onFailed);
-    nf->addRow(tr("Progress"), every);
-    auto* testButton = new QPushButton(tr("Send a test message"), notify);
-    nf->addRow(QString(), testButton);
-    connect(testButton, &QPushButton::clicked, &dlg, [this, url, format] {
-        WebhookNotifier::Settings s = m_webhook->settings();
-        s.url = QUrl::fromUserInput(url->text().trimmed());
-        s.format = WebhookNotifier::templateFromName(format->currentData().toString()).value_or(WebhookNotifier::Template::Generic);
-        auto* probe = new WebhookNotifier(this);
-        probe->setSettings(s);
-        connect(probe, &WebhookNotifier::delivered, probe, [this, probe](const QString&, int http) {
-            onLog(int(hr::LogLevel::info), tr("Webhook test message delivered (HTTP %1)").arg(http));
-            statusBar()->showMessage(tr("Webhook test message delivered"), 5000);
-            probe->deleteLater();
-        });
-        connect(probe, &WebhookNotifier::failed, probe, [this, probe](const QString&, const QString& message) {
-            onLog(int(hr::LogLevel::warning), message);
-            statusBar()->showMessage(message, 8000);
-            probe->deleteLater();
-        });
-        if (!probe->send(QStringLiteral("test"), tr("Headroom: test message"),
-                         tr("Notifications from Headroom arrive here."), QJsonObject{}))
-            probe->deleteLater();
+    const AppSettings cur = AppSettings::load();
+    SettingsDialog dlg(cur, this);
+    connect(&dlg, &SettingsDialog::message, this, [this](int level, const QString& text) {
+        onLog(level, text);
+        statusBar()->showMessage(text, 8000);
     });
-    auto* desktop = new QCheckBox(tr("Show a desktop notification when a run ends"), notify);
-    desktop->setChecked(cur.desktopNotifications);
-    desktop->setEnabled(DesktopNotifier::available());
-    if (!DesktopNotifier::available()) desktop->setToolTip(tr("This desktop has no system tray for notifications"));
-    nf->addRow(QString(), desktop);
-    form->addRow(notify);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dlg);
-    form->addRow(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, &dlg, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dlg, &QDialog::reject);
     if (dlg.exec() != QDialog::Accepted) return;
-    AppSettings next = cur;
-    next.language = lang->currentData().toString();
-    next.theme = theme->currentData().toString();
-    next.chartRefreshHz = rate->value();
-    next.telemetryIntervalMs = interval->value();
-    next.webhookUrl = url->text().trimmed();
-    next.webhookTemplate = format->currentData().toString();
-    next.notifyOnFinished = onFinished->isChecked();
-    next.notifyOnFailed = onFailed->isChecked();
-    next.notifyEveryEpochs = every->value();
-    next.desktopNotifications = desktop->isChecked();
+    const AppSettings next = dlg.settings();
     next.save();
     m_telemetry->setIntervalMs(next.telemetryIntervalMs);
+    m_runs->session()->setBatchIntervalMs(1000 / next.chartRefreshHz);  // a run in progress too
     applyNotifySettings();
     if (next.theme != cur.theme) {
         applyTheme(next.theme);
         applyChartTheme();
     }
-    m_session->setBatchIntervalMs(1000 / next.chartRefreshHz);
 }
 
 void MainWindow::showAbout() {

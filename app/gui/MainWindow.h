@@ -1,11 +1,13 @@
 #pragma once
 // The Headroom workbench window: model builder (left), data and training setup (right), monitor and
-// log (centre), run controls in a toolbar and the Run menu, live status in the status bar. Training
-// runs in a TrainingSession on its own QThread.
+// log (centre), run controls in a toolbar and the Run menu, live status in the status bar. A run's
+// lifecycle (history, telemetry, notifications, outputs, the session thread) is the RunController's,
+// the same one `headroom train` uses; the window configures it, draws its events and shows its outcome.
 #include <QMainWindow>
 #include <QPointer>
 #include <QStringList>
 
+#include "session/RunController.h"
 #include "session/TrainingSession.h"
 #include "telemetry/telemetry.h"
 
@@ -47,24 +49,30 @@ public:
     TrainingSetupPanel* setupPanel() const { return m_setup; }
     MonitorView* monitor() const { return m_monitor; }
     MemoryPlanPanel* memoryPlan() const { return m_plan; }
-    TrainingSession* session() const { return m_session; }
+    RunController* runController() const { return m_runs; }
+    TrainingSession* session() const { return m_runs->session(); }
     QAction* startAction() const { return m_startAction; }
     QAction* pauseAction() const { return m_pauseAction; }
     QAction* resumeAction() const { return m_resumeAction; }
     QAction* stopAction() const { return m_stopAction; }
-    bool isRunning() const { return m_running; }
+    bool isRunning() const { return m_runs->isRunning(); }
     const hr::TrainResult& lastResult() const { return m_lastResult; }
     RunStore* runStore() const { return m_store; }
     RunsView* runsView() const { return m_runsView; }
     HardwareView* hardwareView() const { return m_hardware; }
     TelemetryMonitor* telemetry() const { return m_telemetry; }
-    WebhookNotifier* webhook() const { return m_webhook; }
+    WebhookNotifier* webhook() const { return m_runs->webhook(); }
     QTabWidget* tabs() const { return m_tabs; }
     QAction* exportAction() const { return m_exportAction; }
-    qint64 currentRunId() const { return m_runId; }    // the run in progress (0: none)
+    qint64 currentRunId() const { return m_runs->runId(); }  // the run in progress (0: none)
     qint64 lastRunId() const { return m_lastRunId; }   // the last run started from this window
     // The history database: $HEADROOM_DB when set, else RunStore::defaultPath().
     static QString runStorePath();
+    // Where the next run started here writes model.safetensors and run.json:
+    // runs/run-<date>-<time> beside the history database.
+    QString outputFolder() const;
+    // The options the window starts its runs with (history, outputs, telemetry from its monitor).
+    RunOptions runOptions() const;
     QString currentFile() const { return m_file; }
 
     // The configuration Start would run now.
@@ -114,9 +122,11 @@ private:
     void newModel();
     void openModelDialog();
     bool saveModelAs();
+    void onRunStarted(qint64 runId, const QString& name);
+    void onDevice(const hr::DeviceEvent& device);
     void onSteps(const QVector<hr::StepEvent>& steps);
     void onEpoch(const hr::EpochEvent& epoch);
-    void onFinished(const hr::TrainResult& result);
+    void onFinished(const RunOutcome& outcome);
     void onMemory(const hr::MemoryEvent& memory);
     void onTelemetry(const hr::TelemetrySample& sample);
     void applyNotifySettings();
@@ -124,7 +134,7 @@ private:
     void buildMemoryPlan();  // MainWindowMemoryPlan.cpp
     void onLog(int level, const QString& message);
     void stopAndWait();
-    static QString formatDuration(double seconds);
+    void installLogSink();
 
     hrw::ModelBuilder* m_builder = nullptr;
     DataPanel* m_data = nullptr;
@@ -135,13 +145,9 @@ private:
     RunsView* m_runsView = nullptr;
     RunStore* m_store = nullptr;
     TelemetryMonitor* m_telemetry = nullptr;
-    WebhookNotifier* m_webhook = nullptr;
     DesktopNotifier* m_desktop = nullptr;
-    qint64 m_runId = 0;
+    RunController* m_runs = nullptr;
     qint64 m_lastRunId = 0;
-    QString m_runName;
-    hr::TrainConfig m_runConfig;  // of the run in progress
-    int m_runEpochs = 0;
     int m_runGpu = -1;  // the run's GPU for the ledger lines (-1: a CPU run)
     QPlainTextEdit* m_log = nullptr;
     QTabWidget* m_tabs = nullptr;
@@ -149,10 +155,7 @@ private:
     QDockWidget* m_dataDock = nullptr;
     QDockWidget* m_setupDock = nullptr;
 
-    QThread* m_thread = nullptr;
-    TrainingSession* m_session = nullptr;
-    bool m_running = false;
-    bool m_paused = false;
+    bool m_shutDown = false;
     bool m_askBeforeClose = true;
     bool m_persistState = true;
     hr::TrainResult m_lastResult;

@@ -12,6 +12,8 @@
 #include "gui/PlanSearchTask.h"
 #include "i18n/CoreText.h"
 #include "memory/allocator.h"
+#include "session/OutOfMemoryAdvice.h"
+#include "session/RunText.h"
 
 namespace hrapp {
 
@@ -37,7 +39,7 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
     intro->setWordWrap(true);
     head->addWidget(intro, 1);
     v->addLayout(head);
-    auto* error = new QPlainTextEdit(r.error_messages.empty() ? QString::fromStdString(r.error) : coreText(r.error_messages), this);
+    auto* error = new QPlainTextEdit(resultError(r), this);
     error->setObjectName(QStringLiteral("oomError"));
     error->setReadOnly(true);
     error->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -75,10 +77,8 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
     m_task = new PlanSearchTask(this);
     connect(m_task, &PlanSearchTask::finished, this, &OutOfMemoryDialog::showSearch);
     try {
-        hr::PlanRequest req = MemoryPlanPanel::requestFor(config);
-        req.train_samples = r.train_samples;
-        req.test_samples = r.test_samples;
-        m_task->start(req, limit);
+        // the request `headroom train` searches with (session/OutOfMemoryAdvice), off the GUI thread
+        m_task->start(outOfMemoryRequest(config, r), limit);
     } catch (const std::exception& e) {
         showSearch({}, coreText(e));
     }
@@ -87,37 +87,17 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
 bool OutOfMemoryDialog::isSearching() const { return m_task->isRunning(); }
 
 void OutOfMemoryDialog::showSearch(const hr::PlanSearch& search, const QString& error) {
-    m_search = search;
-    const std::size_t limit = m_limit;
-    const hr::TrainConfig& config = m_config;
-    if (!error.isEmpty()) {
-        m_search = {};
-        m_advice->setText(tr("The planner could not search for a configuration: %1").arg(error));
-    } else if (m_search.best >= 0) {
-        const hr::PlanCandidate& best = m_search.candidates[std::size_t(m_search.best)];
-        m_suggestion = MemoryPlanPanel::normalized(best.strategy, config.batch);
-        const hr::ResolvedStrategy& s = best.plan.strategy;
-        QStringList what;
-        what << tr("precision %1").arg(QString::fromStdString(s.precision).toUpper());
-        what << (s.checkpoint_blocks.empty() ? tr("no checkpointing")
-                                             : tr("checkpointing %n block(s)", nullptr, int(s.checkpoint_blocks.size())));
-        what << (s.accumulate > 1 ? tr("micro-batch %1 × %2 accumulation steps").arg(s.micro_batch).arg(s.accumulate)
-                                  : tr("the whole batch at once"));
-        what << (s.offload_optimizer ? tr("optimizer state in host memory") : tr("optimizer state on the device"));
-        m_advice->setText(tr("<p>The planner's fastest configuration that fits in %1 at batch %2 is predicted to need "
-                             "<b>%3</b> at <b>%4×</b> the step time:</p><p><b>%5</b></p>"
-                             "<p>Command line: <code>headroom train --batch %2 %6</code></p>")
-                              .arg(bytesText(limit))
-                              .arg(config.batch)
-                              .arg(bytesText(best.plan.device_total))
-                              .arg(best.plan.relative_step_time, 0, 'f', 2)
-                              .arg(what.join(QStringLiteral(", ")).toHtmlEscaped(),
-                                   QString::fromStdString(hr::strategy_flags(best.strategy)).toHtmlEscaped()));
+    // The one out-of-memory advice (session/OutOfMemoryAdvice): what `headroom train` prints too.
+    const OutOfMemoryAdvice a = adviceFromSearch(m_config, m_limit, search, error);
+    m_search = a.search;
+    if (a.found()) {
+        m_suggestion = MemoryPlanPanel::normalized(a.bestCandidate().strategy, m_config.batch);
+        m_advice->setText(tr("<p>%1</p><p><b>%2</b></p><p>Command line: <code>headroom train %3</code></p>")
+                              .arg(a.summary().toHtmlEscaped(), a.changes().join(QStringLiteral(", ")).toHtmlEscaped(),
+                                   a.flags().toHtmlEscaped()));
     } else {
-        m_advice->setText(tr("No combination of precision, checkpointing, micro-batches and offload fits in %1 at "
-                             "batch %2. Lower the batch size, make the model smaller or raise the memory limit.")
-                              .arg(bytesText(limit))
-                              .arg(config.batch));
+        m_search.best = -1;
+        m_advice->setText(a.summary().toHtmlEscaped());
     }
     m_applyRestart->setEnabled(hasSuggestion());
     m_apply->setEnabled(hasSuggestion());

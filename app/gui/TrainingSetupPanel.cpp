@@ -1,5 +1,7 @@
 #include "gui/TrainingSetupPanel.h"
 
+#include "session/RunDefaults.h"
+
 #include <algorithm>
 
 #include <QCheckBox>
@@ -193,9 +195,7 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
         connect(s, &QDoubleSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
     for (QComboBox* c : findChildren<QComboBox*>()) connect(c, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::changed);
 
-    hr::TrainConfig defaults;
-    defaults.optimizer.momentum = 0.9;
-    setFrom(defaults);
+    setFrom(defaultTrainConfig());  // the defaults `headroom train` has too (session/RunDefaults.h)
 }
 
 QString TrainingSetupPanel::deviceLabel() const { return m_device->currentText(); }

@@ -1,5 +1,7 @@
 #include "notify/webhook_notifier.h"
 
+#include "gui/AppSettings.h"
+
 #include <QApplication>
 #include <QCoreApplication>
 #include <QJsonArray>
@@ -152,6 +154,65 @@ void WebhookNotifier::notifyEpoch(const QString& runName, const hr::EpochEvent& 
                         {QStringLiteral("test_accuracy"), num(e.test_accuracy)},
                         {QStringLiteral("seconds"), num(e.seconds)}};
     send(QStringLiteral("epoch"), title, lines.join(QLatin1Char('\n')), details);
+}
+
+// ---- which webhook ----------------------------------------------------------------------------------
+
+WebhookNotifier::Settings savedNotifySettings() {
+    const AppSettings a = AppSettings::load();
+    WebhookNotifier::Settings s;
+    s.url = a.webhookUrl.isEmpty() ? QUrl() : QUrl::fromUserInput(a.webhookUrl);
+    s.format = WebhookNotifier::templateFromName(a.webhookTemplate).value_or(WebhookNotifier::Template::Generic);
+    s.onFinished = a.notifyOnFinished;
+    s.onFailed = a.notifyOnFailed;
+    s.everyEpochs = a.notifyEveryEpochs;
+    return s;
+}
+
+bool parseNotifyTarget(const QString& spec, WebhookNotifier::Settings* out, QString* error) {
+    auto fail = [&](const QString& message) {
+        if (error) *error = message;
+        return false;
+    };
+    const QString text = spec.trimmed();
+    if (text == QLatin1String("settings")) {
+        if (!out) return true;  // read when the run starts
+        *out = savedNotifySettings();
+        if (out->url.isEmpty())
+            return fail(QCoreApplication::translate("WebhookNotifier", "the window's Preferences have no webhook URL; set one "
+                                                                         "there (Notifications) or give a URL"));
+        return true;
+    }
+    WebhookNotifier::Settings s;
+    QString urlText = text;
+    std::optional<WebhookNotifier::Template> format;
+    const int colon = text.indexOf(QLatin1Char(':'));
+    if (colon > 0 && !text.mid(colon).startsWith(QLatin1String("://"))) {
+        format = WebhookNotifier::templateFromName(text.left(colon));
+        if (!format)
+            return fail(QCoreApplication::translate("WebhookNotifier", "unknown message format '%1'; use %2")
+                            .arg(text.left(colon), WebhookNotifier::templateNames().join(QStringLiteral(", "))));
+        urlText = text.mid(colon + 1);
+    }
+    const QUrl url(urlText, QUrl::StrictMode);
+    if (!url.isValid() || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")) ||
+        url.host().isEmpty())
+        return fail(QCoreApplication::translate("WebhookNotifier", "'%1' is not a webhook: give an http(s) URL, FORMAT:URL or "
+                                                                     "'settings'")
+                        .arg(spec));
+    if (!format) {
+        const QString host = url.host().toLower();
+        if (host == QLatin1String("qyapi.weixin.qq.com")) format = WebhookNotifier::Template::WeCom;
+        else if (host == QLatin1String("oapi.dingtalk.com")) format = WebhookNotifier::Template::DingTalk;
+        else if (host == QLatin1String("open.feishu.cn") || host == QLatin1String("open.larksuite.com"))
+            format = WebhookNotifier::Template::Feishu;
+        else if (host == QLatin1String("hooks.slack.com")) format = WebhookNotifier::Template::Slack;
+        else format = WebhookNotifier::Template::Generic;
+    }
+    s.url = url;
+    s.format = *format;
+    if (out) *out = s;
+    return true;
 }
 
 // ---- desktop ------------------------------------------------------------------------------------

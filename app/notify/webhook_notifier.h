@@ -65,6 +65,14 @@ private:
     int m_inFlight = 0;
 };
 
+// The webhook a front end asked for: a URL (the message format follows the host: WeCom, DingTalk,
+// Feishu/Lark, Slack, else generic JSON), FORMAT:URL (FORMAT one of templateNames()), or "settings"
+// for the webhook saved in the window's Preferences. False with a message in *error; *out (may be
+// null) receives the settings (URL URLs notify when a run ends, as the Preferences' defaults do).
+bool parseNotifyTarget(const QString& spec, WebhookNotifier::Settings* out, QString* error);
+// The webhook of the window's Preferences (AppSettings: URL, format, when).
+WebhookNotifier::Settings savedNotifySettings();
+
 class DesktopNotifier : public QObject {
     Q_OBJECT
 public:

@@ -1,8 +1,12 @@
 #include "session/TrainingSession.h"
 
 #include <exception>
+#include <filesystem>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
+#include "plan/planner.h"
+#include "train/run_record.h"
 
 namespace hrapp {
 
@@ -11,11 +15,15 @@ TrainingSession::TrainingSession(QObject* parent) : QObject(parent) { registerMe
 TrainingSession::~TrainingSession() = default;
 
 void TrainingSession::registerMetaTypes() {
+    qRegisterMetaType<hr::DeviceEvent>("hr::DeviceEvent");
     qRegisterMetaType<hr::StepEvent>("hr::StepEvent");
     qRegisterMetaType<hr::EpochEvent>("hr::EpochEvent");
     qRegisterMetaType<hr::MemoryEvent>("hr::MemoryEvent");
+    qRegisterMetaType<hr::LogEvent>("hr::LogEvent");
     qRegisterMetaType<hr::TrainResult>("hr::TrainResult");
     qRegisterMetaType<QVector<hr::StepEvent>>("QVector<hr::StepEvent>");
+    qRegisterMetaType<hrapp::RunEnded>("hrapp::RunEnded");
+    qRegisterMetaType<hrapp::SessionJob>("hrapp::SessionJob");
 }
 
 void TrainingSession::requestStop() {
@@ -46,7 +54,28 @@ void TrainingSession::flushSteps(bool force) {
     emit stepsReady(batch);
 }
 
-void TrainingSession::run(const hr::TrainConfig& config) {
+namespace {
+
+// The planner's prediction for the run that ran, by category (the data loaders' buffers depend on the
+// dataset's size, known now).
+PredictedMemory predict(const hr::TrainConfig& config, const hr::TrainResult& r, hr::MemoryPlan* plan) {
+    PredictedMemory p;
+    try {
+        *plan = hr::predict_memory(hr::plan_request(config, r.train_samples, r.test_samples));
+        p.valid = true;
+        p.device = plan->device;
+        p.host = plan->host;
+        p.deviceTotal = plan->device_total;
+        p.hostTotal = plan->host_total;
+    } catch (const std::exception& e) {
+        p.error = e.what();
+    }
+    return p;
+}
+
+}  // namespace
+
+void TrainingSession::run(const SessionJob& job) {
     m_running = true;
     m_stopRequested = false;
     {
@@ -55,6 +84,7 @@ void TrainingSession::run(const hr::TrainConfig& config) {
         m_lastFlush = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     }
     hr::TrainCallbacks cb;
+    cb.on_device = [this](const hr::DeviceEvent& e) { emit deviceChosen(e); };
     cb.on_step = [this](const hr::StepEvent& e) {
         {
             std::lock_guard<std::mutex> lock(m_mutex);
@@ -67,13 +97,16 @@ void TrainingSession::run(const hr::TrainConfig& config) {
         emit epochFinished(e);
     };
     cb.on_memory = [this](const hr::MemoryEvent& e) { emit memoryUpdated(e); };
-    cb.on_log = [this](const hr::LogEvent& e) {
-        emit logMessage(static_cast<int>(e.level), QString::fromStdString(e.message));
-    };
+    cb.on_log = [this](const hr::LogEvent& e) { emit logMessage(e); };
 
-    hr::TrainResult result;
+    RunEnded end;
+    end.outDir = job.outDir;
+    auto fail = [&](const hr::Message& m) {
+        end.result.status = "failed";
+        end.result.error = m.english();
+    };
     try {
-        hr::Trainer trainer(config, cb);
+        hr::Trainer trainer(job.config, cb);
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_trainer = &trainer;
@@ -82,27 +115,53 @@ void TrainingSession::run(const hr::TrainConfig& config) {
         }
         emit started();
         try {
-            result = trainer.run();
+            end.result = trainer.run();
         } catch (...) {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_trainer = nullptr;
             throw;
         }
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_trainer = nullptr;
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_trainer = nullptr;
+        }
+        flushSteps(true);
+        const hr::TrainResult& r = end.result;
+        hr::MemoryPlan plan;
+        if (r.status != "failed" || r.steps > 0) end.predicted = predict(job.config, r, &plan);
+        if (!job.outDir.empty() && (r.status == "finished" || r.status == "stopped")) {
+            namespace fs = std::filesystem;
+            try {
+                fs::create_directories(job.outDir);
+                nlohmann::json record = hr::make_run_record(job.config, r);
+                record["memory"]["predicted"] = end.predicted.valid ? hr::plan_to_json(plan) : nlohmann::json(nullptr);
+                const std::string weights = (fs::path(job.outDir) / "model.safetensors").string();
+                const std::string runJson = (fs::path(job.outDir) / "run.json").string();
+                trainer.save_weights(weights);
+                end.written.push_back(weights);
+                hr::write_file_atomic(runJson, record.dump(2) + "\n");
+                end.written.push_back(runJson);
+            } catch (const std::exception& e) {
+                end.writeError = e.what();
+            }
+        }
     } catch (const hr::Cancelled&) {
-        result.status = "stopped";
+        end.result.status = "stopped";
+    } catch (const hr::InputError& e) {  // refused before training: a flag, file, spec or dataset
+        fail(e.message());
+        end.result.bad_input = true;
+        end.refused = true;
+    } catch (const hr::Error& e) {
+        fail(e.message());
     } catch (const std::exception& e) {
-        result.status = "failed";
-        result.error = e.what();
+        fail(hr::Message::plain(e.what()));
     } catch (...) {
-        result.status = "failed";
-        result.error = "unknown error in the trainer";
+        fail(hr::Message::plain("unknown error in the trainer"));
     }
     flushSteps(true);
     m_running = false;
     m_paused = false;
-    emit finished(result);
+    emit ended(end);
 }
 
 }  // namespace hrapp

@@ -1,9 +1,11 @@
 #pragma once
-// TrainingSession: owns the core trainer of one run on its own QThread (moveToThread). Core callbacks
-// arrive on that thread and leave as queued signals carrying copied values; step events are batched
-// so the GUI receives at most one batch per batchIntervalMs (default 40 ms, i.e. <= 25 Hz).
-// requestStop()/setPaused() are thread-safe and may be called from the GUI thread while run() blocks.
-#include <QMetaType>
+// TrainingSession: the session thread's half of a run (RunController is the other). It lives on its
+// own QThread (moveToThread), owns the core trainer of one run at a time, and turns the trainer's
+// callbacks into queued signals carrying copied values (session/RunEvent.h); step events are batched so
+// receivers get at most one batch per batch interval (default 40 ms, i.e. <= 25 Hz). After training it
+// predicts the run's memory with the dataset's real sample counts and writes the outputs while the
+// trained model still exists: model.safetensors first, run.json last (both atomic), so a folder with
+// run.json is complete. requestStop()/setPaused() are thread-safe and may be called while run() blocks.
 #include <QObject>
 #include <QString>
 #include <QVector>
@@ -12,16 +14,16 @@
 #include <chrono>
 #include <mutex>
 
+#include "session/RunEvent.h"
 #include "train/config.h"
-#include "train/events.h"
 #include "train/trainer.h"
 
-Q_DECLARE_METATYPE(hr::StepEvent)
-Q_DECLARE_METATYPE(hr::EpochEvent)
-Q_DECLARE_METATYPE(hr::MemoryEvent)
-Q_DECLARE_METATYPE(hr::TrainResult)
-
 namespace hrapp {
+
+struct SessionJob {
+    hr::TrainConfig config;
+    std::string outDir;  // "" : write nothing
+};
 
 class TrainingSession : public QObject {
     Q_OBJECT
@@ -39,22 +41,23 @@ public:
     void setBatchIntervalMs(int ms) { m_batchIntervalMs.store(qMax(1, ms)); }
 
 public slots:
-    // Runs one training run to the end on the calling (session) thread. Errors, including exceptions
-    // thrown before training, arrive as finished() with status "failed".
-    void run(const hr::TrainConfig& config);
+    // Runs one job to the end on the calling (session) thread. Every outcome, including an input the
+    // trainer refuses and an exception, arrives as ended().
+    void run(const hrapp::SessionJob& job);
 
 signals:
     void started();
+    void deviceChosen(const hr::DeviceEvent& device);
     void stepsReady(const QVector<hr::StepEvent>& steps);
     void epochFinished(const hr::EpochEvent& epoch);
     void memoryUpdated(const hr::MemoryEvent& memory);
-    void logMessage(int level, const QString& message);
-    void finished(const hr::TrainResult& result);
+    void logMessage(const hr::LogEvent& message);
+    void ended(const hrapp::RunEnded& end);
 
 private:
     void flushSteps(bool force);
 
-    std::mutex m_mutex;            // guards m_trainer and m_pending
+    std::mutex m_mutex;  // guards m_trainer and m_pending
     hr::Trainer* m_trainer = nullptr;
     QVector<hr::StepEvent> m_pending;
     std::chrono::steady_clock::time_point m_lastFlush;
@@ -65,3 +68,5 @@ private:
 };
 
 }  // namespace hrapp
+
+Q_DECLARE_METATYPE(hrapp::SessionJob)

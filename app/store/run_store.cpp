@@ -239,26 +239,32 @@ void RunStore::recoverInterruptedRuns() {
 
 // ---- writing ------------------------------------------------------------------------------------
 
+QString RunStore::defaultRunName(const QString& model, const QString& data) {
+    const QString m = model.isEmpty() ? QStringLiteral("model") : model;
+    return data.isEmpty() ? m : QCoreApplication::translate("RunStore", "%1 on %2").arg(m, data);
+}
+
 qint64 RunStore::beginRun(const QJsonObject& config, const QJsonObject& spec, const QString& device,
                           const QString& name) {
+    const QString n = name.isEmpty() ? defaultRunName(spec.value(QStringLiteral("name")).toString(),
+                                                      config.value(QStringLiteral("data")).toString())
+                                     : name;
+    return insertRun(n, jsonText(spec), jsonText(config), device);
+}
+
+qint64 RunStore::insertRun(const QString& name, const QString& specText, const QString& configText,
+                           const QString& device) {
     if (!isOpen()) {
         fail(QCoreApplication::translate("RunStore", "The run history is not open."));
         return 0;
     }
-    QString n = name;
-    if (n.isEmpty()) {
-        const QString model = spec.value(QStringLiteral("name")).toString(QStringLiteral("model"));
-        const QString data = config.value(QStringLiteral("data")).toString();
-        n = data.isEmpty() ? model
-                           : QCoreApplication::translate("RunStore", "%1 on %2").arg(model, data);
-    }
     QSqlQuery q(db());
     q.prepare(QStringLiteral("INSERT INTO runs(name, status, created, spec, config, device, pid) "
                              "VALUES (?, 'running', ?, ?, ?, ?, ?)"));
-    q.addBindValue(n);
+    q.addBindValue(name);
     q.addBindValue(nowIso());
-    q.addBindValue(jsonText(spec));
-    q.addBindValue(jsonText(config));
+    q.addBindValue(specText);
+    q.addBindValue(configText);
     q.addBindValue(device);
     q.addBindValue(static_cast<qint64>(::getpid()));
     if (!q.exec()) {
@@ -452,7 +458,7 @@ void RunStore::setPredictedMemory(qint64 runId, const hr::CategoryBytes& predict
              {runId, QString::fromLatin1(hr::category_name(c)), static_cast<qint64>(hr::at(predicted, c))});
 }
 
-void RunStore::finishRun(qint64 runId, const hr::TrainResult& r) {
+QJsonObject RunStore::finalMetrics(const hr::TrainResult& r) {
     QJsonObject m;
     m[QStringLiteral("test_accuracy")] = r.test_accuracy;
     m[QStringLiteral("test_loss")] = r.test_loss;
@@ -469,6 +475,11 @@ void RunStore::finishRun(qint64 runId, const hr::TrainResult& r) {
     m[QStringLiteral("peak_step")] = static_cast<qint64>(r.ledger.peak_step);
     for (auto it = m.begin(); it != m.end(); ++it)  // JSON has no NaN
         if (it.value().isDouble() && !std::isfinite(it.value().toDouble())) it.value() = QJsonValue::Null;
+    return m;
+}
+
+void RunStore::finishRun(qint64 runId, const hr::TrainResult& r) {
+    const QJsonObject m = finalMetrics(r);
     // The result's ledger holds the run's peaks: they are the measured figures of record.
     flush();
     if (r.ledger.peak_total > 0 && isOpen()) writeMemoryCategories(runId, r.ledger);

@@ -129,6 +129,11 @@ public:
     qint64 beginRun(const QJsonObject& config, const QJsonObject& spec, const QString& device,
                     const QString& name = QString());
     qint64 beginRun(const hr::TrainConfig& config, const QString& name = QString());  // run_store_config.cpp
+    // The name a run gets when none is given: "<model> on <data>".
+    static QString defaultRunName(const QString& modelName, const QString& data);
+    // The final metrics finishRun(TrainResult) records (test_accuracy, seconds, peak_bytes, ...; NaN as
+    // null): what the history, the report and the webhook message show.
+    static QJsonObject finalMetrics(const hr::TrainResult& result);
     void addStep(qint64 runId, const hr::StepEvent& e);
     void addEpoch(qint64 runId, const hr::EpochEvent& e);
     void addTelemetry(qint64 runId, const hr::TelemetrySample& s);
@@ -151,6 +156,9 @@ public:
     // ---- reading -----------------------------------------------------------------------------------
     QVector<RunInfo> listRuns(const RunFilter& filter = RunFilter()) const;
     std::optional<RunInfo> run(qint64 runId) const;
+    // A stored run's configuration with its model, parsed straight from the stored JSON text
+    // (run_store_config.cpp). nullopt: no such run; hr::InputError: the stored JSON is not a config.
+    std::optional<hr::TrainConfig> runConfig(qint64 runId) const;
     bool renameRun(qint64 runId, const QString& name);
     bool deleteRun(qint64 runId);
     QVector<StepRow> steps(qint64 runId) const;
@@ -173,6 +181,7 @@ private:
     struct PendingMemory { qint64 run; hr::MemoryEvent e; };
     struct PendingEpoch { qint64 run; hr::EpochEvent e; };
 
+    qint64 insertRun(const QString& name, const QString& specText, const QString& configText, const QString& device);
     QSqlDatabase db() const;
     bool exec(const QString& sql, const QVariantList& binds = {}) const;
     bool createSchemaV1();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -532,14 +533,13 @@ std::size_t device_total_bytes(const std::string& device) {
 }
 
 std::size_t parse_bytes(const std::string& text) {
-    std::size_t pos = 0;
+    // number: from_chars reads the C locale's digits whatever LC_NUMERIC says (std::stod does not)
+    const char* begin = text.data();
+    const char* end = text.data() + text.size();
+    while (begin < end && *begin == ' ') ++begin;
     double v = 0;
-    try {
-        v = std::stod(text, &pos);
-    } catch (...) {
-        pos = 0;
-    }
-    std::string unit = text.substr(pos);
+    const auto [after, ec] = std::from_chars(begin, end, v);
+    std::string unit(ec == std::errc() ? after : begin, end);
     unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
     std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char ch) { return std::tolower(ch); });
     static const std::map<std::string, double> units = {
@@ -547,9 +547,20 @@ std::size_t parse_bytes(const std::string& text) {
         {"mib", 1048576}, {"mb", 1e6},   {"g", 1073741824.0}, {"gib", 1073741824.0}, {"gb", 1e9},
         {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12}};
     auto it = units.find(unit);
-    if (pos == 0 || it == units.end() || !(v > 0) || !std::isfinite(v))
-        throw InputError("cannot read the size '" + text + "'; write it like 4GiB, 512MiB, 1.5GB or device");
-    return static_cast<std::size_t>(v * it->second);
+    if (ec != std::errc() || it == units.end() || !std::isfinite(v) || !(v > 0))
+        throw InputError(HR_MSG("plan.size_unreadable",
+                                "cannot read the size '%1'; write it like 4GiB, 512MiB, 1.5GB or 4096 (bytes)"),
+                         {text});
+    // 2^60 bytes (1 EiB) is far beyond any device and keeps sums of sizes inside 64 bits
+    constexpr double kMax = 1152921504606846976.0;
+    const double bytes = std::floor(v * it->second);
+    if (bytes > kMax)
+        throw InputError(HR_MSG("plan.size_too_large", "the size '%1' is larger than 1 EiB; write a size such as 4GiB"),
+                         {text});
+    if (bytes < 1)
+        throw InputError(HR_MSG("plan.size_too_small", "the size '%1' is less than one byte; write a size such as 512MiB"),
+                         {text});
+    return static_cast<std::size_t>(bytes);
 }
 
 }  // namespace hr

@@ -66,7 +66,15 @@ struct LogEvent {
     std::string message;
 };
 
+// The device a run trains on, sent once, as soon as the backend exists (before the data loads).
+struct DeviceEvent {
+    std::string device;  // "cpu", "cuda:0"
+    std::string name;    // the backend's name: "cpu (OpenBLAS 0.3.21, 2 threads)"
+    std::string note;    // why, when the choice was made for the user ("device auto: ..."), else ""
+};
+
 struct TrainCallbacks {
+    std::function<void(const DeviceEvent&)> on_device;
     std::function<void(const StepEvent&)> on_step;
     std::function<void(const EpochEvent&)> on_epoch;
     std::function<void(const MemoryEvent&)> on_memory;

@@ -210,6 +210,7 @@ TrainResult Trainer::run() {
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     std::string device_note;
     impl_->backend = make_backend(c.device, c.threads, impl_->ledger, strategy.tf32, &device_note);
+    if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
     if (!device_note.empty()) log(LogLevel::info, device_note);
     if (strategy.tf32 && impl_->backend->device().is_cpu())
         log(LogLevel::info, "precision tf32 applies to GPU matrix units; on the CPU it computes in fp32");

@@ -15,7 +15,8 @@
 #include <cmath>
 
 #include "nn/model_spec.h"
-#include "report/report_command.h"
+#include "cli/cli.h"
+#include "cli/output.h"
 #include "report/report_writer.h"
 #include "store/run_store.h"
 #include "test_support.h"
@@ -553,30 +554,71 @@ private slots:
     }
 
     void reportCommand() {
+        const auto report = [](QStringList args) { return runCommand(QStringList{"report"} + args); };
         const QString out = m_dir + "/cmd.html";
-        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--out", out}), 0);
+        QCOMPARE(report({QString::number(m_full), "--db", m_db, "--out", out}), 0);
         QVERIFY(QFileInfo(out).size() > 10000);
         // format from the extension, run by name and by "last"
-        QCOMPARE(run_report_command({"lenet full", "--db", m_db, "--out", m_dir + "/cmd.json"}), 0);
+        QCOMPARE(report({"lenet full", "--db", m_db, "--out", m_dir + "/cmd.json"}), 0);
         QVERIFY(QJsonDocument::fromJson([&] { QFile f(m_dir + "/cmd.json"); f.open(QIODevice::ReadOnly); return f.readAll(); }()).isObject());
-        QCOMPARE(run_report_command({"last", "--db", m_db, "--format", "csv", "--out", m_dir + "/last.csv"}), 0);
+        QCOMPARE(report({"last", "--db", m_db, "--format", "csv", "--out", m_dir + "/last.csv"}), 0);
         QVERIFY(QFile::exists(m_dir + "/last.csv"));
-        // bad input: exit 2 and nothing written
-        QCOMPARE(run_report_command({"9999", "--db", m_db, "--out", m_dir + "/none.html"}), 2);
+        // bad input: exit 2, one message, and nothing written
+        {
+            OutputCapture c;
+            QCOMPARE(report({"9999", "--db", m_db, "--out", m_dir + "/none.html"}), 2);
+            QVERIFY2(c.err().contains("no run '9999'") && c.err().count('\n') == 1, qPrintable(c.err()));
+        }
         QVERIFY(!QFile::exists(m_dir + "/none.html"));
-        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--format", "docx", "--out", m_dir + "/x.docx"}), 2);
+        {
+            OutputCapture c;
+            QCOMPARE(report({QString::number(m_full), "--db", m_db, "--format", "docx", "--out", m_dir + "/x.docx"}), 2);
+            QVERIFY2(c.err().contains("unknown format 'docx' for --format; use html, pdf, json or csv"), qPrintable(c.err()));
+        }
         QVERIFY(!QFile::exists(m_dir + "/x.docx"));
-        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--out", "/nonexistent-dir/r.html"}), 2);
-        QCOMPARE(run_report_command({QString::number(m_full), "--db", m_db, "--out", m_dir}), 2);
-        QCOMPARE(run_report_command({"--db", m_db}), 2);
-        QCOMPARE(run_report_command({"1", "--bogus", "x", "--db", m_db}), 2);
-        QCOMPARE(run_report_command({"1", "--db", m_dir + "/missing.sqlite"}), 2);
+        QCOMPARE(report({QString::number(m_full), "--db", m_db, "--out", "/nonexistent-dir/r.html"}), 2);
+        QCOMPARE(report({QString::number(m_full), "--db", m_db, "--out", m_dir}), 2);
+        QCOMPARE(report({"--db", m_db}), 2);
+        QCOMPARE(report({"1", "--bogus", "x", "--db", m_db}), 2);
+        QCOMPARE(report({"1", "--db", m_dir + "/missing.sqlite"}), 2);
         QVERIFY(!QFile::exists(m_dir + "/missing.sqlite"));
         QVERIFY(QDir(m_dir).entryList({"*.tmp", "*~", ".*.html*"}, QDir::Files | QDir::Hidden).isEmpty());
-        // runs listing
-        QCOMPARE(run_runs_command({"--db", m_db}), 0);
-        QCOMPARE(run_runs_command({"--db", m_db, "--status", "failed,finished", "--limit", "1"}), 0);
-        QCOMPARE(run_runs_command({"--db", m_db, "--status", "exploded"}), 2);
+    }
+
+    void runsCommandListsTheHistory() {
+        const auto runs = [](QStringList args, QString* out) {
+            OutputCapture c;
+            const int code = runCommand(QStringList{"runs"} + args);
+            *out = c.out() + c.err();
+            return code;
+        };
+        QString text;
+        QCOMPARE(runs({"--db", m_db}, &text), 0);
+        QStringList lines = text.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);  // the header and both runs, newest first
+        QVERIFY2(lines[0].contains("ID") && lines[0].contains("STATUS") && lines[0].contains("TEST ACC"), qPrintable(lines[0]));
+        QVERIFY2(lines[1].trimmed().startsWith(QString::number(m_bare)) && lines[1].contains("failed") &&
+                     lines[1].contains("mlp <bare> & co") && lines[1].contains(" - "),
+                 qPrintable(lines[1]));
+        QVERIFY2(lines[2].trimmed().startsWith(QString::number(m_full)) && lines[2].contains("finished") &&
+                     lines[2].contains("0.8800") && lines[2].contains("lenet full"),
+                 qPrintable(lines[2]));
+        // filters: one status, a limit, a text
+        QCOMPARE(runs({"--db", m_db, "--status", "failed,finished", "--limit", "1"}, &text), 0);
+        lines = text.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY(lines[1].contains("mlp <bare> & co"));
+        QCOMPARE(runs({"--db", m_db, "--status", "finished"}, &text), 0);
+        lines = text.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY(lines[1].contains("lenet full"));
+        QCOMPARE(runs({"--db", m_db, "--filter", "no such run"}, &text), 0);
+        QVERIFY2(text.startsWith("No runs in "), qPrintable(text));
+        // bad input: exit 2 and one message
+        QCOMPARE(runs({"--db", m_db, "--status", "exploded"}, &text), 2);
+        QVERIFY2(text.contains("unknown status 'exploded'") && text.count('\n') == 1, qPrintable(text));
+        QCOMPARE(runs({"--db", m_db, "--limit", "-1"}, &text), 2);
+        QVERIFY2(text.contains("--limit expects an integer from 0 to 2147483647"), qPrintable(text));
     }
 };
 

@@ -10,6 +10,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <csignal>
+
 class CliTest : public QObject {
     Q_OBJECT
 
@@ -76,6 +78,10 @@ private slots:
         QTest::newRow("cuda without backend") << QStringList{"train", "--device", "cuda:7"} << "cuda:7";
         QTest::newRow("plan bad budget") << QStringList{"plan", "--budget", "lots"} << "cannot read the size 'lots'";
         QTest::newRow("plan train-only flag") << QStringList{"plan", "--epochs", "3"} << "unknown option '--epochs'";
+        QTest::newRow("epochs past 32 bits") << QStringList{"train", "--epochs", "4294967297"} << "--epochs expects an integer from 1 to 100000";
+        QTest::newRow("epochs and steps") << QStringList{"train", "--epochs=3", "--steps", "5"} << "give either --epochs or --steps, not both";
+        QTest::newRow("size too large") << QStringList{"train", "--memory-limit", "1e30"} << "larger than 1 EiB";
+        QTest::newRow("bad webhook") << QStringList{"train", "--notify", "nowhere"} << "--notify: 'nowhere' is not a webhook";
     }
     void badInput() {
         QFETCH(QStringList, args);
@@ -127,6 +133,50 @@ private slots:
         QVERIFY(measured["master_weights"].toDouble() > 0);
         // nothing else in the folder: no temporary files left behind
         QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files).size(), 2);
+    }
+
+    void firstLineSaysWhichDeviceAndWhy() {
+        QTemporaryDir dir;
+        Result r = run({"train", "--data", "synthetic", "--steps", "2", "--no-history", "--out", dir.path() + "/a"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString first = r.out.split('\n').first();
+        // --device auto is the default: the line says what auto chose and why
+        QVERIFY2(first.startsWith("device: ") && first.contains("device auto: "), qPrintable(first));
+        r = run({"train", "--data", "synthetic", "--steps", "2", "--no-history", "--device", "cpu", "--out", dir.path() + "/b"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.startsWith("device: cpu (") && r.out.split('\n').first().endsWith("(--device cpu)"), qPrintable(r.out));
+        // the defaults are the window's: SGD with momentum 0.9 on the automatic device
+        QFile f(dir.path() + "/a/run.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject config = QJsonDocument::fromJson(f.readAll()).object()["config"].toObject();
+        QCOMPARE(config["optimizer"].toObject()["momentum"].toDouble(), 0.9);
+        QCOMPARE(config["device"].toString(), QStringLiteral("auto"));
+    }
+
+    void interruptStopsAfterTheStepAndWrites() {
+        QTemporaryDir dir;
+        QProcess p;
+        p.start(exe(), {"train", "--data", "synthetic", "--epochs", "50", "--batch", "32", "--threads", "1", "--no-history",
+                        "--out", dir.path() + "/run"});
+        QVERIFY(p.waitForStarted(10000));
+        QByteArray out;
+        QVERIFY(QTest::qWaitFor([&] {
+            out += p.readAllStandardOutput();
+            return out.contains("device: ");
+        }, 60000));
+        QTest::qWait(1500);  // a few steps
+        QCOMPARE(::kill(static_cast<pid_t>(p.processId()), SIGINT), 0);
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);  // stopped by itself, not killed by the signal
+        QCOMPARE(p.exitCode(), 1);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("stopped after"), qPrintable(err));
+        QFile f(dir.path() + "/run/run.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject record = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(record["status"].toString(), QStringLiteral("stopped"));
+        QVERIFY(record["final"].toObject()["steps"].toInt() > 0);
+        QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files | QDir::Hidden).size(), 2);
     }
 
     void outOfMemoryPrintsFlagsThatFit() {

@@ -2,6 +2,7 @@
 // reader must reject, and the atomic write (temp file + rename).
 #include <QtTest/QtTest>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -259,17 +260,40 @@ private slots:
         QCOMPARE(read_bytes(target), before);
         QCOMPARE(dir_entries(sub2), std::vector<std::string>{"model.safetensors"});
 
-        // 4. A read-only folder (root writes anyway, so this part only runs as a normal user).
+        // 4. The temporary file cannot be created: no file descriptor is left (a limit that binds root
+        //    too), and for a normal user also a read-only folder (root writes there anyway). Either way the
+        //    error names the path, the existing file is unchanged and nothing is added to the folder.
         std::string ro = hrtest::temp_dir("hr-st-ro");
         write_safetensors(ro + "/m.safetensors", small);
         std::string ro_before = read_bytes(ro + "/m.safetensors");
-        chmod(ro.c_str(), 0555);
-        if (geteuid() != 0) {
-            QVERIFY_THROWS_EXCEPTION(Error, write_safetensors(ro + "/m.safetensors", f));
+        {
+            rlimit old_files{};
+            QCOMPARE(getrlimit(RLIMIT_NOFILE, &old_files), 0);
+            const int lowest_free = ::open("/dev/null", O_RDONLY);  // the next descriptor open() hands out
+            QVERIFY(lowest_free > 0);
+            ::close(lowest_free);
+            rlimit none = old_files;
+            none.rlim_cur = static_cast<rlim_t>(lowest_free);
+            QCOMPARE(setrlimit(RLIMIT_NOFILE, &none), 0);
+            std::string msg;
+            try {
+                write_safetensors(ro + "/m.safetensors", f);
+            } catch (const Error& e) {
+                msg = e.what();
+            }
+            setrlimit(RLIMIT_NOFILE, &old_files);
+            QVERIFY2(!msg.empty(), "wrote a file without a free file descriptor");
+            QVERIFY2(msg.find(ro + "/m.safetensors") != std::string::npos, msg.c_str());
             QCOMPARE(read_bytes(ro + "/m.safetensors"), ro_before);
             QCOMPARE(dir_entries(ro), std::vector<std::string>{"m.safetensors"});
         }
-        chmod(ro.c_str(), 0755);
+        if (geteuid() != 0) {
+            chmod(ro.c_str(), 0555);
+            QVERIFY_THROWS_EXCEPTION(Error, write_safetensors(ro + "/m.safetensors", f));
+            chmod(ro.c_str(), 0755);
+            QCOMPARE(read_bytes(ro + "/m.safetensors"), ro_before);
+            QCOMPARE(dir_entries(ro), std::vector<std::string>{"m.safetensors"});
+        }
     }
 };
 

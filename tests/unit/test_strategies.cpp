@@ -1,77 +1,96 @@
 // Memory strategies on the CPU backend: each one's equivalence claim, and its memory effect.
 #include <QtTest>
 
+#include <cmath>
 #include <cstring>
-#include <random>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "strategy/training_state.h"
+#include "io/safetensors.h"
+#include "test_support.h"
+#include "train/checkpoint.h"
 #include "train/trainer.h"
 
 using namespace hr;
 
 namespace {
 
-struct Run {
+// The training state a run of this spec and strategy builds (construction only: its memory layout and
+// its initial weights, which the trainer's run with the same seed starts from).
+struct State {
     std::shared_ptr<MemoryLedger> ledger = std::make_shared<MemoryLedger>();
     std::shared_ptr<MemoryLedger> host_ledger = std::make_shared<MemoryLedger>();
     std::unique_ptr<Backend> be = make_cpu_backend(2, ledger);
     std::unique_ptr<Backend> host = make_cpu_backend(2, host_ledger);
     std::unique_ptr<TrainingState> st;
 
-    Run(const ModelSpec& spec, const StrategyConfig& s, std::int64_t batch, const OptimizerConfig& o = {}) {
-        st = std::make_unique<TrainingState>(spec, o, resolve_strategy(s, spec, batch), 3, *be, be->allocator(), *host,
+    State(const ModelSpec& spec, const StrategyConfig& s, std::int64_t batch, const OptimizerConfig& o = {},
+          std::uint64_t seed = 1) {
+        st = std::make_unique<TrainingState>(spec, o, resolve_strategy(s, spec, batch), seed, *be, be->allocator(), *host,
                                              host->allocator());
-    }
-    // one optimizer step over the given host batch (f32 images, labels), returns the loss
-    double step(const std::vector<float>& x, const std::vector<std::int64_t>& y, std::int64_t B, std::uint64_t step_no) {
-        Model& m = st->model();
-        const auto& spec = m.spec();
-        const std::int64_t M = st->strategy().micro_batch, per = shape_numel(spec.input_shape);
-        m.zero_grad();
-        double loss = 0;
-        for (std::int64_t r0 = 0; r0 < B; r0 += M) {
-            const std::int64_t n = std::min(M, B - r0);
-            Tensor xs = st->x_staging.slice0(0, n), yb = st->labels.slice0(0, n);
-            be->copy_from_host(x.data() + r0 * per, xs);
-            be->copy_from_host(y.data() + r0, yb);
-            Tensor xm = xs;
-            if (st->x_model.dtype() != DType::f32) {
-                xm = st->x_model.slice0(0, n);
-                be->copy(xs, xm);
-            }
-            Tensor logits = m.forward(xm, true, step_no * static_cast<std::uint64_t>(B) + static_cast<std::uint64_t>(r0));
-            Tensor g = st->dlogits.slice0(0, n);
-            const float share = float(double(n) / double(B));
-            loss += be->softmax_cross_entropy(logits, yb, 0.0f, g, share * st->loss_scale()).loss * share;
-            m.backward(g);
-        }
-        st->optimizer_step(0.05);
-        return loss;
-    }
-    std::vector<float> params() {
-        Tensor& p = st->model().parameters();
-        std::vector<float> out(static_cast<std::size_t>(p.numel()));
-        if (p.dtype() == DType::f32) be->copy_to_host(p, out.data());
-        return out;
-    }
-    std::vector<float> grads() {
-        Tensor& g = st->model().gradients();
-        std::vector<float> out(static_cast<std::size_t>(g.numel()));
-        be->copy_to_host(g, out.data());
-        return out;
     }
 };
 
-void random_batch(const ModelSpec& spec, std::int64_t B, std::vector<float>& x, std::vector<std::int64_t>& y) {
-    std::mt19937_64 g(11);
-    std::normal_distribution<float> d(0, 1);
-    x.resize(static_cast<std::size_t>(B * shape_numel(spec.input_shape)));
-    for (auto& v : x) v = d(g);
-    y.resize(static_cast<std::size_t>(B));
-    for (std::int64_t i = 0; i < B; ++i) y[i] = i % spec.num_classes;
+// A run through hr::Trainer itself (synthetic data, the trainer's micro-batch loop): its result, the
+// weights it saved (every state_dict tensor, BatchNorm statistics included) and its step events.
+struct Trained {
+    TrainResult result;
+    SafeTensorsFile weights;
+    std::vector<StepEvent> steps;
+};
+
+TrainConfig config(const ModelSpec& spec, const StrategyConfig& s, std::int64_t batch, std::int64_t steps,
+                   const OptimizerConfig& o = {}) {
+    TrainConfig c;
+    c.model = spec;
+    c.data = "synthetic";
+    c.train_limit = 256;
+    c.test_limit = 32;
+    c.batch = batch;
+    c.steps = steps;
+    c.strategy = s;
+    c.optimizer = o;
+    c.threads = 2;
+    c.device = "cpu";
+    return c;
 }
+
+Trained train(const TrainConfig& c) {
+    Trained t;
+    TrainCallbacks cb;
+    cb.on_step = [&t](const StepEvent& e) { t.steps.push_back(e); };
+    Trainer trainer(c, cb);
+    t.result = trainer.run();
+    const std::string path = hrtest::temp_dir("hr-strategies") + "/model.safetensors";
+    trainer.save_weights(path);
+    t.weights = read_safetensors(path);
+    return t;
+}
+
+bool sameBytes(const SafeTensorsFile& a, const SafeTensorsFile& b) {
+    if (a.tensors.size() != b.tensors.size()) return false;
+    for (const SafeTensor& t : a.tensors) {
+        const SafeTensor* u = b.find(t.name);
+        if (!u || u->dtype != t.dtype || u->shape != t.shape || u->data != t.data) return false;
+    }
+    return true;
+}
+
+// Largest |a - b| over the f32 tensors of two weight files.
+double maxDifference(const SafeTensorsFile& a, const SafeTensorsFile& b) {
+    double d = 0;
+    for (const SafeTensor& t : a.tensors) {
+        const SafeTensor* u = b.find(t.name);
+        if (!u || t.dtype != DType::f32 || u->data.size() != t.data.size()) return INFINITY;
+        const auto* x = reinterpret_cast<const float*>(t.data.data());
+        const auto* y = reinterpret_cast<const float*>(u->data.data());
+        for (std::size_t i = 0; i < t.data.size() / 4; ++i) d = std::max(d, double(std::abs(x[i] - y[i])));
+    }
+    return d;
+}
+
+std::size_t peak(const TrainResult& r, MemCategory c) { return at(r.ledger.peak, c); }
 
 ModelSpec with_dropout(ModelSpec s) {
     LayerSpec d = default_layer("dropout");
@@ -99,39 +118,30 @@ private slots:
         QFETCH(QString, checkpoint);
         ModelSpec spec = preset == "seed-cnn+dropout" ? with_dropout(preset_model("seed-cnn"))
                                                       : preset_model(preset.toStdString());
-        std::vector<float> x;
-        std::vector<std::int64_t> y;
-        random_batch(spec, 16, x, y);
         StrategyConfig plain, ck;
         ck.checkpoint = checkpoint.toStdString();
-        Run a(spec, plain, 16), b(spec, ck, 16);
-        for (std::uint64_t s = 0; s < 2; ++s) {  // two steps: BatchNorm running stats must not double-update
-            a.step(x, y, 16, s);
-            b.step(x, y, 16, s);
-            auto ga = a.grads(), gb = b.grads();
-            QVERIFY(std::memcmp(ga.data(), gb.data(), ga.size() * 4) == 0);
-        }
-        auto pa = a.params(), pb = b.params();
-        QVERIFY(std::memcmp(pa.data(), pb.data(), pa.size() * 4) == 0);
-        // and the running statistics match (state_dict buffers)
-        auto sa = a.st->model().state_dict(), sb = b.st->model().state_dict();
-        for (std::size_t i = 0; i < sa.size(); ++i) {
-            if (sa[i].trainable) continue;
-            QVERIFY(std::memcmp(sa[i].tensor.raw(), sb[i].tensor.raw(), sa[i].tensor.nbytes()) == 0);
-        }
+        // two steps: BatchNorm running stats must not double-update under recompute
+        const Trained a = train(config(spec, plain, 16, 2)), b = train(config(spec, ck, 16, 2));
+        QCOMPARE(a.result.status, std::string("finished"));
+        QCOMPARE(b.result.status, std::string("finished"));
+        QVERIFY(b.result.strategy.find("checkpoint") != std::string::npos);
+        // bit-identical weights and running statistics (every state_dict tensor), step by step losses
+        QVERIFY(sameBytes(a.weights, b.weights));
+        QCOMPARE(b.steps.size(), a.steps.size());
+        for (std::size_t i = 0; i < a.steps.size(); ++i) QCOMPARE(b.steps[i].loss, a.steps[i].loss);
         // checkpointing never stores more (one checkpointed block alone needs its own size in the arena;
         // the saving comes from blocks sharing it)
-        QVERIFY(b.ledger->live_bytes(MemCategory::activations) <= a.ledger->live_bytes(MemCategory::activations));
+        QVERIFY(peak(b.result, MemCategory::activations) <= peak(a.result, MemCategory::activations));
         // (an MLP's blocks are linear + in-place ReLU, whose one tensor is the kept output: nothing to save)
         if (checkpoint == "all" && preset != "mlp")
-            QVERIFY(b.ledger->live_bytes(MemCategory::activations) < a.ledger->live_bytes(MemCategory::activations));
+            QVERIFY(peak(b.result, MemCategory::activations) < peak(a.result, MemCategory::activations));
     }
 
     void fullCheckpointCutsActivations() {
         ModelSpec spec = preset_model("resnet-mini");
         StrategyConfig plain, ck;
         ck.checkpoint = "all";
-        Run a(spec, plain, 64), b(spec, ck, 64);
+        State a(spec, plain, 64), b(spec, ck, 64);
         const double cut = 1.0 - double(b.ledger->live_bytes(MemCategory::activations)) /
                                      double(a.ledger->live_bytes(MemCategory::activations));
         qInfo("resnet-mini batch 64: full checkpointing cuts activation memory by %.1f%%", 100 * cut);
@@ -149,27 +159,19 @@ private slots:
     void accumulationEqualsLargeBatch() {
         QFETCH(QString, preset);
         ModelSpec spec = preset == "mlp+dropout" ? with_dropout(preset_model("mlp")) : preset_model(preset.toStdString());
-        std::vector<float> x;
-        std::vector<std::int64_t> y;
-        random_batch(spec, 32, x, y);
         StrategyConfig big, acc;
         acc.accumulate = 4;
         OptimizerConfig o;
         o.momentum = 0.9;
-        Run a(spec, big, 32, o), b(spec, acc, 32, o);
-        QCOMPARE(b.st->strategy().micro_batch, std::int64_t(8));
-        double la = 0, lb = 0;
-        for (std::uint64_t s = 0; s < 3; ++s) {
-            la = a.step(x, y, 32, s);
-            lb = b.step(x, y, 32, s);
-        }
-        QVERIFY(std::abs(la - lb) < 1e-5);
-        auto pa = a.params(), pb = b.params();
-        double maxd = 0;
-        for (std::size_t i = 0; i < pa.size(); ++i) maxd = std::max(maxd, double(std::abs(pa[i] - pb[i])));
+        const Trained a = train(config(spec, big, 32, 3, o)), b = train(config(spec, acc, 32, 3, o));
+        QCOMPARE(b.result.status, std::string("finished"));
+        QVERIFY2(b.result.strategy.find("micro-batch 8 x 4") != std::string::npos, b.result.strategy.c_str());
+        QCOMPARE(b.steps.size(), std::size_t(3));
+        for (std::size_t i = 0; i < 3; ++i) QVERIFY(std::abs(a.steps[i].loss - b.steps[i].loss) < 1e-5);
+        const double maxd = maxDifference(a.weights, b.weights);
         QVERIFY2(maxd < 1e-5, qPrintable(QString::number(maxd)));
         // the micro-batch buffers are a quarter of the size
-        QVERIFY(b.ledger->live_bytes(MemCategory::activations) * 4 == a.ledger->live_bytes(MemCategory::activations));
+        QCOMPARE(peak(b.result, MemCategory::activations) * 4, peak(a.result, MemCategory::activations));
     }
 
     void offloadEqualsOnDeviceUpdate_data() {
@@ -183,35 +185,30 @@ private slots:
         QFETCH(QString, precision);
         QFETCH(QString, optimizer);
         ModelSpec spec = preset_model("seed-cnn");
-        std::vector<float> x;
-        std::vector<std::int64_t> y;
-        random_batch(spec, 16, x, y);
         StrategyConfig dev, off;
         dev.precision = off.precision = precision.toStdString();
         off.offload_optimizer = true;
         OptimizerConfig o;
         o.kind = optimizer.toStdString();
+        o.lr = o.kind == "sgd" ? 0.01 : 0.001;
         o.momentum = o.kind == "sgd" ? 0.9 : 0.0;
-        Run a(spec, dev, 16, o), b(spec, off, 16, o);
-        for (std::uint64_t s = 0; s < 3; ++s) {
-            a.step(x, y, 16, s);
-            b.step(x, y, 16, s);
-        }
-        Tensor& pa = a.st->model().parameters();
-        Tensor& pb = b.st->model().parameters();
-        QVERIFY(std::memcmp(pa.raw(), pb.raw(), pa.nbytes()) == 0);
+        const Trained a = train(config(spec, dev, 16, 3, o)), b = train(config(spec, off, 16, 3, o));
+        QCOMPARE(b.result.status, std::string("finished"));
+        QVERIFY(sameBytes(a.weights, b.weights));
         // optimizer state and master weights left the device for the host
-        QCOMPARE(b.ledger->live_bytes(MemCategory::optimizer_state), std::size_t(0));
-        QCOMPARE(b.ledger->live_bytes(MemCategory::master_weights), std::size_t(0));
-        QVERIFY(b.host_ledger->live_bytes(MemCategory::optimizer_state) > 0);
-        QCOMPARE(b.host_ledger->live_bytes(MemCategory::master_weights), std::size_t(pa.numel() * 4));
+        QCOMPARE(peak(b.result, MemCategory::optimizer_state), std::size_t(0));
+        QCOMPARE(peak(b.result, MemCategory::master_weights), std::size_t(0));
+        QVERIFY(at(b.result.host_ledger.peak, MemCategory::optimizer_state) > 0);
+        const State layout(spec, off, 16, o);
+        QCOMPARE(at(b.result.host_ledger.peak, MemCategory::master_weights),
+                 std::size_t(layout.st->model().parameters().numel() * 4));
     }
 
     void bf16HalvesActivationsAndLearns() {
         ModelSpec spec = preset_model("seed-cnn");
         StrategyConfig fp32, bf16;
         bf16.precision = "bf16";
-        Run a(spec, fp32, 64), b(spec, bf16, 64);
+        State a(spec, fp32, 64), b(spec, bf16, 64);
         QCOMPARE(b.ledger->live_bytes(MemCategory::activations) * 2, a.ledger->live_bytes(MemCategory::activations) +
                                                                          /* i32 pool indices do not shrink */
                                                                          std::size_t(64 * (10 * 12 * 12 + 20 * 4 * 4) * 4));
@@ -238,33 +235,41 @@ private slots:
         ModelSpec spec = preset_model("mlp");
         StrategyConfig s;
         s.precision = "fp16";
-        s.loss_scale_init = 1e30;  // overflows f16 at once: the first steps must be skipped
+        s.loss_scale_init = 1e12;  // overflows f16 at once: the first steps must be skipped
         s.loss_scale_growth_interval = 3;
-        std::vector<float> x;
-        std::vector<std::int64_t> y;
-        random_batch(spec, 16, x, y);
-        Run r(spec, s, 16);
-        std::vector<float> before(static_cast<std::size_t>(r.st->model().flat_param_numel()));
-        Tensor& p = r.st->model().parameters();
-        std::vector<std::uint16_t> h0(static_cast<std::size_t>(p.numel())), h1(h0.size());
-        r.be->copy_to_host(p, h0.data());
-        r.step(x, y, 16, 0);
-        QCOMPARE(r.st->skipped_steps(), std::int64_t(1));
-        r.be->copy_to_host(p, h1.data());
-        QVERIFY(h0 == h1);  // a skipped step leaves the weights alone
-        // each skipped step halves the scale until the gradients fit in f16
-        int i = 1;
-        for (; i < 200 && r.st->skipped_steps() == i; ++i) r.step(x, y, 16, i);
-        const std::int64_t skipped = r.st->skipped_steps();
-        QVERIFY(skipped > 10 && skipped < 200);
-        const double expect = 1e30 / std::pow(2.0, double(skipped));
-        QVERIFY(std::abs(double(r.st->loss_scale()) / expect - 1.0) < 1e-6);
-        // after 3 good steps in a row the scale doubles
-        const float settled = r.st->loss_scale();
-        for (int k = 0; k < 2; ++k) r.step(x, y, 16, 300 + k);
-        if (r.st->skipped_steps() == skipped) QCOMPARE(r.st->loss_scale(), settled * 2);
-        r.be->copy_to_host(p, h1.data());
-        QVERIFY(h0 != h1);
+        // a skipped step leaves the weights alone: after one step they are the initial ones
+        const State initial(spec, s, 16);
+        const Trained one = train(config(spec, s, 16, 1));
+        QCOMPARE(one.result.skipped_steps, std::int64_t(1));
+        QVERIFY(one.steps.at(0).skipped);
+        QVERIFY(sameBytes(one.weights, model_state_file(initial.st->model())));
+        // The documented rule (docs/strategies.md), replayed over the trainer's own skip decisions: a skipped
+        // step halves S (not below 1) and restarts the count; every 3rd good step in a row doubles S.
+        const Trained t = train(config(spec, s, 16, 64));
+        QCOMPARE(t.result.status, std::string("finished"));
+        std::size_t k = 0;
+        while (k < t.steps.size() && t.steps[k].skipped) ++k;
+        QVERIFY2(k > 10 && k < 50, qPrintable(QString::number(k)));  // 1e12 overflows for a while, then fits
+        double expect = 1e12;
+        int good = 0, doublings = 0;
+        std::int64_t skipped = 0;
+        for (std::size_t i = 0; i < t.steps.size(); ++i) {
+            if (t.steps[i].skipped) {
+                expect = std::max(1.0, expect / 2);
+                good = 0;
+                ++skipped;
+            } else if (++good >= 3) {
+                expect *= 2;
+                good = 0;
+                ++doublings;
+            }
+            QVERIFY2(t.steps[i].loss_scale == double(float(expect)),  // reported as a float
+                     qPrintable(QString("step %1: scale %2, the rule says %3").arg(i + 1).arg(t.steps[i].loss_scale).arg(expect)));
+        }
+        QVERIFY(doublings > 0);  // the growth half of the rule ran too
+        QCOMPARE(t.result.skipped_steps, skipped);
+        QCOMPARE(t.result.final_loss_scale, double(float(expect)));
+        QVERIFY(!sameBytes(t.weights, model_state_file(initial.st->model())));
     }
 
     void badStrategyFlags() {

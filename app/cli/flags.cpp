@@ -1,0 +1,409 @@
+// The flag table of the `headroom` command line and its parser.
+//
+// To add a flag: add one row to kFlags below, in the group it belongs to:
+//
+//     {FlagGroup::device, "ranks", "N", QT_TRANSLATE_NOOP("Cli", "processes to train with (default 1)"),
+//      [](CliRequest& r, const FlagValue& v) { r.config.ranks = v.integer<int>(1, 4096); }},
+//
+// name without dashes; value the placeholder shown in --help (nullptr: a switch, whose apply ignores v);
+// help ends with the default in parentheses. Read the value with v.integer<T>(min, max), v.real(...),
+// v.bytes(), v.choice(noun, {...}) or v.str(): they check the whole text and the range and throw a
+// BadFlag naming the flag, so apply only stores. Flags that exclude each other go into kExclusive.
+// Every subcommand whose groups include the flag's group takes it; to give a flag to another
+// subcommand, give that subcommand the group (cli.cpp), or start a new group (flags.h, kGroupTitles).
+// To add a subcommand: one entry in cli.cpp's table (name, help, groups, positional arguments, run).
+#include "cli/flags.h"
+#include "cli/output.h"
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QUrl>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "base/error.h"
+#include "nn/model_spec.h"
+#include "notify/webhook_notifier.h"
+#include "plan/planner.h"
+#include "session/RunDefaults.h"
+#include "session/RunText.h"
+
+namespace hrapp {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// Steps and step counts stay far below INT64_MAX: the trainer multiplies a step by the batch
+// (up to 2^24) to number samples.
+constexpr std::int64_t kMaxSteps = 100'000'000'000LL;
+constexpr std::int64_t kMaxBatch = 1 << 24;
+
+struct Flag {
+    FlagGroup group;
+    const char* name;
+    const char* value;  // nullptr: a switch
+    const char* help;
+    void (*apply)(CliRequest&, const FlagValue&);
+};
+
+using R = CliRequest;
+using V = FlagValue;
+
+const std::vector<Flag> kFlags = {
+    // ---- model
+    {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn (default), mlp, lenet5, resnet-mini"),
+     [](R& r, const V& v) { r.preset = v.str(); }},
+    {FlagGroup::model, "model", "FILE.json", QT_TRANSLATE_NOOP("Cli", "a model spec (docs/model-spec.md)"),
+     [](R& r, const V& v) { r.modelFile = v.str(); }},
+    // ---- data
+    {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic"),
+     [](R& r, const V& v) { r.config.data = v.str(); }},
+    {FlagGroup::data, "train-limit", "N", QT_TRANSLATE_NOOP("Cli", "use only the first N training samples (default 0: all)"),
+     [](R& r, const V& v) { r.config.train_limit = v.integer<std::int64_t>(0); }},
+    {FlagGroup::data, "test-limit", "N", QT_TRANSLATE_NOOP("Cli", "use only the first N test samples (default 0: all)"),
+     [](R& r, const V& v) { r.config.test_limit = v.integer<std::int64_t>(0); }},
+    // ---- length
+    {FlagGroup::length, "epochs", "N", QT_TRANSLATE_NOOP("Cli", "passes over the training set (default 1)"),
+     [](R& r, const V& v) { r.config.epochs = v.integer<int>(1, 100000); }},
+    {FlagGroup::length, "steps", "N", QT_TRANSLATE_NOOP("Cli", "train exactly N steps instead (evaluates at the end)"),
+     [](R& r, const V& v) { r.config.steps = v.integer<std::int64_t>(1, kMaxSteps); }},
+    // ---- batch and memory strategies
+    {FlagGroup::memory, "batch", "N", QT_TRANSLATE_NOOP("Cli", "samples per optimizer step (default 64)"),
+     [](R& r, const V& v) { r.config.batch = v.integer<std::int64_t>(1, kMaxBatch); }},
+    {FlagGroup::memory, "precision", "P",
+     QT_TRANSLATE_NOOP("Cli", "fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;\n"
+                              "fp16 with dynamic loss scaling)"),
+     [](R& r, const V& v) { r.config.strategy.precision = v.choice(QT_TRANSLATE_NOOP("Cli", "precision"), {"fp32", "tf32", "bf16", "fp16"}); }},
+    {FlagGroup::memory, "checkpoint", "C", QT_TRANSLATE_NOOP("Cli", "activation checkpointing: none (default), all, every:K, list:I,J, auto"),
+     [](R& r, const V& v) { r.config.strategy.checkpoint = v.str(); }},
+    {FlagGroup::memory, "micro-batch", "N", QT_TRANSLATE_NOOP("Cli", "forward/backward N samples at a time, accumulating gradients"),
+     [](R& r, const V& v) { r.config.strategy.micro_batch = v.integer<std::int64_t>(1, kMaxBatch); }},
+    {FlagGroup::memory, "accumulate", "N", QT_TRANSLATE_NOOP("Cli", "or: split each batch into N micro-batches"),
+     [](R& r, const V& v) { r.config.strategy.accumulate = v.integer<std::int64_t>(1, kMaxBatch); }},
+    {FlagGroup::memory, "offload-optimizer", nullptr, QT_TRANSLATE_NOOP("Cli", "optimizer state and master weights in host memory"),
+     [](R& r, const V&) { r.config.strategy.offload_optimizer = true; }},
+    {FlagGroup::memory, "memory-limit", "SIZE", QT_TRANSLATE_NOOP("Cli", "cap the device memory (e.g. 4GiB, 512MiB), like a smaller card"),
+     [](R& r, const V& v) { r.config.memory_limit = v.bytes(); }},
+    // ---- optimizer
+    {FlagGroup::optimizer, "optimizer", "NAME", QT_TRANSLATE_NOOP("Cli", "sgd (default), adam, adamw"),
+     [](R& r, const V& v) { r.config.optimizer.kind = v.choice(QT_TRANSLATE_NOOP("Cli", "optimizer"), {"sgd", "adam", "adamw"}); }},
+    {FlagGroup::optimizer, "momentum", "F", QT_TRANSLATE_NOOP("Cli", "SGD momentum in [0, 1) (default 0.9, as in the window)"),
+     [](R& r, const V& v) { r.config.optimizer.momentum = v.real(0, 1, false, true); }},
+    // ---- learning rate, schedule, regularisation
+    {FlagGroup::training, "lr", "F", QT_TRANSLATE_NOOP("Cli", "learning rate (default 0.01 for sgd, 0.001 for adam/adamw)"),
+     [](R& r, const V& v) { r.config.optimizer.lr = v.real(0, std::numeric_limits<double>::infinity(), true); }},
+    {FlagGroup::training, "nesterov", nullptr, QT_TRANSLATE_NOOP("Cli", "SGD with Nesterov momentum"),
+     [](R& r, const V&) { r.config.optimizer.nesterov = true; }},
+    {FlagGroup::training, "weight-decay", "F", QT_TRANSLATE_NOOP("Cli", "L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)"),
+     [](R& r, const V& v) { r.config.optimizer.weight_decay = v.real(0); }},
+    {FlagGroup::training, "schedule", "KIND", QT_TRANSLATE_NOOP("Cli", "learning rate schedule: constant (default), step, cosine"),
+     [](R& r, const V& v) { r.config.schedule.kind = v.choice(QT_TRANSLATE_NOOP("Cli", "schedule"), {"constant", "step", "cosine"}); }},
+    {FlagGroup::training, "warmup", "N", QT_TRANSLATE_NOOP("Cli", "linear warm-up steps (default 0)"),
+     [](R& r, const V& v) { r.config.schedule.warmup_steps = v.integer<std::int64_t>(0, kMaxSteps); }},
+    {FlagGroup::training, "step-size", "N", QT_TRANSLATE_NOOP("Cli", "step schedule: steps between decays (default 1000)"),
+     [](R& r, const V& v) { r.config.schedule.step_size = v.integer<std::int64_t>(1, kMaxSteps); }},
+    {FlagGroup::training, "gamma", "F", QT_TRANSLATE_NOOP("Cli", "step schedule: decay factor in (0, 1] (default 0.1)"),
+     [](R& r, const V& v) { r.config.schedule.gamma = v.real(0, 1, true, false); }},
+    {FlagGroup::training, "min-lr", "F", QT_TRANSLATE_NOOP("Cli", "cosine schedule: final learning rate (default 0)"),
+     [](R& r, const V& v) { r.config.schedule.min_lr = v.real(0); }},
+    {FlagGroup::training, "label-smoothing", "F", QT_TRANSLATE_NOOP("Cli", "cross-entropy label smoothing in [0, 1) (default: the model's)"),
+     [](R& r, const V& v) { r.labelSmoothing = v.real(0, 1, false, true); }},
+    // ---- device
+    {FlagGroup::device, "device", "DEV",
+     QT_TRANSLATE_NOOP("Cli", "auto (default: the GPU when one works, else the CPU), cpu, cuda:N"),
+     [](R& r, const V& v) { r.config.device = v.str(); }},
+    {FlagGroup::device, "threads", "N", QT_TRANSLATE_NOOP("Cli", "CPU threads, 0 to 1024 (default 0: all cores)"),
+     [](R& r, const V& v) { r.config.threads = v.integer<int>(0, 1024); }},
+    // ---- run
+    {FlagGroup::run, "seed", "N", QT_TRANSLATE_NOOP("Cli", "seed for initialisation, shuffling and dropout (default 1)"),
+     [](R& r, const V& v) { r.config.seed = v.integer<std::uint64_t>(0); }},
+    {FlagGroup::run, "out", "DIR", QT_TRANSLATE_NOOP("Cli", "output folder (default runs/run-YYYYMMDD-HHMMSS)"),
+     [](R& r, const V& v) { r.out = v.text(); }},
+    {FlagGroup::run, "name", "NAME", QT_TRANSLATE_NOOP("Cli", "name of the run in the history (default: model on data)"),
+     [](R& r, const V& v) { r.name = v.text(); }},
+    {FlagGroup::run, "no-history", nullptr, QT_TRANSLATE_NOOP("Cli", "do not record the run in the history"),
+     [](R& r, const V&) { r.noHistory = true; }},
+    {FlagGroup::run, "notify", "URL|FORMAT:URL|settings",
+     QT_TRANSLATE_NOOP("Cli", "send a webhook message when the run ends: to URL (format from the host:\n"
+                              "WeCom, DingTalk, Feishu/Lark, Slack, else generic JSON), FORMAT:URL with\n"
+                              "FORMAT one of generic, wecom, dingtalk, feishu, slack, or 'settings' for the\n"
+                              "webhook saved in the window's Preferences"),
+     [](R& r, const V& v) {
+         QString error;
+         if (!parseNotifyTarget(v.text(), nullptr, &error)) throw BadFlag{QStringLiteral("%1: %2").arg(v.flag(), error)};
+         r.notify = v.text();
+     }},
+    {FlagGroup::run, "quiet", nullptr, QT_TRANSLATE_NOOP("Cli", "only the final line"),
+     [](R& r, const V&) { r.quiet = true; }},
+    // ---- history
+    {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
+     [](R& r, const V& v) { r.db = v.text(); }},
+    // ---- plan
+    {FlagGroup::plan, "budget", "SIZE|device",
+     QT_TRANSLATE_NOOP("Cli", "search for the best configuration within SIZE (4GiB, 512MiB, ...)\n"
+                              "or the device's free memory"),
+     [](R& r, const V& v) {
+         if (v.text() != QLatin1String("device")) (void)v.bytes();
+         r.budget = v.text();
+     }},
+    {FlagGroup::plan, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "machine-readable output"),
+     [](R& r, const V&) { r.json = true; }},
+    // ---- report
+    {FlagGroup::report, "format", "FORMAT", QT_TRANSLATE_NOOP("Cli", "html, pdf, json or csv (default: from --out's extension, else html)"),
+     [](R& r, const V& v) { r.format = q(v.choice(QT_TRANSLATE_NOOP("Cli", "format"), {"html", "pdf", "json", "csv"})); }},
+    {FlagGroup::report, "out", "FILE", QT_TRANSLATE_NOOP("Cli", "the report file (default ./headroom-run-ID.EXT)"),
+     [](R& r, const V& v) { r.out = v.text(); }},
+    // ---- runs
+    {FlagGroup::runs, "status", "S[,S...]", QT_TRANSLATE_NOOP("Cli", "only runs with these statuses: running, finished, failed, stopped"),
+     [](R& r, const V& v) {
+         r.statuses.clear();
+         for (const QString& s : v.text().split(QLatin1Char(','), Qt::SkipEmptyParts))
+             r.statuses << q(FlagValue(v.flag(), s.trimmed().toLower())
+                                 .choice(QT_TRANSLATE_NOOP("Cli", "status"), {"running", "finished", "failed", "stopped"}));
+         if (r.statuses.isEmpty()) (void)v.choice(QT_TRANSLATE_NOOP("Cli", "status"), {"running", "finished", "failed", "stopped"});
+     }},
+    {FlagGroup::runs, "filter", "TEXT", QT_TRANSLATE_NOOP("Cli", "only runs whose name, model, data or device contains TEXT"),
+     [](R& r, const V& v) { r.filter = v.text(); }},
+    {FlagGroup::runs, "limit", "N", QT_TRANSLATE_NOOP("Cli", "at most N runs, newest first (default 0: all)"),
+     [](R& r, const V& v) { r.limit = v.integer<int>(0); }},
+    // ---- presets
+    {FlagGroup::presets, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "print the preset NAME's model spec as JSON"),
+     [](R& r, const V&) { r.json = true; }},
+};
+
+// Flags that exclude each other, in every spelling (--epochs=3 --steps 5 as well).
+const std::vector<std::pair<const char*, const char*>> kExclusive = {{"epochs", "steps"}, {"preset", "model"}};
+
+const std::map<FlagGroup, const char*> kGroupTitles = {
+    {FlagGroup::model, QT_TRANSLATE_NOOP("Cli", "Model (one of)")},
+    {FlagGroup::data, QT_TRANSLATE_NOOP("Cli", "Data")},
+    {FlagGroup::length, QT_TRANSLATE_NOOP("Cli", "Length")},
+    {FlagGroup::memory, QT_TRANSLATE_NOOP("Cli", "Batch and memory strategies (see headroom plan)")},
+    {FlagGroup::optimizer, QT_TRANSLATE_NOOP("Cli", "Optimizer")},
+    {FlagGroup::training, QT_TRANSLATE_NOOP("Cli", "Learning rate and regularisation")},
+    {FlagGroup::device, QT_TRANSLATE_NOOP("Cli", "Device")},
+    {FlagGroup::run, QT_TRANSLATE_NOOP("Cli", "Run")},
+    {FlagGroup::history, QT_TRANSLATE_NOOP("Cli", "History")},
+    {FlagGroup::plan, QT_TRANSLATE_NOOP("Cli", "Search")},
+    {FlagGroup::report, QT_TRANSLATE_NOOP("Cli", "Report")},
+    {FlagGroup::runs, QT_TRANSLATE_NOOP("Cli", "Filter")},
+    {FlagGroup::presets, QT_TRANSLATE_NOOP("Cli", "Output")},
+};
+
+std::vector<const Flag*> flagsOf(const Subcommand& cmd) {
+    std::vector<const Flag*> out;
+    for (FlagGroup g : cmd.groups)
+        for (const Flag& f : kFlags)
+            if (f.group == g) out.push_back(&f);
+    return out;
+}
+
+QString dashed(const QString& name) { return QStringLiteral("--") + name; }
+
+QString seeHelp(const Subcommand& cmd) {
+    return Cli::tr("see headroom %1 --help").arg(QLatin1String(cmd.name));
+}
+
+// The raw spelling of an option on the command line ("--bogus", "-bogus", "--bogus=3" -> "--bogus").
+QString rawSpelling(const QStringList& args, const QString& name) {
+    for (const QString& a : args) {
+        if (a == QLatin1String("--")) break;
+        QString key = a.section(QLatin1Char('='), 0, 0);
+        if ((key.startsWith(QLatin1String("--")) && key.mid(2) == name) || (key.startsWith(QLatin1Char('-')) && key.mid(1) == name))
+            return key;
+    }
+    return dashed(name);
+}
+
+QString numberText(double v) { return QString::number(v, 'g', 12); }
+
+}  // namespace
+
+// ---- FlagValue ----------------------------------------------------------------------------------------
+
+std::int64_t FlagValue::signedIn(std::int64_t min, std::int64_t max) const {
+    const QByteArray b = m_text.toUtf8();
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(b.constData(), b.constData() + b.size(), v);
+    const bool whole = ec == std::errc() && end == b.constData() + b.size() && !b.isEmpty();
+    if (!whole || v < min || v > max) {
+        const QString range = max == std::numeric_limits<std::int64_t>::max()
+                                  ? Cli::tr("an integer of at least %1").arg(min)
+                                  : Cli::tr("an integer from %1 to %2").arg(min).arg(max);
+        throw BadFlag{Cli::tr("%1 expects %2, got '%3'").arg(m_flag, range, m_text)};
+    }
+    return v;
+}
+
+std::uint64_t FlagValue::unsignedIn(std::uint64_t min, std::uint64_t max) const {
+    const QByteArray b = m_text.toUtf8();
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(b.constData(), b.constData() + b.size(), v);
+    const bool whole = ec == std::errc() && end == b.constData() + b.size() && !b.isEmpty();
+    if (!whole || v < min || v > max)
+        throw BadFlag{Cli::tr("%1 expects %2, got '%3'").arg(m_flag, Cli::tr("an integer from %1 to %2").arg(min).arg(max), m_text)};
+    return v;
+}
+
+double FlagValue::real(double min, double max, bool minOpen, bool maxOpen) const {
+    const QByteArray b = m_text.toUtf8();
+    double v = 0;
+    // from_chars: the C locale's digits whatever LC_NUMERIC says (strtod would stop at "0.5" in de_DE)
+    const auto [end, ec] = std::from_chars(b.constData(), b.constData() + b.size(), v);
+    const bool whole = ec == std::errc() && end == b.constData() + b.size() && !b.isEmpty() && std::isfinite(v);
+    const bool inRange = (minOpen ? v > min : v >= min) && (maxOpen ? v < max : v <= max);
+    if (!whole || !inRange) {
+        QString range;
+        if (std::isinf(max))
+            range = minOpen ? Cli::tr("a number greater than %1").arg(numberText(min)) : Cli::tr("a number of at least %1").arg(numberText(min));
+        else
+            range = Cli::tr("a number in %1%2, %3%4")
+                        .arg(minOpen ? QStringLiteral("(") : QStringLiteral("["))
+                        .arg(numberText(min), numberText(max))
+                        .arg(maxOpen ? QStringLiteral(")") : QStringLiteral("]"));
+        throw BadFlag{Cli::tr("%1 expects %2, got '%3'").arg(m_flag, range, m_text)};
+    }
+    return v;
+}
+
+std::size_t FlagValue::bytes() const {
+    try {
+        return hr::parse_bytes(str());
+    } catch (const hr::Error& e) {
+        throw BadFlag{QStringLiteral("%1: %2").arg(m_flag, messageText(e.message()))};
+    }
+}
+
+std::string FlagValue::choice(const char* noun, const std::vector<std::string>& options) const {
+    for (const std::string& o : options)
+        if (m_text.toStdString() == o) return o;
+    throw BadFlag{Cli::tr("unknown %1 '%2' for %3; use %4").arg(Cli::tr(noun), m_text, m_flag, alternatives(options))};
+}
+
+QString alternatives(const std::vector<std::string>& options) {
+    if (options.empty()) return {};
+    if (options.size() == 1) return q(options.front());
+    QStringList head;
+    for (std::size_t i = 0; i + 1 < options.size(); ++i) head << q(options[i]);
+    return Cli::tr("%1 or %2").arg(head.join(QStringLiteral(", ")), q(options.back()));
+}
+
+// ---- parsing ------------------------------------------------------------------------------------------
+
+CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
+    CliRequest r;
+    r.command = QLatin1String(cmd.name);
+    r.config = defaultTrainConfig();
+    const std::vector<const Flag*> flags = flagsOf(cmd);
+
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.addOption(QCommandLineOption(QStringList{QStringLiteral("h"), QStringLiteral("help")}));
+    for (const Flag* f : flags) {
+        QCommandLineOption o(QLatin1String(f->name));
+        if (f->value) o.setValueName(QLatin1String(f->value));
+        parser.addOption(o);
+    }
+    if (!parser.parse(QStringList{QStringLiteral("headroom")} + args)) {
+        const QString command = QLatin1String(cmd.name);
+        if (!parser.unknownOptionNames().isEmpty())
+            throw BadFlag{Cli::tr("unknown option '%1' for 'headroom %2'; %3")
+                              .arg(rawSpelling(args, parser.unknownOptionNames().first()), command, seeHelp(cmd))};
+        // Qt's other errors: a value missing after the last option, or a value given to a switch
+        int last = static_cast<int>(args.size()) - 1;
+        const int dd = static_cast<int>(args.indexOf(QStringLiteral("--")));
+        if (dd >= 0) last = dd - 1;
+        for (const Flag* f : flags) {
+            if (f->value && last >= 0 && (args[last] == dashed(QLatin1String(f->name)) || args[last] == QLatin1Char('-') + QLatin1String(f->name)))
+                throw BadFlag{Cli::tr("%1 needs a value (%2)").arg(args[last], seeHelp(cmd))};
+            if (!f->value)
+                for (const QString& a : args)
+                    if (a.startsWith(dashed(QLatin1String(f->name)) + QLatin1Char('=')))
+                        throw BadFlag{Cli::tr("%1 takes no value (%2)").arg(dashed(QLatin1String(f->name)), seeHelp(cmd))};
+        }
+        throw BadFlag{QStringLiteral("%1 (%2)").arg(parser.errorText(), seeHelp(cmd))};
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        r.help = true;
+        return r;
+    }
+    for (const Flag* f : flags) {
+        const QString name = QLatin1String(f->name);
+        if (!parser.isSet(name)) continue;
+        const QStringList values = parser.values(name);
+        if (f->value ? values.size() > 1 : parser.optionNames().count(name) > 1)
+            throw BadFlag{Cli::tr("%1 is given more than once; give it once").arg(dashed(name))};
+        r.given.insert(name);
+        f->apply(r, FlagValue(dashed(name), f->value ? values.value(0) : QString()));
+    }
+    for (const auto& [a, b] : kExclusive)
+        if (r.has(a) && r.has(b))
+            throw BadFlag{Cli::tr("give either --%1 or --%2, not both").arg(QLatin1String(a), QLatin1String(b))};
+    r.positional = parser.positionalArguments();
+    if (r.positional.size() > cmd.maxPositional)
+        throw BadFlag{Cli::tr("unexpected argument '%1' for 'headroom %2'; %3")
+                          .arg(r.positional.value(cmd.maxPositional), QLatin1String(cmd.name), seeHelp(cmd))};
+    if (r.positional.size() < cmd.minPositional)
+        throw BadFlag{Cli::tr("'headroom %1' needs %2; %3")
+                          .arg(QLatin1String(cmd.name), QString::fromLatin1(cmd.usage).section(QLatin1Char(' '), 0, 0), seeHelp(cmd))};
+    // adam/adamw start from their own learning rate unless one is given
+    if (!r.has("lr") && r.config.optimizer.kind != "sgd") r.config.optimizer.lr = 1e-3;
+    return r;
+}
+
+QString helpText(const Subcommand& cmd) {
+    QString out = Cli::tr("Usage: headroom %1 %2\n").arg(QLatin1String(cmd.name), QLatin1String(cmd.usage));
+    if (cmd.about && *cmd.about) out += QLatin1Char('\n') + Cli::tr(cmd.about) + QLatin1Char('\n');
+    constexpr int kColumn = 28;
+    for (FlagGroup g : cmd.groups) {
+        out += QLatin1Char('\n') + Cli::tr(kGroupTitles.at(g)) + QStringLiteral(":\n");
+        for (const Flag& f : kFlags) {
+            if (f.group != g) continue;
+            QString left = QStringLiteral("  --") + QLatin1String(f.name);
+            if (f.value) left += QLatin1Char(' ') + QLatin1String(f.value);
+            const QStringList lines = Cli::tr(f.help).split(QLatin1Char('\n'));
+            if (left.size() + 1 > kColumn) out += left + QLatin1Char('\n') + QString(kColumn, QLatin1Char(' '));
+            else out += left.leftJustified(kColumn);
+            out += lines.first() + QLatin1Char('\n');
+            for (int i = 1; i < lines.size(); ++i) out += QString(kColumn, QLatin1Char(' ')) + lines[i] + QLatin1Char('\n');
+        }
+    }
+    out += QStringLiteral("\n  %1%2\n").arg(QStringLiteral("--help").leftJustified(kColumn - 2), Cli::tr("this help"));
+    if (cmd.epilog && *cmd.epilog) out += QLatin1Char('\n') + Cli::tr(cmd.epilog) + QLatin1Char('\n');
+    return out;
+}
+
+QStringList flagNames(const Subcommand& cmd) {
+    QStringList out;
+    for (const Flag* f : flagsOf(cmd)) out << QLatin1String(f->name);
+    return out;
+}
+
+const Subcommand* findSubcommand(const QString& name) {
+    for (const Subcommand& c : subcommands())
+        if (name == QLatin1String(c.name)) return &c;
+    return nullptr;
+}
+
+}  // namespace hrapp
+
+namespace hrapp {
+
+void resolveModel(CliRequest& r) {
+    hr::TrainConfig& c = r.config;
+    if (!r.modelFile.empty()) {
+        c.model = hr::load_model_spec(r.modelFile);
+        c.model_source = "file:" + r.modelFile;
+    } else {
+        // presets take the dataset's sample shape (28x28 grey for the IDX datasets)
+        c.model = hr::preset_model(r.preset, {1, 28, 28}, 10);
+        c.model_source = "preset:" + r.preset;
+    }
+    if (r.labelSmoothing >= 0) c.model.loss.label_smoothing = r.labelSmoothing;
+}
+
+}  // namespace hrapp

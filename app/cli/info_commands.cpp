@@ -1,0 +1,116 @@
+// `headroom presets`, `headroom devices` and `headroom runs`: what is there to train with, and what
+// was trained.
+#include <unistd.h>
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QJsonValue>
+#include <thread>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "memory/allocator.h"
+#include "nn/model_spec.h"
+#include "session/RunText.h"
+#include "store/run_store.h"
+#ifdef HEADROOM_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
+
+namespace hrapp {
+
+namespace {
+QString q(const std::string& s) { return QString::fromStdString(s); }
+}  // namespace
+
+int runPresetsCommand(const CliRequest& r) {
+    // `headroom presets --json NAME`: the preset's model spec as JSON (docs/model-spec.md), for tools
+    // such as bench/torch_reference.py that build the same model elsewhere.
+    if (r.json || !r.positional.isEmpty()) {
+        if (!r.json || r.positional.isEmpty()) {
+            eprint(Cli::tr("headroom presets: give --json and a preset name, e.g. headroom presets --json seed-cnn\n"));
+            return 2;
+        }
+        try {
+            print(q(hr::model_spec_to_json(hr::preset_model(r.positional.first().toStdString())).dump(2)) + QStringLiteral("\n"));
+            return 0;
+        } catch (const hr::InputError& e) {
+            eprint(Cli::tr("headroom presets: %1\n").arg(messageText(e.message())));
+            return 2;
+        }
+    }
+    for (const auto& name : hr::preset_names()) {
+        hr::SpecReport rep = hr::analyze_model_spec(hr::preset_model(name));
+        print(QStringLiteral("%1  %2 %3\n    %4\n")
+                  .arg(q(name), -12)
+                  .arg(rep.total_params)
+                  .arg(Cli::tr("parameters"))
+                  .arg(q(hr::preset_description(name))));
+    }
+    return 0;
+}
+
+int runDevicesCommand(const CliRequest&) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    print(Cli::tr("cpu      %1 cores, %2 memory\n")
+              .arg(std::thread::hardware_concurrency())
+              .arg(q(hr::format_bytes(static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)))));
+#ifdef HEADROOM_WITH_CUDA
+    const auto gpus = hr::cuda_devices();
+    if (gpus.empty()) {
+        print(Cli::tr("cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
+    } else {
+        for (const auto& d : gpus)
+            print(Cli::tr("cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
+                      .arg(d.index)
+                      .arg(q(d.name), q(hr::format_bytes(d.total_bytes)), q(hr::format_bytes(d.free_bytes)))
+                      .arg(d.cc_major)
+                      .arg(d.cc_minor));
+    }
+    print(Cli::tr("versions %1\n").arg(q(hr::cuda_versions())));
+#else
+    print(Cli::tr("cuda     not available: this build has no CUDA backend (built without nvcc)\n"));
+#endif
+    return 0;
+}
+
+int runRunsCommand(const CliRequest& r) {
+    if (!r.db.isEmpty() && !QFileInfo::exists(r.db)) {
+        eprint(Cli::tr("headroom runs: there is no run history at %1; give the --db of an existing history\n").arg(r.db));
+        return 2;
+    }
+    RunStore store;
+    if (!store.open(r.db)) {
+        eprint(Cli::tr("headroom runs: %1\n").arg(store.lastError()));
+        return 1;
+    }
+    RunFilter f;
+    f.text = r.filter;
+    f.statuses = r.statuses;
+    f.limit = r.limit;
+    const auto runs = store.listRuns(f);
+    if (runs.isEmpty()) {
+        print(Cli::tr("No runs in %1.\n").arg(store.path()));
+        return 0;
+    }
+    QString table = QStringLiteral("%1  %2  %3  %4  %5\n")
+                        .arg(Cli::tr("ID"), 5)
+                        .arg(Cli::tr("STATUS"), -9)
+                        .arg(Cli::tr("STARTED"), -16)
+                        .arg(Cli::tr("TEST ACC"), 8)
+                        .arg(Cli::tr("NAME"));
+    for (const RunInfo& info : runs) {
+        const QJsonValue acc = info.finalMetrics.value(QStringLiteral("test_accuracy"));
+        table += QStringLiteral("%1  %2  %3  %4  %5\n")
+                     .arg(info.id, 5)
+                     .arg(info.status, -9)
+                     .arg(info.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")), -16)
+                     .arg(acc.isDouble() ? QString::number(acc.toDouble(), 'f', 4) : QStringLiteral("-"), 8)
+                     .arg(info.name);
+    }
+    print(table);
+    return 0;
+}
+
+}  // namespace hrapp

@@ -1,0 +1,258 @@
+#include "session/RunController.h"
+
+#include <unistd.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QThread>
+
+#include <filesystem>
+
+#include "base/error.h"
+#include "nn/model_spec.h"
+#include "notify/webhook_notifier.h"
+#include "session/RunText.h"
+#include "session/TrainingSession.h"
+#include "store/run_store.h"
+#include "telemetry/nvml_source.h"
+#include "telemetry/sampler.h"
+
+namespace hrapp {
+
+namespace {
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(RunController)
+};
+
+bool canCreateFilesIn(const std::filesystem::path& folder) {
+    std::string probe = (folder / ".headroom-write-test-XXXXXX").string();
+    const int fd = ::mkstemp(probe.data());
+    if (fd < 0) return false;
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return true;
+}
+}  // namespace
+
+int RunOutcome::exitCode() const {
+    const hr::TrainResult& r = ended.result;
+    if (ended.refused) return 2;
+    if (r.status == "failed") return r.bad_input || r.out_of_memory ? 2 : 1;
+    if (!ended.writeError.empty()) return 1;
+    return r.status == "finished" ? 0 : 1;
+}
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+    TrainingSession::registerMetaTypes();
+    qRegisterMetaType<hrapp::RunOutcome>("hrapp::RunOutcome");
+    m_webhook = new WebhookNotifier(this);
+    connect(m_webhook, &WebhookNotifier::delivered, this, &RunController::checkSettled);
+    connect(m_webhook, &WebhookNotifier::failed, this, [this](const QString&, const QString& message) {
+        warn(message);
+        checkSettled();
+    });
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("TrainingSession"));
+    m_session = new TrainingSession;
+    m_session->moveToThread(m_thread);
+    connect(m_thread, &QThread::finished, m_session, &QObject::deleteLater);
+    connect(m_session, &TrainingSession::deviceChosen, this, &RunController::onDevice);
+    connect(m_session, &TrainingSession::stepsReady, this, &RunController::onSteps);
+    connect(m_session, &TrainingSession::epochFinished, this, &RunController::onEpoch);
+    connect(m_session, &TrainingSession::memoryUpdated, this, &RunController::onMemory);
+    connect(m_session, &TrainingSession::logMessage, this, &RunController::onLog);
+    connect(m_session, &TrainingSession::ended, this, &RunController::onEnded);
+    m_thread->start();
+}
+
+RunController::~RunController() { shutdown(); }
+
+void RunController::shutdown() {
+    if (!m_thread) return;
+    m_session->requestStop();
+    m_thread->quit();
+    m_thread->wait();
+    m_thread = nullptr;
+    // The session's last queued events (its final steps and ended()) still reach the history.
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+    if (m_running) {  // ended() never came: file what there is
+        if (m_store && m_runId > 0) {
+            m_store->finishRun(m_runId, QStringLiteral("stopped"));
+            m_store->flush();
+        }
+        if (m_sampler) m_sampler->stop();
+        m_running = false;
+    }
+}
+
+QString RunController::checkOutputFolder(const QString& dirText) {
+    namespace fs = std::filesystem;
+    const fs::path dir = dirText.toStdString();
+    std::error_code ec;
+    if (fs::exists(dir, ec)) {
+        if (!fs::is_directory(dir, ec)) return Text::tr("%1 is a file, not a folder; give a folder").arg(dirText);
+        if (!canCreateFilesIn(dir)) return Text::tr("%1 is not writable; pick a folder you can write to").arg(dirText);
+        return {};
+    }
+    fs::path p = fs::absolute(dir, ec).parent_path();
+    while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
+    if (p.empty() || !fs::is_directory(p, ec) || !canCreateFilesIn(p))
+        return Text::tr("%1 cannot be created: %2 is not a writable folder").arg(dirText, QString::fromStdString(p.string()));
+    return {};
+}
+
+bool RunController::start(const hr::TrainConfig& config, const RunOptions& options, QString* error) {
+    auto refuse = [&](const QString& why) {
+        if (error) *error = why;
+        return false;
+    };
+    if (m_running || !m_thread) return refuse(Text::tr("a run is in progress; stop it first"));
+    try {
+        hr::validate_train_config(config);
+        hr::validate_model_spec(config.model);
+    } catch (const hr::Error& e) {
+        return refuse(messageText(e.message()));
+    }
+    if (!options.outDir.isEmpty())
+        if (const QString why = checkOutputFolder(options.outDir); !why.isEmpty()) return refuse(why);
+
+    m_options = options;
+    m_config = config;
+    m_store = options.store;
+    m_runId = 0;
+    m_name = options.name.isEmpty() ? RunStore::defaultRunName(QString::fromStdString(config.model.name),
+                                                               QString::fromStdString(config.data))
+                                    : options.name;
+    m_running = true;
+    m_paused = false;
+    m_awaitingSettle = false;
+    if (m_store) {
+        m_runId = m_store->beginRun(config, options.name);
+        if (m_runId > 0) {
+            if (const auto info = m_store->run(m_runId)) m_name = info->name;
+        } else {
+            warn(Text::tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
+        }
+    }
+    if (options.sampleTelemetry) {
+        QPointer<RunController> self(this);
+        m_sampler = std::make_unique<hr::TelemetrySampler>(
+            hr::make_default_gpu_source(),
+            [self](const hr::TelemetrySample& s) {
+                // on the sampler thread: hand a copy to the controller's thread
+                if (self) QMetaObject::invokeMethod(self.data(), [self, s] { if (self) self->addTelemetry(s); }, Qt::QueuedConnection);
+            },
+            options.telemetryIntervalMs);
+        m_sampler->start();
+    }
+    m_session->setPaused(false);
+    m_session->setBatchIntervalMs(options.stepBatchMs);
+    emit runStarted(m_runId, m_name);
+    if (!options.runLocally) return true;  // deliver() brings the events
+    SessionJob job{config, options.outDir.toStdString()};
+    TrainingSession* s = m_session;
+    QMetaObject::invokeMethod(m_session, [s, job] { s->run(job); }, Qt::QueuedConnection);
+    return true;
+}
+
+void RunController::pause() {
+    if (!m_running || m_paused) return;
+    m_paused = true;
+    m_session->setPaused(true);
+}
+
+void RunController::resume() {
+    if (!m_running || !m_paused) return;
+    m_paused = false;
+    m_session->setPaused(false);
+}
+
+void RunController::stop() {
+    if (m_running) m_session->requestStop();
+}
+
+void RunController::warn(const QString& message) { onLog({hr::LogLevel::warning, message.toStdString()}); }
+
+void RunController::addTelemetry(const hr::TelemetrySample& s) {
+    if (m_running && m_store && m_runId > 0) m_store->addTelemetry(m_runId, s);
+}
+
+void RunController::deliver(const RunEvent& event) {
+    struct Visitor {
+        RunController* c;
+        void operator()(const hr::DeviceEvent& e) const { c->onDevice(e); }
+        void operator()(const hr::StepEvent& e) const { c->onSteps({e}); }
+        void operator()(const hr::EpochEvent& e) const { c->onEpoch(e); }
+        void operator()(const hr::MemoryEvent& e) const { c->onMemory(e); }
+        void operator()(const hr::LogEvent& e) const { c->onLog(e); }
+        void operator()(const RunEnded& e) const { c->onEnded(e); }
+    };
+    std::visit(Visitor{this}, event);
+}
+
+void RunController::onDevice(const hr::DeviceEvent& e) { emit deviceChosen(e); }
+
+void RunController::onSteps(const QVector<hr::StepEvent>& steps) {
+    if (steps.isEmpty()) return;
+    if (m_store && m_runId > 0)
+        for (const hr::StepEvent& e : steps) m_store->addStep(m_runId, e);
+    if (m_sampler) m_sampler->set_current_step(steps.last().step);
+    emit stepsReady(steps);
+}
+
+void RunController::onEpoch(const hr::EpochEvent& e) {
+    if (m_store && m_runId > 0) m_store->addEpoch(m_runId, e);
+    m_webhook->notifyEpoch(m_name, e, m_config.steps > 0 ? 0 : m_config.epochs);
+    emit epochFinished(e);
+}
+
+void RunController::onMemory(const hr::MemoryEvent& e) {
+    if (m_store && m_runId > 0) m_store->addMemory(m_runId, e);
+    emit memoryUpdated(e);
+}
+
+void RunController::onLog(const hr::LogEvent& e) { emit logMessage(e); }
+
+void RunController::onEnded(const RunEnded& end) {
+    if (!m_running) return;  // a duplicate end (a relay and the session both)
+    if (m_sampler) {
+        m_sampler->stop();
+        QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);  // its last samples belong to the run
+        m_sampler.reset();
+    }
+    RunOutcome o;
+    o.runId = m_runId;
+    o.name = m_name;
+    o.config = m_config;
+    o.ended = end;
+    o.finalMetrics = RunStore::finalMetrics(end.result);
+    const hr::TrainResult& r = end.result;
+    if (m_store && m_runId > 0) {
+        if (end.refused && !m_options.recordRefusedRuns) {
+            m_store->deleteRun(m_runId);  // bad input found before training: no trace in the history
+            o.runId = 0;
+        } else {
+            if (end.predicted.valid) m_store->setPredictedMemory(m_runId, end.predicted.device);
+            m_store->finishRun(m_runId, r);
+            m_store->flush();
+        }
+    }
+    if (r.out_of_memory && m_options.adviseOnOutOfMemory) o.advice = adviseOutOfMemory(m_config, r);
+    m_running = false;
+    m_paused = false;
+    m_runId = 0;
+    m_awaitingSettle = true;
+    // asynchronous; a failure is only logged
+    m_webhook->notifyRunEnded(m_name, QString::fromStdString(r.status), resultError(r), o.finalMetrics);
+    emit runFinished(o);
+    checkSettled();
+}
+
+void RunController::checkSettled() {
+    if (!m_awaitingSettle || m_webhook->inFlight() > 0) return;
+    m_awaitingSettle = false;
+    emit notificationsSettled();
+}
+
+}  // namespace hrapp

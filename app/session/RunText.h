@@ -1,0 +1,23 @@
+#pragma once
+// Small pieces of text both front ends show the same way.
+#include <QString>
+
+#include "base/message.h"
+
+namespace hr {
+struct TrainResult;
+}
+
+namespace hrapp {
+
+// "m:ss" under an hour, "h:mm:ss" from there; "--:--" when not known (NaN, negative).
+QString formatDuration(double seconds);
+
+// A message core wrote (hr::Message: id, English template, arguments) in the user's language
+// (app/i18n's coreText()).
+QString messageText(const hr::Message& message);
+// A failed run's error, as the front ends show it: coreText() of the result's translatable sentences
+// (TrainResult::error_messages), else the trainer's English text.
+QString resultError(const hr::TrainResult& result);
+
+}  // namespace hrapp

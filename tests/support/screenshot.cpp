@@ -1,0 +1,115 @@
+// The screenshot harness of scripts/screenshot (not part of the product): renders the main window
+// during a short training run and writes a PNG.
+//
+//     headroom-screenshot OUT.png [monitor|runs|plan]
+//
+// HEADROOM_LANG=en|zh_CN picks the language; the user's settings are left alone (Qt's test mode), the
+// theme is light. Runs offscreen with QT_QPA_PLATFORM=offscreen.
+#include <QApplication>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTimer>
+
+#include <cstdio>
+#include <memory>
+
+#include "builder/LayerPath.h"
+#include "builder/ModelBuilder.h"
+#include "data/dataset.h"
+#include "gui/MainWindow.h"
+#include "gui/MonitorView.h"
+#include "gui/RunsView.h"
+#include "gui/gui_main.h"
+#include "session/TrainingSession.h"
+
+using namespace hrapp;
+
+namespace {
+
+// Starts a short run, grabs the window after the third epoch (mid-run), writes the PNG and quits.
+// tab "runs": waits for the run to end and shows the Runs tab instead, with the newest runs of the
+// history (HEADROOM_DB) selected and overlaid; tab "plan": the Memory plan tab after a short run.
+void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
+    const bool runsTab = tab == QLatin1String("runs");
+    w.setAskBeforeClose(false);
+    w.setPersistState(false);
+    w.resize(1600, 1000);
+    hr::TrainConfig c = w.trainConfig();
+    const bool fashion = hr::probe_dataset("fashion-mnist").available;
+    c.data = fashion ? "fashion-mnist" : "synthetic";
+    c.train_limit = fashion ? 6144 : 0;
+    c.test_limit = fashion ? 1024 : 0;
+    c.epochs = 4;
+    c.batch = 64;
+    c.optimizer.kind = "sgd";
+    c.optimizer.lr = 0.05;
+    c.optimizer.momentum = 0.9;
+    w.setTrainConfig(c);
+    w.builder()->selectPath({7});  // show a layer's properties too
+    auto epochs = std::make_shared<int>(0);
+    auto grab = [&w, out] {
+        w.grab().save(out);
+        w.close();
+        qApp->quit();
+    };
+    if (tab == QLatin1String("plan")) {
+        // The Memory plan tab after a short run of resnet-mini with strategies: the prediction for
+        // the setup, the host bar of the offloaded optimizer state and predicted against measured.
+        w.loadPreset(QStringLiteral("resnet-mini"));
+        hr::TrainConfig p = w.trainConfig();
+        p.data = "synthetic";
+        p.steps = 8;
+        p.evaluate_each_epoch = false;
+        p.optimizer.kind = "adam";
+        p.optimizer.lr = 0.001;
+        p.strategy.precision = "bf16";
+        p.strategy.checkpoint = "every:2";
+        p.strategy.micro_batch = 32;
+        p.strategy.accumulate = 2;
+        p.strategy.offload_optimizer = true;
+        p.memory_limit = std::size_t(48) << 20;
+        w.setTrainConfig(p);
+        QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
+            w.tabs()->setCurrentIndex(0);
+            QTimer::singleShot(600, grab);
+        });
+    } else if (runsTab) {
+        QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
+            QTimer::singleShot(200, &w, [&w, grab] {
+                RunsView* v = w.runsView();
+                v->reload();
+                QList<qint64> ids;
+                for (int r = 0; r < qMin(3, v->rowCount()); ++r) ids << v->runIdAt(r);
+                v->selectRuns(ids);
+                w.tabs()->setCurrentWidget(v);
+                QTimer::singleShot(400, grab);
+            });
+        });
+    } else {
+        QObject::connect(w.session(), &TrainingSession::epochFinished, &w, [epochs, grab](const hr::EpochEvent&) {
+            if (++*epochs == 3) QTimer::singleShot(300, grab);
+        });
+        QObject::connect(&w, &MainWindow::runFinished, &w, [epochs, grab] {
+            if (*epochs < 3) QTimer::singleShot(300, grab);
+        });
+    }
+    QTimer::singleShot(200, &w, &MainWindow::start);
+    QTimer::singleShot(240000, &w, grab);  // never hang
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: headroom-screenshot OUT.png [monitor|runs|plan]\n");
+        return 2;
+    }
+    const QString out = QString::fromLocal8Bit(argv[1]);
+    const QString tab = argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral("monitor");
+    QStandardPaths::setTestModeEnabled(true);  // leave the user's settings and history alone
+    GuiOptions options;
+    options.theme = QStringLiteral("light");
+    options.prepare = [out, tab](MainWindow& w) { setUpScreenshot(w, out, tab); };
+    int qtArgc = 1;
+    return run_gui(qtArgc, argv, options);
+}
