@@ -595,20 +595,27 @@ private slots:
         QString text;
         QCOMPARE(runs({"--db", m_db}, &text), 0);
         QStringList lines = text.split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.size(), 3);  // the header and both runs, newest first
+        QVERIFY2(lines.size() == 4, qPrintable(text));  // the header and the three runs, newest first
         QVERIFY2(lines[0].contains("ID") && lines[0].contains("STATUS") && lines[0].contains("TEST ACC"), qPrintable(lines[0]));
-        QVERIFY2(lines[1].trimmed().startsWith(QString::number(m_bare)) && lines[1].contains("failed") &&
-                     lines[1].contains("mlp <bare> & co") && lines[1].contains(" - "),
+        QVERIFY2(lines[1].trimmed().startsWith(QString::number(m_deep)) && lines[1].contains("finished") &&
+                     lines[1].contains("deep"),
                  qPrintable(lines[1]));
-        QVERIFY2(lines[2].trimmed().startsWith(QString::number(m_full)) && lines[2].contains("finished") &&
-                     lines[2].contains("0.8800") && lines[2].contains("lenet full"),
+        QVERIFY2(lines[2].trimmed().startsWith(QString::number(m_bare)) && lines[2].contains("failed") &&
+                     lines[2].contains("mlp <bare> & co") && lines[2].contains(" - "),
                  qPrintable(lines[2]));
+        QVERIFY2(lines[3].trimmed().startsWith(QString::number(m_full)) && lines[3].contains("finished") &&
+                     lines[3].contains("0.8800") && lines[3].contains("lenet full"),
+                 qPrintable(lines[3]));
         // filters: one status, a limit, a text
-        QCOMPARE(runs({"--db", m_db, "--status", "failed,finished", "--limit", "1"}, &text), 0);
+        QCOMPARE(runs({"--db", m_db, "--status", "failed"}, &text), 0);
         lines = text.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 2);
         QVERIFY(lines[1].contains("mlp <bare> & co"));
-        QCOMPARE(runs({"--db", m_db, "--status", "finished"}, &text), 0);
+        QCOMPARE(runs({"--db", m_db, "--status", "failed,finished", "--limit", "2"}, &text), 0);
+        lines = text.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        QVERIFY(lines[1].contains("deep") && lines[2].contains("mlp <bare> & co"));
+        QCOMPARE(runs({"--db", m_db, "--status", "finished", "--filter", "lenet"}, &text), 0);
         lines = text.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 2);
         QVERIFY(lines[1].contains("lenet full"));
