@@ -7,6 +7,7 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "nn/model.h"
+#include "nn/transformer_spec.h"
 #include "train/device.h"
 #include "train/resume.h"
 

@@ -468,6 +468,20 @@ void RunCheckpointer::on_stop(TrainingState& state, const std::vector<EpochEvent
     write(state, pending_);
 }
 
+void RunCheckpointer::after_epoch(const std::vector<EpochEvent>& epochs) {
+    if (!enabled() || last_path_.empty() || last_step_ != pending_.step) return;
+    pending_.epochs = epochs;
+    try {
+        json j = json::parse(read_text(last_path_));
+        json list = json::array();
+        for (const auto& e : epochs) list.push_back(epoch_to_json(e));
+        j["epochs"] = list;
+        write_file_atomic(last_path_, j.dump(1) + "\n");
+    } catch (const std::exception& e) {
+        if (warn_) warn_(std::string("could not update the checkpoint ") + last_path_ + ": " + e.what());
+    }
+}
+
 void RunCheckpointer::write(TrainingState& state, const RunCursor& cursor) {
     try {
         last_path_ = write_checkpoint(dir_, state, cursor, seed_);

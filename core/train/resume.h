@@ -102,6 +102,9 @@ public:
     // the interval has passed, and always after the run's last step (cursor.total_steps). A failure to
     // write is warned about and the run goes on (the previous checkpoint stays).
     void after_step(TrainingState& state, RunCursor cursor);
+    // After an epoch's line (its evaluation): when the newest checkpoint is of this very step, its JSON
+    // gets the finished epochs too (so a run resumed from an epoch's end keeps that epoch's line).
+    void after_epoch(const std::vector<EpochEvent>& epochs);
     // A stopped run: the last step's checkpoint when it was not written yet, with the finished epochs.
     void on_stop(TrainingState& state, const std::vector<EpochEvent>& epochs);
     const std::string& last_path() const { return last_path_; }

@@ -478,6 +478,7 @@ TrainResult Trainer::run() {
             result.train_accuracy = ee.train_accuracy;
             result.test_loss = ee.test_loss;
             result.test_accuracy = ee.test_accuracy;
+            checkpoints_.after_epoch(result.epochs);
             if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
             log(LogLevel::info, "epoch " + std::to_string(epoch) + ": train loss " + std::to_string(ee.train_loss) +
                                     ", test accuracy " + std::to_string(ee.test_accuracy));

@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "base/atomic_file.h"
 #include "io/safetensors.h"
