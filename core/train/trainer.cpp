@@ -557,7 +557,6 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                                 "--resume and --init-from are not available for language models yet; train %1 from "
                                 "the start"),
                          {c.model.name});
-    if (!run_dir_.empty()) write_run_config(run_dir_, c);
     validate_tokenizer_spec(c.tokenizer);
     impl_->text_spec = c.model;
     apply_sequence_length(impl_->text_spec, c.seq);
@@ -644,6 +643,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     result.tokenizer = tok.kind();
     result.vocab_size = tok.vocab_size();
     result.seq = T;
+    if (!run_dir_.empty()) write_run_config(run_dir_, c);  // the run folder from the start (no checkpoints yet)
     log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": batch " + std::to_string(B) + " x " + std::to_string(T) + " tokens, " +
                             std::to_string(total_steps) + " steps (" + std::to_string(steps_per_epoch) +
