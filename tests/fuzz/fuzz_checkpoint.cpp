@@ -5,6 +5,7 @@
 // parse_checkpoint_json must accept a consistent cursor or refuse with an InputError; the tensors,
 // put into a tiny run's TrainingState (linear 4->3, SGD with momentum), are accepted only when every
 // tensor the run needs is there with its shape and dtype, or refused with an InputError.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
