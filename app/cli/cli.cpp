@@ -43,6 +43,14 @@ const std::vector<Subcommand>& subcommands() {
          0, 0, false, runTrainCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,\n"
                                   "dataset, a diverging loss, out of memory).")},
+        {"eval", "--weights FILE [options]", QT_TRANSLATE_NOOP("Cli", "test accuracy of a weights file (Headroom's or PyTorch's)"),
+         QT_TRANSLATE_NOOP("Cli",
+                           "Evaluates a safetensors weights file on a dataset's test split and prints test_loss= and\n"
+                           "test_accuracy=. The model comes from --preset/--model, else from the file's metadata, else\n"
+                           "seed-cnn. Names may be Headroom's, PyTorch's (DDP's module. prefix is stripped), or differ:\n"
+                           "then tensors are matched by order and shape and the match is printed as a table."),
+         {FlagGroup::weights, FlagGroup::model, FlagGroup::data, FlagGroup::device}, 0, 0, false, runEvalCommand,
+         QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 evaluated, 2 bad input (a file, model or dataset that does not fit).")},
         {"plan", "[options]", QT_TRANSLATE_NOOP("Cli", "predict a run's memory by category and layer; --budget finds\nthe strategies that fit"),
          QT_TRANSLATE_NOOP("Cli",
                            "Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,\n"

@@ -10,6 +10,7 @@ namespace hrapp {
 
 int runTrainCommand(const CliRequest& request);    // train_command.cpp
 int runPlanCommand(const CliRequest& request);     // plan_command.cpp
+int runEvalCommand(const CliRequest& request);     // eval_command.cpp
 int runPresetsCommand(const CliRequest& request);  // info_commands.cpp
 int runDevicesCommand(const CliRequest& request);  // info_commands.cpp
 int runRunsCommand(const CliRequest& request);     // info_commands.cpp

@@ -28,6 +28,7 @@
 #include "nn/model_spec.h"
 #include "notify/webhook_notifier.h"
 #include "plan/planner.h"
+#include "train/resume.h"
 #include "session/RunDefaults.h"
 #include "session/RunText.h"
 
@@ -139,6 +140,29 @@ const std::vector<Flag> kFlags = {
      }},
     {FlagGroup::run, "quiet", nullptr, QT_TRANSLATE_NOOP("Cli", "only the final line"),
      [](R& r, const V&) { r.quiet = true; }},
+    // ---- run: checkpoints, resume, weights in (issue 13)
+    {FlagGroup::run, "save-every", "N|Nm",
+     QT_TRANSLATE_NOOP("Cli", "write a checkpoint into the run folder every N steps, or every N minutes\n"
+                              "(Nm; Ns seconds), and at the end; the last two are kept (default 10m)"),
+     [](R& r, const V& v) {
+         try {
+             hr::parse_save_every(v.str(), r.config.save_every_steps, r.config.save_every_seconds);
+         } catch (const hr::Error& e) {
+             throw BadFlag{messageText(e.message())};
+         }
+     }},
+    {FlagGroup::run, "resume", "DIR",
+     QT_TRANSLATE_NOOP("Cli", "continue the run in DIR from its newest checkpoint, with its own configuration;\n"
+                              "only --steps/--epochs (the new total), --threads, --device and --save-every may change"),
+     [](R& r, const V& v) { r.resume = v.text(); }},
+    {FlagGroup::run, "init-from", "FILE.safetensors",
+     QT_TRANSLATE_NOOP("Cli", "start from these weights (Headroom's or PyTorch's names, DDP's module. prefix,\n"
+                              "or matched by order and shape, printed as a table)"),
+     [](R& r, const V& v) { r.config.init_from = v.str(); }},
+    {FlagGroup::weights, "weights", "FILE.safetensors",
+     QT_TRANSLATE_NOOP("Cli", "the weights to evaluate (Headroom's or PyTorch's names, DDP's module. prefix,\n"
+                              "or matched by order and shape)"),
+     [](R& r, const V& v) { r.weights = v.text(); }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
      [](R& r, const V& v) { r.db = v.text(); }},
@@ -192,6 +216,7 @@ const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::report, QT_TRANSLATE_NOOP("Cli", "Report")},
     {FlagGroup::runs, QT_TRANSLATE_NOOP("Cli", "Filter")},
     {FlagGroup::presets, QT_TRANSLATE_NOOP("Cli", "Output")},
+    {FlagGroup::weights, QT_TRANSLATE_NOOP("Cli", "Weights")},
 };
 
 std::vector<const Flag*> flagsOf(const Subcommand& cmd) {

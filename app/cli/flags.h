@@ -37,6 +37,8 @@ struct CliRequest {
     QString filter;                // runs: text
     int limit = 0;                 // runs: at most this many (0: all)
     bool quiet = false, noHistory = false, json = false, all = false, help = false;
+    QString resume;                // train --resume DIR: the run folder to continue
+    QString weights;               // eval --weights FILE
     QStringList positional;        // RUN of report, NAME of presets
     QSet<QString> given;           // long names of the flags on the command line ("epochs", ...)
     bool has(const char* flag) const { return given.contains(QLatin1String(flag)); }
@@ -57,6 +59,7 @@ enum class FlagGroup {
     report,     // --format, --out FILE
     runs,       // --status, --filter, --limit
     presets,    // --json
+    weights,    // eval: --weights
 };
 
 struct Subcommand {

@@ -17,6 +17,7 @@
 #include "session/RunController.h"
 #include "session/RunText.h"
 #include "store/run_store.h"
+#include "train/resume.h"
 
 namespace hrapp {
 
@@ -142,6 +143,44 @@ private:
     std::chrono::steady_clock::time_point m_lastBar{};
 };
 
+// --resume DIR: the run's own configuration (DIR/config.json) with only its length, threads, device and
+// checkpoint interval taken from the command line; any other run flag is refused. "" : fine.
+QString resumeConfig(CliRequest& r) {
+    static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
+                                        "db", "no-history", "name", "quiet", "notify"};
+    QStringList refused;
+    for (const QString& f : r.given)
+        if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
+    refused.sort();
+    if (!refused.isEmpty())
+        return Cli::tr("--resume continues a run with its own configuration; only --steps, --epochs, --threads, "
+                       "--device and --save-every may change, not %1. Start a new run (--init-from %2/model.safetensors "
+                       "takes its weights) to change the rest")
+            .arg(refused.join(QStringLiteral(", ")), r.resume);
+    hr::TrainConfig c;
+    try {
+        c = hr::read_run_config(r.resume.toStdString());
+        if (!hr::has_checkpoint(r.resume.toStdString())) (void)hr::read_latest_checkpoint(r.resume.toStdString());
+    } catch (const hr::Error& e) {
+        return messageText(e.message());
+    }
+    if (r.has("steps")) {
+        c.steps = r.config.steps;
+    } else if (r.has("epochs")) {
+        c.epochs = r.config.epochs;
+        c.steps = 0;
+    }
+    if (r.has("threads")) c.threads = r.config.threads;
+    if (r.has("device")) c.device = r.config.device;
+    if (r.has("save-every")) {
+        c.save_every_steps = r.config.save_every_steps;
+        c.save_every_seconds = r.config.save_every_seconds;
+    }
+    c.init_from.clear();  // the checkpoint's weights, not the first run's starting point
+    r.config = c;
+    return {};
+}
+
 }  // namespace
 
 int runTrainCommand(const CliRequest& request) {
@@ -150,12 +189,17 @@ int runTrainCommand(const CliRequest& request) {
         eprint(Cli::tr("headroom train: %1\n").arg(message));
         return 2;
     };
-    try {
-        resolveModel(r);
-    } catch (const hr::Error& e) {
-        return bad(messageText(e.message()));
+    const bool resume = !r.resume.isEmpty();
+    if (resume) {
+        if (const QString why = resumeConfig(r); !why.isEmpty()) return bad(why);
+    } else {
+        try {
+            resolveModel(r);
+        } catch (const hr::Error& e) {
+            return bad(messageText(e.message()));
+        }
     }
-    QString outDir = r.out;
+    QString outDir = resume ? r.resume : r.out;
     if (outDir.isEmpty()) {
         char buf[64];
         const std::time_t t = std::time(nullptr);
@@ -188,6 +232,7 @@ int runTrainCommand(const CliRequest& request) {
     options.store = store.get();
     options.recordRefusedRuns = false;      // exit code 2 and nothing written
     options.sampleTelemetry = store != nullptr;
+    options.resume = resume;
     TrainPrinter printer(controller, r.quiet);
     printer.setDeviceFlag(r.config.device);
 

@@ -150,7 +150,7 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
     m_session->setBatchIntervalMs(options.stepBatchMs);
     emit runStarted(m_runId, m_name);
     if (!options.runLocally) return true;  // deliver() brings the events
-    SessionJob job{config, options.outDir.toStdString()};
+    SessionJob job{config, options.outDir.toStdString(), options.resume};
     TrainingSession* s = m_session;
     QMetaObject::invokeMethod(m_session, [s, job] { s->run(job); }, Qt::QueuedConnection);
     return true;

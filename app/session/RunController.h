@@ -62,6 +62,9 @@ struct RunOptions {
     // Train on the own session thread; false: the run's events arrive through deliver() (a relay of
     // another process's JSON lines, e.g. rank 0 of a multi-rank run), ending with its RunEnded.
     bool runLocally = true;
+    // Continue the run in outDir from its newest checkpoint (headroom train --resume, "Continue
+    // training"); the config is the run's own (config.json) with its length, threads or device changed.
+    bool resume = false;
 };
 
 struct RunOutcome {

@@ -107,6 +107,7 @@ void TrainingSession::run(const SessionJob& job) {
     };
     try {
         hr::Trainer trainer(job.config, cb);
+        trainer.set_run_folder(job.outDir, job.resume);  // config.json and checkpoints from the start
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_trainer = &trainer;

@@ -23,6 +23,7 @@ namespace hrapp {
 struct SessionJob {
     hr::TrainConfig config;
     std::string outDir;  // "" : write nothing
+    bool resume = false; // continue the run in outDir from its newest checkpoint (train/resume.h)
 };
 
 class TrainingSession : public QObject {

@@ -60,6 +60,7 @@ public:
     // (the count is control[kCtlOptStep]); nothing here reads a value back to the host.
     void step_ctl(Tensor& params, const Tensor& grads, const Tensor& control, float grad_scale = 1.0f);
     std::int64_t step_count() const { return steps_; }
+    void set_step_count(std::int64_t steps) { steps_ = steps; }  // resume: Adam's bias correction goes on
     const OptimizerConfig& config() const { return config_; }
     std::vector<std::pair<std::string, Tensor>> state() const;  // "momentum_buffer" / "exp_avg", "exp_avg_sq"
 

@@ -275,3 +275,39 @@ std::vector<NamedTensor> TrainingState::consolidated_state_dict(Allocator& alloc
 }
 
 }  // namespace hr
+
+namespace hr {
+
+std::vector<TrainingState::ResumeTensor> TrainingState::resume_tensors() {
+    std::vector<ResumeTensor> out;
+    Backend* state_be = strategy_.offload_optimizer ? &host_ : &device_;
+    if (master_.defined()) out.push_back({"master", master_, state_be});
+    for (auto& [name, t] : optimizer_->state()) out.push_back({"optimizer." + name, t, state_be});
+    return out;
+}
+
+TrainingState::ResumeScalars TrainingState::resume_scalars() const {
+    return {loss_scale_, good_steps_, skipped_, optimizer_->step_count()};
+}
+
+void TrainingState::restore_scalars(const ResumeScalars& s) {
+    loss_scale_ = s.loss_scale;
+    good_steps_ = s.good_steps;
+    skipped_ = s.skipped;
+    optimizer_->set_step_count(s.optimizer_steps);
+}
+
+void TrainingState::sync_master_from_params() {
+    if (!master_.defined()) return;
+    const std::vector<Tensor> params = engine_.param_pieces();
+    if (strategy_.offload_optimizer) {
+        const std::vector<Tensor> staged = engine_.pieces_of(host_grads_);
+        for (std::size_t i = 0; i < params.size(); ++i) device_.copy_to_host(params[i], staged[i].raw());
+        host_.copy(host_grads_, master_);
+    } else {
+        std::vector<Tensor> masters = engine_.pieces_of(master_);
+        for (std::size_t i = 0; i < params.size(); ++i) device_.copy(params[i], masters[i]);
+    }
+}
+
+}  // namespace hr

@@ -112,6 +112,25 @@ public:
     // Reads `control` back (a wait) into loss_scale() and skipped_steps(), e.g. at the end of a run.
     void sync_control_to_host();
 
+    // --- resume (train/resume.h): what a checkpoint saves beyond the model's state_dict -------------
+    // One process only (world size 1): the master copy ("master") and the optimizer's state
+    // ("optimizer.momentum_buffer", "optimizer.exp_avg", "optimizer.exp_avg_sq"), each with the backend
+    // that holds it (the host's when offloaded).
+    struct ResumeTensor {
+        std::string name;
+        Tensor tensor;
+        Backend* backend = nullptr;
+    };
+    std::vector<ResumeTensor> resume_tensors();
+    struct ResumeScalars {
+        double loss_scale = 1.0;
+        std::int64_t good_steps = 0, skipped = 0, optimizer_steps = 0;
+    };
+    ResumeScalars resume_scalars() const;
+    void restore_scalars(const ResumeScalars& s);
+    // After the parameters were loaded from a file (--init-from): master copy := parameters.
+    void sync_master_from_params();
+
 private:
     ResolvedStrategy strategy_;
     Backend& device_;

@@ -49,6 +49,9 @@ json train_config_to_json(const TrainConfig& c) {
     j["tokenizer"] = c.tokenizer;
     j["eval_every"] = c.eval_every;
     j["eval_tokens"] = c.eval_tokens;
+    j["save_every_steps"] = c.save_every_steps;
+    j["save_every_seconds"] = c.save_every_seconds;
+    j["init_from"] = c.init_from;
     return j;
 }
 
@@ -169,6 +172,9 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "tokenizer", c.tokenizer, "");
     get(j, "eval_every", c.eval_every, "");
     get(j, "eval_tokens", c.eval_tokens, "");
+    get(j, "save_every_steps", c.save_every_steps, "");
+    get(j, "save_every_seconds", c.save_every_seconds, "");
+    get(j, "init_from", c.init_from, "");
     return c;
 }
 
@@ -242,6 +248,12 @@ void validate_train_config(const TrainConfig& c) {
     check_int(c.seq, 0, 1 << 24, "sequence length", "--seq; 0 = the model's");
     check_int(c.eval_every, 0, kMaxSteps, "evaluation interval", "--eval-every; 0 = at the end only");
     check_int(c.eval_tokens, 0, std::int64_t(1) << 40, "evaluation tokens", "--eval-tokens; 0 = the whole split");
+    check_int(c.save_every_steps, 0, kMaxSteps, "checkpoint interval (steps)", "--save-every N");
+    if (!std::isfinite(c.save_every_seconds) || c.save_every_seconds <= 0 || c.save_every_seconds > 1e9)
+        throw InputError(HR_MSG("config.save_every_seconds",
+                                "the checkpoint interval must be a positive number of seconds, got %1; set it with "
+                                "--save-every 10m (minutes) or --save-every N (steps)"),
+                         {std::to_string(c.save_every_seconds)});
     bool device_ok = c.device == "auto" || c.device == "cpu" || c.device == "cuda";
     if (!device_ok && c.device.rfind("cuda:", 0) == 0) {
         const std::string n = c.device.substr(5);

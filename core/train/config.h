@@ -36,6 +36,10 @@ struct TrainConfig {
     std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens)
     std::int64_t eval_every = 0;                   // validation loss every N steps (0: at the end of each epoch)
     std::int64_t eval_tokens = 65536;              // validation tokens per evaluation (0: the whole split)
+    // run-folder checkpoints (train/resume.h): every N steps when > 0, else every so many seconds; and at the end
+    std::int64_t save_every_steps = 0;             // --save-every N
+    double save_every_seconds = 600;               // --save-every 10m
+    std::string init_from;                         // --init-from FILE.safetensors: the starting weights
 };
 
 // Bounds of validate_train_config (docs/run-json.md): they keep the trainer's epoch and step

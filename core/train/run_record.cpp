@@ -109,6 +109,12 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                              {"test_accuracy", num(e.accuracy)}, {"tokens", e.tokens}, {"seconds", e.seconds}});
         j["evals"] = evals;
     }
+    // run-folder checkpoints (train/resume.h)
+    j["resume"] = {{"resumed_from_step", r.resumed_from_step >= 0 ? json(r.resumed_from_step) : json(nullptr)},
+                   {"checkpoint", r.checkpoint.empty() ? json(nullptr)
+                                                       : json(std::filesystem::path(r.checkpoint).filename().string())},
+                   {"init_from", c.init_from.empty() ? json(nullptr) : json(c.init_from)},
+                   {"weights_match", r.weights_notes}};
     j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
     return j;
 }

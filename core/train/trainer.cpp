@@ -50,6 +50,7 @@ struct Trainer::Impl {
     std::shared_ptr<const Tokenizer> tokenizer;
     std::vector<std::int32_t> train_tokens, validation_tokens;
     std::shared_ptr<const WeightsSnapshot> snapshot;
+    std::vector<std::string> weights_notes;  // --init-from: how the file's tensors were matched
 };
 
 Trainer::Trainer(TrainConfig config, TrainCallbacks callbacks)
@@ -289,6 +290,11 @@ TrainResult Trainer::run() {
     log(LogLevel::info, "training " + c.model.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": " + std::to_string(train.count) + " samples, batch " + std::to_string(B) +
                             ", " + std::to_string(total_steps) + " steps, " + strategy.describe());
+    const RunCursor start = begin_run_folder(st, total_steps, steps_per_epoch);  // train/resume.h
+    result.resumed_from_step = resume_ ? start.step : -1;
+    result.weights_notes = impl_->weights_notes;
+    result.epochs = start.epochs;
+    result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
 
     std::vector<float> onehot;
     // Uploads rows [r0, r0 + n) of a host batch into the micro-batch buffers; returns (x, labels) views.
@@ -337,9 +343,9 @@ TrainResult Trainer::run() {
     };
 
     const auto run_start = Clock::now();
-    double train_seconds = 0;
-    std::int64_t samples_trained = 0;
-    std::int64_t step = 0;
+    double train_seconds = start.train_seconds;
+    std::int64_t samples_trained = start.samples_trained;
+    std::int64_t step = start.step;
     double ips_smooth = 0;
     auto last_memory = Clock::now() - std::chrono::seconds(10);
     const double memory_interval = 1.0 / std::max(1, c.memory_events_per_second);
@@ -355,7 +361,7 @@ TrainResult Trainer::run() {
     impl_->ledger->reset_peaks();
 
     try {
-        for (int epoch = 1; epoch <= total_epochs && step < total_steps; ++epoch) {
+        for (int epoch = start.epoch; epoch <= total_epochs && step < total_steps; ++epoch) {
             const auto epoch_start = Clock::now();
             double epoch_train_seconds = 0;
             double loss_sum = 0;
@@ -363,6 +369,13 @@ TrainResult Trainer::run() {
             train_loader.start_epoch(epoch - 1);
             Batch b;
             std::int64_t step_in_epoch = 0;
+            if (epoch == start.epoch && start.step_in_epoch > 0) {  // resumed mid-epoch: its batches so far
+                while (step_in_epoch < start.step_in_epoch && train_loader.next(b)) ++step_in_epoch;
+                loss_sum = start.loss_sum;
+                correct = start.correct;
+                seen = start.seen;
+                epoch_train_seconds = start.epoch_train_seconds;
+            }
             while (step < total_steps && train_loader.next(b)) {
                 if (stop_) throw Cancelled();
                 if (paused_) wait_while_paused();
@@ -440,6 +453,8 @@ TrainResult Trainer::run() {
                     callbacks_.on_step(ev);
                 }
                 emit_memory(false);
+                checkpoints_.after_step(st, {step, epoch, step_in_epoch, total_steps, loss_sum, correct, seen,
+                                             epoch_train_seconds, train_seconds, samples_trained, result.epochs});
             }
             train_seconds += epoch_train_seconds;
             if (result.status == "failed") break;
@@ -463,6 +478,7 @@ TrainResult Trainer::run() {
             result.train_accuracy = ee.train_accuracy;
             result.test_loss = ee.test_loss;
             result.test_accuracy = ee.test_accuracy;
+            checkpoints_.after_epoch(result.epochs);
             if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
             log(LogLevel::info, "epoch " + std::to_string(epoch) + ": train loss " + std::to_string(ee.train_loss) +
                                     ", test accuracy " + std::to_string(ee.test_accuracy));
@@ -470,6 +486,7 @@ TrainResult Trainer::run() {
     } catch (const Cancelled&) {
         result.status = "stopped";
         log(LogLevel::info, "stopped at step " + std::to_string(step));
+        checkpoints_.on_stop(st, result.epochs);
     } catch (const InputError&) {
         throw;
     } catch (const Error& e) {
@@ -478,6 +495,7 @@ TrainResult Trainer::run() {
         result.error_messages = {e.message()};
         log(LogLevel::error, e.what());
     }
+    result.checkpoint = checkpoints_.last_path();
     result.steps = step;
     result.seconds = seconds_since(run_start);
     result.images_per_second = train_seconds > 0 ? static_cast<double>(samples_trained) / train_seconds : 0;
@@ -534,6 +552,11 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         if (callbacks_.on_log) callbacks_.on_log({level, msg});
     };
     const TrainConfig& c = config_;
+    if (resume_ || !c.init_from.empty())
+        throw InputError(HR_MSG("resume.text_models",
+                                "--resume and --init-from are not available for language models yet; train %1 from "
+                                "the start"),
+                         {c.model.name});
     validate_tokenizer_spec(c.tokenizer);
     impl_->text_spec = c.model;
     apply_sequence_length(impl_->text_spec, c.seq);
@@ -620,6 +643,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     result.tokenizer = tok.kind();
     result.vocab_size = tok.vocab_size();
     result.seq = T;
+    if (!run_dir_.empty()) write_run_config(run_dir_, c);  // the run folder from the start (no checkpoints yet)
     log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": batch " + std::to_string(B) + " x " + std::to_string(T) + " tokens, " +
                             std::to_string(total_steps) + " steps (" + std::to_string(steps_per_epoch) +
@@ -821,6 +845,77 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     result.host_ledger = impl_->host_ledger->snapshot();
     emit_memory(true);
     return result;
+}
+
+
+
+// ---- run folder: checkpoints, resume, --init-from (train/resume.h) ----------------------------------------
+
+void Trainer::set_run_folder(const std::string& dir, bool resume) {
+    run_dir_ = dir;
+    resume_ = resume && !dir.empty();
+}
+
+RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps, std::int64_t steps_per_epoch) {
+    auto log = [this](LogLevel level, const std::string& msg) {
+        if (callbacks_.on_log) callbacks_.on_log({level, msg});
+    };
+    const TrainConfig& c = config_;
+    RunCursor start;
+    start.total_steps = total_steps;
+    if (st.strategy().world_size > 1 && (resume_ || !run_dir_.empty())) {
+        if (resume_)
+            throw InputError(HR_MSG("resume.ranks", "--resume is not available for multi-rank runs yet; resume on one "
+                                                    "process (--ranks 1)"));
+        run_dir_.clear();  // checkpoints are one process's state
+    }
+    if (!c.init_from.empty() && !resume_) {
+        const WeightsMatch m = load_weights_into(st.model(), c.init_from);
+        st.sync_master_from_params();
+        impl_->weights_notes = describe_weights_match(m);
+        for (const auto& line : impl_->weights_notes) log(LogLevel::info, line);
+        log(LogLevel::info, "initial weights from " + c.init_from);
+    }
+    if (resume_) {
+        Checkpoint ck = read_latest_checkpoint(run_dir_);
+        if (ck.seed != c.seed)
+            throw InputError(HR_MSG("resume.seed", "%1 was written with seed %2 but the run's config.json has seed %3; "
+                                                   "the folder is inconsistent: start the run again"),
+                             {ck.path, std::to_string(ck.seed), std::to_string(c.seed)});
+        if (ck.cursor.step >= total_steps)
+            throw InputError(HR_MSG("resume.already_done",
+                                    "the run in %1 has already trained %2 steps, and the length asked for is %3 steps; "
+                                    "give a longer --steps or --epochs to continue it"),
+                             {run_dir_, std::to_string(ck.cursor.step), std::to_string(total_steps)});
+        restore_checkpoint(st, ck, ck.path);
+        std::error_code ec;  // the folder is a run in progress again (run.json comes last, at the end)
+        std::filesystem::remove(std::filesystem::path(run_dir_) / "run.json", ec);
+        start = ck.cursor;
+        if (start.step_in_epoch >= steps_per_epoch) {  // written at the end of an epoch: the next one
+            start.train_seconds += start.epoch_train_seconds;
+            start.epoch += 1;
+            start.step_in_epoch = 0;
+            start.loss_sum = 0;
+            start.correct = start.seen = 0;
+            start.epoch_train_seconds = 0;
+        }
+        start.epochs.erase(std::remove_if(start.epochs.begin(), start.epochs.end(),
+                                          [&](const EpochEvent& e) { return e.epoch >= start.epoch; }),
+                           start.epochs.end());
+        log(LogLevel::info, "resuming from " + ck.path + ": step " + std::to_string(ck.cursor.step) + " of " +
+                                std::to_string(total_steps) + " (epoch " + std::to_string(start.epoch) + ")");
+        if (c.schedule.kind == "cosine" && ck.cursor.total_steps != total_steps)
+            log(LogLevel::warning, "the cosine learning-rate schedule depends on the run's length: with " +
+                                       std::to_string(total_steps) + " steps instead of " +
+                                       std::to_string(ck.cursor.total_steps) + " it changes from step " +
+                                       std::to_string(ck.cursor.step + 1) + " on");
+        start.total_steps = total_steps;
+    }
+    if (!run_dir_.empty()) {
+        write_run_config(run_dir_, c);
+        checkpoints_.configure(run_dir_, c, [log](const std::string& m) { log(LogLevel::warning, m); });
+    }
+    return start;
 }
 
 }  // namespace hr

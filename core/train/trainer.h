@@ -13,6 +13,7 @@
 #include "plan/planner.h"
 #include "train/config.h"
 #include "train/events.h"
+#include "train/resume.h"
 
 namespace hr {
 
@@ -48,6 +49,9 @@ struct TrainResult {
     bool out_of_memory = false;       // failed because the device (or --memory-limit) ran out
     std::string oom_category;         // the largest category when it happened
     std::size_t oom_limit = 0;
+    std::int64_t resumed_from_step = -1;  // --resume: the checkpoint's step (-1: a fresh run)
+    std::string checkpoint;           // the last checkpoint written (train/resume.h), "" : none
+    std::vector<std::string> weights_notes;  // --init-from: how the file's tensors were matched
 };
 
 // The message for an out-of-memory failure: what was asked, what is in use by category and the
@@ -86,8 +90,18 @@ public:
     // models also write their tokenizer file next to it and name it in the file's metadata.
     void save_weights(const std::string& path, const std::string& run_json_text = "") const;
     const TrainConfig& config() const { return config_; }
+    // Run-folder checkpoints (train/resume.h); call before run(). The trainer writes DIR/config.json at
+    // the start and checkpoints as the config's save_every says; with resume it continues from DIR's
+    // newest checkpoint (the config must be the run's own, with its length, threads or device changed).
+    void set_run_folder(const std::string& dir, bool resume = false);
 
 private:
+    // The run folder at the start of run(): --init-from weights, or the resumed checkpoint; returns
+    // where training starts (a fresh cursor for a new run).
+    RunCursor begin_run_folder(TrainingState& state, std::int64_t total_steps, std::int64_t steps_per_epoch);
+    std::string run_dir_;
+    bool resume_ = false;
+    RunCheckpointer checkpoints_;
     struct Impl;
     TrainResult run_text(const ResolvedStrategy& strategy);  // language models on text data
     void take_snapshot(std::int64_t step);

@@ -3,11 +3,15 @@
 // Each seed stays small (a few KB): libFuzzer's input length follows the largest seed.
 #include <zlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "backend/cpu/cpu_backend.h"
 #include "io/safetensors.h"
+#include "strategy/training_state.h"
+#include "train/resume.h"
 #include "nn/model_spec.h"
 #include "train/config.h"
 
@@ -104,5 +108,48 @@ int main(int argc, char** argv) {
     d.strategy.accumulate = 4;
     d.strategy.checkpoint = "every:2";
     put(out / "config/mlp-bf16.json", hr::train_config_to_json(d).dump());
+
+    // checkpoint: fuzz_checkpoint's tiny run (linear 4->3, SGD with momentum) written by write_checkpoint,
+    // as u32 length + checkpoint-STEP.json + checkpoint-STEP.safetensors; and the JSON alone
+    {
+        auto be = hr::make_cpu_backend(1, std::make_shared<hr::MemoryLedger>());
+        const hr::ModelSpec spec = hr::model_spec_from_json(json::parse(
+            R"({"name":"tiny","input":[4],"num_classes":3,"layers":[{"type":"linear","in_features":4,"out_features":3}]})"));
+        hr::OptimizerConfig o;
+        o.momentum = 0.9;
+        hr::TrainingState state(spec, o, hr::resolve_strategy({}, spec, 2), 1, *be, be->allocator(), *be, be->allocator());
+        hr::RunCursor cur;
+        cur.step = 5;
+        cur.epoch = 2;
+        cur.step_in_epoch = 1;
+        cur.total_steps = 10;
+        cur.loss_sum = 2.5;
+        cur.correct = 1;
+        cur.seen = 2;
+        hr::EpochEvent e;
+        e.epoch = 1;
+        e.step = 4;
+        e.train_loss = 1.1;
+        e.train_accuracy = 0.5;
+        e.test_loss = NAN;
+        e.test_accuracy = NAN;
+        cur.epochs = {e};
+        const fs::path tmp = fs::temp_directory_path() / "hr-fuzz-seed-checkpoint";
+        fs::remove_all(tmp);
+        const std::string js = hr::write_checkpoint(tmp.string(), state, cur, 1);
+        auto slurp = [](const std::string& p) {
+            std::ifstream in(p, std::ios::binary);
+            return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        };
+        const std::string text = slurp(js), tensors = slurp(js.substr(0, js.size() - 5) + ".safetensors");
+        auto le32 = [](std::uint32_t v) {
+            std::string s(4, '\0');
+            for (int i = 0; i < 4; ++i) s[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+            return s;
+        };
+        put(out / "checkpoint/tiny-step5", le32(static_cast<std::uint32_t>(text.size())) + text + tensors);
+        put(out / "checkpoint/json-only", le32(static_cast<std::uint32_t>(text.size())) + text);
+        fs::remove_all(tmp);
+    }
     return 0;
 }

@@ -305,7 +305,9 @@ private slots:
         QCOMPARE(out.ended.written.size(), std::size_t(2));
         QVERIFY(QString::fromStdString(out.ended.written[0]).endsWith("/model.safetensors"));
         QVERIFY(QString::fromStdString(out.ended.written[1]).endsWith("/run.json"));
-        QCOMPARE(QDir(o.outDir).entryList(QDir::Files | QDir::Hidden), (QStringList{"model.safetensors", "run.json"}));
+        QCOMPARE(QDir(o.outDir).entryList(QDir::Files | QDir::Hidden),
+                 (QStringList{"checkpoint-000000012.json", "checkpoint-000000012.safetensors", "config.json",
+                              "model.safetensors", "run.json"}));  // config.json and the last checkpoint (train/resume.h)
         QFile f(o.outDir + "/run.json");
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QJsonObject record = QJsonDocument::fromJson(f.readAll()).object();
@@ -328,7 +330,10 @@ private slots:
         QCOMPARE(QString::fromStdString(stopped.result().status), QStringLiteral("stopped"));
         QCOMPARE(stopped.exitCode(), 1);
         QVERIFY(stopped.result().steps < 100000);
-        QCOMPARE(QDir(so.outDir).entryList(QDir::Files | QDir::Hidden), (QStringList{"model.safetensors", "run.json"}));
+        QStringList files = QDir(so.outDir).entryList(QDir::Files | QDir::Hidden);
+        QCOMPARE(files.filter(QStringLiteral("checkpoint-")).size(), 2);  // the stopped step's checkpoint
+        for (const QString& f : files.filter(QStringLiteral("checkpoint-"))) files.removeAll(f);
+        QCOMPARE(files, (QStringList{"config.json", "model.safetensors", "run.json"}));
     }
 
     void webhookMessageArrives() {

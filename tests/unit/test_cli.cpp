@@ -131,8 +131,11 @@ private slots:
         for (const QString& cat : measured.keys())
             QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
         QVERIFY(measured["master_weights"].toDouble() > 0);
-        // nothing else in the folder: no temporary files left behind
-        QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files).size(), 2);
+        // nothing else in the folder (no temporary files left behind): config.json and the checkpoint
+        // at the end (train/resume.h) besides the outputs
+        QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files),
+                 (QStringList{"checkpoint-000000020.json", "checkpoint-000000020.safetensors", "config.json",
+                              "model.safetensors", "run.json"}));
     }
 
     void firstLineSaysWhichDeviceAndWhy() {
@@ -176,7 +179,9 @@ private slots:
         const QJsonObject record = QJsonDocument::fromJson(f.readAll()).object();
         QCOMPARE(record["status"].toString(), QStringLiteral("stopped"));
         QVERIFY(record["final"].toObject()["steps"].toInt() > 0);
-        QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files | QDir::Hidden).size(), 2);
+        // the outputs, config.json and the stopped step's checkpoint (.json and .safetensors), nothing hidden
+        QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files | QDir::Hidden).size(), 5);
+        QCOMPARE(QDir(dir.path() + "/run").entryList({"checkpoint-*"}, QDir::Files).size(), 2);
     }
 
     void outOfMemoryPrintsFlagsThatFit() {

@@ -1,0 +1,76 @@
+#include "train/eval_weights.h"
+
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "nn/model.h"
+#include "nn/transformer_spec.h"
+#include "train/device.h"
+#include "train/resume.h"
+
+namespace hr {
+
+WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weights_path) {
+    validate_model_spec(c.model);
+    if (is_token_model(c.model))
+        throw InputError(HR_MSG("eval.token_model", "headroom eval measures image classifiers; '%1' is a language "
+                                                    "model (its validation loss is in run.json)"),
+                         {c.model.name});
+    auto ledger = std::make_shared<MemoryLedger>();
+    std::string note;
+    std::unique_ptr<Backend> be = make_backend(c.device, c.threads, ledger, false, &note);
+    DataOptions dopt;
+    dopt.train_limit = 1;  // only the test split is used (normalisation comes from the dataset's own figures)
+    dopt.test_limit = c.test_limit;
+    DatasetPair data = load_dataset(c.data, dopt);
+    const Dataset& test = data.test;
+    if (test.sample_shape != c.model.input_shape)
+        throw InputError(HR_MSG("eval.shape", "the model expects samples of shape %1 but '%2' has %3; pick the model "
+                                              "the weights were trained for (--preset or --model)"),
+                         {shape_str(c.model.input_shape), c.data, shape_str(test.sample_shape)});
+    if (test.num_classes != c.model.num_classes)
+        throw InputError(HR_MSG("eval.classes", "the model has %1 classes but '%2' has %3; pick the model the weights "
+                                                "were trained for"),
+                         {std::to_string(c.model.num_classes), c.data, std::to_string(test.num_classes)});
+    if (test.count < 1)
+        throw InputError(HR_MSG("eval.no_test", "dataset '%1' has no test samples to evaluate on"), {c.data});
+    const std::int64_t M = std::max<std::int64_t>(1, std::min<std::int64_t>(c.batch, test.count));
+    ModelOptions mo;
+    mo.batch = M;
+    mo.seed = c.seed;
+    Model model(c.model, *be, mo);
+    WeightsEvaluation out;
+    out.notes = describe_weights_match(load_weights_into(model, weights_path));
+    out.device_name = be->name();
+    DataLoader loader(test, M, false, c.seed, false, data.train.norm_mean, data.train.norm_std, ledger.get());
+    const std::int64_t per = shape_numel(c.model.input_shape);
+    Shape xs{M};
+    for (auto d : c.model.input_shape) xs.push_back(d);
+    Tensor x = Tensor::empty(be->allocator(), xs, DType::f32, MemCategory::data);
+    Tensor y = Tensor::empty(be->allocator(), {M}, DType::i64, MemCategory::data);
+    double loss_sum = 0;
+    std::int64_t correct = 0, seen = 0;
+    loader.start_epoch(0);
+    Batch b;
+    Tensor none;
+    while (loader.next(b)) {
+        Tensor xb = x.slice0(0, b.size), yb = y.slice0(0, b.size);
+        be->copy_from_host(b.images.data(), xb);
+        be->copy_from_host(b.labels.data(), yb);
+        (void)per;
+        Tensor logits = model.forward(xb, false);
+        const LossResult r = be->softmax_cross_entropy(logits, yb, 0.0f, none, 1.0f);
+        loss_sum += r.loss * static_cast<double>(b.size);
+        correct += r.correct;
+        seen += b.size;
+    }
+    out.test_samples = seen;
+    out.test_loss = loss_sum / static_cast<double>(seen);
+    out.test_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
+    return out;
+}
+
+}  // namespace hr

@@ -1,0 +1,24 @@
+#pragma once
+// `headroom eval`: the test accuracy and loss of a weights file on a dataset's test split, with the same
+// data pipeline (normalisation, order) as training's evaluation. The file is matched to the model as
+// train/resume.h load_weights_into says (names, DDP's "module." prefix, or by order).
+#include <string>
+#include <vector>
+
+#include "train/config.h"
+
+namespace hr {
+
+struct WeightsEvaluation {
+    double test_accuracy = 0;
+    double test_loss = 0;
+    std::int64_t test_samples = 0;
+    std::string device_name;
+    std::vector<std::string> notes;  // how the file's tensors were matched (describe_weights_match)
+};
+
+// config: model, data, test_limit, batch (the evaluation's micro-batch), device, threads.
+// InputError for a file, model or dataset that does not fit.
+WeightsEvaluation evaluate_weights(const TrainConfig& config, const std::string& weights_path);
+
+}  // namespace hr

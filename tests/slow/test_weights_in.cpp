@@ -1,0 +1,134 @@
+// Weights in from PyTorch (issue 13): the seed article's model (conv1, conv2, fc1, fc2) is trained in
+// PyTorch 1.13 on a few hundred Fashion-MNIST samples and saved as safetensors with DDP's "module."
+// names, with torch's own names, and as bf16; `headroom eval --preset seed-cnn` on the same test samples
+// prints PyTorch's own test accuracy (to 1e-3; bf16 to 0.02), after matching the names by order and
+// printing the table. The reference is PyTorch's evaluation. Skipped where /usr/bin/python3 has no torch
+// or the dataset is not installed.
+#include <QProcess>
+#include <QtTest>
+
+#include <fstream>
+
+#include "test_support.h"
+
+namespace {
+
+const char* kScript = R"PY(
+import json, struct, sys
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+sys.path.insert(0, sys.argv[1] + "/bench")
+from headroom_torch import load_fashion_mnist
+out = sys.argv[2]
+torch.manual_seed(0)
+class Net(nn.Module):  # the seed article's model
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, 5)
+        self.conv2 = nn.Conv2d(10, 20, 5)
+        self.fc1 = nn.Linear(320, 50)
+        self.fc2 = nn.Linear(50, 10)
+    def forward(self, x):
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = F.relu(F.max_pool2d(self.conv2(x), 2))
+        x = x.flatten(1)
+        return self.fc2(F.relu(self.fc1(x)))
+tx, ty, vx, vy = load_fashion_mnist()
+tx, ty, vx, vy = tx[:512], ty[:512], vx[:2000], vy[:2000]
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+for epoch in range(3):
+    for i in range(0, 512, 32):
+        opt.zero_grad()
+        F.cross_entropy(net(tx[i:i + 32]), ty[i:i + 32]).backward()
+        opt.step()
+net.eval()
+with torch.no_grad():
+    acc = (net(vx).argmax(1) == vy).float().mean().item()
+def save(path, sd, dtype="F32"):
+    header, blobs, off = {}, [], 0
+    for k in sorted(sd):  # alphabetical, as the safetensors package orders them
+        t = sd[k].detach().contiguous()
+        if dtype == "BF16":
+            b = (t.float().numpy().view(np.uint32) >> 16).astype(np.uint16).tobytes()
+        else:
+            b = t.float().numpy().tobytes()
+        header[k] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+sd = net.state_dict()
+save(out + "/ddp.safetensors", {"module." + k: v for k, v in sd.items()})
+save(out + "/torch.safetensors", sd)
+save(out + "/bf16.safetensors", sd, "BF16")
+print("torch_accuracy=%.6f" % acc)
+)PY";
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run run(const QString& program, const QStringList& args) {
+    QProcess p;
+    p.start(program, args);
+    Run r;
+    if (!p.waitForFinished(300000)) return r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+double value(const QString& text, const QString& key) {
+    for (const QString& line : text.split(QLatin1Char('\n')))
+        if (line.startsWith(key + QLatin1Char('='))) return line.mid(key.size() + 1).toDouble();
+    return -1;
+}
+
+}  // namespace
+
+class WeightsInTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void pytorchAccuracy() {
+        if (hrtest::fashion_mnist_dir().empty()) QSKIP("Fashion-MNIST is not installed (dataset-fashion-mnist)");
+        if (run("/usr/bin/python3", {"-c", "import torch"}).code != 0) QSKIP("/usr/bin/python3 cannot import torch");
+        const std::string dir = hrtest::temp_dir("weights-in-torch");
+        const std::string script = dir + "/train.py";
+        std::ofstream(script) << kScript;
+        const Run py = run("/usr/bin/python3", {QString::fromStdString(script), QStringLiteral(HR_SOURCE_DIR),
+                                                QString::fromStdString(dir)});
+        QVERIFY2(py.code == 0, qPrintable(py.err));
+        const double torchAcc = value(py.out, QStringLiteral("torch_accuracy"));
+        QVERIFY2(torchAcc > 0.5, qPrintable(py.out));  // it learned something, so the comparison means something
+        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        for (const char* file : {"ddp", "torch", "bf16"}) {
+            const Run e = run(exe, {"eval", "--weights", QString::fromStdString(dir) + "/" + file + ".safetensors",
+                                    "--preset", "seed-cnn", "--data", "fashion-mnist", "--test-limit", "2000",
+                                    "--device", "cpu", "--threads", "2"});
+            QVERIFY2(e.code == 0, qPrintable(e.err));
+            const double acc = value(e.out, QStringLiteral("test_accuracy"));
+            qInfo("%s: headroom %.4f, torch %.4f", file, acc, torchAcc);
+            QVERIFY2(std::abs(acc - torchAcc) <= (std::string(file) == "bf16" ? 0.02 : 1e-3), qPrintable(e.out + e.err));
+            // the match by order is printed as a table
+            QVERIFY2(e.err.contains(QStringLiteral("matched by order")), qPrintable(e.err));
+            QVERIFY2(e.err.contains(QStringLiteral("conv1.weight")) && e.err.contains(QStringLiteral("0.weight")), qPrintable(e.err));
+            if (std::string(file) == "ddp") QVERIFY2(e.err.contains(QStringLiteral("module.")), qPrintable(e.err));
+        }
+        // a model that does not fit: refused with exit code 2, naming the tensors
+        const Run bad = run(exe, {"eval", "--weights", QString::fromStdString(dir) + "/torch.safetensors", "--preset",
+                                  "lenet5", "--data", "fashion-mnist", "--test-limit", "10", "--device", "cpu"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral("conv1.weight")) || bad.err.contains(QStringLiteral("tensors")), qPrintable(bad.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(WeightsInTest)
+#include "test_weights_in.moc"
