@@ -110,6 +110,15 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
         j["evals"] = evals;
     }
     j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
+    // how the run was spread over ranks (docs/distributed.md); one process: world_size 1, stage "none".
+    // predicted_peak_bytes is filled next to memory.predicted, by whoever has the plan (null until then).
+    j["distributed"] = {{"world_size", r.world_size},
+                        {"stage", r.shard},
+                        {"rank_batch", r.rank_batches},
+                        {"measured_peak_bytes", r.rank_peak_bytes},
+                        {"predicted_peak_bytes", nullptr},
+                        {"communication_bytes_per_step", r.communication_bytes_per_step},
+                        {"communication_seconds_per_step", r.communication_seconds_per_step}};
     return j;
 }
 
