@@ -244,6 +244,37 @@ private slots:
         QCOMPARE(j["distributed"]["stage"].get<std::string>(), std::string("dp"));
     }
 
+    // Uneven shares (--rank-batch 48,16) with zero1: gradients weighted by samples give the one-batch update.
+    void unevenRankBatchesEqualOneProcess() {
+        const std::string work = m_dir + "/uneven";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--shard" << "zero1" << "--rank-batch" << "48,16" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("zero1, rank batches 48 and 16, vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({48, 16}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+    }
+
+    // Settings every rank would refuse alike are refused once, with exit code 2 and nothing written.
+    void badSettingsAreRefusedOnce() {
+        const std::string work = m_dir + "/bad";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--shard" << "dp" << "--rank-batch" << "40,40";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 2, qPrintable(r.output));
+        QCOMPARE(r.output.count("--rank-batch adds up to 80"), 1);
+        QVERIFY(!fs::exists(work + "/out"));
+    }
+
     // kill -9 of rank 1 mid-run: the run ends within seconds, no rank is left, nothing is written.
     void aKilledRankEndsTheRun() {
         const std::string work = m_dir + "/kill";
