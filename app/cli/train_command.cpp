@@ -197,7 +197,6 @@ int runTrainCommand(const CliRequest& request) {
     const hr::RankEnvironment env = hr::rank_environment();
     const bool severalRanks = env.launched && env.world_size > 1;
     const bool writer = !severalRanks || env.rank == 0;  // only rank 0 writes files, history and notifications
-    if (r.ranks > 1 && !env.launched) return launchRanks(r);
     if (!writer) {
         r.quiet = true;
         r.noHistory = true;
@@ -211,6 +210,17 @@ int runTrainCommand(const CliRequest& request) {
         resolveModel(r);
     } catch (const hr::Error& e) {
         return bad(messageText(e.message()));
+    }
+    if (r.ranks > 1 && !env.launched) {
+        // settings every rank would refuse alike are refused here, once, before mpirun starts
+        try {
+            hr::validate_train_config(r.config);
+            hr::validate_model_spec(r.config.model);
+            (void)hr::resolve_strategy(r.config.strategy, r.config.model, r.config.batch, r.ranks, 0);
+        } catch (const hr::Error& e) {
+            return bad(messageText(e.message()));
+        }
+        return launchRanks(r);
     }
     QString outDir = r.out;
     if (outDir.isEmpty()) {
