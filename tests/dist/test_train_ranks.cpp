@@ -276,18 +276,31 @@ private slots:
     }
 
     // kill -9 of rank 1 mid-run: the run ends within seconds, no rank is left, nothing is written.
-    void aKilledRankEndsTheRun() {
-        const std::string work = m_dir + "/kill";
+    void aKilledRankEndsTheRun() { faultMidRun(SIGKILL, "kill"); }
+
+    // Rank 1 stops (SIGSTOP) mid-run: rank 0's wait times out after --rank-timeout (3 s), it says so once
+    // naming itself, records the run as failed in the history and ends every rank.
+    void aHangingRankEndsTheRunAfterTheTimeout() {
+        const QString output = faultMidRun(SIGSTOP, "hang");
+        QVERIFY2(output.contains(QRegularExpression("rank 0: .* did not finish within 3 s")), qPrintable(output));
+        const Result runs = run(kHeadroom, {"runs", "--db", QString::fromStdString(m_dir + "/hang/history.db")},
+                                QString::fromStdString(m_dir));
+        QVERIFY2(runs.output.contains("failed"), qPrintable(runs.output));
+    }
+
+private:
+    QString faultMidRun(int signal, const std::string& name) {
+        const std::string work = m_dir + "/" + name;
         fs::create_directories(work);
         const QString w = QString::fromStdString(work);
         QStringList args = runFlags(w + "/out", w + "/history.db");
         args.replace(args.indexOf("--steps") + 1, "1000000");
-        args << "--ranks" << "2" << "--shard" << "zero2" << "--rank-timeout" << "10";
+        args << "--ranks" << "2" << "--shard" << "zero2" << "--rank-timeout" << "3";
         QProcess p;
         p.setWorkingDirectory(w);
         p.setProcessChannelMode(QProcess::MergedChannels);
         p.start(kHeadroom, args);
-        QVERIFY(p.waitForStarted(10000));
+        if (!p.waitForStarted(10000)) return "did not start";
         // wait until both ranks train (rank 0 says so), then a moment more
         QElapsedTimer t;
         t.start();
@@ -296,30 +309,42 @@ private slots:
             p.waitForReadyRead(200);
             output += QString::fromLocal8Bit(p.readAll());
         }
-        QVERIFY2(output.contains("training mlp"), qPrintable(output));
+        [&] { QVERIFY2(output.contains("training mlp"), qPrintable(output)); }();
         std::map<int, long> ranks;
         while (ranks.size() < 2 && t.elapsed() < 60000) ranks = rankProcesses(static_cast<long>(p.processId()));
-        QCOMPARE(ranks.size(), std::size_t(2));
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-        QElapsedTimer since_kill;
-        since_kill.start();
-        QCOMPARE(::kill(static_cast<pid_t>(ranks.at(1)), SIGKILL), 0);
-        const bool ended = p.waitForFinished(30000);
-        const double seconds = since_kill.elapsed() / 1000.0;
-        output += QString::fromLocal8Bit(p.readAll());
-        if (!ended) p.kill();
-        qInfo("killed rank 1: the run ended after %.1f s, exit %d", seconds, p.exitCode());
-        QVERIFY2(ended && seconds < 30, qPrintable(output));
-        QVERIFY2(p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0, qPrintable(output));
-        bool any = true;
-        for (int tries = 0; tries < 50 && any; ++tries) {
-            any = false;
-            for (const auto& [rank, pid] : ranks) any |= alive(pid);
-            if (any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        [&] { QCOMPARE(ranks.size(), std::size_t(2)); }();
+        if (ranks.size() < 2) {
+            p.kill();
+            p.waitForFinished(5000);
+            return output;
         }
-        QVERIFY2(!any, "a rank is still running");
-        QVERIFY(!fs::exists(work + "/out/run.json"));
-        QVERIFY(!fs::exists(work + "/out/model.safetensors"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        QElapsedTimer since;
+        since.start();
+        ::kill(static_cast<pid_t>(ranks.at(1)), signal);
+        const bool ended = p.waitForFinished(30000);
+        const double seconds = since.elapsed() / 1000.0;
+        output += QString::fromLocal8Bit(p.readAll());
+        if (!ended) {
+            for (const auto& [rank, pid] : ranks) ::kill(static_cast<pid_t>(pid), SIGKILL);
+            p.kill();
+            p.waitForFinished(5000);
+        }
+        qInfo("%s rank 1: the run ended after %.1f s, exit %d", name.c_str(), seconds, p.exitCode());
+        [&] {
+            QVERIFY2(ended && seconds < 30, qPrintable(output));
+            QVERIFY2(p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0, qPrintable(output));
+            bool any = true;
+            for (int tries = 0; tries < 50 && any; ++tries) {
+                any = false;
+                for (const auto& [rank, pid] : ranks) any |= alive(pid);
+                if (any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            QVERIFY2(!any, "a rank is still running");
+            QVERIFY(!fs::exists(work + "/out/run.json"));
+            QVERIFY(!fs::exists(work + "/out/model.safetensors"));
+        }();
+        return output;
     }
 };
 
