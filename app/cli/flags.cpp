@@ -119,6 +119,26 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.device = v.str(); }},
     {FlagGroup::device, "threads", "N", QT_TRANSLATE_NOOP("Cli", "CPU threads, 0 to 1024 (default 0: all cores)"),
      [](R& r, const V& v) { r.config.threads = v.integer<int>(0, 1024); }},
+    // ---- several ranks (issue 10, docs/distributed.md)
+    {FlagGroup::device, "ranks", "N",
+     QT_TRANSLATE_NOOP("Cli", "train on N processes of this machine, launched through mpirun (default 1);\n"
+                              "plan: predict each of N ranks without the devices"),
+     [](R& r, const V& v) { r.ranks = v.integer<int>(1, 4096); }},
+    {FlagGroup::device, "shard", "STAGE",
+     QT_TRANSLATE_NOOP("Cli", "sharding over the ranks: none (default), dp, zero1, zero2, zero3"),
+     [](R& r, const V& v) {
+         r.config.strategy.shard = v.choice(QT_TRANSLATE_NOOP("Cli", "sharding stage"), {"none", "dp", "zero1", "zero2", "zero3"});
+     }},
+    {FlagGroup::device, "rank-batch", "B,B,...",
+     QT_TRANSLATE_NOOP("Cli", "samples of each rank per step, adding up to --batch (default: an even split)"),
+     [](R& r, const V& v) {
+         r.config.strategy.rank_batch.clear();
+         for (const QString& part : v.text().split(QLatin1Char(',')))
+             r.config.strategy.rank_batch.push_back(FlagValue(v.flag(), part.trimmed()).integer<std::int64_t>(1, kMaxBatch));
+     }},
+    {FlagGroup::device, "rank-timeout", "SECONDS",
+     QT_TRANSLATE_NOOP("Cli", "several ranks: end the run when a rank makes no progress this long (default 300)"),
+     [](R& r, const V& v) { r.config.rank_timeout = v.real(1, 1e6); }},
     // ---- run
     {FlagGroup::run, "seed", "N", QT_TRANSLATE_NOOP("Cli", "seed for initialisation, shuffling and dropout (default 1)"),
      [](R& r, const V& v) { r.config.seed = v.integer<std::uint64_t>(0); }},

@@ -58,6 +58,7 @@ int runPlanCommand(const CliRequest& request) {
         const hr::TrainConfig& c = flags.config;
         hr::validate_train_config(c);
         hr::PlanRequest req = hr::plan_request(c);
+        if (flags.ranks > 1) req.world_size = flags.ranks;  // what-if: N ranks, without the devices
         const std::size_t free = hr::device_free_bytes(req.device);
         if (flags.budget.isEmpty()) {
             hr::MemoryPlan p = hr::predict_memory(req);
@@ -75,6 +76,20 @@ int runPlanCommand(const CliRequest& request) {
                       .arg(p.strategy.micro_batch)
                       .arg(p.strategy.accumulate)
                       .arg(q(p.strategy.describe()), q(req.device)));
+            if (p.world_size > 1) {
+                print(QCoreApplication::translate("Cli", "%1 ranks, %2; the table is rank %3 (the one that needs the "
+                                                         "most); communication %4 per step\n")
+                          .arg(p.world_size)
+                          .arg(q(hr::shard_stage_name(p.strategy.shard)))
+                          .arg(p.rank)
+                          .arg(bytes(static_cast<std::size_t>(p.communication_bytes))));
+                for (const hr::RankPlan& rp : p.ranks)
+                    print(QCoreApplication::translate("Cli", "  rank %1: batch %2, device %3, host %4\n")
+                              .arg(rp.rank)
+                              .arg(rp.batch)
+                              .arg(bytes(rp.device_total), bytes(rp.host_total)));
+                print(QStringLiteral("\n"));
+            }
             print(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr));
             print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
                       .arg(bytes(p.device_total), bytes(free), q(req.device),

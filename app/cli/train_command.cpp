@@ -1,14 +1,20 @@
 // `headroom train`: one run through the RunController (the window's lifecycle), printed for a terminal.
 #include <unistd.h>
 
+#include <QCoreApplication>
 #include <QEventLoop>
+#include <QProcess>
+#include <QStandardPaths>
 #include <QTimer>
+#include <csignal>
 #include <chrono>
 #include <ctime>
 #include <memory>
 #include <optional>
 
 #include "base/error.h"
+#include "dist/communicator.h"
+#include "train/trainer.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/signal_watcher.h"
@@ -181,12 +187,62 @@ QString resumeConfig(CliRequest& r) {
     return {};
 }
 
+// `headroom train --ranks N`: runs `mpirun -np N <this binary> train <the same flags but --ranks>` for
+// this machine (loopback only; as root with what Open MPI needs), waits for it and returns its status.
+// Each rank then finds itself in the MPI environment (docs/distributed.md).
+int launchRanks(const CliRequest& r) {
+    const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+    if (mpirun.isEmpty()) {
+        eprint(Cli::tr("headroom train: --ranks needs Open MPI's mpirun, which is not on PATH; install openmpi-bin "
+                       "(or run one process without --ranks)\n"));
+        return 2;
+    }
+    QStringList args;
+    if (::geteuid() == 0) args << QStringLiteral("--allow-run-as-root");
+    args << QStringLiteral("--oversubscribe") << QStringLiteral("--bind-to") << QStringLiteral("none")
+         << QStringLiteral("--mca") << QStringLiteral("btl") << QStringLiteral("self,tcp")
+         << QStringLiteral("--mca") << QStringLiteral("btl_tcp_if_include") << QStringLiteral("lo")
+         << QStringLiteral("--mca") << QStringLiteral("oob_tcp_if_include") << QStringLiteral("lo")
+         << QStringLiteral("-np") << QString::number(r.ranks) << QCoreApplication::applicationFilePath();
+    const QStringList own = QCoreApplication::arguments();
+    for (int i = 1; i < own.size(); ++i) {
+        const QString& a = own[i];
+        if (a == QLatin1String("--ranks") || a == QLatin1String("-ranks")) {
+            ++i;  // and its value
+            continue;
+        }
+        if (a.startsWith(QLatin1String("--ranks=")) || a.startsWith(QLatin1String("-ranks="))) continue;
+        args << a;
+    }
+    QProcess p;
+    p.setProcessChannelMode(QProcess::ForwardedChannels);
+    p.setInputChannelMode(QProcess::ForwardedInputChannel);
+    // Ctrl-C reaches mpirun too (same process group), which ends the ranks; this process waits for it
+    std::signal(SIGINT, SIG_IGN);
+    p.start(mpirun, args);
+    if (!p.waitForStarted(-1)) {
+        eprint(Cli::tr("headroom train: could not start %1: %2\n").arg(mpirun, p.errorString()));
+        return 1;
+    }
+    p.waitForFinished(-1);
+    if (p.exitStatus() != QProcess::NormalExit) return 1;
+    return p.exitCode();
+}
+
 }  // namespace
 
 int runTrainCommand(const CliRequest& request) {
     CliRequest r = request;
-    auto bad = [](const QString& message) {
-        eprint(Cli::tr("headroom train: %1\n").arg(message));
+    const hr::RankEnvironment env = hr::rank_environment();
+    const bool severalRanks = env.launched && env.world_size > 1;
+    const bool writer = !severalRanks || env.rank == 0;  // only rank 0 writes files, history and notifications
+    if (!writer) {
+        r.quiet = true;
+        r.noHistory = true;
+        r.notify.clear();
+    }
+    auto bad = [writer](const QString& message) {
+        if (writer) eprint(Cli::tr("headroom train: %1\n").arg(message));  // every rank refuses alike: say it once
         return 2;
     };
     const bool resume = !r.resume.isEmpty();
@@ -199,6 +255,17 @@ int runTrainCommand(const CliRequest& request) {
             return bad(messageText(e.message()));
         }
     }
+    if (r.ranks > 1 && !env.launched) {
+        // settings every rank would refuse alike are refused here, once, before mpirun starts
+        try {
+            hr::validate_train_config(r.config);
+            hr::validate_model_spec(r.config.model);
+            (void)hr::resolve_strategy(r.config.strategy, r.config.model, r.config.batch, r.ranks, 0);
+        } catch (const hr::Error& e) {
+            return bad(messageText(e.message()));
+        }
+        return launchRanks(r);
+    }
     QString outDir = resume ? r.resume : r.out;
     if (outDir.isEmpty()) {
         char buf[64];
@@ -206,7 +273,8 @@ int runTrainCommand(const CliRequest& request) {
         std::strftime(buf, sizeof buf, "runs/run-%Y%m%d-%H%M%S", std::localtime(&t));
         outDir = QString::fromLatin1(buf);
     }
-    if (const QString why = RunController::checkOutputFolder(outDir); !why.isEmpty())
+    if (!writer) outDir.clear();  // nothing written by this rank
+    else if (const QString why = RunController::checkOutputFolder(outDir); !why.isEmpty())
         return bad(QStringLiteral("--out %1").arg(why));
     WebhookNotifier::Settings notify;
     if (!r.notify.isEmpty()) {
@@ -250,7 +318,20 @@ int runTrainCommand(const CliRequest& request) {
     QString why;
     if (!controller.start(r.config, options, &why)) return bad(why);
     loop.exec();
-    return printer.finish(*outcome, store.get());
+    const hr::TrainResult& result = outcome->result();
+    int code = 0;
+    if (writer) {
+        code = printer.finish(*outcome, store.get());
+    } else {
+        code = outcome->exitCode();
+        // a failure of this rank's own (not the settings every rank shares) is said by this rank
+        if (result.status == "failed" && !result.bad_input)
+            eprint(Cli::tr("headroom train: rank %1: %2\n").arg(env.rank).arg(resultError(result)));
+    }
+    // A rank that failed (a peer died or hung, out of memory) ends every rank now, once it has said why and
+    // rank 0 has recorded the failure; mpirun then ends with a non-zero status.
+    if (severalRanks && result.status == "failed" && !result.bad_input) hr::abort_ranks(result.error);
+    return code;
 }
 
 }  // namespace hrapp

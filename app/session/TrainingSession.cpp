@@ -136,6 +136,11 @@ void TrainingSession::run(const SessionJob& job) {
                 fs::create_directories(job.outDir);
                 nlohmann::json record = hr::make_run_record(job.config, r);
                 record["memory"]["predicted"] = end.predicted.valid ? hr::plan_to_json(plan) : nlohmann::json(nullptr);
+                if (end.predicted.valid) {  // each rank's predicted total, next to the measured ones
+                    nlohmann::json peaks = nlohmann::json::array();
+                    for (const hr::RankPlan& rp : plan.ranks) peaks.push_back(rp.device_total);
+                    record["distributed"]["predicted_peak_bytes"] = peaks;
+                }
                 const std::string weights = (fs::path(job.outDir) / "model.safetensors").string();
                 const std::string runJson = (fs::path(job.outDir) / "run.json").string();
                 trainer.save_weights(weights);

@@ -30,13 +30,19 @@ std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {
 }  // namespace
 
 DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, bool shuffle, std::uint64_t seed,
-                       bool drop_last, float mean, float stddev, MemoryLedger* ledger, int prefetch_depth)
+                       bool drop_last, float mean, float stddev, MemoryLedger* ledger, int prefetch_depth,
+                       std::int64_t row_first, std::int64_t row_count)
     : dataset_(dataset),
       batch_size_(batch_size),
       shuffle_(shuffle),
       seed_(seed),
       drop_last_(drop_last),
+      row_first_(row_first),
+      row_count_(row_count),
       ledger_(ledger) {
+    if (row_count < 0 || row_first < 0 || (row_count > 0 && (!drop_last || row_first + row_count > batch_size)))
+        throw Error("data loader: rows [" + std::to_string(row_first) + ", +" + std::to_string(row_count) +
+                    ") of a batch of " + std::to_string(batch_size) + " need drop_last and must lie within the batch");
     if (batch_size <= 0)
         throw InputError("batch size must be at least 1, got " + std::to_string(batch_size));
     if (!(stddev > 0.0f))
@@ -63,7 +69,7 @@ DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, bool shu
     }
     // Never more slots than batches in an epoch (but at least one).
     int depth = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(prefetch_depth, steps_)));
-    std::int64_t cap = std::min<std::int64_t>(batch_size, std::max<std::int64_t>(dataset.count, 1));
+    std::int64_t cap = row_count > 0 ? row_count : std::min<std::int64_t>(batch_size, std::max<std::int64_t>(dataset.count, 1));
     slots_.resize(depth);
     for (int i = 0; i < depth; ++i) {
         slots_[i].images.assign(static_cast<std::size_t>(cap * sample_numel_), 0.0f);
@@ -158,6 +164,10 @@ bool DataLoader::next(Batch& out) {
 void DataLoader::fill(Slot& slot, const std::vector<std::int64_t>& order, std::int64_t batch_index) const {
     std::int64_t begin = batch_index * batch_size_;
     std::int64_t n = std::min(batch_size_, dataset_.count - begin);
+    if (row_count_ > 0) {  // one rank's rows of the batch (drop_last: the batch is full)
+        begin += row_first_;
+        n = row_count_;
+    }
     slot.size = n;
     slot.index = batch_index;
     const std::uint8_t* src_all = dataset_.images.data();

@@ -44,7 +44,7 @@ class DataLoader {
 public:
     DataLoader(const Dataset& dataset, std::int64_t batch_size, bool shuffle, std::uint64_t seed,
                bool drop_last, float mean, float stddev, MemoryLedger* ledger = nullptr,
-               int prefetch_depth = 3);
+               int prefetch_depth = 3, std::int64_t row_first = 0, std::int64_t row_count = 0);
     // The loader keeps a reference to the dataset: a temporary would dangle.
     DataLoader(Dataset&&, std::int64_t, bool, std::uint64_t, bool, float, float, MemoryLedger* = nullptr,
                int = 3) = delete;
@@ -58,6 +58,10 @@ public:
     // epoch was started. Rethrows an error met by the prefetch thread.
     bool next(Batch& out);
 
+    // row_count > 0 (one rank of several, docs/distributed.md): each batch is still cut from the epoch's
+    // order in batch_size pieces, but only its rows [row_first, row_first + row_count) are prepared and
+    // handed out (Batch::size = row_count; needs drop_last), so every rank sees the same order and the
+    // buffers hold this rank's share only.
     std::int64_t steps_per_epoch() const { return steps_; }
     std::int64_t batch_size() const { return batch_size_; }
     std::int64_t sample_count() const { return dataset_.count; }
@@ -82,6 +86,7 @@ private:
     bool shuffle_;
     std::uint64_t seed_;
     bool drop_last_;
+    std::int64_t row_first_ = 0, row_count_ = 0;
     std::int64_t steps_ = 0;
     std::int64_t sample_numel_ = 0;
     float lut_[256];  // normalised value of each u8

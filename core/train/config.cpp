@@ -39,7 +39,10 @@ json train_config_to_json(const TrainConfig& c) {
                      {"accumulate", c.strategy.accumulate},
                      {"offload_optimizer", c.strategy.offload_optimizer},
                      {"loss_scale_init", c.strategy.loss_scale_init},
-                     {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval}};
+                     {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval},
+                     {"shard", c.strategy.shard},
+                     {"rank_batch", c.strategy.rank_batch}};
+    j["rank_timeout"] = c.rank_timeout;
     j["seed"] = c.seed;
     j["device"] = c.device;
     j["threads"] = c.threads;
@@ -112,6 +115,20 @@ void get(const json& j, const char* key, T& out, const std::string& where) {
     out = v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
 }
 
+// A list of integers (strategy.rank_batch): each element as get<T> above.
+void get(const json& j, const char* key, std::vector<std::int64_t>& out, const std::string& where) {
+    if (!j.contains(key)) return;
+    const json& v = j.at(key);
+    if (!v.is_array()) wrong_type(where, key, "a list of integers", v);
+    std::vector<std::int64_t> list;
+    for (const json& e : v) {
+        std::int64_t x = 0;
+        get(json{{"element", e}}, "element", x, field_name(where, key));
+        list.push_back(x);
+    }
+    out = std::move(list);
+}
+
 // A section ("optimizer", ...) must be an object when present; null when absent.
 const json* section(const json& j, const char* key) {
     if (!j.contains(key)) return nullptr;
@@ -162,7 +179,10 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "offload_optimizer", c.strategy.offload_optimizer, "strategy");
         get(*s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
         get(*s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");
+        get(*s, "shard", c.strategy.shard, "strategy");
+        get(*s, "rank_batch", c.strategy.rank_batch, "strategy");
     }
+    get(j, "rank_timeout", c.rank_timeout, "");
     get(j, "seed", c.seed, "");
     get(j, "device", c.device, "");
     get(j, "threads", c.threads, "");
@@ -245,6 +265,15 @@ void validate_train_config(const TrainConfig& c) {
     check_real(s.loss_scale_init, 1e-30, 1e38, false, "initial loss scale", "strategy.loss_scale_init");
     check_int(s.loss_scale_growth_interval, 1, kMaxSteps, "loss scale growth interval",
               "strategy.loss_scale_growth_interval");
+    if (s.shard != "none" && s.shard != "dp" && s.shard != "zero1" && s.shard != "zero2" && s.shard != "zero3")
+        throw InputError(HR_MSG("config.shard", "unknown sharding stage '%1'; use none, dp, zero1, zero2 or zero3 (--shard)"),
+                         {s.shard});
+    if (s.rank_batch.size() > 4096)
+        throw InputError(HR_MSG("config.rank_batch_count", "--rank-batch lists %1 ranks; at most 4096"),
+                         {std::to_string(s.rank_batch.size())});
+    for (std::int64_t b : s.rank_batch)  // their sum and count against the ranks: resolve_strategy
+        check_int(b, 1, c.batch, "a rank's batch", "--rank-batch; each at least 1, together the batch size");
+    check_real(c.rank_timeout, 1, 1e6, false, "rank timeout", "--rank-timeout (seconds)");
     check_int(c.seq, 0, 1 << 24, "sequence length", "--seq; 0 = the model's");
     check_int(c.eval_every, 0, kMaxSteps, "evaluation interval", "--eval-every; 0 = at the end only");
     check_int(c.eval_tokens, 0, std::int64_t(1) << 40, "evaluation tokens", "--eval-tokens; 0 = the whole split");
@@ -256,8 +285,18 @@ void validate_train_config(const TrainConfig& c) {
                          {std::to_string(c.save_every_seconds)});
     bool device_ok = c.device == "auto" || c.device == "cpu" || c.device == "cuda";
     if (!device_ok && c.device.rfind("cuda:", 0) == 0) {
-        const std::string n = c.device.substr(5);
-        device_ok = !n.empty() && n.size() <= 4 && std::all_of(n.begin(), n.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+        // cuda:N, or cuda:N,M,... (one GPU per rank of this machine)
+        const std::string list = c.device.substr(5);
+        device_ok = !list.empty() && list.size() <= 4096;
+        std::size_t start = 0;
+        while (device_ok) {
+            const std::size_t comma = list.find(',', start);
+            const std::string n = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            device_ok = !n.empty() && n.size() <= 4 &&
+                        std::all_of(n.begin(), n.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
     }
     if (!device_ok)
         throw InputError(HR_MSG("config.device", "unknown device '%1'; use auto, cpu or cuda:N (--device)"), {c.device});

@@ -31,6 +31,7 @@ struct TrainConfig {
     bool evaluate_each_epoch = true;
     int memory_events_per_second = 10;             // ledger snapshots sent to the callbacks
     std::size_t memory_limit = 0;                  // cap on device bytes (0: the device's own), like a smaller card
+    double rank_timeout = 300;                     // several ranks: seconds without progress before the run fails
     // language models (docs/transformers.md); text data only
     std::int64_t seq = 0;                          // tokens per training sequence (0: the model's "input" [T])
     std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens)

@@ -116,6 +116,19 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                    {"init_from", c.init_from.empty() ? json(nullptr) : json(c.init_from)},
                    {"weights_match", r.weights_notes}};
     j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
+    // how the run was spread over ranks (docs/distributed.md); one process: world_size 1, stage "none".
+    // predicted_peak_bytes is filled next to memory.predicted, by whoever has the plan (null until then).
+    // (a result that did not fill them is one process's: its batch and its peak)
+    const std::vector<std::int64_t> rank_batch = r.rank_batches.empty() ? std::vector<std::int64_t>{c.batch} : r.rank_batches;
+    const std::vector<std::size_t> measured = r.rank_peak_bytes.empty() ? std::vector<std::size_t>{r.ledger.peak_total}
+                                                                        : r.rank_peak_bytes;
+    j["distributed"] = {{"world_size", r.world_size},
+                        {"stage", r.shard},
+                        {"rank_batch", rank_batch},
+                        {"measured_peak_bytes", measured},
+                        {"predicted_peak_bytes", nullptr},
+                        {"communication_bytes_per_step", r.communication_bytes_per_step},
+                        {"communication_seconds_per_step", r.communication_seconds_per_step}};
     return j;
 }
 

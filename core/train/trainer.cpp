@@ -8,6 +8,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
@@ -15,6 +16,7 @@
 #include "data/loader.h"
 #include "data/text_data.h"
 #include "data/tokenizer.h"
+#include "dist/communicator.h"
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
@@ -36,7 +38,68 @@ std::size_t host_memory_bytes() {
     long page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
 }
+
+// The process's communicator outlives the trainer that made it (MPI is initialised once per process), so
+// that abort_ranks() can still end every rank after the app has recorded a failure.
+std::shared_ptr<Communicator>& process_communicator() {
+    static std::shared_ptr<Communicator> comm;
+    return comm;
+}
 }  // namespace
+
+// ---- several ranks (docs/distributed.md) ---------------------------------------------------------------
+
+std::string rank_device(const std::string& device, const RankEnvironment& env) {
+    if (env.world_size <= 1) return device;
+    // --device cuda:0,2: this rank's entry of the list (by local rank)
+    if (device.rfind("cuda:", 0) == 0 && device.find(',') != std::string::npos) {
+        std::vector<std::string> list;
+        std::size_t start = 5;
+        for (;;) {
+            const std::size_t comma = device.find(',', start);
+            list.push_back(device.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        if (static_cast<int>(list.size()) < env.local_size)
+            throw InputError(HR_MSG("train.rank_devices_short",
+                                    "--device %1 lists %2 GPU(s) but %3 ranks run on this machine; list one GPU per "
+                                    "rank"),
+                             {device, std::to_string(list.size()), std::to_string(env.local_size)});
+        return "cuda:" + list[static_cast<std::size_t>(env.local_rank)];
+    }
+    if (device == "cuda") return "cuda:" + std::to_string(env.local_rank);
+    if (device == "auto") {
+        const std::string resolved = resolve_device(device);
+        if (resolved.rfind("cuda", 0) == 0) return "cuda:" + std::to_string(env.local_rank);
+        return resolved;
+    }
+    return device;
+}
+
+namespace {
+std::shared_ptr<Communicator> make_run_communicator(Backend& be, double timeout_seconds) {
+    // GPU ranks: core/dist's NCCL communicator uses the CUDA runtime, which since CUDA became a run-time
+    // module (cmake/Cuda.cmake) only that module links; until the communicator moves into the module, the
+    // headroom binary cannot link it, so the trainer refuses GPU ranks (docs/distributed.md, "Not done yet").
+    if (!be.device().is_cpu())
+        throw InputError(HR_MSG("train.ranks_gpu", "GPU ranks (NCCL) are not available to the trainer in this build "
+                                                   "yet; train on several CPU ranks (--device cpu) or on one GPU"),
+                         {});
+    std::shared_ptr<Communicator> comm = make_mpi_communicator(timeout_seconds);
+    process_communicator() = comm;
+    return comm;
+}
+}  // namespace
+
+int world_size_of_run() {
+    const RankEnvironment env = rank_environment();
+    return env.launched ? env.world_size : 1;
+}
+
+void abort_ranks(const std::string& reason) noexcept {
+    if (auto& comm = process_communicator(); comm && comm->world_size() > 1) comm->abort_all(reason);
+}
 
 struct Trainer::Impl {
     std::shared_ptr<MemoryLedger> ledger;       // the training device
@@ -51,6 +114,9 @@ struct Trainer::Impl {
     std::vector<std::int32_t> train_tokens, validation_tokens;
     std::shared_ptr<const WeightsSnapshot> snapshot;
     std::vector<std::string> weights_notes;  // --init-from: how the file's tensors were matched
+    // several ranks
+    std::shared_ptr<Communicator> comm;           // null for one process
+    std::unique_ptr<SafeTensorsFile> consolidated;  // rank 0: the full weights, gathered at the end of run()
 };
 
 Trainer::Trainer(TrainConfig config, TrainCallbacks callbacks)
@@ -174,6 +240,7 @@ PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::
     r.train_samples = train_samples ? train_samples : c.train_limit;
     r.test_samples = test_samples ? test_samples : c.test_limit;
     r.budget = c.memory_limit;
+    r.world_size = world_size_of_run();
     return r;
 }
 
@@ -188,7 +255,10 @@ TrainResult Trainer::run() {
     const TrainConfig& c = config_;
     validate_train_config(c);
     validate_model_spec(c.model);
-    ResolvedStrategy strategy = resolve_strategy(c.strategy, c.model, c.batch);
+    const RankEnvironment env = rank_environment();
+    const int world = env.launched ? env.world_size : 1;
+    const int rank = env.launched ? env.rank : 0;
+    ResolvedStrategy strategy = resolve_strategy(c.strategy, c.model, c.batch, world, rank);
     if (c.strategy.checkpoint == "auto") {
         strategy.checkpoint_blocks = choose_auto_checkpoint(c);
         log(LogLevel::info, "checkpoint auto: the planner chose " + std::to_string(strategy.checkpoint_blocks.size()) +
@@ -204,13 +274,25 @@ TrainResult Trainer::run() {
                                                  "'%1' is text, but model '%2' does not take tokens; pick a language "
                                                  "model (gpt-tiny, gpt-char, ...) or image data"),
                                           {c.data, c.model.name}));
+    if (tokens && world > 1)
+        throw InputError(HR_MSG("train.ranks_text", "training a language model on several ranks is not done yet; "
+                                                    "run it as one process (without --ranks or mpirun)"),
+                         {});
     if (tokens) return run_text(strategy);
 
     // --- device (checked before the data is loaded, so a bad --device fails at once) ------------------
     impl_->ledger = std::make_shared<MemoryLedger>();
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     std::string device_note;
-    impl_->backend = make_backend(c.device, c.threads, impl_->ledger, strategy.tf32, &device_note);
+    const std::string device = rank_device(c.device, env);
+    // CPU ranks share the machine's cores: --threads 0 means cores / ranks on this machine
+    int threads = c.threads;
+    if (threads == 0 && world > 1 && device.rfind("cuda", 0) != 0) {
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = std::max(1, static_cast<int>(cores > 0 ? cores : 1) / std::max(1, env.local_size));
+    }
+    impl_->backend = make_backend(device, threads, impl_->ledger, strategy.tf32, &device_note);
+    if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
     if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
     if (!device_note.empty()) log(LogLevel::info, device_note);
     if (strategy.tf32 && impl_->backend->device().is_cpu())
@@ -239,9 +321,14 @@ TrainResult Trainer::run() {
     std::unique_ptr<DataLoader> train_loader_ptr, test_loader_ptr;
     try {
         impl_->state = std::make_unique<TrainingState>(c.model, c.optimizer, strategy, c.seed, be, be.allocator(),
-                                                       *impl_->host_backend, impl_->host_backend->allocator());
-        train_loader_ptr = std::make_unique<DataLoader>(train, c.batch, true, c.seed, false, train.norm_mean,
-                                                        train.norm_std, impl_->ledger.get());
+                                                       *impl_->host_backend, impl_->host_backend->allocator(),
+                                                       false, impl_->comm.get());
+        // several ranks: every rank shuffles alike and keeps its rows of each global batch; the last
+        // incomplete batch of an epoch is dropped (every rank alike), so each step is a full batch split as
+        // resolve_strategy says
+        train_loader_ptr = std::make_unique<DataLoader>(train, c.batch, true, c.seed, world > 1, train.norm_mean,
+                                                        train.norm_std, impl_->ledger.get(), 3,
+                                                        strategy.sample_offset, world > 1 ? strategy.rank_batch : 0);
         test_loader_ptr = std::make_unique<DataLoader>(test, strategy.micro_batch, false, c.seed, false,
                                                        train.norm_mean, train.norm_std, impl_->ledger.get());
         if (c.memory_limit > 0 && impl_->ledger->live_total() > c.memory_limit)
@@ -323,6 +410,18 @@ TrainResult Trainer::run() {
         return be.softmax_cross_entropy(logits, labels, static_cast<float>(c.model.loss.label_smoothing), grad,
                                         grad_scale);
     };
+    Communicator* comm = impl_->comm.get();
+    const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
+    // Stop and pause are decided by every rank alike: the largest request of any rank, once per step
+    // (a paused run polls ten times a second, every rank together).
+    auto agree_on_control = [&]() {
+        for (;;) {
+            const double v = comm->all_reduce_value((stop_ ? 2.0 : 0.0) + (paused_ ? 1.0 : 0.0), ReduceOp::max);
+            if (v >= 2) throw Cancelled();
+            if (v < 1) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    };
     auto evaluate = [&](double& loss, double& acc) {
         double loss_sum = 0;
         std::int64_t correct = 0, seen = 0;
@@ -330,16 +429,52 @@ TrainResult Trainer::run() {
         Batch b;
         Tensor none;
         while (test_loader.next(b)) {
-            if (stop_) throw Cancelled();
-            auto [xb, yb] = upload(b, 0, b.size);
+            if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
+            // several ranks: each evaluates its part of every test batch; a rank whose part is empty still
+            // runs one row (not counted), so every rank makes the same forwards (zero3 gathers in them)
+            std::int64_t lo = 0, n = b.size;
+            if (world > 1) {
+                lo = b.size * rank / world;
+                n = b.size * (rank + 1) / world - lo;
+            }
+            const std::int64_t rows = n > 0 ? n : 1;
+            if (n == 0) lo = 0;
+            auto [xb, yb] = upload(b, lo, rows);
             Tensor logits = model.forward(xb, false);
-            LossResult r = loss_of(logits, yb, b, 0, b.size, none, 1.0f);
-            loss_sum += r.loss * static_cast<double>(b.size);
+            LossResult r = loss_of(logits, yb, b, lo, rows, none, 1.0f);
+            if (n == 0) continue;
+            loss_sum += r.loss * static_cast<double>(n);
             correct += r.correct;
-            seen += b.size;
+            seen += n;
+        }
+        if (comm) {  // weighted by samples: sums over ranks
+            loss_sum = comm->all_reduce_value(loss_sum, ReduceOp::sum);
+            correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(correct), ReduceOp::sum));
+            seen = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(seen), ReduceOp::sum));
         }
         loss = seen ? loss_sum / static_cast<double>(seen) : NAN;
         acc = seen ? static_cast<double>(correct) / static_cast<double>(seen) : NAN;
+    };
+
+    // One step's micro-batches on one rank of several: this rank's rows of the global batch (the loader
+    // hands out only those), `accumulate` pieces on every rank, each gradient scaled by its rows / the global
+    // batch; the loss (mean over the global batch) and the correct rows are summed over ranks, so every
+    // rank decides alike whether the step is finite.
+    auto ranks_micro_steps = [&](const Batch& b, std::int64_t step, double& step_loss, std::int64_t& step_correct, bool& finite) {
+        for (auto [r0, n] : strategy.micro_batches()) {
+            impl_->ledger->set_phase("forward");
+            auto [xb, yb] = upload(b, r0, n);
+            Tensor logits = model.forward(xb, true, st.first_sample(step, r0));
+            Tensor g = st.dlogits.slice0(0, n);
+            LossResult r = loss_of(logits, yb, b, r0, n, g, st.loss_grad_scale(n));
+            step_loss += r.loss * static_cast<double>(n) / static_cast<double>(B);
+            step_correct += r.correct;
+            impl_->ledger->set_phase("backward");
+            model.backward(g);
+        }
+        step_loss = comm->all_reduce_value(step_loss, ReduceOp::sum);
+        step_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(step_correct), ReduceOp::sum));
+        finite = std::isfinite(step_loss);
     };
 
     const auto run_start = Clock::now();
@@ -359,6 +494,7 @@ TrainResult Trainer::run() {
     };
     emit_memory(true);
     impl_->ledger->reset_peaks();
+    const CommStats comm_start = comm ? comm->stats() : CommStats{};
 
     try {
         for (int epoch = start.epoch; epoch <= total_epochs && step < total_steps; ++epoch) {
@@ -377,20 +513,27 @@ TrainResult Trainer::run() {
                 epoch_train_seconds = start.epoch_train_seconds;
             }
             while (step < total_steps && train_loader.next(b)) {
-                if (stop_) throw Cancelled();
-                if (paused_) wait_while_paused();
-                if (stop_) throw Cancelled();
+                if (comm) {
+                    agree_on_control();
+                } else {
+                    if (stop_) throw Cancelled();
+                    if (paused_) wait_while_paused();
+                    if (stop_) throw Cancelled();
+                }
                 if (snapshot_wanted_) take_snapshot(step);
                 const auto t0 = Clock::now();
                 const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
                 impl_->ledger->set_step(step + 1);
-                model.zero_grad();
+                if (ranked) st.begin_step();
+                else model.zero_grad();
                 // forward/backward per micro-batch; gradients accumulate (each scaled by its share of the
                 // batch, so the sum equals the gradient of the mean loss over the whole batch)
                 double step_loss = 0;
                 std::int64_t step_correct = 0;
                 bool finite = true;
-                for (std::int64_t r0 = 0; r0 < b.size; r0 += M) {
+                const std::int64_t global_rows = world > 1 ? B : b.size;  // the step's samples, all ranks
+                if (world > 1) ranks_micro_steps(b, step, step_loss, step_correct, finite);
+                else for (std::int64_t r0 = 0; r0 < b.size; r0 += M) {
                     const std::int64_t n = std::min(M, b.size - r0);
                     impl_->ledger->set_phase("forward");
                     auto [xb, yb] = upload(b, r0, n);
@@ -426,12 +569,12 @@ TrainResult Trainer::run() {
                 const double dt = seconds_since(t0);
                 ++step;
                 ++step_in_epoch;
-                samples_trained += b.size;
+                samples_trained += global_rows;
                 epoch_train_seconds += dt;
-                loss_sum += step_loss * static_cast<double>(b.size);
+                loss_sum += step_loss * static_cast<double>(global_rows);
                 correct += step_correct;
-                seen += b.size;
-                const double ips = dt > 0 ? static_cast<double>(b.size) / dt : 0;
+                seen += global_rows;
+                const double ips = dt > 0 ? static_cast<double>(global_rows) / dt : 0;
                 ips_smooth = ips_smooth == 0 ? ips : 0.9 * ips_smooth + 0.1 * ips;
                 if (callbacks_.on_step) {
                     StepEvent ev;
@@ -441,7 +584,7 @@ TrainResult Trainer::run() {
                     ev.step_in_epoch = step_in_epoch;
                     ev.steps_per_epoch = steps_per_epoch;
                     ev.loss = step_loss;
-                    ev.accuracy = b.size ? static_cast<double>(step_correct) / static_cast<double>(b.size) : 0;
+                    ev.accuracy = global_rows ? static_cast<double>(step_correct) / static_cast<double>(global_rows) : 0;
                     ev.lr = lr;
                     ev.step_seconds = dt;
                     ev.images_per_second = ips_smooth;
@@ -504,13 +647,70 @@ TrainResult Trainer::run() {
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
+    finish_ranks(result, comm_start);
     emit_memory(true);
     return result;
 }
 
+namespace {
+// A safetensors file of named tensors (the consolidated state), as model_state_file writes one.
+SafeTensorsFile state_file_of(const std::vector<NamedTensor>& named, Backend& be, const ModelSpec& spec) {
+    SafeTensorsFile f;
+    for (const auto& nt : named) {
+        SafeTensor t;
+        t.name = nt.name;
+        t.dtype = nt.tensor.dtype();
+        t.shape = nt.tensor.shape();
+        t.data.resize(nt.tensor.nbytes());
+        be.copy_to_host(nt.tensor, t.data.data());
+        f.tensors.push_back(std::move(t));
+    }
+    f.metadata["format"] = "pt";
+    f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
+    f.metadata["model_spec"] = model_spec_to_json(spec).dump();
+    return f;
+}
+}  // namespace
+
+// The end of a run on several ranks (or with a sharding stage): the run's ranks and batches, what
+// communication cost per step, every rank's measured peak (to rank 0), and the consolidated weights
+// (collective under zero3; rank 0 keeps them for save_weights). After a communication failure nothing
+// more is exchanged.
+void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
+    if (!impl_->state) return;
+    TrainingState& st = *impl_->state;
+    const ResolvedStrategy& s = st.strategy();
+    result.world_size = s.world_size;
+    result.rank = s.rank;
+    result.shard = shard_stage_name(s.shard);
+    result.rank_batches = s.rank_batches;
+    if (result.rank_batches.empty()) result.rank_batches = {s.batch};
+    result.rank_peak_bytes = {result.ledger.peak_total};
+    const bool ranked = impl_->comm != nullptr || s.shard != ShardStage::none;
+    if (!ranked) return;
+    Communicator* comm = impl_->comm.get();
+    if (comm && result.steps > 0) {
+        const CommStats& now = comm->stats();
+        result.communication_bytes_per_step = (now.bytes - start.bytes) / static_cast<double>(result.steps);
+        result.communication_seconds_per_step =
+            (now.wait_seconds - start.wait_seconds) / static_cast<double>(result.steps);
+    }
+    if (result.status == "failed" && !result.bad_input) return;  // the communicator may be broken
+    if (comm) {
+        result.rank_peak_bytes.assign(static_cast<std::size_t>(s.world_size), 0);
+        for (int r = 0; r < s.world_size; ++r)
+            result.rank_peak_bytes[static_cast<std::size_t>(r)] = static_cast<std::size_t>(comm->all_reduce_value(
+                r == s.rank ? static_cast<double>(result.ledger.peak_total) : 0.0, ReduceOp::sum));
+    }
+    if (result.status == "failed") return;
+    std::vector<NamedTensor> named = st.consolidated_state_dict(impl_->backend->allocator());
+    if (s.rank == 0) impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file_of(named, *impl_->backend, config_.model));
+}
+
 void Trainer::save_weights(const std::string& path, const std::string& run_json_text) const {
     if (!impl_->state) throw Error("no trained model to save: run() first");
-    SafeTensorsFile f = model_state_file(impl_->state->model());
+    if (impl_->state->strategy().rank != 0) throw Error("only rank 0 writes the weights of a run on several ranks");
+    SafeTensorsFile f = impl_->consolidated ? *impl_->consolidated : model_state_file(impl_->state->model());
     if (!run_json_text.empty()) f.metadata["run"] = run_json_text;
     if (impl_->tokenizer) {
         // the tokenizer goes next to the weights and is named in their metadata (generate finds it there)

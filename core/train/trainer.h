@@ -52,6 +52,14 @@ struct TrainResult {
     std::int64_t resumed_from_step = -1;  // --resume: the checkpoint's step (-1: a fresh run)
     std::string checkpoint;           // the last checkpoint written (train/resume.h), "" : none
     std::vector<std::string> weights_notes;  // --init-from: how the file's tensors were matched
+    // several ranks (docs/distributed.md); one process: world_size 1, shard "none"
+    int world_size = 1;
+    int rank = 0;                                // the rank this result comes from (metrics are all ranks')
+    std::string shard = "none";                  // the sharding stage
+    std::vector<std::int64_t> rank_batches;      // samples of each rank per step
+    std::vector<std::size_t> rank_peak_bytes;    // measured device peak of each rank (the ledger's)
+    double communication_bytes_per_step = 0;     // payload this rank handed its communicator per optimizer step
+    double communication_seconds_per_step = 0;   // host time this rank waited for communication per step
 };
 
 // The message for an out-of-memory failure: what was asked, what is in use by category and the
@@ -65,7 +73,19 @@ std::vector<int> choose_auto_checkpoint(const TrainConfig& config);
 // The planner's request for a run's config (model, batch, optimizer, strategies, device, memory limit as
 // the budget). Sample counts size the data loader's buffers: pass a finished run's counts, or 0 to use
 // the config's train/test limits.
+// With several ranks (launched by mpirun), the request is for this run's world size.
 PlanRequest plan_request(const TrainConfig& config, std::int64_t train_samples = 0, std::int64_t test_samples = 0);
+
+// Several ranks (docs/distributed.md). The world size of this process's run: mpirun's, else 1.
+int world_size_of_run();
+// The device of this rank: `cuda` (or `auto` on a GPU machine) is cuda:LOCAL_RANK, `cuda:0,2` this local
+// rank's entry; one process: the flag as it is. InputError when a list is shorter than the local ranks.
+struct RankEnvironment;
+struct CommStats;
+std::string rank_device(const std::string& device, const RankEnvironment& env);
+// Ends every rank of the run now (MPI_Abort), after this rank has said and recorded why: for the app,
+// once a multi-rank run failed. Does nothing for one process. Never returns when it aborts.
+void abort_ranks(const std::string& reason) noexcept;
 
 class Trainer {
 public:
@@ -104,6 +124,7 @@ private:
     RunCheckpointer checkpoints_;
     struct Impl;
     TrainResult run_text(const ResolvedStrategy& strategy);  // language models on text data
+    void finish_ranks(TrainResult& result, const CommStats& start);  // several ranks: see trainer.cpp
     void take_snapshot(std::int64_t step);
     TrainConfig config_;
     TrainCallbacks callbacks_;

@@ -1,0 +1,352 @@
+// ranks: none
+// `headroom train` on several CPU ranks, from outside (this test is one process; it launches the
+// headroom binary itself): 2 ranks with zero2 (through `--ranks 2`, the built-in launcher) and with dp
+// (through `mpirun -np 2 headroom train` directly) give the model.safetensors of one process with the
+// same global batch (--accumulate 2), to 1e-6 relative, read with the project's safetensors reader; only
+// rank 0 writes (one run folder, one run in the history, one result line); run.json says how the run was
+// spread. kill -9 of one rank mid-run ends the whole run within seconds, leaves no process and no run.json.
+#include <QtTest>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <set>
+#include <thread>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/dtype.h"
+#include "dist/communicator.h"
+#include "io/safetensors.h"
+#include "test_support.h"
+
+using namespace hr;
+namespace fs = std::filesystem;
+
+namespace {
+
+const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+
+// The same small run everywhere: an MLP on synthetic data, 4 steps of a global batch of 64.
+QStringList runFlags(const QString& out, const QString& db) {
+    return {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256", "--test-limit", "64",
+            "--batch", "64", "--steps", "4", "--threads", "1", "--seed", "3", "--device", "cpu",
+            "--out", out, "--db", db};
+}
+
+struct Result {
+    int exit_code = -1;
+    double seconds = 0;
+    QString output;
+};
+
+Result run(const QString& program, const QStringList& args, const QString& cwd, int timeout_ms = 120000) {
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("OMP_NUM_THREADS", "1");
+    p.setProcessEnvironment(env);
+    QElapsedTimer t;
+    t.start();
+    p.start(program, args);
+    if (!p.waitForFinished(timeout_ms)) p.kill(), p.waitForFinished(5000);
+    Result r;
+    r.seconds = t.elapsed() / 1000.0;
+    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.output = QString::fromLocal8Bit(p.readAll());
+    return r;
+}
+
+// Largest |a - b| / max(|b|) over every tensor of two weight files, which must have the same names,
+// dtypes and shapes; "" when they match that well, else what differs.
+double g_worst = 0;  // the last comparison's largest relative difference (reported)
+
+QString compareWeights(const std::string& a_path, const std::string& b_path, double tolerance) {
+    g_worst = 0;
+    const SafeTensorsFile a = read_safetensors(a_path), b = read_safetensors(b_path);
+    if (a.tensors.size() != b.tensors.size()) return QString("tensor counts differ: %1 vs %2").arg(a.tensors.size()).arg(b.tensors.size());
+    int compared = 0;
+    for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+        const SafeTensor& x = a.tensors[i];
+        const SafeTensor* y = nullptr;
+        for (const SafeTensor& t : b.tensors)
+            if (t.name == x.name) y = &t;
+        if (!y) return QString("%1 missing").arg(QString::fromStdString(x.name));
+        if (x.dtype != DType::f32 || y->dtype != DType::f32 || x.shape != y->shape || x.data.size() != y->data.size())
+            return QString("%1: dtype or shape differ").arg(QString::fromStdString(x.name));
+        const std::size_t n = x.data.size() / sizeof(float);
+        std::vector<float> xv(n), yv(n);
+        std::memcpy(xv.data(), x.data.data(), x.data.size());
+        std::memcpy(yv.data(), y->data.data(), y->data.size());
+        double scale = 0, diff = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            scale = std::max(scale, std::fabs(static_cast<double>(yv[k])));
+            diff = std::max(diff, std::fabs(static_cast<double>(xv[k]) - static_cast<double>(yv[k])));
+        }
+        g_worst = std::max(g_worst, diff / std::max(scale, 1e-30));
+        if (diff > tolerance * std::max(scale, 1e-30))
+            return QString("%1: max |diff| %2 over max |value| %3").arg(QString::fromStdString(x.name)).arg(diff).arg(scale);
+        ++compared;
+    }
+    return compared > 0 ? QString() : QString("no tensors");
+}
+
+std::set<std::string> entries(const std::string& dir) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+    return out;
+}
+
+nlohmann::json readJson(const std::string& path) {
+    std::ifstream f(path);
+    return nlohmann::json::parse(f);
+}
+
+// Runs recorded in a history database, as `headroom runs` lists them (one line per run after the header).
+int recordedRuns(const QString& db, const QString& cwd) {
+    const Result r = run(kHeadroom, {"runs", "--db", db}, cwd);
+    int n = 0;
+    for (const QString& line : r.output.split('\n'))
+        if (line.contains("finished")) ++n;
+    return n;
+}
+
+// The pids of the headroom processes below `root` (mpirun's children: the ranks), with their ranks.
+std::map<int, long> rankProcesses(long root) {
+    std::map<long, long> parent;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+        std::ifstream stat(e.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line)) continue;
+        const std::size_t close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state;
+        long ppid;
+        rest >> state >> ppid;
+        parent[std::stol(name)] = ppid;
+    }
+    std::map<int, long> ranks;
+    for (const auto& [pid, ppid] : parent) {
+        long p = ppid;
+        bool below = false;
+        for (int depth = 0; depth < 8 && p > 1; ++depth) {
+            if (p == root) below = true;
+            auto it = parent.find(p);
+            p = it == parent.end() ? 0 : it->second;
+        }
+        if (!below) continue;
+        std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
+        std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+        const std::string key = std::string("OMPI_COMM_WORLD_RANK=");
+        const std::size_t at = all.find(key);
+        if (at == std::string::npos) continue;
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::string exe;
+        std::getline(comm, exe);
+        if (exe != "headroom") continue;
+        ranks[std::atoi(all.c_str() + at + key.size())] = pid;
+    }
+    return ranks;
+}
+
+bool alive(long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const std::size_t close = line.rfind(')');
+    return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';  // a zombie is gone
+}
+
+}  // namespace
+
+class TrainRanksTest : public QObject {
+    Q_OBJECT
+
+    std::string m_dir;
+    QString m_reference;  // one process: model.safetensors
+
+private slots:
+    void initTestCase() {
+        if (QString(HR_MPIEXEC).isEmpty() || !mpi_built()) QSKIP("no mpirun or no MPI support in this build");
+        if (!QFileInfo::exists(kHeadroom)) QSKIP("the headroom binary is not built");
+        m_dir = hrtest::temp_dir("hr-train-ranks");
+        // the reference: one process, the same global batch in two micro-batches of 32
+        const QString dir = QString::fromStdString(m_dir);
+        QStringList args = runFlags(dir + "/one", dir + "/one.db");
+        args << "--accumulate" << "2" << "--quiet";
+        const Result r = run(kHeadroom, args, dir);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        m_reference = dir + "/one/model.safetensors";
+        QVERIFY(QFileInfo::exists(m_reference));
+    }
+
+    // `headroom train --ranks 2 --shard zero2`: the launcher runs mpirun; rank 0 alone writes.
+    void zero2OnTwoRanksEqualsOneProcess() {
+        const std::string work = m_dir + "/zero2";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--shard" << "zero2";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("zero2 on 2 ranks vs one process: largest relative difference %.3g", g_worst);
+        // only rank 0 wrote: one output folder with its two files, one run in the history, one result line
+        QCOMPARE(entries(work + "/out"), (std::set<std::string>{"model.safetensors", "run.json"}));
+        for (const std::string& e : entries(work))
+            QVERIFY2(e == "out" || e.rfind("history.db", 0) == 0, e.c_str());
+        QCOMPARE(recordedRuns(w + "/history.db", w), 1);
+        QCOMPARE(r.output.count(QRegularExpression("(^|\\n)test_accuracy=")), 1);  // the last line, rank 0's
+        QCOMPARE(r.output.count("epoch 1: train_loss="), 1);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 2);
+        QCOMPARE(j["distributed"]["stage"].get<std::string>(), std::string("zero2"));
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({32, 32}), j["distributed"].dump().c_str());
+        QCOMPARE(j["distributed"]["measured_peak_bytes"].size(), std::size_t(2));
+        QVERIFY(j["distributed"]["communication_bytes_per_step"].get<double>() > 0);
+        QCOMPARE(j["config"]["strategy"]["shard"].get<std::string>(), std::string("zero2"));
+        // each rank's measured peak is the planner's prediction for it
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+    }
+
+    // `mpirun -np 2 headroom train --shard dp` directly.
+    void dpThroughMpirunEqualsOneProcess() {
+        const std::string work = m_dir + "/dp";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
+        args << "-np" << "2" << kHeadroom;
+        args << runFlags(w + "/out", w + "/history.db") << "--shard" << "dp";
+        const Result r = run(QStringLiteral(HR_MPIEXEC), args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("dp on 2 ranks vs one process: largest relative difference %.3g", g_worst);
+        QCOMPARE(entries(work + "/out"), (std::set<std::string>{"model.safetensors", "run.json"}));
+        QCOMPARE(recordedRuns(w + "/history.db", w), 1);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 2);
+        QCOMPARE(j["distributed"]["stage"].get<std::string>(), std::string("dp"));
+    }
+
+    // Uneven shares (--rank-batch 48,16) with zero1: gradients weighted by samples give the one-batch update.
+    void unevenRankBatchesEqualOneProcess() {
+        const std::string work = m_dir + "/uneven";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--shard" << "zero1" << "--rank-batch" << "48,16" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("zero1, rank batches 48 and 16, vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({48, 16}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+    }
+
+    // Settings every rank would refuse alike are refused once, with exit code 2 and nothing written.
+    void badSettingsAreRefusedOnce() {
+        const std::string work = m_dir + "/bad";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--shard" << "dp" << "--rank-batch" << "40,40";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 2, qPrintable(r.output));
+        QCOMPARE(r.output.count("--rank-batch adds up to 80"), 1);
+        QVERIFY(!fs::exists(work + "/out"));
+    }
+
+    // kill -9 of rank 1 mid-run: the run ends within seconds, no rank is left, nothing is written.
+    void aKilledRankEndsTheRun() { faultMidRun(SIGKILL, "kill"); }
+
+    // Rank 1 stops (SIGSTOP) mid-run: rank 0's wait times out after --rank-timeout (3 s), it says so once
+    // naming itself, records the run as failed in the history and ends every rank.
+    void aHangingRankEndsTheRunAfterTheTimeout() {
+        const QString output = faultMidRun(SIGSTOP, "hang");
+        QVERIFY2(output.contains(QRegularExpression("rank 0: .* did not finish within 3 s")), qPrintable(output));
+        const Result runs = run(kHeadroom, {"runs", "--db", QString::fromStdString(m_dir + "/hang/history.db")},
+                                QString::fromStdString(m_dir));
+        QVERIFY2(runs.output.contains("failed"), qPrintable(runs.output));
+    }
+
+private:
+    QString faultMidRun(int signal, const std::string& name) {
+        const std::string work = m_dir + "/" + name;
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args.replace(args.indexOf("--steps") + 1, "1000000");
+        args << "--ranks" << "2" << "--shard" << "zero2" << "--rank-timeout" << "3";
+        QProcess p;
+        p.setWorkingDirectory(w);
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(kHeadroom, args);
+        if (!p.waitForStarted(10000)) return "did not start";
+        // wait until both ranks train (rank 0 says so), then a moment more
+        QElapsedTimer t;
+        t.start();
+        QString output;
+        while (!output.contains("training mlp") && t.elapsed() < 60000) {
+            p.waitForReadyRead(200);
+            output += QString::fromLocal8Bit(p.readAll());
+        }
+        [&] { QVERIFY2(output.contains("training mlp"), qPrintable(output)); }();
+        std::map<int, long> ranks;
+        while (ranks.size() < 2 && t.elapsed() < 60000) ranks = rankProcesses(static_cast<long>(p.processId()));
+        [&] { QCOMPARE(ranks.size(), std::size_t(2)); }();
+        if (ranks.size() < 2) {
+            p.kill();
+            p.waitForFinished(5000);
+            return output;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        QElapsedTimer since;
+        since.start();
+        ::kill(static_cast<pid_t>(ranks.at(1)), signal);
+        const bool ended = p.waitForFinished(30000);
+        const double seconds = since.elapsed() / 1000.0;
+        output += QString::fromLocal8Bit(p.readAll());
+        if (!ended) {
+            for (const auto& [rank, pid] : ranks) ::kill(static_cast<pid_t>(pid), SIGKILL);
+            p.kill();
+            p.waitForFinished(5000);
+        }
+        qInfo("%s rank 1: the run ended after %.1f s, exit %d", name.c_str(), seconds, p.exitCode());
+        [&] {
+            QVERIFY2(ended && seconds < 30, qPrintable(output));
+            QVERIFY2(p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0, qPrintable(output));
+            bool any = true;
+            for (int tries = 0; tries < 50 && any; ++tries) {
+                any = false;
+                for (const auto& [rank, pid] : ranks) any |= alive(pid);
+                if (any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            QVERIFY2(!any, "a rank is still running");
+            QVERIFY(!fs::exists(work + "/out/run.json"));
+            QVERIFY(!fs::exists(work + "/out/model.safetensors"));
+        }();
+        return output;
+    }
+};
+
+QTEST_GUILESS_MAIN(TrainRanksTest)
+#include "test_train_ranks.moc"
