@@ -38,6 +38,15 @@ struct CliRequest {
     int limit = 0;                 // runs: at most this many (0: all)
     bool quiet = false, noHistory = false, json = false, all = false, help = false;
     QStringList positional;        // RUN of report, NAME of presets
+    // generate (app/cli/generate_command.cpp)
+    QString run;                   // a run id, 'last', a run's name, or a run folder
+    QString weights;               // a model.safetensors file
+    QString prompt;
+    std::int64_t tokens = 200;
+    double temperature = 0.8;
+    int topK = 0;
+    std::uint64_t seed = 1;
+    int threads = 0;
     QSet<QString> given;           // long names of the flags on the command line ("epochs", ...)
     bool has(const char* flag) const { return given.contains(QLatin1String(flag)); }
 };
@@ -57,6 +66,9 @@ enum class FlagGroup {
     report,     // --format, --out FILE
     runs,       // --status, --filter, --limit
     presets,    // --json
+    sequence,   // --seq (language models; train and plan)
+    text,       // --tokenizer, --eval-every, --eval-tokens (language models; train)
+    generate,   // headroom generate: --run, --weights, --prompt, --tokens, --temperature, --top-k, --seed
 };
 
 struct Subcommand {
