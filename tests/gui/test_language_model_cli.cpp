@@ -6,11 +6,13 @@
 // from the preset's shapes; `train` on a language model ends with test_loss= after a tokens/s line.
 #include <QtTest>
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLocale>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -67,7 +69,7 @@ class TestLanguageModelCli : public QObject {
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         env.insert(QStringLiteral("LC_ALL"), QStringLiteral("C.UTF-8"));
-        env.insert(QStringLiteral("HEADROOM_DB"), m_dir.filePath(QStringLiteral("history.db")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_dir.filePath(QStringLiteral("xdg")));  // never the user's history
         p.setProcessEnvironment(env);
         p.start(exe(), args);
         if (!p.waitForFinished(timeoutMs)) {
@@ -78,6 +80,7 @@ class TestLanguageModelCli : public QObject {
         return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
     }
     bool haveExe() const { return QFile::exists(exe()); }
+    QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
 
 private slots:
     // ---- flags (in-process)
@@ -149,7 +152,7 @@ private slots:
         const Result r = run({"train", "--preset", "gpt-tiny", "--data", "text:" + corpus, "--tokenizer", "char",
                               "--steps", "4", "--batch", "2", "--seq", "32", "--optimizer", "adamw", "--lr", "3e-3",
                               "--eval-every", "2", "--eval-tokens", "512", "--grad-clip", "1", "--threads", "2",
-                              "--checkpoint", "attention", "--out", m_run, "--name", "lm-cli-test"});
+                              "--checkpoint", "attention", "--out", m_run, "--name", "lm-cli-test", "--db", db()});
         QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
         // the last line is test_loss=, after the tokens/s line
         const QStringList lines = r.out.trimmed().split(QLatin1Char('\n'));
@@ -182,10 +185,11 @@ private slots:
         const Result byFile = run({"generate", "--weights", m_run + "/model.safetensors", "--prompt", "the quick",
                                    "--tokens", "40", "--temperature", "0"});
         QCOMPARE(byFile.out, a.out);
-        const Result byName = run({"generate", "--run", "lm-cli-test", "--prompt", "the quick", "--tokens", "40", "--temperature", "0"});
+        const Result byName = run({"generate", "--run", "lm-cli-test", "--db", db(), "--prompt", "the quick", "--tokens", "40",
+                                   "--temperature", "0"});
         QVERIFY2(byName.code == 0, qPrintable(byName.err));
         QCOMPARE(byName.out, a.out);
-        const Result last = run({"generate", "--run", "last", "--prompt", "the quick", "--tokens", "40", "--temperature", "0"});
+        const Result last = run({"generate", "--run", "last", "--db", db(), "--prompt", "the quick", "--tokens", "40", "--temperature", "0"});
         QCOMPARE(last.out, a.out);
         // sampling: the same seed gives the same text
         const QStringList sampled{"generate", "--run", m_run, "--tokens", "30", "--temperature", "1", "--top-k", "5", "--seed", "7"};
@@ -201,7 +205,7 @@ private slots:
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(QLatin1String("--run RUN")) && r.err.contains(QLatin1String("--weights FILE")), qPrintable(r.err));
         // a run that is neither a folder nor in the history
-        r = run({"generate", "--run", "no-such-run"});
+        r = run({"generate", "--run", "no-such-run", "--db", db()});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(QLatin1String("no run 'no-such-run'")), qPrintable(r.err));
         // the weights without their (char) tokenizer next to them
