@@ -97,7 +97,7 @@ int runPlanCommand(const CliRequest& request) {
                           .arg(T)
                           .arg(c.batch)
                           .arg(c.batch * T)
-                          .arg(q(parameterText(planned.spec))));
+                          .arg(parameterText(planned.spec)));
             if (p.device_defaults)
                 print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(p.device_note)));
             print(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr));
@@ -163,7 +163,7 @@ int runPlanCommand(const CliRequest& request) {
                       .arg(T)
                       .arg(c.batch)
                       .arg(c.batch * T)
-                      .arg(q(parameterText(planned.spec))));
+                      .arg(parameterText(planned.spec)));
         if (defaults)
             print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(s.candidates.front().plan.device_note)));
         // the strategy column as wide as its longest entry, so long flag sets keep the columns aligned
