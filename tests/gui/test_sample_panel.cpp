@@ -1,7 +1,7 @@
 // The Sample panel (issue 12), offscreen: during a gpt-tiny run it shows text generated from a copy of
 // the current weights (a step of the run in progress) without blocking the GUI thread; after the run it
 // shows text from the saved weights, the same text core's Generator makes from model.safetensors with
-// the panel's options (temperature 0: greedy). An image model's run leaves it saying there is nothing
+// the panel's options (temperature 1 with the default seed). An image model's run leaves it saying there is nothing
 // to sample. HEADROOM_SAMPLE_PNG=FILE saves the panel during the run as a picture.
 #include <QtTest>
 
@@ -41,7 +41,7 @@ private slots:
         hr::GenerateOptions o;
         o.prompt = "little pigs";
         o.tokens = 40;
-        o.temperature = 0;
+        o.temperature = 1;  // sampled with the default seed: the same text from the same weights
         panel.setOptions(o);
         QCOMPARE(panel.text(), QString());
 
@@ -71,7 +71,7 @@ private slots:
         const qint64 step = shown.first().first().toLongLong();
         QVERIFY(step >= 1);
         QVERIFY2(panel.text().startsWith(QLatin1String("little pigs")), qPrintable(panel.text()));
-        QVERIFY(panel.text().size() > QStringLiteral("little pigs").size());
+        QVERIFY(panel.text().trimmed().size() > QStringLiteral("little pigs").size());
         QVERIFY2(panel.status().contains(QString::number(step)), qPrintable(panel.status()));
         if (const QByteArray png = qgetenv("HEADROOM_SAMPLE_PNG"); !png.isEmpty())
             QVERIFY(panel.grab().save(QString::fromLocal8Bit(png)));
