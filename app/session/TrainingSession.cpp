@@ -45,6 +45,7 @@ void TrainingSession::setPaused(bool paused) {
 void TrainingSession::requestSnapshot() {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_trainer) m_trainer->request_snapshot();
+    else m_snapshotWanted = true;  // before the trainer exists: asked for as soon as it does
 }
 
 std::shared_ptr<const hr::WeightsSnapshot> TrainingSession::latestSnapshot() const {
@@ -133,6 +134,7 @@ void TrainingSession::run(const SessionJob& job) {
             m_trainer = &trainer;
             trainer.set_paused(m_paused.load());
             if (m_stopRequested.load()) trainer.request_stop();
+            if (m_snapshotWanted.exchange(false)) trainer.request_snapshot();
         }
         emit started();
         try {

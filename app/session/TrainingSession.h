@@ -72,6 +72,7 @@ private:
     std::atomic<bool> m_stopRequested{false};
     std::atomic<bool> m_paused{false};
     std::atomic<bool> m_running{false};
+    std::atomic<bool> m_snapshotWanted{false};  // requestSnapshot() before the run's trainer existed
     std::atomic<int> m_batchIntervalMs{40};
 };
 
