@@ -66,10 +66,10 @@ private slots:
         QVERIFY2(controller.start(c, ro, &why), qPrintable(why));
 
         // during the run: the weights of a step of the run in progress
-        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 120000);
+        // (the first copy may be of step 0, asked for before the first step; later ones follow every 300 ms)
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && shown.last().first().toLongLong() >= 1, 120000);
         QVERIFY(controller.isRunning());
-        const qint64 step = shown.first().first().toLongLong();
-        QVERIFY(step >= 1);
+        const qint64 step = shown.last().first().toLongLong();
         QVERIFY2(panel.text().startsWith(QLatin1String("little pigs")), qPrintable(panel.text()));
         QVERIFY(panel.text().trimmed().size() > QStringLiteral("little pigs").size());
         QVERIFY2(panel.status().contains(QString::number(step)), qPrintable(panel.status()));
