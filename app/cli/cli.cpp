@@ -36,10 +36,11 @@ const std::vector<Subcommand>& subcommands() {
                            "Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then\n"
                            "DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see\n"
                            "docs/run-json.md), so a folder with run.json is complete. The first line says which device\n"
-                           "trains and why; the last line printed is test_accuracy=0.xxxx. Ctrl-C stops after the\n"
-                           "current step and writes the results so far."),
+                           "trains and why; the last line printed is test_accuracy=0.xxxx (a language model: test_loss=X,\n"
+                           "the validation loss per token, after a tokens/s line). Ctrl-C stops after the current step\n"
+                           "and writes the results so far."),
          {FlagGroup::model, FlagGroup::data, FlagGroup::length, FlagGroup::memory, FlagGroup::optimizer,
-          FlagGroup::training, FlagGroup::device, FlagGroup::run, FlagGroup::history},
+          FlagGroup::training, FlagGroup::sequence, FlagGroup::text, FlagGroup::device, FlagGroup::run, FlagGroup::history},
          0, 0, false, runTrainCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,\n"
                                   "dataset, a diverging loss, out of memory).")},
@@ -58,8 +59,16 @@ const std::vector<Subcommand>& subcommands() {
                            "layer, and the step cost of the chosen strategies. With --budget it searches precision,\n"
                            "checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits\n"
                            "and is predicted fastest, and says why each other one ranks lower or does not fit."),
-         {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::device, FlagGroup::plan},
+         {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::sequence, FlagGroup::device,
+          FlagGroup::plan},
          0, 0, false, runPlanCommand},
+        {"generate", "--run RUN|--weights FILE [options]", QT_TRANSLATE_NOOP("Cli", "continue a prompt with a trained language model"),
+         QT_TRANSLATE_NOOP("Cli",
+                           "Loads a language model's weights and the tokenizer stored next to them (a run from the history,\n"
+                           "a run folder, or a model.safetensors file) and prints the prompt followed by the generated text.\n"
+                           "Temperature 0 picks the most likely token every time (greedy: the same text on every call);\n"
+                           "otherwise the same --seed, weights and prompt give the same text."),
+         {FlagGroup::generate, FlagGroup::history}, 0, 0, false, runGenerateCommand},
         {"presets", "[--json NAME]", QT_TRANSLATE_NOOP("Cli", "list the built-in models"),
          QT_TRANSLATE_NOOP("Cli", "Lists the built-in models with their parameter counts; with --json NAME, prints that\n"
                                   "model's spec (docs/model-spec.md)."),

@@ -56,12 +56,14 @@ using V = FlagValue;
 
 const std::vector<Flag> kFlags = {
     // ---- model
-    {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn (default), mlp, lenet5, resnet-mini"),
+    {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,\n"
+                              "gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets)"),
      [](R& r, const V& v) { r.preset = v.str(); }},
     {FlagGroup::model, "model", "FILE.json", QT_TRANSLATE_NOOP("Cli", "a model spec (docs/model-spec.md)"),
      [](R& r, const V& v) { r.modelFile = v.str(); }},
     // ---- data
-    {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic"),
+    {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic; for language models\n"
+                              "text:fortunes or text:FILE (UTF-8)"),
      [](R& r, const V& v) { r.config.data = v.str(); }},
     {FlagGroup::data, "train-limit", "N", QT_TRANSLATE_NOOP("Cli", "use only the first N training samples (default 0: all)"),
      [](R& r, const V& v) { r.config.train_limit = v.integer<std::int64_t>(0); }},
@@ -79,7 +81,8 @@ const std::vector<Flag> kFlags = {
      QT_TRANSLATE_NOOP("Cli", "fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;\n"
                               "fp16 with dynamic loss scaling)"),
      [](R& r, const V& v) { r.config.strategy.precision = v.choice(QT_TRANSLATE_NOOP("Cli", "precision"), {"fp32", "tf32", "bf16", "fp16"}); }},
-    {FlagGroup::memory, "checkpoint", "C", QT_TRANSLATE_NOOP("Cli", "activation checkpointing: none (default), all, every:K, list:I,J, auto"),
+    {FlagGroup::memory, "checkpoint", "C", QT_TRANSLATE_NOOP("Cli", "activation checkpointing: none (default), all, every:K, list:I,J, auto,\n"
+                              "attention (transformers: recompute only the attention core)"),
      [](R& r, const V& v) { r.config.strategy.checkpoint = v.str(); }},
     {FlagGroup::memory, "micro-batch", "N", QT_TRANSLATE_NOOP("Cli", "forward/backward N samples at a time, accumulating gradients"),
      [](R& r, const V& v) { r.config.strategy.micro_batch = v.integer<std::int64_t>(1, kMaxBatch); }},
@@ -113,6 +116,38 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.schedule.min_lr = v.real(0); }},
     {FlagGroup::training, "label-smoothing", "F", QT_TRANSLATE_NOOP("Cli", "cross-entropy label smoothing in [0, 1) (default: the model's)"),
      [](R& r, const V& v) { r.labelSmoothing = v.real(0, 1, false, true); }},
+    // ---- language models: optimizer details (lmcli, issue 12)
+    {FlagGroup::training, "grad-clip", "F", QT_TRANSLATE_NOOP("Cli", "clip the gradients' global L2 norm to F (default 0: off)"),
+     [](R& r, const V& v) { r.config.optimizer.grad_clip = v.real(0, 1e30); }},
+    {FlagGroup::training, "beta1", "F", QT_TRANSLATE_NOOP("Cli", "adam/adamw beta1 in [0, 1) (default 0.9)"),
+     [](R& r, const V& v) { r.config.optimizer.beta1 = v.real(0, 1, false, true); }},
+    {FlagGroup::training, "beta2", "F", QT_TRANSLATE_NOOP("Cli", "adam/adamw beta2 in [0, 1) (default 0.999)"),
+     [](R& r, const V& v) { r.config.optimizer.beta2 = v.real(0, 1, false, true); }},
+    {FlagGroup::training, "eps", "F", QT_TRANSLATE_NOOP("Cli", "adam/adamw epsilon, greater than 0 (default 1e-8)"),
+     [](R& r, const V& v) { r.config.optimizer.eps = v.real(0, 1, true, false); }},
+    {FlagGroup::training, "decay-scope", "S",
+     QT_TRANSLATE_NOOP("Cli", "what weight decay applies to: auto (default: matrices for transformers,\n"
+                              "else all), all, matrices (weights and embeddings, not biases or norms)"),
+     [](R& r, const V& v) { r.config.optimizer.decay_scope = v.choice(QT_TRANSLATE_NOOP("Cli", "decay scope"), {"auto", "all", "matrices"}); }},
+    // ---- language models: sequence (train, plan) and text (train)
+    {FlagGroup::sequence, "seq", "T", QT_TRANSLATE_NOOP("Cli", "tokens per sequence, 1 to the model's positions (default 0: the model's)"),
+     [](R& r, const V& v) { r.config.seq = v.integer<std::int64_t>(0, 1 << 24); }},
+    {FlagGroup::text, "tokenizer", "K",
+     QT_TRANSLATE_NOOP("Cli", "byte (default), char, or bpe:N (SentencePiece BPE of N tokens, 260 to\n"
+                              "1000000, trained on the training text; stored next to the weights)"),
+     [](R& r, const V& v) {
+         const std::string s = v.str();
+         if (s != "byte" && s != "char") {
+             if (s.rfind("bpe:", 0) != 0)
+                 throw BadFlag{Cli::tr("unknown tokenizer '%1' for %2; use byte, char or bpe:N").arg(v.text(), v.flag())};
+             (void)FlagValue(v.flag(), v.text().mid(4)).integer<std::int64_t>(260, 1000000);
+         }
+         r.config.tokenizer = s;
+     }},
+    {FlagGroup::text, "eval-every", "N", QT_TRANSLATE_NOOP("Cli", "validation loss every N steps (default 0: at the end of each epoch)"),
+     [](R& r, const V& v) { r.config.eval_every = v.integer<std::int64_t>(0, hr::kMaxSteps); }},
+    {FlagGroup::text, "eval-tokens", "N", QT_TRANSLATE_NOOP("Cli", "validation tokens per evaluation (default 65536; 0: the whole split)"),
+     [](R& r, const V& v) { r.config.eval_tokens = v.integer<std::int64_t>(0, std::int64_t(1) << 40); }},
     // ---- device
     {FlagGroup::device, "device", "DEV",
      QT_TRANSLATE_NOOP("Cli", "auto (default: the GPU when one works, else the CPU), cpu, cuda:N"),
@@ -214,13 +249,30 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.filter = v.text(); }},
     {FlagGroup::runs, "limit", "N", QT_TRANSLATE_NOOP("Cli", "at most N runs, newest first (default 0: all)"),
      [](R& r, const V& v) { r.limit = v.integer<int>(0); }},
+    // ---- generate (lmcli, issue 12)
+    {FlagGroup::generate, "run", "RUN", QT_TRANSLATE_NOOP("Cli", "a run: its id, 'last', its name (see headroom runs) or its folder"),
+     [](R& r, const V& v) { r.run = v.text(); }},
+    {FlagGroup::generate, "weights", "FILE", QT_TRANSLATE_NOOP("Cli", "or: a model.safetensors file (its tokenizer from the same folder)"),
+     [](R& r, const V& v) { r.weights = v.text(); }},
+    {FlagGroup::generate, "prompt", "TEXT", QT_TRANSLATE_NOOP("Cli", "the text to continue (default: start after a newline)"),
+     [](R& r, const V& v) { r.prompt = v.text(); }},
+    {FlagGroup::generate, "tokens", "N", QT_TRANSLATE_NOOP("Cli", "new tokens to generate, 1 to 100000 (default 200)"),
+     [](R& r, const V& v) { r.tokens = v.integer<std::int64_t>(1, 100000); }},
+    {FlagGroup::generate, "temperature", "X", QT_TRANSLATE_NOOP("Cli", "sampling temperature, 0 to 100 (default 0.8; 0: greedy, deterministic)"),
+     [](R& r, const V& v) { r.temperature = v.real(0, 100); }},
+    {FlagGroup::generate, "top-k", "K", QT_TRANSLATE_NOOP("Cli", "sample among the K most likely tokens only (default 0: all)"),
+     [](R& r, const V& v) { r.topK = v.integer<int>(0, 1 << 24); }},
+    {FlagGroup::generate, "seed", "N", QT_TRANSLATE_NOOP("Cli", "seed of the sampling (default 1)"),
+     [](R& r, const V& v) { r.seed = v.integer<std::uint64_t>(0); }},
+    {FlagGroup::generate, "threads", "N", QT_TRANSLATE_NOOP("Cli", "CPU threads, 0 to 1024 (default 0: all cores)"),
+     [](R& r, const V& v) { r.threads = v.integer<int>(0, 1024); }},
     // ---- presets
     {FlagGroup::presets, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "print the preset NAME's model spec as JSON"),
      [](R& r, const V&) { r.json = true; }},
 };
 
 // Flags that exclude each other, in every spelling (--epochs=3 --steps 5 as well).
-const std::vector<std::pair<const char*, const char*>> kExclusive = {{"epochs", "steps"}, {"preset", "model"}};
+const std::vector<std::pair<const char*, const char*>> kExclusive = {{"epochs", "steps"}, {"preset", "model"}, {"run", "weights"}};
 
 const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::model, QT_TRANSLATE_NOOP("Cli", "Model (one of)")},
@@ -237,6 +289,9 @@ const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::runs, QT_TRANSLATE_NOOP("Cli", "Filter")},
     {FlagGroup::presets, QT_TRANSLATE_NOOP("Cli", "Output")},
     {FlagGroup::weights, QT_TRANSLATE_NOOP("Cli", "Weights")},
+    {FlagGroup::sequence, QT_TRANSLATE_NOOP("Cli", "Language models")},
+    {FlagGroup::text, QT_TRANSLATE_NOOP("Cli", "Text and evaluation")},
+    {FlagGroup::generate, QT_TRANSLATE_NOOP("Cli", "Generation")},
 };
 
 std::vector<const Flag*> flagsOf(const Subcommand& cmd) {

@@ -39,8 +39,16 @@ struct CliRequest {
     int ranks = 1;                 // train: processes to launch through mpirun; plan: the world size
     bool quiet = false, noHistory = false, json = false, all = false, help = false;
     QString resume;                // train --resume DIR: the run folder to continue
-    QString weights;               // eval --weights FILE
+    QString weights;               // eval / generate --weights FILE (a model.safetensors file)
     QStringList positional;        // RUN of report, NAME of presets
+    // generate (app/cli/generate_command.cpp)
+    QString run;                   // a run id, 'last', a run's name, or a run folder
+    QString prompt;
+    std::int64_t tokens = 200;
+    double temperature = 0.8;
+    int topK = 0;
+    std::uint64_t seed = 1;
+    int threads = 0;
     QSet<QString> given;           // long names of the flags on the command line ("epochs", ...)
     bool has(const char* flag) const { return given.contains(QLatin1String(flag)); }
 };
@@ -61,6 +69,9 @@ enum class FlagGroup {
     runs,       // --status, --filter, --limit
     presets,    // --json
     weights,    // eval: --weights
+    sequence,   // --seq (language models; train and plan)
+    text,       // --tokenizer, --eval-every, --eval-tokens (language models; train)
+    generate,   // headroom generate: --run, --weights, --prompt, --tokens, --temperature, --top-k, --seed
 };
 
 struct Subcommand {

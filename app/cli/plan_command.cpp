@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <QCoreApplication>
+#include <QLocale>
 #include <algorithm>
 #include <cstdio>
 
@@ -11,6 +12,7 @@
 #include "train/device.h"
 #include "train/run_record.h"
 #include "train/trainer.h"
+#include "nn/transformer_spec.h"
 
 namespace hrapp {
 
@@ -18,6 +20,16 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 QString bytes(std::size_t b) { return q(hr::format_bytes(b)); }
+
+// "1,557,686,400 (1.56 B)": a model's parameter count from its spec (no weights allocated).
+QString parameterText(const hr::ModelSpec& spec) {
+    const std::int64_t n = hr::analyze_model_spec(spec).total_params;
+    const double v = static_cast<double>(n);
+    const QString shortForm = v >= 1e9 ? QStringLiteral("%1 B").arg(v / 1e9, 0, 'f', 2)
+                              : v >= 1e6 ? QStringLiteral("%1 M").arg(v / 1e6, 0, 'f', 1)
+                                         : QStringLiteral("%1 k").arg(v / 1e3, 0, 'f', 1);
+    return QStringLiteral("%1 (%2)").arg(QLocale::c().toString(static_cast<qlonglong>(n)), shortForm);
+}
 
 }  // namespace
 
@@ -59,6 +71,9 @@ int runPlanCommand(const CliRequest& request) {
         hr::validate_train_config(c);
         hr::PlanRequest req = hr::plan_request(c);
         if (flags.ranks > 1) req.world_size = flags.ranks;  // what-if: N ranks, without the devices
+        // the spec as planned (a language model at --seq): for the lines that describe it
+        hr::PlanRequest planned = req;
+        hr::apply_sequence_length(planned.spec, planned.seq);
         const std::size_t free = hr::device_free_bytes(req.device);
         if (flags.budget.isEmpty()) {
             hr::MemoryPlan p = hr::predict_memory(req);
@@ -67,6 +82,8 @@ int runPlanCommand(const CliRequest& request) {
                 j["device_name"] = req.device;
                 j["device_free"] = free;
                 j["fits"] = p.device_total <= free;
+                j["param_count"] = hr::analyze_model_spec(planned.spec).total_params;
+                j["seq"] = hr::model_sequence_length(planned.spec);
                 print(q(j.dump(2) + "\n"));
                 return 0;
             }
@@ -90,6 +107,14 @@ int runPlanCommand(const CliRequest& request) {
                               .arg(bytes(rp.device_total), bytes(rp.host_total)));
                 print(QStringLiteral("\n"));
             }
+            if (const std::int64_t T = hr::model_sequence_length(planned.spec); T > 0)
+                print(QCoreApplication::translate("Cli", "Language model: sequence %1 tokens, %2 x %1 = %3 tokens per step, %4 parameters\n\n")
+                          .arg(T)
+                          .arg(c.batch)
+                          .arg(c.batch * T)
+                          .arg(parameterText(planned.spec)));
+            if (p.device_defaults)
+                print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(p.device_note)));
             print(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr));
             print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
                       .arg(bytes(p.device_total), bytes(free), q(req.device),
@@ -124,9 +149,13 @@ int runPlanCommand(const CliRequest& request) {
         }
         const std::size_t budget = flags.budget == QLatin1String("device") ? free : hr::parse_bytes(flags.budget.toStdString());
         hr::PlanSearch s = hr::search_plans(req, budget);
+        const bool defaults = !s.candidates.empty() && s.candidates.front().plan.device_defaults;
         if (flags.json) {
             nlohmann::json j;
             j["budget"] = budget;
+            j["param_count"] = hr::analyze_model_spec(planned.spec).total_params;
+            j["seq"] = hr::model_sequence_length(planned.spec);
+            j["device_defaults"] = defaults;
             j["best"] = s.best;
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& cand : s.candidates) {
@@ -144,6 +173,14 @@ int runPlanCommand(const CliRequest& request) {
                   .arg(q(c.model.name))
                   .arg(c.batch)
                   .arg(bytes(budget)));
+        if (const std::int64_t T = hr::model_sequence_length(planned.spec); T > 0)
+            print(QCoreApplication::translate("Cli", "Language model: sequence %1 tokens, %2 x %1 = %3 tokens per step, %4 parameters\n\n")
+                      .arg(T)
+                      .arg(c.batch)
+                      .arg(c.batch * T)
+                      .arg(parameterText(planned.spec)));
+        if (defaults)
+            print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(s.candidates.front().plan.device_note)));
         // the strategy column as wide as its longest entry, so long flag sets keep the columns aligned
         const QString none = QCoreApplication::translate("Cli", "(no strategies: fp32)");
         QStringList names;

@@ -19,6 +19,7 @@
 #include "cli/output.h"
 #include "cli/signal_watcher.h"
 #include "memory/allocator.h"
+#include "nn/transformer_spec.h"
 #include "notify/webhook_notifier.h"
 #include "session/RunController.h"
 #include "session/RunText.h"
@@ -42,6 +43,7 @@ public:
         QObject::connect(&c, &RunController::logMessage, &c, [this](const hr::LogEvent& e) { onLog(e); });
     }
     void setDeviceFlag(const std::string& device) { m_deviceFlag = device; }
+    void setLanguageModel(bool tokens) { m_tokens = tokens; }
 
     void onDevice(const hr::DeviceEvent& e) {
         m_deviceNote = e.note;
@@ -65,6 +67,18 @@ public:
         const int width = 24;
         const int filled = static_cast<int>(width * static_cast<double>(e.step) / static_cast<double>(e.total_steps));
         const QString bar = QString(filled, QLatin1Char('#')) + QString(width - filled, QLatin1Char('-'));
+        if (m_tokens) {
+            print(Cli::tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 tokens/s  ETA %7 ")
+                      .arg(bar)
+                      .arg(e.step)
+                      .arg(e.total_steps)
+                      .arg(e.epoch)
+                      .arg(e.loss, 0, 'f', 4)
+                      .arg(e.tokens_per_second, 0, 'f', 0)
+                      .arg(formatDuration(e.eta_seconds)));
+            m_barShown = true;
+            return;
+        }
         print(Cli::tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 ")
                   .arg(bar)
                   .arg(e.step)
@@ -79,6 +93,16 @@ public:
     void onEpoch(const hr::EpochEvent& e) {
         if (m_quiet) return;
         endBar();
+        if (m_tokens) {  // a language model: the loss per token and tokens/s (accuracy: next-token)
+            print(Cli::tr("epoch %1: train_loss=%2 test_loss=%3 test_accuracy=%4 tokens/s=%5 time=%6s\n")
+                      .arg(e.epoch)
+                      .arg(e.train_loss, 0, 'f', 4)
+                      .arg(e.test_loss, 0, 'f', 4)
+                      .arg(e.test_accuracy, 0, 'f', 4)
+                      .arg(e.tokens_per_second, 0, 'f', 0)
+                      .arg(e.seconds, 0, 'f', 1));
+            return;
+        }
         print(Cli::tr("epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s\n")
                   .arg(e.epoch)
                   .arg(e.train_loss, 0, 'f', 4)
@@ -132,6 +156,17 @@ public:
         }
         if (r.status == "stopped")
             eprint(Cli::tr("headroom train: stopped after %1 steps; the results so far were written\n").arg(r.steps));
+        if (m_tokens) {
+            // a language model: the throughput, then the validation loss per token as the last line
+            if (!m_quiet)
+                print(Cli::tr("tokens/s=%1 (%2 %3 tokens, sequence %4)\n")
+                          .arg(r.tokens_per_second, 0, 'f', 0)
+                          .arg(r.vocab_size)
+                          .arg(q(r.tokenizer))
+                          .arg(r.seq));
+            print(QStringLiteral("test_loss=%1\n").arg(r.test_loss, 0, 'f', 4));
+            return o.exitCode();
+        }
         print(QStringLiteral("test_accuracy=%1\n").arg(r.test_accuracy, 0, 'f', 4));
         return o.exitCode();
     }
@@ -143,6 +178,7 @@ private:
     }
 
     bool m_quiet, m_tty;
+    bool m_tokens = false;  // a language model
     bool m_barShown = false, m_deviceShown = false;
     std::string m_deviceFlag, m_deviceNote;
     QStringList m_held;
@@ -303,6 +339,7 @@ int runTrainCommand(const CliRequest& request) {
     options.resume = resume;
     TrainPrinter printer(controller, r.quiet);
     printer.setDeviceFlag(r.config.device);
+    printer.setLanguageModel(hr::is_token_model(r.config.model));
 
     std::optional<RunOutcome> outcome;
     QEventLoop loop;

@@ -33,6 +33,7 @@
 #include "charts/LiveChart.h"
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
+#include "gui/SamplePanel.h"
 #include "gui/HardwareView.h"
 #include "gui/MemoryPlanPanel.h"
 #include "gui/RunsView.h"
@@ -99,6 +100,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs, &RunController::logMessage, this,
             [this](const hr::LogEvent& e) { onLog(int(e.level), QString::fromStdString(e.message)); });
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onFinished);
+    // language models: text from the current weights during a run and from the saved ones after it
+    m_tabs->insertTab(1, new SamplePanel(m_runs), tr("Sample"));
 
     connect(m_monitor, &MonitorView::saveChartRequested, this, &MainWindow::saveChart);
     connect(m_hardware, &HardwareView::saveChartRequested, this, &MainWindow::saveChart);

@@ -128,7 +128,8 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
     m_paused = false;
     m_awaitingSettle = false;
     if (m_store) {
-        m_runId = m_store->beginRun(config, options.name);
+        m_runId = m_store->beginRun(config, options.name,
+                                     options.outDir.isEmpty() ? QString() : QDir(options.outDir).absolutePath());
         if (m_runId > 0) {
             if (const auto info = m_store->run(m_runId)) m_name = info->name;
         } else {

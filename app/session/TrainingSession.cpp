@@ -6,6 +6,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "plan/planner.h"
+#include "train/generate.h"
 #include "train/run_record.h"
 
 namespace hrapp {
@@ -39,6 +40,17 @@ void TrainingSession::setPaused(bool paused) {
     m_paused = paused;
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_trainer) m_trainer->set_paused(paused);
+}
+
+void TrainingSession::requestSnapshot() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_trainer) m_trainer->request_snapshot();
+    else m_snapshotWanted = true;  // before the trainer exists: asked for as soon as it does
+}
+
+std::shared_ptr<const hr::WeightsSnapshot> TrainingSession::latestSnapshot() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_snapshot;
 }
 
 void TrainingSession::flushSteps(bool force) {
@@ -81,6 +93,7 @@ void TrainingSession::run(const SessionJob& job) {
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_pending.clear();
+        m_snapshot.reset();
         m_lastFlush = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     }
     hr::TrainCallbacks cb;
@@ -98,6 +111,15 @@ void TrainingSession::run(const SessionJob& job) {
     };
     cb.on_memory = [this](const hr::MemoryEvent& e) { emit memoryUpdated(e); };
     cb.on_log = [this](const hr::LogEvent& e) { emit logMessage(e); };
+    cb.on_snapshot = [this](std::shared_ptr<const hr::WeightsSnapshot> s) {
+        if (!s) return;
+        const qint64 step = s->step;
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_snapshot = std::move(s);
+        }
+        emit snapshotReady(step);
+    };
 
     RunEnded end;
     end.outDir = job.outDir;
@@ -113,6 +135,7 @@ void TrainingSession::run(const SessionJob& job) {
             m_trainer = &trainer;
             trainer.set_paused(m_paused.load());
             if (m_stopRequested.load()) trainer.request_stop();
+            if (m_snapshotWanted.exchange(false)) trainer.request_snapshot();
         }
         emit started();
         try {

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 
 #include "session/RunEvent.h"
@@ -40,6 +41,11 @@ public:
     bool isPaused() const { return m_paused.load(); }
     bool isRunning() const { return m_running.load(); }
     void setBatchIntervalMs(int ms) { m_batchIntervalMs.store(qMax(1, ms)); }
+    // Thread-safe. Asks the trainer for a copy of the weights between its next two steps (a language
+    // model's Sample panel); snapshotReady() follows from the session thread, and latestSnapshot()
+    // returns the newest copy of this run (null before the first; cleared when a run starts).
+    void requestSnapshot();
+    std::shared_ptr<const hr::WeightsSnapshot> latestSnapshot() const;
 
 public slots:
     // Runs one job to the end on the calling (session) thread. Every outcome, including an input the
@@ -54,17 +60,20 @@ signals:
     void memoryUpdated(const hr::MemoryEvent& memory);
     void logMessage(const hr::LogEvent& message);
     void ended(const hrapp::RunEnded& end);
+    void snapshotReady(qint64 step);  // after requestSnapshot(): latestSnapshot() holds it
 
 private:
     void flushSteps(bool force);
 
-    std::mutex m_mutex;  // guards m_trainer and m_pending
+    mutable std::mutex m_mutex;  // guards m_trainer, m_pending and m_snapshot
+    std::shared_ptr<const hr::WeightsSnapshot> m_snapshot;
     hr::Trainer* m_trainer = nullptr;
     QVector<hr::StepEvent> m_pending;
     std::chrono::steady_clock::time_point m_lastFlush;
     std::atomic<bool> m_stopRequested{false};
     std::atomic<bool> m_paused{false};
     std::atomic<bool> m_running{false};
+    std::atomic<bool> m_snapshotWanted{false};  // requestSnapshot() before the run's trainer existed
     std::atomic<int> m_batchIntervalMs{40};
 };
 

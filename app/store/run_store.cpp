@@ -524,6 +524,7 @@ static RunInfo runFromQuery(const QSqlQuery& q) {
     r.stepCount = q.value(10).toLongLong();
     r.modelName = r.spec.value(QStringLiteral("name")).toString();
     r.data = r.config.value(QStringLiteral("data")).toString();
+    r.outDir = r.config.value(QStringLiteral("out_dir")).toString();
     return r;
 }
 

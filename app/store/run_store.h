@@ -41,6 +41,7 @@ struct RunInfo {
     QString error;
     QString modelName;     // from the spec
     QString data;          // from the config
+    QString outDir;        // the run's output folder ("" : not written, or recorded before it was kept)
     QJsonObject config;    // TrainConfig JSON (train_config_to_json)
     QJsonObject spec;      // ModelSpec JSON (model_spec_to_json)
     QJsonObject finalMetrics;
@@ -128,7 +129,9 @@ public:
     // Returns the new run id, or 0 with lastError(). name empty: "<model> on <data>".
     qint64 beginRun(const QJsonObject& config, const QJsonObject& spec, const QString& device,
                     const QString& name = QString());
-    qint64 beginRun(const hr::TrainConfig& config, const QString& name = QString());  // run_store_config.cpp
+    // outDir: the run's output folder, kept in the stored config as "out_dir" (RunInfo::outDir).
+    qint64 beginRun(const hr::TrainConfig& config, const QString& name = QString(),
+                    const QString& outDir = QString());  // run_store_config.cpp
     // The name a run gets when none is given: "<model> on <data>".
     static QString defaultRunName(const QString& modelName, const QString& data);
     // The final metrics finishRun(TrainResult) records (test_accuracy, seconds, peak_bytes, ...; NaN as

@@ -9,11 +9,15 @@
 
 namespace hrapp {
 
-qint64 RunStore::beginRun(const hr::TrainConfig& config, const QString& name) {
+qint64 RunStore::beginRun(const hr::TrainConfig& config, const QString& name, const QString& outDir) {
     const QString n = name.isEmpty() ? defaultRunName(QString::fromStdString(config.model.name), QString::fromStdString(config.data))
                                      : name;
+    nlohmann::json c = hr::train_config_to_json(config);
+    // the run's folder travels with the stored config (train_config_from_json ignores the key), so
+    // `headroom generate --run ID` finds the weights
+    if (!outDir.isEmpty()) c["out_dir"] = outDir.toStdString();
     return insertRun(n, QString::fromStdString(hr::model_spec_to_json(config.model).dump()),
-                     QString::fromStdString(hr::train_config_to_json(config).dump()), QString::fromStdString(config.device));
+                     QString::fromStdString(c.dump()), QString::fromStdString(config.device));
 }
 
 std::optional<hr::TrainConfig> RunStore::runConfig(qint64 runId) const {
