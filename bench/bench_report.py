@@ -213,6 +213,13 @@ def main():
     except OSError:
         pass
     load = "load average %.2f before, %.2f after" % (m["load_before"], m["load_after"])
+    # A busy machine does not slow both peers alike (PyTorch's OpenMP threads lose far more to other
+    # processes than our pool does), so the ratios of such a run say nothing: flag the whole report.
+    busy = max(m["load_before"], m["load_after"])
+    if busy == busy and busy > 1.5:
+        res["noisy"] = True
+        lines.insert(0, "NOT VALID AS A MEASUREMENT: the machine was busy (1-minute load %.2f > 1.5); the ratios and "
+                        "verdicts below are noise. Re-run on a quiet machine." % busy)
     md = "## scripts/bench %s (%s)\n\n%s\n\nMachine: %s, %s cores, %s.\n\n%s\n\n%s\n" % (
         a.bench, m["date"], title, m["cpu"], m["cores"], load, body, "\n".join("- " + x for x in lines))
     print()
