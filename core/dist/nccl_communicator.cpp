@@ -23,7 +23,6 @@
 #include <thread>
 
 #include "backend/cuda/cuda_backend.h"
-#include "backend/cuda/cuda_check.h"
 #include "dist/comm_common.h"
 #include "dist/mpi_runtime.h"
 #endif
@@ -104,6 +103,51 @@ std::string version_string(int code) {
     return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
+// The CUDA runtime functions this file uses, resolved with dlsym from the runtime the CUDA module
+// (libheadroom_cuda.so) already loaded: headroom_core links no CUDA library (cmake/Cuda.cmake), and a
+// communicator on a CUDA backend exists only once the module is loaded, so RTLD_NOLOAD finds it.
+#define HR_CUDART_FUNCTIONS(X)                                                                           \
+    X(cudaSetDevice) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaEventCreateWithFlags)      \
+    X(cudaEventRecord) X(cudaEventQuery) X(cudaEventDestroy) X(cudaStreamWaitEvent) X(cudaGetErrorString) \
+    X(cudaGetErrorName)
+
+struct CudartApi {
+#define HR_CUDART_DECLARE(name) decltype(&::name) name = nullptr;
+    HR_CUDART_FUNCTIONS(HR_CUDART_DECLARE)
+#undef HR_CUDART_DECLARE
+};
+
+const CudartApi& cuda_rt() {
+    static CudartApi* api = [] {
+        const std::string soname = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
+        void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        if (!lib) lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_GLOBAL);
+        if (!lib) {
+            const char* e = dlerror();
+            throw Error(std::string("internal: the CUDA runtime (") + soname + ") is not loaded: " + (e ? e : ""));
+        }
+        auto a = std::make_unique<CudartApi>();
+#define HR_CUDART_RESOLVE(name)                                      \
+    a->name = reinterpret_cast<decltype(a->name)>(dlsym(lib, #name)); \
+    if (!a->name) throw Error("internal: the CUDA runtime lacks " #name);
+        HR_CUDART_FUNCTIONS(HR_CUDART_RESOLVE)
+#undef HR_CUDART_RESOLVE
+        return a.release();
+    }();
+    return *api;
+}
+
+[[noreturn]] void throw_rt(cudaError_t err, const char* call, const char* file, int line) {
+    throw Error(std::string("CUDA error in ") + call + ": " + cuda_rt().cudaGetErrorName(err) + " (" +
+                cuda_rt().cudaGetErrorString(err) + ") at " + file + ":" + std::to_string(line));
+}
+
+#define HR_RT_CHECK(call)                                                         \
+    do {                                                                          \
+        cudaError_t hr_err_ = (call);                                             \
+        if (hr_err_ != cudaSuccess) throw_rt(hr_err_, #call, __FILE__, __LINE__); \
+    } while (0)
+
 ncclDataType_t nccl_type(DType dt) {
     switch (dt) {
         case DType::f32: return ncclFloat32;
@@ -130,7 +174,7 @@ struct NcclWork : CommHandle::Impl {
     void wait() override;
     bool test() override;
     ~NcclWork() override {
-        if (done) cudaEventDestroy(done);
+        if (done) cuda_rt().cudaEventDestroy(done);
     }
 };
 
@@ -143,8 +187,8 @@ public:
                              {backend.device().str()});
         const RankEnvironment env = rank_environment();
         compute_ = static_cast<cudaStream_t>(cuda_compute_stream(backend));
-        HR_CUDA_CHECK(cudaSetDevice(backend.device().index));
-        HR_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+        HR_RT_CHECK(cuda_rt().cudaSetDevice(backend.device().index));
+        HR_RT_CHECK(cuda_rt().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         ncclUniqueId id;
         std::memset(&id, 0, sizeof id);
         if (env.launched && env.world_size > 1) {
@@ -179,7 +223,7 @@ public:
                 }
             }
         }
-        if (stream_) cudaStreamDestroy(stream_);
+        if (stream_) cuda_rt().cudaStreamDestroy(stream_);
     }
 
     int rank() const override { return rank_; }
@@ -242,24 +286,24 @@ public:
     void synchronize() override {
         live();
         cudaEvent_t ev = nullptr;
-        HR_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-        HR_CUDA_CHECK(cudaEventRecord(ev, stream_));
+        HR_RT_CHECK(cuda_rt().cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        HR_RT_CHECK(cuda_rt().cudaEventRecord(ev, stream_));
         const auto t0 = std::chrono::steady_clock::now();
         for (long i = 0;; ++i) {
-            cudaError_t q = cudaEventQuery(ev);
+            cudaError_t q = cuda_rt().cudaEventQuery(ev);
             if (q == cudaSuccess) break;
             if (q != cudaErrorNotReady) {
-                cudaEventDestroy(ev);
-                HR_CUDA_CHECK(q);
+                cuda_rt().cudaEventDestroy(ev);
+                HR_RT_CHECK(q);
             }
             check();
             if (seconds_between(t0, std::chrono::steady_clock::now()) > timeout_seconds_) {
-                cudaEventDestroy(ev);
+                cuda_rt().cudaEventDestroy(ev);
                 timed_out("the collectives of this step");
             }
             if (i > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
-        cudaEventDestroy(ev);
+        cuda_rt().cudaEventDestroy(ev);
         stats_.wait_seconds += seconds_between(t0, std::chrono::steady_clock::now());
     }
 
@@ -280,18 +324,18 @@ private:
         cudaEvent_t ready = nullptr;
         auto w = std::make_unique<NcclWork>();
         w->comm = this;
-        HR_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-        HR_CUDA_CHECK(cudaEventRecord(ready, compute_));
-        HR_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
-        cudaEventDestroy(ready);  // released once the stream has passed it
+        HR_RT_CHECK(cuda_rt().cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+        HR_RT_CHECK(cuda_rt().cudaEventRecord(ready, compute_));
+        HR_RT_CHECK(cuda_rt().cudaStreamWaitEvent(stream_, ready, 0));
+        cuda_rt().cudaEventDestroy(ready);  // released once the stream has passed it
         ncclResult_t rc = enqueue();
         if (rc == ncclInProgress) {
             settle(call);
         } else if (rc != ncclSuccess) {
             fail_call(call, rc);
         }
-        HR_CUDA_CHECK(cudaEventCreateWithFlags(&w->done, cudaEventDisableTiming));
-        HR_CUDA_CHECK(cudaEventRecord(w->done, stream_));
+        HR_RT_CHECK(cuda_rt().cudaEventCreateWithFlags(&w->done, cudaEventDisableTiming));
+        HR_RT_CHECK(cuda_rt().cudaEventRecord(w->done, stream_));
         return CommHandle(std::move(w));
     }
 
@@ -353,15 +397,15 @@ private:
 void NcclWork::wait() {
     if (!done) return;
     // the compute stream waits on the device; the host goes on
-    cudaError_t e = cudaStreamWaitEvent(comm->compute_stream(), done, 0);
-    cudaEventDestroy(done);
+    cudaError_t e = cuda_rt().cudaStreamWaitEvent(comm->compute_stream(), done, 0);
+    cuda_rt().cudaEventDestroy(done);
     done = nullptr;
-    if (e != cudaSuccess) throw Error(std::string("CUDA error in cudaStreamWaitEvent: ") + cudaGetErrorString(e));
+    if (e != cudaSuccess) throw Error(std::string("CUDA error in cudaStreamWaitEvent: ") + cuda_rt().cudaGetErrorString(e));
 }
 
 bool NcclWork::test() {
     if (!done) return true;
-    return cudaEventQuery(done) == cudaSuccess;
+    return cuda_rt().cudaEventQuery(done) == cudaSuccess;
 }
 
 }  // namespace

@@ -234,7 +234,8 @@ bool TrainingState::optimizer_step(double lr) {
     float inv = static_cast<float>(1.0 / loss_scale_);
     if (grad_clip_ > 0) {
         // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
-        double sq = device_.sum_squares(grads);
+        double sq = 0;
+        for (const Tensor& g : grads) sq += device_.sum_squares(g);
         // sharded gradients: each rank holds a part of the global norm's sum
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded())
             sq = c->all_reduce_value(sq, ReduceOp::sum);
