@@ -149,8 +149,11 @@ def report_gui(a, m):
                          if kind == "gui" else ""])
     body = table(["round", "run", "images/s (trainer)", "images/s (wall)", "test accuracy", "charts during run"], rows)
     ratio, wall = r["ratio"], r["wall_ratio"]
-    lines = ["GUI / headless images/s (trainer figure): %.1f %%   (wall clock: %.1f %%)   target >= 97 %%: %s"
-             % (100 * ratio, 100 * wall, met(ratio >= 0.97))]
+    med = r.get("ratio_median_of_rounds", ratio)
+    medw = r.get("wall_ratio_median_of_rounds", wall)
+    lines = ["GUI / headless images/s (trainer figure), median of %d rounds: %.1f %% (of the means: %.1f %%; wall "
+             "clock: median %.1f %%, of the means %.1f %%)   target >= 97 %%: %s"
+             % (len(r["runs"]), 100 * med, 100 * ratio, 100 * medw, 100 * wall, met(med >= 0.97))]
     rp = [["%d x %d" % (x["series"], x["points_appended_per_series"]), x.get("variant", ""), x["points_held_per_series"],
            "%.2f" % x["replot_ms_median"], "%.2f" % x["replot_ms_max"]] for x in r["replot"]]
     body += "\n\nReplot of one LiveChart (%dx%d, rescale + rpImmediateRefresh, 50 times or 3 s):\n\n" % tuple(
@@ -158,7 +161,7 @@ def report_gui(a, m):
     main = r["replot"][0]
     lines.append("replot with %d points: median %.2f ms   target < 10 ms: %s"
                  % (main["points_held_per_series"], main["replot_ms_median"], met(main["replot_ms_median"] < 10)))
-    r["targets"] = {"gui_at_least_97_percent": ratio >= 0.97, "replot_under_10ms": main["replot_ms_median"] < 10}
+    r["targets"] = {"gui_at_least_97_percent": med >= 0.97, "replot_under_10ms": main["replot_ms_median"] < 10}
     c = r["config"]
     title = ("seed-cnn, %s, batch %d, %s, %d steps per run, %s threads, Qt platform %s"
              % (c["data"], c["batch"], c["optimizer"], c["steps"], a.threads, c["qpa_platform"]))
@@ -210,6 +213,13 @@ def main():
     except OSError:
         pass
     load = "load average %.2f before, %.2f after" % (m["load_before"], m["load_after"])
+    # A busy machine does not slow both peers alike (PyTorch's OpenMP threads lose far more to other
+    # processes than our pool does), so the ratios of such a run say nothing: flag the whole report.
+    busy = max(m["load_before"], m["load_after"])
+    if busy == busy and busy > 1.5:
+        res["noisy"] = True
+        lines.insert(0, "NOT VALID AS A MEASUREMENT: the machine was busy (1-minute load %.2f > 1.5); the ratios and "
+                        "verdicts below are noise. Re-run on a quiet machine." % busy)
     md = "## scripts/bench %s (%s)\n\n%s\n\nMachine: %s, %s cores, %s.\n\n%s\n\n%s\n" % (
         a.bench, m["date"], title, m["cpu"], m["cores"], load, body, "\n".join("- " + x for x in lines))
     print()

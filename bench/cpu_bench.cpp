@@ -4,6 +4,9 @@
 //   headroom_bench_cpu (--preset NAME | --model FILE.json) [--data fashion-mnist] [--steps 60] [--batch 64]
 //       [--threads T] [--optimizer sgd] [--lr 0.01] [--momentum 0.5] [--checkpoint none|all|...]
 //       [--test-limit 1000] [--seed 1]
+//   headroom_bench_cpu --print-spec (--preset NAME | --model FILE.json)
+//       prints the model spec as JSON (what `headroom presets --json NAME` prints), for
+//       bench/torch_reference.py, so `scripts/bench cpu` needs no GUI build
 //
 // Output: images_per_second (samples / summed step time, the figure run.json reports), the step times
 // (each step: upload, forward, loss, backward, optimizer update, as the trainer times them) with their
@@ -31,7 +34,7 @@ namespace {
     std::fprintf(stderr,
                  "headroom_bench_cpu: %s\nusage: headroom_bench_cpu (--preset NAME | --model FILE.json) [--data D] "
                  "[--steps N] [--batch B] [--threads T] [--optimizer sgd|adam] [--lr F] [--momentum F] "
-                 "[--checkpoint C] [--test-limit N] [--seed S]\n",
+                 "[--checkpoint C] [--test-limit N] [--seed S] [--print-spec]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     c.test_limit = 1000;
     c.evaluate_each_epoch = false;
     std::string preset = "seed-cnn", model_file;
+    bool print_spec = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -78,6 +82,7 @@ int main(int argc, char** argv) {
         else if (a == "--checkpoint") c.strategy.checkpoint = next();
         else if (a == "--test-limit") c.test_limit = std::stoll(next());
         else if (a == "--seed") c.seed = std::stoull(next());
+        else if (a == "--print-spec") print_spec = true;
         else usage("unknown argument " + a);
     }
     try {
@@ -87,6 +92,10 @@ int main(int argc, char** argv) {
         } else {
             c.model = hr::preset_model(preset);
             c.model_source = "preset:" + preset;
+        }
+        if (print_spec) {
+            std::printf("%s\n", hr::model_spec_to_json(c.model).dump(2).c_str());
+            return 0;
         }
         // Step times as the trainer measures them, and (diagnostic, meaningful with --threads 1) the
         // trainer thread's CPU time between consecutive steps, which a busy machine inflates less.

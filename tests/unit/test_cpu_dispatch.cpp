@@ -68,6 +68,11 @@ std::vector<Case> cases() {
         {"odd 2->3 1x1 p1 5x6", 3, 2, 5, 6, 3, 1, 1, 1, 1, 1, 1},
         {"odd 4->6 4x4 s2 p1 9x9 (even kernel)", 2, 4, 9, 9, 6, 4, 4, 2, 2, 1, 1},
         {"batch 19, 6->13 3x3 p1 6x5", 19, 6, 6, 5, 13, 3, 3, 1, 1, 1, 1},
+        // stride-2 columns: odd widths long enough for the vector (de)interleave and its tail, odd padding
+        {"odd 5->7 3x3 s2 p1 19x37", 2, 5, 19, 37, 7, 3, 3, 2, 2, 1, 1},
+        {"odd 3->4 3x3 s(1,2) p(0,2) 8x35", 2, 3, 8, 35, 4, 3, 3, 1, 2, 0, 2},
+        {"odd 6->5 1x1 s2 p1 9x33", 2, 6, 9, 33, 5, 1, 1, 2, 2, 1, 1},
+        {"odd 4->4 5x5 s2 p3 18x34", 2, 4, 18, 34, 4, 5, 5, 2, 2, 3, 3},
     };
 }
 

@@ -124,6 +124,22 @@ void fill_fwd_buffer(const FastKernels& k, const ConvGeom& g, const Conv2dParams
         k.zero(buf + used, f.buf - used);
         return;
     }
+    if (sw == 2) {
+        // x column iw goes to padded column iw + pw: phase (iw + pw) % 2, position (iw + pw) / 2
+        k.zero(buf, f.buf);
+        const std::int64_t b_even = pw % 2, b_odd = (pw + 1) % 2;
+        for (std::int64_t c = 0; c < g.C; ++c)
+            for (std::int64_t a = 0; a < f.nph_h; ++a) {
+                const std::int64_t r_lo = ceil_pos(ph - a, sh), r_hi = std::min(f.Hph, ceil_pos(ph + g.H - a, sh));
+                if (r_hi <= r_lo) continue;
+                const std::int64_t ih0 = r_lo * sh + a - ph;
+                auto plane = [&](std::int64_t b) { return buf + ((c * f.nph_h + a) * f.nph_w + b) * f.plane + r_lo * f.Wph; };
+                float* even = b_even < f.nph_w ? plane(b_even) + pw / 2 : nullptr;
+                float* odd = b_odd < f.nph_w ? plane(b_odd) + (pw + 1) / 2 : nullptr;
+                k.deinterleave_rows(even, odd, f.Wph, x + (c * g.H + ih0) * g.W, sh * g.W, r_hi - r_lo, g.W);
+            }
+        return;
+    }
     for (std::int64_t c = 0; c < g.C; ++c)
         for (std::int64_t a = 0; a < f.nph_h; ++a)
             for (std::int64_t b = 0; b < f.nph_w; ++b) {
@@ -166,10 +182,12 @@ void pack_weights(const float* w, std::int64_t K, std::int64_t T, float* wp) {
 struct BwdPhase {
     std::int64_t a = 0, b = 0, M = 0, N = 0, T = 0, R_lo = 0, nR = 0, U_lo = 0, nU = 0, Q = 0;
     std::int64_t off_begin = 0, wp_begin = 0;  // into the shared offset / packed-weight arrays
+    std::int64_t wide_begin = 0;               // this phase's output rows in the per-thread wide buffer
 };
 
 struct BwdPlan {
     std::int64_t Pt = 0, Pl = 0, Hdb = 0, Wdb = 0, plane = 0, buf = 0, total_T = 0, wp_floats = 0, max_Q = 0;
+    std::int64_t wide_floats = 0;  // all phases' outputs (C rounded to 4 rows each)
     std::vector<BwdPhase> phases;
 };
 
@@ -210,6 +228,8 @@ BwdPlan bwd_plan(const ConvGeom& g, const Conv2dParams& p) {
         b.total_T += f.T;
         b.wp_floats += CB4 * f.T;
         b.max_Q = std::max(b.max_Q, f.Q);
+        f.wide_begin = b.wide_floats;
+        if (f.T > 0) b.wide_floats += CB4 * f.Q;
         if (f.T > 0) {
             const std::int64_t max_off = (g.K - 1) * b.plane + (f.R_lo + b.Pt) * b.Wdb + f.U_lo + b.Pl;
             need = std::max(need, max_off + f.Q);
@@ -258,7 +278,7 @@ Layout layout(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, const 
     l.chunks = std::min<std::int64_t>(g.N, kWgradChunks);
     l.partial = round_up(l.chunks * (g.K * f.T + g.K), 16);
     l.slot_a = round_up(std::max(f.nsamp * f.buf, b.buf), 16);
-    l.slot_b = round_up(std::max(f.nsamp * KB4 * f.Q, CB4 * b.max_Q), 16);
+    l.slot_b = round_up(std::max(f.nsamp * KB4 * f.Q, b.wide_floats), 16);
     l.n_slots = thread_slots(threads);
     l.at_wp = 0;
     l.at_off = l.at_wp + l.wp;
@@ -355,32 +375,45 @@ void fast_conv_backward_data(const FastKernels& k, int threads, const ConvGeom& 
         }
         k.zero(buf + g.K * b.plane, b.buf - g.K * b.plane);
         float* dxn = dx + n * CHW;
+        for (const auto& ph : b.phases)
+            if (ph.T > 0 && ph.nR > 0 && ph.nU > 0)
+                k.tap_conv(buf, off + ph.off_begin, static_cast<int>(ph.T), wp + ph.wp_begin, static_cast<int>(g.C),
+                           static_cast<int>(ph.Q), wide + ph.wide_begin, ph.Q);
+        if (sh == 1 && sw == 1) {  // one phase covering all of dx
+            const auto& ph = b.phases[0];
+            for (std::int64_t c = 0; c < g.C; ++c)
+                k.copy_rows(dxn + c * g.H * g.W, g.W, wide + c * ph.Q, b.Wdb, g.H, g.W, false, 0.0f);
+            return;
+        }
+        if (sw == 2) {
+            // dx column iw is phase (iw + pw) % 2 at position (iw + pw) / 2: each dx row interleaves the
+            // rows of the two column phases of its row phase (a phase no tap reaches gives zeros)
+            const std::int64_t pw = p.pad_w, b_even = pw % 2, b_odd = (pw + 1) % 2;
+            for (std::int64_t a = 0; a < sh; ++a) {
+                const BwdPhase& pe = b.phases[a * sw + b_even];
+                const BwdPhase& po = b.phases[a * sw + b_odd];
+                if (pe.nR == 0) continue;
+                const std::int64_t ih0 = pe.R_lo * sh + a - p.pad_h;
+                for (std::int64_t c = 0; c < g.C; ++c) {
+                    const float* e = pe.T > 0 ? wide + pe.wide_begin + c * pe.Q + (pw / 2 - pe.U_lo) : nullptr;
+                    const float* o = po.T > 0 && po.nU > 0 ? wide + po.wide_begin + c * po.Q + ((pw + 1) / 2 - po.U_lo) : nullptr;
+                    k.interleave_rows(dxn + (c * g.H + ih0) * g.W, sh * g.W, e, o, b.Wdb, pe.nR, g.W);
+                }
+            }
+            return;
+        }
         for (const auto& ph : b.phases) {
             if (ph.nR == 0 || ph.nU == 0) continue;
             const std::int64_t ih0 = ph.R_lo * sh + ph.a - p.pad_h, iw0 = ph.U_lo * sw + ph.b - p.pad_w;
-            if (ph.T == 0) {  // positions no kernel tap reaches (e.g. 1x1 kernels with stride 2)
-                for (std::int64_t c = 0; c < g.C; ++c)
-                    for (std::int64_t r = 0; r < ph.nR; ++r)
-                        for (std::int64_t u = 0; u < ph.nU; ++u)
-                            dxn[(c * g.H + ih0 + r * sh) * g.W + iw0 + u * sw] = 0.0f;
-                continue;
-            }
-            k.tap_conv(buf, off + ph.off_begin, static_cast<int>(ph.T), wp + ph.wp_begin, static_cast<int>(g.C),
-                       static_cast<int>(ph.Q), wide, ph.Q);
-            if (sh == 1 && sw == 1) {  // one phase covering all of dx
-                for (std::int64_t c = 0; c < g.C; ++c)
-                    k.copy_rows(dxn + c * g.H * g.W, g.W, wide + c * ph.Q, b.Wdb, g.H, g.W, false, 0.0f);
-                continue;
-            }
             for (std::int64_t c = 0; c < g.C; ++c)
                 for (std::int64_t r = 0; r < ph.nR; ++r) {
-                    const float* src = wide + c * ph.Q + r * b.Wdb;
                     float* dst = dxn + (c * g.H + ih0 + r * sh) * g.W + iw0;
-                    if (sw == 1) {
-                        copy_row(dst, src, ph.nU);
-                    } else {
-                        for (std::int64_t u = 0; u < ph.nU; ++u) dst[u * sw] = src[u];
+                    if (ph.T == 0) {  // positions no kernel tap reaches (e.g. 1x1 kernels with stride 2)
+                        for (std::int64_t u = 0; u < ph.nU; ++u) dst[u * sw] = 0.0f;
+                        continue;
                     }
+                    const float* src = wide + ph.wide_begin + c * ph.Q + r * b.Wdb;
+                    for (std::int64_t u = 0; u < ph.nU; ++u) dst[u * sw] = src[u];
                 }
         }
     });

@@ -37,6 +37,14 @@ struct FastKernels {
                       bool add_bias, float add);
     // dst[0, n) = 0
     void (*zero)(float* dst, std::int64_t n);
+    // For `rows` rows of n floats (src row stride ss): even[i] = src[2i], odd[i] = src[2i + 1] (row
+    // stride ds each; either may be null to skip it). The column phases of a stride-2 convolution.
+    void (*deinterleave_rows)(float* even, float* odd, std::int64_t ds, const float* src, std::int64_t ss,
+                              std::int64_t rows, std::int64_t n);
+    // The inverse: dst[2i] = even[i], dst[2i + 1] = odd[i] for positions < n of `rows` rows (dst row
+    // stride ds, even/odd row stride ss; a null source gives zeros).
+    void (*interleave_rows)(float* dst, std::int64_t ds, const float* even, const float* odd, std::int64_t ss,
+                            std::int64_t rows, std::int64_t n);
 
     // Batch-norm row sums, accumulated in double across rows:
     // s1 += sum(x - shift), s2 += sum((x - shift)^2) over x[0, n)

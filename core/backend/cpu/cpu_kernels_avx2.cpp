@@ -166,6 +166,51 @@ void copy_rows(float* dst, std::int64_t ds, const float* src, std::int64_t ss, s
     }
 }
 
+void deinterleave_rows(float* even, float* odd, std::int64_t ds, const float* src, std::int64_t ss, std::int64_t rows,
+                       std::int64_t n) {
+    for (std::int64_t r = 0; r < rows; ++r, src += ss) {
+        float* e = even ? even + r * ds : nullptr;
+        float* o = odd ? odd + r * ds : nullptr;
+        std::int64_t i = 0;  // output index
+        for (; 2 * i + 16 <= n; i += 8) {
+            const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
+            if (e) {
+                const __m256 v = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
+                _mm256_storeu_ps(e + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8)));
+            }
+            if (o) {
+                const __m256 v = _mm256_shuffle_ps(a, b, 0xDD);  // a1 a3 b1 b3 | a5 a7 b5 b7
+                _mm256_storeu_ps(o + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8)));
+            }
+        }
+        for (; 2 * i < n; ++i) {
+            if (e) e[i] = src[2 * i];
+            if (o && 2 * i + 1 < n) o[i] = src[2 * i + 1];
+        }
+    }
+}
+
+void interleave_rows(float* dst, std::int64_t ds, const float* even, const float* odd, std::int64_t ss, std::int64_t rows,
+                     std::int64_t n) {
+    const __m256 z = _mm256_setzero_ps();
+    for (std::int64_t r = 0; r < rows; ++r, dst += ds) {
+        const float* e = even ? even + r * ss : nullptr;
+        const float* o = odd ? odd + r * ss : nullptr;
+        std::int64_t i = 0;
+        for (; 2 * i + 16 <= n; i += 8) {
+            // e0..e7, o0..o7 -> e0 o0 e1 o1 ... (unpack within 128-bit lanes, then reorder the lanes)
+            const __m256 a = e ? _mm256_loadu_ps(e + i) : z, b = o ? _mm256_loadu_ps(o + i) : z;
+            const __m256 lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+            _mm256_storeu_ps(dst + 2 * i, _mm256_permute2f128_ps(lo, hi, 0x20));
+            _mm256_storeu_ps(dst + 2 * i + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+        }
+        for (; 2 * i < n; ++i) {
+            dst[2 * i] = e ? e[i] : 0.0f;
+            if (2 * i + 1 < n) dst[2 * i + 1] = o ? o[i] : 0.0f;
+        }
+    }
+}
+
 void bn_sums(const float* x, std::int64_t n, float shift, double* s1, double* s2) {
     const __m256 k = _mm256_set1_ps(shift);
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
@@ -257,8 +302,8 @@ void bn_bwd_apply(const float* x, const float* dy, std::int64_t n, float k_dy, f
     for (; i < n; ++i) dx[i] = __builtin_fmaf(k_dy, dy[i], __builtin_fmaf(k_x, x[i] - mean, k_0));
 }
 
-const FastKernels kAvx2 = {"avx2",  tap_conv,    tap_wgrad,   copy_rows,   zero,
-                           bn_sums, bn_bwd_sums, scale_shift, bn_bwd_apply};
+const FastKernels kAvx2 = {"avx2",  tap_conv,    tap_wgrad,   copy_rows,    zero,        deinterleave_rows,
+                           interleave_rows, bn_sums, bn_bwd_sums, scale_shift, bn_bwd_apply};
 
 }  // namespace
 
