@@ -271,7 +271,7 @@ checkpointing, micro-batch/accumulation and optimizer offload for the configurat
 and is predicted fastest, and says why each other one ranks lower or does not fit.</source>
         <translation>在训练开始之前预测其内存：设备和主机上每个类别（参数、梯度、优化器状态、
 主权重、激活、工作区、数据）的字节数、每层的字节数，以及所选策略的单步开销。
-使用 --budget 时，它在精度、激活检查点、微批次/梯度累积和优化器卸载中搜索
+使用 --budget 时，它在精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索
 能放下且预测最快的配置，并说明其他每种配置为何排名更低或放不下。</translation>
     </message>
     <message>
@@ -396,7 +396,7 @@ fp16 使用动态损失缩放）</translation>
     </message>
     <message>
         <source>activation checkpointing: none (default), all, every:K, list:I,J, auto</source>
-        <translation>激活检查点：none（默认）、all、every:K、list:I,J、auto</translation>
+        <translation>梯度检查点：none（默认）、all、every:K、list:I,J、auto</translation>
     </message>
     <message>
         <source>forward/backward N samples at a time, accumulating gradients</source>
@@ -484,7 +484,7 @@ fp16 使用动态损失缩放）</translation>
     </message>
     <message>
         <source>name of the run in the history (default: model on data)</source>
-        <translation>运行在历史中的名称（默认：模型 on 数据）</translation>
+        <translation>运行在历史中的名称（默认：“模型 on 数据”）</translation>
     </message>
     <message>
         <source>do not record the run in the history</source>
@@ -749,7 +749,7 @@ or the device&apos;s free memory</source>
     </message>
     <message>
         <source>no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2; lower --batch, make the model smaller or raise the memory limit</source>
-        <translation>在批次大小 %2 下，没有任何精度、激活检查点、微批次和卸载的组合能放进 %1；请降低 --batch、缩小模型或提高内存上限</translation>
+        <translation>在批次大小 %2 下，没有任何精度、梯度检查点、微批次和卸载的组合能放进 %1；请降低 --batch、缩小模型或提高内存上限</translation>
     </message>
     <message>
         <source>this fits in %1 (predicted %2, %3x the step time): %4</source>
@@ -761,12 +761,12 @@ or the device&apos;s free memory</source>
     </message>
     <message>
         <source>no checkpointing</source>
-        <translation>不做激活检查点</translation>
+        <translation>不做梯度检查点</translation>
     </message>
     <message numerus="yes">
         <source>checkpointing %n block(s)</source>
         <translation>
-            <numerusform>对 %n 个块做激活检查点</numerusform>
+            <numerusform>对 %n 个块做梯度检查点</numerusform>
         </translation>
     </message>
     <message>
@@ -2112,7 +2112,7 @@ or the device&apos;s free memory</source>
     <name>dist.env_mismatch</name>
     <message>
         <source>MPI says rank %1 of %2 but mpirun&apos;s environment says rank %3 of %4; start the ranks with one mpirun</source>
-        <translation>MPI 报告为第 %1 个 rank（共 %2 个），但 mpirun 的环境变量报告为第 %3 个（共 %4 个）；请用同一个 mpirun 启动所有 rank</translation>
+        <translation>MPI 报告本进程为 rank %1（共 %2 个），但 mpirun 的环境变量报告为 rank %3（共 %4 个）；请用同一个 mpirun 启动所有 rank</translation>
     </message>
 </context>
 <context>
@@ -5351,7 +5351,7 @@ or the device&apos;s free memory</source>
     <name>spec.activation_limit</name>
     <message>
         <source>layer %1 (%2): with it the model keeps more than %3 bytes of activations per sample (see docs/model-spec.md, Limits)</source>
-        <translation>第 %1 层（%2）：有了它，模型每个样本保存的激活超过 %3 字节（见 docs/model-spec.md 的“Limits”一节）</translation>
+        <translation>第 %1 层（%2）：加上这一层后，模型每个样本保存的激活超过 %3 字节（见 docs/model-spec.md 的“Limits”一节）</translation>
     </message>
 </context>
 <context>
@@ -5736,7 +5736,7 @@ or the device&apos;s free memory</source>
     <name>spec.total_params_limit</name>
     <message>
         <source>layer %1 (%2): with it the model has more than %3 parameters (see docs/model-spec.md, Limits)</source>
-        <translation>第 %1 层（%2）：有了它，模型的参数超过 %3 个（见 docs/model-spec.md 的“Limits”一节）</translation>
+        <translation>第 %1 层（%2）：加上这一层后，模型的参数超过 %3 个（见 docs/model-spec.md 的“Limits”一节）</translation>
     </message>
 </context>
 <context>
@@ -5939,7 +5939,7 @@ or the device&apos;s free memory</source>
     <name>tokenizer.char_unknown</name>
     <message>
         <source>the character &apos;%1&apos; is not in the model&apos;s character vocabulary (%2 characters seen in its training text); leave it out of the prompt</source>
-        <translation>字符“%1”不在模型的字符词表中（其训练文本中出现过 %2 个字符）；请不要在提示词中使用它</translation>
+        <translation>字符“%1”不在模型的字符词表中（其训练文本中出现过 %2 个字符）；请从提示词中去掉它</translation>
     </message>
 </context>
 <context>
