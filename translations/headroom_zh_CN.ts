@@ -4,40 +4,6 @@
 <context>
     <name>Cli</name>
     <message>
-        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
-
-Usage:
-  headroom                      open the workbench window
-  headroom train [options]      train a model headless (see headroom train --help)
-  headroom plan [options]       predict a run&apos;s memory by category and layer; --budget finds
-                                the strategies that fit (see headroom plan --help)
-  headroom presets              list the built-in models
-  headroom devices              list the devices Headroom can train on
-  headroom runs [options]       list the run history
-  headroom report RUN [options] write a run&apos;s report (html, pdf, json, csv)
-  headroom --version            print the version
-  headroom --help               this help
-
-Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
-</source>
-        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
-
-用法：
-  headroom                      打开工作台窗口
-  headroom train [选项]         无界面训练模型（见 headroom train --help）
-  headroom plan [选项]          按类别和层预测一次运行的显存；--budget 找出能放下的
-                                策略组合（见 headroom plan --help）
-  headroom presets              列出内置模型
-  headroom devices              列出 Headroom 可用于训练的设备
-  headroom runs [选项]          列出运行记录
-  headroom report RUN [选项]    导出一次运行的报告（html、pdf、json、csv）
-  headroom --version            显示版本
-  headroom --help               显示本帮助
-
-退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
-</translation>
-    </message>
-    <message>
         <source>headroom: no display found, so the window cannot open.
 Run headless instead, for example:
   headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
@@ -49,56 +15,6 @@ See headroom --help.
   headroom train --preset seed-cnn --data fashion-mnist --epochs 1 --out runs/demo
 或在有显示器的环境（DISPLAY / WAYLAND_DISPLAY）下启动窗口，例如使用 xvfb-run。
 见 headroom --help。
-</translation>
-    </message>
-    <message>
-        <source>headroom: unknown command &apos;%1&apos;; use train, plan, presets, devices, runs or report (see headroom --help)
-</source>
-        <translation>headroom：未知命令“%1”；请使用 train、plan、presets、devices、runs 或 report（见 headroom --help）
-</translation>
-    </message>
-    <message>
-        <source>Usage: headroom plan [options]
-
-Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
-optimizer state, master weights, activations, workspace, data) on the device and on the host, per
-layer, and the step cost of the chosen strategies. With --budget it searches precision,
-checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
-and is predicted fastest, and says why each other one ranks lower or does not fit.
-
-  --preset NAME | --model FILE.json   the model (default seed-cnn)
-  --batch N                 samples per optimizer step (default 64)
-  --optimizer NAME          sgd (default), adam, adamw; --momentum F
-  --precision P             fp32 (default), tf32, bf16, fp16
-  --checkpoint C            none (default), all, every:K, list:I,J, auto
-  --micro-batch N / --accumulate N    gradient accumulation
-  --offload-optimizer       optimizer state and master weights in host memory
-  --device DEV              cpu (default), auto
-  --threads N               CPU threads (for workspace sizes)
-  --data SPEC, --train-limit N, --test-limit N   size the data loader buffers like the run
-  --budget SIZE|device      search for the best configuration within SIZE (4GiB, 512MiB, ...)
-                            or the device&apos;s free memory
-  --json                    machine-readable output
-</source>
-        <translation>用法：headroom plan [选项]
-
-在训练开始前预测一次运行的显存：设备和主机上按类别（参数、梯度、优化器状态、主权重、
-激活值、工作区、数据）和逐层的字节数，以及所选策略的单步耗时。使用 --budget 时，
-会在混合精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索能放下且预测最快的配置，
-并说明其他每种配置排名靠后或放不下的原因。
-
-  --preset NAME | --model FILE.json   模型（默认 seed-cnn）
-  --batch N                 每个优化器步的样本数（默认 64）
-  --optimizer NAME          sgd（默认）、adam、adamw；--momentum F
-  --precision P             fp32（默认）、tf32、bf16、fp16
-  --checkpoint C            none（默认）、all、every:K、list:I,J、auto
-  --micro-batch N / --accumulate N    梯度累积
-  --offload-optimizer       优化器状态和主权重放在主机内存中
-  --device DEV              cpu（默认）、auto
-  --threads N               CPU 线程数（用于计算工作区大小）
-  --data SPEC, --train-limit N, --test-limit N   按该运行的方式确定数据加载缓冲区大小
-  --budget SIZE|device      在 SIZE（4GiB、512MiB 等）或设备的可用显存内搜索最佳配置
-  --json                    输出机器可读的 JSON
 </translation>
     </message>
     <message>
@@ -238,144 +154,6 @@ Best: headroom train --batch %1 %2
 </translation>
     </message>
     <message>
-        <source>%1 expects an integer of at least %2, got &apos;%3&apos;</source>
-        <translation>%1 需要不小于 %2 的整数，得到的是“%3”</translation>
-    </message>
-    <message>
-        <source>%1 expects a number, got &apos;%2&apos;</source>
-        <translation>%1 需要一个数字，得到的是“%2”</translation>
-    </message>
-    <message>
-        <source>--memory-limit: %1</source>
-        <translation>--memory-limit：%1</translation>
-    </message>
-    <message>
-        <source>%1 needs a value (see headroom %2 --help)</source>
-        <translation>%1 需要一个值（见 headroom %2 --help）</translation>
-    </message>
-    <message>
-        <source>unknown option &apos;%1&apos; for &apos;headroom %2&apos;; see headroom %2 --help</source>
-        <translation>“headroom %2”没有选项“%1”；见 headroom %2 --help</translation>
-    </message>
-    <message>
-        <source>give either --preset or --model, not both</source>
-        <translation>请只给出 --preset 或 --model 之一，不要同时给出</translation>
-    </message>
-    <message>
-        <source>give either --epochs or --steps, not both</source>
-        <translation>请只给出 --epochs 或 --steps 之一，不要同时给出</translation>
-    </message>
-    <message>
-        <source>Usage: headroom train [options]
-
-Trains a model headless and writes DIR/run.json (config, per-epoch metrics, final metrics, memory
-ledger peaks per category; see docs/run-json.md) and DIR/model.safetensors (PyTorch state_dict names).
-The last line printed is test_accuracy=0.xxxx.
-
-Model (one of):
-  --preset NAME             built-in model: seed-cnn (default), mlp, lenet5, resnet-mini
-  --model FILE.json         a model spec (docs/model-spec.md)
-Data:
-  --data SPEC               fashion-mnist (default), mnist, idx:DIR, synthetic
-  --train-limit N           use only the first N training samples (0: all)
-  --test-limit N            use only the first N test samples (0: all)
-Length:
-  --epochs N                passes over the training set (default 1)
-  --steps N                 train exactly N steps instead (evaluates at the end)
-  --batch N                 samples per step (default 64)
-Optimizer:
-  --optimizer NAME          sgd (default), adam, adamw
-  --lr F                    learning rate (default 0.01 for sgd, 0.001 for adam/adamw)
-  --momentum F              SGD momentum (default 0)
-  --nesterov                SGD with Nesterov momentum
-  --weight-decay F          L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)
-  --schedule KIND           constant (default), step, cosine
-  --warmup N                linear warm-up steps (default 0)
-  --step-size N             step schedule: steps between decays (default 1000)
-  --gamma F                 step schedule: decay factor (default 0.1)
-  --min-lr F                cosine schedule: final learning rate (default 0)
-  --label-smoothing F       cross-entropy label smoothing in [0, 1)
-Memory strategies (see headroom plan):
-  --precision P             fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;
-                            fp16 with dynamic loss scaling)
-  --checkpoint C            activation checkpointing: none, all, every:K, list:I,J, auto
-  --micro-batch N           forward/backward N samples at a time, accumulating gradients
-  --accumulate N            or: split each batch into N micro-batches
-  --offload-optimizer       optimizer state and master weights in host memory
-  --memory-limit SIZE       cap the device memory (e.g. 4GiB), like a smaller card
-Run:
-  --seed N                  seed for initialisation, shuffling and dropout (default 1)
-  --device DEV              auto, cpu (default), cuda:N
-  --threads N               CPU threads (default: all cores)
-  --out DIR                 output folder (default runs/run-YYYYMMDD-HHMMSS)
-  --name NAME               name of the run in the history (default: model and time)
-  --db FILE                 run history database (default: the user&apos;s data folder)
-  --no-history              do not record the run in the history
-  --quiet                   only the final line
-  --help                    this help
-</source>
-        <translation>用法：headroom train [选项]
-
-无界面训练模型，并写出 DIR/run.json（配置、每轮指标、最终指标、按类别的显存账本峰值；
-见 docs/run-json.md）和 DIR/model.safetensors（PyTorch state_dict 名称）。
-最后一行输出为 test_accuracy=0.xxxx。
-
-模型（二选一）：
-  --preset NAME             内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini
-  --model FILE.json         模型规格文件（docs/model-spec.md）
-数据：
-  --data SPEC               fashion-mnist（默认）、mnist、idx:DIR、synthetic
-  --train-limit N           只使用前 N 个训练样本（0：全部）
-  --test-limit N            只使用前 N 个测试样本（0：全部）
-长度：
-  --epochs N                遍历训练集的轮数（默认 1）
-  --steps N                 改为训练恰好 N 步（在结束时评估）
-  --batch N                 每步样本数（批大小，默认 64）
-优化器：
-  --optimizer NAME          sgd（默认）、adam、adamw
-  --lr F                    学习率（sgd 默认 0.01，adam/adamw 默认 0.001）
-  --momentum F              SGD 动量（默认 0）
-  --nesterov                使用 Nesterov 动量的 SGD
-  --weight-decay F          L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）
-  --schedule KIND           constant（默认）、step、cosine
-  --warmup N                线性预热步数（默认 0）
-  --step-size N             阶梯调度：两次衰减之间的步数（默认 1000）
-  --gamma F                 阶梯调度：衰减系数（默认 0.1）
-  --min-lr F                余弦调度：最终学习率（默认 0）
-  --label-smoothing F       交叉熵标签平滑，取值 [0, 1)
-显存策略（见 headroom plan）：
-  --precision P             fp32（默认）、tf32、bf16、fp16（混合精度，f32 主权重；
-                            fp16 使用动态损失缩放）
-  --checkpoint C            梯度检查点（激活重计算）：none、all、every:K、list:I,J、auto
-  --micro-batch N           每次前向/反向 N 个样本，累积梯度
-  --accumulate N            或：把每个批次拆成 N 个微批次（梯度累积）
-  --offload-optimizer       优化器状态和主权重放在主机内存中
-  --memory-limit SIZE       限制设备显存（例如 4GiB），模拟更小的显卡
-运行：
-  --seed N                  初始化、打乱和 dropout 的随机种子（默认 1）
-  --device DEV              auto、cpu（默认）、cuda:N
-  --threads N               CPU 线程数（默认：全部核心）
-  --out DIR                 输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）
-  --name NAME               该运行在运行记录中的名称（默认：模型和时间）
-  --db FILE                 运行记录数据库（默认：用户数据文件夹）
-  --no-history              不把该运行记入运行记录
-  --quiet                   只输出最后一行
-  --help                    显示本帮助
-</translation>
-    </message>
-    <message>
-        <source>--out %1 is a file, not a folder; pass a folder path</source>
-        <translation>--out %1 是文件而不是文件夹；请传入文件夹路径</translation>
-    </message>
-    <message>
-        <source>--out %1 is not writable; pick a folder you can write to</source>
-        <translation>--out %1 不可写；请选择一个可写的文件夹</translation>
-    </message>
-    <message>
-        <source>--out %1 cannot be created: %2 is not a writable folder</source>
-        <translation>无法创建 --out %1：%2 不是可写的文件夹</translation>
-    </message>
-    <message>
         <source>headroom train: %1
 </source>
         <translation>headroom train：%1
@@ -395,18 +173,6 @@ Run:
         <source>headroom train: the run history is not available (%1); continuing without it
 </source>
         <translation>headroom train：运行记录不可用（%1）；将不记录本次运行，继续训练
-</translation>
-    </message>
-    <message>
-        <source>headroom train: this fits in %1 (predicted %2): --batch %3 %4
-</source>
-        <translation>headroom train：以下配置可放入 %1（预测 %2）：--batch %3 %4
-</translation>
-    </message>
-    <message>
-        <source>headroom train: no strategy fits in %1 at batch %2; lower --batch
-</source>
-        <translation>headroom train：批大小 %2 时没有任何策略能放入 %1；请减小 --batch
 </translation>
     </message>
     <message>
@@ -440,18 +206,6 @@ Run:
 </translation>
     </message>
     <message>
-        <source>headroom presets: takes no options
-</source>
-        <translation>headroom presets：不接受任何选项
-</translation>
-    </message>
-    <message>
-        <source>headroom devices: takes no options
-</source>
-        <translation>headroom devices：不接受任何选项
-</translation>
-    </message>
-    <message>
         <source>cpu      %1 cores, %2 memory
 </source>
         <translation>cpu      %1 个核心，%2 内存
@@ -480,6 +234,556 @@ Run:
 </source>
         <translation>cuda     不可用：此构建没有 CUDA 后端（构建时没有 nvcc）
 </translation>
+    </message>
+    <message>
+        <source>train a model headless</source>
+        <translation>无界面训练模型</translation>
+    </message>
+    <message>
+        <source>Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then
+DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see
+docs/run-json.md), so a folder with run.json is complete. The first line says which device
+trains and why; the last line printed is test_accuracy=0.xxxx. Ctrl-C stops after the
+current step and writes the results so far.</source>
+        <translation>无界面训练模型并写出 DIR/model.safetensors（PyTorch state_dict 名称），然后写出
+DIR/run.json（配置、每个 epoch 的指标、最终指标、预测与实测的内存；见
+docs/run-json.md），因此含有 run.json 的文件夹即是完整的。第一行说明用哪个设备
+训练及原因；最后打印的一行是 test_accuracy=0.xxxx。Ctrl-C 会在当前一步结束后
+停止，并写出截至当时的结果。</translation>
+    </message>
+    <message>
+        <source>Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,
+dataset, a diverging loss, out of memory).</source>
+        <translation>退出码：0 完成，1 失败或被停止，2 输入错误（选项、文件、模型规格、
+数据集、损失发散、内存不足）。</translation>
+    </message>
+    <message>
+        <source>predict a run&apos;s memory by category and layer; --budget finds
+the strategies that fit</source>
+        <translation>按类别和层预测一次运行的内存；--budget 找出
+能放下的策略组合</translation>
+    </message>
+    <message>
+        <source>Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
+optimizer state, master weights, activations, workspace, data) on the device and on the host, per
+layer, and the step cost of the chosen strategies. With --budget it searches precision,
+checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
+and is predicted fastest, and says why each other one ranks lower or does not fit.</source>
+        <translation>在训练开始之前预测其内存：设备和主机上每个类别（参数、梯度、优化器状态、
+主权重、激活、工作区、数据）的字节数、每层的字节数，以及所选策略的单步开销。
+使用 --budget 时，它在精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索
+能放下且预测最快的配置，并说明其他每种配置为何排名更低或放不下。</translation>
+    </message>
+    <message>
+        <source>list the built-in models</source>
+        <translation>列出内置模型</translation>
+    </message>
+    <message>
+        <source>Lists the built-in models with their parameter counts; with --json NAME, prints that
+model&apos;s spec (docs/model-spec.md).</source>
+        <translation>列出内置模型及其参数量；使用 --json NAME 时，打印该模型的
+规格（docs/model-spec.md）。</translation>
+    </message>
+    <message>
+        <source>list the devices Headroom can train on</source>
+        <translation>列出 Headroom 可用于训练的设备</translation>
+    </message>
+    <message>
+        <source>Lists the CPU and the CUDA devices, or why there are none.</source>
+        <translation>列出 CPU 和 CUDA 设备，或说明为何没有。</translation>
+    </message>
+    <message>
+        <source>list the run history</source>
+        <translation>列出运行记录</translation>
+    </message>
+    <message>
+        <source>Lists the runs in the history, newest first.</source>
+        <translation>列出历史中的运行，最新的在前。</translation>
+    </message>
+    <message>
+        <source>write a run&apos;s report (html, pdf, json, csv)</source>
+        <translation>导出一次运行的报告（html、pdf、json、csv）</translation>
+    </message>
+    <message>
+        <source>Writes the report of RUN: a run id, &apos;last&apos;, or a run&apos;s name (see headroom runs).</source>
+        <translation>写出 RUN 的报告：RUN 为运行 id、&apos;last&apos; 或运行名称（见 headroom runs）。</translation>
+    </message>
+    <message>
+        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
+
+Usage:
+</source>
+        <translation>Headroom %1：在 GPU 显存限制内训练神经网络，并了解显存占用的来龙去脉。
+
+用法：
+</translation>
+    </message>
+    <message>
+        <source>open the workbench window</source>
+        <translation>打开工作台窗口</translation>
+    </message>
+    <message>
+        <source>(see headroom %1 --help)</source>
+        <translation>（见 headroom %1 --help）</translation>
+    </message>
+    <message>
+        <source>print the version</source>
+        <translation>显示版本</translation>
+    </message>
+    <message>
+        <source>this help</source>
+        <translation>显示本帮助</translation>
+    </message>
+    <message>
+        <source>Exit codes: 0 success, 1 failure, 2 bad input (a flag, file, model spec or dataset).
+</source>
+        <translation>退出码：0 成功，1 失败，2 输入错误（选项、文件、模型规格或数据集）。
+</translation>
+    </message>
+    <message>
+        <source>headroom: unknown command &apos;%1&apos;; use %2 (see headroom --help)
+</source>
+        <translation>headroom：未知命令“%1”；请使用 %2（见 headroom --help）
+</translation>
+    </message>
+    <message>
+        <source>headroom %1: %2
+</source>
+        <translation>headroom %1：%2
+</translation>
+    </message>
+    <message>
+        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini</source>
+        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini</translation>
+    </message>
+    <message>
+        <source>a model spec (docs/model-spec.md)</source>
+        <translation>模型规格文件（docs/model-spec.md）</translation>
+    </message>
+    <message>
+        <source>fashion-mnist (default), mnist, idx:DIR, synthetic</source>
+        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic</translation>
+    </message>
+    <message>
+        <source>use only the first N training samples (default 0: all)</source>
+        <translation>只使用前 N 个训练样本（默认 0：全部）</translation>
+    </message>
+    <message>
+        <source>use only the first N test samples (default 0: all)</source>
+        <translation>只使用前 N 个测试样本（默认 0：全部）</translation>
+    </message>
+    <message>
+        <source>passes over the training set (default 1)</source>
+        <translation>遍历训练集的轮数（默认 1）</translation>
+    </message>
+    <message>
+        <source>train exactly N steps instead (evaluates at the end)</source>
+        <translation>改为恰好训练 N 步（结束时评估）</translation>
+    </message>
+    <message>
+        <source>samples per optimizer step (default 64)</source>
+        <translation>每个优化器步的样本数（默认 64）</translation>
+    </message>
+    <message>
+        <source>fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;
+fp16 with dynamic loss scaling)</source>
+        <translation>fp32（默认）、tf32、bf16、fp16（混合精度，f32 主权重；
+fp16 使用动态损失缩放）</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>activation checkpointing: none (default), all, every:K, list:I,J, auto</source>
+        <translation>梯度检查点：none（默认）、all、every:K、list:I,J、auto</translation>
+    </message>
+    <message>
+        <source>forward/backward N samples at a time, accumulating gradients</source>
+        <translation>每次前向/反向 N 个样本，累积梯度</translation>
+    </message>
+    <message>
+        <source>or: split each batch into N micro-batches</source>
+        <translation>或：把每个批次拆成 N 个微批次</translation>
+    </message>
+    <message>
+        <source>optimizer state and master weights in host memory</source>
+        <translation>优化器状态和主权重放在主机内存中</translation>
+    </message>
+    <message>
+        <source>cap the device memory (e.g. 4GiB, 512MiB), like a smaller card</source>
+        <translation>限制设备内存（如 4GiB、512MiB），如同一张更小的卡</translation>
+    </message>
+    <message>
+        <source>sgd (default), adam, adamw</source>
+        <translation>sgd（默认）、adam、adamw</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>SGD momentum in [0, 1) (default 0.9, as in the window)</source>
+        <translation>SGD 动量，取值 [0, 1)（默认 0.9，与窗口相同）</translation>
+    </message>
+    <message>
+        <source>learning rate (default 0.01 for sgd, 0.001 for adam/adamw)</source>
+        <translation>学习率（sgd 默认 0.01，adam/adamw 默认 0.001）</translation>
+    </message>
+    <message>
+        <source>SGD with Nesterov momentum</source>
+        <translation>使用 Nesterov 动量的 SGD</translation>
+    </message>
+    <message>
+        <source>L2 (sgd, adam) or decoupled (adamw) weight decay (default 0)</source>
+        <translation>L2（sgd、adam）或解耦（adamw）权重衰减（默认 0）</translation>
+    </message>
+    <message>
+        <source>learning rate schedule: constant (default), step, cosine</source>
+        <translation>学习率调度：constant（默认）、step、cosine</translation>
+    </message>
+    <message>
+        <source>schedule</source>
+        <translation>调度</translation>
+    </message>
+    <message>
+        <source>linear warm-up steps (default 0)</source>
+        <translation>线性预热步数（默认 0）</translation>
+    </message>
+    <message>
+        <source>step schedule: steps between decays (default 1000)</source>
+        <translation>step 调度：两次衰减之间的步数（默认 1000）</translation>
+    </message>
+    <message>
+        <source>step schedule: decay factor in (0, 1] (default 0.1)</source>
+        <translation>step 调度：衰减系数，取值 (0, 1]（默认 0.1）</translation>
+    </message>
+    <message>
+        <source>cosine schedule: final learning rate (default 0)</source>
+        <translation>cosine 调度：最终学习率（默认 0）</translation>
+    </message>
+    <message>
+        <source>cross-entropy label smoothing in [0, 1) (default: the model&apos;s)</source>
+        <translation>交叉熵标签平滑，取值 [0, 1)（默认：模型自带的值）</translation>
+    </message>
+    <message>
+        <source>auto (default: the GPU when one works, else the CPU), cpu, cuda:N</source>
+        <translation>auto（默认：有可用 GPU 时用 GPU，否则用 CPU）、cpu、cuda:N</translation>
+    </message>
+    <message>
+        <source>CPU threads, 0 to 1024 (default 0: all cores)</source>
+        <translation>CPU 线程数，0 到 1024（默认 0：全部核心）</translation>
+    </message>
+    <message>
+        <source>seed for initialisation, shuffling and dropout (default 1)</source>
+        <translation>初始化、打乱和 dropout 的随机种子（默认 1）</translation>
+    </message>
+    <message>
+        <source>output folder (default runs/run-YYYYMMDD-HHMMSS)</source>
+        <translation>输出文件夹（默认 runs/run-YYYYMMDD-HHMMSS）</translation>
+    </message>
+    <message>
+        <source>name of the run in the history (default: model on data)</source>
+        <translation>运行在历史中的名称（默认：“模型 on 数据”）</translation>
+    </message>
+    <message>
+        <source>do not record the run in the history</source>
+        <translation>不在历史中记录本次运行</translation>
+    </message>
+    <message>
+        <source>send a webhook message when the run ends: to URL (format from the host:
+WeCom, DingTalk, Feishu/Lark, Slack, else generic JSON), FORMAT:URL with
+FORMAT one of generic, wecom, dingtalk, feishu, slack, or &apos;settings&apos; for the
+webhook saved in the window&apos;s Preferences</source>
+        <translation>运行结束时发送 webhook 消息：发送到 URL（格式按主机判断：
+企业微信、钉钉、飞书/Lark、Slack，否则为通用 JSON），或 FORMAT:URL，
+FORMAT 为 generic、wecom、dingtalk、feishu、slack 之一，或用 &apos;settings&apos; 表示
+窗口“首选项”中保存的 webhook</translation>
+    </message>
+    <message>
+        <source>only the final line</source>
+        <translation>只输出最后一行</translation>
+    </message>
+    <message>
+        <source>run history database (default: the user&apos;s data folder)</source>
+        <translation>运行历史数据库（默认：用户数据文件夹）</translation>
+    </message>
+    <message>
+        <source>search for the best configuration within SIZE (4GiB, 512MiB, ...)
+or the device&apos;s free memory</source>
+        <translation>在 SIZE（4GiB、512MiB……）或设备空闲内存之内
+搜索最佳配置</translation>
+    </message>
+    <message>
+        <source>machine-readable output</source>
+        <translation>机器可读的输出</translation>
+    </message>
+    <message>
+        <source>html, pdf, json or csv (default: from --out&apos;s extension, else html)</source>
+        <translation>html、pdf、json 或 csv（默认：按 --out 的扩展名，否则为 html）</translation>
+    </message>
+    <message>
+        <source>format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>the report file (default ./headroom-run-ID.EXT)</source>
+        <translation>报告文件（默认 ./headroom-run-ID.EXT）</translation>
+    </message>
+    <message>
+        <source>only runs with these statuses: running, finished, failed, stopped</source>
+        <translation>只列出这些状态的运行：running、finished、failed、stopped</translation>
+    </message>
+    <message>
+        <source>status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>only runs whose name, model, data or device contains TEXT</source>
+        <translation>只列出名称、模型、数据或设备中包含 TEXT 的运行</translation>
+    </message>
+    <message>
+        <source>at most N runs, newest first (default 0: all)</source>
+        <translation>最多 N 个运行，最新的在前（默认 0：全部）</translation>
+    </message>
+    <message>
+        <source>print the preset NAME&apos;s model spec as JSON</source>
+        <translation>以 JSON 打印预设 NAME 的模型规格</translation>
+    </message>
+    <message>
+        <source>Model (one of)</source>
+        <translation>模型（任选其一）</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Length</source>
+        <translation>训练长度</translation>
+    </message>
+    <message>
+        <source>Batch and memory strategies (see headroom plan)</source>
+        <translation>批次与内存策略（见 headroom plan）</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Learning rate and regularisation</source>
+        <translation>学习率与正则化</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>History</source>
+        <translation>历史</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Report</source>
+        <translation>报告</translation>
+    </message>
+    <message>
+        <source>Filter</source>
+        <translation>筛选</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>see headroom %1 --help</source>
+        <translation>见 headroom %1 --help</translation>
+    </message>
+    <message>
+        <source>an integer of at least %1</source>
+        <translation>不小于 %1 的整数</translation>
+    </message>
+    <message>
+        <source>an integer from %1 to %2</source>
+        <translation>%1 到 %2 之间的整数</translation>
+    </message>
+    <message>
+        <source>%1 expects %2, got &apos;%3&apos;</source>
+        <translation>%1 需要%2，得到的是“%3”</translation>
+    </message>
+    <message>
+        <source>a number greater than %1</source>
+        <translation>大于 %1 的数</translation>
+    </message>
+    <message>
+        <source>a number of at least %1</source>
+        <translation>不小于 %1 的数</translation>
+    </message>
+    <message>
+        <source>a number in %1%2, %3%4</source>
+        <translation>取值在 %1%2, %3%4 内的数</translation>
+    </message>
+    <message>
+        <source>unknown %1 &apos;%2&apos; for %3; use %4</source>
+        <translation>%3 的%1“%2”未知；请使用 %4</translation>
+    </message>
+    <message>
+        <source>%1 or %2</source>
+        <translation>%1 或 %2</translation>
+    </message>
+    <message>
+        <source>unknown option &apos;%1&apos; for &apos;headroom %2&apos;; %3</source>
+        <translation>“headroom %2”没有选项“%1”；%3</translation>
+    </message>
+    <message>
+        <source>%1 needs a value (%2)</source>
+        <translation>%1 需要一个值（%2）</translation>
+    </message>
+    <message>
+        <source>%1 takes no value (%2)</source>
+        <translation>%1 不接受值（%2）</translation>
+    </message>
+    <message>
+        <source>%1 is given more than once; give it once</source>
+        <translation>%1 给出了不止一次；请只给一次</translation>
+    </message>
+    <message>
+        <source>give either --%1 or --%2, not both</source>
+        <translation>请只给出 --%1 或 --%2 之一，不要同时给出</translation>
+    </message>
+    <message>
+        <source>unexpected argument &apos;%1&apos; for &apos;headroom %2&apos;; %3</source>
+        <translation>“headroom %2”不接受多余的参数“%1”；%3</translation>
+    </message>
+    <message>
+        <source>&apos;headroom %1&apos; needs %2; %3</source>
+        <translation>“headroom %1”需要 %2；%3</translation>
+    </message>
+    <message>
+        <source>Usage: headroom %1 %2
+</source>
+        <translation>用法：headroom %1 %2
+</translation>
+    </message>
+    <message>
+        <source>headroom presets: give --json and a preset name, e.g. headroom presets --json seed-cnn
+</source>
+        <translation>headroom presets：请给出 --json 和预设名称，例如 headroom presets --json seed-cnn
+</translation>
+    </message>
+    <message>
+        <source>headroom presets: %1
+</source>
+        <translation>headroom presets：%1
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: there is no run history at %1; give the --db of an existing history
+</source>
+        <translation>headroom runs：%1 处没有运行历史；请用 --db 指定一个已有的历史数据库
+</translation>
+    </message>
+    <message>
+        <source>headroom runs: %1
+</source>
+        <translation>headroom runs：%1
+</translation>
+    </message>
+    <message>
+        <source>No runs in %1.
+</source>
+        <translation>%1 中没有运行。
+</translation>
+    </message>
+    <message>
+        <source>ID</source>
+        <translation>编号</translation>
+    </message>
+    <message>
+        <source>STATUS</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>STARTED</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <source>TEST ACC</source>
+        <translation>测试准确率</translation>
+    </message>
+    <message>
+        <source>NAME</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>device: %1 (--device %2)
+</source>
+        <translation>设备：%1（--device %2）
+</translation>
+    </message>
+    <message>
+        <source>device: %1; %2
+</source>
+        <translation>设备：%1；%2
+</translation>
+    </message>
+    <message>
+        <source>memory: no prediction (%1); measured peak %2
+</source>
+        <translation>内存：无预测（%1）；实测峰值 %2
+</translation>
+    </message>
+</context>
+<context>
+    <name>OutOfMemoryAdvice</name>
+    <message>
+        <source>the planner could not search for a configuration: %1</source>
+        <translation>规划器无法搜索配置：%1</translation>
+    </message>
+    <message>
+        <source>no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2; lower --batch, make the model smaller or raise the memory limit</source>
+        <translation>在批次大小 %2 下，没有任何精度、梯度检查点、微批次和卸载的组合能放进 %1；请降低 --batch、缩小模型或提高内存上限</translation>
+    </message>
+    <message>
+        <source>this fits in %1 (predicted %2, %3x the step time): %4</source>
+        <translation>这样可以放进 %1（预测 %2，单步时间为 %3 倍）：%4</translation>
+    </message>
+    <message>
+        <source>precision %1</source>
+        <translation>精度 %1</translation>
+    </message>
+    <message>
+        <source>no checkpointing</source>
+        <translation>不做梯度检查点</translation>
+    </message>
+    <message numerus="yes">
+        <source>checkpointing %n block(s)</source>
+        <translation>
+            <numerusform>对 %n 个块做梯度检查点</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>micro-batch %1 × %2 accumulation steps</source>
+        <translation>微批次 %1 × %2 步梯度累积</translation>
+    </message>
+    <message>
+        <source>the whole batch at once</source>
+        <translation>整个批次一次完成</translation>
+    </message>
+    <message>
+        <source>optimizer state in host memory</source>
+        <translation>优化器状态在主机内存中</translation>
+    </message>
+    <message>
+        <source>optimizer state on the device</source>
+        <translation>优化器状态在设备上</translation>
     </message>
 </context>
 <context>
@@ -544,41 +848,9 @@ Run:
 <context>
     <name>ReportCommand</name>
     <message>
-        <source>unknown option &apos;%1&apos;</source>
-        <translation>未知选项“%1”</translation>
-    </message>
-    <message>
-        <source>option &apos;%1&apos; needs a value</source>
-        <translation>选项“%1”需要一个值</translation>
-    </message>
-    <message>
-        <source>unknown option &apos;--%1&apos;</source>
-        <translation>未知选项“--%1”</translation>
-    </message>
-    <message>
-        <source>usage: headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
-RUN is a run id, &apos;last&apos;, or a run&apos;s name (see headroom runs).
-</source>
-        <translation>用法：headroom report RUN [--format html|pdf|json|csv] [--out FILE] [--db FILE]
-RUN 是运行编号、“last”或运行名称（见 headroom runs）。
-</translation>
-    </message>
-    <message>
         <source>headroom report: %1
 </source>
         <translation>headroom report：%1
-</translation>
-    </message>
-    <message>
-        <source>headroom report: give exactly one run
-</source>
-        <translation>headroom report：请只给出一个运行
-</translation>
-    </message>
-    <message>
-        <source>headroom report: unknown format &apos;%1&apos;; use html, pdf, json or csv
-</source>
-        <translation>headroom report：未知格式“%1”；请使用 html、pdf、json 或 csv
 </translation>
     </message>
     <message>
@@ -610,66 +882,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
 </source>
         <translation>headroom report：无法读取运行 %1
 </translation>
-    </message>
-    <message>
-        <source>usage: headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
-</source>
-        <translation>用法：headroom runs [--status running,finished,failed,stopped] [--filter TEXT] [--limit N] [--db FILE]
-</translation>
-    </message>
-    <message>
-        <source>headroom runs: %1
-</source>
-        <translation>headroom runs：%1
-</translation>
-    </message>
-    <message>
-        <source>unexpected argument &apos;%1&apos;</source>
-        <translation>多余的参数“%1”</translation>
-    </message>
-    <message>
-        <source>headroom runs: unknown status &apos;%1&apos;; use running, finished, failed or stopped
-</source>
-        <translation>headroom runs：未知状态“%1”；请使用 running、finished、failed 或 stopped
-</translation>
-    </message>
-    <message>
-        <source>headroom runs: --limit must be a whole number of 0 or more
-</source>
-        <translation>headroom runs：--limit 必须是不小于 0 的整数
-</translation>
-    </message>
-    <message>
-        <source>headroom runs: there is no run history at %1
-</source>
-        <translation>headroom runs：%1 处没有运行历史
-</translation>
-    </message>
-    <message>
-        <source>No runs in %1.
-</source>
-        <translation>%1 中没有运行。
-</translation>
-    </message>
-    <message>
-        <source>ID</source>
-        <translation>编号</translation>
-    </message>
-    <message>
-        <source>STATUS</source>
-        <translation>状态</translation>
-    </message>
-    <message>
-        <source>STARTED</source>
-        <translation>开始时间</translation>
-    </message>
-    <message>
-        <source>TEST ACC</source>
-        <translation>测试准确率</translation>
-    </message>
-    <message>
-        <source>NAME</source>
-        <translation>名称</translation>
     </message>
 </context>
 <context>
@@ -1480,6 +1692,29 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>RunController</name>
+    <message>
+        <source>%1 is a file, not a folder; give a folder</source>
+        <translation>%1 是文件而不是文件夹；请给出一个文件夹</translation>
+    </message>
+    <message>
+        <source>%1 is not writable; pick a folder you can write to</source>
+        <translation>%1 不可写；请选择一个你有写权限的文件夹</translation>
+    </message>
+    <message>
+        <source>%1 cannot be created: %2 is not a writable folder</source>
+        <translation>无法创建 %1：%2 不是可写的文件夹</translation>
+    </message>
+    <message>
+        <source>a run is in progress; stop it first</source>
+        <translation>有一个运行正在进行；请先停止它</translation>
+    </message>
+    <message>
+        <source>This run is not recorded in the history: %1</source>
+        <translation>本次运行未记入运行历史：%1</translation>
+    </message>
+</context>
+<context>
     <name>RunStore</name>
     <message>
         <source>Cannot create the folder %1 for the run history; check its permissions.</source>
@@ -1580,6 +1815,109 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <source>Train loss: %1</source>
         <translation>训练损失：%1</translation>
     </message>
+    <message>
+        <source>the window&apos;s Preferences have no webhook URL; set one there (Notifications) or give a URL</source>
+        <translation>窗口的“首选项”中没有 webhook URL；请在其中（通知）设置一个，或给出 URL</translation>
+    </message>
+    <message>
+        <source>unknown message format &apos;%1&apos;; use %2</source>
+        <translation>未知的消息格式“%1”；请使用 %2</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a webhook: give an http(s) URL, FORMAT:URL or &apos;settings&apos;</source>
+        <translation>“%1”不是 webhook：请给出 http(s) URL、FORMAT:URL 或 &apos;settings&apos;</translation>
+    </message>
+</context>
+<context>
+    <name>checkpoint.no_spec</name>
+    <message>
+        <source>%1 has no model_spec in its metadata and is not a GPT-2 checkpoint (no wte/wpe weights); weights written by Headroom, nanoGPT or Hugging Face GPT-2 can be read</source>
+        <translation>%1 的元数据中没有 model_spec，也不是 GPT-2 检查点（没有 wte/wpe 权重）；只能读取 Headroom、nanoGPT 或 Hugging Face GPT-2 写出的权重</translation>
+    </message>
+</context>
+<context>
+    <name>checkpoint.not_gpt2</name>
+    <message>
+        <source>%1 looks like a GPT checkpoint but its blocks are not GPT-2&apos;s (h.K.ln_1, attn.c_attn, mlp.c_fc, width a multiple of 64)</source>
+        <translation>%1 看起来是 GPT 检查点，但其块结构不是 GPT-2 的（h.K.ln_1、attn.c_attn、mlp.c_fc，宽度为 64 的倍数）</translation>
+    </message>
+</context>
+<context>
+    <name>config.device</name>
+    <message>
+        <source>unknown device &apos;%1&apos;; use auto, cpu or cuda:N (--device)</source>
+        <translation>未知设备“%1”；请使用 auto、cpu 或 cuda:N（--device）</translation>
+    </message>
+</context>
+<context>
+    <name>config.eps</name>
+    <message>
+        <source>Adam eps must be a positive number, got %1 (--eps)</source>
+        <translation>Adam 的 eps 必须是正数，得到的是 %1（--eps）</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_integer_range</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be an integer from %2 to %3, got %4</source>
+        <translation>运行配置：字段“%1”必须是 %2 到 %3 之间的整数，得到的是 %4</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_type</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be %2, got %3</source>
+        <translation>运行配置：字段“%1”必须是 %2，得到的是 %3</translation>
+    </message>
+</context>
+<context>
+    <name>config.lr</name>
+    <message>
+        <source>learning rate must be a positive number, got %1 (--lr)</source>
+        <translation>学习率必须是正数，得到的是 %1（--lr）</translation>
+    </message>
+</context>
+<context>
+    <name>config.not_object</name>
+    <message>
+        <source>run configuration: must be a JSON object, got %1</source>
+        <translation>运行配置：必须是 JSON 对象，得到的是 %1</translation>
+    </message>
+</context>
+<context>
+    <name>config.precision</name>
+    <message>
+        <source>unknown precision &apos;%1&apos;; use fp32, tf32, bf16 or fp16 (--precision)</source>
+        <translation>未知精度“%1”；请使用 fp32、tf32、bf16 或 fp16（--precision）</translation>
+    </message>
+</context>
+<context>
+    <name>config.range</name>
+    <message>
+        <source>%1 must be between %2 and %3, got %4 (%5)</source>
+        <translation>%1 必须在 %2 到 %3 之间，得到的是 %4（%5）</translation>
+    </message>
+</context>
+<context>
+    <name>config.real_range</name>
+    <message>
+        <source>%1 must be a number in [%2, %3%4, got %5 (%6)</source>
+        <translation>%1 必须是 [%2, %3%4 内的数，得到的是 %5（%6）</translation>
+    </message>
+</context>
+<context>
+    <name>cuda.transformer_op_missing</name>
+    <message>
+        <source>%1 is not implemented on the GPU yet; train transformer models with --device cpu for now</source>
+        <translation>GPU 上尚未实现 %1；目前请用 --device cpu 训练 Transformer 模型</translation>
+    </message>
+</context>
+<context>
+    <name>data.empty_split</name>
+    <message>
+        <source>%1 holds no images (its header says 0), so the %2 split is empty; the file is damaged or truncated, download it again</source>
+        <translation>%1 中没有图像（其文件头写的是 0），因此 %2 划分为空；文件已损坏或被截断，请重新下载</translation>
+    </message>
 </context>
 <context>
     <name>data.fashion_mnist</name>
@@ -1596,10 +1934,52 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>data.idx_dir_not_found</name>
+    <message>
+        <source>idx:%1: folder not found; pass --data idx:DIR with a folder holding train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (raw or .gz)</source>
+        <translation>idx:%1：找不到文件夹；请传入 --data idx:DIR，DIR 为包含 train-images-idx3-ubyte、train-labels-idx1-ubyte、t10k-images-idx3-ubyte 和 t10k-labels-idx1-ubyte（原始或 .gz）的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>data.idx_missing_files</name>
+    <message>
+        <source>%1: missing %2; an IDX dataset folder needs all four files (raw or .gz)</source>
+        <translation>%1：缺少 %2；IDX 数据集文件夹需要全部四个文件（原始或 .gz）</translation>
+    </message>
+</context>
+<context>
+    <name>data.idx_no_folder</name>
+    <message>
+        <source>idx: needs a folder, e.g. --data idx:/path/to/mnist</source>
+        <translation>idx: 需要一个文件夹，例如 --data idx:/path/to/mnist</translation>
+    </message>
+</context>
+<context>
     <name>data.mnist</name>
     <message>
         <source>MNIST: 60000/10000 grey 28x28 handwritten digits, 10 classes</source>
         <translation>MNIST：60000/10000 张 28x28 灰度手写数字，10 个类别</translation>
+    </message>
+</context>
+<context>
+    <name>data.negative_limit</name>
+    <message>
+        <source>sample limits must be &gt;= 0 (0 = all)</source>
+        <translation>样本数上限必须 &gt;= 0（0 = 全部）</translation>
+    </message>
+</context>
+<context>
+    <name>data.no_memory</name>
+    <message>
+        <source>not enough memory to load dataset &apos;%1&apos;; close other programs or use a machine with more memory</source>
+        <translation>内存不足，无法加载数据集“%1”；请关闭其他程序或使用内存更大的机器</translation>
+    </message>
+</context>
+<context>
+    <name>data.no_normalisation</name>
+    <message>
+        <source>no published normalisation for &apos;%1&apos;; compute it from the data</source>
+        <translation>“%1”没有公开的归一化参数；请从数据中计算</translation>
     </message>
 </context>
 <context>
@@ -1652,6 +2032,13 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>data.split_shapes</name>
+    <message>
+        <source>%1: training images are %2 but test images are %3; both splits must come from the same dataset</source>
+        <translation>%1：训练图像为 %2，而测试图像为 %3；两个划分必须来自同一个数据集</translation>
+    </message>
+</context>
+<context>
     <name>data.synthetic</name>
     <message>
         <source>Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download</source>
@@ -1659,10 +2046,234 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>data.synthetic_size</name>
+    <message>
+        <source>synthetic dataset size must be between 1 and %1, got %2</source>
+        <translation>合成数据集的大小必须在 1 到 %1 之间，得到的是 %2</translation>
+    </message>
+</context>
+<context>
     <name>data.unknown</name>
     <message>
         <source>unknown dataset &apos;%1&apos;; use one of %2</source>
         <translation>未知数据集“%1”；请使用以下之一：%2</translation>
+    </message>
+</context>
+<context>
+    <name>device.auto_gpu</name>
+    <message>
+        <source>device auto: %1 passed the self-test (%2); training on the GPU</source>
+        <translation>device auto：%1 通过了自检（%2）；在 GPU 上训练</translation>
+    </message>
+</context>
+<context>
+    <name>device.auto_gpu_failed</name>
+    <message>
+        <source>device auto: %1 failed the self-test (%2); training on the CPU</source>
+        <translation>device auto：%1 未通过自检（%2）；在 CPU 上训练</translation>
+    </message>
+</context>
+<context>
+    <name>device.auto_no_gpu</name>
+    <message>
+        <source>device auto: no GPU (%1); training on the CPU</source>
+        <translation>device auto：没有 GPU（%1）；在 CPU 上训练</translation>
+    </message>
+</context>
+<context>
+    <name>device.cuda_module</name>
+    <message>
+        <source>cuda     module %1</source>
+        <translation>cuda     模块 %1</translation>
+    </message>
+</context>
+<context>
+    <name>device.cuda_unavailable</name>
+    <message>
+        <source>cuda     not available (%1): %2</source>
+        <translation>cuda     不可用（%1）：%2</translation>
+    </message>
+</context>
+<context>
+    <name>dist.bootstrap</name>
+    <message>
+        <source>rank %1: the start-up broadcast from rank %2 failed: %3</source>
+        <translation>rank %1：来自 rank %2 的启动广播失败：%3</translation>
+    </message>
+</context>
+<context>
+    <name>dist.broken</name>
+    <message>
+        <source>rank %1: communication with the other ranks already failed (see the first error); the run cannot continue</source>
+        <translation>rank %1：与其他 rank 的通信已经失败（见第一条错误）；运行无法继续</translation>
+    </message>
+</context>
+<context>
+    <name>dist.env_mismatch</name>
+    <message>
+        <source>MPI says rank %1 of %2 but mpirun&apos;s environment says rank %3 of %4; start the ranks with one mpirun</source>
+        <translation>MPI 报告本进程为 rank %1（共 %2 个），但 mpirun 的环境变量报告为 rank %3（共 %4 个）；请用同一个 mpirun 启动所有 rank</translation>
+    </message>
+</context>
+<context>
+    <name>dist.mpi_failed</name>
+    <message>
+        <source>rank %1: %2 failed: %3</source>
+        <translation>rank %1：%2 失败：%3</translation>
+    </message>
+</context>
+<context>
+    <name>dist.mpi_init</name>
+    <message>
+        <source>MPI could not start (%1); see mpirun&apos;s messages above</source>
+        <translation>MPI 无法启动（%1）；请查看上方 mpirun 的消息</translation>
+    </message>
+</context>
+<context>
+    <name>dist.mpi_threads</name>
+    <message>
+        <source>this Open MPI gives thread level %1, Headroom needs MPI_THREAD_SERIALIZED (2); use an Open MPI built with thread support</source>
+        <translation>此 Open MPI 提供的线程级别为 %1，Headroom 需要 MPI_THREAD_SERIALIZED (2)；请使用启用了线程支持的 Open MPI</translation>
+    </message>
+</context>
+<context>
+    <name>dist.nccl_cpu</name>
+    <message>
+        <source>NCCL ranks need a CUDA device, got %1; use MPI for CPU ranks</source>
+        <translation>NCCL rank 需要 CUDA 设备，得到的是 %1；CPU rank 请使用 MPI</translation>
+    </message>
+</context>
+<context>
+    <name>dist.nccl_failed</name>
+    <message>
+        <source>rank %1: %2 failed on %3: %4</source>
+        <translation>rank %1：%2 在 %3 上失败：%4</translation>
+    </message>
+</context>
+<context>
+    <name>dist.no_libmpi</name>
+    <message>
+        <source>cannot load Open MPI (%1); install Open MPI (Debian: openmpi-bin libopenmpi3) or train on one process</source>
+        <translation>无法加载 Open MPI（%1）；请安装 Open MPI（Debian：openmpi-bin libopenmpi3），或在单个进程中训练</translation>
+    </message>
+</context>
+<context>
+    <name>dist.no_libnccl</name>
+    <message>
+        <source>cannot load NCCL (%1); GPU ranks need it: install NCCL 2.14 or newer (it comes with the CUDA toolkit or as libnccl2), or use CPU ranks</source>
+        <translation>无法加载 NCCL（%1）；GPU rank 需要它：请安装 NCCL 2.14 或更新版本（随 CUDA 工具包提供，或安装 libnccl2），或使用 CPU rank</translation>
+    </message>
+</context>
+<context>
+    <name>dist.no_mpi_build</name>
+    <message>
+        <source>this build of Headroom has no MPI support (Open MPI&apos;s headers were not found when it was built); install libopenmpi-dev and rebuild, or train on one process</source>
+        <translation>此 Headroom 构建不支持 MPI（构建时未找到 Open MPI 的头文件）；请安装 libopenmpi-dev 后重新构建，或在单个进程中训练</translation>
+    </message>
+</context>
+<context>
+    <name>dist.no_nccl_build</name>
+    <message>
+        <source>this build of Headroom has no NCCL support (it was built without CUDA or without nccl.h); GPU ranks need it: rebuild with the CUDA toolkit and NCCL, or use CPU ranks</source>
+        <translation>此 Headroom 构建不支持 NCCL（构建时没有 CUDA 或没有 nccl.h）；GPU rank 需要它：请用 CUDA 工具包和 NCCL 重新构建，或使用 CPU rank</translation>
+    </message>
+</context>
+<context>
+    <name>dist.not_launched</name>
+    <message>
+        <source>CPU ranks talk through MPI, and this process was not started by mpirun; launch the ranks with mpirun -np N headroom ... (or train on one process)</source>
+        <translation>CPU rank 通过 MPI 通信，而此进程不是由 mpirun 启动的；请用 mpirun -np N headroom ... 启动各 rank（或在单个进程中训练）</translation>
+    </message>
+</context>
+<context>
+    <name>dist.not_openmpi</name>
+    <message>
+        <source>the MPI library found is not Open MPI 4 or newer (it lacks %1); Headroom&apos;s CPU ranks need Open MPI (Debian: openmpi-bin libopenmpi3)</source>
+        <translation>找到的 MPI 库不是 Open MPI 4 或更新版本（缺少 %1）；Headroom 的 CPU rank 需要 Open MPI（Debian：openmpi-bin libopenmpi3）</translation>
+    </message>
+</context>
+<context>
+    <name>dist.old_nccl</name>
+    <message>
+        <source>the NCCL found (version code %1) is older than 2.14, which non-blocking communicators need (%2); install a newer NCCL</source>
+        <translation>找到的 NCCL（版本号 %1）早于 2.14，而非阻塞通信器需要 2.14（%2）；请安装更新的 NCCL</translation>
+    </message>
+</context>
+<context>
+    <name>dist.timeout</name>
+    <message>
+        <source>rank %1: %2 did not finish within %3 s: another rank stopped, is stuck or took a different path (its messages say which); --rank-timeout sets the limit</source>
+        <translation>rank %1：%2 未在 %3 秒内完成：另一个 rank 已停止、卡住或走了不同的路径（其消息会说明是哪种）；--rank-timeout 设置该时限</translation>
+    </message>
+</context>
+<context>
+    <name>event.field_text</name>
+    <message>
+        <source>run event: &quot;%1&quot; must be a string</source>
+        <translation>运行事件：“%1”必须是字符串</translation>
+    </message>
+</context>
+<context>
+    <name>event.field_type</name>
+    <message>
+        <source>run event: &quot;%1&quot; must be a number</source>
+        <translation>运行事件：“%1”必须是数字</translation>
+    </message>
+</context>
+<context>
+    <name>event.no_kind</name>
+    <message>
+        <source>run event: expected an object with an &quot;event&quot; name</source>
+        <translation>运行事件：应为带有 &quot;event&quot; 名称的对象</translation>
+    </message>
+</context>
+<context>
+    <name>event.unknown_kind</name>
+    <message>
+        <source>run event: unknown event &quot;%1&quot;</source>
+        <translation>运行事件：未知事件“%1”</translation>
+    </message>
+</context>
+<context>
+    <name>generate.no_weights</name>
+    <message>
+        <source>%1 holds no model.safetensors; pass the folder of a finished run (headroom train --out DIR) or --weights FILE</source>
+        <translation>%1 中没有 model.safetensors；请传入一个已完成运行的文件夹（headroom train --out DIR）或 --weights FILE</translation>
+    </message>
+</context>
+<context>
+    <name>generate.not_lm</name>
+    <message>
+        <source>%1 holds model &apos;%2&apos;, which is not a language model (it does not start with a token_embedding); only language models generate text</source>
+        <translation>%1 中的模型“%2”不是语言模型（它不以 token_embedding 开头）；只有语言模型能生成文本</translation>
+    </message>
+</context>
+<context>
+    <name>generate.temperature</name>
+    <message>
+        <source>the temperature must be 0 (greedy) or positive (--temperature)</source>
+        <translation>温度必须为 0（贪心）或正数（--temperature）</translation>
+    </message>
+</context>
+<context>
+    <name>generate.tokens</name>
+    <message>
+        <source>the number of tokens to generate must be 0 to 1000000 (--tokens)</source>
+        <translation>要生成的 token 数必须在 0 到 1000000 之间（--tokens）</translation>
+    </message>
+</context>
+<context>
+    <name>generate.top_k</name>
+    <message>
+        <source>top-k must be 0 (all tokens) or positive (--top-k)</source>
+        <translation>top-k 必须为 0（全部 token）或正数（--top-k）</translation>
+    </message>
+</context>
+<context>
+    <name>generate.vocab</name>
+    <message>
+        <source>the %1 tokenizer has %2 tokens but the model only %3; the tokenizer file does not belong to these weights</source>
+        <translation>%1 分词器有 %2 个 token，而模型只有 %3 个；该分词器文件与这些权重不匹配</translation>
     </message>
 </context>
 <context>
@@ -2202,46 +2813,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>无法写入 %1</translation>
     </message>
     <message>
-        <source>Preferences</source>
-        <translation>首选项</translation>
-    </message>
-    <message>
-        <source>System</source>
-        <translation>跟随系统</translation>
-    </message>
-    <message>
-        <source>Language</source>
-        <translation>语言</translation>
-    </message>
-    <message>
-        <source>A new language takes effect when Headroom restarts.</source>
-        <translation>新的语言在 Headroom 重启后生效。</translation>
-    </message>
-    <message>
-        <source>Light</source>
-        <translation>浅色</translation>
-    </message>
-    <message>
-        <source>Dark</source>
-        <translation>深色</translation>
-    </message>
-    <message>
-        <source>Theme</source>
-        <translation>主题</translation>
-    </message>
-    <message>
-        <source> Hz</source>
-        <translation> 赫兹</translation>
-    </message>
-    <message>
-        <source>How often the charts redraw during a run (at most 25 times a second)</source>
-        <translation>运行期间图表的重绘频率（每秒最多 25 次）</translation>
-    </message>
-    <message>
-        <source>Chart refresh rate</source>
-        <translation>图表刷新率</translation>
-    </message>
-    <message>
         <source>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;A workbench for training neural networks within GPU memory.&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2 (built with %3)&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;CUDA runtime&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;cuDNN&lt;/td&gt;&lt;td&gt;%6&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;NCCL&lt;/td&gt;&lt;td&gt;%7&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;GPU driver&lt;/td&gt;&lt;td&gt;%8&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</source>
         <translation>&lt;h3&gt;Headroom %1&lt;/h3&gt;&lt;p&gt;在 GPU 显存限制内训练神经网络的工作台。&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2（编译时版本 %3）&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;CUDA 运行时&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;cuDNN&lt;/td&gt;&lt;td&gt;%6&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;NCCL&lt;/td&gt;&lt;td&gt;%7&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;GPU 驱动&lt;/td&gt;&lt;td&gt;%8&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</translation>
     </message>
@@ -2344,114 +2915,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>已载入运行“%1”的模型和设置</translation>
     </message>
     <message>
-        <source> ms</source>
-        <translation> 毫秒</translation>
-    </message>
-    <message>
-        <source>How often the hardware monitor reads GPU and host figures (100 ms to 10 s)</source>
-        <translation>硬件监视读取 GPU 与主机数据的间隔（100 毫秒到 10 秒）</translation>
-    </message>
-    <message>
-        <source>Hardware sampling interval</source>
-        <translation>硬件采样间隔</translation>
-    </message>
-    <message>
-        <source>Notifications</source>
-        <translation>通知</translation>
-    </message>
-    <message>
-        <source>https://… (empty: no webhook)</source>
-        <translation>https://…（留空：不使用 Webhook）</translation>
-    </message>
-    <message>
-        <source>Webhook URL</source>
-        <translation>Webhook 地址</translation>
-    </message>
-    <message>
-        <source>Generic JSON</source>
-        <translation>通用 JSON</translation>
-    </message>
-    <message>
-        <source>WeCom (企业微信)</source>
-        <translation>企业微信</translation>
-    </message>
-    <message>
-        <source>DingTalk (钉钉)</source>
-        <translation>钉钉</translation>
-    </message>
-    <message>
-        <source>Feishu / Lark (飞书)</source>
-        <translation>飞书</translation>
-    </message>
-    <message>
-        <source>Slack</source>
-        <translation>Slack</translation>
-    </message>
-    <message>
-        <source>Message format</source>
-        <translation>消息格式</translation>
-    </message>
-    <message>
-        <source>When a run finishes or is stopped</source>
-        <translation>运行完成或被停止时</translation>
-    </message>
-    <message>
-        <source>When a run fails</source>
-        <translation>运行失败时</translation>
-    </message>
-    <message>
-        <source>never</source>
-        <translation>从不</translation>
-    </message>
-    <message>
-        <source>every </source>
-        <translation>每 </translation>
-    </message>
-    <message>
-        <source> epochs</source>
-        <translation> 轮</translation>
-    </message>
-    <message>
-        <source>Send</source>
-        <translation>发送</translation>
-    </message>
-    <message>
-        <source>Progress</source>
-        <translation>进度</translation>
-    </message>
-    <message>
-        <source>Send a test message</source>
-        <translation>发送测试消息</translation>
-    </message>
-    <message>
-        <source>Webhook test message delivered (HTTP %1)</source>
-        <translation>Webhook 测试消息已送达（HTTP %1）</translation>
-    </message>
-    <message>
-        <source>Webhook test message delivered</source>
-        <translation>Webhook 测试消息已送达</translation>
-    </message>
-    <message>
-        <source>Headroom: test message</source>
-        <translation>Headroom：测试消息</translation>
-    </message>
-    <message>
-        <source>Notifications from Headroom arrive here.</source>
-        <translation>Headroom 的通知会发送到这里。</translation>
-    </message>
-    <message>
-        <source>Show a desktop notification when a run ends</source>
-        <translation>运行结束时显示桌面通知</translation>
-    </message>
-    <message>
-        <source>This desktop has no system tray for notifications</source>
-        <translation>当前桌面没有可显示通知的系统托盘</translation>
-    </message>
-    <message>
-        <source>No memory prediction for this run: %1</source>
-        <translation>本次运行没有显存预测：%1</translation>
-    </message>
-    <message>
         <source>Out of memory</source>
         <translation>显存不足</translation>
     </message>
@@ -2470,6 +2933,14 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Predicted against measured memory of this run: see the Memory plan tab</source>
         <translation>本次运行的预测与实测显存对比：见“显存规划”页</translation>
+    </message>
+    <message>
+        <source>The run&apos;s files could not be written to %1: %2</source>
+        <translation>无法将运行的文件写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>Weights and run record written to %1</source>
+        <translation>权重和运行记录已写入 %1</translation>
     </message>
 </context>
 <context>
@@ -2819,48 +3290,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <translation>，即显存上限</translation>
     </message>
     <message>
-        <source>The planner could not search for a configuration: %1</source>
-        <translation>规划器无法搜索配置：%1</translation>
-    </message>
-    <message>
-        <source>precision %1</source>
-        <translation>精度 %1</translation>
-    </message>
-    <message>
-        <source>no checkpointing</source>
-        <translation>不做梯度检查点</translation>
-    </message>
-    <message numerus="yes">
-        <source>checkpointing %n block(s)</source>
-        <translation>
-            <numerusform>对 %n 个块做梯度检查点</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>micro-batch %1 × %2 accumulation steps</source>
-        <translation>微批次 %1 × %2 步梯度累积</translation>
-    </message>
-    <message>
-        <source>the whole batch at once</source>
-        <translation>整个批次一次完成</translation>
-    </message>
-    <message>
-        <source>optimizer state in host memory</source>
-        <translation>优化器状态在主机内存中</translation>
-    </message>
-    <message>
-        <source>optimizer state on the device</source>
-        <translation>优化器状态在设备上</translation>
-    </message>
-    <message>
-        <source>&lt;p&gt;The planner&apos;s fastest configuration that fits in %1 at batch %2 is predicted to need &lt;b&gt;%3&lt;/b&gt; at &lt;b&gt;%4×&lt;/b&gt; the step time:&lt;/p&gt;&lt;p&gt;&lt;b&gt;%5&lt;/b&gt;&lt;/p&gt;&lt;p&gt;Command line: &lt;code&gt;headroom train --batch %2 %6&lt;/code&gt;&lt;/p&gt;</source>
-        <translation>&lt;p&gt;规划器给出的、批大小 %2 时能放入 %1 的最快配置预计需要 &lt;b&gt;%3&lt;/b&gt;，每步耗时为 &lt;b&gt;%4 倍&lt;/b&gt;：&lt;/p&gt;&lt;p&gt;&lt;b&gt;%5&lt;/b&gt;&lt;/p&gt;&lt;p&gt;命令行：&lt;code&gt;headroom train --batch %2 %6&lt;/code&gt;&lt;/p&gt;</translation>
-    </message>
-    <message>
-        <source>No combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2. Lower the batch size, make the model smaller or raise the memory limit.</source>
-        <translation>批大小 %2 时，混合精度、梯度检查点、微批次和卸载的任何组合都放不进 %1。请减小批大小、缩小模型或提高显存上限。</translation>
-    </message>
-    <message>
         <source>Apply and restart</source>
         <translation>应用并重新开始</translation>
     </message>
@@ -2871,6 +3300,10 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>Searching for a configuration that fits in %1…</source>
         <translation>正在搜索能放进 %1 的配置…</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;%1&lt;/p&gt;&lt;p&gt;&lt;b&gt;%2&lt;/b&gt;&lt;/p&gt;&lt;p&gt;Command line: &lt;code&gt;headroom train %3&lt;/code&gt;&lt;/p&gt;</source>
+        <translation>&lt;p&gt;%1&lt;/p&gt;&lt;p&gt;&lt;b&gt;%2&lt;/b&gt;&lt;/p&gt;&lt;p&gt;命令行：&lt;code&gt;headroom train %3&lt;/code&gt;&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -3064,6 +3497,153 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>CPU (%1 threads)</source>
         <translation>CPU（%1 线程）</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::SettingsDialog</name>
+    <message>
+        <source>Preferences</source>
+        <translation>首选项</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>A new language takes effect when Headroom restarts.</source>
+        <translation>新的语言在 Headroom 重启后生效。</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <source> Hz</source>
+        <translation> Hz</translation>
+    </message>
+    <message>
+        <source>How often the charts redraw during a run (at most 25 times a second)</source>
+        <translation>运行期间图表的重绘频率（每秒最多 25 次）</translation>
+    </message>
+    <message>
+        <source>Chart refresh rate</source>
+        <translation>图表刷新率</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> 毫秒</translation>
+    </message>
+    <message>
+        <source>How often the hardware monitor reads GPU and host figures (100 ms to 10 s)</source>
+        <translation>硬件监视读取 GPU 与主机数据的间隔（100 毫秒到 10 秒）</translation>
+    </message>
+    <message>
+        <source>Hardware sampling interval</source>
+        <translation>硬件采样间隔</translation>
+    </message>
+    <message>
+        <source>Notifications</source>
+        <translation>通知</translation>
+    </message>
+    <message>
+        <source>https://… (empty: no webhook)</source>
+        <translation>https://…（留空：不使用 webhook）</translation>
+    </message>
+    <message>
+        <source>headroom train --notify settings sends to this webhook too</source>
+        <translation>headroom train --notify settings 也会发送到此 webhook</translation>
+    </message>
+    <message>
+        <source>Webhook URL</source>
+        <translation>Webhook 地址</translation>
+    </message>
+    <message>
+        <source>Generic JSON</source>
+        <translation>通用 JSON</translation>
+    </message>
+    <message>
+        <source>WeCom (企业微信)</source>
+        <translation>企业微信</translation>
+    </message>
+    <message>
+        <source>DingTalk (钉钉)</source>
+        <translation>钉钉</translation>
+    </message>
+    <message>
+        <source>Feishu / Lark (飞书)</source>
+        <translation>飞书 / Lark</translation>
+    </message>
+    <message>
+        <source>Slack</source>
+        <translation>Slack</translation>
+    </message>
+    <message>
+        <source>Message format</source>
+        <translation>消息格式</translation>
+    </message>
+    <message>
+        <source>When a run finishes or is stopped</source>
+        <translation>运行完成或被停止时</translation>
+    </message>
+    <message>
+        <source>When a run fails</source>
+        <translation>运行失败时</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>every </source>
+        <translation>每 </translation>
+    </message>
+    <message>
+        <source> epochs</source>
+        <translation> 轮</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>Progress</source>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Send a test message</source>
+        <translation>发送测试消息</translation>
+    </message>
+    <message>
+        <source>Show a desktop notification when a run ends</source>
+        <translation>运行结束时显示桌面通知</translation>
+    </message>
+    <message>
+        <source>This desktop has no system tray for notifications</source>
+        <translation>当前桌面没有可显示通知的系统托盘</translation>
+    </message>
+    <message>
+        <source>Webhook test message delivered (HTTP %1)</source>
+        <translation>Webhook 测试消息已送达（HTTP %1）</translation>
+    </message>
+    <message>
+        <source>Headroom: test message</source>
+        <translation>Headroom：测试消息</translation>
+    </message>
+    <message>
+        <source>Notifications from Headroom arrive here.</source>
+        <translation>Headroom 的通知会发送到这里。</translation>
     </message>
 </context>
 <context>
@@ -3660,10 +4240,6 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
         <source>Label</source>
         <translation>标签</translation>
     </message>
-    <message>
-        <source>layer %1 (%2): %3</source>
-        <translation>第 %1 层（%2）：%3</translation>
-    </message>
 </context>
 <context>
     <name>hrw::PlanBarChart</name>
@@ -3729,6 +4305,174 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>idx.bad_magic</name>
+    <message>
+        <source>%1: not an IDX %2 file (magic %3, expected %4); is it gzip-compressed twice or a different dataset?</source>
+        <translation>%1：不是 IDX %2 文件（魔数 %3，应为 %4）；是被 gzip 压缩了两次，还是另一个数据集？</translation>
+    </message>
+</context>
+<context>
+    <name>idx.cannot_open</name>
+    <message>
+        <source>%1: cannot open (%2); check the file&apos;s permissions</source>
+        <translation>%1：无法打开（%2）；请检查文件权限</translation>
+    </message>
+</context>
+<context>
+    <name>idx.count_mismatch</name>
+    <message>
+        <source>%1 holds %2 images but %3 holds %4 labels; they must have the same count: are they from the same dataset and split (train vs t10k)?</source>
+        <translation>%1 有 %2 张图像，而 %3 有 %4 个标签；两者数量必须相同：它们是否来自同一个数据集和同一个划分（train 与 t10k）？</translation>
+    </message>
+</context>
+<context>
+    <name>idx.empty_images</name>
+    <message>
+        <source>%1: header says images of %2x%3 pixels; the file is damaged, download it again</source>
+        <translation>%1：文件头写的图像尺寸为 %2x%3 像素；文件已损坏，请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.extra_data</name>
+    <message>
+        <source>%1: header says %2 (%3 bytes) but the file has %4 more bytes after them; the file is damaged or not a plain IDX file, download it again</source>
+        <translation>%1：文件头写的是 %2（%3 字节），但文件在其后还多出 %4 字节；文件已损坏或不是普通的 IDX 文件，请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.extra_data_gz</name>
+    <message>
+        <source>%1: header says %2 (%3 bytes) but it decompresses to %4 more bytes after them; the file is damaged or not a plain IDX file, download it again</source>
+        <translation>%1：文件头写的是 %2（%3 字节），但解压后在其后还多出 %4 字节；文件已损坏或不是普通的 IDX 文件，请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.gzip_twice</name>
+    <message>
+        <source>%1: not an IDX %2 file (magic %3, expected %4); is it gzip-compressed twice or a different dataset? (decompress it once with gunzip)</source>
+        <translation>%1：不是 IDX %2 文件（魔数 %3，应为 %4）；是被 gzip 压缩了两次，还是另一个数据集？（用 gunzip 解压一次）</translation>
+    </message>
+</context>
+<context>
+    <name>idx.implausible</name>
+    <message>
+        <source>%1: header says %2, which is implausibly large (at most %3 pixels an image); the file is damaged, download it again</source>
+        <translation>%1：文件头写的是 %2，大得不合理（每张图像最多 %3 像素）；文件已损坏，请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.is_directory</name>
+    <message>
+        <source>%1: is a directory, expected an IDX file</source>
+        <translation>%1：是一个目录，应为 IDX 文件</translation>
+    </message>
+</context>
+<context>
+    <name>idx.label_range</name>
+    <message>
+        <source>%1: label %2 at index %3 is out of range (expected 0..%4); the file is damaged or belongs to a dataset with more classes</source>
+        <translation>%1：索引 %3 处的标签 %2 超出范围（应为 0..%4）；文件已损坏，或属于类别更多的数据集</translation>
+    </message>
+</context>
+<context>
+    <name>idx.no_memory</name>
+    <message>
+        <source>%1: not enough memory to load it (%2 bytes of data); close other programs or use a machine with more memory</source>
+        <translation>%1：内存不足，无法加载（数据 %2 字节）；请关闭其他程序或使用内存更大的机器</translation>
+    </message>
+</context>
+<context>
+    <name>idx.not_found</name>
+    <message>
+        <source>%1: file not found; check the path or download the dataset again</source>
+        <translation>%1：找不到文件；请检查路径或重新下载数据集</translation>
+    </message>
+</context>
+<context>
+    <name>idx.not_regular</name>
+    <message>
+        <source>%1: is not a regular file (a device, pipe or socket); point to the IDX file itself</source>
+        <translation>%1：不是普通文件（而是设备、管道或套接字）；请指向 IDX 文件本身</translation>
+    </message>
+</context>
+<context>
+    <name>idx.not_u8</name>
+    <message>
+        <source>%1: not an IDX u8 file (magic %2); is it a different dataset or a damaged download?</source>
+        <translation>%1：不是 IDX u8 文件（魔数 %2）；是另一个数据集，还是下载已损坏？</translation>
+    </message>
+</context>
+<context>
+    <name>idx.other_type</name>
+    <message>
+        <source>%1: not an IDX %2 file (magic %3, expected %4); it is an IDX file of another element type or dimension count; Headroom reads u8 images (N, H, W) and u8 labels (N)</source>
+        <translation>%1：不是 IDX %2 文件（魔数 %3，应为 %4）；它是另一种元素类型或维数的 IDX 文件；Headroom 读取 u8 图像 (N, H, W) 和 u8 标签 (N)</translation>
+    </message>
+</context>
+<context>
+    <name>idx.swapped</name>
+    <message>
+        <source>%1: not an IDX %2 file (magic %3, expected %4); it is an IDX %5 file: are the image and label files swapped?</source>
+        <translation>%1：不是 IDX %2 文件（魔数 %3，应为 %4）；它是 IDX %5 文件：图像文件和标签文件是否弄反了？</translation>
+    </message>
+</context>
+<context>
+    <name>idx.too_short</name>
+    <message>
+        <source>%1: too short to be an IDX file (%2 bytes); download it again</source>
+        <translation>%1：太短，不可能是 IDX 文件（%2 字节）；请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.truncated_data</name>
+    <message>
+        <source>%1: truncated: header says %2 (%3 bytes) but the file has %4 bytes; download it again</source>
+        <translation>%1：已截断：文件头写的是 %2（%3 字节），但文件只有 %4 字节；请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.truncated_data_gz</name>
+    <message>
+        <source>%1: truncated: header says %2 (%3 bytes) but it decompresses to %4 bytes; download it again</source>
+        <translation>%1：已截断：文件头写的是 %2（%3 字节），但解压后只有 %4 字节；请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.truncated_gzip</name>
+    <message>
+        <source>%1: truncated: header says %2 (%3 bytes) but it decompresses to %4 bytes and the gzip stream is cut short; download it again</source>
+        <translation>%1：已截断：文件头写的是 %2（%3 字节），但解压后只有 %4 字节，且 gzip 流提前结束；请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.truncated_header</name>
+    <message>
+        <source>%1: truncated header (%2 bytes, expected %3); download it again</source>
+        <translation>%1：文件头被截断（%2 字节，应为 %3）；请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>idx.zlib_error</name>
+    <message>
+        <source>%1: cannot be decompressed (zlib: %2); the download is damaged, download it again</source>
+        <translation>%1：无法解压（zlib：%2）；下载已损坏，请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>json.invalid</name>
+    <message>
+        <source>%1 is not valid JSON: %2</source>
+        <translation>%1 不是有效的 JSON：%2</translation>
+    </message>
+</context>
+<context>
+    <name>json.too_deep</name>
+    <message>
+        <source>%1: JSON nested more than %2 levels deep; the file is damaged or not what Headroom writes</source>
+        <translation>%1：JSON 嵌套超过 %2 层；文件已损坏，或不是 Headroom 写出的文件</translation>
+    </message>
+</context>
+<context>
     <name>layer.avgpool2d</name>
     <message>
         <source>mean over square windows (padding counted)</source>
@@ -3782,6 +4526,27 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>channels C</source>
         <translation>通道数 C</translation>
+    </message>
+</context>
+<context>
+    <name>layer.class_token</name>
+    <message>
+        <source>puts a learned token in front of the sequence</source>
+        <translation>在序列前面加一个可学习的 token</translation>
+    </message>
+</context>
+<context>
+    <name>layer.class_token.dim</name>
+    <message>
+        <source>token width</source>
+        <translation>token 宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.class_token_pool</name>
+    <message>
+        <source>takes the first token&apos;s features for a classifier: (N, T, C) -&gt; (N, C)</source>
+        <translation>取第一个 token 的特征送给分类器：(N, T, C) -&gt; (N, C)</translation>
     </message>
 </context>
 <context>
@@ -3878,8 +4643,43 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
 <context>
     <name>layer.gelu</name>
     <message>
-        <source>x * Phi(x) (exact erf form)</source>
-        <translation>x * Phi(x)（精确 erf 形式）</translation>
+        <source>x * Phi(x) (exact erf form, or its tanh approximation)</source>
+        <translation>x * Phi(x)（精确 erf 形式，或其 tanh 近似）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.gelu.tanh</name>
+    <message>
+        <source>tanh approximation, as GPT-2 (nn.GELU(approximate=&apos;tanh&apos;))</source>
+        <translation>tanh 近似，与 GPT-2 相同（nn.GELU(approximate=&apos;tanh&apos;)）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.layernorm</name>
+    <message>
+        <source>normalises each token over its features</source>
+        <translation>对每个 token 在其特征维上做归一化</translation>
+    </message>
+</context>
+<context>
+    <name>layer.layernorm.bias</name>
+    <message>
+        <source>learn an additive bias</source>
+        <translation>学习一个加性偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.layernorm.dim</name>
+    <message>
+        <source>features (the last dimension)</source>
+        <translation>特征数（最后一维）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.layernorm.eps</name>
+    <message>
+        <source>added to the variance</source>
+        <translation>加到方差上的小量</translation>
     </message>
 </context>
 <context>
@@ -3925,6 +4725,34 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>layer.lm_head</name>
+    <message>
+        <source>scores every vocabulary token at each position: (N, T, dim) -&gt; (N, T, V)</source>
+        <translation>为每个位置上的每个词表 token 打分：(N, T, dim) -&gt; (N, T, V)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.lm_head.dim</name>
+    <message>
+        <source>model width</source>
+        <translation>模型宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.lm_head.tied</name>
+    <message>
+        <source>share the token embedding&apos;s weight (no parameters of its own)</source>
+        <translation>共享 token 嵌入的权重（自身没有参数）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.lm_head.vocab_size</name>
+    <message>
+        <source>vocabulary size V</source>
+        <translation>词表大小 V</translation>
+    </message>
+</context>
+<context>
     <name>layer.maxpool2d</name>
     <message>
         <source>maximum over square windows</source>
@@ -3953,10 +4781,101 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>layer.mlp</name>
+    <message>
+        <source>linear, GELU, linear: the feed-forward half of a transformer block</source>
+        <translation>线性、GELU、线性：Transformer 块中的前馈部分</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mlp.bias</name>
+    <message>
+        <source>learn biases</source>
+        <translation>学习偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mlp.dim</name>
+    <message>
+        <source>model width</source>
+        <translation>模型宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mlp.dropout</name>
+    <message>
+        <source>drop probability of the output</source>
+        <translation>输出的 dropout 概率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mlp.gelu_tanh</name>
+    <message>
+        <source>GELU in its tanh form (GPT-2); off: exact (ViT)</source>
+        <translation>使用 tanh 形式的 GELU（GPT-2）；关闭：精确形式（ViT）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.mlp.hidden</name>
+    <message>
+        <source>hidden width (0: 4 x dim)</source>
+        <translation>隐藏层宽度（0：4 x dim）</translation>
+    </message>
+</context>
+<context>
     <name>layer.mse</name>
     <message>
         <source>mean squared error against one-hot targets</source>
         <translation>与 one-hot 目标之间的均方误差</translation>
+    </message>
+</context>
+<context>
+    <name>layer.patch_embedding</name>
+    <message>
+        <source>cuts images into square patches and projects each to a token: (N, C, H, W) -&gt; (N, P, dim)</source>
+        <translation>把图像切成正方形图块，并把每块投影为一个 token：(N, C, H, W) -&gt; (N, P, dim)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.patch_embedding.dim</name>
+    <message>
+        <source>token width</source>
+        <translation>token 宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.patch_embedding.in_channels</name>
+    <message>
+        <source>image channels C</source>
+        <translation>图像通道数 C</translation>
+    </message>
+</context>
+<context>
+    <name>layer.patch_embedding.patch_size</name>
+    <message>
+        <source>patch side in pixels (divides H and W)</source>
+        <translation>图块边长（像素，须整除 H 和 W）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.position_embedding</name>
+    <message>
+        <source>adds a learned vector for each position of the sequence</source>
+        <translation>为序列的每个位置加上一个可学习的向量</translation>
+    </message>
+</context>
+<context>
+    <name>layer.position_embedding.dim</name>
+    <message>
+        <source>embedding width</source>
+        <translation>嵌入宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.position_embedding.max_positions</name>
+    <message>
+        <source>longest sequence it has positions for</source>
+        <translation>所支持的最长序列长度</translation>
     </message>
 </context>
 <context>
@@ -3974,6 +4893,48 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>layer.self_attention</name>
+    <message>
+        <source>multi-head self-attention: fused q, k, v projection, scaled dot product, output projection</source>
+        <translation>多头自注意力：融合的 q、k、v 投影，缩放点积，输出投影</translation>
+    </message>
+</context>
+<context>
+    <name>layer.self_attention.bias</name>
+    <message>
+        <source>learn biases in the projections</source>
+        <translation>在投影中学习偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.self_attention.causal</name>
+    <message>
+        <source>each token sees only earlier ones (language models)</source>
+        <translation>每个 token 只看到它之前的 token（语言模型）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.self_attention.dim</name>
+    <message>
+        <source>model width (a multiple of heads)</source>
+        <translation>模型宽度（须为 heads 的倍数）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.self_attention.dropout</name>
+    <message>
+        <source>drop probability of attention weights and output</source>
+        <translation>注意力权重和输出的 dropout 概率</translation>
+    </message>
+</context>
+<context>
+    <name>layer.self_attention.heads</name>
+    <message>
+        <source>attention heads</source>
+        <translation>注意力头数</translation>
+    </message>
+</context>
+<context>
     <name>layer.sigmoid</name>
     <message>
         <source>1 / (1 + exp(-x))</source>
@@ -3985,6 +4946,111 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     <message>
         <source>hyperbolic tangent</source>
         <translation>双曲正切</translation>
+    </message>
+</context>
+<context>
+    <name>layer.token_embedding</name>
+    <message>
+        <source>looks up a learned vector for each token id: (N, T) -&gt; (N, T, dim); must come first</source>
+        <translation>为每个 token id 查找一个可学习的向量：(N, T) -&gt; (N, T, dim)；必须位于最前面</translation>
+    </message>
+</context>
+<context>
+    <name>layer.token_embedding.dim</name>
+    <message>
+        <source>embedding width</source>
+        <translation>嵌入宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.token_embedding.vocab_size</name>
+    <message>
+        <source>vocabulary size V (token ids 0 .. V-1)</source>
+        <translation>词表大小 V（token id 为 0 .. V-1）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block</name>
+    <message>
+        <source>x + attention(LayerNorm(x)), then + MLP(LayerNorm(.)): one GPT or ViT block</source>
+        <translation>x + attention(LayerNorm(x))，再 + MLP(LayerNorm(.))：一个 GPT 或 ViT 块</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.bias</name>
+    <message>
+        <source>learn biases in projections and LayerNorms</source>
+        <translation>在投影和 LayerNorm 中学习偏置</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.causal</name>
+    <message>
+        <source>each token sees only earlier ones (GPT); off for ViT</source>
+        <translation>每个 token 只看到它之前的 token（GPT）；ViT 请关闭</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.dim</name>
+    <message>
+        <source>model width (a multiple of heads)</source>
+        <translation>模型宽度（须为 heads 的倍数）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.dropout</name>
+    <message>
+        <source>drop probability (attention weights and both outputs)</source>
+        <translation>dropout 概率（注意力权重和两个输出）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.eps</name>
+    <message>
+        <source>LayerNorm epsilon</source>
+        <translation>LayerNorm 的 epsilon</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.gelu_tanh</name>
+    <message>
+        <source>GELU in its tanh form (GPT-2); off: exact (ViT)</source>
+        <translation>使用 tanh 形式的 GELU（GPT-2）；关闭：精确形式（ViT）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.heads</name>
+    <message>
+        <source>attention heads</source>
+        <translation>注意力头数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.transformer_block.hidden</name>
+    <message>
+        <source>MLP hidden width (0: 4 x dim)</source>
+        <translation>MLP 隐藏层宽度（0：4 x dim）</translation>
+    </message>
+</context>
+<context>
+    <name>model.tied_head</name>
+    <message>
+        <source>layer %1 (lm_head) is tied to the token embedding, but the model has no token_embedding of the same vocabulary and width; set tied to false or match vocab_size and dim</source>
+        <translation>第 %1 层（lm_head）与 token 嵌入绑定，但模型中没有词表大小和宽度都相同的 token_embedding；请把 tied 设为 false，或使 vocab_size 和 dim 一致</translation>
+    </message>
+</context>
+<context>
+    <name>model.tied_sharded</name>
+    <message>
+        <source>layer %1 (lm_head) shares the token embedding&apos;s weight, which zero2 and zero3 cannot shard yet; use --shard dp or zero1, or set tied to false</source>
+        <translation>第 %1 层（lm_head）共享 token 嵌入的权重，而 zero2 和 zero3 目前无法对其分片；请使用 --shard dp 或 zero1，或把 tied 设为 false</translation>
+    </message>
+</context>
+<context>
+    <name>model.token_input</name>
+    <message>
+        <source>the model takes token ids (N, T) i64 with 1 &lt;= T &lt;= %1, got %2 %3; shorten the sequence or build the model for a longer one</source>
+        <translation>模型接受 token id (N, T) i64，且 1 &lt;= T &lt;= %1，得到的是 %2 %3；请缩短序列，或为更长的序列构建模型</translation>
     </message>
 </context>
 <context>
@@ -4065,10 +5131,857 @@ RUN 是运行编号、“last”或运行名称（见 headroom runs）。
     </message>
 </context>
 <context>
+    <name>optim.decay_scope</name>
+    <message>
+        <source>unknown weight-decay scope &apos;%1&apos;; use auto, all or matrices</source>
+        <translation>未知的权重衰减范围“%1”；请使用 auto、all 或 matrices</translation>
+    </message>
+</context>
+<context>
+    <name>optim.grad_clip</name>
+    <message>
+        <source>gradient clipping must be 0 (off) or a positive norm (--grad-clip)</source>
+        <translation>梯度裁剪必须为 0（关闭）或正的范数（--grad-clip）</translation>
+    </message>
+</context>
+<context>
+    <name>plan.bad_rank</name>
+    <message>
+        <source>rank %1 does not exist with %2 ranks (0..%3)</source>
+        <translation>共 %2 个 rank（0..%3）时不存在 rank %1</translation>
+    </message>
+</context>
+<context>
+    <name>plan.bad_ranks</name>
+    <message>
+        <source>the number of ranks must be at least 1 (--ranks)</source>
+        <translation>rank 数至少为 1（--ranks）</translation>
+    </message>
+</context>
+<context>
+    <name>plan.size_too_large</name>
+    <message>
+        <source>the size &apos;%1&apos; is larger than 1 EiB; write a size such as 4GiB</source>
+        <translation>大小“%1”超过 1 EiB；请写成 4GiB 这样的大小</translation>
+    </message>
+</context>
+<context>
+    <name>plan.size_too_small</name>
+    <message>
+        <source>the size &apos;%1&apos; is less than one byte; write a size such as 512MiB</source>
+        <translation>大小“%1”不足 1 字节；请写成 512MiB 这样的大小</translation>
+    </message>
+</context>
+<context>
+    <name>plan.size_unreadable</name>
+    <message>
+        <source>cannot read the size &apos;%1&apos;; write it like 4GiB, 512MiB, 1.5GB or 4096 (bytes)</source>
+        <translation>无法读取大小“%1”；请写成 4GiB、512MiB、1.5GB 或 4096（字节）这样的形式</translation>
+    </message>
+</context>
+<context>
     <name>run.stopped</name>
     <message>
         <source>training was stopped</source>
         <translation>训练已停止</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.bad_entry</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos;: %3; the file is damaged or not a safetensors file</source>
+        <translation>%1：张量“%2”：%3；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.cannot_open</name>
+    <message>
+        <source>%1: cannot open (%2); check its permissions</source>
+        <translation>%1：无法打开（%2）；请检查其权限</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.dtype</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos;: unknown or unsupported dtype &apos;%3&apos;; Headroom reads %4</source>
+        <translation>%1：张量“%2”：未知或不支持的 dtype“%3”；Headroom 读取 %4</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.duplicate</name>
+    <message>
+        <source>%1: tensor name &apos;%2&apos; appears twice in the header; the file is damaged or not a safetensors file</source>
+        <translation>%1：张量名“%2”在文件头中出现了两次；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.header_deep</name>
+    <message>
+        <source>%1: header JSON is nested more than %2 levels deep (a safetensors header has 3); the file is damaged or not a safetensors file</source>
+        <translation>%1：文件头 JSON 嵌套超过 %2 层（safetensors 文件头只有 3 层）；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.header_json</name>
+    <message>
+        <source>%1: header is not valid JSON (%2); the file is damaged or not a safetensors file</source>
+        <translation>%1：文件头不是有效的 JSON（%2）；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.header_limit</name>
+    <message>
+        <source>%1: header length %2 bytes exceeds the 100 MB limit; the file is damaged or not a safetensors file</source>
+        <translation>%1：文件头长度 %2 字节超过 100 MB 的上限；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.header_not_object</name>
+    <message>
+        <source>%1: header is not a JSON object; the file is damaged or not a safetensors file</source>
+        <translation>%1：文件头不是 JSON 对象；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.header_past_end</name>
+    <message>
+        <source>%1: header length %2 bytes is larger than the file (%3 bytes); the file is truncated or not a safetensors file</source>
+        <translation>%1：文件头长度 %2 字节大于文件本身（%3 字节）；文件被截断或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.header_unreadable</name>
+    <message>
+        <source>%1: cannot read the header (%2)</source>
+        <translation>%1：无法读取文件头（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.hole</name>
+    <message>
+        <source>%1: hole of %2 bytes in the data buffer before tensor &apos;%3&apos; (data_offsets %4); the file is damaged or not a safetensors file</source>
+        <translation>%1：数据缓冲区在张量“%3”之前有 %2 字节的空洞（data_offsets %4）；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.is_folder</name>
+    <message>
+        <source>%1: is a folder, expected a .safetensors file</source>
+        <translation>%1：是一个文件夹，应为 .safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.metadata_not_object</name>
+    <message>
+        <source>%1: &quot;__metadata__&quot; must be an object of strings; the file is damaged or not a safetensors file</source>
+        <translation>%1：&quot;__metadata__&quot; 必须是由字符串组成的对象；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.metadata_not_string</name>
+    <message>
+        <source>%1: &quot;__metadata__&quot; entry &apos;%2&apos; is not a string; the file is damaged or not a safetensors file</source>
+        <translation>%1：&quot;__metadata__&quot; 的条目“%2”不是字符串；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.no_size</name>
+    <message>
+        <source>%1: cannot tell its size; is it a regular file?</source>
+        <translation>%1：无法获知其大小；它是普通文件吗？</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.not_found</name>
+    <message>
+        <source>%1: file not found; check the path</source>
+        <translation>%1：找不到文件；请检查路径</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.not_regular</name>
+    <message>
+        <source>%1: is not a regular file (a device, pipe or socket); point to the .safetensors file itself</source>
+        <translation>%1：不是普通文件（而是设备、管道或套接字）；请指向 .safetensors 文件本身</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.offsets_range</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos;: data_offsets %3 are out of range: the data buffer has %4 bytes; the file is truncated or damaged</source>
+        <translation>%1：张量“%2”：data_offsets %3 超出范围：数据缓冲区只有 %4 字节；文件被截断或已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.overlap</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; data_offsets %3 overlap tensor &apos;%4&apos;; the file is damaged or not a safetensors file</source>
+        <translation>%1：张量“%2”的 data_offsets %3 与张量“%4”重叠；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.tensor_unreadable</name>
+    <message>
+        <source>%1: cannot read tensor &apos;%2&apos; (%3)</source>
+        <translation>%1：无法读取张量“%2”（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.too_short</name>
+    <message>
+        <source>%1: too short to be a safetensors file (%2 bytes, the 8-byte header length alone needs 8); the file is damaged or not a safetensors file</source>
+        <translation>%1：太短，不可能是 safetensors 文件（%2 字节，仅 8 字节的文件头长度就需要 8 字节）；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.trailing</name>
+    <message>
+        <source>%1: the data buffer has %2 bytes after the last tensor that no tensor uses (a hole at the end); the file is damaged or not a safetensors file</source>
+        <translation>%1：数据缓冲区在最后一个张量之后还有 %2 字节未被任何张量使用（末尾有空洞）；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>shape.overflow</name>
+    <message>
+        <source>shape %1 has more elements than a 64-bit count holds; make its dimensions smaller</source>
+        <translation>形状 %1 的元素数超出了 64 位计数的范围；请减小其各维大小</translation>
+    </message>
+</context>
+<context>
+    <name>spec.activation_limit</name>
+    <message>
+        <source>layer %1 (%2): with it the model keeps more than %3 bytes of activations per sample (see docs/model-spec.md, Limits)</source>
+        <translation>第 %1 层（%2）：加上这一层后，模型每个样本保存的激活超过 %3 字节（见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_none</name>
+    <message>
+        <source>%1: unknown attribute &apos;%2&apos;; this layer takes no attributes</source>
+        <translation>%1：未知属性“%2”；此层不接受任何属性</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_not_bool</name>
+    <message>
+        <source>%1: attribute &apos;%2&apos; must be true or false, got %3</source>
+        <translation>%1：属性“%2”必须为 true 或 false，得到的是 %3</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_not_integer</name>
+    <message>
+        <source>%1: attribute &apos;%2&apos; must be an integer, got %3</source>
+        <translation>%1：属性“%2”必须是整数，得到的是 %3</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_not_number</name>
+    <message>
+        <source>%1: attribute &apos;%2&apos; must be a number, got %3</source>
+        <translation>%1：属性“%2”必须是数字，得到的是 %3</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_out_of_range</name>
+    <message>
+        <source>layer %1 (%2): attribute &apos;%3&apos; must be between %4 and %5, got %6</source>
+        <translation>第 %1 层（%2）：属性“%3”必须在 %4 到 %5 之间，得到的是 %6</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_range</name>
+    <message>
+        <source>%1: attribute &apos;%2&apos; must be between %3 and %4, got %5</source>
+        <translation>%1：属性“%2”必须在 %3 到 %4 之间，得到的是 %5</translation>
+    </message>
+</context>
+<context>
+    <name>spec.attr_unknown</name>
+    <message>
+        <source>%1: unknown attribute &apos;%2&apos;; known: %3</source>
+        <translation>%1：未知属性“%2”；已知属性：%3</translation>
+    </message>
+</context>
+<context>
+    <name>spec.bn_channels</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, %3, H, W), got %4; set num_features to %5</source>
+        <translation>第 %1 层（%2）：期望输入 (N, %3, H, W)，得到的是 %4；请把 num_features 设为 %5</translation>
+    </message>
+</context>
+<context>
+    <name>spec.bn_needs_image</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, %3, H, W), got %4; BatchNorm2d needs image-shaped input</source>
+        <translation>第 %1 层（%2）：期望输入 (N, %3, H, W)，得到的是 %4；BatchNorm2d 需要图像形状的输入</translation>
+    </message>
+</context>
+<context>
+    <name>spec.classes_invalid</name>
+    <message>
+        <source>the model has %1 classes; it needs 2 to %2</source>
+        <translation>模型有 %1 个类别；需要 2 到 %2 个</translation>
+    </message>
+</context>
+<context>
+    <name>spec.conv_channels</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, %3, H, W), got %4; set in_channels to %5</source>
+        <translation>第 %1 层（%2）：期望输入 (N, %3, H, W)，得到的是 %4；请把 in_channels 设为 %5</translation>
+    </message>
+</context>
+<context>
+    <name>spec.conv_kernel_fit</name>
+    <message>
+        <source>layer %1 (%2): kernel %3 (dilation %4) does not fit input %5; use a smaller kernel, more padding, or fewer pooling layers before it</source>
+        <translation>第 %1 层（%2）：卷积核 %3（膨胀 %4）放不进输入 %5；请使用更小的卷积核、更多的填充，或减少它之前的池化层</translation>
+    </message>
+</context>
+<context>
+    <name>spec.conv_needs_image</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, %3, H, W), got %4; conv2d needs image-shaped input: remove the Flatten before it or use Linear</source>
+        <translation>第 %1 层（%2）：期望输入 (N, %3, H, W)，得到的是 %4；conv2d 需要图像形状的输入：请删除它之前的 Flatten，或改用 Linear</translation>
+    </message>
+</context>
+<context>
+    <name>spec.conv_unfold_limit</name>
+    <message>
+        <source>layer %1 (%2): unfolding its input takes in_channels x kernel x kernel x output positions = more than %3 elements per sample (see docs/model-spec.md, Limits); use a stride, fewer channels or a smaller input</source>
+        <translation>第 %1 层（%2）：展开其输入需要 in_channels x kernel x kernel x 输出位置数，即每个样本超过 %3 个元素（见 docs/model-spec.md 的“Limits”一节）；请使用步长、减少通道数或缩小输入</translation>
+    </message>
+</context>
+<context>
+    <name>spec.depth_limit</name>
+    <message>
+        <source>layer %1 (%2): residual blocks nest more than %3 levels deep; flatten the structure (see docs/model-spec.md, Limits)</source>
+        <translation>第 %1 层（%2）：残差块嵌套超过 %3 层；请展平结构（见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.end_classes</name>
+    <message>
+        <source>the model ends with %1 outputs but the data has %2 classes; set the last layer&apos;s out_features to %2</source>
+        <translation>模型最后输出 %1 个值，但数据有 %2 个类别；请把最后一层的 out_features 设为 %2</translation>
+    </message>
+</context>
+<context>
+    <name>spec.end_shape</name>
+    <message>
+        <source>the model ends with shape %1 but the loss needs (N, %2); end with Flatten and Linear(…, %2)</source>
+        <translation>模型最后的形状为 %1，但损失函数需要 (N, %2)；请以 Flatten 和 Linear(…, %2) 结尾</translation>
+    </message>
+</context>
+<context>
+    <name>spec.file_too_large</name>
+    <message>
+        <source>model spec &apos;%1&apos; is %2 bytes, more than the limit of %3; is it a model spec?</source>
+        <translation>模型规格“%1”有 %2 字节，超过 %3 的上限；它确实是模型规格吗？</translation>
+    </message>
+</context>
+<context>
+    <name>spec.input_invalid</name>
+    <message>
+        <source>the model&apos;s input %1 must have 1 to 3 positive dimensions and at most %2 elements per sample</source>
+        <translation>模型的输入 %1 必须有 1 到 3 个正的维度，且每个样本最多 %2 个元素</translation>
+    </message>
+</context>
+<context>
+    <name>spec.input_positive</name>
+    <message>
+        <source>%1: &quot;input&quot; dimensions must be positive integers, got %2</source>
+        <translation>%1：&quot;input&quot; 的各维必须是正整数，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>spec.input_shape</name>
+    <message>
+        <source>%1: &quot;input&quot; must be the per-sample shape, e.g. [1, 28, 28] or [784], got %2</source>
+        <translation>%1：&quot;input&quot; 必须是单个样本的形状，例如 [1, 28, 28] 或 [784]，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>spec.input_too_large</name>
+    <message>
+        <source>%1: &quot;input&quot; %2 has more than %3 elements per sample (see docs/model-spec.md, Limits)</source>
+        <translation>%1：&quot;input&quot; %2 每个样本超过 %3 个元素（见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.label_smoothing</name>
+    <message>
+        <source>%1: loss &quot;label_smoothing&quot; must be a number in [0, 1), got %2</source>
+        <translation>%1：损失的 &quot;label_smoothing&quot; 必须是 [0, 1) 内的数，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>spec.label_smoothing_mse</name>
+    <message>
+        <source>%1: loss &quot;label_smoothing&quot; applies to cross_entropy only; remove it for %2</source>
+        <translation>%1：损失的 &quot;label_smoothing&quot; 只适用于 cross_entropy；对于 %2 请删除它</translation>
+    </message>
+</context>
+<context>
+    <name>spec.layer_limit</name>
+    <message>
+        <source>layer %1 (%2): the model has more than %3 layers (see docs/model-spec.md, Limits)</source>
+        <translation>第 %1 层（%2）：模型超过 %3 层（见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.layer_no_type</name>
+    <message>
+        <source>%1: missing &quot;type&quot;; use one of %2</source>
+        <translation>%1：缺少 &quot;type&quot;；请使用 %2 之一</translation>
+    </message>
+</context>
+<context>
+    <name>spec.layer_not_object</name>
+    <message>
+        <source>%1: each layer must be a JSON object like {&quot;type&quot;: &quot;relu&quot;}</source>
+        <translation>%1：每一层都必须是 JSON 对象，例如 {&quot;type&quot;: &quot;relu&quot;}</translation>
+    </message>
+</context>
+<context>
+    <name>spec.layer_params_limit</name>
+    <message>
+        <source>layer %1 (%2): has more than %3 parameters (see docs/model-spec.md, Limits); make it smaller</source>
+        <translation>第 %1 层（%2）：参数超过 %3 个（见 docs/model-spec.md 的“Limits”一节）；请把它缩小</translation>
+    </message>
+</context>
+<context>
+    <name>spec.layer_unknown</name>
+    <message>
+        <source>layer %1 (%2): unknown layer type; use one of %3</source>
+        <translation>第 %1 层（%2）：未知的层类型；请使用 %3 之一</translation>
+    </message>
+</context>
+<context>
+    <name>spec.layers_not_list</name>
+    <message>
+        <source>%1: must be a list of layers</source>
+        <translation>%1：必须是由层组成的列表</translation>
+    </message>
+</context>
+<context>
+    <name>spec.linear_features</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, %3), got %4; set in_features to %5</source>
+        <translation>第 %1 层（%2）：期望输入 (N, %3)，得到的是 %4；请把 in_features 设为 %5</translation>
+    </message>
+</context>
+<context>
+    <name>spec.linear_needs_flat</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, %3), got %4; insert a Flatten before it (it would give (N, %5))</source>
+        <translation>第 %1 层（%2）：期望输入 (N, %3)，得到的是 %4；请在它之前插入 Flatten（会得到 (N, %5)）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.linear_seq_features</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, T, %3), got %4; set in_features to %5</source>
+        <translation>第 %1 层（%2）：期望输入 (N, T, %3)，得到的是 %4；请把 in_features 设为 %5</translation>
+    </message>
+</context>
+<context>
+    <name>spec.lm_end_shape</name>
+    <message>
+        <source>the model ends with shape %1 but a language model must end with (N, T, %2) logits; end with an lm_head</source>
+        <translation>模型最后的形状为 %1，但语言模型必须以 (N, T, %2) 的 logits 结尾；请以 lm_head 结尾</translation>
+    </message>
+</context>
+<context>
+    <name>spec.lm_end_vocab</name>
+    <message>
+        <source>the model ends with %1 scores per token but &quot;num_classes&quot; (the vocabulary) is %2; set num_classes to %1</source>
+        <translation>模型最后为每个 token 输出 %1 个分数，但 &quot;num_classes&quot;（词表大小）为 %2；请把 num_classes 设为 %1</translation>
+    </message>
+</context>
+<context>
+    <name>spec.lm_loss</name>
+    <message>
+        <source>a language model trains with a plain per-token cross-entropy; set the loss to cross_entropy with label_smoothing 0</source>
+        <translation>语言模型使用普通的逐 token 交叉熵训练；请把损失设为 cross_entropy，且 label_smoothing 为 0</translation>
+    </message>
+</context>
+<context>
+    <name>spec.loss_shape</name>
+    <message>
+        <source>%1: &quot;loss&quot; must be {&quot;type&quot;: &quot;cross_entropy&quot;} or {&quot;type&quot;: &quot;mse&quot;}</source>
+        <translation>%1：&quot;loss&quot; 必须是 {&quot;type&quot;: &quot;cross_entropy&quot;} 或 {&quot;type&quot;: &quot;mse&quot;}</translation>
+    </message>
+</context>
+<context>
+    <name>spec.loss_unknown</name>
+    <message>
+        <source>%1: unknown loss &apos;%2&apos;; use cross_entropy or mse</source>
+        <translation>%1：未知的损失函数“%2”；请使用 cross_entropy 或 mse</translation>
+    </message>
+</context>
+<context>
+    <name>spec.name_not_string</name>
+    <message>
+        <source>%1: &quot;name&quot; must be a string</source>
+        <translation>%1：&quot;name&quot; 必须是字符串</translation>
+    </message>
+</context>
+<context>
+    <name>spec.no_layers</name>
+    <message>
+        <source>%1: missing &quot;layers&quot; (see docs/model-spec.md)</source>
+        <translation>%1：缺少 &quot;layers&quot;（见 docs/model-spec.md）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.no_layers_analysis</name>
+    <message>
+        <source>the model has no layers; add some (or start from a preset)</source>
+        <translation>模型没有任何层；请添加一些层（或从预设开始）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.not_object</name>
+    <message>
+        <source>%1: the top level must be a JSON object with &quot;layers&quot;</source>
+        <translation>%1：顶层必须是带有 &quot;layers&quot; 的 JSON 对象</translation>
+    </message>
+</context>
+<context>
+    <name>spec.num_classes</name>
+    <message>
+        <source>%1: &quot;num_classes&quot; must be an integer from 2 to %2, got %3</source>
+        <translation>%1：&quot;num_classes&quot; 必须是 2 到 %2 之间的整数，得到的是 %3</translation>
+    </message>
+</context>
+<context>
+    <name>spec.output_limit</name>
+    <message>
+        <source>layer %1 (%2): its output %3 has more than %4 elements per sample (see docs/model-spec.md, Limits); make it smaller</source>
+        <translation>第 %1 层（%2）：其输出 %3 每个样本超过 %4 个元素（见 docs/model-spec.md 的“Limits”一节）；请把它缩小</translation>
+    </message>
+</context>
+<context>
+    <name>spec.pool_needs_image</name>
+    <message>
+        <source>layer %1 (%2): expects input (N, C, H, W), got %3; pooling needs image-shaped input</source>
+        <translation>第 %1 层（%2）：期望输入 (N, C, H, W)，得到的是 %3；池化需要图像形状的输入</translation>
+    </message>
+</context>
+<context>
+    <name>spec.pool_padding</name>
+    <message>
+        <source>layer %1 (%2): padding %3 must be at most half the kernel size %4</source>
+        <translation>第 %1 层（%2）：填充 %3 最多只能是卷积核大小 %4 的一半</translation>
+    </message>
+</context>
+<context>
+    <name>spec.pool_window_fit</name>
+    <message>
+        <source>layer %1 (%2): window %3 is larger than the input %4; use a smaller kernel_size or remove a pooling layer before it</source>
+        <translation>第 %1 层（%2）：窗口 %3 大于输入 %4；请使用更小的 kernel_size，或删除它之前的一个池化层</translation>
+    </message>
+</context>
+<context>
+    <name>spec.residual_empty</name>
+    <message>
+        <source>%1: a residual block needs a non-empty &quot;body&quot; list of layers</source>
+        <translation>%1：残差块需要一个非空的 &quot;body&quot; 层列表</translation>
+    </message>
+</context>
+<context>
+    <name>spec.residual_identity</name>
+    <message>
+        <source>layer %1 (%2): body gives %3 but the identity shortcut gives %4; they must match to be added: keep channels and size equal in the body or add a shortcut projection (1x1 conv2d)</source>
+        <translation>第 %1 层（%2）：主体输出 %3，而恒等捷径输出 %4；两者必须一致才能相加：请在主体中保持通道数和尺寸不变，或添加捷径投影（1x1 conv2d）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.residual_shortcut</name>
+    <message>
+        <source>layer %1 (%2): body gives %3 but the shortcut gives %4; they must match to be added: keep channels and size equal in the body and the shortcut</source>
+        <translation>第 %1 层（%2）：主体输出 %3，而捷径输出 %4；两者必须一致才能相加：请使主体和捷径的通道数和尺寸一致</translation>
+    </message>
+</context>
+<context>
+    <name>spec.seq_not_language_model</name>
+    <message>
+        <source>a sequence length (--seq %1) applies to language models only; model &apos;%2&apos; does not start with a token_embedding</source>
+        <translation>序列长度（--seq %1）只适用于语言模型；模型“%2”不以 token_embedding 开头</translation>
+    </message>
+</context>
+<context>
+    <name>spec.seq_range</name>
+    <message>
+        <source>sequence length %1 is out of range: model &apos;%2&apos; has learned positions for 1 to %3 tokens; pick a --seq in that range or raise the position embedding&apos;s max_positions</source>
+        <translation>序列长度 %1 超出范围：模型“%2”只学习了 1 到 %3 个 token 的位置；请在该范围内选择 --seq，或增大位置嵌入的 max_positions</translation>
+    </message>
+</context>
+<context>
+    <name>spec.too_deep</name>
+    <message>
+        <source>%1: residual blocks nest more than %2 levels deep; flatten the structure (see docs/model-spec.md, Limits)</source>
+        <translation>%1：残差块嵌套超过 %2 层；请展平结构（见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.too_many_layers</name>
+    <message>
+        <source>%1: the model has more than %2 layers (residual blocks and their contents included; see docs/model-spec.md, Limits)</source>
+        <translation>%1：模型超过 %2 层（包括残差块及其内容；见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.total_params_limit</name>
+    <message>
+        <source>layer %1 (%2): with it the model has more than %3 parameters (see docs/model-spec.md, Limits)</source>
+        <translation>第 %1 层（%2）：加上这一层后，模型的参数超过 %3 个（见 docs/model-spec.md 的“Limits”一节）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.unknown_key</name>
+    <message>
+        <source>%1: unknown key &apos;%2&apos;; expected name, input, num_classes, layers, loss (see docs/model-spec.md)</source>
+        <translation>%1：未知键“%2”；应为 name、input、num_classes、layers、loss（见 docs/model-spec.md）</translation>
+    </message>
+</context>
+<context>
+    <name>spec.unknown_layer</name>
+    <message>
+        <source>%1: unknown layer type &apos;%2&apos;; use one of %3</source>
+        <translation>%1：未知的层类型“%2”；请使用 %3 之一</translation>
+    </message>
+</context>
+<context>
+    <name>spec.unknown_layer_type</name>
+    <message>
+        <source>unknown layer type &apos;%1&apos;; use one of %2</source>
+        <translation>未知的层类型“%1”；请使用 %2 之一</translation>
+    </message>
+</context>
+<context>
+    <name>spec.unreadable</name>
+    <message>
+        <source>cannot read model spec &apos;%1&apos;: no such file or not readable</source>
+        <translation>无法读取模型规格“%1”：文件不存在或不可读</translation>
+    </message>
+</context>
+<context>
+    <name>spec.vocab_not_language_model</name>
+    <message>
+        <source>model &apos;%1&apos; takes no tokens, so it has no vocabulary to resize</source>
+        <translation>模型“%1”不接受 token，因此没有可调整大小的词表</translation>
+    </message>
+</context>
+<context>
+    <name>spec.vocab_range</name>
+    <message>
+        <source>a vocabulary of %1 tokens is out of range (2 to 10000000)</source>
+        <translation>%1 个 token 的词表超出范围（2 到 10000000）</translation>
+    </message>
+</context>
+<context>
+    <name>store.bad_config</name>
+    <message>
+        <source>run %1: the stored configuration is not valid JSON (%2)</source>
+        <translation>运行 %1：保存的配置不是有效的 JSON（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.bad_shard</name>
+    <message>
+        <source>unknown sharding &apos;%1&apos;; use none, dp, zero1, zero2 or zero3 (--shard)</source>
+        <translation>未知的分片方式“%1”；请使用 none、dp、zero1、zero2 或 zero3（--shard）</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.batch_below_ranks</name>
+    <message>
+        <source>--batch %1 is smaller than the %2 ranks; every rank needs a sample</source>
+        <translation>--batch %1 小于 rank 数 %2；每个 rank 至少需要一个样本</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.rank_batch_below_acc</name>
+    <message>
+        <source>a rank&apos;s batch of %1 cannot be split into %2 micro-batches; use fewer micro-batches or larger rank batches</source>
+        <translation>rank 的批次大小 %1 无法拆成 %2 个微批次；请减少微批次数，或增大各 rank 的批次</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.rank_batch_count</name>
+    <message>
+        <source>--rank-batch lists %1 batches for %2 ranks; give one per rank</source>
+        <translation>--rank-batch 为 %2 个 rank 列出了 %1 个批次；请每个 rank 给一个</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.rank_batch_small</name>
+    <message>
+        <source>every --rank-batch entry must be at least 1</source>
+        <translation>每个 --rank-batch 条目都必须至少为 1</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.rank_batch_sum</name>
+    <message>
+        <source>--rank-batch adds up to %1 samples but --batch is %2; make them agree</source>
+        <translation>--rank-batch 的总和为 %1 个样本，而 --batch 为 %2；请使两者一致</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.ranks_micro_and_acc</name>
+    <message>
+        <source>with several ranks give --micro-batch or --accumulate, not both</source>
+        <translation>多个 rank 时请给出 --micro-batch 或 --accumulate 之一，不要同时给出</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.ranks_without_shard</name>
+    <message>
+        <source>%1 ranks need a way to share the work: --shard dp, zero1, zero2 or zero3</source>
+        <translation>%1 个 rank 需要一种分担工作的方式：--shard dp、zero1、zero2 或 zero3</translation>
+    </message>
+</context>
+<context>
+    <name>text.no_file</name>
+    <message>
+        <source>text file &apos;%1&apos; not found; pass --data text:FILE with a UTF-8 text file, or text:fortunes</source>
+        <translation>找不到文本文件“%1”；请传入 --data text:FILE（FILE 为 UTF-8 文本文件），或 text:fortunes</translation>
+    </message>
+</context>
+<context>
+    <name>text.no_fortunes</name>
+    <message>
+        <source>the fortunes were not found (searched %1); install them (apt install fortunes), set HEADROOM_DATA_DIR to a folder holding fortunes/, or train on text:FILE</source>
+        <translation>找不到 fortunes（已搜索 %1）；请安装它（apt install fortunes），或把 HEADROOM_DATA_DIR 设为包含 fortunes/ 的文件夹，或在 text:FILE 上训练</translation>
+    </message>
+</context>
+<context>
+    <name>text.not_text</name>
+    <message>
+        <source>&apos;%1&apos; is not a text dataset; use text:fortunes or text:FILE</source>
+        <translation>“%1”不是文本数据集；请使用 text:fortunes 或 text:FILE</translation>
+    </message>
+</context>
+<context>
+    <name>text.not_utf8</name>
+    <message>
+        <source>%1 is not UTF-8 text (byte %2 is not valid UTF-8); convert it (iconv -t UTF-8) or pick a text file</source>
+        <translation>%1 不是 UTF-8 文本（第 %2 字节不是有效的 UTF-8）；请转换它（iconv -t UTF-8），或选择一个文本文件</translation>
+    </message>
+</context>
+<context>
+    <name>text.too_few_tokens</name>
+    <message>
+        <source>the %1 text has %2 tokens but a sequence of %3 needs at least %4; use a shorter --seq or more text</source>
+        <translation>%1 文本有 %2 个 token，但长度为 %3 的序列至少需要 %4 个；请使用更短的 --seq 或更多文本</translation>
+    </message>
+</context>
+<context>
+    <name>text.too_short</name>
+    <message>
+        <source>%1 holds only %2 bytes of text; a language model needs more</source>
+        <translation>%1 只有 %2 字节的文本；语言模型需要更多</translation>
+    </message>
+</context>
+<context>
+    <name>text.unreadable</name>
+    <message>
+        <source>cannot read %1; check that the file exists and is readable</source>
+        <translation>无法读取 %1；请检查文件是否存在且可读</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.bpe_bad</name>
+    <message>
+        <source>%1 is not a SentencePiece model: %2</source>
+        <translation>%1 不是 SentencePiece 模型：%2</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.bpe_empty</name>
+    <message>
+        <source>the text is empty, so no BPE vocabulary can be trained</source>
+        <translation>文本为空，因此无法训练 BPE 词表</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.bpe_train</name>
+    <message>
+        <source>SentencePiece could not train a BPE of %1 tokens on this text: %2; pick a smaller bpe:N (it needs at least 256 byte pieces plus the text&apos;s characters)</source>
+        <translation>SentencePiece 无法在此文本上训练 %1 个 token 的 BPE：%2；请选择更小的 bpe:N（它至少需要 256 个字节片段加上文本中的字符）</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.char_bad</name>
+    <message>
+        <source>the tokenizer file %1 is not valid JSON: %2</source>
+        <translation>分词器文件 %1 不是有效的 JSON：%2</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.char_empty</name>
+    <message>
+        <source>the text is empty, so a character vocabulary cannot be made</source>
+        <translation>文本为空，因此无法建立字符词表</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.char_format</name>
+    <message>
+        <source>the tokenizer file %1 is not a character vocabulary ({&quot;type&quot;: &quot;char&quot;, &quot;vocab&quot;: [...]})</source>
+        <translation>分词器文件 %1 不是字符词表（{&quot;type&quot;: &quot;char&quot;, &quot;vocab&quot;: [...]}）</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.char_unknown</name>
+    <message>
+        <source>the character &apos;%1&apos; is not in the model&apos;s character vocabulary (%2 characters seen in its training text); leave it out of the prompt</source>
+        <translation>字符“%1”不在模型的字符词表中（其训练文本中出现过 %2 个字符）；请从提示词中去掉它</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.missing_file</name>
+    <message>
+        <source>cannot read the tokenizer file %1; it belongs next to model.safetensors (copy it along with the weights)</source>
+        <translation>无法读取分词器文件 %1；它应位于 model.safetensors 旁边（请与权重一起复制）</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.unknown</name>
+    <message>
+        <source>unknown tokenizer &apos;%1&apos;; use byte (the default), char, or bpe:N with N from 260 to 1000000 (--tokenizer)</source>
+        <translation>未知的分词器“%1”；请使用 byte（默认）、char 或 bpe:N（N 为 260 到 1000000）（--tokenizer）</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.unknown_kind</name>
+    <message>
+        <source>the weights name an unknown tokenizer &apos;%1&apos;; they were written by a newer Headroom</source>
+        <translation>权重中指定了未知的分词器“%1”；它们是由更新版本的 Headroom 写出的</translation>
+    </message>
+</context>
+<context>
+    <name>train.text_needs_lm</name>
+    <message>
+        <source>&apos;%1&apos; is text, but model &apos;%2&apos; does not take tokens; pick a language model (gpt-tiny, gpt-char, ...) or image data</source>
+        <translation>“%1”是文本，但模型“%2”不接受 token；请选择语言模型（gpt-tiny、gpt-char……）或图像数据</translation>
+    </message>
+</context>
+<context>
+    <name>train.text_needs_text</name>
+    <message>
+        <source>model &apos;%1&apos; is a language model (it takes token ids) but &apos;%2&apos; is not text; use --data text:fortunes or text:FILE</source>
+        <translation>模型“%1”是语言模型（它接受 token id），但“%2”不是文本；请使用 --data text:fortunes 或 text:FILE</translation>
+    </message>
+</context>
+<context>
+    <name>train.vocab_too_small</name>
+    <message>
+        <source>the %1 tokenizer has %2 tokens but model &apos;%3&apos; has a vocabulary of %4; set the token embedding&apos;s and lm_head&apos;s vocab_size (and num_classes) to at least %2</source>
+        <translation>%1 分词器有 %2 个 token，而模型“%3”的词表大小为 %4；请把 token 嵌入和 lm_head 的 vocab_size（以及 num_classes）至少设为 %2</translation>
     </message>
 </context>
 </TS>
