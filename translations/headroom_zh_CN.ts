@@ -240,18 +240,6 @@ Best: headroom train --batch %1 %2
         <translation>无界面训练模型</translation>
     </message>
     <message>
-        <source>Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then
-DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see
-docs/run-json.md), so a folder with run.json is complete. The first line says which device
-trains and why; the last line printed is test_accuracy=0.xxxx. Ctrl-C stops after the
-current step and writes the results so far.</source>
-        <translation>无界面训练模型并写出 DIR/model.safetensors（PyTorch state_dict 名称），然后写出
-DIR/run.json（配置、每个 epoch 的指标、最终指标、预测与实测的内存；见
-docs/run-json.md），因此含有 run.json 的文件夹即是完整的。第一行说明用哪个设备
-训练及原因；最后打印的一行是 test_accuracy=0.xxxx。Ctrl-C 会在当前一步结束后
-停止，并写出截至当时的结果。</translation>
-    </message>
-    <message>
         <source>Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,
 dataset, a diverging loss, out of memory).</source>
         <translation>退出码：0 完成，1 失败或被停止，2 输入错误（选项、文件、模型规格、
@@ -353,16 +341,8 @@ Usage:
 </translation>
     </message>
     <message>
-        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini</source>
-        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini</translation>
-    </message>
-    <message>
         <source>a model spec (docs/model-spec.md)</source>
         <translation>模型规格文件（docs/model-spec.md）</translation>
-    </message>
-    <message>
-        <source>fashion-mnist (default), mnist, idx:DIR, synthetic</source>
-        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic</translation>
     </message>
     <message>
         <source>use only the first N training samples (default 0: all)</source>
@@ -393,10 +373,6 @@ fp16 使用动态损失缩放）</translation>
     <message>
         <source>precision</source>
         <translation>精度</translation>
-    </message>
-    <message>
-        <source>activation checkpointing: none (default), all, every:K, list:I,J, auto</source>
-        <translation>梯度检查点：none（默认）、all、every:K、list:I,J、auto</translation>
     </message>
     <message>
         <source>forward/backward N samples at a time, accumulating gradients</source>
@@ -738,6 +714,326 @@ or the device&apos;s free memory</source>
         <source>memory: no prediction (%1); measured peak %2
 </source>
         <translation>内存：无预测（%1）；实测峰值 %2
+</translation>
+    </message>
+    <message>
+        <source>Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then
+DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see
+docs/run-json.md), so a folder with run.json is complete. The first line says which device
+trains and why; the last line printed is test_accuracy=0.xxxx (a language model: test_loss=X,
+the validation loss per token, after a tokens/s line). Ctrl-C stops after the current step
+and writes the results so far.</source>
+        <translation>无界面训练模型并写出 DIR/model.safetensors（PyTorch state_dict 名称），然后写出
+DIR/run.json（配置、每个 epoch 的指标、最终指标、预测与实测的内存；见
+docs/run-json.md），因此含有 run.json 的文件夹即是完整的。第一行说明用哪个设备
+训练及原因；最后打印的一行是 test_accuracy=0.xxxx（语言模型则在一行 tokens/s 之后
+打印 test_loss=X，即每个 token 的验证损失）。Ctrl-C 会在当前一步结束后
+停止，并写出截至当时的结果。</translation>
+    </message>
+    <message>
+        <source>test accuracy of a weights file (Headroom&apos;s or PyTorch&apos;s)</source>
+        <translation>权重文件（Headroom 或 PyTorch 的）的测试准确率</translation>
+    </message>
+    <message>
+        <source>Evaluates a safetensors weights file on a dataset&apos;s test split and prints test_loss= and
+test_accuracy=. The model comes from --preset/--model, else from the file&apos;s metadata, else
+seed-cnn. Names may be Headroom&apos;s, PyTorch&apos;s (DDP&apos;s module. prefix is stripped), or differ:
+then tensors are matched by order and shape and the match is printed as a table.</source>
+        <translation>在数据集的测试集上评估一个 safetensors 权重文件，并打印 test_loss= 和
+test_accuracy=。模型取自 --preset/--model，否则取自文件的元数据，否则为
+seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module. 前缀），也可以不同：
+此时按顺序和形状匹配张量，并以表格打印匹配结果。</translation>
+    </message>
+    <message>
+        <source>Exit codes: 0 evaluated, 2 bad input (a file, model or dataset that does not fit).</source>
+        <translation>退出码：0 已评估，2 输入错误（不匹配的文件、模型或数据集）。</translation>
+    </message>
+    <message>
+        <source>continue a prompt with a trained language model</source>
+        <translation>用训练好的语言模型续写提示词</translation>
+    </message>
+    <message>
+        <source>Loads a language model&apos;s weights and the tokenizer stored next to them (a run from the history,
+a run folder, or a model.safetensors file) and prints the prompt followed by the generated text.
+Temperature 0 picks the most likely token every time (greedy: the same text on every call);
+otherwise the same --seed, weights and prompt give the same text.</source>
+        <translation>加载语言模型的权重及与其存放在一起的分词器（运行记录中的一次运行、
+一个运行文件夹或一个 model.safetensors 文件），并打印提示词及其后生成的文本。
+温度为 0 时每次都选概率最高的 token（贪心：每次调用得到相同的文本）；
+否则相同的 --seed、权重和提示词会得到相同的文本。</translation>
+    </message>
+    <message>
+        <source>headroom eval: %1
+</source>
+        <translation>headroom eval：%1
+</translation>
+    </message>
+    <message>
+        <source>--weights FILE.safetensors is required: the weights to evaluate</source>
+        <translation>必须给出 --weights FILE.safetensors：要评估的权重</translation>
+    </message>
+    <message>
+        <source>evaluated %1 on %2 test samples of %3 (%4)
+</source>
+        <translation>已在 %3 的 %2 个测试样本上评估 %1（%4）
+</translation>
+    </message>
+    <message>
+        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,
+gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets)</source>
+        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini、vit-tiny、
+gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）</translation>
+    </message>
+    <message>
+        <source>fashion-mnist (default), mnist, idx:DIR, synthetic; for language models
+text:fortunes or text:FILE (UTF-8)</source>
+        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic；语言模型用
+text:fortunes 或 text:FILE（UTF-8）</translation>
+    </message>
+    <message>
+        <source>activation checkpointing: none (default), all, every:K, list:I,J, auto,
+attention (transformers: recompute only the attention core)</source>
+        <translation>梯度检查点：none（默认）、all、every:K、list:I,J、auto、
+attention（transformer：只重计算注意力核心）</translation>
+    </message>
+    <message>
+        <source>clip the gradients&apos; global L2 norm to F (default 0: off)</source>
+        <translation>把梯度的全局 L2 范数裁剪到 F（默认 0：关闭）</translation>
+    </message>
+    <message>
+        <source>adam/adamw beta1 in [0, 1) (default 0.9)</source>
+        <translation>adam/adamw 的 beta1，取值在 [0, 1) 内（默认 0.9）</translation>
+    </message>
+    <message>
+        <source>adam/adamw beta2 in [0, 1) (default 0.999)</source>
+        <translation>adam/adamw 的 beta2，取值在 [0, 1) 内（默认 0.999）</translation>
+    </message>
+    <message>
+        <source>adam/adamw epsilon, greater than 0 (default 1e-8)</source>
+        <translation>adam/adamw 的 epsilon，大于 0（默认 1e-8）</translation>
+    </message>
+    <message>
+        <source>what weight decay applies to: auto (default: matrices for transformers,
+else all), all, matrices (weights and embeddings, not biases or norms)</source>
+        <translation>权重衰减作用于哪些参数：auto（默认：transformer 为矩阵，
+其他模型为全部）、all、matrices（权重和嵌入，不含偏置和归一化层）</translation>
+    </message>
+    <message>
+        <source>decay scope</source>
+        <translation>衰减范围</translation>
+    </message>
+    <message>
+        <source>tokens per sequence, 1 to the model&apos;s positions (default 0: the model&apos;s)</source>
+        <translation>每个序列的 token 数，1 到模型的位置数（默认 0：模型的位置数）</translation>
+    </message>
+    <message>
+        <source>byte (default), char, or bpe:N (SentencePiece BPE of N tokens, 260 to
+1000000, trained on the training text; stored next to the weights)</source>
+        <translation>byte（默认）、char 或 bpe:N（N 个 token 的 SentencePiece BPE，260 到
+1000000，在训练文本上训练；与权重存放在一起）</translation>
+    </message>
+    <message>
+        <source>unknown tokenizer &apos;%1&apos; for %2; use byte, char or bpe:N</source>
+        <translation>%2 的分词器“%1”未知；请使用 byte、char 或 bpe:N</translation>
+    </message>
+    <message>
+        <source>validation loss every N steps (default 0: at the end of each epoch)</source>
+        <translation>每 N 步计算一次验证损失（默认 0：每个 epoch 结束时）</translation>
+    </message>
+    <message>
+        <source>validation tokens per evaluation (default 65536; 0: the whole split)</source>
+        <translation>每次评估使用的验证 token 数（默认 65536；0：整个验证集）</translation>
+    </message>
+    <message>
+        <source>train on N processes of this machine, launched through mpirun (default 1);
+plan: predict each of N ranks without the devices</source>
+        <translation>在本机的 N 个进程上训练，通过 mpirun 启动（默认 1）；
+plan：不使用设备，预测 N 个 rank 中的每一个</translation>
+    </message>
+    <message>
+        <source>sharding over the ranks: none (default), dp, zero1, zero2, zero3</source>
+        <translation>在各 rank 间的分片方式：none（默认）、dp、zero1、zero2、zero3</translation>
+    </message>
+    <message>
+        <source>sharding stage</source>
+        <translation>分片阶段</translation>
+    </message>
+    <message>
+        <source>samples of each rank per step, adding up to --batch (default: an even split)</source>
+        <translation>每个 rank 每步的样本数，总和为 --batch（默认：平均分配）</translation>
+    </message>
+    <message>
+        <source>several ranks: end the run when a rank makes no progress this long (default 300)</source>
+        <translation>多个 rank 时：某个 rank 这么长时间没有进展就结束运行（默认 300）</translation>
+    </message>
+    <message>
+        <source>write a checkpoint into the run folder every N steps, or every N minutes
+(Nm; Ns seconds), and at the end; the last two are kept (default 10m)</source>
+        <translation>每 N 步或每 N 分钟（Nm；Ns 为秒）以及结束时在运行文件夹中写一个检查点；
+保留最近两个（默认 10m）</translation>
+    </message>
+    <message>
+        <source>continue the run in DIR from its newest checkpoint, with its own configuration;
+only --steps/--epochs (the new total), --threads, --device and --save-every may change</source>
+        <translation>从 DIR 中最新的检查点继续该运行，使用它自己的配置；
+只有 --steps/--epochs（新的总长度）、--threads、--device 和 --save-every 可以改变</translation>
+    </message>
+    <message>
+        <source>start from these weights (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,
+or matched by order and shape, printed as a table)</source>
+        <translation>从这些权重开始（Headroom 或 PyTorch 的名称、DDP 的 module. 前缀，
+或按顺序和形状匹配，并以表格打印）</translation>
+    </message>
+    <message>
+        <source>the weights to evaluate (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,
+or matched by order and shape)</source>
+        <translation>要评估的权重（Headroom 或 PyTorch 的名称、DDP 的 module. 前缀，
+或按顺序和形状匹配）</translation>
+    </message>
+    <message>
+        <source>a run: its id, &apos;last&apos;, its name (see headroom runs) or its folder</source>
+        <translation>一次运行：它的编号、&apos;last&apos;、它的名称（见 headroom runs）或它的文件夹</translation>
+    </message>
+    <message>
+        <source>or: a model.safetensors file (its tokenizer from the same folder)</source>
+        <translation>或：一个 model.safetensors 文件（分词器取自同一文件夹）</translation>
+    </message>
+    <message>
+        <source>the text to continue (default: start after a newline)</source>
+        <translation>要续写的文本（默认：从一个换行符之后开始）</translation>
+    </message>
+    <message>
+        <source>new tokens to generate, 1 to 100000 (default 200)</source>
+        <translation>要生成的新 token 数，1 到 100000（默认 200）</translation>
+    </message>
+    <message>
+        <source>sampling temperature, 0 to 100 (default 0.8; 0: greedy, deterministic)</source>
+        <translation>采样温度，0 到 100（默认 0.8；0：贪心，结果确定）</translation>
+    </message>
+    <message>
+        <source>sample among the K most likely tokens only (default 0: all)</source>
+        <translation>只在概率最高的 K 个 token 中采样（默认 0：全部）</translation>
+    </message>
+    <message>
+        <source>seed of the sampling (default 1)</source>
+        <translation>采样的随机种子（默认 1）</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Language models</source>
+        <translation>语言模型</translation>
+    </message>
+    <message>
+        <source>Text and evaluation</source>
+        <translation>文本与评估</translation>
+    </message>
+    <message>
+        <source>Generation</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>there is no run history at %1; give the --db of an existing history</source>
+        <translation>%1 处没有运行记录；请用 --db 给出一个已有的运行记录</translation>
+    </message>
+    <message>
+        <source>there is no run &apos;%1&apos; in %2 and no such folder; see headroom runs</source>
+        <translation>%2 中没有运行“%1”，也没有这个文件夹；见 headroom runs</translation>
+    </message>
+    <message>
+        <source>run %1 (%2) has no output folder on record; pass its folder with --run DIR or its weights with --weights FILE</source>
+        <translation>运行 %1（%2）没有记录输出文件夹；请用 --run DIR 给出它的文件夹，或用 --weights FILE 给出它的权重</translation>
+    </message>
+    <message>
+        <source>headroom generate: %1
+</source>
+        <translation>headroom generate：%1
+</translation>
+    </message>
+    <message>
+        <source>say which model to sample: --run RUN (an id, &apos;last&apos;, a name or a run folder) or --weights FILE; see headroom generate --help</source>
+        <translation>请指定要采样的模型：--run RUN（编号、&apos;last&apos;、名称或运行文件夹）或 --weights FILE；见 headroom generate --help</translation>
+    </message>
+    <message>
+        <source>--weights %1: no such file; pass a model.safetensors written by headroom train</source>
+        <translation>--weights %1：文件不存在；请给出 headroom train 写出的 model.safetensors</translation>
+    </message>
+    <message>
+        <source>--run %1: the run&apos;s folder %2 is gone; pass --weights FILE</source>
+        <translation>--run %1：该运行的文件夹 %2 已不存在；请给出 --weights FILE</translation>
+    </message>
+    <message>
+        <source>generated %1 tokens in %2 s (%3 tokens/s; %4 tokenizer, context %5)
+</source>
+        <translation>在 %2 秒内生成了 %1 个 token（%3 token/秒；%4 分词器，上下文 %5）
+</translation>
+    </message>
+    <message>
+        <source>%1 ranks, %2; the table is rank %3 (the one that needs the most); communication %4 per step
+</source>
+        <translation>%1 个 rank，%2；表中是 rank %3（需要内存最多的那个）；每步通信 %4
+</translation>
+    </message>
+    <message>
+        <source>  rank %1: batch %2, device %3, host %4
+</source>
+        <translation>  rank %1：批次 %2，设备 %3，主机 %4
+</translation>
+    </message>
+    <message>
+        <source>Language model: sequence %1 tokens, %2 x %1 = %3 tokens per step, %4 parameters
+
+</source>
+        <translation>语言模型：序列 %1 个 token，每步 %2 x %1 = %3 个 token，%4 个参数
+
+</translation>
+    </message>
+    <message>
+        <source>Device figures: %1
+
+</source>
+        <translation>设备数据：%1
+
+</translation>
+    </message>
+    <message>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 tokens/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 token/秒  剩余 %7 </translation>
+    </message>
+    <message>
+        <source>epoch %1: train_loss=%2 test_loss=%3 test_accuracy=%4 tokens/s=%5 time=%6s
+</source>
+        <translation>第 %1 轮：train_loss=%2 test_loss=%3 test_accuracy=%4 tokens/s=%5 耗时=%6 秒
+</translation>
+    </message>
+    <message>
+        <source>tokens/s=%1 (%2 %3 tokens, sequence %4)
+</source>
+        <translation>tokens/s=%1（%2 个 %3 token，序列 %4）
+</translation>
+    </message>
+    <message>
+        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device and --save-every may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
+        <translation>--resume 以运行自己的配置继续该运行；只有 --steps、--epochs、--threads、--device 和 --save-every 可以改变，%1 不行。要改变其余设置，请开始一次新运行（--init-from %2/model.safetensors 会取用它的权重）</translation>
+    </message>
+    <message>
+        <source>headroom train: --ranks needs Open MPI&apos;s mpirun, which is not on PATH; install openmpi-bin (or run one process without --ranks)
+</source>
+        <translation>headroom train：--ranks 需要 Open MPI 的 mpirun，但它不在 PATH 中；请安装 openmpi-bin（或不带 --ranks 以单个进程运行）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: could not start %1: %2
+</source>
+        <translation>headroom train：无法启动 %1：%2
+</translation>
+    </message>
+    <message>
+        <source>headroom train: rank %1: %2
+</source>
+        <translation>headroom train：rank %1：%2
 </translation>
     </message>
 </context>
@@ -1899,10 +2195,31 @@ or the device&apos;s free memory</source>
     </message>
 </context>
 <context>
+    <name>config.rank_batch_count</name>
+    <message>
+        <source>--rank-batch lists %1 ranks; at most 4096</source>
+        <translation>--rank-batch 列出了 %1 个 rank；最多 4096 个</translation>
+    </message>
+</context>
+<context>
     <name>config.real_range</name>
     <message>
         <source>%1 must be a number in [%2, %3%4, got %5 (%6)</source>
         <translation>%1 必须是 [%2, %3%4 内的数，得到的是 %5（%6）</translation>
+    </message>
+</context>
+<context>
+    <name>config.save_every_seconds</name>
+    <message>
+        <source>the checkpoint interval must be a positive number of seconds, got %1; set it with --save-every 10m (minutes) or --save-every N (steps)</source>
+        <translation>检查点间隔必须是正的秒数，得到的是 %1；请用 --save-every 10m（分钟）或 --save-every N（步）设置</translation>
+    </message>
+</context>
+<context>
+    <name>config.shard</name>
+    <message>
+        <source>unknown sharding stage &apos;%1&apos;; use none, dp, zero1, zero2 or zero3 (--shard)</source>
+        <translation>未知的分片阶段“%1”；请使用 none、dp、zero1、zero2 或 zero3（--shard）</translation>
     </message>
 </context>
 <context>
@@ -2204,6 +2521,34 @@ or the device&apos;s free memory</source>
     <message>
         <source>rank %1: %2 did not finish within %3 s: another rank stopped, is stuck or took a different path (its messages say which); --rank-timeout sets the limit</source>
         <translation>rank %1：%2 未在 %3 秒内完成：另一个 rank 已停止、卡住或走了不同的路径（其消息会说明是哪种）；--rank-timeout 设置该时限</translation>
+    </message>
+</context>
+<context>
+    <name>eval.classes</name>
+    <message>
+        <source>the model has %1 classes but &apos;%2&apos; has %3; pick the model the weights were trained for</source>
+        <translation>模型有 %1 个类别，但“%2”有 %3 个；请选择这些权重训练时所用的模型</translation>
+    </message>
+</context>
+<context>
+    <name>eval.no_test</name>
+    <message>
+        <source>dataset &apos;%1&apos; has no test samples to evaluate on</source>
+        <translation>数据集“%1”没有可供评估的测试样本</translation>
+    </message>
+</context>
+<context>
+    <name>eval.shape</name>
+    <message>
+        <source>the model expects samples of shape %1 but &apos;%2&apos; has %3; pick the model the weights were trained for (--preset or --model)</source>
+        <translation>模型需要形状为 %1 的样本，但“%2”的样本形状为 %3；请选择这些权重训练时所用的模型（--preset 或 --model）</translation>
+    </message>
+</context>
+<context>
+    <name>eval.token_model</name>
+    <message>
+        <source>headroom eval measures image classifiers; &apos;%1&apos; is a language model (its validation loss is in run.json)</source>
+        <translation>headroom eval 评估的是图像分类器；“%1”是语言模型（它的验证损失在 run.json 中）</translation>
     </message>
 </context>
 <context>
@@ -2942,6 +3287,10 @@ or the device&apos;s free memory</source>
         <source>Weights and run record written to %1</source>
         <translation>权重和运行记录已写入 %1</translation>
     </message>
+    <message>
+        <source>Sample</source>
+        <translation>采样</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MemoryPlanPanel</name>
@@ -3497,6 +3846,105 @@ or the device&apos;s free memory</source>
     <message>
         <source>CPU (%1 threads)</source>
         <translation>CPU（%1 线程）</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::SamplePanel</name>
+    <message>
+        <source>Text to continue (empty: start after a newline)</source>
+        <translation>要续写的文本（为空：从一个换行符之后开始）</translation>
+    </message>
+    <message>
+        <source>New tokens to generate</source>
+        <translation>要生成的新 token 数</translation>
+    </message>
+    <message>
+        <source>0 picks the most likely token every time (greedy, the same text every time)</source>
+        <translation>为 0 时每次都选概率最高的 token（贪心，每次得到相同的文本）</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Sample among the K most likely tokens only (0: all)</source>
+        <translation>只在概率最高的 K 个 token 中采样（0：全部）</translation>
+    </message>
+    <message>
+        <source>Sample during the run</source>
+        <translation>在运行期间采样</translation>
+    </message>
+    <message>
+        <source>Every few seconds, generate from a copy of the weights taken between two steps</source>
+        <translation>每隔几秒，用在两步之间取得的权重副本生成文本</translation>
+    </message>
+    <message>
+        <source>Generate</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>Generated text appears here during and after a language-model run.</source>
+        <translation>语言模型运行期间及结束后，生成的文本显示在这里。</translation>
+    </message>
+    <message>
+        <source>Prompt:</source>
+        <translation>提示词：</translation>
+    </message>
+    <message>
+        <source>Tokens:</source>
+        <translation>Token 数：</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Top-k:</source>
+        <translation>Top-k：</translation>
+    </message>
+    <message>
+        <source>Waiting for the first copy of the weights…</source>
+        <translation>正在等待第一份权重副本…</translation>
+    </message>
+    <message>
+        <source>This run&apos;s model is not a language model, so there is no text to sample.</source>
+        <translation>本次运行的模型不是语言模型，因此没有可采样的文本。</translation>
+    </message>
+    <message>
+        <source>Press Generate to sample the last run&apos;s weights.</source>
+        <translation>按“生成”以用上一次运行的权重采样。</translation>
+    </message>
+    <message>
+        <source>Train a language model (gpt-tiny on text:fortunes, for example) to sample its text here.</source>
+        <translation>训练一个语言模型（例如在 text:fortunes 上训练 gpt-tiny），即可在这里采样它的文本。</translation>
+    </message>
+    <message>
+        <source>Generating from the weights of step %1…</source>
+        <translation>正在用第 %1 步的权重生成…</translation>
+    </message>
+    <message>
+        <source>Generating from %1…</source>
+        <translation>正在用 %1 生成…</translation>
+    </message>
+    <message>
+        <source>Could not generate: %1</source>
+        <translation>无法生成：%1</translation>
+    </message>
+    <message>
+        <source>%1 tokens in %2 s</source>
+        <translation>%2 秒内 %1 个 token</translation>
+    </message>
+    <message>
+        <source>The weights of step %1, during the run (%2).</source>
+        <translation>运行期间第 %1 步的权重（%2）。</translation>
+    </message>
+    <message>
+        <source>The final weights of the run, step %1 (%2).</source>
+        <translation>该运行的最终权重，第 %1 步（%2）。</translation>
+    </message>
+    <message>
+        <source>The saved weights %1 (%2).</source>
+        <translation>已保存的权重 %1（%2）。</translation>
     </message>
 </context>
 <context>
@@ -5180,6 +5628,111 @@ or the device&apos;s free memory</source>
     </message>
 </context>
 <context>
+    <name>resume.already_done</name>
+    <message>
+        <source>the run in %1 has already trained %2 steps, and the length asked for is %3 steps; give a longer --steps or --epochs to continue it</source>
+        <translation>%1 中的运行已经训练了 %2 步，而要求的长度是 %3 步；要继续它，请给出更大的 --steps 或 --epochs</translation>
+    </message>
+</context>
+<context>
+    <name>resume.bad_field</name>
+    <message>
+        <source>%1: field &apos;%2&apos; is missing or out of range; the checkpoint is damaged: resume from the one before it (delete this one) or start the run again</source>
+        <translation>%1：字段“%2”缺失或超出范围；该检查点已损坏：请从它之前的检查点继续（删除这一个），或重新开始该运行</translation>
+    </message>
+</context>
+<context>
+    <name>resume.cannot_read</name>
+    <message>
+        <source>cannot read %1; check that the run folder is complete</source>
+        <translation>无法读取 %1；请检查运行文件夹是否完整</translation>
+    </message>
+</context>
+<context>
+    <name>resume.checkpoint_json</name>
+    <message>
+        <source>%1 is not valid JSON (%2); the checkpoint is damaged</source>
+        <translation>%1 不是有效的 JSON（%2）；该检查点已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>resume.config_json</name>
+    <message>
+        <source>%1 is not valid JSON (%2); the run folder is damaged</source>
+        <translation>%1 不是有效的 JSON（%2）；该运行文件夹已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>resume.missing_tensor</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; is missing; the checkpoint was written for another configuration (optimizer or precision) than the run&apos;s config.json</source>
+        <translation>%1：缺少张量“%2”；该检查点是为与运行的 config.json 不同的配置（优化器或精度）写出的</translation>
+    </message>
+</context>
+<context>
+    <name>resume.newer_version</name>
+    <message>
+        <source>%1 was written by a newer Headroom (checkpoint version %2); resume it with that version</source>
+        <translation>%1 由更新版本的 Headroom 写出（检查点版本 %2）；请用该版本继续它</translation>
+    </message>
+</context>
+<context>
+    <name>resume.no_checkpoint</name>
+    <message>
+        <source>%1 holds no checkpoint (checkpoint-STEP.json), so there is nothing to resume; the run ended before its first checkpoint (--save-every): start it again</source>
+        <translation>%1 中没有检查点（checkpoint-STEP.json），因此无法继续；该运行在第一个检查点（--save-every）之前就结束了：请重新开始它</translation>
+    </message>
+</context>
+<context>
+    <name>resume.no_config</name>
+    <message>
+        <source>%1 has no config.json, so it is not a Headroom run folder (or was written before runs could be resumed); give the folder a run was trained into (--out)</source>
+        <translation>%1 中没有 config.json，因此它不是 Headroom 的运行文件夹（或是在支持继续运行之前写出的）；请给出训练时写入的文件夹（--out）</translation>
+    </message>
+</context>
+<context>
+    <name>resume.ranks</name>
+    <message>
+        <source>--resume is not available for multi-rank runs yet; resume on one process (--ranks 1)</source>
+        <translation>多 rank 的运行暂不支持 --resume；请在单个进程上继续（--ranks 1）</translation>
+    </message>
+</context>
+<context>
+    <name>resume.save_every</name>
+    <message>
+        <source>--save-every expects a number of steps (500) or of minutes (10m) or seconds (30s), got &apos;%1&apos;</source>
+        <translation>--save-every 需要步数（500）、分钟数（10m）或秒数（30s），得到的是“%1”</translation>
+    </message>
+</context>
+<context>
+    <name>resume.seed</name>
+    <message>
+        <source>%1 was written with seed %2 but the run&apos;s config.json has seed %3; the folder is inconsistent: start the run again</source>
+        <translation>%1 写入时的种子为 %2，但运行的 config.json 中种子为 %3；该文件夹前后不一致：请重新开始该运行</translation>
+    </message>
+</context>
+<context>
+    <name>resume.tensor_mismatch</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; is %3 %4 but the run needs %5 %6; the checkpoint was written for another configuration than the run&apos;s config.json</source>
+        <translation>%1：张量“%2”为 %3 %4，但运行需要 %5 %6；该检查点是为与运行的 config.json 不同的配置写出的</translation>
+    </message>
+</context>
+<context>
+    <name>resume.text_models</name>
+    <message>
+        <source>--resume and --init-from are not available for language models yet; train %1 from the start</source>
+        <translation>语言模型暂不支持 --resume 和 --init-from；请从头训练 %1</translation>
+    </message>
+</context>
+<context>
+    <name>resume.unexpected_tensor</name>
+    <message>
+        <source>%1: unexpected tensor &apos;%2&apos;; the checkpoint was written for another configuration (optimizer or precision) than the run&apos;s config.json</source>
+        <translation>%1：意外的张量“%2”；该检查点是为与运行的 config.json 不同的配置（优化器或精度）写出的</translation>
+    </message>
+</context>
+<context>
     <name>run.stopped</name>
     <message>
         <source>training was stopped</source>
@@ -5964,6 +6517,27 @@ or the device&apos;s free memory</source>
     </message>
 </context>
 <context>
+    <name>train.rank_devices_short</name>
+    <message>
+        <source>--device %1 lists %2 GPU(s) but %3 ranks run on this machine; list one GPU per rank</source>
+        <translation>--device %1 列出了 %2 块 GPU，但本机上运行 %3 个 rank；请为每个 rank 列出一块 GPU</translation>
+    </message>
+</context>
+<context>
+    <name>train.ranks_gpu</name>
+    <message>
+        <source>GPU ranks (NCCL) are not available to the trainer in this build yet; train on several CPU ranks (--device cpu) or on one GPU</source>
+        <translation>此构建中训练器暂不支持 GPU rank（NCCL）；请在多个 CPU rank 上训练（--device cpu），或在单块 GPU 上训练</translation>
+    </message>
+</context>
+<context>
+    <name>train.ranks_text</name>
+    <message>
+        <source>training a language model on several ranks is not done yet; run it as one process (without --ranks or mpirun)</source>
+        <translation>暂不支持在多个 rank 上训练语言模型；请以单个进程运行（不带 --ranks 或 mpirun）</translation>
+    </message>
+</context>
+<context>
     <name>train.text_needs_lm</name>
     <message>
         <source>&apos;%1&apos; is text, but model &apos;%2&apos; does not take tokens; pick a language model (gpt-tiny, gpt-char, ...) or image data</source>
@@ -5982,6 +6556,20 @@ or the device&apos;s free memory</source>
     <message>
         <source>the %1 tokenizer has %2 tokens but model &apos;%3&apos; has a vocabulary of %4; set the token embedding&apos;s and lm_head&apos;s vocab_size (and num_classes) to at least %2</source>
         <translation>%1 分词器有 %2 个 token，而模型“%3”的词表大小为 %4；请把 token 嵌入和 lm_head 的 vocab_size（以及 num_classes）至少设为 %2</translation>
+    </message>
+</context>
+<context>
+    <name>weights.count_mismatch</name>
+    <message>
+        <source>%1 has %2 tensors and its names are not the model&apos;s, and the model has %3 tensors (weights, biases and batch-norm buffers), so they cannot be matched by order either; pick the model the file was trained for (--preset or --model)</source>
+        <translation>%1 有 %2 个张量且其名称与模型的不同，而模型有 %3 个张量（权重、偏置和批归一化缓冲区），因此也无法按顺序匹配；请选择该文件训练时所用的模型（--preset 或 --model）</translation>
+    </message>
+</context>
+<context>
+    <name>weights.shape_mismatch</name>
+    <message>
+        <source>%1: its names are not the model&apos;s, and matched by order these tensors differ in shape (file vs model): %2; pick the model the file was trained for</source>
+        <translation>%1：其名称与模型的不同，而按顺序匹配时这些张量的形状不同（文件 vs 模型）：%2；请选择该文件训练时所用的模型</translation>
     </message>
 </context>
 </TS>
