@@ -2160,10 +2160,52 @@ or matched by order and shape)</source>
     </message>
 </context>
 <context>
-    <name>config.field_type</name>
+    <name>config.field_not_bool</name>
     <message>
-        <source>run configuration: field &apos;%1&apos; must be %2, got %3</source>
-        <translation>运行配置：字段“%1”必须是 %2，得到的是 %3</translation>
+        <source>run configuration: field &apos;%1&apos; must be true or false, got %2</source>
+        <translation>运行配置：字段“%1”必须是 true 或 false，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_not_finite</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be a finite number, got %2</source>
+        <translation>运行配置：字段“%1”必须是有限的数值，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_not_integer</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be an integer, got %2</source>
+        <translation>运行配置：字段“%1”必须是整数，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_not_list</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be a list of integers, got %2</source>
+        <translation>运行配置：字段“%1”必须是整数列表，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_not_number</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be a number, got %2</source>
+        <translation>运行配置：字段“%1”必须是数值，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_not_object</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be an object, got %2</source>
+        <translation>运行配置：字段“%1”必须是对象，得到的是 %2</translation>
+    </message>
+</context>
+<context>
+    <name>config.field_not_string</name>
+    <message>
+        <source>run configuration: field &apos;%1&apos; must be a string, got %2</source>
+        <translation>运行配置：字段“%1”必须是字符串，得到的是 %2</translation>
     </message>
 </context>
 <context>

@@ -65,31 +65,40 @@ namespace {
 // ("" for the top level, "optimizer", ...), so messages name the field as "optimizer.lr".
 std::string field_name(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
 
-[[noreturn]] void wrong_type(const std::string& where, const char* key, const char* expected, const json& v) {
-    throw InputError(HR_MSG("config.field_type", "run configuration: field '%1' must be %2, got %3"),
-                     {field_name(where, key), expected, json_brief(v)});
+// `msg` is one whole sentence per expected type (so a translation never splices an English phrase in):
+// %1 the field's name, %2 the value found.
+[[noreturn]] void wrong_type(MessageText msg, const std::string& where, const char* key, const json& v) {
+    throw InputError(msg, {field_name(where, key), json_brief(v)});
 }
 
 void get(const json& j, const char* key, std::string& out, const std::string& where) {
     if (!j.contains(key)) return;
     const json& v = j.at(key);
-    if (!v.is_string()) wrong_type(where, key, "a string", v);
+    if (!v.is_string())
+        wrong_type(HR_MSG("config.field_not_string", "run configuration: field '%1' must be a string, got %2"),
+                   where, key, v);
     out = v.get<std::string>();
 }
 
 void get(const json& j, const char* key, bool& out, const std::string& where) {
     if (!j.contains(key)) return;
     const json& v = j.at(key);
-    if (!v.is_boolean()) wrong_type(where, key, "true or false", v);
+    if (!v.is_boolean())
+        wrong_type(HR_MSG("config.field_not_bool", "run configuration: field '%1' must be true or false, got %2"),
+                   where, key, v);
     out = v.get<bool>();
 }
 
 void get(const json& j, const char* key, double& out, const std::string& where) {
     if (!j.contains(key)) return;
     const json& v = j.at(key);
-    if (!v.is_number()) wrong_type(where, key, "a number", v);
+    if (!v.is_number())
+        wrong_type(HR_MSG("config.field_not_number", "run configuration: field '%1' must be a number, got %2"),
+                   where, key, v);
     out = v.get<double>();
-    if (!std::isfinite(out)) wrong_type(where, key, "a finite number", v);
+    if (!std::isfinite(out))
+        wrong_type(HR_MSG("config.field_not_finite", "run configuration: field '%1' must be a finite number, got %2"),
+                   where, key, v);
 }
 
 template <class T>
@@ -97,7 +106,9 @@ template <class T>
 void get(const json& j, const char* key, T& out, const std::string& where) {
     if (!j.contains(key)) return;
     const json& v = j.at(key);
-    if (!v.is_number_integer()) wrong_type(where, key, "an integer", v);
+    if (!v.is_number_integer())
+        wrong_type(HR_MSG("config.field_not_integer", "run configuration: field '%1' must be an integer, got %2"),
+                   where, key, v);
     bool fits = false;
     if (v.is_number_unsigned()) {
         const std::uint64_t u = v.get<std::uint64_t>();
@@ -119,7 +130,9 @@ void get(const json& j, const char* key, T& out, const std::string& where) {
 void get(const json& j, const char* key, std::vector<std::int64_t>& out, const std::string& where) {
     if (!j.contains(key)) return;
     const json& v = j.at(key);
-    if (!v.is_array()) wrong_type(where, key, "a list of integers", v);
+    if (!v.is_array())
+        wrong_type(HR_MSG("config.field_not_list", "run configuration: field '%1' must be a list of integers, got %2"),
+                   where, key, v);
     std::vector<std::int64_t> list;
     for (const json& e : v) {
         std::int64_t x = 0;
@@ -133,7 +146,9 @@ void get(const json& j, const char* key, std::vector<std::int64_t>& out, const s
 const json* section(const json& j, const char* key) {
     if (!j.contains(key)) return nullptr;
     const json& v = j.at(key);
-    if (!v.is_object()) wrong_type("", key, "an object", v);
+    if (!v.is_object())
+        wrong_type(HR_MSG("config.field_not_object", "run configuration: field '%1' must be an object, got %2"),
+                   "", key, v);
     return &v;
 }
 

@@ -55,13 +55,23 @@ private slots:
     }
 
     void types_are_checked_with_the_field_named() {
-        expect_read_error({{"batch", "64"}}, "config.field_type", {"'batch'", "an integer", "\"64\""});
-        expect_read_error({{"steps", 1.5}}, "config.field_type", {"'steps'", "an integer", "1.5"});
-        expect_read_error({{"optimizer", {{"lr", "fast"}}}}, "config.field_type", {"'optimizer.lr'", "a number"});
-        expect_read_error({{"optimizer", 5}}, "config.field_type", {"'optimizer'", "an object"});
-        expect_read_error({{"strategy", {{"offload_optimizer", 1}}}}, "config.field_type",
+        expect_read_error({{"batch", "64"}}, "config.field_not_integer", {"'batch'", "an integer", "\"64\""});
+        expect_read_error({{"steps", 1.5}}, "config.field_not_integer", {"'steps'", "an integer", "1.5"});
+        expect_read_error({{"optimizer", {{"lr", "fast"}}}}, "config.field_not_number", {"'optimizer.lr'", "a number"});
+        expect_read_error({{"optimizer", 5}}, "config.field_not_object", {"'optimizer'", "an object"});
+        expect_read_error({{"strategy", {{"offload_optimizer", 1}}}}, "config.field_not_bool",
                           {"'strategy.offload_optimizer'", "true or false"});
-        expect_read_error({{"device", json::array({1, 2, 3})}}, "config.field_type", {"'device'", "an array of 3 items"});
+        expect_read_error({{"device", json::array({1, 2, 3})}}, "config.field_not_string",
+                          {"'device'", "must be a string, got an array of 3 items"});
+        expect_read_error({{"optimizer", {{"lr", std::nan("")}}}}, "config.field_not_finite",
+                          {"'optimizer.lr'", "must be a finite number, got"});
+        expect_read_error({{"strategy", {{"rank_batch", 5}}}}, "config.field_not_list",
+                          {"'strategy.rank_batch'", "must be a list of integers, got 5"});
+        expect_read_error({{"strategy", {{"rank_batch", {1, "2"}}}}}, "config.field_not_integer",
+                          {"'strategy.rank_batch.element'"});
+        // one whole sentence per type, worded as before the ids were split
+        expect_read_error({{"batch", "64"}}, "config.field_not_integer",
+                          {"run configuration: field 'batch' must be an integer, got \"64\""});
         expect_read_error(json::array(), "config.not_object", {"must be a JSON object"});
         // the model inside is the spec reader's: its own messages
         try {
