@@ -79,13 +79,12 @@ std::string rank_device(const std::string& device, const RankEnvironment& env) {
 
 namespace {
 std::shared_ptr<Communicator> make_run_communicator(Backend& be, double timeout_seconds) {
-    // GPU ranks: core/dist's NCCL communicator uses the CUDA runtime, which since CUDA became a run-time
-    // module (cmake/Cuda.cmake) only that module links; until the communicator moves into the module, the
-    // headroom binary cannot link it, so the trainer refuses GPU ranks (docs/distributed.md, "Not done yet").
-    if (!be.device().is_cpu())
-        throw InputError(HR_MSG("train.ranks_gpu", "GPU ranks (NCCL) are not available to the trainer in this build "
-                                                   "yet; train on several CPU ranks (--device cpu) or on one GPU"),
-                         {});
+    // GPU ranks: NCCL on the backend's compute stream (rank 0's ncclUniqueId travels over MPI); CPU ranks: MPI
+    if (!be.device().is_cpu()) {
+        std::shared_ptr<Communicator> comm = make_nccl_communicator(be, timeout_seconds);
+        process_communicator() = comm;
+        return comm;
+    }
     std::shared_ptr<Communicator> comm = make_mpi_communicator(timeout_seconds);
     process_communicator() = comm;
     return comm;
