@@ -6566,13 +6566,6 @@ or matched by order and shape)</source>
     </message>
 </context>
 <context>
-    <name>train.ranks_gpu</name>
-    <message>
-        <source>GPU ranks (NCCL) are not available to the trainer in this build yet; train on several CPU ranks (--device cpu) or on one GPU</source>
-        <translation>此构建中训练器暂不支持 GPU rank（NCCL）；请在多个 CPU rank 上训练（--device cpu），或在单块 GPU 上训练</translation>
-    </message>
-</context>
-<context>
     <name>train.ranks_text</name>
     <message>
         <source>training a language model on several ranks is not done yet; run it as one process (without --ranks or mpirun)</source>
