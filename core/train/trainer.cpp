@@ -247,6 +247,35 @@ std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
     return predict_memory(plan_request(c)).strategy.checkpoint_blocks;
 }
 
+// Out of memory (at setup or during a step; image and language-model paths alike): the category and
+// layers at the peak, the strategies that cut the largest category, in English and as translatable
+// sentences, and the limit the advice searches under.
+static void fill_out_of_memory(TrainResult& r, const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
+    r.status = "failed";
+    r.out_of_memory = true;
+    r.oom_limit = e.limit;
+    r.error_messages = out_of_memory_messages(e, spec, device);
+    r.error = describe_out_of_memory(e, spec, device);
+    CategoryBytes live = e.snapshot.live;
+    at(live, e.category) += e.requested;
+    MemCategory largest = MemCategory::other;
+    for (MemCategory cat : all_categories())
+        if (at(live, cat) > at(live, largest)) largest = cat;
+    r.oom_category = category_name(largest);
+    r.device_name = device;
+    log(LogLevel::error, r.error);
+}
+
+TrainResult Trainer::setup_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device,
+                                         const ResolvedStrategy& strategy) {
+    TrainResult failed;
+    fill_out_of_memory(failed, e, spec, device);
+    failed.strategy = strategy.describe();
+    failed.ledger = impl_->ledger->snapshot();
+    impl_->state.reset();
+    return failed;
+}
+
 TrainResult Trainer::run() {
     auto log = [this](LogLevel level, const std::string& msg) {
         if (callbacks_.on_log) callbacks_.on_log({level, msg});
@@ -334,24 +363,7 @@ TrainResult Trainer::run() {
             throw OutOfMemory("out of memory: the data loader's buffers pass the limit", 0, MemCategory::data, -1,
                               c.memory_limit, impl_->ledger->snapshot());
     } catch (const OutOfMemory& e) {
-        TrainResult failed;
-        failed.status = "failed";
-        failed.out_of_memory = true;
-        failed.oom_limit = e.limit;
-        failed.error_messages = out_of_memory_messages(e, c.model, be.name());
-        failed.error = describe_out_of_memory(e, c.model, be.name());
-        CategoryBytes live = e.snapshot.live;
-        at(live, e.category) += e.requested;
-        MemCategory largest = MemCategory::other;
-        for (MemCategory cat : all_categories())
-            if (at(live, cat) > at(live, largest)) largest = cat;
-        failed.oom_category = category_name(largest);
-        failed.device_name = be.name();
-        failed.strategy = strategy.describe();
-        failed.ledger = impl_->ledger->snapshot();
-        impl_->state.reset();
-        log(LogLevel::error, failed.error);
-        return failed;
+        return setup_out_of_memory(e, c.model, be.name(), strategy);
     }
     TrainingState& st = *impl_->state;
     Model& model = st.model();
@@ -631,6 +643,8 @@ TrainResult Trainer::run() {
         checkpoints_.on_stop(st, result.epochs);
     } catch (const InputError&) {
         throw;
+    } catch (const OutOfMemory& e) {  // during a step: the same account and advice as at setup
+        fill_out_of_memory(result, e, c.model, be.name());
     } catch (const Error& e) {
         result.status = "failed";
         result.error = e.what();
@@ -808,23 +822,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
             throw OutOfMemory("out of memory: the batch buffers pass the limit", 0, MemCategory::data, -1,
                               c.memory_limit, impl_->ledger->snapshot());
     } catch (const OutOfMemory& e) {
-        TrainResult failed;
-        failed.status = "failed";
-        failed.out_of_memory = true;
-        failed.oom_limit = e.limit;
-        failed.error = describe_out_of_memory(e, spec, be.name());
-        CategoryBytes live = e.snapshot.live;
-        at(live, e.category) += e.requested;
-        MemCategory largest = MemCategory::other;
-        for (MemCategory cat : all_categories())
-            if (at(live, cat) > at(live, largest)) largest = cat;
-        failed.oom_category = category_name(largest);
-        failed.device_name = be.name();
-        failed.strategy = strategy.describe();
-        failed.ledger = impl_->ledger->snapshot();
-        impl_->state.reset();
-        log(LogLevel::error, failed.error);
-        return failed;
+        return setup_out_of_memory(e, spec, be.name(), strategy);
     }
     TrainingState& st = *impl_->state;
     Model& model = st.model();
@@ -1023,9 +1021,12 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         log(LogLevel::info, "stopped at step " + std::to_string(step));
     } catch (const InputError&) {
         throw;
+    } catch (const OutOfMemory& e) {  // during a step: the same account and advice as at setup
+        fill_out_of_memory(result, e, spec, be.name());
     } catch (const Error& e) {
         result.status = "failed";
         result.error = e.what();
+        result.error_messages = {e.message()};
         log(LogLevel::error, e.what());
     }
     if (result.status == "stopped" && epoch_steps > 0) {

@@ -124,6 +124,8 @@ private:
     RunCheckpointer checkpoints_;
     struct Impl;
     TrainResult run_text(const ResolvedStrategy& strategy);  // language models on text data
+    TrainResult setup_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device,
+                                    const ResolvedStrategy& strategy);
     void finish_ranks(TrainResult& result, const CommStats& start);  // several ranks: see trainer.cpp
     void take_snapshot(std::int64_t step);
     TrainConfig config_;
