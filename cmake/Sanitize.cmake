@@ -49,7 +49,7 @@ function(hr_add_sanitize_tests)
     add_test(NAME sanitize_${name} COMMAND test_${name})
     # detect_leaks: LeakSanitizer is part of ASan; halt_on_error is the default for ASan.
     set_tests_properties(sanitize_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
-      ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
+      ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};${HEADROOM_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
   endforeach()
   add_subdirectory(${dir}/fuzz ${CMAKE_BINARY_DIR}/tests/fuzz)
 endfunction()
