@@ -215,7 +215,10 @@ def main():
     load = "load average %.2f before, %.2f after" % (m["load_before"], m["load_after"])
     # A busy machine does not slow both peers alike (PyTorch's OpenMP threads lose far more to other
     # processes than our pool does), so the ratios of such a run say nothing: flag the whole report.
-    busy = max(m["load_before"], m["load_after"])
+    # The load after includes the benchmark's own threads (one per core when THREADS = cores): only what
+    # is left above them is other work.
+    threads = float(getattr(a, "threads", 0) or 0)
+    busy = max(m["load_before"], m["load_after"] - threads)
     if busy == busy and busy > 1.5:
         res["noisy"] = True
         lines.insert(0, "NOT VALID AS A MEASUREMENT: the machine was busy (1-minute load %.2f > 1.5); the ratios and "

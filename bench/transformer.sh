@@ -44,6 +44,9 @@ if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   elif [[ "$flags" == *" avx2 "* && "$flags" == *" fma "* ]]; then export OPENBLAS_CORETYPE=Haswell; fi
 fi
 export OMP_NUM_THREADS="$THREADS"
+# one OpenBLAS thread in both (Headroom sets it itself): OpenBLAS's own pool on top of PyTorch's OpenMP threads
+# oversubscribes the cores and halves the peer (docs/benchmarks.md, scripts/bench cpu)
+export OPENBLAS_NUM_THREADS=1
 
 results="$work/results.jsonl"
 hb() {  # tag, args...: one Headroom run appended to the results
