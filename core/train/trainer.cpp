@@ -250,6 +250,15 @@ std::vector<int> choose_auto_checkpoint(const TrainConfig& c) {
 // Out of memory (at setup or during a step; image and language-model paths alike): the category and
 // layers at the peak, the strategies that cut the largest category, in English and as translatable
 // sentences, and the limit the advice searches under.
+// The cap on the training device's allocations: --memory-limit, else, on the CPU, the host memory the
+// kernel says is available now (MemAvailable, after the dataset was loaded). Every buffer is allocated
+// at setup, so a run larger than the machine's free RAM is refused there with the out-of-memory account
+// and advice, before anything is touched, instead of being killed by the kernel mid-run.
+static std::size_t run_memory_limit(const TrainConfig& c, Backend& be) {
+    if (c.memory_limit > 0) return c.memory_limit;
+    return be.device().is_cpu() ? device_free_bytes("cpu") : 0;
+}
+
 static void fill_out_of_memory(TrainResult& r, const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
     r.status = "failed";
     r.out_of_memory = true;
@@ -263,7 +272,7 @@ static void fill_out_of_memory(TrainResult& r, const OutOfMemory& e, const Model
         if (at(live, cat) > at(live, largest)) largest = cat;
     r.oom_category = category_name(largest);
     r.device_name = device;
-    log(LogLevel::error, r.error);
+    log(LogLevel::info, r.error);  // the result carries it: the front end says it once
 }
 
 TrainResult Trainer::setup_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device,
@@ -344,8 +353,9 @@ TrainResult Trainer::run() {
     // --- engine --------------------------------------------------------------------------------------
     impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
     Backend& be = *impl_->backend;
-    if (c.memory_limit > 0)
-        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(c.memory_limit);
+    const std::size_t limit = run_memory_limit(c, be);
+    if (limit > 0)
+        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(limit);
     std::unique_ptr<DataLoader> train_loader_ptr, test_loader_ptr;
     try {
         impl_->state = std::make_unique<TrainingState>(c.model, c.optimizer, strategy, c.seed, be, be.allocator(),
@@ -359,9 +369,9 @@ TrainResult Trainer::run() {
                                                         strategy.sample_offset, world > 1 ? strategy.rank_batch : 0);
         test_loader_ptr = std::make_unique<DataLoader>(test, strategy.micro_batch, false, c.seed, false,
                                                        train.norm_mean, train.norm_std, impl_->ledger.get());
-        if (c.memory_limit > 0 && impl_->ledger->live_total() > c.memory_limit)
+        if (limit > 0 && impl_->ledger->live_total() > limit)
             throw OutOfMemory("out of memory: the data loader's buffers pass the limit", 0, MemCategory::data, -1,
-                              c.memory_limit, impl_->ledger->snapshot());
+                              limit, impl_->ledger->snapshot());
     } catch (const OutOfMemory& e) {
         return setup_out_of_memory(e, c.model, be.name(), strategy);
     }
@@ -572,7 +582,7 @@ TrainResult Trainer::run() {
                     result.status = "failed";
                     result.error = msg;
                     result.bad_input = true;
-                    log(LogLevel::error, msg);
+                    log(LogLevel::info, msg);  // in the result: the front end says it once
                     break;
                 }
                 impl_->ledger->set_phase("optimizer");
@@ -649,7 +659,7 @@ TrainResult Trainer::run() {
         result.status = "failed";
         result.error = e.what();
         result.error_messages = {e.message()};
-        log(LogLevel::error, e.what());
+        log(LogLevel::info, e.what());  // in the result: the front end says it once
     }
     result.checkpoint = checkpoints_.last_path();
     result.steps = step;
@@ -808,8 +818,9 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     // --- engine ---------------------------------------------------------------------------------------
     impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
     Backend& be = *impl_->backend;
-    if (c.memory_limit > 0)
-        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(c.memory_limit);
+    const std::size_t limit = run_memory_limit(c, be);
+    if (limit > 0)
+        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(limit);
     std::unique_ptr<TokenBatcher> train_batches, eval_batches;
     try {
         impl_->state = std::make_unique<TrainingState>(spec, c.optimizer, strategy, c.seed, be, be.allocator(),
@@ -818,9 +829,9 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                                                        "training");
         eval_batches = std::make_unique<TokenBatcher>(impl_->validation_tokens, strategy.micro_batch, T, c.seed,
                                                       impl_->ledger.get(), "validation");
-        if (c.memory_limit > 0 && impl_->ledger->live_total() > c.memory_limit)
+        if (limit > 0 && impl_->ledger->live_total() > limit)
             throw OutOfMemory("out of memory: the batch buffers pass the limit", 0, MemCategory::data, -1,
-                              c.memory_limit, impl_->ledger->snapshot());
+                              limit, impl_->ledger->snapshot());
     } catch (const OutOfMemory& e) {
         return setup_out_of_memory(e, spec, be.name(), strategy);
     }
@@ -946,7 +957,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 result.status = "failed";
                 result.error = msg;
                 result.bad_input = true;
-                log(LogLevel::error, msg);
+                log(LogLevel::info, msg);  // in the result: the front end says it once
                 break;
             }
             impl_->ledger->set_phase("optimizer");
@@ -1027,7 +1038,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         result.status = "failed";
         result.error = e.what();
         result.error_messages = {e.message()};
-        log(LogLevel::error, e.what());
+        log(LogLevel::info, e.what());  // in the result: the front end says it once
     }
     if (result.status == "stopped" && epoch_steps > 0) {
         result.train_loss = epoch_loss / static_cast<double>(epoch_steps);

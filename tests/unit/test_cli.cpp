@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 #include <csignal>
@@ -198,6 +199,29 @@ private slots:
         Result ok = run(QStringList{"train", "--data", "synthetic", "--steps", "5", "--memory-limit", "3MiB",
                                     "--no-history", "--out", dir.path() + "/run2"} + flags);
         QVERIFY2(ok.code == 0, qPrintable(ok.err));
+    }
+
+    // A run larger than the machine's free RAM is refused at setup (every buffer is allocated before the
+    // first step), against the host memory the kernel reports available, with one out-of-memory account:
+    // not killed by the kernel mid-run, and nothing on disk.
+    void runLargerThanFreeRamIsRefusedAtSetup() {
+        QFile meminfo(QStringLiteral("/proc/meminfo"));
+        QVERIFY(meminfo.open(QIODevice::ReadOnly));
+        double available_gib = 0;
+        for (const QByteArray& line : meminfo.readAll().split('\n'))
+            if (line.startsWith("MemAvailable:")) available_gib = line.mid(13).trimmed().split(' ').first().toDouble() / (1024.0 * 1024.0);
+        QVERIFY(available_gib > 0);
+        QTemporaryDir dir;
+        Result r = run({"train", "--data", "synthetic", "--batch", "16777216", "--steps", "1", "--no-history",
+                        "--out", dir.path() + "/run"});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(r.err.count(QStringLiteral("could not allocate")), 1);
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("\\(limit ([0-9.]+) GiB\\)")).match(r.err);
+        QVERIFY2(m.hasMatch(), qPrintable(r.err));
+        const double limit_gib = m.captured(1).toDouble();
+        QVERIFY2(limit_gib > 0.8 * available_gib && limit_gib < 1.2 * available_gib,
+                 qPrintable(QStringLiteral("limit %1 GiB, MemAvailable %2 GiB").arg(limit_gib).arg(available_gib)));
+        QVERIFY(!QFile::exists(dir.path() + "/run"));
     }
 
     void planPredictsAndSearches() {
