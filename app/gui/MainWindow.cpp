@@ -487,7 +487,11 @@ void MainWindow::updateRunActions() {
     m_startAction->setEnabled(!running && valid);
     m_startAction->setToolTip(valid ? tr("Start training (F5)")
                                     : tr("Fix the model first: %1").arg(QString::fromStdString(m_builder->report().error)));
-    m_pauseAction->setEnabled(running && !paused);
+    // a multi-rank run (child processes) cannot pause; one process can (RunController::canPause)
+    m_pauseAction->setEnabled(running && !paused && m_runs->canPause());
+    m_pauseAction->setToolTip(running && m_runs->isMultiRank()
+                                  ? tr("A run on several ranks cannot pause; Stop ends every rank and keeps the results so far")
+                                  : tr("Pause between steps (F6)"));
     m_resumeAction->setEnabled(running && paused);
     m_stopAction->setEnabled(running);
     m_builder->setEditable(!running);
@@ -512,6 +516,7 @@ RunOptions MainWindow::runOptions() const {
     o.sampleTelemetry = false;     // the hardware monitor samples all the time; it feeds the run
     o.stepBatchMs = 1000 / AppSettings::load().chartRefreshHz;
     o.adviseOnOutOfMemory = false; // the out-of-memory dialog asks the planner when it opens
+    o.ranks = m_setup->ranks();    // several: `headroom train --ranks N` child processes (RankRelay)
     return o;
 }
 
