@@ -150,6 +150,19 @@ QString runsList(const QString& db, const QString& cwd) {
     return QString::fromLocal8Bit(p.readAll());
 }
 
+// "status|error" of every run in the history, read by Python's sqlite3 (not the project's RunStore, and
+// without opening it the way `headroom runs` does, which would mark a dead process's run failed itself).
+QStringList historyRows(const QString& db) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start("/usr/bin/python3", {"-c", "import sqlite3,sys\n"
+                                       "for s,e in sqlite3.connect(sys.argv[1]).execute('SELECT status, error FROM runs'):\n"
+                                       "    print(f'{s}|{e or \"\"}')",
+                                 db});
+    p.waitForFinished(30000);
+    return QString::fromUtf8(p.readAll()).split('\n', Qt::SkipEmptyParts);
+}
+
 nlohmann::json readJson(const std::string& path) {
     std::ifstream in(path);
     return nlohmann::json::parse(in);
@@ -189,8 +202,7 @@ private slots:
         QVERIFY2(two.output.contains("stopped after"), qPrintable(two.output));
         QVERIFY2(two.processes.size() >= 3, "mpirun and two ranks below the launcher");
         for (long pid : two.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
-        const QString runs = runsList(w + "/two.db", w);
-        QVERIFY2(runs.contains("stopped") && !runs.contains("running"), qPrintable(runs));
+        QCOMPARE(historyRows(w + "/two.db"), QStringList{"stopped|"});
     }
 
     void aKilledRank0IsRecordedFailed() { killedRankIsRecordedFailed(0); }
@@ -208,10 +220,17 @@ private:
         QVERIFY2(e.ok, qPrintable(e.output));
         QVERIFY(e.exitCode != 0);
         for (long pid : e.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        // straight after the launcher: failed, with a cause (the launcher's or rank 0's own), never running
+        const QStringList rows = historyRows(w + "/history.db");
+        QCOMPARE(rows.size(), qsizetype(1));
+        QVERIFY2(rows[0].startsWith("failed|") && rows[0].size() > 10, qPrintable(rows[0]));
+        QVERIFY2(!rows[0].contains("the program ended during the run"), qPrintable(rows[0]));
+        if (victim == 0) {  // rank 0 had no chance to say anything: the launcher's message names the cause
+            QVERIFY2(rows[0].contains("rank 0 was ended before it recorded the run's end"), qPrintable(rows[0]));
+            QVERIFY2(e.output.contains("rank 0 was ended before it recorded the run's end"), qPrintable(e.output));
+        }
         const QString runs = runsList(w + "/history.db", w);
         QVERIFY2(runs.contains("failed") && !runs.contains("running"), qPrintable(runs));
-        if (victim == 0)  // rank 0 had no chance to say anything: the launcher's message names the cause
-            QVERIFY2(e.output.contains("rank 0 was ended before it recorded the run's end"), qPrintable(e.output));
     }
 };
 
