@@ -217,7 +217,9 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     setFrom(defaultTrainConfig());  // the defaults `headroom train` has too (session/RunDefaults.h)
 }
 
-QString TrainingSetupPanel::deviceLabel() const { return m_device->currentText(); }
+QString TrainingSetupPanel::deviceLabel() const {
+    return m_ranks->currentData().toString().isEmpty() ? m_device->currentText() : m_ranks->currentText();
+}
 
 void TrainingSetupPanel::updateOptimizerFields() {
     const bool sgd = m_optimizer->currentData() == QLatin1String("sgd");
