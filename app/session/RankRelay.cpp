@@ -77,7 +77,9 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
                      QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--no-history"),
                      QStringLiteral("--quiet")};
     if (!outDir.isEmpty()) args << QStringLiteral("--out") << outDir;
-    const QString exe = program.isEmpty() ? QCoreApplication::applicationFilePath() : program;
+    const QString exe = !program.isEmpty() ? program
+                        : qEnvironmentVariableIsSet("HEADROOM_PROGRAM") ? qEnvironmentVariable("HEADROOM_PROGRAM")
+                                                                         : QCoreApplication::applicationFilePath();
     m_process.start(exe, args);
     if (!m_process.waitForStarted(10000)) {
         if (error) *error = Text::tr("could not start %1: %2").arg(exe, m_process.errorString());

@@ -40,7 +40,8 @@ public:
     ~RankRelay() override;  // a run still going is stopped and waited for (finish(30000))
 
     // Starts the ranks; false with *error when the child cannot start (nothing delivered then).
-    // program: the headroom binary ("" : this program).
+    // program: the headroom binary ("" : $HEADROOM_PROGRAM when set, e.g. by a harness that is not
+    // headroom itself, else this program).
     bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
                QString* error = nullptr);
     void stop();
