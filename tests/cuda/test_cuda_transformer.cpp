@@ -16,9 +16,11 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_sizes.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "nn/model_spec.h"
+#include "plan/device_description.h"
 #include "plan/planner.h"
 #include "test_support.h"
 #include "train/trainer.h"
@@ -239,6 +241,24 @@ private slots:
             qInfo("GPU backend: %s", h->gpu->name().c_str());
         }
     }
+
+    // --- runs everywhere ----------------------------------------------------------------------------
+
+    // A plan for a GPU that is not present counts the CUDA kernels' attention scratch (one f32 D_i per
+    // row and head, cuda_sizes.h), not the CPU's per-thread tiles: B 8, T 1024, 12 heads = 384 KiB.
+    void plannerCountsTheGpuAttentionScratch() {
+        const DeviceDescription d = describe_device("h100");
+        auto be = make_planning_backend(d, 2, std::make_shared<MemoryLedger>());
+        QCOMPARE(be->attention_workspace_bytes(8, 1024, 768, 12, DType::bf16), std::size_t(8 * 12 * 1024 * 4));
+        QCOMPARE(cuda_sizes::attention_workspace_bytes(1, 3, 8, 2), std::size_t(256));  // rounded up to 256 bytes
+        const DeviceDescription c = describe_device("cpu", 2);
+        auto cb = make_planning_backend(c, 2, std::make_shared<MemoryLedger>());
+        auto cpu = make_cpu_backend(2, std::make_shared<MemoryLedger>());
+        QCOMPARE(cb->attention_workspace_bytes(8, 1024, 768, 12, DType::bf16),
+                 cpu->attention_workspace_bytes(8, 1024, 768, 12, DType::bf16));
+    }
+
+    // --- on a GPU ------------------------------------------------------------------------------------
 
     void embeddingMatchesTheCpu() {
         if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");
