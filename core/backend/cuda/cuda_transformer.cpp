@@ -70,11 +70,12 @@ AttnDims check_attention(const char* op, const CudaBackend& be, const Tensor& qk
         fail(op, "lse " + desc(lse) + " must be " + shape_str({d.B, d.H, d.T}) + " f32 for qkv " + desc(qkv));
     if (!(p.dropout >= 0.0f && p.dropout < 1.0f)) fail(op, "dropout " + std::to_string(p.dropout) + " must be in [0, 1)");
     if (d.D > cuda::kAttnMaxHeadDim)
-        throw Error(HR_MSG("cuda.attention_head_size",
-                           "attention heads of size %1 (width %2 / %3 heads) are larger than the GPU attention kernels "
-                           "handle (%4); use more heads or train this model with --device cpu"),
-                    {std::to_string(d.D), std::to_string(d.C), std::to_string(d.H),
-                     std::to_string(cuda::kAttnMaxHeadDim)});
+        // the translated refusal the GPU gave for every transformer op before the kernels existed
+        throw Error(HR_MSG("cuda.transformer_op_missing",
+                           "%1 is not implemented on the GPU yet; train transformer models with --device cpu for now"),
+                    {"attention with heads of size " + std::to_string(d.D) + " (width " + std::to_string(d.C) + " / " +
+                     std::to_string(d.H) + " heads; the GPU kernels handle at most " +
+                     std::to_string(cuda::kAttnMaxHeadDim) + ", so more heads would do)"});
     if (d.T > INT_MAX / 2) fail(op, "sequence length " + std::to_string(d.T) + " is too long for the GPU kernels");
     return d;
 }
