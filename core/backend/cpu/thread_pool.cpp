@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -70,6 +71,40 @@ long env_us(const char* name, long fallback) {
 
 thread_local bool tl_inside_job = false;
 
+int count_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    const unsigned h = std::thread::hardware_concurrency();
+    return h > 0 ? static_cast<int>(h) : 1;
+}
+
+bool yield_to_foreground_enabled() {
+    const char* v = std::getenv("HEADROOM_CPU_YIELD_TO_GUI");
+    return !(v && v[0] == '0' && v[1] == '\0');
+}
+
+struct Foreground {
+    const int cpus = count_cpus();
+    const bool enabled = yield_to_foreground_enabled();
+    alignas(64) std::atomic<int> busy{0};
+    // threads the pool may use while `busy` foreground threads work
+    int cap(int threads) const {
+        if (!enabled) return threads;
+        const int b = busy.load(std::memory_order_relaxed);
+        if (b <= 0 || threads + b <= cpus) return threads;
+        return std::max(1, cpus - b);
+    }
+};
+
+Foreground& foreground() {
+    static Foreground* f = new Foreground;  // never destroyed (workers read it)
+    return *f;
+}
+
 class Pool {
 public:
     Pool()
@@ -79,6 +114,7 @@ public:
     int workers() const { return n_workers_.load(std::memory_order_acquire); }
 
     void run(int threads, std::int64_t n, ChunkFn fn, void* ctx) {
+        threads = foreground().cap(threads);
         if (threads <= 1 || n <= 1 || tl_inside_job || busy_.exchange(true, std::memory_order_acquire)) {
             run_serial(n, fn, ctx);
             return;
@@ -189,7 +225,7 @@ private:
         pthread_setname_np(pthread_self(), name);
         tl_inside_job = true;  // a worker's own calls to parallel_for run serially
         for (;;) {
-            std::uint64_t s = wait_for_job(seen);
+            std::uint64_t s = wait_for_job(seen, index);
             // Join the job in the lowest free slot, unless it is closed or has all its workers.
             for (;;) {
                 if (gen_of(s) == seen) break;
@@ -212,11 +248,13 @@ private:
 
     // Returns the state once it shows a job newer than `seen` that is still open. Spins for
     // worker_spin_ (pausing, then yielding), then sleeps until the caller posts a job.
-    std::uint64_t wait_for_job(std::uint64_t& seen) {
+    std::uint64_t wait_for_job(std::uint64_t& seen, int index) {
         for (;;) {
             const auto t0 = Clock::now();
             const auto yield_after = worker_spin_ / 4;
             for (;;) {
+                // While foreground work keeps this worker's slot out of the calls, leave the core to it.
+                if (foreground().cap(index + 2) < index + 2) break;
                 for (int i = 0; i < 64; ++i) {
                     const std::uint64_t s = state_.load(std::memory_order_acquire);
                     if (gen_of(s) != seen) {
@@ -270,5 +308,10 @@ Pool& pool() {
 void parallel_run(int threads, std::int64_t n, ChunkFn fn, void* ctx) { pool().run(threads, n, fn, ctx); }
 
 int pool_workers() { return pool().workers(); }
+
+void foreground_begin() { foreground().busy.fetch_add(1, std::memory_order_relaxed); }
+void foreground_end() { foreground().busy.fetch_sub(1, std::memory_order_relaxed); }
+int effective_threads(int threads) { return std::min(thread_slots(threads), foreground().cap(thread_slots(threads))); }
+int available_cpus() { return foreground().cpus; }
 
 }  // namespace hr::cpu
