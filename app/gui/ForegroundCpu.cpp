@@ -1,0 +1,54 @@
+#include "gui/ForegroundCpu.h"
+
+#include <QAbstractEventDispatcher>
+#include <QObject>
+#include <QThread>
+
+#include <atomic>
+
+#include "backend/cpu/thread_pool.h"
+
+namespace hrapp {
+
+namespace {
+
+std::atomic<bool> g_busy{false};
+
+// A child of the dispatcher: destroyed with it, and ends the foreground state it began.
+class ForegroundCpuHook : public QObject {
+public:
+    explicit ForegroundCpuHook(QAbstractEventDispatcher* d) : QObject(d) {
+        setObjectName(QStringLiteral("hrForegroundCpuHook"));
+        begin();  // installed from running code
+        connect(d, &QAbstractEventDispatcher::aboutToBlock, this, [this] { end(); });
+        connect(d, &QAbstractEventDispatcher::awake, this, [this] { begin(); });
+    }
+    ~ForegroundCpuHook() override { end(); }
+
+private:
+    void begin() {
+        if (m_busy) return;
+        m_busy = true;
+        g_busy.store(true, std::memory_order_relaxed);
+        hr::cpu::foreground_begin();
+    }
+    void end() {
+        if (!m_busy) return;
+        m_busy = false;
+        g_busy.store(false, std::memory_order_relaxed);
+        hr::cpu::foreground_end();
+    }
+    bool m_busy = false;
+};
+
+}  // namespace
+
+void installForegroundCpuHook() {
+    QAbstractEventDispatcher* d = QAbstractEventDispatcher::instance(QThread::currentThread());
+    if (!d || d->findChild<QObject*>(QStringLiteral("hrForegroundCpuHook"), Qt::FindDirectChildrenOnly)) return;
+    new ForegroundCpuHook(d);
+}
+
+bool foregroundCpuHookBusy() { return g_busy.load(std::memory_order_relaxed); }
+
+}  // namespace hrapp
