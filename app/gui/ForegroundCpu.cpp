@@ -17,6 +17,11 @@ std::atomic<bool> g_busy{false};
 // A child of the dispatcher: destroyed with it, and ends the foreground state it began.
 class ForegroundCpuHook : public QObject {
 public:
+    static ForegroundCpuHook* current() {
+        QAbstractEventDispatcher* d = QAbstractEventDispatcher::instance(QThread::currentThread());
+        return d ? d->findChild<ForegroundCpuHook*>(QStringLiteral("hrForegroundCpuHook"), Qt::FindDirectChildrenOnly)
+                 : nullptr;
+    }
     explicit ForegroundCpuHook(QAbstractEventDispatcher* d) : QObject(d) {
         setObjectName(QStringLiteral("hrForegroundCpuHook"));
         begin();  // installed from running code
@@ -25,7 +30,7 @@ public:
     }
     ~ForegroundCpuHook() override { end(); }
 
-private:
+    bool busy() const { return m_busy; }
     void begin() {
         if (m_busy) return;
         m_busy = true;
@@ -38,6 +43,8 @@ private:
         g_busy.store(false, std::memory_order_relaxed);
         hr::cpu::foreground_end();
     }
+
+private:
     bool m_busy = false;
 };
 
@@ -45,10 +52,22 @@ private:
 
 void installForegroundCpuHook() {
     QAbstractEventDispatcher* d = QAbstractEventDispatcher::instance(QThread::currentThread());
-    if (!d || d->findChild<QObject*>(QStringLiteral("hrForegroundCpuHook"), Qt::FindDirectChildrenOnly)) return;
+    if (!d || ForegroundCpuHook::current()) return;
     new ForegroundCpuHook(d);
 }
 
 bool foregroundCpuHookBusy() { return g_busy.load(std::memory_order_relaxed); }
+
+ForegroundCpuIdle::ForegroundCpuIdle() {
+    if (ForegroundCpuHook* h = ForegroundCpuHook::current()) {
+        m_was = h->busy();
+        h->end();
+    }
+}
+
+ForegroundCpuIdle::~ForegroundCpuIdle() {
+    if (!m_was) return;
+    if (ForegroundCpuHook* h = ForegroundCpuHook::current()) h->begin();
+}
 
 }  // namespace hrapp

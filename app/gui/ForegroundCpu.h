@@ -14,4 +14,17 @@ void installForegroundCpuHook();
 // Whether the hook currently reports the GUI thread busy (tests).
 bool foregroundCpuHookBusy();
 
+// For a GUI thread about to wait outside its event loop (joining a thread, as the bench's headless
+// leg does): not busy for the scope's lifetime.
+class ForegroundCpuIdle {
+public:
+    ForegroundCpuIdle();
+    ~ForegroundCpuIdle();
+    ForegroundCpuIdle(const ForegroundCpuIdle&) = delete;
+    ForegroundCpuIdle& operator=(const ForegroundCpuIdle&) = delete;
+
+private:
+    bool m_was = false;
+};
+
 }  // namespace hrapp

@@ -87,15 +87,25 @@ bool yield_to_foreground_enabled() {
     return !(v && v[0] == '0' && v[1] == '\0');
 }
 
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
 struct Foreground {
     const int cpus = count_cpus();
     const bool enabled = yield_to_foreground_enabled();
+    // A foreground thread that stays "busy" longer than this is more likely blocked outside its event
+    // loop (a join, a lock) than drawing: the pool stops yielding to it, so a stale flag never leaves a
+    // run on fewer threads for long.
+    const std::int64_t hold_ns = env_us("HEADROOM_CPU_GUI_HOLD_MS", 50) * 1000000;
     alignas(64) std::atomic<int> busy{0};
-    // threads the pool may use while `busy` foreground threads work
+    std::atomic<std::int64_t> since{0};  // now_ns() when busy last went from 0 to 1
+    // threads the pool may use now
     int cap(int threads) const {
         if (!enabled) return threads;
         const int b = busy.load(std::memory_order_relaxed);
         if (b <= 0 || threads + b <= cpus) return threads;
+        if (now_ns() - since.load(std::memory_order_relaxed) > hold_ns) return threads;
         return std::max(1, cpus - b);
     }
 };
@@ -309,7 +319,10 @@ void parallel_run(int threads, std::int64_t n, ChunkFn fn, void* ctx) { pool().r
 
 int pool_workers() { return pool().workers(); }
 
-void foreground_begin() { foreground().busy.fetch_add(1, std::memory_order_relaxed); }
+void foreground_begin() {
+    Foreground& f = foreground();
+    if (f.busy.fetch_add(1, std::memory_order_relaxed) == 0) f.since.store(now_ns(), std::memory_order_relaxed);
+}
 void foreground_end() { foreground().busy.fetch_sub(1, std::memory_order_relaxed); }
 int effective_threads(int threads) { return std::min(thread_slots(threads), foreground().cap(thread_slots(threads))); }
 int available_cpus() { return foreground().cpus; }

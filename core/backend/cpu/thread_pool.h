@@ -60,8 +60,11 @@ int pool_workers();
 // sleep at once instead of spinning. Without this, three runnable threads on two cores preempt each
 // other at random and a worker preempted in the middle of a chunk stalls the whole call for a time
 // slice (docs/benchmarks.md, `scripts/bench gui`). Results do not change (chunkings do not depend on
-// the thread count). HEADROOM_CPU_YIELD_TO_GUI=0 in the environment turns it off (for comparisons).
-// Calls nest (a counter); cheap (two atomic operations), so a GUI can call it at every wake-up.
+// the thread count). A foreground thread busy for more than 50 ms on end is no longer yielded to (it is
+// more likely blocked outside its event loop than drawing; HEADROOM_CPU_GUI_HOLD_MS changes the 50).
+// HEADROOM_CPU_YIELD_TO_GUI=0 in the environment turns all of it off (for comparisons).
+// Calls nest (a counter); cheap (atomic operations and a clock read), so a GUI can call them at every
+// wake-up.
 void foreground_begin();
 void foreground_end();
 // Threads a call asking for `threads` would use now (tests, diagnostics).
