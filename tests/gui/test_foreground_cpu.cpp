@@ -18,7 +18,7 @@ class TestForegroundCpu : public QObject {
     Q_OBJECT
 
 public:
-    // The pool stops yielding to a foreground thread busy for more than 50 ms on end; a loaded test
+    // The pool stops yielding to a foreground thread busy for more than 25 ms on end; a loaded test
     // machine can take longer than that between two lines, so the tests hold it for 10 minutes.
     TestForegroundCpu() { qputenv("HEADROOM_CPU_GUI_HOLD_MS", "600000"); }
 

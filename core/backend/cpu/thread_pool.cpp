@@ -97,7 +97,7 @@ struct Foreground {
     // A foreground thread that stays "busy" longer than this is more likely blocked outside its event
     // loop (a join, a lock) than drawing: the pool stops yielding to it, so a stale flag never leaves a
     // run on fewer threads for long.
-    const std::int64_t hold_ns = env_us("HEADROOM_CPU_GUI_HOLD_MS", 50) * 1000000;
+    const std::int64_t hold_ns = env_us("HEADROOM_CPU_GUI_HOLD_MS", 25) * 1000000;
     alignas(64) std::atomic<int> busy{0};
     std::atomic<std::int64_t> since{0};  // now_ns() when busy last went from 0 to 1
     // threads the pool may use now

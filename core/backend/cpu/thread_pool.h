@@ -60,8 +60,9 @@ int pool_workers();
 // sleep at once instead of spinning. Without this, three runnable threads on two cores preempt each
 // other at random and a worker preempted in the middle of a chunk stalls the whole call for a time
 // slice (docs/benchmarks.md, `scripts/bench gui`). Results do not change (chunkings do not depend on
-// the thread count). A foreground thread busy for more than 50 ms on end is no longer yielded to (it is
-// more likely blocked outside its event loop than drawing; HEADROOM_CPU_GUI_HOLD_MS changes the 50).
+// the thread count). A foreground thread busy for more than 25 ms on end is no longer yielded to: it
+// is more likely blocked outside its event loop, or slowed by other processes, than drawing (a quiet
+// window replots its four charts in about 10 ms); HEADROOM_CPU_GUI_HOLD_MS changes the 25.
 // HEADROOM_CPU_YIELD_TO_GUI=0 in the environment turns all of it off (for comparisons).
 // Calls nest (a counter); cheap (atomic operations and a clock read), so a GUI can call them at every
 // wake-up.
