@@ -33,6 +33,7 @@
 #include "charts/LiveChart.h"
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
+#include "gui/ForegroundCpu.h"
 #include "gui/SamplePanel.h"
 #include "gui/HardwareView.h"
 #include "gui/MemoryPlanPanel.h"
@@ -62,6 +63,7 @@ QScrollArea* scrolled(QWidget* w) {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setObjectName(QStringLiteral("MainWindow"));
+    installForegroundCpuHook();  // CPU runs leave a core to this thread while it works (gui/ForegroundCpu.h)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_monitor = new MonitorView;
     m_log = new QPlainTextEdit;
