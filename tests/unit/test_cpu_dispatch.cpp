@@ -5,6 +5,7 @@
 //   odd ones, and the reference agrees with a naive double-precision convolution;
 // - the core library is built for the x86-64 baseline: no object except the *_avx2 ones contains an
 //   AVX instruction, and the AVX2 object defines no code the linker could share with baseline code.
+#include <cstring>
 #include <QtTest/QtTest>
 
 #include <QProcess>
@@ -81,6 +82,11 @@ std::vector<Case> cases() {
         {"shared pad 3->4 3x3 p2 5x5", 2, 3, 5, 5, 4, 3, 3, 1, 1, 2, 2},
         {"shared pad 5->7 3x3 p1 3x3", 3, 5, 3, 3, 7, 3, 3, 1, 1, 1, 1},
         {"shared pad 8->9 3x3 p1 10x15", 2, 8, 10, 15, 9, 3, 3, 1, 1, 1, 1},
+        // resnet-mini's convolutions at a rank's share of a small batch (6 samples)
+        {"resnet 16->16 3x3 p1 28x28 N6", 6, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1},
+        {"resnet 16->32 3x3 s2 p1 28x28 N6", 6, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1},
+        {"resnet 32->32 3x3 p1 14x14 N6", 6, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1},
+        {"resnet 64->64 3x3 p1 7x7 N6", 6, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1},
     };
 }
 
@@ -124,6 +130,9 @@ private slots:
         const std::size_t wr = ref.conv2d_workspace_bytes(xs, ws, ys, p, DType::f32);
         Tensor work_f = Tensor::empty(fast.allocator(), {std::int64_t(wf)}, DType::u8, MemCategory::workspace);
         Tensor work_r = Tensor::empty(ref.allocator(), {std::int64_t(wr)}, DType::u8, MemCategory::workspace);
+        // a workspace holds whatever the previous op left: the kernels must not read what they did not write
+        std::memset(work_f.data<std::uint8_t>(), 0xff, wf);
+        std::memset(work_r.data<std::uint8_t>(), 0xff, wr);
         Tensor yf = zeros(fast, ys), yr = zeros(ref, ys);
         fast.conv2d_forward(x, w, b, yf, p, work_f);
         ref.conv2d_forward(x, w, b, yr, p, work_r);
