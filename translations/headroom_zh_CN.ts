@@ -1036,6 +1036,42 @@ or matched by order and shape)</source>
         <translation>headroom train：rank %1：%2
 </translation>
     </message>
+    <message>
+        <source>train with the whole configuration in FILE (a run folder&apos;s config.json);
+only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be added</source>
+        <translation>使用 FILE 中的完整配置训练（即运行文件夹中的 config.json）；
+只能再加上 --ranks、--out、--name、--db、--no-history、--quiet 和 --notify</translation>
+    </message>
+    <message>
+        <source>--config %1 holds the whole configuration; only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be added, not %2</source>
+        <translation>--config %1 已包含完整配置；只能再加上 --ranks、--out、--name、--db、--no-history、--quiet 和 --notify，不能加 %2</translation>
+    </message>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1 is not valid JSON (%2)</source>
+        <translation>%1 不是有效的 JSON（%2）</translation>
+    </message>
+    <message>
+        <source>headroom train: stopping every rank after the current step (again: end them now)
+</source>
+        <translation>headroom train：所有 rank 将在当前一步结束后停止（再按一次：立即结束）
+</translation>
+    </message>
+    <message>
+        <source>the ranks were ended (interrupted) before rank 0 recorded the run&apos;s end</source>
+        <translation>在 rank 0 记录运行结束之前，各 rank 已被结束（中断）</translation>
+    </message>
+    <message>
+        <source>rank 0 was ended before it recorded the run&apos;s end (mpirun exit status %1); another rank probably failed first: mpirun&apos;s message names it</source>
+        <translation>rank 0 在记录运行结束之前被结束（mpirun 退出状态 %1）；可能是另一个 rank 先失败了：mpirun 的消息会指出是哪一个</translation>
+    </message>
+    <message>
+        <source>--config and --resume do not go together: --resume continues a run with its own configuration</source>
+        <translation>--config 与 --resume 不能同时使用：--resume 会用运行自身的配置继续该运行</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -1139,6 +1175,45 @@ or matched by order and shape)</source>
     <message>
         <source>Left out: %1 combinations that add nothing (offload that moves nothing off the device, or the same plan as a row above).</source>
         <translation>已省略：%1 个没有额外作用的组合（卸载不会把任何数据移出设备，或与上面某行的方案相同）。</translation>
+    </message>
+</context>
+<context>
+    <name>RankRelay</name>
+    <message>
+        <source>cannot create a temporary folder for the ranks&apos; events: %1</source>
+        <translation>无法为各 rank 的事件创建临时文件夹：%1</translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>could not start %1: %2</source>
+        <translation>无法启动 %1：%2</translation>
+    </message>
+    <message>
+        <source>rank %1 sent an event that could not be read (%2); it is skipped</source>
+        <translation>rank %1 发送了无法读取的事件（%2）；已跳过</translation>
+    </message>
+    <message>
+        <source>rank %1: %2</source>
+        <translation>rank %1：%2</translation>
+    </message>
+    <message>
+        <source>exit status %1</source>
+        <translation>退出状态 %1</translation>
+    </message>
+    <message>
+        <source>the launcher crashed</source>
+        <translation>启动器崩溃了</translation>
+    </message>
+    <message>
+        <source>the ranks ended before rank 0 finished the run (%1)</source>
+        <translation>在 rank 0 完成运行之前各 rank 已结束（%1）</translation>
+    </message>
+    <message>
+        <source>the ranks ended before rank 0 finished the run (%1): %2</source>
+        <translation>在 rank 0 完成运行之前各 rank 已结束（%1）：%2</translation>
     </message>
 </context>
 <context>
@@ -3333,6 +3408,10 @@ or matched by order and shape)</source>
         <source>Sample</source>
         <translation>采样</translation>
     </message>
+    <message>
+        <source>A run on several ranks cannot pause; Stop ends every rank and keeps the results so far</source>
+        <translation>多 rank 运行无法暂停；“停止”会结束所有 rank 并保留目前的结果</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MemoryPlanPanel</name>
@@ -3664,6 +3743,18 @@ or matched by order and shape)</source>
     <message>
         <source>%1 img/s</source>
         <translation>%1 图像/秒</translation>
+    </message>
+    <message>
+        <source>Each rank has its own memory: pick the one the chart shows</source>
+        <translation>每个 rank 有各自的内存：选择图表显示哪一个</translation>
+    </message>
+    <message>
+        <source>Memory of</source>
+        <translation>内存：</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
     </message>
 </context>
 <context>
@@ -4391,12 +4482,40 @@ or matched by order and shape)</source>
         <translation>显存上限</translation>
     </message>
     <message>
-        <source>multi-GPU sharding needs the CUDA backend and several GPUs</source>
-        <translation>多 GPU 分片需要 CUDA 后端和多块 GPU</translation>
-    </message>
-    <message>
         <source>Block %1: layers %2</source>
         <translation>块 %1：层 %2</translation>
+    </message>
+    <message>
+        <source>One process (the device above)</source>
+        <translation>单进程（上面选择的设备）</translation>
+    </message>
+    <message>
+        <source>CPU × %1 ranks</source>
+        <translation>CPU × %1 个 rank</translation>
+    </message>
+    <message>
+        <source>GPUs %1 (%2 ranks)</source>
+        <translation>GPU %1（%2 个 rank）</translation>
+    </message>
+    <message>
+        <source>Train on several processes (ranks) of this machine, launched through mpirun; each rank takes its share of every batch</source>
+        <translation>在本机的多个进程（rank）上训练，通过 mpirun 启动；每个 rank 承担每个批次中的一份</translation>
+    </message>
+    <message>
+        <source>Ranks</source>
+        <translation>Rank 数</translation>
+    </message>
+    <message>
+        <source>Data parallel (replicated)</source>
+        <translation>数据并行（复制）</translation>
+    </message>
+    <message>
+        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters</source>
+        <translation>各 rank 如何分担模型：数据并行会复制整个模型；ZeRO-1/2/3 依次切分优化器状态、梯度和参数</translation>
+    </message>
+    <message>
+        <source>Sharding spreads a run over several ranks: choose more than one in Ranks</source>
+        <translation>分片把一次运行分布到多个 rank 上：请在“Rank 数”中选择多于一个</translation>
     </message>
 </context>
 <context>
