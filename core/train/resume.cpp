@@ -168,6 +168,12 @@ Checkpoint parse_checkpoint_json(const std::string& text, const std::string& whe
 }
 
 Checkpoint read_latest_checkpoint(const std::string& dir) {
+    Checkpoint ck = read_latest_checkpoint_json(dir);
+    ck.tensors = read_safetensors(ck.path.substr(0, ck.path.size() - 5) + ".safetensors");
+    return ck;
+}
+
+Checkpoint read_latest_checkpoint_json(const std::string& dir) {
     const std::vector<std::int64_t> steps = checkpoint_steps(dir);
     if (steps.empty())
         throw InputError(HR_MSG("resume.no_checkpoint",
@@ -177,7 +183,6 @@ Checkpoint read_latest_checkpoint(const std::string& dir) {
     const std::string stem = checkpoint_stem(dir, steps.back());
     Checkpoint ck = parse_checkpoint_json(read_text(stem + ".json"), stem + ".json");
     if (ck.cursor.step != steps.back()) bad_field(stem + ".json", "step");
-    ck.tensors = read_safetensors(stem + ".safetensors");
     ck.path = stem + ".json";
     return ck;
 }
