@@ -460,7 +460,7 @@ bool RunsView::continueRun(qint64 runId, bool ask, qint64 totalLength) {
         spin->setObjectName(QStringLiteral("continueLength"));
         spin->setRange(bySteps ? int(qMin<qint64>(point->checkpointStep + 1, INT_MAX)) : qMax(1, point->checkpointEpoch),
                        INT_MAX);
-        spin->setValue(int(qBound<qint64>(spin->minimum(), length, INT_MAX)));
+        spin->setValue(int(qBound<qint64>(qint64(spin->minimum()), length, qint64(INT_MAX))));
         form->addRow(bySteps ? tr("Total steps:") : tr("Total epochs:"), spin);
         auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
         box->button(QDialogButtonBox::Ok)->setText(tr("Continue"));

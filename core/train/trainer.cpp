@@ -1014,7 +1014,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 callbacks_.on_step(ev);
             }
             emit_memory(false);
-            checkpoints_.after_step(st, {step, epoch, epoch_steps, total_steps, epoch_loss, epoch_correct, 0,
+            checkpoints_.after_step(st, {step, epoch, epoch_steps, total_steps, epoch_loss, epoch_correct, epoch_steps * B * T,
                                          epoch_seconds, train_seconds - epoch_seconds, step * B, result.epochs});
             const bool last = step >= total_steps;
             if (c.eval_every > 0 && step % c.eval_every == 0 && !last) evaluate(step, epoch);
@@ -1105,6 +1105,8 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         if (resume_)
             throw InputError(HR_MSG("resume.ranks", "--resume is not available for multi-rank runs yet; resume on one "
                                                     "process (--ranks 1)"));
+        log(LogLevel::info, "a run on several ranks writes no checkpoints yet, so it cannot be continued (--resume, "
+                            "Continue training); train as one process for a run you can continue");
         run_dir_.clear();  // checkpoints are one process's state
     }
     if (!c.init_from.empty() && !resume_) {
