@@ -195,6 +195,20 @@ private slots:
         QCOMPARE(train_config_to_json(read_run_config(dir)).dump(), train_config_to_json(c).dump());
     }
 
+    // The folder of a run on several ranks (run.json, no config.json, no checkpoint): the refusal says
+    // why and what to do instead.
+    void multiRankFolderRefused() {
+        const std::string dir = hrtest::temp_dir("resume-ranks");
+        write_file_atomic(dir + "/run.json", R"({"version": 1, "distributed": {"world_size": 2, "stage": "dp"}})");
+        try {
+            (void)read_run_config(dir);
+            QFAIL("a multi-rank run's folder was read as resumable");
+        } catch (const InputError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("2 ranks") != std::string::npos && m.find("--init-from") != std::string::npos, m.c_str());
+        }
+    }
+
     void refusals() {
         TrainConfig c = config("mlp", 6);
         const std::string dir = hrtest::temp_dir("resume-refuse");
