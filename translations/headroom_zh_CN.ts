@@ -4730,6 +4730,54 @@ or matched by order and shape)</source>
         <source>Label</source>
         <translation>标签</translation>
     </message>
+    <message>
+        <source>Embedding</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>Transformer</source>
+        <translation>Transformer</translation>
+    </message>
+    <message>
+        <source>Residual block</source>
+        <translation>残差块</translation>
+    </message>
+    <message>
+        <source>Token embedding</source>
+        <translation>Token 嵌入</translation>
+    </message>
+    <message>
+        <source>Position embedding</source>
+        <translation>位置嵌入</translation>
+    </message>
+    <message>
+        <source>Self-attention</source>
+        <translation>自注意力</translation>
+    </message>
+    <message>
+        <source>Transformer block</source>
+        <translation>Transformer 块</translation>
+    </message>
+    <message>
+        <source>Language-model head</source>
+        <translation>语言模型头</translation>
+    </message>
+    <message>
+        <source>Patch embedding</source>
+        <translation>图块嵌入</translation>
+    </message>
+    <message>
+        <source>Class token</source>
+        <translation>类别 token</translation>
+    </message>
+    <message>
+        <source>Class-token pooling</source>
+        <translation>类别 token 池化</translation>
+    </message>
+    <message>
+        <source>Softmax cross-entropy</source>
+        <translation>Softmax 交叉熵</translation>
+    </message>
 </context>
 <context>
     <name>hrw::PlanBarChart</name>
@@ -6556,6 +6604,13 @@ or matched by order and shape)</source>
     <message>
         <source>the weights name an unknown tokenizer &apos;%1&apos;; they were written by a newer Headroom</source>
         <translation>权重中指定了未知的分词器“%1”；它们是由更新版本的 Headroom 写出的</translation>
+    </message>
+</context>
+<context>
+    <name>train.loss_not_finite</name>
+    <message>
+        <source>The loss became %1 at step %2; training cannot continue. Lower the learning rate (now %3, --lr), use a warm-up (--warmup), clip the gradients (--grad-clip 1) or check the data</source>
+        <translation>损失在第 %2 步变为 %1，训练无法继续。请降低学习率（当前为 %3，--lr）、使用预热（--warmup）、裁剪梯度（--grad-clip 1）或检查数据</translation>
     </message>
 </context>
 <context>

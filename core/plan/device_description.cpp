@@ -265,6 +265,13 @@ public:
         return bytes;
     }
 
+    // The CUDA attention kernels' scratch (cuda_sizes.h), not the CPU's per-thread tiles, on a GPU.
+    std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
+                                          DType dtype) const override {
+        if (!d_.gpu()) return CpuBackend::attention_workspace_bytes(B, T, C, heads, dtype);
+        return cuda_sizes::attention_workspace_bytes(B, T, C, heads);
+    }
+
 private:
     static std::string params_key(const Conv2dParams& p) {
         return "s" + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + "p" + std::to_string(p.pad_h) + "x" +

@@ -275,6 +275,23 @@ static void fill_out_of_memory(TrainResult& r, const OutOfMemory& e, const Model
     log(LogLevel::info, r.error);  // the result carries it: the front end says it once
 }
 
+// A loss that stopped being a number ends the run the same way for image and language models: one
+// translatable sentence naming the step and what to change.
+static void fill_loss_not_finite(TrainResult& r, double loss, std::int64_t step, double lr) {
+    char lr_text[32];
+    std::snprintf(lr_text, sizeof lr_text, "%g", lr);
+    const Message m(HR_MSG("train.loss_not_finite",
+                           "The loss became %1 at step %2; training cannot continue. Lower the learning rate "
+                           "(now %3, --lr), use a warm-up (--warmup), clip the gradients (--grad-clip 1) or "
+                           "check the data"),
+                    {std::isnan(loss) ? "NaN" : "infinite", std::to_string(step), lr_text});
+    r.status = "failed";
+    r.error = m.english();
+    r.error_messages = {m};
+    r.bad_input = true;
+    log(LogLevel::info, r.error);  // in the result: the front end says it once
+}
+
 TrainResult Trainer::setup_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device,
                                          const ResolvedStrategy& strategy) {
     TrainResult failed;
@@ -573,16 +590,7 @@ TrainResult Trainer::run() {
                     model.backward(g);
                 }
                 if (!finite) {
-                    char msg[512];
-                    std::snprintf(msg, sizeof msg,
-                                  "the loss became %s at step %lld (epoch %d); training cannot continue. Lower the "
-                                  "learning rate (now %g, --lr), use a warm-up, or check the data",
-                                  std::isnan(step_loss) ? "NaN" : "infinite", static_cast<long long>(step + 1), epoch,
-                                  lr);
-                    result.status = "failed";
-                    result.error = msg;
-                    result.bad_input = true;
-                    log(LogLevel::info, msg);  // in the result: the front end says it once
+                    fill_loss_not_finite(result, step_loss, step + 1, lr);
                     break;
                 }
                 impl_->ledger->set_phase("optimizer");
@@ -971,15 +979,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 model.backward(logits);
             }
             if (!finite) {
-                char msg[512];
-                std::snprintf(msg, sizeof msg,
-                              "the loss became %s at step %lld; training cannot continue. Lower the learning rate "
-                              "(now %g, --lr), use a warm-up, or clip the gradients (--grad-clip 1)",
-                              std::isnan(step_loss) ? "NaN" : "infinite", static_cast<long long>(step + 1), lr);
-                result.status = "failed";
-                result.error = msg;
-                result.bad_input = true;
-                log(LogLevel::info, msg);  // in the result: the front end says it once
+                fill_loss_not_finite(result, step_loss, step + 1, lr);
                 break;
             }
             impl_->ledger->set_phase("optimizer");

@@ -244,6 +244,21 @@ private slots:
             for (QTreeWidgetItemIterator it(b.palette()); *it; ++it)
                 if ((*it)->data(0, Qt::UserRole + 3).toString() == QLatin1String("conv2d")) tip = (*it)->toolTip(0);
             QCOMPARE(tip, QStringLiteral("对 (N, C, H, W) 做二维卷积（groups = 1）"));
+            // group titles and the layer names in words are translated; PyTorch's class names stay
+            QSet<QString> groupKeys;
+            for (const hr::LayerTypeInfo& info : hr::layer_catalog()) groupKeys << QString::fromStdString(info.group);
+            for (int g = 0; g < b.palette()->topLevelItemCount(); ++g) {
+                const QString title = b.palette()->topLevelItem(g)->text(0);
+                QVERIFY2(!title.isEmpty() && !groupKeys.contains(title), qPrintable(title));  // not the raw key
+            }
+            QString tokenName, convName;
+            for (QTreeWidgetItemIterator it(b.palette()); *it; ++it) {
+                const QString type = (*it)->data(0, Qt::UserRole + 3).toString();
+                if (type == QLatin1String("token_embedding")) tokenName = (*it)->text(0);
+                if (type == QLatin1String("conv2d")) convName = (*it)->text(0);
+            }
+            QCOMPARE(tokenName, QStringLiteral("Token 嵌入"));
+            QCOMPARE(convName, QStringLiteral("Conv2d"));
             b.selectPath({0});
             bool found = false;
             for (QWidget* w : b.findChildren<QWidget*>(QStringLiteral("attr_in_channels")))

@@ -104,6 +104,8 @@ private slots:
         QVERIFY(r.bad_input);
         QVERIFY2(r.error.find("at step ") != std::string::npos, r.error.c_str());
         QVERIFY2(r.error.find("--lr") != std::string::npos, r.error.c_str());
+        QCOMPARE(r.error_messages.size(), std::size_t(1));
+        QCOMPARE(std::string(r.error_messages[0].id), std::string("train.loss_not_finite"));
     }
 
     void stopAndPause() {

@@ -248,6 +248,25 @@ private slots:
         QVERIFY(generated > 0);
     }
 
+    void divergingLossNamesTheStep() {
+        // the same account as an image model's (one translatable sentence), at the step it happened
+        TrainConfig c = config();
+        c.optimizer.kind = "sgd";
+        c.optimizer.lr = 1e30;
+        c.optimizer.grad_clip = 0;
+        c.schedule.kind = "constant";
+        c.schedule.warmup_steps = 0;
+        c.steps = 20;
+        const TrainResult r = Trainer(c).run();
+        QCOMPARE(r.status, std::string("failed"));
+        QVERIFY(r.bad_input);
+        QCOMPARE(r.error_messages.size(), std::size_t(1));
+        QCOMPARE(std::string(r.error_messages[0].id), std::string("train.loss_not_finite"));
+        QVERIFY2(r.error.find("at step ") != std::string::npos && r.error.find("--lr") != std::string::npos,
+                 r.error.c_str());
+        QVERIFY(r.steps < 20);
+    }
+
     void errorsSayWhatToDo() {
         TrainConfig c = config();
         c.data = "synthetic";

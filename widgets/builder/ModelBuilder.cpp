@@ -311,7 +311,26 @@ QString ModelBuilder::groupTitle(const QString& group) {
     if (group == "regularisation") return tr("Regularisation");
     if (group == "structure") return tr("Structure");
     if (group == "loss") return tr("Loss");
+    if (group == "embedding") return tr("Embedding");
+    if (group == "transformer") return tr("Transformer");
     return group;
+}
+
+// The palette's name of a layer type: PyTorch's class names (Conv2d, BatchNorm2d, ...) stay as they are,
+// the names in words are translated.
+QString ModelBuilder::layerTitle(const hr::LayerTypeInfo& info) {
+    const std::string& t = info.type;
+    if (t == "residual") return tr("Residual block");
+    if (t == "token_embedding") return tr("Token embedding");
+    if (t == "position_embedding") return tr("Position embedding");
+    if (t == "self_attention") return tr("Self-attention");
+    if (t == "transformer_block") return tr("Transformer block");
+    if (t == "lm_head") return tr("Language-model head");
+    if (t == "patch_embedding") return tr("Patch embedding");
+    if (t == "class_token") return tr("Class token");
+    if (t == "class_token_pool") return tr("Class-token pooling");
+    if (t == "cross_entropy") return tr("Softmax cross-entropy");
+    return QString::fromStdString(info.display_name);
 }
 
 QString ModelBuilder::formatBytes(double b) {
@@ -331,8 +350,8 @@ QString ModelBuilder::formatCount(double n) {
 void ModelBuilder::fillPalette() {
     m_palette->clear();
     std::map<std::string, QTreeWidgetItem*> groups;
-    static const char* order[] = {"convolution", "pooling",        "linear",    "activation",
-                                  "normalisation", "regularisation", "structure", "loss"};
+    static const char* order[] = {"convolution",   "pooling",        "linear",    "embedding", "transformer",
+                                  "activation",    "normalisation", "regularisation", "structure", "loss"};
     for (const char* g : order) {
         auto* it = new QTreeWidgetItem(m_palette, {groupTitle(QString::fromLatin1(g))});
         it->setFlags(Qt::ItemIsEnabled);
@@ -344,7 +363,7 @@ void ModelBuilder::fillPalette() {
     for (const hr::LayerTypeInfo& info : hr::layer_catalog()) {
         QTreeWidgetItem*& g = groups[info.group];
         if (!g) g = new QTreeWidgetItem(m_palette, {groupTitle(QString::fromStdString(info.group))});
-        auto* it = new QTreeWidgetItem(g, {QString::fromStdString(info.display_name)});
+        auto* it = new QTreeWidgetItem(g, {layerTitle(info)});
         it->setData(0, kTypeRole, QString::fromStdString(info.type));
         it->setToolTip(0, coreText(info.help));
     }
@@ -835,7 +854,7 @@ void ModelBuilder::rebuildProperties() {
         return;
     }
     const hr::LayerTypeInfo* info = hr::find_layer_type(l->type);
-    m_propBox->setTitle(tr("Properties: %1").arg(info ? QString::fromStdString(info->display_name) : type));
+    m_propBox->setTitle(tr("Properties: %1").arg(info ? layerTitle(*info) : type));
     if (info && !info->help.empty()) {
         auto* help = new QLabel(coreText(info->help), m_propBox);
         help->setWordWrap(true);

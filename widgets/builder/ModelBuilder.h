@@ -71,6 +71,7 @@ public:
     QTreeWidget* palette() const { return m_palette; }
     QString selectedPaletteType() const;
     static QString groupTitle(const QString& group);
+    static QString layerTitle(const hr::LayerTypeInfo& info);
     static QString formatBytes(double bytes);
     static QString formatCount(double n);
     // A spec analysis error in the UI language ("layer 3 (conv2d): ..." for a layer's error).

@@ -119,7 +119,7 @@ public:
                                      Tensor& dlogits, float grad_scale) override;
     LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) override;
 
-    // transformer ops (cuda_transformer.cpp): not implemented on the GPU yet, they throw hr::Error
+    // transformer ops (cuda_transformer.cpp; kernels in cuda_transformer_kernels.cu)
     void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) override;
     void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) override;
     void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,

@@ -44,6 +44,16 @@ constexpr std::size_t backend_fixed_bytes(int cc_major, int cc_minor, std::size_
     return (cublas_override ? cublas_override : cublas_workspace_bytes_for(cc_major, cc_minor)) + kOpScratchBytes;
 }
 
+// Scratch of the CUDA attention kernels (cuda_transformer_kernels.cu), which the caller passes as
+// attention_forward/backward's workspace: the backward's D_i = rowsum(dO * O), one f32 per (b, h, t),
+// rounded up to 256 bytes. Forward needs none but is given the same buffer. Shared with the planner
+// (plan/device_description.cpp) so a GPU plan without a GPU counts the same bytes.
+constexpr std::size_t attention_workspace_bytes(long long B, long long T, long long C, int heads) {
+    if (heads < 1 || B < 1 || T < 1 || C < 1 || C % heads != 0) return 0;
+    const std::size_t b = static_cast<std::size_t>(B) * static_cast<std::size_t>(heads) * static_cast<std::size_t>(T) * 4;
+    return (b + 255) / 256 * 256;
+}
+
 // Pinned host staging of uploads: one ring of this size, handed out in regions, each guarded by an
 // event (the host waits only when it laps a region whose copy has not finished; one upload larger than
 // half the ring goes in half-ring chunks, so at least two are in flight). Host memory, not in the

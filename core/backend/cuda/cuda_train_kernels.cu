@@ -313,6 +313,8 @@ __global__ void xent_kernel(const T* z, const std::int64_t* labels, T* dz, std::
         const double smooth = lse - zsum / static_cast<double>(K);
         my_loss += (1.0 - eps) * nll + eps * smooth;  // lane 0's value is the one kept
         my_ok += am.i == y ? 1.0 : 0.0;
+        // dz may be z (cross_entropy_inplace): every lane has read z[y] before any lane overwrites it
+        __syncwarp();
         if (dz) {
             T* d = dz + r * K;
             for (std::int64_t k = lane; k < K; k += 32) {

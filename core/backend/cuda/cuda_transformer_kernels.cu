@@ -1,0 +1,847 @@
+// Own kernels of the CUDA backend for the transformer ops: embeddings, LayerNorm, GELU (tanh form),
+// flash-style attention forward and backward, row copies and transposes. Semantics mirror
+// core/backend/cpu/cpu_transformer*.cpp (same formulas, same masks, same dropout counters, same
+// summation order where the CPU's is cheap to follow). Storage f32, bf16 or f16; arithmetic in f32.
+// Deterministic: no atomics; every sum runs in an order fixed by the shapes.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <climits>
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_transformer_kernels.h"
+
+namespace hr::cuda {
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// Butterfly sums and maxima: every lane gets the same value (IEEE addition is commutative, so the
+// partners' sums agree bit for bit).
+__device__ __forceinline__ float warp_sum_f(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max_f(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
+    return v;
+}
+
+// Identical to hr::counter_uniform (backend.cpp) and cpu::counter_uniform_inline: SplitMix64.
+__device__ __forceinline__ float counter_uniform_tf(std::uint64_t seed, std::uint64_t counter) {
+    std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z = z ^ (z >> 31);
+    return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+__device__ __forceinline__ float load_vec_f(const VecArg& v, std::int64_t i, float fallback) {
+    if (!v.p) return fallback;
+    switch (v.dtype) {
+        case DType::bf16: return to_f(static_cast<const bf16*>(v.p)[i]);
+        case DType::f16: return to_f(static_cast<const f16*>(v.p)[i]);
+        default: return static_cast<const float*>(v.p)[i];
+    }
+}
+
+// Rows handled one warp each, kRowsPerBlock warps per block, grid-stride over rows.
+constexpr int kRowsPerBlock = kThreads / 32;
+unsigned row_blocks(std::int64_t rows) {
+    std::int64_t g = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(g, 65536)));
+}
+#define HR_WARP_ROWS(r, rows)                                                                              \
+    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5); r < (rows); \
+         r += static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock)
+
+// --- embeddings ----------------------------------------------------------------------------------
+
+template <class T>
+__global__ void embedding_fwd_kernel(const std::int64_t* ids, const T* table, T* y, std::int64_t N, std::int64_t V,
+                                     std::int64_t C) {
+    HR_GRID_STRIDE(idx, N * C) {
+        const std::int64_t i = idx / C, c = idx - i * C;
+        const std::int64_t id = ids[i];
+        y[idx] = (id >= 0 && id < V) ? table[id * C + c] : from_f<T>(__int_as_float(0x7fc00000));
+    }
+}
+
+// Sort keys of one chunk of positions: the id (V for an id outside [0, V): sorted last, skipped) and
+// the position within the chunk.
+__global__ void embedding_keys_kernel(const std::int64_t* ids, std::int64_t base, std::int64_t n, std::int64_t V,
+                                      unsigned* keys, int* vals) {
+    HR_GRID_STRIDE(k, n) {
+        const std::int64_t id = ids[base + k];
+        keys[k] = (id >= 0 && id < V) ? static_cast<unsigned>(id) : static_cast<unsigned>(V);
+        vals[k] = static_cast<int>(k);
+    }
+}
+
+// One block per sorted position; the block at the start of a run of equal ids sums the run's dy rows
+// in position order (f32) and adds the sum to the table row once.
+template <class D, class G>
+__global__ void embedding_segment_kernel(const unsigned* keys, const int* vals, int n, std::int64_t base,
+                                         const D* dy, G* dtable, std::int64_t V, std::int64_t C) {
+    const int k = blockIdx.x;
+    const unsigned key = keys[k];
+    if (static_cast<std::int64_t>(key) >= V) return;
+    if (k > 0 && keys[k - 1] == key) return;
+    int end = k + 1;
+    while (end < n && keys[end] == key) ++end;
+    for (std::int64_t c = threadIdx.x; c < C; c += blockDim.x) {
+        float acc = 0.0f;
+        for (int q = k; q < end; ++q) acc += to_f(dy[(base + vals[q]) * C + c]);
+        G* o = dtable + static_cast<std::int64_t>(key) * C + c;
+        *o = from_f<G>(to_f(*o) + acc);
+    }
+}
+
+// --- LayerNorm -----------------------------------------------------------------------------------
+
+template <class T>
+__global__ void layernorm_fwd_kernel(const T* x, T* y, std::int64_t R, std::int64_t C, VecArg gamma, VecArg beta,
+                                     float eps, float* mean, float* rstd) {
+    const int lane = threadIdx.x & 31;
+    HR_WARP_ROWS(r, R) {
+        const T* xr = x + r * C;
+        float s = 0.0f;
+        for (std::int64_t c = lane; c < C; c += 32) s += to_f(xr[c]);
+        const float mu = warp_sum_f(s) / static_cast<float>(C);
+        float ss = 0.0f;
+        for (std::int64_t c = lane; c < C; c += 32) {
+            const float d = to_f(xr[c]) - mu;
+            ss = fmaf(d, d, ss);
+        }
+        const float rs = 1.0f / sqrtf(warp_sum_f(ss) / static_cast<float>(C) + eps);
+        T* yr = y + r * C;
+        for (std::int64_t c = lane; c < C; c += 32)
+            yr[c] = from_f<T>((to_f(xr[c]) - mu) * rs * load_vec_f(gamma, c, 1.0f) + load_vec_f(beta, c, 0.0f));
+        if (lane == 0) {
+            mean[r] = mu;
+            rstd[r] = rs;
+        }
+    }
+}
+
+template <class T>
+__global__ void layernorm_bwd_dx_kernel(const T* x, const T* dy, T* dx, std::int64_t R, std::int64_t C,
+                                        VecArg gamma, const float* mean, const float* rstd) {
+    const int lane = threadIdx.x & 31;
+    HR_WARP_ROWS(r, R) {
+        const T* xr = x + r * C;
+        const T* dr = dy + r * C;
+        const float mu = mean[r], rs = rstd[r];
+        float m1 = 0.0f, m2 = 0.0f;
+        for (std::int64_t c = lane; c < C; c += 32) {
+            const float g = to_f(dr[c]) * load_vec_f(gamma, c, 1.0f);
+            m1 += g;
+            m2 = fmaf(g, (to_f(xr[c]) - mu) * rs, m2);
+        }
+        m1 = warp_sum_f(m1) / static_cast<float>(C);
+        m2 = warp_sum_f(m2) / static_cast<float>(C);
+        T* o = dx + r * C;
+        for (std::int64_t c = lane; c < C; c += 32) {
+            const float xh = (to_f(xr[c]) - mu) * rs;
+            const float g = to_f(dr[c]) * load_vec_f(gamma, c, 1.0f);
+            o[c] = from_f<T>(rs * (g - m1 - xh * m2));
+        }
+    }
+}
+
+// Column sums of dy * xhat and dy over row slice blockIdx.y of G: partials (G, C) of each, or, with
+// direct (G == 1), added to dgamma / dbeta at once.
+template <class T>
+__global__ void layernorm_bwd_cols_kernel(const T* x, const T* dy, std::int64_t R, std::int64_t C, const float* mean,
+                                          const float* rstd, int G, double* pg, double* pb, bool direct,
+                                          VecArg dgamma, VecArg dbeta) {
+    const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    std::int64_t r0, r1;
+    slice_range(R, G, static_cast<int>(blockIdx.y), r0, r1);
+    float sg = 0.0f, sb = 0.0f;
+    for (std::int64_t r = r0; r < r1; ++r) {
+        const float d = to_f(dy[r * C + c]);
+        sg = fmaf(d, (to_f(x[r * C + c]) - mean[r]) * rstd[r], sg);
+        sb += d;
+    }
+    if (direct) {
+        store_vec(dgamma, c, load_vec(dgamma, c, 0.0) + static_cast<double>(sg));
+        if (dbeta.p) store_vec(dbeta, c, load_vec(dbeta, c, 0.0) + static_cast<double>(sb));
+        return;
+    }
+    pg[static_cast<std::int64_t>(blockIdx.y) * C + c] = sg;
+    pb[static_cast<std::int64_t>(blockIdx.y) * C + c] = sb;
+}
+
+__global__ void layernorm_bwd_finish_kernel(const double* pg, const double* pb, int G, std::int64_t C, VecArg dgamma,
+                                            VecArg dbeta) {
+    HR_GRID_STRIDE(c, C) {
+        double sg = 0.0, sb = 0.0;
+        for (int g = 0; g < G; ++g) {  // slice order: fixed
+            sg += pg[g * C + c];
+            sb += pb[g * C + c];
+        }
+        store_vec(dgamma, c, load_vec(dgamma, c, 0.0) + sg);
+        if (dbeta.p) store_vec(dbeta, c, load_vec(dbeta, c, 0.0) + sb);
+    }
+}
+
+// --- GELU, tanh form (cpu_transformer_math.h: x * sigmoid(2u)) -------------------------------------
+
+__device__ __forceinline__ float gelu_tanh_f(float x) {
+    const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + expf(-2.0f * u));
+}
+__device__ __forceinline__ float gelu_tanh_grad_f(float x) {
+    const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    const float du = 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x);
+    const float s = 1.0f / (1.0f + expf(-2.0f * u));
+    return s + 2.0f * x * s * (1.0f - s) * du;
+}
+
+template <class T>
+__global__ void gelu_tanh_fwd_kernel(const T* x, T* y, std::int64_t n) {
+    HR_GRID_STRIDE(i, n) y[i] = from_f<T>(gelu_tanh_f(to_f(x[i])));
+}
+template <class T>
+__global__ void gelu_tanh_bwd_kernel(const T* x, const T* dy, T* dx, std::int64_t n) {
+    HR_GRID_STRIDE(i, n) dx[i] = from_f<T>(to_f(dy[i]) * gelu_tanh_grad_f(to_f(x[i])));
+}
+
+// --- attention -----------------------------------------------------------------------------------
+// A block has kAttnWarps warps; each warp owns R rows of the block (query rows in the forward and dQ
+// kernels, key rows in the dK/dV kernel) and keeps their accumulators in registers, lane l holding
+// columns l, l + 32, ... (E = ceil(D / 32) of them). The other side streams through shared memory in
+// tiles of kAttnTile rows stored with an odd stride (D | 1) so that lane j reading row j is free of bank
+// conflicts; lane j then owns score (row, j) of the tile. Shared memory stays under the 48 KiB default
+// for D <= kAttnMaxHeadDim (attn_smem_* below, checked on the host).
+
+constexpr int kAttnWarps = 4;
+constexpr int kAttnTile = 32;
+
+__host__ __device__ constexpr int attn_ld(int D) { return D | 1; }
+constexpr std::size_t attn_smem_fwd(int D, int R) {
+    return sizeof(float) * (2 * kAttnTile * attn_ld(D) + kAttnWarps * R * D);
+}
+constexpr std::size_t attn_smem_dkdv(int D, int R) {
+    return sizeof(float) * (2 * kAttnTile * attn_ld(D) + 2 * kAttnWarps * R * D + 2 * kAttnTile);
+}
+constexpr std::size_t attn_smem_dq(int D, int R) {
+    return sizeof(float) * (2 * kAttnTile * attn_ld(D) + 2 * kAttnWarps * R * D + 2 * kAttnWarps * R);
+}
+constexpr std::size_t kSmemDefault = 48 * 1024;
+static_assert(attn_smem_fwd(128, 4) <= kSmemDefault && attn_smem_dkdv(128, 2) <= kSmemDefault &&
+              attn_smem_dq(128, 2) <= kSmemDefault);
+static_assert(attn_smem_fwd(64, 8) <= kSmemDefault && attn_smem_dkdv(64, 8) <= kSmemDefault &&
+              attn_smem_dq(64, 8) <= kSmemDefault);
+
+struct AttnArgs {
+    int H, T, D;
+    std::int64_t C;
+    bool causal;
+    float dropout, inv_keep, scale;
+    std::uint64_t seed, offset;
+};
+
+// Dropout keep factor of probability (bh, i, j), as cpu_transformer_attention.cpp's keep_factor.
+__device__ __forceinline__ float attn_keep(const AttnArgs& a, std::int64_t bh, int i, int j) {
+    const std::uint64_t T = static_cast<std::uint64_t>(a.T);
+    const std::uint64_t counter = a.offset + static_cast<std::uint64_t>(bh) * T * T +
+                                  static_cast<std::uint64_t>(i) * T + static_cast<std::uint64_t>(j);
+    return counter_uniform_tf(a.seed, counter) < a.dropout ? 0.0f : a.inv_keep;
+}
+
+template <class T, int E, int R>
+__global__ void __launch_bounds__(kAttnWarps * 32)
+    attn_fwd_kernel(const T* __restrict__ qkv, T* __restrict__ out, float* __restrict__ lse, AttnArgs a) {
+    extern __shared__ float sm[];
+    constexpr int BR = kAttnWarps * R;
+    const int D = a.D, Tn = a.T, ld = attn_ld(D);
+    float* Ks = sm;
+    float* Vs = Ks + kAttnTile * ld;
+    float* Qs = Vs + kAttnTile * ld;  // BR rows of D, scaled by 1/sqrt(D)
+    const int nqt = (Tn + BR - 1) / BR;
+    const std::int64_t bh = blockIdx.x / nqt;
+    const int i0 = static_cast<int>(blockIdx.x % nqt) * BR;
+    const std::int64_t b = bh / a.H;
+    const int h = static_cast<int>(bh % a.H);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const std::int64_t row = 3 * a.C;
+    const T* base = qkv + b * Tn * row;
+    for (int idx = threadIdx.x; idx < BR * D; idx += blockDim.x) {
+        const int r = idx / D, e = idx - r * D, i = i0 + r;
+        Qs[idx] = i < Tn ? to_f(base[i * row + h * D + e]) * a.scale : 0.0f;
+    }
+    float m[R], l[R], acc[R][E];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+#pragma unroll
+        for (int k = 0; k < E; ++k) acc[r][k] = 0.0f;
+    }
+    const int kend = a.causal ? min(Tn, i0 + BR) : Tn;
+    for (int j0 = 0; j0 < kend; j0 += kAttnTile) {
+        __syncthreads();  // the previous tile's readers are done (and Qs is written, first time)
+        for (int idx = threadIdx.x; idx < kAttnTile * D; idx += blockDim.x) {
+            const int jj = idx / D, e = idx - jj * D, j = j0 + jj;
+            float kv = 0.0f, vv = 0.0f;
+            if (j < Tn) {
+                const T* rr = base + j * row + h * D + e;
+                kv = to_f(rr[a.C]);
+                vv = to_f(rr[2 * a.C]);
+            }
+            Ks[jj * ld + e] = kv;
+            Vs[jj * ld + e] = vv;
+        }
+        __syncthreads();
+        const int jn = min(kAttnTile, kend - j0);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int i = i0 + w * R + r;
+            if (i >= Tn) continue;  // the same for the whole warp
+            const int j = j0 + lane;
+            const bool vis = j < kend && (!a.causal || j <= i);
+            float sc = -INFINITY;
+            if (vis) {
+                const float* q = Qs + (w * R + r) * D;
+                const float* k = Ks + lane * ld;
+                float s = 0.0f;
+                for (int e = 0; e < D; ++e) s = fmaf(q[e], k[e], s);
+                sc = s;
+            }
+            const float tmax = warp_max_f(sc);
+            if (tmax == -INFINITY) continue;  // no visible key for this row in the tile (warp-uniform)
+            const float mnew = fmaxf(m[r], tmax);
+            const float corr = expf(m[r] - mnew);  // 0 on the first visible tile (m = -inf)
+            float pr = vis ? expf(sc - mnew) : 0.0f;
+            l[r] = l[r] * corr + warp_sum_f(pr);
+            if (a.dropout > 0.0f && vis) pr *= attn_keep(a, bh, i, j);
+#pragma unroll
+            for (int k = 0; k < E; ++k) acc[r][k] *= corr;
+            for (int jj = 0; jj < jn; ++jj) {
+                const float pj = __shfl_sync(kFull, pr, jj);
+                const float* v = Vs + jj * ld;
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    const int e = lane + 32 * k;
+                    if (e < D) acc[r][k] = fmaf(pj, v[e], acc[r][k]);
+                }
+            }
+            m[r] = mnew;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int i = i0 + w * R + r;
+        if (i >= Tn) continue;
+        const float inv = 1.0f / l[r];
+        if (lane == 0) lse[bh * Tn + i] = m[r] + logf(l[r]);
+        T* o = out + (b * Tn + i) * a.C + h * D;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            const int e = lane + 32 * k;
+            if (e < D) o[e] = from_f<T>(acc[r][k] * inv);
+        }
+    }
+}
+
+// di[bh * T + i] = sum_e dout[b, i, h*D + e] * out[b, i, h*D + e] (one warp per row)
+template <class T>
+__global__ void attn_di_kernel(const T* out, const T* dout, float* di, std::int64_t rows, AttnArgs a) {
+    const int lane = threadIdx.x & 31;
+    HR_WARP_ROWS(q, rows) {
+        const std::int64_t bh = q / a.T;
+        const std::int64_t i = q - bh * a.T, b = bh / a.H, h = bh % a.H;
+        const std::int64_t o = (b * a.T + i) * a.C + h * a.D;
+        float s = 0.0f;
+        for (int e = lane; e < a.D; e += 32) s = fmaf(to_f(dout[o + e]), to_f(out[o + e]), s);
+        s = warp_sum_f(s);
+        if (lane == 0) di[q] = s;
+    }
+}
+
+// dK, dV of the block's BR keys, over the query tiles that can see them.
+template <class T, int E, int R>
+__global__ void __launch_bounds__(kAttnWarps * 32)
+    attn_dkdv_kernel(const T* __restrict__ qkv, const T* __restrict__ dout, const float* __restrict__ lse,
+                     const float* __restrict__ di, T* __restrict__ dqkv, AttnArgs a) {
+    extern __shared__ float sm[];
+    constexpr int BR = kAttnWarps * R;
+    const int D = a.D, Tn = a.T, ld = attn_ld(D);
+    float* Qs = sm;                    // kAttnTile rows, scaled
+    float* dOs = Qs + kAttnTile * ld;  // kAttnTile rows
+    float* Kb = dOs + kAttnTile * ld;  // BR rows of D
+    float* Vb = Kb + BR * D;
+    float* Ls = Vb + BR * D;  // kAttnTile
+    float* Ds = Ls + kAttnTile;
+    const int nkt = (Tn + BR - 1) / BR;
+    const std::int64_t bh = blockIdx.x / nkt;
+    const int j0 = static_cast<int>(blockIdx.x % nkt) * BR;
+    const std::int64_t b = bh / a.H;
+    const int h = static_cast<int>(bh % a.H);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const std::int64_t row = 3 * a.C;
+    const T* base = qkv + b * Tn * row;
+    const T* gbase = dout + b * Tn * a.C;
+    for (int idx = threadIdx.x; idx < BR * D; idx += blockDim.x) {
+        const int r = idx / D, e = idx - r * D, j = j0 + r;
+        float kv = 0.0f, vv = 0.0f;
+        if (j < Tn) {
+            const T* rr = base + j * row + h * D + e;
+            kv = to_f(rr[a.C]);
+            vv = to_f(rr[2 * a.C]);
+        }
+        Kb[idx] = kv;
+        Vb[idx] = vv;
+    }
+    float dk[R][E], dv[R][E];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int k = 0; k < E; ++k) dk[r][k] = dv[r][k] = 0.0f;
+    const int qstart = a.causal ? (j0 / kAttnTile) * kAttnTile : 0;
+    for (int i0 = qstart; i0 < Tn; i0 += kAttnTile) {
+        __syncthreads();
+        for (int idx = threadIdx.x; idx < kAttnTile * D; idx += blockDim.x) {
+            const int ii = idx / D, e = idx - ii * D, i = i0 + ii;
+            float q = 0.0f, g = 0.0f;
+            if (i < Tn) {
+                q = to_f(base[i * row + h * D + e]) * a.scale;
+                g = to_f(gbase[i * a.C + h * D + e]);
+            }
+            Qs[ii * ld + e] = q;
+            dOs[ii * ld + e] = g;
+        }
+        for (int ii = threadIdx.x; ii < kAttnTile; ii += blockDim.x) {
+            const int i = i0 + ii;
+            Ls[ii] = i < Tn ? lse[bh * Tn + i] : 0.0f;
+            Ds[ii] = i < Tn ? di[bh * Tn + i] : 0.0f;
+        }
+        __syncthreads();
+        const int in = min(kAttnTile, Tn - i0);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int j = j0 + w * R + r;
+            if (j >= Tn) continue;                             // warp-uniform
+            if (a.causal && i0 + in - 1 < j) continue;         // no query of the tile sees key j
+            const int i = i0 + lane;
+            const bool vis = i < Tn && (!a.causal || j <= i);
+            float pd = 0.0f, ds = 0.0f;
+            if (vis) {
+                const float* q = Qs + lane * ld;
+                const float* go = dOs + lane * ld;
+                const float* k = Kb + (w * R + r) * D;
+                const float* v = Vb + (w * R + r) * D;
+                float s = 0.0f, dp = 0.0f;
+                for (int e = 0; e < D; ++e) {
+                    s = fmaf(q[e], k[e], s);
+                    dp = fmaf(go[e], v[e], dp);
+                }
+                const float p = expf(s - Ls[lane]);
+                const float f = a.dropout > 0.0f ? attn_keep(a, bh, i, j) : 1.0f;
+                pd = p * f;
+                ds = p * (dp * f - Ds[lane]);
+            }
+            for (int ii = 0; ii < in; ++ii) {
+                const float pi = __shfl_sync(kFull, pd, ii), si = __shfl_sync(kFull, ds, ii);
+                const float* go = dOs + ii * ld;
+                const float* q = Qs + ii * ld;
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    const int e = lane + 32 * k;
+                    if (e < D) {
+                        dv[r][k] = fmaf(pi, go[e], dv[r][k]);
+                        dk[r][k] = fmaf(si, q[e], dk[r][k]);
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int j = j0 + w * R + r;
+        if (j >= Tn) continue;
+        T* o = dqkv + (b * Tn + j) * row + h * D;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            const int e = lane + 32 * k;
+            if (e < D) {
+                o[a.C + e] = from_f<T>(dk[r][k]);
+                o[2 * a.C + e] = from_f<T>(dv[r][k]);
+            }
+        }
+    }
+}
+
+// dQ of the block's BR queries, over the key tiles they can see.
+template <class T, int E, int R>
+__global__ void __launch_bounds__(kAttnWarps * 32)
+    attn_dq_kernel(const T* __restrict__ qkv, const T* __restrict__ dout, const float* __restrict__ lse,
+                   const float* __restrict__ di, T* __restrict__ dqkv, AttnArgs a) {
+    extern __shared__ float sm[];
+    constexpr int BR = kAttnWarps * R;
+    const int D = a.D, Tn = a.T, ld = attn_ld(D);
+    float* Ks = sm;
+    float* Vs = Ks + kAttnTile * ld;
+    float* Qb = Vs + kAttnTile * ld;  // BR rows, scaled
+    float* dOb = Qb + BR * D;
+    float* Lb = dOb + BR * D;  // BR
+    float* Db = Lb + BR;
+    const int nqt = (Tn + BR - 1) / BR;
+    const std::int64_t bh = blockIdx.x / nqt;
+    const int i0 = static_cast<int>(blockIdx.x % nqt) * BR;
+    const std::int64_t b = bh / a.H;
+    const int h = static_cast<int>(bh % a.H);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const std::int64_t row = 3 * a.C;
+    const T* base = qkv + b * Tn * row;
+    const T* gbase = dout + b * Tn * a.C;
+    for (int idx = threadIdx.x; idx < BR * D; idx += blockDim.x) {
+        const int r = idx / D, e = idx - r * D, i = i0 + r;
+        float q = 0.0f, g = 0.0f;
+        if (i < Tn) {
+            q = to_f(base[i * row + h * D + e]) * a.scale;
+            g = to_f(gbase[i * a.C + h * D + e]);
+        }
+        Qb[idx] = q;
+        dOb[idx] = g;
+    }
+    for (int r = threadIdx.x; r < BR; r += blockDim.x) {
+        const int i = i0 + r;
+        Lb[r] = i < Tn ? lse[bh * Tn + i] : 0.0f;
+        Db[r] = i < Tn ? di[bh * Tn + i] : 0.0f;
+    }
+    float dq[R][E];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int k = 0; k < E; ++k) dq[r][k] = 0.0f;
+    const int kend = a.causal ? min(Tn, i0 + BR) : Tn;
+    for (int j0 = 0; j0 < kend; j0 += kAttnTile) {
+        __syncthreads();
+        for (int idx = threadIdx.x; idx < kAttnTile * D; idx += blockDim.x) {
+            const int jj = idx / D, e = idx - jj * D, j = j0 + jj;
+            float kv = 0.0f, vv = 0.0f;
+            if (j < Tn) {
+                const T* rr = base + j * row + h * D + e;
+                kv = to_f(rr[a.C]);
+                vv = to_f(rr[2 * a.C]);
+            }
+            Ks[jj * ld + e] = kv;
+            Vs[jj * ld + e] = vv;
+        }
+        __syncthreads();
+        const int jn = min(kAttnTile, kend - j0);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int i = i0 + w * R + r;
+            if (i >= Tn) continue;  // warp-uniform
+            const int j = j0 + lane;
+            const bool vis = j < kend && (!a.causal || j <= i);
+            float ds = 0.0f;
+            if (vis) {
+                const float* q = Qb + (w * R + r) * D;
+                const float* go = dOb + (w * R + r) * D;
+                const float* k = Ks + lane * ld;
+                const float* v = Vs + lane * ld;
+                float s = 0.0f, dp = 0.0f;
+                for (int e = 0; e < D; ++e) {
+                    s = fmaf(q[e], k[e], s);
+                    dp = fmaf(go[e], v[e], dp);
+                }
+                const float p = expf(s - Lb[w * R + r]);
+                const float f = a.dropout > 0.0f ? attn_keep(a, bh, i, j) : 1.0f;
+                ds = p * (dp * f - Db[w * R + r]);
+            }
+            for (int jj = 0; jj < jn; ++jj) {
+                const float sj = __shfl_sync(kFull, ds, jj);
+                const float* k = Ks + jj * ld;
+#pragma unroll
+                for (int kk = 0; kk < E; ++kk) {
+                    const int e = lane + 32 * kk;
+                    if (e < D) dq[r][kk] = fmaf(sj, k[e], dq[r][kk]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int i = i0 + w * R + r;
+        if (i >= Tn) continue;
+        T* o = dqkv + (b * Tn + i) * row + h * D;
+#pragma unroll
+        for (int k = 0; k < E; ++k) {
+            const int e = lane + 32 * k;
+            if (e < D) o[e] = from_f<T>(dq[r][k] * a.scale);
+        }
+    }
+}
+
+AttnArgs attn_args(std::int64_t T, std::int64_t C, int heads, const AttentionParams& p) {
+    AttnArgs a{};
+    a.H = heads;
+    a.T = static_cast<int>(T);
+    a.D = static_cast<int>(C / heads);
+    a.C = C;
+    a.causal = p.causal;
+    a.dropout = p.dropout;
+    a.inv_keep = 1.0f / (1.0f - p.dropout);
+    a.scale = 1.0f / sqrtf(static_cast<float>(a.D));
+    a.seed = p.seed;
+    a.offset = p.offset;
+    return a;
+}
+
+// Blocks of a grid of (B * H) x ceil(T / rows_per_block); throws past the launch limit.
+unsigned attn_blocks(const char* op, std::int64_t B, int H, std::int64_t T, int rows_per_block) {
+    const std::int64_t n = B * H * ((T + rows_per_block - 1) / rows_per_block);
+    if (n > INT_MAX)
+        throw Error(std::string(op) + ": " + std::to_string(n) + " thread blocks exceed the GPU's grid limit; use a smaller batch");
+    return static_cast<unsigned>(n);
+}
+
+// Calls f(std::integral_constant<int, E>{}) with E = columns per lane for head size D.
+template <class F>
+void dispatch_head(int D, const char* op, F&& f) {
+    if (D <= 32)
+        f(std::integral_constant<int, 1>{});
+    else if (D <= 64)
+        f(std::integral_constant<int, 2>{});
+    else if (D <= kAttnMaxHeadDim)
+        f(std::integral_constant<int, 4>{});
+    else
+        throw Error(std::string(op) + ": head size " + std::to_string(D) + " is above the GPU kernels' limit of " +
+                    std::to_string(kAttnMaxHeadDim));
+}
+
+// --- row copies and transposes ---------------------------------------------------------------------
+
+template <class U>
+__global__ void copy_rows_kernel(const U* src, U* dst, std::int64_t N, bool bcast, std::int64_t S, std::int64_t src_row,
+                                 std::int64_t D, std::int64_t dst_row, std::int64_t rows, std::int64_t C) {
+    const std::int64_t per = rows * C;
+    HR_GRID_STRIDE(idx, N * per) {
+        const std::int64_t n = idx / per, rem = idx - n * per;
+        dst[(n * D + dst_row) * C + rem] = src[((bcast ? 0 : n) * S + src_row) * C + rem];
+    }
+}
+
+template <class U>
+__global__ void transpose_last2_kernel(const U* x, U* y, std::int64_t N, std::int64_t A, std::int64_t B) {
+    const std::int64_t per = A * B;
+    HR_GRID_STRIDE(idx, N * per) {  // idx walks y (N, B, A): writes coalesced
+        const std::int64_t n = idx / per, rem = idx - n * per;
+        const std::int64_t b = rem / A, a = rem - b * A;
+        y[idx] = x[(n * A + a) * B + b];
+    }
+}
+
+template <class F>
+void dispatch_elem(int elem_size, const char* op, F&& f) {
+    switch (elem_size) {
+        case 1: f(std::uint8_t{}); return;
+        case 2: f(std::uint16_t{}); return;
+        case 4: f(std::uint32_t{}); return;
+        case 8: f(std::uint64_t{}); return;
+        default: throw Error(std::string(op) + ": unsupported element size " + std::to_string(elem_size));
+    }
+}
+
+}  // namespace
+
+// --- launchers -----------------------------------------------------------------------------------
+
+void embedding_forward(const std::int64_t* ids, std::int64_t N, const void* table, void* y, DType dt, std::int64_t V,
+                       std::int64_t C, cudaStream_t s) {
+    if (N <= 0 || C <= 0) return;
+    dispatch_float(dt, "embedding_forward", [&](auto tag) {
+        using T = decltype(tag);
+        embedding_fwd_kernel<T><<<grid_for(N * C), kThreads, 0, s>>>(ids, static_cast<const T*>(table),
+                                                                      static_cast<T*>(y), N, V, C);
+    });
+    HR_CUDA_CHECK_LAUNCH("embedding_fwd_kernel");
+}
+
+void embedding_backward(const std::int64_t* ids, std::int64_t N, const void* dy, DType dydt, void* dtable,
+                        DType gdt, std::int64_t V, std::int64_t C, const Scratch& scratch, cudaStream_t s) {
+    const char* op = "embedding_backward";
+    if (N <= 0 || C <= 0 || V <= 0) return;
+    if (V >= static_cast<std::int64_t>(UINT_MAX))
+        throw Error(std::string(op) + ": a vocabulary of " + std::to_string(V) + " rows is above the GPU kernel's limit");
+    int end_bit = 1;
+    while (end_bit < 32 && (std::int64_t{1} << end_bit) <= V) ++end_bit;  // keys in [0, V]
+    // chunk of positions whose four arrays and CUB's temporary storage fit the bounce buffer
+    char* bounce = static_cast<char*>(scratch.bounce());
+    auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
+    std::int64_t nc = std::min<std::int64_t>(N, 32768);
+    std::size_t temp_bytes = 0;
+    for (;;) {
+        temp_bytes = 0;
+        HR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const unsigned*>(nullptr),
+                                                      static_cast<unsigned*>(nullptr), static_cast<const int*>(nullptr),
+                                                      static_cast<int*>(nullptr), static_cast<int>(nc), 0, end_bit, s));
+        if (4 * align(static_cast<std::size_t>(nc) * 4) + temp_bytes <= cuda_sizes::kBounceBytes) break;
+        if (nc <= 256) throw Error(std::string(op) + ": internal: the sort does not fit the op scratch");
+        nc /= 2;
+    }
+    const std::size_t arr = align(static_cast<std::size_t>(nc) * 4);
+    unsigned* keys_in = reinterpret_cast<unsigned*>(bounce);
+    int* vals_in = reinterpret_cast<int*>(bounce + arr);
+    unsigned* keys_out = reinterpret_cast<unsigned*>(bounce + 2 * arr);
+    int* vals_out = reinterpret_cast<int*>(bounce + 3 * arr);
+    void* temp = bounce + 4 * arr;
+    for (std::int64_t base = 0; base < N; base += nc) {  // chunks in position order: a fixed sum order
+        const std::int64_t n = std::min<std::int64_t>(nc, N - base);
+        embedding_keys_kernel<<<grid_for(n), kThreads, 0, s>>>(ids, base, n, V, keys_in, vals_in);
+        HR_CUDA_CHECK_LAUNCH("embedding_keys_kernel");
+        std::size_t tb = temp_bytes;
+        HR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, tb, keys_in, keys_out, vals_in, vals_out, static_cast<int>(n),
+                                                      0, end_bit, s));
+        dispatch_float(dydt, op, [&](auto dtag) {
+            using Dt = decltype(dtag);
+            dispatch_float(gdt, op, [&](auto gtag) {
+                using G = decltype(gtag);
+                embedding_segment_kernel<Dt, G><<<static_cast<unsigned>(n), 128, 0, s>>>(
+                    keys_out, vals_out, static_cast<int>(n), base, static_cast<const Dt*>(dy), static_cast<G*>(dtable),
+                    V, C);
+            });
+        });
+        HR_CUDA_CHECK_LAUNCH("embedding_segment_kernel");
+    }
+}
+
+void layernorm_forward(const void* x, void* y, DType dt, std::int64_t R, std::int64_t C, VecArg gamma, VecArg beta,
+                       float eps, float* mean, float* rstd, cudaStream_t s) {
+    if (R <= 0 || C <= 0) return;
+    dispatch_float(dt, "layernorm_forward", [&](auto tag) {
+        using T = decltype(tag);
+        layernorm_fwd_kernel<T><<<row_blocks(R), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), R, C,
+                                                                    gamma, beta, eps, mean, rstd);
+    });
+    HR_CUDA_CHECK_LAUNCH("layernorm_fwd_kernel");
+}
+
+void layernorm_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t R, std::int64_t C,
+                        VecArg gamma, const float* mean, const float* rstd, VecArg dgamma, VecArg dbeta,
+                        const Scratch& scratch, cudaStream_t s) {
+    if (R <= 0 || C <= 0) return;
+    // slices of rows for the column sums: depends on the shape only (a fixed order)
+    const bool direct = C > cuda_sizes::kChannelPartials;
+    int G = 1;
+    if (!direct) {
+        const std::int64_t want = (R + 255) / 256;  // >= 256 rows per slice
+        const std::int64_t cap = std::min<std::int64_t>(cuda_sizes::kChannelPartials / C, 1024);
+        G = static_cast<int>(std::max<std::int64_t>(1, std::min(want, cap)));
+    }
+    double* pg = scratch.channel_partials();
+    double* pb = pg + cuda_sizes::kChannelPartials;
+    dispatch_float(dt, "layernorm_backward", [&](auto tag) {
+        using T = decltype(tag);
+        layernorm_bwd_dx_kernel<T><<<row_blocks(R), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                                       static_cast<T*>(dx), R, C, gamma, mean, rstd);
+        HR_CUDA_CHECK_LAUNCH("layernorm_bwd_dx_kernel");
+        const dim3 grid(static_cast<unsigned>((C + kThreads - 1) / kThreads), static_cast<unsigned>(G));
+        layernorm_bwd_cols_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy), R, C,
+                                                                mean, rstd, G, pg, pb, direct, dgamma, dbeta);
+        HR_CUDA_CHECK_LAUNCH("layernorm_bwd_cols_kernel");
+    });
+    if (!direct) {
+        layernorm_bwd_finish_kernel<<<grid_for(C), kThreads, 0, s>>>(pg, pb, G, C, dgamma, dbeta);
+        HR_CUDA_CHECK_LAUNCH("layernorm_bwd_finish_kernel");
+    }
+}
+
+void gelu_tanh_forward(const void* x, void* y, DType dt, std::int64_t n, cudaStream_t s) {
+    if (n <= 0) return;
+    dispatch_float(dt, "gelu_tanh_forward", [&](auto tag) {
+        using T = decltype(tag);
+        gelu_tanh_fwd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
+    });
+    HR_CUDA_CHECK_LAUNCH("gelu_tanh_fwd_kernel");
+}
+
+void gelu_tanh_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t n, cudaStream_t s) {
+    if (n <= 0) return;
+    dispatch_float(dt, "gelu_tanh_backward", [&](auto tag) {
+        using T = decltype(tag);
+        gelu_tanh_bwd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                                  static_cast<T*>(dx), n);
+    });
+    HR_CUDA_CHECK_LAUNCH("gelu_tanh_bwd_kernel");
+}
+
+void attention_forward(const void* qkv, void* out, float* lse, DType dt, std::int64_t B, std::int64_t T,
+                       std::int64_t C, int heads, const AttentionParams& p, cudaStream_t s) {
+    const char* op = "attention_forward";
+    if (B <= 0 || T <= 0 || C <= 0) return;
+    if (T > INT_MAX / 2) throw Error(std::string(op) + ": sequence length " + std::to_string(T) + " is too long for the GPU kernels");
+    const AttnArgs a = attn_args(T, C, heads, p);
+    dispatch_float(dt, op, [&](auto tag) {
+        using Tt = decltype(tag);
+        dispatch_head(a.D, op, [&](auto e) {
+            constexpr int E = decltype(e)::value;
+            constexpr int R = E <= 2 ? 8 : 4;
+            const std::size_t smem = attn_smem_fwd(a.D, R);
+            attn_fwd_kernel<Tt, E, R><<<attn_blocks(op, B, heads, T, kAttnWarps * R), kAttnWarps * 32, smem, s>>>(
+                static_cast<const Tt*>(qkv), static_cast<Tt*>(out), lse, a);
+        });
+    });
+    HR_CUDA_CHECK_LAUNCH("attn_fwd_kernel");
+}
+
+void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout, void* dqkv, DType dt,
+                        std::int64_t B, std::int64_t T, std::int64_t C, int heads, const AttentionParams& p,
+                        float* di, cudaStream_t s) {
+    const char* op = "attention_backward";
+    if (B <= 0 || T <= 0 || C <= 0) return;
+    if (T > INT_MAX / 2) throw Error(std::string(op) + ": sequence length " + std::to_string(T) + " is too long for the GPU kernels");
+    const AttnArgs a = attn_args(T, C, heads, p);
+    dispatch_float(dt, op, [&](auto tag) {
+        using Tt = decltype(tag);
+        const std::int64_t rows = B * heads * T;
+        attn_di_kernel<Tt><<<row_blocks(rows), kThreads, 0, s>>>(static_cast<const Tt*>(out), static_cast<const Tt*>(dout),
+                                                                  di, rows, a);
+        HR_CUDA_CHECK_LAUNCH("attn_di_kernel");
+        dispatch_head(a.D, op, [&](auto e) {
+            constexpr int E = decltype(e)::value;
+            constexpr int R = E <= 2 ? 8 : 2;
+            attn_dkdv_kernel<Tt, E, R><<<attn_blocks(op, B, heads, T, kAttnWarps * R), kAttnWarps * 32,
+                                         attn_smem_dkdv(a.D, R), s>>>(static_cast<const Tt*>(qkv),
+                                                                      static_cast<const Tt*>(dout), lse, di,
+                                                                      static_cast<Tt*>(dqkv), a);
+            HR_CUDA_CHECK_LAUNCH("attn_dkdv_kernel");
+            attn_dq_kernel<Tt, E, R><<<attn_blocks(op, B, heads, T, kAttnWarps * R), kAttnWarps * 32,
+                                       attn_smem_dq(a.D, R), s>>>(static_cast<const Tt*>(qkv),
+                                                                  static_cast<const Tt*>(dout), lse, di,
+                                                                  static_cast<Tt*>(dqkv), a);
+            HR_CUDA_CHECK_LAUNCH("attn_dq_kernel");
+        });
+    });
+}
+
+void copy_rows(const void* src, void* dst, int elem_size, std::int64_t N, bool broadcast, std::int64_t S,
+               std::int64_t src_row, std::int64_t D, std::int64_t dst_row, std::int64_t rows, std::int64_t C,
+               cudaStream_t s) {
+    if (N <= 0 || rows <= 0 || C <= 0) return;
+    dispatch_elem(elem_size, "copy_rows", [&](auto tag) {
+        using U = decltype(tag);
+        copy_rows_kernel<U><<<grid_for(N * rows * C), kThreads, 0, s>>>(static_cast<const U*>(src), static_cast<U*>(dst),
+                                                                         N, broadcast, S, src_row, D, dst_row, rows, C);
+    });
+    HR_CUDA_CHECK_LAUNCH("copy_rows_kernel");
+}
+
+void transpose_last2(const void* x, void* y, int elem_size, std::int64_t N, std::int64_t A, std::int64_t B,
+                     cudaStream_t s) {
+    if (N <= 0 || A <= 0 || B <= 0) return;
+    dispatch_elem(elem_size, "transpose_last2", [&](auto tag) {
+        using U = decltype(tag);
+        transpose_last2_kernel<U><<<grid_for(N * A * B), kThreads, 0, s>>>(static_cast<const U*>(x), static_cast<U*>(y),
+                                                                            N, A, B);
+    });
+    HR_CUDA_CHECK_LAUNCH("transpose_last2_kernel");
+}
+
+}  // namespace hr::cuda
