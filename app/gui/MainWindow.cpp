@@ -524,7 +524,6 @@ void MainWindow::start() {
 // Continue training (the Runs tab): the run's folder resumed from its newest checkpoint with its own
 // configuration and the new total length, through the controller's path `headroom train --resume` takes.
 void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
-    if (m_runs->isRunning()) return;
     const auto info = m_store->run(runId);
     if (!info) return;
     QString error;

@@ -447,8 +447,8 @@ bool RunsView::continueRun(qint64 runId, bool ask, qint64 totalLength) {
         dialog.setObjectName(QStringLiteral("continueDialog"));
         dialog.setWindowTitle(tr("Continue training"));
         auto* form = new QFormLayout(&dialog);
-        auto* note = new QLabel(tr("\"%1\" stopped at step %2 (epoch %3). It goes on from that checkpoint in %4, with "
-                                   "its own settings.")
+        auto* note = new QLabel(tr("\"%1\" has a checkpoint at step %2 (epoch %3) in %4. Training goes on from there "
+                                   "with the run's own settings to the total length below.")
                                     .arg(info->name)
                                     .arg(point->checkpointStep)
                                     .arg(point->checkpointEpoch)
