@@ -29,6 +29,7 @@
 
 #include "charts/LiveChart.h"
 #include "data/dataset.h"
+#include "gui/ForegroundCpu.h"
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
 #include "nn/model_spec.h"
@@ -126,6 +127,7 @@ RunFigures runHeadless(const hr::TrainConfig& c) {
     cb.on_step = [&](const hr::StepEvent& e) { w.add(e); };
     hr::Trainer trainer(c, cb);
     hr::TrainResult r;
+    hrapp::ForegroundCpuIdle idle;  // this thread waits, it does not draw (once a window has hooked it)
     std::thread t([&] { r = trainer.run(); });
     t.join();
     return figures(r, w, c.batch);

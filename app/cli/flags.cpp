@@ -210,6 +210,11 @@ const std::vector<Flag> kFlags = {
      QT_TRANSLATE_NOOP("Cli", "continue the run in DIR from its newest checkpoint, with its own configuration;\n"
                               "only --steps/--epochs (the new total), --threads, --device and --save-every may change"),
      [](R& r, const V& v) { r.resume = v.text(); }},
+    // ---- run: a whole configuration (the window's multi-rank runs, issue 10)
+    {FlagGroup::run, "config", "FILE.json",
+     QT_TRANSLATE_NOOP("Cli", "train with the whole configuration in FILE (a run folder's config.json);\n"
+                              "only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be added"),
+     [](R& r, const V& v) { r.configFile = v.text(); }},
     {FlagGroup::run, "init-from", "FILE.safetensors",
      QT_TRANSLATE_NOOP("Cli", "start from these weights (Headroom's or PyTorch's names, DDP's module. prefix,\n"
                               "or matched by order and shape, printed as a table)"),

@@ -11,7 +11,8 @@ namespace hrapp {
 namespace {
 int g_pipe[2] = {-1, -1};
 volatile std::sig_atomic_t g_seen = 0;
-struct sigaction g_previous[2];
+struct sigaction g_previous[3];
+int g_extra = 0;  // watchStopSignal()'s signal (0: none); its previous action is g_previous[2]
 constexpr int kSignals[2] = {SIGINT, SIGTERM};
 
 extern "C" void onSignal(int sig) {
@@ -43,9 +44,21 @@ SignalWatcher::SignalWatcher(QObject* parent) : QObject(parent) {
     for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &sa, &g_previous[i]);
 }
 
+void SignalWatcher::watchStopSignal(int signal) {
+    if (!m_notifier || g_extra) return;
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    g_extra = signal;
+    sigaction(signal, &sa, &g_previous[2]);
+}
+
 SignalWatcher::~SignalWatcher() {
     if (!m_notifier) return;
     for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
+    if (g_extra) sigaction(g_extra, &g_previous[2], nullptr);
+    g_extra = 0;
     delete m_notifier;
     ::close(g_pipe[0]);
     ::close(g_pipe[1]);

@@ -17,6 +17,9 @@ public:
     explicit SignalWatcher(QObject* parent = nullptr);
     ~SignalWatcher() override;
 
+    // Also treats `signal` (e.g. SIGUSR1, which mpirun forwards to every rank) as a request to stop.
+    void watchStopSignal(int signal);
+
 signals:
     void interrupted(int signal);
 

@@ -2,11 +2,16 @@
 #include <unistd.h>
 
 #include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
 #include <QEventLoop>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTimer>
 #include <csignal>
+#include <cstdio>
+#include <signal.h>
 #include <chrono>
 #include <ctime>
 #include <memory>
@@ -223,9 +228,119 @@ QString resumeConfig(CliRequest& r) {
     return {};
 }
 
+// --config FILE.json: the whole configuration from FILE (train_config_to_json, as a run folder's
+// config.json; the window's multi-rank runs start this way), with only where the run goes and how it is
+// launched taken from the command line; any other run flag is refused. "" : fine.
+QString configFromFile(CliRequest& r) {
+    static const QStringList allowed = {"config", "ranks", "out", "name", "db", "no-history", "quiet", "notify"};
+    QStringList refused;
+    for (const QString& f : r.given)
+        if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
+    refused.sort();
+    if (!refused.isEmpty())
+        return Cli::tr("--config %1 holds the whole configuration; only --ranks, --out, --name, --db, --no-history, "
+                       "--quiet and --notify may be added, not %2")
+            .arg(r.configFile, refused.join(QStringLiteral(", ")));
+    QFile f(r.configFile);
+    if (!f.open(QIODevice::ReadOnly)) return Cli::tr("cannot read %1: %2").arg(r.configFile, f.errorString());
+    try {
+        r.config = hr::train_config_from_json(nlohmann::json::parse(f.readAll().toStdString()));
+    } catch (const nlohmann::json::exception& e) {
+        return Cli::tr("%1 is not valid JSON (%2)").arg(r.configFile, QString::fromUtf8(e.what()));
+    } catch (const hr::Error& e) {
+        return messageText(e.message());
+    }
+    return {};
+}
+
+// HEADROOM_EVENTS_DIR=DIR (docs/distributed.md, "Events for other programs"): every rank writes its run's
+// events to DIR/rank<R>.jsonl, one JSON object per line (session/RunEvent.h's runEventToJson, plus
+// "rank"), flushed line by line, so a watching program (the window's multi-rank runs) reads whole lines:
+// rank 0 every event; the other ranks their memory (the ledger), their warnings and errors, and their end.
+class EventStream {
+public:
+    EventStream(RunController& c, const QString& dir, int rank) : m_rank(rank) {
+        QDir().mkpath(dir);
+        const QString path = QDir(dir).filePath(QStringLiteral("rank%1.jsonl").arg(rank));
+        m_file = std::fopen(QFile::encodeName(path).constData(), "a");
+        if (!m_file) return;
+        const bool all = rank == 0;
+        if (all) {
+            QObject::connect(&c, &RunController::deviceChosen, &c, [this](const hr::DeviceEvent& e) { write(e); });
+            QObject::connect(&c, &RunController::stepsReady, &c, [this](const QVector<hr::StepEvent>& s) {
+                for (const hr::StepEvent& e : s) write(e);
+            });
+            QObject::connect(&c, &RunController::epochFinished, &c, [this](const hr::EpochEvent& e) { write(e); });
+        }
+        QObject::connect(&c, &RunController::memoryUpdated, &c, [this](const hr::MemoryEvent& e) {
+            hr::MemoryEvent m = e;
+            m.rank = m_rank;
+            write(m);
+        });
+        QObject::connect(&c, &RunController::logMessage, &c, [this, all](const hr::LogEvent& e) {
+            if (all || e.level == hr::LogLevel::warning || e.level == hr::LogLevel::error) write(e);
+        });
+        QObject::connect(&c, &RunController::runFinished, &c, [this](const RunOutcome& o) { write(o.ended); });
+    }
+    ~EventStream() {
+        if (m_file) std::fclose(m_file);
+    }
+    EventStream(const EventStream&) = delete;
+    EventStream& operator=(const EventStream&) = delete;
+
+private:
+    void write(const RunEvent& e) {
+        if (!m_file) return;
+        nlohmann::json j = runEventToJson(e);
+        j["rank"] = m_rank;
+        const std::string line = j.dump() + "\n";
+        std::fwrite(line.data(), 1, line.size(), m_file);
+        std::fflush(m_file);
+    }
+
+    int m_rank;
+    std::FILE* m_file = nullptr;
+};
+
+QString defaultOutDir() {
+    char buf[64];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "runs/run-%Y%m%d-%H%M%S", std::localtime(&t));
+    return QString::fromLatin1(buf);
+}
+
+// The launcher's signals (SIGINT, SIGTERM), counted; launchRanks() acts on them between its waits.
+volatile std::sig_atomic_t g_launcherSignals = 0;
+extern "C" void onLauncherSignal(int) { g_launcherSignals = g_launcherSignals + 1; }
+
+// After mpirun ended unsuccessfully: when rank 0 did not finish the run's history entry (mpirun ended it,
+// e.g. because another rank died, or it was killed), the entry is marked failed here, naming the cause.
+// Returns the history's run id it marked, 0 when there was none to mark.
+qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDateTime& launched, const QString& why) {
+    if (r.noHistory) return 0;
+    RunStore store;
+    if (!store.open(r.db)) return 0;
+    const QString abs = QDir(outDir).absolutePath();
+    const QString recovered = QCoreApplication::translate("RunStore", "the program ended during the run");
+    for (const RunInfo& info : store.listRuns()) {
+        if (info.outDir != abs || info.created < launched.addSecs(-1)) continue;
+        // still running, or just now marked failed by open() (its process is gone) without rank 0's own message
+        if (info.status == QLatin1String("running") || (info.status == QLatin1String("failed") && info.error == recovered)) {
+            store.finishRun(info.id, QStringLiteral("failed"), why);
+            store.flush();
+            return info.id;
+        }
+    }
+    return 0;
+}
+
 // `headroom train --ranks N`: runs `mpirun -np N <this binary> train <the same flags but --ranks>` for
 // this machine (loopback only; as root with what Open MPI needs), waits for it and returns its status.
 // Each rank then finds itself in the MPI environment (docs/distributed.md).
+// mpirun runs in a process group of its own, so Ctrl-C reaches this process only: the first SIGINT or
+// SIGTERM is passed on as SIGUSR1, which mpirun forwards to every rank, and the ranks stop together after
+// the current step as one process does (rank 0 writes the results so far, exit status 1); a second one
+// is passed on as SIGTERM (mpirun ends the ranks at once), a third kills mpirun's group.
 int launchRanks(const CliRequest& r) {
     const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
     if (mpirun.isEmpty()) {
@@ -236,6 +351,7 @@ int launchRanks(const CliRequest& r) {
     QStringList args;
     if (::geteuid() == 0) args << QStringLiteral("--allow-run-as-root");
     args << QStringLiteral("--oversubscribe") << QStringLiteral("--bind-to") << QStringLiteral("none")
+         << QStringLiteral("--stdin") << QStringLiteral("none")
          << QStringLiteral("--mca") << QStringLiteral("btl") << QStringLiteral("self,tcp")
          << QStringLiteral("--mca") << QStringLiteral("btl_tcp_if_include") << QStringLiteral("lo")
          << QStringLiteral("--mca") << QStringLiteral("oob_tcp_if_include") << QStringLiteral("lo")
@@ -250,19 +366,58 @@ int launchRanks(const CliRequest& r) {
         if (a.startsWith(QLatin1String("--ranks=")) || a.startsWith(QLatin1String("-ranks="))) continue;
         args << a;
     }
+    // one output folder for every rank (rank 0 writes it), known here to find the run in the history
+    QString outDir = r.resume.isEmpty() ? r.out : r.resume;
+    if (outDir.isEmpty()) {
+        outDir = defaultOutDir();
+        args << QStringLiteral("--out") << outDir;
+    }
     QProcess p;
     p.setProcessChannelMode(QProcess::ForwardedChannels);
-    p.setInputChannelMode(QProcess::ForwardedInputChannel);
-    // Ctrl-C reaches mpirun too (same process group), which ends the ranks; this process waits for it
-    std::signal(SIGINT, SIG_IGN);
+    p.setChildProcessModifier([] { ::setpgid(0, 0); });
+    struct sigaction sa {}, oldInt {}, oldTerm {};
+    sa.sa_handler = onLauncherSignal;
+    sigemptyset(&sa.sa_mask);
+    g_launcherSignals = 0;
+    sigaction(SIGINT, &sa, &oldInt);
+    sigaction(SIGTERM, &sa, &oldTerm);
+    const QDateTime launched = QDateTime::currentDateTimeUtc();
     p.start(mpirun, args);
     if (!p.waitForStarted(-1)) {
+        sigaction(SIGINT, &oldInt, nullptr);
+        sigaction(SIGTERM, &oldTerm, nullptr);
         eprint(Cli::tr("headroom train: could not start %1: %2\n").arg(mpirun, p.errorString()));
         return 1;
     }
-    p.waitForFinished(-1);
-    if (p.exitStatus() != QProcess::NormalExit) return 1;
-    return p.exitCode();
+    p.closeWriteChannel();
+    const pid_t pid = static_cast<pid_t>(p.processId());
+    int handled = 0;
+    while (!p.waitForFinished(100)) {
+        const int seen = g_launcherSignals;
+        for (; handled < seen; ++handled) {
+            if (handled == 0) {
+                if (!r.quiet) eprint(Cli::tr("headroom train: stopping every rank after the current step (again: end them now)\n"));
+                ::kill(pid, SIGUSR1);
+            } else if (handled == 1) {
+                ::kill(pid, SIGTERM);
+            } else {
+                ::kill(-pid, SIGKILL);
+            }
+        }
+    }
+    sigaction(SIGINT, &oldInt, nullptr);
+    sigaction(SIGTERM, &oldTerm, nullptr);
+    const bool crashed = p.exitStatus() != QProcess::NormalExit;
+    const int code = crashed ? 1 : p.exitCode();
+    if (code != 0) {
+        const QString why = handled > 0
+            ? Cli::tr("the ranks were ended (interrupted) before rank 0 recorded the run's end")
+            : Cli::tr("rank 0 was ended before it recorded the run's end (mpirun exit status %1); another rank "
+                      "probably failed first: mpirun's message names it")
+                  .arg(code);
+        if (markUnfinishedRun(r, outDir, launched, why) > 0) eprint(Cli::tr("headroom train: %1\n").arg(why));
+    }
+    return code;
 }
 
 }  // namespace
@@ -282,8 +437,12 @@ int runTrainCommand(const CliRequest& request) {
         return 2;
     };
     const bool resume = !r.resume.isEmpty();
+    if (resume && !r.configFile.isEmpty())
+        return bad(Cli::tr("--config and --resume do not go together: --resume continues a run with its own configuration"));
     if (resume) {
         if (const QString why = resumeConfig(r); !why.isEmpty()) return bad(why);
+    } else if (!r.configFile.isEmpty()) {
+        if (const QString why = configFromFile(r); !why.isEmpty()) return bad(why);
     } else {
         try {
             resolveModel(r);
@@ -303,12 +462,7 @@ int runTrainCommand(const CliRequest& request) {
         return launchRanks(r);
     }
     QString outDir = resume ? r.resume : r.out;
-    if (outDir.isEmpty()) {
-        char buf[64];
-        const std::time_t t = std::time(nullptr);
-        std::strftime(buf, sizeof buf, "runs/run-%Y%m%d-%H%M%S", std::localtime(&t));
-        outDir = QString::fromLatin1(buf);
-    }
+    if (outDir.isEmpty()) outDir = defaultOutDir();
     if (!writer) outDir.clear();  // nothing written by this rank
     else if (const QString why = RunController::checkOutputFolder(outDir); !why.isEmpty())
         return bad(QStringLiteral("--out %1").arg(why));
@@ -351,6 +505,12 @@ int runTrainCommand(const CliRequest& request) {
     QObject::connect(&controller, &RunController::notificationsSettled, &loop, &QEventLoop::quit);
     SignalWatcher watcher;  // Ctrl-C: stop after the current step and write what there is
     QObject::connect(&watcher, &SignalWatcher::interrupted, &controller, &RunController::stop);
+    // several ranks: the launcher's Ctrl-C arrives as SIGUSR1 (mpirun forwards it to every rank); the
+    // ranks then stop together, after the same step, like one process
+    if (severalRanks) watcher.watchStopSignal(SIGUSR1);
+    std::unique_ptr<EventStream> events;
+    if (const QByteArray dir = qgetenv("HEADROOM_EVENTS_DIR"); !dir.isEmpty())
+        events = std::make_unique<EventStream>(controller, QString::fromLocal8Bit(dir), severalRanks ? env.rank : 0);
 
     QString why;
     if (!controller.start(r.config, options, &why)) return bad(why);

@@ -33,6 +33,7 @@
 #include "charts/LiveChart.h"
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
+#include "gui/ForegroundCpu.h"
 #include "gui/SamplePanel.h"
 #include "gui/HardwareView.h"
 #include "gui/MemoryPlanPanel.h"
@@ -62,6 +63,7 @@ QScrollArea* scrolled(QWidget* w) {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setObjectName(QStringLiteral("MainWindow"));
+    installForegroundCpuHook();  // CPU runs leave a core to this thread while it works (gui/ForegroundCpu.h)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_monitor = new MonitorView;
     m_log = new QPlainTextEdit;
@@ -488,7 +490,11 @@ void MainWindow::updateRunActions() {
     m_startAction->setEnabled(!running && valid);
     m_startAction->setToolTip(valid ? tr("Start training (F5)")
                                     : tr("Fix the model first: %1").arg(QString::fromStdString(m_builder->report().error)));
-    m_pauseAction->setEnabled(running && !paused);
+    // a multi-rank run (child processes) cannot pause; one process can (RunController::canPause)
+    m_pauseAction->setEnabled(running && !paused && m_runs->canPause());
+    m_pauseAction->setToolTip(running && m_runs->isMultiRank()
+                                  ? tr("A run on several ranks cannot pause; Stop ends every rank and keeps the results so far")
+                                  : tr("Pause between steps (F6)"));
     m_resumeAction->setEnabled(running && paused);
     m_stopAction->setEnabled(running);
     m_builder->setEditable(!running);
@@ -513,6 +519,7 @@ RunOptions MainWindow::runOptions() const {
     o.sampleTelemetry = false;     // the hardware monitor samples all the time; it feeds the run
     o.stepBatchMs = 1000 / AppSettings::load().chartRefreshHz;
     o.adviseOnOutOfMemory = false; // the out-of-memory dialog asks the planner when it opens
+    o.ranks = m_setup->ranks();    // several: `headroom train --ranks N` child processes (RankRelay)
     return o;
 }
 
@@ -541,6 +548,7 @@ void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
         options.outDir = info->outDir;
         options.resume = true;
         options.continuesRun = runId;
+        options.ranks = 1;  // a checkpoint is one process's state (multi-rank runs write none yet)
         options.name = tr("%1 (continued)").arg(info->name);
         startRun(config, options);
         if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitor->parentWidget());

@@ -2,6 +2,7 @@
 
 #include <QFrame>
 #include <QGridLayout>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -58,7 +59,25 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
     grid->addWidget(m_loss, 0, 0);
     grid->addWidget(m_accuracy, 0, 1);
     grid->addWidget(m_throughput, 1, 0);
-    grid->addWidget(m_memory, 1, 1);
+    {  // the memory chart, with the rank it shows (several ranks) above it
+        auto* box = new QWidget(this);
+        auto* v = new QVBoxLayout(box);
+        v->setContentsMargins(0, 0, 0, 0);
+        v->setSpacing(2);
+        auto* row = new QHBoxLayout;
+        m_rankBox = new QComboBox(box);
+        m_rankBox->setObjectName(QStringLiteral("memoryRankBox"));
+        m_rankBox->setToolTip(tr("Each rank has its own memory: pick the one the chart shows"));
+        m_rankLabel = new QLabel(tr("Memory of"), box);
+        m_rankLabel->setBuddy(m_rankBox);
+        row->addWidget(m_rankLabel);
+        row->addWidget(m_rankBox);
+        row->addStretch(1);
+        v->addLayout(row);
+        v->addWidget(m_memory, 1);
+        grid->addWidget(box, 1, 1);
+        connect(m_rankBox, &QComboBox::activated, this, [this](int i) { setMemoryRank(m_rankBox->itemData(i).toInt()); });
+    }
     outer->addLayout(grid, 1);
     for (hrw::LiveChart* c : charts())
         connect(c, &hrw::LiveChart::saveRequested, this, [this, c] { emit saveChartRequested(c); });
@@ -86,6 +105,15 @@ QWidget* MonitorView::makeCard(const QString& title, QLabel** value) {
     return f;
 }
 
+void MonitorView::setMemoryRank(int rank) {
+    if (!m_rankX.contains(rank)) return;
+    m_shownRank = rank;
+    m_rankBox->setCurrentIndex(m_rankBox->findData(rank));
+    m_memory->clearData();
+    m_memory->appendSnapshots(m_rankX.value(rank), m_rankBytes.value(rank));
+    m_memory->refresh();
+}
+
 QList<hrw::LiveChart*> MonitorView::charts() const { return {m_loss, m_accuracy, m_throughput, m_memory}; }
 
 QString MonitorView::formatAccuracy(double fraction) {
@@ -99,6 +127,12 @@ void MonitorView::clear() {
     for (hrw::LiveChart* c : charts()) c->clearData();
     m_emaInit = false;
     m_peakBytes = 0;
+    m_rankX.clear();
+    m_rankBytes.clear();
+    m_shownRank = 0;
+    m_rankBox->clear();
+    m_rankBox->setVisible(false);
+    m_rankLabel->setVisible(false);
     for (QLabel* l : {m_testAccuracy, m_trainLoss, m_throughputValue, m_peakMemory}) l->setText(QStringLiteral("—"));
 }
 
@@ -139,9 +173,30 @@ void MonitorView::addEpoch(const hr::EpochEvent& e) {
 }
 
 void MonitorView::addMemory(const hr::MemoryEvent& m) {
-    m_memory->setCapacity(m.device_capacity);
-    m_memory->appendSnapshots({double(qMax<std::int64_t>(0, m.step))}, {hrw::MemoryChart::groupBytes(m.ledger.live)});
-    m_memory->refresh();
+    const double x = double(qMax<std::int64_t>(0, m.step));
+    const hrw::MemoryChart::GroupBytes bytes = hrw::MemoryChart::groupBytes(m.ledger.live);
+    const bool newRank = !m_rankX.contains(m.rank);
+    QVector<double>& xs = m_rankX[m.rank];
+    QVector<hrw::MemoryChart::GroupBytes>& bs = m_rankBytes[m.rank];
+    if (xs.size() >= 20000) {  // bounded, like the charts' own history
+        xs.remove(0, xs.size() / 2);
+        bs.remove(0, bs.size() / 2);
+    }
+    xs.push_back(x);
+    bs.push_back(bytes);
+    if (newRank) {
+        m_rankBox->clear();
+        for (int r : m_rankX.keys()) m_rankBox->addItem(tr("rank %1").arg(r), r);
+        m_rankBox->setCurrentIndex(m_rankBox->findData(m_shownRank));
+        const bool several = m_rankX.size() > 1;
+        m_rankBox->setVisible(several);
+        m_rankLabel->setVisible(several);
+    }
+    if (m.rank == m_shownRank) {
+        m_memory->setCapacity(m.device_capacity);
+        m_memory->appendSnapshots({x}, {bytes});
+        m_memory->refresh();
+    }
     m_peakBytes = std::max(m_peakBytes, m.ledger.peak_total);
     m_peakMemory->setText(hrw::ModelBuilder::formatBytes(double(m_peakBytes)));
 }

@@ -13,6 +13,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QSpinBox>
+#include <QStandardItemModel>
+#include <QThread>
 #include <QVBoxLayout>
 
 #include "gui/RuntimeInfo.h"
@@ -57,6 +59,24 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_threads = spin(runBox, 0, 1024);
     m_threads->setSpecialValueText(tr("all cores"));
     rf->addRow(tr("CPU threads"), m_threads);
+    m_ranks = new QComboBox(runBox);
+    m_ranks->setObjectName(QStringLiteral("ranksCombo"));
+    m_ranks->addItem(tr("One process (the device above)"), QString());
+    {
+        const int cores = std::max(2, QThread::idealThreadCount());
+        for (int n = 2; n <= cores; ++n) m_ranks->addItem(tr("CPU × %1 ranks").arg(n), QStringLiteral("cpu:%1").arg(n));
+        QStringList gpus;
+        for (const DeviceChoice& d : availableDevices())
+            if (d.id.startsWith(QLatin1String("cuda:"))) gpus << d.id.mid(5);
+        for (int n = 2; n <= gpus.size(); ++n) {  // the first n GPUs, one rank each
+            const QStringList some = gpus.mid(0, n);
+            m_ranks->addItem(tr("GPUs %1 (%2 ranks)").arg(some.join(QLatin1Char(','))).arg(n),
+                             QStringLiteral("cuda:") + some.join(QLatin1Char(',')));
+        }
+    }
+    m_ranks->setToolTip(tr("Train on several processes (ranks) of this machine, launched through mpirun; "
+                           "each rank takes its share of every batch"));
+    rf->addRow(tr("Ranks"), m_ranks);
     m_batch = spin(runBox, 1, 1 << 20);
     m_batch->setObjectName(QStringLiteral("batchSpin"));
     rf->addRow(tr("Batch size"), m_batch);
@@ -173,21 +193,20 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
                                  "a run that needs more fails with an out-of-memory error"));
     mf->addRow(tr("Memory limit"), m_memoryLimit);
     m_sharding = new QComboBox(memBox);
-    m_sharding->addItem(tr("None"), 0);
-    m_sharding->addItem(tr("ZeRO-1 (optimizer state)"), 1);
-    m_sharding->addItem(tr("ZeRO-2 (+ gradients)"), 2);
-    m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), 3);
+    m_sharding->setObjectName(QStringLiteral("shardingCombo"));
+    m_sharding->addItem(tr("None"), QStringLiteral("none"));
+    m_sharding->addItem(tr("Data parallel (replicated)"), QStringLiteral("dp"));
+    m_sharding->addItem(tr("ZeRO-1 (optimizer state)"), QStringLiteral("zero1"));
+    m_sharding->addItem(tr("ZeRO-2 (+ gradients)"), QStringLiteral("zero2"));
+    m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), QStringLiteral("zero3"));
     mf->addRow(tr("Sharding"), m_sharding);
-    // Sharding is shown but off: hr::StrategyConfig has no field for it until the distributed work
-    // lands (issue 10), so the control says why instead of pretending.
-    m_sharding->setEnabled(false);
-    m_sharding->setToolTip(tr("multi-GPU sharding needs the CUDA backend and several GPUs"));
     outer->addWidget(memBox);
     outer->addStretch(1);
 
     connect(m_optimizer, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateOptimizerFields);
     connect(m_schedule, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateScheduleFields);
     connect(m_checkpoint, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateCheckpointFields);
+    connect(m_ranks, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateRankFields);
     connect(m_checkpointList, &QListWidget::itemChanged, this, &TrainingSetupPanel::changed);
     for (QCheckBox* b : findChildren<QCheckBox*>()) connect(b, &QCheckBox::toggled, this, &TrainingSetupPanel::changed);
     for (QSpinBox* s : findChildren<QSpinBox*>()) connect(s, &QSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
@@ -198,7 +217,9 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     setFrom(defaultTrainConfig());  // the defaults `headroom train` has too (session/RunDefaults.h)
 }
 
-QString TrainingSetupPanel::deviceLabel() const { return m_device->currentText(); }
+QString TrainingSetupPanel::deviceLabel() const {
+    return m_ranks->currentData().toString().isEmpty() ? m_device->currentText() : m_ranks->currentText();
+}
 
 void TrainingSetupPanel::updateOptimizerFields() {
     const bool sgd = m_optimizer->currentData() == QLatin1String("sgd");
@@ -244,7 +265,11 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.strategy.accumulate = m_accumulate->value();
     c.strategy.offload_optimizer = m_offload->isChecked();
     c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
-    // sharding: hr::StrategyConfig has no field yet (m_sharding stays display-only).
+    // several ranks: their device kind (or GPU list) and the sharding stage; one process: no sharding
+    const QString r = m_ranks->currentData().toString();
+    if (r.startsWith(QLatin1String("cpu:"))) c.device = "cpu";
+    else if (r.startsWith(QLatin1String("cuda:"))) c.device = r.toStdString();
+    c.strategy.shard = r.isEmpty() ? "none" : m_sharding->currentData().toString().toStdString();
 }
 
 void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
@@ -273,6 +298,8 @@ void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
     m_minLr->setValue(c.schedule.min_lr);
     setStrategy(c.strategy);
     setMemoryLimit(c.memory_limit);
+    if (c.device.find(',') != std::string::npos) setRanks(int(std::count(c.device.begin(), c.device.end(), ',')) + 1);
+    updateRankFields();
     updateOptimizerFields();
     updateScheduleFields();
 }
@@ -310,6 +337,43 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_microBatch->setValue(int(s.micro_batch));
     m_accumulate->setValue(int(s.accumulate));
     m_offload->setChecked(s.offload_optimizer);
+    setCombo(m_sharding, QString::fromStdString(s.shard));
+}
+
+int TrainingSetupPanel::ranks() const {
+    const QString r = m_ranks->currentData().toString();
+    if (r.startsWith(QLatin1String("cpu:"))) return r.mid(4).toInt();
+    if (r.startsWith(QLatin1String("cuda:"))) return int(r.count(QLatin1Char(','))) + 1;
+    return 1;
+}
+
+void TrainingSetupPanel::setRanks(int n) {
+    if (n <= 1) return m_ranks->setCurrentIndex(0);
+    const QString device = m_device->currentData().toString();
+    int fallback = -1;
+    for (int i = 1; i < m_ranks->count(); ++i) {
+        const QString d = m_ranks->itemData(i).toString();
+        const bool gpus = d.startsWith(QLatin1String("cuda:"));
+        const int count = gpus ? int(d.count(QLatin1Char(','))) + 1 : d.mid(4).toInt();
+        if (count != n) continue;
+        if (gpus == device.startsWith(QLatin1String("cuda"))) return m_ranks->setCurrentIndex(i);
+        if (fallback < 0) fallback = i;
+    }
+    if (fallback > 0) m_ranks->setCurrentIndex(fallback);
+}
+
+void TrainingSetupPanel::updateRankFields() {
+    const QString r = m_ranks->currentData().toString();
+    const bool several = !r.isEmpty();
+    m_sharding->setEnabled(several);
+    // several ranks need a way to share the work: "None" is for one process only
+    if (auto* model = qobject_cast<QStandardItemModel*>(m_sharding->model())) model->item(0)->setEnabled(!several);
+    if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
+    if (!several) m_sharding->setCurrentIndex(0);
+    m_sharding->setToolTip(several ? tr("How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 "
+                                        "split the optimizer state, then the gradients, then the parameters")
+                                   : tr("Sharding spreads a run over several ranks: choose more than one in Ranks"));
+    m_device->setEnabled(!several);  // the ranks entry says where they train
 }
 
 void TrainingSetupPanel::setMemoryLimit(std::size_t bytes) {

@@ -1,7 +1,8 @@
 #pragma once
 // Training setup: device, batch size, epochs/steps, optimizer and its hyperparameters, LR schedule,
-// seed, threads, and the memory strategies (bound to TrainConfig::strategy; sharding is shown but
-// disabled until hr::StrategyConfig has it).
+// seed, threads, the ranks (one process, CPU x N ranks, or several GPUs: a multi-rank run of child
+// processes, RunOptions::ranks) and the memory strategies (bound to TrainConfig::strategy; the sharding
+// stage is enabled when the run has more than one rank).
 #include <QWidget>
 
 #include "train/config.h"
@@ -24,6 +25,10 @@ public:
     void applyTo(hr::TrainConfig& config) const;
     void setFrom(const hr::TrainConfig& config);
     QString deviceLabel() const;
+    // Processes the run trains on (1: one, on the session thread; more: RunOptions::ranks).
+    int ranks() const;
+    // Picks the ranks entry for n ranks (CPU x n, or n GPUs when the config lists n of them).
+    void setRanks(int n);
     // The model whose checkpoint blocks the "Chosen blocks" list offers (hr::checkpoint_blocks).
     void setModelSpec(const hr::ModelSpec& spec);
     // Only the memory strategies and the memory limit (Fit to device, out-of-memory advice).
@@ -37,11 +42,13 @@ private:
     void updateOptimizerFields();
     void updateScheduleFields();
     void updateCheckpointFields();
+    void updateRankFields();
     QString checkpointText() const;
     void setCheckpointText(const QString& text);
 
     QComboBox* m_device = nullptr;
     QSpinBox* m_threads = nullptr;
+    QComboBox* m_ranks = nullptr;  // data: "" (one process), "cpu:N" or "cuda:0,1,..." 
     QSpinBox* m_batch = nullptr;
     QSpinBox* m_epochs = nullptr;
     QSpinBox* m_steps = nullptr;

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "nn/model_spec.h"
 #include "notify/webhook_notifier.h"
+#include "session/RankRelay.h"
 #include "session/RunText.h"
 #include "session/TrainingSession.h"
 #include "train/resume.h"
@@ -71,6 +72,7 @@ RunController::~RunController() { shutdown(); }
 
 void RunController::shutdown() {
     if (!m_thread) return;
+    if (m_relay) m_relay->finish(30000);  // every rank stopped and waited for; its end files the run
     m_session->requestStop();
     m_thread->quit();
     m_thread->wait();
@@ -130,7 +132,7 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
         if (error) *error = why;
         return false;
     };
-    if (m_running || !m_thread) return refuse(Text::tr("a run is in progress; stop it first"));
+    if (m_running || !m_thread || m_relay) return refuse(Text::tr("a run is in progress; stop it first"));
     try {
         hr::validate_train_config(config);
         hr::validate_model_spec(config.model);
@@ -175,6 +177,7 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
     m_session->setPaused(false);
     m_session->setBatchIntervalMs(options.stepBatchMs);
     emit runStarted(m_runId, m_name);
+    if (options.ranks > 1) return startRanks(config, options, error);
     if (!options.runLocally) return true;  // deliver() brings the events
     SessionJob job{config, options.outDir.toStdString(), options.resume};
     TrainingSession* s = m_session;
@@ -183,7 +186,7 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
 }
 
 void RunController::pause() {
-    if (!m_running || m_paused) return;
+    if (!m_running || m_paused || m_relay) return;
     m_paused = true;
     m_session->setPaused(true);
 }
@@ -195,7 +198,28 @@ void RunController::resume() {
 }
 
 void RunController::stop() {
+    if (m_relay) return m_relay->stop();
     if (m_running) m_session->requestStop();
+}
+
+// options.ranks > 1: the ranks are child processes (session/RankRelay.h); their events come through
+// deliver(), the end last, once no rank is left. A child that cannot start files the run as failed.
+bool RunController::startRanks(const hr::TrainConfig& config, const RunOptions& options, QString* error) {
+    m_relay = new RankRelay([this](const RunEvent& e) { deliver(e); }, this);
+    QString why;
+    if (m_relay->start(config, options.outDir, options.ranks, options.rankProgram, &why)) return true;
+    // nothing started: as if start() had refused (no record, no signal after runStarted's)
+    delete m_relay;
+    m_relay = nullptr;
+    if (m_sampler) {
+        m_sampler->stop();
+        m_sampler.reset();
+    }
+    if (m_store && m_runId > 0) m_store->deleteRun(m_runId);
+    m_runId = 0;
+    m_running = false;
+    if (error) *error = why;
+    return false;
 }
 
 void RunController::warn(const QString& message) { onLog({hr::LogLevel::warning, message.toStdString()}); }
@@ -234,7 +258,8 @@ void RunController::onEpoch(const hr::EpochEvent& e) {
 }
 
 void RunController::onMemory(const hr::MemoryEvent& e) {
-    if (m_store && m_runId > 0) m_store->addMemory(m_runId, e);
+    // the history keeps rank 0's ledger (the other ranks' reach the charts; run.json has every rank's peak)
+    if (m_store && m_runId > 0 && e.rank == 0) m_store->addMemory(m_runId, e);
     emit memoryUpdated(e);
 }
 
@@ -242,6 +267,10 @@ void RunController::onLog(const hr::LogEvent& e) { emit logMessage(e); }
 
 void RunController::onEnded(const RunEnded& end) {
     if (!m_running) return;  // a duplicate end (a relay and the session both)
+    if (m_relay) {  // a multi-rank run: its child processes are gone (RankRelay delivers the end last)
+        m_relay->deleteLater();
+        m_relay = nullptr;
+    }
     if (m_sampler) {
         m_sampler->stop();
         QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);  // its last samples belong to the run

@@ -39,6 +39,7 @@ class TelemetrySampler;
 
 namespace hrapp {
 
+class RankRelay;
 class RunStore;
 class TrainingSession;
 class WebhookNotifier;
@@ -68,6 +69,12 @@ struct RunOptions {
     // With resume: the history's record of the run being continued, linked from the new record
     // (RunInfo::continuesRunId). 0: the newest run recorded with outDir, if any.
     qint64 continuesRun = 0;
+    // Several ranks (issue 10, docs/distributed.md "From the window"): ranks > 1 runs the config as
+    // `headroom train --config ... --ranks N` child processes (session/RankRelay.h) whose events arrive
+    // through deliver(); the history record is this controller's, the run folder rank 0's. rankProgram:
+    // the headroom binary ("" : this program).
+    int ranks = 1;
+    QString rankProgram;
 };
 
 // What "Continue training" and `headroom train --resume DIR` start from: the run's own configuration
@@ -116,6 +123,10 @@ public:
 
     bool isRunning() const { return m_running; }
     bool isPaused() const { return m_paused; }
+    // A multi-rank run from the window cannot pause (its ranks are other processes); one process can.
+    bool canPause() const { return m_running && !m_relay; }
+    bool isMultiRank() const { return m_relay != nullptr; }
+    RankRelay* relay() const { return m_relay; }  // the multi-rank run's child processes (null: none)
     qint64 runId() const { return m_runId; }          // of the run in progress (0: none, or not recorded)
     QString runName() const { return m_name; }
     const hr::TrainConfig& config() const { return m_config; }
@@ -148,9 +159,11 @@ private:
     void checkSettled();
     qint64 continuedRunOf(const RunOptions& options) const;  // the record a resume links to (0: none)
     void warn(const QString& message);
+    bool startRanks(const hr::TrainConfig& config, const RunOptions& options, QString* error);
 
     QThread* m_thread = nullptr;
     TrainingSession* m_session = nullptr;
+    RankRelay* m_relay = nullptr;  // a multi-rank run in progress (options.ranks > 1)
     WebhookNotifier* m_webhook = nullptr;
     std::unique_ptr<hr::TelemetrySampler> m_sampler;
     QPointer<RunStore> m_store;

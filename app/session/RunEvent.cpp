@@ -222,7 +222,14 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"host_ledger", ledgerSnapshotToJson(r.host_ledger)},
             {"out_of_memory", r.out_of_memory},
             {"oom_category", r.oom_category},
-            {"oom_limit", r.oom_limit}};
+            {"oom_limit", r.oom_limit},
+            {"world_size", r.world_size},
+            {"rank", r.rank},
+            {"shard", r.shard},
+            {"rank_batches", r.rank_batches},
+            {"rank_peak_bytes", r.rank_peak_bytes},
+            {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
+            {"communication_seconds_per_step", num(r.communication_seconds_per_step)}};
 }
 
 hr::TrainResult trainResultFromJson(const json& j) {
@@ -248,6 +255,17 @@ hr::TrainResult trainResultFromJson(const json& j) {
     r.data_source = text(j, "data_source");
     r.strategy = text(j, "strategy");
     r.skipped_steps = integer<std::int64_t>(j, "skipped_steps");
+    r.world_size = integer<int>(j, "world_size", 1);
+    r.rank = integer<int>(j, "rank");
+    if (j.contains("shard")) r.shard = text(j, "shard");
+    if (const auto it = j.find("rank_batches"); it != j.end() && it->is_array())
+        for (const json& b : *it)
+            if (b.is_number_integer()) r.rank_batches.push_back(b.get<std::int64_t>());
+    if (const auto it = j.find("rank_peak_bytes"); it != j.end() && it->is_array())
+        for (const json& b : *it)
+            if (b.is_number_unsigned()) r.rank_peak_bytes.push_back(b.get<std::size_t>());
+    r.communication_bytes_per_step = real(j, "communication_bytes_per_step");
+    r.communication_seconds_per_step = real(j, "communication_seconds_per_step");
     r.final_loss_scale = real(j, "final_loss_scale");
     r.host_ledger = ledgerSnapshotFromJson(j.value("host_ledger", json::object()));
     r.out_of_memory = flag(j, "out_of_memory");
@@ -276,7 +294,8 @@ json runEventToJson(const RunEvent& event) {
                     {"step", e.step},
                     {"elapsed_seconds", num(e.elapsed_seconds)},
                     {"device_capacity", e.device_capacity},
-                    {"ledger", ledgerSnapshotToJson(e.ledger)}};
+                    {"ledger", ledgerSnapshotToJson(e.ledger)},
+                    {"rank", e.rank}};
         }
         json operator()(const hr::LogEvent& e) const {
             return {{"event", "log"}, {"level", hr::log_level_name(e.level)}, {"message", e.message}};
@@ -307,6 +326,7 @@ RunEvent runEventFromJson(const json& j) {
         e.elapsed_seconds = real(j, "elapsed_seconds");
         e.device_capacity = integer<std::size_t>(j, "device_capacity");
         e.ledger = ledgerSnapshotFromJson(j.value("ledger", json::object()));
+        e.rank = integer<int>(j, "rank");
         return e;
     }
     if (kind == "log") {

@@ -59,6 +59,7 @@ struct MemoryEvent {
     double elapsed_seconds = 0;
     LedgerSnapshot ledger;
     std::size_t device_capacity = 0;  // bytes of the device (RAM for the CPU)
+    int rank = 0;                     // the rank whose ledger this is (several ranks; a relay sets it), else 0
 };
 
 struct LogEvent {

@@ -122,13 +122,22 @@ private slots:
         c.strategy.checkpoint = "list:0,1";
         w.setTrainConfig(c);
         QCOMPARE(w.trainConfig().strategy.checkpoint, std::string("list:0,1"));
-        // sharding stays off, with the reason (the one combo that offers ZeRO stages)
-        QList<QComboBox*> sharding;
-        for (QComboBox* box : w.setupPanel()->findChildren<QComboBox*>())
-            if (box->findData(3) >= 0 && box->itemText(box->findData(3)).contains(QStringLiteral("ZeRO"))) sharding << box;
-        QCOMPARE(sharding.size(), 1);
-        QVERIFY(!sharding.first()->isEnabled());
-        QVERIFY(sharding.first()->toolTip().contains(QStringLiteral("several GPUs")));
+        // sharding is off for one process, with the reason; on with several ranks (issue 10), where the
+        // window's config carries the stage and "None" is not offered
+        auto* sharding = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("shardingCombo"));
+        auto* ranks = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("ranksCombo"));
+        QVERIFY(sharding && ranks);
+        QVERIFY(!sharding->isEnabled());
+        QVERIFY(sharding->toolTip().contains(QStringLiteral("several ranks")));
+        QCOMPARE(w.trainConfig().strategy.shard, std::string("none"));
+        ranks->setCurrentIndex(ranks->findData(QStringLiteral("cpu:2")));
+        QVERIFY(sharding->isEnabled());
+        QCOMPARE(w.setupPanel()->ranks(), 2);
+        QCOMPARE(w.trainConfig().strategy.shard, std::string("dp"));
+        sharding->setCurrentIndex(sharding->findData(QStringLiteral("zero3")));
+        QCOMPARE(w.trainConfig().strategy.shard, std::string("zero3"));
+        ranks->setCurrentIndex(0);
+        QCOMPARE(w.trainConfig().strategy.shard, std::string("none"));
     }
 
     void fitToDeviceAppliesAStrategyThatFits() {

@@ -6,6 +6,8 @@
 // HEADROOM_LANG=en|zh_CN picks the language; the user's settings are left alone (Qt's test mode), the
 // theme is light. Runs offscreen with QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
+#include <QComboBox>
+#include <QFileInfo>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTimer>
@@ -19,7 +21,9 @@
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
 #include "gui/RunsView.h"
+#include "gui/TrainingSetupPanel.h"
 #include "gui/gui_main.h"
+#include "session/RunController.h"
 #include "session/TrainingSession.h"
 
 using namespace hrapp;
@@ -73,6 +77,18 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
             w.tabs()->setCurrentIndex(0);
             QTimer::singleShot(600, grab);
         });
+    } else if (tab == QLatin1String("ranks")) {
+        // a run on CPU x 2 ranks with ZeRO-2 (child processes, issue 10): the Monitor with memory per rank
+        auto* ranks = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("ranksCombo"));
+        ranks->setCurrentIndex(ranks->findData(QStringLiteral("cpu:2")));
+        auto* shard = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("shardingCombo"));
+        shard->setCurrentIndex(shard->findData(QStringLiteral("zero2")));
+        QObject::connect(w.runController(), &RunController::epochFinished, &w, [epochs, grab](const hr::EpochEvent&) {
+            if (++*epochs == 3) QTimer::singleShot(300, grab);
+        });
+        QObject::connect(&w, &MainWindow::runFinished, &w, [epochs, grab] {
+            if (*epochs < 3) QTimer::singleShot(300, grab);
+        });
     } else if (runsTab) {
         QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
             QTimer::singleShot(200, &w, [&w, grab] {
@@ -101,11 +117,13 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: headroom-screenshot OUT.png [monitor|runs|plan]\n");
+        std::fprintf(stderr, "usage: headroom-screenshot OUT.png [monitor|runs|plan|ranks]\n");
         return 2;
     }
     const QString out = QString::fromLocal8Bit(argv[1]);
     const QString tab = argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral("monitor");
+    if (!qEnvironmentVariableIsSet("HEADROOM_PROGRAM"))  // multi-rank runs start the headroom next to this harness
+        qputenv("HEADROOM_PROGRAM", (QFileInfo(QString::fromLocal8Bit(argv[0])).absolutePath() + QStringLiteral("/headroom")).toLocal8Bit());
     QStandardPaths::setTestModeEnabled(true);  // leave the user's settings and history alone
     GuiOptions options;
     options.theme = QStringLiteral("light");

@@ -73,6 +73,14 @@ std::vector<Case> cases() {
         {"odd 3->4 3x3 s(1,2) p(0,2) 8x35", 2, 3, 8, 35, 4, 3, 3, 1, 2, 0, 2},
         {"odd 6->5 1x1 s2 p1 9x33", 2, 6, 9, 33, 5, 1, 1, 2, 2, 1, 1},
         {"odd 4->4 5x5 s2 p3 18x34", 2, 4, 18, 34, 4, 5, 5, 2, 2, 3, 3},
+        // stride 1 with shared side padding (rows of W + pad_w): wide kernels, odd pads, pad_w 0, pad_w = kw - 1,
+        // and widths whose wide rows end in 1, 2 or 0 vectors of 8 after the 3-vector blocks
+        {"shared pad 3->5 5x5 p1 9x11", 3, 3, 9, 11, 5, 5, 5, 1, 1, 1, 1},
+        {"shared pad 2->3 3x3 p(1,0) 6x13", 2, 2, 6, 13, 3, 3, 3, 1, 1, 1, 0},
+        {"shared pad 4->6 2x4 p(0,3) 5x9", 2, 4, 5, 9, 6, 2, 4, 1, 1, 0, 3},
+        {"shared pad 3->4 3x3 p2 5x5", 2, 3, 5, 5, 4, 3, 3, 1, 1, 2, 2},
+        {"shared pad 5->7 3x3 p1 3x3", 3, 5, 3, 3, 7, 3, 3, 1, 1, 1, 1},
+        {"shared pad 8->9 3x3 p1 10x15", 2, 8, 10, 15, 9, 3, 3, 1, 1, 1, 1},
     };
 }
 

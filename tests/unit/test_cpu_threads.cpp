@@ -4,7 +4,11 @@
 // across thread counts.
 #include <QtTest/QtTest>
 
+#include <sched.h>
+
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -36,6 +40,11 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 
 class TestCpuThreads : public QObject {
     Q_OBJECT
+
+public:
+    // The pool stops yielding to a foreground thread busy for more than 25 ms on end; a loaded test
+    // machine can take longer than that between two lines, so the tests hold it for 10 minutes.
+    TestCpuThreads() { qputenv("HEADROOM_CPU_GUI_HOLD_MS", "600000"); }
 
 private slots:
     void everyChunkOnce() {
@@ -154,6 +163,63 @@ private slots:
             QVERIFY(same_bits(bny[0], bny[i]));
             QVERIFY(same_bits(bndx[0], bndx[i]));
         }
+    }
+
+    void foregroundWorkTakesThreads() {
+        // While a foreground thread (the GUI) works and the call's threads plus it exceed the CPUs the OS
+        // lets this process use (sched_getaffinity, read here independently), a call runs on fewer
+        // threads: on 2 CPUs, 2 threads become the caller alone. Afterwards the workers come back.
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        QCOMPARE(sched_getaffinity(0, sizeof set, &set), 0);
+        const int cpus = CPU_COUNT(&set);
+        QCOMPARE(cpu::available_cpus(), cpus);
+        if (qEnvironmentVariable("HEADROOM_CPU_YIELD_TO_GUI") == "0") QSKIP("HEADROOM_CPU_YIELD_TO_GUI=0");
+        const int threads = std::min(cpus, cpu::kMaxThreads);
+        QCOMPARE(cpu::effective_threads(threads), threads);
+        auto distinct_threads = [&] {
+            std::mutex mu;
+            std::set<std::thread::id> ids;
+            for (int r = 0; r < 50; ++r)
+                cpu::parallel_for(threads, 64, [&](std::int64_t) {
+                    volatile double x = 0;
+                    for (int i = 0; i < 20000; ++i) x = x + i;
+                    std::lock_guard<std::mutex> lock(mu);
+                    ids.insert(std::this_thread::get_id());
+                });
+            return int(ids.size());
+        };
+        cpu::foreground_begin();
+        const int want = std::max(1, cpus - 1);
+        QCOMPARE(cpu::effective_threads(threads), std::min(threads, want));
+        const int during = distinct_threads();
+        cpu::foreground_end();
+        QVERIFY2(during <= std::min(threads, want), qPrintable(QString("%1 threads ran").arg(during)));
+        QCOMPARE(cpu::effective_threads(threads), threads);
+        if (threads >= 2) QVERIFY(distinct_threads() >= 2);  // the workers wake up again
+    }
+
+    void foregroundWorkKeepsResults() {
+        // The same resnet-mini step at 2 threads with and without foreground work: bitwise equal gradients.
+        ModelSpec spec = preset_model("resnet-mini");
+        std::vector<std::vector<float>> grads;
+        for (int run = 0; run < 2; ++run) {
+            if (run == 1) cpu::foreground_begin();
+            CpuBackend be(2, nullptr);
+            ModelOptions o;
+            o.batch = 16;
+            Model m(spec, be, o);
+            Tensor x = random_tensor(be, with_batch(16, spec.input_shape), 7);
+            Tensor logits = m.forward(x, true, 0);
+            Tensor dl = random_tensor(be, logits.shape(), 8);
+            m.zero_grad();
+            m.backward(dl);
+            std::vector<float> g(static_cast<std::size_t>(m.gradients().numel()));
+            be.copy_to_host(m.gradients(), g.data());
+            grads.push_back(g);
+            if (run == 1) cpu::foreground_end();
+        }
+        QVERIFY(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * sizeof(float)) == 0);
     }
 
     void trainingStepReproducible() {

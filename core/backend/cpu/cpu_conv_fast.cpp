@@ -83,6 +83,15 @@ FwdPlan fwd_plan(const ConvGeom& g, const Conv2dParams& p) {
     f.Hph = ceil_pos(Hpad, p.stride_h);
     f.Wph = ceil_pos(Wpad, p.stride_w);
     f.plane = f.Hph * f.Wph;
+    if (p.stride_h == 1 && p.stride_w == 1 && p.pad_w <= g.kw - 1) {
+        // Shared side padding: each row is W values then pad_w zeros, which serve as this row's right
+        // padding and the next row's left padding (the reads of a wide position never reach further:
+        // its taps span columns ow - pad_w ... ow + kw - 1 - pad_w of x, and Wo <= W + pad_w). pad_w
+        // leading zeros give the first row its left padding. Wide rows of W + pad_w instead of
+        // W + 2 pad_w positions: 7x7 maps with padding 1 compute 56 positions instead of 64.
+        f.Wph = g.W + p.pad_w;
+        f.plane = f.Hph * f.Wph + p.pad_w;
+    }
     f.nph_h = std::min<std::int64_t>(p.stride_h, g.kh);
     f.nph_w = std::min<std::int64_t>(p.stride_w, g.kw);
     f.nplanes = g.C * f.nph_h * f.nph_w;
@@ -219,6 +228,13 @@ BwdPlan bwd_plan(const ConvGeom& g, const Conv2dParams& p) {
         b.Hdb = std::max(b.Hdb, f.R_lo + f.nR + b.Pt);
     }
     b.plane = b.Hdb * b.Wdb;
+    if (sh == 1 && sw == 1 && pw <= g.kw - 1) {
+        // One phase, dy padded by Pl = kw - 1 - pad_w on both sides: the same shared side padding as
+        // the forward's (fwd_plan), rows of Wo values then Pl zeros, Pl leading zeros. dx rows (W <=
+        // Wo + Pl values) fit the shorter wide rows.
+        b.Wdb = g.Wo + b.Pl;
+        b.plane = b.Hdb * b.Wdb + b.Pl;
+    }
     const std::int64_t CB4 = (g.C + 3) / 4 * 4;
     std::int64_t need = g.K * b.plane;
     for (auto& f : b.phases) {

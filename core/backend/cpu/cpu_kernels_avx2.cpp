@@ -72,21 +72,34 @@ __attribute__((always_inline)) inline void conv_block(const float* src, const st
 void tap_conv(const float* src, const std::int32_t* off, int T, const float* wp, int K, int Q, float* out,
               std::int64_t ldo) {
     const int KB = (K + 3) / 4;
+    // Blocks of 3 vectors; a remainder of 1 vector becomes 2 + 2 (a 1-vector block does 4 broadcasts
+    // for 4 FMAs, half the work per load of the others). Each output is its own sum over the taps in
+    // order, so the blocking does not change results.
+    int v3 = Q / 24, v2 = (Q / 8) % 3 == 2 ? 1 : 0, v1 = 0;
+    if ((Q / 8) % 3 == 1) {
+        if (v3 > 0) {
+            --v3;
+            v2 = 2;
+        } else {
+            v1 = 1;
+        }
+    }
     std::int64_t q0 = 0;
-    for (; q0 + 24 <= Q; q0 += 24)
+    for (int b = 0; b < v3; ++b, q0 += 24)
         for (int kb = 0; kb < KB; ++kb) {
             const int rows = K - 4 * kb < 4 ? K - 4 * kb : 4;
             conv_block<3>(src, off, T, wp + std::int64_t(kb) * T * 4, q0, out + std::int64_t(kb) * 4 * ldo, ldo, rows);
         }
-    const std::int64_t rem = Q - q0;  // 0, 8 or 16
-    if (rem == 0) return;
-    for (int kb = 0; kb < KB; ++kb) {
-        const int rows = K - 4 * kb < 4 ? K - 4 * kb : 4;
-        if (rem == 16)
+    for (int b = 0; b < v2; ++b, q0 += 16)
+        for (int kb = 0; kb < KB; ++kb) {
+            const int rows = K - 4 * kb < 4 ? K - 4 * kb : 4;
             conv_block<2>(src, off, T, wp + std::int64_t(kb) * T * 4, q0, out + std::int64_t(kb) * 4 * ldo, ldo, rows);
-        else
+        }
+    if (v1)
+        for (int kb = 0; kb < KB; ++kb) {
+            const int rows = K - 4 * kb < 4 ? K - 4 * kb : 4;
             conv_block<1>(src, off, T, wp + std::int64_t(kb) * T * 4, q0, out + std::int64_t(kb) * 4 * ldo, ldo, rows);
-    }
+        }
 }
 
 template <int NT>

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -70,6 +71,50 @@ long env_us(const char* name, long fallback) {
 
 thread_local bool tl_inside_job = false;
 
+int count_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    const unsigned h = std::thread::hardware_concurrency();
+    return h > 0 ? static_cast<int>(h) : 1;
+}
+
+bool yield_to_foreground_enabled() {
+    const char* v = std::getenv("HEADROOM_CPU_YIELD_TO_GUI");
+    return !(v && v[0] == '0' && v[1] == '\0');
+}
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+struct Foreground {
+    const int cpus = count_cpus();
+    const bool enabled = yield_to_foreground_enabled();
+    // A foreground thread that stays "busy" longer than this is more likely blocked outside its event
+    // loop (a join, a lock) than drawing: the pool stops yielding to it, so a stale flag never leaves a
+    // run on fewer threads for long.
+    const std::int64_t hold_ns = env_us("HEADROOM_CPU_GUI_HOLD_MS", 25) * 1000000;
+    alignas(64) std::atomic<int> busy{0};
+    std::atomic<std::int64_t> since{0};  // now_ns() when busy last went from 0 to 1
+    // threads the pool may use now
+    int cap(int threads) const {
+        if (!enabled) return threads;
+        const int b = busy.load(std::memory_order_relaxed);
+        if (b <= 0 || threads + b <= cpus) return threads;
+        if (now_ns() - since.load(std::memory_order_relaxed) > hold_ns) return threads;
+        return std::max(1, cpus - b);
+    }
+};
+
+Foreground& foreground() {
+    static Foreground* f = new Foreground;  // never destroyed (workers read it)
+    return *f;
+}
+
 class Pool {
 public:
     Pool()
@@ -79,6 +124,7 @@ public:
     int workers() const { return n_workers_.load(std::memory_order_acquire); }
 
     void run(int threads, std::int64_t n, ChunkFn fn, void* ctx) {
+        threads = foreground().cap(threads);
         if (threads <= 1 || n <= 1 || tl_inside_job || busy_.exchange(true, std::memory_order_acquire)) {
             run_serial(n, fn, ctx);
             return;
@@ -189,7 +235,7 @@ private:
         pthread_setname_np(pthread_self(), name);
         tl_inside_job = true;  // a worker's own calls to parallel_for run serially
         for (;;) {
-            std::uint64_t s = wait_for_job(seen);
+            std::uint64_t s = wait_for_job(seen, index);
             // Join the job in the lowest free slot, unless it is closed or has all its workers.
             for (;;) {
                 if (gen_of(s) == seen) break;
@@ -212,11 +258,13 @@ private:
 
     // Returns the state once it shows a job newer than `seen` that is still open. Spins for
     // worker_spin_ (pausing, then yielding), then sleeps until the caller posts a job.
-    std::uint64_t wait_for_job(std::uint64_t& seen) {
+    std::uint64_t wait_for_job(std::uint64_t& seen, int index) {
         for (;;) {
             const auto t0 = Clock::now();
             const auto yield_after = worker_spin_ / 4;
             for (;;) {
+                // While foreground work keeps this worker's slot out of the calls, leave the core to it.
+                if (foreground().cap(index + 2) < index + 2) break;
                 for (int i = 0; i < 64; ++i) {
                     const std::uint64_t s = state_.load(std::memory_order_acquire);
                     if (gen_of(s) != seen) {
@@ -270,5 +318,13 @@ Pool& pool() {
 void parallel_run(int threads, std::int64_t n, ChunkFn fn, void* ctx) { pool().run(threads, n, fn, ctx); }
 
 int pool_workers() { return pool().workers(); }
+
+void foreground_begin() {
+    Foreground& f = foreground();
+    if (f.busy.fetch_add(1, std::memory_order_relaxed) == 0) f.since.store(now_ns(), std::memory_order_relaxed);
+}
+void foreground_end() { foreground().busy.fetch_sub(1, std::memory_order_relaxed); }
+int effective_threads(int threads) { return std::min(thread_slots(threads), foreground().cap(thread_slots(threads))); }
+int available_cpus() { return foreground().cpus; }
 
 }  // namespace hr::cpu

@@ -53,4 +53,24 @@ void parallel_for_slots(int threads, std::int64_t n, F&& f) {
 // Worker threads the pool has started so far (for tests and diagnostics).
 int pool_workers();
 
+// Foreground work: a thread outside the pool that needs a core now (the GUI thread between waking up
+// and going idle again: replots, painting, the run store). While at least one such thread says so and
+// the calls' threads plus those threads exceed the CPUs this process may run on, parallel_run uses
+// fewer threads (at least 1: on 2 CPUs with a GUI at work, the caller alone) and the idle workers
+// sleep at once instead of spinning. Without this, three runnable threads on two cores preempt each
+// other at random and a worker preempted in the middle of a chunk stalls the whole call for a time
+// slice (docs/benchmarks.md, `scripts/bench gui`). Results do not change (chunkings do not depend on
+// the thread count). A foreground thread busy for more than 25 ms on end is no longer yielded to: it
+// is more likely blocked outside its event loop, or slowed by other processes, than drawing (a quiet
+// window replots its four charts in about 10 ms); HEADROOM_CPU_GUI_HOLD_MS changes the 25.
+// HEADROOM_CPU_YIELD_TO_GUI=0 in the environment turns all of it off (for comparisons).
+// Calls nest (a counter); cheap (atomic operations and a clock read), so a GUI can call them at every
+// wake-up.
+void foreground_begin();
+void foreground_end();
+// Threads a call asking for `threads` would use now (tests, diagnostics).
+int effective_threads(int threads);
+// The CPUs this process may run on (sched_getaffinity), read once.
+int available_cpus();
+
 }  // namespace hr::cpu

@@ -1,0 +1,210 @@
+#include "session/RankRelay.h"
+
+#include <signal.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcessEnvironment>
+
+#include "base/error.h"
+#include "session/RunText.h"
+
+namespace hrapp {
+
+namespace {
+struct Text {
+    Q_DECLARE_TR_FUNCTIONS(RankRelay)
+};
+constexpr int kPollMs = 100;
+constexpr int kEscalateMs = 15000;
+constexpr int kOutputKeep = 4096;
+}  // namespace
+
+RankRelay::RankRelay(Sink sink, QObject* parent) : QObject(parent), m_sink(std::move(sink)) {
+    m_process.setProcessChannelMode(QProcess::MergedChannels);
+    connect(&m_process, &QProcess::readyRead, this, [this] {
+        m_output += m_process.readAll();
+        if (m_output.size() > kOutputKeep) m_output = m_output.right(kOutputKeep);
+    });
+    connect(&m_process, &QProcess::finished, this, &RankRelay::onFinished);
+    m_poll.setInterval(kPollMs);
+    connect(&m_poll, &QTimer::timeout, this, &RankRelay::poll);
+    m_escalate.setInterval(kEscalateMs);
+    connect(&m_escalate, &QTimer::timeout, this, [this] {
+        // the launcher counts its signals: the 2nd ends the ranks now, the 3rd kills mpirun's group
+        if (!isRunning() || m_signalsSent >= 3) return m_escalate.stop();
+        ::kill(static_cast<pid_t>(m_process.processId()), SIGTERM);
+        ++m_signalsSent;
+    });
+}
+
+RankRelay::~RankRelay() {
+    if (isRunning()) finish(30000);
+}
+
+bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
+                      QString* error) {
+    m_dir = std::make_unique<QTemporaryDir>(QDir::temp().filePath(QStringLiteral("headroom-ranks-XXXXXX")));
+    if (!m_dir->isValid()) {
+        if (error) *error = Text::tr("cannot create a temporary folder for the ranks' events: %1").arg(m_dir->errorString());
+        return false;
+    }
+    const QString configPath = m_dir->filePath(QStringLiteral("config.json"));
+    {
+        QFile f(configPath);
+        if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(hr::train_config_to_json(config).dump(2))) < 0) {
+            if (error) *error = Text::tr("cannot write %1: %2").arg(configPath, f.errorString());
+            return false;
+        }
+    }
+    const QString events = m_dir->filePath(QStringLiteral("events"));
+    QDir().mkpath(events);
+    m_outDir = outDir;
+    m_ranks = ranks;
+    m_files.clear();
+    m_rank0End.reset();
+    m_otherEnds.clear();
+    m_output.clear();
+    m_signalsSent = 0;
+    m_stopRequested = false;
+    m_done = false;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("HEADROOM_EVENTS_DIR"), events);
+    m_process.setProcessEnvironment(env);
+    QStringList args{QStringLiteral("train"), QStringLiteral("--config"), configPath,
+                     QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--no-history"),
+                     QStringLiteral("--quiet")};
+    if (!outDir.isEmpty()) args << QStringLiteral("--out") << outDir;
+    const QString exe = !program.isEmpty() ? program
+                        : qEnvironmentVariableIsSet("HEADROOM_PROGRAM") ? qEnvironmentVariable("HEADROOM_PROGRAM")
+                                                                         : QCoreApplication::applicationFilePath();
+    m_process.start(exe, args);
+    if (!m_process.waitForStarted(10000)) {
+        if (error) *error = Text::tr("could not start %1: %2").arg(exe, m_process.errorString());
+        return false;
+    }
+    m_process.closeWriteChannel();
+    m_poll.start();
+    return true;
+}
+
+void RankRelay::stop() {
+    if (!isRunning() || m_stopRequested) return;
+    m_stopRequested = true;
+    ::kill(static_cast<pid_t>(m_process.processId()), SIGTERM);  // the launcher passes it on to every rank
+    m_signalsSent = 1;
+    m_escalate.start();
+}
+
+void RankRelay::finish(int ms, bool stopFirst) {
+    if (m_done) return;
+    if (stopFirst) stop();
+    QElapsedTimer t;
+    t.start();
+    while (isRunning() && t.elapsed() < ms) {
+        m_process.waitForFinished(200);
+        poll();
+    }
+    if (isRunning()) {  // the launcher did not end: kill mpirun's group through it, then the launcher
+        for (; m_signalsSent < 3; ++m_signalsSent) ::kill(static_cast<pid_t>(m_process.processId()), SIGTERM);
+        if (!m_process.waitForFinished(5000)) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+    }
+    if (!m_done) onFinished();
+}
+
+void RankRelay::poll() {
+    if (!m_dir) return;
+    const QDir events(m_dir->filePath(QStringLiteral("events")));
+    for (int rank = 0; rank < m_ranks; ++rank) {
+        QFile f(events.filePath(QStringLiteral("rank%1.jsonl").arg(rank)));
+        if (!f.exists() || !f.open(QIODevice::ReadOnly)) continue;
+        RankFile& rf = m_files[rank];
+        if (f.size() <= rf.offset) continue;
+        f.seek(rf.offset);
+        const QByteArray chunk = f.readAll();
+        rf.offset += chunk.size();
+        rf.partial += chunk;
+        qsizetype nl;
+        while ((nl = rf.partial.indexOf('\n')) >= 0) {  // whole lines only; the rest waits for the next poll
+            const QByteArray line = rf.partial.left(nl);
+            rf.partial.remove(0, nl + 1);
+            if (!line.trimmed().isEmpty()) handleLine(rank, line);
+        }
+    }
+}
+
+void RankRelay::handleLine(int rank, const QByteArray& line) {
+    RunEvent e;
+    try {
+        e = runEventFromJson(nlohmann::json::parse(line.toStdString()));
+    } catch (const std::exception& ex) {
+        if (!m_badLineSaid)
+            m_sink(hr::LogEvent{hr::LogLevel::warning,
+                                Text::tr("rank %1 sent an event that could not be read (%2); it is skipped")
+                                    .arg(rank)
+                                    .arg(QString::fromUtf8(ex.what()))
+                                    .toStdString()});
+        m_badLineSaid = true;
+        return;
+    }
+    if (auto* end = std::get_if<RunEnded>(&e)) {  // delivered once the launcher has exited (no rank left)
+        if (rank == 0) m_rank0End = *end;
+        else m_otherEnds[rank] = *end;
+        return;
+    }
+    if (rank == 0) return m_sink(e);
+    if (auto* m = std::get_if<hr::MemoryEvent>(&e)) {
+        hr::MemoryEvent copy = *m;
+        copy.rank = rank;
+        return m_sink(copy);
+    }
+    if (auto* l = std::get_if<hr::LogEvent>(&e))
+        m_sink(hr::LogEvent{l->level, Text::tr("rank %1: %2").arg(rank).arg(QString::fromStdString(l->message)).toStdString()});
+}
+
+RunEnded RankRelay::fallbackEnd() const {
+    RunEnded end;
+    end.outDir = m_outDir.toStdString();
+    hr::TrainResult& r = end.result;
+    r.world_size = m_ranks;
+    if (m_stopRequested) {  // stopped, but rank 0 did not get to write its end (the ranks were ended)
+        r.status = "stopped";
+        return end;
+    }
+    r.status = "failed";
+    for (const auto& [rank, e] : m_otherEnds)  // a rank's own account of what went wrong, first
+        if (e.result.status == "failed") {
+            r.error = Text::tr("rank %1: %2").arg(rank).arg(resultError(e.result)).toStdString();
+            r.bad_input = e.result.bad_input;
+            r.out_of_memory = e.result.out_of_memory;
+            return end;
+        }
+    const QString said = QString::fromLocal8Bit(m_output).trimmed();
+    const QString last = said.section(QLatin1Char('\n'), -3);  // the launcher's and mpirun's last lines
+    const QString status = m_process.exitStatus() == QProcess::NormalExit
+                               ? Text::tr("exit status %1").arg(m_process.exitCode())
+                               : Text::tr("the launcher crashed");
+    r.error = (last.isEmpty() ? Text::tr("the ranks ended before rank 0 finished the run (%1)").arg(status)
+                              : Text::tr("the ranks ended before rank 0 finished the run (%1): %2").arg(status, last))
+                  .toStdString();
+    return end;
+}
+
+void RankRelay::onFinished() {
+    if (m_done) return;
+    m_done = true;
+    m_poll.stop();
+    m_escalate.stop();
+    m_output += m_process.readAll();
+    poll();  // the last lines
+    RunEnded end = m_rank0End ? *m_rank0End : fallbackEnd();
+    m_dir.reset();
+    m_sink(end);
+}
+
+}  // namespace hrapp

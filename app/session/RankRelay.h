@@ -1,0 +1,81 @@
+#pragma once
+// RankRelay: a multi-rank run of the window as child processes (issue 10, DESIGN.md decision 8). It
+// writes the run's TrainConfig to a temporary config.json and starts
+//   headroom train --config DIR/config.json --ranks N --out OUT --no-history --quiet
+// (the launcher of app/cli/train_command.cpp, which runs mpirun on the same binary) with
+// HEADROOM_EVENTS_DIR=DIR/events, so every rank writes its events as JSON lines (rank<R>.jsonl). It reads
+// them as they grow (every 100 ms) and hands them to its sink, RunController::deliver(): rank 0's every
+// event, the other ranks' memory (tagged with their rank) and warnings. The run's end is delivered once
+// the launcher has exited, so when the controller says the run finished, no rank is left: rank 0's own
+// end when it sent one, else a failed end naming the cause (a rank's error, the launcher's last words,
+// its exit status) or, after stop(), a stopped one. The history record is the controller's (the child
+// runs with --no-history); rank 0 writes the run folder.
+//
+// stop() signals the launcher (SIGTERM), which passes it on to every rank through mpirun: the ranks stop
+// after the same step and rank 0 writes the results so far. Unanswered, it signals again after 15 s
+// (mpirun ends the ranks) and again after 30 s (the launcher kills mpirun's process group).
+// Lives on the thread that created it (the controller's), which runs an event loop.
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QVector>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "session/RunEvent.h"
+#include "train/config.h"
+
+namespace hrapp {
+
+class RankRelay : public QObject {
+    Q_OBJECT
+public:
+    using Sink = std::function<void(const RunEvent&)>;
+    explicit RankRelay(Sink sink, QObject* parent = nullptr);
+    ~RankRelay() override;  // a run still going is stopped and waited for (finish(30000))
+
+    // Starts the ranks; false with *error when the child cannot start (nothing delivered then).
+    // program: the headroom binary ("" : $HEADROOM_PROGRAM when set, e.g. by a harness that is not
+    // headroom itself, else this program).
+    bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
+               QString* error = nullptr);
+    void stop();
+    bool isRunning() const { return m_process.state() != QProcess::NotRunning; }
+    // Waits up to ms for the launcher to end (stopping it first when stop is true), then delivers the end;
+    // past the time it kills the launcher and delivers a stopped/failed end. For closing the window.
+    void finish(int ms, bool stop = true);
+
+    qint64 launcherPid() const { return m_process.processId(); }
+
+private:
+    void poll();
+    void onFinished();
+    void handleLine(int rank, const QByteArray& line);
+    RunEnded fallbackEnd() const;
+
+    Sink m_sink;
+    QProcess m_process;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    QTimer m_poll, m_escalate;
+    struct RankFile {
+        qint64 offset = 0;
+        QByteArray partial;
+    };
+    std::map<int, RankFile> m_files;
+    std::optional<RunEnded> m_rank0End;
+    std::map<int, RunEnded> m_otherEnds;
+    QByteArray m_output;  // the launcher's and mpirun's own lines (the last few kilobytes)
+    QString m_outDir;
+    int m_ranks = 0;
+    int m_signalsSent = 0;
+    bool m_stopRequested = false;
+    bool m_done = false;
+    bool m_badLineSaid = false;
+};
+
+}  // namespace hrapp

@@ -1,0 +1,238 @@
+// ranks: none
+// `headroom train --ranks 2` ended from outside (this test is one process; it runs the headroom binary):
+// - SIGINT to the launcher (Ctrl-C) ends the run as Ctrl-C ends one process: the same exit status as a
+//   one-process run given SIGINT (the reference, run here too), run.json with status "stopped" and the
+//   steps taken, model.safetensors, the history entry "stopped", and no process left below the launcher.
+// - kill -9 of rank 0 or rank 1 mid-run: mpirun ends the other ranks, so rank 0 cannot finish its history
+//   entry; the launcher marks it failed, naming the cause (`headroom runs` says failed, never running).
+#include <QtTest>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+
+QStringList longRun(const QString& out, const QString& db) {
+    return {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256", "--test-limit", "64",
+            "--batch", "64", "--steps", "1000000", "--threads", "1", "--seed", "3", "--device", "cpu",
+            "--out", out, "--db", db};
+}
+
+// pid -> parent pid of every live (not zombie) process
+std::map<long, long> processTable() {
+    std::map<long, long> parent;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const std::size_t close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 2));
+        std::string state;
+        long ppid = 0;
+        rest >> state >> ppid;
+        if (state != "Z") parent[std::stol(name)] = ppid;
+    }
+    return parent;
+}
+
+std::set<long> below(long root) {
+    const std::map<long, long> parent = processTable();
+    std::set<long> out;
+    for (const auto& [pid, ppid] : parent) {
+        long p = ppid;
+        for (int depth = 0; depth < 8 && p > 1; ++depth) {
+            if (p == root) {
+                out.insert(pid);
+                break;
+            }
+            auto it = parent.find(p);
+            p = it == parent.end() ? 0 : it->second;
+        }
+    }
+    return out;
+}
+
+// rank -> pid of the headroom ranks below root
+std::map<int, long> rankProcesses(long root) {
+    std::map<int, long> ranks;
+    for (long pid : below(root)) {
+        std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
+        std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+        const std::string key = "OMPI_COMM_WORLD_RANK=";
+        const std::size_t at = all.find(key);
+        if (at == std::string::npos) continue;
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::string exe;
+        std::getline(comm, exe);
+        if (exe == "headroom") ranks[std::atoi(all.c_str() + at + key.size())] = pid;
+    }
+    return ranks;
+}
+
+bool alive(long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const std::size_t close = line.rfind(')');
+    return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';
+}
+
+struct Ended {
+    bool ok = false;
+    int exitCode = -1;
+    QString output;
+    std::set<long> processes;  // below the launcher while it trained (ranks, mpirun)
+};
+
+// Starts `args`, waits until it trains (rank 0's "training mlp" note, then a moment), runs `act` with the
+// launcher's pid and the ranks, and waits for the end.
+template <typename Act>
+Ended runAndAct(const QStringList& args, const QString& cwd, int ranks, Act act) {
+    Ended e;
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("OMP_NUM_THREADS", "1");
+    p.setProcessEnvironment(env);
+    p.start(kHeadroom, args);
+    if (!p.waitForStarted(10000)) return e;
+    QElapsedTimer t;
+    t.start();
+    while (!e.output.contains("training mlp") && t.elapsed() < 60000 && p.state() == QProcess::Running) {
+        p.waitForReadyRead(200);
+        e.output += QString::fromLocal8Bit(p.readAll());
+    }
+    std::map<int, long> r;
+    while (ranks > 1 && int(r.size()) < ranks && t.elapsed() < 60000) r = rankProcesses(p.processId());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    e.processes = below(p.processId());
+    act(static_cast<long>(p.processId()), r);
+    e.ok = p.waitForFinished(60000);
+    e.output += QString::fromLocal8Bit(p.readAll());
+    if (!e.ok) {
+        for (long pid : e.processes) ::kill(static_cast<pid_t>(pid), SIGKILL);
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    e.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    return e;
+}
+
+QString runsList(const QString& db, const QString& cwd) {
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(kHeadroom, {"runs", "--db", db});
+    p.waitForFinished(30000);
+    return QString::fromLocal8Bit(p.readAll());
+}
+
+// "status|error" of every run in the history, read by Python's sqlite3 (not the project's RunStore, and
+// without opening it the way `headroom runs` does, which would mark a dead process's run failed itself).
+QStringList historyRows(const QString& db) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start("/usr/bin/python3", {"-c", "import sqlite3,sys\n"
+                                       "for s,e in sqlite3.connect(sys.argv[1]).execute('SELECT status, error FROM runs'):\n"
+                                       "    print(f'{s}|{e or \"\"}')",
+                                 db});
+    p.waitForFinished(30000);
+    return QString::fromUtf8(p.readAll()).split('\n', Qt::SkipEmptyParts);
+}
+
+nlohmann::json readJson(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+class TrainRanksSignalsTest : public QObject {
+    Q_OBJECT
+    std::string m_dir;
+
+private slots:
+    void initTestCase() {
+        if (QString(HR_MPIEXEC).isEmpty() || !hr::mpi_built()) QSKIP("no mpirun or no MPI support in this build");
+        if (!QFileInfo::exists(kHeadroom)) QSKIP("the headroom binary is not built");
+        m_dir = hrtest::temp_dir("hr-train-ranks-signals");
+    }
+
+    void ctrlCStopsEveryRankLikeOneProcess() {
+        const QString w = QString::fromStdString(m_dir);
+        // the reference: one process, SIGINT mid-run
+        const Ended one = runAndAct(longRun(w + "/one", w + "/one.db"), w, 1,
+                                    [](long pid, const std::map<int, long>&) { ::kill(static_cast<pid_t>(pid), SIGINT); });
+        QVERIFY2(one.ok, qPrintable(one.output));
+        QCOMPARE(readJson(m_dir + "/one/run.json")["status"].get<std::string>(), std::string("stopped"));
+
+        QStringList args = longRun(w + "/two", w + "/two.db");
+        args << "--ranks" << "2" << "--shard" << "zero2";
+        const Ended two = runAndAct(args, w, 2, [](long pid, const std::map<int, long>&) { ::kill(static_cast<pid_t>(pid), SIGINT); });
+        QVERIFY2(two.ok, qPrintable(two.output));
+        QCOMPARE(two.exitCode, one.exitCode);
+        QVERIFY2(QFileInfo::exists(w + "/two/model.safetensors"), qPrintable(two.output));
+        const nlohmann::json j = readJson(m_dir + "/two/run.json");
+        QCOMPARE(j["status"].get<std::string>(), std::string("stopped"));
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 2);
+        QVERIFY(j["final"]["steps"].get<std::int64_t>() > 0);
+        QVERIFY2(two.output.contains("stopped after"), qPrintable(two.output));
+        QVERIFY2(two.processes.size() >= 3, "mpirun and two ranks below the launcher");
+        for (long pid : two.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        QCOMPARE(historyRows(w + "/two.db"), QStringList{"stopped|"});
+    }
+
+    void aKilledRank0IsRecordedFailed() { killedRankIsRecordedFailed(0); }
+    void aKilledRank1IsRecordedFailed() { killedRankIsRecordedFailed(1); }
+
+private:
+    void killedRankIsRecordedFailed(int victim) {
+        const QString w = QString::fromStdString(m_dir) + QString("/kill%1").arg(victim);
+        QDir().mkpath(w);
+        QStringList args = longRun(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--shard" << "dp";
+        const Ended e = runAndAct(args, w, 2, [victim](long, const std::map<int, long>& ranks) {
+            if (ranks.count(victim)) ::kill(static_cast<pid_t>(ranks.at(victim)), SIGKILL);
+        });
+        QVERIFY2(e.ok, qPrintable(e.output));
+        QVERIFY(e.exitCode != 0);
+        for (long pid : e.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        // straight after the launcher: failed, with a cause (the launcher's or rank 0's own), never running
+        const QStringList rows = historyRows(w + "/history.db");
+        QCOMPARE(rows.size(), qsizetype(1));
+        QVERIFY2(rows[0].startsWith("failed|") && rows[0].size() > 10, qPrintable(rows[0]));
+        QVERIFY2(!rows[0].contains("the program ended during the run"), qPrintable(rows[0]));
+        if (victim == 0) {  // rank 0 had no chance to say anything: the launcher's message names the cause
+            QVERIFY2(rows[0].contains("rank 0 was ended before it recorded the run's end"), qPrintable(rows[0]));
+            QVERIFY2(e.output.contains("rank 0 was ended before it recorded the run's end"), qPrintable(e.output));
+        }
+        const QString runs = runsList(w + "/history.db", w);
+        QVERIFY2(runs.contains("failed") && !runs.contains("running"), qPrintable(runs));
+    }
+};
+
+QTEST_GUILESS_MAIN(TrainRanksSignalsTest)
+#include "test_train_ranks_signals.moc"
