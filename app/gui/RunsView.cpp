@@ -27,6 +27,7 @@
 #include "charts/LiveChart.h"
 #include "base/error.h"
 #include "session/RunController.h"
+#include "session/RunText.h"
 #include "store/run_store.h"
 #include "train/resume.h"
 
@@ -414,9 +415,17 @@ QString RunsView::continueBlocker(qint64 runId) const {
     if (info->outDir.isEmpty()) return tr("The run kept no output folder, so there is no checkpoint to continue from");
     if (!QFileInfo(info->outDir).isDir())
         return tr("The run's folder %1 is gone, and its checkpoints with it").arg(info->outDir);
-    if (!hr::has_checkpoint(info->outDir.toStdString()))
+    if (!hr::has_checkpoint(info->outDir.toStdString())) {
+        if (QFileInfo::exists(info->outDir + QStringLiteral("/run.json"))) {
+            try {
+                (void)hr::read_run_config(info->outDir.toStdString());  // a multi-rank run's folder says so here
+            } catch (const hr::Error& e) {
+                return messageText(e.message());
+            }
+        }
         return tr("%1 holds no checkpoint: the run ended before its first one (--save-every); start it again")
             .arg(info->outDir);
+    }
     return {};
 }
 
