@@ -75,6 +75,16 @@ int runDevicesCommand(const CliRequest&) {
     return 0;
 }
 
+namespace {
+// After a run's name: the history's links between a run and the run continuing it (--resume).
+QString continuationText(const RunInfo& info) {
+    QStringList links;
+    if (info.continuesRunId > 0) links << Cli::tr("continues #%1").arg(info.continuesRunId);
+    for (qint64 by : info.continuedBy) links << Cli::tr("continued in #%1").arg(by);
+    return links.isEmpty() ? QString() : QStringLiteral("  (%1)").arg(links.join(QStringLiteral("; ")));
+}
+}  // namespace
+
 int runRunsCommand(const CliRequest& r) {
     if (!r.db.isEmpty() && !QFileInfo::exists(r.db)) {
         eprint(Cli::tr("headroom runs: there is no run history at %1; give the --db of an existing history\n").arg(r.db));
@@ -107,7 +117,7 @@ int runRunsCommand(const CliRequest& r) {
                      .arg(info.status, -9)
                      .arg(info.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")), -16)
                      .arg(acc.isDouble() ? QString::number(acc.toDouble(), 'f', 4) : QStringLiteral("-"), 8)
-                     .arg(info.name);
+                     .arg(info.name + continuationText(info));
     }
     print(table);
     return 0;

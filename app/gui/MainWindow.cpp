@@ -110,6 +110,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runsView, &RunsView::saveChartRequested, this, &MainWindow::saveChart);
     connect(m_runsView, &RunsView::loadRequested, this, &MainWindow::loadRun);
     connect(m_runsView, &RunsView::exportRequested, this, [this](qint64 id) { exportReportDialog(id); });
+    connect(m_runsView, &RunsView::continueRequested, this, &MainWindow::continueRun);
     connect(m_store, &RunStore::writeFailed, this, [this](const QString& message) {
         onLog(int(hr::LogLevel::warning), tr("Run history: %1").arg(message));
     });
@@ -524,8 +525,41 @@ RunOptions MainWindow::runOptions() const {
 
 void MainWindow::start() {
     if (m_runs->isRunning() || !m_startAction->isEnabled()) return;
-    const hr::TrainConfig config = trainConfig();
-    const RunOptions options = runOptions();
+    startRun(trainConfig(), runOptions());
+}
+
+// Continue training (the Runs tab): the run's folder resumed from its newest checkpoint with its own
+// configuration and the new total length, through the controller's path `headroom train --resume` takes.
+void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
+    const auto info = m_store->run(runId);
+    if (!info) return;
+    QString error;
+    std::optional<ContinuePoint> point = RunController::continuePoint(info->outDir, &error);
+    if (point) {
+        hr::TrainConfig config = point->config;
+        if (totalSteps > 0) {
+            config.steps = totalSteps;
+        } else if (totalEpochs > 0) {
+            config.epochs = totalEpochs;
+            config.steps = 0;
+        }
+        config.init_from.clear();  // the checkpoint's weights, not the first run's starting point
+        RunOptions options = runOptions();
+        options.outDir = info->outDir;
+        options.resume = true;
+        options.continuesRun = runId;
+        options.ranks = 1;  // a checkpoint is one process's state (multi-rank runs write none yet)
+        options.name = tr("%1 (continued)").arg(info->name);
+        startRun(config, options);
+        if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitor->parentWidget());
+        return;
+    }
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot start"), error, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::startRun(const hr::TrainConfig& config, const RunOptions& options) {
     if (!options.store)
         onLog(int(hr::LogLevel::warning), tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
     QString error;

@@ -96,6 +96,9 @@ public slots:
     void pause();
     void resume();
     void stop();
+    // The Runs tab's Continue training: resumes the run's folder to the new total length (steps > 0,
+    // else epochs > 0, else the run's own), recorded as continuing runId.
+    void continueRun(qint64 runId, qint64 totalSteps, int totalEpochs);
     // File > Export report…: runId 0 picks the run selected in the Runs tab, else the last run.
     void exportReportDialog(qint64 runId = 0);
 
@@ -111,6 +114,7 @@ private:
     void buildDocks();
     void buildStatusBar();
     void updateRunActions();
+    void startRun(const hr::TrainConfig& config, const RunOptions& options);
     void updateTitle();
     void updateRecentMenu();
     void addRecent(const QString& path);

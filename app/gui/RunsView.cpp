@@ -1,6 +1,11 @@
 #include "gui/RunsView.h"
 
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QSpinBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -16,10 +21,15 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "charts/LiveChart.h"
+#include "base/error.h"
+#include "session/RunController.h"
+#include "session/RunText.h"
 #include "store/run_store.h"
+#include "train/resume.h"
 
 namespace hrapp {
 
@@ -100,7 +110,8 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     tl->setSpacing(4);
     m_table = new QTableWidget(0, ColumnCount, top);
     m_table->setObjectName(QStringLiteral("runsTable"));
-    m_table->setHorizontalHeaderLabels({tr("Name"), tr("Status"), tr("Started"), tr("Duration"), tr("Device"), tr("Test accuracy")});
+    m_table->setHorizontalHeaderLabels({tr("Name"), tr("Status"), tr("Started"), tr("Duration"), tr("Device"), tr("Test accuracy"),
+                                        tr("Continued")});
     m_table->verticalHeader()->setVisible(false);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -116,6 +127,7 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     h->setSectionResizeMode(StartedColumn, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(DurationColumn, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(AccuracyColumn, QHeaderView::ResizeToContents);
+    h->setSectionResizeMode(ContinuedColumn, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(DeviceColumn, QHeaderView::Stretch);
     m_table->setColumnWidth(NameColumn, 220);
     m_table->setToolTip(tr("Select one run to see its charts, several to compare them; double-click a name to rename"));
@@ -132,6 +144,8 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     m_loadButton = new QPushButton(tr("Load into builder"), top);
     m_loadButton->setToolTip(tr("Put the run's model and training settings back into the builder and setup panels"));
     m_exportButton = new QPushButton(tr("Export report…"), top);
+    m_continueButton = new QPushButton(tr("Continue training…"), top);
+    m_continueButton->setObjectName(QStringLiteral("continueButton"));
     m_chartNote = new QLabel(top);
     m_chartNote->setForegroundRole(QPalette::PlaceholderText);
     buttons->addWidget(m_renameButton);
@@ -139,6 +153,7 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
     buttons->addSpacing(12);
     buttons->addWidget(m_loadButton);
     buttons->addWidget(m_exportButton);
+    buttons->addWidget(m_continueButton);
     buttons->addSpacing(12);
     buttons->addWidget(m_chartNote, 1);
     tl->addLayout(buttons);
@@ -186,6 +201,10 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
             menu.addAction(tr("Rename"), this, &RunsView::renameSelected);
             menu.addAction(tr("Load into builder"), this, [this, ids] { emit loadRequested(ids.first()); });
             menu.addAction(tr("Export report…"), this, [this, ids] { emit exportRequested(ids.first()); });
+            QAction* cont = menu.addAction(tr("Continue training…"), this, &RunsView::continueSelected);
+            const QString why = continueBlocker(ids.first());
+            cont->setEnabled(why.isEmpty());
+            cont->setToolTip(why);
             menu.addSeparator();
         }
         menu.addAction(ids.size() == 1 ? tr("Delete…") : tr("Delete %1 runs…").arg(ids.size()), this, &RunsView::deleteSelected);
@@ -201,6 +220,7 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
         const QList<qint64> ids = selectedRunIds();
         if (ids.size() == 1) emit loadRequested(ids.first());
     });
+    connect(m_continueButton, &QPushButton::clicked, this, &RunsView::continueSelected);
     connect(m_exportButton, &QPushButton::clicked, this, [this] {
         const QList<qint64> ids = selectedRunIds();
         if (ids.size() == 1) emit exportRequested(ids.first());
@@ -295,6 +315,13 @@ void RunsView::reload() {
                                                       ? QStringLiteral("%1 %").arg(acc.toDouble() * 100.0, 0, 'f', 2)
                                                       : QStringLiteral("—"));
         a->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        QStringList links;  // the history's links: the run this one continues, the runs continuing it
+        if (info.continuesRunId > 0) links << tr("continues #%1").arg(info.continuesRunId);
+        for (qint64 by : info.continuedBy) links << tr("continued in #%1").arg(by);
+        QTableWidgetItem* cont = item(ContinuedColumn, links.join(QStringLiteral("; ")));
+        if (!links.isEmpty())
+            cont->setToolTip(tr("Continue training links a stopped or failed run to the run that trained it on "
+                                "from its checkpoint, in the same folder"));
     }
     m_filling = false;
     fitNameColumn();
@@ -344,12 +371,117 @@ void RunsView::selectRuns(const QList<qint64>& ids) {
     onSelectionChanged();
 }
 
+void RunsView::setActiveRun(qint64 runId) {
+    m_activeRun = runId;
+    updateButtons();
+}
+
 void RunsView::updateButtons() {
     const QList<qint64> ids = selectedRunIds();
     m_renameButton->setEnabled(ids.size() == 1);
     m_deleteButton->setEnabled(!ids.isEmpty());
     m_loadButton->setEnabled(ids.size() == 1);
     m_exportButton->setEnabled(ids.size() == 1);
+    const QString why = ids.size() == 1 ? continueBlocker(ids.first())
+                                        : tr("Select one stopped or failed run to continue it from its last checkpoint");
+    m_continueButton->setEnabled(why.isEmpty());
+    if (!why.isEmpty()) {
+        m_continueButton->setToolTip(why);
+    } else {
+        const auto info = m_store->run(ids.first());
+        QString step;
+        try {
+            step = QString::number(hr::read_latest_checkpoint_json(info->outDir.toStdString()).cursor.step);
+        } catch (const hr::Error&) {
+            step = QStringLiteral("?");
+        }
+        m_continueButton->setToolTip(tr("Train this run on from its checkpoint at step %1 in %2, to a total length you "
+                                        "choose (unlike Resume, which goes on after Pause in a run in progress)")
+                                         .arg(step, info->outDir));
+    }
+}
+
+QString RunsView::continueBlocker(qint64 runId) const {
+    const auto info = m_store && m_store->isOpen() ? m_store->run(runId) : std::nullopt;
+    if (!info) return tr("The run is not in the history");
+    if (m_activeRun != 0) return tr("A run is in progress; stop it first");
+    if (info->status == QLatin1String("running")) return tr("The run is still in progress");
+    if (info->status == QLatin1String("finished"))
+        return tr("The run finished its length; Continue training is for a stopped or failed run. To train it "
+                  "further, start a new run from its weights (headroom train --init-from FOLDER/model.safetensors)");
+    if (!info->continuedBy.isEmpty())
+        return tr("Run #%1 already continued this run from its folder's checkpoint; continue that run instead")
+            .arg(info->continuedBy.last());
+    if (info->outDir.isEmpty()) return tr("The run kept no output folder, so there is no checkpoint to continue from");
+    if (!QFileInfo(info->outDir).isDir())
+        return tr("The run's folder %1 is gone, and its checkpoints with it").arg(info->outDir);
+    if (!hr::has_checkpoint(info->outDir.toStdString())) {
+        if (QFileInfo::exists(info->outDir + QStringLiteral("/run.json"))) {
+            try {
+                (void)hr::read_run_config(info->outDir.toStdString());  // a multi-rank run's folder says so here
+            } catch (const hr::Error& e) {
+                return messageText(e.message());
+            }
+        }
+        return tr("%1 holds no checkpoint: the run ended before its first one (--save-every); start it again")
+            .arg(info->outDir);
+    }
+    return {};
+}
+
+void RunsView::continueSelected() {
+    const QList<qint64> ids = selectedRunIds();
+    if (ids.size() == 1) continueRun(ids.first(), true);
+}
+
+bool RunsView::continueRun(qint64 runId, bool ask, qint64 totalLength) {
+    auto refuse = [&](const QString& why) {
+        if (ask) {
+            auto* box = new QMessageBox(QMessageBox::Warning, tr("Continue training"), why, QMessageBox::Ok, this);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+        }
+        return false;
+    };
+    if (const QString why = continueBlocker(runId); !why.isEmpty()) return refuse(why);
+    const auto info = m_store->run(runId);
+    QString error;
+    const std::optional<ContinuePoint> point = RunController::continuePoint(info->outDir, &error);
+    if (!point) return refuse(error);
+    const bool bySteps = point->config.steps > 0;
+    const qint64 own = bySteps ? point->config.steps : point->config.epochs;
+    qint64 length = totalLength > 0 ? totalLength : own;
+    if (ask) {
+        QDialog dialog(this);
+        dialog.setObjectName(QStringLiteral("continueDialog"));
+        dialog.setWindowTitle(tr("Continue training"));
+        auto* form = new QFormLayout(&dialog);
+        auto* note = new QLabel(tr("\"%1\" has a checkpoint at step %2 (epoch %3) in %4. Training goes on from there "
+                                   "with the run's own settings to the total length below.")
+                                    .arg(info->name)
+                                    .arg(point->checkpointStep)
+                                    .arg(point->checkpointEpoch)
+                                    .arg(info->outDir),
+                                &dialog);
+        note->setWordWrap(true);
+        form->addRow(note);
+        auto* spin = new QSpinBox(&dialog);
+        spin->setObjectName(QStringLiteral("continueLength"));
+        spin->setRange(bySteps ? int(qMin<qint64>(point->checkpointStep + 1, INT_MAX)) : qMax(1, point->checkpointEpoch),
+                       INT_MAX);
+        spin->setValue(int(qBound<qint64>(qint64(spin->minimum()), length, qint64(INT_MAX))));
+        form->addRow(bySteps ? tr("Total steps:") : tr("Total epochs:"), spin);
+        auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+        box->button(QDialogButtonBox::Ok)->setText(tr("Continue"));
+        connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+        connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+        form->addRow(box);
+        if (dialog.exec() != QDialog::Accepted) return false;
+        length = spin->value();
+    }
+    if (bySteps) emit continueRequested(runId, length, 0);
+    else emit continueRequested(runId, 0, int(qMin<qint64>(length, INT_MAX)));
+    return true;
 }
 
 void RunsView::onSelectionChanged() {

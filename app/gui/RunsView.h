@@ -1,8 +1,10 @@
 #pragma once
 // The Runs tab: the run history (RunStore) as a filterable table (name, status, started, duration,
 // device, test accuracy), with rename (inline), delete (confirmed), charts of the selected run, the
-// selected runs overlaid in the same charts when two or more are selected, "Load into builder" and
-// "Export report…".
+// selected runs overlaid in the same charts when two or more are selected, "Load into builder",
+// "Export report…" and "Continue training" (a stopped or failed run, from the newest checkpoint in its
+// folder, to a total length asked for; the window starts it as `headroom train --resume` does). The
+// Continued column shows the history's links between a run and the run that continues it.
 #include <QList>
 #include <QWidget>
 
@@ -26,7 +28,8 @@ class RunsView : public QWidget {
 public:
     explicit RunsView(RunStore* store, QWidget* parent = nullptr);
 
-    enum Column { NameColumn = 0, StatusColumn, StartedColumn, DurationColumn, DeviceColumn, AccuracyColumn, ColumnCount };
+    enum Column { NameColumn = 0, StatusColumn, StartedColumn, DurationColumn, DeviceColumn, AccuracyColumn,
+                  ContinuedColumn, ColumnCount };
     static constexpr int kMaxOverlay = 8;
 
     QTableWidget* table() const { return m_table; }
@@ -48,17 +51,29 @@ public:
     bool renameRun(qint64 runId, const QString& name);
     // ask: confirm with a dialog first. Returns the number deleted.
     int deleteRuns(const QList<qint64>& ids, bool ask = true);
-    void setActiveRun(qint64 runId) { m_activeRun = runId; }  // the window's current run: not deletable
+    void setActiveRun(qint64 runId);  // the window's current run: not deletable, none continued meanwhile
     void setDark(bool dark);
+
+    QPushButton* continueButton() const { return m_continueButton; }
+    // Why the run cannot be continued ("" when it can): not stopped or failed, no output folder or no
+    // checkpoint in it, already continued by a later run, or the window's run in progress.
+    QString continueBlocker(qint64 runId) const;
+    // Continue training: asks for the new total length (steps or epochs, the run's own as default)
+    // when `ask`, else uses `totalLength` (<= 0: the run's own); emits continueRequested. False when
+    // the run cannot be continued (a message box says why when `ask`) or the dialog was cancelled.
+    bool continueRun(qint64 runId, bool ask = true, qint64 totalLength = 0);
 
 public slots:
     void reload();  // re-reads the store (keeps the selection)
     void renameSelected();
     void deleteSelected();
+    void continueSelected();
 
 signals:
     void loadRequested(qint64 runId);
     void exportRequested(qint64 runId);
+    // Continue the run from its checkpoint to totalSteps (> 0) or, when the run counts epochs, totalEpochs.
+    void continueRequested(qint64 runId, qint64 totalSteps, int totalEpochs);
     void saveChartRequested(hrw::LiveChart* chart);
 
 protected:
@@ -82,6 +97,7 @@ private:
     QPushButton* m_deleteButton = nullptr;
     QPushButton* m_loadButton = nullptr;
     QPushButton* m_exportButton = nullptr;
+    QPushButton* m_continueButton = nullptr;
     hrw::LiveChart* m_loss = nullptr;
     hrw::LiveChart* m_accuracy = nullptr;
     hrw::LiveChart* m_throughput = nullptr;

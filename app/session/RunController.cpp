@@ -15,6 +15,7 @@
 #include "session/RankRelay.h"
 #include "session/RunText.h"
 #include "session/TrainingSession.h"
+#include "train/resume.h"
 #include "store/run_store.h"
 #include "telemetry/nvml_source.h"
 #include "telemetry/sampler.h"
@@ -104,6 +105,28 @@ QString RunController::checkOutputFolder(const QString& dirText) {
     return {};
 }
 
+// ---- resume: "Continue training" and headroom train --resume ---------------------------------------------
+
+std::optional<ContinuePoint> RunController::continuePoint(const QString& dir, QString* error) {
+    try {
+        ContinuePoint p;
+        p.config = hr::read_run_config(dir.toStdString());
+        const hr::Checkpoint ck = hr::read_latest_checkpoint_json(dir.toStdString());  // InputError when none
+        p.checkpointStep = ck.cursor.step;
+        p.checkpointEpoch = ck.cursor.epoch;
+        return p;
+    } catch (const hr::Error& e) {
+        if (error) *error = messageText(e.message());
+        return std::nullopt;
+    }
+}
+
+qint64 RunController::continuedRunOf(const RunOptions& options) const {
+    if (!m_store) return 0;
+    if (options.continuesRun > 0) return options.continuesRun;
+    return m_store->newestRunInFolder(options.outDir);  // before the new record exists
+}
+
 bool RunController::start(const hr::TrainConfig& config, const RunOptions& options, QString* error) {
     auto refuse = [&](const QString& why) {
         if (error) *error = why;
@@ -130,8 +153,10 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
     m_paused = false;
     m_awaitingSettle = false;
     if (m_store) {
+        const qint64 continued = options.resume ? continuedRunOf(options) : 0;
         m_runId = m_store->beginRun(config, options.name,
                                      options.outDir.isEmpty() ? QString() : QDir(options.outDir).absolutePath());
+        if (m_runId > 0 && continued > 0) m_store->setContinues(m_runId, continued);
         if (m_runId > 0) {
             if (const auto info = m_store->run(m_runId)) m_name = info->name;
         } else {

@@ -66,12 +66,23 @@ struct RunOptions {
     // Continue the run in outDir from its newest checkpoint (headroom train --resume, "Continue
     // training"); the config is the run's own (config.json) with its length, threads or device changed.
     bool resume = false;
+    // With resume: the history's record of the run being continued, linked from the new record
+    // (RunInfo::continuesRunId). 0: the newest run recorded with outDir, if any.
+    qint64 continuesRun = 0;
     // Several ranks (issue 10, docs/distributed.md "From the window"): ranks > 1 runs the config as
     // `headroom train --config ... --ranks N` child processes (session/RankRelay.h) whose events arrive
     // through deliver(); the history record is this controller's, the run folder rank 0's. rankProgram:
     // the headroom binary ("" : this program).
     int ranks = 1;
     QString rankProgram;
+};
+
+// What "Continue training" and `headroom train --resume DIR` start from: the run's own configuration
+// (DIR/config.json) and where its newest checkpoint stands.
+struct ContinuePoint {
+    hr::TrainConfig config;     // as the run was last started (its length included)
+    qint64 checkpointStep = 0;  // optimizer steps the newest checkpoint holds
+    int checkpointEpoch = 1;    // the epoch it was written in
 };
 
 struct RunOutcome {
@@ -97,6 +108,10 @@ public:
     // Why `dir` cannot take a run's outputs ("" when it can): it is a file, or neither it nor its
     // nearest existing parent is a folder one can create files in (probed, and the probe removed).
     static QString checkOutputFolder(const QString& dir);
+
+    // Reads the run folder `dir` for a resume: its config.json and its newest complete checkpoint.
+    // nullopt with *error (what is wrong and what to do) when either is missing or damaged.
+    static std::optional<ContinuePoint> continuePoint(const QString& dir, QString* error = nullptr);
 
     // Starts a run; false (with *error) when one is running, or the config or the output folder is
     // not usable: then nothing is recorded or written and no signal follows.
@@ -142,6 +157,7 @@ private:
     void onLog(const hr::LogEvent& e);
     void onEnded(const RunEnded& end);
     void checkSettled();
+    qint64 continuedRunOf(const RunOptions& options) const;  // the record a resume links to (0: none)
     void warn(const QString& message);
     bool startRanks(const hr::TrainConfig& config, const RunOptions& options, QString* error);
 

@@ -12,6 +12,7 @@
 #include <QTimeZone>
 #include <QUuid>
 
+#include <algorithm>
 #include <cmath>
 #include <cerrno>
 #include <csignal>
@@ -76,6 +77,10 @@ const char* kMigrationV2[] = {
     "CREATE TABLE IF NOT EXISTS memory_samples (run_id INTEGER NOT NULL, t REAL, step INTEGER, "
     "live_total INTEGER, reserved_free INTEGER, device_capacity INTEGER)",
     "CREATE INDEX IF NOT EXISTS memory_samples_run ON memory_samples(run_id, t)",
+};
+// v3: the run a run continues ("Continue training", headroom train --resume): its id, or NULL.
+const char* kMigrationV3[] = {
+    "ALTER TABLE runs ADD COLUMN continues INTEGER",
 };
 
 }  // namespace
@@ -206,6 +211,8 @@ bool RunStore::migrate(int from) {
         bool ok = true;
         if (v == 1)
             for (const char* sql : kMigrationV2) ok = ok && exec(QString::fromUtf8(sql));
+        if (v == 2)
+            for (const char* sql : kMigrationV3) ok = ok && exec(QString::fromUtf8(sql));
         ok = ok && exec(QStringLiteral("DELETE FROM schema_version")) &&
              exec(QStringLiteral("INSERT INTO schema_version(version) VALUES (?)"), {v + 1});
         if (!ok) {
@@ -507,7 +514,8 @@ void RunStore::finishRun(qint64 runId, const QString& status, const QString& err
 
 static const char* kRunColumns =
     "SELECT r.id, r.name, r.status, r.created, r.finished, r.device, r.error, r.spec, r.config, r.final_metrics, "
-    "(SELECT COUNT(*) FROM step_metrics s WHERE s.run_id = r.id) FROM runs r";
+    "(SELECT COUNT(*) FROM step_metrics s WHERE s.run_id = r.id), r.continues, "
+    "(SELECT GROUP_CONCAT(c.id) FROM runs c WHERE c.continues = r.id) FROM runs r";
 
 static RunInfo runFromQuery(const QSqlQuery& q) {
     RunInfo r;
@@ -525,6 +533,10 @@ static RunInfo runFromQuery(const QSqlQuery& q) {
     r.modelName = r.spec.value(QStringLiteral("name")).toString();
     r.data = r.config.value(QStringLiteral("data")).toString();
     r.outDir = r.config.value(QStringLiteral("out_dir")).toString();
+    r.continuesRunId = q.value(11).isNull() ? 0 : q.value(11).toLongLong();
+    for (const QString& id : q.value(12).toString().split(QLatin1Char(','), Qt::SkipEmptyParts))
+        r.continuedBy << id.toLongLong();
+    std::sort(r.continuedBy.begin(), r.continuedBy.end());
     return r;
 }
 
@@ -581,6 +593,31 @@ std::optional<RunInfo> RunStore::run(qint64 runId) const {
     return runFromQuery(q);
 }
 
+bool RunStore::setContinues(qint64 runId, qint64 continuedRunId) {
+    if (!run(runId) || (continuedRunId > 0 && !run(continuedRunId)) || runId == continuedRunId) {
+        fail(QCoreApplication::translate("RunStore", "There is no run %1.").arg(run(runId) ? continuedRunId : runId));
+        return false;
+    }
+    if (!exec(QStringLiteral("UPDATE runs SET continues = ? WHERE id = ?"),
+              {continuedRunId > 0 ? QVariant(continuedRunId) : QVariant(QMetaType(QMetaType::LongLong)), runId}))
+        return false;
+    emit runsChanged();
+    return true;
+}
+
+qint64 RunStore::newestRunInFolder(const QString& outDir) const {
+    if (!isOpen() || outDir.isEmpty()) return 0;
+    const QString want = QDir::cleanPath(QDir(outDir).absolutePath());
+    QSqlQuery q(db());
+    q.prepare(QStringLiteral("SELECT id, config FROM runs ORDER BY id DESC"));
+    if (!q.exec()) return 0;
+    while (q.next()) {
+        const QString dir = jsonObject(q.value(1)).value(QStringLiteral("out_dir")).toString();
+        if (!dir.isEmpty() && QDir::cleanPath(QDir(dir).absolutePath()) == want) return q.value(0).toLongLong();
+    }
+    return 0;
+}
+
 bool RunStore::renameRun(qint64 runId, const QString& name) {
     const QString n = name.trimmed();
     if (n.isEmpty()) {
@@ -607,6 +644,8 @@ bool RunStore::deleteRun(qint64 runId) {
     bool ok = true;
     for (const char* t : {"step_metrics", "epoch_metrics", "telemetry", "memory", "memory_samples"})
         ok = ok && exec(QStringLiteral("DELETE FROM %1 WHERE run_id = ?").arg(QLatin1String(t)), {runId});
+    // a run that continued this one keeps its record; its link is cleared
+    ok = ok && exec(QStringLiteral("UPDATE runs SET continues = NULL WHERE continues = ?"), {runId});
     ok = ok && exec(QStringLiteral("DELETE FROM runs WHERE id = ?"), {runId});
     if (!ok) {
         d.rollback();

@@ -46,6 +46,8 @@ struct RunInfo {
     QJsonObject spec;      // ModelSpec JSON (model_spec_to_json)
     QJsonObject finalMetrics;
     qint64 stepCount = 0;  // rows in step_metrics
+    qint64 continuesRunId = 0;     // the run this one continues from its checkpoint (0: none)
+    QList<qint64> continuedBy;     // the runs that continue this one, oldest first
 };
 
 struct RunFilter {
@@ -109,7 +111,7 @@ struct RunSeries {
 class RunStore : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;  // v3: runs.continues
 
     explicit RunStore(QObject* parent = nullptr);
     ~RunStore() override;  // flushes and closes
@@ -163,6 +165,10 @@ public:
     // (run_store_config.cpp). nullopt: no such run; hr::InputError: the stored JSON is not a config.
     std::optional<hr::TrainConfig> runConfig(qint64 runId) const;
     bool renameRun(qint64 runId, const QString& name);
+    // Links a run to the run it continues (Continue training, --resume); 0 clears the link.
+    bool setContinues(qint64 runId, qint64 continuedRunId);
+    // The newest run recorded with this output folder (compared as absolute, clean paths); 0: none.
+    qint64 newestRunInFolder(const QString& outDir) const;
     bool deleteRun(qint64 runId);
     QVector<StepRow> steps(qint64 runId) const;
     QVector<EpochRow> epochs(qint64 runId) const;

@@ -98,6 +98,23 @@ void write_run_config(const std::string& dir, const TrainConfig& config) {
 
 TrainConfig read_run_config(const std::string& dir) {
     const std::string path = run_config_path(dir);
+    if (!fs::exists(path) && fs::exists(fs::path(dir) / "run.json")) {
+        // a finished run on several ranks: its folder has run.json but no config.json nor checkpoints
+        std::int64_t world = 1;
+        try {
+            const json r = json::parse(read_text((fs::path(dir) / "run.json").string()));
+            if (r.contains("distributed") && r["distributed"].contains("world_size") &&
+                r["distributed"]["world_size"].is_number_integer())
+                world = r["distributed"]["world_size"].get<std::int64_t>();
+        } catch (const std::exception&) {
+        }
+        if (world > 1)
+            throw InputError(HR_MSG("resume.ranks_folder",
+                                    "%1 holds a run trained on %2 ranks; runs on several ranks write no checkpoints "
+                                    "yet, so it cannot be resumed: start it again (--init-from %1/model.safetensors "
+                                    "takes its weights), as one process for a run you can continue"),
+                             {dir, std::to_string(world)});
+    }
     if (!fs::exists(path))
         throw InputError(HR_MSG("resume.no_config",
                                 "%1 has no config.json, so it is not a Headroom run folder (or was written before "
@@ -168,6 +185,12 @@ Checkpoint parse_checkpoint_json(const std::string& text, const std::string& whe
 }
 
 Checkpoint read_latest_checkpoint(const std::string& dir) {
+    Checkpoint ck = read_latest_checkpoint_json(dir);
+    ck.tensors = read_safetensors(ck.path.substr(0, ck.path.size() - 5) + ".safetensors");
+    return ck;
+}
+
+Checkpoint read_latest_checkpoint_json(const std::string& dir) {
     const std::vector<std::int64_t> steps = checkpoint_steps(dir);
     if (steps.empty())
         throw InputError(HR_MSG("resume.no_checkpoint",
@@ -177,7 +200,6 @@ Checkpoint read_latest_checkpoint(const std::string& dir) {
     const std::string stem = checkpoint_stem(dir, steps.back());
     Checkpoint ck = parse_checkpoint_json(read_text(stem + ".json"), stem + ".json");
     if (ck.cursor.step != steps.back()) bad_field(stem + ".json", "step");
-    ck.tensors = read_safetensors(stem + ".safetensors");
     ck.path = stem + ".json";
     return ck;
 }

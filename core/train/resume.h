@@ -60,6 +60,8 @@ TrainConfig read_run_config(const std::string& dir);
 bool has_checkpoint(const std::string& dir);
 // The newest complete checkpoint in DIR; InputError naming DIR when there is none or it is damaged.
 Checkpoint read_latest_checkpoint(const std::string& dir);
+// The same checkpoint's JSON part only (no tensors read: cheap, for showing where a run stands).
+Checkpoint read_latest_checkpoint_json(const std::string& dir);
 // The checkpoint's JSON part, checked (every field present, in range); InputError naming `where`.
 Checkpoint parse_checkpoint_json(const std::string& text, const std::string& where);
 // Puts a checkpoint into a freshly built TrainingState: checks every tensor's name, shape and dtype

@@ -778,15 +778,30 @@ void Trainer::take_snapshot(std::int64_t step) {
 
 // ---- language models on text ---------------------------------------------------------------------------
 
+namespace {
+// A language model's run resumed: the tokenizer written into its folder when it started (byte has no file).
+std::unique_ptr<Tokenizer> resumed_tokenizer(const std::string& kind, const std::string& dir) {
+    if (kind != "byte") {
+        const std::string file = (std::filesystem::path(dir) / (kind == "char" ? "tokenizer.json" : "tokenizer.model")).string();
+        if (!std::filesystem::exists(file))
+            throw InputError(HR_MSG("resume.no_tokenizer",
+                                    "%1 is missing, so the run in %2 cannot go on with the same tokens; the folder was "
+                                    "written by an older Headroom or changed: start the run again"),
+                             {file, dir});
+    }
+    return load_tokenizer(kind, dir);
+}
+}  // namespace
+
 TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     auto log = [this](LogLevel level, const std::string& msg) {
         if (callbacks_.on_log) callbacks_.on_log({level, msg});
     };
     const TrainConfig& c = config_;
-    if (resume_ || !c.init_from.empty())
-        throw InputError(HR_MSG("resume.text_models",
-                                "--resume and --init-from are not available for language models yet; train %1 from "
-                                "the start"),
+    if (!c.init_from.empty() && !resume_)
+        throw InputError(HR_MSG("resume.text_init_from",
+                                "--init-from is not available for language models yet; train %1 from the start, or "
+                                "continue one of its runs with --resume DIR"),
                          {c.model.name});
     validate_tokenizer_spec(c.tokenizer);
     impl_->text_spec = c.model;
@@ -805,7 +820,9 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     // --- text and tokens ------------------------------------------------------------------------------
     const auto t_data = Clock::now();
     TextCorpus corpus = load_text_corpus(c.data);
-    impl_->tokenizer = make_tokenizer(c.tokenizer, c.tokenizer == "char" ? corpus.all_text() : corpus.train_text);
+    // resumed: the run's own tokenizer from its folder (the same ids, even if the text changed since)
+    impl_->tokenizer = resume_ ? resumed_tokenizer(c.tokenizer, run_dir_)
+                               : make_tokenizer(c.tokenizer, c.tokenizer == "char" ? corpus.all_text() : corpus.train_text);
     const Tokenizer& tok = *impl_->tokenizer;
     if (tok.vocab_size() > V)
         throw InputError(HR_MSG("train.vocab_too_small",
@@ -859,7 +876,10 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     result.tokenizer = tok.kind();
     result.vocab_size = tok.vocab_size();
     result.seq = T;
-    if (!run_dir_.empty()) write_run_config(run_dir_, c);  // the run folder from the start (no checkpoints yet)
+    // the run folder from the start: config.json, the tokenizer; resumed: the checkpoint's state (train/resume.h)
+    const RunCursor start = begin_run_folder(st, total_steps, steps_per_epoch);
+    if (!run_dir_.empty()) impl_->tokenizer->save(run_dir_);
+    result.resumed_from_step = resume_ ? start.step : -1;
     log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": batch " + std::to_string(B) + " x " + std::to_string(T) + " tokens, " +
                             std::to_string(total_steps) + " steps (" + std::to_string(steps_per_epoch) +
@@ -904,8 +924,8 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     };
 
     const auto run_start = Clock::now();
-    double train_seconds = 0;
-    std::int64_t step = 0;
+    double train_seconds = start.train_seconds + start.epoch_train_seconds;  // this path counts the epoch in
+    std::int64_t step = start.step;  // the data order and dropout are keyed on the step: nothing else to restore
     double sps_smooth = 0;
     auto last_memory = Clock::now() - std::chrono::seconds(10);
     const double memory_interval = 1.0 / std::max(1, c.memory_events_per_second);
@@ -919,9 +939,11 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     emit_memory(true);
     impl_->ledger->reset_peaks();
 
-    int epoch = 1;
-    double epoch_loss = 0, epoch_seconds = 0;
-    std::int64_t epoch_correct = 0, epoch_steps = 0;
+    int epoch = start.epoch;
+    double epoch_loss = start.loss_sum, epoch_seconds = start.epoch_train_seconds;
+    std::int64_t epoch_correct = start.correct, epoch_steps = start.step_in_epoch;
+    result.epochs = start.epochs;
+    result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
     auto epoch_start = Clock::now();
     try {
         while (step < total_steps) {
@@ -992,6 +1014,8 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 callbacks_.on_step(ev);
             }
             emit_memory(false);
+            checkpoints_.after_step(st, {step, epoch, epoch_steps, total_steps, epoch_loss, epoch_correct, epoch_steps * B * T,
+                                         epoch_seconds, train_seconds - epoch_seconds, step * B, result.epochs});
             const bool last = step >= total_steps;
             if (c.eval_every > 0 && step % c.eval_every == 0 && !last) evaluate(step, epoch);
             if (step % steps_per_epoch == 0 || last) {
@@ -1018,6 +1042,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                     result.test_loss = result.evals.back().loss;
                     result.test_accuracy = result.evals.back().accuracy;
                 }
+                checkpoints_.after_epoch(result.epochs);
                 if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
                 ++epoch;
                 epoch_loss = 0;
@@ -1030,6 +1055,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     } catch (const Cancelled&) {
         result.status = "stopped";
         log(LogLevel::info, "stopped at step " + std::to_string(step));
+        checkpoints_.on_stop(st, result.epochs);
     } catch (const InputError&) {
         throw;
     } catch (const OutOfMemory& e) {  // during a step: the same account and advice as at setup
@@ -1045,6 +1071,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         result.train_accuracy = static_cast<double>(epoch_correct) / static_cast<double>(epoch_steps * B * T);
     }
     if (snapshot_wanted_ || callbacks_.on_snapshot) take_snapshot(step);  // the final weights, for a Sample panel
+    result.checkpoint = checkpoints_.last_path();
     result.steps = step;
     result.seconds = seconds_since(run_start);
     result.images_per_second = train_seconds > 0 ? static_cast<double>(step * B) / train_seconds : 0;
@@ -1078,6 +1105,8 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         if (resume_)
             throw InputError(HR_MSG("resume.ranks", "--resume is not available for multi-rank runs yet; resume on one "
                                                     "process (--ranks 1)"));
+        log(LogLevel::info, "a run on several ranks writes no checkpoints yet, so it cannot be continued (--resume, "
+                            "Continue training); train as one process for a run you can continue");
         run_dir_.clear();  // checkpoints are one process's state
     }
     if (!c.init_from.empty() && !resume_) {

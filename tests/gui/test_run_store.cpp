@@ -99,7 +99,7 @@ private slots:
         }
         RunStore store;
         QVERIFY2(store.open(path), qPrintable(store.lastError()));
-        QCOMPARE(store.schemaVersion(), 2);
+        QCOMPARE(store.schemaVersion(), 3);  // v1 -> v2 -> v3 (runs.continues)
         QCOMPARE(store.recoveredRuns(), 0);
         auto runs = store.listRuns();
         QCOMPARE(runs.size(), 1);
@@ -125,8 +125,14 @@ private slots:
         store.close();
         // reopening does not migrate again
         QVERIFY(store.open(path));
-        QCOMPARE(store.schemaVersion(), 2);
+        QCOMPARE(store.schemaVersion(), 3);
         QCOMPARE(store.listRuns().size(), 2);
+        // v3: the new run continues the old one; both records show the link, deleting the old clears it
+        QVERIFY(store.setContinues(id, 1));
+        QCOMPARE(store.run(id)->continuesRunId, qint64(1));
+        QCOMPARE(store.run(1)->continuedBy, QList<qint64>{id});
+        QVERIFY(store.deleteRun(1));
+        QCOMPARE(store.run(id)->continuesRunId, qint64(0));
     }
 
     void refusesNewerSchema() {

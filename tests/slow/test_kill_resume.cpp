@@ -100,6 +100,16 @@ private slots:
         QCOMPARE(j["final"].toObject()["steps"].toInteger(), static_cast<qint64>(total));
         QCOMPARE(j["resume"].toObject()["resumed_from_step"].toInteger(), static_cast<qint64>(last.cursor.step));
         QVERIFY(fs::exists(run.toStdString() + "/model.safetensors"));
+
+        // the history links the resumed run to the killed one (the newest run recorded with that folder)
+        QProcess listed;
+        listed.start(exe(), {"runs", "--db", db});
+        QVERIFY(listed.waitForFinished(30000));
+        const QStringList lines = QString::fromUtf8(listed.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() == 3, qPrintable(lines.join('\n')));  // the header, the resumed run, the killed one
+        const QString resumedId = lines[1].trimmed().section(' ', 0, 0), killedId = lines[2].trimmed().section(' ', 0, 0);
+        QVERIFY2(lines[1].contains("finished") && lines[1].contains("(continues #" + killedId + ")"), qPrintable(lines[1]));
+        QVERIFY2(lines[2].contains("failed") && lines[2].contains("(continued in #" + resumedId + ")"), qPrintable(lines[2]));
     }
 };
 

@@ -77,9 +77,10 @@ class ResumeTest : public QObject {
 
 private:
     // first run of `first` steps, resume to `total`; against `total` steps uninterrupted
-    void checkBitwise(TrainConfig c, std::int64_t first, std::int64_t total, const char* tag) {
+    void checkBitwise(TrainConfig c, std::int64_t first, std::int64_t total, const char* tag, std::string* runDir = nullptr) {
         const std::string ref = hrtest::temp_dir(std::string("resume-ref-") + tag);
         const std::string dir = hrtest::temp_dir(std::string("resume-run-") + tag);
+        if (runDir) *runDir = dir;
         c.steps = total;
         TrainResult whole;
         const SafeTensorsFile a = train(c, ref, false, &whole);
@@ -106,6 +107,47 @@ private:
     }
 
 private slots:
+    // A language model (gpt-tiny, char tokenizer, random windows keyed on the step, eval every 7 steps
+    // across the checkpoint, AdamW): 20 steps + resume to 40 against 40 uninterrupted; the tokenizer
+    // comes from the run's folder. Without it the resume is refused, nothing trained.
+    void languageModel() {
+        const std::string text = hrtest::temp_dir("resume-text") + "/text.txt";
+        {
+            std::ofstream f(text);
+            for (int i = 0; i < 400; ++i) f << "the quick brown fox " << char('a' + i % 7) << " jumps\n";
+        }
+        TrainConfig c;
+        c.model = preset_model("gpt-tiny");
+        c.data = "text:" + text;
+        c.tokenizer = "char";
+        c.seq = 16;
+        c.batch = 4;
+        c.steps = 20;
+        c.threads = 1;
+        c.device = "cpu";
+        c.optimizer.kind = "adamw";
+        c.optimizer.lr = 1e-3;
+        c.schedule.kind = "constant";
+        c.eval_every = 7;
+        c.eval_tokens = 256;
+        std::string dir;
+        checkBitwise(c, 20, 40, "gpt", &dir);
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(fs::exists(dir + "/tokenizer.json"));
+        fs::remove(dir + "/tokenizer.json");
+        fs::remove(dir + "/run.json");
+        c.steps = 60;
+        Trainer t(c);
+        t.set_run_folder(dir, true);
+        try {
+            (void)t.run();
+            QFAIL("resumed without the tokenizer");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("tokenizer.json") != std::string::npos, e.what());
+        }
+        QVERIFY(!fs::exists(dir + "/checkpoint-000000060.json"));
+    }
+
     void f32MidEpoch() { checkBitwise(config("mlp", 0), 10, 20, "f32"); }  // step 10: 4 into epoch 2
     void f32AtEpochEnd() { checkBitwise(config("mlp", 0), 12, 20, "f32-epoch"); }
     void checkpointingAccumulationAdam() {
@@ -151,6 +193,20 @@ private slots:
         QCOMPARE(differing(a, b), 0);
         // the configuration read back is the run's own
         QCOMPARE(train_config_to_json(read_run_config(dir)).dump(), train_config_to_json(c).dump());
+    }
+
+    // The folder of a run on several ranks (run.json, no config.json, no checkpoint): the refusal says
+    // why and what to do instead.
+    void multiRankFolderRefused() {
+        const std::string dir = hrtest::temp_dir("resume-ranks");
+        write_file_atomic(dir + "/run.json", R"({"version": 1, "distributed": {"world_size": 2, "stage": "dp"}})");
+        try {
+            (void)read_run_config(dir);
+            QFAIL("a multi-rank run's folder was read as resumable");
+        } catch (const InputError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("2 ranks") != std::string::npos && m.find("--init-from") != std::string::npos, m.c_str());
+        }
     }
 
     void refusals() {
