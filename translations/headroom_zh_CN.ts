@@ -1072,6 +1072,14 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
         <source>--config and --resume do not go together: --resume continues a run with its own configuration</source>
         <translation>--config 与 --resume 不能同时使用：--resume 会用运行自身的配置继续该运行</translation>
     </message>
+    <message>
+        <source>continues #%1</source>
+        <translation>接续 #%1</translation>
+    </message>
+    <message>
+        <source>continued in #%1</source>
+        <translation>已在 #%1 中继续</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -3032,11 +3040,11 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
     </message>
     <message>
         <source>&amp;Resume</source>
-        <translation>继续(&amp;R)</translation>
+        <translation>恢复(&amp;R)</translation>
     </message>
     <message>
         <source>Resume training (F7)</source>
-        <translation>继续训练（F7）</translation>
+        <translation>恢复训练（F7）</translation>
     </message>
     <message>
         <source>S&amp;top</source>
@@ -3411,6 +3419,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
     <message>
         <source>A run on several ranks cannot pause; Stop ends every rank and keeps the results so far</source>
         <translation>多 rank 运行无法暂停；“停止”会结束所有 rank 并保留目前的结果</translation>
+    </message>
+    <message>
+        <source>%1 (continued)</source>
+        <translation>%1（继续）</translation>
     </message>
 </context>
 <context>
@@ -3968,6 +3980,86 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
     <message>
         <source>Delete the selected runs and everything recorded for them (Delete)</source>
         <translation>删除所选运行及其全部记录（Delete 键）</translation>
+    </message>
+    <message>
+        <source>Continued</source>
+        <translation>继续关系</translation>
+    </message>
+    <message>
+        <source>Continue training…</source>
+        <translation>继续训练…</translation>
+    </message>
+    <message>
+        <source>continues #%1</source>
+        <translation>接续 #%1</translation>
+    </message>
+    <message>
+        <source>continued in #%1</source>
+        <translation>已在 #%1 中继续</translation>
+    </message>
+    <message>
+        <source>Continue training links a stopped or failed run to the run that trained it on from its checkpoint, in the same folder</source>
+        <translation>“继续训练”把已停止或失败的运行与在同一文件夹中从其检查点接着训练的运行关联起来</translation>
+    </message>
+    <message>
+        <source>Select one stopped or failed run to continue it from its last checkpoint</source>
+        <translation>选择一个已停止或失败的运行，从它最后的检查点继续训练</translation>
+    </message>
+    <message>
+        <source>Train this run on from its checkpoint at step %1 in %2, to a total length you choose (unlike Resume, which goes on after Pause in a run in progress)</source>
+        <translation>从 %2 中第 %1 步的检查点接着训练此运行，直到你选择的总长度（不同于“恢复”，后者是在进行中的运行暂停之后接着进行）</translation>
+    </message>
+    <message>
+        <source>The run is not in the history</source>
+        <translation>历史记录中没有该运行</translation>
+    </message>
+    <message>
+        <source>A run is in progress; stop it first</source>
+        <translation>有运行正在进行；请先停止它</translation>
+    </message>
+    <message>
+        <source>The run is still in progress</source>
+        <translation>该运行仍在进行中</translation>
+    </message>
+    <message>
+        <source>The run finished its length; Continue training is for a stopped or failed run. To train it further, start a new run from its weights (headroom train --init-from FOLDER/model.safetensors)</source>
+        <translation>该运行已完成其全部长度；“继续训练”用于已停止或失败的运行。若要进一步训练，请从它的权重开始新的运行（headroom train --init-from FOLDER/model.safetensors）</translation>
+    </message>
+    <message>
+        <source>Run #%1 already continued this run from its folder&apos;s checkpoint; continue that run instead</source>
+        <translation>运行 #%1 已从该文件夹的检查点继续了此运行；请改为继续那个运行</translation>
+    </message>
+    <message>
+        <source>The run kept no output folder, so there is no checkpoint to continue from</source>
+        <translation>该运行没有保留输出文件夹，因此没有可继续的检查点</translation>
+    </message>
+    <message>
+        <source>The run&apos;s folder %1 is gone, and its checkpoints with it</source>
+        <translation>该运行的文件夹 %1 已不存在，其中的检查点也随之消失</translation>
+    </message>
+    <message>
+        <source>%1 holds no checkpoint: the run ended before its first one (--save-every); start it again</source>
+        <translation>%1 中没有检查点：该运行在写入第一个检查点（--save-every）之前就结束了；请重新开始</translation>
+    </message>
+    <message>
+        <source>Continue training</source>
+        <translation>继续训练</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; has a checkpoint at step %2 (epoch %3) in %4. Training goes on from there with the run&apos;s own settings to the total length below.</source>
+        <translation>“%1”在 %4 中有第 %2 步（第 %3 轮）的检查点。训练将以该运行自身的设置从那里继续，直到下面的总长度。</translation>
+    </message>
+    <message>
+        <source>Total steps:</source>
+        <translation>总步数：</translation>
+    </message>
+    <message>
+        <source>Total epochs:</source>
+        <translation>总轮数：</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>继续</translation>
     </message>
 </context>
 <context>
@@ -5900,10 +5992,24 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
     </message>
 </context>
 <context>
+    <name>resume.no_tokenizer</name>
+    <message>
+        <source>%1 is missing, so the run in %2 cannot go on with the same tokens; the folder was written by an older Headroom or changed: start the run again</source>
+        <translation>缺少 %1，因此 %2 中的运行无法用相同的 token 继续；该文件夹由旧版 Headroom 写入或已被改动：请重新开始该运行</translation>
+    </message>
+</context>
+<context>
     <name>resume.ranks</name>
     <message>
         <source>--resume is not available for multi-rank runs yet; resume on one process (--ranks 1)</source>
         <translation>多 rank 的运行暂不支持 --resume；请在单个进程上继续（--ranks 1）</translation>
+    </message>
+</context>
+<context>
+    <name>resume.ranks_folder</name>
+    <message>
+        <source>%1 holds a run trained on %2 ranks; runs on several ranks write no checkpoints yet, so it cannot be resumed: start it again (--init-from %1/model.safetensors takes its weights), as one process for a run you can continue</source>
+        <translation>%1 中是在 %2 个 rank 上训练的运行；多 rank 运行目前不写检查点，因此无法恢复：请重新开始（--init-from %1/model.safetensors 可取用其权重），若要能继续，请以单进程运行</translation>
     </message>
 </context>
 <context>
@@ -5928,10 +6034,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
     </message>
 </context>
 <context>
-    <name>resume.text_models</name>
+    <name>resume.text_init_from</name>
     <message>
-        <source>--resume and --init-from are not available for language models yet; train %1 from the start</source>
-        <translation>语言模型暂不支持 --resume 和 --init-from；请从头训练 %1</translation>
+        <source>--init-from is not available for language models yet; train %1 from the start, or continue one of its runs with --resume DIR</source>
+        <translation>语言模型暂不支持 --init-from；请从头训练 %1，或用 --resume DIR 继续它的某个运行</translation>
     </message>
 </context>
 <context>
