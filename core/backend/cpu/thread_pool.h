@@ -63,7 +63,8 @@ int pool_workers();
 // the thread count). A foreground thread busy for more than 25 ms on end is no longer yielded to: it
 // is more likely blocked outside its event loop, or slowed by other processes, than drawing (a quiet
 // window replots its four charts in about 10 ms); HEADROOM_CPU_GUI_HOLD_MS changes the 25.
-// HEADROOM_CPU_YIELD_TO_GUI=0 in the environment turns all of it off (for comparisons).
+// Off by default (measured slower on a quiet 2-core machine, docs/benchmarks.md):
+// HEADROOM_CPU_YIELD_TO_GUI=1 in the environment turns it on.
 // Calls nest (a counter); cheap (atomic operations and a clock read), so a GUI can call them at every
 // wake-up.
 void foreground_begin();
