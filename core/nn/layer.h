@@ -60,6 +60,9 @@ struct LayerIO {
     std::uint64_t counter = 0;
     bool recompute = false;       // forward again for activation checkpointing: same outputs, but no
                                   // state updates (BatchNorm running statistics)
+    bool recompute_output = true; // in a recompute: y must be written again. false: y is a kept output that
+                                  // still holds the forward's values, and only the saved tensors are needed
+                                  // (a layer may skip the work that only feeds y)
     std::uint64_t first_sample = 0;  // run-wide index of x's first sample (layers that key several
                                      // dropout sites on it; `counter` is first_sample * numel(out))
 };

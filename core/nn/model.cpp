@@ -35,6 +35,7 @@ struct Model::Node {
     bool output_in_arena = false, saved_in_arena = false;
     bool recompute_run = true;  // the layer's forward (residual: anything inside the block)
     bool recompute_add = true;  // residual: the sum
+    bool recompute_output = true;  // a layer run by a recompute must write its output again (LayerIO)
     Node* in_place_of = nullptr;  // an in-place ReLU: the node whose output it overwrites (and shares)
 };
 
@@ -481,6 +482,7 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     io.counter = first_sample * static_cast<std::uint64_t>(std::max<std::int64_t>(1, shape_numel(out)));
     io.first_sample = first_sample;
     io.recompute = recomputing_;
+    io.recompute_output = !recomputing_ || n.recompute_output;
     n.layer->forward(io);
 }
 
@@ -564,7 +566,8 @@ bool Model::mark_recompute(Seq& seq, std::size_t first, std::size_t last, bool o
             needs_input = valid;
         } else {
             const bool own = valid || backward_reads_y(n.layer->type());
-            n.recompute_run = (own && n.output_in_arena) || n.saved_in_arena;
+            n.recompute_output = own && n.output_in_arena;
+            n.recompute_run = n.recompute_output || n.saved_in_arena;
             needs_input = n.recompute_run || backward_reads_x(n.layer->type());
         }
         valid = needs_input;

@@ -112,11 +112,19 @@ struct AttentionHalf {
 
     // h (B, T, C) -> out (B, T, C). qkv (B, T, 3C), att (B, T, C), lse (B, H, T), mask (B, T, C) u8
     // (when dropping); tmp (B, T, C) scratch when dropping; attn_ws: the backend's attention scratch.
+    // write_out false (a recompute whose out is kept, LayerIO::recompute_output): the output projection
+    // is skipped; with selective recompute the attention core too (backward recomputes it from qkv).
     void forward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_attn, const Tensor& b_attn,
                  const Tensor& w_proj, const Tensor& b_proj, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask,
-                 Tensor out, Tensor tmp, Tensor& attn_ws, int site) const {
+                 Tensor out, Tensor tmp, Tensor& attn_ws, int site, bool write_out = true) const {
         const std::int64_t T = h.dim(1);
         linear_fwd(be, h, w_attn, b_attn, qkv);
+        if (!write_out) {
+            if (!selective) be.attention_forward(qkv, att, lse, params(io, T, site), attn_ws);
+            // the mask depends only on the seed and the element counter, not on the values dropped
+            if (drop(io)) be.dropout_forward(tmp, tmp, mask, p, site_seed(io.seed, site + 1), resid_offset(io, T));
+            return;
+        }
         be.attention_forward(qkv, att, lse, params(io, T, site), attn_ws);
         if (drop(io)) {
             linear_fwd(be, att, w_proj, b_proj, tmp);
@@ -152,11 +160,21 @@ struct MlpHalf {
     bool drop(const LayerIO& io) const { return io.training && p > 0; }
 
     // h (B, T, C) -> out (B, T, C); f (B, T, F) kept; g (B, T, F) and tmp (B, T, C) scratch.
+    // write_out false (a recompute whose out is kept, LayerIO::recompute_output): only what backward
+    // reads, f and the dropout mask; the GELU and the output projection are skipped.
     void forward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_fc, const Tensor& b_fc,
                  const Tensor& w_proj, const Tensor& b_proj, Tensor& f, Tensor& mask, Tensor out, Tensor g, Tensor tmp,
-                 int site) const {
+                 int site, bool write_out = true) const {
         const std::int64_t T = h.dim(1);
         linear_fwd(be, h, w_fc, b_fc, f);
+        if (!write_out) {
+            // the mask depends only on the seed and the element counter (backend.h), not on the values
+            // dropped: draw it over scratch
+            if (drop(io))
+                be.dropout_forward(tmp, tmp, mask, p, site_seed(io.seed, site),
+                                   io.first_sample * static_cast<std::uint64_t>(T * C));
+            return;
+        }
         gelu_fwd(be, tanh_form, f, g);
         if (drop(io)) {
             linear_fwd(be, g, w_proj, b_proj, tmp);
@@ -353,7 +371,8 @@ protected:
         Ws w;
         views(io, qkv, att, lse, mask, w);
         a_.forward(*io.backend, io, io.x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), io.params[bias_ ? 2 : 1],
-                   at_or_none(io.params, bias_ ? 3 : -1), qkv, att, lse, mask, io.y, w.da, w.attn_ws, 0);
+                   at_or_none(io.params, bias_ ? 3 : -1), qkv, att, lse, mask, io.y, w.da, w.attn_ws, 0,
+                   io.recompute_output);
     }
     void backward_impl(LayerIO& io) const override {
         Tensor qkv, att, lse, mask;
@@ -427,7 +446,7 @@ protected:
         if (mask.defined()) mask = mask.reshape(x.shape());
         m_.forward(*io.backend, io, x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), io.params[bias_ ? 2 : 1],
                    at_or_none(io.params, bias_ ? 3 : -1), f, mask, io.y.reshape(x.shape()),
-                   w.g.reshape(f.shape()), w.dm.reshape(x.shape()), 0);
+                   w.g.reshape(f.shape()), w.dm.reshape(x.shape()), 0, io.recompute_output);
     }
     void backward_impl(LayerIO& io) const override {
         const std::int64_t R = io.x.numel() / m_.C;
@@ -606,9 +625,11 @@ protected:
                    s.mask1, s.x1, w.c1, w.attn_ws, 0);
         be.axpy(1.0f, io.x, s.x1);  // x1 = x + attention half
         be.layernorm_forward(s.x1, P[ln2w_], at_or_none(P, ln2b_), eps_, s.h2, s.mean2, s.rstd2);
+        // a recompute of a kept output (LayerIO::recompute_output false) stops at what backward reads: f and
+        // the MLP's dropout mask (the GELU, the output projection and the residual sum only feed y)
         m_.forward(be, io, s.h2, P[fcw_], at_or_none(P, fcb_), P[mpw_], at_or_none(P, mpb_), s.f, s.mask2, io.y, w.g,
-                   w.c1, 2);
-        be.axpy(1.0f, s.x1, io.y);  // y = x1 + MLP half
+                   w.c1, 2, io.recompute_output);
+        if (io.recompute_output) be.axpy(1.0f, s.x1, io.y);  // y = x1 + MLP half
     }
 
     void backward_impl(LayerIO& io) const override {
