@@ -156,6 +156,15 @@ public:
     virtual void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                          const Tensor& running_mean, const Tensor& running_var, float eps,
                                          Tensor& y) = 0;
+    // Activation checkpointing's recompute of a training forward: y from x again, with the statistics
+    // save_mean / save_invstd that batchnorm_forward_train saved for this same x, and no running update.
+    // A backend may skip the statistics pass (the CPU backend does, bit for bit); the default runs
+    // batchnorm_forward_train again with momentum 0 (same values written again).
+    virtual void batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                             Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                             Tensor& running_var, float eps) {
+        batchnorm_forward_train(x, gamma, beta, y, save_mean, save_invstd, running_mean, running_var, 0.0f, eps);
+    }
     // dx written; dgamma, dbeta accumulated.
     virtual void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                                     const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,

@@ -275,7 +275,11 @@ public:
 
 protected:
     void forward_impl(LayerIO& io) const override {
-        if (io.training) {
+        if (io.training && io.recompute) {
+            // checkpointing's recompute: the statistics saved by this x's forward (kept outside the arena)
+            io.backend->batchnorm_forward_recompute(io.x, io.params[0], io.params[1], io.y, io.saved[0], io.saved[1],
+                                                    io.buffers[0], io.buffers[1], eps_);
+        } else if (io.training) {
             io.backend->batchnorm_forward_train(io.x, io.params[0], io.params[1], io.y, io.saved[0], io.saved[1],
                                                 io.buffers[0], io.buffers[1], io.recompute ? 0.0f : momentum_, eps_);
             // num_batches_tracked counts on the device: no host round trip inside a step

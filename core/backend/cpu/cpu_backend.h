@@ -64,6 +64,9 @@ public:
     void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                  Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean, Tensor& running_var,
                                  float momentum, float eps) override;
+    void batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                     Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                     Tensor& running_var, float eps) override;
     void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& running_mean, const Tensor& running_var, float eps,
                                  Tensor& y) override;

@@ -157,6 +157,39 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
     }
 }
 
+// The fast path of batchnorm_forward_train without its statistics pass: the same per-channel affine from
+// the saved f32 mean and 1/std, so y is bit for bit what the forward wrote. Other layouts and dtypes run
+// the whole forward again (their statistics are kept in double, the saved ones are rounded).
+void CpuBackend::batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                             Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                             Tensor& running_var, float eps) {
+    const char* op = "batchnorm_forward_recompute";
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    std::int64_t N, C, S;
+    bn_dims(op, x, N, C, S);
+    check_vec(op, "save_mean", save_mean, C);
+    check_vec(op, "save_invstd", save_invstd, C);
+    if (!bn_fast(kernels_, x, S, {&gamma, &beta, &save_mean, &save_invstd, &running_mean, &running_var})) {
+        batchnorm_forward_train(x, gamma, beta, y, save_mean, save_invstd, running_mean, running_var, 0.0f, eps);
+        return;
+    }
+    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
+    const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
+    const float* px = x.data<float>();
+    float* py = y.data<float>();
+    const float* sm = save_mean.data<float>();
+    const float* si = save_invstd.data<float>();
+    parallel_for(threads_, C, [&](std::int64_t c) {
+        float a, b;
+        bn_affine(g[c], bt[c], si[c], a, b);
+        for (std::int64_t n = 0; n < N; ++n)
+            kernels_->scale_shift(px + (n * C + c) * S, S, sm[c], a, b, py + (n * C + c) * S, false);
+    });
+}
+
 void CpuBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                          const Tensor& running_mean, const Tensor& running_var, float eps,
                                          Tensor& y) {
