@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <unistd.h>
 #include <signal.h>
 #include <thread>
 
@@ -104,6 +105,19 @@ bool alive(long pid) {
     return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';
 }
 
+// CPU seconds (user + system) a process has used so far, from /proc/PID/stat; -1 when it is gone.
+double cpuSeconds(long pid) {
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly)) return -1;
+    const QByteArray s = f.readAll();
+    const qsizetype close = s.lastIndexOf(')');  // the command name may hold spaces
+    if (close < 0) return -1;
+    const QList<QByteArray> fields = s.mid(close + 2).split(' ');  // from field 3 (state) on
+    if (fields.size() < 13) return -1;
+    const double ticks = static_cast<double>(fields[11].toLongLong() + fields[12].toLongLong());  // utime, stime
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); }
 
 }  // namespace
@@ -163,7 +177,7 @@ private slots:
         QString error;
         QVERIFY2(c.start(config, o, &error), qPrintable(error));
         QVERIFY(c.isMultiRank());
-        QVERIFY(!c.canPause());
+        QVERIFY(c.canPause());
         QVERIFY(finished.wait(120000));
         const RunOutcome out = finished.first().first().value<RunOutcome>();
         QVERIFY2(out.result().status == "finished", out.result().error.c_str());
@@ -199,6 +213,54 @@ private slots:
             monitor.resize(900, 600);
             QVERIFY(monitor.grab().save(qEnvironmentVariable("HEADROOM_GRAB_DIR") + QStringLiteral("/monitor-ranks.png")));
         }
+    }
+
+    // Pause: every rank stops stepping after the same step and waits without spinning; Resume goes on from
+    // there; Stop while paused ends every rank.
+    void pauseHoldsEveryRank() {
+        TrainingSetupPanel panel;
+        int ranks = 0;
+        const hr::TrainConfig config = windowConfig(panel, QStringLiteral("zero1"), 1000000, &ranks);
+        RunController c;
+        std::int64_t lastStep = 0;
+        connect(&c, &RunController::stepsReady, this, [&](const QVector<hr::StepEvent>& s) { lastStep = s.last().step; });
+        QSignalSpy finished(&c, &RunController::runFinished);
+        RunOptions o;
+        o.outDir = m_dir.filePath(QStringLiteral("pause"));
+        o.ranks = ranks;
+        o.rankProgram = kHeadroom;
+        o.sampleTelemetry = false;
+        QString error;
+        QVERIFY2(c.start(config, o, &error), qPrintable(error));
+        QVERIFY(c.canPause());
+        const long launcher = c.relay()->launcherPid();
+        QTRY_VERIFY_WITH_TIMEOUT(lastStep >= 2, 60000);
+        c.pause();
+        QVERIFY(c.isPaused());
+        QTest::qWait(2000);  // rank 0 sees the pause within 200 ms, the step in flight ends and is relayed
+        const std::int64_t pausedAt = lastStep;
+        std::set<long> below = descendants(launcher);
+        QVERIFY2(below.size() >= 3, "mpirun and its two ranks");
+        std::map<long, double> cpu;
+        for (long pid : below) cpu[pid] = cpuSeconds(pid);
+        QTest::qWait(2500);
+        QCOMPARE(lastStep, pausedAt);  // no step while paused
+        double used = 0;
+        for (const auto& [pid, before] : cpu)
+            if (before >= 0) used += std::max(0.0, cpuSeconds(pid) - before);
+        // a spinning rank would burn about 2.5 CPU seconds here; paused ranks poll ten times a second
+        QVERIFY2(used < 1.0, qPrintable(QStringLiteral("the paused ranks used %1 CPU seconds in 2.5 s").arg(used)));
+        c.resume();
+        QVERIFY(!c.isPaused());
+        QTRY_VERIFY_WITH_TIMEOUT(lastStep > pausedAt + 1, 60000);
+        c.pause();
+        QTest::qWait(500);
+        c.stop();  // stopping a paused run ends every rank
+        QVERIFY(finished.wait(60000));
+        const RunOutcome out = finished.first().first().value<RunOutcome>();
+        QCOMPARE(out.result().status, std::string("stopped"));
+        below.insert(launcher);
+        for (long pid : below) QVERIFY2(!alive(pid), qPrintable(QStringLiteral("process %1 is still running").arg(pid)));
     }
 
     // Stop: every rank stops; none is left when the controller reports the end; recorded as stopped.
