@@ -5,6 +5,7 @@
 //   steps taken, model.safetensors, the history entry "stopped", and no process left below the launcher.
 // - kill -9 of rank 0 or rank 1 mid-run: mpirun ends the other ranks, so rank 0 cannot finish its history
 //   entry; the launcher marks it failed, naming the cause (`headroom runs` says failed, never running).
+// - --pause-file holds one process and 2 ranks without a step until the file is removed.
 #include <QtTest>
 
 #include <chrono>
@@ -203,6 +204,66 @@ private slots:
         QVERIFY2(two.processes.size() >= 3, "mpirun and two ranks below the launcher");
         for (long pid : two.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
         QCOMPARE(historyRows(w + "/two.db"), QStringList{"stopped|"});
+    }
+
+    // --pause-file: while the file exists no step is taken (one process, and 2 ranks through the launcher);
+    // once it is removed the run finishes, with the same weights as a run never paused.
+    void pauseFileHoldsTheRun_data() {
+        QTest::addColumn<int>("ranks");
+        QTest::newRow("one process") << 1;
+        QTest::newRow("2 ranks") << 2;
+    }
+    void pauseFileHoldsTheRun() {
+        QFETCH(int, ranks);
+        const QString w = QString::fromStdString(m_dir) + QString("/pause%1").arg(ranks);
+        QDir().mkpath(w + "/events");
+        QStringList common = {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256",
+                              "--test-limit", "64", "--batch", "64", "--steps", "12", "--threads", "1", "--seed",
+                              "5", "--device", "cpu", "--no-history", "--quiet"};
+        if (ranks > 1) common << "--ranks" << QString::number(ranks) << "--shard" << "dp";
+        auto start = [&](QProcess& p, const QStringList& extra, const QString& events) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("OMP_NUM_THREADS", "1");
+            if (!events.isEmpty()) env.insert("HEADROOM_EVENTS_DIR", events);
+            p.setProcessEnvironment(env);
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            p.start(kHeadroom, common + extra);
+        };
+        QProcess plain;
+        start(plain, {"--out", w + "/plain"}, {});
+        QVERIFY(plain.waitForFinished(120000));
+        QCOMPARE(plain.exitCode(), 0);
+
+        const QString hold = w + "/hold";
+        QFile(hold).open(QIODevice::WriteOnly);
+        QProcess paused;
+        start(paused, {"--out", w + "/paused", "--pause-file", hold}, w + "/events");
+        QVERIFY(paused.waitForStarted(10000));
+        QElapsedTimer t;
+        t.start();
+        auto steps = [&] {  // rank 0's step events so far
+            QFile f(w + "/events/rank0.jsonl");
+            if (!f.open(QIODevice::ReadOnly)) return -1;
+            return int(f.readAll().count("\"event\":\"step\""));
+        };
+        auto device = [&] {
+            QFile f(w + "/events/rank0.jsonl");
+            return f.open(QIODevice::ReadOnly) && f.readAll().contains("\"event\":\"device\"");
+        };
+        while (!device() && t.elapsed() < 60000 && paused.state() == QProcess::Running) paused.waitForFinished(100);
+        QVERIFY2(device(), "rank 0 started training");
+        paused.waitForFinished(3000);  // three seconds held: a 12-step MLP run would be long done
+        QCOMPARE(paused.state(), QProcess::Running);
+        QCOMPARE(steps(), 0);
+        QVERIFY(QFile::remove(hold));
+        QVERIFY(paused.waitForFinished(120000));
+        const QString out = QString::fromLocal8Bit(paused.readAll());
+        QVERIFY2(paused.exitCode() == 0, qPrintable(out));
+        QCOMPARE(steps(), 12);
+        QCOMPARE(readJson((w + "/paused/run.json").toStdString())["final"]["steps"].get<std::int64_t>(), std::int64_t(12));
+        QFile a(w + "/plain/model.safetensors"), b(w + "/paused/model.safetensors");
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QVERIFY2(a.readAll() == b.readAll(), "pausing changed the weights");
     }
 
     void aKilledRank0IsRecordedFailed() { killedRankIsRecordedFailed(0); }
