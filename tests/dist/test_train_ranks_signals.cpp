@@ -37,68 +37,9 @@ QStringList longRun(const QString& out, const QString& db) {
             "--out", out, "--db", db};
 }
 
-// pid -> parent pid of every live (not zombie) process
-std::map<long, long> processTable() {
-    std::map<long, long> parent;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string line;
-        std::getline(stat, line);
-        const std::size_t close = line.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(line.substr(close + 2));
-        std::string state;
-        long ppid = 0;
-        rest >> state >> ppid;
-        if (state != "Z") parent[std::stol(name)] = ppid;
-    }
-    return parent;
-}
 
-std::set<long> below(long root) {
-    const std::map<long, long> parent = processTable();
-    std::set<long> out;
-    for (const auto& [pid, ppid] : parent) {
-        long p = ppid;
-        for (int depth = 0; depth < 8 && p > 1; ++depth) {
-            if (p == root) {
-                out.insert(pid);
-                break;
-            }
-            auto it = parent.find(p);
-            p = it == parent.end() ? 0 : it->second;
-        }
-    }
-    return out;
-}
 
-// rank -> pid of the headroom ranks below root
-std::map<int, long> rankProcesses(long root) {
-    std::map<int, long> ranks;
-    for (long pid : below(root)) {
-        std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
-        std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-        const std::string key = "OMPI_COMM_WORLD_RANK=";
-        const std::size_t at = all.find(key);
-        if (at == std::string::npos) continue;
-        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-        std::string exe;
-        std::getline(comm, exe);
-        if (exe == "headroom") ranks[std::atoi(all.c_str() + at + key.size())] = pid;
-    }
-    return ranks;
-}
 
-bool alive(long pid) {
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const std::size_t close = line.rfind(')');
-    return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';
-}
 
 struct Ended {
     bool ok = false;
@@ -127,9 +68,9 @@ Ended runAndAct(const QStringList& args, const QString& cwd, int ranks, Act act)
         e.output += QString::fromLocal8Bit(p.readAll());
     }
     std::map<int, long> r;
-    while (ranks > 1 && int(r.size()) < ranks && t.elapsed() < 60000) r = rankProcesses(p.processId());
+    while (ranks > 1 && int(r.size()) < ranks && t.elapsed() < 60000) r = hrtest::rank_processes(p.processId());
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    e.processes = below(p.processId());
+    e.processes = hrtest::processes_below(p.processId());
     act(static_cast<long>(p.processId()), r);
     e.ok = p.waitForFinished(60000);
     e.output += QString::fromLocal8Bit(p.readAll());
@@ -202,7 +143,7 @@ private slots:
         QVERIFY(j["final"]["steps"].get<std::int64_t>() > 0);
         QVERIFY2(two.output.contains("stopped after"), qPrintable(two.output));
         QVERIFY2(two.processes.size() >= 3, "mpirun and two ranks below the launcher");
-        for (long pid : two.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        for (long pid : two.processes) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
         QCOMPARE(historyRows(w + "/two.db"), QStringList{"stopped|"});
     }
 
@@ -280,7 +221,7 @@ private:
         });
         QVERIFY2(e.ok, qPrintable(e.output));
         QVERIFY(e.exitCode != 0);
-        for (long pid : e.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        for (long pid : e.processes) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
         // straight after the launcher: failed, with a cause (the launcher's or rank 0's own), never running
         const QStringList rows = historyRows(w + "/history.db");
         QCOMPARE(rows.size(), qsizetype(1));
