@@ -544,6 +544,16 @@ private slots:
                 QVERIFY(close(read(si), wsi, 1e-6, "batchnorm save_invstd"));
                 QVERIFY(close(read(rm), wrm, 1e-6, "batchnorm running_mean"));
                 QVERIFY(close(read(rv), wrv, 1e-6, "batchnorm running_var (unbiased)"));
+                {
+                    // activation checkpointing's recompute from the saved statistics: the forward's y bit for
+                    // bit (so also the reference's), the running statistics untouched
+                    Tensor ty2 = zeros(*be_, xs, dt);
+                    const Vec rm0 = read(rm), rv0 = read(rv);
+                    be_->batchnorm_forward_recompute(tx, tg, tb, ty2, sm, si, rm, rv, eps);
+                    QVERIFY(read(ty2) == read(ty));
+                    QVERIFY(read(rm) == rm0);
+                    QVERIFY(read(rv) == rv0);
+                }
                 Tensor tdx = zeros(*be_, xs, dt), dg = make(*be_, {C}, DType::f32, Vec(C, 0.5)),
                        db = make(*be_, {C}, DType::f32, Vec(C, 0.25));
                 be_->batchnorm_backward(tx, make(*be_, xs, dt, dy), tg, sm, si, tdx, dg, db);
