@@ -40,6 +40,7 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
     cards->addWidget(makeCard(tr("Throughput"), &m_throughputValue));
     cards->addWidget(makeCard(tr("Peak memory"), &m_peakMemory));
     m_testAccuracy->setObjectName(QStringLiteral("testAccuracyValue"));
+    m_trainLoss->setObjectName(QStringLiteral("trainLossValue"));
     outer->addLayout(cards);
 
     auto* grid = new QGridLayout;
@@ -147,7 +148,7 @@ void MonitorView::redraw() {
         m_throughputValue->setText(m_throughputText);
         m_cardsDirty = false;
     }
-    if (!isVisible()) return;  // the charts stay dirty; showEvent draws them
+    // a chart that cannot be seen only rescales here and is drawn when shown (LiveChart::refresh)
     for (hrw::LiveChart* c : std::as_const(m_dirty)) c->refresh();
     m_dirty.clear();
     ++m_redraws;
