@@ -169,9 +169,16 @@ GuiRun runInWindow(const hr::TrainConfig& c) {
     WallClock wall;
     hr::TrainResult result;
     QObject::connect(w.session(), &hrapp::TrainingSession::stepsReady, &w,
-                     [&wall, &g](const QVector<hr::StepEvent>& steps) {
+                     [&wall, &g, &w](const QVector<hr::StepEvent>& steps) {
                          ++g.step_batches;
                          for (const auto& e : steps) wall.add(e);
+                         // HEADROOM_GUI_PNG=FILE: a picture of the window half way through the run
+                         static bool saved = false;
+                         const QByteArray png = qgetenv("HEADROOM_GUI_PNG");
+                         if (!saved && !png.isEmpty() && !steps.isEmpty() && 2 * steps.last().step >= steps.last().total_steps) {
+                             saved = true;
+                             w.grab().save(QString::fromLocal8Bit(png));
+                         }
                      });
     QObject::connect(w.session(), &hrapp::TrainingSession::memoryUpdated, &w, [&g] { ++g.memory_events; });
     double threadCpu0 = 0, processCpu0 = 0;

@@ -124,6 +124,8 @@ private slots:
         QStringList partial;  // the panel's text whenever part of the sample was on screen
         connect(&panel, &SamplePanel::textStreamed, &panel, [&](qint64 tokens, qint64 requested) {
             if (tokens < requested) partial << panel.text();
+            if (const QByteArray png = qgetenv("HEADROOM_SAMPLE_STREAM_PNG"); !png.isEmpty() && tokens > 100 && tokens < requested)
+                panel.grab().save(QString::fromLocal8Bit(png));  // a picture of the text streaming in
         });
         // samples of the run in progress (other weights) do not count: only the one of the saved weights
         connect(&controller, &RunController::runFinished, &panel, [&] { partial.clear(); });
