@@ -795,6 +795,36 @@ std::unique_ptr<Tokenizer> resumed_tokenizer(const std::string& kind, const std:
     return load_tokenizer(kind, dir);
 }
 
+// --init-from for a language model. A GPT (nanoGPT layout) takes nanoGPT's names and Hugging Face GPT-2's
+// (GPT2LMHeadModel or GPT2Model, Conv1D weights [in, out] transposed, mask buffers ignored, the tied head
+// under either name: train/checkpoint.h load_model_state), with DDP's "module." prefix stripped; a file
+// with other names is matched by order as for image models (train/resume.h load_weights_into).
+WeightsMatch load_language_model_weights(Model& model, const std::string& path) {
+    if (!is_gpt_layout(model.spec())) return load_weights_into(model, path);
+    SafeTensorsFile file = read_safetensors(path);
+    WeightsMatch m;
+    if (!file.tensors.empty() && std::all_of(file.tensors.begin(), file.tensors.end(), [](const SafeTensor& t) {
+            return t.name.rfind("module.", 0) == 0;
+        })) {
+        for (auto& t : file.tensors) t.name = t.name.substr(7);
+        m.stripped_module = true;
+    }
+    auto in_file = [&](const std::string& name) {
+        return file.find(name) || (name.rfind("transformer.", 0) == 0 && file.find(name.substr(12)));
+    };
+    const auto sd = model.state_dict();
+    bool named = true;
+    for (const auto& nt : sd) {
+        if (nt.tied || in_file(nt.name)) continue;
+        bool via_head = false;  // an embedding tied to a head: the head's copy will do
+        for (const auto& other : sd) via_head = via_head || (other.tied && other.tensor.raw() == nt.tensor.raw() && in_file(other.name));
+        named = named && via_head;
+    }
+    if (!named) return load_weights_into(model, path);
+    load_model_state(model, file, path);
+    return m;
+}
+
 // Several ranks: every rank reads the corpus and builds the tokenizer itself; they must hold the same tokens
 // (a text file changed while they started would not). Compared by a 48-bit hash of each rank's tokens.
 void check_same_tokens(Communicator& comm, const std::vector<std::int32_t>& train, const std::vector<std::int32_t>& valid) {
@@ -1163,7 +1193,8 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         run_dir_.clear();  // checkpoints are one process's state
     }
     if (!c.init_from.empty() && !resume_) {
-        const WeightsMatch m = load_weights_into(st.model(), c.init_from);
+        const WeightsMatch m = is_token_model(c.model) ? load_language_model_weights(st.model(), c.init_from)  // lmranks
+                                                       : load_weights_into(st.model(), c.init_from);
         st.sync_master_from_params();
         impl_->weights_notes = describe_weights_match(m);
         for (const auto& line : impl_->weights_notes) log(LogLevel::info, line);
