@@ -5,7 +5,9 @@
 // same global batch, to 1e-6 relative (per tensor: largest difference over largest value), read with the
 // project's safetensors reader; every validation loss in run.json (an evaluation every 2 steps and at the
 // last) equals one process's to 1e-6; rank 0 alone writes; each rank's measured ledger peak is what
-// `headroom plan --ranks N --shard S` predicts for it. AdamW (one row): its validation losses to 1e-6 too,
+// `headroom plan --ranks N --shard S` predicts for it. Ctrl-C to `headroom train --ranks 3` stops every rank
+// after the same step (the run ends, none hangs in a collective another rank skipped), with one process's
+// exit status and run.json "stopped". AdamW (one row): its validation losses to 1e-6 too,
 // its weights to 1e-3 per tensor only, since Adam divides each gradient element by its own running scale:
 // an element whose gradient nearly cancels over the batch (a bias starting at zero) has a rounding error,
 // from summing in another order, that is a visible share of it, and so of its update (measured 6e-4).
@@ -16,6 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
+
+#include <signal.h>
 #include <map>
 #include <set>
 
@@ -244,6 +249,49 @@ private slots:
                                     .arg(k)
                                     .arg(QString::fromStdString(plan["ranks"][k]["device_total"].dump()))
                                     .arg(QString::fromStdString(measured[k].dump()))));
+    }
+
+    // Ctrl-C mid-run (evaluations every 3 steps, so it may land next to one): every rank stops together.
+    void ctrlCStopsEveryRankTogether() {
+        const QString dir = QString::fromStdString(m_dir);
+        auto interrupted = [&](const QString& out, int ranks) {
+            QStringList args = runFlags(dir, "sgd");
+            args.removeAll("--quiet");
+            args[args.indexOf("--steps") + 1] = "1000000";
+            args[args.indexOf("--eval-every") + 1] = "3";
+            args << "--out" << out;
+            if (ranks > 1) args << "--ranks" << QString::number(ranks) << "--shard" << "zero3";
+            QProcess p;
+            p.setWorkingDirectory(dir);
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("OMP_NUM_THREADS", "1");
+            p.setProcessEnvironment(env);
+            p.start(kHeadroom, args);
+            QString output;
+            QElapsedTimer t;
+            t.start();
+            while (!output.contains("training gpt-ranks") && t.elapsed() < 60000 && p.state() == QProcess::Running) {
+                p.waitForReadyRead(200);
+                output += QString::fromLocal8Bit(p.readAll());
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+            ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+            const bool ended = p.waitForFinished(60000);
+            output += QString::fromLocal8Bit(p.readAll());
+            if (!ended) p.kill(), p.waitForFinished(5000);
+            return std::make_pair(ended ? p.exitCode() : -1, output);
+        };
+        const auto [one_code, one_out] = interrupted(dir + "/stop-one", 1);
+        QVERIFY2(one_code >= 0, qPrintable(one_out));
+        const auto [code, out] = interrupted(dir + "/stop-three", 3);
+        QVERIFY2(code == one_code, qPrintable(QString("exit %1 vs one process's %2: %3").arg(code).arg(one_code).arg(out)));
+        const nlohmann::json j = readJson(m_dir + "/stop-three/run.json");
+        QCOMPARE(j["status"].get<std::string>(), std::string("stopped"));
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 3);
+        QVERIFY(j["final"]["steps"].get<std::int64_t>() > 0);
+        QVERIFY(fs::exists(m_dir + "/stop-three/model.safetensors"));
+        qInfo("3 ranks stopped together after step %lld", static_cast<long long>(j["final"]["steps"].get<std::int64_t>()));
     }
 };
 
