@@ -3,8 +3,8 @@
 // names, as Hugging Face's GPT2LMHeadModel and as GPT2Model (Conv1D weights [in, out], mask buffers, the
 // tied head under either name or not at all) starts a Headroom run whose validation loss (learning rate 1e-20,
 // one step, every validation window) equals PyTorch's loss of the trained model on the same windows to
-// 1e-5 relative; without --init-from it does not; a file for another model is refused (exit 2) before
-// anything is written. Skips where /usr/bin/python3 cannot import torch or the headroom binary is missing.
+// 1e-5 relative, on one process and on 2 ranks (dp, through --ranks 2 when mpirun is there); without
+// --init-from it does not; a file for another model is refused (exit 2) before anything is written. Skips where /usr/bin/python3 cannot import torch or the headroom binary is missing.
 #include <QProcess>
 #include <QtTest>
 
@@ -166,6 +166,21 @@ private slots:
         QVERIFY2(rel <= 1e-5, qPrintable(QString::number(rel)));
         const nlohmann::json j = readJson(out + "/run.json");
         QCOMPARE(QString::fromStdString(j["resume"]["init_from"].get<std::string>()), weights);
+    }
+
+    // Two CPU ranks (the launcher's mpirun), each loading the file: the same loss.
+    void startsFromPyTorchWeightsOnTwoRanks() {
+        QVERIFY(m_ready);
+        if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("no mpirun on PATH");
+        const std::string out = m_dir + "/run-ranks";
+        const Result r = run(kHeadroom, flags(QString::fromStdString(out))
+                                            << "--init-from" << QString::fromStdString(m_dir + "/hf_model.safetensors")
+                                            << "--ranks" << "2" << "--shard" << "dp");
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const double rel = std::fabs(validationLoss(out) - m_torch_loss) / m_torch_loss;
+        qInfo("2 ranks: relative %.2g", rel);
+        QVERIFY2(rel <= 1e-5, qPrintable(QString::number(rel)));
+        QCOMPARE(readJson(out + "/run.json")["distributed"]["world_size"].get<int>(), 2);
     }
 
     // The same run from Headroom's own initialisation is far from the trained loss: the test can tell.
