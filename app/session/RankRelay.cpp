@@ -75,7 +75,8 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
     m_process.setProcessEnvironment(env);
     QStringList args{QStringLiteral("train"), QStringLiteral("--config"), configPath,
                      QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--no-history"),
-                     QStringLiteral("--quiet")};
+                     QStringLiteral("--quiet"), QStringLiteral("--pause-file"),
+                     m_dir->filePath(QStringLiteral("pause"))};
     if (!outDir.isEmpty()) args << QStringLiteral("--out") << outDir;
     const QString exe = !program.isEmpty() ? program
                         : qEnvironmentVariableIsSet("HEADROOM_PROGRAM") ? qEnvironmentVariable("HEADROOM_PROGRAM")
@@ -96,6 +97,17 @@ void RankRelay::stop() {
     ::kill(static_cast<pid_t>(m_process.processId()), SIGTERM);  // the launcher passes it on to every rank
     m_signalsSent = 1;
     m_escalate.start();
+}
+
+void RankRelay::setPaused(bool paused) {
+    if (!m_dir) return;
+    const QString path = m_dir->filePath(QStringLiteral("pause"));
+    if (paused) {
+        QFile f(path);
+        if (f.open(QIODevice::WriteOnly)) f.close();
+    } else {
+        QFile::remove(path);
+    }
 }
 
 void RankRelay::finish(int ms, bool stopFirst) {
