@@ -248,7 +248,10 @@ std::vector<Message> out_of_memory_messages(const OutOfMemory& e, const ModelSpe
 
 std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
     std::string msg;
-    for (const Message& m : out_of_memory_messages(e, spec, device)) msg += (msg.empty() ? "" : " ") + m.english();
+    for (const Message& m : out_of_memory_messages(e, spec, device)) {
+        if (!msg.empty()) msg += ' ';
+        msg += m.english();
+    }
     return msg;
 }
 
