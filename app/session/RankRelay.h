@@ -42,8 +42,10 @@ public:
     // Starts the ranks; false with *error when the child cannot start (nothing delivered then).
     // program: the headroom binary ("" : $HEADROOM_PROGRAM when set, e.g. by a harness that is not
     // headroom itself, else this program).
+    // resume: continues the run in outDir from its newest checkpoint instead (headroom train --resume OUT
+    // --ranks N, with config's length, threads, device and checkpoint interval).
     bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
-               QString* error = nullptr);
+               QString* error = nullptr, bool resume = false);
     void stop();
     bool isRunning() const { return m_process.state() != QProcess::NotRunning; }
     // Waits up to ms for the launcher to end (stopping it first when stop is true), then delivers the end;

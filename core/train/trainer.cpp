@@ -721,13 +721,15 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     const bool ranked = impl_->comm != nullptr || s.shard != ShardStage::none;
     if (!ranked) return;
     Communicator* comm = impl_->comm.get();
-    if (comm && result.steps > 0) {
+    // a resumed run's figures are of the steps it ran itself
+    const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step);
+    if (comm && ran > 0) {
         const CommStats& now = comm->stats();
         // the training's traffic: the checkpoints' gathering is not part of a step
         result.communication_bytes_per_step =
-            (now.bytes - start.bytes - checkpoints_.communication_bytes()) / static_cast<double>(result.steps);
+            (now.bytes - start.bytes - checkpoints_.communication_bytes()) / static_cast<double>(ran);
         result.communication_seconds_per_step =
-            (now.wait_seconds - start.wait_seconds - checkpoints_.communication_seconds()) / static_cast<double>(result.steps);
+            (now.wait_seconds - start.wait_seconds - checkpoints_.communication_seconds()) / static_cast<double>(ran);
     }
     if (result.status == "failed" && !result.bad_input) return;  // the communicator may be broken
     if (comm) {
