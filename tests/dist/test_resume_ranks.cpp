@@ -233,7 +233,7 @@ private slots:
             QCOMPARE(j["distributed"]["world_size"].get<int>(), 3);
             QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({22, 22, 22}), j["distributed"].dump().c_str());
             QCOMPARE(j["resume"]["resumed_from_step"].get<int>(), 10);
-            // its checkpoint goes back onto one process, too (3 -> 1: the step-20 checkpoint is complete)
+            // and the same 2-rank checkpoint as one process
             const Result one = resumeCopy(stage, "one", {});
             QVERIFY2(one.exit_code == 0, qPrintable(one.output));
             why = compareWeights(w + "/one/model.safetensors", w + "/ref/model.safetensors", 1e-6);
