@@ -1037,16 +1037,6 @@ or matched by order and shape)</source>
 </translation>
     </message>
     <message>
-        <source>train with the whole configuration in FILE (a run folder&apos;s config.json);
-only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be added</source>
-        <translation>使用 FILE 中的完整配置训练（即运行文件夹中的 config.json）；
-只能再加上 --ranks、--out、--name、--db、--no-history、--quiet 和 --notify</translation>
-    </message>
-    <message>
-        <source>--config %1 holds the whole configuration; only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be added, not %2</source>
-        <translation>--config %1 已包含完整配置；只能再加上 --ranks、--out、--name、--db、--no-history、--quiet 和 --notify，不能加 %2</translation>
-    </message>
-    <message>
         <source>cannot read %1: %2</source>
         <translation>无法读取 %1：%2</translation>
     </message>
@@ -1079,6 +1069,34 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
     <message>
         <source>continued in #%1</source>
         <translation>已在 #%1 中继续</translation>
+    </message>
+    <message>
+        <source>pause between steps while FILE exists (create it to pause, remove it to go on);
+several ranks: rank 0 watches it and every rank pauses after the same step</source>
+        <translation>FILE 存在期间在两步之间暂停（创建它即暂停，删除它即继续）；
+多个 rank 时由 rank 0 监视它，所有 rank 在同一步之后暂停</translation>
+    </message>
+    <message>
+        <source>train with the whole configuration in FILE (a run folder&apos;s config.json);
+only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-file may be added</source>
+        <translation>使用 FILE 中的完整配置训练（运行文件夹中的 config.json）；
+只能另加 --ranks、--out、--name、--db、--no-history、--quiet、--notify 和 --pause-file</translation>
+    </message>
+    <message>
+        <source>--config %1 holds the whole configuration; only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-file may be added, not %2</source>
+        <translation>--config %1 已包含完整配置；只能另加 --ranks、--out、--name、--db、--no-history、--quiet、--notify 和 --pause-file，不能加 %2</translation>
+    </message>
+    <message>
+        <source>headroom train: paused between steps (%1 exists; remove it to go on)
+</source>
+        <translation>headroom train：已在两步之间暂停（%1 存在；删除它即可继续）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: going on (%1 was removed)
+</source>
+        <translation>headroom train：继续训练（%1 已删除）
+</translation>
     </message>
 </context>
 <context>
@@ -3417,12 +3435,12 @@ only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be add
         <translation>采样</translation>
     </message>
     <message>
-        <source>A run on several ranks cannot pause; Stop ends every rank and keeps the results so far</source>
-        <translation>多 rank 运行无法暂停；“停止”会结束所有 rank 并保留目前的结果</translation>
-    </message>
-    <message>
         <source>%1 (continued)</source>
         <translation>%1（继续）</translation>
+    </message>
+    <message>
+        <source>Pause every rank after the same step (F6)</source>
+        <translation>让所有 rank 在同一步之后暂停（F6）</translation>
     </message>
 </context>
 <context>

@@ -195,6 +195,10 @@ const std::vector<Flag> kFlags = {
      }},
     {FlagGroup::run, "quiet", nullptr, QT_TRANSLATE_NOOP("Cli", "only the final line"),
      [](R& r, const V&) { r.quiet = true; }},
+    {FlagGroup::run, "pause-file", "FILE",
+     QT_TRANSLATE_NOOP("Cli", "pause between steps while FILE exists (create it to pause, remove it to go on);\n"
+                              "several ranks: rank 0 watches it and every rank pauses after the same step"),
+     [](R& r, const V& v) { r.pauseFile = v.text(); }},
     // ---- run: checkpoints, resume, weights in (issue 13)
     {FlagGroup::run, "save-every", "N|Nm",
      QT_TRANSLATE_NOOP("Cli", "write a checkpoint into the run folder every N steps, or every N minutes\n"
@@ -213,7 +217,7 @@ const std::vector<Flag> kFlags = {
     // ---- run: a whole configuration (the window's multi-rank runs, issue 10)
     {FlagGroup::run, "config", "FILE.json",
      QT_TRANSLATE_NOOP("Cli", "train with the whole configuration in FILE (a run folder's config.json);\n"
-                              "only --ranks, --out, --name, --db, --no-history, --quiet and --notify may be added"),
+                              "only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-file may be added"),
      [](R& r, const V& v) { r.configFile = v.text(); }},
     {FlagGroup::run, "init-from", "FILE.safetensors",
      QT_TRANSLATE_NOOP("Cli", "start from these weights (Headroom's or PyTorch's names, DDP's module. prefix,\n"

@@ -40,6 +40,7 @@ struct CliRequest {
     bool quiet = false, noHistory = false, json = false, all = false, help = false;
     QString resume;                // train --resume DIR: the run folder to continue
     QString configFile;            // train --config FILE.json: a whole TrainConfig (a run folder's config.json)
+    QString pauseFile;             // train --pause-file FILE: paused between steps while FILE exists
     QString weights;               // eval / generate --weights FILE (a model.safetensors file)
     QStringList positional;        // RUN of report, NAME of presets
     // generate (app/cli/generate_command.cpp)

@@ -5,6 +5,7 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QEventLoop>
 #include <QProcess>
 #include <QStandardPaths>
@@ -196,7 +197,7 @@ private:
 // "" : fine.
 QString resumeConfig(CliRequest& r) {
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
-                                        "db", "no-history", "name", "quiet", "notify", "ranks", "shard"};
+                                        "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard"};
     QStringList refused;
     for (const QString& f : r.given)
         if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
@@ -240,14 +241,14 @@ QString resumeConfig(CliRequest& r) {
 // config.json; the window's multi-rank runs start this way), with only where the run goes and how it is
 // launched taken from the command line; any other run flag is refused. "" : fine.
 QString configFromFile(CliRequest& r) {
-    static const QStringList allowed = {"config", "ranks", "out", "name", "db", "no-history", "quiet", "notify"};
+    static const QStringList allowed = {"config", "ranks", "out", "name", "db", "no-history", "quiet", "notify", "pause-file"};
     QStringList refused;
     for (const QString& f : r.given)
         if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
     refused.sort();
     if (!refused.isEmpty())
         return Cli::tr("--config %1 holds the whole configuration; only --ranks, --out, --name, --db, --no-history, "
-                       "--quiet and --notify may be added, not %2")
+                       "--quiet, --notify and --pause-file may be added, not %2")
             .arg(r.configFile, refused.join(QStringLiteral(", ")));
     QFile f(r.configFile);
     if (!f.open(QIODevice::ReadOnly)) return Cli::tr("cannot read %1: %2").arg(r.configFile, f.errorString());
@@ -519,6 +520,25 @@ int runTrainCommand(const CliRequest& request) {
     std::unique_ptr<EventStream> events;
     if (const QByteArray dir = qgetenv("HEADROOM_EVENTS_DIR"); !dir.isEmpty())
         events = std::make_unique<EventStream>(controller, QString::fromLocal8Bit(dir), severalRanks ? env.rank : 0);
+
+    // --pause-file FILE: paused between steps while FILE exists. Several ranks: rank 0 watches it (the
+    // others may not see rank 0's disk) and the ranks agree on pausing once per step (trainer.cpp).
+    QTimer pauseWatch;
+    if (!r.pauseFile.isEmpty() && (!severalRanks || env.rank == 0)) {
+        const QString pauseFile = r.pauseFile;
+        const bool quiet = r.quiet;
+        QObject::connect(&pauseWatch, &QTimer::timeout, &controller, [&controller, pauseFile, quiet] {
+            if (!controller.isRunning()) return;
+            const bool want = QFileInfo::exists(pauseFile);
+            if (want == controller.isPaused()) return;
+            if (want) controller.pause();
+            else controller.resume();
+            if (!quiet)
+                eprint(want ? Cli::tr("headroom train: paused between steps (%1 exists; remove it to go on)\n").arg(pauseFile)
+                            : Cli::tr("headroom train: going on (%1 was removed)\n").arg(pauseFile));
+        });
+        pauseWatch.start(200);
+    }
 
     QString why;
     if (!controller.start(r.config, options, &why)) return bad(why);

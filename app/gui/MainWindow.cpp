@@ -490,11 +490,10 @@ void MainWindow::updateRunActions() {
     m_startAction->setEnabled(!running && valid);
     m_startAction->setToolTip(valid ? tr("Start training (F5)")
                                     : tr("Fix the model first: %1").arg(QString::fromStdString(m_builder->report().error)));
-    // a multi-rank run (child processes) cannot pause; one process can (RunController::canPause)
+    // one process pauses its trainer; the ranks of a multi-rank run pause together after the same step
     m_pauseAction->setEnabled(running && !paused && m_runs->canPause());
-    m_pauseAction->setToolTip(running && m_runs->isMultiRank()
-                                  ? tr("A run on several ranks cannot pause; Stop ends every rank and keeps the results so far")
-                                  : tr("Pause between steps (F6)"));
+    m_pauseAction->setToolTip(running && m_runs->isMultiRank() ? tr("Pause every rank after the same step (F6)")
+                                                               : tr("Pause between steps (F6)"));
     m_resumeAction->setEnabled(running && paused);
     m_stopAction->setEnabled(running);
     m_builder->setEditable(!running);

@@ -78,11 +78,13 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
     m_process.setProcessEnvironment(env);
     QStringList args{QStringLiteral("train"), QStringLiteral("--config"), configPath,
                      QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--no-history"),
-                     QStringLiteral("--quiet")};
+                     QStringLiteral("--quiet"), QStringLiteral("--pause-file"),
+                     m_dir->filePath(QStringLiteral("pause"))};
     if (!outDir.isEmpty()) args << QStringLiteral("--out") << outDir;
     if (resume) {  // Continue training: the run's own config.json, only these change (app/cli --resume)
         args = QStringList{QStringLiteral("train"), QStringLiteral("--resume"), outDir, QStringLiteral("--ranks"),
                            QString::number(ranks), QStringLiteral("--no-history"), QStringLiteral("--quiet"),
+                           QStringLiteral("--pause-file"), m_dir->filePath(QStringLiteral("pause")),
                            QStringLiteral("--threads"), QString::number(config.threads), QStringLiteral("--device"),
                            QString::fromStdString(config.device), QStringLiteral("--save-every"),
                            config.save_every_steps > 0
@@ -110,6 +112,17 @@ void RankRelay::stop() {
     ::kill(static_cast<pid_t>(m_process.processId()), SIGTERM);  // the launcher passes it on to every rank
     m_signalsSent = 1;
     m_escalate.start();
+}
+
+void RankRelay::setPaused(bool paused) {
+    if (!m_dir) return;
+    const QString path = m_dir->filePath(QStringLiteral("pause"));
+    if (paused) {
+        QFile f(path);
+        if (f.open(QIODevice::WriteOnly)) f.close();
+    } else {
+        QFile::remove(path);
+    }
 }
 
 void RankRelay::finish(int ms, bool stopFirst) {

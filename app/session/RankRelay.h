@@ -11,6 +11,8 @@
 // its exit status) or, after stop(), a stopped one. The history record is the controller's (the child
 // runs with --no-history); rank 0 writes the run folder.
 //
+// setPaused() creates or removes DIR/pause (the launcher's --pause-file): rank 0 sees it within 200 ms
+// and every rank pauses after the same step; Stop while paused still ends every rank.
 // stop() signals the launcher (SIGTERM), which passes it on to every rank through mpirun: the ranks stop
 // after the same step and rank 0 writes the results so far. Unanswered, it signals again after 15 s
 // (mpirun ends the ranks) and again after 30 s (the launcher kills mpirun's process group).
@@ -47,6 +49,9 @@ public:
     bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
                QString* error = nullptr, bool resume = false);
     void stop();
+    // Pauses the ranks between steps, or lets them go on: the launcher was started with --pause-file
+    // DIR/pause, which rank 0 watches; the ranks agree once per step, so they pause after the same one.
+    void setPaused(bool paused);
     bool isRunning() const { return m_process.state() != QProcess::NotRunning; }
     // Waits up to ms for the launcher to end (stopping it first when stop is true), then delivers the end;
     // past the time it kills the launcher and delivers a stopped/failed end. For closing the window.

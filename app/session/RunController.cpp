@@ -187,15 +187,17 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
 }
 
 void RunController::pause() {
-    if (!m_running || m_paused || m_relay) return;
+    if (!m_running || m_paused) return;
     m_paused = true;
-    m_session->setPaused(true);
+    if (m_relay) m_relay->setPaused(true);  // the ranks pause together after the same step
+    else m_session->setPaused(true);
 }
 
 void RunController::resume() {
     if (!m_running || !m_paused) return;
     m_paused = false;
-    m_session->setPaused(false);
+    if (m_relay) m_relay->setPaused(false);
+    else m_session->setPaused(false);
 }
 
 void RunController::stop() {

@@ -124,8 +124,8 @@ public:
 
     bool isRunning() const { return m_running; }
     bool isPaused() const { return m_paused; }
-    // A multi-rank run from the window cannot pause (its ranks are other processes); one process can.
-    bool canPause() const { return m_running && !m_relay; }
+    // One process pauses its trainer; a multi-rank run's ranks pause together (RankRelay::setPaused).
+    bool canPause() const { return m_running; }
     bool isMultiRank() const { return m_relay != nullptr; }
     RankRelay* relay() const { return m_relay; }  // the multi-rank run's child processes (null: none)
     qint64 runId() const { return m_runId; }          // of the run in progress (0: none, or not recorded)

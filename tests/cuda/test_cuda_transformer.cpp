@@ -4,7 +4,8 @@
 // that take each kernel variant), the in-place cross-entropy over GPT-2's vocabulary, row copies and
 // transposes; f32 with tight tolerances, bf16/f16 loose. Every gradient is bit-identical run to run
 // (no float atomics). Then a small GPT trained for a few steps on the GPU against the same run on the
-// CPU (losses), twice on the GPU (bitwise), and the planner's GPU prediction against its ledger.
+// CPU (losses), twice on the GPU (bitwise), and the planner's GPU prediction against its ledger. Broken
+// calls are refused with the CPU's messages (the shared contract).
 // Skips without a CUDA device.
 #include <QtTest/QtTest>
 
@@ -23,6 +24,7 @@
 #include "plan/device_description.h"
 #include "plan/planner.h"
 #include "test_support.h"
+#include "transformer_contract.h"
 #include "train/trainer.h"
 
 using namespace hr;
@@ -259,6 +261,32 @@ private slots:
     }
 
     // --- on a GPU ------------------------------------------------------------------------------------
+
+    // The shared argument contract (backend/cpu/transformer_checks.h): every broken call of
+    // tests/support/transformer_contract.h is refused on the GPU with the CPU's very message.
+    void refusalsAreTheCpus() {
+        if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");
+        for (const hrtest::ContractCase& c : hrtest::transformer_contract_cases()) {
+            std::string cpu_message, gpu_message;
+            try {
+                c.call(*h->cpu);
+            } catch (const Error& e) {
+                cpu_message = e.what();
+            }
+            try {
+                c.call(*h->gpu);
+            } catch (const Error& e) {
+                gpu_message = e.what();
+            }
+            QVERIFY2(!cpu_message.empty(), c.name.c_str());
+            if (!c.same_text) {
+                QVERIFY2(gpu_message.find(c.phrase) != std::string::npos, (c.name + ": " + gpu_message).c_str());
+                continue;
+            }
+            QVERIFY2(gpu_message == cpu_message, qPrintable(QString::fromStdString(c.name + ": GPU '" + gpu_message +
+                                                                                    "', CPU '" + cpu_message + "'")));
+        }
+    }
 
     void embeddingMatchesTheCpu() {
         if (!h) QSKIP("no CUDA device (cuda_device_count() == 0)");

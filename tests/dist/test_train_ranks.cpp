@@ -120,55 +120,7 @@ int recordedRuns(const QString& db, const QString& cwd) {
     return n;
 }
 
-// The pids of the headroom processes below `root` (mpirun's children: the ranks), with their ranks.
-std::map<int, long> rankProcesses(long root) {
-    std::map<long, long> parent;
-    for (const auto& e : fs::directory_iterator("/proc")) {
-        const std::string name = e.path().filename().string();
-        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-        std::ifstream stat(e.path() / "stat");
-        std::string line;
-        if (!std::getline(stat, line)) continue;
-        const std::size_t close = line.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(line.substr(close + 2));
-        char state;
-        long ppid;
-        rest >> state >> ppid;
-        parent[std::stol(name)] = ppid;
-    }
-    std::map<int, long> ranks;
-    for (const auto& [pid, ppid] : parent) {
-        long p = ppid;
-        bool below = false;
-        for (int depth = 0; depth < 8 && p > 1; ++depth) {
-            if (p == root) below = true;
-            auto it = parent.find(p);
-            p = it == parent.end() ? 0 : it->second;
-        }
-        if (!below) continue;
-        std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
-        std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-        const std::string key = std::string("OMPI_COMM_WORLD_RANK=");
-        const std::size_t at = all.find(key);
-        if (at == std::string::npos) continue;
-        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-        std::string exe;
-        std::getline(comm, exe);
-        if (exe != "headroom") continue;
-        ranks[std::atoi(all.c_str() + at + key.size())] = pid;
-    }
-    return ranks;
-}
 
-bool alive(long pid) {
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const std::size_t close = line.rfind(')');
-    return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';  // a zombie is gone
-}
 
 }  // namespace
 
@@ -316,7 +268,7 @@ private:
         }
         [&] { QVERIFY2(output.contains("training mlp"), qPrintable(output)); }();
         std::map<int, long> ranks;
-        while (ranks.size() < 2 && t.elapsed() < 60000) ranks = rankProcesses(static_cast<long>(p.processId()));
+        while (ranks.size() < 2 && t.elapsed() < 60000) ranks = hrtest::rank_processes(static_cast<long>(p.processId()));
         [&] { QCOMPARE(ranks.size(), std::size_t(2)); }();
         if (ranks.size() < 2) {
             p.kill();
@@ -342,7 +294,7 @@ private:
             bool any = true;
             for (int tries = 0; tries < 50 && any; ++tries) {
                 any = false;
-                for (const auto& [rank, pid] : ranks) any |= alive(pid);
+                for (const auto& [rank, pid] : ranks) any |= hrtest::process_alive(pid);
                 if (any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
             QVERIFY2(!any, "a rank is still running");

@@ -5,6 +5,7 @@
 //   steps taken, model.safetensors, the history entry "stopped", and no process left below the launcher.
 // - kill -9 of rank 0 or rank 1 mid-run: mpirun ends the other ranks, so rank 0 cannot finish its history
 //   entry; the launcher marks it failed, naming the cause (`headroom runs` says failed, never running).
+// - --pause-file holds one process and 2 ranks without a step until the file is removed.
 #include <QtTest>
 
 #include <chrono>
@@ -36,68 +37,9 @@ QStringList longRun(const QString& out, const QString& db) {
             "--out", out, "--db", db};
 }
 
-// pid -> parent pid of every live (not zombie) process
-std::map<long, long> processTable() {
-    std::map<long, long> parent;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string line;
-        std::getline(stat, line);
-        const std::size_t close = line.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(line.substr(close + 2));
-        std::string state;
-        long ppid = 0;
-        rest >> state >> ppid;
-        if (state != "Z") parent[std::stol(name)] = ppid;
-    }
-    return parent;
-}
 
-std::set<long> below(long root) {
-    const std::map<long, long> parent = processTable();
-    std::set<long> out;
-    for (const auto& [pid, ppid] : parent) {
-        long p = ppid;
-        for (int depth = 0; depth < 8 && p > 1; ++depth) {
-            if (p == root) {
-                out.insert(pid);
-                break;
-            }
-            auto it = parent.find(p);
-            p = it == parent.end() ? 0 : it->second;
-        }
-    }
-    return out;
-}
 
-// rank -> pid of the headroom ranks below root
-std::map<int, long> rankProcesses(long root) {
-    std::map<int, long> ranks;
-    for (long pid : below(root)) {
-        std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
-        std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-        const std::string key = "OMPI_COMM_WORLD_RANK=";
-        const std::size_t at = all.find(key);
-        if (at == std::string::npos) continue;
-        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-        std::string exe;
-        std::getline(comm, exe);
-        if (exe == "headroom") ranks[std::atoi(all.c_str() + at + key.size())] = pid;
-    }
-    return ranks;
-}
 
-bool alive(long pid) {
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const std::size_t close = line.rfind(')');
-    return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';
-}
 
 struct Ended {
     bool ok = false;
@@ -126,9 +68,9 @@ Ended runAndAct(const QStringList& args, const QString& cwd, int ranks, Act act)
         e.output += QString::fromLocal8Bit(p.readAll());
     }
     std::map<int, long> r;
-    while (ranks > 1 && int(r.size()) < ranks && t.elapsed() < 60000) r = rankProcesses(p.processId());
+    while (ranks > 1 && int(r.size()) < ranks && t.elapsed() < 60000) r = hrtest::rank_processes(p.processId());
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    e.processes = below(p.processId());
+    e.processes = hrtest::processes_below(p.processId());
     act(static_cast<long>(p.processId()), r);
     e.ok = p.waitForFinished(60000);
     e.output += QString::fromLocal8Bit(p.readAll());
@@ -201,8 +143,68 @@ private slots:
         QVERIFY(j["final"]["steps"].get<std::int64_t>() > 0);
         QVERIFY2(two.output.contains("stopped after"), qPrintable(two.output));
         QVERIFY2(two.processes.size() >= 3, "mpirun and two ranks below the launcher");
-        for (long pid : two.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        for (long pid : two.processes) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
         QCOMPARE(historyRows(w + "/two.db"), QStringList{"stopped|"});
+    }
+
+    // --pause-file: while the file exists no step is taken (one process, and 2 ranks through the launcher);
+    // once it is removed the run finishes, with the same weights as a run never paused.
+    void pauseFileHoldsTheRun_data() {
+        QTest::addColumn<int>("ranks");
+        QTest::newRow("one process") << 1;
+        QTest::newRow("2 ranks") << 2;
+    }
+    void pauseFileHoldsTheRun() {
+        QFETCH(int, ranks);
+        const QString w = QString::fromStdString(m_dir) + QString("/pause%1").arg(ranks);
+        QDir().mkpath(w + "/events");
+        QStringList common = {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256",
+                              "--test-limit", "64", "--batch", "64", "--steps", "12", "--threads", "1", "--seed",
+                              "5", "--device", "cpu", "--no-history", "--quiet"};
+        if (ranks > 1) common << "--ranks" << QString::number(ranks) << "--shard" << "dp";
+        auto start = [&](QProcess& p, const QStringList& extra, const QString& events) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("OMP_NUM_THREADS", "1");
+            if (!events.isEmpty()) env.insert("HEADROOM_EVENTS_DIR", events);
+            p.setProcessEnvironment(env);
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            p.start(kHeadroom, common + extra);
+        };
+        QProcess plain;
+        start(plain, {"--out", w + "/plain"}, {});
+        QVERIFY(plain.waitForFinished(120000));
+        QCOMPARE(plain.exitCode(), 0);
+
+        const QString hold = w + "/hold";
+        QFile(hold).open(QIODevice::WriteOnly);
+        QProcess paused;
+        start(paused, {"--out", w + "/paused", "--pause-file", hold}, w + "/events");
+        QVERIFY(paused.waitForStarted(10000));
+        QElapsedTimer t;
+        t.start();
+        auto steps = [&] {  // rank 0's step events so far
+            QFile f(w + "/events/rank0.jsonl");
+            if (!f.open(QIODevice::ReadOnly)) return -1;
+            return int(f.readAll().count("\"event\":\"step\""));
+        };
+        auto device = [&] {
+            QFile f(w + "/events/rank0.jsonl");
+            return f.open(QIODevice::ReadOnly) && f.readAll().contains("\"event\":\"device\"");
+        };
+        while (!device() && t.elapsed() < 60000 && paused.state() == QProcess::Running) paused.waitForFinished(100);
+        QVERIFY2(device(), "rank 0 started training");
+        paused.waitForFinished(3000);  // three seconds held: a 12-step MLP run would be long done
+        QCOMPARE(paused.state(), QProcess::Running);
+        QCOMPARE(steps(), 0);
+        QVERIFY(QFile::remove(hold));
+        QVERIFY(paused.waitForFinished(120000));
+        const QString out = QString::fromLocal8Bit(paused.readAll());
+        QVERIFY2(paused.exitCode() == 0, qPrintable(out));
+        QCOMPARE(steps(), 12);
+        QCOMPARE(readJson((w + "/paused/run.json").toStdString())["final"]["steps"].get<std::int64_t>(), std::int64_t(12));
+        QFile a(w + "/plain/model.safetensors"), b(w + "/paused/model.safetensors");
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QVERIFY2(a.readAll() == b.readAll(), "pausing changed the weights");
     }
 
     void aKilledRank0IsRecordedFailed() { killedRankIsRecordedFailed(0); }
@@ -219,7 +221,7 @@ private:
         });
         QVERIFY2(e.ok, qPrintable(e.output));
         QVERIFY(e.exitCode != 0);
-        for (long pid : e.processes) QVERIFY2(!alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        for (long pid : e.processes) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
         // straight after the launcher: failed, with a cause (the launcher's or rank 0's own), never running
         const QStringList rows = historyRows(w + "/history.db");
         QCOMPARE(rows.size(), qsizetype(1));

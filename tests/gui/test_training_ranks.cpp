@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <unistd.h>
 #include <signal.h>
 #include <thread>
 
@@ -27,6 +28,7 @@
 #include "session/RankRelay.h"
 #include "session/RunController.h"
 #include "store/run_store.h"
+#include "test_support.h"
 
 using namespace hrapp;
 
@@ -62,47 +64,8 @@ nlohmann::json readJson(const QString& path) {
     return nlohmann::json::parse(in);
 }
 
-// The processes below `root` (children, grandchildren, ...), from /proc.
-std::set<long> descendants(long root) {
-    std::map<long, long> parent;
-    for (const QString& d : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
-        bool ok = false;
-        const long pid = d.toLong(&ok);
-        if (!ok) continue;
-        std::ifstream stat("/proc/" + d.toStdString() + "/stat");
-        std::string line;
-        std::getline(stat, line);
-        const std::size_t close = line.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(line.substr(close + 2));
-        std::string state;
-        long ppid = 0;
-        rest >> state >> ppid;
-        if (state != "Z") parent[pid] = ppid;
-    }
-    std::set<long> out;
-    for (const auto& [pid, ppid] : parent) {
-        long p = ppid;
-        for (int depth = 0; depth < 8 && p > 1; ++depth) {
-            if (p == root) {
-                out.insert(pid);
-                break;
-            }
-            auto it = parent.find(p);
-            p = it == parent.end() ? 0 : it->second;
-        }
-    }
-    return out;
-}
 
-bool alive(long pid) {
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const std::size_t close = line.rfind(')');
-    return close == std::string::npos || line.size() < close + 3 || line[close + 2] != 'Z';
-}
+
 
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); }
 
@@ -163,7 +126,7 @@ private slots:
         QString error;
         QVERIFY2(c.start(config, o, &error), qPrintable(error));
         QVERIFY(c.isMultiRank());
-        QVERIFY(!c.canPause());
+        QVERIFY(c.canPause());
         QVERIFY(finished.wait(120000));
         const RunOutcome out = finished.first().first().value<RunOutcome>();
         QVERIFY2(out.result().status == "finished", out.result().error.c_str());
@@ -201,6 +164,54 @@ private slots:
         }
     }
 
+    // Pause: every rank stops stepping after the same step and waits without spinning; Resume goes on from
+    // there; Stop while paused ends every rank.
+    void pauseHoldsEveryRank() {
+        TrainingSetupPanel panel;
+        int ranks = 0;
+        const hr::TrainConfig config = windowConfig(panel, QStringLiteral("zero1"), 1000000, &ranks);
+        RunController c;
+        std::int64_t lastStep = 0;
+        connect(&c, &RunController::stepsReady, this, [&](const QVector<hr::StepEvent>& s) { lastStep = s.last().step; });
+        QSignalSpy finished(&c, &RunController::runFinished);
+        RunOptions o;
+        o.outDir = m_dir.filePath(QStringLiteral("pause"));
+        o.ranks = ranks;
+        o.rankProgram = kHeadroom;
+        o.sampleTelemetry = false;
+        QString error;
+        QVERIFY2(c.start(config, o, &error), qPrintable(error));
+        QVERIFY(c.canPause());
+        const long launcher = c.relay()->launcherPid();
+        QTRY_VERIFY_WITH_TIMEOUT(lastStep >= 2, 60000);
+        c.pause();
+        QVERIFY(c.isPaused());
+        QTest::qWait(2000);  // rank 0 sees the pause within 200 ms, the step in flight ends and is relayed
+        const std::int64_t pausedAt = lastStep;
+        std::set<long> below = hrtest::processes_below(launcher);
+        QVERIFY2(below.size() >= 3, "mpirun and its two ranks");
+        std::map<long, double> cpu;
+        for (long pid : below) cpu[pid] = hrtest::process_cpu_seconds(pid);
+        QTest::qWait(2500);
+        QCOMPARE(lastStep, pausedAt);  // no step while paused
+        double used = 0;
+        for (const auto& [pid, before] : cpu)
+            if (before >= 0) used += std::max(0.0, hrtest::process_cpu_seconds(pid) - before);
+        // a spinning rank would burn about 2.5 CPU seconds here; paused ranks poll ten times a second
+        QVERIFY2(used < 1.0, qPrintable(QStringLiteral("the paused ranks used %1 CPU seconds in 2.5 s").arg(used)));
+        c.resume();
+        QVERIFY(!c.isPaused());
+        QTRY_VERIFY_WITH_TIMEOUT(lastStep > pausedAt + 1, 60000);
+        c.pause();
+        QTest::qWait(500);
+        c.stop();  // stopping a paused run ends every rank
+        QVERIFY(finished.wait(60000));
+        const RunOutcome out = finished.first().first().value<RunOutcome>();
+        QCOMPARE(out.result().status, std::string("stopped"));
+        below.insert(launcher);
+        for (long pid : below) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QStringLiteral("process %1 is still running").arg(pid)));
+    }
+
     // Stop: every rank stops; none is left when the controller reports the end; recorded as stopped.
     void stopEndsEveryRank() {
         RunStore store;
@@ -222,14 +233,14 @@ private slots:
         QVERIFY2(c.start(config, o, &error), qPrintable(error));
         const long launcher = c.relay()->launcherPid();
         QTRY_VERIFY_WITH_TIMEOUT(lastStep >= 3, 60000);
-        std::set<long> below = descendants(launcher);
+        std::set<long> below = hrtest::processes_below(launcher);
         QVERIFY2(below.size() >= 3, "mpirun and its two ranks");  // mpirun, 2 ranks (and maybe helpers)
         c.stop();
         QVERIFY(finished.wait(60000));
         const RunOutcome out = finished.first().first().value<RunOutcome>();
         QCOMPARE(out.result().status, std::string("stopped"));
         below.insert(launcher);
-        for (long pid : below) QVERIFY2(!alive(pid), qPrintable(QStringLiteral("process %1 is still running").arg(pid)));
+        for (long pid : below) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QStringLiteral("process %1 is still running").arg(pid)));
         const nlohmann::json j = readJson(o.outDir + QStringLiteral("/run.json"));
         QCOMPARE(j["status"].get<std::string>(), std::string("stopped"));
         QCOMPARE(j["final"]["steps"].get<std::int64_t>(), out.result().steps);

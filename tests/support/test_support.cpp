@@ -1,7 +1,13 @@
 #include "test_support.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <mutex>
 #include <random>
 #include <vector>
@@ -46,6 +52,73 @@ std::string fashion_mnist_dir() {
             std::filesystem::exists(c + "/train-images-idx3-ubyte"))
             return c;
     return "";
+}
+
+namespace {
+// The fields of /proc/PID/stat after the command name (state, ppid, ...); empty when it cannot be read.
+std::vector<std::string> stat_fields(long pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return {};
+    const std::size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos || line.size() < close + 2) return {};
+    std::istringstream rest(line.substr(close + 2));
+    std::vector<std::string> fields;
+    for (std::string f; rest >> f;) fields.push_back(f);
+    return fields;
+}
+}  // namespace
+
+std::set<long> processes_below(long root) {
+    std::map<long, long> parent;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::vector<std::string> f = stat_fields(std::stol(name));
+        if (f.size() < 2 || f[0] == "Z") continue;
+        parent[std::stol(name)] = std::stol(f[1]);
+    }
+    std::set<long> out;
+    for (const auto& [pid, ppid] : parent) {
+        long p = ppid;
+        for (int depth = 0; depth < 8 && p > 1; ++depth) {
+            if (p == root) {
+                out.insert(pid);
+                break;
+            }
+            auto it = parent.find(p);
+            p = it == parent.end() ? 0 : it->second;
+        }
+    }
+    return out;
+}
+
+std::map<int, long> rank_processes(long root) {
+    std::map<int, long> ranks;
+    for (long pid : processes_below(root)) {
+        std::ifstream env("/proc/" + std::to_string(pid) + "/environ");
+        const std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+        const std::string key = "OMPI_COMM_WORLD_RANK=";
+        const std::size_t at = all.find(key);
+        if (at == std::string::npos) continue;
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::string exe;
+        std::getline(comm, exe);
+        if (exe == "headroom") ranks[std::atoi(all.c_str() + at + key.size())] = pid;
+    }
+    return ranks;
+}
+
+bool process_alive(long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+    const std::vector<std::string> f = stat_fields(pid);
+    return f.empty() || f[0] != "Z";
+}
+
+double process_cpu_seconds(long pid) {
+    const std::vector<std::string> f = stat_fields(pid);
+    if (f.size() < 13) return -1;  // fields 14 and 15 of stat: utime, stime (clock ticks)
+    return static_cast<double>(std::stoll(f[11]) + std::stoll(f[12])) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace hrtest

@@ -9,44 +9,18 @@
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
+#include "gradcheck.h"
 #include "backend/cpu/cpu_transformer_math.h"
 #include "nn/layer.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
 
 using namespace hr;
+using hrtest::compare;
+using hrtest::Mismatch;
+using hrtest::random_vec;
 
 namespace {
-
-constexpr double kEps = 1e-6, kAtol = 1e-5, kRtol = 1e-3;
-
-std::vector<double> random_vec(std::size_t n, std::mt19937_64& g, double lo = -1, double hi = 1) {
-    std::uniform_real_distribution<double> d(lo, hi);
-    std::vector<double> v(n);
-    for (auto& x : v) x = d(g);
-    return v;
-}
-
-struct Mismatch {
-    std::string where;
-    double analytic, numeric;
-};
-
-void compare(const std::string& what, double* values, std::size_t n, const std::vector<double>& analytic,
-             const std::function<double()>& f, std::vector<Mismatch>& bad, std::size_t max_checks = 60) {
-    std::size_t stride = std::max<std::size_t>(1, n / max_checks);
-    for (std::size_t i = 0; i < n; i += stride) {
-        const double keep = values[i];
-        values[i] = keep + kEps;
-        const double fp = f();
-        values[i] = keep - kEps;
-        const double fm = f();
-        values[i] = keep;
-        const double num = (fp - fm) / (2 * kEps);
-        if (!(std::abs(num - analytic[i]) <= kAtol + kRtol * std::abs(num)))
-            bad.push_back({what + "[" + std::to_string(i) + "]", analytic[i], num});
-    }
-}
 
 LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a = {}) {
     LayerSpec s = default_layer(type);

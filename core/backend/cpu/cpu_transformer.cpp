@@ -16,6 +16,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
 #include "backend/cpu/cpu_transformer_math.h"
+#include "backend/cpu/transformer_checks.h"
 
 namespace hr {
 
@@ -42,29 +43,14 @@ int threads_for(int threads, std::int64_t work) {
     return threads;
 }
 
-// Rows and width of a tensor viewed as (R, C) over its last dimension.
-void rows_cols(const char* op, const Tensor& t, std::int64_t& R, std::int64_t& C) {
-    if (t.ndim() < 1) fail(op, "expects a tensor with a last dimension, got " + desc(t));
-    C = t.dim(-1);
-    R = C > 0 ? t.numel() / C : 0;
-}
-
 }  // namespace
 
 // --- embeddings ------------------------------------------------------------------------------------
 
 void CpuBackend::embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) {
     const char* op = "embedding_forward";
-    require_defined(op, "ids", ids);
-    require_defined(op, "table", table);
-    require_defined(op, "y", y);
-    require_dtype(op, "ids", ids, DType::i64);
-    require_float(op, "table", table);
-    require_same_dtype(op, "table", table, "y", y);
-    if (table.ndim() != 2) fail(op, "expects table (V, C), got " + desc(table));
-    const std::int64_t V = table.dim(0), C = table.dim(1), N = ids.numel();
-    if (y.numel() != N * C || y.dim(-1) != C)
-        fail(op, "y " + desc(y) + " must hold ids " + desc(ids) + " x " + std::to_string(C) + " values");
+    const EmbeddingDims dims = check_embedding_forward(host_tensor_rules(), ids, table, y);
+    const std::int64_t V = dims.V, C = dims.C, N = dims.N;
     const std::int64_t* pi = ids.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
         if (pi[i] < 0 || pi[i] >= V)
@@ -83,16 +69,8 @@ void CpuBackend::embedding_forward(const Tensor& ids, const Tensor& table, Tenso
 
 void CpuBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) {
     const char* op = "embedding_backward";
-    require_defined(op, "ids", ids);
-    require_defined(op, "dy", dy);
-    require_defined(op, "dtable", dtable);
-    require_dtype(op, "ids", ids, DType::i64);
-    require_float(op, "dy", dy);
-    require_float(op, "dtable", dtable);
-    if (dtable.ndim() != 2) fail(op, "expects dtable (V, C), got " + desc(dtable));
-    const std::int64_t V = dtable.dim(0), C = dtable.dim(1), N = ids.numel();
-    if (dy.numel() != N * C || dy.dim(-1) != C)
-        fail(op, "dy " + desc(dy) + " must hold ids " + desc(ids) + " x " + std::to_string(C) + " values");
+    const EmbeddingDims dims = check_embedding_backward(host_tensor_rules(), ids, dy, dtable);
+    const std::int64_t V = dims.V, C = dims.C, N = dims.N;
     const std::int64_t* pi = ids.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
         if (pi[i] < 0 || pi[i] >= V)
@@ -137,22 +115,8 @@ void CpuBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor&
 void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                    Tensor& mean, Tensor& rstd) {
     const char* op = "layernorm_forward";
-    require_defined(op, "x", x);
-    require_defined(op, "gamma", gamma);
-    require_defined(op, "y", y);
-    require_defined(op, "mean", mean);
-    require_defined(op, "rstd", rstd);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
-    std::int64_t R, C;
-    rows_cols(op, x, R, C);
-    if (gamma.numel() != C) fail(op, "gamma " + desc(gamma) + " must have shape (" + std::to_string(C) + ") for x " + desc(x));
-    if (beta.defined() && beta.numel() != C) fail(op, "beta " + desc(beta) + " must have shape (" + std::to_string(C) + ")");
-    require_dtype(op, "mean", mean, DType::f32);
-    require_dtype(op, "rstd", rstd, DType::f32);
-    if (mean.numel() != R || rstd.numel() != R)
-        fail(op, "mean " + desc(mean) + " and rstd " + desc(rstd) + " must hold one value per row (" +
-                     std::to_string(R) + ") of x " + desc(x));
+    const RowsCols rc = check_layernorm_forward(host_tensor_rules(), x, gamma, beta, y, mean, rstd);
+    const std::int64_t R = rc.R, C = rc.C;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -199,25 +163,8 @@ void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const T
 void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
                                     const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
     const char* op = "layernorm_backward";
-    require_defined(op, "x", x);
-    require_defined(op, "dy", dy);
-    require_defined(op, "gamma", gamma);
-    require_defined(op, "mean", mean);
-    require_defined(op, "rstd", rstd);
-    require_defined(op, "dx", dx);
-    require_defined(op, "dgamma", dgamma);
-    require_same_shape(op, "x", x, "dy", dy);
-    require_same_shape(op, "x", x, "dx", dx);
-    require_same_dtype(op, "x", x, "dy", dy);
-    require_same_dtype(op, "x", x, "dx", dx);
-    std::int64_t R, C;
-    rows_cols(op, x, R, C);
-    if (gamma.numel() != C || dgamma.numel() != C || (dbeta.defined() && dbeta.numel() != C))
-        fail(op, "gamma " + desc(gamma) + ", dgamma " + desc(dgamma) + " and dbeta " + desc(dbeta) +
-                     " must have shape (" + std::to_string(C) + ")");
-    require_dtype(op, "mean", mean, DType::f32);
-    require_dtype(op, "rstd", rstd, DType::f32);
-    if (mean.numel() != R || rstd.numel() != R) fail(op, "mean and rstd must hold one value per row of x " + desc(x));
+    const RowsCols rc = check_layernorm_backward(host_tensor_rules(), x, dy, gamma, mean, rstd, dx, dgamma, dbeta);
+    const std::int64_t R = rc.R, C = rc.C;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -285,10 +232,7 @@ void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Ten
 
 void CpuBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
     const char* op = "gelu_tanh_forward";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
+    check_gelu_forward(host_tensor_rules(), x, y);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -302,13 +246,7 @@ void CpuBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
 
 void CpuBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
     const char* op = "gelu_tanh_backward";
-    require_defined(op, "x", x);
-    require_defined(op, "dy", dy);
-    require_defined(op, "dx", dx);
-    require_same_shape(op, "x", x, "dy", dy);
-    require_same_shape(op, "x", x, "dx", dx);
-    require_same_dtype(op, "x", x, "dy", dy);
-    require_same_dtype(op, "x", x, "dx", dx);
+    check_gelu_backward(host_tensor_rules(), x, dy, dx);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -325,14 +263,8 @@ void CpuBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& d
 
 LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
     const char* op = "cross_entropy_inplace";
-    require_defined(op, "logits", logits);
-    require_defined(op, "targets", targets);
-    require_float(op, "logits", logits);
-    require_dtype(op, "targets", targets, DType::i64);
-    if (logits.ndim() != 2) fail(op, "expects logits (N, V), got " + desc(logits));
-    const std::int64_t N = logits.dim(0), V = logits.dim(1);
-    if (targets.numel() != N) fail(op, "targets " + desc(targets) + " must have " + std::to_string(N) + " values for logits " + desc(logits));
-    if (V <= 0) fail(op, "logits " + desc(logits) + " has an empty vocabulary");
+    const VocabDims dims = check_cross_entropy(host_tensor_rules(), logits, targets);
+    const std::int64_t N = dims.N, V = dims.V;
     const std::int64_t* pt = targets.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
         if (pt[i] < 0 || pt[i] >= V)
@@ -388,16 +320,7 @@ LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targe
 
 void CpuBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
                            std::int64_t rows) {
-    const char* op = "copy_rows";
-    require_defined(op, "src", src);
-    require_defined(op, "dst", dst);
-    require_same_dtype(op, "src", src, "dst", dst);
-    if (src.ndim() != 3 || dst.ndim() != 3 || src.dim(2) != dst.dim(2) || (src.dim(0) != dst.dim(0) && src.dim(0) != 1))
-        fail(op, "expects src (N or 1, S, C) and dst (N, D, C), got src " + desc(src) + ", dst " + desc(dst));
-    if (rows < 0 || src_row < 0 || dst_row < 0 || src_row + rows > src.dim(1) || dst_row + rows > dst.dim(1))
-        fail(op, "rows [" + std::to_string(src_row) + ", " + std::to_string(src_row + rows) + ") of src " + desc(src) +
-                     " to rows [" + std::to_string(dst_row) + ", " + std::to_string(dst_row + rows) + ") of dst " +
-                     desc(dst) + " are out of range");
+    check_copy_rows(host_tensor_rules(), src, src_row, dst, dst_row, rows);
     const std::int64_t N = dst.dim(0), S = src.dim(1), D = dst.dim(1), C = dst.dim(2);
     const std::size_t es = dtype_size(dst.dtype());
     const char* ps = static_cast<const char*>(src.raw());
@@ -410,12 +333,7 @@ void CpuBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst,
 }
 
 void CpuBackend::transpose_last2(const Tensor& x, Tensor& y) {
-    const char* op = "transpose_last2";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
-    if (x.ndim() != 3 || y.ndim() != 3 || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(2) || y.dim(2) != x.dim(1))
-        fail(op, "expects x (N, A, B) and y (N, B, A), got x " + desc(x) + ", y " + desc(y));
+    check_transpose_last2(host_tensor_rules(), x, y);
     const std::int64_t N = x.dim(0), A = x.dim(1), B = x.dim(2);
     const std::size_t es = dtype_size(x.dtype());
     const char* px = static_cast<const char*>(x.raw());

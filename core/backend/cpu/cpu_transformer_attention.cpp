@@ -24,6 +24,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
 #include "backend/cpu/cpu_transformer_math.h"
+#include "backend/cpu/transformer_checks.h"
 
 namespace hr {
 
@@ -42,33 +43,6 @@ inline void gemm_rm(bool ta, bool tb, int m, int n, int k, double alpha, const d
                     int ldb, double beta, double* c, int ldc) {
     if (m == 0 || n == 0) return;
     cpu::dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-struct AttnDims {
-    std::int64_t B, T, C, H, D;
-};
-
-AttnDims check_attention(const char* op, const Tensor& qkv, const Tensor& out, const Tensor& lse,
-                         const AttentionParams& p) {
-    require_defined(op, "qkv", qkv);
-    require_defined(op, "out", out);
-    require_defined(op, "lse", lse);
-    require_float(op, "qkv", qkv);
-    require_same_dtype(op, "qkv", qkv, "out", out);
-    require_dtype(op, "lse", lse, DType::f32);
-    if (qkv.ndim() != 3 || qkv.dim(2) % 3 != 0)
-        fail(op, "expects qkv (B, T, 3C), got " + desc(qkv));
-    AttnDims d{qkv.dim(0), qkv.dim(1), qkv.dim(2) / 3, p.heads, 0};
-    if (p.heads < 1 || d.C % p.heads != 0)
-        fail(op, "width " + std::to_string(d.C) + " of qkv " + desc(qkv) + " is not divisible by " +
-                     std::to_string(p.heads) + " heads");
-    d.D = d.C / d.H;
-    if (out.ndim() != 3 || out.dim(0) != d.B || out.dim(1) != d.T || out.dim(2) != d.C)
-        fail(op, "out " + desc(out) + " must be " + shape_str({d.B, d.T, d.C}) + " for qkv " + desc(qkv));
-    if (lse.ndim() != 3 || lse.dim(0) != d.B || lse.dim(1) != d.H || lse.dim(2) != d.T)
-        fail(op, "lse " + desc(lse) + " must be " + shape_str({d.B, d.H, d.T}) + " f32 for qkv " + desc(qkv));
-    if (!(p.dropout >= 0.0f && p.dropout < 1.0f)) fail(op, "dropout " + std::to_string(p.dropout) + " must be in [0, 1)");
-    return d;
 }
 
 // Scratch elements (compute type) one thread needs for a (T, D) head; forward uses a prefix of it.
@@ -241,9 +215,7 @@ void backward_pair(const T* qkv, const T* out, const float* lse, const T* dout, 
 template <class A>
 A* thread_scratch(const char* op, Tensor& workspace, std::int64_t per_thread, int thread, int nt) {
     const std::size_t need = static_cast<std::size_t>(per_thread) * sizeof(A) * static_cast<std::size_t>(nt);
-    if (!workspace.defined() || workspace.nbytes() < need)
-        fail(op, "workspace " + desc(workspace) + " is smaller than the " + std::to_string(need) +
-                     " bytes attention_workspace_bytes asks for");
+    check_workspace(op, host_tensor_rules(), workspace, need);
     return reinterpret_cast<A*>(static_cast<char*>(workspace.raw())) + static_cast<std::size_t>(per_thread) * thread;
 }
 
@@ -261,7 +233,7 @@ std::size_t CpuBackend::attention_workspace_bytes(std::int64_t B, std::int64_t T
 void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
                                    Tensor& workspace) {
     const char* op = "attention_forward";
-    const AttnDims d = check_attention(op, qkv, out, lse, p);
+    const AttnDims d = check_attention(op, host_tensor_rules(), qkv, out, lse, p);
     const std::int64_t pairs = d.B * d.H;
     const int nt = attention_threads(threads_, pairs);
     const std::int64_t per = scratch_per_thread(d.T, d.D);
@@ -283,13 +255,7 @@ void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, 
 void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
                                     Tensor& dqkv, const AttentionParams& p, Tensor& workspace) {
     const char* op = "attention_backward";
-    const AttnDims d = check_attention(op, qkv, out, lse, p);
-    require_defined(op, "dout", dout);
-    require_defined(op, "dqkv", dqkv);
-    require_same_shape(op, "out", out, "dout", dout);
-    require_same_shape(op, "qkv", qkv, "dqkv", dqkv);
-    require_same_dtype(op, "qkv", qkv, "dout", dout);
-    require_same_dtype(op, "qkv", qkv, "dqkv", dqkv);
+    const AttnDims d = check_attention_backward(host_tensor_rules(), qkv, out, lse, dout, dqkv, p);
     const std::int64_t pairs = d.B * d.H;
     const int nt = attention_threads(threads_, pairs);
     const std::int64_t per = scratch_per_thread(d.T, d.D);

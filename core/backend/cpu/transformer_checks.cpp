@@ -1,0 +1,210 @@
+#include "backend/cpu/transformer_checks.h"
+
+namespace hr::cpu {
+
+const TensorRules& host_tensor_rules() {
+    struct Rules final : TensorRules {
+        void here(const char* op, const char* name, const Tensor& t) const override { require_defined(op, name, t); }
+        void floating(const char* op, const char* name, const Tensor& t) const override { require_float(op, name, t); }
+    };
+    static const Rules rules;
+    return rules;
+}
+
+RowsCols rows_cols(const char* op, const Tensor& t) {
+    if (t.ndim() < 1) fail(op, "expects a tensor with a last dimension, got " + desc(t));
+    RowsCols rc;
+    rc.C = t.dim(-1);
+    rc.R = rc.C > 0 ? t.numel() / rc.C : 0;
+    return rc;
+}
+
+EmbeddingDims check_embedding_forward(const TensorRules& rules, const Tensor& ids, const Tensor& table, const Tensor& y) {
+    const char* op = "embedding_forward";
+    rules.here(op, "ids", ids);
+    rules.here(op, "table", table);
+    rules.here(op, "y", y);
+    require_dtype(op, "ids", ids, DType::i64);
+    rules.floating(op, "table", table);
+    require_same_dtype(op, "table", table, "y", y);
+    if (table.ndim() != 2) fail(op, "expects table (V, C), got " + desc(table));
+    const EmbeddingDims d{table.dim(0), table.dim(1), ids.numel()};
+    if (y.numel() != d.N * d.C || y.dim(-1) != d.C)
+        fail(op, "y " + desc(y) + " must hold ids " + desc(ids) + " x " + std::to_string(d.C) + " values");
+    return d;
+}
+
+EmbeddingDims check_embedding_backward(const TensorRules& rules, const Tensor& ids, const Tensor& dy,
+                                       const Tensor& dtable) {
+    const char* op = "embedding_backward";
+    rules.here(op, "ids", ids);
+    rules.here(op, "dy", dy);
+    rules.here(op, "dtable", dtable);
+    require_dtype(op, "ids", ids, DType::i64);
+    rules.floating(op, "dy", dy);
+    rules.floating(op, "dtable", dtable);
+    if (dtable.ndim() != 2) fail(op, "expects dtable (V, C), got " + desc(dtable));
+    const EmbeddingDims d{dtable.dim(0), dtable.dim(1), ids.numel()};
+    if (dy.numel() != d.N * d.C || dy.dim(-1) != d.C)
+        fail(op, "dy " + desc(dy) + " must hold ids " + desc(ids) + " x " + std::to_string(d.C) + " values");
+    return d;
+}
+
+RowsCols check_layernorm_forward(const TensorRules& rules, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+    const char* op = "layernorm_forward";
+    rules.here(op, "x", x);
+    rules.here(op, "gamma", gamma);
+    rules.here(op, "y", y);
+    rules.here(op, "mean", mean);
+    rules.here(op, "rstd", rstd);
+    if (beta.defined()) rules.here(op, "beta", beta);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    rules.floating(op, "x", x);
+    rules.floating(op, "gamma", gamma);
+    if (beta.defined()) rules.floating(op, "beta", beta);
+    const RowsCols rc = rows_cols(op, x);
+    if (gamma.numel() != rc.C)
+        fail(op, "gamma " + desc(gamma) + " must have shape (" + std::to_string(rc.C) + ") for x " + desc(x));
+    if (beta.defined() && beta.numel() != rc.C)
+        fail(op, "beta " + desc(beta) + " must have shape (" + std::to_string(rc.C) + ")");
+    require_dtype(op, "mean", mean, DType::f32);
+    require_dtype(op, "rstd", rstd, DType::f32);
+    if (mean.numel() != rc.R || rstd.numel() != rc.R)
+        fail(op, "mean " + desc(mean) + " and rstd " + desc(rstd) + " must hold one value per row (" +
+                     std::to_string(rc.R) + ") of x " + desc(x));
+    return rc;
+}
+
+RowsCols check_layernorm_backward(const TensorRules& rules, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                  const Tensor& mean, const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
+                                  const Tensor& dbeta) {
+    const char* op = "layernorm_backward";
+    rules.here(op, "x", x);
+    rules.here(op, "dy", dy);
+    rules.here(op, "gamma", gamma);
+    rules.here(op, "mean", mean);
+    rules.here(op, "rstd", rstd);
+    rules.here(op, "dx", dx);
+    rules.here(op, "dgamma", dgamma);
+    if (dbeta.defined()) rules.here(op, "dbeta", dbeta);
+    require_same_shape(op, "x", x, "dy", dy);
+    require_same_shape(op, "x", x, "dx", dx);
+    require_same_dtype(op, "x", x, "dy", dy);
+    require_same_dtype(op, "x", x, "dx", dx);
+    rules.floating(op, "x", x);
+    rules.floating(op, "gamma", gamma);
+    rules.floating(op, "dgamma", dgamma);
+    if (dbeta.defined()) rules.floating(op, "dbeta", dbeta);
+    const RowsCols rc = rows_cols(op, x);
+    if (gamma.numel() != rc.C || dgamma.numel() != rc.C || (dbeta.defined() && dbeta.numel() != rc.C))
+        fail(op, "gamma " + desc(gamma) + ", dgamma " + desc(dgamma) + " and dbeta " + desc(dbeta) +
+                     " must have shape (" + std::to_string(rc.C) + ")");
+    require_dtype(op, "mean", mean, DType::f32);
+    require_dtype(op, "rstd", rstd, DType::f32);
+    if (mean.numel() != rc.R || rstd.numel() != rc.R) fail(op, "mean and rstd must hold one value per row of x " + desc(x));
+    return rc;
+}
+
+void check_gelu_forward(const TensorRules& rules, const Tensor& x, const Tensor& y) {
+    const char* op = "gelu_tanh_forward";
+    rules.here(op, "x", x);
+    rules.here(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    rules.floating(op, "x", x);
+}
+
+void check_gelu_backward(const TensorRules& rules, const Tensor& x, const Tensor& dy, const Tensor& dx) {
+    const char* op = "gelu_tanh_backward";
+    rules.here(op, "x", x);
+    rules.here(op, "dy", dy);
+    rules.here(op, "dx", dx);
+    require_same_shape(op, "x", x, "dy", dy);
+    require_same_shape(op, "x", x, "dx", dx);
+    require_same_dtype(op, "x", x, "dy", dy);
+    require_same_dtype(op, "x", x, "dx", dx);
+    rules.floating(op, "x", x);
+}
+
+VocabDims check_cross_entropy(const TensorRules& rules, const Tensor& logits, const Tensor& targets) {
+    const char* op = "cross_entropy_inplace";
+    rules.here(op, "logits", logits);
+    rules.here(op, "targets", targets);
+    rules.floating(op, "logits", logits);
+    require_dtype(op, "targets", targets, DType::i64);
+    if (logits.ndim() != 2) fail(op, "expects logits (N, V), got " + desc(logits));
+    const VocabDims d{logits.dim(0), logits.dim(1)};
+    if (targets.numel() != d.N)
+        fail(op, "targets " + desc(targets) + " must have " + std::to_string(d.N) + " values for logits " + desc(logits));
+    if (d.V <= 0) fail(op, "logits " + desc(logits) + " has an empty vocabulary");
+    return d;
+}
+
+void check_copy_rows(const TensorRules& rules, const Tensor& src, std::int64_t src_row, const Tensor& dst,
+                     std::int64_t dst_row, std::int64_t rows) {
+    const char* op = "copy_rows";
+    rules.here(op, "src", src);
+    rules.here(op, "dst", dst);
+    require_same_dtype(op, "src", src, "dst", dst);
+    if (src.ndim() != 3 || dst.ndim() != 3 || src.dim(2) != dst.dim(2) || (src.dim(0) != dst.dim(0) && src.dim(0) != 1))
+        fail(op, "expects src (N or 1, S, C) and dst (N, D, C), got src " + desc(src) + ", dst " + desc(dst));
+    if (rows < 0 || src_row < 0 || dst_row < 0 || src_row > src.dim(1) - rows || dst_row > dst.dim(1) - rows)
+        fail(op, "rows [" + std::to_string(src_row) + ", " + std::to_string(src_row + rows) + ") of src " + desc(src) +
+                     " to rows [" + std::to_string(dst_row) + ", " + std::to_string(dst_row + rows) + ") of dst " +
+                     desc(dst) + " are out of range");
+}
+
+void check_transpose_last2(const TensorRules& rules, const Tensor& x, const Tensor& y) {
+    const char* op = "transpose_last2";
+    rules.here(op, "x", x);
+    rules.here(op, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    if (x.ndim() != 3 || y.ndim() != 3 || y.dim(0) != x.dim(0) || y.dim(1) != x.dim(2) || y.dim(2) != x.dim(1))
+        fail(op, "expects x (N, A, B) and y (N, B, A), got x " + desc(x) + ", y " + desc(y));
+}
+
+AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor& qkv, const Tensor& out,
+                         const Tensor& lse, const AttentionParams& p) {
+    rules.here(op, "qkv", qkv);
+    rules.here(op, "out", out);
+    rules.here(op, "lse", lse);
+    rules.floating(op, "qkv", qkv);
+    require_same_dtype(op, "qkv", qkv, "out", out);
+    require_dtype(op, "lse", lse, DType::f32);
+    if (qkv.ndim() != 3 || qkv.dim(2) % 3 != 0) fail(op, "expects qkv (B, T, 3C), got " + desc(qkv));
+    AttnDims d{qkv.dim(0), qkv.dim(1), qkv.dim(2) / 3, p.heads, 0};
+    if (p.heads < 1 || d.C % p.heads != 0)
+        fail(op, "width " + std::to_string(d.C) + " of qkv " + desc(qkv) + " is not divisible by " +
+                     std::to_string(p.heads) + " heads");
+    d.D = d.C / d.H;
+    if (out.ndim() != 3 || out.dim(0) != d.B || out.dim(1) != d.T || out.dim(2) != d.C)
+        fail(op, "out " + desc(out) + " must be " + shape_str({d.B, d.T, d.C}) + " for qkv " + desc(qkv));
+    if (lse.ndim() != 3 || lse.dim(0) != d.B || lse.dim(1) != d.H || lse.dim(2) != d.T)
+        fail(op, "lse " + desc(lse) + " must be " + shape_str({d.B, d.H, d.T}) + " f32 for qkv " + desc(qkv));
+    if (!(p.dropout >= 0.0f && p.dropout < 1.0f)) fail(op, "dropout " + std::to_string(p.dropout) + " must be in [0, 1)");
+    return d;
+}
+
+AttnDims check_attention_backward(const TensorRules& rules, const Tensor& qkv, const Tensor& out, const Tensor& lse,
+                                  const Tensor& dout, const Tensor& dqkv, const AttentionParams& p) {
+    const char* op = "attention_backward";
+    const AttnDims d = check_attention(op, rules, qkv, out, lse, p);
+    rules.here(op, "dout", dout);
+    rules.here(op, "dqkv", dqkv);
+    require_same_shape(op, "out", out, "dout", dout);
+    require_same_shape(op, "qkv", qkv, "dqkv", dqkv);
+    require_same_dtype(op, "qkv", qkv, "dout", dout);
+    require_same_dtype(op, "qkv", qkv, "dqkv", dqkv);
+    return d;
+}
+
+void check_workspace(const char* op, const TensorRules& rules, const Tensor& workspace, std::size_t need) {
+    if (!workspace.defined() || workspace.nbytes() < need)
+        fail(op, "workspace " + desc(workspace) + " is smaller than the " + std::to_string(need) +
+                     " bytes attention_workspace_bytes asks for");
+    rules.here(op, "workspace", workspace);
+}
+
+}  // namespace hr::cpu

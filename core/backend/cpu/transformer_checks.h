@@ -1,0 +1,77 @@
+#pragma once
+// The argument contract of the transformer ops of backend.h, checked the same way, with the same
+// messages, by the CPU backend (the reference) and the CUDA backend. Each check takes the backend's
+// own rules for where a tensor must be and which float types it computes in (TensorRules: the CPU takes
+// any defined host tensor and f32/f64/bf16/f16; the GPU wants its own device and refuses f64), then
+// checks dtypes and shapes and returns the sizes the op needs.
+#include <cstdint>
+#include <string>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_common.h"
+
+namespace hr::cpu {
+
+// Where a backend wants its tensors and which float types it computes in; both throw Error naming op.
+class TensorRules {
+public:
+    virtual ~TensorRules() = default;
+    virtual void here(const char* op, const char* name, const Tensor& t) const = 0;      // defined, on this device
+    virtual void floating(const char* op, const char* name, const Tensor& t) const = 0;  // a float type it computes in
+};
+
+// The CPU backend's rules: any defined host tensor; f32, f64, bf16 and f16.
+const TensorRules& host_tensor_rules();
+
+// Rows and width of a tensor viewed as (R, C) over its last dimension.
+struct RowsCols {
+    std::int64_t R = 0, C = 0;
+};
+RowsCols rows_cols(const char* op, const Tensor& t);
+
+struct EmbeddingDims {
+    std::int64_t V = 0, C = 0, N = 0;  // table rows, width, token ids
+};
+// ids i64 (any shape, N ids), table (V, C) float, y N x C of the table's dtype.
+EmbeddingDims check_embedding_forward(const TensorRules& rules, const Tensor& ids, const Tensor& table, const Tensor& y);
+// ids i64, dy N x C float, dtable (V, C) float.
+EmbeddingDims check_embedding_backward(const TensorRules& rules, const Tensor& ids, const Tensor& dy,
+                                       const Tensor& dtable);
+
+// x and y alike, gamma (and beta, when defined) (C), mean and rstd f32 with one value per row.
+RowsCols check_layernorm_forward(const TensorRules& rules, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& y, const Tensor& mean, const Tensor& rstd);
+RowsCols check_layernorm_backward(const TensorRules& rules, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                  const Tensor& mean, const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
+                                  const Tensor& dbeta);
+
+// Elementwise: every tensor the shape and dtype of x.
+void check_gelu_forward(const TensorRules& rules, const Tensor& x, const Tensor& y);
+void check_gelu_backward(const TensorRules& rules, const Tensor& x, const Tensor& dy, const Tensor& dx);
+
+struct VocabDims {
+    std::int64_t N = 0, V = 0;
+};
+// logits (N, V) float with V > 0, targets N values i64 (their range is the backend's to check: the GPU
+// checks them on the device).
+VocabDims check_cross_entropy(const TensorRules& rules, const Tensor& logits, const Tensor& targets);
+
+// src (N or 1, S, C), dst (N, D, C), the same dtype, rows in range of both.
+void check_copy_rows(const TensorRules& rules, const Tensor& src, std::int64_t src_row, const Tensor& dst,
+                     std::int64_t dst_row, std::int64_t rows);
+// x (N, A, B), y (N, B, A), the same dtype.
+void check_transpose_last2(const TensorRules& rules, const Tensor& x, const Tensor& y);
+
+struct AttnDims {
+    std::int64_t B, T, C, H, D;  // batch, sequence, width, heads, head size
+};
+// qkv (B, T, 3C) float, out (B, T, C) of its dtype, lse (B, H, T) f32, heads dividing C, dropout in [0, 1).
+AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor& qkv, const Tensor& out,
+                         const Tensor& lse, const AttentionParams& p);
+// The backward's gradients too: dout like out, dqkv like qkv.
+AttnDims check_attention_backward(const TensorRules& rules, const Tensor& qkv, const Tensor& out, const Tensor& lse,
+                                  const Tensor& dout, const Tensor& dqkv, const AttentionParams& p);
+// The workspace holds at least `need` bytes and is on the device.
+void check_workspace(const char* op, const TensorRules& rules, const Tensor& workspace, std::size_t need);
+
+}  // namespace hr::cpu
