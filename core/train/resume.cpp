@@ -489,7 +489,10 @@ void RunCheckpointer::configure(std::string dir, const TrainConfig& c, Log warn,
 
 bool RunCheckpointer::rank0_says(bool mine) {
     if (!comm_) return mine;
-    return comm_->all_reduce_value(comm_->rank() == 0 && mine ? 1.0 : 0.0, ReduceOp::max) > 0;
+    const double before = comm_->stats().wait_seconds;
+    const bool yes = comm_->all_reduce_value(comm_->rank() == 0 && mine ? 1.0 : 0.0, ReduceOp::max) > 0;
+    comm_seconds_ += comm_->stats().wait_seconds - before;  // not the step's communication
+    return yes;
 }
 
 void RunCheckpointer::after_step(TrainingState& state, RunCursor cursor) {
