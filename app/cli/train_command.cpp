@@ -10,6 +10,8 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTimer>
+
+#include <functional>
 #include <csignal>
 #include <cstdio>
 #include <signal.h>
@@ -523,11 +525,14 @@ int runTrainCommand(const CliRequest& request) {
 
     // --pause-file FILE: paused between steps while FILE exists. Several ranks: rank 0 watches it (the
     // others may not see rank 0's disk) and the ranks agree on pausing once per step (trainer.cpp).
+    // Looked at once as the run starts (a file that is there holds it before its first step), then
+    // five times a second.
     QTimer pauseWatch;
+    std::function<void()> checkPause = [] {};
     if (!r.pauseFile.isEmpty() && (!severalRanks || env.rank == 0)) {
         const QString pauseFile = r.pauseFile;
         const bool quiet = r.quiet;
-        QObject::connect(&pauseWatch, &QTimer::timeout, &controller, [&controller, pauseFile, quiet] {
+        checkPause = [&controller, pauseFile, quiet] {
             if (!controller.isRunning()) return;
             const bool want = QFileInfo::exists(pauseFile);
             if (want == controller.isPaused()) return;
@@ -536,12 +541,14 @@ int runTrainCommand(const CliRequest& request) {
             if (!quiet)
                 eprint(want ? Cli::tr("headroom train: paused between steps (%1 exists; remove it to go on)\n").arg(pauseFile)
                             : Cli::tr("headroom train: going on (%1 was removed)\n").arg(pauseFile));
-        });
+        };
+        QObject::connect(&pauseWatch, &QTimer::timeout, &controller, checkPause);
         pauseWatch.start(200);
     }
 
     QString why;
     if (!controller.start(r.config, options, &why)) return bad(why);
+    checkPause();
     loop.exec();
     const hr::TrainResult& result = outcome->result();
     int code = 0;

@@ -90,6 +90,31 @@ std::shared_ptr<Communicator> make_run_communicator(Backend& be, double timeout_
     process_communicator() = comm;
     return comm;
 }
+
+// The compute threads of this rank: CPU ranks share the machine's cores, so --threads 0 means cores / ranks
+// on this machine; otherwise the flag as it is. (Both step loops: run() and run_text().)
+int rank_threads(int threads, int world, const std::string& device, const RankEnvironment& env) {
+    if (threads != 0 || world <= 1 || device.rfind("cuda", 0) == 0) return threads;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return std::max(1, static_cast<int>(cores > 0 ? cores : 1) / std::max(1, env.local_size));
+}
+
+// Stop and pause are decided by every rank alike: the largest request of any rank, once per step (a
+// paused run polls ten times a second, every rank together). Throws Cancelled when any rank stops.
+void agree_on_control(Communicator& comm, const std::atomic<bool>& stop, const std::atomic<bool>& paused) {
+    for (;;) {
+        const double v = comm.all_reduce_value((stop ? 2.0 : 0.0) + (paused ? 1.0 : 0.0), ReduceOp::max);
+        if (v >= 2) throw Cancelled();
+        if (v < 1) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+// Evaluation on several ranks: rank `rank`'s part [first, + count) of `rows` rows (count may be 0).
+std::pair<std::int64_t, std::int64_t> rank_share(std::int64_t rows, int rank, int world) {
+    const std::int64_t lo = rows * rank / world;
+    return {lo, rows * (rank + 1) / world - lo};
+}
 }  // namespace
 
 int world_size_of_run() {
@@ -329,10 +354,6 @@ TrainResult Trainer::run() {
                                                  "'%1' is text, but model '%2' does not take tokens; pick a language "
                                                  "model (gpt-tiny, gpt-char, ...) or image data"),
                                           {c.data, c.model.name}));
-    if (tokens && world > 1)
-        throw InputError(HR_MSG("train.ranks_text", "training a language model on several ranks is not done yet; "
-                                                    "run it as one process (without --ranks or mpirun)"),
-                         {});
     if (tokens) return run_text(strategy);
 
     // --- device (checked before the data is loaded, so a bad --device fails at once) ------------------
@@ -340,12 +361,7 @@ TrainResult Trainer::run() {
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     std::string device_note;
     const std::string device = rank_device(c.device, env);
-    // CPU ranks share the machine's cores: --threads 0 means cores / ranks on this machine
-    int threads = c.threads;
-    if (threads == 0 && world > 1 && device.rfind("cuda", 0) != 0) {
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = std::max(1, static_cast<int>(cores > 0 ? cores : 1) / std::max(1, env.local_size));
-    }
+    const int threads = rank_threads(c.threads, world, device, env);  // CPU ranks share the cores
     impl_->backend = make_backend(device, threads, impl_->ledger, strategy.tf32, &device_note);
     if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
     if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
@@ -451,16 +467,6 @@ TrainResult Trainer::run() {
     };
     Communicator* comm = impl_->comm.get();
     const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
-    // Stop and pause are decided by every rank alike: the largest request of any rank, once per step
-    // (a paused run polls ten times a second, every rank together).
-    auto agree_on_control = [&]() {
-        for (;;) {
-            const double v = comm->all_reduce_value((stop_ ? 2.0 : 0.0) + (paused_ ? 1.0 : 0.0), ReduceOp::max);
-            if (v >= 2) throw Cancelled();
-            if (v < 1) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-    };
     auto evaluate = [&](double& loss, double& acc) {
         double loss_sum = 0;
         std::int64_t correct = 0, seen = 0;
@@ -471,11 +477,7 @@ TrainResult Trainer::run() {
             if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
             // several ranks: each evaluates its part of every test batch; a rank whose part is empty still
             // runs one row (not counted), so every rank makes the same forwards (zero3 gathers in them)
-            std::int64_t lo = 0, n = b.size;
-            if (world > 1) {
-                lo = b.size * rank / world;
-                n = b.size * (rank + 1) / world - lo;
-            }
+            auto [lo, n] = rank_share(b.size, rank, world);
             const std::int64_t rows = n > 0 ? n : 1;
             if (n == 0) lo = 0;
             auto [xb, yb] = upload(b, lo, rows);
@@ -553,7 +555,7 @@ TrainResult Trainer::run() {
             }
             while (step < total_steps && train_loader.next(b)) {
                 if (comm) {
-                    agree_on_control();
+                    agree_on_control(*comm, stop_, paused_);
                 } else {
                     if (stop_) throw Cancelled();
                     if (paused_) wait_while_paused();
@@ -740,7 +742,8 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     }
     if (result.status == "failed") return;
     std::vector<NamedTensor> named = st.consolidated_state_dict(impl_->backend->allocator());
-    if (s.rank == 0) impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file_of(named, *impl_->backend, config_.model));
+    if (s.rank == 0)  // the model's own spec (a language model's carries the run's sequence length)
+        impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file_of(named, *impl_->backend, st.model().spec()));
 }
 
 void Trainer::save_weights(const std::string& path, const std::string& run_json_text) const {
@@ -796,6 +799,54 @@ std::unique_ptr<Tokenizer> resumed_tokenizer(const std::string& kind, const std:
     }
     return load_tokenizer(kind, dir);
 }
+
+// --init-from for a language model. A GPT (nanoGPT layout) takes nanoGPT's names and Hugging Face GPT-2's
+// (GPT2LMHeadModel or GPT2Model, Conv1D weights [in, out] transposed, mask buffers ignored, the tied head
+// under either name: train/checkpoint.h load_model_state), with DDP's "module." prefix stripped; a file
+// with other names is matched by order as for image models (train/resume.h load_weights_into).
+WeightsMatch load_language_model_weights(Model& model, const std::string& path) {
+    if (!is_gpt_layout(model.spec())) return load_weights_into(model, path);
+    SafeTensorsFile file = read_safetensors(path);
+    WeightsMatch m;
+    if (!file.tensors.empty() && std::all_of(file.tensors.begin(), file.tensors.end(), [](const SafeTensor& t) {
+            return t.name.rfind("module.", 0) == 0;
+        })) {
+        for (auto& t : file.tensors) t.name = t.name.substr(7);
+        m.stripped_module = true;
+    }
+    auto in_file = [&](const std::string& name) {
+        return file.find(name) || (name.rfind("transformer.", 0) == 0 && file.find(name.substr(12)));
+    };
+    const auto sd = model.state_dict();
+    bool named = true;
+    for (const auto& nt : sd) {
+        if (nt.tied || in_file(nt.name)) continue;
+        bool via_head = false;  // an embedding tied to a head: the head's copy will do
+        for (const auto& other : sd) via_head = via_head || (other.tied && other.tensor.raw() == nt.tensor.raw() && in_file(other.name));
+        named = named && via_head;
+    }
+    if (!named) return load_weights_into(model, path);
+    load_model_state(model, file, path);
+    return m;
+}
+
+// Several ranks: every rank reads the corpus and builds the tokenizer itself; they must hold the same tokens
+// (a text file changed while they started would not). Compared by a 48-bit hash of each rank's tokens.
+void check_same_tokens(Communicator& comm, const std::vector<std::int32_t>& train, const std::vector<std::int32_t>& valid) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const auto* v : {&train, &valid}) {
+        h = (h ^ v->size()) * 1099511628211ull;
+        for (std::int32_t t : *v) h = (h ^ static_cast<std::uint32_t>(t)) * 1099511628211ull;
+    }
+    const double mine = static_cast<double>(h >> 16);  // exact in a double
+    const double hi = comm.all_reduce_value(mine, ReduceOp::max), lo = -comm.all_reduce_value(-mine, ReduceOp::max);
+    if (hi != lo)
+        throw InputError(HR_MSG("train.ranks_tokens_differ",
+                                "the ranks read different text or built different tokenizers (%1 training tokens on "
+                                "rank %2); give every rank the same --data file and --tokenizer, and do not change "
+                                "the file while the run starts"),
+                         {std::to_string(train.size()), std::to_string(comm.rank())});
+}
 }  // namespace
 
 TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
@@ -803,11 +854,6 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         if (callbacks_.on_log) callbacks_.on_log({level, msg});
     };
     const TrainConfig& c = config_;
-    if (!c.init_from.empty() && !resume_)
-        throw InputError(HR_MSG("resume.text_init_from",
-                                "--init-from is not available for language models yet; train %1 from the start, or "
-                                "continue one of its runs with --resume DIR"),
-                         {c.model.name});
     validate_tokenizer_spec(c.tokenizer);
     impl_->text_spec = c.model;
     apply_sequence_length(impl_->text_spec, c.seq);
@@ -819,7 +865,14 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     impl_->ledger = std::make_shared<MemoryLedger>();
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     std::string device_note;
-    impl_->backend = make_backend(c.device, c.threads, impl_->ledger, strategy.tf32, &device_note);
+    // several ranks (docs/distributed.md): this rank's device and share of the cores, the run's communicator
+    const RankEnvironment env = rank_environment();
+    const int world = strategy.world_size, rank = strategy.rank;
+    const std::string device = rank_device(c.device, env);
+    impl_->backend = make_backend(device, rank_threads(c.threads, world, device, env), impl_->ledger, strategy.tf32,
+                                  &device_note);
+    if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
+    Communicator* comm = impl_->comm.get();
     if (!device_note.empty()) log(LogLevel::info, device_note);
 
     // --- text and tokens ------------------------------------------------------------------------------
@@ -844,6 +897,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                             " training and " + std::to_string(impl_->validation_tokens.size()) +
                             " validation tokens (" + tok.kind() + " tokenizer, " + std::to_string(tok.vocab_size()) +
                             " tokens) in " + std::to_string(seconds_since(t_data)) + " s");
+    if (comm) check_same_tokens(*comm, impl_->train_tokens, impl_->validation_tokens);
 
     // --- engine ---------------------------------------------------------------------------------------
     impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
@@ -854,9 +908,11 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     std::unique_ptr<TokenBatcher> train_batches, eval_batches;
     try {
         impl_->state = std::make_unique<TrainingState>(spec, c.optimizer, strategy, c.seed, be, be.allocator(),
-                                                       *impl_->host_backend, impl_->host_backend->allocator());
-        train_batches = std::make_unique<TokenBatcher>(impl_->train_tokens, c.batch, T, c.seed, impl_->ledger.get(),
-                                                       "training");
+                                                       *impl_->host_backend, impl_->host_backend->allocator(), false,
+                                                       comm);
+        // several ranks: this rank's rows of every global batch of windows, the same windows as one process
+        train_batches = std::make_unique<TokenBatcher>(impl_->train_tokens, strategy.rank_batch, T, c.seed,
+                                                       impl_->ledger.get(), "training", strategy.sample_offset, c.batch);
         eval_batches = std::make_unique<TokenBatcher>(impl_->validation_tokens, strategy.micro_batch, T, c.seed,
                                                       impl_->ledger.get(), "validation");
         if (limit > 0 && impl_->ledger->live_total() > limit)
@@ -883,7 +939,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     result.seq = T;
     // the run folder from the start: config.json, the tokenizer; resumed: the checkpoint's state (train/resume.h)
     const RunCursor start = begin_run_folder(st, total_steps, steps_per_epoch);
-    if (!run_dir_.empty()) impl_->tokenizer->save(run_dir_);
+    if (!run_dir_.empty() && rank == 0) impl_->tokenizer->save(run_dir_);  // rank 0 writes the run's files
     result.resumed_from_step = resume_ ? start.step : -1;
     log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": batch " + std::to_string(B) + " x " + std::to_string(T) + " tokens, " +
@@ -903,16 +959,26 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         const std::int64_t windows = eval_batches->eval_windows(c.eval_tokens);
         double loss_sum = 0;
         std::int64_t correct = 0, seen = 0;
-        for (std::int64_t w = 0; w < windows; w += M) {
-            if (stop_) throw Cancelled();
-            const std::int64_t n = eval_batches->eval_batch(w, std::min(M, windows - w));
-            auto [xs, ys] = upload(*eval_batches, 0, n);
+        // several ranks: each evaluates its part of every chunk of M x world windows; a rank whose part is
+        // empty still runs one window (not counted), so every rank makes the same forwards (zero3 gathers)
+        const std::int64_t chunk = M * world;
+        for (std::int64_t w = 0; w < windows; w += chunk) {
+            if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
+            auto [lo, n] = rank_share(std::min(chunk, windows - w), rank, world);
+            const std::int64_t rows = eval_batches->eval_batch(n > 0 ? w + lo : w, n > 0 ? n : 1);
+            auto [xs, ys] = upload(*eval_batches, 0, rows);
             Tensor logits = model.forward(xs, false);
-            Tensor lv = logits.reshape({n * T, V});
-            const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), false, 1.0f);
+            Tensor lv = logits.reshape({rows * T, V});
+            const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({rows * T}), false, 1.0f);
+            if (n == 0) continue;
             loss_sum += r.loss * static_cast<double>(n * T);
             correct += r.correct;
             seen += n * T;
+        }
+        if (comm) {  // weighted by tokens: sums over ranks
+            loss_sum = comm->all_reduce_value(loss_sum, ReduceOp::sum);
+            correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(correct), ReduceOp::sum));
+            seen = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(seen), ReduceOp::sum));
         }
         EvalEvent ev;
         ev.step = step;
@@ -943,6 +1009,10 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     };
     emit_memory(true);
     impl_->ledger->reset_peaks();
+    const CommStats comm_start = comm ? comm->stats() : CommStats{};
+    const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
+    // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
+    const bool snapshots = world == 1 || strategy.shard != ShardStage::zero3;
 
     int epoch = start.epoch;
     double epoch_loss = start.loss_sum, epoch_seconds = start.epoch_train_seconds;
@@ -952,28 +1022,34 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     auto epoch_start = Clock::now();
     try {
         while (step < total_steps) {
-            if (stop_) throw Cancelled();
-            if (paused_) wait_while_paused();
-            if (stop_) throw Cancelled();
-            if (snapshot_wanted_) take_snapshot(step);
+            if (comm) {
+                agree_on_control(*comm, stop_, paused_);
+            } else {
+                if (stop_) throw Cancelled();
+                if (paused_) wait_while_paused();
+                if (stop_) throw Cancelled();
+            }
+            if (snapshot_wanted_ && snapshots) take_snapshot(step);
             const auto t0 = Clock::now();
             const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
             impl_->ledger->set_step(step + 1);
-            train_batches->random_batch(step);
-            model.zero_grad();
+            train_batches->random_batch(step);  // this rank's rows of the step's windows
+            if (ranked) st.begin_step();
+            else model.zero_grad();
             double step_loss = 0;
             std::int64_t step_correct = 0;
             bool finite = true;
-            for (std::int64_t r0 = 0; r0 < B; r0 += M) {
-                const std::int64_t n = std::min(M, B - r0);
+            // this rank's micro-batches (the same count on every rank), each gradient scaled by its rows / the
+            // global batch; dropout keyed on the run-wide window index, so N ranks equal one process
+            for (auto [r0, n] : strategy.micro_batches()) {
                 impl_->ledger->set_phase("forward");
                 auto [xs, ys] = upload(*train_batches, r0, n);
-                Tensor logits = model.forward(xs, true, static_cast<std::uint64_t>(step * B + r0));
+                Tensor logits = model.forward(xs, true, st.first_sample(step, r0));
                 const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(B));
                 // the gradient of the mean token loss overwrites the logits (no second (n, T, V) buffer)
                 Tensor lv = logits.reshape({n * T, V});
-                const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), true, share * st.loss_scale());
-                if (!std::isfinite(r.loss)) {
+                const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), true, st.loss_grad_scale(n));
+                if (!comm && !std::isfinite(r.loss)) {  // ranks finish the step alike and decide together
                     finite = false;
                     step_loss = r.loss;
                     break;
@@ -982,6 +1058,12 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 step_correct += r.correct;
                 impl_->ledger->set_phase("backward");
                 model.backward(logits);
+            }
+            if (comm) {  // the global batch's mean loss and correct tokens: every rank decides alike
+                step_loss = comm->all_reduce_value(step_loss, ReduceOp::sum);
+                step_correct =
+                    static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(step_correct), ReduceOp::sum));
+                finite = std::isfinite(step_loss);
             }
             if (!finite) {
                 fill_loss_not_finite(result, step_loss, step + 1, lr);
@@ -1075,7 +1157,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         result.train_loss = epoch_loss / static_cast<double>(epoch_steps);
         result.train_accuracy = static_cast<double>(epoch_correct) / static_cast<double>(epoch_steps * B * T);
     }
-    if (snapshot_wanted_ || callbacks_.on_snapshot) take_snapshot(step);  // the final weights, for a Sample panel
+    if ((snapshot_wanted_ || callbacks_.on_snapshot) && snapshots) take_snapshot(step);  // the final weights, for a Sample panel
     result.checkpoint = checkpoints_.last_path();
     result.steps = step;
     result.seconds = seconds_since(run_start);
@@ -1086,6 +1168,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
+    finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)
     emit_memory(true);
     return result;
 }
@@ -1120,7 +1203,8 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         resume_ = resume;
     }
     if (!c.init_from.empty() && !resume) {
-        const WeightsMatch m = load_weights_into(st.model(), c.init_from);
+        const WeightsMatch m = is_token_model(c.model) ? load_language_model_weights(st.model(), c.init_from)  // lmranks
+                                                       : load_weights_into(st.model(), c.init_from);
         st.sync_master_from_params();
         impl_->weights_notes = describe_weights_match(m);
         for (const auto& line : impl_->weights_notes) log(LogLevel::info, line);
