@@ -553,7 +553,7 @@ void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
         options.outDir = info->outDir;
         options.resume = true;
         options.continuesRun = runId;
-        options.ranks = 1;  // a checkpoint is one process's state (multi-rank runs write none yet)
+        options.ranks = point->ranks;  // a multi-rank run goes on on its ranks (RankRelay, --resume)
         options.name = tr("%1 (continued)").arg(info->name);
         startRun(config, options);
         if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitor->parentWidget());

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
@@ -725,11 +726,15 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     const bool ranked = impl_->comm != nullptr || s.shard != ShardStage::none;
     if (!ranked) return;
     Communicator* comm = impl_->comm.get();
-    if (comm && result.steps > 0) {
+    // a resumed run's figures are of the steps it ran itself
+    const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step);
+    if (comm && ran > 0) {
         const CommStats& now = comm->stats();
-        result.communication_bytes_per_step = (now.bytes - start.bytes) / static_cast<double>(result.steps);
+        // the training's traffic: the checkpoints' gathering is not part of a step
+        result.communication_bytes_per_step =
+            (now.bytes - start.bytes - checkpoints_.communication_bytes()) / static_cast<double>(ran);
         result.communication_seconds_per_step =
-            (now.wait_seconds - start.wait_seconds) / static_cast<double>(result.steps);
+            (now.wait_seconds - start.wait_seconds - checkpoints_.communication_seconds()) / static_cast<double>(ran);
     }
     if (result.status == "failed" && !result.bad_input) return;  // the communicator may be broken
     if (comm) {
@@ -1187,15 +1192,20 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
     const TrainConfig& c = config_;
     RunCursor start;
     start.total_steps = total_steps;
-    if (st.strategy().world_size > 1 && (resume_ || !run_dir_.empty())) {
-        if (resume_)
-            throw InputError(HR_MSG("resume.ranks", "--resume is not available for multi-rank runs yet; resume on one "
-                                                    "process (--ranks 1)"));
-        log(LogLevel::info, "a run on several ranks writes no checkpoints yet, so it cannot be continued (--resume, "
-                            "Continue training); train as one process for a run you can continue");
-        run_dir_.clear();  // checkpoints are one process's state
+    // Several ranks: rank 0 alone has the run folder (the others write nothing, train/resume.h); every
+    // rank learns from it whether there is one and whether the run resumes, so all take the same path.
+    Communicator* comm = st.communicator();
+    const bool ranks = comm && comm->world_size() > 1;
+    const bool root = st.strategy().rank == 0;
+    bool folder = !run_dir_.empty(), resume = resume_;
+    if (ranks) {
+        const int v = static_cast<int>(comm->all_reduce_value(root ? (folder ? 1.0 : 0.0) + (resume ? 2.0 : 0.0) : 0.0,
+                                                              ReduceOp::max));
+        folder = (v & 1) != 0;
+        resume = (v & 2) != 0;
+        resume_ = resume;
     }
-    if (!c.init_from.empty() && !resume_) {
+    if (!c.init_from.empty() && !resume) {
         const WeightsMatch m = is_token_model(c.model) ? load_language_model_weights(st.model(), c.init_from)  // lmranks
                                                        : load_weights_into(st.model(), c.init_from);
         st.sync_master_from_params();
@@ -1203,20 +1213,41 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         for (const auto& line : impl_->weights_notes) log(LogLevel::info, line);
         log(LogLevel::info, "initial weights from " + c.init_from);
     }
-    if (resume_) {
-        Checkpoint ck = read_latest_checkpoint(run_dir_);
-        if (ck.seed != c.seed)
-            throw InputError(HR_MSG("resume.seed", "%1 was written with seed %2 but the run's config.json has seed %3; "
-                                                   "the folder is inconsistent: start the run again"),
-                             {ck.path, std::to_string(ck.seed), std::to_string(c.seed)});
-        if (ck.cursor.step >= total_steps)
-            throw InputError(HR_MSG("resume.already_done",
-                                    "the run in %1 has already trained %2 steps, and the length asked for is %3 steps; "
-                                    "give a longer --steps or --epochs to continue it"),
-                             {run_dir_, std::to_string(ck.cursor.step), std::to_string(total_steps)});
+    if (resume) {
+        // rank 0 reads the folder and checks the checkpoint against this run before anything changes;
+        // every rank gets its verdict, then the checkpoint (broadcast), and takes its part of it
+        Checkpoint ck;
+        std::exception_ptr refused;
+        if (root) {
+            try {
+                ck = read_latest_checkpoint(run_dir_);
+                if (ck.seed != c.seed)
+                    throw InputError(HR_MSG("resume.seed", "%1 was written with seed %2 but the run's config.json has seed %3; "
+                                                           "the folder is inconsistent: start the run again"),
+                                     {ck.path, std::to_string(ck.seed), std::to_string(c.seed)});
+                if (ck.cursor.step >= total_steps)
+                    throw InputError(HR_MSG("resume.already_done",
+                                            "the run in %1 has already trained %2 steps, and the length asked for is %3 steps; "
+                                            "give a longer --steps or --epochs to continue it"),
+                                     {run_dir_, std::to_string(ck.cursor.step), std::to_string(total_steps)});
+                check_checkpoint(st, ck, ck.path);
+            } catch (const Error&) {
+                refused = std::current_exception();
+            }
+        }
+        if (ranks && !all_ranks_agree(*comm, !refused) && !refused)
+            throw InputError(HR_MSG("resume.rank0_refused",
+                                    "rank 0 could not resume the run from its folder; its message says why"));
+        if (refused) std::rethrow_exception(refused);
+        if (ranks) broadcast_checkpoint(st, ck);
         restore_checkpoint(st, ck, ck.path);
+        if (ranks && ck.world_size != comm->world_size())
+            log(LogLevel::info, "the checkpoint was written on " + std::to_string(ck.world_size) + " rank(s); it goes on on " +
+                                    std::to_string(comm->world_size()));
+        else if (!ranks && ck.world_size > 1)
+            log(LogLevel::info, "the checkpoint was written on " + std::to_string(ck.world_size) + " ranks; it goes on as one process");
         std::error_code ec;  // the folder is a run in progress again (run.json comes last, at the end)
-        std::filesystem::remove(std::filesystem::path(run_dir_) / "run.json", ec);
+        if (!run_dir_.empty()) std::filesystem::remove(std::filesystem::path(run_dir_) / "run.json", ec);
         start = ck.cursor;
         if (start.step_in_epoch >= steps_per_epoch) {  // written at the end of an epoch: the next one
             start.train_seconds += start.epoch_train_seconds;
@@ -1238,10 +1269,10 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
                                        std::to_string(ck.cursor.step + 1) + " on");
         start.total_steps = total_steps;
     }
-    if (!run_dir_.empty()) {
-        write_run_config(run_dir_, c);
-        checkpoints_.configure(run_dir_, c, [log](const std::string& m) { log(LogLevel::warning, m); });
-    }
+    if (!run_dir_.empty()) write_run_config(run_dir_, c);  // rank 0 (or the one process) only
+    if (folder)
+        checkpoints_.configure(run_dir_, c, [log](const std::string& m) { log(LogLevel::warning, m); },
+                               ranks ? comm : nullptr);
     return start;
 }
 

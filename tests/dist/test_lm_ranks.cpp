@@ -229,7 +229,10 @@ private slots:
         QVERIFY2(j["distributed"]["rank_batch"] == (ranks == 2 ? nlohmann::json({3, 3}) : nlohmann::json({2, 2, 2})),
                  j["distributed"].dump().c_str());
         QVERIFY(j["distributed"]["communication_bytes_per_step"].get<double>() > 0);
-        QCOMPARE(entries(work + "/out"), (std::set<std::string>{"model.safetensors", "run.json"}));
+        // (a one-process run's folder: config.json, the last step's checkpoint, the weights, run.json)
+        QCOMPARE(entries(work + "/out"),
+                 (std::set<std::string>{"checkpoint-000000004.json", "checkpoint-000000004.safetensors", "config.json",
+                                        "model.safetensors", "run.json"}));
         QCOMPARE(entries(work), (std::set<std::string>{"out"}));
         // each rank's ledger peak is the planner's prediction for it: in run.json and from `headroom plan`
         const nlohmann::json& measured = j["distributed"]["measured_peak_bytes"];
