@@ -146,14 +146,22 @@ def report_gui(a, m):
                          "%.0f" % x["trainer_images_per_second"], "%.0f" % x["wall_images_per_second"],
                          "%.2f %%" % (100 * x["test_accuracy"]),
                          ("%d replots, mean %.1f ms" % (x["chart_replots"], x["chart_replot_ms_mean"]))
-                         if kind == "gui" else ""])
-    body = table(["round", "run", "images/s (trainer)", "images/s (wall)", "test accuracy", "charts during run"], rows)
+                         if kind == "gui" else "",
+                         ("%.2f s (%.1f %% of a core)" % (x["gui_thread_cpu_seconds_per_training_minute"],
+                                                        x["gui_thread_cpu_share_percent"]))
+                         if kind == "gui" and "gui_thread_cpu_seconds_per_training_minute" in x else ""])
+    body = table(["round", "run", "images/s (trainer)", "images/s (wall)", "test accuracy", "charts during run",
+                  "GUI thread CPU per minute of run"], rows)
     ratio, wall = r["ratio"], r["wall_ratio"]
     med = r.get("ratio_median_of_rounds", ratio)
     medw = r.get("wall_ratio_median_of_rounds", wall)
     lines = ["GUI / headless images/s (trainer figure), median of %d rounds: %.1f %% (of the means: %.1f %%; wall "
              "clock: median %.1f %%, of the means %.1f %%)   target >= 97 %%: %s"
              % (len(r["runs"]), 100 * med, 100 * ratio, 100 * medw, 100 * wall, met(med >= 0.97))]
+    if "gui_thread_cpu_seconds_per_training_minute_median" in r:
+        lines.append("GUI thread CPU time per minute of the window's run (getrusage RUSAGE_THREAD, Start to end; "
+                     "robust to a busy machine), median of rounds: %.2f s"
+                     % r["gui_thread_cpu_seconds_per_training_minute_median"])
     rp = [["%d x %d" % (x["series"], x["points_appended_per_series"]), x.get("variant", ""), x["points_held_per_series"],
            "%.2f" % x["replot_ms_median"], "%.2f" % x["replot_ms_max"]] for x in r["replot"]]
     body += "\n\nReplot of one LiveChart (%dx%d, rescale + rpImmediateRefresh, 50 times or 3 s):\n\n" % tuple(

@@ -27,11 +27,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include "charts/LiveChart.h"
 #include "data/dataset.h"
 #include "gui/ForegroundCpu.h"
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
+#include "gui/TelemetryMonitor.h"
 #include "nn/model_spec.h"
 #include "session/TrainingSession.h"
 #include "telemetry/nvml_source.h"
@@ -138,7 +141,21 @@ struct GuiRun {
     int replots = 0;
     double replot_ms_total = 0;
     double replot_ms_max = 0;
+    // CPU time the GUI thread (this one) used from Start to the run's end, and the whole process's,
+    // against the trainer's own seconds: what the window takes from the training threads on a machine
+    // with as many cores as training threads. Robust to a busy machine (CPU time, not wall time).
+    double gui_thread_cpu_seconds = 0;
+    double process_cpu_seconds = 0;
+    double run_seconds = 0;
+    int step_batches = 0, memory_events = 0, telemetry_samples = 0;
 };
+
+// CPU seconds (user + system) of the calling thread (RUSAGE_THREAD) or of the whole process.
+double cpuSeconds(int who) {
+    rusage u{};
+    getrusage(who, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 // In the main window, Monitor tab showing, started as the Start button does.
 GuiRun runInWindow(const hr::TrainConfig& c) {
@@ -152,9 +169,21 @@ GuiRun runInWindow(const hr::TrainConfig& c) {
     WallClock wall;
     hr::TrainResult result;
     QObject::connect(w.session(), &hrapp::TrainingSession::stepsReady, &w,
-                     [&wall](const QVector<hr::StepEvent>& steps) {
+                     [&wall, &g, &w](const QVector<hr::StepEvent>& steps) {
+                         ++g.step_batches;
                          for (const auto& e : steps) wall.add(e);
+                         // HEADROOM_GUI_PNG=FILE: a picture of the window half way through the run
+                         static bool saved = false;
+                         const QByteArray png = qgetenv("HEADROOM_GUI_PNG");
+                         if (!saved && !png.isEmpty() && !steps.isEmpty() && 2 * steps.last().step >= steps.last().total_steps) {
+                             saved = true;
+                             w.grab().save(QString::fromLocal8Bit(png));
+                         }
                      });
+    QObject::connect(w.session(), &hrapp::TrainingSession::memoryUpdated, &w, [&g] { ++g.memory_events; });
+    double threadCpu0 = 0, processCpu0 = 0;
+    QElapsedTimer runClock;
+    std::int64_t samples0 = 0;
     for (hrw::LiveChart* chart : w.monitor()->charts())
         QObject::connect(chart, &QCustomPlot::afterReplot, &w, [&g, chart] {
             ++g.replots;
@@ -163,10 +192,20 @@ GuiRun runInWindow(const hr::TrainConfig& c) {
         });
     QEventLoop loop;
     QObject::connect(&w, &hrapp::MainWindow::runFinished, &loop, [&](const hr::TrainResult& r) {
+        g.gui_thread_cpu_seconds = cpuSeconds(RUSAGE_THREAD) - threadCpu0;
+        g.process_cpu_seconds = cpuSeconds(RUSAGE_SELF) - processCpu0;
+        g.run_seconds = runClock.nsecsElapsed() / 1e9;
+        g.telemetry_samples = int(w.telemetry()->samplesDelivered() - samples0);
         result = r;
         loop.quit();
     });
-    QTimer::singleShot(300, &w, &hrapp::MainWindow::start);
+    QTimer::singleShot(300, &w, [&] {
+        threadCpu0 = cpuSeconds(RUSAGE_THREAD);
+        processCpu0 = cpuSeconds(RUSAGE_SELF);
+        samples0 = w.telemetry()->samplesDelivered();
+        runClock.start();
+        w.start();
+    });
     QTimer::singleShot(1800 * 1000, &loop, &QEventLoop::quit);  // never hang
     loop.exec();
     g.f = figures(result, wall, c.batch);
@@ -255,7 +294,7 @@ json replotBench(int points, int seriesCount, bool raiseCap, const std::string& 
 int benchGui(const Options& o) {
     hr::TrainConfig c = benchConfig(o);
     json runs = json::array();
-    std::vector<double> headlessT, guiT, headlessW, guiW;
+    std::vector<double> headlessT, guiT, headlessW, guiW, guiCpuPerMin;
     for (int r = 0; r < o.repeat; ++r) {
         progress("gui bench: round " + std::to_string(r + 1) + "/" + std::to_string(o.repeat) + ", headless...");
         RunFigures h = runHeadless(c);
@@ -270,6 +309,18 @@ int benchGui(const Options& o) {
         gj["chart_replots"] = g.replots;
         gj["chart_replot_ms_mean"] = g.replots ? g.replot_ms_total / g.replots : 0.0;
         gj["chart_replot_ms_max"] = g.replot_ms_max;
+        gj["gui_thread_cpu_seconds"] = g.gui_thread_cpu_seconds;
+        gj["process_cpu_seconds"] = g.process_cpu_seconds;
+        gj["run_wall_seconds"] = g.run_seconds;
+        gj["gui_thread_cpu_seconds_per_training_minute"] = g.run_seconds > 0 ? 60.0 * g.gui_thread_cpu_seconds / g.run_seconds : 0.0;
+        gj["gui_thread_cpu_share_percent"] = g.run_seconds > 0 ? 100.0 * g.gui_thread_cpu_seconds / g.run_seconds : 0.0;
+        gj["step_batches"] = g.step_batches;
+        gj["memory_events"] = g.memory_events;
+        gj["telemetry_samples"] = g.telemetry_samples;
+        guiCpuPerMin.push_back(gj["gui_thread_cpu_seconds_per_training_minute"].get<double>());
+        progress("  window GUI thread: " + std::to_string(g.gui_thread_cpu_seconds) + " CPU s in " +
+                 std::to_string(g.run_seconds) + " s (" + std::to_string(g.replots) + " replots, " +
+                 std::to_string(g.step_batches) + " step batches, " + std::to_string(g.memory_events) + " memory events)");
         runs.push_back({{"round", r + 1}, {"headless", toJson(h)}, {"gui", gj}});
     }
     progress("gui bench: replot time with " + std::to_string(o.points) + " points...");
@@ -298,6 +349,7 @@ int benchGui(const Options& o) {
                 {"gui_wall_images_per_second", gw},
                 {"wall_ratio", hw > 0 ? gw / hw : 0.0},
                 {"ratio_median_of_rounds", median(roundRatio)},
+                {"gui_thread_cpu_seconds_per_training_minute_median", median(guiCpuPerMin)},
                 {"wall_ratio_median_of_rounds", median(roundWallRatio)},
                 {"replot", replot}};
     std::printf("%s\n", out.dump(2).c_str());

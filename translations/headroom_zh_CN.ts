@@ -1015,10 +1015,6 @@ or matched by order and shape)</source>
 </translation>
     </message>
     <message>
-        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device and --save-every may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
-        <translation>--resume 以运行自己的配置继续该运行；只有 --steps、--epochs、--threads、--device 和 --save-every 可以改变，%1 不行。要改变其余设置，请开始一次新运行（--init-from %2/model.safetensors 会取用它的权重）</translation>
-    </message>
-    <message>
         <source>headroom train: --ranks needs Open MPI&apos;s mpirun, which is not on PATH; install openmpi-bin (or run one process without --ranks)
 </source>
         <translation>headroom train：--ranks 需要 Open MPI 的 mpirun，但它不在 PATH 中；请安装 openmpi-bin（或不带 --ranks 以单个进程运行）
@@ -1097,6 +1093,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
 </source>
         <translation>headroom train：继续训练（%1 已删除）
 </translation>
+    </message>
+    <message>
+        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
+        <translation>--resume 按运行自身的配置继续；只能更改 --steps、--epochs、--threads、--device、--save-every、--ranks 和 --shard，不能更改 %1。要更改其余设置，请开始新的运行（--init-from %2/model.safetensors 可沿用其权重）</translation>
     </message>
 </context>
 <context>
@@ -4079,6 +4079,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
         <source>Continue</source>
         <translation>继续</translation>
     </message>
+    <message>
+        <source>It trained on %1 ranks and goes on on %1 ranks.</source>
+        <translation>它在 %1 个 rank 上训练，将继续在 %1 个 rank 上训练。</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::RuntimeInfo</name>
@@ -4188,6 +4192,28 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     <message>
         <source>The saved weights %1 (%2).</source>
         <translation>已保存的权重 %1（%2）。</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>End this generation now; the text so far stays</source>
+        <translation>立即结束本次生成；已生成的文本会保留</translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n token(s).</source>
+        <translation>
+            <numerusform>已在 %n 个 token 后停止。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Generating from the weights of step %1: %2 of %3 tokens…</source>
+        <translation>正在用第 %1 步的权重生成：%2/%3 个 token…</translation>
+    </message>
+    <message>
+        <source>Generating from %1: %2 of %3 tokens…</source>
+        <translation>正在用 %1 生成：%2/%3 个 token…</translation>
     </message>
 </context>
 <context>
@@ -6017,17 +6043,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     </message>
 </context>
 <context>
-    <name>resume.ranks</name>
+    <name>resume.rank0_refused</name>
     <message>
-        <source>--resume is not available for multi-rank runs yet; resume on one process (--ranks 1)</source>
-        <translation>多 rank 的运行暂不支持 --resume；请在单个进程上继续（--ranks 1）</translation>
-    </message>
-</context>
-<context>
-    <name>resume.ranks_folder</name>
-    <message>
-        <source>%1 holds a run trained on %2 ranks; runs on several ranks write no checkpoints yet, so it cannot be resumed: start it again (--init-from %1/model.safetensors takes its weights), as one process for a run you can continue</source>
-        <translation>%1 中是在 %2 个 rank 上训练的运行；多 rank 运行目前不写检查点，因此无法恢复：请重新开始（--init-from %1/model.safetensors 可取用其权重），若要能继续，请以单进程运行</translation>
+        <source>rank 0 could not resume the run from its folder; its message says why</source>
+        <translation>rank 0 无法从运行文件夹恢复该运行；原因见它的消息</translation>
     </message>
 </context>
 <context>
@@ -6049,13 +6068,6 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     <message>
         <source>%1: tensor &apos;%2&apos; is %3 %4 but the run needs %5 %6; the checkpoint was written for another configuration than the run&apos;s config.json</source>
         <translation>%1：张量“%2”为 %3 %4，但运行需要 %5 %6；该检查点是为与运行的 config.json 不同的配置写出的</translation>
-    </message>
-</context>
-<context>
-    <name>resume.text_init_from</name>
-    <message>
-        <source>--init-from is not available for language models yet; train %1 from the start, or continue one of its runs with --resume DIR</source>
-        <translation>语言模型暂不支持 --init-from；请从头训练 %1，或用 --resume DIR 继续它的某个运行</translation>
     </message>
 </context>
 <context>
@@ -6864,10 +6876,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     </message>
 </context>
 <context>
-    <name>train.ranks_text</name>
+    <name>train.ranks_tokens_differ</name>
     <message>
-        <source>training a language model on several ranks is not done yet; run it as one process (without --ranks or mpirun)</source>
-        <translation>暂不支持在多个 rank 上训练语言模型；请以单个进程运行（不带 --ranks 或 mpirun）</translation>
+        <source>the ranks read different text or built different tokenizers (%1 training tokens on rank %2); give every rank the same --data file and --tokenizer, and do not change the file while the run starts</source>
+        <translation>各 rank 读到的文本不同或构建的分词器不同（rank %2 上有 %1 个训练 token）；请给每个 rank 相同的 --data 文件和 --tokenizer，并且在运行启动期间不要修改该文件</translation>
     </message>
 </context>
 <context>

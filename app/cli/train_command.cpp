@@ -10,6 +10,8 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTimer>
+
+#include <functional>
 #include <csignal>
 #include <cstdio>
 #include <signal.h>
@@ -191,18 +193,20 @@ private:
     std::chrono::steady_clock::time_point m_lastBar{};
 };
 
-// --resume DIR: the run's own configuration (DIR/config.json) with only its length, threads, device and
-// checkpoint interval taken from the command line; any other run flag is refused. "" : fine.
+// --resume DIR: the run's own configuration (DIR/config.json) with only its length, threads, device,
+// checkpoint interval, number of ranks and sharding stage taken from the command line (a checkpoint is
+// the same on any number of ranks and stage); any other run flag is refused.
+// "" : fine.
 QString resumeConfig(CliRequest& r) {
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
-                                        "db", "no-history", "name", "quiet", "notify", "pause-file"};
+                                        "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard"};
     QStringList refused;
     for (const QString& f : r.given)
         if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
     refused.sort();
     if (!refused.isEmpty())
         return Cli::tr("--resume continues a run with its own configuration; only --steps, --epochs, --threads, "
-                       "--device and --save-every may change, not %1. Start a new run (--init-from %2/model.safetensors "
+                       "--device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors "
                        "takes its weights) to change the rest")
             .arg(refused.join(QStringLiteral(", ")), r.resume);
     hr::TrainConfig c;
@@ -220,11 +224,17 @@ QString resumeConfig(CliRequest& r) {
     }
     if (r.has("threads")) c.threads = r.config.threads;
     if (r.has("device")) c.device = r.config.device;
+    if (r.has("shard")) c.strategy.shard = r.config.strategy.shard;
     if (r.has("save-every")) {
         c.save_every_steps = r.config.save_every_steps;
         c.save_every_seconds = r.config.save_every_seconds;
     }
     c.init_from.clear();  // the checkpoint's weights, not the first run's starting point
+    // on another number of ranks (--ranks M, or mpirun -np M) the batch is split evenly
+    const hr::RankEnvironment env = hr::rank_environment();
+    const int world = env.launched ? env.world_size : std::max(1, r.ranks);
+    if (!c.strategy.rank_batch.empty() && c.strategy.rank_batch.size() != static_cast<std::size_t>(world))
+        c.strategy.rank_batch.clear();
     r.config = c;
     return {};
 }
@@ -515,11 +525,14 @@ int runTrainCommand(const CliRequest& request) {
 
     // --pause-file FILE: paused between steps while FILE exists. Several ranks: rank 0 watches it (the
     // others may not see rank 0's disk) and the ranks agree on pausing once per step (trainer.cpp).
+    // Looked at once as the run starts (a file that is there holds it before its first step), then
+    // five times a second.
     QTimer pauseWatch;
+    std::function<void()> checkPause = [] {};
     if (!r.pauseFile.isEmpty() && (!severalRanks || env.rank == 0)) {
         const QString pauseFile = r.pauseFile;
         const bool quiet = r.quiet;
-        QObject::connect(&pauseWatch, &QTimer::timeout, &controller, [&controller, pauseFile, quiet] {
+        checkPause = [&controller, pauseFile, quiet] {
             if (!controller.isRunning()) return;
             const bool want = QFileInfo::exists(pauseFile);
             if (want == controller.isPaused()) return;
@@ -528,12 +541,14 @@ int runTrainCommand(const CliRequest& request) {
             if (!quiet)
                 eprint(want ? Cli::tr("headroom train: paused between steps (%1 exists; remove it to go on)\n").arg(pauseFile)
                             : Cli::tr("headroom train: going on (%1 was removed)\n").arg(pauseFile));
-        });
+        };
+        QObject::connect(&pauseWatch, &QTimer::timeout, &controller, checkPause);
         pauseWatch.start(200);
     }
 
     QString why;
     if (!controller.start(r.config, options, &why)) return bad(why);
+    checkPause();
     loop.exec();
     const hr::TrainResult& result = outcome->result();
     int code = 0;

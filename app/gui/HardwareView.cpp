@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QStyle>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -32,6 +33,9 @@ QString num(double v, int decimals) { return std::isfinite(v) ? QString::number(
 }  // namespace
 
 HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
+    m_refreshTimer = new QTimer(this);
+    m_refreshTimer->setSingleShot(true);
+    connect(m_refreshTimer, &QTimer::timeout, this, &HardwareView::refreshCharts);
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 2, 6, 6);
     outer->setSpacing(4);
@@ -182,9 +186,22 @@ void HardwareView::addSample(const hr::TelemetrySample& s) {
                                      double(g.memory_used) / kGiB);
     }
     if (!s.gpus.empty()) updateTable(s.gpus);
+    const qint64 since = m_sinceRefresh.isValid() ? m_sinceRefresh.elapsed() : m_refreshMs;
+    if (since >= m_refreshMs) {
+        refreshCharts();
+    } else if (!m_refreshTimer->isActive()) {
+        m_refreshTimer->start(int(m_refreshMs - since));
+    }
+}
+
+void HardwareView::refreshCharts() {
+    m_refreshTimer->stop();
+    m_sinceRefresh.start();
     for (hrw::LiveChart* c : charts())
         if (!c->isHidden()) c->refresh();
 }
+
+void HardwareView::setRefreshIntervalMs(int ms) { m_refreshMs = qMax(0, ms); }
 
 void HardwareView::addLedger(double t, const hr::MemoryEvent& m, int gpu) {
     const double alloc = double(m.ledger.live_total) / kGiB;

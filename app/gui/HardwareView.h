@@ -3,6 +3,7 @@
 // temperature and memory (NVML used against the ledger's allocated and reserved bytes), one line per
 // device, plus host CPU and memory (RAM used, this process's resident memory). Fed by the always-on
 // TelemetryMonitor, run or no run. Without an NVIDIA driver it says so and shows the host charts.
+#include <QElapsedTimer>
 #include <QHash>
 #include <QWidget>
 
@@ -10,6 +11,7 @@
 #include "telemetry/telemetry.h"
 
 class QLabel;
+class QTimer;
 class QTableWidget;
 class QGridLayout;
 class QFrame;
@@ -34,6 +36,9 @@ public:
     void addLedger(double t, const hr::MemoryEvent& memory, int gpu);
     void setDark(bool dark);
     void resetViews();
+    // The charts redraw at most every ms (0: at every sample); the window keeps it at the Monitor's
+    // redraw interval during a run, so drawing takes little of a CPU run's cores (MonitorView).
+    void setRefreshIntervalMs(int ms);
 
     hrw::LiveChart* powerChart() const { return m_power; }
     hrw::LiveChart* utilizationChart() const { return m_util; }
@@ -53,6 +58,7 @@ private:
     void layoutCharts();
     int gpuSeries(hrw::LiveChart* chart, int gpu, const QString& name);
     void updateTable(const std::vector<hr::GpuStats>& gpus);
+    void refreshCharts();
 
     QLabel* m_title = nullptr;
     QLabel* m_status = nullptr;
@@ -69,6 +75,9 @@ private:
     bool m_gpuAvailable = false;
     QHash<QString, int> m_series;  // "<chart>/<gpu>" -> series index
     int m_ledgerAllocGpu = -1, m_ledgerReservedGpu = -1;
+    int m_refreshMs = 0;
+    QTimer* m_refreshTimer = nullptr;
+    QElapsedTimer m_sinceRefresh;
 };
 
 }  // namespace hrapp

@@ -102,6 +102,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs, &RunController::logMessage, this,
             [this](const hr::LogEvent& e) { onLog(int(e.level), QString::fromStdString(e.message)); });
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onFinished);
+    // the Monitor redraws at the settings' rate, or less often when drawing costs; steps come no faster
+    m_monitor->setRefreshIntervalMs(1000 / AppSettings::load().chartRefreshHz);
+    connect(m_monitor, &MonitorView::refreshIntervalChanged, this, [this](int ms) {
+        m_runs->session()->setBatchIntervalMs(ms);
+        if (m_runs->isRunning()) m_hardware->setRefreshIntervalMs(ms);
+    });
     // language models: text from the current weights during a run and from the saved ones after it
     m_tabs->insertTab(1, new SamplePanel(m_runs), tr("Sample"));
 
@@ -516,7 +522,7 @@ RunOptions MainWindow::runOptions() const {
     o.outDir = outputFolder();
     o.recordRefusedRuns = true;    // the Runs tab lists what was tried
     o.sampleTelemetry = false;     // the hardware monitor samples all the time; it feeds the run
-    o.stepBatchMs = 1000 / AppSettings::load().chartRefreshHz;
+    o.stepBatchMs = m_monitor->effectiveIntervalMs();  // the settings' chart refresh, or slower (MonitorView)
     o.adviseOnOutOfMemory = false; // the out-of-memory dialog asks the planner when it opens
     o.ranks = m_setup->ranks();    // several: `headroom train --ranks N` child processes (RankRelay)
     return o;
@@ -547,7 +553,7 @@ void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
         options.outDir = info->outDir;
         options.resume = true;
         options.continuesRun = runId;
-        options.ranks = 1;  // a checkpoint is one process's state (multi-rank runs write none yet)
+        options.ranks = point->ranks;  // a multi-rank run goes on on its ranks (RankRelay, --resume)
         options.name = tr("%1 (continued)").arg(info->name);
         startRun(config, options);
         if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitor->parentWidget());
@@ -569,6 +575,7 @@ void MainWindow::startRun(const hr::TrainConfig& config, const RunOptions& optio
         return;
     }
     m_monitor->clear();
+    m_hardware->setRefreshIntervalMs(m_monitor->effectiveIntervalMs());  // a run: the Monitor's pace
     m_plan->setRunStarted(config);  // predicted, for the comparison after the run
     if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitor->parentWidget());
     m_lastResult = hr::TrainResult{};
@@ -657,6 +664,7 @@ void MainWindow::onFinished(const RunOutcome& o) {
     const hr::TrainResult& r = o.result();
     m_lastResult = r;
     m_telemetry->setCurrentStep(-1);
+    m_hardware->setRefreshIntervalMs(0);  // no run: every sample
     m_runsView->setActiveRun(0);
     const QString status = QString::fromStdString(r.status);
     const QString error = resultError(r);
@@ -844,7 +852,8 @@ void MainWindow::showSettings() {
     const AppSettings next = dlg.settings();
     next.save();
     m_telemetry->setIntervalMs(next.telemetryIntervalMs);
-    m_runs->session()->setBatchIntervalMs(1000 / next.chartRefreshHz);  // a run in progress too
+    m_monitor->setRefreshIntervalMs(1000 / next.chartRefreshHz);
+    m_runs->session()->setBatchIntervalMs(m_monitor->effectiveIntervalMs());  // a run in progress too
     applyNotifySettings();
     if (next.theme != cur.theme) {
         applyTheme(next.theme);

@@ -5,9 +5,11 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <ctime>
 
 #include "builder/ModelBuilder.h"
 #include "charts/LiveChart.h"
@@ -17,6 +19,14 @@ namespace hrapp {
 
 namespace {
 const QColor kBlue(0x1f, 0x77, 0xb4), kOrange(0xff, 0x7f, 0x0e), kGreen(0x2c, 0xa0, 0x2c), kRed(0xd6, 0x27, 0x28);
+constexpr int kMaxIntervalMs = 2000;  // however costly the charts, they move at least every 2 s
+
+// CPU time of the calling thread in milliseconds (what a replot costs, however busy the machine is).
+double threadCpuMs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
 }
 
 MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
@@ -30,6 +40,7 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
     cards->addWidget(makeCard(tr("Throughput"), &m_throughputValue));
     cards->addWidget(makeCard(tr("Peak memory"), &m_peakMemory));
     m_testAccuracy->setObjectName(QStringLiteral("testAccuracyValue"));
+    m_trainLoss->setObjectName(QStringLiteral("trainLossValue"));
     outer->addLayout(cards);
 
     auto* grid = new QGridLayout;
@@ -79,9 +90,69 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
         connect(m_rankBox, &QComboBox::activated, this, [this](int i) { setMemoryRank(m_rankBox->itemData(i).toInt()); });
     }
     outer->addLayout(grid, 1);
-    for (hrw::LiveChart* c : charts())
+    for (hrw::LiveChart* c : charts()) {
         connect(c, &hrw::LiveChart::saveRequested, this, [this, c] { emit saveChartRequested(c); });
+        connect(c, &QCustomPlot::beforeReplot, this, [this] { m_replotStartMs = threadCpuMs(); });
+        connect(c, &QCustomPlot::afterReplot, this, [this] { m_drawCpuMs += threadCpuMs() - m_replotStartMs; });
+    }
+    m_timer = new QTimer(this);
+    m_timer->setSingleShot(true);
+    connect(m_timer, &QTimer::timeout, this, &MonitorView::redraw);
     clear();
+}
+
+void MonitorView::setRefreshIntervalMs(int ms) {
+    m_baseIntervalMs = qBound(10, ms, kMaxIntervalMs);
+    const int before = m_intervalMs;
+    m_intervalMs = qMax(m_intervalMs, m_baseIntervalMs);
+    if (m_costEmaMs < 0) m_intervalMs = m_baseIntervalMs;
+    if (m_intervalMs != before) emit refreshIntervalChanged(m_intervalMs);
+}
+
+bool MonitorView::refreshPending() const { return m_timer->isActive() || !m_dirty.isEmpty() || m_cardsDirty; }
+
+void MonitorView::markDirty(hrw::LiveChart* chart) {
+    if (chart && !m_dirty.contains(chart)) m_dirty.push_back(chart);
+    if (m_timer->isActive()) return;
+    // at once when the last redraw is an interval old (step batches arrive at that interval), else
+    // when it will be
+    const qint64 since = m_sinceRedraw.isValid() ? m_sinceRedraw.elapsed() : m_intervalMs;
+    m_timer->start(int(qMax<qint64>(0, m_intervalMs - since)));
+}
+
+void MonitorView::flush() {
+    m_timer->stop();
+    redraw();
+}
+
+void MonitorView::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (!m_dirty.isEmpty() || m_cardsDirty) flush();  // what arrived while the tab was hidden
+}
+
+void MonitorView::redraw() {
+    // The replots the previous redraw queued have run by now: their CPU time sets the next interval,
+    // so that redrawing takes at most drawBudget() of this thread's time (never less often than every
+    // kMaxIntervalMs, never more often than the settings allow).
+    if (m_drawCpuMs > 0) {
+        m_costEmaMs = m_costEmaMs < 0 ? m_drawCpuMs : 0.7 * m_costEmaMs + 0.3 * m_drawCpuMs;
+        const int wanted = qBound(m_baseIntervalMs, int(std::lround(m_costEmaMs / drawBudget())), kMaxIntervalMs);
+        if (std::abs(wanted - m_intervalMs) > m_intervalMs / 10) {
+            m_intervalMs = wanted;
+            emit refreshIntervalChanged(m_intervalMs);
+        }
+        m_drawCpuMs = 0;
+    }
+    if (m_cardsDirty) {
+        m_trainLoss->setText(m_lossText);
+        m_throughputValue->setText(m_throughputText);
+        m_cardsDirty = false;
+    }
+    // a chart that cannot be seen only rescales here and is drawn when shown (LiveChart::refresh)
+    for (hrw::LiveChart* c : std::as_const(m_dirty)) c->refresh();
+    m_dirty.clear();
+    ++m_redraws;
+    m_sinceRedraw.start();
 }
 
 QWidget* MonitorView::makeCard(const QString& title, QLabel** value) {
@@ -124,6 +195,9 @@ QString MonitorView::formatAccuracy(double fraction) {
 QString MonitorView::testAccuracyText() const { return m_testAccuracy->text(); }
 
 void MonitorView::clear() {
+    m_timer->stop();
+    m_dirty.clear();
+    m_cardsDirty = false;
     for (hrw::LiveChart* c : charts()) c->clearData();
     m_emaInit = false;
     m_peakBytes = 0;
@@ -155,11 +229,12 @@ void MonitorView::addSteps(const QVector<hr::StepEvent>& steps) {
     m_loss->appendPoints(1, x, ema);
     m_accuracy->appendPoints(0, x, acc);
     m_throughput->appendPoints(0, x, ips);
-    m_loss->refresh();
-    m_accuracy->refresh();
-    m_throughput->refresh();
-    m_trainLoss->setText(QString::number(m_ema, 'f', 4));
-    m_throughputValue->setText(tr("%1 img/s").arg(steps.last().images_per_second, 0, 'f', 0));
+    m_lossText = QString::number(m_ema, 'f', 4);
+    m_throughputText = tr("%1 img/s").arg(steps.last().images_per_second, 0, 'f', 0);
+    m_cardsDirty = true;
+    markDirty(m_loss);
+    markDirty(m_accuracy);
+    markDirty(m_throughput);
 }
 
 void MonitorView::addEpoch(const hr::EpochEvent& e) {
@@ -168,8 +243,8 @@ void MonitorView::addEpoch(const hr::EpochEvent& e) {
         m_accuracy->appendPoint(1, double(e.step), e.test_accuracy * 100.0);
         m_testAccuracy->setText(formatAccuracy(e.test_accuracy));
     }
-    m_loss->refresh();
-    m_accuracy->refresh();
+    markDirty(m_loss);
+    markDirty(m_accuracy);
 }
 
 void MonitorView::addMemory(const hr::MemoryEvent& m) {
@@ -195,13 +270,14 @@ void MonitorView::addMemory(const hr::MemoryEvent& m) {
     if (m.rank == m_shownRank) {
         m_memory->setCapacity(m.device_capacity);
         m_memory->appendSnapshots({x}, {bytes});
-        m_memory->refresh();
+        markDirty(m_memory);
     }
     m_peakBytes = std::max(m_peakBytes, m.ledger.peak_total);
     m_peakMemory->setText(hrw::ModelBuilder::formatBytes(double(m_peakBytes)));
 }
 
 void MonitorView::setResult(const hr::TrainResult& r) {
+    flush();  // the run's last points and cards now, not a refresh interval later
     if (r.status == "failed") return;
     if (r.epochs_completed > 0 || r.test_accuracy > 0) m_testAccuracy->setText(formatAccuracy(r.test_accuracy));
     m_trainLoss->setText(QString::number(r.train_loss, 'f', 4));

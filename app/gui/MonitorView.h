@@ -2,6 +2,12 @@
 // The Monitor tab: result cards and live charts (loss, accuracy, throughput, memory by category).
 // A multi-rank run's memory comes from every rank: the memory chart shows one rank at a time, picked
 // in the Rank box above it (shown once a second rank reports); the peak card is the largest rank's.
+// Drawing is coalesced: events append their data at once, but the charts and cards are redrawn on one
+// timer, at most every refreshIntervalMs() (the settings' chart refresh rate), and less often while
+// drawing costs the GUI thread more than drawBudget() of a core (long runs, large windows): on a CPU
+// run every millisecond this thread draws is taken from the training threads. Charts that cannot be
+// seen (another tab, a minimised window) are not drawn; they are drawn once when shown.
+#include <QElapsedTimer>
 #include <QMap>
 #include <QVector>
 #include <QWidget>
@@ -12,6 +18,7 @@
 
 class QComboBox;
 class QLabel;
+class QTimer;
 
 namespace hrw {
 class LiveChart;
@@ -45,11 +52,29 @@ public:
     void setMemoryRank(int rank);
     QComboBox* memoryRankBox() const { return m_rankBox; }
 
+    // The shortest time between two redraws (ms; the settings' chart refresh rate).
+    void setRefreshIntervalMs(int ms);
+    int refreshIntervalMs() const { return m_baseIntervalMs; }
+    // The time between redraws now: the base, lengthened while a redraw costs more than the budget.
+    int effectiveIntervalMs() const { return m_intervalMs; }
+    static constexpr double drawBudget() { return 0.01; }  // share of one core the charts may take
+    // Draws what has arrived now (the end of a run; tests).
+    void flush();
+    bool refreshPending() const;
+    qint64 redraws() const { return m_redraws; }
+
 signals:
     void saveChartRequested(hrw::LiveChart* chart);
+    // The effective interval changed: events need not come more often than this.
+    void refreshIntervalChanged(int ms);
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
     QWidget* makeCard(const QString& title, QLabel** value);
+    void markDirty(hrw::LiveChart* chart);
+    void redraw();
 
     hrw::LiveChart* m_loss = nullptr;
     hrw::LiveChart* m_accuracy = nullptr;
@@ -67,6 +92,18 @@ private:
     double m_ema = 0;
     bool m_emaInit = false;
     std::size_t m_peakBytes = 0;
+    // coalesced redraws
+    QTimer* m_timer = nullptr;
+    QList<hrw::LiveChart*> m_dirty;  // charts with new data since the last redraw
+    QString m_lossText, m_throughputText;  // the cards' next texts
+    bool m_cardsDirty = false;
+    int m_baseIntervalMs = 100;
+    int m_intervalMs = 100;
+    double m_drawCpuMs = 0;       // CPU time of the replots since the last redraw (this thread)
+    double m_replotStartMs = 0;
+    double m_costEmaMs = -1;      // smoothed CPU cost of one redraw
+    qint64 m_redraws = 0;
+    QElapsedTimer m_sinceRedraw;
 };
 
 }  // namespace hrapp

@@ -418,7 +418,7 @@ QString RunsView::continueBlocker(qint64 runId) const {
     if (!hr::has_checkpoint(info->outDir.toStdString())) {
         if (QFileInfo::exists(info->outDir + QStringLiteral("/run.json"))) {
             try {
-                (void)hr::read_run_config(info->outDir.toStdString());  // a multi-rank run's folder says so here
+                (void)hr::read_run_config(info->outDir.toStdString());  // a folder without config.json says so here
             } catch (const hr::Error& e) {
                 return messageText(e.message());
             }
@@ -465,6 +465,11 @@ bool RunsView::continueRun(qint64 runId, bool ask, qint64 totalLength) {
                                 &dialog);
         note->setWordWrap(true);
         form->addRow(note);
+        if (point->ranks > 1) {  // Continue training relaunches it on as many ranks (RankRelay)
+            auto* ranks = new QLabel(tr("It trained on %1 ranks and goes on on %1 ranks.").arg(point->ranks), &dialog);
+            ranks->setObjectName(QStringLiteral("continueRanks"));
+            form->addRow(ranks);
+        }
         auto* spin = new QSpinBox(&dialog);
         spin->setObjectName(QStringLiteral("continueLength"));
         spin->setRange(bySteps ? int(qMin<qint64>(point->checkpointStep + 1, INT_MAX)) : qMax(1, point->checkpointEpoch),

@@ -9,11 +9,17 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
+#include <QScrollBar>
+#include <QTextCursor>
 #include <QSpinBox>
 #include <QThread>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <chrono>
+#include <mutex>
 
 #include "base/error.h"
 #include "nn/transformer_spec.h"
@@ -29,6 +35,13 @@ struct SamplePanel::Job {
     std::string weightsPath;
     hr::GenerateOptions options;
     std::atomic<bool> cancel{false};
+    std::atomic<bool> stoppedByUser{false};
+    QString prompt;  // as the result's text begins (valid UTF-8)
+    // streaming: the newest completion, and whether an update for the GUI thread is waiting
+    std::mutex mutex;
+    QString streamed;
+    qint64 streamedTokens = 0;
+    std::atomic<bool> posted{false};
     // results (written by the job's thread, read after it finished)
     hr::GenerateResult result;
     QString error;
@@ -62,6 +75,9 @@ SamplePanel::SamplePanel(RunController* controller, QWidget* parent) : QWidget(p
     m_live->setToolTip(tr("Every few seconds, generate from a copy of the weights taken between two steps"));
     m_generate = new QPushButton(tr("Generate"));
     m_generate->setObjectName(QStringLiteral("sampleGenerate"));
+    m_stop = new QPushButton(tr("Stop"));
+    m_stop->setObjectName(QStringLiteral("sampleStop"));
+    m_stop->setToolTip(tr("End this generation now; the text so far stays"));
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("sampleStatus"));
     m_status->setWordWrap(true);
@@ -82,6 +98,7 @@ SamplePanel::SamplePanel(RunController* controller, QWidget* parent) : QWidget(p
     form->addWidget(m_topK);
     form->addWidget(m_live);
     form->addWidget(m_generate);
+    form->addWidget(m_stop);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(m_status);
@@ -94,6 +111,7 @@ SamplePanel::SamplePanel(RunController* controller, QWidget* parent) : QWidget(p
             m_controller->session()->requestSnapshot();
     });
     connect(m_generate, &QPushButton::clicked, this, &SamplePanel::generateNow);
+    connect(m_stop, &QPushButton::clicked, this, &SamplePanel::stopGeneration);
     connect(m_prompt, &QLineEdit::returnPressed, this, &SamplePanel::generateNow);
     connect(m_controller, &RunController::runStarted, this, [this] { onRunStarted(); });
     connect(m_controller, &RunController::runFinished, this, &SamplePanel::onRunFinished);
@@ -146,6 +164,54 @@ void SamplePanel::setIdleStatus() {
 void SamplePanel::updateEnabled() {
     const bool can = m_languageModel && (m_running || !m_weightsPath.isEmpty() || m_finalSnapshot);
     m_generate->setEnabled(can);
+    m_stop->setEnabled(m_thread && m_job && !m_job->cancel);
+}
+
+void SamplePanel::showText(const QString& text) {
+    if (text == m_shown) return;
+    QScrollBar* bar = m_text->verticalScrollBar();
+    const bool atEnd = bar->value() >= bar->maximum() - 2;
+    if (!m_shown.isEmpty() && text.startsWith(m_shown)) {  // the stream grew: append only the new part
+        QTextCursor c(m_text->document());
+        c.movePosition(QTextCursor::End);
+        c.insertText(text.mid(m_shown.size()));
+    } else {
+        m_text->setPlainText(text);
+    }
+    m_shown = text;
+    if (atEnd) bar->setValue(bar->maximum());  // follow the text as it grows, unless scrolled back
+}
+
+void SamplePanel::stopGeneration() {
+    if (!m_thread || !m_job || m_job->cancel) return;
+    m_job->stoppedByUser = true;
+    m_job->cancel = true;  // the generating thread ends after the token it is computing
+    m_pendingRequest = false;
+    qint64 tokens = 0;
+    {
+        std::lock_guard<std::mutex> lock(m_job->mutex);
+        tokens = m_job->streamedTokens;
+    }
+    m_status->setText(tr("Stopped after %n token(s).", nullptr, int(tokens)));
+    updateEnabled();
+}
+
+void SamplePanel::onStreamed(const std::shared_ptr<Job>& job) {
+    job->posted = false;  // from here on, a newer text posts again
+    if (job != m_job || job->cancel) return;
+    QString completion;
+    qint64 tokens = 0;
+    {
+        std::lock_guard<std::mutex> lock(job->mutex);
+        completion = job->streamed;
+        tokens = job->streamedTokens;
+    }
+    showText(job->prompt + completion);
+    const qint64 requested = job->options.tokens;
+    m_status->setText(job->source == Source::snapshot
+                          ? tr("Generating from the weights of step %1: %2 of %3 tokens…").arg(job->step).arg(tokens).arg(requested)
+                          : tr("Generating from %1: %2 of %3 tokens…").arg(QString::fromStdString(job->weightsPath)).arg(tokens).arg(requested));
+    emit textStreamed(tokens, requested);
 }
 
 void SamplePanel::onRunStarted() {
@@ -154,7 +220,7 @@ void SamplePanel::onRunStarted() {
     m_weightsPath.clear();
     m_finalSnapshot.reset();
     if (m_languageModel) {
-        m_text->clear();
+        showText(QString());
         if (m_live->isChecked() && m_controller->session()) m_controller->session()->requestSnapshot();
         m_refresh->start();
     }
@@ -216,16 +282,35 @@ void SamplePanel::startGeneration(Source source, std::shared_ptr<const hr::Weigh
     job->weightsPath = m_weightsPath.toStdString();
     job->options = options();
     job->step = source == Source::snapshot ? job->snapshot->step : -1;
+    job->prompt = QString::fromStdString(hr::valid_utf8(job->options.prompt));
     m_job = job;
+    showText(job->prompt);  // the new sample streams in after its prompt
     m_status->setText(source == Source::snapshot ? tr("Generating from the weights of step %1…").arg(job->step)
                                                  : tr("Generating from %1…").arg(m_weightsPath));
-    m_thread = QThread::create([job] {
+    QPointer<SamplePanel> self(this);
+    m_thread = QThread::create([job, self] {
         try {
             // one CPU thread: the run in progress keeps the others
             std::unique_ptr<hr::Generator> g = job->source == Source::snapshot
                                                    ? hr::Generator::from_snapshot(*job->snapshot, 1)
                                                    : hr::Generator::from_weights(job->weightsPath, 1);
-            job->result = g->generate(job->options, [job](const std::string&) { return !job->cancel.load(); });
+            using Clock = std::chrono::steady_clock;
+            Clock::time_point last{};  // the first token shows at once
+            job->result = g->generate_streaming(job->options, [&](const hr::GeneratedToken& t) {
+                if (job->cancel) return false;
+                const Clock::time_point now = Clock::now();
+                if (now - last < std::chrono::milliseconds(streamIntervalMs())) return true;  // throttled
+                last = now;
+                {
+                    std::lock_guard<std::mutex> lock(job->mutex);
+                    job->streamed = QString::fromStdString(*t.completion);
+                    job->streamedTokens = t.index + 1;
+                }
+                // at most one update waits in the GUI thread's queue; it reads the newest text
+                if (!job->posted.exchange(true) && self)
+                    QMetaObject::invokeMethod(self.data(), [self, job] { if (self) self->onStreamed(job); }, Qt::QueuedConnection);
+                return !job->cancel.load();
+            });
         } catch (const hr::Error& e) {
             job->error = messageText(e.message());
         } catch (const std::exception& e) {
@@ -235,6 +320,7 @@ void SamplePanel::startGeneration(Source source, std::shared_ptr<const hr::Weigh
     m_thread->setObjectName(QStringLiteral("hr-sample"));
     connect(m_thread, &QThread::finished, this, &SamplePanel::onGenerationDone);
     m_thread->start(QThread::LowPriority);
+    updateEnabled();
 }
 
 void SamplePanel::onGenerationDone() {
@@ -242,11 +328,17 @@ void SamplePanel::onGenerationDone() {
     m_thread->wait();
     delete m_thread;
     m_thread = nullptr;
-    if (job && !job->cancel) {
+    if (job && job->stoppedByUser) {
+        if (job->error.isEmpty()) {
+            showText(QString::fromStdString(job->result.text));  // the tokens made before Stop
+            m_status->setText(tr("Stopped after %n token(s).", nullptr, int(job->result.ids.size())));
+        }
+        emit generationStopped(qint64(job->result.ids.size()));
+    } else if (job && !job->cancel) {
         if (!job->error.isEmpty()) {
             m_status->setText(tr("Could not generate: %1").arg(job->error));
         } else {
-            m_text->setPlainText(QString::fromStdString(job->result.text));
+            showText(QString::fromStdString(job->result.text));
             const QString speed = tr("%1 tokens in %2 s").arg(job->result.ids.size()).arg(job->result.seconds, 0, 'f', 2);
             m_status->setText(job->source == Source::snapshot
                                   ? (m_running ? tr("The weights of step %1, during the run (%2).").arg(job->step).arg(speed)
@@ -255,6 +347,7 @@ void SamplePanel::onGenerationDone() {
             emit sampleShown(job->source == Source::snapshot ? job->step : -1);
         }
     }
+    updateEnabled();
     if (m_pendingRequest) {
         m_pendingRequest = false;
         generateNow();

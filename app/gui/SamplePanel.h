@@ -5,7 +5,12 @@
 // run it generates from the saved weights (model.safetensors and the tokenizer next to them), or from
 // the trainer's final snapshot when the run wrote no folder. Generation (core/train/generate.h) runs on
 // a thread of its own with one CPU thread, never on the GUI thread; one generation at a time, and a
-// newer request replaces a pending one. For a model that is not a language model the panel says so.
+// newer request replaces a pending one. The text streams in as it is generated: each token's text is
+// handed over from the generating thread (Generator::generate_streaming), at most every
+// streamIntervalMs() and with at most one update waiting in the event loop, so a fast model cannot
+// flood the GUI thread; Stop ends a generation at once (the text so far stays). The finished text is
+// the one generate() makes for the same weights and options. For a model that is not a language model
+// the panel says so.
 #include <QString>
 #include <QWidget>
 
@@ -41,14 +46,20 @@ public:
     hr::GenerateOptions options() const;  // prompt, tokens, temperature, top-k from the controls
     void setOptions(const hr::GenerateOptions& options);
     void setRefreshIntervalMs(int ms);    // during a run (default 5000)
+    static constexpr int streamIntervalMs() { return 50; }  // the streamed text's updates, at most
     QString weightsPath() const { return m_weightsPath; }  // the ended run's model.safetensors ("" : none)
 
 public slots:
     void generateNow();  // from the current weights (a run in progress) or the ended run's
+    void stopGeneration();  // the generation in flight ends now; its text so far stays
 
 signals:
     // A sample is on screen: step of the weights (-1: the saved weights of the ended run).
     void sampleShown(qint64 step);
+    // Part of a sample is on screen: the first `tokens` of `requested` new tokens.
+    void textStreamed(qint64 tokens, qint64 requested);
+    // Stop ended a generation after `tokens` new tokens.
+    void generationStopped(qint64 tokens);
 
 private:
     enum class Source { none, snapshot, weights };
@@ -57,6 +68,9 @@ private:
     void onRunFinished(const RunOutcome& outcome);
     void startGeneration(Source source, std::shared_ptr<const hr::WeightsSnapshot> snapshot);
     void onGenerationDone();
+    struct Job;
+    void onStreamed(const std::shared_ptr<Job>& job);
+    void showText(const QString& text);
     void setIdleStatus();
     void updateEnabled();
 
@@ -67,6 +81,7 @@ private:
     QSpinBox* m_topK = nullptr;
     QCheckBox* m_live = nullptr;
     QPushButton* m_generate = nullptr;
+    QPushButton* m_stop = nullptr;
     QLabel* m_status = nullptr;
     QPlainTextEdit* m_text = nullptr;
     QTimer* m_refresh = nullptr;
@@ -76,10 +91,10 @@ private:
     QString m_weightsPath;
     std::shared_ptr<const hr::WeightsSnapshot> m_finalSnapshot;  // the ended run's, when it wrote no weights
     // the generation in flight: its thread, what it reads and writes, and a cancel flag
-    struct Job;
     QThread* m_thread = nullptr;
     std::shared_ptr<Job> m_job;
     bool m_pendingRequest = false;  // generateNow() while one runs: again when it ends
+    QString m_shown;                // the text on screen (what the streamed text is appended to)
 };
 
 }  // namespace hrapp

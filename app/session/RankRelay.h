@@ -44,8 +44,10 @@ public:
     // Starts the ranks; false with *error when the child cannot start (nothing delivered then).
     // program: the headroom binary ("" : $HEADROOM_PROGRAM when set, e.g. by a harness that is not
     // headroom itself, else this program).
+    // resume: continues the run in outDir from its newest checkpoint instead (headroom train --resume OUT
+    // --ranks N, with config's length, threads, device and checkpoint interval).
     bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
-               QString* error = nullptr);
+               QString* error = nullptr, bool resume = false);
     void stop();
     // Pauses the ranks between steps, or lets them go on: the launcher was started with --pause-file
     // DIR/pause, which rank 0 watches; the ranks agree once per step, so they pause after the same one.

@@ -114,6 +114,7 @@ std::optional<ContinuePoint> RunController::continuePoint(const QString& dir, QS
         const hr::Checkpoint ck = hr::read_latest_checkpoint_json(dir.toStdString());  // InputError when none
         p.checkpointStep = ck.cursor.step;
         p.checkpointEpoch = ck.cursor.epoch;
+        p.ranks = ck.world_size;
         return p;
     } catch (const hr::Error& e) {
         if (error) *error = messageText(e.message());
@@ -209,7 +210,8 @@ void RunController::stop() {
 bool RunController::startRanks(const hr::TrainConfig& config, const RunOptions& options, QString* error) {
     m_relay = new RankRelay([this](const RunEvent& e) { deliver(e); }, this);
     QString why;
-    if (m_relay->start(config, options.outDir, options.ranks, options.rankProgram, &why)) return true;
+    // resume: `headroom train --resume OUT --ranks N` with the length, threads, device and interval asked for
+    if (m_relay->start(config, options.outDir, options.ranks, options.rankProgram, &why, options.resume)) return true;
     // nothing started: as if start() had refused (no record, no signal after runStarted's)
     delete m_relay;
     m_relay = nullptr;

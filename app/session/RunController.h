@@ -83,6 +83,7 @@ struct ContinuePoint {
     hr::TrainConfig config;     // as the run was last started (its length included)
     qint64 checkpointStep = 0;  // optimizer steps the newest checkpoint holds
     int checkpointEpoch = 1;    // the epoch it was written in
+    int ranks = 1;              // the ranks that wrote it (a multi-rank run goes on on as many: RankRelay)
 };
 
 struct RunOutcome {

@@ -229,7 +229,9 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"rank_batches", r.rank_batches},
             {"rank_peak_bytes", r.rank_peak_bytes},
             {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
-            {"communication_seconds_per_step", num(r.communication_seconds_per_step)}};
+            {"communication_seconds_per_step", num(r.communication_seconds_per_step)},
+            {"resumed_from_step", r.resumed_from_step},
+            {"checkpoint", r.checkpoint}};
 }
 
 hr::TrainResult trainResultFromJson(const json& j) {
@@ -271,6 +273,8 @@ hr::TrainResult trainResultFromJson(const json& j) {
     r.out_of_memory = flag(j, "out_of_memory");
     r.oom_category = text(j, "oom_category");
     r.oom_limit = integer<std::size_t>(j, "oom_limit");
+    r.resumed_from_step = integer<std::int64_t>(j, "resumed_from_step", -1);  // a multi-rank Continue training
+    r.checkpoint = text(j, "checkpoint");
     return r;
 }
 

@@ -207,8 +207,10 @@ std::size_t text_batch_bytes(std::int64_t rows, std::int64_t seq) {
 }
 
 TokenBatcher::TokenBatcher(const std::vector<std::int32_t>& tokens, std::int64_t rows, std::int64_t seq,
-                           std::uint64_t seed, MemoryLedger* ledger, const std::string& what)
-    : tokens_(tokens), rows_(rows), seq_(seq), seed_(seed), ledger_(ledger) {
+                           std::uint64_t seed, MemoryLedger* ledger, const std::string& what,
+                           std::int64_t first_row, std::int64_t global_rows)
+    : tokens_(tokens), rows_(rows), seq_(seq), seed_(seed), first_row_(first_row),
+      global_rows_(global_rows > 0 ? global_rows : rows), ledger_(ledger) {
     if (static_cast<std::int64_t>(tokens.size()) < seq + 1)
         throw InputError(HR_MSG("text.too_few_tokens",
                                 "the %1 text has %2 tokens but a sequence of %3 needs at least %4; use a shorter --seq "
@@ -224,14 +226,15 @@ TokenBatcher::~TokenBatcher() {
 }
 
 std::int64_t TokenBatcher::steps_per_epoch() const {
-    return std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens_.size()) / (rows_ * seq_));
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens_.size()) / (global_rows_ * seq_));
 }
 
 std::int64_t TokenBatcher::random_batch(std::int64_t step) {
     const std::uint64_t starts = tokens_.size() - static_cast<std::size_t>(seq_);  // windows of seq + 1 tokens
     for (std::int64_t r = 0; r < rows_; ++r) {
+        const std::uint64_t window = static_cast<std::uint64_t>(first_row_ + r);  // its row of the global batch
         const std::uint64_t h =
-            splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(step) * 0x100000001B3ull + static_cast<std::uint64_t>(r)));
+            splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(step) * 0x100000001B3ull + window));
         const std::size_t s0 = static_cast<std::size_t>(h % starts);
         for (std::int64_t t = 0; t < seq_; ++t) {
             x_[r * seq_ + t] = tokens_[s0 + t];

@@ -16,7 +16,10 @@
 // splitmix64(seed, s, r) mod (tokens - seq), so a run is reproducible and a resumed run continues the
 // same stream. An epoch is floor(training tokens / (batch x seq)) steps. Evaluation reads the validation
 // tokens as consecutive non-overlapping windows, the first `eval_tokens / seq` of them (all with 0).
-// Memory: a batcher's two host buffers (x and y, batch x seq i64) are recorded in the ledger as data.
+// Several ranks: rank r's batcher holds only its rows [first_row, + rows) of every global batch of
+// `global_rows` windows, and window r of step s is the same window one process draws (the epoch is the
+// global batch's), so N ranks train on exactly the windows of one process.
+// Memory: a batcher's two host buffers (x and y, rows x seq i64) are recorded in the ledger as data.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,17 +52,21 @@ std::size_t text_batch_bytes(std::int64_t rows, std::int64_t seq);
 
 class TokenBatcher {
 public:
-    // rows: windows per batch. InputError when the tokens are fewer than seq + 1.
+    // rows: windows this batcher holds per batch; first_row / global_rows: where they start in the global
+    // batch and its size (several ranks; 0: the batch is this batcher's rows). InputError when the tokens
+    // are fewer than seq + 1.
     TokenBatcher(const std::vector<std::int32_t>& tokens, std::int64_t rows, std::int64_t seq, std::uint64_t seed,
-                 MemoryLedger* ledger, const std::string& what);
+                 MemoryLedger* ledger, const std::string& what, std::int64_t first_row = 0,
+                 std::int64_t global_rows = 0);
     ~TokenBatcher();
     TokenBatcher(const TokenBatcher&) = delete;
     TokenBatcher& operator=(const TokenBatcher&) = delete;
 
     std::int64_t rows() const { return rows_; }
     std::int64_t seq() const { return seq_; }
-    std::int64_t steps_per_epoch() const;
-    // Fills x and y with the random windows of training step `step`; returns the rows filled (rows()).
+    std::int64_t steps_per_epoch() const;  // of the global batch
+    // Fills x and y with this batcher's rows of the random windows of training step `step` (global rows
+    // [first_row, + rows)); returns the rows filled (rows()).
     std::int64_t random_batch(std::int64_t step);
     // Consecutive windows for evaluation: how many there are within max_tokens (0: all), and batch b of them.
     std::int64_t eval_windows(std::int64_t max_tokens) const;
@@ -71,6 +78,7 @@ private:
     const std::vector<std::int32_t>& tokens_;
     std::int64_t rows_, seq_;
     std::uint64_t seed_;
+    std::int64_t first_row_, global_rows_;
     MemoryLedger* ledger_;
     std::uint64_t ledger_id_ = 0;
     std::vector<std::int64_t> x_, y_;

@@ -340,11 +340,15 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
         throw Error("internal: state_dict_in needs a flat buffer of " + std::to_string(flat_numel_) + " elements");
     std::vector<NamedTensor> out;
     for (Node* n : nodes_) {
+        // the names of state_dict() (GPT layouts: nanoGPT's prefixes, so zero3's consolidated file is one process's)
+        const std::size_t dot = n->path.find('.');
+        const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
+        const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
         for (std::size_t i = 0; i < n->param_decls.size(); ++i)
-            out.push_back({n->path + "." + n->param_decls[i].name, flat.view(n->param_offsets[i], n->param_decls[i].shape),
+            out.push_back({path + "." + n->param_decls[i].name, flat.view(n->param_offsets[i], n->param_decls[i].shape),
                            true, n->index});
         for (std::size_t i = 0; i < n->buffers.size(); ++i)
-            out.push_back({n->path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
+            out.push_back({path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
     }
     return out;
 }

@@ -1,6 +1,7 @@
 #include "strategy/sharding.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 
@@ -343,6 +344,154 @@ void ShardEngine::after_backward(int u) {
     }
     if (u == 0) ++backwards_done_;
     comm_->progress();
+}
+
+// ---- checkpoints (train/resume.h) ------------------------------------------------------------------------
+
+FlatRemap make_flat_remap(const Model& model) {
+    FlatRemap m;
+    const std::int64_t align = static_cast<std::int64_t>(param_align_elements(model.options().dtype));
+    const std::int64_t pad = align * model.options().unit_pad_multiple;
+    std::vector<std::int64_t> sizes;
+    for (const NamedTensor& t : model.state_dict())
+        if (t.trainable && !t.tied) sizes.push_back(t.tensor.numel());
+    std::size_t next = 0;
+    std::int64_t canonical = 0;
+    for (const ParamUnit& u : model.param_units()) {
+        std::int64_t pos = u.offset, acc = 0;
+        while (acc < u.values && next < sizes.size()) {
+            pos = (pos + align - 1) / align * align;
+            m.tensor_offsets.push_back(pos);
+            pos += sizes[next];
+            acc += sizes[next++];
+        }
+        const std::int64_t content = pos - u.offset;
+        if (acc != u.values || (content + pad - 1) / pad * pad != u.numel)
+            throw Error("internal: the flat layout of unit " + std::to_string(m.runs.size()) +
+                        " is not what its tensors make (" + std::to_string(u.numel) + " elements)");
+        if (u.numel == 0) continue;
+        m.runs.push_back({u.offset, canonical, content});
+        canonical += (content + align - 1) / align * align;
+    }
+    if (next != sizes.size()) throw Error("internal: tensors outside the model's units");
+    m.canonical_numel = canonical;
+    m.run_numel = model.flat_numel();
+    return m;
+}
+
+std::vector<std::uint8_t> flat_to_canonical(const FlatRemap& m, const std::uint8_t* run_flat, std::size_t es) {
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(m.canonical_numel) * es, 0);
+    for (const FlatRemap::Run& r : m.runs)
+        std::memcpy(out.data() + static_cast<std::size_t>(r.canonical_offset) * es,
+                    run_flat + static_cast<std::size_t>(r.run_offset) * es, static_cast<std::size_t>(r.numel) * es);
+    return out;
+}
+
+std::vector<std::uint8_t> canonical_to_flat(const FlatRemap& m, const std::uint8_t* canonical, std::size_t es) {
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(m.run_numel) * es, 0);
+    for (const FlatRemap::Run& r : m.runs)
+        std::memcpy(out.data() + static_cast<std::size_t>(r.run_offset) * es,
+                    canonical + static_cast<std::size_t>(r.canonical_offset) * es, static_cast<std::size_t>(r.numel) * es);
+    return out;
+}
+
+Tensor ShardEngine::scratch(DType dt) const {
+    // between steps no gradient is needed: the flat gradient buffer, else the larger of the gradient shard
+    // and a bucket (zero2/3); begin_step zeroes them before the next backward
+    Tensor base = model_->gradients();
+    if (!base.defined() || base.nbytes() == 0) base = grad_shard_;
+    if (bucket_[0].defined() && (!base.defined() || bucket_[0].nbytes() > base.nbytes())) base = bucket_[0];
+    if (!base.defined()) throw Error("internal: no idle memory to move a checkpoint through");
+    return Tensor(base.storage(), base.byte_offset(), {static_cast<std::int64_t>(base.nbytes() / dtype_size(dt))}, dt);
+}
+
+void ShardEngine::gather_state(const Tensor& buffer, Backend& holder, std::uint8_t* flat) {
+    const std::size_t es = dtype_size(buffer.dtype());
+    if (stage_ < ShardStage::zero1) {  // the whole buffer on every rank, alike
+        if (flat) holder.copy_to_host(buffer, flat);
+        return;
+    }
+    const int N = layout_.world_size, r = layout_.rank;
+    if (N == 1 || !comm_) {  // one rank's shards are the whole units
+        for (const UnitShard& u : layout_.units)
+            if (u.shard_numel > 0 && flat)
+                holder.copy_to_host(buffer.view(u.shard_offset, {u.shard_numel}), flat + static_cast<std::size_t>(u.own_offset) * es);
+        return;
+    }
+    Tensor sc = scratch(buffer.dtype());
+    // at most 256 MiB a collective (MPI counts are ints)
+    const std::int64_t chunk = std::min<std::int64_t>(sc.numel(), (std::int64_t{1} << 28) / static_cast<std::int64_t>(es)) / N;
+    if (chunk < 1) throw Error("internal: the idle gradient memory is too small to gather a checkpoint");
+    std::vector<std::uint8_t> staged, host;
+    for (const UnitShard& u : layout_.units) {
+        for (std::int64_t k = 0; k < u.shard_numel; k += chunk) {
+            const std::int64_t len = std::min(chunk, u.shard_numel - k);
+            Tensor out = sc.view(0, {N * len});
+            Tensor in = out.view(r * len, {len});
+            const Tensor src = buffer.view(u.shard_offset + k, {len});
+            if (&holder == device_) {
+                device_->copy(src, in);
+            } else {  // offloaded: through the host
+                staged.resize(static_cast<std::size_t>(len) * es);
+                holder.copy_to_host(src, staged.data());
+                device_->copy_from_host(staged.data(), in);
+            }
+            CommHandle h = comm_->all_gather(in, out);
+            h.wait();
+            if (!flat) continue;
+            host.resize(static_cast<std::size_t>(N * len) * es);
+            device_->copy_to_host(out, host.data());
+            for (int q = 0; q < N; ++q)
+                std::memcpy(flat + static_cast<std::size_t>(u.offset + q * u.shard_numel + k) * es,
+                            host.data() + static_cast<std::size_t>(q * len) * es, static_cast<std::size_t>(len) * es);
+        }
+    }
+    comm_->check();
+}
+
+void ShardEngine::scatter_state(const std::uint8_t* flat, Tensor& buffer, Backend& holder) const {
+    const std::size_t es = dtype_size(buffer.dtype());
+    if (stage_ < ShardStage::zero1) {
+        holder.copy_from_host(flat, buffer);
+        return;
+    }
+    for (const UnitShard& u : layout_.units) {
+        if (u.shard_numel == 0) continue;
+        Tensor piece = buffer.view(u.shard_offset, {u.shard_numel});
+        holder.copy_from_host(flat + static_cast<std::size_t>(u.own_offset) * es, piece);
+    }
+}
+
+void ShardEngine::gather_parameters(std::uint8_t* flat) {
+    if (stage_ != ShardStage::zero3) throw Error("internal: gather_parameters is for zero3");
+    gather_state(param_shard_, *device_, flat);
+}
+
+void ShardEngine::load_parameters(const std::uint8_t* flat) {
+    if (stage_ != ShardStage::zero3) throw Error("internal: load_parameters is for zero3");
+    for (Pending& p : gather_pending_)
+        if (p.unit >= 0) {
+            p.handle.wait();
+            p.unit = -1;
+        }
+    scatter_state(flat, param_shard_, *device_);
+    schedule_.set_holds(0, -1);  // the gathered copies are stale: the next forward gathers units 0 and 1
+    schedule_.set_holds(1, -1);
+}
+
+void ShardEngine::broadcast_bytes(std::uint8_t* data, std::size_t bytes) {
+    if (!comm_ || comm_->world_size() == 1 || bytes == 0) return;
+    Tensor sc = scratch(DType::u8);
+    const std::size_t chunk = std::min<std::size_t>(static_cast<std::size_t>(sc.numel()), std::size_t{1} << 28);
+    for (std::size_t k = 0; k < bytes; k += chunk) {
+        const std::size_t len = std::min(chunk, bytes - k);
+        Tensor t = sc.view(0, {static_cast<std::int64_t>(len)});
+        if (layout_.rank == 0) device_->copy_from_host(data + k, t);
+        CommHandle h = comm_->broadcast(t, 0);
+        h.wait();
+        if (layout_.rank != 0) device_->copy_to_host(t, data + k);
+    }
+    comm_->check();
 }
 
 }  // namespace hr

@@ -106,6 +106,29 @@ private:
 // excluded. `accumulate` micro-batches, `dtype_bytes` per element.
 double step_payload_bytes(const ShardLayout& layout, std::int64_t accumulate, std::size_t dtype_bytes);
 
+// Checkpoints (train/resume.h) keep every flat buffer in one process's layout (units padded to the
+// alignment only, unit_pad_multiple 1), so a run written on N ranks resumes on M. Unit u's content (its
+// tensors and the alignment gaps between them) is the same in every layout; only the unit's tail padding
+// and so its place differ. FlatRemap says where each unit's content lies in both.
+struct FlatRemap {
+    struct Run {
+        std::int64_t run_offset = 0;        // in this run's flat layout
+        std::int64_t canonical_offset = 0;  // in one process's
+        std::int64_t numel = 0;             // the unit's content (padding excluded)
+    };
+    std::vector<Run> runs;                    // units with parameters, in order
+    std::int64_t canonical_numel = 0;         // P of one process
+    std::int64_t run_numel = 0;               // P of this run
+    std::vector<std::int64_t> tensor_offsets; // this run's flat offset of each trainable, untied state_dict entry
+};
+// From the model's units and its state_dict (the trainable tensors lie in state_dict order in the flat
+// buffers, each on an alignment boundary); checks itself against the units (internal Error otherwise).
+FlatRemap make_flat_remap(const Model& model);
+// A flat buffer's bytes (`es` per element) from this run's layout into one process's, and back (the
+// padding of the result is zero).
+std::vector<std::uint8_t> flat_to_canonical(const FlatRemap& m, const std::uint8_t* run_flat, std::size_t es);
+std::vector<std::uint8_t> canonical_to_flat(const FlatRemap& m, const std::uint8_t* canonical, std::size_t es);
+
 class ShardEngine : public UnitHooks {
 public:
     ShardEngine() = default;
@@ -138,6 +161,22 @@ public:
     // unit into a flat buffer from `alloc`, category communication); the model's own tensors otherwise.
     std::vector<NamedTensor> consolidated_state_dict(Allocator& alloc);
 
+    // --- checkpoints (train/resume.h), between steps ----------------------------------------------
+    // `buffer` (laid out in this rank's shard space, or the whole flat buffer when not sharded), held in
+    // `holder`'s memory (the device's, or the host's when offloaded), gathered over the ranks into `flat`
+    // (this run's flat layout, P elements of buffer's dtype, zero-filled by the caller; may be null on a
+    // rank that keeps nothing). Collective when sharded over several ranks. The data passes through the
+    // gradient memory, idle between steps, in pieces, so nothing is allocated (the ledger is unchanged).
+    void gather_state(const Tensor& buffer, Backend& holder, std::uint8_t* flat);
+    // The other way, without communication: this rank's part of a whole flat buffer every rank has.
+    void scatter_state(const std::uint8_t* flat, Tensor& buffer, Backend& holder) const;
+    // zero3: the parameter shards (gather_state on them), and loading them from a whole flat buffer (the
+    // gathered copies are forgotten: the next forward gathers afresh).
+    void gather_parameters(std::uint8_t* flat);
+    void load_parameters(const std::uint8_t* flat);
+    // Bytes from rank 0 to every rank (a size every rank knows), through the same idle memory.
+    void broadcast_bytes(std::uint8_t* data, std::size_t bytes);
+
     void before_forward(int unit) override;
     void after_forward(int unit) override;
     void before_backward(int unit) override;
@@ -149,6 +188,7 @@ private:
     void finish_bucket(int b);
     void start_gathers(const std::vector<int>& units);
     void wait_gathered(int u);
+    Tensor scratch(DType dt) const;  // idle gradient memory seen as dt (checkpoints)
 
     Model* model_ = nullptr;
     Backend* device_ = nullptr;

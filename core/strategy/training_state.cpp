@@ -1,6 +1,7 @@
 #include "strategy/training_state.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "base/error.h"
 #include "nn/transformer_spec.h"
@@ -278,12 +279,90 @@ std::vector<NamedTensor> TrainingState::consolidated_state_dict(Allocator& alloc
 
 namespace hr {
 
-std::vector<TrainingState::ResumeTensor> TrainingState::resume_tensors() {
-    std::vector<ResumeTensor> out;
-    Backend* state_be = strategy_.offload_optimizer ? &host_ : &device_;
-    if (master_.defined()) out.push_back({"master", master_, state_be});
-    for (auto& [name, t] : optimizer_->state()) out.push_back({"optimizer." + name, t, state_be});
+std::vector<TrainingState::StateBuffer> TrainingState::state_buffers() const {
+    std::vector<StateBuffer> out;
+    Backend* holder = strategy_.offload_optimizer ? &host_ : &device_;
+    if (master_.defined()) out.push_back({"master", master_, holder});
+    for (auto& [name, t] : optimizer_->state()) out.push_back({"optimizer." + name, t, holder});
     return out;
+}
+
+std::vector<TrainingState::ResumeTensor> TrainingState::resume_tensors() const {
+    const FlatRemap m = make_flat_remap(*model_);
+    std::vector<ResumeTensor> out;
+    for (const StateBuffer& b : state_buffers()) out.push_back({b.name, b.tensor.dtype(), {m.canonical_numel}});
+    return out;
+}
+
+std::vector<TrainingState::CheckpointTensor> TrainingState::checkpoint_tensors() const {
+    std::vector<CheckpointTensor> out;
+    for (const NamedTensor& nt : model_->state_dict())
+        out.push_back({"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), true, nt.tied});
+    for (const ResumeTensor& r : resume_tensors()) out.push_back({r.name, r.dtype, r.shape, false, false});
+    return out;
+}
+
+std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
+    const bool root = strategy_.rank == 0;
+    const bool zero3 = strategy_.shard == ShardStage::zero3;
+    const FlatRemap m = make_flat_remap(*model_);
+    const std::size_t pes = dtype_size(strategy_.compute_dtype);
+    std::vector<HostTensor> out;
+    // the model: rank 0's tensors (every rank's parameters are the same between steps), zero3's gathered
+    std::vector<std::uint8_t> params;
+    if (zero3) {
+        if (root) params.assign(static_cast<std::size_t>(m.run_numel) * pes, 0);
+        engine_.gather_parameters(root ? params.data() : nullptr);
+    }
+    std::size_t k = 0;
+    for (const NamedTensor& nt : model_->state_dict()) {
+        const std::int64_t at = nt.trainable && !nt.tied ? m.tensor_offsets[k++] : -1;
+        if (!root) continue;
+        HostTensor h{"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), {}};
+        h.data.resize(nt.tensor.nbytes());
+        if (zero3 && nt.trainable)
+            std::memcpy(h.data.data(), params.data() + static_cast<std::size_t>(at) * pes, h.data.size());
+        else
+            device_.copy_to_host(nt.tensor, h.data.data());
+        out.push_back(std::move(h));
+    }
+    params.clear();
+    params.shrink_to_fit();
+    // master copy and optimizer state: gathered into the run's flat layout, then one process's
+    for (const StateBuffer& b : state_buffers()) {
+        const std::size_t es = dtype_size(b.tensor.dtype());
+        std::vector<std::uint8_t> flat;
+        if (root) flat.assign(static_cast<std::size_t>(m.run_numel) * es, 0);
+        engine_.gather_state(b.tensor, *b.holder, root ? flat.data() : nullptr);
+        if (root) out.push_back({b.name, b.tensor.dtype(), {m.canonical_numel}, flat_to_canonical(m, flat.data(), es)});
+    }
+    return out;
+}
+
+void TrainingState::restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
+    const bool zero3 = strategy_.shard == ShardStage::zero3;
+    const FlatRemap m = make_flat_remap(*model_);
+    const std::size_t pes = dtype_size(strategy_.compute_dtype);
+    std::vector<std::uint8_t> params;
+    if (zero3) params.assign(static_cast<std::size_t>(m.run_numel) * pes, 0);
+    std::size_t k = 0;
+    for (NamedTensor& nt : model_->state_dict()) {
+        const std::int64_t at = nt.trainable && !nt.tied ? m.tensor_offsets[k++] : -1;
+        if (nt.tied) continue;  // the token embedding's weight, restored under its own name
+        const std::uint8_t* src = data("model." + nt.name);
+        if (!src) throw Error("internal: checkpoint tensor model." + nt.name + " missing after the checks");
+        if (zero3 && nt.trainable)
+            std::memcpy(params.data() + static_cast<std::size_t>(at) * pes, src, nt.tensor.nbytes());
+        else
+            device_.copy_from_host(src, nt.tensor);
+    }
+    if (zero3) engine_.load_parameters(params.data());
+    for (StateBuffer& b : state_buffers()) {
+        const std::uint8_t* src = data(b.name);
+        if (!src) throw Error("internal: checkpoint tensor " + b.name + " missing after the checks");
+        const std::vector<std::uint8_t> flat = canonical_to_flat(m, src, dtype_size(b.tensor.dtype()));
+        engine_.scatter_state(flat.data(), b.tensor, *b.holder);
+    }
 }
 
 TrainingState::ResumeScalars TrainingState::resume_scalars() const {

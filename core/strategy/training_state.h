@@ -18,9 +18,11 @@
 //                                                // all-gathers, broadcasts rank 0's batch-norm statistics
 //
 // Evaluation is model().forward(x, false) on every rank (zero3 gathers each unit as in training).
-// Saving: consolidated_state_dict() on every rank (collective under zero3), rank 0 writes it.
+// Saving: consolidated_state_dict() on every rank (collective under zero3), rank 0 writes it; checkpoints:
+// gather_checkpoint() on every rank (collective when sharded), rank 0 writes them.
 // Metrics are the trainer's to reduce (communicator()->all_reduce_value), weighted by samples.
 // Every rank must take the same path: the same number of micro-batches, forwards and optimizer steps.
+#include <functional>
 #include <memory>
 
 #include "backend/backend.h"
@@ -112,16 +114,43 @@ public:
     // Reads `control` back (a wait) into loss_scale() and skipped_steps(), e.g. at the end of a run.
     void sync_control_to_host();
 
-    // --- resume (train/resume.h): what a checkpoint saves beyond the model's state_dict -------------
-    // One process only (world size 1): the master copy ("master") and the optimizer's state
-    // ("optimizer.momentum_buffer", "optimizer.exp_avg", "optimizer.exp_avg_sq"), each with the backend
-    // that holds it (the host's when offloaded).
+    // --- checkpoints and resume (train/resume.h): the same on any number of ranks --------------------
+    // A checkpoint holds the model's state_dict ("model.<name>": parameters in the compute dtype, rank 0's
+    // buffers), the master copy ("master") and the optimizer's state ("optimizer.momentum_buffer",
+    // "optimizer.exp_avg", "optimizer.exp_avg_sq"), the last ones as whole flat buffers in one process's
+    // layout (strategy/sharding.h FlatRemap: shape {P of one process}), so a checkpoint written on N ranks
+    // resumes on M. Names, dtypes and shapes of what this run's checkpoint holds, in order:
+    struct CheckpointTensor {
+        std::string name;
+        DType dtype = DType::f32;
+        Shape shape;
+        bool model = false;  // "model.<name>"
+        bool tied = false;   // a tied head (the token embedding's weight again): optional on reading
+    };
+    std::vector<CheckpointTensor> checkpoint_tensors() const;
+    // The non-model part of it (master, optimizer state).
     struct ResumeTensor {
         std::string name;
-        Tensor tensor;
-        Backend* backend = nullptr;
+        DType dtype = DType::f32;
+        Shape shape;
     };
-    std::vector<ResumeTensor> resume_tensors();
+    std::vector<ResumeTensor> resume_tensors() const;
+    struct HostTensor {
+        std::string name;
+        DType dtype = DType::f32;
+        Shape shape;
+        std::vector<std::uint8_t> data;
+    };
+    // Between steps. Collective on several ranks (every rank calls it): the checkpoint's tensors with
+    // their data, gathered from the shards, on rank 0; an empty list on the other ranks. Allocates nothing
+    // on the device (strategy/sharding.h gather_state).
+    std::vector<HostTensor> gather_checkpoint();
+    // Puts a checkpoint's tensors into this rank's state (its shards, under zero1-3); data(name) gives the
+    // bytes of each checkpoint_tensors() entry (checked by the caller: present, same dtype and shape; null
+    // only for a tied one). No communication: every rank has the whole tensors.
+    void restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
+    // Bytes from rank 0 to every rank, of a size every rank knows (several ranks; nothing otherwise).
+    void broadcast_bytes(std::uint8_t* data, std::size_t bytes) { engine_.broadcast_bytes(data, bytes); }
     struct ResumeScalars {
         double loss_scale = 1.0;
         std::int64_t good_steps = 0, skipped = 0, optimizer_steps = 0;
@@ -142,6 +171,12 @@ private:
     Tensor host_grads_;    // offload: gradients copied to the host (compute dtype)
     Tensor host_params_;   // offload + low precision: master cast to the compute dtype before upload
     static bool spec_has_layer(const std::vector<LayerSpec>& layers, const std::string& type);
+    struct StateBuffer {  // master and optimizer state: this rank's part, and whose memory holds it
+        std::string name;
+        Tensor tensor;
+        Backend* holder = nullptr;
+    };
+    std::vector<StateBuffer> state_buffers() const;
     Tensor landing_x_, landing_labels_, landing_target_;  // GPU: where upload_next writes
     std::shared_ptr<Backend::Fence> landing_free_, landing_full_;
     bool mse_ = false;

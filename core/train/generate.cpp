@@ -15,6 +15,20 @@
 namespace hr {
 
 namespace {
+// The length of s without a trailing UTF-8 sequence that is begun but not complete (a character whose
+// bytes come from several tokens): streamed text then only grows, never shows a replacement character
+// that the next token would take back.
+std::size_t complete_utf8_length(const std::string& s) {
+    const std::size_t n = s.size();
+    for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
+        const auto c = static_cast<unsigned char>(s[n - back]);
+        if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back for the lead
+        const std::size_t need = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 1;
+        return need > back ? n - back : n;
+    }
+    return n;
+}
+
 std::string folder_of(const std::string& path) {
     const std::string d = std::filesystem::path(path).parent_path().string();
     return d.empty() ? "." : d;
@@ -73,6 +87,12 @@ std::unique_ptr<Generator> Generator::from_snapshot(const WeightsSnapshot& s, in
 
 GenerateResult Generator::generate(const GenerateOptions& o,
                                    const std::function<bool(const std::string&)>& on_token) {
+    if (!on_token) return generate_streaming(o, {});
+    const std::string prompt = o.prompt;
+    return generate_streaming(o, [&](const GeneratedToken& t) { return on_token(valid_utf8(prompt) + *t.completion); });
+}
+
+GenerateResult Generator::generate_streaming(const GenerateOptions& o, const TokenCallback& on_token) {
     if (o.tokens < 0 || o.tokens > 1000000)
         throw InputError(HR_MSG("generate.tokens", "the number of tokens to generate must be 0 to 1000000 (--tokens)"));
     if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
@@ -135,7 +155,17 @@ GenerateResult Generator::generate(const GenerateOptions& o,
         }
         ids.push_back(next);
         r.ids.push_back(next);
-        if (on_token && !on_token(valid_utf8(o.prompt + tokenizer_->decode(r.ids)))) break;
+        if (on_token) {
+            const std::string bytes = tokenizer_->decode(r.ids);
+            const std::size_t whole = complete_utf8_length(bytes);
+            const std::string completion = valid_utf8(whole == bytes.size() ? bytes : bytes.substr(0, whole));
+            GeneratedToken t;
+            t.id = next;
+            t.index = k;
+            t.requested = o.tokens;
+            t.completion = &completion;
+            if (!on_token(t)) break;
+        }
     }
     r.completion = valid_utf8(tokenizer_->decode(r.ids));
     r.text = valid_utf8(o.prompt) + r.completion;

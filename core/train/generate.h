@@ -46,6 +46,19 @@ struct GenerateResult {
     double tokens_per_second = 0;
 };
 
+// One new token, as generate() hands it to a per-token callback (on the generating thread, right after
+// the token is chosen and before the next one is computed).
+struct GeneratedToken {
+    std::int32_t id = 0;             // the token
+    std::int64_t index = 0;          // 0 for the first new token
+    std::int64_t requested = 0;      // GenerateOptions::tokens
+    const std::string* completion = nullptr;  // the generated text so far, valid UTF-8; a character whose
+                                              // bytes span tokens shows once complete, so it only grows.
+                                              // Valid during the call only.
+};
+// Returning false stops generation after this token; the result then holds the tokens so far.
+using TokenCallback = std::function<bool(const GeneratedToken& token)>;
+
 class Model;
 class Backend;
 
@@ -65,6 +78,9 @@ public:
     // tokenizer cannot encode or options out of range.
     GenerateResult generate(const GenerateOptions& options,
                             const std::function<bool(const std::string& text_so_far)>& on_token = {});
+    // The same with a per-token callback (streaming: the GUI's Sample panel). The tokens, and so the
+    // text, are those of generate() without a callback for the same options; the callback only watches.
+    GenerateResult generate_streaming(const GenerateOptions& options, const TokenCallback& on_token);
 
     const ModelSpec& spec() const { return spec_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }

@@ -12,6 +12,8 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "dist/communicator.h"
+#include "nn/model_spec.h"
 #include "strategy/training_state.h"
 #include "train/checkpoint.h"
 
@@ -98,23 +100,6 @@ void write_run_config(const std::string& dir, const TrainConfig& config) {
 
 TrainConfig read_run_config(const std::string& dir) {
     const std::string path = run_config_path(dir);
-    if (!fs::exists(path) && fs::exists(fs::path(dir) / "run.json")) {
-        // a finished run on several ranks: its folder has run.json but no config.json nor checkpoints
-        std::int64_t world = 1;
-        try {
-            const json r = json::parse(read_text((fs::path(dir) / "run.json").string()));
-            if (r.contains("distributed") && r["distributed"].contains("world_size") &&
-                r["distributed"]["world_size"].is_number_integer())
-                world = r["distributed"]["world_size"].get<std::int64_t>();
-        } catch (const std::exception&) {
-        }
-        if (world > 1)
-            throw InputError(HR_MSG("resume.ranks_folder",
-                                    "%1 holds a run trained on %2 ranks; runs on several ranks write no checkpoints "
-                                    "yet, so it cannot be resumed: start it again (--init-from %1/model.safetensors "
-                                    "takes its weights), as one process for a run you can continue"),
-                             {dir, std::to_string(world)});
-    }
     if (!fs::exists(path))
         throw InputError(HR_MSG("resume.no_config",
                                 "%1 has no config.json, so it is not a Headroom run folder (or was written before "
@@ -167,6 +152,7 @@ Checkpoint parse_checkpoint_json(const std::string& text, const std::string& whe
         if (!(j.contains("seed") && j["seed"].is_number_integer() && j["seed"].get<std::int64_t>() >= 0)) bad_field(where, "seed");
     }
     ck.seed = j["seed"].get<std::uint64_t>();
+    if (j.contains("world_size")) ck.world_size = int_field<int>(j, "world_size", 1, 1 << 20, where);  // absent: one process
     if (!j.contains("epochs") || !j["epochs"].is_array() || j["epochs"].size() > static_cast<std::size_t>(kMaxEpochs))
         bad_field(where, "epochs");
     for (const json& e : j["epochs"]) {
@@ -204,74 +190,96 @@ Checkpoint read_latest_checkpoint_json(const std::string& dir) {
     return ck;
 }
 
-void restore_checkpoint(TrainingState& state, const Checkpoint& ck, const std::string& where) {
-    Model& model = state.model();
+void check_checkpoint(const TrainingState& state, const Checkpoint& ck, const std::string& where) {
     const std::string tensors_path = where.size() > 5 ? where.substr(0, where.size() - 5) + ".safetensors" : where;
-    // the model's state_dict, under "model."
-    SafeTensorsFile weights;
-    std::vector<TrainingState::ResumeTensor> extra = state.resume_tensors();
-    std::size_t extra_found = 0;
+    const std::vector<TrainingState::CheckpointTensor> want = state.checkpoint_tensors();
+    // the master copy and optimizer state must be this configuration's (model.* names are the model's)
     for (const SafeTensor& t : ck.tensors.tensors) {
-        if (t.name.rfind("model.", 0) == 0) {
-            SafeTensor w = t;
-            w.name = t.name.substr(6);
-            weights.tensors.push_back(std::move(w));
-            continue;
-        }
+        if (t.name.rfind("model.", 0) == 0) continue;
         bool known = false;
-        for (const auto& e : extra) known = known || e.name == t.name;
+        for (const auto& e : want) known = known || e.name == t.name;
         if (!known)
             throw InputError(HR_MSG("resume.unexpected_tensor",
                                     "%1: unexpected tensor '%2'; the checkpoint was written for another "
                                     "configuration (optimizer or precision) than the run's config.json"),
                              {tensors_path, t.name});
     }
-    // check the optimizer state and master copy before anything changes
-    for (const auto& e : extra) {
+    for (const auto& e : want) {
         const SafeTensor* t = ck.tensors.find(e.name);
+        if (!t && e.tied) continue;  // the token embedding's weight is enough
         if (!t)
             throw InputError(HR_MSG("resume.missing_tensor",
                                     "%1: tensor '%2' is missing; the checkpoint was written for another configuration "
                                     "(optimizer or precision) than the run's config.json"),
                              {tensors_path, e.name});
-        if (t->shape != e.tensor.shape() || t->dtype != e.tensor.dtype())
+        // a checkpoint is exact: the run's dtype and shape (the shape of the master copy and optimizer
+        // state is one process's flat layout, the same on any number of ranks)
+        if (t->shape != e.shape || t->dtype != e.dtype ||
+            t->data.size() != static_cast<std::size_t>(shape_numel(e.shape)) * dtype_size(e.dtype))
             throw InputError(HR_MSG("resume.tensor_mismatch",
                                     "%1: tensor '%2' is %3 %4 but the run needs %5 %6; the checkpoint was written for "
                                     "another configuration than the run's config.json"),
-                             {tensors_path, e.name, dtype_name(t->dtype), shape_str(t->shape),
-                              dtype_name(e.tensor.dtype()), shape_str(e.tensor.shape())});
-        ++extra_found;
+                             {tensors_path, e.name, dtype_name(t->dtype), shape_str(t->shape), dtype_name(e.dtype),
+                              shape_str(e.shape)});
     }
-    (void)extra_found;
-    // the model (checks all first, changes nothing on error), then the rest
-    for (const auto& nt : model.state_dict()) {
-        const SafeTensor* t = weights.find(nt.name);
-        if (t && t->dtype != nt.tensor.dtype())  // a checkpoint is exact: the same dtype as the run's
-            throw InputError(HR_MSG("resume.tensor_mismatch",
-                                    "%1: tensor '%2' is %3 %4 but the run needs %5 %6; the checkpoint was written for "
-                                    "another configuration than the run's config.json"),
-                             {tensors_path, "model." + nt.name, dtype_name(t->dtype), shape_str(t->shape),
-                              dtype_name(nt.tensor.dtype()), shape_str(nt.tensor.shape())});
-    }
-    load_model_state(model, weights, tensors_path);
-    for (auto& e : extra) e.backend->copy_from_host(ck.tensors.find(e.name)->data.data(), e.tensor);
+}
+
+void restore_checkpoint(TrainingState& state, const Checkpoint& ck, const std::string& where) {
+    check_checkpoint(state, ck, where);
+    state.restore_checkpoint([&](const std::string& name) -> const std::uint8_t* {
+        const SafeTensor* t = ck.tensors.find(name);
+        return t ? t->data.data() : nullptr;
+    });
     state.restore_scalars({ck.loss_scale, ck.good_steps, ck.skipped_steps, ck.optimizer_steps});
+}
+
+void broadcast_checkpoint(TrainingState& state, Checkpoint& ck) {
+    Communicator* comm = state.communicator();
+    if (!comm || comm->world_size() <= 1) return;
+    const bool root = comm->rank() == 0;
+    // the JSON part as rank 0 read it (the same cursor on every rank)
+    std::string text = root ? read_text(ck.path) : std::string();
+    const auto n = static_cast<std::size_t>(comm->all_reduce_value(root ? static_cast<double>(text.size()) : 0.0, ReduceOp::max));
+    text.resize(n);
+    state.broadcast_bytes(reinterpret_cast<std::uint8_t*>(text.data()), n);
+    const std::string where = root ? ck.path : std::string("rank 0's checkpoint");
+    if (!root) {
+        ck = parse_checkpoint_json(text, where);
+        ck.path = where;
+    }
+    // the tensors the run needs, in the order every rank knows (checked on rank 0: present, this shape)
+    SafeTensorsFile all;
+    for (const auto& e : state.checkpoint_tensors()) {
+        const SafeTensor* have = root ? ck.tensors.find(e.name) : nullptr;
+        const double present = comm->all_reduce_value(root && have ? 1.0 : 0.0, ReduceOp::max);
+        if (present < 1) continue;  // a tied head rank 0's file does not hold
+        SafeTensor t;
+        if (root) {
+            t = *have;
+        } else {
+            t.name = e.name;
+            t.dtype = e.dtype;
+            t.shape = e.shape;
+            t.data.resize(static_cast<std::size_t>(shape_numel(e.shape)) * dtype_size(e.dtype));
+        }
+        state.broadcast_bytes(t.data.data(), t.data.size());
+        all.tensors.push_back(std::move(t));
+    }
+    ck.tensors = std::move(all);
 }
 
 std::string write_checkpoint(const std::string& dir, TrainingState& state, const RunCursor& c, std::uint64_t seed,
                              int keep) {
+    // every rank: the whole tensors, gathered from the shards (collective on several ranks)
+    std::vector<TrainingState::HostTensor> gathered = state.gather_checkpoint();
+    if (state.strategy().rank != 0) return {};
     fs::create_directories(dir);
-    SafeTensorsFile f = model_state_file(state.model());
-    for (auto& t : f.tensors) t.name = "model." + t.name;
-    for (auto& e : state.resume_tensors()) {
-        SafeTensor t;
-        t.name = e.name;
-        t.dtype = e.tensor.dtype();
-        t.shape = e.tensor.shape();
-        t.data.resize(e.tensor.nbytes());
-        e.backend->copy_to_host(e.tensor, t.data.data());
-        f.tensors.push_back(std::move(t));
-    }
+    SafeTensorsFile f;
+    for (auto& h : gathered) f.tensors.push_back({std::move(h.name), h.dtype, std::move(h.shape), std::move(h.data)});
+    gathered.clear();
+    f.metadata["format"] = "pt";
+    f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
+    f.metadata["model_spec"] = model_spec_to_json(state.model().spec()).dump();
     const std::string stem = checkpoint_stem(dir, c.step);
     write_safetensors(stem + ".safetensors", f);
     const TrainingState::ResumeScalars s = state.resume_scalars();
@@ -293,6 +301,8 @@ std::string write_checkpoint(const std::string& dir, TrainingState& state, const
               {"skipped_steps", s.skipped},
               {"optimizer_steps", s.optimizer_steps},
               {"seed", seed},
+              {"world_size", state.strategy().world_size},
+              {"shard", shard_stage_name(state.strategy().shard)},
               {"tensors", fs::path(stem + ".safetensors").filename().string()},
               {"epochs", epochs}};
     write_file_atomic(stem + ".json", j.dump(1) + "\n");  // last: the checkpoint is complete
@@ -466,8 +476,10 @@ std::vector<std::string> describe_weights_match(const WeightsMatch& m) {
 
 namespace hr {
 
-void RunCheckpointer::configure(std::string dir, const TrainConfig& c, Log warn) {
+void RunCheckpointer::configure(std::string dir, const TrainConfig& c, Log warn, Communicator* ranks) {
     dir_ = std::move(dir);
+    comm_ = ranks && ranks->world_size() > 1 ? ranks : nullptr;
+    active_ = !dir_.empty() || comm_ != nullptr;
     every_steps_ = c.save_every_steps;
     every_seconds_ = c.save_every_seconds;
     seed_ = c.seed;
@@ -475,24 +487,34 @@ void RunCheckpointer::configure(std::string dir, const TrainConfig& c, Log warn)
     last_time_ = std::chrono::steady_clock::now();
 }
 
+bool RunCheckpointer::rank0_says(bool mine) {
+    if (!comm_) return mine;
+    const double before = comm_->stats().wait_seconds;
+    const bool yes = comm_->all_reduce_value(comm_->rank() == 0 && mine ? 1.0 : 0.0, ReduceOp::max) > 0;
+    comm_seconds_ += comm_->stats().wait_seconds - before;  // not the step's communication
+    return yes;
+}
+
 void RunCheckpointer::after_step(TrainingState& state, RunCursor cursor) {
     if (!enabled()) return;
     pending_ = std::move(cursor);
     const RunCursor& c = pending_;
-    const bool due = c.step >= c.total_steps || (every_steps_ > 0 && c.step % every_steps_ == 0) ||
-                     (every_steps_ == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_time_).count() >=
-                                               every_seconds_);
+    // by steps (and the run's last step) every rank knows alike; by time, rank 0's clock decides
+    bool due = c.step >= c.total_steps || (every_steps_ > 0 && c.step % every_steps_ == 0);
+    if (!due && every_steps_ == 0)
+        due = rank0_says(std::chrono::duration<double>(std::chrono::steady_clock::now() - last_time_).count() >= every_seconds_);
     if (due) write(state, c);
 }
 
 void RunCheckpointer::on_stop(TrainingState& state, const std::vector<EpochEvent>& epochs) {
-    if (!enabled() || pending_.step <= 0 || pending_.step == last_step_) return;
+    if (!enabled()) return;
+    if (!rank0_says(pending_.step > 0 && pending_.step != last_step_)) return;
     pending_.epochs = epochs;
     write(state, pending_);
 }
 
 void RunCheckpointer::after_epoch(const std::vector<EpochEvent>& epochs) {
-    if (!enabled() || last_path_.empty() || last_step_ != pending_.step) return;
+    if (!enabled() || last_path_.empty() || last_step_ != pending_.step) return;  // rank 0 alone has a path
     pending_.epochs = epochs;
     try {
         json j = json::parse(read_text(last_path_));
@@ -506,11 +528,17 @@ void RunCheckpointer::after_epoch(const std::vector<EpochEvent>& epochs) {
 }
 
 void RunCheckpointer::write(TrainingState& state, const RunCursor& cursor) {
+    const CommStats before = comm_ ? comm_->stats() : CommStats{};
     try {
-        last_path_ = write_checkpoint(dir_, state, cursor, seed_);
+        const std::string path = write_checkpoint(dir_, state, cursor, seed_);
+        if (!path.empty()) last_path_ = path;
         last_step_ = cursor.step;
     } catch (const std::exception& e) {
         if (warn_) warn_(std::string("could not write a checkpoint at step ") + std::to_string(cursor.step) + ": " + e.what());
+    }
+    if (comm_) {
+        comm_bytes_ += comm_->stats().bytes - before.bytes;
+        comm_seconds_ += comm_->stats().wait_seconds - before.wait_seconds;
     }
     last_time_ = std::chrono::steady_clock::now();
 }

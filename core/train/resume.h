@@ -12,6 +12,13 @@
 // resume). Every file is written atomically (base/atomic_file.h); the newest `keep` checkpoints stay.
 // Randomness is counter-based (dropout keyed on the sample index, the data order on seed and epoch),
 // so step, epoch and position in the epoch are the whole RNG and data-order state.
+//
+// Several ranks (docs/distributed.md "Checkpoints and resume"): a checkpoint is the same file one process
+// writes (whole tensors; the master copy and optimizer state in one process's flat layout, see
+// TrainingState::checkpoint_tensors), gathered from the ranks' shards; rank 0 alone writes it. Whether one
+// is due is decided by rank 0 (its clock) for every rank. On resume rank 0 alone reads the run folder,
+// checks the checkpoint against the run and broadcasts it; every rank then takes its part, so a run
+// written on N ranks resumes on any number of ranks, one process included, and the reverse.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -28,6 +35,7 @@
 namespace hr {
 
 class TrainingState;
+class Communicator;
 
 // Where the trainer stands after an optimizer step.
 struct RunCursor {
@@ -48,6 +56,7 @@ struct Checkpoint {
     double loss_scale = 1.0;
     std::int64_t good_steps = 0, skipped_steps = 0, optimizer_steps = 0;
     std::uint64_t seed = 0;
+    int world_size = 1;  // the ranks that wrote it (absent in older checkpoints: one process)
     SafeTensorsFile tensors;
     std::string path;  // the .json
 };
@@ -64,10 +73,18 @@ Checkpoint read_latest_checkpoint(const std::string& dir);
 Checkpoint read_latest_checkpoint_json(const std::string& dir);
 // The checkpoint's JSON part, checked (every field present, in range); InputError naming `where`.
 Checkpoint parse_checkpoint_json(const std::string& text, const std::string& where);
-// Puts a checkpoint into a freshly built TrainingState: checks every tensor's name, shape and dtype
-// first (InputError naming the tensor; nothing changed on error), then copies.
+// Checks a checkpoint against a freshly built TrainingState: every tensor's name, shape and dtype
+// (InputError naming the tensor).
+void check_checkpoint(const TrainingState& state, const Checkpoint& ck, const std::string& where);
+// check_checkpoint, then puts the checkpoint into the state (this rank's part of it); nothing changed on
+// error. No communication.
 void restore_checkpoint(TrainingState& state, const Checkpoint& ck, const std::string& where);
+// Several ranks: rank 0's checkpoint (read and checked) to every other rank, whose `ck` is filled in.
+// Collective; nothing is done at world size 1.
+void broadcast_checkpoint(TrainingState& state, Checkpoint& ck);
 // Writes checkpoint-STEP.{safetensors,json} and removes all but the newest `keep`. Returns the .json path.
+// Several ranks: collective (every rank calls it; TrainingState::gather_checkpoint); rank 0 writes and the
+// others write nothing and return "" (their `dir` is not used).
 std::string write_checkpoint(const std::string& dir, TrainingState& state, const RunCursor& cursor,
                              std::uint64_t seed, int keep = 2);
 
@@ -98,8 +115,15 @@ public:
     using Log = std::function<void(const std::string&)>;
     RunCheckpointer() = default;
     // dir "": off. Intervals from the config (save_every_steps, else save_every_seconds).
-    void configure(std::string dir, const TrainConfig& config, Log warn);
-    bool enabled() const { return !dir_.empty(); }
+    // Several ranks: `ranks` is the run's communicator on every rank when rank 0 has a run folder; rank 0
+    // gives the folder, the others "" (they take part in every checkpoint's gathering, writing nothing).
+    // Every decision (is one due, by steps or rank 0's clock; on_stop) is taken alike on every rank.
+    void configure(std::string dir, const TrainConfig& config, Log warn, Communicator* ranks = nullptr);
+    bool enabled() const { return active_; }
+    // Payload the checkpoints moved through the communicator, and the time spent waiting for it (kept
+    // out of the run's per-step communication figures).
+    double communication_bytes() const { return comm_bytes_; }
+    double communication_seconds() const { return comm_seconds_; }
     // After each optimizer step (cursor.step steps done): writes a checkpoint every N steps, or when
     // the interval has passed, and always after the run's last step (cursor.total_steps). A failure to
     // write is warned about and the run goes on (the previous checkpoint stays).
@@ -113,6 +137,10 @@ public:
 
 private:
     std::string dir_;
+    bool active_ = false;
+    Communicator* comm_ = nullptr;
+    double comm_bytes_ = 0, comm_seconds_ = 0;
+    bool rank0_says(bool mine);  // several ranks: rank 0's answer, on every rank
     std::int64_t every_steps_ = 0;
     double every_seconds_ = 600;
     std::uint64_t seed_ = 0;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
@@ -88,6 +89,31 @@ std::shared_ptr<Communicator> make_run_communicator(Backend& be, double timeout_
     std::shared_ptr<Communicator> comm = make_mpi_communicator(timeout_seconds);
     process_communicator() = comm;
     return comm;
+}
+
+// The compute threads of this rank: CPU ranks share the machine's cores, so --threads 0 means cores / ranks
+// on this machine; otherwise the flag as it is. (Both step loops: run() and run_text().)
+int rank_threads(int threads, int world, const std::string& device, const RankEnvironment& env) {
+    if (threads != 0 || world <= 1 || device.rfind("cuda", 0) == 0) return threads;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return std::max(1, static_cast<int>(cores > 0 ? cores : 1) / std::max(1, env.local_size));
+}
+
+// Stop and pause are decided by every rank alike: the largest request of any rank, once per step (a
+// paused run polls ten times a second, every rank together). Throws Cancelled when any rank stops.
+void agree_on_control(Communicator& comm, const std::atomic<bool>& stop, const std::atomic<bool>& paused) {
+    for (;;) {
+        const double v = comm.all_reduce_value((stop ? 2.0 : 0.0) + (paused ? 1.0 : 0.0), ReduceOp::max);
+        if (v >= 2) throw Cancelled();
+        if (v < 1) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+// Evaluation on several ranks: rank `rank`'s part [first, + count) of `rows` rows (count may be 0).
+std::pair<std::int64_t, std::int64_t> rank_share(std::int64_t rows, int rank, int world) {
+    const std::int64_t lo = rows * rank / world;
+    return {lo, rows * (rank + 1) / world - lo};
 }
 }  // namespace
 
@@ -223,7 +249,10 @@ std::vector<Message> out_of_memory_messages(const OutOfMemory& e, const ModelSpe
 
 std::string describe_out_of_memory(const OutOfMemory& e, const ModelSpec& spec, const std::string& device) {
     std::string msg;
-    for (const Message& m : out_of_memory_messages(e, spec, device)) msg += (msg.empty() ? "" : " ") + m.english();
+    for (const Message& m : out_of_memory_messages(e, spec, device)) {
+        if (!msg.empty()) msg += ' ';
+        msg += m.english();
+    }
     return msg;
 }
 
@@ -328,10 +357,6 @@ TrainResult Trainer::run() {
                                                  "'%1' is text, but model '%2' does not take tokens; pick a language "
                                                  "model (gpt-tiny, gpt-char, ...) or image data"),
                                           {c.data, c.model.name}));
-    if (tokens && world > 1)
-        throw InputError(HR_MSG("train.ranks_text", "training a language model on several ranks is not done yet; "
-                                                    "run it as one process (without --ranks or mpirun)"),
-                         {});
     if (tokens) return run_text(strategy);
 
     // --- device (checked before the data is loaded, so a bad --device fails at once) ------------------
@@ -339,12 +364,7 @@ TrainResult Trainer::run() {
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     std::string device_note;
     const std::string device = rank_device(c.device, env);
-    // CPU ranks share the machine's cores: --threads 0 means cores / ranks on this machine
-    int threads = c.threads;
-    if (threads == 0 && world > 1 && device.rfind("cuda", 0) != 0) {
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = std::max(1, static_cast<int>(cores > 0 ? cores : 1) / std::max(1, env.local_size));
-    }
+    const int threads = rank_threads(c.threads, world, device, env);  // CPU ranks share the cores
     impl_->backend = make_backend(device, threads, impl_->ledger, strategy.tf32, &device_note);
     if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
     if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
@@ -450,16 +470,6 @@ TrainResult Trainer::run() {
     };
     Communicator* comm = impl_->comm.get();
     const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
-    // Stop and pause are decided by every rank alike: the largest request of any rank, once per step
-    // (a paused run polls ten times a second, every rank together).
-    auto agree_on_control = [&]() {
-        for (;;) {
-            const double v = comm->all_reduce_value((stop_ ? 2.0 : 0.0) + (paused_ ? 1.0 : 0.0), ReduceOp::max);
-            if (v >= 2) throw Cancelled();
-            if (v < 1) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-    };
     auto evaluate = [&](double& loss, double& acc) {
         double loss_sum = 0;
         std::int64_t correct = 0, seen = 0;
@@ -470,11 +480,7 @@ TrainResult Trainer::run() {
             if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
             // several ranks: each evaluates its part of every test batch; a rank whose part is empty still
             // runs one row (not counted), so every rank makes the same forwards (zero3 gathers in them)
-            std::int64_t lo = 0, n = b.size;
-            if (world > 1) {
-                lo = b.size * rank / world;
-                n = b.size * (rank + 1) / world - lo;
-            }
+            auto [lo, n] = rank_share(b.size, rank, world);
             const std::int64_t rows = n > 0 ? n : 1;
             if (n == 0) lo = 0;
             auto [xb, yb] = upload(b, lo, rows);
@@ -552,7 +558,7 @@ TrainResult Trainer::run() {
             }
             while (step < total_steps && train_loader.next(b)) {
                 if (comm) {
-                    agree_on_control();
+                    agree_on_control(*comm, stop_, paused_);
                 } else {
                     if (stop_) throw Cancelled();
                     if (paused_) wait_while_paused();
@@ -720,11 +726,15 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     const bool ranked = impl_->comm != nullptr || s.shard != ShardStage::none;
     if (!ranked) return;
     Communicator* comm = impl_->comm.get();
-    if (comm && result.steps > 0) {
+    // a resumed run's figures are of the steps it ran itself
+    const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step);
+    if (comm && ran > 0) {
         const CommStats& now = comm->stats();
-        result.communication_bytes_per_step = (now.bytes - start.bytes) / static_cast<double>(result.steps);
+        // the training's traffic: the checkpoints' gathering is not part of a step
+        result.communication_bytes_per_step =
+            (now.bytes - start.bytes - checkpoints_.communication_bytes()) / static_cast<double>(ran);
         result.communication_seconds_per_step =
-            (now.wait_seconds - start.wait_seconds) / static_cast<double>(result.steps);
+            (now.wait_seconds - start.wait_seconds - checkpoints_.communication_seconds()) / static_cast<double>(ran);
     }
     if (result.status == "failed" && !result.bad_input) return;  // the communicator may be broken
     if (comm) {
@@ -735,7 +745,8 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     }
     if (result.status == "failed") return;
     std::vector<NamedTensor> named = st.consolidated_state_dict(impl_->backend->allocator());
-    if (s.rank == 0) impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file_of(named, *impl_->backend, config_.model));
+    if (s.rank == 0)  // the model's own spec (a language model's carries the run's sequence length)
+        impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file_of(named, *impl_->backend, st.model().spec()));
 }
 
 void Trainer::save_weights(const std::string& path, const std::string& run_json_text) const {
@@ -791,6 +802,54 @@ std::unique_ptr<Tokenizer> resumed_tokenizer(const std::string& kind, const std:
     }
     return load_tokenizer(kind, dir);
 }
+
+// --init-from for a language model. A GPT (nanoGPT layout) takes nanoGPT's names and Hugging Face GPT-2's
+// (GPT2LMHeadModel or GPT2Model, Conv1D weights [in, out] transposed, mask buffers ignored, the tied head
+// under either name: train/checkpoint.h load_model_state), with DDP's "module." prefix stripped; a file
+// with other names is matched by order as for image models (train/resume.h load_weights_into).
+WeightsMatch load_language_model_weights(Model& model, const std::string& path) {
+    if (!is_gpt_layout(model.spec())) return load_weights_into(model, path);
+    SafeTensorsFile file = read_safetensors(path);
+    WeightsMatch m;
+    if (!file.tensors.empty() && std::all_of(file.tensors.begin(), file.tensors.end(), [](const SafeTensor& t) {
+            return t.name.rfind("module.", 0) == 0;
+        })) {
+        for (auto& t : file.tensors) t.name = t.name.substr(7);
+        m.stripped_module = true;
+    }
+    auto in_file = [&](const std::string& name) {
+        return file.find(name) || (name.rfind("transformer.", 0) == 0 && file.find(name.substr(12)));
+    };
+    const auto sd = model.state_dict();
+    bool named = true;
+    for (const auto& nt : sd) {
+        if (nt.tied || in_file(nt.name)) continue;
+        bool via_head = false;  // an embedding tied to a head: the head's copy will do
+        for (const auto& other : sd) via_head = via_head || (other.tied && other.tensor.raw() == nt.tensor.raw() && in_file(other.name));
+        named = named && via_head;
+    }
+    if (!named) return load_weights_into(model, path);
+    load_model_state(model, file, path);
+    return m;
+}
+
+// Several ranks: every rank reads the corpus and builds the tokenizer itself; they must hold the same tokens
+// (a text file changed while they started would not). Compared by a 48-bit hash of each rank's tokens.
+void check_same_tokens(Communicator& comm, const std::vector<std::int32_t>& train, const std::vector<std::int32_t>& valid) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const auto* v : {&train, &valid}) {
+        h = (h ^ v->size()) * 1099511628211ull;
+        for (std::int32_t t : *v) h = (h ^ static_cast<std::uint32_t>(t)) * 1099511628211ull;
+    }
+    const double mine = static_cast<double>(h >> 16);  // exact in a double
+    const double hi = comm.all_reduce_value(mine, ReduceOp::max), lo = -comm.all_reduce_value(-mine, ReduceOp::max);
+    if (hi != lo)
+        throw InputError(HR_MSG("train.ranks_tokens_differ",
+                                "the ranks read different text or built different tokenizers (%1 training tokens on "
+                                "rank %2); give every rank the same --data file and --tokenizer, and do not change "
+                                "the file while the run starts"),
+                         {std::to_string(train.size()), std::to_string(comm.rank())});
+}
 }  // namespace
 
 TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
@@ -798,11 +857,6 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         if (callbacks_.on_log) callbacks_.on_log({level, msg});
     };
     const TrainConfig& c = config_;
-    if (!c.init_from.empty() && !resume_)
-        throw InputError(HR_MSG("resume.text_init_from",
-                                "--init-from is not available for language models yet; train %1 from the start, or "
-                                "continue one of its runs with --resume DIR"),
-                         {c.model.name});
     validate_tokenizer_spec(c.tokenizer);
     impl_->text_spec = c.model;
     apply_sequence_length(impl_->text_spec, c.seq);
@@ -814,7 +868,14 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     impl_->ledger = std::make_shared<MemoryLedger>();
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     std::string device_note;
-    impl_->backend = make_backend(c.device, c.threads, impl_->ledger, strategy.tf32, &device_note);
+    // several ranks (docs/distributed.md): this rank's device and share of the cores, the run's communicator
+    const RankEnvironment env = rank_environment();
+    const int world = strategy.world_size, rank = strategy.rank;
+    const std::string device = rank_device(c.device, env);
+    impl_->backend = make_backend(device, rank_threads(c.threads, world, device, env), impl_->ledger, strategy.tf32,
+                                  &device_note);
+    if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
+    Communicator* comm = impl_->comm.get();
     if (!device_note.empty()) log(LogLevel::info, device_note);
 
     // --- text and tokens ------------------------------------------------------------------------------
@@ -839,6 +900,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                             " training and " + std::to_string(impl_->validation_tokens.size()) +
                             " validation tokens (" + tok.kind() + " tokenizer, " + std::to_string(tok.vocab_size()) +
                             " tokens) in " + std::to_string(seconds_since(t_data)) + " s");
+    if (comm) check_same_tokens(*comm, impl_->train_tokens, impl_->validation_tokens);
 
     // --- engine ---------------------------------------------------------------------------------------
     impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
@@ -849,9 +911,11 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     std::unique_ptr<TokenBatcher> train_batches, eval_batches;
     try {
         impl_->state = std::make_unique<TrainingState>(spec, c.optimizer, strategy, c.seed, be, be.allocator(),
-                                                       *impl_->host_backend, impl_->host_backend->allocator());
-        train_batches = std::make_unique<TokenBatcher>(impl_->train_tokens, c.batch, T, c.seed, impl_->ledger.get(),
-                                                       "training");
+                                                       *impl_->host_backend, impl_->host_backend->allocator(), false,
+                                                       comm);
+        // several ranks: this rank's rows of every global batch of windows, the same windows as one process
+        train_batches = std::make_unique<TokenBatcher>(impl_->train_tokens, strategy.rank_batch, T, c.seed,
+                                                       impl_->ledger.get(), "training", strategy.sample_offset, c.batch);
         eval_batches = std::make_unique<TokenBatcher>(impl_->validation_tokens, strategy.micro_batch, T, c.seed,
                                                       impl_->ledger.get(), "validation");
         if (limit > 0 && impl_->ledger->live_total() > limit)
@@ -878,7 +942,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     result.seq = T;
     // the run folder from the start: config.json, the tokenizer; resumed: the checkpoint's state (train/resume.h)
     const RunCursor start = begin_run_folder(st, total_steps, steps_per_epoch);
-    if (!run_dir_.empty()) impl_->tokenizer->save(run_dir_);
+    if (!run_dir_.empty() && rank == 0) impl_->tokenizer->save(run_dir_);  // rank 0 writes the run's files
     result.resumed_from_step = resume_ ? start.step : -1;
     log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
                             be.name() + ": batch " + std::to_string(B) + " x " + std::to_string(T) + " tokens, " +
@@ -898,16 +962,26 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         const std::int64_t windows = eval_batches->eval_windows(c.eval_tokens);
         double loss_sum = 0;
         std::int64_t correct = 0, seen = 0;
-        for (std::int64_t w = 0; w < windows; w += M) {
-            if (stop_) throw Cancelled();
-            const std::int64_t n = eval_batches->eval_batch(w, std::min(M, windows - w));
-            auto [xs, ys] = upload(*eval_batches, 0, n);
+        // several ranks: each evaluates its part of every chunk of M x world windows; a rank whose part is
+        // empty still runs one window (not counted), so every rank makes the same forwards (zero3 gathers)
+        const std::int64_t chunk = M * world;
+        for (std::int64_t w = 0; w < windows; w += chunk) {
+            if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
+            auto [lo, n] = rank_share(std::min(chunk, windows - w), rank, world);
+            const std::int64_t rows = eval_batches->eval_batch(n > 0 ? w + lo : w, n > 0 ? n : 1);
+            auto [xs, ys] = upload(*eval_batches, 0, rows);
             Tensor logits = model.forward(xs, false);
-            Tensor lv = logits.reshape({n * T, V});
-            const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), false, 1.0f);
+            Tensor lv = logits.reshape({rows * T, V});
+            const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({rows * T}), false, 1.0f);
+            if (n == 0) continue;
             loss_sum += r.loss * static_cast<double>(n * T);
             correct += r.correct;
             seen += n * T;
+        }
+        if (comm) {  // weighted by tokens: sums over ranks
+            loss_sum = comm->all_reduce_value(loss_sum, ReduceOp::sum);
+            correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(correct), ReduceOp::sum));
+            seen = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(seen), ReduceOp::sum));
         }
         EvalEvent ev;
         ev.step = step;
@@ -938,6 +1012,10 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     };
     emit_memory(true);
     impl_->ledger->reset_peaks();
+    const CommStats comm_start = comm ? comm->stats() : CommStats{};
+    const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
+    // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
+    const bool snapshots = world == 1 || strategy.shard != ShardStage::zero3;
 
     int epoch = start.epoch;
     double epoch_loss = start.loss_sum, epoch_seconds = start.epoch_train_seconds;
@@ -947,28 +1025,34 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     auto epoch_start = Clock::now();
     try {
         while (step < total_steps) {
-            if (stop_) throw Cancelled();
-            if (paused_) wait_while_paused();
-            if (stop_) throw Cancelled();
-            if (snapshot_wanted_) take_snapshot(step);
+            if (comm) {
+                agree_on_control(*comm, stop_, paused_);
+            } else {
+                if (stop_) throw Cancelled();
+                if (paused_) wait_while_paused();
+                if (stop_) throw Cancelled();
+            }
+            if (snapshot_wanted_ && snapshots) take_snapshot(step);
             const auto t0 = Clock::now();
             const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
             impl_->ledger->set_step(step + 1);
-            train_batches->random_batch(step);
-            model.zero_grad();
+            train_batches->random_batch(step);  // this rank's rows of the step's windows
+            if (ranked) st.begin_step();
+            else model.zero_grad();
             double step_loss = 0;
             std::int64_t step_correct = 0;
             bool finite = true;
-            for (std::int64_t r0 = 0; r0 < B; r0 += M) {
-                const std::int64_t n = std::min(M, B - r0);
+            // this rank's micro-batches (the same count on every rank), each gradient scaled by its rows / the
+            // global batch; dropout keyed on the run-wide window index, so N ranks equal one process
+            for (auto [r0, n] : strategy.micro_batches()) {
                 impl_->ledger->set_phase("forward");
                 auto [xs, ys] = upload(*train_batches, r0, n);
-                Tensor logits = model.forward(xs, true, static_cast<std::uint64_t>(step * B + r0));
+                Tensor logits = model.forward(xs, true, st.first_sample(step, r0));
                 const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(B));
                 // the gradient of the mean token loss overwrites the logits (no second (n, T, V) buffer)
                 Tensor lv = logits.reshape({n * T, V});
-                const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), true, share * st.loss_scale());
-                if (!std::isfinite(r.loss)) {
+                const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), true, st.loss_grad_scale(n));
+                if (!comm && !std::isfinite(r.loss)) {  // ranks finish the step alike and decide together
                     finite = false;
                     step_loss = r.loss;
                     break;
@@ -977,6 +1061,12 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 step_correct += r.correct;
                 impl_->ledger->set_phase("backward");
                 model.backward(logits);
+            }
+            if (comm) {  // the global batch's mean loss and correct tokens: every rank decides alike
+                step_loss = comm->all_reduce_value(step_loss, ReduceOp::sum);
+                step_correct =
+                    static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(step_correct), ReduceOp::sum));
+                finite = std::isfinite(step_loss);
             }
             if (!finite) {
                 fill_loss_not_finite(result, step_loss, step + 1, lr);
@@ -1070,7 +1160,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         result.train_loss = epoch_loss / static_cast<double>(epoch_steps);
         result.train_accuracy = static_cast<double>(epoch_correct) / static_cast<double>(epoch_steps * B * T);
     }
-    if (snapshot_wanted_ || callbacks_.on_snapshot) take_snapshot(step);  // the final weights, for a Sample panel
+    if ((snapshot_wanted_ || callbacks_.on_snapshot) && snapshots) take_snapshot(step);  // the final weights, for a Sample panel
     result.checkpoint = checkpoints_.last_path();
     result.steps = step;
     result.seconds = seconds_since(run_start);
@@ -1081,6 +1171,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
+    finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)
     emit_memory(true);
     return result;
 }
@@ -1101,35 +1192,62 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
     const TrainConfig& c = config_;
     RunCursor start;
     start.total_steps = total_steps;
-    if (st.strategy().world_size > 1 && (resume_ || !run_dir_.empty())) {
-        if (resume_)
-            throw InputError(HR_MSG("resume.ranks", "--resume is not available for multi-rank runs yet; resume on one "
-                                                    "process (--ranks 1)"));
-        log(LogLevel::info, "a run on several ranks writes no checkpoints yet, so it cannot be continued (--resume, "
-                            "Continue training); train as one process for a run you can continue");
-        run_dir_.clear();  // checkpoints are one process's state
+    // Several ranks: rank 0 alone has the run folder (the others write nothing, train/resume.h); every
+    // rank learns from it whether there is one and whether the run resumes, so all take the same path.
+    Communicator* comm = st.communicator();
+    const bool ranks = comm && comm->world_size() > 1;
+    const bool root = st.strategy().rank == 0;
+    bool folder = !run_dir_.empty(), resume = resume_;
+    if (ranks) {
+        const int v = static_cast<int>(comm->all_reduce_value(root ? (folder ? 1.0 : 0.0) + (resume ? 2.0 : 0.0) : 0.0,
+                                                              ReduceOp::max));
+        folder = (v & 1) != 0;
+        resume = (v & 2) != 0;
+        resume_ = resume;
     }
-    if (!c.init_from.empty() && !resume_) {
-        const WeightsMatch m = load_weights_into(st.model(), c.init_from);
+    if (!c.init_from.empty() && !resume) {
+        const WeightsMatch m = is_token_model(c.model) ? load_language_model_weights(st.model(), c.init_from)  // lmranks
+                                                       : load_weights_into(st.model(), c.init_from);
         st.sync_master_from_params();
         impl_->weights_notes = describe_weights_match(m);
         for (const auto& line : impl_->weights_notes) log(LogLevel::info, line);
         log(LogLevel::info, "initial weights from " + c.init_from);
     }
-    if (resume_) {
-        Checkpoint ck = read_latest_checkpoint(run_dir_);
-        if (ck.seed != c.seed)
-            throw InputError(HR_MSG("resume.seed", "%1 was written with seed %2 but the run's config.json has seed %3; "
-                                                   "the folder is inconsistent: start the run again"),
-                             {ck.path, std::to_string(ck.seed), std::to_string(c.seed)});
-        if (ck.cursor.step >= total_steps)
-            throw InputError(HR_MSG("resume.already_done",
-                                    "the run in %1 has already trained %2 steps, and the length asked for is %3 steps; "
-                                    "give a longer --steps or --epochs to continue it"),
-                             {run_dir_, std::to_string(ck.cursor.step), std::to_string(total_steps)});
+    if (resume) {
+        // rank 0 reads the folder and checks the checkpoint against this run before anything changes;
+        // every rank gets its verdict, then the checkpoint (broadcast), and takes its part of it
+        Checkpoint ck;
+        std::exception_ptr refused;
+        if (root) {
+            try {
+                ck = read_latest_checkpoint(run_dir_);
+                if (ck.seed != c.seed)
+                    throw InputError(HR_MSG("resume.seed", "%1 was written with seed %2 but the run's config.json has seed %3; "
+                                                           "the folder is inconsistent: start the run again"),
+                                     {ck.path, std::to_string(ck.seed), std::to_string(c.seed)});
+                if (ck.cursor.step >= total_steps)
+                    throw InputError(HR_MSG("resume.already_done",
+                                            "the run in %1 has already trained %2 steps, and the length asked for is %3 steps; "
+                                            "give a longer --steps or --epochs to continue it"),
+                                     {run_dir_, std::to_string(ck.cursor.step), std::to_string(total_steps)});
+                check_checkpoint(st, ck, ck.path);
+            } catch (const Error&) {
+                refused = std::current_exception();
+            }
+        }
+        if (ranks && !all_ranks_agree(*comm, !refused) && !refused)
+            throw InputError(HR_MSG("resume.rank0_refused",
+                                    "rank 0 could not resume the run from its folder; its message says why"));
+        if (refused) std::rethrow_exception(refused);
+        if (ranks) broadcast_checkpoint(st, ck);
         restore_checkpoint(st, ck, ck.path);
+        if (ranks && ck.world_size != comm->world_size())
+            log(LogLevel::info, "the checkpoint was written on " + std::to_string(ck.world_size) + " rank(s); it goes on on " +
+                                    std::to_string(comm->world_size()));
+        else if (!ranks && ck.world_size > 1)
+            log(LogLevel::info, "the checkpoint was written on " + std::to_string(ck.world_size) + " ranks; it goes on as one process");
         std::error_code ec;  // the folder is a run in progress again (run.json comes last, at the end)
-        std::filesystem::remove(std::filesystem::path(run_dir_) / "run.json", ec);
+        if (!run_dir_.empty()) std::filesystem::remove(std::filesystem::path(run_dir_) / "run.json", ec);
         start = ck.cursor;
         if (start.step_in_epoch >= steps_per_epoch) {  // written at the end of an epoch: the next one
             start.train_seconds += start.epoch_train_seconds;
@@ -1151,10 +1269,10 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
                                        std::to_string(ck.cursor.step + 1) + " on");
         start.total_steps = total_steps;
     }
-    if (!run_dir_.empty()) {
-        write_run_config(run_dir_, c);
-        checkpoints_.configure(run_dir_, c, [log](const std::string& m) { log(LogLevel::warning, m); });
-    }
+    if (!run_dir_.empty()) write_run_config(run_dir_, c);  // rank 0 (or the one process) only
+    if (folder)
+        checkpoints_.configure(run_dir_, c, [log](const std::string& m) { log(LogLevel::warning, m); },
+                               ranks ? comm : nullptr);
     return start;
 }
 

@@ -157,8 +157,11 @@ private slots:
         const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("zero2 on 2 ranks vs one process: largest relative difference %.3g", g_worst);
-        // only rank 0 wrote: one output folder with its two files, one run in the history, one result line
-        QCOMPARE(entries(work + "/out"), (std::set<std::string>{"model.safetensors", "run.json"}));
+        // only rank 0 wrote: one output folder with a one-process run's files (the last step's checkpoint
+        // included), one run in the history, one result line
+        QCOMPARE(entries(work + "/out"),
+                 (std::set<std::string>{"checkpoint-000000004.json", "checkpoint-000000004.safetensors", "config.json",
+                                        "model.safetensors", "run.json"}));
         for (const std::string& e : entries(work))
             QVERIFY2(e == "out" || e.rfind("history.db", 0) == 0, e.c_str());
         QCOMPARE(recordedRuns(w + "/history.db", w), 1);
@@ -189,7 +192,9 @@ private slots:
         const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("dp on 2 ranks vs one process: largest relative difference %.3g", g_worst);
-        QCOMPARE(entries(work + "/out"), (std::set<std::string>{"model.safetensors", "run.json"}));
+        QCOMPARE(entries(work + "/out"),
+                 (std::set<std::string>{"checkpoint-000000004.json", "checkpoint-000000004.safetensors", "config.json",
+                                        "model.safetensors", "run.json"}));
         QCOMPARE(recordedRuns(w + "/history.db", w), 1);
         const nlohmann::json j = readJson(work + "/out/run.json");
         QCOMPARE(j["distributed"]["world_size"].get<int>(), 2);

@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             // accepted: every tensor the run needs was there with its shape
             for (const auto& e : run.state.resume_tensors()) {
                 const hr::SafeTensor* t = ck.tensors.find(e.name);
-                if (!t || t->shape != e.tensor.shape() || t->dtype != e.tensor.dtype())
+                if (!t || t->shape != e.shape || t->dtype != e.dtype)
                     hrfuzz::finding("a checkpoint without '" + e.name + "' in the run's shape was accepted");
             }
         }

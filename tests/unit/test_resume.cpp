@@ -195,17 +195,17 @@ private slots:
         QCOMPARE(train_config_to_json(read_run_config(dir)).dump(), train_config_to_json(c).dump());
     }
 
-    // The folder of a run on several ranks (run.json, no config.json, no checkpoint): the refusal says
-    // why and what to do instead.
-    void multiRankFolderRefused() {
+    // The folder of a multi-rank run written before they wrote checkpoints (run.json, no config.json, no
+    // checkpoint): the refusal says what is missing and what to give instead.
+    void oldMultiRankFolderRefused() {
         const std::string dir = hrtest::temp_dir("resume-ranks");
         write_file_atomic(dir + "/run.json", R"({"version": 1, "distributed": {"world_size": 2, "stage": "dp"}})");
         try {
             (void)read_run_config(dir);
-            QFAIL("a multi-rank run's folder was read as resumable");
+            QFAIL("a folder without config.json was read as resumable");
         } catch (const InputError& e) {
             const std::string m = e.what();
-            QVERIFY2(m.find("2 ranks") != std::string::npos && m.find("--init-from") != std::string::npos, m.c_str());
+            QVERIFY2(m.find("config.json") != std::string::npos && m.find("--out") != std::string::npos, m.c_str());
         }
     }
 

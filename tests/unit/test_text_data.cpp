@@ -121,6 +121,32 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InputError, TokenBatcher(few, 2, 16, 1, nullptr, "validation"));
     }
 
+    // Several ranks: the batchers of 3 ranks (rows 2 + 3 + 2 of a global batch of 7), each holding only its
+    // rows, draw together exactly the windows of one process's batcher, step by step; the epoch is the
+    // global batch's, and each records only its own rows as data.
+    void rankBatchersShareOneProcessWindows() {
+        std::vector<std::int32_t> tokens(5000);
+        for (int i = 0; i < 5000; ++i) tokens[i] = (i * 7919) % 4099;
+        auto ledger = std::make_shared<MemoryLedger>();
+        TokenBatcher one(tokens, 7, 12, 5, nullptr, "training");
+        const std::int64_t rows[3] = {2, 3, 2}, first[3] = {0, 2, 5};
+        for (int r = 0; r < 3; ++r) {
+            TokenBatcher part(tokens, rows[r], 12, 5, ledger.get(), "training", first[r], 7);
+            QCOMPARE(at(ledger->snapshot().live, MemCategory::data), text_batch_bytes(rows[r], 12));
+            QCOMPARE(part.steps_per_epoch(), one.steps_per_epoch());
+            for (std::int64_t step : {0, 1, 17}) {
+                one.random_batch(step);
+                QCOMPARE(part.random_batch(step), rows[r]);
+                const std::vector<std::int64_t> want_x(one.x().begin() + first[r] * 12,
+                                                       one.x().begin() + (first[r] + rows[r]) * 12);
+                const std::vector<std::int64_t> want_y(one.y().begin() + first[r] * 12,
+                                                       one.y().begin() + (first[r] + rows[r]) * 12);
+                QVERIFY(part.x() == want_x);
+                QVERIFY(part.y() == want_y);
+            }
+        }
+    }
+
     void tokenizersRoundTrip_data() {
         QTest::addColumn<QString>("spec");
         QTest::newRow("byte") << "byte";

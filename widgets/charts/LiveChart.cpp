@@ -170,7 +170,21 @@ void LiveChart::rescaleForAutoView() {
 
 void LiveChart::refresh() {
     if (m_autoView) rescaleForAutoView();
+    if (!isVisible()) {  // nobody can see it: drawn when it is next painted (paintEvent)
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
     replot(rpQueuedReplot);
+}
+
+void LiveChart::paintEvent(QPaintEvent* event) {
+    if (m_stale) {  // shown again (a tab switch, grab()): draw what arrived while hidden, then paint it
+        m_stale = false;
+        if (m_autoView) rescaleForAutoView();
+        replot(rpQueuedRefresh);
+    }
+    QCustomPlot::paintEvent(event);
 }
 
 void LiveChart::setDark(bool dark) {

@@ -1,7 +1,9 @@
 #pragma once
 // LiveChart: a QCustomPlot for live training curves. Points arrive in batches (appendPoints), each
 // series keeps a bounded history (the older half is decimated 2:1 when a series grows past
-// maxPointsPerSeries), replots are queued (rpQueuedReplot). Wheel zooms, drag pans, a legend click
+// maxPointsPerSeries), replots are queued (rpQueuedReplot); a chart that is not visible (a hidden tab,
+// a minimised window) is not drawn at all: refresh() rescales it and marks it stale, and it is drawn
+// once, with all its data, when it is next painted. Wheel zooms, drag pans, a legend click
 // toggles a series, double click or "Reset view" returns to the automatic view. The legend sits in a
 // row under the plot (charts/ChartStyle.h); the automatic view fits the data (a lone point gets a
 // range around it). The chart does not export: it emits saveRequested() and the application writes
@@ -48,6 +50,8 @@ public:
     virtual void setDark(bool dark);
     bool isDark() const { return m_dark; }
     bool autoView() const { return m_autoView; }
+    // Data arrived while the chart was not visible: it is drawn when next painted.
+    bool isStale() const { return m_stale; }
 
 public slots:
     void resetView();
@@ -60,6 +64,7 @@ signals:
 protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
     virtual void rescaleForAutoView();
     void decimate(QCPGraph* graph);
 
@@ -73,6 +78,7 @@ protected:
     bool m_includeZero = false;
     bool m_autoView = true;
     bool m_dark = false;
+    bool m_stale = false;
 };
 
 }  // namespace hrw

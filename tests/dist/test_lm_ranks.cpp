@@ -1,0 +1,302 @@
+// ranks: none
+// Language models on several CPU ranks, from outside (this test is one process; it runs `mpirun -np N
+// headroom train` itself): a small GPT with dropout trained 4 steps (SGD with momentum) with dp, zero2 and
+// zero3 on 2 and 3 ranks (and with micro-batches on 2) gives the model.safetensors of one process with the
+// same global batch, to 1e-6 relative (per tensor: largest difference over largest value), read with the
+// project's safetensors reader; every validation loss in run.json (an evaluation every 2 steps and at the
+// last) equals one process's to 1e-6; rank 0 alone writes; each rank's measured ledger peak is what
+// `headroom plan --ranks N --shard S` predicts for it. Ctrl-C to `headroom train --ranks 3` stops every rank
+// after the same step (the run ends, none hangs in a collective another rank skipped), with one process's
+// exit status and run.json "stopped". AdamW (one row): its validation losses to 1e-6 too,
+// its weights to 1e-3 per tensor only, since Adam divides each gradient element by its own running scale:
+// an element whose gradient nearly cancels over the batch (a bias starting at zero) has a rounding error,
+// from summing in another order, that is a visible share of it, and so of its update (measured 6e-4).
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <signal.h>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/dtype.h"
+#include "dist/communicator.h"
+#include "io/safetensors.h"
+#include "nn/model_spec.h"
+#include "test_support.h"
+
+using namespace hr;
+namespace fs = std::filesystem;
+
+namespace {
+
+const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+
+struct Result {
+    int exit_code = -1;
+    QString output;
+};
+
+Result run(const QString& program, const QStringList& args, const QString& cwd, int timeout_ms = 180000) {
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("OMP_NUM_THREADS", "1");
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    if (!p.waitForFinished(timeout_ms)) p.kill(), p.waitForFinished(5000);
+    Result r;
+    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.output = QString::fromLocal8Bit(p.readAll());
+    return r;
+}
+
+LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a = {}) {
+    LayerSpec s = default_layer(type);
+    for (auto& [k, v] : a) s.attrs[k] = v;
+    return s;
+}
+
+// A GPT small enough for seconds on CPU ranks: byte vocabulary, 16 positions, 2 blocks of width 32, dropout
+// 0.1 (masks keyed on the run-wide window index), an untied head (zero2/zero3 shard every parameter).
+ModelSpec small_gpt() {
+    ModelSpec s;
+    s.name = "gpt-ranks";
+    s.input_shape = {16};
+    s.num_classes = 256;
+    s.layers.push_back(L("token_embedding", {{"vocab_size", 256}, {"dim", 32}}));
+    s.layers.push_back(L("position_embedding", {{"max_positions", 16}, {"dim", 32}}));
+    s.layers.push_back(L("dropout", {{"p", 0.1}}));
+    for (int i = 0; i < 2; ++i) s.layers.push_back(L("transformer_block", {{"dim", 32}, {"heads", 2}, {"dropout", 0.1}}));
+    s.layers.push_back(L("layernorm", {{"dim", 32}}));
+    s.layers.push_back(L("lm_head", {{"dim", 32}, {"vocab_size", 256}, {"tied", false}}));
+    return s;
+}
+
+// Plain ASCII lines of words, the same every time (about 12 KB).
+std::string corpus() {
+    const char* words[] = {"the", "memory", "of", "a", "rank", "is", "its", "share", "and", "every", "step",
+                           "gradient", "falls", "when", "loss", "window", "token", "model", "batch", "train"};
+    std::mt19937 g(11);
+    std::string text;
+    for (int line = 0; line < 600; ++line) {
+        const int n = 3 + static_cast<int>(g() % 5);
+        for (int w = 0; w < n; ++w) text += std::string(w ? " " : "") + words[g() % 20];
+        text += ".\n";
+    }
+    return text;
+}
+
+// The run's flags without --out; the global batch is 6 windows (3 + 3 on 2 ranks, 2 + 2 + 2 on 3).
+QStringList runFlags(const QString& dir, const QString& optimizer) {
+    QStringList f{"train", "--model", dir + "/gpt.json", "--data", "text:" + dir + "/corpus.txt", "--tokenizer", "byte",
+                  "--batch", "6", "--steps", "4", "--eval-every", "2", "--eval-tokens", "0", "--optimizer", optimizer,
+                  "--threads", "1", "--seed", "3", "--device", "cpu", "--no-history", "--quiet"};
+    if (optimizer == "sgd") f << "--lr" << "0.1" << "--momentum" << "0.9";
+    else f << "--lr" << "0.003";
+    return f;
+}
+
+double g_worst = 0;  // the last comparison's largest relative difference (reported)
+
+// Largest |a - b| / max(|b|) per tensor of two weight files with the same names, dtypes and shapes; ""
+// when within tolerance, else what differs.
+QString compareWeights(const std::string& a_path, const std::string& b_path, double tolerance) {
+    g_worst = 0;
+    const SafeTensorsFile a = read_safetensors(a_path), b = read_safetensors(b_path);
+    if (a.tensors.size() != b.tensors.size())
+        return QString("tensor counts differ: %1 vs %2").arg(a.tensors.size()).arg(b.tensors.size());
+    for (const SafeTensor& x : a.tensors) {
+        const SafeTensor* y = b.find(x.name);
+        if (!y) return QString("%1 missing").arg(QString::fromStdString(x.name));
+        if (x.dtype != DType::f32 || y->dtype != DType::f32 || x.shape != y->shape)
+            return QString("%1: dtype or shape differ").arg(QString::fromStdString(x.name));
+        const std::size_t n = x.data.size() / sizeof(float);
+        std::vector<float> xv(n), yv(n);
+        std::memcpy(xv.data(), x.data.data(), x.data.size());
+        std::memcpy(yv.data(), y->data.data(), y->data.size());
+        double scale = 0, diff = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            scale = std::max(scale, std::fabs(static_cast<double>(yv[k])));
+            diff = std::max(diff, std::fabs(static_cast<double>(xv[k]) - static_cast<double>(yv[k])));
+        }
+        g_worst = std::max(g_worst, diff / std::max(scale, 1e-30));
+        if (diff > tolerance * std::max(scale, 1e-30))
+            return QString("%1: max |diff| %2 over max |value| %3").arg(QString::fromStdString(x.name)).arg(diff).arg(scale);
+    }
+    return a.tensors.empty() ? QString("no tensors") : QString();
+}
+
+nlohmann::json readJson(const std::string& path) {
+    std::ifstream f(path);
+    return nlohmann::json::parse(f);
+}
+
+std::set<std::string> entries(const std::string& dir) {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+    return out;
+}
+
+}  // namespace
+
+class LmRanksTest : public QObject {
+    Q_OBJECT
+
+    std::string m_dir;
+    std::map<QString, nlohmann::json> m_one;  // the references' run.json, by optimizer
+
+private slots:
+    void initTestCase() {
+        if (QString(HR_MPIEXEC).isEmpty() || !mpi_built()) QSKIP("no mpirun or no MPI support in this build");
+        if (!QFileInfo::exists(kHeadroom)) QSKIP("the headroom binary is not built");
+        m_dir = hrtest::temp_dir("hr-lm-ranks");
+        {
+            std::ofstream spec(m_dir + "/gpt.json");
+            spec << model_spec_to_json(small_gpt()).dump(2);
+            std::ofstream text(m_dir + "/corpus.txt", std::ios::binary);
+            text << corpus();
+        }
+        // the references: one process, the whole global batch in one micro-batch
+        const QString dir = QString::fromStdString(m_dir);
+        for (const QString& o : {QStringLiteral("sgd"), QStringLiteral("adamw")}) {
+            const Result r = run(kHeadroom, runFlags(dir, o) << "--out" << dir + "/one-" + o, dir);
+            QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+            m_one[o] = readJson(m_dir + "/one-" + o.toStdString() + "/run.json");
+            QCOMPARE(m_one[o]["evals"].size(), std::size_t(2));  // after step 2 and at the last step
+        }
+    }
+
+    void ranksEqualOneProcess_data() {
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<QString>("stage");
+        QTest::addColumn<int>("accumulate");
+        QTest::addColumn<QString>("optimizer");
+        QTest::addColumn<double>("tolerance");
+        for (int n : {2, 3})
+            for (const char* s : {"dp", "zero2", "zero3"})
+                QTest::newRow(qPrintable(QString("%1 on %2 ranks").arg(s).arg(n))) << n << s << 1 << "sgd" << 1e-6;
+        QTest::newRow("zero2 on 2 ranks, 3 micro-batches each") << 2 << "zero2" << 3 << "sgd" << 1e-6;
+        QTest::newRow("zero3 on 3 ranks, adamw") << 3 << "zero3" << 1 << "adamw" << 1e-3;
+    }
+    void ranksEqualOneProcess() {
+        QFETCH(int, ranks);
+        QFETCH(QString, stage);
+        QFETCH(int, accumulate);
+        QFETCH(QString, optimizer);
+        QFETCH(double, tolerance);
+        const nlohmann::json& one = m_one[optimizer];
+        const std::string work = m_dir + "/" + stage.toStdString() + "-" + std::to_string(ranks) + "-" +
+                                 std::to_string(accumulate) + "-" + optimizer.toStdString();
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work), dir = QString::fromStdString(m_dir);
+        QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
+        args << "-np" << QString::number(ranks) << kHeadroom;
+        args << runFlags(dir, optimizer) << "--shard" << stage << "--accumulate" << QString::number(accumulate) << "--out" << w + "/out";
+        const Result r = run(QStringLiteral(HR_MPIEXEC), args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        // the weights of one process with the same global batch
+        const QString why = compareWeights(work + "/out/model.safetensors",
+                                           m_dir + "/one-" + optimizer.toStdString() + "/model.safetensors", tolerance);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        const double weights_rel = g_worst;
+        // the same validation losses, at the same steps
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["evals"].size(), one["evals"].size());
+        double loss_rel = 0;
+        for (std::size_t i = 0; i < j["evals"].size(); ++i) {
+            QCOMPARE(j["evals"][i]["step"].get<int>(), one["evals"][i]["step"].get<int>());
+            QCOMPARE(j["evals"][i]["tokens"].get<std::int64_t>(), one["evals"][i]["tokens"].get<std::int64_t>());
+            const double a = j["evals"][i]["test_loss"].get<double>(), b = one["evals"][i]["test_loss"].get<double>();
+            loss_rel = std::max(loss_rel, std::fabs(a - b) / std::fabs(b));
+        }
+        qInfo("%s on %d ranks (accumulate %d, %s) vs one process: weights %.3g, validation loss %.3g (relative)",
+              qPrintable(stage), ranks, accumulate, qPrintable(optimizer), weights_rel, loss_rel);
+        QVERIFY2(loss_rel <= 1e-6, qPrintable(QString::number(loss_rel)));
+        const double train_a = j["final"]["train_loss"].get<double>(), train_b = one["final"]["train_loss"].get<double>();
+        QVERIFY2(std::fabs(train_a - train_b) <= 1e-6 * std::fabs(train_b), "the training loss is the global batch's");
+        // the run's spread, in run.json; rank 0 alone wrote (byte tokens: no tokenizer file)
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), ranks);
+        QCOMPARE(j["distributed"]["stage"].get<std::string>(), stage.toStdString());
+        QVERIFY2(j["distributed"]["rank_batch"] == (ranks == 2 ? nlohmann::json({3, 3}) : nlohmann::json({2, 2, 2})),
+                 j["distributed"].dump().c_str());
+        QVERIFY(j["distributed"]["communication_bytes_per_step"].get<double>() > 0);
+        // (a one-process run's folder: config.json, the last step's checkpoint, the weights, run.json)
+        QCOMPARE(entries(work + "/out"),
+                 (std::set<std::string>{"checkpoint-000000004.json", "checkpoint-000000004.safetensors", "config.json",
+                                        "model.safetensors", "run.json"}));
+        QCOMPARE(entries(work), (std::set<std::string>{"out"}));
+        // each rank's ledger peak is the planner's prediction for it: in run.json and from `headroom plan`
+        const nlohmann::json& measured = j["distributed"]["measured_peak_bytes"];
+        QCOMPARE(measured.size(), std::size_t(ranks));
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == measured, j["distributed"].dump().c_str());
+        const Result p = run(kHeadroom,
+                             {"plan", "--model", dir + "/gpt.json", "--batch", "6", "--optimizer", optimizer, "--threads", "1",
+                              "--device", "cpu", "--ranks", QString::number(ranks), "--shard", stage, "--accumulate",
+                              QString::number(accumulate), "--json"},
+                             w);
+        QVERIFY2(p.exit_code == 0, qPrintable(p.output));
+        const nlohmann::json plan = nlohmann::json::parse(p.output.toStdString());
+        QCOMPARE(plan["ranks"].size(), std::size_t(ranks));
+        for (int k = 0; k < ranks; ++k)
+            QVERIFY2(plan["ranks"][k]["device_total"] == measured[k],
+                     qPrintable(QString("rank %1: plan %2, measured %3")
+                                    .arg(k)
+                                    .arg(QString::fromStdString(plan["ranks"][k]["device_total"].dump()))
+                                    .arg(QString::fromStdString(measured[k].dump()))));
+    }
+
+    // Ctrl-C mid-run (evaluations every 3 steps, so it may land next to one): every rank stops together.
+    void ctrlCStopsEveryRankTogether() {
+        const QString dir = QString::fromStdString(m_dir);
+        auto interrupted = [&](const QString& out, int ranks) {
+            QStringList args = runFlags(dir, "sgd");
+            args.removeAll("--quiet");
+            args[args.indexOf("--steps") + 1] = "1000000";
+            args[args.indexOf("--eval-every") + 1] = "3";
+            args << "--out" << out;
+            if (ranks > 1) args << "--ranks" << QString::number(ranks) << "--shard" << "zero3";
+            QProcess p;
+            p.setWorkingDirectory(dir);
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("OMP_NUM_THREADS", "1");
+            p.setProcessEnvironment(env);
+            p.start(kHeadroom, args);
+            QString output;
+            QElapsedTimer t;
+            t.start();
+            while (!output.contains("training gpt-ranks") && t.elapsed() < 60000 && p.state() == QProcess::Running) {
+                p.waitForReadyRead(200);
+                output += QString::fromLocal8Bit(p.readAll());
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+            ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+            const bool ended = p.waitForFinished(60000);
+            output += QString::fromLocal8Bit(p.readAll());
+            if (!ended) p.kill(), p.waitForFinished(5000);
+            return std::make_pair(ended ? p.exitCode() : -1, output);
+        };
+        const auto [one_code, one_out] = interrupted(dir + "/stop-one", 1);
+        QVERIFY2(one_code >= 0, qPrintable(one_out));
+        const auto [code, out] = interrupted(dir + "/stop-three", 3);
+        QVERIFY2(code == one_code, qPrintable(QString("exit %1 vs one process's %2: %3").arg(code).arg(one_code).arg(out)));
+        const nlohmann::json j = readJson(m_dir + "/stop-three/run.json");
+        QCOMPARE(j["status"].get<std::string>(), std::string("stopped"));
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 3);
+        QVERIFY(j["final"]["steps"].get<std::int64_t>() > 0);
+        QVERIFY(fs::exists(m_dir + "/stop-three/model.safetensors"));
+        qInfo("3 ranks stopped together after step %lld", static_cast<long long>(j["final"]["steps"].get<std::int64_t>()));
+    }
+};
+
+QTEST_GUILESS_MAIN(LmRanksTest)
+#include "test_lm_ranks.moc"
