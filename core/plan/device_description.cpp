@@ -274,8 +274,13 @@ public:
 
 private:
     static std::string params_key(const Conv2dParams& p) {
-        return "s" + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + "p" + std::to_string(p.pad_h) + "x" +
-               std::to_string(p.pad_w) + "d" + std::to_string(p.dilation_h) + "x" + std::to_string(p.dilation_w);
+        std::string k = "s";  // appended piece by piece (GCC 12 warns falsely on "s" + std::string&&)
+        for (const auto& [sep, v] : {std::pair{"", p.stride_h}, {"x", p.stride_w}, {"p", p.pad_h}, {"x", p.pad_w},
+                                     {"d", p.dilation_h}, {"x", p.dilation_w}}) {
+            k += sep;
+            k += std::to_string(v);
+        }
+        return k;
     }
     DeviceDescription d_;
     bool tf32_;

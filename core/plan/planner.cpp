@@ -148,7 +148,8 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         const std::size_t loaders =
             is_token_model(req.spec)
                 ? text_batch_bytes(rs.rank_batch, per) + text_batch_bytes(rs.micro_batch, per)  // data/text_data.h
-                : loader_bytes(rs.rank_batch, req.train_samples, per) + loader_bytes(rs.micro_batch, req.test_samples, per);
+                : loader_bytes(rs.rank_batch, req.train_samples, per) +
+                      loader_bytes(rs.eval_micro_batch * rs.world_size, req.test_samples, per);  // trainer.cpp
         at(gpu ? b.rp.host : b.rp.device, MemCategory::data) += loaders;
         b.rp.batch = rs.rank_batch;
         b.rp.micro_batch = rs.micro_batch;

@@ -215,6 +215,9 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
                              {std::to_string(smallest), std::to_string(acc)});
         r.accumulate = acc;
         r.micro_batch = (r.rank_batch + acc - 1) / acc;
+        r.eval_micro_batch = (smallest + acc - 1) / acc;
+    } else {
+        r.eval_micro_batch = r.micro_batch;
     }
     return r;
 }

@@ -59,6 +59,10 @@ struct ResolvedStrategy {
     std::vector<std::int64_t> rank_batches;  // samples of each rank per step (world_size entries)
     std::int64_t rank_batch = 64;            // this rank's share of the batch
     std::int64_t sample_offset = 0;          // where this rank's share starts in the global batch
+    // Rows each rank evaluates per forward: the smallest rank's micro-batch, so that evaluation makes
+    // the same forwards (and zero3 the same gathers) on every rank even when the shares are uneven.
+    // One process: micro_batch.
+    std::int64_t eval_micro_batch = 64;
 
     bool sharded() const { return shard >= ShardStage::zero1; }
     // This rank's micro-batches as (first row within its share, rows). One process: micro_batch rows

@@ -404,7 +404,8 @@ TrainResult Trainer::run() {
         train_loader_ptr = std::make_unique<DataLoader>(train, c.batch, true, c.seed, world > 1, train.norm_mean,
                                                         train.norm_std, impl_->ledger.get(), 3,
                                                         strategy.sample_offset, world > 1 ? strategy.rank_batch : 0);
-        test_loader_ptr = std::make_unique<DataLoader>(test, strategy.micro_batch, false, c.seed, false,
+        // a test batch is eval_micro_batch rows of every rank: the same batches, and forwards, everywhere
+        test_loader_ptr = std::make_unique<DataLoader>(test, strategy.eval_micro_batch * world, false, c.seed, false,
                                                        train.norm_mean, train.norm_std, impl_->ledger.get());
         if (limit > 0 && impl_->ledger->live_total() > limit)
             throw OutOfMemory("out of memory: the data loader's buffers pass the limit", 0, MemCategory::data, -1,
@@ -926,7 +927,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     }
     TrainingState& st = *impl_->state;
     Model& model = st.model();
-    const std::int64_t B = c.batch, M = strategy.micro_batch;
+    const std::int64_t B = c.batch;
     const std::int64_t steps_per_epoch = train_batches->steps_per_epoch();
     const std::int64_t total_steps = c.steps > 0 ? c.steps : steps_per_epoch * c.epochs;
 
@@ -964,7 +965,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
         std::int64_t correct = 0, seen = 0;
         // several ranks: each evaluates its part of every chunk of M x world windows; a rank whose part is
         // empty still runs one window (not counted), so every rank makes the same forwards (zero3 gathers)
-        const std::int64_t chunk = M * world;
+        const std::int64_t chunk = strategy.eval_micro_batch * world;  // the same on every rank
         for (std::int64_t w = 0; w < windows; w += chunk) {
             if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
             auto [lo, n] = rank_share(std::min(chunk, windows - w), rank, world);

@@ -352,7 +352,7 @@ private slots:
             Trainee t(spec, sc, kBatch, o, &comm());
             const ResolvedStrategy& rs = t.st->strategy();
             DataLoader train(data.train, rs.rank_batch, true, 1, false, 0.f, 1.f, t.ledger.get());
-            DataLoader test(data.test, rs.micro_batch, false, 1, false, 0.f, 1.f, t.ledger.get());
+            DataLoader test(data.test, rs.eval_micro_batch * rs.world_size, false, 1, false, 0.f, 1.f, t.ledger.get());  // as the trainer
             PlanRequest req;
             req.spec = spec;
             req.batch = kBatch;

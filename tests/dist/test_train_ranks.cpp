@@ -130,6 +130,16 @@ class TrainRanksTest : public QObject {
     std::string m_dir;
     QString m_reference;  // one process: model.safetensors
 
+private:
+    // The test figures of a run on ranks against the one-process reference's: every test sample counted
+    // once (accuracy exactly, loss to 1e-6).
+    void compareTestMetrics(const nlohmann::json& ranks) {
+        const nlohmann::json one = readJson(QFileInfo(m_reference).absolutePath().toStdString() + "/run.json");
+        QCOMPARE(ranks["final"]["test_accuracy"].get<double>(), one["final"]["test_accuracy"].get<double>());
+        const double a = ranks["final"]["test_loss"].get<double>(), b = one["final"]["test_loss"].get<double>();
+        QVERIFY2(std::fabs(a - b) <= 1e-6 * std::fabs(b), qPrintable(QString("test loss %1 vs %2").arg(a, 0, 'g', 17).arg(b, 0, 'g', 17)));
+    }
+
 private slots:
     void initTestCase() {
         if (QString(HR_MPIEXEC).isEmpty() || !mpi_built()) QSKIP("no mpirun or no MPI support in this build");
@@ -177,6 +187,7 @@ private slots:
         // each rank's measured peak is the planner's prediction for it
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
+        compareTestMetrics(j);
     }
 
     // `mpirun -np 2 headroom train --shard dp` directly.
@@ -217,6 +228,27 @@ private slots:
         QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({48, 16}), j["distributed"].dump().c_str());
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
+        compareTestMetrics(j);
+    }
+
+    // zero3 on 3 ranks with an uneven split of the batch (22, 21, 21): the evaluation takes the same
+    // forwards (and gathers) on every rank, and the weights and test figures are one process's.
+    void zero3OnThreeUnevenRanksEqualsOneProcess() {
+        const std::string work = m_dir + "/three";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "3" << "--shard" << "zero3" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("zero3 on 3 ranks (22, 21, 21) vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({22, 21, 21}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        compareTestMetrics(j);
     }
 
     // Settings every rank would refuse alike are refused once, with exit code 2 and nothing written.

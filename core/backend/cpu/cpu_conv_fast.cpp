@@ -272,7 +272,7 @@ struct Layout {
 
 Layout layout(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, const BwdPlan& b, int threads) {
     Layout l;
-    const std::int64_t KB4 = (g.K + 3) / 4 * 4, CB4 = (g.C + 3) / 4 * 4;
+    const std::int64_t KB4 = (g.K + 3) / 4 * 4;
     l.wp = round_up(std::max(KB4 * f.T, b.wp_floats), 16);
     l.off = round_up(std::max(f.T, b.total_T), 16);
     l.chunks = std::min<std::int64_t>(g.N, kWgradChunks);
