@@ -4,8 +4,8 @@
 #   CC=clang CXX=clang++ cmake -S . -B build-sanitize -DHEADROOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 #
 # scripts/test runs that build's tests (labels `sanitize` and `fuzz`); scripts/fuzz builds the same
-# configuration in build-fuzz/ and fuzzes for longer. In this configuration CUDA is off and widgets/,
-# app/ and bench/ are not built (top-level CMakeLists.txt).
+# configuration in build-fuzz/ and fuzzes for longer. In this configuration CUDA is off and bench/ is
+# not built (top-level CMakeLists.txt); widgets/ and app/ are, for the window's tests (tests/gui).
 #
 # Every object is compiled with -fsanitize=address,undefined and -fsanitize=fuzzer-no-link (coverage
 # instrumentation, so the fuzzers see core/'s branches); the unit tests link -fsanitize=address,undefined
@@ -23,7 +23,7 @@ if(HEADROOM_SANITIZE)
   # -O1: the sanitizers' recommendation (Debug's -O0 makes the unit tests several times slower).
   add_compile_options(${HR_SANITIZE_FLAGS} -fsanitize=fuzzer-no-link -O1 -g)
   add_link_options(${HR_SANITIZE_FLAGS})
-  message(STATUS "Headroom: sanitizer build (ASan + UBSan, libFuzzer targets); CUDA, widgets and app off")
+  message(STATUS "Headroom: sanitizer build (ASan + UBSan, libFuzzer targets); CUDA and bench off")
 endif()
 
 # Registers the unit tests (tests/unit/test_*.cpp) under the sanitizers, labelled `sanitize`, and the
@@ -50,6 +50,26 @@ function(hr_add_sanitize_tests)
     # detect_leaks: LeakSanitizer is part of ASan; halt_on_error is the default for ASan.
     set_tests_properties(sanitize_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
       ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};${HEADROOM_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
+  endforeach()
+  # The window's tests (tests/gui) under the same sanitizers: the session thread, the rank relay and the
+  # window's teardown are where object lifetimes cross threads. Qt's own allocations that live until
+  # exit (fonts, the platform plugin) are not ours, so LeakSanitizer is off for them.
+  # test_translations is left out: it checks the installed layout (icons come from cmake/Package.cmake,
+  # which this configuration does not include).
+  file(GLOB gui_tests CONFIGURE_DEPENDS ${dir}/gui/test_*.cpp)
+  list(FILTER gui_tests EXCLUDE REGEX "/test_translations\\.cpp$")
+  foreach(src IN LISTS gui_tests)
+    get_filename_component(name ${src} NAME_WE)
+    string(REGEX REPLACE "^test_" "" name ${name})
+    add_executable(test_${name} ${src} ${dir}/support/test_support.cpp)
+    target_include_directories(test_${name} PRIVATE ${dir}/support)
+    target_compile_definitions(test_${name} PRIVATE HR_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                               HR_BINARY_DIR="${CMAKE_BINARY_DIR}")
+    target_link_libraries(test_${name} PRIVATE headroom_app Qt6::Test)
+    add_dependencies(test_${name} headroom)  # some start the headroom binary (ranks, the CLI)
+    add_test(NAME sanitize_gui_${name} COMMAND test_${name})
+    set_tests_properties(sanitize_gui_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
+      ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};${HEADROOM_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=0:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
   endforeach()
   add_subdirectory(${dir}/fuzz ${CMAKE_BINARY_DIR}/tests/fuzz)
 endfunction()

@@ -175,6 +175,9 @@ QWidget* MainWindow::buildMonitorTab() {
 
 MainWindow::~MainWindow() {
     stopAndWait();
+    // QWidget's destructor deletes the children after this one has run; what they emit while they go
+    // (the undo stack's cleanChanged, a tab widget's currentChanged) must not reach this window's slots
+    for (QObject* child : findChildren<QObject*>()) disconnect(child, nullptr, this, nullptr);
 }
 
 void MainWindow::stopAndWait() {
