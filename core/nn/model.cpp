@@ -431,10 +431,15 @@ Tensor Model::forward(const Tensor& x, bool training, std::uint64_t first_sample
     Tensor out = forward_seq(*top_, x, training, first_sample);
     // after a forward, the arena holds the tensors of the last checkpointed block that uses it: its
     // backward (the first one to run) needs no recompute
-    arena_holds_ = -1;
-    for (std::size_t r = 0; r < ckpt_ranges_.size(); ++r)
-        if (ckpt_uses_arena_[r]) arena_holds_ = std::max(arena_holds_, ckpt_ranges_[r].first);
+    arena_holds_ = arena_after_forward();
     return out;
+}
+
+int Model::arena_after_forward() const {
+    int holds = -1;
+    for (std::size_t r = 0; r < ckpt_ranges_.size(); ++r)
+        if (ckpt_uses_arena_[r]) holds = std::max(holds, ckpt_ranges_[r].first);
+    return holds;
 }
 
 Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t first_sample) {
@@ -577,6 +582,28 @@ bool Model::mark_recompute(Seq& seq, std::size_t first, std::size_t last, bool o
         valid = needs_input;
     }
     return valid;
+}
+
+std::map<int, Model::RecomputeWork> Model::recompute_work() const {
+    std::map<int, RecomputeWork> out;
+    const int holds = arena_after_forward();  // that block's backward finds its tensors in the arena
+    for (std::size_t b = 0; b < ckpt_ranges_.size(); ++b) {
+        std::vector<const Node*> stack;
+        for (int i = ckpt_ranges_[b].first; i <= ckpt_ranges_[b].second; ++i) stack.push_back(top_->nodes[i].get());
+        while (!stack.empty()) {
+            const Node* n = stack.back();
+            stack.pop_back();
+            for (const Seq* q : {n->body.get(), n->shortcut.get()})
+                if (q)
+                    for (const auto& c : q->nodes) stack.push_back(c.get());
+            if (!n->layer) continue;
+            RecomputeWork w = RecomputeWork::none;
+            if (ckpt_recompute_[b] && ckpt_ranges_[b].first != holds && n->recompute_run)
+                w = n->recompute_output ? RecomputeWork::full : RecomputeWork::saved_only;
+            out[n->index] = w;
+        }
+    }
+    return out;
 }
 
 // Re-runs the forward of top-level nodes [first, last] from the block's kept input, as far as

@@ -4,6 +4,7 @@
 // one output (and any saved tensors) per layer, two activation-gradient buffers per sequence, one
 // shared workspace. So every byte is known before the first step, and the planner predicts it exactly.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -180,6 +181,7 @@ private:
     Tensor arena_;
     std::vector<std::pair<int, int>> ckpt_ranges_;  // checkpointed top-level [first, last]
     std::vector<char> ckpt_recompute_;               // per range: a recompute has something to run
+    int arena_after_forward() const;                 // the first layer of the block the arena holds then
     std::vector<char> ckpt_uses_arena_;              // per range: its forward writes the arena
     std::vector<Node*> in_place_;                    // in-place ReLUs (nn/model_spec.h relu_in_place_after)
     // Backward buffers are shared by nesting depth: sequences (and residual blocks) at one depth never
@@ -195,6 +197,12 @@ private:
 
 public:
     std::size_t recompute_arena_bytes() const { return arena_bytes_; }
+    // What the recompute before a checkpointed block's backward runs of each of its layers (by layer
+    // index; layers outside checkpointed blocks are absent): nothing, the layer without its output (a
+    // kept output: LayerIO::recompute_output false, only what its backward reads), or its whole forward.
+    // The planner's step-time model counts exactly this work.
+    enum class RecomputeWork { none, saved_only, full };
+    std::map<int, RecomputeWork> recompute_work() const;
 };
 
 }  // namespace hr

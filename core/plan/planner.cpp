@@ -116,6 +116,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         std::size_t arena = 0;
         std::size_t reserved = 0;  // the caching allocator's segments (GPU)
         ShardLayout layout;
+        std::map<int, Model::RecomputeWork> recompute;  // what checkpointing repeats of each layer
     };
     std::map<std::int64_t, Built> by_batch;
     auto build_rank = [&](int r) -> Built {
@@ -136,6 +137,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
                                                           MemCategory::workspace));
             TrainingState st(req.spec, req.optimizer, rs, 1, *sizing, dev_alloc, *sizing, host_alloc, true);
             b.arena = st.model().recompute_arena_bytes();
+            b.recompute = st.model().recompute_work();
             b.layout = st.shard_layout();
             b.snap = device_ledger->snapshot();
             b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
@@ -204,6 +206,15 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             lp.forward_flops = layer_flops(r, ls) * mb;
             lp.backward_flops = (r.type == "conv2d" || r.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
         }
+        // activation checkpointing repeats what the model's recompute runs of the layer (nn/model.h)
+        const auto rw = chosen.recompute.find(r.index);
+        if (rw != chosen.recompute.end() && rw->second == Model::RecomputeWork::full) {
+            lp.recompute_flops = lp.forward_flops;
+        } else if (rw != chosen.recompute.end() && rw->second == Model::RecomputeWork::saved_only) {
+            lp.recompute_flops = tc.handled ? tc.recompute_kept * mb : lp.forward_flops;
+            if (tc.handled && r.type == "self_attention" && plan.strategy.recompute_attention)
+                lp.recompute_flops -= lp.selective_flops;  // its core waits for the backward (selective_flops)
+        }
         plan.layers.push_back(lp);
     }
     plan.device_total = total(plan.device);
@@ -234,7 +245,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         if (lp.type == "residual") continue;
         fwd += lp.forward_flops;
         bwd += lp.backward_flops;
-        if (lp.checkpointed) rec += lp.forward_flops;
+        rec += lp.recompute_flops;
         if (plan.strategy.recompute_attention) rec += lp.selective_flops;
     }
     const double mb = static_cast<double>(plan.strategy.accumulate);

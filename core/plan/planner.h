@@ -61,6 +61,9 @@ struct LayerPlan {
     double forward_flops = 0;          // per micro-batch
     double backward_flops = 0;         // per micro-batch
     double selective_flops = 0;        // per micro-batch: what --checkpoint attention recomputes
+    double recompute_flops = 0;        // per micro-batch: what checkpointing its block repeats of it (a
+                                       // forward; less for a kept output, nothing for the block whose
+                                       // tensors the arena still holds: Model::recompute_work)
 };
 
 struct MemoryPlan {

@@ -23,7 +23,8 @@ void mlp(double T, double C, double F, TransformerLayerCost& c) {
 }
 }  // namespace
 
-TransformerLayerCost transformer_layer_cost(const LayerReport& r, const LayerSpec& l) {
+namespace {
+TransformerLayerCost layer_cost(const LayerReport& r, const LayerSpec& l) {
     TransformerLayerCost c;
     const std::string& t = r.type;
     if (r.output_shape.empty()) return c;
@@ -39,11 +40,17 @@ TransformerLayerCost transformer_layer_cost(const LayerReport& r, const LayerSpe
         c.backward = 16 * out;
     } else if (t == "self_attention") {
         c.handled = true;
-        attention(T, A(l, "dim"), A(l, "causal") != 0, c);
+        const double C = A(l, "dim");
+        attention(T, C, A(l, "causal") != 0, c);
+        // kept output: the q/k/v projection and the core (none of the core with selective recompute,
+        // counted by the planner as attention_core); the output projection is skipped
+        c.recompute_kept = c.forward - 2 * T * C * C;
     } else if (t == "mlp") {
         c.handled = true;
         const double C = A(l, "dim"), F = A(l, "hidden") == 0 ? 4 * C : A(l, "hidden");
-        mlp(out / C, C, F, c);
+        const double rows = out / C;
+        mlp(rows, C, F, c);
+        c.recompute_kept = 2 * rows * C * F;  // the first projection only (its output is what backward reads)
     } else if (t == "transformer_block") {
         c.handled = true;
         const double C = A(l, "dim"), F = A(l, "hidden") == 0 ? 4 * C : A(l, "hidden");
@@ -51,6 +58,9 @@ TransformerLayerCost transformer_layer_cost(const LayerReport& r, const LayerSpe
         mlp(T, C, F, c);
         c.forward += 2 * 8 * T * C + 2 * T * C;  // two LayerNorms, two residual additions
         c.backward += 2 * 16 * T * C + 2 * T * C;
+        // kept output: everything up to the MLP's first projection; its GELU, output projection and the
+        // second residual sum only feed the output (transformer_layers.cpp)
+        c.recompute_kept = c.forward - (2 * T * F * C + 10 * T * F + T * C);
     } else if (t == "lm_head") {
         c.handled = true;
         c.forward = 2 * out * A(l, "dim");
@@ -61,6 +71,14 @@ TransformerLayerCost transformer_layer_cost(const LayerReport& r, const LayerSpe
         c.forward = 2 * out * A(l, "in_channels") * p * p;
         c.backward = 2 * c.forward;
     }
+    return c;
+}
+
+}  // namespace
+
+TransformerLayerCost transformer_layer_cost(const LayerReport& r, const LayerSpec& l) {
+    TransformerLayerCost c = layer_cost(r, l);
+    if (c.handled && c.recompute_kept == 0) c.recompute_kept = c.forward;  // nothing skipped: a forward
     return c;
 }
 

@@ -10,6 +10,9 @@ struct TransformerLayerCost {
     double forward = 0;         // one forward
     double backward = 0;        // one backward (weight and input gradients)
     double attention_core = 0;  // the part selective recompute (--checkpoint attention) repeats in backward
+    // A recompute of the layer when its output is kept (the last layer of a checkpointed block:
+    // LayerIO::recompute_output false) stops at what its backward reads, so it costs less than `forward`.
+    double recompute_kept = 0;
 };
 
 // `r` gives the layer's per-sample input and output shapes (analyze_model_spec).

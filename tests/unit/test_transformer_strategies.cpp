@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "nn/transformer_spec.h"
+#include "plan/planner.h"
 #include "strategy/training_state.h"
 
 using namespace hr;
@@ -38,14 +39,36 @@ ModelSpec small_gpt(double p = 0.1) {
     return s;
 }
 
+// The CPU backend, counting the FLOPs it is asked for (a multiply-add is 2): every matrix product, and
+// the attention core's two products (q k^T and p v; below the diagonal only when causal, as the kernels).
+class FlopCountingCpu : public CpuBackend {
+public:
+    using CpuBackend::CpuBackend;
+    double flops = 0;
+    void gemm(bool ta, bool tb, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c) override {
+        const double K = static_cast<double>(ta ? a.dim(0) : a.dim(1));
+        flops += 2.0 * static_cast<double>(c.dim(0)) * static_cast<double>(c.dim(1)) * K;
+        CpuBackend::gemm(ta, tb, alpha, a, b, beta, c);
+    }
+    void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                           Tensor& workspace) override {
+        const double B = static_cast<double>(qkv.dim(0)), T = static_cast<double>(qkv.dim(1)),
+                     C = static_cast<double>(qkv.dim(2)) / 3;
+        flops += (p.causal ? 0.5 : 1.0) * 4 * T * T * C * B;
+        CpuBackend::attention_forward(qkv, out, lse, p, workspace);
+    }
+};
+
 struct Run {
     std::shared_ptr<MemoryLedger> ledger = std::make_shared<MemoryLedger>();
     std::shared_ptr<MemoryLedger> host_ledger = std::make_shared<MemoryLedger>();
-    std::unique_ptr<Backend> be = make_cpu_backend(2, ledger);
+    std::unique_ptr<Backend> be;
     std::unique_ptr<Backend> host = make_cpu_backend(2, host_ledger);
     std::unique_ptr<TrainingState> st;
 
-    Run(const ModelSpec& spec, const StrategyConfig& s, std::int64_t batch, OptimizerConfig o = {}) {
+    Run(const ModelSpec& spec, const StrategyConfig& s, std::int64_t batch, OptimizerConfig o = {},
+        bool count_flops = false)
+        : be(count_flops ? std::make_unique<FlopCountingCpu>(2, ledger) : make_cpu_backend(2, ledger)) {
         if (o.kind == "sgd" && o.lr == 0.01) {
             o.kind = "adamw";
             o.lr = 3e-3;
@@ -168,6 +191,47 @@ private slots:
         QVERIFY(same(a.params(), b.params()));
         QVERIFY(at(b.ledger->snapshot().live, MemCategory::activations) <
                 at(a.ledger->snapshot().live, MemCategory::activations));
+    }
+
+    // The planner's recompute FLOPs are the work a checkpointed step repeats: counted on the backend, a
+    // step with checkpointing minus the same step without. The block whose tensors the arena still holds
+    // after the forward is not recomputed, and a block's kept output stops at its MLP's first projection;
+    // what the counter does not see (layer norms, GELU, residual sums) is a few per cent here.
+    void plannedRecomputeFlopsAreTheRepeatedWork_data() {
+        QTest::addColumn<QString>("checkpoint");
+        QTest::addColumn<int>("accumulate");
+        // (every:2 would be the embeddings and block 2, whose tensors the arena holds: nothing to count)
+        for (const char* c : {"all", "list:1,3", "list:1,2"}) QTest::newRow(c) << c << 1;
+        QTest::newRow("all, 2 micro-batches") << "all" << 2;
+    }
+    void plannedRecomputeFlopsAreTheRepeatedWork() {
+        QFETCH(QString, checkpoint);
+        QFETCH(int, accumulate);
+        ModelSpec spec = small_gpt(0.0);
+        for (auto& l : spec.layers) {  // wide enough that matrix products dominate, as in real models
+            if (l.attrs.contains("dim")) l.attrs["dim"] = 96;
+            if (l.attrs.contains("heads")) l.attrs["heads"] = 4;
+        }
+        const std::int64_t B = 4, T = 16, V = 32;
+        std::vector<std::int64_t> x, y;
+        batch(B, T, V, x, y);
+        StrategyConfig plain, ck;
+        plain.accumulate = ck.accumulate = accumulate;
+        ck.checkpoint = checkpoint.toStdString();
+        Run a(spec, plain, B, {}, true), b(spec, ck, B, {}, true);
+        a.step(x, y, B, 0);
+        b.step(x, y, B, 0);
+        const double measured = static_cast<FlopCountingCpu&>(*b.be).flops - static_cast<FlopCountingCpu&>(*a.be).flops;
+        PlanRequest req;
+        req.spec = spec;
+        req.batch = B;
+        req.strategy = ck;
+        req.optimizer.kind = "adamw";
+        const MemoryPlan plan = predict_memory(req);
+        qInfo("%s: planned %.0f FLOPs of recompute, counted %.0f", qPrintable(checkpoint), plan.recompute_flops, measured);
+        QVERIFY(measured > 0);
+        QVERIFY2(std::fabs(plan.recompute_flops - measured) <= 0.05 * measured,
+                 qPrintable(QString("planned %1, counted %2").arg(plan.recompute_flops).arg(measured)));
     }
 
     void selectiveRecomputeSavesAttentionOutputAndLse() {
