@@ -71,34 +71,44 @@ struct ShardLayout {
     std::int64_t max_unit_numel = 0; // U
     std::int64_t values = 0;         // trainable values (no padding)
     std::vector<UnitShard> units;
+    // A head tied to the token embedding (Model::tied_unit / tied_head_unit; -1: none). The tied unit T
+    // gets a bucket (zero2/3) and a gather buffer (zero3) of its own, T's numel each, so it stays whole
+    // from the head's use to its own backward; the two rotating ones are sized for the other units.
+    int tied_unit = -1, tied_head_unit = -1;
+    std::int64_t rotating_numel = 0;  // the largest unit that uses the rotating pair (U' = U without a tie)
+    // Which bucket / gather buffer unit u uses: 2 for the tied unit, else u % 2.
+    int buffer_of(int u) const { return u == tied_unit ? 2 : u % 2; }
     // Elements of the padded flat layout (P = S x world_size when sharded) that hold no trainable value:
     // the alignment gaps between tensors and each unit's tail. Zero, and counted in every figure.
     std::int64_t padding_elements() const { return flat_numel - values; }
 };
 ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t flat_numel, ShardStage stage,
-                              int world_size, int rank);
+                              int world_size, int rank, int tied_unit = -1, int tied_head_unit = -1);
 
-// zero3's gather schedule: which unit each of the two gather buffers holds (unit u uses buffer u % 2), and
-// which units to start gathering at each event. The engine issues exactly these gathers; the planner
-// replays the schedule to count a step's traffic.
+// zero3's gather schedule: which unit each gather buffer holds (unit u uses buffer layout.buffer_of(u):
+// u % 2, or 2 for a tied unit), and which units to start gathering at each event. The engine issues
+// exactly these gathers; the planner replays the schedule to count a step's traffic.
 class GatherSchedule {
 public:
     GatherSchedule() = default;
     explicit GatherSchedule(const ShardLayout& layout);
     // Units whose gathers start now, in order: unit u itself unless its buffer holds it already, then
-    // the next unit the pass will need (u + 1 forward, u - 1 backward), prefetched into the other buffer.
+    // the next unit the pass will need (u + 1 forward, u - 1 backward), prefetched into the other buffer;
+    // at a tied head's unit, the tied unit too (held since its forward: normally nothing to gather).
     std::vector<int> before_forward(int u) { return need(u, u + 1); }
     std::vector<int> before_backward(int u) { return need(u, u - 1); }
     // After the optimizer step every gathered copy is stale: units 0 and 1 are gathered for the next step.
     std::vector<int> after_update();
-    // The buffers hold these units (after initialisation: the last two units initialised in them).
+    // The buffers hold these units (after initialisation: the last units initialised in them).
     void set_holds(int buffer, int unit) { holds_[buffer] = unit; }
     int holds(int buffer) const { return holds_[buffer]; }
 
 private:
     std::vector<int> need(int now, int next);
+    int buffer_of(int u) const { return u == tied_unit_ ? 2 : u % 2; }
     std::vector<std::int64_t> numel_;
-    int holds_[2] = {-1, -1};
+    int tied_unit_ = -1, tied_head_unit_ = -1;
+    int holds_[3] = {-1, -1, -1};
 };
 
 // Payload bytes a rank hands its communicator in one optimizer step, in steady state (what CommStats
@@ -199,12 +209,12 @@ private:
     std::int64_t accumulate_ = 1;
     bool dry_run_ = false;
     Tensor grad_shard_, param_shard_;
-    Tensor bucket_[2], gather_[2];
+    Tensor bucket_[3], gather_[3];  // [0], [1]: the rotating pair; [2]: the tied unit's own (layout.buffer_of)
     struct Pending {
         CommHandle handle;
         int unit = -1;
     };
-    Pending bucket_pending_[2], gather_pending_[2];
+    Pending bucket_pending_[3], gather_pending_[3];
     GatherSchedule schedule_;
     std::vector<CommHandle> unit_reduction_;  // dp, zero1: one per unit, issued in the last micro-batch
     std::vector<bool> unit_reduced_;
