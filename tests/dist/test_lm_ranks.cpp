@@ -11,7 +11,8 @@
 // GPT preset does) gives one process's weights to 1e-6 as well with dp, zero2 and zero3 (2 ranks; zero3
 // with 3 micro-batches; zero3 on 3 ranks with the uneven batches 3 + 2 + 2 of a global batch of 7): the
 // tied unit stays whole from the head's backward to its own (strategy/sharding.h), and the consolidated
-// file has one process's tensors, lm_head.weight equal to transformer.wte.weight. AdamW (one row): its validation losses to 1e-6 too,
+// file has one process's tensors, lm_head.weight equal to transformer.wte.weight; its zero3 checkpoint
+// resumes on 2 ranks bit for bit and onto one process to 1e-6. AdamW (one row): its validation losses to 1e-6 too,
 // its weights to 1e-3 per tensor only, since Adam divides each gradient element by its own running scale:
 // an element whose gradient nearly cancels over the batch (a bias starting at zero) has a rounding error,
 // from summing in another order, that is a visible share of it, and so of its update (measured 6e-4).
@@ -288,6 +289,53 @@ private slots:
                                     .arg(k)
                                     .arg(QString::fromStdString(plan["ranks"][k]["device_total"].dump()))
                                     .arg(QString::fromStdString(measured[k].dump()))));
+    }
+
+    // zero3 with the tied head, 2 ranks: 2 steps, then --resume to 4 steps on 2 ranks gives the uninterrupted
+    // 2-rank run's weights bit for bit, and as one process within 1e-6 (the reductions add in another
+    // order); the checkpoint holds the head as the embedding's weight again (one process's tensors).
+    void tiedZero3ResumedOnTwoRanksAndOneProcess() {
+        const QString dir = QString::fromStdString(m_dir);
+        const std::string work = m_dir + "/resume-tied";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        auto ranks2 = [&](QStringList flags) {
+            QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
+            args << "-np" << "2" << kHeadroom << flags;
+            return run(QStringLiteral(HR_MPIEXEC), args, w);
+        };
+        auto flags = [&](int steps, const QString& out) {
+            QStringList f = runFlags(dir, "sgd", "gpt-tied");
+            f[f.indexOf("--steps") + 1] = QString::number(steps);
+            return f << "--shard" << "zero3" << "--out" << w + "/" + out;
+        };
+        Result r = ranks2(flags(4, "ref"));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        r = ranks2(flags(2, "half"));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        {
+            const SafeTensorsFile ck = read_safetensors(work + "/half/checkpoint-000000002.safetensors");
+            const SafeTensor* head = ck.find("model.lm_head.weight");
+            const SafeTensor* wte = ck.find("model.transformer.wte.weight");
+            QVERIFY2(head && wte && head->data == wte->data, "the checkpoint's tied head is not the embedding's weight");
+        }
+        for (const char* name : {"again2", "one"}) fs::copy(work + "/half", work + "/" + name, fs::copy_options::recursive);
+        r = ranks2({"train", "--resume", w + "/again2", "--steps", "4", "--no-history", "--quiet"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/again2/model.safetensors", work + "/ref/model.safetensors", 0);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        r = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "4", "--no-history", "--quiet"}, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        why = compareWeights(work + "/one/model.safetensors", work + "/ref/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("zero3, tied head: 2-rank checkpoint resumed as one process vs 2 ranks throughout: %.3g relative", g_worst);
+        for (const char* name : {"again2", "one"}) {
+            const nlohmann::json j = readJson(work + "/" + name + "/run.json");
+            QCOMPARE(j["resume"]["resumed_from_step"].get<int>(), 2);
+            QCOMPARE(j["distributed"]["world_size"].get<int>(), std::string(name) == "one" ? 1 : 2);
+            QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                     j["distributed"].dump().c_str());
+        }
     }
 
     // Ctrl-C mid-run (evaluations every 3 steps, so it may land next to one): every rank stops together.
