@@ -283,6 +283,13 @@ private slots:
         QVERIFY2(p.exit_code == 0, qPrintable(p.output));
         const nlohmann::json plan = nlohmann::json::parse(p.output.toStdString());
         QCOMPARE(plan["ranks"].size(), std::size_t(ranks));
+        // the tied rows: the traffic counted is step_payload_bytes' replay of the schedule (with the tied unit
+        // held from its forward, zero3 gathers each unit once a step, so the evaluations add no gather)
+        if (tied)
+            QVERIFY2(plan["communication_bytes_per_step"] == j["distributed"]["communication_bytes_per_step"],
+                     qPrintable(QString("plan %1 B, sent %2 B a step")
+                                    .arg(QString::fromStdString(plan["communication_bytes_per_step"].dump()))
+                                    .arg(QString::fromStdString(j["distributed"]["communication_bytes_per_step"].dump()))));
         for (int k = 0; k < ranks; ++k)
             QVERIFY2(plan["ranks"][k]["device_total"] == measured[k],
                      qPrintable(QString("rank %1: plan %2, measured %3")
