@@ -20,6 +20,9 @@
 //   zero1   P           P          -                                   S
 //   zero2   P           S          2 U (gradient buckets)              S
 //   zero3   S           S          2 U buckets + 2 U gather buffers    S
+// A head tied to the token embedding (every GPT preset; Model::tied_unit, unit T = 0): unit T has a
+// bucket (zero2/3) and a gather buffer (zero3) of its own, U_T elements each, and U in the table is the
+// largest *other* unit (U'): zero2 2 U' + U_T, zero3 2 U' + U_T buckets + 2 U' + U_T gather buffers.
 // Offload moves the master and optimizer state (S or P) to the host, with a host copy of the gradient
 // pieces (and of the parameters in bf16/f16), category communication.
 //
@@ -37,6 +40,13 @@
 //          prefetched into the other one; a buffer is reused ("freed") once its unit is done. The two
 //          units the forward ends with are still there for the backward; after the update units 0 and 1
 //          are prefetched for the next step.
+//   tied   (a head tied to the token embedding; FSDP keeps such a weight in its root unit) unit T uses
+//          buffer 2 (ShardLayout::buffer_of), which no other unit touches. zero3: T is gathered before
+//          its forward and stays gathered until the update (so the head, in unit H >= T, reads the weight
+//          from there in forward and backward, and T's backward finds it: T is gathered once a step).
+//          zero2/3: T's bucket is cleared before H's backward (the head adds dW into it first), not at
+//          T's own; T's backward adds the embedding's share; after it T is reduce-scattered and added into
+//          the gradient shard like any unit. Every other unit behaves as without a tie.
 //   all    batch-norm running statistics (every model buffer) are broadcast from rank 0 after the update
 //          (DDP's broadcast_buffers): they are rank 0's.
 // Gradients are sums: each rank scales its loss gradient by its samples / the global batch
