@@ -105,7 +105,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // the Monitor redraws at the settings' rate, or less often when drawing costs; steps come no faster
     m_monitor->setRefreshIntervalMs(1000 / AppSettings::load().chartRefreshHz);
     connect(m_monitor, &MonitorView::refreshIntervalChanged, this, [this](int ms) {
-        m_runs->session()->setBatchIntervalMs(ms);
+        if (TrainingSession* s = m_runs->session()) s->setBatchIntervalMs(ms);  // null once shut down
         if (m_runs->isRunning()) m_hardware->setRefreshIntervalMs(ms);
     });
     // language models: text from the current weights during a run and from the saved ones after it
@@ -853,7 +853,7 @@ void MainWindow::showSettings() {
     next.save();
     m_telemetry->setIntervalMs(next.telemetryIntervalMs);
     m_monitor->setRefreshIntervalMs(1000 / next.chartRefreshHz);
-    m_runs->session()->setBatchIntervalMs(m_monitor->effectiveIntervalMs());  // a run in progress too
+    if (TrainingSession* s = m_runs->session()) s->setBatchIntervalMs(m_monitor->effectiveIntervalMs());  // a run in progress too
     applyNotifySettings();
     if (next.theme != cur.theme) {
         applyTheme(next.theme);

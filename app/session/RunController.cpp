@@ -58,7 +58,8 @@ RunController::RunController(QObject* parent) : QObject(parent) {
     m_thread->setObjectName(QStringLiteral("TrainingSession"));
     m_session = new TrainingSession;
     m_session->moveToThread(m_thread);
-    connect(m_thread, &QThread::finished, m_session, &QObject::deleteLater);
+    // m_session is deleted by shutdown(), after the thread ended and its last events were delivered:
+    // until then session() stays valid for the receivers of those events (the window's handlers).
     connect(m_session, &TrainingSession::deviceChosen, this, &RunController::onDevice);
     connect(m_session, &TrainingSession::stepsReady, this, &RunController::onSteps);
     connect(m_session, &TrainingSession::epochFinished, this, &RunController::onEpoch);
@@ -87,6 +88,9 @@ void RunController::shutdown() {
         if (m_sampler) m_sampler->stop();
         m_running = false;
     }
+    // Its thread has ended, so nothing runs on it any more; session() is null from here on.
+    delete m_session;
+    m_session = nullptr;
 }
 
 QString RunController::checkOutputFolder(const QString& dirText) {
@@ -190,19 +194,19 @@ void RunController::pause() {
     if (!m_running || m_paused) return;
     m_paused = true;
     if (m_relay) m_relay->setPaused(true);  // the ranks pause together after the same step
-    else m_session->setPaused(true);
+    else if (m_session) m_session->setPaused(true);
 }
 
 void RunController::resume() {
     if (!m_running || !m_paused) return;
     m_paused = false;
     if (m_relay) m_relay->setPaused(false);
-    else m_session->setPaused(false);
+    else if (m_session) m_session->setPaused(false);
 }
 
 void RunController::stop() {
     if (m_relay) return m_relay->stop();
-    if (m_running) m_session->requestStop();
+    if (m_running && m_session) m_session->requestStop();
 }
 
 // options.ranks > 1: the ranks are child processes (session/RankRelay.h); their events come through

@@ -133,7 +133,7 @@ public:
     const hr::TrainConfig& config() const { return m_config; }
 
     WebhookNotifier* webhook() const { return m_webhook; }  // its settings are the front end's
-    TrainingSession* session() const { return m_session; }
+    TrainingSession* session() const { return m_session; }  // null after shutdown()
 
     // A telemetry sample from the front end's monitor: recorded with the run in progress.
     void addTelemetry(const hr::TelemetrySample& sample);
