@@ -112,13 +112,17 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
                                             "token_embedding of the same vocabulary and width; set tied to false or "
                                             "match vocab_size and dim"),
                                      {n->path});
-                if (!params_.defined() || !grads_.defined())
-                    throw InputError(HR_MSG("model.tied_sharded",
-                                            "layer %1 (lm_head) shares the token embedding's weight, which zero2 and "
-                                            "zero3 cannot shard yet; use --shard dp or zero1, or set tied to false"),
-                                     {n->path});
-                n->params.push_back(params_.view(token_embedding->param_offsets[0], n->param_decls[i].shape));
-                n->grads.push_back(grads_.view(token_embedding->param_offsets[0], n->param_decls[i].shape));
+                // Sharded (zero2/zero3: no flat gradient or parameter buffer), the views follow the token
+                // embedding's when its unit is bound (bind_unit); the engine keeps that unit whole while the
+                // head needs it (strategy/sharding.h, "a tied head").
+                n->params.push_back(params_.defined() ? params_.view(token_embedding->param_offsets[0], n->param_decls[i].shape)
+                                                      : Tensor());
+                n->grads.push_back(grads_.defined() ? grads_.view(token_embedding->param_offsets[0], n->param_decls[i].shape)
+                                                    : Tensor());
+                token_embedding_ = token_embedding;
+                tied_unit_ = token_embedding->unit;
+                tied_head_unit_ = std::max(tied_head_unit_, n->unit);
+                tied_nodes_.push_back({n, i});
                 continue;
             }
             n->params.push_back(params_.defined() ? params_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
@@ -327,12 +331,18 @@ void Model::bind_unit(int unit, const Tensor& params_base, const Tensor& grads_b
     for (Node* n : nodes_) {
         if (n->unit != unit) continue;
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
-            if (n->param_decls[i].tied_to_token_embedding) continue;  // refused when units are bound (see above)
+            if (n->param_decls[i].tied_to_token_embedding) continue;  // follows the token embedding (below)
             const std::int64_t at_ = n->param_offsets[i] - u.offset;
             if (params_base.defined()) n->params[i] = params_base.view(at_, n->param_decls[i].shape);
             if (grads_base.defined()) n->grads[i] = grads_base.view(at_, n->param_decls[i].shape);
         }
     }
+    // a tied head (in whichever unit) sees the token embedding's weight and gradient where they are now
+    if (unit == tied_unit_)
+        for (auto [n, i] : tied_nodes_) {
+            if (params_base.defined()) n->params[i] = token_embedding_->params[0];
+            if (grads_base.defined()) n->grads[i] = token_embedding_->grads[0];
+        }
 }
 
 std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
@@ -344,9 +354,14 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
         const std::size_t dot = n->path.find('.');
         const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
-        for (std::size_t i = 0; i < n->param_decls.size(); ++i)
-            out.push_back({path + "." + n->param_decls[i].name, flat.view(n->param_offsets[i], n->param_decls[i].shape),
-                           true, n->index});
+        for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            // a tied head is the token embedding's weight again (as in state_dict())
+            const bool tied = n->param_decls[i].tied_to_token_embedding;
+            const std::int64_t at_ = tied ? token_embedding_->param_offsets[0] : n->param_offsets[i];
+            NamedTensor t{path + "." + n->param_decls[i].name, flat.view(at_, n->param_decls[i].shape), true, n->index};
+            t.tied = tied;
+            out.push_back(t);
+        }
         for (std::size_t i = 0; i < n->buffers.size(); ++i)
             out.push_back({path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
     }

@@ -130,6 +130,11 @@ public:
     void init_unit_parameters(int unit);
     // state_dict() with the trainable tensors as views into `flat` (laid out like the flat buffers).
     std::vector<NamedTensor> state_dict_in(const Tensor& flat) const;
+    // A head tied to the token embedding (lm_head tied: true): the unit holding the token embedding's
+    // weight, and the highest unit whose layer reads it again (the first to run backward); -1 without a
+    // tie. The tied views have no storage of their own: binding the embedding's unit moves them too.
+    int tied_unit() const { return tied_unit_; }
+    int tied_head_unit() const { return tied_head_unit_; }
 
 private:
     struct Node;
@@ -161,6 +166,9 @@ private:
     std::vector<Node*> nodes_;  // depth-first
     std::vector<ParamUnit> units_;
     std::vector<int> unit_of_top_;  // top-level layer index -> unit
+    Node* token_embedding_ = nullptr;  // set when a head is tied to it
+    int tied_unit_ = -1, tied_head_unit_ = -1;
+    std::vector<std::pair<Node*, std::size_t>> tied_nodes_;  // (node, param index) of each tied view
     std::int64_t flat_numel_ = 0;
     std::int64_t current_batch_ = 0;
     Tensor first_input_;  // the last forward's input batch (the first layer's backward needs it)

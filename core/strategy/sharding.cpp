@@ -8,8 +8,13 @@
 namespace hr {
 
 ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t flat_numel, ShardStage stage,
-                              int world_size, int rank) {
+                              int world_size, int rank, int tied_unit, int tied_head_unit) {
     ShardLayout l;
+    if (tied_unit >= static_cast<int>(units.size()) || (tied_unit >= 0 && tied_head_unit < tied_unit))
+        throw Error("internal: a head tied to unit " + std::to_string(tied_unit) + " must be in it or a later unit (got " +
+                    std::to_string(tied_head_unit) + ")");
+    l.tied_unit = tied_unit;
+    l.tied_head_unit = tied_unit >= 0 ? tied_head_unit : -1;
     l.stage = stage;
     l.world_size = world_size;
     l.rank = rank;
@@ -32,6 +37,7 @@ ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t 
         shard_at += s.shard_numel;
         l.values += p.values;
         l.max_unit_numel = std::max(l.max_unit_numel, p.numel);
+        if (static_cast<int>(u) != tied_unit) l.rotating_numel = std::max(l.rotating_numel, p.numel);
         l.units.push_back(s);
     }
     // the flat buffer may end past the last unit only by alignment (never when sharded: units tile it)
@@ -42,23 +48,26 @@ ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t 
     return l;
 }
 
-GatherSchedule::GatherSchedule(const ShardLayout& layout) {
+GatherSchedule::GatherSchedule(const ShardLayout& layout)
+    : tied_unit_(layout.tied_unit), tied_head_unit_(layout.tied_head_unit) {
     for (const UnitShard& u : layout.units) numel_.push_back(u.numel);
 }
 
 std::vector<int> GatherSchedule::need(int now, int next) {
     std::vector<int> out;
     const int n = static_cast<int>(numel_.size());
-    for (int u : {now, next}) {
-        if (u < 0 || u >= n || numel_[static_cast<std::size_t>(u)] == 0 || holds_[u % 2] == u) continue;
-        holds_[u % 2] = u;
+    // a tied head's unit reads the tied unit's weight too (its own buffer keeps it from its forward on)
+    const int also = now == tied_head_unit_ ? tied_unit_ : -1;
+    for (int u : {now, next, also}) {
+        if (u < 0 || u >= n || numel_[static_cast<std::size_t>(u)] == 0 || holds_[buffer_of(u)] == u) continue;
+        holds_[buffer_of(u)] = u;
         out.push_back(u);
     }
     return out;
 }
 
 std::vector<int> GatherSchedule::after_update() {
-    holds_[0] = holds_[1] = -1;
+    holds_[0] = holds_[1] = holds_[2] = -1;
     return need(0, 1);
 }
 
@@ -99,7 +108,8 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
     stage_ = s.shard;
     accumulate_ = s.accumulate;
     dry_run_ = dry_run;
-    layout_ = make_shard_layout(model.param_units(), model.flat_numel(), s.shard, s.world_size, s.rank);
+    layout_ = make_shard_layout(model.param_units(), model.flat_numel(), s.shard, s.world_size, s.rank,
+                                model.tied_unit(), model.tied_head_unit());
     if (!dry_run) {
         if (comm) {
             if (comm->world_size() != s.world_size || comm->rank() != s.rank)
@@ -120,24 +130,33 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
         }
     }
     const DType dt = model.options().dtype;
-    const std::int64_t U = layout_.max_unit_numel, S = layout_.shard_numel;
+    // the rotating pair is sized for the largest unit that uses it; a tied unit has one of its own
+    const std::int64_t U = layout_.rotating_numel, S = layout_.shard_numel;
+    const int T = layout_.tied_unit;
+    const std::int64_t UT = T >= 0 ? unit(T).numel : 0;
+    const bool rotating = U > 0 || T < 0;  // (a tied model of one unit needs no rotating pair)
     const std::size_t n_units = layout_.units.size();
     unit_reduction_.clear();
     unit_reduction_.resize(n_units);
     unit_reduced_.assign(n_units, false);
     if (stage_ >= ShardStage::zero2) {
         grad_shard_ = Tensor::empty(alloc, {S}, dt, MemCategory::gradients);
-        for (auto& b : bucket_) b = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
+        if (rotating)
+            for (int b = 0; b < 2; ++b) bucket_[b] = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
+        if (UT > 0) bucket_[2] = Tensor::empty(alloc, {UT}, dt, MemCategory::communication);
         for (std::size_t u = 0; u < n_units; ++u)
-            if (unit(static_cast<int>(u)).numel > 0) model.bind_unit(static_cast<int>(u), Tensor(), bucket_[u % 2]);
+            if (unit(static_cast<int>(u)).numel > 0)
+                model.bind_unit(static_cast<int>(u), Tensor(), bucket_[layout_.buffer_of(static_cast<int>(u))]);
     }
     if (stage_ == ShardStage::zero3) {
         param_shard_ = Tensor::empty(alloc, {S}, dt, MemCategory::parameters);
-        for (auto& g : gather_) g = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
+        if (rotating)
+            for (int b = 0; b < 2; ++b) gather_[b] = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
+        if (UT > 0) gather_[2] = Tensor::empty(alloc, {UT}, dt, MemCategory::communication);
         for (std::size_t u = 0; u < n_units; ++u) {
             const UnitShard& us = unit(static_cast<int>(u));
             if (us.numel == 0) continue;
-            Tensor& g = gather_[u % 2];
+            Tensor& g = gather_[layout_.buffer_of(static_cast<int>(u))];
             model.bind_unit(static_cast<int>(u), g, Tensor());
             if (dry_run) continue;
             // every rank computes the unit's initial weights (seeded per tensor, identical everywhere) and
@@ -153,7 +172,8 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
     schedule_ = GatherSchedule(layout_);
     if (stage_ == ShardStage::zero3 && !dry_run)  // the last two units initialised are in the buffers
         for (std::size_t u = 0; u < n_units; ++u)
-            if (unit(static_cast<int>(u)).numel > 0) schedule_.set_holds(static_cast<int>(u % 2), static_cast<int>(u));
+            if (unit(static_cast<int>(u)).numel > 0)
+                schedule_.set_holds(layout_.buffer_of(static_cast<int>(u)), static_cast<int>(u));
 }
 
 std::vector<Tensor> ShardEngine::pieces_of(const Tensor& buffer) const {
@@ -234,8 +254,7 @@ void ShardEngine::finish_gradients() {
             if (!unit_reduced_[u]) launch_unit_reduction(static_cast<int>(u));
         for (auto& h : unit_reduction_) h.wait();
     } else {
-        finish_bucket(0);
-        finish_bucket(1);
+        for (int b = 0; b < 3; ++b) finish_bucket(b);
     }
 }
 
@@ -244,17 +263,18 @@ void ShardEngine::finish_gradients() {
 void ShardEngine::start_gathers(const std::vector<int>& units) {
     for (int u : units) {
         const UnitShard& us = unit(u);
-        Pending& p = gather_pending_[u % 2];
+        const int b = layout_.buffer_of(u);
+        Pending& p = gather_pending_[b];
         if (p.unit >= 0) p.handle.wait();
         Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
-        Tensor whole = gather_[u % 2].view(0, {us.numel});
+        Tensor whole = gather_[b].view(0, {us.numel});
         p.handle = comm_->all_gather(piece, whole);
         p.unit = u;
     }
 }
 
 void ShardEngine::wait_gathered(int u) {
-    Pending& p = gather_pending_[u % 2];
+    Pending& p = gather_pending_[layout_.buffer_of(u)];
     if (p.unit == u) {
         p.handle.wait();
         p.unit = -1;
@@ -307,6 +327,7 @@ void ShardEngine::before_forward(int u) {
     if (stage_ == ShardStage::zero3) {
         start_gathers(schedule_.before_forward(u));
         wait_gathered(u);
+        if (u == layout_.tied_head_unit) wait_gathered(layout_.tied_unit);
     }
 }
 
@@ -320,12 +341,21 @@ void ShardEngine::before_backward(int u) {
     if (stage_ == ShardStage::zero3) {
         start_gathers(schedule_.before_backward(u));
         wait_gathered(u);
+        if (u == layout_.tied_head_unit) wait_gathered(layout_.tied_unit);
     }
-    if (stage_ >= ShardStage::zero2 && unit(u).numel > 0) {
-        const int b = u % 2;
-        finish_bucket(b);  // unit u + 2's reduce-scatter, if still in flight
-        Tensor region = bucket_[b].view(0, {unit(u).numel});
-        device_->fill(region, 0.0);
+    if (stage_ >= ShardStage::zero2) {
+        // a unit's bucket is cleared before the first backward that accumulates into it: the tied unit's
+        // at its head's (the head adds dW first), every other unit's at its own
+        auto clear = [&](int v) {
+            if (unit(v).numel == 0) return;
+            const int b = layout_.buffer_of(v);
+            finish_bucket(b);  // the reduce-scatter that used the bucket last (unit v + 2's, or the previous micro-batch's)
+            Tensor region = bucket_[b].view(0, {unit(v).numel});
+            device_->fill(region, 0.0);
+        };
+        const int T = layout_.tied_unit;
+        if (u == layout_.tied_head_unit) clear(T);
+        if (u != T) clear(u);
     }
 }
 
@@ -336,7 +366,7 @@ void ShardEngine::after_backward(int u) {
         if (last && stage_ != ShardStage::none) launch_unit_reduction(u);
     } else if (unit(u).numel > 0) {
         const UnitShard& us = unit(u);
-        const int b = u % 2;
+        const int b = layout_.buffer_of(u);  // (the tied unit's bucket: after the head's and its own backward)
         Tensor whole = bucket_[b].view(0, {us.numel});
         Tensor own = bucket_[b].view(layout_.rank * us.shard_numel, {us.shard_numel});
         bucket_pending_[b].handle = comm_->reduce_scatter(whole, own, ReduceOp::sum);
@@ -400,7 +430,8 @@ Tensor ShardEngine::scratch(DType dt) const {
     // and a bucket (zero2/3); begin_step zeroes them before the next backward
     Tensor base = model_->gradients();
     if (!base.defined() || base.nbytes() == 0) base = grad_shard_;
-    if (bucket_[0].defined() && (!base.defined() || bucket_[0].nbytes() > base.nbytes())) base = bucket_[0];
+    for (const Tensor& b : bucket_)
+        if (b.defined() && (!base.defined() || b.nbytes() > base.nbytes())) base = b;
     if (!base.defined()) throw Error("internal: no idle memory to move a checkpoint through");
     return Tensor(base.storage(), base.byte_offset(), {static_cast<std::int64_t>(base.nbytes() / dtype_size(dt))}, dt);
 }
@@ -475,8 +506,7 @@ void ShardEngine::load_parameters(const std::uint8_t* flat) {
             p.unit = -1;
         }
     scatter_state(flat, param_shard_, *device_);
-    schedule_.set_holds(0, -1);  // the gathered copies are stale: the next forward gathers units 0 and 1
-    schedule_.set_holds(1, -1);
+    for (int b = 0; b < 3; ++b) schedule_.set_holds(b, -1);  // the gathered copies are stale: the next forward gathers afresh
 }
 
 void ShardEngine::broadcast_bytes(std::uint8_t* data, std::size_t bytes) {

@@ -20,6 +20,9 @@
 //   zero1   P           P          -                                   S
 //   zero2   P           S          2 U (gradient buckets)              S
 //   zero3   S           S          2 U buckets + 2 U gather buffers    S
+// A head tied to the token embedding (every GPT preset; Model::tied_unit, unit T = 0): unit T has a
+// bucket (zero2/3) and a gather buffer (zero3) of its own, U_T elements each, and U in the table is the
+// largest *other* unit (U'): zero2 2 U' + U_T, zero3 2 U' + U_T buckets + 2 U' + U_T gather buffers.
 // Offload moves the master and optimizer state (S or P) to the host, with a host copy of the gradient
 // pieces (and of the parameters in bf16/f16), category communication.
 //
@@ -37,6 +40,13 @@
 //          prefetched into the other one; a buffer is reused ("freed") once its unit is done. The two
 //          units the forward ends with are still there for the backward; after the update units 0 and 1
 //          are prefetched for the next step.
+//   tied   (a head tied to the token embedding; FSDP keeps such a weight in its root unit) unit T uses
+//          buffer 2 (ShardLayout::buffer_of), which no other unit touches. zero3: T is gathered before
+//          its forward and stays gathered until the update (so the head, in unit H >= T, reads the weight
+//          from there in forward and backward, and T's backward finds it: T is gathered once a step).
+//          zero2/3: T's bucket is cleared before H's backward (the head adds dW into it first), not at
+//          T's own; T's backward adds the embedding's share; after it T is reduce-scattered and added into
+//          the gradient shard like any unit. Every other unit behaves as without a tie.
 //   all    batch-norm running statistics (every model buffer) are broadcast from rank 0 after the update
 //          (DDP's broadcast_buffers): they are rank 0's.
 // Gradients are sums: each rank scales its loss gradient by its samples / the global batch
@@ -71,34 +81,44 @@ struct ShardLayout {
     std::int64_t max_unit_numel = 0; // U
     std::int64_t values = 0;         // trainable values (no padding)
     std::vector<UnitShard> units;
+    // A head tied to the token embedding (Model::tied_unit / tied_head_unit; -1: none). The tied unit T
+    // gets a bucket (zero2/3) and a gather buffer (zero3) of its own, T's numel each, so it stays whole
+    // from the head's use to its own backward; the two rotating ones are sized for the other units.
+    int tied_unit = -1, tied_head_unit = -1;
+    std::int64_t rotating_numel = 0;  // the largest unit that uses the rotating pair (U' = U without a tie)
+    // Which bucket / gather buffer unit u uses: 2 for the tied unit, else u % 2.
+    int buffer_of(int u) const { return u == tied_unit ? 2 : u % 2; }
     // Elements of the padded flat layout (P = S x world_size when sharded) that hold no trainable value:
     // the alignment gaps between tensors and each unit's tail. Zero, and counted in every figure.
     std::int64_t padding_elements() const { return flat_numel - values; }
 };
 ShardLayout make_shard_layout(const std::vector<ParamUnit>& units, std::int64_t flat_numel, ShardStage stage,
-                              int world_size, int rank);
+                              int world_size, int rank, int tied_unit = -1, int tied_head_unit = -1);
 
-// zero3's gather schedule: which unit each of the two gather buffers holds (unit u uses buffer u % 2), and
-// which units to start gathering at each event. The engine issues exactly these gathers; the planner
-// replays the schedule to count a step's traffic.
+// zero3's gather schedule: which unit each gather buffer holds (unit u uses buffer layout.buffer_of(u):
+// u % 2, or 2 for a tied unit), and which units to start gathering at each event. The engine issues
+// exactly these gathers; the planner replays the schedule to count a step's traffic.
 class GatherSchedule {
 public:
     GatherSchedule() = default;
     explicit GatherSchedule(const ShardLayout& layout);
     // Units whose gathers start now, in order: unit u itself unless its buffer holds it already, then
-    // the next unit the pass will need (u + 1 forward, u - 1 backward), prefetched into the other buffer.
+    // the next unit the pass will need (u + 1 forward, u - 1 backward), prefetched into the other buffer;
+    // at a tied head's unit, the tied unit too (held since its forward: normally nothing to gather).
     std::vector<int> before_forward(int u) { return need(u, u + 1); }
     std::vector<int> before_backward(int u) { return need(u, u - 1); }
     // After the optimizer step every gathered copy is stale: units 0 and 1 are gathered for the next step.
     std::vector<int> after_update();
-    // The buffers hold these units (after initialisation: the last two units initialised in them).
+    // The buffers hold these units (after initialisation: the last units initialised in them).
     void set_holds(int buffer, int unit) { holds_[buffer] = unit; }
     int holds(int buffer) const { return holds_[buffer]; }
 
 private:
     std::vector<int> need(int now, int next);
+    int buffer_of(int u) const { return u == tied_unit_ ? 2 : u % 2; }
     std::vector<std::int64_t> numel_;
-    int holds_[2] = {-1, -1};
+    int tied_unit_ = -1, tied_head_unit_ = -1;
+    int holds_[3] = {-1, -1, -1};
 };
 
 // Payload bytes a rank hands its communicator in one optimizer step, in steady state (what CommStats
@@ -199,12 +219,12 @@ private:
     std::int64_t accumulate_ = 1;
     bool dry_run_ = false;
     Tensor grad_shard_, param_shard_;
-    Tensor bucket_[2], gather_[2];
+    Tensor bucket_[3], gather_[3];  // [0], [1]: the rotating pair; [2]: the tied unit's own (layout.buffer_of)
     struct Pending {
         CommHandle handle;
         int unit = -1;
     };
-    Pending bucket_pending_[2], gather_pending_[2];
+    Pending bucket_pending_[3], gather_pending_[3];
     GatherSchedule schedule_;
     std::vector<CommHandle> unit_reduction_;  // dp, zero1: one per unit, issued in the last micro-batch
     std::vector<bool> unit_reduced_;

@@ -315,8 +315,14 @@ std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
         engine_.gather_parameters(root ? params.data() : nullptr);
     }
     std::size_t k = 0;
+    std::vector<std::pair<const void*, std::int64_t>> placed;  // (view, flat offset) of each untied tensor
     for (const NamedTensor& nt : model_->state_dict()) {
-        const std::int64_t at = nt.trainable && !nt.tied ? m.tensor_offsets[k++] : -1;
+        std::int64_t at = nt.trainable && !nt.tied ? m.tensor_offsets[k++] : -1;
+        if (nt.trainable && !nt.tied) placed.push_back({nt.tensor.raw(), at});
+        if (nt.tied)  // a tied head: the token embedding's weight (the same view), from its place
+            for (const auto& [view, off] : placed)
+                if (view == nt.tensor.raw()) at = off;
+        if (zero3 && nt.trainable && at < 0) throw Error("internal: no flat place for checkpoint tensor " + nt.name);
         if (!root) continue;
         HostTensor h{"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), {}};
         h.data.resize(nt.tensor.nbytes());

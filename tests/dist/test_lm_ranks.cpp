@@ -7,7 +7,12 @@
 // last) equals one process's to 1e-6; rank 0 alone writes; each rank's measured ledger peak is what
 // `headroom plan --ranks N --shard S` predicts for it. Ctrl-C to `headroom train --ranks 3` stops every rank
 // after the same step (the run ends, none hangs in a collective another rank skipped), with one process's
-// exit status and run.json "stopped". AdamW (one row): its validation losses to 1e-6 too,
+// exit status and run.json "stopped". The same GPT with its head tied to the token embedding (what every
+// GPT preset does) gives one process's weights to 1e-6 as well with dp, zero2 and zero3 (2 ranks; zero3
+// with 3 micro-batches; zero3 on 3 ranks with the uneven batches 3 + 2 + 2 of a global batch of 7): the
+// tied unit stays whole from the head's backward to its own (strategy/sharding.h), and the consolidated
+// file has one process's tensors, lm_head.weight equal to transformer.wte.weight; its zero3 checkpoint
+// resumes on 2 ranks bit for bit and onto one process to 1e-6. AdamW (one row): its validation losses to 1e-6 too,
 // its weights to 1e-3 per tensor only, since Adam divides each gradient element by its own running scale:
 // an element whose gradient nearly cancels over the batch (a bias starting at zero) has a rounding error,
 // from summing in another order, that is a visible share of it, and so of its update (measured 6e-4).
@@ -66,8 +71,9 @@ LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*
 }
 
 // A GPT small enough for seconds on CPU ranks: byte vocabulary, 16 positions, 2 blocks of width 32, dropout
-// 0.1 (masks keyed on the run-wide window index), an untied head (zero2/zero3 shard every parameter).
-ModelSpec small_gpt() {
+// 0.1 (masks keyed on the run-wide window index), an untied head (zero2/zero3 shard every parameter), or
+// (tied) the head reading the token embedding's weight, as nanoGPT's.
+ModelSpec small_gpt(bool tied = false) {
     ModelSpec s;
     s.name = "gpt-ranks";
     s.input_shape = {16};
@@ -77,7 +83,7 @@ ModelSpec small_gpt() {
     s.layers.push_back(L("dropout", {{"p", 0.1}}));
     for (int i = 0; i < 2; ++i) s.layers.push_back(L("transformer_block", {{"dim", 32}, {"heads", 2}, {"dropout", 0.1}}));
     s.layers.push_back(L("layernorm", {{"dim", 32}}));
-    s.layers.push_back(L("lm_head", {{"dim", 32}, {"vocab_size", 256}, {"tied", false}}));
+    s.layers.push_back(L("lm_head", {{"dim", 32}, {"vocab_size", 256}, {"tied", tied}}));
     return s;
 }
 
@@ -95,10 +101,11 @@ std::string corpus() {
     return text;
 }
 
-// The run's flags without --out; the global batch is 6 windows (3 + 3 on 2 ranks, 2 + 2 + 2 on 3).
-QStringList runFlags(const QString& dir, const QString& optimizer) {
-    QStringList f{"train", "--model", dir + "/gpt.json", "--data", "text:" + dir + "/corpus.txt", "--tokenizer", "byte",
-                  "--batch", "6", "--steps", "4", "--eval-every", "2", "--eval-tokens", "0", "--optimizer", optimizer,
+// The run's flags without --out; the global batch is 6 windows (3 + 3 on 2 ranks, 2 + 2 + 2 on 3) unless
+// given. `model`: gpt (untied head) or gpt-tied.
+QStringList runFlags(const QString& dir, const QString& optimizer, const QString& model = "gpt", int batch = 6) {
+    QStringList f{"train", "--model", dir + "/" + model + ".json", "--data", "text:" + dir + "/corpus.txt", "--tokenizer", "byte",
+                  "--batch", QString::number(batch), "--steps", "4", "--eval-every", "2", "--eval-tokens", "0", "--optimizer", optimizer,
                   "--threads", "1", "--seed", "3", "--device", "cpu", "--no-history", "--quiet"};
     if (optimizer == "sgd") f << "--lr" << "0.1" << "--momentum" << "0.9";
     else f << "--lr" << "0.003";
@@ -152,7 +159,7 @@ class LmRanksTest : public QObject {
     Q_OBJECT
 
     std::string m_dir;
-    std::map<QString, nlohmann::json> m_one;  // the references' run.json, by optimizer
+    std::map<QString, nlohmann::json> m_one;  // the references' run.json, by reference name (one-<name>)
 
 private slots:
     void initTestCase() {
@@ -162,6 +169,8 @@ private slots:
         {
             std::ofstream spec(m_dir + "/gpt.json");
             spec << model_spec_to_json(small_gpt()).dump(2);
+            std::ofstream tied(m_dir + "/gpt-tied.json");
+            tied << model_spec_to_json(small_gpt(true)).dump(2);
             std::ofstream text(m_dir + "/corpus.txt", std::ios::binary);
             text << corpus();
         }
@@ -173,6 +182,14 @@ private slots:
             m_one[o] = readJson(m_dir + "/one-" + o.toStdString() + "/run.json");
             QCOMPARE(m_one[o]["evals"].size(), std::size_t(2));  // after step 2 and at the last step
         }
+        // the tied model's, with global batches of 6 and 7
+        for (int batch : {6, 7}) {
+            const QString name = QString("sgd-tied-b%1").arg(batch);
+            const Result r = run(kHeadroom, runFlags(dir, "sgd", "gpt-tied", batch) << "--out" << dir + "/one-" + name, dir);
+            QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+            m_one[name] = readJson(m_dir + "/one-" + name.toStdString() + "/run.json");
+            QCOMPARE(m_one[name]["evals"].size(), std::size_t(2));
+        }
     }
 
     void ranksEqualOneProcess_data() {
@@ -181,11 +198,18 @@ private slots:
         QTest::addColumn<int>("accumulate");
         QTest::addColumn<QString>("optimizer");
         QTest::addColumn<double>("tolerance");
+        QTest::addColumn<bool>("tied");
+        QTest::addColumn<int>("batch");
         for (int n : {2, 3})
             for (const char* s : {"dp", "zero2", "zero3"})
-                QTest::newRow(qPrintable(QString("%1 on %2 ranks").arg(s).arg(n))) << n << s << 1 << "sgd" << 1e-6;
-        QTest::newRow("zero2 on 2 ranks, 3 micro-batches each") << 2 << "zero2" << 3 << "sgd" << 1e-6;
-        QTest::newRow("zero3 on 3 ranks, adamw") << 3 << "zero3" << 1 << "adamw" << 1e-3;
+                QTest::newRow(qPrintable(QString("%1 on %2 ranks").arg(s).arg(n))) << n << s << 1 << "sgd" << 1e-6 << false << 6;
+        QTest::newRow("zero2 on 2 ranks, 3 micro-batches each") << 2 << "zero2" << 3 << "sgd" << 1e-6 << false << 6;
+        QTest::newRow("zero3 on 3 ranks, adamw") << 3 << "zero3" << 1 << "adamw" << 1e-3 << false << 6;
+        // a head tied to the token embedding
+        for (const char* s : {"dp", "zero2", "zero3"})
+            QTest::newRow(qPrintable(QString("%1 on 2 ranks, tied head").arg(s))) << 2 << s << 1 << "sgd" << 1e-6 << true << 6;
+        QTest::newRow("zero3 on 2 ranks, tied head, 3 micro-batches each") << 2 << "zero3" << 3 << "sgd" << 1e-6 << true << 6;
+        QTest::newRow("zero3 on 3 ranks, tied head, batches 3 + 2 + 2") << 3 << "zero3" << 1 << "sgd" << 1e-6 << true << 7;
     }
     void ranksEqualOneProcess() {
         QFETCH(int, ranks);
@@ -193,21 +217,32 @@ private slots:
         QFETCH(int, accumulate);
         QFETCH(QString, optimizer);
         QFETCH(double, tolerance);
-        const nlohmann::json& one = m_one[optimizer];
+        QFETCH(bool, tied);
+        QFETCH(int, batch);
+        const QString ref = tied ? QString("%1-tied-b%2").arg(optimizer).arg(batch) : optimizer;
+        const QString model = tied ? "gpt-tied" : "gpt";
+        const nlohmann::json& one = m_one[ref];
         const std::string work = m_dir + "/" + stage.toStdString() + "-" + std::to_string(ranks) + "-" +
-                                 std::to_string(accumulate) + "-" + optimizer.toStdString();
+                                 std::to_string(accumulate) + "-" + ref.toStdString();
         fs::create_directories(work);
         const QString w = QString::fromStdString(work), dir = QString::fromStdString(m_dir);
         QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
         args << "-np" << QString::number(ranks) << kHeadroom;
-        args << runFlags(dir, optimizer) << "--shard" << stage << "--accumulate" << QString::number(accumulate) << "--out" << w + "/out";
+        args << runFlags(dir, optimizer, model, batch) << "--shard" << stage << "--accumulate" << QString::number(accumulate) << "--out" << w + "/out";
         const Result r = run(QStringLiteral(HR_MPIEXEC), args, w);
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
         // the weights of one process with the same global batch
         const QString why = compareWeights(work + "/out/model.safetensors",
-                                           m_dir + "/one-" + optimizer.toStdString() + "/model.safetensors", tolerance);
+                                           m_dir + "/one-" + ref.toStdString() + "/model.safetensors", tolerance);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         const double weights_rel = g_worst;
+        if (tied) {  // the consolidated file has the head as the embedding's weight again, as one process's
+            const SafeTensorsFile f = read_safetensors(work + "/out/model.safetensors");
+            const SafeTensor* head = f.find("lm_head.weight");
+            const SafeTensor* wte = f.find("transformer.wte.weight");
+            QVERIFY(head && wte);
+            QVERIFY2(head->data == wte->data, "lm_head.weight is not transformer.wte.weight");
+        }
         // the same validation losses, at the same steps
         const nlohmann::json j = readJson(work + "/out/run.json");
         QCOMPARE(j["evals"].size(), one["evals"].size());
@@ -218,16 +253,18 @@ private slots:
             const double a = j["evals"][i]["test_loss"].get<double>(), b = one["evals"][i]["test_loss"].get<double>();
             loss_rel = std::max(loss_rel, std::fabs(a - b) / std::fabs(b));
         }
-        qInfo("%s on %d ranks (accumulate %d, %s) vs one process: weights %.3g, validation loss %.3g (relative)",
-              qPrintable(stage), ranks, accumulate, qPrintable(optimizer), weights_rel, loss_rel);
+        qInfo("%s on %d ranks (accumulate %d, %s%s) vs one process: weights %.3g, validation loss %.3g (relative)",
+              qPrintable(stage), ranks, accumulate, qPrintable(optimizer), tied ? ", tied head" : "", weights_rel, loss_rel);
         QVERIFY2(loss_rel <= 1e-6, qPrintable(QString::number(loss_rel)));
         const double train_a = j["final"]["train_loss"].get<double>(), train_b = one["final"]["train_loss"].get<double>();
         QVERIFY2(std::fabs(train_a - train_b) <= 1e-6 * std::fabs(train_b), "the training loss is the global batch's");
         // the run's spread, in run.json; rank 0 alone wrote (byte tokens: no tokenizer file)
         QCOMPARE(j["distributed"]["world_size"].get<int>(), ranks);
         QCOMPARE(j["distributed"]["stage"].get<std::string>(), stage.toStdString());
-        QVERIFY2(j["distributed"]["rank_batch"] == (ranks == 2 ? nlohmann::json({3, 3}) : nlohmann::json({2, 2, 2})),
-                 j["distributed"].dump().c_str());
+        const nlohmann::json split = batch == 7 ? nlohmann::json({3, 2, 2})
+                                     : ranks == 2 ? nlohmann::json({3, 3})
+                                                  : nlohmann::json({2, 2, 2});
+        QVERIFY2(j["distributed"]["rank_batch"] == split, j["distributed"].dump().c_str());
         QVERIFY(j["distributed"]["communication_bytes_per_step"].get<double>() > 0);
         // (a one-process run's folder: config.json, the last step's checkpoint, the weights, run.json)
         QCOMPARE(entries(work + "/out"),
@@ -239,19 +276,73 @@ private slots:
         QCOMPARE(measured.size(), std::size_t(ranks));
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == measured, j["distributed"].dump().c_str());
         const Result p = run(kHeadroom,
-                             {"plan", "--model", dir + "/gpt.json", "--batch", "6", "--optimizer", optimizer, "--threads", "1",
+                             {"plan", "--model", dir + "/" + model + ".json", "--batch", QString::number(batch), "--optimizer", optimizer, "--threads", "1",
                               "--device", "cpu", "--ranks", QString::number(ranks), "--shard", stage, "--accumulate",
                               QString::number(accumulate), "--json"},
                              w);
         QVERIFY2(p.exit_code == 0, qPrintable(p.output));
         const nlohmann::json plan = nlohmann::json::parse(p.output.toStdString());
         QCOMPARE(plan["ranks"].size(), std::size_t(ranks));
+        // the tied rows: the traffic counted is step_payload_bytes' replay of the schedule (with the tied unit
+        // held from its forward, zero3 gathers each unit once a step, so the evaluations add no gather)
+        if (tied)
+            QVERIFY2(plan["communication_bytes_per_step"] == j["distributed"]["communication_bytes_per_step"],
+                     qPrintable(QString("plan %1 B, sent %2 B a step")
+                                    .arg(QString::fromStdString(plan["communication_bytes_per_step"].dump()))
+                                    .arg(QString::fromStdString(j["distributed"]["communication_bytes_per_step"].dump()))));
         for (int k = 0; k < ranks; ++k)
             QVERIFY2(plan["ranks"][k]["device_total"] == measured[k],
                      qPrintable(QString("rank %1: plan %2, measured %3")
                                     .arg(k)
                                     .arg(QString::fromStdString(plan["ranks"][k]["device_total"].dump()))
                                     .arg(QString::fromStdString(measured[k].dump()))));
+    }
+
+    // zero3 with the tied head, 2 ranks: 2 steps, then --resume to 4 steps on 2 ranks gives the uninterrupted
+    // 2-rank run's weights bit for bit, and as one process within 1e-6 (the reductions add in another
+    // order); the checkpoint holds the head as the embedding's weight again (one process's tensors).
+    void tiedZero3ResumedOnTwoRanksAndOneProcess() {
+        const QString dir = QString::fromStdString(m_dir);
+        const std::string work = m_dir + "/resume-tied";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        auto ranks2 = [&](QStringList flags) {
+            QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
+            args << "-np" << "2" << kHeadroom << flags;
+            return run(QStringLiteral(HR_MPIEXEC), args, w);
+        };
+        auto flags = [&](int steps, const QString& out) {
+            QStringList f = runFlags(dir, "sgd", "gpt-tied");
+            f[f.indexOf("--steps") + 1] = QString::number(steps);
+            return f << "--shard" << "zero3" << "--out" << w + "/" + out;
+        };
+        Result r = ranks2(flags(4, "ref"));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        r = ranks2(flags(2, "half"));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        {
+            const SafeTensorsFile ck = read_safetensors(work + "/half/checkpoint-000000002.safetensors");
+            const SafeTensor* head = ck.find("model.lm_head.weight");
+            const SafeTensor* wte = ck.find("model.transformer.wte.weight");
+            QVERIFY2(head && wte && head->data == wte->data, "the checkpoint's tied head is not the embedding's weight");
+        }
+        for (const char* name : {"again2", "one"}) fs::copy(work + "/half", work + "/" + name, fs::copy_options::recursive);
+        r = ranks2({"train", "--resume", w + "/again2", "--steps", "4", "--no-history", "--quiet"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/again2/model.safetensors", work + "/ref/model.safetensors", 0);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        r = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "4", "--no-history", "--quiet"}, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        why = compareWeights(work + "/one/model.safetensors", work + "/ref/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("zero3, tied head: 2-rank checkpoint resumed as one process vs 2 ranks throughout: %.3g relative", g_worst);
+        for (const char* name : {"again2", "one"}) {
+            const nlohmann::json j = readJson(work + "/" + name + "/run.json");
+            QCOMPARE(j["resume"]["resumed_from_step"].get<int>(), 2);
+            QCOMPARE(j["distributed"]["world_size"].get<int>(), std::string(name) == "one" ? 1 : 2);
+            QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                     j["distributed"].dump().c_str());
+        }
     }
 
     // Ctrl-C mid-run (evaluations every 3 steps, so it may land next to one): every rank stops together.

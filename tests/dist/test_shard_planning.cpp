@@ -2,7 +2,8 @@
 // Sharding arithmetic and the planner's per-rank prediction, for any world size without the devices
 // (what-if), in one process: unit padding and shard offsets, the per-stage bytes against the ZeRO
 // paper's formulas (computed here from the layout, not through the planner), the budget search over
-// stages with "needs N GPUs", and the strategy checks for ranks.
+// stages with "needs N GPUs", the strategy checks for ranks, and what a head tied to the token embedding
+// adds (its own bucket and gather buffer, its place in the gather schedule).
 #include <QtTest>
 
 #include "backend/cpu/cpu_backend.h"
@@ -138,6 +139,57 @@ private slots:
         QCOMPARE(dev("zero3", MemCategory::activations), dev("dp", MemCategory::activations));
         qInfo("resnet-mini %s on %d ranks: P %zu, S %zu; state per rank dp %zu B, zero3 %zu B", qPrintable(precision),
               ranks, P1, S, (2 * b + 8 + master) * P1, state3);
+    }
+
+    // A head tied to the token embedding (gpt-char: 6 blocks): unit 0 (the embeddings) has a bucket and, for zero3, a
+    // gather buffer of its own, and the rotating pair is sized for the largest other unit; the planner's
+    // communication bytes are b (2U' + U0) for zero2 and twice that for zero3, from the layout's unit
+    // sizes. zero3's schedule gathers unit 0 once a step (before the forward; the head's unit and the
+    // backward find it held) and every other unit as without a tie.
+    void tiedHeadKeepsUnitZeroWhole_data() {
+        QTest::addColumn<int>("ranks");
+        for (int n : {2, 3, 8}) QTest::newRow(qPrintable(QString("x%1").arg(n))) << n;
+    }
+    void tiedHeadKeepsUnitZeroWhole() {
+        QFETCH(int, ranks);
+        const ModelSpec spec = preset_model("gpt-char");
+        QVERIFY(spec.layers.back().attrs.at("tied").get<bool>());
+        auto be = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+        StrategyConfig sc;
+        sc.shard = "zero3";
+        TrainingState st(spec, OptimizerConfig{}, resolve_strategy(sc, spec, 8 * ranks, ranks, 0), 1, *be, be->allocator(),
+                         *be, be->allocator(), true);
+        const ShardLayout& l = st.shard_layout();
+        const int n = static_cast<int>(l.units.size());
+        QCOMPARE(l.tied_unit, 0);
+        QCOMPARE(l.tied_head_unit, n - 1);
+        QCOMPARE(l.units.back().numel, std::int64_t(0));  // the tied head keeps no storage of its own
+        std::int64_t other = 0;
+        for (int u = 1; u < n; ++u) other = std::max(other, l.units[static_cast<std::size_t>(u)].numel);
+        const std::int64_t U0 = l.units[0].numel;
+        QCOMPARE(l.rotating_numel, other);
+        for (const char* s : {"zero2", "zero3"}) {
+            PlanRequest r = request("gpt-char", 8 * ranks, s, ranks);
+            const MemoryPlan p = predict_memory(r);
+            const std::size_t bytes = 4 * static_cast<std::size_t>(2 * other + U0) * (std::string(s) == "zero3" ? 2 : 1);
+            QCOMPARE(at(p.device, MemCategory::communication), bytes);
+        }
+        // the schedule: forward gathers every unit with storage once, backward re-gathers units n-4 .. 1
+        // (the two rotating units the forward ended with are kept, unit 0 is held in its own buffer)
+        GatherSchedule g(l);
+        for (int b = 0; b < 3; ++b) g.set_holds(b, -1);
+        std::vector<int> fwd, bwd;
+        for (int u = 0; u < n; ++u)
+            for (int v : g.before_forward(u)) fwd.push_back(v);
+        for (int u = n - 1; u >= 0; --u)
+            for (int v : g.before_backward(u)) bwd.push_back(v);
+        std::vector<int> want_fwd, want_bwd;
+        for (int u = 0; u < n - 1; ++u) want_fwd.push_back(u);  // the head's unit has nothing to gather
+        for (int u = n - 4; u >= 1; --u) want_bwd.push_back(u);
+        QCOMPARE(fwd, want_fwd);
+        QCOMPARE(bwd, want_bwd);
+        QCOMPARE(g.holds(2), 0);
+        QCOMPARE(g.after_update(), (std::vector<int>{0, 1}));
     }
 
     // Any world size, no devices: 8 ranks of zero3, every rank described, uneven batches per rank.
