@@ -5833,13 +5833,6 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     </message>
 </context>
 <context>
-    <name>model.tied_sharded</name>
-    <message>
-        <source>layer %1 (lm_head) shares the token embedding&apos;s weight, which zero2 and zero3 cannot shard yet; use --shard dp or zero1, or set tied to false</source>
-        <translation>第 %1 层（lm_head）共享 token 嵌入的权重，而 zero2 和 zero3 目前无法对其分片；请使用 --shard dp 或 zero1，或把 tied 设为 false</translation>
-    </message>
-</context>
-<context>
     <name>model.token_input</name>
     <message>
         <source>the model takes token ids (N, T) i64 with 1 &lt;= T &lt;= %1, got %2 %3; shorten the sequence or build the model for a longer one</source>
