@@ -36,6 +36,7 @@
 #include "io/safetensors.h"
 #include "nn/model_spec.h"
 #include "test_support.h"
+#include "programs.h"
 
 using namespace hr;
 namespace fs = std::filesystem;
@@ -44,24 +45,10 @@ namespace {
 
 const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
 
-struct Result {
-    int exit_code = -1;
-    QString output;
-};
+using Result = hrtest::ProcessResult;
 
 Result run(const QString& program, const QStringList& args, const QString& cwd, int timeout_ms = 180000) {
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("OMP_NUM_THREADS", "1");
-    p.setProcessEnvironment(env);
-    p.start(program, args);
-    if (!p.waitForFinished(timeout_ms)) p.kill(), p.waitForFinished(5000);
-    Result r;
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.output = QString::fromLocal8Bit(p.readAll());
-    return r;
+    return hrtest::run_program(program, args, cwd, timeout_ms);
 }
 
 LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a = {}) {
@@ -117,35 +104,10 @@ double g_worst = 0;  // the last comparison's largest relative difference (repor
 // Largest |a - b| / max(|b|) per tensor of two weight files with the same names, dtypes and shapes; ""
 // when within tolerance, else what differs.
 QString compareWeights(const std::string& a_path, const std::string& b_path, double tolerance) {
-    g_worst = 0;
-    const SafeTensorsFile a = read_safetensors(a_path), b = read_safetensors(b_path);
-    if (a.tensors.size() != b.tensors.size())
-        return QString("tensor counts differ: %1 vs %2").arg(a.tensors.size()).arg(b.tensors.size());
-    for (const SafeTensor& x : a.tensors) {
-        const SafeTensor* y = b.find(x.name);
-        if (!y) return QString("%1 missing").arg(QString::fromStdString(x.name));
-        if (x.dtype != DType::f32 || y->dtype != DType::f32 || x.shape != y->shape)
-            return QString("%1: dtype or shape differ").arg(QString::fromStdString(x.name));
-        const std::size_t n = x.data.size() / sizeof(float);
-        std::vector<float> xv(n), yv(n);
-        std::memcpy(xv.data(), x.data.data(), x.data.size());
-        std::memcpy(yv.data(), y->data.data(), y->data.size());
-        double scale = 0, diff = 0;
-        for (std::size_t k = 0; k < n; ++k) {
-            scale = std::max(scale, std::fabs(static_cast<double>(yv[k])));
-            diff = std::max(diff, std::fabs(static_cast<double>(xv[k]) - static_cast<double>(yv[k])));
-        }
-        g_worst = std::max(g_worst, diff / std::max(scale, 1e-30));
-        if (diff > tolerance * std::max(scale, 1e-30))
-            return QString("%1: max |diff| %2 over max |value| %3").arg(QString::fromStdString(x.name)).arg(diff).arg(scale);
-    }
-    return a.tensors.empty() ? QString("no tensors") : QString();
+    return hrtest::compare_weights(a_path, b_path, tolerance, &g_worst);
 }
 
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream f(path);
-    return nlohmann::json::parse(f);
-}
+nlohmann::json readJson(const std::string& path) { return hrtest::read_json(path); }
 
 std::set<std::string> entries(const std::string& dir) {
     std::set<std::string> out;

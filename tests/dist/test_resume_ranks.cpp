@@ -30,6 +30,7 @@
 #include "dist/communicator.h"
 #include "io/safetensors.h"
 #include "test_support.h"
+#include "programs.h"
 
 using namespace hr;
 namespace fs = std::filesystem;
@@ -46,63 +47,20 @@ QStringList runFlags(const QString& out, int steps) {
             "--optimizer", "adam", "--out", out, "--no-history", "--quiet"};
 }
 
-struct Result {
-    int exit_code = -1;
-    QString output;
-};
+using Result = hrtest::ProcessResult;
 
 Result run(const QStringList& args, const QString& cwd, int timeout_ms = 120000) {
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("OMP_NUM_THREADS", "1");
-    p.setProcessEnvironment(env);
-    p.start(kHeadroom, args);
-    if (!p.waitForFinished(timeout_ms)) p.kill(), p.waitForFinished(5000);
-    Result r;
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.output = QString::fromLocal8Bit(p.readAll());
-    return r;
+    return hrtest::run_program(kHeadroom, args, cwd, timeout_ms);
 }
 
 // "" when both files hold the same tensors (names, dtypes, shapes) within `tolerance` relative to the
 // reference's largest value (0: bit for bit); g_worst is the largest relative difference seen.
 double g_worst = 0;
 QString compareWeights(const std::string& a_path, const std::string& ref_path, double tolerance) {
-    g_worst = 0;
-    const SafeTensorsFile a = read_safetensors(a_path), b = read_safetensors(ref_path);
-    if (a.tensors.size() != b.tensors.size() || a.tensors.empty()) return "tensor counts differ";
-    for (const SafeTensor& x : a.tensors) {
-        const SafeTensor* y = b.find(x.name);
-        if (!y) return QString("%1 missing").arg(QString::fromStdString(x.name));
-        if (x.dtype != y->dtype || x.shape != y->shape || x.data.size() != y->data.size())
-            return QString("%1: dtype or shape differ").arg(QString::fromStdString(x.name));
-        if (tolerance == 0) {
-            if (x.data != y->data) return QString("%1 differs (bit for bit expected)").arg(QString::fromStdString(x.name));
-            continue;
-        }
-        if (x.dtype != DType::f32) return "not f32";
-        const std::size_t n = x.data.size() / 4;
-        std::vector<float> xv(n), yv(n);
-        std::memcpy(xv.data(), x.data.data(), x.data.size());
-        std::memcpy(yv.data(), y->data.data(), y->data.size());
-        double scale = 1e-30, diff = 0;
-        for (std::size_t k = 0; k < n; ++k) {
-            scale = std::max(scale, std::fabs(double(yv[k])));
-            diff = std::max(diff, std::fabs(double(xv[k]) - double(yv[k])));
-        }
-        g_worst = std::max(g_worst, diff / scale);
-        if (diff > tolerance * scale)
-            return QString("%1: max |diff| %2 over max |value| %3").arg(QString::fromStdString(x.name)).arg(diff).arg(scale);
-    }
-    return {};
+    return hrtest::compare_weights(a_path, ref_path, tolerance, &g_worst);
 }
 
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream f(path);
-    return nlohmann::json::parse(f);
-}
+nlohmann::json readJson(const std::string& path) { return hrtest::read_json(path); }
 
 // name -> (size, mtime) of a folder's files: "nothing changed" is this staying equal.
 std::map<std::string, std::pair<std::uintmax_t, fs::file_time_type>> snapshot(const std::string& dir) {

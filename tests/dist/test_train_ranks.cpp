@@ -27,6 +27,7 @@
 #include "dist/communicator.h"
 #include "io/safetensors.h"
 #include "test_support.h"
+#include "programs.h"
 
 using namespace hr;
 namespace fs = std::filesystem;
@@ -42,28 +43,10 @@ QStringList runFlags(const QString& out, const QString& db) {
             "--out", out, "--db", db};
 }
 
-struct Result {
-    int exit_code = -1;
-    double seconds = 0;
-    QString output;
-};
+using Result = hrtest::ProcessResult;
 
 Result run(const QString& program, const QStringList& args, const QString& cwd, int timeout_ms = 120000) {
-    QProcess p;
-    p.setWorkingDirectory(cwd);
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("OMP_NUM_THREADS", "1");
-    p.setProcessEnvironment(env);
-    QElapsedTimer t;
-    t.start();
-    p.start(program, args);
-    if (!p.waitForFinished(timeout_ms)) p.kill(), p.waitForFinished(5000);
-    Result r;
-    r.seconds = t.elapsed() / 1000.0;
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.output = QString::fromLocal8Bit(p.readAll());
-    return r;
+    return hrtest::run_program(program, args, cwd, timeout_ms);
 }
 
 // Largest |a - b| / max(|b|) over every tensor of two weight files, which must have the same names,
@@ -71,33 +54,7 @@ Result run(const QString& program, const QStringList& args, const QString& cwd, 
 double g_worst = 0;  // the last comparison's largest relative difference (reported)
 
 QString compareWeights(const std::string& a_path, const std::string& b_path, double tolerance) {
-    g_worst = 0;
-    const SafeTensorsFile a = read_safetensors(a_path), b = read_safetensors(b_path);
-    if (a.tensors.size() != b.tensors.size()) return QString("tensor counts differ: %1 vs %2").arg(a.tensors.size()).arg(b.tensors.size());
-    int compared = 0;
-    for (std::size_t i = 0; i < a.tensors.size(); ++i) {
-        const SafeTensor& x = a.tensors[i];
-        const SafeTensor* y = nullptr;
-        for (const SafeTensor& t : b.tensors)
-            if (t.name == x.name) y = &t;
-        if (!y) return QString("%1 missing").arg(QString::fromStdString(x.name));
-        if (x.dtype != DType::f32 || y->dtype != DType::f32 || x.shape != y->shape || x.data.size() != y->data.size())
-            return QString("%1: dtype or shape differ").arg(QString::fromStdString(x.name));
-        const std::size_t n = x.data.size() / sizeof(float);
-        std::vector<float> xv(n), yv(n);
-        std::memcpy(xv.data(), x.data.data(), x.data.size());
-        std::memcpy(yv.data(), y->data.data(), y->data.size());
-        double scale = 0, diff = 0;
-        for (std::size_t k = 0; k < n; ++k) {
-            scale = std::max(scale, std::fabs(static_cast<double>(yv[k])));
-            diff = std::max(diff, std::fabs(static_cast<double>(xv[k]) - static_cast<double>(yv[k])));
-        }
-        g_worst = std::max(g_worst, diff / std::max(scale, 1e-30));
-        if (diff > tolerance * std::max(scale, 1e-30))
-            return QString("%1: max |diff| %2 over max |value| %3").arg(QString::fromStdString(x.name)).arg(diff).arg(scale);
-        ++compared;
-    }
-    return compared > 0 ? QString() : QString("no tensors");
+    return hrtest::compare_weights(a_path, b_path, tolerance, &g_worst);
 }
 
 std::set<std::string> entries(const std::string& dir) {
@@ -106,10 +63,7 @@ std::set<std::string> entries(const std::string& dir) {
     return out;
 }
 
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream f(path);
-    return nlohmann::json::parse(f);
-}
+nlohmann::json readJson(const std::string& path) { return hrtest::read_json(path); }
 
 // Runs recorded in a history database, as `headroom runs` lists them (one line per run after the header).
 int recordedRuns(const QString& db, const QString& cwd) {

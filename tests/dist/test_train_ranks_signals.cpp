@@ -24,6 +24,7 @@
 
 #include "dist/communicator.h"
 #include "test_support.h"
+#include "programs.h"
 
 namespace fs = std::filesystem;
 
@@ -105,10 +106,7 @@ QStringList historyRows(const QString& db) {
     return QString::fromUtf8(p.readAll()).split('\n', Qt::SkipEmptyParts);
 }
 
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
+nlohmann::json readJson(const std::string& path) { return hrtest::read_json(path); }
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include "nn/model_spec.h"
 #include "session/RunController.h"
 #include "store/run_store.h"
+#include "programs.h"
 
 using namespace hrapp;
 
@@ -25,10 +26,7 @@ namespace {
 
 const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
 
-nlohmann::json readJson(const QString& path) {
-    std::ifstream in(path.toStdString());
-    return nlohmann::json::parse(in);
-}
+nlohmann::json readJson(const QString& path) { return hrtest::read_json(path.toStdString()); }
 
 bool same(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); }
 

@@ -29,6 +29,7 @@
 #include "session/RunController.h"
 #include "store/run_store.h"
 #include "test_support.h"
+#include "programs.h"
 
 using namespace hrapp;
 
@@ -59,10 +60,7 @@ hr::TrainConfig windowConfig(TrainingSetupPanel& panel, const QString& stage, st
     return c;
 }
 
-nlohmann::json readJson(const QString& path) {
-    std::ifstream in(path.toStdString());
-    return nlohmann::json::parse(in);
-}
+nlohmann::json readJson(const QString& path) { return hrtest::read_json(path.toStdString()); }
 
 
 

@@ -21,6 +21,7 @@
 #include "nn/model_spec.h"
 #include "test_support.h"
 #include "train/checkpoint.h"
+#include "programs.h"
 
 using namespace hr;
 namespace fs = std::filesystem;
@@ -63,29 +64,13 @@ std::string corpus() {
     return text;
 }
 
-struct Result {
-    int exit_code = -1;
-    QString output;
-};
+using Result = hrtest::ProcessResult;
 
 Result run(const QString& program, const QStringList& args, int timeout_ms = 300000) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("OMP_NUM_THREADS", "1");
-    p.setProcessEnvironment(env);
-    p.start(program, args);
-    if (!p.waitForFinished(timeout_ms)) p.kill(), p.waitForFinished(5000);
-    Result r;
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.output = QString::fromLocal8Bit(p.readAll());
-    return r;
+    return hrtest::run_program(program, args, QString(), timeout_ms);
 }
 
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream f(path);
-    return nlohmann::json::parse(f);
-}
+nlohmann::json readJson(const std::string& path) { return hrtest::read_json(path); }
 
 }  // namespace
 

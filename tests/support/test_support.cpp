@@ -1,4 +1,8 @@
 #include "test_support.h"
+#include "programs.h"
+
+#include <QProcess>
+#include <QProcessEnvironment>
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,7 +14,12 @@
 #include <sstream>
 #include <mutex>
 #include <random>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
+
+#include "io/safetensors.h"
 
 namespace hrtest {
 namespace {
@@ -119,6 +128,65 @@ double process_cpu_seconds(long pid) {
     const std::vector<std::string> f = stat_fields(pid);
     if (f.size() < 13) return -1;  // fields 14 and 15 of stat: utime, stime (clock ticks)
     return static_cast<double>(std::stoll(f[11]) + std::stoll(f[12])) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// --- programs and their files (programs.h) -------------------------------------------------------------
+ProcessResult run_program(const QString& program, const QStringList& args, const QString& cwd, int timeout_ms) {
+    QProcess p;
+    if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    ProcessResult r;
+    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.output = QString::fromLocal8Bit(p.readAll());
+    return r;
+}
+
+QString compare_weights(const std::string& a_path, const std::string& ref_path, double tolerance, double* worst) {
+    double w = 0;
+    if (worst) *worst = 0;
+    const hr::SafeTensorsFile a = hr::read_safetensors(a_path), b = hr::read_safetensors(ref_path);
+    if (a.tensors.size() != b.tensors.size())
+        return QString("tensor counts differ: %1 vs %2").arg(a.tensors.size()).arg(b.tensors.size());
+    if (a.tensors.empty()) return QStringLiteral("no tensors");
+    for (const hr::SafeTensor& x : a.tensors) {
+        const hr::SafeTensor* y = b.find(x.name);
+        const QString name = QString::fromStdString(x.name);
+        if (!y) return QString("%1 missing").arg(name);
+        if (x.dtype != y->dtype || x.shape != y->shape || x.data.size() != y->data.size())
+            return QString("%1: dtype or shape differ").arg(name);
+        if (tolerance == 0) {
+            if (x.data != y->data) return QString("%1 differs (bit for bit expected)").arg(name);
+            continue;
+        }
+        if (x.dtype != hr::DType::f32) return QString("%1: not f32").arg(name);
+        const std::size_t n = x.data.size() / sizeof(float);
+        std::vector<float> xv(n), yv(n);
+        std::memcpy(xv.data(), x.data.data(), x.data.size());
+        std::memcpy(yv.data(), y->data.data(), y->data.size());
+        double scale = 1e-30, diff = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            scale = std::max(scale, std::fabs(static_cast<double>(yv[k])));
+            diff = std::max(diff, std::fabs(static_cast<double>(xv[k]) - static_cast<double>(yv[k])));
+        }
+        w = std::max(w, diff / scale);
+        if (worst) *worst = w;
+        if (diff > tolerance * scale)
+            return QString("%1: max |diff| %2 over max |value| %3").arg(name).arg(diff).arg(scale);
+    }
+    return QString();
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
 }
 
 }  // namespace hrtest
