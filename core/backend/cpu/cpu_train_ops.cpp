@@ -60,18 +60,23 @@ void bn_affine(double gamma, double beta, float invstd, float& a, float& b) {
     b = float(beta);
 }
 
+// The batch-norm forwards' common contract: x and y defined, of one shape and dtype; x viewed as (N, C, S).
+void bn_forward_dims(const char* op, const Tensor& x, const Tensor& y, std::int64_t& N, std::int64_t& C,
+                     std::int64_t& S) {
+    require_defined(op, "x", x);
+    require_defined(op, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_same_dtype(op, "x", x, "y", y);
+    bn_dims(op, x, N, C, S);
+}
 }  // namespace
 
 void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                          Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
                                          Tensor& running_var, float momentum, float eps) {
     const char* op = "batchnorm_forward_train";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
     std::int64_t N, C, S;
-    bn_dims(op, x, N, C, S);
+    bn_forward_dims(op, x, y, N, C, S);
     const std::int64_t M = N * S;
     if (M <= 1) fail(op, "needs more than one value per channel, got x " + desc(x));
     check_vec(op, "save_mean", save_mean, C);
@@ -164,12 +169,8 @@ void CpuBackend::batchnorm_forward_recompute(const Tensor& x, const Tensor& gamm
                                              Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
                                              Tensor& running_var, float eps) {
     const char* op = "batchnorm_forward_recompute";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
     std::int64_t N, C, S;
-    bn_dims(op, x, N, C, S);
+    bn_forward_dims(op, x, y, N, C, S);
     check_vec(op, "save_mean", save_mean, C);
     check_vec(op, "save_invstd", save_invstd, C);
     if (!bn_fast(kernels_, x, S, {&gamma, &beta, &save_mean, &save_invstd, &running_mean, &running_var})) {
@@ -194,12 +195,8 @@ void CpuBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, c
                                          const Tensor& running_mean, const Tensor& running_var, float eps,
                                          Tensor& y) {
     const char* op = "batchnorm_forward_infer";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
     std::int64_t N, C, S;
-    bn_dims(op, x, N, C, S);
+    bn_forward_dims(op, x, y, N, C, S);
     check_vec(op, "running_mean", running_mean, C);
     check_vec(op, "running_var", running_var, C);
     const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
