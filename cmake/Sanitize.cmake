@@ -27,9 +27,10 @@ if(HEADROOM_SANITIZE)
 endif()
 
 # Registers the unit tests (tests/unit/test_*.cpp) under the sanitizers, labelled `sanitize`, and the
-# fuzz targets (tests/fuzz). Called from tests/CMakeLists.txt in the sanitizer configuration instead
-# of the usual registration. Tests that run the `headroom` executable (not built here) are left out,
-# as are the labels gui, cuda and slow.
+# fuzz targets (tests/fuzz), and the window's tests. Called from tests/CMakeLists.txt in the sanitizer
+# configuration instead of the usual registration (programs made by its hr_test_executable). Unit
+# tests that run the `headroom` executable are left out (they are slow under the sanitizers), as are
+# the labels cuda, slow and dist.
 function(hr_add_sanitize_tests)
   set(dir ${CMAKE_CURRENT_SOURCE_DIR})
   file(GLOB tests CONFIGURE_DEPENDS ${dir}/unit/test_*.cpp)
@@ -41,11 +42,7 @@ function(hr_add_sanitize_tests)
     endif()
     get_filename_component(name ${src} NAME_WE)
     string(REGEX REPLACE "^test_" "" name ${name})
-    add_executable(test_${name} ${src} ${dir}/support/test_support.cpp)
-    target_include_directories(test_${name} PRIVATE ${dir}/support)
-    target_compile_definitions(test_${name} PRIVATE HR_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-                               HR_BINARY_DIR="${CMAKE_BINARY_DIR}")
-    target_link_libraries(test_${name} PRIVATE headroom_core Qt6::Test)
+    hr_test_executable(${name} ${src} headroom_core)
     add_test(NAME sanitize_${name} COMMAND test_${name})
     # detect_leaks: LeakSanitizer is part of ASan; halt_on_error is the default for ASan.
     set_tests_properties(sanitize_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
@@ -61,11 +58,7 @@ function(hr_add_sanitize_tests)
   foreach(src IN LISTS gui_tests)
     get_filename_component(name ${src} NAME_WE)
     string(REGEX REPLACE "^test_" "" name ${name})
-    add_executable(test_${name} ${src} ${dir}/support/test_support.cpp)
-    target_include_directories(test_${name} PRIVATE ${dir}/support)
-    target_compile_definitions(test_${name} PRIVATE HR_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-                               HR_BINARY_DIR="${CMAKE_BINARY_DIR}")
-    target_link_libraries(test_${name} PRIVATE headroom_app Qt6::Test)
+    hr_test_executable(${name} ${src} headroom_app)
     add_dependencies(test_${name} headroom)  # some start the headroom binary (ranks, the CLI)
     add_test(NAME sanitize_gui_${name} COMMAND test_${name})
     set_tests_properties(sanitize_gui_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
