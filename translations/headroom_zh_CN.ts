@@ -2954,10 +2954,6 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
         <translation>GPU %1（%2）</translation>
     </message>
     <message>
-        <source>GPU %1 used (NVML)</source>
-        <translation>GPU %1 已用（NVML）</translation>
-    </message>
-    <message>
         <source>ledger allocated</source>
         <translation>账本已分配</translation>
     </message>
@@ -2984,6 +2980,50 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     <message>
         <source>%1 MHz</source>
         <translation>%1 MHz</translation>
+    </message>
+    <message>
+        <source>Ranks</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <source>host only; GPUs as the ranks report them</source>
+        <translation>仅主机；GPU 为各 rank 报告的数据</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;No NVIDIA driver found&lt;/b&gt; on this machine: the GPUs shown are those of the run&apos;s ranks, as they report them. The host charts are this machine&apos;s, with each rank&apos;s resident memory.</source>
+        <translation>本机&lt;b&gt;未找到 NVIDIA 驱动&lt;/b&gt;：显示的 GPU 是本次运行各 rank 报告的 GPU。主机图表为本机的数据，并含每个 rank 的常驻内存。</translation>
+    </message>
+    <message>
+        <source>%1 used (NVML)</source>
+        <translation>%1 已用（NVML）</translation>
+    </message>
+    <message>
+        <source>rank %1 resident (RSS)</source>
+        <translation>rank %1 常驻内存（RSS）</translation>
+    </message>
+    <message>
+        <source>rank %1 resident (RSS, %2)</source>
+        <translation>rank %1 常驻内存（RSS，%2）</translation>
+    </message>
+    <message>
+        <source>%1 CPU</source>
+        <translation>%1 CPU</translation>
+    </message>
+    <message>
+        <source>%1 RAM used</source>
+        <translation>%1 已用内存</translation>
+    </message>
+    <message>
+        <source>%1 GPU %2</source>
+        <translation>%1 GPU %2</translation>
+    </message>
+    <message>
+        <source>rank %1 ledger allocated</source>
+        <translation>rank %1 账本已分配</translation>
+    </message>
+    <message>
+        <source>rank %1 ledger reserved</source>
+        <translation>rank %1 账本已保留</translation>
     </message>
 </context>
 <context>

@@ -9,6 +9,7 @@
 #include <QEventLoop>
 #include <QProcess>
 #include <QStandardPaths>
+#include <QSysInfo>
 #include <QTimer>
 
 #include <functional>
@@ -18,8 +19,10 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <optional>
 
+#include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
 #include "dist/communicator.h"
 #include "train/trainer.h"
@@ -32,6 +35,8 @@
 #include "session/RunController.h"
 #include "session/RunText.h"
 #include "store/run_store.h"
+#include "telemetry/nvml_source.h"
+#include "telemetry/sampler.h"
 #include "train/resume.h"
 
 namespace hrapp {
@@ -268,21 +273,29 @@ QString configFromFile(CliRequest& r) {
 // events to DIR/rank<R>.jsonl, one JSON object per line (session/RunEvent.h's runEventToJson, plus
 // "rank"), flushed line by line, so a watching program (the window's multi-rank runs) reads whole lines:
 // rank 0 every event; the other ranks their memory (the ledger), their warnings and errors, and their end.
+// Every rank also writes its telemetry (RankTelemetry) every HEADROOM_EVENTS_TELEMETRY_MS (default 500,
+// 100..10000): its resident memory and its GPU's NVML index; the machine's lowest local rank also its
+// machine's CPU, RAM and GPUs. The watcher may be on another machine, or see other GPUs than the ranks.
 class EventStream {
 public:
-    EventStream(RunController& c, const QString& dir, int rank) : m_rank(rank) {
+    EventStream(RunController& c, const QString& dir, int rank, bool reportsMachine) : m_rank(rank), m_machine(reportsMachine) {
         QDir().mkpath(dir);
         const QString path = QDir(dir).filePath(QStringLiteral("rank%1.jsonl").arg(rank));
         m_file = std::fopen(QFile::encodeName(path).constData(), "a");
         if (!m_file) return;
         const bool all = rank == 0;
+        QObject::connect(&c, &RunController::deviceChosen, &c, [this, all](const hr::DeviceEvent& e) {
+            setDevice(e.device);
+            if (all) write(e);
+        });
         if (all) {
-            QObject::connect(&c, &RunController::deviceChosen, &c, [this](const hr::DeviceEvent& e) { write(e); });
-            QObject::connect(&c, &RunController::stepsReady, &c, [this](const QVector<hr::StepEvent>& s) {
-                for (const hr::StepEvent& e : s) write(e);
-            });
             QObject::connect(&c, &RunController::epochFinished, &c, [this](const hr::EpochEvent& e) { write(e); });
         }
+        QObject::connect(&c, &RunController::stepsReady, &c, [this, all](const QVector<hr::StepEvent>& s) {
+            if (m_sampler && !s.isEmpty()) m_sampler->set_current_step(s.last().step);
+            if (all)
+                for (const hr::StepEvent& e : s) write(e);
+        });
         QObject::connect(&c, &RunController::memoryUpdated, &c, [this](const hr::MemoryEvent& e) {
             hr::MemoryEvent m = e;
             m.rank = m_rank;
@@ -291,9 +304,24 @@ public:
         QObject::connect(&c, &RunController::logMessage, &c, [this, all](const hr::LogEvent& e) {
             if (all || e.level == hr::LogLevel::warning || e.level == hr::LogLevel::error) write(e);
         });
-        QObject::connect(&c, &RunController::runFinished, &c, [this](const RunOutcome& o) { write(o.ended); });
+        QObject::connect(&c, &RunController::runFinished, &c, [this](const RunOutcome& o) {
+            if (m_sampler) m_sampler->stop();  // the last telemetry before the end, none after it
+            write(o.ended);
+        });
+        m_host = QSysInfo::machineHostName().toStdString();
+        m_pid = QCoreApplication::applicationPid();
+        const int ms = hr::TelemetrySampler::clamp_interval_ms(
+            qEnvironmentVariableIsSet("HEADROOM_EVENTS_TELEMETRY_MS") ? qEnvironmentVariableIntValue("HEADROOM_EVENTS_TELEMETRY_MS")
+                                                                      : hr::TelemetrySampler::kDefaultIntervalMs);
+        // The machine's GPUs are sampled by its reporter only; the other ranks read NVML once, to place
+        // their device (setDevice). On the sampler's thread: a line of its own, under the file's lock.
+        if (m_machine) m_gpus = hr::make_default_gpu_source();
+        m_sampler = std::make_unique<hr::TelemetrySampler>(
+            m_gpus, [this](const hr::TelemetrySample& s) { writeTelemetry(s); }, ms);
+        m_sampler->start();
     }
     ~EventStream() {
+        m_sampler.reset();  // joins its thread: no line after the file is closed
         if (m_file) std::fclose(m_file);
     }
     EventStream(const EventStream&) = delete;
@@ -301,16 +329,56 @@ public:
 
 private:
     void write(const RunEvent& e) {
-        if (!m_file) return;
         nlohmann::json j = runEventToJson(e);
         j["rank"] = m_rank;
         const std::string line = j.dump() + "\n";
+        std::lock_guard lock(m_mutex);
+        if (!m_file) return;
         std::fwrite(line.data(), 1, line.size(), m_file);
         std::fflush(m_file);
     }
+    // "cuda:K": its NVML index, found by the PCI address CUDA gives for it (NVML's order need not be
+    // CUDA's: CUDA_VISIBLE_DEVICES, fastest-first enumeration)
+    void setDevice(const std::string& device) {
+        int gpu = -1;
+        hr::CudaDeviceInfo info;
+        if (device.rfind("cuda:", 0) == 0 && hr::cuda_device_properties(std::atoi(device.c_str() + 5), info)) {
+            const std::shared_ptr<hr::GpuTelemetrySource> nvml = m_gpus ? m_gpus : hr::make_default_gpu_source();
+            gpu = hr::gpu_index_of_bus_id(nvml->sample(), info.pci_bus_id);
+        }
+        std::lock_guard lock(m_mutex);
+        m_device = device;
+        m_gpu = gpu;
+    }
+    void writeTelemetry(const hr::TelemetrySample& s) {
+        RankTelemetry t;
+        t.rank = m_rank;
+        t.host = m_host;
+        t.pid = m_pid;
+        t.machine = m_machine;
+        t.sample = s;
+        {
+            std::lock_guard lock(m_mutex);
+            t.device = m_device;
+            t.gpu = m_gpu;
+        }
+        if (!m_machine) {  // the machine's figures are its reporter's: this rank's own process only
+            t.sample.host.cpu_utilization = hr::kTelemetryNaN;
+            t.sample.host.ram_used = t.sample.host.ram_total = -1;
+        }
+        write(t);
+    }
 
     int m_rank;
+    bool m_machine;
+    std::string m_host;
+    long long m_pid = 0;
+    std::mutex m_mutex;  // the file, the device
     std::FILE* m_file = nullptr;
+    std::string m_device;
+    int m_gpu = -1;
+    std::shared_ptr<hr::GpuTelemetrySource> m_gpus;  // NVML, on the machine's reporter
+    std::unique_ptr<hr::TelemetrySampler> m_sampler;
 };
 
 QString defaultOutDir() {
@@ -521,7 +589,8 @@ int runTrainCommand(const CliRequest& request) {
     if (severalRanks) watcher.watchStopSignal(SIGUSR1);
     std::unique_ptr<EventStream> events;
     if (const QByteArray dir = qgetenv("HEADROOM_EVENTS_DIR"); !dir.isEmpty())
-        events = std::make_unique<EventStream>(controller, QString::fromLocal8Bit(dir), severalRanks ? env.rank : 0);
+        events = std::make_unique<EventStream>(controller, QString::fromLocal8Bit(dir), severalRanks ? env.rank : 0,
+                                               !severalRanks || env.local_rank == 0);
 
     // --pause-file FILE: paused between steps while FILE exists. Several ranks: rank 0 watches it (the
     // others may not see rank 0's disk) and the ranks agree on pausing once per step (trainer.cpp).

@@ -69,10 +69,10 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
     bl->addWidget(m_bannerText, 1);
     outer->addWidget(m_banner);
 
-    m_table = new QTableWidget(0, 7, this);
+    m_table = new QTableWidget(0, 8, this);
     m_table->setObjectName(QStringLiteral("deviceTable"));
     m_table->setHorizontalHeaderLabels({tr("GPU"), tr("Name"), tr("Memory used / total"), tr("Power / limit"),
-                                        tr("Utilisation"), tr("Temperature"), tr("SM clock")});
+                                        tr("Utilisation"), tr("Temperature"), tr("SM clock"), tr("Ranks")});
     m_table->verticalHeader()->setVisible(false);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
@@ -119,7 +119,7 @@ void HardwareView::layoutCharts() {
         m_grid->setColumnStretch(i, 0);
         m_grid->setRowStretch(i, 0);
     }
-    if (m_gpuAvailable) {
+    if (m_gpuAvailable || m_relayedCharts) {
         const QList<hrw::LiveChart*> order{m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory};
         for (int i = 0; i < order.size(); ++i) {
             order[i]->show();
@@ -142,15 +142,25 @@ void HardwareView::layoutCharts() {
 
 void HardwareView::setGpuState(bool available, const QString& status) {
     m_gpuAvailable = available;
-    m_banner->setVisible(!available);
-    m_table->setVisible(available);
-    if (available) {
-        m_status->setText(status);
+    m_gpuStatus = status;
+    applyGpuState();
+}
+
+void HardwareView::applyGpuState() {
+    const bool gpus = m_gpuAvailable || m_relayedCharts;
+    m_banner->setVisible(!m_gpuAvailable);
+    m_table->setVisible(gpus);
+    if (m_gpuAvailable) {
+        m_status->setText(m_gpuStatus);
     } else {
-        m_status->setText(tr("host only"));
-        m_bannerText->setText(tr("<b>No NVIDIA driver found</b>: GPU power, utilisation, temperature and memory "
-                                 "cannot be read on this machine. The host's CPU and memory are shown instead."));
-        m_banner->setToolTip(status);  // the loader's own words (which library, why): a detail, also in the Log
+        m_status->setText(m_relayedCharts ? tr("host only; GPUs as the ranks report them") : tr("host only"));
+        m_bannerText->setText(
+            m_relayedCharts
+                ? tr("<b>No NVIDIA driver found</b> on this machine: the GPUs shown are those of the run's ranks, as "
+                     "they report them. The host charts are this machine's, with each rank's resident memory.")
+                : tr("<b>No NVIDIA driver found</b>: GPU power, utilisation, temperature and memory "
+                     "cannot be read on this machine. The host's CPU and memory are shown instead."));
+        m_banner->setToolTip(m_gpuStatus);  // the loader's own words (which library, why): a detail, also in the Log
     }
     layoutCharts();
 }
@@ -161,14 +171,24 @@ QString HardwareView::statusText() const {
 
 bool HardwareView::showsNoDriverState() const { return !m_gpuAvailable && !m_banner->isHidden(); }
 
-int HardwareView::gpuSeries(hrw::LiveChart* chart, int gpu, const QString& name) {
-    const QString key = chart->objectName() + QLatin1Char('/') + QString::number(gpu);
-    auto it = m_series.constFind(key);
+int HardwareView::gpuSeries(hrw::LiveChart* chart, const QString& key, const QString& name, int color) {
+    const QString k = chart->objectName() + QLatin1Char('/') + key;
+    auto it = m_series.constFind(k);
     if (it != m_series.constEnd()) return *it;
-    const int s = chart->addSeries(name, deviceColor(gpu));
+    const int s = chart->addSeries(name, deviceColor(color));
     chart->setDark(chart->isDark());  // legend colours of the new series
-    m_series.insert(key, s);
+    m_series.insert(k, s);
     return s;
+}
+
+// One GPU's figures on the four GPU charts, as the series `key` (its index, or "host:index").
+void HardwareView::addGpuPoints(double t, const hr::GpuStats& g, const QString& key, const QString& label, int color) {
+    if (std::isfinite(g.power_watts)) m_power->appendPoint(gpuSeries(m_power, key, label, color), t, g.power_watts);
+    if (std::isfinite(g.gpu_utilization)) m_util->appendPoint(gpuSeries(m_util, key, label, color), t, g.gpu_utilization);
+    if (std::isfinite(g.temperature_c)) m_temp->appendPoint(gpuSeries(m_temp, key, label, color), t, g.temperature_c);
+    if (g.memory_used >= 0)
+        m_gpuMemory->appendPoint(gpuSeries(m_gpuMemory, key, tr("%1 used (NVML)").arg(label), color), t,
+                                 double(g.memory_used) / kGiB);
 }
 
 void HardwareView::addSample(const hr::TelemetrySample& s) {
@@ -178,20 +198,68 @@ void HardwareView::addSample(const hr::TelemetrySample& s) {
     if (s.host.process_rss >= 0) m_hostMemory->appendPoint(1, t, double(s.host.process_rss) / kGiB);
     for (const hr::GpuStats& g : s.gpus) {
         const QString label = s.gpus.size() > 1 ? tr("GPU %1").arg(g.index) : tr("GPU %1 (%2)").arg(g.index).arg(QString::fromStdString(g.name));
-        if (std::isfinite(g.power_watts)) m_power->appendPoint(gpuSeries(m_power, g.index, label), t, g.power_watts);
-        if (std::isfinite(g.gpu_utilization)) m_util->appendPoint(gpuSeries(m_util, g.index, label), t, g.gpu_utilization);
-        if (std::isfinite(g.temperature_c)) m_temp->appendPoint(gpuSeries(m_temp, g.index, label), t, g.temperature_c);
-        if (g.memory_used >= 0)
-            m_gpuMemory->appendPoint(gpuSeries(m_gpuMemory, g.index, tr("GPU %1 used (NVML)").arg(g.index)), t,
-                                     double(g.memory_used) / kGiB);
+        addGpuPoints(t, g, QString::number(g.index), label, g.index);
     }
-    if (!s.gpus.empty()) updateTable(s.gpus);
+    if (!s.gpus.empty() || !m_localGpus.empty()) {
+        m_localGpus = s.gpus;
+        updateTable();
+    }
+    scheduleRefresh();
+}
+
+void HardwareView::scheduleRefresh() {
     const qint64 since = m_sinceRefresh.isValid() ? m_sinceRefresh.elapsed() : m_refreshMs;
     if (since >= m_refreshMs) {
         refreshCharts();
     } else if (!m_refreshTimer->isActive()) {
         m_refreshTimer->start(int(m_refreshMs - since));
     }
+}
+
+void HardwareView::addRankTelemetry(double t, const RankTelemetry& e, const QString& localHost) {
+    const QString host = QString::fromStdString(e.host);
+    const bool local = host == localHost;
+    m_ranks[e.rank] = Place{host, e.gpu, local};
+    const hr::HostStats& h = e.sample.host;
+    if (h.process_rss >= 0) {
+        const QString name = local ? tr("rank %1 resident (RSS)").arg(e.rank) : tr("rank %1 resident (RSS, %2)").arg(e.rank).arg(host);
+        m_hostMemory->appendPoint(gpuSeries(m_hostMemory, QStringLiteral("rss/%1").arg(e.rank), name, 2 + e.rank), t,
+                                  double(h.process_rss) / kGiB);
+    }
+    if (e.machine && !local) {  // another machine's CPU and RAM; this one's are the own monitor's
+        const int color = 5 + int(m_ranks.size());
+        if (std::isfinite(h.cpu_utilization))
+            m_cpu->appendPoint(gpuSeries(m_cpu, QStringLiteral("cpu/") + host, tr("%1 CPU").arg(host), color), t, h.cpu_utilization);
+        if (h.ram_used >= 0)
+            m_hostMemory->appendPoint(gpuSeries(m_hostMemory, QStringLiteral("ram/") + host, tr("%1 RAM used").arg(host), color),
+                                      t, double(h.ram_used) / kGiB);
+    }
+    // the GPUs the own monitor does not sample: another machine's, or this one's when it has no driver here
+    if (e.machine && !(local && m_gpuAvailable)) {
+        for (const hr::GpuStats& g : e.sample.gpus) {
+            const QString key = local ? QString::number(g.index) : QStringLiteral("%1:%2").arg(host).arg(g.index);
+            auto it = m_relayed.find(key);
+            const int color = it != m_relayed.end() ? it->second.color : int(m_localGpus.size() + m_relayed.size());
+            m_relayed[key] = Relayed{host, g, color, local};
+            addGpuPoints(t, g, key, local ? tr("GPU %1").arg(g.index) : tr("%1 GPU %2").arg(host).arg(g.index), color);
+        }
+        if (!m_relayed.empty() && !m_relayedCharts) {
+            m_relayedCharts = true;
+            applyGpuState();
+        }
+    }
+    updateTable();
+    scheduleRefresh();
+}
+
+void HardwareView::clearRanks(bool keepCharts) {
+    m_ranks.clear();
+    m_relayed.clear();
+    if (!keepCharts && m_relayedCharts) {
+        m_relayedCharts = false;
+        applyGpuState();
+    }
+    updateTable();
 }
 
 void HardwareView::refreshCharts() {
@@ -206,6 +274,20 @@ void HardwareView::setRefreshIntervalMs(int ms) { m_refreshMs = qMax(0, ms); }
 void HardwareView::addLedger(double t, const hr::MemoryEvent& m, int gpu) {
     const double alloc = double(m.ledger.live_total) / kGiB;
     const double reserved = double(m.ledger.live_total + m.ledger.reserved_free) / kGiB;
+    if (m.rank > 0 || !m_ranks.empty()) {  // a multi-rank run: each rank on a GPU, on its own line
+        const auto place = m_ranks.find(m.rank);
+        if (place == m_ranks.end() || place->second.gpu < 0) return;  // a CPU rank, or not placed yet
+        auto series = m_rankLedger.constFind(m.rank);
+        if (series == m_rankLedger.constEnd()) {
+            const int a = m_gpuMemory->addSeries(tr("rank %1 ledger allocated").arg(m.rank), deviceColor(2 + m.rank));
+            const int r = m_gpuMemory->addSeries(tr("rank %1 ledger reserved").arg(m.rank), deviceColor(2 + m.rank), true);
+            m_gpuMemory->setDark(m_gpuMemory->isDark());
+            series = m_rankLedger.insert(m.rank, qMakePair(a, r));
+        }
+        m_gpuMemory->appendPoint(series->first, t, alloc);
+        m_gpuMemory->appendPoint(series->second, t, reserved);
+        return;
+    }
     if (gpu >= 0) {
         if (m_ledgerAllocGpu < 0) {
             m_ledgerAllocGpu = m_gpuMemory->addSeries(tr("ledger allocated"), kLedger);
@@ -219,8 +301,16 @@ void HardwareView::addLedger(double t, const hr::MemoryEvent& m, int gpu) {
     // A CPU run's ledger is megabytes against gigabytes of RAM: the Memory by category chart shows it.
 }
 
-void HardwareView::updateTable(const std::vector<hr::GpuStats>& gpus) {
-    if (m_table->rowCount() != int(gpus.size())) m_table->setRowCount(int(gpus.size()));
+void HardwareView::updateTable() {
+    struct Row {
+        QString gpu;   // "0", or "host:0" for another machine's
+        QString host;  // "" : this machine
+        const hr::GpuStats* g;
+    };
+    std::vector<Row> rows;
+    for (const hr::GpuStats& g : m_localGpus) rows.push_back({QString::number(g.index), QString(), &g});
+    for (const auto& [key, r] : m_relayed) rows.push_back({key, r.local ? QString() : r.host, &r.stats});
+    if (m_table->rowCount() != int(rows.size())) m_table->setRowCount(int(rows.size()));
     auto set = [this](int row, int col, const QString& text) {
         QTableWidgetItem* it = m_table->item(row, col);
         if (!it) {
@@ -230,9 +320,9 @@ void HardwareView::updateTable(const std::vector<hr::GpuStats>& gpus) {
         }
         if (it->text() != text) it->setText(text);
     };
-    for (int r = 0; r < int(gpus.size()); ++r) {
-        const hr::GpuStats& g = gpus[size_t(r)];
-        set(r, 0, QString::number(g.index));
+    for (int r = 0; r < int(rows.size()); ++r) {
+        const hr::GpuStats& g = *rows[size_t(r)].g;
+        set(r, 0, rows[size_t(r)].gpu);
         set(r, 1, QString::fromStdString(g.name));
         set(r, 2, g.memory_used >= 0 && g.memory_total > 0
                       ? tr("%1 / %2 GiB").arg(double(g.memory_used) / kGiB, 0, 'f', 1).arg(double(g.memory_total) / kGiB, 0, 'f', 1)
@@ -241,6 +331,11 @@ void HardwareView::updateTable(const std::vector<hr::GpuStats>& gpus) {
         set(r, 4, std::isfinite(g.gpu_utilization) ? tr("%1 %").arg(g.gpu_utilization, 0, 'f', 0) : QStringLiteral("—"));
         set(r, 5, std::isfinite(g.temperature_c) ? tr("%1 °C").arg(g.temperature_c, 0, 'f', 0) : QStringLiteral("—"));
         set(r, 6, std::isfinite(g.sm_clock_mhz) ? tr("%1 MHz").arg(g.sm_clock_mhz, 0, 'f', 0) : QStringLiteral("—"));
+        QStringList ranks;  // the ranks that train on this GPU
+        for (const auto& [rank, p] : m_ranks)
+            if (p.gpu == g.index && (rows[size_t(r)].host.isEmpty() ? p.local : p.host == rows[size_t(r)].host))
+                ranks << QString::number(rank);
+        set(r, 7, ranks.join(QStringLiteral(", ")));
     }
     const int h = m_table->horizontalHeader()->height() + 2 * m_table->frameWidth() +
                   m_table->verticalHeader()->defaultSectionSize() * qMax(1, m_table->rowCount());

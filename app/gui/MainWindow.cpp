@@ -18,6 +18,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QSysInfo>
 #include <QSvgGenerator>
 #include <QTabWidget>
 #include <QToolBar>
@@ -102,6 +103,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs, &RunController::logMessage, this,
             [this](const hr::LogEvent& e) { onLog(int(e.level), QString::fromStdString(e.message)); });
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onFinished);
+    // a multi-rank run's ranks, on this machine or others: their memory, their machines' GPUs
+    connect(m_runs, &RunController::rankTelemetry, this, [this](const RankTelemetry& t) {
+        m_hardware->addRankTelemetry(m_telemetry->secondsNow(), t, QSysInfo::machineHostName());
+    });
     // the Monitor redraws at the settings' rate, or less often when drawing costs; steps come no faster
     m_monitor->setRefreshIntervalMs(1000 / AppSettings::load().chartRefreshHz);
     connect(m_monitor, &MonitorView::refreshIntervalChanged, this, [this](int ms) {
@@ -578,6 +583,7 @@ void MainWindow::startRun(const hr::TrainConfig& config, const RunOptions& optio
         return;
     }
     m_monitor->clear();
+    m_hardware->clearRanks();  // the previous run's ranks and their machines' GPUs
     m_hardware->setRefreshIntervalMs(m_monitor->effectiveIntervalMs());  // a run: the Monitor's pace
     m_plan->setRunStarted(config);  // predicted, for the comparison after the run
     if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitor->parentWidget());
@@ -655,7 +661,8 @@ void MainWindow::onLog(int level, const QString& message) {
 
 void MainWindow::onMemory(const hr::MemoryEvent& m) {
     m_monitor->addMemory(m);
-    m_hardware->addLedger(m_telemetry->secondsNow(), m, m_runGpu);
+    // several ranks: each rank's ledger goes on its own GPU's line, once the rank said which (telemetry)
+    m_hardware->addLedger(m_telemetry->secondsNow(), m, m_runs->isMultiRank() ? -1 : m_runGpu);
 }
 
 void MainWindow::onTelemetry(const hr::TelemetrySample& s) {
@@ -668,6 +675,7 @@ void MainWindow::onFinished(const RunOutcome& o) {
     m_lastResult = r;
     m_telemetry->setCurrentStep(-1);
     m_hardware->setRefreshIntervalMs(0);  // no run: every sample
+    m_hardware->clearRanks(true);         // no rank is left; their GPUs' lines stay on the charts
     m_runsView->setActiveRun(0);
     const QString status = QString::fromStdString(r.status);
     const QString error = resultError(r);

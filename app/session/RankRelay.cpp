@@ -184,6 +184,11 @@ void RankRelay::handleLine(int rank, const QByteArray& line) {
         else m_otherEnds[rank] = *end;
         return;
     }
+    if (auto* t = std::get_if<RankTelemetry>(&e)) {  // every rank's, tagged with the rank of its file
+        RankTelemetry copy = *t;
+        copy.rank = rank;
+        return m_sink(copy);
+    }
     if (rank == 0) return m_sink(e);
     if (auto* m = std::get_if<hr::MemoryEvent>(&e)) {
         hr::MemoryEvent copy = *m;

@@ -5,7 +5,8 @@
 // (the launcher of app/cli/train_command.cpp, which runs mpirun on the same binary) with
 // HEADROOM_EVENTS_DIR=DIR/events, so every rank writes its events as JSON lines (rank<R>.jsonl). It reads
 // them as they grow (every 100 ms) and hands them to its sink, RunController::deliver(): rank 0's every
-// event, the other ranks' memory (tagged with their rank) and warnings. The run's end is delivered once
+// event, the other ranks' memory (tagged with their rank) and warnings, and every rank's telemetry
+// (RankTelemetry: what the rank sees of its machine, which may not be the window's). The run's end is delivered once
 // the launcher has exited, so when the controller says the run finished, no rank is left: rank 0's own
 // end when it sent one, else a failed end naming the cause (a rank's error, the launcher's last words,
 // its exit status) or, after stop(), a stopped one. The history record is the controller's (the child

@@ -48,6 +48,7 @@ int RunOutcome::exitCode() const {
 RunController::RunController(QObject* parent) : QObject(parent) {
     TrainingSession::registerMetaTypes();
     qRegisterMetaType<hrapp::RunOutcome>("hrapp::RunOutcome");
+    qRegisterMetaType<hrapp::RankTelemetry>("hrapp::RankTelemetry");
     m_webhook = new WebhookNotifier(this);
     connect(m_webhook, &WebhookNotifier::delivered, this, &RunController::checkSettled);
     connect(m_webhook, &WebhookNotifier::failed, this, [this](const QString&, const QString& message) {
@@ -245,6 +246,9 @@ void RunController::deliver(const RunEvent& event) {
         void operator()(const hr::MemoryEvent& e) const { c->onMemory(e); }
         void operator()(const hr::LogEvent& e) const { c->onLog(e); }
         void operator()(const RunEnded& e) const { c->onEnded(e); }
+        void operator()(const RankTelemetry& e) const {
+            if (c->m_running) emit c->rankTelemetry(e);
+        }
     };
     std::visit(Visitor{this}, event);
 }

@@ -147,6 +147,8 @@ signals:
     void epochFinished(const hr::EpochEvent& epoch);
     void memoryUpdated(const hr::MemoryEvent& memory);
     void logMessage(const hr::LogEvent& message);
+    // A multi-rank run's rank telling what it sees of its machine (RankTelemetry; only through deliver()).
+    void rankTelemetry(const hrapp::RankTelemetry& telemetry);
     void runFinished(const hrapp::RunOutcome& outcome);
     void notificationsSettled();  // after runFinished: no webhook message of the run is in flight
 

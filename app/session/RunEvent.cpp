@@ -278,6 +278,80 @@ hr::TrainResult trainResultFromJson(const json& j) {
     return r;
 }
 
+namespace {
+
+json telemetryToJson(const RankTelemetry& e) {
+    const hr::HostStats& h = e.sample.host;
+    json gpus = json::array();
+    for (const hr::GpuStats& g : e.sample.gpus)
+        gpus.push_back({{"index", g.index},
+                        {"name", g.name},
+                        {"pci_bus_id", g.pci_bus_id},
+                        {"memory_used", g.memory_used},
+                        {"memory_total", g.memory_total},
+                        {"power_watts", num(g.power_watts)},
+                        {"power_limit_watts", num(g.power_limit_watts)},
+                        {"gpu_utilization", num(g.gpu_utilization)},
+                        {"memory_utilization", num(g.memory_utilization)},
+                        {"temperature_c", num(g.temperature_c)},
+                        {"sm_clock_mhz", num(g.sm_clock_mhz)},
+                        {"energy_joules", num(g.energy_joules)}});
+    return {{"event", "telemetry"},
+            {"rank", e.rank},
+            {"host", e.host},
+            {"pid", e.pid},
+            {"device", e.device},
+            {"gpu", e.gpu},
+            {"machine", e.machine},
+            {"t_seconds", e.sample.t_seconds},
+            {"step", e.sample.step},
+            {"cpu_utilization", num(h.cpu_utilization)},
+            {"cpu_count", h.cpu_count},
+            {"ram_used", h.ram_used},
+            {"ram_total", h.ram_total},
+            {"process_rss", h.process_rss},
+            {"gpus", gpus}};
+}
+
+RankTelemetry telemetryFromJson(const json& j) {
+    RankTelemetry e;
+    e.rank = integer<int>(j, "rank");
+    e.host = text(j, "host");
+    e.pid = integer<long long>(j, "pid");
+    e.device = text(j, "device");
+    e.gpu = integer<int>(j, "gpu", -1);
+    e.machine = flag(j, "machine");
+    e.sample.t_seconds = real(j, "t_seconds");
+    e.sample.step = integer<std::int64_t>(j, "step", -1);
+    hr::HostStats& h = e.sample.host;
+    h.cpu_utilization = real(j, "cpu_utilization", std::nan(""));
+    h.cpu_count = integer<int>(j, "cpu_count");
+    h.ram_used = integer<std::int64_t>(j, "ram_used", -1);
+    h.ram_total = integer<std::int64_t>(j, "ram_total", -1);
+    h.process_rss = integer<std::int64_t>(j, "process_rss", -1);
+    if (const auto it = j.find("gpus"); it != j.end() && it->is_array())
+        for (const json& g : *it) {
+            if (!g.is_object()) continue;  // not a GPU's figures: dropped, as a relay's malformed messages are
+            hr::GpuStats s;
+            s.index = integer<int>(g, "index", -1);
+            s.name = text(g, "name");
+            s.pci_bus_id = text(g, "pci_bus_id");
+            s.memory_used = integer<std::int64_t>(g, "memory_used", -1);
+            s.memory_total = integer<std::int64_t>(g, "memory_total", -1);
+            s.power_watts = real(g, "power_watts", std::nan(""));
+            s.power_limit_watts = real(g, "power_limit_watts", std::nan(""));
+            s.gpu_utilization = real(g, "gpu_utilization", std::nan(""));
+            s.memory_utilization = real(g, "memory_utilization", std::nan(""));
+            s.temperature_c = real(g, "temperature_c", std::nan(""));
+            s.sm_clock_mhz = real(g, "sm_clock_mhz", std::nan(""));
+            s.energy_joules = real(g, "energy_joules", std::nan(""));
+            e.sample.gpus.push_back(std::move(s));
+        }
+    return e;
+}
+
+}  // namespace
+
 json runEventToJson(const RunEvent& event) {
     struct Visitor {
         json operator()(const hr::DeviceEvent& e) const {
@@ -313,6 +387,7 @@ json runEventToJson(const RunEvent& event) {
                     {"written", e.written},
                     {"write_error", e.writeError}};
         }
+        json operator()(const RankTelemetry& e) const { return telemetryToJson(e); }
     };
     return std::visit(Visitor{}, event);
 }
@@ -353,6 +428,7 @@ RunEvent runEventFromJson(const json& j) {
         e.writeError = text(j, "write_error");
         return e;
     }
+    if (kind == "telemetry") return telemetryFromJson(j);
     throw hr::InputError(HR_MSG("event.unknown_kind", "run event: unknown event \"%1\""), {kind});
 }
 

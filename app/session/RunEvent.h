@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memory/category.h"
+#include "telemetry/telemetry.h"
 #include "train/events.h"
 #include "train/trainer.h"
 
@@ -43,7 +44,23 @@ struct RunEnded {
     std::string writeError;           // writing failed: why (the run itself may have finished)
 };
 
-using RunEvent = std::variant<hr::DeviceEvent, hr::StepEvent, hr::EpochEvent, hr::MemoryEvent, hr::LogEvent, RunEnded>;
+// What one rank of a multi-rank run sees of its machine (issue 10): the ranks may be on other machines
+// than the window, whose own hardware monitor sees only its own. Every rank sends its process's resident
+// memory and which GPU it trains on; one rank per machine (its lowest local rank) also sends the
+// machine's CPU, RAM and every GPU NVML shows there. Sent every telemetry interval (docs/distributed.md).
+struct RankTelemetry {
+    int rank = 0;
+    std::string host;      // the rank's machine, by its host name
+    long long pid = 0;     // the rank's process on that machine
+    std::string device;    // what the rank trains on: "cpu", "cuda:1" ("" before it has chosen)
+    int gpu = -1;          // that device's NVML index on the rank's machine (-1: a CPU rank, or not known)
+    bool machine = false;  // this rank reports its machine: sample.host's CPU and RAM, and sample.gpus
+    // host.process_rss is the rank's own; gpus are the machine's (machine), else empty
+    hr::TelemetrySample sample;
+};
+
+using RunEvent =
+    std::variant<hr::DeviceEvent, hr::StepEvent, hr::EpochEvent, hr::MemoryEvent, hr::LogEvent, RunEnded, RankTelemetry>;
 
 nlohmann::json runEventToJson(const RunEvent& event);
 // Throws hr::InputError naming what is wrong (unknown "event", a field of the wrong type).
@@ -64,3 +81,4 @@ Q_DECLARE_METATYPE(hr::MemoryEvent)
 Q_DECLARE_METATYPE(hr::LogEvent)
 Q_DECLARE_METATYPE(hr::TrainResult)
 Q_DECLARE_METATYPE(hrapp::RunEnded)
+Q_DECLARE_METATYPE(hrapp::RankTelemetry)

@@ -19,6 +19,16 @@ struct nvmlUtilization_t {
     unsigned int gpu;
     unsigned int memory;
 };
+// nvmlPciInfo_t of nvmlDeviceGetPciInfo_v3
+struct nvmlPciInfo_t {
+    char busIdLegacy[16];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[32];  // "00000000:65:00.0"
+};
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 constexpr int kNvmlClockSm = 1;         // NVML_CLOCK_SM
@@ -35,6 +45,7 @@ using FnDeviceGetUtilizationRates = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilizati
 using FnDeviceGetTemperature = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
 using FnDeviceGetClockInfo = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);  // MHz
 using FnDeviceGetTotalEnergyConsumption = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);  // mJ
+using FnDeviceGetPciInfo = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
 using FnSystemGetDriverVersion = nvmlReturn_t (*)(char*, unsigned int);
 
 }  // namespace
@@ -49,6 +60,7 @@ struct NvmlSource::Impl {
     mutable std::mutex mutex;
     std::vector<nvmlDevice_t> devices;
     std::vector<std::string> names;
+    std::vector<std::string> bus_ids;  // pci_bus_id_key form, "" unknown
 
     FnInit init = nullptr;
     FnShutdown shutdown = nullptr;
@@ -63,6 +75,7 @@ struct NvmlSource::Impl {
     FnDeviceGetClockInfo get_clock = nullptr;
     FnDeviceGetTotalEnergyConsumption get_energy = nullptr;
     FnSystemGetDriverVersion get_driver = nullptr;
+    FnDeviceGetPciInfo get_pci = nullptr;
 
     template <typename F>
     void bind(F& f, const char* name) {
@@ -94,6 +107,7 @@ NvmlSource::NvmlSource(const std::string& library) : impl_(std::make_unique<Impl
     m.bind(m.get_clock, "nvmlDeviceGetClockInfo");
     m.bind(m.get_energy, "nvmlDeviceGetTotalEnergyConsumption");
     m.bind(m.get_driver, "nvmlSystemGetDriverVersion");
+    m.bind(m.get_pci, "nvmlDeviceGetPciInfo_v3");
     if (!m.init || !m.shutdown || !m.get_count || !m.get_handle) {
         m.status = "no NVIDIA driver: " + library +
                    " lacks nvmlInit_v2/nvmlDeviceGetCount_v2; the driver is too old or the library is not NVML";
@@ -122,6 +136,13 @@ NvmlSource::NvmlSource(const std::string& library) : impl_(std::make_unique<Impl
             if (m.get_name(d, buf, sizeof buf) == kNvmlSuccess) name = buf;
         }
         m.names.push_back(name);
+        std::string bus;  // fixed for the device's life: read once
+        nvmlPciInfo_t pci{};
+        if (d && m.get_pci && m.get_pci(d, &pci) == kNvmlSuccess) {
+            pci.busId[sizeof pci.busId - 1] = 0;
+            bus = pci_bus_id_key(pci.busId);
+        }
+        m.bus_ids.push_back(bus);
     }
     if (m.devices.empty()) {
         m.status = "NVML " + m.driver + ": no NVIDIA GPU found";
@@ -152,6 +173,7 @@ std::vector<GpuStats> NvmlSource::sample() {
         GpuStats g;
         g.index = static_cast<int>(i);
         g.name = m.names[i];
+        g.pci_bus_id = m.bus_ids[i];
         nvmlDevice_t d = m.devices[i];
         if (d) {
             nvmlMemory_t mem{};

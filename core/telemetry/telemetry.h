@@ -16,6 +16,10 @@ inline constexpr double kTelemetryNaN = std::numeric_limits<double>::quiet_NaN()
 struct GpuStats {
     int index = -1;
     std::string name;
+    // PCI address "0000:65:00.0" (pci_bus_id_key's form; "" unknown): how a process that trains on
+    // cuda:K finds its GPU among NVML's, whose order may differ from CUDA's (CUDA_VISIBLE_DEVICES,
+    // fastest-first enumeration).
+    std::string pci_bus_id;
     std::int64_t memory_used = -1;   // bytes
     std::int64_t memory_total = -1;  // bytes
     double power_watts = kTelemetryNaN;
@@ -42,6 +46,12 @@ struct TelemetrySample {
     HostStats host;
     std::vector<GpuStats> gpus;
 };
+
+// A PCI address in one form whoever wrote it: NVML's "00000000:65:00.0" and CUDA's "0000:65:00.0" both
+// give "0000:65:00.0" (lower-case hex, 4-digit domain); "" when `text` is not domain:bus:device.function.
+std::string pci_bus_id_key(const std::string& text);
+// The GPU among `gpus` at PCI address `bus_id` (any form pci_bus_id_key reads): its NVML index, or -1.
+int gpu_index_of_bus_id(const std::vector<GpuStats>& gpus, const std::string& bus_id);
 
 // Where GPU figures come from: NVML in the program, a fake in tests.
 class GpuTelemetrySource {

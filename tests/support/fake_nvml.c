@@ -57,6 +57,19 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* out, unsigned int n) {
     snprintf(out, n, "Fake NVML GPU %d", index_of(d));
     return 0;
 }
+/* nvmlPciInfo_t of nvmlDeviceGetPciInfo_v3: GPU i sits at bus 0x65 + i (NVML's 8-digit domain form) */
+typedef struct {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* p) {
+    memset(p, 0, sizeof *p);
+    p->bus = 0x65u + (unsigned)index_of(d);
+    snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "0000:%02X:00.0", p->bus);
+    snprintf(p->busId, sizeof p->busId, "00000000:%02X:00.0", p->bus);
+    return 0;
+}
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
     m->total = 80ULL << 30;
     m->used = (unsigned long long)(index_of(d) + 1) << 30;

@@ -160,7 +160,13 @@ private slots:
                 QCOMPARE(g.temperature_c, 50.0 + i);
                 QCOMPARE(g.sm_clock_mhz, 1980.0);
                 QCOMPARE(g.energy_joules, (123456789.0 + i) / 1000.0);  // mJ -> J
+                // the driver's 8-digit domain form, kept in the 4-digit form CUDA's bus ids use
+                QCOMPARE(g.pci_bus_id, std::string(i == 0 ? "0000:65:00.0" : "0000:66:00.0"));
             }
+            // a process on cuda:K finds its GPU by the bus id CUDA gives (cudaDeviceGetPCIBusId's form)
+            QCOMPARE(hr::gpu_index_of_bus_id(gpus, "0000:66:00.0"), 1);
+            QCOMPARE(hr::gpu_index_of_bus_id(gpus, "00000000:65:00.0"), 0);
+            QCOMPARE(hr::gpu_index_of_bus_id(gpus, "0000:67:00.0"), -1);
             // and a sampler carries them into its samples
             hr::TelemetrySampler sampler(std::shared_ptr<hr::GpuTelemetrySource>(&src, [](hr::GpuTelemetrySource*) {}), nullptr);
             const hr::TelemetrySample s = sampler.sample_now();
@@ -169,6 +175,21 @@ private slots:
             QCOMPARE(fake.shutdowns(), shutdowns);
         }
         QCOMPARE(fake.shutdowns(), shutdowns + 1);
+    }
+
+    // PCI addresses as NVML, CUDA and lspci write them, in one comparable form
+    void pciBusIdsCompareInOneForm() {
+        QCOMPARE(hr::pci_bus_id_key("00000000:65:00.0"), std::string("0000:65:00.0"));
+        QCOMPARE(hr::pci_bus_id_key("0000:B3:00.0"), std::string("0000:b3:00.0"));
+        QCOMPARE(hr::pci_bus_id_key("0001:0a:1f.7"), std::string("0001:0a:1f.7"));
+        for (const char* bad : {"", "65:00.0", "0000:65:00", "0000:65:00.0x", "0000:65:20.0", "0000:100:00.0", "GPU-1234"})
+            QVERIFY2(hr::pci_bus_id_key(bad).empty(), bad);
+        std::vector<hr::GpuStats> gpus(2);
+        gpus[0].index = 0;
+        gpus[0].pci_bus_id = "0000:b3:00.0";
+        gpus[1].index = 1;  // bus id unknown: never matched
+        QCOMPARE(hr::gpu_index_of_bus_id(gpus, "0000:B3:00.0"), 0);
+        QCOMPARE(hr::gpu_index_of_bus_id(gpus, ""), -1);
     }
 
     void fakeNvmlWithoutDriverOrGpus() {

@@ -174,6 +174,9 @@ bool properties(int device, CudaDeviceInfo& out) noexcept {
     out.total_bytes = prop.totalGlobalMem;
     out.cc_major = prop.major;
     out.cc_minor = prop.minor;
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess) out.pci_bus_id = bus;
+    else (void)cudaGetLastError();
     return true;
 }
 

@@ -40,6 +40,7 @@ struct CudaDeviceInfo {
     std::size_t total_bytes = 0;
     std::size_t free_bytes = 0;
     int cc_major = 0, cc_minor = 0;
+    std::string pci_bus_id;      // "0000:65:00.0" (cudaDeviceGetPCIBusId): the device among NVML's
 };
 
 struct CudaBackendOptions {

@@ -17,7 +17,7 @@
 
 namespace hr {
 
-constexpr int kCudaModuleAbi = 2;
+constexpr int kCudaModuleAbi = 3;
 
 // Layout checks of the types both sides share (a module from another build is refused).
 struct CudaModuleLayout {
