@@ -118,26 +118,6 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
 </translation>
     </message>
     <message>
-        <source>strategy</source>
-        <translation>策略</translation>
-    </message>
-    <message>
-        <source>device</source>
-        <translation>设备</translation>
-    </message>
-    <message>
-        <source>step</source>
-        <translation>步</translation>
-    </message>
-    <message>
-        <source>verdict</source>
-        <translation>结论</translation>
-    </message>
-    <message>
-        <source>(no strategies: fp32)</source>
-        <translation>（无策略：fp32）</translation>
-    </message>
-    <message>
         <source>
 Nothing fits in %1: lower --batch or use a smaller model.
 </source>
@@ -1098,6 +1078,18 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
         <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
         <translation>--resume 按运行自身的配置继续；只能更改 --steps、--epochs、--threads、--device、--save-every、--ranks 和 --shard，不能更改 %1。要更改其余设置，请开始新的运行（--init-from %2/model.safetensors 可沿用其权重）</translation>
     </message>
+    <message>
+        <source>with --budget: every candidate, not only the front of memory against speed</source>
+        <translation>与 --budget 一起使用：列出全部候选，而不仅是内存与速度的前沿</translation>
+    </message>
+    <message>
+        <source>
+Nothing fits in %1 as set up; sharded, it %2.
+</source>
+        <translation>
+按当前设置，%1 内没有可行配置；分片后%2。
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -1142,6 +1134,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     <message>
         <source>optimizer state on the device</source>
         <translation>优化器状态在设备上</translation>
+    </message>
+    <message>
+        <source>no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2 as set up; sharded, it %3. Otherwise lower --batch or make the model smaller</source>
+        <translation>按当前设置，在批次大小 %2 下，没有任何精度、梯度检查点、微批次和卸载的组合能放进 %1；分片后%3。否则请降低 --batch 或缩小模型</translation>
     </message>
 </context>
 <context>
@@ -3743,6 +3739,10 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
         <source>fits, %1% slower; %2 needs no more memory and is no slower</source>
         <translation>放得下，慢 %1%；%2 占用不多于它且不比它慢</translation>
     </message>
+    <message>
+        <source>Nothing fits in %1 at batch %2 as set up; sharded, it %3. Choose the ranks in Training setup, or lower the batch size.</source>
+        <translation>按当前设置，批次大小 %2 时 %1 内没有可行配置；分片后%3。请在“训练设置”中选择 rank 数，或减小批次大小。</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -5982,6 +5982,20 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
     <message>
         <source>the number of ranks must be at least 1 (--ranks)</source>
         <translation>rank 数至少为 1（--ranks）</translation>
+    </message>
+</context>
+<context>
+    <name>plan.needs_gpus</name>
+    <message>
+        <source>needs %1 GPUs: with --ranks %1 %2, each GPU needs %3 (budget %4)</source>
+        <translation>需要 %1 块 GPU：使用 --ranks %1 %2 时，每块 GPU 需要 %3（预算 %4）</translation>
+    </message>
+</context>
+<context>
+    <name>plan.needs_ranks</name>
+    <message>
+        <source>needs %1 ranks: with --ranks %1 %2, each rank needs %3 (budget %4)</source>
+        <translation>需要 %1 个 rank：使用 --ranks %1 %2 时，每个 rank 需要 %3（预算 %4）</translation>
     </message>
 </context>
 <context>

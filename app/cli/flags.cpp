@@ -240,6 +240,9 @@ const std::vector<Flag> kFlags = {
      }},
     {FlagGroup::plan, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "machine-readable output"),
      [](R& r, const V&) { r.json = true; }},
+    {FlagGroup::plan, "all", nullptr,
+     QT_TRANSLATE_NOOP("Cli", "with --budget: every candidate, not only the front of memory against speed"),
+     [](R& r, const V&) { r.all = true; }},
     // ---- report
     {FlagGroup::report, "format", "FORMAT", QT_TRANSLATE_NOOP("Cli", "html, pdf, json or csv (default: from --out's extension, else html)"),
      [](R& r, const V& v) { r.format = q(v.choice(QT_TRANSLATE_NOOP("Cli", "format"), {"html", "pdf", "json", "csv"})); }},

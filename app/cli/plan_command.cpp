@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "cli/output.h"
+#include "report/plan_table.h"
 #include "session/RunText.h"
 #include "memory/allocator.h"
 #include "train/device.h"
@@ -181,32 +182,15 @@ int runPlanCommand(const CliRequest& request) {
                       .arg(parameterText(planned.spec)));
         if (defaults)
             print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(s.candidates.front().plan.device_note)));
-        // the strategy column as wide as its longest entry, so long flag sets keep the columns aligned
-        const QString none = QCoreApplication::translate("Cli", "(no strategies: fp32)");
-        QStringList names;
-        int width = static_cast<int>(QCoreApplication::translate("Cli", "strategy").size());
-        for (const auto& cand : s.candidates) {
-            const std::string fl = hr::strategy_flags(cand.strategy);
-            names << (fl.empty() ? none : q(fl));
-            width = std::max(width, static_cast<int>(names.last().size()));
-        }
-        print(QStringLiteral("  %1 %2 %3 %4 %5\n")
-                  .arg(QString(), 2)
-                  .arg(QCoreApplication::translate("Cli", "strategy"), -width)
-                  .arg(QCoreApplication::translate("Cli", "device"), 11)
-                  .arg(QCoreApplication::translate("Cli", "step"), 9)
-                  .arg(QCoreApplication::translate("Cli", "verdict")));
-        for (std::size_t i = 0; i < s.candidates.size(); ++i) {
-            const auto& cand = s.candidates[i];
-            print(QStringLiteral("  %1 %2 %3 %4 %5\n")
-                      .arg(static_cast<int>(i) == s.best ? QStringLiteral("*") : QString(), 2)
-                      .arg(names[static_cast<int>(i)], -width)
-                      .arg(bytes(cand.plan.device_total), 11)
-                      .arg(QStringLiteral("%1x").arg(cand.plan.relative_step_time, 0, 'f', 2), 9)
-                      .arg(q(cand.reason)));
-        }
+        // the front of memory against speed (every candidate with --all, or when nothing fits), aligned
+        // in either language (app/report/plan_table)
+        print(planSearchTable(s, flags.all || s.best < 0));  // says what it leaves out, and --all
         if (s.best < 0) {
-            print(QCoreApplication::translate("Cli", "\nNothing fits in %1: lower --batch or use a smaller model.\n").arg(bytes(budget)));
+            if (s.ranks_needed > 0)  // sharded over more ranks it would: "needs 4 GPUs: with --ranks 4 ..."
+                print(QCoreApplication::translate("Cli", "\nNothing fits in %1 as set up; sharded, it %2.\n")
+                          .arg(bytes(budget), messageText(s.ranks_reason)));
+            else
+                print(QCoreApplication::translate("Cli", "\nNothing fits in %1: lower --batch or use a smaller model.\n").arg(bytes(budget)));
             return 1;
         }
         const auto& best = s.candidates[static_cast<std::size_t>(s.best)];

@@ -348,9 +348,16 @@ void MemoryPlanPanel::searchFinished(const hr::PlanSearch& search, const QString
     fillRanking(m_search);
     m_rankingToggle->setVisible(true);
     if (m_search.best < 0) {
-        m_fitStatus->setText(tr("Nothing fits in %1 at batch %2: lower the batch size or raise the memory limit.")
-                                 .arg(bytesText(m_search.budget))
-                                 .arg(c.batch));
+        m_fitStatus->setText(
+            m_search.ranks_needed > 0  // sharded over more ranks it would: the Ranks box (Training setup)
+                ? tr("Nothing fits in %1 at batch %2 as set up; sharded, it %3. Choose the ranks in Training setup, "
+                     "or lower the batch size.")
+                      .arg(bytesText(m_search.budget))
+                      .arg(c.batch)
+                      .arg(coreText(m_search.ranks_reason))
+                : tr("Nothing fits in %1 at batch %2: lower the batch size or raise the memory limit.")
+                      .arg(bytesText(m_search.budget))
+                      .arg(c.batch));
         m_allCandidates->setChecked(true);
         m_rankingToggle->setChecked(true);
         emit fitFinished();

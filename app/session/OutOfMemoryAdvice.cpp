@@ -1,5 +1,7 @@
 #include "session/OutOfMemoryAdvice.h"
 
+#include "session/RunText.h"
+
 #include <QCoreApplication>
 
 #include "memory/allocator.h"
@@ -46,6 +48,12 @@ QString OutOfMemoryAdvice::flags() const {
 
 QString OutOfMemoryAdvice::summary() const {
     if (!plannerError.isEmpty()) return Text::tr("the planner could not search for a configuration: %1").arg(plannerError);
+    if (!found() && search.ranks_needed > 0)  // sharded over more ranks it would (issue 10)
+        return Text::tr("no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2 as "
+                        "set up; sharded, it %3. Otherwise lower --batch or make the model smaller")
+            .arg(bytesText(limit))
+            .arg(batch)
+            .arg(messageText(search.ranks_reason));
     if (!found())
         return Text::tr("no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2; "
                   "lower --batch, make the model smaller or raise the memory limit")

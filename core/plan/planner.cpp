@@ -421,12 +421,13 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
             } catch (const InputError&) {
                 break;
             }
-            if (p.device_total <= budget) {
+            if (plan_fit_bytes(p) <= budget) {  // the candidates' own test
                 out.ranks_needed = n;
                 const bool gpu = base.device.rfind("cuda", 0) == 0;
-                out.ranks_reason = "needs " + std::to_string(n) + (gpu ? " GPUs" : " ranks") + ": with --ranks " +
-                                   std::to_string(n) + " " + strategy_flags(r.strategy) + " each rank needs " +
-                                   format_bytes(p.device_total) + " (budget " + format_bytes(budget) + ")";
+                out.ranks_reason = Message(
+                    gpu ? HR_MSG("plan.needs_gpus", "needs %1 GPUs: with --ranks %1 %2, each GPU needs %3 (budget %4)")
+                        : HR_MSG("plan.needs_ranks", "needs %1 ranks: with --ranks %1 %2, each rank needs %3 (budget %4)"),
+                    {std::to_string(n), strategy_flags(r.strategy), format_bytes(plan_fit_bytes(p)), format_bytes(budget)});
                 break;
             }
         }

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/message.h"
 #include "memory/category.h"
 #include "optim/optimizer.h"
 #include "plan/device_description.h"
@@ -124,9 +125,11 @@ struct PlanSearch {
     std::vector<PlanCandidate> candidates;  // fitting ones first, fastest first; then the rejected ones
     int best = -1;                          // index into candidates, -1 when nothing fits
     // When nothing fits: the fewest ranks (2 to 64) on which zero3 with every memory strategy fits each
-    // rank's budget, and the sentence that says so ("needs 4 GPUs: ..."); 0 and "" otherwise.
+    // rank's budget, and the sentence that says so for a person ("needs 4 GPUs: with --ranks 4 ...",
+    // plan.needs_gpus / plan.needs_ranks; args: the ranks, the flags, each rank's bytes, the budget);
+    // 0 and an empty message otherwise.
     int ranks_needed = 0;
-    std::string ranks_reason;
+    Message ranks_reason;
     int duplicates = 0;                     // combinations left out: they add nothing to an earlier one
 };
 

@@ -229,9 +229,10 @@ private slots:
         PlanSearch none = search_plans(r, budget);
         QCOMPARE(none.best, -1);
         QVERIFY(none.ranks_needed >= 2);
-        QVERIFY2(none.ranks_reason.find("needs " + std::to_string(none.ranks_needed) + " ranks") == 0,
-                 none.ranks_reason.c_str());
-        QVERIFY(none.ranks_reason.find("--shard zero3") != std::string::npos);
+        QCOMPARE(none.ranks_reason.id, std::string("plan.needs_ranks"));  // CPU ranks; a GPU: plan.needs_gpus
+        QCOMPARE(none.ranks_reason.args.size(), std::size_t(4));
+        QCOMPARE(none.ranks_reason.args[0], std::to_string(none.ranks_needed));
+        QVERIFY(none.ranks_reason.args[1].find("--shard zero3") != std::string::npos);
         // with that many ranks the search finds a fitting candidate, and it is sharded
         r.world_size = none.ranks_needed;
         PlanSearch many = search_plans(r, budget);

@@ -177,6 +177,49 @@ private slots:
         QCOMPARE(now.device_total, best.plan.device_total);
     }
 
+    // A limit no configuration of one process fits: Fit to device says on how many ranks zero3 would, and
+    // that many ranks (predicted by the planner for the rank with the largest share) do fit while half
+    // as many do not.
+    void fitToDeviceSaysHowManyRanksWouldFit() {
+        hrapp::MainWindow w;
+        prepare(w);
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        auto leanest = [&](int ranks) {
+            hr::TrainConfig c = w.trainConfig();
+            c.strategy.shard = "zero3";
+            c.strategy.precision = "bf16";
+            c.strategy.checkpoint = "all";
+            c.strategy.offload_optimizer = true;
+            hr::PlanRequest r = hrapp::MemoryPlanPanel::requestFor(c);
+            r.world_size = ranks;
+            r.rank = -1;
+            return hr::plan_fit_bytes(hr::predict_memory(r));
+        };
+        // a limit (whole MiB, as the box takes it) that some number of zero3 ranks fit and one process does not
+        int mib = 0;
+        for (int n = 64; n >= 2 && mib == 0; n /= 2) {
+            const int m = int((leanest(n) + (1 << 20) - 1) >> 20);
+            if (hr::search_plans(hrapp::MemoryPlanPanel::requestFor(w.trainConfig()), std::size_t(m) << 20).best < 0) mib = m;
+        }
+        QVERIFY2(mib > 0, "no limit between what ranks and one process fit");
+        auto* limit = w.setupPanel()->findChild<QSpinBox*>(QStringLiteral("memoryLimitSpin"));
+        limit->setValue(mib);
+        plan->updateNow();
+        QSignalSpy fitted(plan, &hrapp::MemoryPlanPanel::fitFinished);
+        QTest::mouseClick(plan->fitButton(), Qt::LeftButton);
+        QVERIFY(fitted.wait(120000));
+        const hr::PlanSearch& s = plan->lastSearch();
+        QCOMPARE(s.best, -1);
+        QVERIFY(s.ranks_needed >= 2);
+        const QString status = plan->findChild<QLabel*>(QStringLiteral("fitStatus"))->text();
+        QVERIFY2(status.contains(QStringLiteral("sharded, it needs %1 ranks: with --ranks %1 ").arg(s.ranks_needed)),
+                 qPrintable(status));
+        QVERIFY(status.contains(QStringLiteral("--shard zero3")));
+        QVERIFY(leanest(s.ranks_needed) <= s.budget);
+        QVERIFY(s.ranks_needed == 2 || leanest(s.ranks_needed / 2) > s.budget);
+        w.setTrainConfig(config(w));  // the limit back, for the tests after this one
+    }
+
     void runShowsPredictedEqualToMeasured() {
         hrapp::MainWindow w;
         prepare(w);

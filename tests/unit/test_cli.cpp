@@ -233,7 +233,32 @@ private slots:
         r = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--budget", "24MiB"});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains("Best: headroom train --batch 128"), qPrintable(r.out));
-        QVERIFY(r.out.contains("> budget"));
+        QVERIFY2(r.out.contains("best: fits, fastest"), qPrintable(r.out));  // the front, in aligned columns
+        QVERIFY2(!r.out.contains("over the budget"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("(--all lists them)"), qPrintable(r.out));
+        const Result all = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--budget", "24MiB", "--all"});
+        QCOMPARE(all.code, 0);
+        QVERIFY2(all.out.contains("over the budget"), qPrintable(all.out));  // every candidate
+        QVERIFY(all.out.count('\n') > r.out.count('\n'));
+        // nothing fits one process: how many zero3 ranks would, checked against the plan of that many ranks
+        const Result none = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--budget", "6MiB"});
+        QCOMPARE(none.code, 1);
+        const QRegularExpression said("sharded, it needs (\\d+) ranks: with --ranks \\1 (--[^\\n,]*), each rank needs");
+        const QRegularExpressionMatch m = said.match(none.out);
+        QVERIFY2(m.hasMatch(), qPrintable(none.out));
+        const int n = m.captured(1).toInt();
+        QVERIFY(m.captured(2).contains("--shard zero3"));
+        auto perRank = [&](int ranks) {
+            QStringList args{"plan", "--preset", "resnet-mini", "--batch", "128", "--ranks", QString::number(ranks), "--json"};
+            args << m.captured(2).split(' ', Qt::SkipEmptyParts);
+            const Result p = run(args);
+            double worst = 0;
+            for (const QJsonValue& rank : QJsonDocument::fromJson(p.out.toUtf8()).object()["ranks"].toArray())
+                worst = std::max(worst, rank.toObject()["device_total"].toDouble());
+            return worst;
+        };
+        QVERIFY(perRank(n) > 0 && perRank(n) <= 6.0 * 1024 * 1024);
+        QVERIFY(n == 2 || perRank(n / 2) > 6.0 * 1024 * 1024);
     }
 };
 
