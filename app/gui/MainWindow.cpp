@@ -533,6 +533,7 @@ RunOptions MainWindow::runOptions() const {
     o.stepBatchMs = m_monitor->effectiveIntervalMs();  // the settings' chart refresh, or slower (MonitorView)
     o.adviseOnOutOfMemory = false; // the out-of-memory dialog asks the planner when it opens
     o.ranks = m_setup->ranks();    // several: `headroom train --ranks N` child processes (RankRelay)
+    o.telemetryIntervalMs = m_telemetry->intervalMs();  // and the ranks' telemetry at the monitor's pace
     return o;
 }
 

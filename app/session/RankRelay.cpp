@@ -75,6 +75,7 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
     m_done = false;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("HEADROOM_EVENTS_DIR"), events);
+    env.insert(QStringLiteral("HEADROOM_EVENTS_TELEMETRY_MS"), QString::number(m_telemetryMs));
     m_process.setProcessEnvironment(env);
     QStringList args{QStringLiteral("train"), QStringLiteral("--config"), configPath,
                      QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--no-history"),

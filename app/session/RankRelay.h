@@ -50,6 +50,8 @@ public:
     bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
                QString* error = nullptr, bool resume = false);
     void stop();
+    // How often every rank sends its telemetry (HEADROOM_EVENTS_TELEMETRY_MS; 100 ms .. 10 s), for the next start().
+    void setTelemetryIntervalMs(int ms) { m_telemetryMs = ms; }
     // Pauses the ranks between steps, or lets them go on: the launcher was started with --pause-file
     // DIR/pause, which rank 0 watches; the ranks agree once per step, so they pause after the same one.
     void setPaused(bool paused);
@@ -80,6 +82,7 @@ private:
     QByteArray m_output;  // the launcher's and mpirun's own lines (the last few kilobytes)
     QString m_outDir;
     int m_ranks = 0;
+    int m_telemetryMs = 500;
     int m_signalsSent = 0;
     bool m_stopRequested = false;
     bool m_done = false;

@@ -214,6 +214,7 @@ void RunController::stop() {
 // deliver(), the end last, once no rank is left. A child that cannot start files the run as failed.
 bool RunController::startRanks(const hr::TrainConfig& config, const RunOptions& options, QString* error) {
     m_relay = new RankRelay([this](const RunEvent& e) { deliver(e); }, this);
+    m_relay->setTelemetryIntervalMs(options.telemetryIntervalMs);
     QString why;
     // resume: `headroom train --resume OUT --ranks N` with the length, threads, device and interval asked for
     if (m_relay->start(config, options.outDir, options.ranks, options.rankProgram, &why, options.resume)) return true;

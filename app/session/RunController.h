@@ -55,6 +55,7 @@ struct RunOptions {
     // Sample telemetry (NVML, /proc) for the run with a sampler of its own; false: the front end feeds
     // addTelemetry() (the window's always-on hardware monitor).
     bool sampleTelemetry = true;
+    // the sampler's interval; with ranks > 1 also the ranks' own telemetry's (RankTelemetry)
     int telemetryIntervalMs = 500;
     int stepBatchMs = 40;            // steps reach stepsReady() at most every this many milliseconds
     // Compute the out-of-memory advice into the outcome (a planner search); the window's dialog asks

@@ -151,7 +151,6 @@ private slots:
         const QByteArray oldPath = qgetenv("LD_LIBRARY_PATH");
         qputenv("LD_LIBRARY_PATH", (lib + QLatin1Char(':')).toLocal8Bit() + oldPath);  // the children's, not ours
         qputenv("FAKE_NVML", "2gpus");
-        qputenv("HEADROOM_EVENTS_TELEMETRY_MS", "100");
         qputenv("OMP_NUM_THREADS", "1");
 
         hr::TrainConfig config = defaultTrainConfig();
@@ -199,6 +198,7 @@ private slots:
         o.ranks = 2;
         o.rankProgram = kHeadroom;
         o.sampleTelemetry = false;
+        o.telemetryIntervalMs = 100;  // the ranks' telemetry too (HEADROOM_EVENTS_TELEMETRY_MS)
         QString error;
         const bool started = c.start(config, o, &error);
         qputenv("LD_LIBRARY_PATH", oldPath);
@@ -212,7 +212,6 @@ private slots:
         c.stop();
         QVERIFY(finished.wait(60000));
         qunsetenv("FAKE_NVML");
-        qunsetenv("HEADROOM_EVENTS_TELEMETRY_MS");
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
 
         // the two ranks are two processes below the launcher, on this machine
