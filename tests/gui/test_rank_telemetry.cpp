@@ -186,7 +186,10 @@ private slots:
             const qint64 hwm = procStatusBytes(t.pid, "VmHWM"), rss = procStatusBytes(t.pid, "VmRSS");
             if (hwm < 0) return;  // the rank has just ended
             const std::int64_t said = t.sample.host.process_rss;
-            if (said <= 0 || said > hwm + 65536)
+            // the kernel's resident counters are per-thread caches, synced every 64 pages: either figure may
+            // be off by that much for each of the rank's threads (OpenBLAS, OpenMP, MPI, the sampler)
+            const qint64 slack = qint64(4) << 20;
+            if (said <= 0 || said > hwm + slack)
                 problems << QStringLiteral("rank %1 said %2 bytes resident, its peak is %3").arg(t.rank).arg(said).arg(hwm);
             if (ledgerLive.count(t.rank) && said < std::int64_t(ledgerLive[t.rank]))
                 problems << QStringLiteral("rank %1 said %2 bytes resident, below its ledger's %3").arg(t.rank).arg(said).arg(ledgerLive[t.rank]);
