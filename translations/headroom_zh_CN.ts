@@ -2083,6 +2083,30 @@ Nothing fits in %1 as set up; sharded, it %2.
         <source>page %1 of %2</source>
         <translation>第 %1 页，共 %2 页</translation>
     </message>
+    <message>
+        <source>Ranks</source>
+        <translation>各 rank</translation>
+    </message>
+    <message>
+        <source>%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent %4 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个 rank，分片阶段 %2。每个 rank 每步交给通信器 %3，每步等待通信 %4（rank 0 的数据）。</translation>
+    </message>
+    <message>
+        <source>Measured is each rank&apos;s memory ledger at its peak; resident is the rank&apos;s process at its peak as the operating system counts it (the ledger&apos;s host side, the runtime, the data and the libraries).</source>
+        <translation>实测为每个 rank 内存账本的峰值；常驻为操作系统统计的该 rank 进程峰值（账本的主机部分、运行时、数据和库）。</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批次</translation>
+    </message>
+    <message>
+        <source>Resident peak (OS)</source>
+        <translation>常驻峰值（操作系统）</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>

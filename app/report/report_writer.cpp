@@ -738,6 +738,40 @@ QString ReportWriter::document(Target target) const {
             }
         }
         units << t << chartUnit(QStringLiteral("memory_categories"));
+        // a run on several ranks: each rank's share, predicted against measured and against the OS
+        const QJsonObject dist = fm.value(QStringLiteral("distributed")).toObject();
+        if (dist.value(QStringLiteral("world_size")).toInt(1) > 1) {
+            Unit r;
+            r.subheading = tr("Ranks");
+            const int world = dist.value(QStringLiteral("world_size")).toInt();
+            const double bytes = dist.value(QStringLiteral("communication_bytes_per_step")).toDouble(qQNaN());
+            const double secs = dist.value(QStringLiteral("communication_seconds_per_step")).toDouble(qQNaN());
+            r.paragraphs << tr("%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent "
+                               "%4 per step waiting on communication (rank 0's figures).")
+                                .arg(QString::number(world), dist.value(QStringLiteral("stage")).toString(),
+                                     std::isfinite(bytes) ? bytesText(qint64(bytes)) : QStringLiteral("—"),
+                                     std::isfinite(secs) ? tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—"));
+            r.notes << tr("Measured is each rank's memory ledger at its peak; resident is the rank's process at its "
+                          "peak as the operating system counts it (the ledger's host side, the runtime, the data and "
+                          "the libraries).");
+            for (const QString& col : {tr("Rank"), tr("Batch"), tr("Predicted"), tr("Measured peak"), tr("Resident peak (OS)")})
+                r.header.push_back({col, true, false});
+            const QJsonArray batch = dist.value(QStringLiteral("rank_batch")).toArray();
+            const QJsonArray predicted = dist.value(QStringLiteral("predicted_peak_bytes")).toArray();
+            const QJsonArray measured = dist.value(QStringLiteral("measured_peak_bytes")).toArray();
+            const QJsonArray resident = dist.value(QStringLiteral("measured_resident_peak_bytes")).toArray();
+            auto cell = [](const QJsonArray& a, int i) {
+                const qint64 v = i < a.size() ? a[i].toInteger(-1) : -1;
+                return v >= 0 ? bytesText(v) : QStringLiteral("—");
+            };
+            for (int i = 0; i < world; ++i)
+                r.rows.push_back({{QString::number(i), true, false},
+                                  {i < batch.size() ? QString::number(batch[i].toInteger()) : QStringLiteral("—"), true, false},
+                                  {cell(predicted, i), true, false},
+                                  {cell(measured, i), true, false},
+                                  {cell(resident, i), true, false}});
+            units << r;
+        }
         addSection(QStringLiteral("memory"), tr("Memory: predicted and measured"), units);
     }
 
@@ -1003,6 +1037,7 @@ QString ReportWriter::document(Target target) const {
                               : phaseText(phase.isEmpty() ? QStringLiteral("setup") : phase));
                 shown.insert(QStringLiteral("peak_step"));
             }
+            shown.insert(QStringLiteral("distributed"));  // the ranks' table, under Memory
             for (auto it = fm.begin(); it != fm.end(); ++it)  // figures newer builds add
                 if (!shown.contains(it.key()))
                     u.keyValues.push_back({it.key(), it.key().endsWith(QLatin1String("bytes")) ? bytesText(it.value().toInteger(-1))

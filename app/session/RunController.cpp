@@ -294,7 +294,8 @@ void RunController::onEnded(const RunEnded& end) {
     o.name = m_name;
     o.config = m_config;
     o.ended = end;
-    o.finalMetrics = RunStore::finalMetrics(end.result);
+    const std::vector<std::size_t> predictedRanks = end.predicted.valid ? end.predicted.rankDeviceTotals : std::vector<std::size_t>{};
+    o.finalMetrics = RunStore::finalMetrics(end.result, predictedRanks);
     const hr::TrainResult& r = end.result;
     if (m_store && m_runId > 0) {
         if (end.refused && !m_options.recordRefusedRuns) {
@@ -302,7 +303,7 @@ void RunController::onEnded(const RunEnded& end) {
             o.runId = 0;
         } else {
             if (end.predicted.valid) m_store->setPredictedMemory(m_runId, end.predicted.device);
-            m_store->finishRun(m_runId, r);
+            m_store->finishRun(m_runId, r, predictedRanks);
             m_store->flush();
         }
     }

@@ -139,7 +139,8 @@ json predictedToJson(const PredictedMemory& p) {
             {"device", categories(p.device)},
             {"host", categories(p.host)},
             {"device_total", p.deviceTotal},
-            {"host_total", p.hostTotal}};
+            {"host_total", p.hostTotal},
+            {"rank_device_totals", p.rankDeviceTotals}};
 }
 
 PredictedMemory predictedFromJson(const json& j) {
@@ -152,6 +153,9 @@ PredictedMemory predictedFromJson(const json& j) {
     p.host = categoriesFrom(j.value("host", json::object()));
     p.deviceTotal = integer<std::size_t>(j, "device_total");
     p.hostTotal = integer<std::size_t>(j, "host_total");
+    if (const auto it = j.find("rank_device_totals"); it != j.end() && it->is_array())
+        for (const json& b : *it)
+            if (b.is_number_unsigned()) p.rankDeviceTotals.push_back(b.get<std::size_t>());
     return p;
 }
 
@@ -228,6 +232,7 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"shard", r.shard},
             {"rank_batches", r.rank_batches},
             {"rank_peak_bytes", r.rank_peak_bytes},
+            {"rank_resident_peak_bytes", r.rank_resident_peak_bytes},
             {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
             {"communication_seconds_per_step", num(r.communication_seconds_per_step)},
             {"resumed_from_step", r.resumed_from_step},
@@ -266,6 +271,9 @@ hr::TrainResult trainResultFromJson(const json& j) {
     if (const auto it = j.find("rank_peak_bytes"); it != j.end() && it->is_array())
         for (const json& b : *it)
             if (b.is_number_unsigned()) r.rank_peak_bytes.push_back(b.get<std::size_t>());
+    if (const auto it = j.find("rank_resident_peak_bytes"); it != j.end() && it->is_array())
+        for (const json& b : *it)
+            if (b.is_number_integer()) r.rank_resident_peak_bytes.push_back(b.get<std::int64_t>());
     r.communication_bytes_per_step = real(j, "communication_bytes_per_step");
     r.communication_seconds_per_step = real(j, "communication_seconds_per_step");
     r.final_loss_scale = real(j, "final_loss_scale");

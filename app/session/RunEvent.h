@@ -31,6 +31,7 @@ struct PredictedMemory {
     hr::CategoryBytes device{};
     hr::CategoryBytes host{};
     std::size_t deviceTotal = 0, hostTotal = 0;
+    std::vector<std::size_t> rankDeviceTotals;  // each rank's device total (one entry for one process)
     std::string error;  // why there is none (valid false)
 };
 

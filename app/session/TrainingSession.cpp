@@ -79,6 +79,7 @@ PredictedMemory predict(const hr::TrainConfig& config, const hr::TrainResult& r,
         p.host = plan->host;
         p.deviceTotal = plan->device_total;
         p.hostTotal = plan->host_total;
+        for (const hr::RankPlan& rp : plan->ranks) p.rankDeviceTotals.push_back(rp.device_total);
     } catch (const std::exception& e) {
         p.error = e.what();
     }
@@ -159,11 +160,8 @@ void TrainingSession::run(const SessionJob& job) {
                 fs::create_directories(job.outDir);
                 nlohmann::json record = hr::make_run_record(job.config, r);
                 record["memory"]["predicted"] = end.predicted.valid ? hr::plan_to_json(plan) : nlohmann::json(nullptr);
-                if (end.predicted.valid) {  // each rank's predicted total, next to the measured ones
-                    nlohmann::json peaks = nlohmann::json::array();
-                    for (const hr::RankPlan& rp : plan.ranks) peaks.push_back(rp.device_total);
-                    record["distributed"]["predicted_peak_bytes"] = peaks;
-                }
+                if (end.predicted.valid)  // each rank's predicted total, next to the measured ones
+                    record["distributed"]["predicted_peak_bytes"] = end.predicted.rankDeviceTotals;
                 const std::string weights = (fs::path(job.outDir) / "model.safetensors").string();
                 const std::string runJson = (fs::path(job.outDir) / "run.json").string();
                 trainer.save_weights(weights);

@@ -465,7 +465,7 @@ void RunStore::setPredictedMemory(qint64 runId, const hr::CategoryBytes& predict
              {runId, QString::fromLatin1(hr::category_name(c)), static_cast<qint64>(hr::at(predicted, c))});
 }
 
-QJsonObject RunStore::finalMetrics(const hr::TrainResult& r) {
+QJsonObject RunStore::finalMetrics(const hr::TrainResult& r, const std::vector<std::size_t>& predictedRankTotals) {
     QJsonObject m;
     m[QStringLiteral("test_accuracy")] = r.test_accuracy;
     m[QStringLiteral("test_loss")] = r.test_loss;
@@ -482,11 +482,30 @@ QJsonObject RunStore::finalMetrics(const hr::TrainResult& r) {
     m[QStringLiteral("peak_step")] = static_cast<qint64>(r.ledger.peak_step);
     for (auto it = m.begin(); it != m.end(); ++it)  // JSON has no NaN
         if (it.value().isDouble() && !std::isfinite(it.value().toDouble())) it.value() = QJsonValue::Null;
+    if (r.world_size > 1) {
+        auto array = [](const auto& values) {
+            QJsonArray a;
+            for (const auto v : values) a.append(static_cast<qint64>(v));
+            return a;
+        };
+        auto finite = [](double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
+        QJsonObject d;
+        d[QStringLiteral("world_size")] = r.world_size;
+        d[QStringLiteral("stage")] = QString::fromStdString(r.shard);
+        d[QStringLiteral("rank_batch")] = array(r.rank_batches);
+        d[QStringLiteral("predicted_peak_bytes")] =
+            predictedRankTotals.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(array(predictedRankTotals));
+        d[QStringLiteral("measured_peak_bytes")] = array(r.rank_peak_bytes);
+        d[QStringLiteral("measured_resident_peak_bytes")] = array(r.rank_resident_peak_bytes);
+        d[QStringLiteral("communication_bytes_per_step")] = finite(r.communication_bytes_per_step);
+        d[QStringLiteral("communication_seconds_per_step")] = finite(r.communication_seconds_per_step);
+        m[QStringLiteral("distributed")] = d;
+    }
     return m;
 }
 
-void RunStore::finishRun(qint64 runId, const hr::TrainResult& r) {
-    const QJsonObject m = finalMetrics(r);
+void RunStore::finishRun(qint64 runId, const hr::TrainResult& r, const std::vector<std::size_t>& predictedRankTotals) {
+    const QJsonObject m = finalMetrics(r, predictedRankTotals);
     // The result's ledger holds the run's peaks: they are the measured figures of record.
     flush();
     if (r.ledger.peak_total > 0 && isOpen()) writeMemoryCategories(runId, r.ledger);

@@ -137,14 +137,18 @@ public:
     // The name a run gets when none is given: "<model> on <data>".
     static QString defaultRunName(const QString& modelName, const QString& data);
     // The final metrics finishRun(TrainResult) records (test_accuracy, seconds, peak_bytes, ...; NaN as
-    // null): what the history, the report and the webhook message show.
-    static QJsonObject finalMetrics(const hr::TrainResult& result);
+    // null): what the history, the report and the webhook message show. A run on several ranks adds
+    // "distributed": world_size, stage, rank_batch, per rank the predicted (predictedRankTotals, the
+    // planner's device totals; null when none), measured (the ledger's) and resident (the OS's) peaks,
+    // and the communication bytes and seconds per step (docs/run-json.md, "distributed").
+    static QJsonObject finalMetrics(const hr::TrainResult& result,
+                                    const std::vector<std::size_t>& predictedRankTotals = {});
     void addStep(qint64 runId, const hr::StepEvent& e);
     void addEpoch(qint64 runId, const hr::EpochEvent& e);
     void addTelemetry(qint64 runId, const hr::TelemetrySample& s);
     void addMemory(qint64 runId, const hr::MemoryEvent& e);
     void setPredictedMemory(qint64 runId, const hr::CategoryBytes& predicted);
-    void finishRun(qint64 runId, const hr::TrainResult& result);
+    void finishRun(qint64 runId, const hr::TrainResult& result, const std::vector<std::size_t>& predictedRankTotals = {});
     // status: finished | stopped | failed (for runs ended without a TrainResult).
     void finishRun(qint64 runId, const QString& status, const QString& error = QString(),
                    const QJsonObject& finalMetrics = QJsonObject());

@@ -116,4 +116,24 @@ HostStats HostStatsReader::read() {
     return h;
 }
 
+std::optional<std::int64_t> parse_status_peak_rss(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmHWM:", 0) != 0) continue;
+        std::istringstream fields(line.substr(6));
+        long long kb = -1;
+        std::string unit;
+        if (!(fields >> kb >> unit) || kb < 0 || unit != "kB") return std::nullopt;
+        return static_cast<std::int64_t>(kb) * 1024;
+    }
+    return std::nullopt;
+}
+
+std::int64_t process_peak_resident_bytes() {
+    const auto text = read_text_file("/proc/self/status");
+    const auto peak = text ? parse_status_peak_rss(*text) : std::nullopt;
+    return peak.value_or(-1);
+}
+
 }  // namespace hr

@@ -126,6 +126,7 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                         {"stage", r.shard},
                         {"rank_batch", rank_batch},
                         {"measured_peak_bytes", measured},
+                        {"measured_resident_peak_bytes", r.rank_resident_peak_bytes},
                         {"predicted_peak_bytes", nullptr},
                         {"communication_bytes_per_step", r.communication_bytes_per_step},
                         {"communication_seconds_per_step", r.communication_seconds_per_step}};

@@ -1,5 +1,7 @@
 #include "train/trainer.h"
 
+#include "telemetry/host_stats.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -724,6 +726,8 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     result.rank_batches = s.rank_batches;
     if (result.rank_batches.empty()) result.rank_batches = {s.batch};
     result.rank_peak_bytes = {result.ledger.peak_total};
+    const std::int64_t resident = process_peak_resident_bytes();
+    result.rank_resident_peak_bytes = {resident};
     const bool ranked = impl_->comm != nullptr || s.shard != ShardStage::none;
     if (!ranked) return;
     Communicator* comm = impl_->comm.get();
@@ -743,6 +747,10 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
         for (int r = 0; r < s.world_size; ++r)
             result.rank_peak_bytes[static_cast<std::size_t>(r)] = static_cast<std::size_t>(comm->all_reduce_value(
                 r == s.rank ? static_cast<double>(result.ledger.peak_total) : 0.0, ReduceOp::sum));
+        result.rank_resident_peak_bytes.assign(static_cast<std::size_t>(s.world_size), -1);
+        for (int r = 0; r < s.world_size; ++r)  // the largest: -1 (unknown) on every other rank
+            result.rank_resident_peak_bytes[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(
+                comm->all_reduce_value(r == s.rank ? static_cast<double>(resident) : -1.0, ReduceOp::max));
     }
     if (result.status == "failed") return;
     std::vector<NamedTensor> named = st.consolidated_state_dict(impl_->backend->allocator());

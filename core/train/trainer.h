@@ -58,6 +58,9 @@ struct TrainResult {
     std::string shard = "none";                  // the sharding stage
     std::vector<std::int64_t> rank_batches;      // samples of each rank per step
     std::vector<std::size_t> rank_peak_bytes;    // measured device peak of each rank (the ledger's)
+    // each rank's process at its peak as the OS counts it (VmHWM at the run's end, -1 unknown): the
+    // ledger's host side, the runtime, the data and the libraries (DESIGN.md decision 9)
+    std::vector<std::int64_t> rank_resident_peak_bytes;
     double communication_bytes_per_step = 0;     // payload this rank handed its communicator per optimizer step
     double communication_seconds_per_step = 0;   // host time this rank waited for communication per step
 };

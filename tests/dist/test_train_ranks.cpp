@@ -19,6 +19,7 @@
 #include <thread>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -141,6 +142,34 @@ private slots:
         // each rank's measured peak is the planner's prediction for it
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
+        // each rank's process at its peak as the OS saw it: above its ledger, and at most the largest
+        // process this test has waited for (getrusage's view of the launcher's, mpirun's and the ranks' peaks)
+        const nlohmann::json& resident = j["distributed"]["measured_resident_peak_bytes"];
+        QCOMPARE(resident.size(), std::size_t(2));
+        rusage children{};
+        QCOMPARE(getrusage(RUSAGE_CHILDREN, &children), 0);
+        for (int rank = 0; rank < 2; ++rank) {
+            const std::int64_t bytes = resident[rank].get<std::int64_t>();
+            QVERIFY2(bytes > j["distributed"]["measured_peak_bytes"][rank].get<std::int64_t>(), resident.dump().c_str());
+            QVERIFY2(bytes <= std::int64_t(children.ru_maxrss) * 1024 + (std::int64_t(4) << 20),
+                     qPrintable(QString("rank %1: %2 bytes resident, the largest child %3 kB").arg(rank).arg(bytes).arg(children.ru_maxrss)));
+        }
+        // the history and the report carry the same (headroom report's JSON: the run's final metrics)
+        const Result rep = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "json", "--out", w + "/report.json"}, w);
+        QVERIFY2(rep.exit_code == 0, qPrintable(rep.output));
+        const nlohmann::json fm = readJson(work + "/report.json")["run"]["final_metrics"]["distributed"];
+        for (const char* key : {"world_size", "stage", "rank_batch", "predicted_peak_bytes", "measured_peak_bytes",
+                                "measured_resident_peak_bytes"})
+            QVERIFY2(fm[key] == j["distributed"][key], qPrintable(QString("%1: %2 vs %3").arg(key, fm[key].dump().c_str(), j["distributed"][key].dump().c_str())));
+        QCOMPARE(fm["communication_bytes_per_step"].get<double>(), j["distributed"]["communication_bytes_per_step"].get<double>());
+        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
+        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
+        QFile page(w + "/report.html");
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        QVERIFY(text.contains("Resident peak (OS)"));
+        QVERIFY(text.contains("2 ranks, sharding stage zero2"));
+        QVERIFY(!text.contains("world_size"));  // the table, not the raw JSON under Final metrics
         compareTestMetrics(j);
     }
 

@@ -9,6 +9,8 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -156,6 +158,15 @@ private slots:
         QCOMPARE(runs[0].status, QStringLiteral("finished"));
         QCOMPARE(runs[0].outDir, QDir(o.outDir).absolutePath());
         QCOMPARE(store.steps(runs[0].id).size(), qsizetype(4));
+        // and the run's spread over the ranks, as run.json has it (the report's Ranks table reads this)
+        const QJsonObject d = runs[0].finalMetrics.value(QStringLiteral("distributed")).toObject();
+        QCOMPARE(d.value(QStringLiteral("world_size")).toInt(), 2);
+        QCOMPARE(d.value(QStringLiteral("stage")).toString(), QStringLiteral("zero2"));
+        for (const char* key : {"rank_batch", "predicted_peak_bytes", "measured_peak_bytes", "measured_resident_peak_bytes"}) {
+            const QJsonArray a = d.value(QLatin1String(key)).toArray();
+            QCOMPARE(std::size_t(a.size()), j["distributed"][key].size());
+            for (int i = 0; i < a.size(); ++i) QCOMPARE(a[i].toInteger(), j["distributed"][key][std::size_t(i)].get<qint64>());
+        }
         if (qEnvironmentVariableIsSet("HEADROOM_GRAB_DIR")) {
             monitor.resize(900, 600);
             QVERIFY(monitor.grab().save(qEnvironmentVariable("HEADROOM_GRAB_DIR") + QStringLiteral("/monitor-ranks.png")));
