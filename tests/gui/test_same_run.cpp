@@ -27,7 +27,7 @@ namespace {
 // process itself looked like (telemetry, memory samples over time, file paths).
 const QSet<QString> kVolatile = {"id", "created", "finished", "generated", "seconds", "images_per_second",
                                  "step_seconds", "elapsed_seconds", "telemetry", "samples", "source_dir",
-                                 "out_dir"};
+                                 "out_dir", "measured_resident_peak_bytes"};
 
 QJsonValue stripped(const QJsonValue& v) {
     if (v.isObject()) {
