@@ -413,15 +413,29 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         r.strategy.accumulate = 1;
         r.strategy.offload_optimizer = true;
         r.strategy.rank_batch.clear();
-        for (int n = std::max(2, base.world_size * 2); n <= 64 && n <= base.batch; n *= 2) {
+        // the fewest ranks; on them the largest micro-batch that fits (the rank batch, /2, /4, /8, as the
+        // search above splits one process's batch)
+        for (int n = std::max(2, base.world_size * 2); n <= 64 && n <= base.batch && out.ranks_needed == 0; n *= 2) {
             r.world_size = n;
-            MemoryPlan p;
+            std::int64_t rank_batch = 0;
             try {
-                p = predict_memory(r);
+                StrategyConfig even = r.strategy;
+                even.shard = "dp";
+                for (std::int64_t b : resolve_strategy(even, base.spec, base.batch, n, 0).rank_batches)
+                    rank_batch = std::max(rank_batch, b);
             } catch (const InputError&) {
                 break;
             }
-            if (plan_fit_bytes(p) <= budget) {  // the candidates' own test
+            for (std::int64_t d : {1, 2, 4, 8}) {
+                if (rank_batch % d != 0) continue;
+                r.strategy.micro_batch = d == 1 ? 0 : rank_batch / d;
+                MemoryPlan p;
+                try {
+                    p = predict_memory(r);
+                } catch (const InputError&) {
+                    continue;
+                }
+                if (plan_fit_bytes(p) > budget) continue;  // the candidates' own test
                 out.ranks_needed = n;
                 const bool gpu = base.device.rfind("cuda", 0) == 0;
                 out.ranks_reason = Message(

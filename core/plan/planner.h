@@ -124,7 +124,8 @@ struct PlanSearch {
     std::size_t budget = 0;
     std::vector<PlanCandidate> candidates;  // fitting ones first, fastest first; then the rejected ones
     int best = -1;                          // index into candidates, -1 when nothing fits
-    // When nothing fits: the fewest ranks (2 to 64) on which zero3 with every memory strategy fits each
+    // When nothing fits: the fewest ranks (2 to 64) on which zero3 with every memory strategy (bf16,
+    // checkpointing all, offload, and the largest micro-batch of the rank batch, /2, /4 or /8) fits each
     // rank's budget, and the sentence that says so for a person ("needs 4 GPUs: with --ranks 4 ...",
     // plan.needs_gpus / plan.needs_ranks; args: the ranks, the flags, each rank's bytes, the budget);
     // 0 and an empty message otherwise.

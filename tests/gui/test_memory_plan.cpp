@@ -184,16 +184,25 @@ private slots:
         hrapp::MainWindow w;
         prepare(w);
         hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        // zero3 with every memory strategy on `ranks` ranks, at its leanest micro-batch (the rank batch,
+        // /2, /4, /8 where they divide it)
         auto leanest = [&](int ranks) {
             hr::TrainConfig c = w.trainConfig();
             c.strategy.shard = "zero3";
             c.strategy.precision = "bf16";
             c.strategy.checkpoint = "all";
             c.strategy.offload_optimizer = true;
-            hr::PlanRequest r = hrapp::MemoryPlanPanel::requestFor(c);
-            r.world_size = ranks;
-            r.rank = -1;
-            return hr::plan_fit_bytes(hr::predict_memory(r));
+            const std::int64_t rankBatch = (c.batch + ranks - 1) / ranks;
+            std::size_t best = SIZE_MAX;
+            for (std::int64_t d : {1, 2, 4, 8}) {
+                if (rankBatch % d != 0 || c.batch % ranks != 0) continue;
+                c.strategy.micro_batch = d == 1 ? 0 : rankBatch / d;
+                hr::PlanRequest r = hrapp::MemoryPlanPanel::requestFor(c);
+                r.world_size = ranks;
+                r.rank = -1;
+                best = std::min(best, hr::plan_fit_bytes(hr::predict_memory(r)));
+            }
+            return best;
         };
         // a limit (whole MiB, as the box takes it) that some number of zero3 ranks fit and one process does not
         int mib = 0;

@@ -240,25 +240,39 @@ private slots:
         QCOMPARE(all.code, 0);
         QVERIFY2(all.out.contains("over the budget"), qPrintable(all.out));  // every candidate
         QVERIFY(all.out.count('\n') > r.out.count('\n'));
-        // nothing fits one process: how many zero3 ranks would, checked against the plan of that many ranks
-        const Result none = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--budget", "6MiB"});
+        // nothing fits one process: how many zero3 ranks would, checked against the plans of that many
+        // ranks (which fit) and of half as many, which fit with no micro-batch (the rank batch, /2, /4, /8)
+        const Result none = run({"plan", "--preset", "resnet-mini", "--batch", "128", "--budget", "4MiB"});
         QCOMPARE(none.code, 1);
         const QRegularExpression said("sharded, it needs (\\d+) ranks: with --ranks \\1 (--[^\\n,]*), each rank needs");
         const QRegularExpressionMatch m = said.match(none.out);
         QVERIFY2(m.hasMatch(), qPrintable(none.out));
         const int n = m.captured(1).toInt();
-        QVERIFY(m.captured(2).contains("--shard zero3"));
-        auto perRank = [&](int ranks) {
+        const QString flags = m.captured(2);
+        QVERIFY(flags.contains("--shard zero3"));
+        auto perRank = [&](int ranks, const QStringList& strategy) {
             QStringList args{"plan", "--preset", "resnet-mini", "--batch", "128", "--ranks", QString::number(ranks), "--json"};
-            args << m.captured(2).split(' ', Qt::SkipEmptyParts);
+            args << strategy;
             const Result p = run(args);
             double worst = 0;
             for (const QJsonValue& rank : QJsonDocument::fromJson(p.out.toUtf8()).object()["ranks"].toArray())
                 worst = std::max(worst, rank.toObject()["device_total"].toDouble());
             return worst;
         };
-        QVERIFY(perRank(n) > 0 && perRank(n) <= 6.0 * 1024 * 1024);
-        QVERIFY(n == 2 || perRank(n / 2) > 6.0 * 1024 * 1024);
+        const double budget = 4.0 * 1024 * 1024;
+        const double fits = perRank(n, flags.split(' ', Qt::SkipEmptyParts));
+        QVERIFY2(fits > 0 && fits <= budget, qPrintable(QString::number(fits)));
+        QVERIFY(n >= 2);
+        if (n > 2) {
+            const QStringList lean{"--shard", "zero3", "--precision", "bf16", "--checkpoint", "all", "--offload-optimizer"};
+            const int rankBatch = 128 / (n / 2);
+            for (int d : {1, 2, 4, 8}) {
+                QStringList args = lean;
+                if (d > 1) args << "--micro-batch" << QString::number(rankBatch / d);
+                const double half = perRank(n / 2, args);
+                QVERIFY2(half > budget, qPrintable(QString("%1 ranks, micro-batch %2: %3 bytes").arg(n / 2).arg(rankBatch / d).arg(half)));
+            }
+        }
     }
 };
 
