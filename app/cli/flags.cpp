@@ -57,7 +57,9 @@ using V = FlagValue;
 const std::vector<Flag> kFlags = {
     // ---- model
     {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,\n"
-                              "gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets)"),
+                              "gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets); a language\n"
+                              "model brings its own data, tokenizer, optimizer, schedule, batch and steps\n"
+                              "(headroom presets shows them), which the other flags override"),
      [](R& r, const V& v) { r.preset = v.str(); }},
     {FlagGroup::model, "model", "FILE.json", QT_TRANSLATE_NOOP("Cli", "a model spec (docs/model-spec.md)"),
      [](R& r, const V& v) { r.modelFile = v.str(); }},
@@ -94,7 +96,11 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.memory_limit = v.bytes(); }},
     // ---- optimizer
     {FlagGroup::optimizer, "optimizer", "NAME", QT_TRANSLATE_NOOP("Cli", "sgd (default), adam, adamw"),
-     [](R& r, const V& v) { r.config.optimizer.kind = v.choice(QT_TRANSLATE_NOOP("Cli", "optimizer"), {"sgd", "adam", "adamw"}); }},
+     [](R& r, const V& v) {
+         // another kind than the preset's starts from that kind's own settings; the flags below refine them
+         const std::string kind = v.choice(QT_TRANSLATE_NOOP("Cli", "optimizer"), {"sgd", "adam", "adamw"});
+         if (kind != r.config.optimizer.kind) r.config.optimizer = defaultOptimizer(kind);
+     }},
     {FlagGroup::optimizer, "momentum", "F", QT_TRANSLATE_NOOP("Cli", "SGD momentum in [0, 1) (default 0.9, as in the window)"),
      [](R& r, const V& v) { r.config.optimizer.momentum = v.real(0, 1, false, true); }},
     // ---- learning rate, schedule, regularisation
@@ -443,6 +449,12 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
         r.help = true;
         return r;
     }
+    // the preset's training settings first (a language model's optimizer, batch, steps, data ...; the same
+    // function the window starts from), then every flag over them
+    for (const Flag* f : flags)
+        if (QLatin1String(f->name) == QLatin1String("preset") && parser.isSet(QStringLiteral("preset")) &&
+            !parser.isSet(QStringLiteral("model")))
+            r.config = defaultTrainConfig(parser.value(QStringLiteral("preset")).toStdString());
     for (const Flag* f : flags) {
         const QString name = QLatin1String(f->name);
         if (!parser.isSet(name)) continue;
@@ -462,8 +474,8 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
     if (r.positional.size() < cmd.minPositional)
         throw BadFlag{Cli::tr("'headroom %1' needs %2; %3")
                           .arg(QLatin1String(cmd.name), QString::fromLatin1(cmd.usage).section(QLatin1Char(' '), 0, 0), seeHelp(cmd))};
-    // adam/adamw start from their own learning rate unless one is given
-    if (!r.has("lr") && r.config.optimizer.kind != "sgd") r.config.optimizer.lr = 1e-3;
+    // --epochs over a preset that trains for a number of steps: the epochs count
+    if (r.has("epochs") && !r.has("steps")) r.config.steps = 0;
     return r;
 }
 

@@ -14,6 +14,7 @@
 #include "nn/model_spec.h"
 #include "session/RunText.h"
 #include "store/run_store.h"
+#include "train/preset_training.h"
 #ifdef HEADROOM_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
 #endif
@@ -23,6 +24,7 @@ namespace hrapp {
 namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 }  // namespace
+
 
 int runPresetsCommand(const CliRequest& r) {
     // `headroom presets --json NAME`: the preset's model spec as JSON (docs/model-spec.md), for tools
@@ -40,13 +42,18 @@ int runPresetsCommand(const CliRequest& r) {
             return 2;
         }
     }
-    for (const auto& name : hr::preset_names()) {
+    std::vector<std::string> names = hr::preset_names();
+    for (const auto& name : hr::language_model_preset_names()) names.push_back(name);
+    for (const auto& name : names) {
         hr::SpecReport rep = hr::analyze_model_spec(hr::preset_model(name));
         print(QStringLiteral("%1  %2 %3\n    %4\n")
                   .arg(q(name), -12)
                   .arg(rep.total_params)
                   .arg(Cli::tr("parameters"))
                   .arg(q(hr::preset_description(name))));
+        const hr::PresetTraining t = hr::preset_training(name);
+        if (t.has_training)
+            print(QStringLiteral("    %1\n").arg(presetTrainingText(t)));
     }
     return 0;
 }

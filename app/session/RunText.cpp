@@ -3,6 +3,9 @@
 #include <cmath>
 
 #include "i18n/CoreText.h"
+#include <QCoreApplication>
+
+#include "train/preset_training.h"
 #include "train/trainer.h"
 
 namespace hrapp {
@@ -25,5 +28,17 @@ QString messageText(const hr::Message& m) { return coreText(m); }
 namespace hrapp {
 QString resultError(const hr::TrainResult& r) {
     return r.error_messages.empty() ? QString::fromStdString(r.error) : coreText(r.error_messages);
+}
+}  // namespace hrapp
+
+namespace hrapp {
+QString presetTrainingText(const hr::PresetTraining& t) {
+    return QCoreApplication::translate("RunText",
+                                       "trains with: %1 (%2 tokens), %3 lr %4 to %5 (%6 warm-up steps, cosine), weight "
+                                       "decay %7, gradient norm clipped to %8, batch %9, %10 steps")
+        .arg(QString::fromStdString(t.data), QString::fromStdString(t.tokenizer), QString::fromStdString(t.optimizer.kind),
+             QString::number(t.optimizer.lr), QString::number(t.schedule.min_lr), QString::number(t.schedule.warmup_steps),
+             QString::number(t.optimizer.weight_decay), QString::number(t.optimizer.grad_clip), QString::number(t.batch))
+        .arg(t.steps);
 }
 }  // namespace hrapp

@@ -6,6 +6,7 @@
 
 namespace hr {
 struct TrainResult;
+struct PresetTraining;
 }
 
 namespace hrapp {
@@ -19,5 +20,8 @@ QString messageText(const hr::Message& message);
 // A failed run's error, as the front ends show it: coreText() of the result's translatable sentences
 // (TrainResult::error_messages), else the trainer's English text.
 QString resultError(const hr::TrainResult& result);
+// What a preset trains with (core/train/preset_training.h), in a sentence: `headroom presets` and the
+// window's preset menu show it.
+QString presetTrainingText(const hr::PresetTraining& training);
 
 }  // namespace hrapp

@@ -1,0 +1,85 @@
+#include "train/preset_training.h"
+
+#include "train/config.h"
+
+namespace hr {
+
+namespace {
+
+// AdamW as nanoGPT trains its small models: betas (0.9, 0.99), weight decay 0.1 on the matrices, the
+// global gradient norm clipped to 1, a linear warm-up and a cosine decay to a tenth of the peak rate.
+PresetTraining language_model(double lr, double min_lr, std::int64_t batch, std::int64_t steps, std::int64_t warmup,
+                              const std::string& tokenizer) {
+    PresetTraining t;
+    t.has_training = true;
+    t.data = "text:fortunes";
+    t.tokenizer = tokenizer;
+    t.optimizer.kind = "adamw";
+    t.optimizer.lr = lr;
+    t.optimizer.beta1 = 0.9;
+    t.optimizer.beta2 = 0.99;
+    t.optimizer.weight_decay = 0.1;
+    t.optimizer.grad_clip = 1.0;
+    t.schedule.kind = "cosine";
+    t.schedule.warmup_steps = warmup;
+    t.schedule.min_lr = min_lr;  // a tenth of lr, written out (the window's fields hold 6 decimals)
+    t.batch = batch;
+    t.steps = steps;
+    t.eval_every = steps / 4;
+    return t;
+}
+
+}  // namespace
+
+PresetTraining preset_training(const std::string& preset) {
+    // Measured on 2 CPU cores (docs/transformers.md, "Presets train with their defaults").
+    if (preset == "gpt-tiny") return language_model(3e-3, 3e-4, 16, 1000, 50, "byte");
+    if (preset == "gpt-char") return language_model(2e-3, 2e-4, 8, 200, 20, "char");
+    // GPT-2's sizes: GPT-2's own rate, the batch of one card and a budget a GPU finishes in minutes
+    if (preset == "gpt2-124m") return language_model(6e-4, 6e-5, 8, 2000, 100, "byte");
+    if (preset == "gpt2-350m") return language_model(3e-4, 3e-5, 8, 2000, 100, "byte");
+    if (preset == "gpt2-774m") return language_model(2.5e-4, 2.5e-5, 4, 2000, 100, "byte");
+    if (preset == "gpt2-1.5b") return language_model(2e-4, 2e-5, 4, 2000, 100, "byte");
+    return {};
+}
+
+TrainConfig default_train_config(const std::string& preset) {
+    TrainConfig c;
+    c.optimizer.momentum = 0.9;
+    c.device = "auto";
+    apply_preset_training(preset, c);
+    return c;
+}
+
+OptimizerConfig default_optimizer(const std::string& kind) {
+    OptimizerConfig o = default_train_config("").optimizer;
+    o.kind = kind;
+    if (kind != "sgd") o.lr = 1e-3;
+    return o;
+}
+
+void apply_preset_training(const std::string& preset, TrainConfig& c) {
+    const PresetTraining t = preset_training(preset);
+    if (!t.has_training) return;
+    c.data = t.data;
+    c.tokenizer = t.tokenizer;
+    c.optimizer = t.optimizer;
+    c.schedule = t.schedule;
+    c.batch = t.batch;
+    c.steps = t.steps;
+    c.epochs = 1;
+    c.eval_every = t.eval_every;
+}
+
+void copy_training_settings(const TrainConfig& from, TrainConfig& to) {
+    to.data = from.data;
+    to.tokenizer = from.tokenizer;
+    to.optimizer = from.optimizer;
+    to.schedule = from.schedule;
+    to.batch = from.batch;
+    to.steps = from.steps;
+    to.epochs = from.epochs;
+    to.eval_every = from.eval_every;
+}
+
+}  // namespace hr

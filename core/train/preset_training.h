@@ -1,0 +1,53 @@
+#pragma once
+// What a run trains with when nothing says otherwise, and what a preset brings: its dataset, tokenizer,
+// optimizer, learning-rate schedule, batch and step budget. Both front ends start a run from the same
+// function, default_train_config(preset) (app/session/RunDefaults.h): the window when a preset is
+// loaded, `headroom train --preset NAME` before its flags, which override any of it. `headroom presets`
+// prints what a preset brings.
+//
+// The language-model presets carry settings of their own (docs/transformers.md, "Presets train with
+// their defaults"): AdamW with a warm-up and a cosine decay, a batch and a number of steps sized so that
+// the model, on 2 CPU cores, ends well trained in a few minutes. The image presets bring none: the
+// generic defaults (TrainConfig, with the app's SGD momentum 0.9) already train them well in one epoch.
+#include <cstdint>
+#include <string>
+
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+
+namespace hr {
+
+struct TrainConfig;
+
+struct PresetTraining {
+    bool has_training = false;    // false: the preset brings no training settings (the generic ones apply)
+    std::string data;             // dataset spec ("text:fortunes")
+    std::string tokenizer;        // byte | char | bpe:N
+    OptimizerConfig optimizer;    // kind, lr, betas, weight decay, grad_clip
+    LrSchedule schedule;          // warm-up and decay
+    std::int64_t batch = 0;       // sequences per step
+    std::int64_t steps = 0;       // the run's length in steps (epochs do not apply)
+    std::int64_t eval_every = 0;  // validation loss every N steps
+};
+
+// The defaults of a run of `preset` (its model not included: the front ends build it): TrainConfig's
+// own, except SGD momentum 0.9 (plain SGD at lr 0.01 learns seed-cnn too slowly for one epoch) and device
+// "auto" (the GPU when one works, else the CPU); then the preset's training where it brings its own.
+TrainConfig default_train_config(const std::string& preset = "seed-cnn");
+
+// The optimizer a run starts from when it names another kind than its preset's: the generic settings at
+// that kind's own learning rate (SGD 0.01, Adam and AdamW 1e-3).
+OptimizerConfig default_optimizer(const std::string& kind);
+
+// The preset's training settings; has_training false for an unknown name or an image preset.
+PresetTraining preset_training(const std::string& preset);
+
+// Writes the preset's training settings (where it has any) into c: data, tokenizer, optimizer, schedule,
+// batch, steps (epochs back to 1), eval_every. Leaves the model, device, strategies and the rest alone.
+void apply_preset_training(const std::string& preset, TrainConfig& c);
+
+// Copies the same fields from one configuration to another (the window, loading another preset, keeps
+// its device and strategies and takes the preset's training).
+void copy_training_settings(const TrainConfig& from, TrainConfig& to);
+
+}  // namespace hr

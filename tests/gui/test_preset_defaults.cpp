@@ -1,0 +1,203 @@
+// A preset's defaults (core/train/preset_training.h) are the same object in both front ends: `headroom
+// train --preset NAME` with no other flag parses to hr::default_train_config(NAME), the window's
+// configuration after loading the preset holds the same training settings (data, tokenizer, optimizer,
+// schedule, batch, steps, validation interval) and shows them in its panels; flags override them one by
+// one; leaving a language model for an image preset brings the generic settings back; `headroom presets`
+// lists every preset with what it trains with. (tests/slow/test_preset_training.cpp trains gpt-tiny
+// with them.)
+#include <QtTest>
+
+#include <QComboBox>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "cli/flags.h"
+#include "cli/output.h"
+#include "gui/DataPanel.h"
+#include "gui/MainWindow.h"
+#include "gui/TrainingSetupPanel.h"
+#include "nn/model_spec.h"
+#include "session/RunDefaults.h"
+#include "train/config.h"
+#include "train/preset_training.h"
+
+using namespace hrapp;
+
+namespace {
+
+CliRequest parse(const QStringList& args) {
+    const Subcommand* c = findSubcommand(QStringLiteral("train"));
+    if (!c) qFatal("no train subcommand");
+    return parseCommandLine(*c, args);
+}
+
+// The fields a preset's training sets, as JSON (train_config_to_json), so a difference prints by name.
+nlohmann::json training(const hr::TrainConfig& c) {
+    const nlohmann::json j = hr::train_config_to_json(c);
+    nlohmann::json out;
+    for (const char* k : {"data", "tokenizer", "optimizer", "schedule", "batch", "steps", "epochs", "eval_every"}) out[k] = j.at(k);
+    return out;
+}
+
+// The whole configuration but the model (the CLI builds it after parsing, the window in its builder).
+nlohmann::json withoutModel(const hr::TrainConfig& c) {
+    nlohmann::json j = hr::train_config_to_json(c);
+    j.erase("model");
+    j.erase("model_source");
+    return j;
+}
+
+// JSON text a failed comparison prints
+QString text(const nlohmann::json& j) { return QString::fromStdString(j.dump()); }
+
+std::vector<std::string> allPresets() {
+    std::vector<std::string> names = hr::preset_names();
+    for (const std::string& n : hr::language_model_preset_names()) names.push_back(n);
+    return names;
+}
+
+}  // namespace
+
+class TestPresetDefaults : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("HeadroomTest"));
+        QVERIFY(m_dir.isValid());
+        qputenv("HEADROOM_DB", m_dir.filePath(QStringLiteral("runs.sqlite")).toUtf8());
+    }
+
+    void everyLanguageModelBringsItsTraining() {
+        for (const std::string& name : hr::language_model_preset_names()) {
+            const hr::PresetTraining t = hr::preset_training(name);
+            QVERIFY2(t.has_training, name.c_str());
+            QCOMPARE(t.data, std::string("text:fortunes"));
+            QCOMPARE(t.optimizer.kind, std::string("adamw"));
+            QVERIFY(t.steps > 0 && t.batch > 0 && t.schedule.warmup_steps > 0 && t.schedule.warmup_steps < t.steps);
+            // what it brings passes the same checks as any configuration
+            hr::TrainConfig c = hr::default_train_config(name);
+            c.model = hr::preset_model(name);
+            hr::validate_train_config(c);
+        }
+        for (const std::string& name : hr::preset_names()) QVERIFY2(!hr::preset_training(name).has_training, name.c_str());
+        // an image preset's defaults are the generic ones the window always had
+        const hr::TrainConfig seed = hr::default_train_config("seed-cnn");
+        QCOMPARE(seed.optimizer.kind, std::string("sgd"));
+        QCOMPARE(seed.optimizer.momentum, 0.9);
+        QCOMPARE(seed.data, std::string("fashion-mnist"));
+        QCOMPARE(seed.device, std::string("auto"));
+        QCOMPARE(withoutModel(seed), withoutModel(hr::default_train_config("")));
+    }
+
+    void theCommandLineStartsFromTheSameDefaults() {
+        for (const std::string& name : allPresets()) {
+            const CliRequest r = parse({QStringLiteral("--preset"), QString::fromStdString(name)});
+            QCOMPARE(text(withoutModel(r.config)), text(withoutModel(defaultTrainConfig(name))));
+            QCOMPARE(text(withoutModel(defaultTrainConfig(name))), text(withoutModel(hr::default_train_config(name))));
+        }
+        // no --preset: seed-cnn's, the generic ones
+        QCOMPARE(text(withoutModel(parse({}).config)), text(withoutModel(hr::default_train_config("seed-cnn"))));
+        // --model: the generic ones too, whatever --preset would have brought
+        QCOMPARE(text(training(parse({"--model", "x.json"}).config)), text(training(hr::default_train_config(""))));
+    }
+
+    void flagsOverrideThePresetsDefaults() {
+        const hr::TrainConfig d = hr::default_train_config("gpt-tiny");
+        hr::TrainConfig c = parse({"--preset", "gpt-tiny", "--lr", "0.01", "--batch", "4", "--steps", "10"}).config;
+        QCOMPARE(c.optimizer.lr, 0.01);
+        QCOMPARE(c.batch, std::int64_t(4));
+        QCOMPARE(c.steps, std::int64_t(10));
+        QCOMPARE(c.optimizer.kind, d.optimizer.kind);  // the rest stays the preset's
+        QCOMPARE(c.optimizer.weight_decay, d.optimizer.weight_decay);
+        QCOMPARE(c.schedule.kind, d.schedule.kind);
+        QCOMPARE(c.data, d.data);
+        // another optimizer starts from its own settings, not the preset's AdamW ones
+        c = parse({"--preset", "gpt-tiny", "--optimizer", "sgd"}).config;
+        QCOMPARE(c.optimizer.lr, 0.01);
+        QCOMPARE(c.optimizer.weight_decay, 0.0);
+        QCOMPARE(c.optimizer.momentum, 0.9);
+        QCOMPARE(c.optimizer.grad_clip, 0.0);
+        c = parse({"--preset", "gpt-tiny", "--optimizer", "adam", "--weight-decay", "0.01"}).config;
+        QCOMPARE(c.optimizer.lr, 1e-3);
+        QCOMPARE(c.optimizer.weight_decay, 0.01);
+        // the preset's own optimizer named again keeps its settings
+        QCOMPARE(parse({"--preset", "gpt-tiny", "--optimizer", "adamw"}).config.optimizer.lr, d.optimizer.lr);
+        // epochs instead of the preset's steps
+        c = parse({"--preset", "gpt-tiny", "--epochs", "2"}).config;
+        QCOMPARE(c.epochs, 2);
+        QCOMPARE(c.steps, std::int64_t(0));
+        c = parse({"--preset", "gpt-char", "--data", "text:/tmp/x.txt", "--tokenizer", "byte"}).config;
+        QCOMPARE(c.data, std::string("text:/tmp/x.txt"));
+        QCOMPARE(c.tokenizer, std::string("byte"));
+        QCOMPARE(c.batch, hr::default_train_config("gpt-char").batch);
+        // an image preset: adam's own rate, as before
+        QCOMPARE(parse({"--optimizer", "adam"}).config.optimizer.lr, 1e-3);
+        QCOMPARE(parse({"--optimizer", "adam", "--lr", "0.02"}).config.optimizer.lr, 0.02);
+    }
+
+    void theWindowLoadsThePresetsDefaults() {
+        MainWindow w;
+        w.setAskBeforeClose(false);
+        w.setPersistState(false);
+        // a choice of the person's that a preset does not make: kept across presets
+        auto* precision = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("precisionCombo"));
+        QVERIFY(precision);
+        precision->setCurrentIndex(precision->findData(QStringLiteral("bf16")));
+        for (const std::string& name : hr::language_model_preset_names()) {
+            w.loadPreset(QString::fromStdString(name));
+            const hr::TrainConfig c = w.trainConfig();
+            QCOMPARE(text(training(c)), text(training(hr::default_train_config(name))));
+            // every field, those the panels do not show included (gradient clipping, eps, decay scope)
+            QCOMPARE(hr::train_config_to_json(c)["optimizer"].dump(),
+                     hr::train_config_to_json(hr::default_train_config(name))["optimizer"].dump());
+            QCOMPARE(c.strategy.precision, std::string("bf16"));
+            QCOMPARE(c.model, hr::preset_model(name));
+            // the panels show them
+            QVERIFY(w.dataPanel()->isText());
+            QCOMPARE(w.dataPanel()->dataSpec(), QStringLiteral("text:fortunes"));
+            QCOMPARE(w.dataPanel()->tokenizerSpec().toStdString(), hr::preset_training(name).tokenizer);
+        }
+        // the window's run is the command line's run
+        w.loadPreset(QStringLiteral("gpt-tiny"));
+        hr::TrainConfig window = w.trainConfig();
+        hr::TrainConfig cli = parse({"--preset", "gpt-tiny", "--precision", "bf16"}).config;
+        window.device = cli.device = "cpu";  // the device combo offers what this machine has
+        nlohmann::json a = withoutModel(window), b = withoutModel(cli);
+        for (const char* k : {"threads", "seed", "memory_limit", "evaluate_each_epoch"}) a.erase(k), b.erase(k);
+        QCOMPARE(text(a), text(b));
+        // back to an image preset: the generic settings, the person's precision kept
+        w.loadPreset(QStringLiteral("seed-cnn"));
+        const hr::TrainConfig back = w.trainConfig();
+        QCOMPARE(text(training(back)), text(training(hr::default_train_config("seed-cnn"))));
+        QVERIFY(!w.dataPanel()->isText());
+        QCOMPARE(back.strategy.precision, std::string("bf16"));
+        // one image preset to another leaves the person's data and optimizer alone
+        auto* batch = w.setupPanel()->findChild<QSpinBox*>(QStringLiteral("batchSpin"));
+        QVERIFY(batch);
+        batch->setValue(32);
+        w.loadPreset(QStringLiteral("lenet5"));
+        QCOMPARE(w.trainConfig().batch, std::int64_t(32));
+    }
+
+    void presetsListsWhatEachTrainsWith() {
+        OutputCapture out;
+        QCOMPARE(runCommand({QStringLiteral("presets")}), 0);
+        const QString text = out.out();
+        for (const std::string& name : allPresets()) QVERIFY2(text.contains(QString::fromStdString(name) + "  "), name.c_str());
+        const hr::PresetTraining t = hr::preset_training("gpt-tiny");
+        const QString line = text.section(QStringLiteral("gpt-tiny"), 1).section(QStringLiteral("gpt-char"), 0, 0);
+        QVERIFY2(line.contains(QStringLiteral("trains with: text:fortunes (byte tokens), adamw lr %1").arg(t.optimizer.lr)), qPrintable(line));
+        QVERIFY2(line.contains(QStringLiteral("batch %1, %2 steps").arg(t.batch).arg(t.steps)), qPrintable(line));
+        QVERIFY(!text.section(QStringLiteral("seed-cnn"), 1).section(QStringLiteral("mlp"), 0, 0).contains(QStringLiteral("trains with")));
+    }
+};
+
+QTEST_MAIN(TestPresetDefaults)
+#include "test_preset_defaults.moc"
