@@ -9,13 +9,16 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 #include "data/ImageGrid.h"
 #include "data/dataset.h"
 #include "data/idx.h"
+#include "data/text_data.h"
 #include "i18n/CoreText.h"
 
 namespace hrapp {
@@ -51,6 +54,9 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         else label = spec;
         m_dataset->addItem(label, spec);
     }
+    // text for language models (core/data/text_data.h)
+    m_dataset->addItem(tr("Fortunes (text)"), QStringLiteral("text:fortunes"));
+    m_dataset->addItem(tr("Text file (UTF-8)"), QStringLiteral("text:"));
     form->addRow(tr("Dataset"), m_dataset);
     auto* pathRow = new QHBoxLayout;
     m_path = new QLineEdit(this);
@@ -58,7 +64,25 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_browse = new QPushButton(tr("Browse…"), this);
     pathRow->addWidget(m_path, 1);
     pathRow->addWidget(m_browse);
-    form->addRow(tr("Folder"), pathRow);
+    m_pathLabel = new QLabel(tr("Folder"), this);
+    form->addRow(m_pathLabel, pathRow);
+    // a language model's tokens: bytes, the text's characters, or a SentencePiece BPE trained on it
+    auto* tokenRow = new QHBoxLayout;
+    m_tokenizer = new QComboBox(this);
+    m_tokenizer->setObjectName(QStringLiteral("tokenizerCombo"));
+    m_tokenizer->addItem(tr("Bytes (256)"), QStringLiteral("byte"));
+    m_tokenizer->addItem(tr("Characters of the text"), QStringLiteral("char"));
+    m_tokenizer->addItem(tr("BPE (SentencePiece)"), QStringLiteral("bpe"));
+    m_bpeSize = new QSpinBox(this);
+    m_bpeSize->setObjectName(QStringLiteral("bpeSize"));
+    m_bpeSize->setRange(260, 1000000);
+    m_bpeSize->setValue(4096);
+    m_bpeSize->setSuffix(tr(" tokens"));
+    m_bpeSize->setToolTip(tr("The BPE vocabulary, trained on the training text before the run"));
+    tokenRow->addWidget(m_tokenizer, 1);
+    tokenRow->addWidget(m_bpeSize);
+    m_tokenizerLabel = new QLabel(tr("Tokens"), this);
+    form->addRow(m_tokenizerLabel, tokenRow);
     m_trainLimit = new QSpinBox(this);
     m_trainLimit->setRange(0, 100000000);
     m_trainLimit->setSpecialValueText(tr("all"));
@@ -69,8 +93,10 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_testLimit->setSpecialValueText(tr("all"));
     m_testLimit->setSingleStep(1024);
     m_testLimit->setToolTip(tr("Use only the first N test samples (0: all)"));
-    form->addRow(tr("Training samples"), m_trainLimit);
-    form->addRow(tr("Test samples"), m_testLimit);
+    m_trainLimitLabel = new QLabel(tr("Training samples"), this);
+    m_testLimitLabel = new QLabel(tr("Test samples"), this);
+    form->addRow(m_trainLimitLabel, m_trainLimit);
+    form->addRow(m_testLimitLabel, m_testLimit);
     outer->addLayout(form);
     m_description = new QLabel(this);
     m_description->setWordWrap(true);
@@ -80,11 +106,16 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_status->setObjectName(QStringLiteral("dataStatus"));
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     outer->addWidget(m_status);
-    auto* previewBox = new QGroupBox(tr("Preview (test set)"), this);
-    auto* pl = new QVBoxLayout(previewBox);
-    m_grid = new hrw::ImageGrid(previewBox);
+    m_previewBox = new QGroupBox(tr("Preview (test set)"), this);
+    auto* pl = new QVBoxLayout(m_previewBox);
+    m_grid = new hrw::ImageGrid(m_previewBox);
     pl->addWidget(m_grid);
-    outer->addWidget(previewBox);
+    m_textPreview = new QPlainTextEdit(m_previewBox);
+    m_textPreview->setObjectName(QStringLiteral("textPreview"));
+    m_textPreview->setReadOnly(true);
+    m_textPreview->setMinimumHeight(160);
+    pl->addWidget(m_textPreview);
+    outer->addWidget(m_previewBox);
     outer->addStretch(1);
 
     connect(m_dataset, &QComboBox::currentIndexChanged, this, [this] {
@@ -95,7 +126,21 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         refresh();
         emit changed();
     });
+    connect(m_tokenizer, &QComboBox::currentIndexChanged, this, [this] {
+        updateTokenizerFields();
+        emit changed();
+    });
+    connect(m_bpeSize, &QSpinBox::valueChanged, this, &DataPanel::changed);
     connect(m_browse, &QPushButton::clicked, this, [this] {
+        if (m_dataset->currentData().toString() == QLatin1String("text:")) {
+            const QString file = QFileDialog::getOpenFileName(this, tr("Choose a text file"), m_path->text(),
+                                                              tr("Text (*.txt *.md);;All files (*)"));
+            if (file.isEmpty()) return;
+            m_path->setText(file);
+            refresh();
+            emit changed();
+            return;
+        }
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Choose an IDX folder"), m_path->text());
         if (dir.isEmpty()) return;
         const int idx = m_dataset->findData(QStringLiteral("idx:"));
@@ -109,8 +154,31 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
 
 QString DataPanel::dataSpec() const {
     const QString base = m_dataset->currentData().toString();
-    if (base == QLatin1String("idx:")) return base + m_path->text();
+    if (base == QLatin1String("idx:") || base == QLatin1String("text:")) return base + m_path->text();
     return base;
+}
+
+bool DataPanel::isText() const { return m_dataset->currentData().toString().startsWith(QLatin1String("text:")); }
+
+QString DataPanel::tokenizerSpec() const {
+    const QString kind = m_tokenizer->currentData().toString();
+    return kind == QLatin1String("bpe") ? QStringLiteral("bpe:%1").arg(m_bpeSize->value()) : kind;
+}
+
+void DataPanel::setTokenizerSpec(const QString& spec) {
+    const QSignalBlocker b(m_tokenizer);
+    if (spec.startsWith(QLatin1String("bpe:"))) {
+        m_tokenizer->setCurrentIndex(m_tokenizer->findData(QStringLiteral("bpe")));
+        m_bpeSize->setValue(spec.mid(4).toInt());
+    } else {
+        const int i = m_tokenizer->findData(spec);
+        m_tokenizer->setCurrentIndex(i >= 0 ? i : 0);
+    }
+    updateTokenizerFields();
+}
+
+void DataPanel::updateTokenizerFields() {
+    m_bpeSize->setVisible(isText() && m_tokenizer->currentData().toString() == QLatin1String("bpe"));
 }
 
 void DataPanel::setDataSpec(const QString& spec) {
@@ -118,6 +186,9 @@ void DataPanel::setDataSpec(const QString& spec) {
     if (spec.startsWith(QLatin1String("idx:"))) {
         m_dataset->setCurrentIndex(m_dataset->findData(QStringLiteral("idx:")));
         m_path->setText(spec.mid(4));
+    } else if (spec.startsWith(QLatin1String("text:")) && spec != QLatin1String("text:fortunes")) {
+        m_dataset->setCurrentIndex(m_dataset->findData(QStringLiteral("text:")));
+        m_path->setText(spec.mid(5));
     } else {
         const int i = m_dataset->findData(spec);
         if (i >= 0) m_dataset->setCurrentIndex(i);
@@ -129,12 +200,14 @@ void DataPanel::applyTo(hr::TrainConfig& c) const {
     c.data = dataSpec().toStdString();
     c.train_limit = m_trainLimit->value();
     c.test_limit = m_testLimit->value();
+    if (isText()) c.tokenizer = tokenizerSpec().toStdString();
 }
 
 void DataPanel::setFrom(const hr::TrainConfig& c) {
     m_trainLimit->setValue(int(c.train_limit));
     m_testLimit->setValue(int(c.test_limit));
     setDataSpec(QString::fromStdString(c.data));
+    setTokenizerSpec(QString::fromStdString(c.tokenizer));
 }
 
 int DataPanel::previewCount() const { return m_grid->sampleCount(); }
@@ -142,7 +215,16 @@ int DataPanel::previewCount() const { return m_grid->sampleCount(); }
 void DataPanel::refresh() {
     const QString base = m_dataset->currentData().toString();
     const bool isIdx = base == QLatin1String("idx:");
+    const bool isFile = base == QLatin1String("text:");
+    if (isText()) {
+        refreshText(isFile);
+        return;
+    }
+    showTextFields(false);
+    m_pathLabel->setText(tr("Folder"));
+    m_path->setPlaceholderText(tr("folder with train-images-idx3-ubyte(.gz), …"));
     m_path->setReadOnly(!isIdx);
+    m_browse->setEnabled(true);
     const QString spec = dataSpec();
     for (const hr::DatasetInfo& info : hr::known_datasets())
         if (QString::fromStdString(info.spec) == base || (isIdx && QString::fromStdString(info.spec).startsWith("idx")))
@@ -213,6 +295,54 @@ void DataPanel::loadPreview(const QString& dir, const QString& base) {
         return;
     }
     m_grid->setSamples(images, labels);
+}
+
+}  // namespace hrapp
+
+namespace hrapp {
+
+void DataPanel::showTextFields(bool text) {
+    m_tokenizer->setVisible(text);
+    m_tokenizerLabel->setVisible(text);
+    updateTokenizerFields();
+    // a text's split is fixed (core/data/text_data.h); the sample limits are the image datasets'
+    for (QWidget* w : {static_cast<QWidget*>(m_trainLimit), static_cast<QWidget*>(m_testLimit),
+                       static_cast<QWidget*>(m_trainLimitLabel), static_cast<QWidget*>(m_testLimitLabel)})
+        w->setVisible(!text);
+    m_grid->setVisible(!text);
+    m_textPreview->setVisible(text);
+    m_previewBox->setTitle(text ? tr("Preview (validation text)") : tr("Preview (test set)"));
+}
+
+void DataPanel::refreshText(bool isFile) {
+    showTextFields(true);
+    m_pathLabel->setText(isFile ? tr("File") : tr("Folder"));
+    m_path->setPlaceholderText(isFile ? tr("a UTF-8 text file") : QString());
+    m_path->setReadOnly(!isFile);
+    m_browse->setEnabled(isFile);
+    const hr::DatasetInfo info = hr::probe_text_data(dataSpec().toStdString());
+    m_description->setText(coreText(info.description_message));
+    m_available = info.available;
+    if (!isFile) m_path->setText(QString::fromStdString(info.location));
+    m_textPreview->clear();
+    if (!info.available) {
+        m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
+        m_status->setText(tr("Not available: %1").arg(coreText(info.detail_message)));
+        return;
+    }
+    m_status->setStyleSheet(QString());
+    m_status->setText(coreText(info.detail_message));
+    try {
+        // the validation split's first characters: what the run reports its loss on
+        const hr::TextCorpus corpus = hr::load_text_corpus(dataSpec().toStdString());
+        constexpr int kPreviewChars = 2000;
+        m_textPreview->setPlainText(QString::fromUtf8(corpus.validation_text.data(),
+                                                      int(std::min<std::size_t>(corpus.validation_text.size(), kPreviewChars))));
+    } catch (const std::exception& e) {
+        m_available = false;
+        m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
+        m_status->setText(tr("Not available: %1").arg(coreText(e)));
+    }
 }
 
 }  // namespace hrapp

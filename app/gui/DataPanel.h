@@ -5,6 +5,8 @@
 #include "train/config.h"
 
 class QComboBox;
+class QGroupBox;
+class QPlainTextEdit;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -21,9 +23,13 @@ class DataPanel : public QWidget {
 public:
     explicit DataPanel(QWidget* parent = nullptr);
 
-    // "fashion-mnist", "mnist", "idx:DIR", "synthetic"
+    // "fashion-mnist", "mnist", "idx:DIR", "synthetic", "text:fortunes", "text:FILE"
     QString dataSpec() const;
     void setDataSpec(const QString& spec);
+    bool isText() const;  // text for a language model
+    // "byte", "char", "bpe:N" (TrainConfig::tokenizer; applied for text data only)
+    QString tokenizerSpec() const;
+    void setTokenizerSpec(const QString& spec);
     void applyTo(hr::TrainConfig& config) const;
     void setFrom(const hr::TrainConfig& config);
     bool isAvailable() const { return m_available; }
@@ -34,9 +40,20 @@ signals:
 
 private:
     void refresh();
+    void refreshText(bool isFile);
+    void showTextFields(bool text);
+    void updateTokenizerFields();
     void loadPreview(const QString& dir, const QString& spec);
 
     QComboBox* m_dataset = nullptr;
+    QLabel* m_pathLabel = nullptr;
+    QComboBox* m_tokenizer = nullptr;
+    QSpinBox* m_bpeSize = nullptr;
+    QLabel* m_tokenizerLabel = nullptr;
+    QLabel* m_trainLimitLabel = nullptr;
+    QLabel* m_testLimitLabel = nullptr;
+    QGroupBox* m_previewBox = nullptr;
+    QPlainTextEdit* m_textPreview = nullptr;
     QLineEdit* m_path = nullptr;
     QPushButton* m_browse = nullptr;
     QLabel* m_description = nullptr;

@@ -314,7 +314,9 @@ void MainWindow::buildMenus() {
     m_presetMenu = model->addMenu(tr("&Presets"));
     for (const std::string& name : hr::preset_names()) {
         QAction* a = m_presetMenu->addAction(QString::fromStdString(name));
-        a->setToolTip(QString::fromStdString(hr::preset_description(name)));
+        const hr::PresetTraining training = hr::preset_training(name);
+        a->setToolTip(QString::fromStdString(hr::preset_description(name)) +
+                      (training.has_training ? QStringLiteral("\n") + presetTrainingText(training) : QString()));
         a->setStatusTip(a->toolTip());
         connect(a, &QAction::triggered, this, [this, name] {
             if (maybeSave()) loadPreset(QString::fromStdString(name));
@@ -399,6 +401,15 @@ void MainWindow::loadPreset(const QString& name) {
     try {
         m_builder->resetSpec(hr::preset_model(name.toStdString()));
         m_file.clear();
+        // A language model brings its own data, tokenizer, optimizer, schedule, batch and steps: the same
+        // defaults `headroom train --preset NAME` starts from (session/RunDefaults.h). Leaving one for an
+        // image preset brings the generic ones back. Device, threads, ranks and memory strategies stay.
+        const QString previous = m_modelSource.startsWith(QLatin1String("preset:")) ? m_modelSource.mid(7) : QString();
+        if (hr::preset_training(name.toStdString()).has_training || hr::preset_training(previous.toStdString()).has_training) {
+            hr::TrainConfig c = trainConfig();
+            hr::copy_training_settings(defaultTrainConfig(name.toStdString()), c);
+            setTrainConfig(c);
+        }
         m_modelSource = QStringLiteral("preset:") + name;
         m_builder->undoStack()->setClean();
         updateTitle();
@@ -484,7 +495,7 @@ void MainWindow::updateRecentMenu() {
 
 // ---- configuration ------------------------------------------------------------------------------------
 hr::TrainConfig MainWindow::trainConfig() const {
-    hr::TrainConfig c;
+    hr::TrainConfig c = m_config;  // what the panels do not show (tokenizer, gradient clipping, ...)
     c.model = m_builder->spec();
     c.model_source = m_modelSource.toStdString();
     m_data->applyTo(c);
@@ -493,6 +504,7 @@ hr::TrainConfig MainWindow::trainConfig() const {
 }
 
 void MainWindow::setTrainConfig(const hr::TrainConfig& c) {
+    m_config = c;
     m_data->setFrom(c);
     m_setup->setFrom(c);
 }

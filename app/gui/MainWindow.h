@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include "session/RunController.h"
+#include "session/RunDefaults.h"
 #include "session/TrainingSession.h"
 #include "telemetry/telemetry.h"
 
@@ -165,6 +166,9 @@ private:
     hr::TrainResult m_lastResult;
     QString m_file;
     QString m_modelSource = QStringLiteral("builder");
+    // The run's settings the panels do not show (tokenizer, gradient clipping, validation interval, ...):
+    // the defaults, a loaded preset's or a loaded run's; trainConfig() starts from it.
+    hr::TrainConfig m_config = defaultTrainConfig();
 
     QAction* m_newAction = nullptr;
     QAction* m_openAction = nullptr;

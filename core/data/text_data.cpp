@@ -174,7 +174,17 @@ TextCorpus load_text_corpus(const std::string& spec) {
 DatasetInfo probe_text_data(const std::string& spec) {
     DatasetInfo info;
     info.spec = spec;
-    info.description = spec == "text:fortunes" ? "Debian's fortunes (about 2.5 MB of English text)" : "a UTF-8 text file";
+    info.description_message = spec == "text:fortunes"
+                                   ? Message(HR_MSG("text.fortunes_description",
+                                                    "Debian's fortunes: about 2.5 MB of English text, every tenth "
+                                                    "fortune for validation"))
+                                   : Message(HR_MSG("text.file_description",
+                                                    "a UTF-8 text file: the first 90% for training, the rest for validation"));
+    info.description = info.description_message.english();
+    auto detail = [&](Message m) {
+        info.detail = m.english();
+        info.detail_message = std::move(m);
+    };
     if (spec == "text:fortunes") {
         for (const auto& dir : fortune_dirs()) {
             const auto files = fortune_files(dir);
@@ -184,20 +194,23 @@ DatasetInfo probe_text_data(const std::string& spec) {
             for (const auto& f : files) bytes += fs::file_size(f, ec);
             info.available = true;
             info.location = dir;
-            info.detail = std::to_string(files.size()) + " files, " + std::to_string(bytes / 1024) + " KiB";
+            detail(Message(HR_MSG("text.probe_fortunes", "%1 files, %2 KiB"),
+                           {std::to_string(files.size()), std::to_string(bytes / 1024)}));
             return info;
         }
-        info.detail = "not found; install it with apt install fortunes";
+        detail(Message(HR_MSG("text.probe_no_fortunes", "not found; install it with apt install fortunes")));
         return info;
     }
     const std::string path = is_text_data(spec) ? spec.substr(5) : spec;
     std::error_code ec;
-    if (fs::is_regular_file(path, ec)) {
+    if (path.empty()) {
+        detail(Message(HR_MSG("text.probe_no_path", "choose a text file")));
+    } else if (fs::is_regular_file(path, ec)) {
         info.available = true;
         info.location = path;
-        info.detail = std::to_string(fs::file_size(path, ec) / 1024) + " KiB";
+        detail(Message(HR_MSG("text.probe_file", "%1 KiB"), {std::to_string(fs::file_size(path, ec) / 1024)}));
     } else {
-        info.detail = "file not found";
+        detail(Message(HR_MSG("text.probe_no_file", "file '%1' not found"), {path}));
     }
     return info;
 }

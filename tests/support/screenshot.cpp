@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QDockWidget>
 #include <QTimer>
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "builder/LayerPath.h"
 #include "builder/ModelBuilder.h"
 #include "data/dataset.h"
+#include "gui/DataPanel.h"
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
 #include "gui/RunsView.h"
@@ -56,6 +58,14 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         w.close();
         qApp->quit();
     };
+    if (tab == QLatin1String("text")) {
+        // before a run: gpt-tiny loaded, its own training settings in the panels, fortunes in the Data panel
+        w.loadPreset(QStringLiteral("gpt-tiny"));
+        for (QDockWidget* d : w.findChildren<QDockWidget*>())
+            if (d->widget() == static_cast<QWidget*>(w.dataPanel()) || d->isAncestorOf(w.dataPanel())) d->raise();
+        QTimer::singleShot(800, grab);
+        return;
+    }
     if (tab == QLatin1String("plan")) {
         // The Memory plan tab after a short run of resnet-mini with strategies: the prediction for
         // the setup, the host bar of the offloaded optimizer state and predicted against measured.
