@@ -759,12 +759,6 @@ otherwise the same --seed, weights and prompt give the same text.</source>
 </translation>
     </message>
     <message>
-        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,
-gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets)</source>
-        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini、vit-tiny、
-gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）</translation>
-    </message>
-    <message>
         <source>fashion-mnist (default), mnist, idx:DIR, synthetic; for language models
 text:fortunes or text:FILE (UTF-8)</source>
         <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic；语言模型用
@@ -1089,6 +1083,16 @@ Nothing fits in %1 as set up; sharded, it %2.
         <translation>
 按当前设置，%1 内没有可行配置；分片后%2。
 </translation>
+    </message>
+    <message>
+        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,
+gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets); a language
+model brings its own data, tokenizer, optimizer, schedule, batch and steps
+(headroom presets shows them), which the other flags override</source>
+        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini、vit-tiny、
+gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言模型
+自带数据、分词器、优化器、学习率计划、批大小和步数（headroom presets
+列出），其他参数可覆盖它们</translation>
     </message>
 </context>
 <context>
@@ -2171,6 +2175,13 @@ Nothing fits in %1 as set up; sharded, it %2.
     </message>
 </context>
 <context>
+    <name>RunText</name>
+    <message>
+        <source>trains with: %1 (%2 tokens), %3 lr %4 to %5 (%6 warm-up steps, cosine), weight decay %7, gradient norm clipped to %8, batch %9, %10 steps</source>
+        <translation>训练设置：%1（%2 词元），%3 学习率 %4 降至 %5（%6 步预热，余弦），权重衰减 %7，梯度范数裁剪到 %8，批大小 %9，%10 步</translation>
+    </message>
+</context>
+<context>
     <name>WebhookNotifier</name>
     <message>
         <source>Run &quot;%1&quot; %2</source>
@@ -2865,6 +2876,58 @@ Nothing fits in %1 as set up; sharded, it %2.
     <message>
         <source>Preview failed: %1</source>
         <translation>预览失败：%1</translation>
+    </message>
+    <message>
+        <source>Fortunes (text)</source>
+        <translation>Fortunes（文本）</translation>
+    </message>
+    <message>
+        <source>Text file (UTF-8)</source>
+        <translation>文本文件（UTF-8）</translation>
+    </message>
+    <message>
+        <source>Bytes (256)</source>
+        <translation>字节（256）</translation>
+    </message>
+    <message>
+        <source>Characters of the text</source>
+        <translation>文本中的字符</translation>
+    </message>
+    <message>
+        <source>BPE (SentencePiece)</source>
+        <translation>BPE（SentencePiece）</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 个词元</translation>
+    </message>
+    <message>
+        <source>The BPE vocabulary, trained on the training text before the run</source>
+        <translation>BPE 词表，运行前在训练文本上训练</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Choose a text file</source>
+        <translation>选择文本文件</translation>
+    </message>
+    <message>
+        <source>Text (*.txt *.md);;All files (*)</source>
+        <translation>文本 (*.txt *.md);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Preview (validation text)</source>
+        <translation>预览（验证文本）</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>a UTF-8 text file</source>
+        <translation>UTF-8 文本文件</translation>
     </message>
 </context>
 <context>
@@ -6814,6 +6877,20 @@ Nothing fits in %1 as set up; sharded, it %2.
     </message>
 </context>
 <context>
+    <name>text.file_description</name>
+    <message>
+        <source>a UTF-8 text file: the first 90% for training, the rest for validation</source>
+        <translation>UTF-8 文本文件：前 90% 用于训练，其余用于验证</translation>
+    </message>
+</context>
+<context>
+    <name>text.fortunes_description</name>
+    <message>
+        <source>Debian&apos;s fortunes: about 2.5 MB of English text, every tenth fortune for validation</source>
+        <translation>Debian 的 fortunes：约 2.5 MB 英文文本，每第十条用于验证</translation>
+    </message>
+</context>
+<context>
     <name>text.no_file</name>
     <message>
         <source>text file &apos;%1&apos; not found; pass --data text:FILE with a UTF-8 text file, or text:fortunes</source>
@@ -6839,6 +6916,41 @@ Nothing fits in %1 as set up; sharded, it %2.
     <message>
         <source>%1 is not UTF-8 text (byte %2 is not valid UTF-8); convert it (iconv -t UTF-8) or pick a text file</source>
         <translation>%1 不是 UTF-8 文本（第 %2 字节不是有效的 UTF-8）；请转换它（iconv -t UTF-8），或选择一个文本文件</translation>
+    </message>
+</context>
+<context>
+    <name>text.probe_file</name>
+    <message>
+        <source>%1 KiB</source>
+        <translation>%1 KiB</translation>
+    </message>
+</context>
+<context>
+    <name>text.probe_fortunes</name>
+    <message>
+        <source>%1 files, %2 KiB</source>
+        <translation>%1 个文件，%2 KiB</translation>
+    </message>
+</context>
+<context>
+    <name>text.probe_no_file</name>
+    <message>
+        <source>file &apos;%1&apos; not found</source>
+        <translation>找不到文件“%1”</translation>
+    </message>
+</context>
+<context>
+    <name>text.probe_no_fortunes</name>
+    <message>
+        <source>not found; install it with apt install fortunes</source>
+        <translation>未找到；请用 apt install fortunes 安装</translation>
+    </message>
+</context>
+<context>
+    <name>text.probe_no_path</name>
+    <message>
+        <source>choose a text file</source>
+        <translation>请选择一个文本文件</translation>
     </message>
 </context>
 <context>
