@@ -3,7 +3,9 @@
 // - the fast f32 convolutions and batch norm agree with the reference code (im2col + OpenBLAS, double
 //   precision batch norm; the implementation before the fast paths) on the shapes of the presets and on
 //   odd ones, and the reference agrees with a naive double-precision convolution;
-// - the core library is built for the x86-64 baseline: no object except the *_avx2 ones contains an
+// - the AVX-512 table is used exactly when cpuid also reports AVX-512 F and VL; its tap convolution gives
+//   the AVX2 kernel's bits, its backward filter the same sums within float rounding;
+// - the core library is built for the x86-64 baseline: no object except the *_avx2 / *_avx512 ones contains an
 //   AVX instruction, and the AVX2 object defines no code the linker could share with baseline code.
 #include <cstring>
 #include <QtTest/QtTest>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernels.h"
 
 using namespace hr;
 
@@ -100,8 +103,10 @@ private slots:
         CpuBackend be(1, nullptr);
         __builtin_cpu_init();
         const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        const bool forced = qEnvironmentVariable("HEADROOM_CPU_KERNELS") == "reference";
-        QCOMPARE(QString::fromStdString(be.kernels_name()), QString(avx2 && !forced ? "avx2" : "reference"));
+        const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+        const QString env = qEnvironmentVariable("HEADROOM_CPU_KERNELS");
+        const QString expect = !avx2 || env == "reference" ? "reference" : avx512 && env != "avx2" ? "avx512" : "avx2";
+        QCOMPARE(QString::fromStdString(be.kernels_name()), expect);
         QVERIFY(QString::fromStdString(be.name()).contains(QString::fromStdString(be.kernels_name()) + " kernels"));
         be.use_reference_kernels(true);
         QCOMPARE(QString::fromStdString(be.kernels_name()), QString("reference"));
@@ -224,6 +229,56 @@ private slots:
         }
     }
 
+    void avx512KernelsMatchAvx2() {
+        __builtin_cpu_init();
+        if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+              __builtin_cpu_supports("fma")))
+            QSKIP("this CPU has no AVX-512 F + VL");
+        const cpu::FastKernels* a = cpu::avx2_kernels();
+        const cpu::FastKernels* b = cpu::avx512_kernels();
+        std::mt19937_64 rng(7);
+        std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+        // every blocking and tail: channels 1..13 (8-, 4- and partial blocks), positions 8..104 (48, 32,
+        // 16 and 8 tails), taps 1..13 (the backward filter's 6-tap blocks and their tails)
+        for (int K : {1, 3, 4, 5, 8, 12, 13})
+            for (int Q : {8, 16, 24, 40, 48, 56, 64, 104})
+                for (int T : {1, 2, 5, 6, 7, 9, 13}) {
+                    const int span = Q + 3 * T + 16;
+                    std::vector<float> src(static_cast<std::size_t>(span) * 2);
+                    for (float& v : src) v = d(rng);
+                    std::vector<std::int32_t> off(static_cast<std::size_t>(T));
+                    for (int t = 0; t < T; ++t) off[std::size_t(t)] = 3 * t;
+                    const int KP = (K + 3) / 4 * 4;
+                    std::vector<float> wp(static_cast<std::size_t>(KP * T));
+                    for (int k = 0; k < KP; ++k)
+                        for (int t = 0; t < T; ++t)
+                            wp[std::size_t((k / 4) * T * 4 + t * 4 + k % 4)] = k < K ? d(rng) : 0.0f;
+                    std::vector<float> ya(static_cast<std::size_t>(K * Q), -7.0f), yb = ya;
+                    a->tap_conv(src.data(), off.data(), T, wp.data(), K, Q, ya.data(), Q);
+                    b->tap_conv(src.data(), off.data(), T, wp.data(), K, Q, yb.data(), Q);
+                    QVERIFY2(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) == 0,
+                             qPrintable(QString("tap_conv K %1 Q %2 T %3: the AVX-512 bits differ").arg(K).arg(Q).arg(T)));
+                    // backward filter over 2 samples: g has a multiple of 4 rows (those past K zero)
+                    std::vector<float> g(static_cast<std::size_t>(KP * Q * 2), 0.0f);
+                    for (int n = 0; n < 2; ++n)
+                        for (int k = 0; k < K; ++k)
+                            for (int q = 0; q < Q; ++q) g[std::size_t(n * KP * Q + k * Q + q)] = d(rng);
+                    std::vector<float> dwa(static_cast<std::size_t>(K * T), 0.5f), dwb = dwa;
+                    a->tap_wgrad(src.data(), off.data(), T, g.data(), Q, K, Q, dwa.data(), 2, span, std::int64_t(KP) * Q);
+                    b->tap_wgrad(src.data(), off.data(), T, g.data(), Q, K, Q, dwb.data(), 2, span, std::int64_t(KP) * Q);
+                    for (std::size_t i = 0; i < dwa.size(); ++i) {
+                        // an independent sum in double for the reference scale
+                        QVERIFY2(std::abs(dwa[i] - dwb[i]) <= 1e-5f * std::max(1.0f, std::abs(dwa[i])),
+                                 qPrintable(QString("tap_wgrad K %1 Q %2 T %3: %4 vs %5").arg(K).arg(Q).arg(T).arg(dwa[i]).arg(dwb[i])));
+                    }
+                    // and the sum itself, in double, for one entry
+                    double s = 0.5;
+                    for (int n = 0; n < 2; ++n)
+                        for (int q = 0; q < Q; ++q) s += double(g[std::size_t(n * KP * Q + q)]) * double(src[std::size_t(n * span + q)]);
+                    QVERIFY(std::abs(s - dwb[0]) < 1e-4 * std::max(1.0, std::abs(s)));
+                }
+    }
+
     void baselineObjectsHaveNoAvx() {
         const QString lib = QStringLiteral(HR_BINARY_DIR "/core/libheadroom_core.a");
         if (!QFileInfo::exists(lib)) QSKIP("libheadroom_core.a not found (not a static build)");
@@ -250,7 +305,7 @@ private slots:
             const qsizetype end = i + 1 < starts.size() ? starts[i + 1].second : text.size();
             const QString body = text.mid(starts[i].second, end - starts[i].second);
             const bool uses = body.contains(avx);
-            if (name.contains("_avx2")) {
+            if (name.contains("_avx2") || name.contains("_avx512")) {
                 saw_avx2_object = true;
                 QVERIFY2(uses, "the AVX2 kernels object has no YMM instruction: is it built with -mavx2?");
             } else if (uses) {
@@ -267,7 +322,7 @@ private slots:
         QVERIFY(nm.waitForFinished(120000));
         QStringList weak;
         for (const QString& line : QString::fromLocal8Bit(nm.readAllStandardOutput()).split('\n')) {
-            if (!line.contains("_avx2")) continue;
+            if (!line.contains("_avx2") && !line.contains("_avx512")) continue;
             const QStringList f = line.split(' ', Qt::SkipEmptyParts);
             // code only: weak objects ("V", e.g. the type_info records UBSan's function check emits) hold
             // no instructions the linker could hand to baseline callers

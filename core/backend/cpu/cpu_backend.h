@@ -106,7 +106,7 @@ public:
     // The fast f32 kernels (AVX2, chosen at run time; cpu_kernels.h) are used where the CPU has them;
     // true makes this backend use its portable reference code for every op (tests compare the two).
     void use_reference_kernels(bool reference);
-    // "avx2" or "reference"
+    // "avx512", "avx2" or "reference"
     std::string kernels_name() const;
 
 private:

@@ -1,4 +1,5 @@
-// Chooses the CPU backend's fast kernels at run time (cpu_kernels.h).
+// Chooses the CPU backend's fast kernels at run time (cpu_kernels.h): AVX-512 where cpuid and the OS
+// allow it, else AVX2 + FMA, else none.
 #include "backend/cpu/cpu_kernels.h"
 
 #include <cstdlib>
@@ -18,11 +19,23 @@ bool cpu_has_avx2_fma() {
 #endif
 }
 
+bool cpu_has_avx512() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    // as above: libgcc reports AVX-512 only when the OS saves the opmask and ZMM state too
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
 const FastKernels* choose() {
-    if (const char* v = std::getenv("HEADROOM_CPU_KERNELS"))
-        if (std::strcmp(v, "reference") == 0) return nullptr;
-    if (cpu_has_avx2_fma()) return avx2_kernels();
-    return nullptr;
+    const char* v = std::getenv("HEADROOM_CPU_KERNELS");
+    if (v && std::strcmp(v, "reference") == 0) return nullptr;
+    if (!cpu_has_avx2_fma()) return nullptr;
+    if (v && std::strcmp(v, "avx2") == 0) return avx2_kernels();
+    if (cpu_has_avx512()) return avx512_kernels();
+    return avx2_kernels();
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #pragma once
 // Run-time dispatched inner loops of the CPU backend's fast f32 paths (cmake/CpuFlags.cmake).
 //
-// fast_kernels() returns the table for this CPU: the AVX2 + FMA kernels (cpu_kernels_avx2.cpp) when
-// cpuid reports AVX2 and FMA (and the OS saves YMM state), or null, in which case the backend uses its
+// fast_kernels() returns the table for this CPU: the AVX-512 one (cpu_kernels_avx512.cpp: its tap
+// convolutions on ZMM registers, the other kernels AVX2) when cpuid reports AVX-512 F and VL besides AVX2
+// and FMA and the OS saves the ZMM state; the AVX2 + FMA kernels (cpu_kernels_avx2.cpp) when cpuid
+// reports AVX2 and FMA (and the OS saves YMM state); or null, in which case the backend uses its
 // portable reference code for everything (im2col + OpenBLAS convolutions, double-precision batch norm).
-// HEADROOM_CPU_KERNELS=reference in the environment forces the reference code (for comparisons).
+// HEADROOM_CPU_KERNELS=reference in the environment forces the reference code, =avx2 the AVX2 table on
+// an AVX-512 CPU (for comparisons).
 //
 // "Tap" convolution: every convolution the backend runs fast (forward, backward data, any stride) is
 // written as out[k][q] = sum_t w[k][t] * src[off[t] + q] over a prepared input buffer `src` (a padded,
@@ -16,7 +19,7 @@
 namespace hr::cpu {
 
 struct FastKernels {
-    const char* name;  // "avx2"
+    const char* name;  // "avx512", "avx2"
 
     // out[k * ldo + q] = sum_{t < T} wp[(k / 4) * T * 4 + t * 4 + k % 4] * src[off[t] + q]
     // for k < K, q < Q. Q is a multiple of 8; src must be readable at off[t] + q for all q < Q.
@@ -64,5 +67,7 @@ const FastKernels* fast_kernels();
 
 // The AVX2 + FMA table (defined in cpu_kernels_avx2.cpp; only call it on a CPU that has both).
 const FastKernels* avx2_kernels();
+// The AVX-512 table (cpu_kernels_avx512.cpp; only on a CPU with AVX-512 F and VL, AVX2 and FMA).
+const FastKernels* avx512_kernels();
 
 }  // namespace hr::cpu
