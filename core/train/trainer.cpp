@@ -885,6 +885,8 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                                   &device_note);
     if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
     Communicator* comm = impl_->comm.get();
+    // the device line, as an image run says it (the window's Device label, the CLI's first line)
+    if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
     if (!device_note.empty()) log(LogLevel::info, device_note);
 
     // --- text and tokens ------------------------------------------------------------------------------

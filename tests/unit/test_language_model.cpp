@@ -86,7 +86,10 @@ private slots:
         std::vector<double> grad_norms;
         TrainCallbacks cb;
         cb.on_eval = [&](const EvalEvent& e) { seen.push_back(e); };
+        std::vector<DeviceEvent> devices;  // the device line, once, before the first step (as for images)
+        cb.on_device = [&](const DeviceEvent& e) { devices.push_back(e); };
         cb.on_step = [&](const StepEvent& e) {
+            QCOMPARE(devices.size(), std::size_t(1));
             QVERIFY(e.tokens_per_second > 0);
             QCOMPARE(e.tokens_per_second, e.images_per_second * 24);
             grad_norms.push_back(e.grad_norm);
@@ -94,6 +97,9 @@ private slots:
         Trainer t(c, cb);
         TrainResult r = t.run();
         QVERIFY2(r.status == "finished", r.error.c_str());
+        QCOMPARE(devices.size(), std::size_t(1));
+        QCOMPARE(devices[0].device, std::string("cpu"));
+        QCOMPARE(devices[0].name, r.device_name);
         QCOMPARE(r.steps, std::int64_t(100));
         QCOMPARE(r.seq, std::int64_t(24));
         QCOMPARE(r.tokenizer, std::string("byte"));
