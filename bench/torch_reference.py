@@ -1,7 +1,8 @@
 """PyTorch peer of `headroom train` for scripts/bench cpu: trains the torch.nn equivalent of a Headroom
 model spec on Fashion-MNIST with the same data, normalisation, batch, optimizer and thread count, and
-times the training loop the way Headroom does (each step's upload + forward + loss + backward +
-optimizer step; batch assembly, data loading and evaluation are outside the timer).
+times the training loop the way Headroom's bench does: loop_seconds, the loop's wall time from its first
+batch to its last step (batch assembly, the steps, the loss and accuracy read back; data loading and
+evaluation outside it), and each step's upload + forward + loss + backward + optimizer step.
 
 usage: /usr/bin/python3 bench/torch_reference.py --spec SPEC.json [--data DIR] [--epochs 2] [--batch 64]
        [--lr 0.01] [--momentum 0.5] [--threads T] [--seed 1] [--out RESULT.json]
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--test-limit", type=int, default=0, help="evaluate on the first N test images (0: all)")
+    ap.add_argument("--train-limit", type=int, default=0, help="train on the first N training images (0: all)")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
 
@@ -62,17 +64,21 @@ def main():
     train_x, train_y, test_x, test_y = load_fashion_mnist(a.data)  # normalised (x/255 - 0.2860) / 0.3530
     if a.test_limit:
         test_x, test_y = test_x[:a.test_limit], test_y[:a.test_limit]
+    if a.train_limit:
+        train_x, train_y = train_x[:a.train_limit], train_y[:a.train_limit]
     load_seconds = time.perf_counter() - t_load
     n = train_x.shape[0]
     gen = torch.Generator().manual_seed(a.seed)
 
     # Warm-up outside the timer is NOT done: Headroom times its first step too.
     epochs, train_seconds, samples, step, step_ms, step_cpu_ms = [], 0.0, 0, 0, [], []
+    loop_seconds = 0.0
     for epoch in range(1, a.epochs + 1):
         if a.steps and step >= a.steps:
             break
         perm = torch.randperm(n, generator=gen)
         epoch_seconds, seen, loss_sum, correct = 0.0, 0, 0.0, 0
+        loop_t0 = time.perf_counter()  # the training loop's wall time: batches, steps and bookkeeping
         for i in range(0, n, a.batch):  # no drop_last, like Headroom's loader
             if a.steps and step >= a.steps:
                 break
@@ -93,6 +99,7 @@ def main():
             seen += xb.shape[0]
             loss_sum += float(loss) * xb.shape[0]
             correct += int((logits.detach().argmax(1) == yb).sum())
+        loop_seconds += time.perf_counter() - loop_t0
         train_seconds += epoch_seconds
         samples += seen
         test_acc, test_loss = evaluate(model, test_x, test_y, 1000)
@@ -112,6 +119,9 @@ def main():
         "data_load_seconds": load_seconds,
         "train_seconds": train_seconds,
         "images_per_second": samples / train_seconds,
+        "loop_seconds": loop_seconds,
+        "loop_samples": samples,
+        "loop_images_per_second": samples / loop_seconds,
         "steps": step,
         "median_step_ms": sorted(step_ms)[len(step_ms) // 2] if step_ms else 0.0,
         "step_ms": step_ms,

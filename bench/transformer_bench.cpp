@@ -7,13 +7,15 @@
 //                     [--checkpoint none] [--accumulate 1] [--lr 1e-3] [--tokenizer byte] [--sample N]
 //                     [--print-spec]
 //
-// Step time is the trainer's own (batch upload, forward, loss, backward, optimizer; StepEvent.step_seconds),
+// loop_seconds is the training loop's wall time (all steps, the first included; loop_tokens_per_second from
+// it). Step time is the trainer's own (batch upload, forward, loss, backward, optimizer; StepEvent.step_seconds),
 // averaged over the steps after --warmup. Memory is the ledger's peak per category. --sample N also
 // generates N tokens from the trained weights (greedy) with a prompt of "\n". --print-spec prints the
 // model spec (with --seq applied) and exits: what the PyTorch peer builds.
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -107,8 +109,14 @@ int main(int argc, char** argv) {
             return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
         };
         double last_cpu = 0;
+        // the training loop's wall time, from the first step's start to the last step's end
+        using Clock = std::chrono::steady_clock;
+        Clock::time_point loop_start{}, loop_end{};
         hr::TrainCallbacks cb;
         cb.on_step = [&](const hr::StepEvent& e) {
+            loop_end = Clock::now();
+            if (step_s.empty())
+                loop_start = loop_end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(e.step_seconds));
             const double now = cpu_now();
             if (e.step > 1) cpu_s.push_back(now - last_cpu);
             last_cpu = now;
@@ -143,6 +151,9 @@ int main(int argc, char** argv) {
         j["step_ms"] = 1000 * mean;
         j["step_ms_median"] = 1000 * sorted[sorted.size() / 2];
         j["tokens_per_second"] = double(batch * seq) / mean;
+        const double loop_seconds = std::chrono::duration<double>(loop_end - loop_start).count();
+        j["loop_seconds"] = loop_seconds;
+        j["loop_tokens_per_second"] = loop_seconds > 0 ? double(batch * seq * steps) / loop_seconds : 0.0;
         if (!cpu_s.empty()) {
             std::vector<double> c2(cpu_s.begin() + std::min<std::size_t>(cpu_s.size() - 1, warmup > 0 ? warmup - 1 : 0),
                                    cpu_s.end());

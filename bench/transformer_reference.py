@@ -77,6 +77,7 @@ def main():
     data = torch.randint(0, V, (a.steps, a.batch, T + 1), device=dev)
     times, cpu, losses = [], [], []
     model.train()
+    loop_t0 = time.perf_counter()  # the training loop's wall time, every step included
     for s in range(a.steps):
         x, y = data[s, :, :T], data[s, :, 1:]
         if a.gpu:
@@ -100,12 +101,14 @@ def main():
         cpu.append(time.process_time() - c0)
         losses.append(loss.item())
         print(f"step {s + 1}/{a.steps}: loss {losses[-1]:.4f}, {1000 * times[-1]:.1f} ms", file=sys.stderr)
+    loop_seconds = time.perf_counter() - loop_t0
     timed = times[a.warmup:] or times[-1:]
     mean = sum(timed) / len(timed)
     out = {"torch": torch.__version__, "device": dev, "threads": a.threads if not a.gpu else None,
            "params": sum(p.numel() for p in params), "batch": a.batch, "seq": T, "steps": a.steps,
            "timed_steps": len(timed), "step_ms": 1000 * mean, "step_ms_median": 1000 * sorted(timed)[len(timed) // 2],
-           "tokens_per_second": a.batch * T / mean, "loss_first": losses[0], "loss_last": losses[-1],
+           "tokens_per_second": a.batch * T / mean,
+           "loop_seconds": loop_seconds, "loop_tokens_per_second": a.steps * a.batch * T / loop_seconds, "loss_first": losses[0], "loss_last": losses[-1],
            "compile": a.compile, "checkpoint": a.checkpoint,
            "step_cpu_ms_median": 1000 * sorted(cpu[a.warmup:] or cpu[-1:])[len(cpu[a.warmup:] or cpu[-1:]) // 2]}
     if a.gpu:
