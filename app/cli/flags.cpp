@@ -451,10 +451,8 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
     }
     // the preset's training settings first (a language model's optimizer, batch, steps, data ...; the same
     // function the window starts from), then every flag over them
-    for (const Flag* f : flags)
-        if (QLatin1String(f->name) == QLatin1String("preset") && parser.isSet(QStringLiteral("preset")) &&
-            !parser.isSet(QStringLiteral("model")))
-            r.config = defaultTrainConfig(parser.value(QStringLiteral("preset")).toStdString());
+    if (parser.optionNames().contains(QStringLiteral("preset")) && !parser.optionNames().contains(QStringLiteral("model")))
+        r.config = defaultTrainConfig(parser.value(QStringLiteral("preset")).toStdString());
     for (const Flag* f : flags) {
         const QString name = QLatin1String(f->name);
         if (!parser.isSet(name)) continue;

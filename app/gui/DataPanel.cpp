@@ -324,20 +324,24 @@ void DataPanel::refreshText(bool isFile) {
     m_description->setText(coreText(info.description_message));
     m_available = info.available;
     if (!isFile) m_path->setText(QString::fromStdString(info.location));
-    m_textPreview->clear();
     if (!info.available) {
+        m_textPreview->clear();
+        m_previewSpec.clear();
         m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
         m_status->setText(tr("Not available: %1").arg(coreText(info.detail_message)));
         return;
     }
     m_status->setStyleSheet(QString());
     m_status->setText(coreText(info.detail_message));
+    if (m_previewSpec == dataSpec()) return;  // already shown: the corpus is read once per choice, not per refresh
+    m_textPreview->clear();
     try {
         // the validation split's first characters: what the run reports its loss on
         const hr::TextCorpus corpus = hr::load_text_corpus(dataSpec().toStdString());
         constexpr int kPreviewChars = 2000;
         m_textPreview->setPlainText(QString::fromUtf8(corpus.validation_text.data(),
                                                       int(std::min<std::size_t>(corpus.validation_text.size(), kPreviewChars))));
+        m_previewSpec = dataSpec();
     } catch (const std::exception& e) {
         m_available = false;
         m_status->setStyleSheet(QStringLiteral("color: #d03030;"));

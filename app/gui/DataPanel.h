@@ -54,6 +54,7 @@ private:
     QLabel* m_testLimitLabel = nullptr;
     QGroupBox* m_previewBox = nullptr;
     QPlainTextEdit* m_textPreview = nullptr;
+    QString m_previewSpec;  // the text whose validation split the preview shows ("" : none)
     QLineEdit* m_path = nullptr;
     QPushButton* m_browse = nullptr;
     QLabel* m_description = nullptr;
