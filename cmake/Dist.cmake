@@ -1,4 +1,4 @@
-# Distributed training (core/dist, DESIGN.md decision 8): Open MPI for CPU ranks and bootstrapping,
+# Distributed training (core/dist, docs/design.md decision 8): Open MPI for CPU ranks and bootstrapping,
 # NCCL for GPU ranks. Neither is linked: both are dlopen()ed when a run asks for several ranks
 # (core/dist/mpi_runtime.h says why), so only their headers are needed to build. Without them the
 # build still works and says "no MPI / no NCCL support" when ranks are asked for.

@@ -1,5 +1,5 @@
 #pragma once
-// RankRelay: a multi-rank run of the window as child processes (issue 10, DESIGN.md decision 8). It
+// RankRelay: a multi-rank run of the window as child processes (issue 10, docs/design.md decision 8). It
 // writes the run's TrainConfig to a temporary config.json and starts
 //   headroom train --config DIR/config.json --ranks N --out OUT --no-history --quiet
 // (the launcher of app/cli/train_command.cpp, which runs mpirun on the same binary) with

@@ -1,5 +1,5 @@
 #pragma once
-// The op interface (DESIGN.md decision 4). The CPU backend (backend/cpu) is the reference: every op
+// The op interface (docs/design.md decision 4). The CPU backend (backend/cpu) is the reference: every op
 // exists there for f32 and f64, and for bf16/f16 stored as such and computed in f32. A CUDA backend
 // implements the same interface and is compared against it.
 //
@@ -7,7 +7,7 @@
 // - All tensors are contiguous, row-major, NCHW for images: x (N, C, H, W), conv weight (K, C, kh, kw),
 //   Linear weight (out, in) as in PyTorch.
 // - Parameter-gradient outputs ACCUMULATE (+=); activation-gradient outputs are WRITTEN (=)
-//   (DESIGN.md decision 1).
+//   (docs/design.md decision 1).
 // - Float ops accept f32, f64, bf16 and f16 unless stated; inputs and outputs of one call share a
 //   dtype unless stated. Index tensors are i32 (pooling) / i64 (labels); masks are u8.
 // - Each op validates what it relies on and throws hr::Error naming the op and the shapes.

@@ -4,7 +4,7 @@
 // flushes it to disk (fsync), renames it onto the destination and makes the rename durable (fsync of
 // the folder). Until commit() the destination is untouched; an AtomicFile destroyed without commit()
 // (an exception, a cancelled write) removes its temporary file. A crash at any point leaves either the
-// old file or the new one, never half of one (DESIGN.md decision 6), and at worst a stray
+// old file or the new one, never half of one (docs/design.md decision 6), and at worst a stray
 // ".NAME.tmp-XXXXXX" that is_atomic_temp_name() recognises.
 //
 // Errors are hr::Error naming the path, what was being done and the system's reason, with a hint for

@@ -1,5 +1,5 @@
 #pragma once
-// Text that core/ writes for a person, in a form app/ can translate (DESIGN.md: an error carries a
+// Text that core/ writes for a person, in a form app/ can translate (docs/design.md: an error carries a
 // message fit for a person; many of our users read Chinese).
 //
 // A message has a stable id, an English template with %1, %2, ... placeholders, and its arguments:

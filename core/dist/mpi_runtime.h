@@ -7,7 +7,7 @@
 // the first time a communicator needs it, and only in a process mpirun started. The build compiles
 // against Open MPI's mpi.h for the types and takes the predefined handles (MPI_COMM_WORLD, MPI_FLOAT,
 // MPI_SUM, ...) from their Open MPI symbols (ompi_mpi_comm_world, ...): the Open MPI ABI, which is
-// what the design names (DESIGN.md decision 8).
+// what the design names (docs/design.md decision 8).
 #include <string>
 
 namespace hr {

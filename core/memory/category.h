@@ -5,7 +5,7 @@
 
 namespace hr {
 
-// Every allocation carries one of these (DESIGN.md decision 3).
+// Every allocation carries one of these (docs/design.md decision 3).
 enum class MemCategory : int {
     parameters = 0,
     gradients,

@@ -1,5 +1,5 @@
 #pragma once
-// Layers (DESIGN.md decision 1): each declares its parameters, the tensors it keeps for backward and
+// Layers (docs/design.md decision 1): each declares its parameters, the tensors it keeps for backward and
 // its workspace, and implements forward/backward. The public non-virtual forward()/backward() validate
 // shapes, then call the virtual *_impl. Backward ACCUMULATES parameter gradients (+=) and WRITES the
 // input gradient (=) when dx is defined.

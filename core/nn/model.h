@@ -20,7 +20,7 @@ namespace hr {
 constexpr std::size_t kParamAlignBytes = 256;
 inline std::size_t param_align_elements(DType dt) { return kParamAlignBytes / dtype_size(dt); }
 
-// The model's units (DESIGN.md decision 8): its checkpoint blocks (checkpoint_blocks(spec)), each a
+// The model's units (docs/design.md decision 8): its checkpoint blocks (checkpoint_blocks(spec)), each a
 // contiguous slice of the flat parameter and gradient buffers. Sharding (strategy/sharding.h) works per
 // unit: it places each unit's views (full buffers, shards, gather buffers) and is called at unit
 // boundaries through these hooks.

@@ -1,5 +1,5 @@
 #pragma once
-// Optimizers over flat buffers (DESIGN.md decision 2): one backend update per buffer and step.
+// Optimizers over flat buffers (docs/design.md decision 2): one backend update per buffer and step.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The memory planner (DESIGN.md decision 3). It predicts, for a model, batch, strategy set and device,
+// The memory planner (docs/design.md decision 3). It predicts, for a model, batch, strategy set and device,
 // the bytes per ledger category and per layer, by building the run's TrainingState on counting
 // allocators: the same code that allocates for real, so prediction and measurement agree by
 // construction. It also estimates step cost (forward + backward + recompute FLOPs, offload traffic) and

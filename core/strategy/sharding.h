@@ -1,5 +1,5 @@
 #pragma once
-// Sharding over ranks (DESIGN.md decision 8, docs/distributed.md): data parallel and ZeRO stages 1-3
+// Sharding over ranks (docs/design.md decision 8, docs/distributed.md): data parallel and ZeRO stages 1-3
 // as offset arithmetic over the model's flat buffers (llm.c's zero.cuh), per unit (the model's
 // checkpoint blocks, FSDP style). TrainingState owns one ShardEngine; the trainer never sees it.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Memory strategies (DESIGN.md decision 5): precision, activation checkpointing, gradient
+// Memory strategies (docs/design.md decision 5): precision, activation checkpointing, gradient
 // accumulation, optimizer offload and sharding over ranks (strategy/sharding.h). StrategyConfig is what a user asks for; ResolvedStrategy is the
 // checked, concrete form the trainer and the planner both use, so they reason about the same thing.
 #include <cstdint>

@@ -33,7 +33,7 @@ std::optional<std::int64_t> parse_statm_rss(const std::string& text, std::int64_
 // The "VmHWM:" line of /proc/<pid>/status text (kB): the process's peak resident bytes; nullopt when absent.
 std::optional<std::int64_t> parse_status_peak_rss(const std::string& text);
 // This process's peak resident memory so far, as the operating system counts it (/proc/self/status
-// VmHWM); -1 when it cannot be read. The ledger's figures are checked against it (DESIGN.md decision 9).
+// VmHWM); -1 when it cannot be read. The ledger's figures are checked against it (docs/design.md decision 9).
 std::int64_t process_peak_resident_bytes();
 
 // Reads a whole small file (procfs files report size 0, so no stat-based sizing). nullopt on failure.

@@ -1,5 +1,5 @@
 #pragma once
-// Telemetry value types and the GPU source interface (DESIGN.md: telemetry module).
+// Telemetry value types and the GPU source interface (docs/design.md: telemetry module).
 // Plain C++20: NVML is loaded at run time (nvml_source.h), host figures come from /proc (host_stats.h),
 // and a sampler thread (sampler.h) delivers TelemetrySample values to a callback.
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// Weights as safetensors with PyTorch state_dict names and layouts (DESIGN.md decision 6).
+// Weights as safetensors with PyTorch state_dict names and layouts (docs/design.md decision 6).
 //
 // GPT-shaped models use nanoGPT's names (nn/transformer_spec.h is_gpt_layout); their tied head is
 // written twice, as transformer.wte.weight and lm_head.weight (safetensors has no aliases), and either

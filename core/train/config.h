@@ -1,5 +1,5 @@
 #pragma once
-// TrainConfig: everything a run needs (DESIGN.md decision 5: strategies live here and compose).
+// TrainConfig: everything a run needs (docs/design.md decision 5: strategies live here and compose).
 #include <cstdint>
 #include <string>
 #include <vector>

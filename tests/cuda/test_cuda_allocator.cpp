@@ -132,7 +132,7 @@ private slots:
 
     void ledgerAgainstTheDriver() {
         if (!be) QSKIP("no CUDA device (cuda_device_count() == 0)");  // QSKIP must be in the test function
-        // what the allocator says it holds is what the driver sees leave the free pool (DESIGN.md 9)
+        // what the allocator says it holds is what the driver sees leave the free pool (docs/design.md 9)
         be->synchronize();
         cuda_empty_cache(*be);
         const std::size_t free0 = cuda_devices()[0].free_bytes;

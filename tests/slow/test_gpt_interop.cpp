@@ -1,4 +1,4 @@
-// GPT weights and PyTorch (DESIGN.md decision 6, issue 12): a Headroom GPT's model.safetensors loads into
+// GPT weights and PyTorch (docs/design.md decision 6, issue 12): a Headroom GPT's model.safetensors loads into
 // nanoGPT's GPT with load_state_dict(strict=True) and gives the same logits to 1e-5; weights trained in
 // PyTorch load back into Headroom and training continues from them; a Hugging Face GPT2Model file
 // (Conv1D weights [in, out], mask buffers, no "transformer." prefix) loads too, its spec reconstructed

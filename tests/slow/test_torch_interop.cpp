@@ -1,4 +1,4 @@
-// Interoperability with PyTorch (DESIGN.md decision 6): every preset, built on the CPU backend and
+// Interoperability with PyTorch (docs/design.md decision 6): every preset, built on the CPU backend and
 // written with model_state_file + write_safetensors, loads into the equivalent torch.nn model with
 // load_state_dict(strict=True), and torch computes the same logits (max abs difference < 1e-4) on the
 // same inputs in eval mode. The check itself is bench/torch_interop.py, run with Debian's python3-torch;

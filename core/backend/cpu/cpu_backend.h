@@ -1,5 +1,5 @@
 #pragma once
-// The CPU reference backend (DESIGN.md decision 4): every op of backend.h for f32 and f64, and for
+// The CPU reference backend (docs/design.md decision 4): every op of backend.h for f32 and f64, and for
 // bf16/f16 stored as such and computed in f32. GEMM goes to OpenBLAS (single-threaded calls; the
 // backend parallelises itself with OpenMP over static partitions, so results are deterministic for
 // a given thread count).

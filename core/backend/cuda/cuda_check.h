@@ -1,5 +1,5 @@
 #pragma once
-// Checked calls for the CUDA backend (DESIGN.md house rules): every CUDA runtime, cuBLAS and cuDNN
+// Checked calls for the CUDA backend (docs/design.md house rules): every CUDA runtime, cuBLAS and cuDNN
 // call goes through one of these macros, which throw hr::Error naming the call, its status and
 // file:line. Every kernel launcher ends with HR_CUDA_CHECK_LAUNCH.
 #include <cuda_runtime_api.h>
