@@ -2,9 +2,10 @@
 #
 # headroom_core never links CUDA: it dlopen()s libheadroom_cuda.so on first use
 # (core/backend/cuda/cuda_module.cpp), so `headroom` starts on a machine without the CUDA libraries and
-# trains on the CPU there. The module links libcudart, cuBLAS and cuDNN; it is built here when nvcc is
-# found (-DHEADROOM_WITH_CUDA=ON/OFF), written next to `headroom` in the build tree and installed to
-# lib/headroom/ (component "cuda": the headroom-cuda package).
+# trains on the CPU there. The module links the CUDA runtime (statically), cuBLAS and cuDNN; it is built here when nvcc is
+# found (-DHEADROOM_WITH_CUDA=ON/OFF; CI sets ON, so that a missing toolkit fails the build instead of
+# building without CUDA), written next to `headroom` in the build tree and installed to lib/headroom/
+# (component "cuda": the headroom-cuda package).
 #
 # Included once from the top-level CMakeLists.txt (after project()); core/CMakeLists.txt calls
 # headroom_add_cuda_module() once headroom_core exists.
@@ -16,7 +17,9 @@ else()
   set(_hr_cuda_default OFF)
 endif()
 option(HEADROOM_WITH_CUDA "Build the CUDA backend module (needs nvcc, cuBLAS, cuDNN)" ${_hr_cuda_default})
-set(HEADROOM_CUDA_ARCHS "80;86;89;90" CACHE STRING "CUDA architectures to build for")
+# Machine code for Ampere (80, 86), Ada (89) and Hopper (90), and one PTX copy (90) that the driver compiles
+# for newer GPUs; the module refuses a GPU none of them covers (core/backend/cuda_compat.h).
+set(HEADROOM_CUDA_ARCHS "80-real;86-real;89-real;90" CACHE STRING "CUDA architectures to build for")
 set(HEADROOM_CUDA_MODULE_FILE "libheadroom_cuda.so")
 if(HEADROOM_WITH_CUDA)
   if(NOT CMAKE_CUDA_COMPILER)
@@ -63,7 +66,8 @@ function(headroom_add_cuda_module)
     # found next to the CUDA libraries it was linked with when they are not on the loader's path
     INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}" BUILD_RPATH "${CUDAToolkit_LIBRARY_DIR}")
   target_include_directories(headroom_cuda PRIVATE ${HEADROOM_CUDNN_INCLUDE_DIR})
-  target_compile_definitions(headroom_cuda PRIVATE HEADROOM_CUDA_MODULE_BUILD=1)
+  target_compile_definitions(headroom_cuda PRIVATE HEADROOM_CUDA_MODULE_BUILD=1
+                             HEADROOM_CUDA_ARCHS_TEXT="${HEADROOM_CUDA_ARCHS}")
   target_compile_options(headroom_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall>
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-unknown-pragmas $<$<CONFIG:Release>:-O3>>)
@@ -72,7 +76,9 @@ function(headroom_add_cuda_module)
   # module each hold their own copy of that code, built from the same sources, and exchange only
   # objects through the Backend interface. --no-undefined: a missing symbol is a link error, not a
   # dlopen error on the user's machine.
-  target_link_libraries(headroom_cuda PRIVATE headroom_core CUDA::cudart CUDA::cublas CUDA::cublasLt
+  # The CUDA runtime is linked statically: on the user's machine the module needs the driver, cuBLAS and
+  # cuDNN, not a libcudart of the same version (neither cuBLAS 13 nor cuDNN 9 links libcudart).
+  target_link_libraries(headroom_cuda PRIVATE headroom_core CUDA::cudart_static CUDA::cublas CUDA::cublasLt
                         ${HEADROOM_CUDNN_LIBRARY})
   target_link_options(headroom_cuda PRIVATE -Wl,--exclude-libs,ALL -Wl,--no-undefined)
   install(TARGETS headroom_cuda LIBRARY DESTINATION lib/headroom COMPONENT cuda)

@@ -17,6 +17,8 @@
 #include "train/preset_training.h"
 #ifdef HEADROOM_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda_compat.h"
+#include "i18n/CoreText.h"
 #endif
 
 namespace hrapp {
@@ -68,12 +70,23 @@ int runDevicesCommand(const CliRequest&) {
     if (gpus.empty()) {
         print(Cli::tr("cuda     none: %1\n").arg(q(hr::cuda_unavailable_reason())));
     } else {
-        for (const auto& d : gpus)
+        const std::string archs = hr::cuda_built_archs();
+        for (const auto& d : gpus) {
             print(Cli::tr("cuda:%1   %2, %3 memory (%4 free), compute capability %5.%6\n")
                       .arg(d.index)
                       .arg(q(d.name), q(hr::format_bytes(d.total_bytes)), q(hr::format_bytes(d.free_bytes)))
                       .arg(d.cc_major)
                       .arg(d.cc_minor));
+            // whether this build holds code for the GPU (cuda_compat.h), before a run finds out
+            if (hr::cuda_archs_cover(archs, d.cc_major, d.cc_minor))
+                print(Cli::tr("         GPU code: built for %1, which covers compute capability %2.%3\n")
+                          .arg(q(archs))
+                          .arg(d.cc_major)
+                          .arg(d.cc_minor));
+            else
+                print(Cli::tr("         GPU code: none for this GPU: %1\n")
+                          .arg(hrapp::coreText(hr::cuda_arch_missing(d.name, d.cc_major, d.cc_minor, archs))));
+        }
     }
     print(Cli::tr("versions %1\n").arg(q(hr::cuda_versions())));
 #else

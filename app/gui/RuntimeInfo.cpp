@@ -2,9 +2,13 @@
 
 #include <QCoreApplication>
 #include <QLibrary>
+#include <QRegularExpression>
 #include <QThread>
 
 #include "telemetry/nvml_source.h"
+#ifdef HEADROOM_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
 
 namespace hrapp {
 
@@ -38,7 +42,14 @@ QString probe(const QStringList& names, const char* symbol, bool outParam, QStri
 }  // namespace
 
 QString cudaRuntimeVersion() {
-    return probe({QStringLiteral("cudart"), QStringLiteral("libcudart.so.12"), QStringLiteral("libcudart.so.11.0")},
+#ifdef HEADROOM_WITH_CUDA
+    // the runtime is linked into the CUDA module (cmake/Cuda.cmake): its version is the module's
+    const QString versions = QString::fromStdString(hr::cuda_versions());
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("CUDA runtime ([0-9.]+)")).match(versions);
+    if (m.hasMatch())
+        return QCoreApplication::translate("hrapp::RuntimeInfo", "%1 (in the CUDA module)").arg(m.captured(1));
+#endif
+    return probe({QStringLiteral("cudart"), QStringLiteral("libcudart.so.13"), QStringLiteral("libcudart.so.12")},
                  "cudaRuntimeGetVersion", true,
                  [](int v) { return QStringLiteral("%1.%2").arg(v / 1000).arg((v % 1000) / 10); });
 }

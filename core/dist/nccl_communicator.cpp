@@ -103,9 +103,10 @@ std::string version_string(int code) {
     return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
-// The CUDA runtime functions this file uses, resolved with dlsym from the runtime the CUDA module
-// (libheadroom_cuda.so) already loaded: headroom_core links no CUDA library (cmake/Cuda.cmake), and a
-// communicator on a CUDA backend exists only once the module is loaded, so RTLD_NOLOAD finds it.
+// The CUDA runtime functions this file uses, from the runtime linked into the CUDA module
+// (libheadroom_cuda.so, cuda_runtime_function): headroom_core links no CUDA library (cmake/Cuda.cmake),
+// the module links the runtime statically, and a communicator on a CUDA backend exists only once the
+// module is loaded. One runtime in the process: its streams and events are the backend's.
 #define HR_CUDART_FUNCTIONS(X)                                                                           \
     X(cudaSetDevice) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaEventCreateWithFlags)      \
     X(cudaEventRecord) X(cudaEventQuery) X(cudaEventDestroy) X(cudaStreamWaitEvent) X(cudaGetErrorString) \
@@ -119,17 +120,10 @@ struct CudartApi {
 
 const CudartApi& cuda_rt() {
     static CudartApi* api = [] {
-        const std::string soname = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
-        void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD);
-        if (!lib) lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_GLOBAL);
-        if (!lib) {
-            const char* e = dlerror();
-            throw Error(std::string("internal: the CUDA runtime (") + soname + ") is not loaded: " + (e ? e : ""));
-        }
         auto a = std::make_unique<CudartApi>();
-#define HR_CUDART_RESOLVE(name)                                      \
-    a->name = reinterpret_cast<decltype(a->name)>(dlsym(lib, #name)); \
-    if (!a->name) throw Error("internal: the CUDA runtime lacks " #name);
+#define HR_CUDART_RESOLVE(name)                                                      \
+    a->name = reinterpret_cast<decltype(a->name)>(cuda_runtime_function(#name));     \
+    if (!a->name) throw Error("internal: the CUDA module does not offer " #name " (is it loaded?)");
         HR_CUDART_FUNCTIONS(HR_CUDART_RESOLVE)
 #undef HR_CUDART_RESOLVE
         return a.release();

@@ -2,13 +2,15 @@
 // batch's choice for a smaller batch, the workspace limit, FMA-only strict f32, the fallback order),
 // the sizes fixed at setup (cuBLAS workspace per compute capability, the op scratch), and the module
 // loader (what `headroom devices` says when the module, its libraries, a driver or a device are
-// missing), including that the program itself links no CUDA library.
+// missing), including that the program itself links no CUDA library; whether a driver and a GPU can run
+// the module (driver versions and compute capabilities as a machine would report them).
 #include <QtTest>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "backend/cuda_compat.h"
 #include "backend/cuda/conv_choice.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/cuda_sizes.h"
@@ -161,6 +163,7 @@ private slots:
         if (env && std::filesystem::exists(env)) {
             QCOMPARE(s.module_path, std::string(env));
             QVERIFY2(s.state == CudaStatus::State::available || s.state == CudaStatus::State::no_driver ||
+                         s.state == CudaStatus::State::driver_too_old ||
                          s.state == CudaStatus::State::no_device || s.state == CudaStatus::State::libraries_missing,
                      s.reason.c_str());
         }
@@ -195,6 +198,56 @@ private slots:
             for (const char* lib : {"libcudart", "libcublas", "libcudnn", "libcuda.so"})
                 QVERIFY2(deps.find(lib) == std::string::npos, (f + " links " + lib + ":\n" + deps).c_str());
         }
+    }
+
+    void driverOlderThanTheRuntimeIsSaidExactly() {
+        // r550 supports CUDA 12.4; a CUDA 13.0 module needs r580
+        const auto m = cuda_driver_mismatch(12040, 13000);
+        QVERIFY(m.has_value());
+        const std::string text = m->english();
+        QVERIFY2(text.find("supports CUDA 12.4") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("built with CUDA 13.0") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("r580") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("--device cpu") != std::string::npos, text.c_str());
+        QCOMPARE(m->id, std::string("cuda.driver_too_old"));
+        // CUDA's minor-version compatibility: a 12.2 driver runs a 12.8 runtime; a newer driver runs anything
+        QVERIFY(!cuda_driver_mismatch(12020, 12080));
+        QVERIFY(!cuda_driver_mismatch(13000, 13000));
+        QVERIFY(!cuda_driver_mismatch(13020, 13000));
+        QVERIFY(!cuda_driver_mismatch(0, 13000));  // no driver at all is "no driver", said elsewhere
+        QCOMPARE(cuda_version_text(12080), std::string("12.8"));
+        QCOMPARE(cuda_min_driver_branch(12), 525);
+        QCOMPARE(cuda_min_driver_branch(11), 450);
+    }
+
+    void builtArchitecturesCoverTheGpuOrSaySo() {
+        const std::string release = "80-real;86-real;89-real;90";
+        for (auto [maj, min] : {std::pair{8, 0}, {8, 6}, {8, 7}, {8, 9}, {9, 0}, {10, 0}, {12, 0}})
+            QVERIFY2(cuda_archs_cover(release, maj, min), (std::to_string(maj) + "." + std::to_string(min)).c_str());
+        QVERIFY(!cuda_archs_cover(release, 7, 5));  // Turing: no machine code and PTX only for 9.0+
+        QVERIFY(!cuda_archs_cover("80-real", 9, 0));   // machine code runs within its major version only
+        QVERIFY(cuda_archs_cover("80", 9, 0));         // its PTX is compiled by the driver for later GPUs
+        QVERIFY(!cuda_archs_cover("86-real", 8, 0));   // ... and not on an earlier minor version
+        QVERIFY(!cuda_archs_cover("90-virtual", 8, 9));
+        QVERIFY(cuda_archs_cover("90-virtual", 9, 0));
+        QVERIFY(cuda_archs_cover("90a-real", 9, 0));
+        QVERIFY(!cuda_archs_cover("90a", 10, 0));      // architecture-specific code has no portable PTX
+        QVERIFY(!cuda_archs_cover("", 9, 0));
+        QVERIFY(!cuda_archs_cover("junk;;x-real", 9, 0));
+        const std::string text = cuda_arch_missing("Tesla T4", 7, 5, release).english();
+        QVERIFY2(text.find("Tesla T4 has compute capability 7.5") != std::string::npos, text.c_str());
+        QVERIFY2(text.find(release) != std::string::npos, text.c_str());
+        QVERIFY2(text.find("-DHEADROOM_CUDA_ARCHS=75") != std::string::npos, text.c_str());
+    }
+
+    void moduleNeedsNoCudaRuntimeLibrary() {
+        // the runtime is linked into the module: a machine needs the driver, cuBLAS and cuDNN only
+        const char* env = std::getenv("HEADROOM_CUDA_MODULE");
+        if (!env || !std::filesystem::exists(env)) QSKIP("this build has no CUDA module (-DHEADROOM_WITH_CUDA=OFF)");
+        const std::string deps = run_output(std::string("readelf -d ") + env + " 2>&1");
+        QVERIFY2(deps.find("NEEDED") != std::string::npos, deps.c_str());
+        QVERIFY2(deps.find("libcudart") == std::string::npos, ("the module links libcudart:\n" + deps).c_str());
+        QVERIFY2(deps.find("libcublas") != std::string::npos, deps.c_str());
     }
 };
 

@@ -11,13 +11,19 @@
 // the compute stream itself: the same order, without a wait between streams. Ops returning host values
 // (losses, reductions, copy_to_host) synchronise the compute stream; the *_into ops do not.
 #include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_nvml.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
 
+#include "backend/cuda_compat.h"
 #include "backend/cpu/cpu_common.h"  // validation helpers and messages shared with the CPU backend
+
+#ifndef HEADROOM_CUDA_ARCHS_TEXT
+#define HEADROOM_CUDA_ARCHS_TEXT "unknown"  // cmake/Cuda.cmake sets it to HEADROOM_CUDA_ARCHS
+#endif
 
 namespace hr {
 
@@ -36,10 +42,6 @@ std::string cuda_error_text(cudaError_t e) {
     return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
-std::string version_str(int v) {  // CUDA's 13000 -> "13.0"
-    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
 std::string built_with() {
     int rt = 0;
     if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
@@ -48,9 +50,10 @@ std::string built_with() {
     cublasGetProperty(MAJOR_VERSION, &cb[0]);
     cublasGetProperty(MINOR_VERSION, &cb[1]);
     cublasGetProperty(PATCH_LEVEL, &cb[2]);
-    return "CUDA runtime " + version_str(rt) + ", cuDNN " + std::to_string(dnn / 10000) + "." +
+    return "CUDA runtime " + cuda_version_text(rt) + ", cuDNN " + std::to_string(dnn / 10000) + "." +
            std::to_string((dnn % 10000) / 100) + "." + std::to_string(dnn % 100) + ", cuBLAS " + std::to_string(cb[0]) +
-           "." + std::to_string(cb[1]) + "." + std::to_string(cb[2]);
+           "." + std::to_string(cb[1]) + "." + std::to_string(cb[2]) +
+           ", GPU code for " HEADROOM_CUDA_ARCHS_TEXT;
 }
 
 bool gpu_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
@@ -96,6 +99,8 @@ std::uint64_t fill_pattern_of(DType dt, double value) {
 
 namespace cudamod {
 
+void check_kernel_image(int device);
+
 int availability(std::string& reason) noexcept {
     try {
         int n = 0;
@@ -105,6 +110,16 @@ int availability(std::string& reason) noexcept {
             if (e == cudaErrorNoDevice) {
                 reason = "no CUDA device found (cudaGetDeviceCount: " + cuda_error_text(e) + ")";
                 return 2;
+            }
+            // A driver older than the runtime (CUDA 13 on r535-r570, common on H100/H200 hosts) is not "no
+            // driver": cudaDriverGetVersion answers without a context, and says which CUDA it supports.
+            int drv = 0, rt = CUDART_VERSION;
+            if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
+            if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
+            (void)cudaGetLastError();
+            if (const auto m = cuda_driver_mismatch(drv, rt)) {
+                reason = m->english();
+                return 3;
             }
             reason = "no usable NVIDIA driver (cudaGetDeviceCount: " + cuda_error_text(e) + ")";
             return 1;
@@ -130,34 +145,35 @@ int device_count() noexcept {
     return n;
 }
 
+bool properties(int device, CudaDeviceInfo& out) noexcept;
+
 void devices(std::vector<CudaDeviceInfo>& out) noexcept {
     out.clear();
     try {
         const int n = device_count();
-        int previous = 0;
-        if (n > 0 && cudaGetDevice(&previous) != cudaSuccess) previous = 0;
         for (int i = 0; i < n; ++i) {
-            cudaDeviceProp prop{};
-            if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
-                (void)cudaGetLastError();
-                continue;
-            }
             CudaDeviceInfo d;
-            d.index = i;
-            d.name = prop.name;
-            d.total_bytes = prop.totalGlobalMem;
-            d.cc_major = prop.major;
-            d.cc_minor = prop.minor;
-            std::size_t free_b = 0, total_b = 0;
-            if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
-                d.free_bytes = free_b;
-                d.total_bytes = total_b;
+            if (!properties(i, d)) continue;
+            // free memory from NVML by bus id: no context on the GPU (a rank or the planner asking about every
+            // GPU would otherwise leave one on each). Without NVML: the runtime, which creates the context.
+            cuda::NvmlMemory m;
+            if (cuda::nvml_memory(d.pci_bus_id, m)) {
+                d.free_bytes = static_cast<std::size_t>(m.free);
+                d.total_bytes = static_cast<std::size_t>(m.total);
             } else {
-                (void)cudaGetLastError();
+                int previous = 0;
+                if (cudaGetDevice(&previous) != cudaSuccess) previous = 0;
+                std::size_t free_b = 0, total_b = 0;
+                if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                    d.free_bytes = free_b;
+                    d.total_bytes = total_b;
+                } else {
+                    (void)cudaGetLastError();
+                }
+                (void)cudaSetDevice(previous);
             }
             out.push_back(std::move(d));
         }
-        if (n > 0) (void)cudaSetDevice(previous);
     } catch (...) {
     }
 }
@@ -195,7 +211,14 @@ void driver_text(std::string& out) noexcept {
         out = "driver version unknown";
         return;
     }
-    out = "driver supports CUDA " + version_str(drv);
+    out = "driver supports CUDA " + cuda_version_text(drv);
+}
+
+void built_archs(std::string& out) noexcept {
+    try {
+        out = HEADROOM_CUDA_ARCHS_TEXT;
+    } catch (...) {
+    }
 }
 
 Backend* make_backend(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& options) {
@@ -206,7 +229,27 @@ Backend* make_backend(int device, std::shared_ptr<MemoryLedger> ledger, const Cu
         throw InputError("cuda:" + std::to_string(device) + " does not exist: this machine has " + std::to_string(n) +
                          (n == 1 ? " CUDA device (cuda:0)" : " CUDA devices (cuda:0 .. cuda:" + std::to_string(n - 1) + ")") +
                          "; pick one of those or use --device cpu");
+    check_kernel_image(device);
     return new CudaBackend(device, ledger ? std::move(ledger) : std::make_shared<MemoryLedger>(), options);
+}
+
+// Refuses a GPU the module has no code for, naming its compute capability and the built architectures,
+// before anything else runs on it (a kernel launch would fail later with "no kernel image").
+void check_kernel_image(int device) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;  // the constructor reports it
+    }
+    const std::string archs = HEADROOM_CUDA_ARCHS_TEXT;
+    bool missing = !cuda_archs_cover(archs, prop.major, prop.minor);
+    if (!missing && cudaSetDevice(device) == cudaSuccess) {
+        const cudaError_t e = cuda::kernel_image_status();
+        missing = e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction;
+    } else {
+        (void)cudaGetLastError();
+    }
+    if (missing) throw InputError(cuda_arch_missing(prop.name, prop.major, prop.minor, archs));
 }
 
 CudaBackend& as_cuda(Backend& b) {

@@ -60,6 +60,7 @@ struct CudaStatus {
         libraries_missing,  // it is there but does not load (libcudart/cuBLAS/cuDNN missing: dlerror)
         module_mismatch,    // it is from another Headroom version or build
         no_driver,          // the CUDA runtime finds no usable NVIDIA driver
+        driver_too_old,     // there is a driver, but for an older CUDA than the module's (cuda_compat.h)
         no_device,          // the driver is there but sees no GPU
     };
     State state = State::module_missing;
@@ -73,7 +74,9 @@ const char* cuda_state_name(CudaStatus::State s);  // "available", "module missi
 // Number of CUDA devices; 0 when there is no module, driver or device. Never throws.
 int cuda_device_count() noexcept;
 // Name, memory and compute capability of every device; empty without a driver. Never throws.
-// (Queries free memory, which creates the device's primary context.)
+// (Free memory comes from NVML by PCI bus id, which creates no context; only without NVML from the
+// runtime, which creates the device's primary context.) cuda:N are in PCI bus id order (the loader sets
+// CUDA_DEVICE_ORDER=PCI_BUS_ID unless the user chose an order), as nvidia-smi numbers them.
 std::vector<CudaDeviceInfo> cuda_devices() noexcept;
 // Name, total memory and compute capability of cuda:`device` without creating its context (free_bytes
 // is 0); false when there is no such device. Never throws.
@@ -81,6 +84,12 @@ bool cuda_device_properties(int device, CudaDeviceInfo& out) noexcept;
 // "CUDA runtime 13.0 (driver 13.0), cuDNN 9.19.0, cuBLAS 13.0.2", or "not available: <why>"
 // (with the versions the module was built with when it loaded). Never throws.
 std::string cuda_versions() noexcept;
+// The GPU architectures the module holds code for ("80-real;86-real;89-real;90"; cuda_compat.h reads
+// them), "" without a module. Never throws.
+std::string cuda_built_archs() noexcept;
+// A function of the module's CUDA runtime by name ("cudaEventRecord"), for core code that drives streams
+// itself (the NCCL communicator); null without a module or for a name it does not offer. Never throws.
+void* cuda_runtime_function(const char* name) noexcept;
 // Why CUDA cannot be used, or "" when cuda:0 exists: cuda_status().reason. Never throws.
 std::string cuda_unavailable_reason() noexcept;
 

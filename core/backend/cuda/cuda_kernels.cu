@@ -308,6 +308,13 @@ __global__ void dropout_bwd_kernel(const T* dy, const std::uint8_t* mask, T* dx,
 
 }  // namespace
 
+cudaError_t kernel_image_status() {
+    cudaFuncAttributes a{};
+    const cudaError_t e = cudaFuncGetAttributes(&a, fill_kernel<float>);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e;
+}
+
 // --- launchers -----------------------------------------------------------------------------------
 
 void fill_pattern(void* p, std::int64_t n, int elem_size, std::uint64_t pattern, cudaStream_t s) {

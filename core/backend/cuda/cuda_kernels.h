@@ -19,6 +19,10 @@
 
 namespace hr::cuda {
 
+// Whether the module holds code the current device can run: cudaFuncGetAttributes on one of its kernels
+// (cudaErrorNoKernelImageForDevice when it was built for other architectures). Creates the context.
+cudaError_t kernel_image_status();
+
 // A per-channel vector (batch norm gamma/beta/statistics) of any GPU float dtype; p == nullptr
 // means undefined (gamma reads as 1, beta and statistics as 0, running_var as 1).
 struct VecArg {

@@ -76,8 +76,10 @@ bool try_module(const std::string& path, Loaded& out, bool keep) {
     out.api = api;
     std::string reason;
     const int a = api->availability(reason);
-    out.status.state = a == 0 ? CudaStatus::State::available
-                              : a == 1 ? CudaStatus::State::no_driver : CudaStatus::State::no_device;
+    out.status.state = a == 0   ? CudaStatus::State::available
+                       : a == 1 ? CudaStatus::State::no_driver
+                       : a == 3 ? CudaStatus::State::driver_too_old
+                                : CudaStatus::State::no_device;
     out.status.reason = a == 0 ? std::string() : reason;
     return true;
 }
@@ -115,6 +117,9 @@ const Loaded& module() {
     static Loaded loaded;
     static std::once_flag once;
     std::call_once(once, [] {
+        // cuda:N in the order of PCI bus ids, as nvidia-smi and NVML number the GPUs (CUDA's own default puts
+        // the fastest first), unless the user chose an order; read by the driver when CUDA starts.
+        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
         try {
             loaded = load(default_candidates(), true);
         } catch (const std::exception& e) {
@@ -140,6 +145,7 @@ const char* cuda_state_name(CudaStatus::State s) {
         case CudaStatus::State::libraries_missing: return "CUDA libraries missing";
         case CudaStatus::State::module_mismatch: return "module from another version";
         case CudaStatus::State::no_driver: return "no driver";
+        case CudaStatus::State::driver_too_old: return "driver too old";
         case CudaStatus::State::no_device: return "no device";
     }
     return "unknown";
@@ -178,6 +184,26 @@ bool cuda_device_properties(int device, CudaDeviceInfo& out) noexcept {
 }
 
 std::string cuda_unavailable_reason() noexcept { return cuda_status().reason; }
+
+void* cuda_runtime_function(const char* name) noexcept {
+    try {
+        const Loaded& m = module();
+        return m.api && m.api->runtime_function ? m.api->runtime_function(name) : nullptr;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+std::string cuda_built_archs() noexcept {
+    try {
+        const Loaded& m = module();
+        std::string archs;
+        if (m.api && m.api->archs) m.api->archs(archs);
+        return archs;
+    } catch (...) {
+        return {};
+    }
+}
 
 std::string cuda_versions() noexcept {
     try {

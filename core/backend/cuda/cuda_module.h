@@ -17,7 +17,7 @@
 
 namespace hr {
 
-constexpr int kCudaModuleAbi = 3;
+constexpr int kCudaModuleAbi = 4;
 
 // Layout checks of the types both sides share (a module from another build is refused).
 struct CudaModuleLayout {
@@ -33,19 +33,24 @@ struct CudaModuleApi {
     int abi = kCudaModuleAbi;
     const char* headroom_version = HEADROOM_VERSION;
     CudaModuleLayout layout{};
-    // 0: cuda:0 exists; 1: no usable driver; 2: no device. `reason` says so for a person.
+    // 0: cuda:0 exists; 1: no usable driver; 2: no device; 3: the driver is older than the runtime.
+    // `reason` says so for a person.
     int (*availability)(std::string& reason) noexcept = nullptr;
     int (*device_count)() noexcept = nullptr;
     void (*devices)(std::vector<CudaDeviceInfo>& out) noexcept = nullptr;
     bool (*properties)(int device, CudaDeviceInfo& out) noexcept = nullptr;  // creates no context
     void (*built_with)(std::string& out) noexcept = nullptr;  // "CUDA runtime 13.0, cuDNN 9.19.0, cuBLAS 13.0.2"
     void (*driver)(std::string& out) noexcept = nullptr;      // "driver supports CUDA 13.0"
+    void (*archs)(std::string& out) noexcept = nullptr;       // "80-real;86-real;89-real;90" (HEADROOM_CUDA_ARCHS)
     Backend* (*make_backend)(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& o) = nullptr;
     void* (*compute_stream)(Backend& b) = nullptr;
     void (*set_tf32)(Backend& b, bool on) = nullptr;
     std::size_t (*empty_cache)(Backend& b) = nullptr;
     std::size_t (*reserved_bytes)(Backend& b) = nullptr;
     CudaOverheads (*measure_overheads)(int device, long long used_before) = nullptr;
+    // A function of the module's CUDA runtime (linked into it statically) by name, for core code that
+    // drives CUDA streams and events itself (the NCCL communicator); null for a name it does not offer.
+    void* (*runtime_function)(const char* name) noexcept = nullptr;
 };
 
 }  // namespace hr

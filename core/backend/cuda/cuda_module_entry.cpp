@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_module.h"
+#include "backend/cuda/cuda_nvml.h"
 
 namespace hr {
 namespace cudamod {
@@ -18,6 +19,7 @@ void devices(std::vector<CudaDeviceInfo>& out) noexcept;
 bool properties(int device, CudaDeviceInfo& out) noexcept;
 void built_with_text(std::string& out) noexcept;
 void driver_text(std::string& out) noexcept;
+void built_archs(std::string& out) noexcept;
 Backend* make_backend(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& options);
 CudaBackend& as_cuda(Backend& b);
 
@@ -41,35 +43,16 @@ bool context_exists(int device) {
     return active != 0;
 }
 
-// Device memory in use on cuda:`device` now according to NVML (loaded here with dlopen, found by the
-// device's PCI bus id, which creates no context); -1 when NVML is not there.
+// Device memory in use on cuda:`device` now according to NVML (by the device's PCI bus id, which creates
+// no context); -1 when NVML is not there.
 long long nvml_used(int device) {
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) {
         (void)cudaGetLastError();
         return -1;
     }
-    void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) return -1;
-    struct Memory {
-        unsigned long long total, free, used;
-    };
-    using Init = int (*)();
-    using ByBus = int (*)(const char*, void**);
-    using MemInfo = int (*)(void*, Memory*);
-    auto init = reinterpret_cast<Init>(dlsym(h, "nvmlInit_v2"));
-    auto shutdown = reinterpret_cast<Init>(dlsym(h, "nvmlShutdown"));
-    auto by_bus = reinterpret_cast<ByBus>(dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2"));
-    auto mem = reinterpret_cast<MemInfo>(dlsym(h, "nvmlDeviceGetMemoryInfo"));
-    long long used = -1;
-    if (init && shutdown && by_bus && mem && init() == 0) {
-        void* d = nullptr;
-        Memory m{};
-        if (by_bus(bus, &d) == 0 && mem(d, &m) == 0) used = static_cast<long long>(m.used);
-        shutdown();
-    }
-    dlclose(h);
-    return used;
+    cuda::NvmlMemory m;
+    return cuda::nvml_memory(bus, m) ? static_cast<long long>(m.used) : -1;
 }
 
 CudaOverheads measure_overheads(int device, long long used_before) {
@@ -122,6 +105,31 @@ CudaOverheads measure_overheads(int device, long long used_before) {
 
 std::size_t reserved_bytes(Backend& b) { return as_cuda(b).caching_allocator().stats().reserved; }
 
+// The runtime functions core's NCCL communicator uses (core/dist/nccl_communicator.cpp), from the
+// runtime linked into this module: one runtime in the process, and none needed on the machine.
+void* runtime_function(const char* name) noexcept {
+    struct Entry {
+        const char* name;
+        void* fn;
+    };
+    static const Entry table[] = {
+        {"cudaSetDevice", reinterpret_cast<void*>(&cudaSetDevice)},
+        {"cudaStreamCreateWithFlags", reinterpret_cast<void*>(&cudaStreamCreateWithFlags)},
+        {"cudaStreamDestroy", reinterpret_cast<void*>(&cudaStreamDestroy)},
+        {"cudaEventCreateWithFlags", reinterpret_cast<void*>(&cudaEventCreateWithFlags)},
+        {"cudaEventRecord", reinterpret_cast<void*>(&cudaEventRecord)},
+        {"cudaEventQuery", reinterpret_cast<void*>(&cudaEventQuery)},
+        {"cudaEventDestroy", reinterpret_cast<void*>(&cudaEventDestroy)},
+        {"cudaStreamWaitEvent", reinterpret_cast<void*>(&cudaStreamWaitEvent)},
+        {"cudaGetErrorString", reinterpret_cast<void*>(&cudaGetErrorString)},
+        {"cudaGetErrorName", reinterpret_cast<void*>(&cudaGetErrorName)},
+    };
+    if (!name) return nullptr;
+    for (const Entry& e : table)
+        if (std::string(e.name) == name) return e.fn;
+    return nullptr;
+}
+
 const CudaModuleApi kApi = [] {
     CudaModuleApi api;
     api.availability = &availability;
@@ -130,6 +138,7 @@ const CudaModuleApi kApi = [] {
     api.properties = &properties;
     api.built_with = &built_with_text;
     api.driver = &driver_text;
+    api.archs = &built_archs;
     api.make_backend = &make_backend;
     api.compute_stream = [](Backend& b) -> void* { return as_cuda(b).compute_stream(); };
     api.set_tf32 = [](Backend& b, bool on) { as_cuda(b).set_tf32(on); };
@@ -140,6 +149,7 @@ const CudaModuleApi kApi = [] {
     };
     api.reserved_bytes = &reserved_bytes;
     api.measure_overheads = &measure_overheads;
+    api.runtime_function = &runtime_function;
     return api;
 }();
 
