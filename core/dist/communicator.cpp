@@ -176,4 +176,20 @@ bool check_chunked(const char* call, const Tensor& whole, const Tensor& chunk, i
     return true;
 }
 
+namespace {
+RunCommunicatorFactory& run_factory() {
+    static RunCommunicatorFactory f;
+    return f;
+}
+}  // namespace
+
+void set_run_communicator_factory(RunCommunicatorFactory factory) { run_factory() = std::move(factory); }
+
+std::shared_ptr<Communicator> make_run_communicator(Backend& backend, double timeout_seconds) {
+    if (const auto& f = run_factory()) return f(backend, timeout_seconds);
+    // GPU ranks: NCCL on the backend's compute stream (rank 0's ncclUniqueId travels over MPI); CPU ranks: MPI
+    if (!backend.device().is_cpu()) return make_nccl_communicator(backend, timeout_seconds);
+    return make_mpi_communicator(timeout_seconds);
+}
+
 }  // namespace hr

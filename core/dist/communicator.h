@@ -1,5 +1,5 @@
 #pragma once
-// Communicator: collectives over flat buffers between the ranks of one run (DESIGN.md decision 8).
+// Communicator: collectives over flat buffers between the ranks of one run (docs/design.md decision 8).
 // Ranks are processes; the engines are real ones: MPI (Open MPI) for CPU ranks and for launching and
 // bootstrapping, NCCL for GPU ranks. Nothing else carries training data between ranks.
 //
@@ -35,6 +35,7 @@
 //   A rank that catches a communication error writes what it must, then calls abort_all.
 // - Threads: one thread at a time uses a communicator (MPI is initialised MPI_THREAD_SERIALIZED).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -151,5 +152,12 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, double ti
 // True when this build can make each kind (MPI headers were found at build time / CUDA + NCCL headers).
 bool mpi_built();
 bool nccl_built();
+
+// The communicator a run of several ranks uses (the trainer asks for it once per run): NCCL on a GPU
+// backend, MPI on the CPU. A test may put another in its place (a communicator whose collectives never
+// finish, as a GPU's would when a peer stalls); an empty function restores the engines.
+using RunCommunicatorFactory = std::function<std::shared_ptr<Communicator>(Backend& backend, double timeout_seconds)>;
+void set_run_communicator_factory(RunCommunicatorFactory factory);
+std::shared_ptr<Communicator> make_run_communicator(Backend& backend, double timeout_seconds);
 
 }  // namespace hr

@@ -217,6 +217,9 @@ void TrainingState::begin_step() { engine_.begin_step(); }
 
 bool TrainingState::optimizer_step(double lr) {
     engine_.finish_gradients();
+    // the checks below read gradients back on the host: first wait for the gradients' collectives with the
+    // rank timeout (NCCL's wait() only orders the device; a stalled peer would block the read forever)
+    if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) c->synchronize();
     const std::vector<Tensor> grads = engine_.grad_pieces();
     std::vector<Tensor> params = engine_.param_pieces();
     if (strategy_.loss_scaling) {

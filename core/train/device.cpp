@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda_compat.h"
 #include "base/error.h"
 
 namespace hr {
@@ -161,46 +163,66 @@ SelfTestResult backend_self_test(Backend& candidate, Backend& reference) {
     return r;
 }
 
-const AutoDevice& auto_device() {
-    static AutoDevice choice;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        const CudaStatus st = cuda_status();
-        if (st.state != CudaStatus::State::available) {
-            choice.device = "cpu";
-            choice.note = Message(HR_MSG("device.auto_no_gpu", "device auto: no GPU (%1); training on the CPU"),
-                                  {st.reason});
-            return;
-        }
-        std::string name = "cuda:0";
-        try {
-            CudaBackendOptions o;  // strict f32: the self-test compares against the CPU
-            auto gpu = make_cuda_backend(0, std::make_shared<MemoryLedger>(), o);
-            auto cpu = make_cpu_backend(1, std::make_shared<MemoryLedger>());
-            CudaDeviceInfo info;
-            if (cuda_device_properties(0, info)) name = "cuda:0 (" + info.name + ")";
-            choice.self_test = backend_self_test(*gpu, *cpu);
-        } catch (const std::exception& e) {
-            choice.self_test.ok = false;
-            choice.self_test.detail = std::string("the backend could not be made: ") + e.what();
-        }
-        if (choice.self_test.ok) {
-            choice.device = "cuda:0";
-            choice.note = Message(HR_MSG("device.auto_gpu",
-                                         "device auto: %1 passed the self-test (%2); training on the GPU"),
-                                  {name, choice.self_test.detail});
-        } else {
-            choice.device = "cpu";
-            choice.note = Message(HR_MSG("device.auto_gpu_failed",
-                                         "device auto: %1 failed the self-test (%2); training on the CPU"),
-                                  {name, choice.self_test.detail});
-        }
-    });
+namespace {
+AutoDevice choose_auto_device(int gpu) {
+    AutoDevice choice;
+    const CudaStatus st = cuda_status();
+    if (st.state != CudaStatus::State::available) {
+        choice.device = "cpu";
+        choice.note = Message(HR_MSG("device.auto_no_gpu", "device auto: no GPU (%1); training on the CPU"),
+                              {st.reason});
+        return choice;
+    }
+    const std::string device = "cuda:" + std::to_string(gpu);
+    std::string name = device;
+    try {
+        CudaBackendOptions o;  // strict f32: the self-test compares against the CPU
+        auto backend = make_cuda_backend(gpu, std::make_shared<MemoryLedger>(), o);
+        auto cpu = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+        CudaDeviceInfo info;
+        if (cuda_device_properties(gpu, info)) name = device + " (" + info.name + ")";
+        choice.self_test = backend_self_test(*backend, *cpu);
+    } catch (const std::exception& e) {
+        choice.self_test.ok = false;
+        choice.self_test.detail = std::string("the backend could not be made: ") + e.what();
+    }
+    if (choice.self_test.ok) {
+        choice.device = device;
+        choice.note = Message(HR_MSG("device.auto_gpu", "device auto: %1 passed the self-test (%2); training on the GPU"),
+                              {name, choice.self_test.detail});
+    } else {
+        choice.device = "cpu";
+        choice.note = Message(HR_MSG("device.auto_gpu_failed",
+                                     "device auto: %1 failed the self-test (%2); training on the CPU"),
+                              {name, choice.self_test.detail});
+    }
     return choice;
+}
+}  // namespace
+
+const AutoDevice& auto_device(int gpu) {
+    // once per GPU and process (a rank asks for its own GPU only: no context on the others)
+    static std::mutex mutex;
+    static std::map<int, std::unique_ptr<AutoDevice>> choices;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& slot = choices[gpu];
+    if (!slot) slot = std::make_unique<AutoDevice>(choose_auto_device(gpu));
+    return *slot;
+}
+
+int rank_gpu_index(int local_rank, int local_size, int visible_gpus, bool visibility_set) {
+    // the launcher gave this rank one GPU (CUDA_VISIBLE_DEVICES per rank), or there is one rank here
+    if (visible_gpus == 1 && (visibility_set || local_size <= 1)) return 0;
+    if (visible_gpus >= 1 && local_size > visible_gpus)
+        throw InputError(HR_MSG("train.rank_gpus_short",
+                                "%1 ranks run on this machine but it has %2 GPUs; start at most %2 ranks here, or "
+                                "give each rank one GPU (CUDA_VISIBLE_DEVICES)"),
+                         {std::to_string(local_size), std::to_string(visible_gpus)});
+    return local_rank;
 }
 
 std::string resolve_device(const std::string& device) {
-    if (device == "auto") return auto_device().device;
+    if (device == "auto") return auto_device(0).device;
     if (device == "cuda") return "cuda:0";
     return device;
 }
@@ -209,7 +231,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads, st
                                       bool tf32, std::string* note) {
     std::string d = device;
     if (device == "auto") {
-        const AutoDevice& a = auto_device();
+        const AutoDevice& a = auto_device(0);
         if (note) *note = a.note.english();
         d = a.device;
     }
@@ -250,6 +272,7 @@ DeviceReport device_report() {
                               {cuda_state_name(r.cuda.state), r.cuda.reason});
     }
     r.cuda_versions = cuda_versions();
+    r.cuda_archs = cuda_built_archs();
     return r;
 }
 
@@ -267,6 +290,12 @@ std::string device_report_text(const DeviceReport& r) {
              ", op scratch " + format_bytes(d.backend_scratch_bytes) + "; convolution workspace up to " +
              format_bytes(d.conv_workspace_limit) + " per call\n";
         s += "         step-time rates (estimates): " + d.rates.source + "\n";
+        if (!r.cuda_archs.empty())
+            s += cuda_archs_cover(r.cuda_archs, d.cc_major, d.cc_minor)
+                     ? "         GPU code: built for " + r.cuda_archs + ", which covers compute capability " +
+                           std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + "\n"
+                     : "         GPU code: none for this GPU: " +
+                           cuda_arch_missing(d.name, d.cc_major, d.cc_minor, r.cuda_archs).english() + "\n";
     }
     s += "versions " + r.cuda_versions + "\n";
     return s;

@@ -2,7 +2,7 @@
 // Devices: the backend for --device auto | cpu | cuda:N, the self-test that lets `auto` pick the GPU,
 // and what `headroom devices` shows.
 //
-// auto: the GPU (cuda:0) when CUDA is available (cuda_status(): the module, its libraries, a driver
+// auto: the GPU (cuda:0; a rank's own GPU, rank_gpu_index) when CUDA is available (cuda_status(): the module, its libraries, a driver
 // and a device are there) and a backend there passes a quick self-test against the CPU backend (a
 // GEMM, a convolution forward and backward, a sum of squares, a cross-entropy, within tolerance);
 // otherwise the CPU. The choice is made once per process and comes with a one-line note saying which
@@ -38,14 +38,20 @@ struct AutoDevice {
     Message note;         // "device auto: cuda:0 (NVIDIA H200) passed the self-test ...; training on the GPU"
     SelfTestResult self_test;  // when a GPU was tested
 };
-// The choice --device auto makes (once per process; later calls return the same).
-const AutoDevice& auto_device();
+// The choice --device auto makes for cuda:`gpu` (a rank tests its own GPU only; once per GPU and
+// process, later calls return the same).
+const AutoDevice& auto_device(int gpu = 0);
+// The GPU of a rank among the `visible_gpus` this process sees: its local rank, or 0 when the launcher
+// made one GPU visible to it (`visibility_set`: CUDA_VISIBLE_DEVICES is set). InputError when more ranks
+// run on this machine than it has GPUs (NCCL refuses two ranks on one GPU).
+int rank_gpu_index(int local_rank, int local_size, int visible_gpus, bool visibility_set);
 
 // `headroom devices`: the CPU, why CUDA is (not) available, and each GPU's description.
 struct DeviceReport {
     DeviceDescription cpu;
     CudaStatus cuda;             // state, reason, module path, places searched
     std::string cuda_versions;   // cuda_versions()
+    std::string cuda_archs;      // cuda_built_archs(): whether each GPU has code in this build
     struct Gpu {
         CudaDeviceInfo info;             // free memory now
         DeviceDescription description;   // capacity, cc, overheads, workspaces, rates

@@ -495,15 +495,23 @@ bool RunCheckpointer::rank0_says(bool mine) {
     return yes;
 }
 
+bool RunCheckpointer::due(std::int64_t step, std::int64_t total_steps) {
+    if (!enabled()) return false;
+    // by steps (and the run's last step) every rank knows alike; by time, rank 0's clock decides
+    bool d = step >= total_steps || (every_steps_ > 0 && step % every_steps_ == 0);
+    if (!d && every_steps_ == 0)
+        d = rank0_says(std::chrono::duration<double>(std::chrono::steady_clock::now() - last_time_).count() >= every_seconds_);
+    return d;
+}
+
 void RunCheckpointer::after_step(TrainingState& state, RunCursor cursor) {
     if (!enabled()) return;
     pending_ = std::move(cursor);
-    const RunCursor& c = pending_;
-    // by steps (and the run's last step) every rank knows alike; by time, rank 0's clock decides
-    bool due = c.step >= c.total_steps || (every_steps_ > 0 && c.step % every_steps_ == 0);
-    if (!due && every_steps_ == 0)
-        due = rank0_says(std::chrono::duration<double>(std::chrono::steady_clock::now() - last_time_).count() >= every_seconds_);
-    if (due) write(state, c);
+    if (due(pending_.step, pending_.total_steps)) write(state, pending_);
+}
+
+void RunCheckpointer::note(RunCursor cursor) {
+    if (enabled()) pending_ = std::move(cursor);
 }
 
 void RunCheckpointer::on_stop(TrainingState& state, const std::vector<EpochEvent>& epochs) {

@@ -128,6 +128,11 @@ public:
     // the interval has passed, and always after the run's last step (cursor.total_steps). A failure to
     // write is warned about and the run goes on (the previous checkpoint stays).
     void after_step(TrainingState& state, RunCursor cursor);
+    // Whether after_step at `step` would write (the step without host synchronisation asks first: it
+    // brings the step's figures to the host, waiting for them, only then). Collective like after_step.
+    bool due(std::int64_t step, std::int64_t total_steps);
+    // The newest step's cursor without writing (on_stop writes it when it was not written).
+    void note(RunCursor cursor);
     // After an epoch's line (its evaluation): when the newest checkpoint is of this very step, its JSON
     // gets the finished epochs too (so a run resumed from an epoch's end keeps that epoch's line).
     void after_epoch(const std::vector<EpochEvent>& epochs);

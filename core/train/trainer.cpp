@@ -10,6 +10,8 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <exception>
 #include <thread>
 
@@ -25,6 +27,7 @@
 #include "nn/transformer_spec.h"
 #include "optim/optimizer.h"
 #include "plan/planner.h"
+#include "backend/step_figures.h"
 #include "strategy/training_state.h"
 #include "train/checkpoint.h"
 #include "train/device.h"
@@ -52,7 +55,7 @@ std::shared_ptr<Communicator>& process_communicator() {
 
 // ---- several ranks (docs/distributed.md) ---------------------------------------------------------------
 
-std::string rank_device(const std::string& device, const RankEnvironment& env) {
+std::string rank_device(const std::string& device, const RankEnvironment& env, int visible_gpus) {
     if (env.world_size <= 1) return device;
     // --device cuda:0,2: this rank's entry of the list (by local rank)
     if (device.rfind("cuda:", 0) == 0 && device.find(',') != std::string::npos) {
@@ -71,26 +74,30 @@ std::string rank_device(const std::string& device, const RankEnvironment& env) {
                              {device, std::to_string(list.size()), std::to_string(env.local_size)});
         return "cuda:" + list[static_cast<std::size_t>(env.local_rank)];
     }
-    if (device == "cuda") return "cuda:" + std::to_string(env.local_rank);
-    if (device == "auto") {
-        const std::string resolved = resolve_device(device);
-        if (resolved.rfind("cuda", 0) == 0) return "cuda:" + std::to_string(env.local_rank);
-        return resolved;
-    }
-    return device;
+    if (device != "cuda" && device != "auto") return device;
+    if (visible_gpus < 0) visible_gpus = cuda_device_count();
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const int gpu = rank_gpu_index(env.local_rank, env.local_size, visible_gpus, visible && *visible);
+    if (device == "cuda") return "cuda:" + std::to_string(gpu);
+    // auto: this rank's GPU passes the self-test (no other GPU is touched), else the CPU
+    return visible_gpus > 0 ? auto_device(gpu).device : std::string("cpu");
 }
 
 namespace {
-std::shared_ptr<Communicator> make_run_communicator(Backend& be, double timeout_seconds) {
-    // GPU ranks: NCCL on the backend's compute stream (rank 0's ncclUniqueId travels over MPI); CPU ranks: MPI
-    if (!be.device().is_cpu()) {
-        std::shared_ptr<Communicator> comm = make_nccl_communicator(be, timeout_seconds);
-        process_communicator() = comm;
-        return comm;
-    }
-    std::shared_ptr<Communicator> comm = make_mpi_communicator(timeout_seconds);
+std::shared_ptr<Communicator> run_communicator(Backend& be, double timeout_seconds) {
+    std::shared_ptr<Communicator> comm = make_run_communicator(be, timeout_seconds);  // dist/communicator.h
     process_communicator() = comm;
     return comm;
+}
+
+// Whether a run takes the step without host synchronisation (run()'s step loop): on a GPU, in one
+// process, when the strategy allows it (TrainingState::device_step_supported); HEADROOM_DEVICE_STEP=1 asks
+// for it on the CPU too, =0 never.
+bool use_device_step(Backend& be, TrainingState& st, int world, bool ranked) {
+    if (world > 1 || ranked || !st.device_step_supported()) return false;
+    const char* env = std::getenv("HEADROOM_DEVICE_STEP");
+    if (env && *env) return std::string(env) != "0";
+    return !be.device().is_cpu();
 }
 
 // The compute threads of this rank: CPU ranks share the machine's cores, so --threads 0 means cores / ranks
@@ -368,7 +375,7 @@ TrainResult Trainer::run() {
     const std::string device = rank_device(c.device, env);
     const int threads = rank_threads(c.threads, world, device, env);  // CPU ranks share the cores
     impl_->backend = make_backend(device, threads, impl_->ledger, strategy.tf32, &device_note);
-    if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
+    if (world > 1) impl_->comm = run_communicator(*impl_->backend, c.rank_timeout);
     if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
     if (!device_note.empty()) log(LogLevel::info, device_note);
     if (strategy.tf32 && impl_->backend->device().is_cpu())
@@ -459,6 +466,9 @@ TrainResult Trainer::run() {
     };
     auto loss_of = [&](const Tensor& logits, const Tensor& labels, const Batch& b, std::int64_t r0, std::int64_t n,
                        Tensor grad, float grad_scale) -> LossResult {
+        // the loss is read back on the host, after the collectives queued before it (zero3's gathers): wait
+        // for those with the rank timeout first, so that a stalled peer ends the run instead of hanging it
+        if (impl_->comm) impl_->comm->synchronize();
         if (c.model.loss.type == "mse") {
             onehot.assign(static_cast<std::size_t>(n * K), 0.0f);
             for (std::int64_t i = 0; i < n; ++i) onehot[static_cast<std::size_t>(i * K + b.labels[r0 + i])] = 1.0f;
@@ -543,6 +553,31 @@ TrainResult Trainer::run() {
     impl_->ledger->reset_peaks();
     const CommStats comm_start = comm ? comm->stats() : CommStats{};
 
+    // The step without host synchronisation (strategy/training_state.h, issue 20), on a GPU in one
+    // process when the strategy allows it: uploads overlap the previous step, the loss and the finite
+    // check stay on the device, and the figures come back through a ring a few steps later; a step of
+    // one micro-batch without dropout is captured once as a CUDA graph and replayed. HEADROOM_DEVICE_STEP=1
+    // takes this path on the CPU too (tests compare it with the host step), =0 never.
+    const bool device_step = use_device_step(be, st, world, ranked);
+    std::unique_ptr<StepFigureRing> ring;
+    std::unique_ptr<Backend::CapturedWork> graph;
+    bool graph_tried = false;
+    struct IssuedStep {
+        std::int64_t step, step_in_epoch, rows;
+        int epoch;
+        double lr, seconds;
+    };
+    std::deque<IssuedStep> issued;  // steps whose figures have not come back yet, in order
+    if (device_step) {
+        ring = std::make_unique<StepFigureRing>(be);
+        log(LogLevel::info, "the step runs on the device without waiting for it (its figures arrive up to " +
+                                std::to_string(ring->slot_count()) + " steps later)" +
+                                (st.graph_capturable() && M >= B && !be.device().is_cpu()
+                                     ? "; a full step is captured as a CUDA graph"
+                                     : ""));
+    }
+    std::vector<float> device_onehot;
+
     try {
         for (int epoch = start.epoch; epoch <= total_epochs && step < total_steps; ++epoch) {
             const auto epoch_start = Clock::now();
@@ -559,18 +594,124 @@ TrainResult Trainer::run() {
                 seen = start.seen;
                 epoch_train_seconds = start.epoch_train_seconds;
             }
-            while (step < total_steps && train_loader.next(b)) {
+            // device step: one step's figures back on the host, as the host step would have had them
+            bool figures_failed = false;
+            auto take_figures = [&](const StepFigures& f) {
+                if (issued.empty() || issued.front().step != f.step)
+                    throw Error("internal: the step figures arrived out of order (step " + std::to_string(f.step) + ")");
+                const IssuedStep is = issued.front();
+                issued.pop_front();
+                if (figures_failed) return;
+                if (f.bad_labels > 0)
+                    throw Error(HR_MSG("train.bad_label",
+                                       "label %1 in row %2 of step %3 is outside [0, %4): the data's labels do not "
+                                       "match the model's classes; check num_classes and the data set"),
+                                {std::to_string(f.bad_label), std::to_string(f.bad_row), std::to_string(f.step),
+                                 std::to_string(K)});
+                if (!std::isfinite(f.loss)) {
+                    fill_loss_not_finite(result, f.loss, f.step, is.lr);
+                    figures_failed = true;
+                    return;
+                }
+                loss_sum += f.loss * static_cast<double>(is.rows);
+                correct += f.correct;
+                seen += is.rows;
+                const double ips = is.seconds > 0 ? static_cast<double>(is.rows) / is.seconds : 0;
+                ips_smooth = ips_smooth == 0 ? ips : 0.9 * ips_smooth + 0.1 * ips;
+                if (callbacks_.on_step) {
+                    StepEvent ev;
+                    ev.step = f.step;
+                    ev.total_steps = total_steps;
+                    ev.epoch = is.epoch;
+                    ev.step_in_epoch = is.step_in_epoch;
+                    ev.steps_per_epoch = steps_per_epoch;
+                    ev.loss = f.loss;
+                    ev.accuracy = is.rows ? static_cast<double>(f.correct) / static_cast<double>(is.rows) : 0;
+                    ev.lr = is.lr;
+                    ev.step_seconds = is.seconds;
+                    ev.images_per_second = ips_smooth;
+                    ev.elapsed_seconds = seconds_since(run_start);
+                    const double per_step = (train_seconds + epoch_train_seconds) / static_cast<double>(step);
+                    ev.eta_seconds = per_step * static_cast<double>(total_steps - f.step);
+                    ev.loss_scale = strategy.loss_scaling ? f.loss_scale : 0.0;
+                    ev.skipped = f.skipped;
+                    callbacks_.on_step(ev);
+                }
+            };
+            // every step issued so far back on the host (before a checkpoint, the epoch's end, a stop)
+            auto settle = [&] {
+                if (!device_step) return;
+                for (const StepFigures& f : ring->drain()) take_figures(f);
+                st.sync_control_to_host();
+                checkpoints_.note({step, epoch, step_in_epoch, total_steps, loss_sum, correct, seen,
+                                   epoch_train_seconds, train_seconds, samples_trained, result.epochs});
+            };
+            while (step < total_steps && !figures_failed && train_loader.next(b)) {
                 if (comm) {
                     agree_on_control(*comm, stop_, paused_);
                 } else {
-                    if (stop_) throw Cancelled();
-                    if (paused_) wait_while_paused();
-                    if (stop_) throw Cancelled();
+                    if (paused_ && !stop_) wait_while_paused();
+                    if (stop_) {
+                        settle();  // the device step: every issued step's figures, and the cursor to save
+                        throw Cancelled();
+                    }
                 }
                 if (snapshot_wanted_) take_snapshot(step);
                 const auto t0 = Clock::now();
                 const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
                 impl_->ledger->set_step(step + 1);
+                if (device_step) {
+                    impl_->ledger->set_phase("forward");
+                    const std::int64_t per = shape_numel(c.model.input_shape);
+                    // the batch's uploads first (each waits only for the step that last read its landing
+                    // buffer), then the step; a full step of one micro-batch replays the captured graph
+                    const bool whole = b.size == B && M >= B;
+                    st.begin_device_step(lr);
+                    for (std::int64_t r0 = 0; r0 < b.size; r0 += M) {
+                        const std::int64_t n = std::min(M, b.size - r0);
+                        const float* target = nullptr;
+                        if (c.model.loss.type == "mse") {
+                            device_onehot.assign(static_cast<std::size_t>(n * K), 0.0f);
+                            for (std::int64_t i = 0; i < n; ++i)
+                                device_onehot[static_cast<std::size_t>(i * K + b.labels[r0 + i])] = 1.0f;
+                            target = device_onehot.data();
+                        }
+                        st.upload_next(b.images.data() + r0 * per, b.labels.data() + r0, target, n);
+                        st.take_upload(n);
+                        if (whole && graph) {
+                            graph->replay();
+                        } else {
+                            const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(b.size));
+                            st.device_micro_step(n, share, static_cast<std::uint64_t>(step * B + r0));
+                        }
+                    }
+                    impl_->ledger->set_phase("optimizer");
+                    if (!(whole && graph)) st.device_optimizer_step();
+                    if (whole && !graph && !graph_tried && st.graph_capturable() && !be.device().is_cpu()) {
+                        graph_tried = true;  // captured after one step ran for real (every buffer exists)
+                        graph = be.capture([&] {
+                            st.device_micro_step(B, 1.0f, 0);
+                            st.device_optimizer_step();
+                        });
+                    }
+                    ++step;
+                    ++step_in_epoch;
+                    samples_trained += b.size;
+                    issued.push_back({step, step_in_epoch, b.size, epoch, lr, 0.0});
+                    for (const StepFigures& f : ring->push(step, st.stats, st.control)) take_figures(f);
+                    const double dt = seconds_since(t0);  // with the ring full, the device's pace
+                    issued.back().seconds = dt;
+                    epoch_train_seconds += dt;
+                    StepFigures f;
+                    while (ring->pop(f)) take_figures(f);
+                    emit_memory(false);
+                    if (checkpoints_.due(step, total_steps)) {
+                        settle();
+                        checkpoints_.after_step(st, {step, epoch, step_in_epoch, total_steps, loss_sum, correct, seen,
+                                                     epoch_train_seconds, train_seconds, samples_trained, result.epochs});
+                    }
+                    continue;
+                }
                 if (ranked) st.begin_step();
                 else model.zero_grad();
                 // forward/backward per micro-batch; gradients accumulate (each scaled by its share of the
@@ -637,6 +778,7 @@ TrainResult Trainer::run() {
                 checkpoints_.after_step(st, {step, epoch, step_in_epoch, total_steps, loss_sum, correct, seen,
                                              epoch_train_seconds, train_seconds, samples_trained, result.epochs});
             }
+            settle();
             train_seconds += epoch_train_seconds;
             if (result.status == "failed") break;
             EpochEvent ee;
@@ -883,7 +1025,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
     const std::string device = rank_device(c.device, env);
     impl_->backend = make_backend(device, rank_threads(c.threads, world, device, env), impl_->ledger, strategy.tf32,
                                   &device_note);
-    if (world > 1) impl_->comm = make_run_communicator(*impl_->backend, c.rank_timeout);
+    if (world > 1) impl_->comm = run_communicator(*impl_->backend, c.rank_timeout);
     Communicator* comm = impl_->comm.get();
     // the device line, as an image run says it (the window's Device label, the CLI's first line)
     if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
@@ -983,6 +1125,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
             auto [xs, ys] = upload(*eval_batches, 0, rows);
             Tensor logits = model.forward(xs, false);
             Tensor lv = logits.reshape({rows * T, V});
+            if (comm) comm->synchronize();  // the loss is read back: wait for the collectives with the timeout
             const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({rows * T}), false, 1.0f);
             if (n == 0) continue;
             loss_sum += r.loss * static_cast<double>(n * T);
@@ -1062,6 +1205,7 @@ TrainResult Trainer::run_text(const ResolvedStrategy& strategy) {
                 const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(B));
                 // the gradient of the mean token loss overwrites the logits (no second (n, T, V) buffer)
                 Tensor lv = logits.reshape({n * T, V});
+                if (comm) comm->synchronize();  // as above: a stalled peer ends the run within the timeout
                 const LossResult r = be.cross_entropy_inplace(lv, ys.reshape({n * T}), true, st.loss_grad_scale(n));
                 if (!comm && !std::isfinite(r.loss)) {  // ranks finish the step alike and decide together
                     finite = false;

@@ -59,7 +59,7 @@ struct TrainResult {
     std::vector<std::int64_t> rank_batches;      // samples of each rank per step
     std::vector<std::size_t> rank_peak_bytes;    // measured device peak of each rank (the ledger's)
     // each rank's process at its peak as the OS counts it (VmHWM at the run's end, -1 unknown): the
-    // ledger's host side, the runtime, the data and the libraries (DESIGN.md decision 9)
+    // ledger's host side, the runtime, the data and the libraries (docs/design.md decision 9)
     std::vector<std::int64_t> rank_resident_peak_bytes;
     double communication_bytes_per_step = 0;     // payload this rank handed its communicator per optimizer step
     double communication_seconds_per_step = 0;   // host time this rank waited for communication per step
@@ -81,11 +81,13 @@ PlanRequest plan_request(const TrainConfig& config, std::int64_t train_samples =
 
 // Several ranks (docs/distributed.md). The world size of this process's run: mpirun's, else 1.
 int world_size_of_run();
-// The device of this rank: `cuda` (or `auto` on a GPU machine) is cuda:LOCAL_RANK, `cuda:0,2` this local
-// rank's entry; one process: the flag as it is. InputError when a list is shorter than the local ranks.
+// The device of this rank: `cuda` (or `auto` on a GPU machine, when that GPU passes the self-test) is
+// cuda:LOCAL_RANK, or cuda:0 when the launcher made one GPU visible to each rank; `cuda:0,2` this local
+// rank's entry; one process: the flag as it is. InputError when a list is shorter than the local ranks or
+// more ranks run here than there are GPUs. `visible_gpus` < 0: cuda_device_count().
 struct RankEnvironment;
 struct CommStats;
-std::string rank_device(const std::string& device, const RankEnvironment& env);
+std::string rank_device(const std::string& device, const RankEnvironment& env, int visible_gpus = -1);
 // Ends every rank of the run now (MPI_Abort), after this rank has said and recorded why: for the app,
 // once a multi-rank run failed. Does nothing for one process. Never returns when it aborts.
 void abort_ranks(const std::string& reason) noexcept;

@@ -11,6 +11,7 @@
 #include "dist/communicator.h"
 #include "memory/ledger.h"
 #include "train/config.h"
+#include "train/device.h"
 #include "train/trainer.h"
 
 using namespace hr;
@@ -144,6 +145,33 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InputError, rank_device("cuda:0,2", env));
         RankEnvironment one;  // one process: the flag as it is
         QCOMPARE(rank_device("cuda:0,2", one), std::string("cuda:0,2"));
+    }
+
+    void ranksFindTheirGpuAmongTheVisibleOnes() {
+        RankEnvironment env;
+        env.world_size = 2;
+        env.local_size = 2;
+        env.launched = true;
+        env.rank = 1;
+        env.local_rank = 1;
+        qunsetenv("CUDA_VISIBLE_DEVICES");
+        QCOMPARE(rank_device("cuda", env, 4), std::string("cuda:1"));
+        QCOMPARE(rank_device("auto", env, 0), std::string("cpu"));  // no GPU: nothing is self-tested
+        // two ranks, one GPU that both see: NCCL would refuse them, so say so before
+        QVERIFY_THROWS_EXCEPTION(InputError, rank_device("cuda", env, 1));
+        // the launcher gave each rank its own GPU: the one it sees is cuda:0
+        qputenv("CUDA_VISIBLE_DEVICES", "1");
+        QCOMPARE(rank_device("cuda", env, 1), std::string("cuda:0"));
+        qunsetenv("CUDA_VISIBLE_DEVICES");
+        QCOMPARE(rank_gpu_index(3, 4, 8, false), 3);
+        QCOMPARE(rank_gpu_index(0, 1, 1, false), 0);
+        try {
+            rank_gpu_index(2, 3, 2, false);
+            QFAIL("3 ranks on 2 GPUs were accepted");
+        } catch (const InputError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("3 ranks run on this machine but it has 2 GPUs") != std::string::npos, m.c_str());
+        }
     }
 };
 

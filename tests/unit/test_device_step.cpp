@@ -2,18 +2,23 @@
 // against the host step it replaces: the same losses, accuracy, loss-scale decisions and weights, bit
 // for bit (the CPU's device ops are the reference the GPU agrees with; tests/cuda compare the two).
 // Also the ops' own rules (bad labels, NaN rows, loss-scale bookkeeping), the per-step figure ring,
-// BatchNorm's device counter and --device auto's self-test.
+// BatchNorm's device counter and --device auto's self-test; and the trainer's own run on that step (what a
+// GPU run takes: HEADROOM_DEVICE_STEP=1 takes it on the CPU) against its host step, run for run.
 #include <QtTest>
 
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/step_figures.h"
 #include "base/error.h"
+#include "io/safetensors.h"
 #include "strategy/training_state.h"
+#include "test_support.h"
 #include "train/device.h"
+#include "train/trainer.h"
 
 using namespace hr;
 
@@ -424,6 +429,99 @@ private slots:
             QCOMPARE(int(r.gpus.size()), cuda_device_count());
             QVERIFY2(text.find("CUDA context") != std::string::npos, text.c_str());
             QVERIFY2(text.find("cuBLAS workspace") != std::string::npos, text.c_str());
+        }
+    }
+
+    // The trainer on the device step (figures through the ring, a few steps late) against the host step:
+    // the same step events, epoch figures, test accuracy and final weights, bit for bit; with gradient
+    // accumulation and a partial last batch; a checkpoint and a stop in the middle land on the right step.
+    void trainerDeviceStepEqualsItsHostStep() {
+        struct Run {
+            TrainResult result;
+            std::vector<StepEvent> steps;
+            SafeTensorsFile weights;
+            bool said_device_step = false;  // the log's line about the step on the device
+        };
+        auto run = [](const char* mode, std::int64_t micro, const std::string& folder, int stop_at) -> Run {
+            qputenv("HEADROOM_DEVICE_STEP", mode);
+            TrainConfig c;
+            c.model = preset_model("seed-cnn");
+            c.data = "synthetic";
+            c.device = "cpu";
+            c.threads = 2;
+            c.batch = 24;
+            c.strategy.micro_batch = micro;
+            c.epochs = 2;
+            c.train_limit = 200;  // 8 full batches and one of 8 rows per epoch
+            c.test_limit = 64;
+            c.seed = 5;
+            c.optimizer.lr = 0.05;
+            c.save_every_steps = 5;
+            Run r;
+            Trainer* self = nullptr;
+            TrainCallbacks cb;
+            cb.on_step = [&](const StepEvent& e) {
+                r.steps.push_back(e);
+                if (stop_at > 0 && e.step == stop_at) self->request_stop();
+            };
+            std::vector<std::string> logs;
+            cb.on_log = [&](const LogEvent& e) { logs.push_back(e.message); };
+            Trainer t(c, cb);
+            self = &t;
+            if (!folder.empty()) t.set_run_folder(folder);
+            r.result = t.run();
+            const std::string w = hrtest::temp_dir("device-step-weights") + "/w.safetensors";
+            t.save_weights(w);
+            r.weights = read_safetensors(w);
+            qunsetenv("HEADROOM_DEVICE_STEP");
+            for (const auto& l : logs) r.said_device_step = r.said_device_step || l.find("without waiting for it") != std::string::npos;
+            return r;
+        };
+        auto same = [](const Run& a, const Run& b) {
+            QCOMPARE(a.result.status, b.result.status);
+            QCOMPARE(a.result.steps, b.result.steps);
+            QCOMPARE(a.steps.size(), b.steps.size());
+            for (std::size_t i = 0; i < a.steps.size(); ++i) {
+                QCOMPARE(a.steps[i].step, b.steps[i].step);
+                QCOMPARE(a.steps[i].epoch, b.steps[i].epoch);
+                QCOMPARE(a.steps[i].step_in_epoch, b.steps[i].step_in_epoch);
+                QCOMPARE(a.steps[i].loss, b.steps[i].loss);  // bit for bit
+                QCOMPARE(a.steps[i].accuracy, b.steps[i].accuracy);
+                QCOMPARE(a.steps[i].lr, b.steps[i].lr);
+            }
+            QCOMPARE(a.result.epochs.size(), b.result.epochs.size());
+            for (std::size_t i = 0; i < a.result.epochs.size(); ++i) {
+                QCOMPARE(a.result.epochs[i].train_loss, b.result.epochs[i].train_loss);
+                QCOMPARE(a.result.epochs[i].train_accuracy, b.result.epochs[i].train_accuracy);
+                QCOMPARE(a.result.epochs[i].test_accuracy, b.result.epochs[i].test_accuracy);
+            }
+            QCOMPARE(a.weights.tensors.size(), b.weights.tensors.size());
+            for (std::size_t i = 0; i < a.weights.tensors.size(); ++i) {
+                QCOMPARE(a.weights.tensors[i].name, b.weights.tensors[i].name);
+                QVERIFY2(a.weights.tensors[i].data == b.weights.tensors[i].data, a.weights.tensors[i].name.c_str());
+            }
+        };
+        for (std::int64_t micro : {std::int64_t(0), std::int64_t(8)}) {  // one micro-batch a step; three
+            const Run host = run("0", micro, "", 0), dev = run("1", micro, "", 0);
+            QVERIFY(!host.said_device_step);
+            QVERIFY2(dev.said_device_step, "the run did not say it takes the step on the device");
+            QCOMPARE(host.result.steps, std::int64_t(18));
+            QCOMPARE(int(host.steps.size()), 18);
+            same(host, dev);
+        }
+        // a run folder (a checkpoint every 5 steps) and a stop at step 7: the same checkpoints, the same stop
+        const std::string hf = hrtest::temp_dir("device-step-host"), df = hrtest::temp_dir("device-step-dev");
+        const Run host = run("0", 0, hf, 7), dev = run("1", 0, df, 7);
+        QCOMPARE(host.result.status, std::string("stopped"));
+        same(host, dev);
+        for (const char* ck : {"checkpoint-000000005.safetensors", "checkpoint-000000007.safetensors"}) {
+            const std::string a = hf + "/" + ck, b = df + "/" + ck;
+            QVERIFY2(std::filesystem::exists(a), a.c_str());
+            QVERIFY2(std::filesystem::exists(b), b.c_str());
+            const SafeTensorsFile fa = read_safetensors(a), fb = read_safetensors(b);
+            QCOMPARE(fa.tensors.size(), fb.tensors.size());
+            for (std::size_t i = 0; i < fa.tensors.size(); ++i)
+                QVERIFY2(fa.tensors[i].data == fb.tensors[i].data, (std::string(ck) + " " + fa.tensors[i].name).c_str());
         }
     }
 };
