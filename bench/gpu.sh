@@ -4,6 +4,8 @@
 # step; ms/step from CUDA events; peak memory (ours: the ledger's peak and peak plus the allocator's
 # reserve; PyTorch's max_memory_allocated / max_memory_reserved; both also as the device's used memory);
 # eager and with the step captured as a CUDA graph; cases seed-cnn batch 64 and 1024, resnet-mini 256.
+# Then `headroom train` itself on each case (the product's loop, timed over the whole run from run.json:
+# the step on the device, a CUDA graph where it can), beside the harness rows.
 # Results: a table on stdout and $BENCH_OUT/gpu-<time>.json/.md (plus gpu-latest.*).
 #
 # The PyTorch peer is the first python3 that imports torch: $HEADROOM_TORCH_PYTHON, then python3 on
@@ -67,6 +69,28 @@ for case in $CASES; do
       fi
     fi
   done
+  # the product itself: `headroom train` on the same model and batch (random data, the same SGD), its whole
+  # training loop's wall time per step from run.json (the step on the device, CUDA graph when it can)
+  echo "$preset batch $batch: headroom train ..." >&2
+  tdir="$(mktemp -d)"
+  if timeout "$RUN_TIMEOUT" "$BUILD/headroom" train --preset "$preset" --data synthetic --batch "$batch" \
+      --steps $((STEPS + WARMUP)) --optimizer sgd --lr 0.01 --momentum 0.9 --device cuda:0 --no-history \
+      --out "$tdir/run" >"$dir/err.txt" 2>&1; then
+    "$report_py" - "$tdir/run/run.json" "$preset" "$batch" >>"$dir/runs.jsonl" <<'PY' || echo "{\"impl\": \"headroom-train\", \"preset\": \"$preset\", \"batch\": $batch, \"graphs\": false, \"error\": \"run.json unreadable\"}" >>"$dir/runs.jsonl"
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = r.get("final", {})
+ips = f.get("images_per_second") or 0
+batch = int(sys.argv[3])
+print(json.dumps({"impl": "headroom-train", "preset": sys.argv[2], "batch": batch, "graphs": False,
+                  "ms_per_step": 1000.0 * batch / ips if ips else None,
+                  "peak_ledger_bytes": ((r.get("memory") or {}).get("measured") or {}).get("peak_total"),
+                  "device": r.get("device")}))
+PY
+  else
+    echo "{\"impl\": \"headroom-train\", \"preset\": \"$preset\", \"batch\": $batch, \"graphs\": false, \"error\": $("$report_py" -c 'import json,sys; print(json.dumps(sys.stdin.read()[-400:] or "failed or timed out"))' <"$dir/err.txt")}" >>"$dir/runs.jsonl"
+  fi
+  rm -rf "$tdir"
 done
 rm -f "$dir/err.txt"
 "$report_py" "$ROOT/bench/gpu_report.py" "$dir/runs.jsonl" "$OUT/gpu-$STAMP" --steps "$STEPS"

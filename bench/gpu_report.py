@@ -28,7 +28,7 @@ def main():
         cases.setdefault(key, {})[r.get("impl", "?")] = r
     rows = []
     for (preset, batch, graphs), c in sorted(cases.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0, kv[0][2])):
-        h, t = c.get("headroom", {}), c.get("pytorch", {})
+        h, t, tr = c.get("headroom", {}), c.get("pytorch", {}), c.get("headroom-train", {})
         row = {"preset": preset, "batch": batch, "graphs": graphs,
                "headroom_ms_per_step": h.get("ms_per_step"), "pytorch_ms_per_step": t.get("ms_per_step"),
                "headroom_peak_ledger_bytes": h.get("peak_ledger_bytes"),
@@ -37,7 +37,10 @@ def main():
                "pytorch_max_memory_allocated_bytes": t.get("max_memory_allocated_bytes"),
                "pytorch_max_memory_reserved_bytes": t.get("max_memory_reserved_bytes"),
                "pytorch_device_used_bytes": t.get("device_used_bytes"),
-               "headroom_error": h.get("error"), "pytorch_error": t.get("error")}
+               "headroom_error": h.get("error"), "pytorch_error": t.get("error"),
+               "train_ms_per_step": tr.get("ms_per_step"), "train_error": tr.get("error")}
+        if row["train_ms_per_step"] and row["pytorch_ms_per_step"]:
+            row["train_ratio"] = row["pytorch_ms_per_step"] / row["train_ms_per_step"]
         if row["headroom_ms_per_step"] and row["pytorch_ms_per_step"]:
             row["ratio"] = row["pytorch_ms_per_step"] / row["headroom_ms_per_step"]
         rows.append(row)
@@ -59,8 +62,17 @@ def main():
             mib(r["headroom_peak_ledger_bytes"]), mib(r["headroom_peak_reserved_bytes"]), mib(r["headroom_device_used_bytes"]),
             mib(r["pytorch_max_memory_allocated_bytes"]), mib(r["pytorch_max_memory_reserved_bytes"]),
             mib(r["pytorch_device_used_bytes"])))
+    train = [r for r in rows if r.get("train_ms_per_step") or r.get("train_error")]
+    if train:
+        lines += ["", "`headroom train` itself (whole run's wall time per step, run.json; against PyTorch without graphs):", "",
+                  "| model | batch | headroom train ms/step | PyTorch ms/step | ratio |", "|---|---|---|---|---|"]
+        for r in train:
+            fmt = lambda v: "%.3f" % v if isinstance(v, (int, float)) else "-"
+            lines.append("| %s | %s | %s | %s | %s |" % (r["preset"], r["batch"],
+                         fmt(r["train_ms_per_step"]) if not r["train_error"] else "failed",
+                         fmt(r["pytorch_ms_per_step"]), "%.2fx" % r["train_ratio"] if r.get("train_ratio") else "-"))
     for r in rows:
-        for side in ("headroom", "pytorch"):
+        for side in ("headroom", "pytorch", "train"):
             if r[side + "_error"]:
                 lines.append("")
                 lines.append("%s %s batch %s graphs %s failed: %s" % (side, r["preset"], r["batch"], r["graphs"],

@@ -10,10 +10,11 @@
 #   <= +30% step time), selective attention recompute, bf16 (activations halve).
 # GPU (when `headroom devices` lists cuda:0): GPT-2 124M, batch 8, T 1024, bf16, AdamW, Headroom against
 #   PyTorch eager and torch.compile, with and without per-block checkpointing (issue 12's targets:
-#   <= 20 ms and 5 GB; with checkpointing <= 25 ms and 3.2 GB). Headroom's transformer kernels are not on
-#   the GPU yet: its rows say so until they are.
+#   <= 20 ms and 5 GB; with checkpointing <= 25 ms and 3.2 GB; issue 20: <= 20 ms with tensor-core
+#   attention).
 # Environment (from scripts/bench): BENCH_ROOT BENCH_BUILD BENCH_OUT BENCH_PYTHON BENCH_THREADS; MODEL
-#   (gpt-char), BATCH (8), SEQ (256), STEPS (8), WARMUP (2), ROUNDS (2), THREADS (default 2 here).
+#   (gpt-char), BATCH (8), SEQ (256), STEPS (8), WARMUP (2), ROUNDS (2), THREADS (default 2 here);
+#   GPU_ONLY=1 skips the CPU rows, BENCH_NO_BUILD=1 uses the build as it is (scripts/gpu-check).
 set -euo pipefail
 ROOT="${BENCH_ROOT:-$(cd "$(dirname "$0")/.." && pwd -P)}"
 BUILD="${BENCH_BUILD:-$ROOT/build}"
@@ -29,9 +30,13 @@ ROUNDS="${ROUNDS:-2}"
 STAMP="$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-[[ -d "$BUILD" ]] || "$ROOT/scripts/setup"
-echo "building transformer_bench in $BUILD (if needed) ..." >&2
-cmake --build "$BUILD" -j"$THREADS" --target transformer_bench headroom >/dev/null
+# BENCH_NO_BUILD=1 (scripts/gpu-check on a packed tree, which has no compiler): the build as it is
+if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
+  [[ -d "$BUILD" ]] || "$ROOT/scripts/setup"
+  echo "building transformer_bench in $BUILD (if needed) ..." >&2
+  cmake --build "$BUILD" -j"$THREADS" --target transformer_bench headroom >/dev/null
+fi
+[[ -x "$BUILD/transformer_bench" ]] || { echo "bench transformer: $BUILD/transformer_bench is missing" >&2; exit 2; }
 HB="$BUILD/transformer_bench"
 load() { cut -d' ' -f1 /proc/loadavg; }
 LOAD_BEFORE="$(load)"
@@ -67,7 +72,10 @@ torch_ok=1
 "$PY" -c "import torch" 2>/dev/null || torch_ok=0
 [[ $torch_ok == 1 ]] || echo "warning: $PY cannot import torch (Debian: python3-torch); PyTorch rows left empty" >&2
 
-for ((r = 1; r <= ROUNDS; ++r)); do
+# GPU_ONLY=1 (scripts/gpu-check): the GPU rows only
+cpu_rounds=$ROUNDS
+[[ "${GPU_ONLY:-0}" == 1 ]] && cpu_rounds=0
+for ((r = 1; r <= cpu_rounds; ++r)); do
   echo "round $r/$ROUNDS" >&2
   hb "fp32" --precision fp32
   if [[ $torch_ok == 1 ]]; then
@@ -84,7 +92,19 @@ done
 
 gpu=0
 if "$BUILD/headroom" devices 2>/dev/null | grep -q '^cuda:0'; then gpu=1; fi
+if [[ $gpu == 0 && "${GPU_ONLY:-0}" == 1 ]]; then
+  echo "bench transformer: GPU_ONLY=1 but \`headroom devices\` lists no cuda:0: $("$BUILD/headroom" devices 2>&1 | grep -m1 '^cuda')" >&2
+  exit 2
+fi
 if [[ $gpu == 1 ]]; then
+  # the GPU peer: the first python3 whose PyTorch has CUDA (HEADROOM_TORCH_PYTHON, python3 on PATH, then
+  # /usr/bin/python3: Debian's PyTorch is CPU only)
+  GPU_PY=""
+  for p in "${HEADROOM_TORCH_PYTHON:-}" "$(command -v python3 2>/dev/null)" /usr/bin/python3; do
+    [[ -n "$p" && -x "$p" ]] || continue
+    if timeout 60 "$p" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" >/dev/null 2>&1; then GPU_PY="$p"; break; fi
+  done
+  [[ -n "$GPU_PY" ]] || echo "warning: no python3 here has PyTorch with CUDA; the GPU PyTorch rows stay empty" >&2
   "$HB" --preset gpt2-124m --seq 1024 --print-spec >"$work/gpt2.json"
   for ck in none all; do
     tag="gpu gpt2-124m bf16 checkpoint=$ck"
@@ -100,7 +120,8 @@ if [[ $gpu == 1 ]]; then
     for comp in "" "--compile"; do
       extra=(); [[ $ck == all ]] && extra+=(--checkpoint)
       [[ -n "$comp" ]] && extra+=("$comp")
-      "$PY" "$ROOT/bench/transformer_reference.py" --gpu --spec "$work/gpt2.json" --batch 8 --steps 25 --warmup 5 \
+      [[ -n "$GPU_PY" ]] || continue
+      "$GPU_PY" "$ROOT/bench/transformer_reference.py" --gpu --spec "$work/gpt2.json" --batch 8 --steps 25 --warmup 5 \
         "${extra[@]}" 2>"$work/t.log" \
         | "$PY" -c "import json,sys; r=json.loads(sys.stdin.read()); r['side']='pytorch'; r['tag']=sys.argv[1]; print(json.dumps(r))" \
           "$tag${comp:+ compiled}" >>"$results" || echo "pytorch $tag $comp failed: $(tail -1 "$work/t.log")" >&2
