@@ -1094,6 +1094,18 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
 自带数据、分词器、优化器、学习率计划、批大小和步数（headroom presets
 列出），其他参数可覆盖它们</translation>
     </message>
+    <message>
+        <source>         GPU code: built for %1, which covers compute capability %2.%3
+</source>
+        <translation>         GPU 代码：为 %1 构建，覆盖计算能力 %2.%3
+</translation>
+    </message>
+    <message>
+        <source>         GPU code: none for this GPU: %1
+</source>
+        <translation>         GPU 代码：此 GPU 没有可运行的代码：%1
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -2394,6 +2406,20 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
     <message>
         <source>unknown sharding stage &apos;%1&apos;; use none, dp, zero1, zero2 or zero3 (--shard)</source>
         <translation>未知的分片阶段“%1”；请使用 none、dp、zero1、zero2 或 zero3（--shard）</translation>
+    </message>
+</context>
+<context>
+    <name>cuda.driver_too_old</name>
+    <message>
+        <source>the NVIDIA driver supports CUDA %1, but this Headroom was built with CUDA %2, which needs driver %3 or newer; update the driver, use a Headroom built with CUDA %1, or use --device cpu</source>
+        <translation>NVIDIA 驱动支持 CUDA %1，但此 Headroom 使用 CUDA %2 构建，需要 %3 或更新的驱动；请更新驱动、使用以 CUDA %1 构建的 Headroom，或使用 --device cpu</translation>
+    </message>
+</context>
+<context>
+    <name>cuda.no_arch</name>
+    <message>
+        <source>%1 has compute capability %2.%3, but this Headroom holds GPU code only for %4; build it with -DHEADROOM_CUDA_ARCHS=%2%3 (or a list that includes it), or use --device cpu</source>
+        <translation>%1 的计算能力为 %2.%3，但此 Headroom 只包含 %4 的 GPU 代码；请用 -DHEADROOM_CUDA_ARCHS=%2%3（或包含它的列表）构建，或使用 --device cpu</translation>
     </message>
 </context>
 <context>
@@ -4220,6 +4246,10 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
     <message>
         <source>CPU (%1 threads)</source>
         <translation>CPU（%1 线程）</translation>
+    </message>
+    <message>
+        <source>%1 (in the CUDA module)</source>
+        <translation>%1（内置于 CUDA 模块）</translation>
     </message>
 </context>
 <context>
@@ -7045,6 +7075,13 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
     </message>
 </context>
 <context>
+    <name>train.bad_label</name>
+    <message>
+        <source>label %1 in row %2 of step %3 is outside [0, %4): the data&apos;s labels do not match the model&apos;s classes; check num_classes and the data set</source>
+        <translation>第 %3 步第 %2 行的标签 %1 超出 [0, %4)：数据的标签与模型的类别不符；请检查 num_classes 和数据集</translation>
+    </message>
+</context>
+<context>
     <name>train.loss_not_finite</name>
     <message>
         <source>The loss became %1 at step %2; training cannot continue. Lower the learning rate (now %3, --lr), use a warm-up (--warmup), clip the gradients (--grad-clip 1) or check the data</source>
@@ -7056,6 +7093,13 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
     <message>
         <source>--device %1 lists %2 GPU(s) but %3 ranks run on this machine; list one GPU per rank</source>
         <translation>--device %1 列出了 %2 块 GPU，但本机上运行 %3 个 rank；请为每个 rank 列出一块 GPU</translation>
+    </message>
+</context>
+<context>
+    <name>train.rank_gpus_short</name>
+    <message>
+        <source>%1 ranks run on this machine but it has %2 GPUs; start at most %2 ranks here, or give each rank one GPU (CUDA_VISIBLE_DEVICES)</source>
+        <translation>本机运行 %1 个 rank，但只有 %2 块 GPU；请在本机最多启动 %2 个 rank，或为每个 rank 指定一块 GPU（CUDA_VISIBLE_DEVICES）</translation>
     </message>
 </context>
 <context>
