@@ -891,7 +891,7 @@ void CudaBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, 
     check_vec("beta", beta, false);
     auto lock = op_lock();
     cuda::batchnorm_forward_infer(x.raw(), y.raw(), x.dtype(), N, C, S, vec(gamma), vec(beta), vec(running_mean),
-                                  vec(running_var), eps, compute_);
+                                  vec(running_var), eps, scratch(), compute_);
 }
 
 void CudaBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,

@@ -102,9 +102,11 @@ void increment_i64(std::int64_t* counter, std::int64_t by, cudaStream_t s);
 void batchnorm_forward_train(const void* x, void* y, DType dt, std::int64_t N, std::int64_t C, std::int64_t S,
                              VecArg gamma, VecArg beta, VecArg save_mean, VecArg save_invstd, VecArg running_mean,
                              VecArg running_var, float momentum, float eps, const Scratch& scratch, cudaStream_t s);
+// Inference: per-channel coefficients from the running statistics once (double, into the scratch), then an
+// elementwise pass in f32 (no double per element).
 void batchnorm_forward_infer(const void* x, void* y, DType dt, std::int64_t N, std::int64_t C, std::int64_t S,
                              VecArg gamma, VecArg beta, VecArg running_mean, VecArg running_var, float eps,
-                             cudaStream_t s);
+                             const Scratch& scratch, cudaStream_t s);
 void batchnorm_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t N, std::int64_t C,
                         std::int64_t S, VecArg gamma, VecArg save_mean, VecArg save_invstd, VecArg dgamma,
                         VecArg dbeta, const Scratch& scratch, cudaStream_t s);

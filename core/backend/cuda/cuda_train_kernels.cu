@@ -112,15 +112,31 @@ __global__ void bn_train_kernel(const T* x, T* y, std::int64_t N, std::int64_t C
     }
 }
 
+// Inference, stage 1 (one thread per channel): y = x * a + b from the running statistics, the coefficients
+// computed once per channel in double (as the CPU does) into coef[4c], coef[4c + 1].
+__device__ inline void bn_infer_coef(std::int64_t c, VecArg gamma, VecArg beta, VecArg running_mean, VecArg running_var,
+                                     float eps, float& a, float& b) {
+    const double is = 1.0 / sqrt(load_vec(running_var, c, 1.0) + static_cast<double>(eps));
+    const double g = load_vec(gamma, c, 1.0);
+    a = static_cast<float>(g * is);
+    b = static_cast<float>(load_vec(beta, c, 0.0) - load_vec(running_mean, c, 0.0) * is * g);
+}
+
+__global__ void bn_infer_coef_kernel(std::int64_t C, VecArg gamma, VecArg beta, VecArg running_mean, VecArg running_var,
+                                     float eps, float* coef) {
+    const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    bn_infer_coef(c, gamma, beta, running_mean, running_var, eps, coef[4 * c], coef[4 * c + 1]);
+}
+
+// Fallback when C exceeds the scratch's coefficients: the same per element.
 template <class T>
 __global__ void bn_infer_kernel(const T* x, T* y, std::int64_t C, std::int64_t S, std::int64_t total, VecArg gamma,
                                 VecArg beta, VecArg running_mean, VecArg running_var, float eps) {
     HR_GRID_STRIDE(i, total) {
         const std::int64_t c = (i / S) % C;
-        const double is = 1.0 / sqrt(load_vec(running_var, c, 1.0) + static_cast<double>(eps));
-        const double g = load_vec(gamma, c, 1.0);
-        const float a = static_cast<float>(g * is);
-        const float b = static_cast<float>(load_vec(beta, c, 0.0) - load_vec(running_mean, c, 0.0) * is * g);
+        float a, b;
+        bn_infer_coef(c, gamma, beta, running_mean, running_var, eps, a, b);
         y[i] = from_f<T>(to_f(x[i]) * a + b);
     }
 }
@@ -243,6 +259,18 @@ __device__ __forceinline__ ArgMax warp_argmax(ArgMax a) {
 }
 __device__ __forceinline__ double warp_sum_all(double v) { return __shfl_sync(0xffffffffu, warp_sum(v), 0); }
 
+// A compensated (Kahan) f32 sum: about the accuracy of a double sum at f32 cost per element.
+struct KahanF {
+    float s = 0.0f, c = 0.0f;
+    __device__ __forceinline__ void add(float v) {
+        const float y = v - c;
+        const float t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    __device__ __forceinline__ double value() const { return static_cast<double>(s) - static_cast<double>(c); }
+};
+
 unsigned loss_blocks(std::int64_t rows) {
     std::int64_t b = (rows + kRowWarps - 1) / kRowWarps;
     if (b > kReduceBlocks) b = kReduceBlocks;
@@ -290,24 +318,29 @@ __global__ void xent_kernel(const T* z, const std::int64_t* labels, T* dz, std::
     const double eps = label_smoothing;
     const double scale = static_cast<double>(grad_scale) * (control ? control[kCtlLossScale] : 1.0);
     const double g = static_cast<double>(static_cast<float>(scale)) / static_cast<double>(N > 1 ? N : 1);
+    // per element only f32 (a vocabulary row of 50,304 logits would otherwise cost as many double
+    // exponentials): compensated f32 sums per lane, then the lanes' sums and the row's figures in double
+    const float gf = static_cast<float>(g);
+    const float on = static_cast<float>(1.0 - eps + eps / static_cast<double>(K)),
+                off = static_cast<float>(eps / static_cast<double>(K));
     double my_loss = 0.0, my_ok = 0.0;
     for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowWarps + wid; r < N;
          r += static_cast<std::int64_t>(gridDim.x) * kRowWarps) {
         const T* zr = z + r * K;
         ArgMax am{-INFINITY, LLONG_MAX};
-        double zsum = 0.0;
+        KahanF zs;
         for (std::int64_t k = lane; k < K; k += 32) {
             const float v = to_f(zr[k]);
-            zsum += v;
+            zs.add(v);
             am = better(am, ArgMax{v, k});
         }
         am = warp_argmax(am);
-        zsum = warp_sum_all(zsum);
-        const double mx = am.v;  // the maximum (NaN for a row with a NaN: its loss is NaN, as on the CPU)
-        double se = 0.0;
-        for (std::int64_t k = lane; k < K; k += 32) se += exp(static_cast<double>(to_f(zr[k])) - mx);
-        se = warp_sum_all(se);
-        const double lse = mx + log(se);
+        const double zsum = warp_sum_all(zs.value());
+        const float mx = am.v;  // the maximum (NaN for a row with a NaN: its loss is NaN, as on the CPU)
+        KahanF es;
+        for (std::int64_t k = lane; k < K; k += 32) es.add(expf(to_f(zr[k]) - mx));
+        const double se = warp_sum_all(es.value());
+        const double lse = static_cast<double>(mx) + log(se);
         const std::int64_t y = labels[r];
         const double nll = lse - static_cast<double>(to_f(zr[y]));
         const double smooth = lse - zsum / static_cast<double>(K);
@@ -317,10 +350,11 @@ __global__ void xent_kernel(const T* z, const std::int64_t* labels, T* dz, std::
         __syncwarp();
         if (dz) {
             T* d = dz + r * K;
+            // exp(z - lse) as exp(z - mx) / se: the subtraction in f32 is exact for z near mx
+            const float inv_se = static_cast<float>(1.0 / se);
             for (std::int64_t k = lane; k < K; k += 32) {
-                const double p = exp(static_cast<double>(to_f(zr[k])) - lse);
-                const double t = (k == y ? 1.0 - eps : 0.0) + eps / static_cast<double>(K);
-                d[k] = from_f<T>(static_cast<float>(g * (p - t)));
+                const float p = expf(to_f(zr[k]) - mx) * inv_se;
+                d[k] = from_f<T>(gf * (p - (k == y ? on : off)));
             }
         }
     }
@@ -544,13 +578,22 @@ void batchnorm_forward_train(const void* x, void* y, DType dt, std::int64_t N, s
 
 void batchnorm_forward_infer(const void* x, void* y, DType dt, std::int64_t N, std::int64_t C, std::int64_t S,
                              VecArg gamma, VecArg beta, VecArg running_mean, VecArg running_var, float eps,
-                             cudaStream_t s) {
+                             const Scratch& scratch, cudaStream_t s) {
     const std::int64_t total = N * C * S;
     if (total <= 0) return;
     dispatch_float(dt, "batchnorm_forward_infer", [&](auto tag) {
         using T = decltype(tag);
-        bn_infer_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), C, S,
-                                                                total, gamma, beta, running_mean, running_var, eps);
+        if (C > cuda_sizes::kChannelPartials) {  // more channels than the scratch has coefficients for
+            bn_infer_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), C, S,
+                                                                    total, gamma, beta, running_mean, running_var, eps);
+            return;
+        }
+        float* coef = scratch.channel_coef();
+        bn_infer_coef_kernel<<<channel_threads_blocks(C), kThreads, 0, s>>>(C, gamma, beta, running_mean, running_var,
+                                                                             eps, coef);
+        HR_CUDA_CHECK_LAUNCH("bn_infer_coef_kernel");
+        bn_apply_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), C, S,
+                                                                total, coef);
     });
     HR_CUDA_CHECK_LAUNCH("bn_infer_kernel");
 }

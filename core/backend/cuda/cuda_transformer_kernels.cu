@@ -78,21 +78,68 @@ __global__ void embedding_keys_kernel(const std::int64_t* ids, std::int64_t base
     }
 }
 
-// One block per sorted position; the block at the start of a run of equal ids sums the run's dy rows
-// in position order (f32) and adds the sum to the table row once.
+// The sorted positions of a chunk in tiles of L; one block per tile, its threads over the channels. A run of
+// equal ids may be long (a space in byte-level text): its rows are summed tile by tile, each tile's piece in
+// position order, and the pieces combined in tile order, so the sum is the same every run and no block
+// walks a whole run. A run inside one tile is added to its table row by that tile; a run that crosses
+// tiles leaves its first piece in part_b[tile] and every later piece in part_a[tile] (C floats each), and
+// embedding_runs_kernel adds them up. Each table row is written by one block per chunk.
+struct EmbedTiles {
+    const unsigned* keys;
+    const int* vals;
+    int n, L;
+    std::int64_t base, V, C;
+    float* part_a;
+    float* part_b;
+};
+
 template <class D, class G>
-__global__ void embedding_segment_kernel(const unsigned* keys, const int* vals, int n, std::int64_t base,
-                                         const D* dy, G* dtable, std::int64_t V, std::int64_t C) {
-    const int k = blockIdx.x;
-    const unsigned key = keys[k];
-    if (static_cast<std::int64_t>(key) >= V) return;
-    if (k > 0 && keys[k - 1] == key) return;
-    int end = k + 1;
-    while (end < n && keys[end] == key) ++end;
-    for (std::int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-        float acc = 0.0f;
-        for (int q = k; q < end; ++q) acc += to_f(dy[(base + vals[q]) * C + c]);
-        G* o = dtable + static_cast<std::int64_t>(key) * C + c;
+__global__ void embedding_tiles_kernel(EmbedTiles t, const D* dy, G* dtable) {
+    const int t0 = blockIdx.x * t.L, t1 = min(t0 + t.L, t.n);
+    for (int p0 = t0; p0 < t1;) {
+        const unsigned key = t.keys[p0];
+        int p1 = p0 + 1;
+        while (p1 < t1 && t.keys[p1] == key) ++p1;
+        if (static_cast<std::int64_t>(key) < t.V) {
+            const bool from_before = p0 == t0 && t0 > 0 && t.keys[t0 - 1] == key;
+            const bool goes_on = p1 == t1 && t1 < t.n && t.keys[t1] == key;
+            for (std::int64_t c = threadIdx.x; c < t.C; c += blockDim.x) {
+                float acc = 0.0f;
+                for (int q = p0; q < p1; ++q) acc += to_f(dy[(t.base + t.vals[q]) * t.C + c]);
+                if (from_before) {
+                    t.part_a[static_cast<std::int64_t>(blockIdx.x) * t.C + c] = acc;
+                } else if (goes_on) {
+                    t.part_b[static_cast<std::int64_t>(blockIdx.x) * t.C + c] = acc;
+                } else {
+                    G* o = dtable + static_cast<std::int64_t>(key) * t.C + c;
+                    *o = from_f<G>(to_f(*o) + acc);
+                }
+            }
+        }
+        p0 = p1;
+    }
+}
+
+// One block per tile whose last run starts in it and goes on: that run's pieces, in tile order.
+template <class G>
+__global__ void embedding_runs_kernel(EmbedTiles t, G* dtable) {
+    const int tile = blockIdx.x;
+    const int t0 = tile * t.L, t1 = min(t0 + t.L, t.n);
+    const unsigned key = t.keys[t1 - 1];
+    if (static_cast<std::int64_t>(key) >= t.V || t1 >= t.n || t.keys[t1] != key) return;  // the run ends here
+    int p0 = t1 - 1;
+    while (p0 > t0 && t.keys[p0 - 1] == key) --p0;
+    if (p0 == t0 && t0 > 0 && t.keys[t0 - 1] == key) return;  // it started in an earlier tile: a middle piece
+    const int tiles = (t.n + t.L - 1) / t.L;
+    for (std::int64_t c = threadIdx.x; c < t.C; c += blockDim.x) {
+        float acc = t.part_b[static_cast<std::int64_t>(tile) * t.C + c];
+        for (int u = tile + 1; u < tiles; ++u) {
+            acc += t.part_a[static_cast<std::int64_t>(u) * t.C + c];
+            const int u1 = min((u + 1) * t.L, t.n);
+            // the run goes on past tile u only when all of u is the run and the next position is too
+            if (t.keys[u1 - 1] != key || u1 >= t.n || t.keys[u1] != key) break;
+        }
+        G* o = dtable + static_cast<std::int64_t>(key) * t.C + c;
         *o = from_f<G>(to_f(*o) + acc);
     }
 }
@@ -672,17 +719,28 @@ void embedding_backward(const std::int64_t* ids, std::int64_t N, const void* dy,
         throw Error(std::string(op) + ": a vocabulary of " + std::to_string(V) + " rows is above the GPU kernel's limit");
     int end_bit = 1;
     while (end_bit < 32 && (std::int64_t{1} << end_bit) <= V) ++end_bit;  // keys in [0, V]
-    // chunk of positions whose four arrays and CUB's temporary storage fit the bounce buffer
+    // a chunk of positions whose four sort arrays, CUB's temporary storage and two pieces per tile (C floats
+    // each) fit the bounce buffer; tiles of at least 64 positions
     char* bounce = static_cast<char*>(scratch.bounce());
     auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
     std::int64_t nc = std::min<std::int64_t>(N, 32768);
     std::size_t temp_bytes = 0;
+    int L = 64;
     for (;;) {
         temp_bytes = 0;
         HR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, static_cast<const unsigned*>(nullptr),
                                                       static_cast<unsigned*>(nullptr), static_cast<const int*>(nullptr),
                                                       static_cast<int*>(nullptr), static_cast<int>(nc), 0, end_bit, s));
-        if (4 * align(static_cast<std::size_t>(nc) * 4) + temp_bytes <= cuda_sizes::kBounceBytes) break;
+        const std::size_t used = 4 * align(static_cast<std::size_t>(nc) * 4) + align(temp_bytes);
+        if (used < cuda_sizes::kBounceBytes) {
+            const std::size_t per_tile = 2 * static_cast<std::size_t>(C) * sizeof(float);
+            const std::size_t max_tiles = (cuda_sizes::kBounceBytes - used) / per_tile;
+            if (max_tiles >= 1) {
+                L = 64;
+                while ((nc + L - 1) / L > static_cast<std::int64_t>(max_tiles) && L < nc) L *= 2;
+                if ((nc + L - 1) / L <= static_cast<std::int64_t>(max_tiles)) break;
+            }
+        }
         if (nc <= 256) throw Error(std::string(op) + ": internal: the sort does not fit the op scratch");
         nc /= 2;
     }
@@ -692,6 +750,8 @@ void embedding_backward(const std::int64_t* ids, std::int64_t N, const void* dy,
     unsigned* keys_out = reinterpret_cast<unsigned*>(bounce + 2 * arr);
     int* vals_out = reinterpret_cast<int*>(bounce + 3 * arr);
     void* temp = bounce + 4 * arr;
+    float* parts = reinterpret_cast<float*>(bounce + 4 * arr + align(temp_bytes));
+    const std::int64_t max_tiles = (nc + L - 1) / L;
     for (std::int64_t base = 0; base < N; base += nc) {  // chunks in position order: a fixed sum order
         const std::int64_t n = std::min<std::int64_t>(nc, N - base);
         embedding_keys_kernel<<<grid_for(n), kThreads, 0, s>>>(ids, base, n, V, keys_in, vals_in);
@@ -699,16 +759,19 @@ void embedding_backward(const std::int64_t* ids, std::int64_t N, const void* dy,
         std::size_t tb = temp_bytes;
         HR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, tb, keys_in, keys_out, vals_in, vals_out, static_cast<int>(n),
                                                       0, end_bit, s));
+        const EmbedTiles tiles{keys_out, vals_out, static_cast<int>(n), L, base, V, C, parts, parts + max_tiles * C};
+        const unsigned blocks = static_cast<unsigned>((n + L - 1) / L);
         dispatch_float(dydt, op, [&](auto dtag) {
             using Dt = decltype(dtag);
             dispatch_float(gdt, op, [&](auto gtag) {
                 using G = decltype(gtag);
-                embedding_segment_kernel<Dt, G><<<static_cast<unsigned>(n), 128, 0, s>>>(
-                    keys_out, vals_out, static_cast<int>(n), base, static_cast<const Dt*>(dy), static_cast<G*>(dtable),
-                    V, C);
+                embedding_tiles_kernel<Dt, G><<<blocks, 128, 0, s>>>(tiles, static_cast<const Dt*>(dy),
+                                                                      static_cast<G*>(dtable));
+                HR_CUDA_CHECK_LAUNCH("embedding_tiles_kernel");
+                embedding_runs_kernel<G><<<blocks, 128, 0, s>>>(tiles, static_cast<G*>(dtable));
             });
         });
-        HR_CUDA_CHECK_LAUNCH("embedding_segment_kernel");
+        HR_CUDA_CHECK_LAUNCH("embedding_runs_kernel");
     }
 }
 
