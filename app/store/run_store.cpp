@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "train/run_summary.h"
 #include "train/trainer.h"
 
 namespace hrapp {
@@ -466,42 +467,10 @@ void RunStore::setPredictedMemory(qint64 runId, const hr::CategoryBytes& predict
 }
 
 QJsonObject RunStore::finalMetrics(const hr::TrainResult& r, const std::vector<std::size_t>& predictedRankTotals) {
-    QJsonObject m;
-    m[QStringLiteral("test_accuracy")] = r.test_accuracy;
-    m[QStringLiteral("test_loss")] = r.test_loss;
-    m[QStringLiteral("train_loss")] = r.train_loss;
-    m[QStringLiteral("train_accuracy")] = r.train_accuracy;
-    m[QStringLiteral("steps")] = static_cast<qint64>(r.steps);
-    m[QStringLiteral("epochs_completed")] = r.epochs_completed;
-    m[QStringLiteral("seconds")] = r.seconds;
-    m[QStringLiteral("images_per_second")] = r.images_per_second;
-    m[QStringLiteral("param_count")] = static_cast<qint64>(r.param_count);
-    m[QStringLiteral("peak_bytes")] = static_cast<qint64>(r.ledger.peak_total);
-    m[QStringLiteral("peak_reserved_bytes")] = static_cast<qint64>(r.ledger.peak_reserved);
-    m[QStringLiteral("peak_phase")] = QString::fromStdString(r.ledger.peak_phase);
-    m[QStringLiteral("peak_step")] = static_cast<qint64>(r.ledger.peak_step);
-    for (auto it = m.begin(); it != m.end(); ++it)  // JSON has no NaN
-        if (it.value().isDouble() && !std::isfinite(it.value().toDouble())) it.value() = QJsonValue::Null;
-    if (r.world_size > 1) {
-        auto array = [](const auto& values) {
-            QJsonArray a;
-            for (const auto v : values) a.append(static_cast<qint64>(v));
-            return a;
-        };
-        auto finite = [](double v) { return std::isfinite(v) ? QJsonValue(v) : QJsonValue(QJsonValue::Null); };
-        QJsonObject d;
-        d[QStringLiteral("world_size")] = r.world_size;
-        d[QStringLiteral("stage")] = QString::fromStdString(r.shard);
-        d[QStringLiteral("rank_batch")] = array(r.rank_batches);
-        d[QStringLiteral("predicted_peak_bytes")] =
-            predictedRankTotals.empty() ? QJsonValue(QJsonValue::Null) : QJsonValue(array(predictedRankTotals));
-        d[QStringLiteral("measured_peak_bytes")] = array(r.rank_peak_bytes);
-        d[QStringLiteral("measured_resident_peak_bytes")] = array(r.rank_resident_peak_bytes);
-        d[QStringLiteral("communication_bytes_per_step")] = finite(r.communication_bytes_per_step);
-        d[QStringLiteral("communication_seconds_per_step")] = finite(r.communication_seconds_per_step);
-        m[QStringLiteral("distributed")] = d;
-    }
-    return m;
+    // the figures run.json's "final" has (core/train/run_summary.h), and "distributed" for several ranks
+    nlohmann::json m = hr::run_final_summary(r);
+    if (r.world_size > 1) m["distributed"] = hr::run_distributed_summary(r, 0, predictedRankTotals);
+    return QJsonDocument::fromJson(QByteArray::fromStdString(m.dump())).object();
 }
 
 void RunStore::finishRun(qint64 runId, const hr::TrainResult& r, const std::vector<std::size_t>& predictedRankTotals) {

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "plan/device_description.h"
 #include "train/device.h"
+#include "train/run_summary.h"
 
 namespace hr {
 
@@ -89,15 +90,7 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                           {"seconds", e.seconds},
                           {"images_per_second", e.images_per_second}});
     j["epochs"] = epochs;
-    j["final"] = {{"test_accuracy", num(r.test_accuracy)},
-                  {"test_loss", num(r.test_loss)},
-                  {"train_loss", num(r.train_loss)},
-                  {"train_accuracy", num(r.train_accuracy)},
-                  {"steps", r.steps},
-                  {"epochs", r.epochs_completed},
-                  {"seconds", r.seconds},
-                  {"images_per_second", r.images_per_second},
-                  {"tokens_per_second", r.seq > 0 ? json(r.tokens_per_second) : json(nullptr)}};
+    j["final"] = run_final_summary(r);  // train/run_summary.h: the same figures as the history's final_metrics
     if (r.seq > 0) {
         // language models: the tokens, and the validation loss every eval_every steps and at the end
         j["data"]["tokenizer"] = r.tokenizer;
@@ -118,18 +111,7 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
     j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
     // how the run was spread over ranks (docs/distributed.md); one process: world_size 1, stage "none".
     // predicted_peak_bytes is filled next to memory.predicted, by whoever has the plan (null until then).
-    // (a result that did not fill them is one process's: its batch and its peak)
-    const std::vector<std::int64_t> rank_batch = r.rank_batches.empty() ? std::vector<std::int64_t>{c.batch} : r.rank_batches;
-    const std::vector<std::size_t> measured = r.rank_peak_bytes.empty() ? std::vector<std::size_t>{r.ledger.peak_total}
-                                                                        : r.rank_peak_bytes;
-    j["distributed"] = {{"world_size", r.world_size},
-                        {"stage", r.shard},
-                        {"rank_batch", rank_batch},
-                        {"measured_peak_bytes", measured},
-                        {"measured_resident_peak_bytes", r.rank_resident_peak_bytes},
-                        {"predicted_peak_bytes", nullptr},
-                        {"communication_bytes_per_step", r.communication_bytes_per_step},
-                        {"communication_seconds_per_step", r.communication_seconds_per_step}};
+    j["distributed"] = run_distributed_summary(r, c.batch, {});
     return j;
 }
 

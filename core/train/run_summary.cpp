@@ -1,0 +1,47 @@
+#include "train/run_summary.h"
+
+#include <cmath>
+
+namespace hr {
+
+using json = nlohmann::json;
+
+namespace {
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+}  // namespace
+
+json run_final_summary(const TrainResult& r) {
+    return {{"test_accuracy", num(r.test_accuracy)},
+            {"test_loss", num(r.test_loss)},
+            {"train_loss", num(r.train_loss)},
+            {"train_accuracy", num(r.train_accuracy)},
+            {"steps", r.steps},
+            {"epochs", r.epochs_completed},
+            {"epochs_completed", r.epochs_completed},
+            {"seconds", num(r.seconds)},
+            {"samples_per_second", num(r.images_per_second)},
+            {"images_per_second", num(r.images_per_second)},
+            {"tokens_per_second", r.seq > 0 ? num(r.tokens_per_second) : json(nullptr)},
+            {"param_count", r.param_count},
+            {"peak_bytes", r.ledger.peak_total},
+            {"peak_reserved_bytes", r.ledger.peak_reserved},
+            {"peak_phase", r.ledger.peak_phase},
+            {"peak_step", r.ledger.peak_step}};
+}
+
+json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std::vector<std::size_t>& predicted) {
+    // (a result that did not fill them is one process's: its batch and its peak)
+    const std::vector<std::int64_t> rank_batch = r.rank_batches.empty() ? std::vector<std::int64_t>{batch} : r.rank_batches;
+    const std::vector<std::size_t> measured = r.rank_peak_bytes.empty() ? std::vector<std::size_t>{r.ledger.peak_total}
+                                                                        : r.rank_peak_bytes;
+    return {{"world_size", r.world_size},
+            {"stage", r.shard},
+            {"rank_batch", rank_batch},
+            {"measured_peak_bytes", measured},
+            {"measured_resident_peak_bytes", r.rank_resident_peak_bytes},
+            {"predicted_peak_bytes", predicted.empty() ? json(nullptr) : json(predicted)},
+            {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
+            {"communication_seconds_per_step", num(r.communication_seconds_per_step)}};
+}
+
+}  // namespace hr

@@ -1,0 +1,24 @@
+#pragma once
+// The figures a finished run is summed up by, written by one function each for both records of a run:
+// run.json's "final" and "distributed" (train/run_record.cpp) and the history's final_metrics
+// (app/store/run_store.cpp, RunStore::finalMetrics, with "distributed" inside it for several ranks).
+// Field names say what they carry for every workload: samples_per_second (images, or sequences for a
+// language model) beside the older images_per_second (the same number, kept for readers of older records),
+// tokens_per_second (language models; null otherwise). Non-finite numbers are null (JSON has no NaN).
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "train/trainer.h"
+
+namespace hr {
+
+// test/train loss and accuracy, steps, epochs (also as epochs_completed), seconds, the throughputs, the
+// parameter count and the ledger's peak (bytes, reserved bytes, phase, step).
+nlohmann::json run_final_summary(const TrainResult& r);
+// world_size, stage, rank_batch (`batch` for one process), measured and resident peaks per rank,
+// predicted_peak_bytes (null when `predicted` is empty), communication per step.
+nlohmann::json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std::vector<std::size_t>& predicted);
+
+}  // namespace hr
