@@ -1,6 +1,6 @@
 #include "notify/webhook_notifier.h"
 
-#include "gui/AppSettings.h"
+#include "settings/AppSettings.h"
 
 #include <QApplication>
 #include <QCoreApplication>
