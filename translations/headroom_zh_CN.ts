@@ -1106,6 +1106,12 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
         <translation>         GPU 代码：此 GPU 没有可运行的代码：%1
 </translation>
     </message>
+    <message>
+        <source>headroom: this program has no window; use a subcommand (see --help).
+</source>
+        <translation>headroom：此程序没有窗口；请使用子命令（见 --help）。
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>

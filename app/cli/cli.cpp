@@ -17,8 +17,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/output.h"
-#include "gui/Installation.h"
-#include "gui/gui_main.h"
+#include "settings/Installation.h"
 #include "report/report_command.h"
 
 namespace hrapp {
@@ -186,7 +185,7 @@ int runCommand(const QStringList& args) {
     return cmd->run(request);
 }
 
-int run_main(int argc, char** argv) {
+int run_main(int argc, char** argv, WindowMain window) {
     QStringList args;
     for (int i = 1; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
     // Qt warns on every start when XDG_RUNTIME_DIR is unset (servers, containers, CI): give it one.
@@ -198,6 +197,12 @@ int run_main(int argc, char** argv) {
         qputenv("XDG_RUNTIME_DIR", dir);
     }
     if (args.isEmpty() || args.first() == QLatin1String("gui")) {
+        if (!window) {
+            QCoreApplication app(argc, argv);
+            installCliTranslator();
+            eprint(Cli::tr("headroom: this program has no window; use a subcommand (see --help).\n"));
+            return 2;
+        }
         if (args.isEmpty() && !haveDisplay()) {
             QCoreApplication app(argc, argv);
             installCliTranslator();
@@ -208,7 +213,7 @@ int run_main(int argc, char** argv) {
                       "See headroom --help.\n"));
             return 2;
         }
-        return run_gui(argc, argv);
+        return window(argc, argv);
     }
     // Subcommands that render charts need a QApplication (offscreen where there is no display).
     const Subcommand* cmd = findSubcommand(args.first());
