@@ -7102,6 +7102,13 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
     </message>
 </context>
 <context>
+    <name>train.rank_gpu_failed</name>
+    <message>
+        <source>rank %1: %2; give every rank --device cpu, or --device cuda to skip the self-test</source>
+        <translation>rank %1：%2；请为每个 rank 指定 --device cpu，或用 --device cuda 跳过自检</translation>
+    </message>
+</context>
+<context>
     <name>train.rank_gpus_short</name>
     <message>
         <source>%1 ranks run on this machine but it has %2 GPUs; start at most %2 ranks here, or give each rank one GPU (CUDA_VISIBLE_DEVICES)</source>

@@ -79,8 +79,16 @@ std::string rank_device(const std::string& device, const RankEnvironment& env, i
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     const int gpu = rank_gpu_index(env.local_rank, env.local_size, visible_gpus, visible && *visible);
     if (device == "cuda") return "cuda:" + std::to_string(gpu);
-    // auto: this rank's GPU passes the self-test (no other GPU is touched), else the CPU
-    return visible_gpus > 0 ? auto_device(gpu).device : std::string("cpu");
+    // auto: this rank's GPU passes the self-test (no other GPU is touched); the CPU only when the machine
+    // has no GPU at all. A GPU that fails is an error, not the CPU: ranks on the CPU next to ranks on GPUs
+    // would take different engines (MPI and NCCL) and wait for each other forever.
+    if (visible_gpus <= 0) return "cpu";
+    const AutoDevice& a = auto_device(gpu);
+    if (a.device.rfind("cuda", 0) != 0)
+        throw InputError(HR_MSG("train.rank_gpu_failed",
+                                "rank %1: %2; give every rank --device cpu, or --device cuda to skip the self-test"),
+                         {std::to_string(env.rank), a.note.english()});
+    return a.device;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // cuda:LOCAL_RANK, a list -> its entry). The reference is the written spelling of each rule.
 #include <QtTest/QtTest>
 
+#include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
 #include "data/dataset.h"
 #include "data/loader.h"
@@ -157,6 +158,17 @@ private slots:
         qunsetenv("CUDA_VISIBLE_DEVICES");
         QCOMPARE(rank_device("cuda", env, 4), std::string("cuda:1"));
         QCOMPARE(rank_device("auto", env, 0), std::string("cpu"));  // no GPU: nothing is self-tested
+        if (cuda_device_count() == 0) {
+            // GPUs said to be there but this rank's cannot be used: an error, not a CPU rank among GPU ranks
+            try {
+                rank_device("auto", env, 4);
+                QFAIL("a rank whose GPU cannot be used went on with --device auto");
+            } catch (const InputError& e) {
+                const std::string m = e.what();
+                QVERIFY2(m.rfind("rank 1: device auto: ", 0) == 0, m.c_str());
+                QVERIFY2(m.find("--device cpu") != std::string::npos, m.c_str());
+            }
+        }
         // two ranks, one GPU that both see: NCCL would refuse them, so say so before
         QVERIFY_THROWS_EXCEPTION(InputError, rank_device("cuda", env, 1));
         // the launcher gave each rank its own GPU: the one it sees is cuda:0
