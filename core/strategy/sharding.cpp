@@ -470,6 +470,7 @@ void ShardEngine::gather_state(const Tensor& buffer, Backend& holder, std::uint8
             CommHandle h = comm_->all_gather(in, out);
             h.wait();
             if (!flat) continue;
+            comm_->synchronize();  // the read-back below waits for the gather: first with the rank timeout
             host.resize(static_cast<std::size_t>(N * len) * es);
             device_->copy_to_host(out, host.data());
             for (int q = 0; q < N; ++q)
@@ -519,7 +520,10 @@ void ShardEngine::broadcast_bytes(std::uint8_t* data, std::size_t bytes) {
         if (layout_.rank == 0) device_->copy_from_host(data + k, t);
         CommHandle h = comm_->broadcast(t, 0);
         h.wait();
-        if (layout_.rank != 0) device_->copy_to_host(t, data + k);
+        if (layout_.rank != 0) {
+            comm_->synchronize();  // as in gather_state: the timeout, not a read-back that blocks forever
+            device_->copy_to_host(t, data + k);
+        }
     }
     comm_->check();
 }

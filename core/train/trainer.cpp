@@ -460,6 +460,12 @@ TrainResult Trainer::run() {
     result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
 
     std::vector<float> onehot;
+    // MSE's targets: one-hot rows [r0, r0 + n) of a host batch (both steps upload them)
+    auto onehot_rows = [&](const Batch& b, std::int64_t r0, std::int64_t n) -> const float* {
+        onehot.assign(static_cast<std::size_t>(n * K), 0.0f);
+        for (std::int64_t i = 0; i < n; ++i) onehot[static_cast<std::size_t>(i * K + b.labels[r0 + i])] = 1.0f;
+        return onehot.data();
+    };
     // Uploads rows [r0, r0 + n) of a host batch into the micro-batch buffers; returns (x, labels) views.
     auto upload = [&](const Batch& b, std::int64_t r0, std::int64_t n) -> std::pair<Tensor, Tensor> {
         const std::int64_t per = shape_numel(c.model.input_shape);
@@ -478,10 +484,8 @@ TrainResult Trainer::run() {
         // for those with the rank timeout first, so that a stalled peer ends the run instead of hanging it
         if (impl_->comm) impl_->comm->synchronize();
         if (c.model.loss.type == "mse") {
-            onehot.assign(static_cast<std::size_t>(n * K), 0.0f);
-            for (std::int64_t i = 0; i < n; ++i) onehot[static_cast<std::size_t>(i * K + b.labels[r0 + i])] = 1.0f;
             Tensor ts = st.target_staging.slice0(0, n);
-            be.copy_from_host(onehot.data(), ts);
+            be.copy_from_host(onehot_rows(b, r0, n), ts);
             Tensor tm = st.target_model.slice0(0, n);
             if (lowp) be.copy(ts, tm);
             return be.mse_loss(logits, tm, grad, grad_scale);
@@ -584,7 +588,6 @@ TrainResult Trainer::run() {
                                      ? "; a full step is captured as a CUDA graph"
                                      : ""));
     }
-    std::vector<float> device_onehot;
 
     try {
         for (int epoch = start.epoch; epoch <= total_epochs && step < total_steps; ++epoch) {
@@ -677,13 +680,7 @@ TrainResult Trainer::run() {
                     st.begin_device_step(lr);
                     for (std::int64_t r0 = 0; r0 < b.size; r0 += M) {
                         const std::int64_t n = std::min(M, b.size - r0);
-                        const float* target = nullptr;
-                        if (c.model.loss.type == "mse") {
-                            device_onehot.assign(static_cast<std::size_t>(n * K), 0.0f);
-                            for (std::int64_t i = 0; i < n; ++i)
-                                device_onehot[static_cast<std::size_t>(i * K + b.labels[r0 + i])] = 1.0f;
-                            target = device_onehot.data();
-                        }
+                        const float* target = c.model.loss.type == "mse" ? onehot_rows(b, r0, n) : nullptr;
                         st.upload_next(b.images.data() + r0 * per, b.labels.data() + r0, target, n);
                         st.take_upload(n);
                         if (whole && graph) {
