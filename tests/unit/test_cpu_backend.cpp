@@ -366,8 +366,9 @@ private slots:
 
     void maxpool_matches_reference() {
         for (Pool2dParams p : {pool(2, 2, 2, 2, 0, 0), pool(3, 2, 2, 1, 1, 1), pool(3, 3, 3, 3, 1, 0)})
-            for (DType dt : {DType::f32, DType::f64, DType::bf16}) {
-                const std::int64_t N = 2, C = 3, H = 7, W = 8;
+            for (DType dt : {DType::f32, DType::f64, DType::bf16})
+                for (std::int64_t W : {8, 20, 37}) {  // the 2x2 kernel's vector blocks of 8 outputs and its tail
+                const std::int64_t N = 2, C = 3, H = 7;
                 const std::int64_t Ho = (H + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
                 const std::int64_t Wo = (W + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
                 Vec x(N * C * H * W);
@@ -402,6 +403,50 @@ private slots:
                 for (std::size_t o = 0; o < dy.size(); ++o) wdx[(o / (Ho * Wo)) * H * W + std::int64_t(widx[o])] += dy[o];
                 QVERIFY(close(read(tdx), wdx, tolerance(dt), "maxpool backward"));
             }
+    }
+
+    void maxpool_propagates_nan_as_pytorch() {
+        // PyTorch's rule: candidates in window order, a later one replaces the best when greater or NaN (so
+        // a NaN propagates and the last NaN of a window is the index). 2x2 windows over 20 columns: the
+        // vector blocks and the tail of the kernel; a bad index in backward names itself.
+        const std::int64_t H = 4, W = 20, Ho = 2, Wo = 10;
+        Vec x(H * W);
+        std::uniform_int_distribution<int> d(-2, 2);
+        for (auto& v : x) v = d(rng());
+        for (std::int64_t i : {0, 3, 21, 22, 45, 46, 65, 79}) x[std::size_t(i)] = NAN;
+        for (DType dt : {DType::f32, DType::f64}) {
+            Tensor tx = make(*be_, {1, 1, H, W}, dt, x), ty = zeros(*be_, {1, 1, Ho, Wo}, dt);
+            Tensor idx = zeros(*be_, {1, 1, Ho, Wo}, DType::i32);
+            be_->maxpool2d_forward(tx, ty, idx, pool(2, 2, 2, 2, 0, 0));
+            const Vec y = read(ty), got = read(idx);
+            for (std::int64_t oh = 0; oh < Ho; ++oh)
+                for (std::int64_t ow = 0; ow < Wo; ++ow) {
+                    double best = -INFINITY;
+                    std::int64_t bi = -1;
+                    for (std::int64_t i = 2 * oh; i < 2 * oh + 2; ++i)
+                        for (std::int64_t j = 2 * ow; j < 2 * ow + 2; ++j) {
+                            const double v = x[std::size_t(i * W + j)];
+                            if (v > best || std::isnan(v)) {
+                                best = v;
+                                bi = i * W + j;
+                            }
+                        }
+                    const std::size_t o = std::size_t(oh * Wo + ow);
+                    QCOMPARE(std::int64_t(got[o]), bi);
+                    QCOMPARE(std::isnan(y[o]), std::isnan(best));
+                    if (!std::isnan(best)) QCOMPARE(y[o], best);
+                }
+            Vec bad_at(std::size_t(Ho * Wo), 1.0);
+            bad_at[13] = double(H * W);
+            Tensor bad = make(*be_, {1, 1, Ho, Wo}, DType::i32, bad_at);
+            Tensor dx = zeros(*be_, {1, 1, H, W}, dt);
+            try {
+                be_->maxpool2d_backward(make(*be_, {1, 1, Ho, Wo}, dt, Vec(std::size_t(Ho * Wo), 1.0)), bad, dx);
+                QFAIL("an index outside the plane was accepted");
+            } catch (const std::exception& e) {
+                QVERIFY2(std::string(e.what()).find("index 80 at element 13") != std::string::npos, e.what());
+            }
+        }
     }
 
     void avgpool_matches_reference() {

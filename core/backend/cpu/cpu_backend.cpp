@@ -4,6 +4,7 @@
 #include "backend/cpu/blas.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -354,6 +355,17 @@ void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, 
     const int H = int(x.dim(2)), W = int(x.dim(3)), Ho = int(y.dim(2)), Wo = int(y.dim(3));
     const bool fast_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 && p.pad_h == 0 &&
                           p.pad_w == 0;
+    if (fast_2x2 && x.dtype() == DType::f32 && kernels_) {
+        const float* px = x.data<float>();
+        float* py = y.data<float>();
+        std::int32_t* pi = indices.data<std::int32_t>();
+        parallel_chunks(threads_, planes, std::max<std::int64_t>(1, kParallelGrain / (H * W + 1)),
+                        [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t pl = b; pl < e; ++pl)
+                kernels_->maxpool2x2(px + pl * H * W, W, Ho, Wo, py + pl * Ho * Wo, pi + pl * Ho * Wo);
+        });
+        return;
+    }
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -422,13 +434,15 @@ void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Ten
         fail(op, "expects dy (N, C, Ho, Wo) and dx (N, C, H, W), got dy " + desc(dy) + ", dx " + desc(dx));
     const std::int64_t planes = dx.dim(0) * dx.dim(1);
     const std::int64_t HW = dx.dim(2) * dx.dim(3), HoWo = dy.dim(2) * dy.dim(3);
-    // Validate indices up front (no exceptions inside parallel regions).
+    // Each chunk checks the indices of its planes before it scatters them (no exceptions inside parallel
+    // regions): the lowest bad element is reported after the call (dx is then undefined).
     const std::int32_t* pi = indices.data<std::int32_t>();
-    const std::int64_t n_idx = indices.numel();
-    for (std::int64_t i = 0; i < n_idx; ++i)
-        if (pi[i] < 0 || pi[i] >= HW)
-            fail(op, "index " + std::to_string(pi[i]) + " at element " + std::to_string(i) +
-                         " is outside the plane of dx " + desc(dx));
+    std::atomic<std::int64_t> first_bad{std::numeric_limits<std::int64_t>::max()};
+    auto note_bad = [&](std::int64_t i) {
+        std::int64_t cur = first_bad.load(std::memory_order_relaxed);
+        while (i < cur && !first_bad.compare_exchange_weak(cur, i, std::memory_order_relaxed)) {
+        }
+    };
     dispatch_float(dx.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -436,6 +450,18 @@ void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Ten
         T* pdx = dx.data<T>();
         parallel_chunks(threads_, planes, std::max<std::int64_t>(1, kParallelGrain / (HW + 1)),
                         [&](std::int64_t b, std::int64_t e) {
+            const std::int32_t* ib = pi + b * HoWo;
+            const std::int64_t count = (e - b) * HoWo;
+            bool ok = true;
+            for (std::int64_t i = 0; i < count; ++i) ok &= ib[i] >= 0 && ib[i] < HW;
+            if (!ok) {
+                for (std::int64_t i = 0; i < count; ++i)
+                    if (ib[i] < 0 || ib[i] >= HW) {
+                        note_bad(b * HoWo + i);
+                        break;
+                    }
+                return;
+            }
             for (std::int64_t pl = b; pl < e; ++pl) {
                 T* xp = pdx + pl * HW;
                 const T* yp = pdy + pl * HoWo;
@@ -452,6 +478,10 @@ void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Ten
             }
         });
     });
+    const std::int64_t bad = first_bad.load();
+    if (bad != std::numeric_limits<std::int64_t>::max())
+        fail(op, "index " + std::to_string(pi[bad]) + " at element " + std::to_string(bad) +
+                     " is outside the plane of dx " + desc(dx));
 }
 
 void CpuBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) {

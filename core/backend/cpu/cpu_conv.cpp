@@ -129,16 +129,18 @@ void col2im(const E* col, E* dx, const ConvGeom& g, const Conv2dParams& p) {
                 std::int64_t ow_hi = W - off_w <= 0 ? 0 : (W - off_w - 1) / sw + 1;
                 ow_lo = std::min(ow_lo, Wo);
                 ow_hi = std::clamp(ow_hi, ow_lo, Wo);
-                for (std::int64_t oh = 0; oh < Ho; ++oh) {
-                    const std::int64_t ih = oh * sh + off_h;
-                    if (ih < 0 || ih >= H) continue;
-                    E* d = dx + (c * H + ih) * W + off_w;
-                    const E* s = src + oh * Wo;
-                    if (sw == 1) {
-                        for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] += s[ow];
-                    } else {
-                        for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow * sw] += s[ow];
-                    }
+                // the rows oh whose input row ih = oh * sh + off_h lies in [0, H)
+                const std::int64_t oh_lo = std::min(Ho, off_h >= 0 ? std::int64_t(0) : (-off_h + sh - 1) / sh);
+                const std::int64_t oh_hi = std::clamp(H - off_h <= 0 ? std::int64_t(0) : (H - off_h - 1) / sh + 1, oh_lo, Ho);
+                const std::int64_t n = ow_hi - ow_lo;
+                E* __restrict d = dx + (c * H + oh_lo * sh + off_h) * W + off_w + ow_lo * sw;
+                const E* __restrict s = src + oh_lo * Wo + ow_lo;
+                if (sw == 1) {
+                    for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh, d += sh * W, s += Wo)
+                        for (std::int64_t i = 0; i < n; ++i) d[i] += s[i];
+                } else {
+                    for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh, d += sh * W, s += Wo)
+                        for (std::int64_t i = 0; i < n; ++i) d[i * sw] += s[i];
                 }
             }
 }

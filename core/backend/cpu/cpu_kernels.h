@@ -60,6 +60,12 @@ struct FastKernels {
     // dx = k_dy * dy + k_x * (x - mean) + k_0 over [0, n)
     void (*bn_bwd_apply)(const float* x, const float* dy, std::int64_t n, float k_dy, float k_x, float mean, float k_0,
                          float* dx);
+    // MaxPool2d(2) of one plane x (row stride W; 2 Ho rows and 2 Wo columns are read): y[oh * Wo + ow] and
+    // idx[oh * Wo + ow] (the index into the plane) of the window at (2 oh, 2 ow). The candidates are taken
+    // in the order (0, 0), (0, 1), (1, 0), (1, 1), a later one replacing the best when greater or NaN
+    // (PyTorch's rule: the first maximum wins, a NaN propagates). Branch-free (the maxima of real data are
+    // where the branches of a scalar loop mispredict).
+    void (*maxpool2x2)(const float* x, std::int64_t W, std::int64_t Ho, std::int64_t Wo, float* y, std::int32_t* idx);
 };
 
 // The kernels for this CPU, or null (see above). Decided once per process.

@@ -315,8 +315,62 @@ void bn_bwd_apply(const float* x, const float* dy, std::int64_t n, float k_dy, f
     for (; i < n; ++i) dx[i] = __builtin_fmaf(k_dy, dy[i], __builtin_fmaf(k_x, x[i] - mean, k_0));
 }
 
+// even and odd elements of the 16 floats a, b (in order)
+inline __m256 even_of(__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+}
+inline __m256 odd_of(__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
+// best/at take v/i where v > best or v is NaN
+inline void pool_take(__m256& best, __m256i& at, __m256 v, __m256i i) {
+    const __m256 m = _mm256_or_ps(_mm256_cmp_ps(v, best, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    best = _mm256_blendv_ps(best, v, m);
+    at = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(at), _mm256_castsi256_ps(i), m));
+}
+
+void maxpool2x2(const float* x, std::int64_t W, std::int64_t Ho, std::int64_t Wo, float* y, std::int32_t* idx) {
+    const __m256i lanes = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m256i one = _mm256_set1_epi32(1), row = _mm256_set1_epi32(static_cast<std::int32_t>(W));
+    for (std::int64_t oh = 0; oh < Ho; ++oh) {
+        const float* r0 = x + 2 * oh * W;
+        const float* r1 = r0 + W;
+        float* yo = y + oh * Wo;
+        std::int32_t* io = idx + oh * Wo;
+        const std::int32_t base = static_cast<std::int32_t>(2 * oh * W);
+        std::int64_t ow = 0;
+        for (; ow + 8 <= Wo; ow += 8) {
+            const __m256 a0 = _mm256_loadu_ps(r0 + 2 * ow), a1 = _mm256_loadu_ps(r0 + 2 * ow + 8);
+            const __m256 b0 = _mm256_loadu_ps(r1 + 2 * ow), b1 = _mm256_loadu_ps(r1 + 2 * ow + 8);
+            const __m256i i = _mm256_add_epi32(_mm256_set1_epi32(base + static_cast<std::int32_t>(2 * ow)), lanes);
+            __m256 best = even_of(a0, a1);
+            __m256i at = i;
+            pool_take(best, at, odd_of(a0, a1), _mm256_add_epi32(i, one));
+            pool_take(best, at, even_of(b0, b1), _mm256_add_epi32(i, row));
+            pool_take(best, at, odd_of(b0, b1), _mm256_add_epi32(_mm256_add_epi32(i, row), one));
+            _mm256_storeu_ps(yo + ow, best);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(io + ow), at);
+        }
+        for (; ow < Wo; ++ow) {
+            const std::int32_t i0 = base + static_cast<std::int32_t>(2 * ow);
+            const float v[4] = {r0[2 * ow], r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]};
+            const std::int32_t at[4] = {i0, i0 + 1, i0 + static_cast<std::int32_t>(W), i0 + static_cast<std::int32_t>(W) + 1};
+            float best = v[0];
+            std::int32_t best_i = at[0];
+            for (int q = 1; q < 4; ++q) {
+                const bool take = (v[q] > best) | (v[q] != v[q]);
+                best = take ? v[q] : best;
+                best_i = take ? at[q] : best_i;
+            }
+            yo[ow] = best;
+            io[ow] = best_i;
+        }
+    }
+}
+
 const FastKernels kAvx2 = {"avx2",  tap_conv,    tap_wgrad,   copy_rows,    zero,        deinterleave_rows,
-                           interleave_rows, bn_sums, bn_bwd_sums, scale_shift, bn_bwd_apply};
+                           interleave_rows, bn_sums, bn_bwd_sums, scale_shift, bn_bwd_apply, maxpool2x2};
 
 }  // namespace
 
