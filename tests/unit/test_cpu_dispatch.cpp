@@ -279,6 +279,64 @@ private slots:
                 }
     }
 
+    void rowKernelsMatchPlainLoops() {
+        // every table's copy_rows, deinterleave_rows and interleave_rows against plain loops; copy_rows: row lengths around the vector widths (and the
+        // rows of 28, 14 and 7 of the convolutions), padding of 0 to 20 columns, with and without a bias,
+        // and nothing written past the last row
+        __builtin_cpu_init();
+        std::vector<const cpu::FastKernels*> tables;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) tables.push_back(cpu::avx2_kernels());
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+            __builtin_cpu_supports("fma"))
+            tables.push_back(cpu::avx512_kernels());
+        if (tables.empty()) QSKIP("this CPU has no AVX2 + FMA");
+        std::mt19937_64 rng(11);
+        std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+        for (const cpu::FastKernels* k : tables)
+            for (std::int64_t n : {1, 3, 4, 7, 8, 14, 15, 16, 17, 28, 31, 32, 33, 50})
+                for (std::int64_t pad : {0, 1, 2, 5, 16, 20})
+                    for (bool bias : {false, true}) {
+                        const std::int64_t rows = 3, ss = n + 3, ds = n + pad;
+                        std::vector<float> src(std::size_t(rows * ss));
+                        for (float& v : src) v = d(rng);
+                        std::vector<float> got(std::size_t(rows * ds + 16), 9.0f), want = got;
+                        for (std::int64_t r = 0; r < rows; ++r)
+                            for (std::int64_t i = 0; i < ds; ++i)
+                                want[std::size_t(r * ds + i)] = i < n ? src[std::size_t(r * ss + i)] + (bias ? 0.25f : 0.0f) : 0.0f;
+                        k->copy_rows(got.data(), ds, src.data(), ss, rows, n, bias, 0.25f);
+                        QVERIFY2(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0,
+                                 qPrintable(QString("%1 copy_rows n %2 pad %3 bias %4").arg(k->name).arg(n).arg(pad).arg(bias)));
+                    }
+        // the column phases of stride 2, either phase absent (null), odd and even lengths
+        for (const cpu::FastKernels* k : tables)
+            for (std::int64_t n : {1, 2, 5, 14, 15, 16, 17, 28, 31, 32, 33, 47, 64, 70})
+                for (int which = 0; which < 3; ++which) {  // both, even only, odd only
+                    const std::int64_t rows = 3, ss = n + 5, ds = (n + 1) / 2 + 3;
+                    std::vector<float> src(std::size_t(rows * ss));
+                    for (float& v : src) v = d(rng);
+                    std::vector<float> ev(std::size_t(rows * ds + 16), 9.0f), od = ev, want_e = ev, want_o = ev;
+                    for (std::int64_t r = 0; r < rows; ++r)
+                        for (std::int64_t i = 0; 2 * i < n; ++i) {
+                            want_e[std::size_t(r * ds + i)] = src[std::size_t(r * ss + 2 * i)];
+                            if (2 * i + 1 < n) want_o[std::size_t(r * ds + i)] = src[std::size_t(r * ss + 2 * i + 1)];
+                        }
+                    float* e = which != 2 ? ev.data() : nullptr;
+                    float* o = which != 1 ? od.data() : nullptr;
+                    k->deinterleave_rows(e, o, ds, src.data(), ss, rows, n);
+                    if (e) QVERIFY2(ev == want_e, qPrintable(QString("%1 deinterleave_rows even, n %2").arg(k->name).arg(n)));
+                    if (o) QVERIFY2(od == want_o, qPrintable(QString("%1 deinterleave_rows odd, n %2").arg(k->name).arg(n)));
+                    // and back: dst[2i] = even[i], dst[2i + 1] = odd[i] (a missing phase gives zeros)
+                    std::vector<float> back(std::size_t(rows * ss + 16), 7.0f), want_b = back;
+                    for (std::int64_t r = 0; r < rows; ++r)
+                        for (std::int64_t i = 0; 2 * i < n; ++i) {
+                            want_b[std::size_t(r * ss + 2 * i)] = e ? ev[std::size_t(r * ds + i)] : 0.0f;
+                            if (2 * i + 1 < n) want_b[std::size_t(r * ss + 2 * i + 1)] = o ? od[std::size_t(r * ds + i)] : 0.0f;
+                        }
+                    k->interleave_rows(back.data(), ss, e, o, ds, rows, n);
+                    QVERIFY2(back == want_b, qPrintable(QString("%1 interleave_rows n %2 phases %3").arg(k->name).arg(n).arg(which)));
+                }
+    }
+
     void baselineObjectsHaveNoAvx() {
         const QString lib = QStringLiteral(HR_BINARY_DIR "/core/libheadroom_core.a");
         if (!QFileInfo::exists(lib)) QSKIP("libheadroom_core.a not found (not a static build)");
