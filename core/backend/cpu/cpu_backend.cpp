@@ -59,8 +59,9 @@ void store_scalar(DType t, void* p, std::int64_t i, double v) {
 
 CpuBackend::CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger)
     : allocator_(ledger ? std::move(ledger) : std::make_shared<MemoryLedger>()), threads_(resolve_threads(threads)) {
-    // OpenBLAS runs single-threaded (blas.cpp): the backend splits work itself (static OpenMP
-    // partitions), which keeps results deterministic for a thread count and avoids nesting two pools.
+    // OpenBLAS runs single-threaded (blas.cpp): the backend splits work itself (thread_pool.h, chunkings
+    // that depend on shapes only), which keeps results deterministic for a thread count and avoids
+    // nesting two pools.
     (void)cpu::blas_description();  // load it now: a missing library is reported at construction
     kernels_ = cpu::fast_kernels();
 }
