@@ -1,0 +1,467 @@
+// Model specs: shape inference, parameter and activation counts, the checks of validate_model_spec, and
+// the blocks activation checkpointing may recompute.
+#include "nn/model_spec.h"
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+#include "base/checked_math.h"
+#include "base/error.h"
+#include "nn/model_spec_detail.h"
+#include "nn/transformer_spec.h"
+
+namespace hr {
+
+using json = nlohmann::json;
+using AK = AttrInfo::Kind;
+
+// ---------------------------------------------------------------------------------------------------
+// shape inference
+
+namespace {
+
+std::string batch_shape(const Shape& s) {
+    std::string out = "(N";
+    for (auto d : s) out += ", " + std::to_string(d);
+    return out + ")";
+}
+
+struct Analyzer {
+    SpecReport rep;
+    int next_index = 0;
+    bool failed = false;
+    std::int64_t params_so_far = 0;       // layers analysed so far (residual rows excluded)
+    std::int64_t activation_so_far = 0;   // bytes per sample
+    const ModelSpec* spec = nullptr;
+
+    // The first failure becomes the report's error. The message templates start "layer %1 (%2): ",
+    // filled with the layer's path and type, so the whole sentence is one translatable string.
+    void fail(LayerReport& r, MessageText text, std::vector<std::string> args) {
+        args.insert(args.begin(), {r.path, r.type});
+        Message m(text, std::move(args));
+        r.error = m.english();
+        r.message = m;
+        if (!failed) {
+            failed = true;
+            rep.error = r.error;
+            rep.error_message = std::move(m);
+            rep.error_layer = static_cast<int>(&r - rep.layers.data());
+        }
+    }
+    // Plain English (the layer's row gets `msg`, the report "layer P (type): msg").
+    void fail(LayerReport& r, const std::string& msg) {
+        r.error = msg;
+        r.message = Message::plain(msg);
+        if (!failed) {
+            failed = true;
+            rep.error = "layer " + r.path + " (" + r.type + "): " + msg;
+            rep.error_message = Message::plain(rep.error);
+            rep.error_layer = static_cast<int>(&r - rep.layers.data());
+        }
+    }
+
+    // Output size of a window; the operands are bounded (per-sample limit, catalog ranges), so this
+    // cannot overflow.
+    static std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
+        return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+    }
+
+    // Returns the output shape, or empty on error (inference stops).
+    Shape run_seq(const std::vector<LayerSpec>& seq, const std::string& prefix, Shape in, int depth) {
+        for (std::size_t i = 0; i < seq.size(); ++i) {
+            std::string path = prefix.empty() ? std::to_string(i) : prefix + "." + std::to_string(i);
+            in = run_layer(seq[i], path, in, depth);
+            if (in.empty()) return {};
+            // an in-place ReLU keeps nothing of its own (relu_in_place_after)
+            if (i > 0 && seq[i].type == "relu" && relu_in_place_after(seq[i - 1].type))
+                rep.layers.back().activation_bytes_per_sample = 0;
+        }
+        return in;
+    }
+
+    Shape run_layer(const LayerSpec& l, const std::string& path, const Shape& in, int depth) {
+        std::size_t pos = rep.layers.size();
+        rep.layers.push_back({});
+        {
+            LayerReport& r = rep.layers[pos];
+            r.index = next_index++;
+            r.depth = depth;
+            r.path = path;
+            r.type = l.type;
+            r.input_shape = in;
+        }
+        auto A = [&](const char* n) { return static_cast<std::int64_t>(std::llround(layer_attr(l, n))); };
+        auto R = [&]() -> LayerReport& { return rep.layers[pos]; };
+        const std::string& t = l.type;
+        // Limits for specs built in code (the builder, presets) as well as parsed ones: the nesting
+        // and layer count bound the recursion here and in every walk over the spec.
+        if (depth > kMaxResidualDepth) {
+            fail(R(), HR_MSG("spec.depth_limit", "layer %1 (%2): residual blocks nest more than %3 levels deep; "
+                                                 "flatten the structure (see docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxResidualDepth)});
+            return {};
+        }
+        if (rep.layers.size() > static_cast<std::size_t>(kMaxLayers)) {
+            fail(R(), HR_MSG("spec.layer_limit", "layer %1 (%2): the model has more than %3 layers (see "
+                                                 "docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxLayers)});
+            return {};
+        }
+        if (const LayerTypeInfo* info = find_layer_type(t))
+            for (const auto& a : info->attrs) {
+                const double v = layer_attr(l, a.name);
+                if (!(v >= a.min && v <= a.max)) {
+                    char lo[32], hi[32], got[32];
+                    std::snprintf(lo, sizeof lo, "%g", a.min);
+                    std::snprintf(hi, sizeof hi, "%g", a.max);
+                    std::snprintf(got, sizeof got, "%g", v);
+                    fail(R(), HR_MSG("spec.attr_out_of_range", "layer %1 (%2): attribute '%3' must be between %4 and "
+                                                               "%5, got %6"),
+                         {a.name, lo, hi, got});
+                    return {};
+                }
+            }
+        Shape out;
+        std::int64_t params = 0;
+        std::int64_t extra_bytes = 0;  // saved besides the output (per sample)
+        bool output_is_view = false;
+        bool saves_indices = false;  // maxpool2d
+        char label[128];
+        std::snprintf(label, sizeof label, "%s", t.c_str());
+        auto too_many_params = [&] {
+            fail(R(), HR_MSG("spec.layer_params_limit", "layer %1 (%2): has more than %3 parameters (see "
+                                                        "docs/model-spec.md, Limits); make it smaller"),
+                 {std::to_string(kMaxParams)});
+            R().label = label;
+            return Shape{};
+        };
+        if (t == "conv2d") {
+            std::int64_t ci = A("in_channels"), co = A("out_channels"), k = A("kernel_size"), s = A("stride"),
+                         p = A("padding"), d = A("dilation");
+            std::snprintf(label, sizeof label, "conv2d(%lld→%lld, k%lld%s%s)", (long long)ci, (long long)co,
+                          (long long)k, s != 1 ? (", s" + std::to_string(s)).c_str() : "",
+                          p != 0 ? (", p" + std::to_string(p)).c_str() : "");
+            if (in.size() != 3) {
+                fail(R(), HR_MSG("spec.conv_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; conv2d "
+                                                          "needs image-shaped input: remove the Flatten before it or "
+                                                          "use Linear"),
+                     {std::to_string(ci), batch_shape(in)});
+                R().label = label;
+                return {};
+            }
+            if (in[0] != ci) {
+                fail(R(), HR_MSG("spec.conv_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
+                                                       "in_channels to %5"),
+                     {std::to_string(ci), batch_shape(in), std::to_string(in[0])});
+                R().label = label;
+                return {};
+            }
+            std::int64_t ho = pool_out(in[1], k, s, p, d), wo = pool_out(in[2], k, s, p, d);
+            if (ho < 1 || wo < 1) {
+                fail(R(), HR_MSG("spec.conv_kernel_fit", "layer %1 (%2): kernel %3 (dilation %4) does not fit input "
+                                                         "%5; use a smaller kernel, more padding, or fewer pooling "
+                                                         "layers before it"),
+                     {std::to_string(k), std::to_string(d), batch_shape(in)});
+                R().label = label;
+                return {};
+            }
+            out = {co, ho, wo};
+            std::int64_t w = 0, unfolded = 0, positions = 0;
+            if (!checked_mul(co * ci, k * k, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? co : 0, params) ||
+                params > kMaxParams)
+                return too_many_params();
+            // The im2col matrix of one sample (in_channels * k * k rows, one column per output
+            // position) is the largest buffer a convolution needs; it is bounded like any tensor.
+            if (!checked_mul(ho, wo, positions) || !checked_mul(ci * k * k, positions, unfolded) ||
+                unfolded > kMaxSampleElements) {
+                fail(R(), HR_MSG("spec.conv_unfold_limit", "layer %1 (%2): unfolding its input takes in_channels x "
+                                                           "kernel x kernel x output positions = more than %3 elements "
+                                                           "per sample (see docs/model-spec.md, Limits); use a stride, "
+                                                           "fewer channels or a smaller input"),
+                     {std::to_string(kMaxSampleElements)});
+                R().label = label;
+                return {};
+            }
+        } else if (t == "maxpool2d" || t == "avgpool2d") {
+            std::int64_t k = A("kernel_size"), s = A("stride"), p = A("padding");
+            if (s == 0) s = k;
+            std::snprintf(label, sizeof label, "%s(k%lld)", t.c_str(), (long long)k);
+            if (in.size() != 3) {
+                fail(R(), HR_MSG("spec.pool_needs_image", "layer %1 (%2): expects input (N, C, H, W), got %3; pooling "
+                                                          "needs image-shaped input"),
+                     {batch_shape(in)});
+                R().label = label;
+                return {};
+            }
+            if (2 * p > k) {
+                fail(R(), HR_MSG("spec.pool_padding", "layer %1 (%2): padding %3 must be at most half the kernel size %4"),
+                     {std::to_string(p), std::to_string(k)});
+                R().label = label;
+                return {};
+            }
+            std::int64_t ho = pool_out(in[1], k, s, p, 1), wo = pool_out(in[2], k, s, p, 1);
+            if (ho < 1 || wo < 1) {
+                fail(R(), HR_MSG("spec.pool_window_fit", "layer %1 (%2): window %3 is larger than the input %4; use a "
+                                                         "smaller kernel_size or remove a pooling layer before it"),
+                     {std::to_string(k), batch_shape(in)});
+                R().label = label;
+                return {};
+            }
+            out = {in[0], ho, wo};
+            saves_indices = t == "maxpool2d";
+        } else if (t == "linear") {
+            std::int64_t fi = A("in_features"), fo = A("out_features");
+            std::snprintf(label, sizeof label, "linear(%lld→%lld)", (long long)fi, (long long)fo);
+            if (in.size() == 2) {  // a sequence (T, F): the same weights for every token
+                if (in[1] != fi) {
+                    fail(R(), HR_MSG("spec.linear_seq_features", "layer %1 (%2): expects input (N, T, %3), got %4; set "
+                                                                 "in_features to %5"),
+                         {std::to_string(fi), batch_shape(in), std::to_string(in[1])});
+                    R().label = label;
+                    return {};
+                }
+                out = {in[0], fo};
+            } else if (in.size() != 1) {
+                fail(R(), HR_MSG("spec.linear_needs_flat", "layer %1 (%2): expects input (N, %3), got %4; insert a "
+                                                           "Flatten before it (it would give (N, %5))"),
+                     {std::to_string(fi), batch_shape(in), std::to_string(shape_numel(in))});
+                R().label = label;
+                return {};
+            } else if (in[0] != fi) {
+                fail(R(), HR_MSG("spec.linear_features", "layer %1 (%2): expects input (N, %3), got %4; set "
+                                                         "in_features to %5"),
+                     {std::to_string(fi), batch_shape(in), std::to_string(in[0])});
+                R().label = label;
+                return {};
+            } else {
+                out = {fo};
+            }
+            std::int64_t w = 0;
+            if (!checked_mul(fo, fi, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? fo : 0, params) ||
+                params > kMaxParams)
+                return too_many_params();
+        } else if (t == "relu" || t == "tanh" || t == "sigmoid" || t == "gelu" || t == "leaky_relu") {
+            out = in;
+        } else if (t == "dropout") {
+            std::snprintf(label, sizeof label, "dropout(p=%.2g)", layer_attr(l, "p"));
+            out = in;
+            extra_bytes = shape_numel(out);  // u8 mask
+        } else if (t == "flatten") {
+            out = {shape_numel(in)};
+            output_is_view = true;
+        } else if (t == "batchnorm2d") {
+            std::int64_t c = A("num_features");
+            std::snprintf(label, sizeof label, "batchnorm2d(%lld)", (long long)c);
+            if (in.size() != 3 || in[0] != c) {
+                if (in.size() == 3)
+                    fail(R(), HR_MSG("spec.bn_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
+                                                         "num_features to %5"),
+                         {std::to_string(c), batch_shape(in), std::to_string(in[0])});
+                else
+                    fail(R(), HR_MSG("spec.bn_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; "
+                                                            "BatchNorm2d needs image-shaped input"),
+                         {std::to_string(c), batch_shape(in)});
+                R().label = label;
+                return {};
+            }
+            out = in;
+            params = 2 * c;
+        } else if (t == "residual") {
+            std::snprintf(label, sizeof label, "residual(%zu layers%s)", l.body.size(),
+                          l.shortcut.empty() ? "" : ", projection");
+            R().label = label;
+            Shape b = run_seq(l.body, path + ".body", in, depth + 1);
+            if (b.empty()) return {};
+            Shape s = in;
+            if (!l.shortcut.empty()) {
+                s = run_seq(l.shortcut, path + ".shortcut", in, depth + 1);
+                if (s.empty()) return {};
+            }
+            if (b != s) {
+                if (l.shortcut.empty())
+                    fail(rep.layers[pos],
+                         HR_MSG("spec.residual_identity", "layer %1 (%2): body gives %3 but the identity shortcut "
+                                                          "gives %4; they must match to be added: keep channels and "
+                                                          "size equal in the body or add a shortcut projection (1x1 "
+                                                          "conv2d)"),
+                         {batch_shape(b), batch_shape(s)});
+                else
+                    fail(rep.layers[pos],
+                         HR_MSG("spec.residual_shortcut", "layer %1 (%2): body gives %3 but the shortcut gives %4; "
+                                                          "they must match to be added: keep channels and size equal "
+                                                          "in the body and the shortcut"),
+                         {batch_shape(b), batch_shape(s)});
+                return {};
+            }
+            out = b;
+        } else if (TransformerLayerShape tr = analyze_transformer_layer(l, in, path, *spec); tr.handled) {
+            std::snprintf(label, sizeof label, "%s", tr.label.c_str());
+            if (!tr.error.empty()) {
+                fail(R(), tr.error);
+                R().label = label;
+                return {};
+            }
+            out = tr.out;
+            params = tr.params;
+            extra_bytes = tr.saved_bytes;
+        } else {
+            fail(R(), HR_MSG("spec.layer_unknown", "layer %1 (%2): unknown layer type; use one of %3"), {known_layer_types()});
+            return {};
+        }
+        LayerReport& r = rep.layers[pos];
+        r.label = label;
+        // Every layer's output, whatever its type, is bounded per sample, and so are the totals: the
+        // planner multiplies these by the batch (docs/model-spec.md, Limits).
+        std::int64_t elements = 0;
+        if (!shape_numel_checked(out, elements) || elements > kMaxSampleElements) {
+            fail(r, HR_MSG("spec.output_limit", "layer %1 (%2): its output %3 has more than %4 elements per sample "
+                                                "(see docs/model-spec.md, Limits); make it smaller"),
+                 {batch_shape(out), std::to_string(kMaxSampleElements)});
+            return {};
+        }
+        if (saves_indices) extra_bytes = elements * 4;  // i32 indices, one per output element
+        r.output_shape = out;
+        r.params = params;
+        r.activation_bytes_per_sample = (output_is_view ? 0 : elements * 4) + extra_bytes;
+        if (t != "residual") params_so_far += params;  // its children are counted
+        activation_so_far += r.activation_bytes_per_sample;
+        if (params_so_far > kMaxParams) {
+            fail(r, HR_MSG("spec.total_params_limit", "layer %1 (%2): with it the model has more than %3 parameters "
+                                                      "(see docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxParams)});
+            return {};
+        }
+        if (activation_so_far > kMaxActivationBytesPerSample) {
+            fail(r, HR_MSG("spec.activation_limit", "layer %1 (%2): with it the model keeps more than %3 bytes of "
+                                                    "activations per sample (see docs/model-spec.md, Limits)"),
+                 {std::to_string(kMaxActivationBytesPerSample)});
+            return {};
+        }
+        return out;
+    }
+};
+
+}  // namespace
+
+SpecReport analyze_model_spec(const ModelSpec& spec) {
+    Analyzer a;
+    a.spec = &spec;
+    auto model_error = [&](Message m) {
+        a.rep.error = m.english();
+        a.rep.error_message = std::move(m);
+        return a.rep;
+    };
+    if (spec.layers.empty())
+        return model_error(HR_MSG("spec.no_layers_analysis", "the model has no layers; add some (or start from a preset)"));
+    // The input and the class count are checked here too: specs built in code skip the parser.
+    std::int64_t in_elements = 0;
+    bool input_ok = !spec.input_shape.empty() && spec.input_shape.size() <= 3 &&
+                    shape_numel_checked(spec.input_shape, in_elements) && in_elements <= kMaxSampleElements;
+    for (auto d : spec.input_shape) input_ok = input_ok && d >= 1;
+    if (!input_ok)
+        return model_error(Message(HR_MSG("spec.input_invalid", "the model's input %1 must have 1 to 3 positive "
+                                                                "dimensions and at most %2 elements per sample"),
+                                   {shape_str(spec.input_shape), std::to_string(kMaxSampleElements)}));
+    if (spec.num_classes < 2 || spec.num_classes > kMaxClasses)
+        return model_error(Message(HR_MSG("spec.classes_invalid", "the model has %1 classes; it needs 2 to %2"),
+                                   {std::to_string(spec.num_classes), std::to_string(kMaxClasses)}));
+    Shape out = a.run_seq(spec.layers, "", spec.input_shape, 0);
+    const bool tokens = is_token_model(spec);
+    auto last_layer_error = [&](Message m) {
+        a.rep.error = m.english();
+        a.rep.error_message = std::move(m);
+        a.rep.error_layer = static_cast<int>(a.rep.layers.size()) - 1;
+        a.rep.layers.back().error = a.rep.error;
+        a.rep.layers.back().message = a.rep.error_message;
+    };
+    const std::string k = std::to_string(spec.num_classes);
+    if (!a.failed && tokens) {
+        // a language model: logits (T, V) per sample, a cross-entropy per token
+        if (out.size() != 2 || out[0] != spec.input_shape[0]) {
+            last_layer_error(Message(HR_MSG("spec.lm_end_shape", "the model ends with shape %1 but a language model "
+                                                                 "must end with (N, T, %2) logits; end with an lm_head"),
+                                     {batch_shape(out), k}));
+        } else if (out[1] != spec.num_classes) {
+            last_layer_error(Message(HR_MSG("spec.lm_end_vocab", "the model ends with %1 scores per token but "
+                                                                 "\"num_classes\" (the vocabulary) is %2; set "
+                                                                 "num_classes to %1"),
+                                     {std::to_string(out[1]), k}));
+        } else if (spec.loss.type != "cross_entropy" || spec.loss.label_smoothing != 0) {
+            last_layer_error(Message(HR_MSG("spec.lm_loss", "a language model trains with a plain per-token "
+                                                            "cross-entropy; set the loss to cross_entropy with "
+                                                            "label_smoothing 0")));
+        } else {
+            a.rep.ok = true;
+            a.rep.output_shape = out;
+        }
+    } else if (!a.failed) {
+        if (out.size() != 1) {
+            last_layer_error(Message(HR_MSG("spec.end_shape", "the model ends with shape %1 but the loss needs (N, "
+                                                              "%2); end with Flatten and Linear(…, %2)"),
+                                     {batch_shape(out), k}));
+        } else if (out[0] != spec.num_classes) {
+            last_layer_error(Message(HR_MSG("spec.end_classes", "the model ends with %1 outputs but the data has %2 "
+                                                                "classes; set the last layer's out_features to %2"),
+                                     {std::to_string(out[0]), k}));
+        } else {
+            a.rep.ok = true;
+            a.rep.output_shape = out;
+        }
+    }
+    // Bounded by the limits checked per layer, so these sums cannot overflow.
+    for (const auto& r : a.rep.layers) {
+        if (r.type == "residual") continue;  // its children are counted
+        a.rep.total_params += r.params;
+    }
+    for (const auto& r : a.rep.layers) a.rep.activation_bytes_per_sample += r.activation_bytes_per_sample;
+    return a.rep;
+}
+
+SpecReport validate_model_spec(const ModelSpec& spec) {
+    SpecReport r = analyze_model_spec(spec);
+    if (!r.ok) throw InputError(r.error_message);
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// checkpoint blocks
+
+bool relu_in_place_after(const std::string& t) {
+    return t == "conv2d" || t == "linear" || t == "batchnorm2d" || t == "maxpool2d" || t == "avgpool2d" ||
+           t == "dropout" || t == "residual";
+}
+
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
+    std::vector<CheckpointBlock> blocks;
+    SpecReport rep = analyze_model_spec(spec);
+    const int n = static_cast<int>(spec.layers.size());
+    // Labels of the top-level layers, found in one pass (a search per block was quadratic).
+    std::vector<std::string> top_labels(spec.layers.size());
+    for (const auto& r : rep.layers)
+        if (r.depth == 0 && !r.label.empty() && r.path.find('.') == std::string::npos) {
+            const std::size_t i = std::stoul(r.path);
+            if (i < top_labels.size()) top_labels[i] = r.label;
+        }
+    auto top_label = [&](int i) { return top_labels[i].empty() ? spec.layers[i].type : top_labels[i]; };
+    for (int i = 0; i < n; ++i) {
+        const std::string& t = spec.layers[i].type;
+        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" ||
+                            t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" ||
+                            t == "lm_head";
+        if (blocks.empty() || starts) {
+            blocks.push_back({i, i, ""});
+        } else {
+            blocks.back().last = i;
+        }
+    }
+    for (auto& b : blocks) {
+        b.label = b.first == b.last ? std::to_string(b.first) : std::to_string(b.first) + "-" + std::to_string(b.last);
+        b.label += " " + top_label(b.first);
+        if (b.last > b.first) b.label += " …";
+    }
+    return blocks;
+}
+
+}  // namespace hr

@@ -1,0 +1,156 @@
+// The preset models (image classifiers and language models) and their descriptions.
+#include "nn/model_spec.h"
+
+#include <cstdint>
+
+#include "base/error.h"
+#include "nn/transformer_spec.h"
+
+namespace hr {
+
+using json = nlohmann::json;
+using AK = AttrInfo::Kind;
+
+// ---------------------------------------------------------------------------------------------------
+// presets
+
+namespace {
+LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, json>> attrs = {}) {
+    LayerSpec l = default_layer(type);
+    for (auto& [k, v] : attrs) l.attrs[k] = v;
+    return l;
+}
+LayerSpec conv(int ci, int co, int k, int s = 1, int p = 0, bool bias = true) {
+    return L("conv2d", {{"in_channels", ci}, {"out_channels", co}, {"kernel_size", k}, {"stride", s}, {"padding", p},
+                        {"bias", bias}});
+}
+LayerSpec linear(int fi, int fo) { return L("linear", {{"in_features", fi}, {"out_features", fo}}); }
+LayerSpec bn(int c) { return L("batchnorm2d", {{"num_features", c}}); }
+LayerSpec pool(const char* t, int k, int s = 0) { return L(t, {{"kernel_size", k}, {"stride", s}}); }
+LayerSpec residual(std::vector<LayerSpec> body, std::vector<LayerSpec> shortcut = {}) {
+    LayerSpec l = default_layer("residual");
+    l.body = std::move(body);
+    l.shortcut = std::move(shortcut);
+    return l;
+}
+}  // namespace
+
+std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini", "vit-tiny"}; }
+
+std::vector<std::string> language_model_preset_names() {
+    return {"gpt-tiny", "gpt-char", "gpt2-124m", "gpt2-350m", "gpt2-774m", "gpt2-1.5b"};
+}
+
+namespace {
+// nanoGPT's GPT: wte, wpe, dropout (when p > 0), n_layer blocks, ln_f, a head tied to wte
+ModelSpec gpt_spec(const std::string& name, int layers, int heads, int dim, int seq, int vocab, double dropout) {
+    ModelSpec s;
+    s.name = name;
+    s.input_shape = {seq};
+    s.num_classes = vocab;
+    s.layers.push_back(L("token_embedding", {{"vocab_size", vocab}, {"dim", dim}}));
+    s.layers.push_back(L("position_embedding", {{"max_positions", seq}, {"dim", dim}}));
+    if (dropout > 0) s.layers.push_back(L("dropout", {{"p", dropout}}));  // nanoGPT's drop (a copy when p = 0)
+    for (int i = 0; i < layers; ++i)
+        s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", heads}, {"dropout", dropout}}));
+    s.layers.push_back(L("layernorm", {{"dim", dim}}));
+    s.layers.push_back(L("lm_head", {{"dim", dim}, {"vocab_size", vocab}, {"tied", true}}));
+    return s;
+}
+}  // namespace
+
+std::string preset_description(const std::string& name) {
+    if (name == "seed-cnn") return "two conv layers and two linear layers (PyTorch's MNIST example), 21,840 parameters";
+    if (name == "mlp") return "multilayer perceptron 784-256-128-10";
+    if (name == "lenet5") return "LeNet-5: conv 6@5x5 (pad 2), avgpool, conv 16@5x5, avgpool, 120-84-10 with tanh";
+    if (name == "resnet-mini") return "three residual stages with BatchNorm (16, 32, 64 channels), global average pooling";
+    if (name == "vit-tiny") return "vision transformer: 4x4 patches, class token, 4 blocks of width 64 with 4 heads";
+    if (name == "gpt-tiny") return "GPT with 2 blocks of width 128, 4 heads, 128 tokens of context, byte vocabulary";
+    if (name == "gpt-char") return "nanoGPT's character model: 6 blocks of width 384, 6 heads, 256 tokens of context";
+    if (name == "gpt2-124m") return "GPT-2 small: 12 blocks of width 768, 12 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-350m") return "GPT-2 medium: 24 blocks of width 1024, 16 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-774m") return "GPT-2 large: 36 blocks of width 1280, 20 heads, 1024 tokens, vocabulary 50304";
+    if (name == "gpt2-1.5b") return "GPT-2 XL: 48 blocks of width 1600, 25 heads, 1024 tokens, vocabulary 50304";
+    return "";
+}
+
+ModelSpec preset_model(const std::string& name, const Shape& input_shape, int num_classes) {
+    // language models: their own input (a sequence) and classes (the vocabulary)
+    if (name == "gpt-tiny") return gpt_spec(name, 2, 4, 128, 128, 256, 0.0);
+    if (name == "gpt-char") return gpt_spec(name, 6, 6, 384, 256, 256, 0.2);
+    if (name == "gpt2-124m") return gpt_spec(name, 12, 12, 768, 1024, 50304, 0.0);
+    if (name == "gpt2-350m") return gpt_spec(name, 24, 16, 1024, 1024, 50304, 0.0);
+    if (name == "gpt2-774m") return gpt_spec(name, 36, 20, 1280, 1024, 50304, 0.0);
+    if (name == "gpt2-1.5b") return gpt_spec(name, 48, 25, 1600, 1024, 50304, 0.0);
+    ModelSpec s;
+    s.name = name;
+    s.input_shape = input_shape;
+    s.num_classes = num_classes;
+    if (input_shape.size() != 3)
+        throw InputError("preset '" + name + "' needs image input (C, H, W), got " + shape_str(input_shape));
+    const int c = static_cast<int>(input_shape[0]);
+    const int h = static_cast<int>(input_shape[1]);
+    const int w = static_cast<int>(input_shape[2]);
+    if (name == "seed-cnn") {
+        // Conv2d(1,10,5) -> MaxPool2d(2) -> ReLU -> Conv2d(10,20,5) -> MaxPool2d(2) -> ReLU -> Flatten ->
+        // Linear(320,50) -> ReLU -> Linear(50,10)   (for 28x28 input; 320 = 20*4*4)
+        int h2 = ((h - 4) / 2 - 4) / 2, w2 = ((w - 4) / 2 - 4) / 2;
+        s.layers = {conv(c, 10, 5), pool("maxpool2d", 2), L("relu"), conv(10, 20, 5), pool("maxpool2d", 2), L("relu"),
+                    L("flatten"), linear(20 * h2 * w2, 50), L("relu"), linear(50, num_classes)};
+    } else if (name == "mlp") {
+        int f = c * h * w;
+        s.layers = {L("flatten"), linear(f, 256), L("relu"), linear(256, 128), L("relu"), linear(128, num_classes)};
+    } else if (name == "lenet5") {
+        // 28x28: pad 2 keeps 28 -> pool 14 -> conv 10 -> pool 5 -> 16*5*5 = 400
+        int pad = h == 28 ? 2 : 0;
+        int h1 = (h + 2 * pad - 4) / 2, w1 = (w + 2 * pad - 4) / 2;
+        int h2 = (h1 - 4) / 2, w2 = (w1 - 4) / 2;
+        s.layers = {conv(c, 6, 5, 1, pad), L("tanh"), pool("avgpool2d", 2), conv(6, 16, 5), L("tanh"),
+                    pool("avgpool2d", 2), L("flatten"), linear(16 * h2 * w2, 120), L("tanh"), linear(120, 84),
+                    L("tanh"), linear(84, num_classes)};
+    } else if (name == "resnet-mini") {
+        // stem conv3x3(16) + BN + ReLU; stage 1: block(16); stage 2: block(32, stride 2, 1x1 projection);
+        // stage 3: block(64, stride 2, projection); global average pooling; Linear(64, classes).
+        auto block = [](int ci, int co, int stride) {
+            std::vector<LayerSpec> body = {conv(ci, co, 3, stride, 1, false), bn(co), L("relu"),
+                                           conv(co, co, 3, 1, 1, false), bn(co)};
+            std::vector<LayerSpec> sc;
+            if (stride != 1 || ci != co) sc = {conv(ci, co, 1, stride, 0, false), bn(co)};
+            return residual(std::move(body), std::move(sc));
+        };
+        int hs = h, ws = w;
+        for (int i = 0; i < 2; ++i) {
+            hs = (hs + 2 - 3) / 2 + 1;
+            ws = (ws + 2 - 3) / 2 + 1;
+        }
+        if (hs != ws) throw InputError("preset 'resnet-mini' needs square input, got " + shape_str(input_shape));
+        s.layers = {conv(c, 16, 3, 1, 1, false), bn(16), L("relu"),
+                    block(16, 16, 1), L("relu"),
+                    block(16, 32, 2), L("relu"),
+                    block(32, 64, 2), L("relu"),
+                    pool("avgpool2d", hs, hs), L("flatten"), linear(64, num_classes)};
+    } else if (name == "vit-tiny") {
+        // ViT (Dosovitskiy et al.) at Fashion-MNIST scale: 4x4 patches of 28x28 give 49 tokens + the class token
+        const int p = 4, dim = 64;
+        if (h % p != 0 || w % p != 0)
+            throw InputError("preset 'vit-tiny' needs image sides divisible by 4, got " + shape_str(input_shape));
+        const int tokens = (h / p) * (w / p) + 1;
+        s.layers = {L("patch_embedding", {{"in_channels", c}, {"dim", dim}, {"patch_size", p}}),
+                    L("class_token", {{"dim", dim}}),
+                    L("position_embedding", {{"max_positions", tokens}, {"dim", dim}})};
+        for (int i = 0; i < 4; ++i)
+            s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", 4}, {"hidden", 2 * dim}, {"causal", false},
+                                                       {"gelu_tanh", false}}));
+        s.layers.push_back(L("layernorm", {{"dim", dim}}));
+        s.layers.push_back(L("class_token_pool"));
+        s.layers.push_back(linear(dim, num_classes));
+    } else {
+        std::string names;
+        for (auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+        for (auto& n : language_model_preset_names()) names += ", " + n;
+        throw InputError("unknown preset '" + name + "'; use one of " + names);
+    }
+    return s;
+}
+
+}  // namespace hr
