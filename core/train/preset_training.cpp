@@ -2,6 +2,8 @@
 
 #include "train/config.h"
 
+#include <algorithm>
+
 namespace hr {
 
 namespace {
@@ -25,11 +27,13 @@ PresetTraining language_model(double lr, double min_lr, std::int64_t batch, std:
     t.schedule.min_lr = min_lr;  // a tenth of lr, written out (the window's fields hold 6 decimals)
     t.batch = batch;
     t.steps = steps;
-    t.eval_every = steps / 4;
+    t.eval_every = preset_eval_interval(steps);
     return t;
 }
 
 }  // namespace
+
+std::int64_t preset_eval_interval(std::int64_t steps) { return steps > 0 ? std::max<std::int64_t>(1, steps / 4) : 0; }
 
 PresetTraining preset_training(const std::string& preset) {
     // Measured on 2 CPU cores (docs/transformers.md, "Presets train with their defaults"): gpt-tiny 1,000

@@ -27,8 +27,13 @@ struct PresetTraining {
     LrSchedule schedule;          // warm-up and decay
     std::int64_t batch = 0;       // sequences per step
     std::int64_t steps = 0;       // the run's length in steps (epochs do not apply)
-    std::int64_t eval_every = 0;  // validation loss every N steps
+    std::int64_t eval_every = 0;  // validation loss every N steps: preset_eval_interval(steps)
 };
+
+// A preset's evaluations follow the run's length: four a run, so the validation loss costs the same share
+// of a run of any length (a run of `steps` steps evaluates every steps / 4; 0 for a run measured in epochs:
+// at the end of each). The front ends apply it again when the steps are changed and the interval is not.
+std::int64_t preset_eval_interval(std::int64_t steps);
 
 // The defaults of a run of `preset` (its model not included: the front ends build it): TrainConfig's
 // own, except SGD momentum 0.9 (plain SGD at lr 0.01 learns seed-cnn too slowly for one epoch) and device

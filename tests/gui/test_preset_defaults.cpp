@@ -129,10 +129,17 @@ private slots:
         QCOMPARE(c.optimizer.weight_decay, 0.01);
         // the preset's own optimizer named again keeps its settings
         QCOMPARE(parse({"--preset", "gpt-tiny", "--optimizer", "adamw"}).config.optimizer.lr, d.optimizer.lr);
-        // epochs instead of the preset's steps
+        // epochs instead of the preset's steps (evaluated at the end of each)
         c = parse({"--preset", "gpt-tiny", "--epochs", "2"}).config;
         QCOMPARE(c.epochs, 2);
         QCOMPARE(c.steps, std::int64_t(0));
+        QCOMPARE(c.eval_every, std::int64_t(0));
+        // the evaluations follow the steps given: four a run, unless --eval-every is given too
+        QCOMPARE(d.eval_every, d.steps / 4);
+        QCOMPARE(parse({"--preset", "gpt-tiny", "--steps", "400"}).config.eval_every, std::int64_t(100));
+        QCOMPARE(parse({"--preset", "gpt-tiny", "--steps", "3"}).config.eval_every, std::int64_t(1));
+        QCOMPARE(parse({"--preset", "gpt-tiny", "--steps", "400", "--eval-every", "7"}).config.eval_every, std::int64_t(7));
+        QCOMPARE(parse({"--preset", "gpt-tiny", "--eval-every", "9"}).config.eval_every, std::int64_t(9));
         c = parse({"--preset", "gpt-char", "--data", "text:/tmp/x.txt", "--tokenizer", "byte"}).config;
         QCOMPARE(c.data, std::string("text:/tmp/x.txt"));
         QCOMPARE(c.tokenizer, std::string("byte"));
