@@ -1,0 +1,717 @@
+// ReportWriter: the document, from the template (templates/) and the run's data, for HTML and for the PDF.
+#include "report/report_writer.h"
+
+#include <QApplication>
+#include <QBuffer>
+#include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLocale>
+#include <QSet>
+#include <QPageLayout>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSysInfo>
+#include <QAbstractTextDocumentLayout>
+#include <QFontMetricsF>
+#include <QTextBlock>
+#include <QTextDocument>
+#include <QUrl>
+
+#include <qcustomplot.h>
+
+#include <kainjow/mustache.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "base/error.h"
+#include "charts/ChartStyle.h"
+#include "charts/PlanBarChart.h"
+#include "i18n/CoreText.h"
+#include "nn/model_spec.h"
+#include "report/report_writer_detail.h"
+
+namespace hrapp {
+
+using namespace report_detail;
+
+// ---- the template's data ------------------------------------------------------------------------
+namespace {
+
+namespace mu = kainjow::mustache;
+
+std::string S(const QString& s) { return s.toStdString(); }
+
+QString percentText(double fraction, int decimals = 1) {
+    if (!std::isfinite(fraction)) return QStringLiteral("—");
+    return ReportWriter::tr("%1 %").arg(QLocale().toString(100.0 * fraction, 'f', decimals));
+}
+
+QString countText(qint64 n) { return QLocale().toString(n); }
+
+// A block of the report that stays on one page: a heading (the section's, in its first unit), and
+// paragraphs, notes, a key/value table, a grid or a chart.
+struct Unit {
+    QString headingId, heading, subheading;
+    QStringList paragraphs, notes;
+    QVector<QPair<QString, QString>> keyValues;
+    struct Cell {
+        QString text;
+        bool num = false;
+        bool strong = false;
+    };
+    QVector<Cell> header;
+    QVector<QVector<Cell>> rows;
+    QString chartSrc, chartAlt;
+    int chartWidth = 0;
+
+    bool empty() const {
+        return heading.isEmpty() && subheading.isEmpty() && paragraphs.isEmpty() && notes.isEmpty() &&
+               keyValues.isEmpty() && rows.isEmpty() && chartSrc.isEmpty();
+    }
+};
+
+mu::data texts(const QStringList& list) {
+    mu::list l;
+    for (const QString& t : list) l.push_back(mu::object{{"text", S(t)}});
+    return l;
+}
+
+mu::data unitData(const Unit& u) {
+    mu::object o;
+    o["heading"] = u.heading.isEmpty() ? mu::data(false)
+                                       : mu::data(mu::object{{"id", S(u.headingId)}, {"title", S(u.heading)}});
+    o["subheading"] = u.subheading.isEmpty() ? mu::data(false) : mu::data(mu::object{{"title", S(u.subheading)}});
+    o["paragraphs"] = texts(u.paragraphs);
+    o["notes"] = texts(u.notes);
+    if (u.keyValues.isEmpty()) {
+        o["keyValues"] = mu::data(false);
+    } else {
+        mu::list rows;
+        for (const auto& [k, v] : u.keyValues) rows.push_back(mu::object{{"label", S(k)}, {"value", S(v)}});
+        o["keyValues"] = mu::object{{"rows", rows}};
+    }
+    if (u.rows.isEmpty()) {
+        o["grid"] = mu::data(false);
+    } else {
+        auto cell = [](const Unit::Cell& c) {
+            return mu::object{{"text", S(c.text)}, {"num", mu::data(c.num)}, {"strong", mu::data(c.strong)}};
+        };
+        mu::list header, rows;
+        for (const auto& c : u.header) header.push_back(cell(c));
+        for (const auto& r : u.rows) {
+            mu::list cells;
+            for (const auto& c : r) cells.push_back(cell(c));
+            rows.push_back(mu::object{{"cells", cells}});
+        }
+        o["grid"] = mu::object{{"header", header}, {"rows", rows}};
+    }
+    o["chart"] = u.chartSrc.isEmpty() ? mu::data(false)
+                                      : mu::data(mu::object{{"src", S(u.chartSrc)},
+                                                            {"alt", S(u.chartAlt)},
+                                                            {"width", S(QString::number(u.chartWidth))}});
+    return o;
+}
+
+QString templateText() {
+    QFile f(QStringLiteral(":/report/report.html"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QString::fromUtf8(f.readAll());
+}
+
+QString datasetName(const QString& spec) {
+    if (spec == QLatin1String("fashion-mnist")) return QStringLiteral("Fashion-MNIST");
+    if (spec == QLatin1String("mnist")) return QStringLiteral("MNIST");
+    if (spec == QLatin1String("synthetic")) return ReportWriter::tr("synthetic images (generated)");
+    if (spec.startsWith(QLatin1String("idx:"))) return ReportWriter::tr("IDX files in %1").arg(spec.mid(4));
+    return spec;
+}
+
+QString phaseText(const QString& phase) {
+    if (phase == QLatin1String("setup")) return ReportWriter::tr("setup, before the first step");
+    if (phase == QLatin1String("forward")) return ReportWriter::tr("the forward pass");
+    if (phase == QLatin1String("backward")) return ReportWriter::tr("the backward pass");
+    if (phase == QLatin1String("optimizer")) return ReportWriter::tr("the optimizer update");
+    if (phase == QLatin1String("evaluation") || phase == QLatin1String("eval")) return ReportWriter::tr("evaluation");
+    return phase;
+}
+
+QString optimizerName(const QString& kind) {
+    if (kind == QLatin1String("sgd")) return QStringLiteral("SGD");
+    if (kind == QLatin1String("adam")) return QStringLiteral("Adam");
+    if (kind == QLatin1String("adamw")) return QStringLiteral("AdamW");
+    return kind;
+}
+
+}  // namespace
+
+QString ReportWriter::document(Target target) const {
+    const RunInfo& run = m_data.run;
+    const QJsonObject& cfg = run.config;
+    const QJsonObject& fm = run.finalMetrics;
+    const QVector<ReportChart> allCharts = charts();
+    const int chartWidth = target == Target::Html ? 900 : 640;
+    auto chartSrc = [&](const QString& id, QString* alt) -> QString {
+        for (const auto& c : allCharts)
+            if (c.id == id) {
+                *alt = c.title;
+                if (target == Target::Pdf) return QStringLiteral("chart:") + id;
+                return QStringLiteral("data:image/png;base64,") + QString::fromLatin1(pngBytes(renderChart(c)).toBase64());
+            }
+        return {};
+    };
+    auto chartUnit = [&](const QString& id) {
+        Unit u;
+        u.chartSrc = chartSrc(id, &u.chartAlt);
+        u.chartWidth = chartWidth;
+        return u;
+    };
+    const QString statusText = run.status == QLatin1String("finished") ? tr("finished")
+                               : run.status == QLatin1String("failed") ? tr("failed")
+                               : run.status == QLatin1String("stopped") ? tr("stopped")
+                                                                         : tr("running");
+    QString specError;
+    const auto spec = analyzeSpec(run.spec, &specError);
+    const qint64 params = fm.value(QStringLiteral("param_count")).toInteger(spec ? qint64(spec->total_params) : -1);
+    const ReportEnergy en = energy();
+
+    mu::data d;
+    d.set("html", target == Target::Html);
+    d.set("lang", S(QLocale().bcp47Name()));
+    d.set("title", S(tr("Run report: %1").arg(run.name)));
+    {
+        QStringList sub;
+        sub << statusText;
+        sub << (params > 0 ? tr("%1 (%2 parameters) on %3").arg(run.modelName, countText(params), datasetName(run.data))
+                           : tr("%1 on %2").arg(run.modelName, datasetName(run.data)));
+        if (!run.device.isEmpty()) sub << run.device;
+        sub << QLocale().toString(run.created.toLocalTime(), QLocale::ShortFormat);
+        d.set("subtitle", S(sub.join(QStringLiteral(" · "))));
+    }
+    if (!run.error.isEmpty())
+        d.set("error", mu::object{{"label", S(tr("Error"))}, {"text", S(run.error)}});
+    else
+        d.set("error", false);
+
+    // ---- the outcome, on the first page
+    d.set("outcomeTitle", S(tr("Outcome")));
+    struct Figure {
+        QString label, value, detail;
+    };
+    QVector<Figure> figures;
+    {
+        double acc = fm.value(QStringLiteral("test_accuracy")).toDouble(qQNaN());
+        double loss = fm.value(QStringLiteral("test_loss")).toDouble(qQNaN());
+        if (!std::isfinite(acc) && !m_data.epochs.isEmpty()) acc = m_data.epochs.last().testAccuracy;
+        if (!std::isfinite(loss) && !m_data.epochs.isEmpty()) loss = m_data.epochs.last().testLoss;
+        const int epochsDone = int(fm.value(QStringLiteral("epochs_completed")).toInteger(m_data.epochs.size()));
+        const QString after = epochsDone > 0 ? tr("after epoch %1").arg(epochsDone) : tr("at the end of the run");
+        figures.push_back({tr("Test accuracy"), percentText(acc), std::isfinite(acc) ? after : tr("not evaluated")});
+        figures.push_back({tr("Test loss"), numText(loss, 4), std::isfinite(loss) ? after : tr("not evaluated")});
+        double ips = fm.value(QStringLiteral("images_per_second")).toDouble(qQNaN());
+        double stepSum = 0;
+        int stepN = 0;
+        for (const auto& st : m_data.steps)
+            if (std::isfinite(st.stepSeconds) && st.stepSeconds > 0) stepSum += st.stepSeconds, ++stepN;
+        figures.push_back({tr("Throughput"), std::isfinite(ips) && ips > 0 ? tr("%1 images/s").arg(numText(ips, 3)) : QStringLiteral("—"),
+                           stepN ? tr("mean step %1 ms").arg(numText(1000.0 * stepSum / stepN, 3)) : QString()});
+        const double wall = run.finished.isValid() ? run.created.msecsTo(run.finished) / 1000.0 : qQNaN();
+        const double trainSeconds = fm.value(QStringLiteral("seconds")).toDouble(qQNaN());
+        figures.push_back({tr("Wall time"), secondsText(std::isfinite(wall) ? wall : trainSeconds),
+                           std::isfinite(trainSeconds) ? tr("%1 in the trainer").arg(secondsText(trainSeconds))
+                                                       : QString()});
+        // peak memory against what the device had
+        const qint64 peak = fm.value(QStringLiteral("peak_bytes")).toInteger(-1);
+        const qint64 limit = cfg.value(QStringLiteral("memory_limit")).toInteger(0);
+        qint64 capacity = 0;
+        for (const auto& m : m_data.memorySamples) capacity = qMax(capacity, m.deviceCapacity);
+        if (capacity <= 0)
+            for (const auto& t : m_data.telemetry) capacity = qMax(capacity, t.gpu >= 0 ? t.gpuMemoryTotal : qint64(-1));
+        const bool onCpu = run.device.startsWith(QLatin1String("cpu"));
+        if (capacity <= 0 && onCpu)
+            for (const auto& t : m_data.telemetry) capacity = qMax(capacity, t.ramTotal);
+        QString peakDetail;
+        if (peak >= 0 && limit > 0)
+            peakDetail = tr("%1 of the memory limit of %2").arg(percentText(double(peak) / double(limit)), bytesText(limit));
+        else if (peak >= 0 && capacity > 0)
+            peakDetail = tr("%1 of the device's %2").arg(percentText(double(peak) / double(capacity), 2), bytesText(capacity));
+        else if (peak >= 0)
+            peakDetail = tr("device capacity not recorded");
+        figures.push_back({tr("Peak memory"), bytesText(peak), peakDetail});
+        // predicted against measured
+        qint64 predicted = 0;
+        bool anyPred = false;
+        for (const auto& r : m_data.memory)
+            if (r.predicted >= 0) predicted += r.predicted, anyPred = true;
+        QString predValue = QStringLiteral("—"), predDetail = tr("no prediction recorded");
+        if (anyPred) {
+            predValue = bytesText(predicted);
+            if (peak > 0) {
+                const qint64 diff = peak - predicted;
+                predDetail = diff == 0 ? tr("measured %1: equal to the byte").arg(bytesText(peak))
+                                       : tr("measured %1 (%2%3)")
+                                             .arg(bytesText(peak), diff > 0 ? QStringLiteral("+") : QStringLiteral("−"),
+                                                  percentText(std::abs(double(diff)) / double(predicted), 2));
+            }
+        }
+        figures.push_back({tr("Predicted peak"), predValue, predDetail});
+        if (en.available)
+            figures.push_back({tr("Energy"), tr("%1 J").arg(numText(en.joules, 5)),
+                               std::isfinite(en.joulesPerSample)
+                                   ? tr("%1 Wh, %2 J per sample").arg(numText(en.joules / 3600.0, 3), numText(en.joulesPerSample, 3))
+                                   : tr("%1 Wh").arg(numText(en.joules / 3600.0, 3))});
+        else
+            figures.push_back({tr("Energy"), QStringLiteral("—"), tr("not measured (no NVML figures)")});
+        const qint64 steps = fm.value(QStringLiteral("steps")).toInteger(m_data.steps.isEmpty() ? 0 : m_data.steps.last().step);
+        figures.push_back({tr("Optimizer steps"), countText(steps),
+                           tr("%1 samples, batch %2").arg(countText(samplesTrained()))
+                               .arg(cfg.value(QStringLiteral("batch")).toInteger(0))});
+    }
+    {
+        mu::list rows;
+        for (int i = 0; i < figures.size(); i += 4) {
+            mu::list cells;
+            for (int k = i; k < qMin(i + 4, int(figures.size())); ++k)
+                cells.push_back(mu::object{{"label", S(figures[k].label)},
+                                           {"value", S(figures[k].value)},
+                                           {"detail", S(figures[k].detail.isEmpty() ? QStringLiteral(" ") : figures[k].detail)}});
+            rows.push_back(mu::object{{"figures", cells}});
+        }
+        d.set("figureRows", rows);
+        QString alt;
+        const QString src = chartSrc(QStringLiteral("loss"), &alt);
+        if (src.isEmpty())
+            d.set("lossChart", false);
+        else
+            d.set("lossChart", mu::object{{"src", S(src)}, {"alt", S(alt)}, {"width", S(QString::number(chartWidth))}});
+        QStringList notes;
+        if (src.isEmpty()) notes << tr("No training steps were recorded.");
+        d.set("outcomeNotes", texts(notes));
+    }
+
+    // ---- details, one section each
+    mu::list sections;
+    auto addSection = [&](const QString& id, const QString& title, QVector<Unit> units) {
+        units.erase(std::remove_if(units.begin(), units.end(), [](const Unit& u) { return u.empty(); }), units.end());
+        if (units.isEmpty()) units.push_back(Unit{});
+        units.front().headingId = id;
+        units.front().heading = title;
+        mu::list l;
+        for (const Unit& u : units) l.push_back(unitData(u));
+        sections.push_back(mu::object{{"units", l}});
+    };
+
+    // training curves and epochs
+    {
+        QVector<Unit> units;
+        Unit first = chartUnit(QStringLiteral("accuracy"));
+        if (allCharts.isEmpty() || (m_data.steps.isEmpty() && m_data.epochs.isEmpty()))
+            first.notes << tr("No training steps were recorded.");
+        else
+            first.paragraphs << tr("The loss curve is on the first page.");
+        units << first << chartUnit(QStringLiteral("throughput"));
+        if (!m_data.epochs.isEmpty()) {
+            Unit t;
+            t.subheading = tr("Per epoch");
+            for (const QString& col : {tr("Epoch"), tr("Train loss"), tr("Train accuracy"), tr("Test loss"),
+                                       tr("Test accuracy"), tr("Time"), tr("Images/s")})
+                t.header.push_back({col, false, false});
+            for (int k = 1; k < t.header.size(); ++k) t.header[k].num = true;
+            for (const auto& e : m_data.epochs)
+                t.rows.push_back({{QString::number(e.epoch), false, false},
+                                  {numText(e.trainLoss), true, false},
+                                  {percentText(e.trainAccuracy), true, false},
+                                  {numText(e.testLoss), true, false},
+                                  {percentText(e.testAccuracy), true, false},
+                                  {secondsText(e.seconds), true, false},
+                                  {numText(e.imagesPerSecond), true, false}});
+            units << t;
+        }
+        addSection(QStringLiteral("training"), tr("Loss, accuracy and throughput"), units);
+    }
+
+    // memory
+    {
+        QVector<Unit> units;
+        Unit t;
+        if (m_data.memory.isEmpty()) {
+            t.notes << tr("No memory figures were recorded for this run.");
+        } else {
+            bool anyPred = false;
+            for (const auto& r : m_data.memory) anyPred = anyPred || r.predicted >= 0;
+            t.paragraphs << tr("The planner's prediction at the start against the memory ledger's measurement: each "
+                               "category's own peak, and its share when all of them together peaked.");
+            if (!anyPred)
+                t.notes << tr("Prediction not available: the run was started without a memory plan; measured "
+                              "figures are shown alone.");
+            for (const QString& col : {tr("Category"), tr("Predicted"), tr("Measured peak"), tr("At total peak"),
+                                       tr("Measured − predicted")})
+                t.header.push_back({col, col != tr("Category"), false});
+            qint64 tp = 0, tm = 0, ta = 0;
+            for (const auto& r : m_data.memory) {
+                if (r.predicted <= 0 && r.peak <= 0 && r.atPeak <= 0) continue;  // an unused category
+                const QString diff = r.predicted >= 0 && r.peak >= 0
+                                         ? (r.peak == r.predicted ? QStringLiteral("0")
+                                            : r.peak > r.predicted ? QStringLiteral("+") + bytesText(r.peak - r.predicted)
+                                                                   : QStringLiteral("−") + bytesText(r.predicted - r.peak))
+                                         : QStringLiteral("—");
+                QString name = r.category;
+                try {
+                    name = hrw::PlanBarChart::categoryName(hr::category_from_name(r.category.toStdString()));
+                } catch (const std::exception&) {
+                }
+                t.rows.push_back({{name, false, false},
+                                  {bytesText(r.predicted), true, false},
+                                  {bytesText(r.peak), true, false},
+                                  {bytesText(r.atPeak), true, false},
+                                  {diff, true, false}});
+                tp += qMax<qint64>(0, r.predicted);
+                tm += qMax<qint64>(0, r.peak);
+                ta += qMax<qint64>(0, r.atPeak);
+            }
+            t.rows.push_back({{tr("Total"), false, true},
+                              {anyPred ? bytesText(tp) : QStringLiteral("—"), true, true},
+                              {bytesText(tm), true, true},
+                              {bytesText(ta), true, true},
+                              {QString(), true, true}});
+            const qint64 peak = fm.value(QStringLiteral("peak_bytes")).toInteger(-1);
+            if (peak >= 0) {
+                const qint64 step = fm.value(QStringLiteral("peak_step")).toInteger(-1);
+                const QString phase = fm.value(QStringLiteral("peak_phase")).toString();
+                t.paragraphs << (step >= 0 ? tr("All categories together peaked at %1 during %2 of step %3.")
+                                                 .arg(bytesText(peak), phaseText(phase))
+                                                 .arg(step)
+                                           : tr("All categories together peaked at %1 during %2.")
+                                                 .arg(bytesText(peak), phaseText(phase.isEmpty() ? QStringLiteral("setup")
+                                                                                                 : phase)));
+            }
+        }
+        units << t << chartUnit(QStringLiteral("memory_categories"));
+        // a run on several ranks: each rank's share, predicted against measured and against the OS
+        const QJsonObject dist = fm.value(QStringLiteral("distributed")).toObject();
+        if (dist.value(QStringLiteral("world_size")).toInt(1) > 1) {
+            Unit r;
+            r.subheading = tr("Ranks");
+            const int world = dist.value(QStringLiteral("world_size")).toInt();
+            const double bytes = dist.value(QStringLiteral("communication_bytes_per_step")).toDouble(qQNaN());
+            const double secs = dist.value(QStringLiteral("communication_seconds_per_step")).toDouble(qQNaN());
+            r.paragraphs << tr("%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent "
+                               "%4 per step waiting on communication (rank 0's figures).")
+                                .arg(QString::number(world), dist.value(QStringLiteral("stage")).toString(),
+                                     std::isfinite(bytes) ? bytesText(qint64(bytes)) : QStringLiteral("—"),
+                                     std::isfinite(secs) ? tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—"));
+            r.notes << tr("Measured is each rank's memory ledger at its peak; resident is the rank's process at its "
+                          "peak as the operating system counts it (the ledger's host side, the runtime, the data and "
+                          "the libraries).");
+            for (const QString& col : {tr("Rank"), tr("Batch"), tr("Predicted"), tr("Measured peak"), tr("Resident peak (OS)")})
+                r.header.push_back({col, true, false});
+            const QJsonArray batch = dist.value(QStringLiteral("rank_batch")).toArray();
+            const QJsonArray predicted = dist.value(QStringLiteral("predicted_peak_bytes")).toArray();
+            const QJsonArray measured = dist.value(QStringLiteral("measured_peak_bytes")).toArray();
+            const QJsonArray resident = dist.value(QStringLiteral("measured_resident_peak_bytes")).toArray();
+            auto cell = [](const QJsonArray& a, int i) {
+                const qint64 v = i < a.size() ? a[i].toInteger(-1) : -1;
+                return v >= 0 ? bytesText(v) : QStringLiteral("—");
+            };
+            for (int i = 0; i < world; ++i)
+                r.rows.push_back({{QString::number(i), true, false},
+                                  {i < batch.size() ? QString::number(batch[i].toInteger()) : QStringLiteral("—"), true, false},
+                                  {cell(predicted, i), true, false},
+                                  {cell(measured, i), true, false},
+                                  {cell(resident, i), true, false}});
+            units << r;
+        }
+        addSection(QStringLiteral("memory"), tr("Memory: predicted and measured"), units);
+    }
+
+    // memory strategies and optimizer, in words
+    {
+        Unit u;
+        const QJsonObject st = cfg.value(QStringLiteral("strategy")).toObject();
+        const QJsonObject op = cfg.value(QStringLiteral("optimizer")).toObject();
+        const QJsonObject sc = cfg.value(QStringLiteral("schedule")).toObject();
+        if (st.isEmpty() && op.isEmpty()) {
+            u.notes << tr("The run's configuration holds no strategy or optimizer settings.");
+        }
+        if (!st.isEmpty()) {
+            const QString prec = st.value(QStringLiteral("precision")).toString(QStringLiteral("fp32"));
+            QString precision;
+            if (prec == QLatin1String("bf16")) precision = tr("bf16 mixed precision, fp32 master weights");
+            else if (prec == QLatin1String("fp16"))
+                precision = tr("fp16 mixed precision, fp32 master weights, dynamic loss scaling (from %1, doubled "
+                               "after %2 steps without overflow)")
+                                .arg(numText(st.value(QStringLiteral("loss_scale_init")).toDouble(65536), 6))
+                                .arg(st.value(QStringLiteral("loss_scale_growth_interval")).toInteger(2000));
+            else if (prec == QLatin1String("tf32")) precision = tr("tf32 matrix multiplications, fp32 elsewhere");
+            else precision = tr("fp32 throughout");
+            u.keyValues.push_back({tr("Precision"), precision});
+            const QString ck = st.value(QStringLiteral("checkpoint")).toString(QStringLiteral("none"));
+            QString checkpoint;
+            if (ck == QLatin1String("none")) checkpoint = tr("none: every activation is kept for backward");
+            else if (ck == QLatin1String("all")) checkpoint = tr("every block (recomputed in backward)");
+            else if (ck == QLatin1String("auto")) checkpoint = tr("the blocks the planner chose to fit the memory");
+            else if (ck.startsWith(QLatin1String("every:"))) checkpoint = tr("one block in every %1").arg(ck.mid(6));
+            else if (ck.startsWith(QLatin1String("list:"))) checkpoint = tr("blocks %1").arg(ck.mid(5));
+            else checkpoint = ck;
+            u.keyValues.push_back({tr("Activation checkpointing"), checkpoint});
+            const qint64 micro = st.value(QStringLiteral("micro_batch")).toInteger(0);
+            const qint64 accum = st.value(QStringLiteral("accumulate")).toInteger(1);
+            u.keyValues.push_back({tr("Micro-batches"), micro > 0 && accum > 1
+                                                            ? tr("%1 samples each, gradients accumulated over %2")
+                                                                  .arg(micro)
+                                                                  .arg(accum)
+                                                            : tr("the whole batch at once")});
+            u.keyValues.push_back({tr("Optimizer state"), st.value(QStringLiteral("offload_optimizer")).toBool()
+                                                              ? tr("in host memory (offloaded), with the master weights")
+                                                              : tr("on the device")});
+        }
+        if (!op.isEmpty()) {
+            const QString kind = op.value(QStringLiteral("kind")).toString();
+            QString o = tr("%1, learning rate %2").arg(optimizerName(kind), numText(op.value(QStringLiteral("lr")).toDouble(qQNaN()), 4));
+            if (kind == QLatin1String("sgd")) {
+                const double m = op.value(QStringLiteral("momentum")).toDouble(0);
+                if (m > 0) {
+                    o += tr(", momentum %1").arg(numText(m, 3));
+                    if (op.value(QStringLiteral("nesterov")).toBool()) o += tr(" (Nesterov)");
+                    const double damp = op.value(QStringLiteral("dampening")).toDouble(0);
+                    if (damp > 0) o += tr(", dampening %1").arg(numText(damp, 3));
+                } else {
+                    o += tr(", no momentum");
+                }
+            } else {
+                o += tr(", betas %1 and %2, epsilon %3")
+                         .arg(numText(op.value(QStringLiteral("beta1")).toDouble(qQNaN()), 4),
+                              numText(op.value(QStringLiteral("beta2")).toDouble(qQNaN()), 4),
+                              numText(op.value(QStringLiteral("eps")).toDouble(qQNaN()), 3));
+            }
+            const double wd = op.value(QStringLiteral("weight_decay")).toDouble(0);
+            if (wd > 0)
+                o += kind == QLatin1String("adamw") ? tr(", decoupled weight decay %1").arg(numText(wd, 3))
+                                                    : tr(", weight decay %1").arg(numText(wd, 3));
+            u.keyValues.push_back({tr("Optimizer"), o});
+        }
+        if (!sc.isEmpty()) {
+            const QString kind = sc.value(QStringLiteral("kind")).toString(QStringLiteral("constant"));
+            QString sched;
+            if (kind == QLatin1String("step"))
+                sched = tr("multiplied by %1 every %2 steps")
+                            .arg(numText(sc.value(QStringLiteral("gamma")).toDouble(qQNaN()), 3),
+                                 countText(sc.value(QStringLiteral("step_size")).toInteger(0)));
+            else if (kind == QLatin1String("cosine"))
+                sched = tr("cosine decay to %1").arg(numText(sc.value(QStringLiteral("min_lr")).toDouble(0), 3));
+            else sched = tr("constant");
+            const qint64 warm = sc.value(QStringLiteral("warmup_steps")).toInteger(0);
+            if (warm > 0) sched = tr("%1, after a linear warm-up over %2 steps").arg(sched, countText(warm));
+            u.keyValues.push_back({tr("Learning rate"), sched});
+        }
+        addSection(QStringLiteral("strategies"), tr("Memory strategies and optimizer"), {u});
+    }
+
+    // data
+    {
+        Unit u;
+        if (cfg.contains(QStringLiteral("data")))
+            u.keyValues.push_back({tr("Dataset"), datasetName(cfg.value(QStringLiteral("data")).toString())});
+        auto limitText = [&](const char* key) {
+            const qint64 n = cfg.value(QLatin1String(key)).toInteger(0);
+            return n > 0 ? tr("the first %1").arg(countText(n)) : tr("all");
+        };
+        if (cfg.contains(QStringLiteral("train_limit"))) u.keyValues.push_back({tr("Training samples"), limitText("train_limit")});
+        if (cfg.contains(QStringLiteral("test_limit"))) u.keyValues.push_back({tr("Test samples"), limitText("test_limit")});
+        if (cfg.contains(QStringLiteral("batch")))
+            u.keyValues.push_back({tr("Batch size"), countText(cfg.value(QStringLiteral("batch")).toInteger(0))});
+        const qint64 steps = cfg.value(QStringLiteral("steps")).toInteger(0);
+        const qint64 epochs = cfg.value(QStringLiteral("epochs")).toInteger(0);
+        if (steps > 0) u.keyValues.push_back({tr("Length"), steps == 1 ? tr("1 step") : tr("%1 steps").arg(countText(steps))});
+        else if (cfg.contains(QStringLiteral("epochs")))
+            u.keyValues.push_back({tr("Length"), epochs == 1 ? tr("1 epoch") : tr("%1 epochs").arg(countText(epochs))});
+        if (cfg.contains(QStringLiteral("evaluate_each_epoch")))
+            u.keyValues.push_back({tr("Test set"), cfg.value(QStringLiteral("evaluate_each_epoch")).toBool()
+                                                       ? tr("evaluated after every epoch")
+                                                       : tr("evaluated at the end")});
+        if (cfg.contains(QStringLiteral("seed")))
+            u.keyValues.push_back({tr("Seed"), QString::number(cfg.value(QStringLiteral("seed")).toInteger(0))});
+        if (cfg.contains(QStringLiteral("model_source"))) {
+            const QString src = cfg.value(QStringLiteral("model_source")).toString();
+            QString text = src;
+            if (src.startsWith(QLatin1String("preset:"))) text = tr("the preset %1").arg(src.mid(7));
+            else if (src.startsWith(QLatin1String("file:"))) text = tr("the file %1").arg(src.mid(5));
+            else if (src == QLatin1String("builder")) text = tr("built in the window");
+            u.keyValues.push_back({tr("Model"), text});
+        }
+        u.keyValues.push_back({tr("Samples trained"), countText(samplesTrained())});
+        addSection(QStringLiteral("data"), tr("Data"), {u});
+    }
+
+    // model
+    {
+        QVector<Unit> units;
+        Unit t;
+        if (spec) {
+            t.paragraphs << tr("%1 layers, %2 trainable parameters, %3 of activations kept for backward per sample "
+                               "(f32).")
+                                .arg(spec->layers.size())
+                                .arg(countText(qint64(spec->total_params)))
+                                .arg(bytesText(spec->activation_bytes_per_sample));
+            for (const QString& col : {tr("#"), tr("Path"), tr("Layer"), tr("Input"), tr("Output"), tr("Parameters"),
+                                       tr("Activations / sample")})
+                t.header.push_back({col, col == tr("Parameters") || col == tr("Activations / sample"), false});
+            for (const auto& l : spec->layers)
+                t.rows.push_back({{QString::number(l.index), false, false},
+                                  {QString(l.depth * 2, QChar(0x00A0)) + QString::fromStdString(l.path), false, false},
+                                  {QString::fromStdString(l.label), false, false},
+                                  {shapeText(l.input_shape), false, false},
+                                  {shapeText(l.output_shape), false, false},
+                                  {countText(qint64(l.params)), true, false},
+                                  {bytesText(l.activation_bytes_per_sample), true, false}});
+            if (!spec->ok) t.notes << QString::fromStdString(spec->error);
+        } else {
+            t.notes << specError;
+        }
+        units << t;
+        addSection(QStringLiteral("model"), tr("Model"), units);
+    }
+
+    // device and versions
+    {
+        Unit u;
+        u.keyValues.push_back({tr("Trained on"), run.device.isEmpty() ? cfg.value(QStringLiteral("device")).toString() : run.device});
+        if (cfg.contains(QStringLiteral("device"))) {
+            const QString asked = cfg.value(QStringLiteral("device")).toString();
+            u.keyValues.push_back({tr("Device asked for"), asked == QLatin1String("auto") ? tr("automatic (a GPU when one works)") : asked});
+        }
+        std::map<int, QString> gpus;
+        for (const auto& r : m_data.telemetry)
+            if (r.gpu >= 0) gpus[r.gpu] = r.gpuName;
+        for (auto& [i, name] : gpus) u.keyValues.push_back({tr("GPU %1").arg(i), name});
+        if (cfg.contains(QStringLiteral("threads"))) {
+            const qint64 th = cfg.value(QStringLiteral("threads")).toInteger(0);
+            u.keyValues.push_back({tr("CPU threads"), th > 0 ? QString::number(th) : tr("all cores")});
+        }
+        const qint64 limit = cfg.value(QStringLiteral("memory_limit")).toInteger(0);
+        if (limit > 0) u.keyValues.push_back({tr("Memory limit"), bytesText(limit)});
+        u.keyValues.push_back({tr("Headroom"), QStringLiteral(HEADROOM_VERSION)});
+        u.keyValues.push_back({tr("Qt"), QString::fromLatin1(qVersion())});
+        u.keyValues.push_back({tr("Operating system"), QSysInfo::prettyProductName()});
+        u.keyValues.push_back({tr("Host"), QSysInfo::machineHostName()});
+        addSection(QStringLiteral("device"), tr("Device and versions"), {u});
+    }
+
+    // telemetry
+    {
+        QVector<Unit> units;
+        Unit first;
+        bool gpus = false;
+        for (const auto& r : m_data.telemetry) gpus = gpus || r.gpu >= 0;
+        bool anyTel = false;
+        for (const char* id : {"power", "utilization", "device_memory"}) {
+            Unit c = chartUnit(QLatin1String(id));
+            anyTel = anyTel || !c.chartSrc.isEmpty();
+            units << c;
+        }
+        if (m_data.telemetry.isEmpty()) first.notes << tr("No telemetry was recorded for this run.");
+        else if (!gpus) first.notes << tr("No GPU telemetry: no NVIDIA driver was found while the run trained; host figures are shown.");
+        else if (!anyTel) first.notes << tr("Telemetry holds no plottable figures.");
+        if (!first.empty()) units.prepend(first);
+        // the heading goes with the first chart when there is no note
+        addSection(QStringLiteral("telemetry"), tr("Power, utilisation and memory over time"), units);
+    }
+
+    // energy
+    {
+        Unit u;
+        if (!en.available) {
+            u.notes << tr("Energy not measured: NVML gave no energy or power figures for this run.");
+        } else {
+            u.keyValues.push_back({tr("Energy used by the GPUs"), tr("%1 J (%2 Wh)").arg(numText(en.joules, 6), numText(en.joules / 3600.0, 4))});
+            u.keyValues.push_back({tr("Energy per training sample"),
+                                   std::isfinite(en.joulesPerSample) ? tr("%1 J").arg(numText(en.joulesPerSample, 4)) : QStringLiteral("—")});
+            if (en.fromPowerIntegral)
+                u.notes << tr("Estimated by integrating sampled power draw over time (the GPU has no energy counter).");
+        }
+        addSection(QStringLiteral("energy"), tr("Energy"), {u});
+    }
+
+    // durations
+    {
+        Unit u;
+        if (run.finished.isValid())
+            u.keyValues.push_back({tr("Wall-clock time"), secondsText(run.created.msecsTo(run.finished) / 1000.0)});
+        const double trainSeconds = fm.value(QStringLiteral("seconds")).toDouble(qQNaN());
+        u.keyValues.push_back({tr("Training time"), secondsText(std::isfinite(trainSeconds) ? trainSeconds
+                                                      : (m_data.steps.isEmpty() ? qQNaN() : m_data.steps.last().elapsedSeconds))});
+        if (!m_data.steps.isEmpty()) {
+            double sum = 0;
+            int n = 0;
+            for (const auto& st : m_data.steps)
+                if (std::isfinite(st.stepSeconds)) sum += st.stepSeconds, ++n;
+            u.keyValues.push_back({tr("Steps recorded"), countText(qint64(m_data.steps.size()))});
+            if (n) u.keyValues.push_back({tr("Mean step time"), tr("%1 ms").arg(numText(1000.0 * sum / n, 4))});
+        }
+        for (const auto& e : m_data.epochs) u.keyValues.push_back({tr("Epoch %1").arg(e.epoch), secondsText(e.seconds)});
+        addSection(QStringLiteral("durations"), tr("Durations"), {u});
+    }
+
+    // final metrics, in words
+    {
+        Unit u;
+        if (fm.isEmpty()) {
+            u.notes << (run.status == QLatin1String("running") ? tr("The run has not ended.") : tr("No final metrics were recorded."));
+        } else {
+            QSet<QString> shown;
+            auto add = [&](const char* key, const QString& label, const QString& value) {
+                if (!fm.contains(QLatin1String(key))) return;
+                shown.insert(QLatin1String(key));
+                u.keyValues.push_back({label, value});
+            };
+            auto num = [&](const char* key, int prec = 4) { return numText(fm.value(QLatin1String(key)).toDouble(qQNaN()), prec); };
+            auto pct = [&](const char* key) { return percentText(fm.value(QLatin1String(key)).toDouble(qQNaN())); };
+            add("test_accuracy", tr("Test accuracy"), pct("test_accuracy"));
+            add("test_loss", tr("Test loss"), num("test_loss"));
+            add("train_accuracy", tr("Training accuracy (last epoch)"), pct("train_accuracy"));
+            add("train_loss", tr("Training loss (last epoch)"), num("train_loss"));
+            add("steps", tr("Optimizer steps"), countText(fm.value(QStringLiteral("steps")).toInteger(0)));
+            add("epochs_completed", tr("Epochs completed"), countText(fm.value(QStringLiteral("epochs_completed")).toInteger(0)));
+            add("images_per_second", tr("Throughput"), tr("%1 images/s").arg(num("images_per_second")));
+            add("param_count", tr("Parameters"), countText(fm.value(QStringLiteral("param_count")).toInteger(0)));
+            add("seconds", tr("Time in the trainer"), secondsText(fm.value(QStringLiteral("seconds")).toDouble(qQNaN())));
+            add("peak_bytes", tr("Peak memory (all categories)"), bytesText(fm.value(QStringLiteral("peak_bytes")).toInteger(-1)));
+            add("peak_reserved_bytes", tr("Peak reserved (allocated + cached)"),
+                bytesText(fm.value(QStringLiteral("peak_reserved_bytes")).toInteger(-1)));
+            if (fm.contains(QStringLiteral("peak_phase")) || fm.contains(QStringLiteral("peak_step"))) {
+                const qint64 step = fm.value(QStringLiteral("peak_step")).toInteger(-1);
+                const QString phase = fm.value(QStringLiteral("peak_phase")).toString();
+                add(fm.contains(QStringLiteral("peak_phase")) ? "peak_phase" : "peak_step", tr("Peak reached during"),
+                    step >= 0 ? tr("%1 of step %2").arg(phaseText(phase)).arg(step)
+                              : phaseText(phase.isEmpty() ? QStringLiteral("setup") : phase));
+                shown.insert(QStringLiteral("peak_step"));
+            }
+            shown.insert(QStringLiteral("distributed"));  // the ranks' table, under Memory
+            for (auto it = fm.begin(); it != fm.end(); ++it)  // figures newer builds add
+                if (!shown.contains(it.key()))
+                    u.keyValues.push_back({it.key(), it.key().endsWith(QLatin1String("bytes")) ? bytesText(it.value().toInteger(-1))
+                                                                                           : jsonValueText(it.value())});
+        }
+        addSection(QStringLiteral("final"), tr("Final metrics"), {u});
+    }
+    d.set("sections", sections);
+    d.set("footer", S(tr("Written by Headroom %1 on %2.")
+                          .arg(QStringLiteral(HEADROOM_VERSION),
+                               QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat))));
+
+    mu::mustache tmpl(S(templateText()));
+    if (!tmpl.is_valid()) return QStringLiteral("<html><body><p>%1</p></body></html>").arg(esc(QString::fromStdString(tmpl.error_message())));
+    return QString::fromStdString(tmpl.render(d));
+}
+
+QString ReportWriter::html() const { return document(Target::Html); }
+
+}  // namespace hrapp
