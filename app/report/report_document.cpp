@@ -151,58 +151,87 @@ QString optimizerName(const QString& kind) {
     return kind;
 }
 
-}  // namespace
 
-QString ReportWriter::document(Target target) const {
-    const RunInfo& run = m_data.run;
-    const QJsonObject& cfg = run.config;
-    const QJsonObject& fm = run.finalMetrics;
-    const QVector<ReportChart> allCharts = charts();
-    const int chartWidth = target == Target::Html ? 900 : 640;
-    auto chartSrc = [&](const QString& id, QString* alt) -> QString {
+// One document being filled: the run, what the parts share (charts, the spec's analysis, energy), the
+// template's data and the detail sections so far. ReportWriter::document builds it and calls one
+// function per part of the report, in the order of the page.
+struct Doc {
+    const ReportWriter& w;
+    const ReportData& data;
+    bool pdf = false;  // charts as "chart:" resources (the PDF) instead of data URIs (HTML)
+    QVector<ReportChart> allCharts;
+    int chartWidth = 900;
+    std::optional<hr::SpecReport> spec;
+    QString specError;
+    qint64 params = -1;
+    ReportEnergy en;
+    QString statusText;
+    mu::data d;
+    mu::list sections;
+
+    QString chartSrc(const QString& id, QString* alt) const {
         for (const auto& c : allCharts)
             if (c.id == id) {
                 *alt = c.title;
-                if (target == Target::Pdf) return QStringLiteral("chart:") + id;
-                return QStringLiteral("data:image/png;base64,") + QString::fromLatin1(pngBytes(renderChart(c)).toBase64());
+                if (pdf) return QStringLiteral("chart:") + id;
+                return QStringLiteral("data:image/png;base64,") +
+                       QString::fromLatin1(pngBytes(ReportWriter::renderChart(c)).toBase64());
             }
         return {};
-    };
-    auto chartUnit = [&](const QString& id) {
+    }
+    Unit chartUnit(const QString& id) const {
         Unit u;
         u.chartSrc = chartSrc(id, &u.chartAlt);
         u.chartWidth = chartWidth;
         return u;
-    };
-    const QString statusText = run.status == QLatin1String("finished") ? tr("finished")
-                               : run.status == QLatin1String("failed") ? tr("failed")
-                               : run.status == QLatin1String("stopped") ? tr("stopped")
-                                                                         : tr("running");
-    QString specError;
-    const auto spec = analyzeSpec(run.spec, &specError);
-    const qint64 params = fm.value(QStringLiteral("param_count")).toInteger(spec ? qint64(spec->total_params) : -1);
-    const ReportEnergy en = energy();
+    }
+    // one section of the details: its units (empty ones left out), the heading on the first
+    void addSection(const QString& id, const QString& title, QVector<Unit> units) {
+        units.erase(std::remove_if(units.begin(), units.end(), [](const Unit& u) { return u.empty(); }), units.end());
+        if (units.isEmpty()) units.push_back(Unit{});
+        units.front().headingId = id;
+        units.front().heading = title;
+        mu::list l;
+        for (const Unit& u : units) l.push_back(unitData(u));
+        sections.push_back(mu::object{{"units", l}});
+    }
+};
 
-    mu::data d;
-    d.set("html", target == Target::Html);
-    d.set("lang", S(QLocale().bcp47Name()));
-    d.set("title", S(tr("Run report: %1").arg(run.name)));
+// the title, the subtitle (status, model, data, device, date) and the error, if any
+void titlePart(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const qint64 params = s.params;
+    [[maybe_unused]] const QString& statusText = s.statusText;
+    {
+    s.d.set("html", !s.pdf);
+    s.d.set("lang", S(QLocale().bcp47Name()));
+    s.d.set("title", S(ReportWriter::tr("Run report: %1").arg(run.name)));
     {
         QStringList sub;
         sub << statusText;
-        sub << (params > 0 ? tr("%1 (%2 parameters) on %3").arg(run.modelName, countText(params), datasetName(run.data))
-                           : tr("%1 on %2").arg(run.modelName, datasetName(run.data)));
+        sub << (params > 0 ? ReportWriter::tr("%1 (%2 parameters) on %3").arg(run.modelName, countText(params), datasetName(run.data))
+                           : ReportWriter::tr("%1 on %2").arg(run.modelName, datasetName(run.data)));
         if (!run.device.isEmpty()) sub << run.device;
         sub << QLocale().toString(run.created.toLocalTime(), QLocale::ShortFormat);
-        d.set("subtitle", S(sub.join(QStringLiteral(" · "))));
+        s.d.set("subtitle", S(sub.join(QStringLiteral(" · "))));
     }
     if (!run.error.isEmpty())
-        d.set("error", mu::object{{"label", S(tr("Error"))}, {"text", S(run.error)}});
+        s.d.set("error", mu::object{{"label", S(ReportWriter::tr("Error"))}, {"text", S(run.error)}});
     else
-        d.set("error", false);
+        s.d.set("error", false);
 
-    // ---- the outcome, on the first page
-    d.set("outcomeTitle", S(tr("Outcome")));
+    }
+}
+
+// the outcome, on the first page: the figures, the loss chart
+void outcomePart(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const QJsonObject& cfg = s.data.run.config;
+    [[maybe_unused]] const QJsonObject& fm = s.data.run.finalMetrics;
+    [[maybe_unused]] const int chartWidth = s.chartWidth;
+    [[maybe_unused]] const ReportEnergy& en = s.en;
+    {
+    s.d.set("outcomeTitle", S(ReportWriter::tr("Outcome")));
     struct Figure {
         QString label, value, detail;
     };
@@ -210,69 +239,69 @@ QString ReportWriter::document(Target target) const {
     {
         double acc = fm.value(QStringLiteral("test_accuracy")).toDouble(qQNaN());
         double loss = fm.value(QStringLiteral("test_loss")).toDouble(qQNaN());
-        if (!std::isfinite(acc) && !m_data.epochs.isEmpty()) acc = m_data.epochs.last().testAccuracy;
-        if (!std::isfinite(loss) && !m_data.epochs.isEmpty()) loss = m_data.epochs.last().testLoss;
-        const int epochsDone = int(fm.value(QStringLiteral("epochs_completed")).toInteger(m_data.epochs.size()));
-        const QString after = epochsDone > 0 ? tr("after epoch %1").arg(epochsDone) : tr("at the end of the run");
-        figures.push_back({tr("Test accuracy"), percentText(acc), std::isfinite(acc) ? after : tr("not evaluated")});
-        figures.push_back({tr("Test loss"), numText(loss, 4), std::isfinite(loss) ? after : tr("not evaluated")});
+        if (!std::isfinite(acc) && !s.data.epochs.isEmpty()) acc = s.data.epochs.last().testAccuracy;
+        if (!std::isfinite(loss) && !s.data.epochs.isEmpty()) loss = s.data.epochs.last().testLoss;
+        const int epochsDone = int(fm.value(QStringLiteral("epochs_completed")).toInteger(s.data.epochs.size()));
+        const QString after = epochsDone > 0 ? ReportWriter::tr("after epoch %1").arg(epochsDone) : ReportWriter::tr("at the end of the run");
+        figures.push_back({ReportWriter::tr("Test accuracy"), percentText(acc), std::isfinite(acc) ? after : ReportWriter::tr("not evaluated")});
+        figures.push_back({ReportWriter::tr("Test loss"), numText(loss, 4), std::isfinite(loss) ? after : ReportWriter::tr("not evaluated")});
         double ips = fm.value(QStringLiteral("images_per_second")).toDouble(qQNaN());
         double stepSum = 0;
         int stepN = 0;
-        for (const auto& st : m_data.steps)
+        for (const auto& st : s.data.steps)
             if (std::isfinite(st.stepSeconds) && st.stepSeconds > 0) stepSum += st.stepSeconds, ++stepN;
-        figures.push_back({tr("Throughput"), std::isfinite(ips) && ips > 0 ? tr("%1 images/s").arg(numText(ips, 3)) : QStringLiteral("—"),
-                           stepN ? tr("mean step %1 ms").arg(numText(1000.0 * stepSum / stepN, 3)) : QString()});
+        figures.push_back({ReportWriter::tr("Throughput"), std::isfinite(ips) && ips > 0 ? ReportWriter::tr("%1 images/s").arg(numText(ips, 3)) : QStringLiteral("—"),
+                           stepN ? ReportWriter::tr("mean step %1 ms").arg(numText(1000.0 * stepSum / stepN, 3)) : QString()});
         const double wall = run.finished.isValid() ? run.created.msecsTo(run.finished) / 1000.0 : qQNaN();
         const double trainSeconds = fm.value(QStringLiteral("seconds")).toDouble(qQNaN());
-        figures.push_back({tr("Wall time"), secondsText(std::isfinite(wall) ? wall : trainSeconds),
-                           std::isfinite(trainSeconds) ? tr("%1 in the trainer").arg(secondsText(trainSeconds))
+        figures.push_back({ReportWriter::tr("Wall time"), secondsText(std::isfinite(wall) ? wall : trainSeconds),
+                           std::isfinite(trainSeconds) ? ReportWriter::tr("%1 in the trainer").arg(secondsText(trainSeconds))
                                                        : QString()});
         // peak memory against what the device had
         const qint64 peak = fm.value(QStringLiteral("peak_bytes")).toInteger(-1);
         const qint64 limit = cfg.value(QStringLiteral("memory_limit")).toInteger(0);
         qint64 capacity = 0;
-        for (const auto& m : m_data.memorySamples) capacity = qMax(capacity, m.deviceCapacity);
+        for (const auto& m : s.data.memorySamples) capacity = qMax(capacity, m.deviceCapacity);
         if (capacity <= 0)
-            for (const auto& t : m_data.telemetry) capacity = qMax(capacity, t.gpu >= 0 ? t.gpuMemoryTotal : qint64(-1));
+            for (const auto& t : s.data.telemetry) capacity = qMax(capacity, t.gpu >= 0 ? t.gpuMemoryTotal : qint64(-1));
         const bool onCpu = run.device.startsWith(QLatin1String("cpu"));
         if (capacity <= 0 && onCpu)
-            for (const auto& t : m_data.telemetry) capacity = qMax(capacity, t.ramTotal);
+            for (const auto& t : s.data.telemetry) capacity = qMax(capacity, t.ramTotal);
         QString peakDetail;
         if (peak >= 0 && limit > 0)
-            peakDetail = tr("%1 of the memory limit of %2").arg(percentText(double(peak) / double(limit)), bytesText(limit));
+            peakDetail = ReportWriter::tr("%1 of the memory limit of %2").arg(percentText(double(peak) / double(limit)), bytesText(limit));
         else if (peak >= 0 && capacity > 0)
-            peakDetail = tr("%1 of the device's %2").arg(percentText(double(peak) / double(capacity), 2), bytesText(capacity));
+            peakDetail = ReportWriter::tr("%1 of the device's %2").arg(percentText(double(peak) / double(capacity), 2), bytesText(capacity));
         else if (peak >= 0)
-            peakDetail = tr("device capacity not recorded");
-        figures.push_back({tr("Peak memory"), bytesText(peak), peakDetail});
+            peakDetail = ReportWriter::tr("device capacity not recorded");
+        figures.push_back({ReportWriter::tr("Peak memory"), bytesText(peak), peakDetail});
         // predicted against measured
         qint64 predicted = 0;
         bool anyPred = false;
-        for (const auto& r : m_data.memory)
+        for (const auto& r : s.data.memory)
             if (r.predicted >= 0) predicted += r.predicted, anyPred = true;
-        QString predValue = QStringLiteral("—"), predDetail = tr("no prediction recorded");
+        QString predValue = QStringLiteral("—"), predDetail = ReportWriter::tr("no prediction recorded");
         if (anyPred) {
             predValue = bytesText(predicted);
             if (peak > 0) {
                 const qint64 diff = peak - predicted;
-                predDetail = diff == 0 ? tr("measured %1: equal to the byte").arg(bytesText(peak))
-                                       : tr("measured %1 (%2%3)")
+                predDetail = diff == 0 ? ReportWriter::tr("measured %1: equal to the byte").arg(bytesText(peak))
+                                       : ReportWriter::tr("measured %1 (%2%3)")
                                              .arg(bytesText(peak), diff > 0 ? QStringLiteral("+") : QStringLiteral("−"),
                                                   percentText(std::abs(double(diff)) / double(predicted), 2));
             }
         }
-        figures.push_back({tr("Predicted peak"), predValue, predDetail});
+        figures.push_back({ReportWriter::tr("Predicted peak"), predValue, predDetail});
         if (en.available)
-            figures.push_back({tr("Energy"), tr("%1 J").arg(numText(en.joules, 5)),
+            figures.push_back({ReportWriter::tr("Energy"), ReportWriter::tr("%1 J").arg(numText(en.joules, 5)),
                                std::isfinite(en.joulesPerSample)
-                                   ? tr("%1 Wh, %2 J per sample").arg(numText(en.joules / 3600.0, 3), numText(en.joulesPerSample, 3))
-                                   : tr("%1 Wh").arg(numText(en.joules / 3600.0, 3))});
+                                   ? ReportWriter::tr("%1 Wh, %2 J per sample").arg(numText(en.joules / 3600.0, 3), numText(en.joulesPerSample, 3))
+                                   : ReportWriter::tr("%1 Wh").arg(numText(en.joules / 3600.0, 3))});
         else
-            figures.push_back({tr("Energy"), QStringLiteral("—"), tr("not measured (no NVML figures)")});
-        const qint64 steps = fm.value(QStringLiteral("steps")).toInteger(m_data.steps.isEmpty() ? 0 : m_data.steps.last().step);
-        figures.push_back({tr("Optimizer steps"), countText(steps),
-                           tr("%1 samples, batch %2").arg(countText(samplesTrained()))
+            figures.push_back({ReportWriter::tr("Energy"), QStringLiteral("—"), ReportWriter::tr("not measured (no NVML figures)")});
+        const qint64 steps = fm.value(QStringLiteral("steps")).toInteger(s.data.steps.isEmpty() ? 0 : s.data.steps.last().step);
+        figures.push_back({ReportWriter::tr("Optimizer steps"), countText(steps),
+                           ReportWriter::tr("%1 samples, batch %2").arg(countText(s.w.samplesTrained()))
                                .arg(cfg.value(QStringLiteral("batch")).toInteger(0))});
     }
     {
@@ -285,47 +314,40 @@ QString ReportWriter::document(Target target) const {
                                            {"detail", S(figures[k].detail.isEmpty() ? QStringLiteral(" ") : figures[k].detail)}});
             rows.push_back(mu::object{{"figures", cells}});
         }
-        d.set("figureRows", rows);
+        s.d.set("figureRows", rows);
         QString alt;
-        const QString src = chartSrc(QStringLiteral("loss"), &alt);
+        const QString src = s.chartSrc(QStringLiteral("loss"), &alt);
         if (src.isEmpty())
-            d.set("lossChart", false);
+            s.d.set("lossChart", false);
         else
-            d.set("lossChart", mu::object{{"src", S(src)}, {"alt", S(alt)}, {"width", S(QString::number(chartWidth))}});
+            s.d.set("lossChart", mu::object{{"src", S(src)}, {"alt", S(alt)}, {"width", S(QString::number(chartWidth))}});
         QStringList notes;
-        if (src.isEmpty()) notes << tr("No training steps were recorded.");
-        d.set("outcomeNotes", texts(notes));
+        if (src.isEmpty()) notes << ReportWriter::tr("No training steps were recorded.");
+        s.d.set("outcomeNotes", texts(notes));
     }
 
-    // ---- details, one section each
-    mu::list sections;
-    auto addSection = [&](const QString& id, const QString& title, QVector<Unit> units) {
-        units.erase(std::remove_if(units.begin(), units.end(), [](const Unit& u) { return u.empty(); }), units.end());
-        if (units.isEmpty()) units.push_back(Unit{});
-        units.front().headingId = id;
-        units.front().heading = title;
-        mu::list l;
-        for (const Unit& u : units) l.push_back(unitData(u));
-        sections.push_back(mu::object{{"units", l}});
-    };
+    }
+}
 
-    // training curves and epochs
+// training curves and epochs
+void trainingSection(Doc& s) {
+    [[maybe_unused]] const QVector<ReportChart>& allCharts = s.allCharts;
     {
         QVector<Unit> units;
-        Unit first = chartUnit(QStringLiteral("accuracy"));
-        if (allCharts.isEmpty() || (m_data.steps.isEmpty() && m_data.epochs.isEmpty()))
-            first.notes << tr("No training steps were recorded.");
+        Unit first = s.chartUnit(QStringLiteral("accuracy"));
+        if (allCharts.isEmpty() || (s.data.steps.isEmpty() && s.data.epochs.isEmpty()))
+            first.notes << ReportWriter::tr("No training steps were recorded.");
         else
-            first.paragraphs << tr("The loss curve is on the first page.");
-        units << first << chartUnit(QStringLiteral("throughput"));
-        if (!m_data.epochs.isEmpty()) {
+            first.paragraphs << ReportWriter::tr("The loss curve is on the first page.");
+        units << first << s.chartUnit(QStringLiteral("throughput"));
+        if (!s.data.epochs.isEmpty()) {
             Unit t;
-            t.subheading = tr("Per epoch");
-            for (const QString& col : {tr("Epoch"), tr("Train loss"), tr("Train accuracy"), tr("Test loss"),
-                                       tr("Test accuracy"), tr("Time"), tr("Images/s")})
+            t.subheading = ReportWriter::tr("Per epoch");
+            for (const QString& col : {ReportWriter::tr("Epoch"), ReportWriter::tr("Train loss"), ReportWriter::tr("Train accuracy"), ReportWriter::tr("Test loss"),
+                                       ReportWriter::tr("Test accuracy"), ReportWriter::tr("Time"), ReportWriter::tr("Images/s")})
                 t.header.push_back({col, false, false});
             for (int k = 1; k < t.header.size(); ++k) t.header[k].num = true;
-            for (const auto& e : m_data.epochs)
+            for (const auto& e : s.data.epochs)
                 t.rows.push_back({{QString::number(e.epoch), false, false},
                                   {numText(e.trainLoss), true, false},
                                   {percentText(e.trainAccuracy), true, false},
@@ -335,28 +357,33 @@ QString ReportWriter::document(Target target) const {
                                   {numText(e.imagesPerSecond), true, false}});
             units << t;
         }
-        addSection(QStringLiteral("training"), tr("Loss, accuracy and throughput"), units);
+        s.addSection(QStringLiteral("training"), ReportWriter::tr("Loss, accuracy and throughput"), units);
     }
 
-    // memory
+}
+
+// memory
+void memorySection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const QJsonObject& fm = s.data.run.finalMetrics;
     {
         QVector<Unit> units;
         Unit t;
-        if (m_data.memory.isEmpty()) {
-            t.notes << tr("No memory figures were recorded for this run.");
+        if (s.data.memory.isEmpty()) {
+            t.notes << ReportWriter::tr("No memory figures were recorded for this run.");
         } else {
             bool anyPred = false;
-            for (const auto& r : m_data.memory) anyPred = anyPred || r.predicted >= 0;
-            t.paragraphs << tr("The planner's prediction at the start against the memory ledger's measurement: each "
+            for (const auto& r : s.data.memory) anyPred = anyPred || r.predicted >= 0;
+            t.paragraphs << ReportWriter::tr("The planner's prediction at the start against the memory ledger's measurement: each "
                                "category's own peak, and its share when all of them together peaked.");
             if (!anyPred)
-                t.notes << tr("Prediction not available: the run was started without a memory plan; measured "
+                t.notes << ReportWriter::tr("Prediction not available: the run was started without a memory plan; measured "
                               "figures are shown alone.");
-            for (const QString& col : {tr("Category"), tr("Predicted"), tr("Measured peak"), tr("At total peak"),
-                                       tr("Measured − predicted")})
-                t.header.push_back({col, col != tr("Category"), false});
+            for (const QString& col : {ReportWriter::tr("Category"), ReportWriter::tr("Predicted"), ReportWriter::tr("Measured peak"), ReportWriter::tr("At total peak"),
+                                       ReportWriter::tr("Measured − predicted")})
+                t.header.push_back({col, col != ReportWriter::tr("Category"), false});
             qint64 tp = 0, tm = 0, ta = 0;
-            for (const auto& r : m_data.memory) {
+            for (const auto& r : s.data.memory) {
                 if (r.predicted <= 0 && r.peak <= 0 && r.atPeak <= 0) continue;  // an unused category
                 const QString diff = r.predicted >= 0 && r.peak >= 0
                                          ? (r.peak == r.predicted ? QStringLiteral("0")
@@ -377,7 +404,7 @@ QString ReportWriter::document(Target target) const {
                 tm += qMax<qint64>(0, r.peak);
                 ta += qMax<qint64>(0, r.atPeak);
             }
-            t.rows.push_back({{tr("Total"), false, true},
+            t.rows.push_back({{ReportWriter::tr("Total"), false, true},
                               {anyPred ? bytesText(tp) : QStringLiteral("—"), true, true},
                               {bytesText(tm), true, true},
                               {bytesText(ta), true, true},
@@ -386,32 +413,32 @@ QString ReportWriter::document(Target target) const {
             if (peak >= 0) {
                 const qint64 step = fm.value(QStringLiteral("peak_step")).toInteger(-1);
                 const QString phase = fm.value(QStringLiteral("peak_phase")).toString();
-                t.paragraphs << (step >= 0 ? tr("All categories together peaked at %1 during %2 of step %3.")
+                t.paragraphs << (step >= 0 ? ReportWriter::tr("All categories together peaked at %1 during %2 of step %3.")
                                                  .arg(bytesText(peak), phaseText(phase))
                                                  .arg(step)
-                                           : tr("All categories together peaked at %1 during %2.")
+                                           : ReportWriter::tr("All categories together peaked at %1 during %2.")
                                                  .arg(bytesText(peak), phaseText(phase.isEmpty() ? QStringLiteral("setup")
                                                                                                  : phase)));
             }
         }
-        units << t << chartUnit(QStringLiteral("memory_categories"));
+        units << t << s.chartUnit(QStringLiteral("memory_categories"));
         // a run on several ranks: each rank's share, predicted against measured and against the OS
         const QJsonObject dist = fm.value(QStringLiteral("distributed")).toObject();
         if (dist.value(QStringLiteral("world_size")).toInt(1) > 1) {
             Unit r;
-            r.subheading = tr("Ranks");
+            r.subheading = ReportWriter::tr("Ranks");
             const int world = dist.value(QStringLiteral("world_size")).toInt();
             const double bytes = dist.value(QStringLiteral("communication_bytes_per_step")).toDouble(qQNaN());
             const double secs = dist.value(QStringLiteral("communication_seconds_per_step")).toDouble(qQNaN());
-            r.paragraphs << tr("%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent "
+            r.paragraphs << ReportWriter::tr("%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent "
                                "%4 per step waiting on communication (rank 0's figures).")
                                 .arg(QString::number(world), dist.value(QStringLiteral("stage")).toString(),
                                      std::isfinite(bytes) ? bytesText(qint64(bytes)) : QStringLiteral("—"),
-                                     std::isfinite(secs) ? tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—"));
-            r.notes << tr("Measured is each rank's memory ledger at its peak; resident is the rank's process at its "
+                                     std::isfinite(secs) ? ReportWriter::tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—"));
+            r.notes << ReportWriter::tr("Measured is each rank's memory ledger at its peak; resident is the rank's process at its "
                           "peak as the operating system counts it (the ledger's host side, the runtime, the data and "
                           "the libraries).");
-            for (const QString& col : {tr("Rank"), tr("Batch"), tr("Predicted"), tr("Measured peak"), tr("Resident peak (OS)")})
+            for (const QString& col : {ReportWriter::tr("Rank"), ReportWriter::tr("Batch"), ReportWriter::tr("Predicted"), ReportWriter::tr("Measured peak"), ReportWriter::tr("Resident peak (OS)")})
                 r.header.push_back({col, true, false});
             const QJsonArray batch = dist.value(QStringLiteral("rank_batch")).toArray();
             const QJsonArray predicted = dist.value(QStringLiteral("predicted_peak_bytes")).toArray();
@@ -429,141 +456,155 @@ QString ReportWriter::document(Target target) const {
                                   {cell(resident, i), true, false}});
             units << r;
         }
-        addSection(QStringLiteral("memory"), tr("Memory: predicted and measured"), units);
+        s.addSection(QStringLiteral("memory"), ReportWriter::tr("Memory: predicted and measured"), units);
     }
 
-    // memory strategies and optimizer, in words
+}
+
+// memory strategies and optimizer, in words
+void strategiesSection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const QJsonObject& cfg = s.data.run.config;
     {
         Unit u;
         const QJsonObject st = cfg.value(QStringLiteral("strategy")).toObject();
         const QJsonObject op = cfg.value(QStringLiteral("optimizer")).toObject();
         const QJsonObject sc = cfg.value(QStringLiteral("schedule")).toObject();
         if (st.isEmpty() && op.isEmpty()) {
-            u.notes << tr("The run's configuration holds no strategy or optimizer settings.");
+            u.notes << ReportWriter::tr("The run's configuration holds no strategy or optimizer settings.");
         }
         if (!st.isEmpty()) {
             const QString prec = st.value(QStringLiteral("precision")).toString(QStringLiteral("fp32"));
             QString precision;
-            if (prec == QLatin1String("bf16")) precision = tr("bf16 mixed precision, fp32 master weights");
+            if (prec == QLatin1String("bf16")) precision = ReportWriter::tr("bf16 mixed precision, fp32 master weights");
             else if (prec == QLatin1String("fp16"))
-                precision = tr("fp16 mixed precision, fp32 master weights, dynamic loss scaling (from %1, doubled "
+                precision = ReportWriter::tr("fp16 mixed precision, fp32 master weights, dynamic loss scaling (from %1, doubled "
                                "after %2 steps without overflow)")
                                 .arg(numText(st.value(QStringLiteral("loss_scale_init")).toDouble(65536), 6))
                                 .arg(st.value(QStringLiteral("loss_scale_growth_interval")).toInteger(2000));
-            else if (prec == QLatin1String("tf32")) precision = tr("tf32 matrix multiplications, fp32 elsewhere");
-            else precision = tr("fp32 throughout");
-            u.keyValues.push_back({tr("Precision"), precision});
+            else if (prec == QLatin1String("tf32")) precision = ReportWriter::tr("tf32 matrix multiplications, fp32 elsewhere");
+            else precision = ReportWriter::tr("fp32 throughout");
+            u.keyValues.push_back({ReportWriter::tr("Precision"), precision});
             const QString ck = st.value(QStringLiteral("checkpoint")).toString(QStringLiteral("none"));
             QString checkpoint;
-            if (ck == QLatin1String("none")) checkpoint = tr("none: every activation is kept for backward");
-            else if (ck == QLatin1String("all")) checkpoint = tr("every block (recomputed in backward)");
-            else if (ck == QLatin1String("auto")) checkpoint = tr("the blocks the planner chose to fit the memory");
-            else if (ck.startsWith(QLatin1String("every:"))) checkpoint = tr("one block in every %1").arg(ck.mid(6));
-            else if (ck.startsWith(QLatin1String("list:"))) checkpoint = tr("blocks %1").arg(ck.mid(5));
+            if (ck == QLatin1String("none")) checkpoint = ReportWriter::tr("none: every activation is kept for backward");
+            else if (ck == QLatin1String("all")) checkpoint = ReportWriter::tr("every block (recomputed in backward)");
+            else if (ck == QLatin1String("auto")) checkpoint = ReportWriter::tr("the blocks the planner chose to fit the memory");
+            else if (ck.startsWith(QLatin1String("every:"))) checkpoint = ReportWriter::tr("one block in every %1").arg(ck.mid(6));
+            else if (ck.startsWith(QLatin1String("list:"))) checkpoint = ReportWriter::tr("blocks %1").arg(ck.mid(5));
             else checkpoint = ck;
-            u.keyValues.push_back({tr("Activation checkpointing"), checkpoint});
+            u.keyValues.push_back({ReportWriter::tr("Activation checkpointing"), checkpoint});
             const qint64 micro = st.value(QStringLiteral("micro_batch")).toInteger(0);
             const qint64 accum = st.value(QStringLiteral("accumulate")).toInteger(1);
-            u.keyValues.push_back({tr("Micro-batches"), micro > 0 && accum > 1
-                                                            ? tr("%1 samples each, gradients accumulated over %2")
+            u.keyValues.push_back({ReportWriter::tr("Micro-batches"), micro > 0 && accum > 1
+                                                            ? ReportWriter::tr("%1 samples each, gradients accumulated over %2")
                                                                   .arg(micro)
                                                                   .arg(accum)
-                                                            : tr("the whole batch at once")});
-            u.keyValues.push_back({tr("Optimizer state"), st.value(QStringLiteral("offload_optimizer")).toBool()
-                                                              ? tr("in host memory (offloaded), with the master weights")
-                                                              : tr("on the device")});
+                                                            : ReportWriter::tr("the whole batch at once")});
+            u.keyValues.push_back({ReportWriter::tr("Optimizer state"), st.value(QStringLiteral("offload_optimizer")).toBool()
+                                                              ? ReportWriter::tr("in host memory (offloaded), with the master weights")
+                                                              : ReportWriter::tr("on the device")});
         }
         if (!op.isEmpty()) {
             const QString kind = op.value(QStringLiteral("kind")).toString();
-            QString o = tr("%1, learning rate %2").arg(optimizerName(kind), numText(op.value(QStringLiteral("lr")).toDouble(qQNaN()), 4));
+            QString o = ReportWriter::tr("%1, learning rate %2").arg(optimizerName(kind), numText(op.value(QStringLiteral("lr")).toDouble(qQNaN()), 4));
             if (kind == QLatin1String("sgd")) {
                 const double m = op.value(QStringLiteral("momentum")).toDouble(0);
                 if (m > 0) {
-                    o += tr(", momentum %1").arg(numText(m, 3));
-                    if (op.value(QStringLiteral("nesterov")).toBool()) o += tr(" (Nesterov)");
+                    o += ReportWriter::tr(", momentum %1").arg(numText(m, 3));
+                    if (op.value(QStringLiteral("nesterov")).toBool()) o += ReportWriter::tr(" (Nesterov)");
                     const double damp = op.value(QStringLiteral("dampening")).toDouble(0);
-                    if (damp > 0) o += tr(", dampening %1").arg(numText(damp, 3));
+                    if (damp > 0) o += ReportWriter::tr(", dampening %1").arg(numText(damp, 3));
                 } else {
-                    o += tr(", no momentum");
+                    o += ReportWriter::tr(", no momentum");
                 }
             } else {
-                o += tr(", betas %1 and %2, epsilon %3")
+                o += ReportWriter::tr(", betas %1 and %2, epsilon %3")
                          .arg(numText(op.value(QStringLiteral("beta1")).toDouble(qQNaN()), 4),
                               numText(op.value(QStringLiteral("beta2")).toDouble(qQNaN()), 4),
                               numText(op.value(QStringLiteral("eps")).toDouble(qQNaN()), 3));
             }
             const double wd = op.value(QStringLiteral("weight_decay")).toDouble(0);
             if (wd > 0)
-                o += kind == QLatin1String("adamw") ? tr(", decoupled weight decay %1").arg(numText(wd, 3))
-                                                    : tr(", weight decay %1").arg(numText(wd, 3));
-            u.keyValues.push_back({tr("Optimizer"), o});
+                o += kind == QLatin1String("adamw") ? ReportWriter::tr(", decoupled weight decay %1").arg(numText(wd, 3))
+                                                    : ReportWriter::tr(", weight decay %1").arg(numText(wd, 3));
+            u.keyValues.push_back({ReportWriter::tr("Optimizer"), o});
         }
         if (!sc.isEmpty()) {
             const QString kind = sc.value(QStringLiteral("kind")).toString(QStringLiteral("constant"));
             QString sched;
             if (kind == QLatin1String("step"))
-                sched = tr("multiplied by %1 every %2 steps")
+                sched = ReportWriter::tr("multiplied by %1 every %2 steps")
                             .arg(numText(sc.value(QStringLiteral("gamma")).toDouble(qQNaN()), 3),
                                  countText(sc.value(QStringLiteral("step_size")).toInteger(0)));
             else if (kind == QLatin1String("cosine"))
-                sched = tr("cosine decay to %1").arg(numText(sc.value(QStringLiteral("min_lr")).toDouble(0), 3));
-            else sched = tr("constant");
+                sched = ReportWriter::tr("cosine decay to %1").arg(numText(sc.value(QStringLiteral("min_lr")).toDouble(0), 3));
+            else sched = ReportWriter::tr("constant");
             const qint64 warm = sc.value(QStringLiteral("warmup_steps")).toInteger(0);
-            if (warm > 0) sched = tr("%1, after a linear warm-up over %2 steps").arg(sched, countText(warm));
-            u.keyValues.push_back({tr("Learning rate"), sched});
+            if (warm > 0) sched = ReportWriter::tr("%1, after a linear warm-up over %2 steps").arg(sched, countText(warm));
+            u.keyValues.push_back({ReportWriter::tr("Learning rate"), sched});
         }
-        addSection(QStringLiteral("strategies"), tr("Memory strategies and optimizer"), {u});
+        s.addSection(QStringLiteral("strategies"), ReportWriter::tr("Memory strategies and optimizer"), {u});
     }
 
-    // data
+}
+
+// data
+void dataSection(Doc& s) {
+    [[maybe_unused]] const QJsonObject& cfg = s.data.run.config;
     {
         Unit u;
         if (cfg.contains(QStringLiteral("data")))
-            u.keyValues.push_back({tr("Dataset"), datasetName(cfg.value(QStringLiteral("data")).toString())});
+            u.keyValues.push_back({ReportWriter::tr("Dataset"), datasetName(cfg.value(QStringLiteral("data")).toString())});
         auto limitText = [&](const char* key) {
             const qint64 n = cfg.value(QLatin1String(key)).toInteger(0);
-            return n > 0 ? tr("the first %1").arg(countText(n)) : tr("all");
+            return n > 0 ? ReportWriter::tr("the first %1").arg(countText(n)) : ReportWriter::tr("all");
         };
-        if (cfg.contains(QStringLiteral("train_limit"))) u.keyValues.push_back({tr("Training samples"), limitText("train_limit")});
-        if (cfg.contains(QStringLiteral("test_limit"))) u.keyValues.push_back({tr("Test samples"), limitText("test_limit")});
+        if (cfg.contains(QStringLiteral("train_limit"))) u.keyValues.push_back({ReportWriter::tr("Training samples"), limitText("train_limit")});
+        if (cfg.contains(QStringLiteral("test_limit"))) u.keyValues.push_back({ReportWriter::tr("Test samples"), limitText("test_limit")});
         if (cfg.contains(QStringLiteral("batch")))
-            u.keyValues.push_back({tr("Batch size"), countText(cfg.value(QStringLiteral("batch")).toInteger(0))});
+            u.keyValues.push_back({ReportWriter::tr("Batch size"), countText(cfg.value(QStringLiteral("batch")).toInteger(0))});
         const qint64 steps = cfg.value(QStringLiteral("steps")).toInteger(0);
         const qint64 epochs = cfg.value(QStringLiteral("epochs")).toInteger(0);
-        if (steps > 0) u.keyValues.push_back({tr("Length"), steps == 1 ? tr("1 step") : tr("%1 steps").arg(countText(steps))});
+        if (steps > 0) u.keyValues.push_back({ReportWriter::tr("Length"), steps == 1 ? ReportWriter::tr("1 step") : ReportWriter::tr("%1 steps").arg(countText(steps))});
         else if (cfg.contains(QStringLiteral("epochs")))
-            u.keyValues.push_back({tr("Length"), epochs == 1 ? tr("1 epoch") : tr("%1 epochs").arg(countText(epochs))});
+            u.keyValues.push_back({ReportWriter::tr("Length"), epochs == 1 ? ReportWriter::tr("1 epoch") : ReportWriter::tr("%1 epochs").arg(countText(epochs))});
         if (cfg.contains(QStringLiteral("evaluate_each_epoch")))
-            u.keyValues.push_back({tr("Test set"), cfg.value(QStringLiteral("evaluate_each_epoch")).toBool()
-                                                       ? tr("evaluated after every epoch")
-                                                       : tr("evaluated at the end")});
+            u.keyValues.push_back({ReportWriter::tr("Test set"), cfg.value(QStringLiteral("evaluate_each_epoch")).toBool()
+                                                       ? ReportWriter::tr("evaluated after every epoch")
+                                                       : ReportWriter::tr("evaluated at the end")});
         if (cfg.contains(QStringLiteral("seed")))
-            u.keyValues.push_back({tr("Seed"), QString::number(cfg.value(QStringLiteral("seed")).toInteger(0))});
+            u.keyValues.push_back({ReportWriter::tr("Seed"), QString::number(cfg.value(QStringLiteral("seed")).toInteger(0))});
         if (cfg.contains(QStringLiteral("model_source"))) {
             const QString src = cfg.value(QStringLiteral("model_source")).toString();
             QString text = src;
-            if (src.startsWith(QLatin1String("preset:"))) text = tr("the preset %1").arg(src.mid(7));
-            else if (src.startsWith(QLatin1String("file:"))) text = tr("the file %1").arg(src.mid(5));
-            else if (src == QLatin1String("builder")) text = tr("built in the window");
-            u.keyValues.push_back({tr("Model"), text});
+            if (src.startsWith(QLatin1String("preset:"))) text = ReportWriter::tr("the preset %1").arg(src.mid(7));
+            else if (src.startsWith(QLatin1String("file:"))) text = ReportWriter::tr("the file %1").arg(src.mid(5));
+            else if (src == QLatin1String("builder")) text = ReportWriter::tr("built in the window");
+            u.keyValues.push_back({ReportWriter::tr("Model"), text});
         }
-        u.keyValues.push_back({tr("Samples trained"), countText(samplesTrained())});
-        addSection(QStringLiteral("data"), tr("Data"), {u});
+        u.keyValues.push_back({ReportWriter::tr("Samples trained"), countText(s.w.samplesTrained())});
+        s.addSection(QStringLiteral("data"), ReportWriter::tr("Data"), {u});
     }
 
-    // model
+}
+
+// model
+void modelSection(Doc& s) {
+    [[maybe_unused]] const std::optional<hr::SpecReport>& spec = s.spec;
+    [[maybe_unused]] const QString& specError = s.specError;
     {
         QVector<Unit> units;
         Unit t;
         if (spec) {
-            t.paragraphs << tr("%1 layers, %2 trainable parameters, %3 of activations kept for backward per sample "
+            t.paragraphs << ReportWriter::tr("%1 layers, %2 trainable parameters, %3 of activations kept for backward per sample "
                                "(f32).")
                                 .arg(spec->layers.size())
                                 .arg(countText(qint64(spec->total_params)))
                                 .arg(bytesText(spec->activation_bytes_per_sample));
-            for (const QString& col : {tr("#"), tr("Path"), tr("Layer"), tr("Input"), tr("Output"), tr("Parameters"),
-                                       tr("Activations / sample")})
-                t.header.push_back({col, col == tr("Parameters") || col == tr("Activations / sample"), false});
+            for (const QString& col : {ReportWriter::tr("#"), ReportWriter::tr("Path"), ReportWriter::tr("Layer"), ReportWriter::tr("Input"), ReportWriter::tr("Output"), ReportWriter::tr("Parameters"),
+                                       ReportWriter::tr("Activations / sample")})
+                t.header.push_back({col, col == ReportWriter::tr("Parameters") || col == ReportWriter::tr("Activations / sample"), false});
             for (const auto& l : spec->layers)
                 t.rows.push_back({{QString::number(l.index), false, false},
                                   {QString(l.depth * 2, QChar(0x00A0)) + QString::fromStdString(l.path), false, false},
@@ -577,94 +618,118 @@ QString ReportWriter::document(Target target) const {
             t.notes << specError;
         }
         units << t;
-        addSection(QStringLiteral("model"), tr("Model"), units);
+        s.addSection(QStringLiteral("model"), ReportWriter::tr("Model"), units);
     }
 
-    // device and versions
+}
+
+// device and versions
+void deviceSection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const QJsonObject& cfg = s.data.run.config;
     {
         Unit u;
-        u.keyValues.push_back({tr("Trained on"), run.device.isEmpty() ? cfg.value(QStringLiteral("device")).toString() : run.device});
+        u.keyValues.push_back({ReportWriter::tr("Trained on"), run.device.isEmpty() ? cfg.value(QStringLiteral("device")).toString() : run.device});
         if (cfg.contains(QStringLiteral("device"))) {
             const QString asked = cfg.value(QStringLiteral("device")).toString();
-            u.keyValues.push_back({tr("Device asked for"), asked == QLatin1String("auto") ? tr("automatic (a GPU when one works)") : asked});
+            u.keyValues.push_back({ReportWriter::tr("Device asked for"), asked == QLatin1String("auto") ? ReportWriter::tr("automatic (a GPU when one works)") : asked});
         }
         std::map<int, QString> gpus;
-        for (const auto& r : m_data.telemetry)
+        for (const auto& r : s.data.telemetry)
             if (r.gpu >= 0) gpus[r.gpu] = r.gpuName;
-        for (auto& [i, name] : gpus) u.keyValues.push_back({tr("GPU %1").arg(i), name});
+        for (auto& [i, name] : gpus) u.keyValues.push_back({ReportWriter::tr("GPU %1").arg(i), name});
         if (cfg.contains(QStringLiteral("threads"))) {
             const qint64 th = cfg.value(QStringLiteral("threads")).toInteger(0);
-            u.keyValues.push_back({tr("CPU threads"), th > 0 ? QString::number(th) : tr("all cores")});
+            u.keyValues.push_back({ReportWriter::tr("CPU threads"), th > 0 ? QString::number(th) : ReportWriter::tr("all cores")});
         }
         const qint64 limit = cfg.value(QStringLiteral("memory_limit")).toInteger(0);
-        if (limit > 0) u.keyValues.push_back({tr("Memory limit"), bytesText(limit)});
-        u.keyValues.push_back({tr("Headroom"), QStringLiteral(HEADROOM_VERSION)});
-        u.keyValues.push_back({tr("Qt"), QString::fromLatin1(qVersion())});
-        u.keyValues.push_back({tr("Operating system"), QSysInfo::prettyProductName()});
-        u.keyValues.push_back({tr("Host"), QSysInfo::machineHostName()});
-        addSection(QStringLiteral("device"), tr("Device and versions"), {u});
+        if (limit > 0) u.keyValues.push_back({ReportWriter::tr("Memory limit"), bytesText(limit)});
+        u.keyValues.push_back({ReportWriter::tr("Headroom"), QStringLiteral(HEADROOM_VERSION)});
+        u.keyValues.push_back({ReportWriter::tr("Qt"), QString::fromLatin1(qVersion())});
+        u.keyValues.push_back({ReportWriter::tr("Operating system"), QSysInfo::prettyProductName()});
+        u.keyValues.push_back({ReportWriter::tr("Host"), QSysInfo::machineHostName()});
+        s.addSection(QStringLiteral("device"), ReportWriter::tr("Device and versions"), {u});
     }
 
-    // telemetry
+}
+
+// telemetry
+void telemetrySection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
     {
         QVector<Unit> units;
         Unit first;
         bool gpus = false;
-        for (const auto& r : m_data.telemetry) gpus = gpus || r.gpu >= 0;
+        for (const auto& r : s.data.telemetry) gpus = gpus || r.gpu >= 0;
         bool anyTel = false;
         for (const char* id : {"power", "utilization", "device_memory"}) {
-            Unit c = chartUnit(QLatin1String(id));
+            Unit c = s.chartUnit(QLatin1String(id));
             anyTel = anyTel || !c.chartSrc.isEmpty();
             units << c;
         }
-        if (m_data.telemetry.isEmpty()) first.notes << tr("No telemetry was recorded for this run.");
-        else if (!gpus) first.notes << tr("No GPU telemetry: no NVIDIA driver was found while the run trained; host figures are shown.");
-        else if (!anyTel) first.notes << tr("Telemetry holds no plottable figures.");
+        if (s.data.telemetry.isEmpty()) first.notes << ReportWriter::tr("No telemetry was recorded for this run.");
+        else if (!gpus) first.notes << ReportWriter::tr("No GPU telemetry: no NVIDIA driver was found while the run trained; host figures are shown.");
+        else if (!anyTel) first.notes << ReportWriter::tr("Telemetry holds no plottable figures.");
         if (!first.empty()) units.prepend(first);
         // the heading goes with the first chart when there is no note
-        addSection(QStringLiteral("telemetry"), tr("Power, utilisation and memory over time"), units);
+        s.addSection(QStringLiteral("telemetry"), ReportWriter::tr("Power, utilisation and memory over time"), units);
     }
 
-    // energy
+}
+
+// energy
+void energySection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const ReportEnergy& en = s.en;
     {
         Unit u;
         if (!en.available) {
-            u.notes << tr("Energy not measured: NVML gave no energy or power figures for this run.");
+            u.notes << ReportWriter::tr("Energy not measured: NVML gave no energy or power figures for this run.");
         } else {
-            u.keyValues.push_back({tr("Energy used by the GPUs"), tr("%1 J (%2 Wh)").arg(numText(en.joules, 6), numText(en.joules / 3600.0, 4))});
-            u.keyValues.push_back({tr("Energy per training sample"),
-                                   std::isfinite(en.joulesPerSample) ? tr("%1 J").arg(numText(en.joulesPerSample, 4)) : QStringLiteral("—")});
+            u.keyValues.push_back({ReportWriter::tr("Energy used by the GPUs"), ReportWriter::tr("%1 J (%2 Wh)").arg(numText(en.joules, 6), numText(en.joules / 3600.0, 4))});
+            u.keyValues.push_back({ReportWriter::tr("Energy per training sample"),
+                                   std::isfinite(en.joulesPerSample) ? ReportWriter::tr("%1 J").arg(numText(en.joulesPerSample, 4)) : QStringLiteral("—")});
             if (en.fromPowerIntegral)
-                u.notes << tr("Estimated by integrating sampled power draw over time (the GPU has no energy counter).");
+                u.notes << ReportWriter::tr("Estimated by integrating sampled power draw over time (the GPU has no energy counter).");
         }
-        addSection(QStringLiteral("energy"), tr("Energy"), {u});
+        s.addSection(QStringLiteral("energy"), ReportWriter::tr("Energy"), {u});
     }
 
-    // durations
+}
+
+// durations
+void durationsSection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const QJsonObject& fm = s.data.run.finalMetrics;
     {
         Unit u;
         if (run.finished.isValid())
-            u.keyValues.push_back({tr("Wall-clock time"), secondsText(run.created.msecsTo(run.finished) / 1000.0)});
+            u.keyValues.push_back({ReportWriter::tr("Wall-clock time"), secondsText(run.created.msecsTo(run.finished) / 1000.0)});
         const double trainSeconds = fm.value(QStringLiteral("seconds")).toDouble(qQNaN());
-        u.keyValues.push_back({tr("Training time"), secondsText(std::isfinite(trainSeconds) ? trainSeconds
-                                                      : (m_data.steps.isEmpty() ? qQNaN() : m_data.steps.last().elapsedSeconds))});
-        if (!m_data.steps.isEmpty()) {
+        u.keyValues.push_back({ReportWriter::tr("Training time"), secondsText(std::isfinite(trainSeconds) ? trainSeconds
+                                                      : (s.data.steps.isEmpty() ? qQNaN() : s.data.steps.last().elapsedSeconds))});
+        if (!s.data.steps.isEmpty()) {
             double sum = 0;
             int n = 0;
-            for (const auto& st : m_data.steps)
+            for (const auto& st : s.data.steps)
                 if (std::isfinite(st.stepSeconds)) sum += st.stepSeconds, ++n;
-            u.keyValues.push_back({tr("Steps recorded"), countText(qint64(m_data.steps.size()))});
-            if (n) u.keyValues.push_back({tr("Mean step time"), tr("%1 ms").arg(numText(1000.0 * sum / n, 4))});
+            u.keyValues.push_back({ReportWriter::tr("Steps recorded"), countText(qint64(s.data.steps.size()))});
+            if (n) u.keyValues.push_back({ReportWriter::tr("Mean step time"), ReportWriter::tr("%1 ms").arg(numText(1000.0 * sum / n, 4))});
         }
-        for (const auto& e : m_data.epochs) u.keyValues.push_back({tr("Epoch %1").arg(e.epoch), secondsText(e.seconds)});
-        addSection(QStringLiteral("durations"), tr("Durations"), {u});
+        for (const auto& e : s.data.epochs) u.keyValues.push_back({ReportWriter::tr("Epoch %1").arg(e.epoch), secondsText(e.seconds)});
+        s.addSection(QStringLiteral("durations"), ReportWriter::tr("Durations"), {u});
     }
 
-    // final metrics, in words
+}
+
+// final metrics, in words
+void finalMetricsSection(Doc& s) {
+    [[maybe_unused]] const RunInfo& run = s.data.run;
+    [[maybe_unused]] const QJsonObject& fm = s.data.run.finalMetrics;
     {
         Unit u;
         if (fm.isEmpty()) {
-            u.notes << (run.status == QLatin1String("running") ? tr("The run has not ended.") : tr("No final metrics were recorded."));
+            u.notes << (run.status == QLatin1String("running") ? ReportWriter::tr("The run has not ended.") : ReportWriter::tr("No final metrics were recorded."));
         } else {
             QSet<QString> shown;
             auto add = [&](const char* key, const QString& label, const QString& value) {
@@ -674,23 +739,23 @@ QString ReportWriter::document(Target target) const {
             };
             auto num = [&](const char* key, int prec = 4) { return numText(fm.value(QLatin1String(key)).toDouble(qQNaN()), prec); };
             auto pct = [&](const char* key) { return percentText(fm.value(QLatin1String(key)).toDouble(qQNaN())); };
-            add("test_accuracy", tr("Test accuracy"), pct("test_accuracy"));
-            add("test_loss", tr("Test loss"), num("test_loss"));
-            add("train_accuracy", tr("Training accuracy (last epoch)"), pct("train_accuracy"));
-            add("train_loss", tr("Training loss (last epoch)"), num("train_loss"));
-            add("steps", tr("Optimizer steps"), countText(fm.value(QStringLiteral("steps")).toInteger(0)));
-            add("epochs_completed", tr("Epochs completed"), countText(fm.value(QStringLiteral("epochs_completed")).toInteger(0)));
-            add("images_per_second", tr("Throughput"), tr("%1 images/s").arg(num("images_per_second")));
-            add("param_count", tr("Parameters"), countText(fm.value(QStringLiteral("param_count")).toInteger(0)));
-            add("seconds", tr("Time in the trainer"), secondsText(fm.value(QStringLiteral("seconds")).toDouble(qQNaN())));
-            add("peak_bytes", tr("Peak memory (all categories)"), bytesText(fm.value(QStringLiteral("peak_bytes")).toInteger(-1)));
-            add("peak_reserved_bytes", tr("Peak reserved (allocated + cached)"),
+            add("test_accuracy", ReportWriter::tr("Test accuracy"), pct("test_accuracy"));
+            add("test_loss", ReportWriter::tr("Test loss"), num("test_loss"));
+            add("train_accuracy", ReportWriter::tr("Training accuracy (last epoch)"), pct("train_accuracy"));
+            add("train_loss", ReportWriter::tr("Training loss (last epoch)"), num("train_loss"));
+            add("steps", ReportWriter::tr("Optimizer steps"), countText(fm.value(QStringLiteral("steps")).toInteger(0)));
+            add("epochs_completed", ReportWriter::tr("Epochs completed"), countText(fm.value(QStringLiteral("epochs_completed")).toInteger(0)));
+            add("images_per_second", ReportWriter::tr("Throughput"), ReportWriter::tr("%1 images/s").arg(num("images_per_second")));
+            add("param_count", ReportWriter::tr("Parameters"), countText(fm.value(QStringLiteral("param_count")).toInteger(0)));
+            add("seconds", ReportWriter::tr("Time in the trainer"), secondsText(fm.value(QStringLiteral("seconds")).toDouble(qQNaN())));
+            add("peak_bytes", ReportWriter::tr("Peak memory (all categories)"), bytesText(fm.value(QStringLiteral("peak_bytes")).toInteger(-1)));
+            add("peak_reserved_bytes", ReportWriter::tr("Peak reserved (allocated + cached)"),
                 bytesText(fm.value(QStringLiteral("peak_reserved_bytes")).toInteger(-1)));
             if (fm.contains(QStringLiteral("peak_phase")) || fm.contains(QStringLiteral("peak_step"))) {
                 const qint64 step = fm.value(QStringLiteral("peak_step")).toInteger(-1);
                 const QString phase = fm.value(QStringLiteral("peak_phase")).toString();
-                add(fm.contains(QStringLiteral("peak_phase")) ? "peak_phase" : "peak_step", tr("Peak reached during"),
-                    step >= 0 ? tr("%1 of step %2").arg(phaseText(phase)).arg(step)
+                add(fm.contains(QStringLiteral("peak_phase")) ? "peak_phase" : "peak_step", ReportWriter::tr("Peak reached during"),
+                    step >= 0 ? ReportWriter::tr("%1 of step %2").arg(phaseText(phase)).arg(step)
                               : phaseText(phase.isEmpty() ? QStringLiteral("setup") : phase));
                 shown.insert(QStringLiteral("peak_step"));
             }
@@ -700,16 +765,47 @@ QString ReportWriter::document(Target target) const {
                     u.keyValues.push_back({it.key(), it.key().endsWith(QLatin1String("bytes")) ? bytesText(it.value().toInteger(-1))
                                                                                            : jsonValueText(it.value())});
         }
-        addSection(QStringLiteral("final"), tr("Final metrics"), {u});
+        s.addSection(QStringLiteral("final"), ReportWriter::tr("Final metrics"), {u});
     }
-    d.set("sections", sections);
-    d.set("footer", S(tr("Written by Headroom %1 on %2.")
-                          .arg(QStringLiteral(HEADROOM_VERSION),
-                               QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat))));
+}
+
+}  // namespace
+
+QString ReportWriter::document(Target target) const {
+    Doc s{*this, m_data};
+    s.pdf = target == Target::Pdf;
+    s.allCharts = charts();
+    s.chartWidth = target == Target::Html ? 900 : 640;
+    const RunInfo& run = m_data.run;
+    s.statusText = run.status == QLatin1String("finished") ? tr("finished")
+                   : run.status == QLatin1String("failed") ? tr("failed")
+                   : run.status == QLatin1String("stopped") ? tr("stopped")
+                                                             : tr("running");
+    s.spec = analyzeSpec(run.spec, &s.specError);
+    s.params = run.finalMetrics.value(QStringLiteral("param_count")).toInteger(s.spec ? qint64(s.spec->total_params) : -1);
+    s.en = energy();
+
+    titlePart(s);
+    outcomePart(s);
+    // the details, one section each
+    trainingSection(s);
+    memorySection(s);
+    strategiesSection(s);
+    dataSection(s);
+    modelSection(s);
+    deviceSection(s);
+    telemetrySection(s);
+    energySection(s);
+    durationsSection(s);
+    finalMetricsSection(s);
+    s.d.set("sections", s.sections);
+    s.d.set("footer", S(tr("Written by Headroom %1 on %2.")
+                            .arg(QStringLiteral(HEADROOM_VERSION),
+                                 QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat))));
 
     mu::mustache tmpl(S(templateText()));
     if (!tmpl.is_valid()) return QStringLiteral("<html><body><p>%1</p></body></html>").arg(esc(QString::fromStdString(tmpl.error_message())));
-    return QString::fromStdString(tmpl.render(d));
+    return QString::fromStdString(tmpl.render(s.d));
 }
 
 QString ReportWriter::html() const { return document(Target::Html); }
