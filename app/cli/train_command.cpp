@@ -33,6 +33,7 @@
 #include "nn/transformer_spec.h"
 #include "notify/webhook_notifier.h"
 #include "session/RunController.h"
+#include "session/RunDefaults.h"
 #include "session/RunText.h"
 #include "store/run_store.h"
 #include "telemetry/nvml_source.h"
@@ -381,12 +382,7 @@ private:
     std::unique_ptr<hr::TelemetrySampler> m_sampler;
 };
 
-QString defaultOutDir() {
-    char buf[64];
-    const std::time_t t = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "runs/run-%Y%m%d-%H%M%S", std::localtime(&t));
-    return QString::fromLatin1(buf);
-}
+QString defaultOutDir() { return newRunFolder(QStringLiteral("runs")); }  // session/RunDefaults.h
 
 // The launcher's signals (SIGINT, SIGTERM), counted; launchRanks() acts on them between its waits.
 volatile std::sig_atomic_t g_launcherSignals = 0;

@@ -532,8 +532,7 @@ void MainWindow::updateRunActions() {
 
 QString MainWindow::outputFolder() const {
     const QString base = QFileInfo(m_store->path().isEmpty() ? runStorePath() : m_store->path()).absolutePath();
-    return QDir(base).filePath(QStringLiteral("runs/run-") +
-                               QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")));
+    return newRunFolder(QDir(base).filePath(QStringLiteral("runs")));  // the command line's rule too (RunDefaults.h)
 }
 
 RunOptions MainWindow::runOptions() const {

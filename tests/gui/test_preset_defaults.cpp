@@ -204,6 +204,23 @@ private slots:
         QVERIFY2(line.contains(QStringLiteral("batch %1, %2 steps").arg(t.batch).arg(t.steps)), qPrintable(line));
         QVERIFY(!text.section(QStringLiteral("seed-cnn"), 1).section(QStringLiteral("mlp"), 0, 0).contains(QStringLiteral("trains with")));
     }
+
+    void newRunFoldersFollowOneRule() {
+        // the command line (parent "runs") and the window (parent beside its history) name a new run's
+        // folder by one rule: run-YYYYMMDD-HHMMSS, then -2, -3 ... while that folder exists
+        QTemporaryDir parent;
+        QVERIFY(parent.isValid());
+        const QDateTime at(QDate(2026, 12, 3), QTime(7, 42, 5));
+        const QString first = hrapp::newRunFolder(parent.path(), at);
+        QCOMPARE(first, parent.filePath(QStringLiteral("run-20261203-074205")));
+        QVERIFY(!QFileInfo::exists(first));  // named, not made
+        QVERIFY(QDir().mkpath(first));
+        QCOMPARE(hrapp::newRunFolder(parent.path(), at), first + QStringLiteral("-2"));
+        QVERIFY(QDir().mkpath(first + QStringLiteral("-2")));
+        QCOMPARE(hrapp::newRunFolder(parent.path(), at), first + QStringLiteral("-3"));
+        QCOMPARE(hrapp::newRunFolder(parent.path(), at.addSecs(1)), parent.filePath(QStringLiteral("run-20261203-074206")));
+        QCOMPARE(hrapp::newRunFolder(QStringLiteral("runs"), at), QStringLiteral("runs/run-20261203-074205"));
+    }
 };
 
 QTEST_MAIN(TestPresetDefaults)
