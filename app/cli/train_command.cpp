@@ -215,19 +215,15 @@ QString resumeConfig(CliRequest& r) {
                        "--device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors "
                        "takes its weights) to change the rest")
             .arg(refused.join(QStringLiteral(", ")), r.resume);
-    hr::TrainConfig c;
-    try {
-        c = hr::read_run_config(r.resume.toStdString());
-        if (!hr::has_checkpoint(r.resume.toStdString())) (void)hr::read_latest_checkpoint(r.resume.toStdString());
-    } catch (const hr::Error& e) {
-        return messageText(e.message());
-    }
-    if (r.has("steps")) {
-        c.steps = r.config.steps;
-    } else if (r.has("epochs")) {
-        c.epochs = r.config.epochs;
-        c.steps = 0;
-    }
+    QString error;
+    const std::optional<ContinuePoint> point = RunController::continuePoint(r.resume, &error);
+    if (!point) return error;
+    // on another number of ranks (--ranks M, or mpirun -np M) the batch is split evenly
+    const hr::RankEnvironment env = hr::rank_environment();
+    const int world = env.launched ? env.world_size : std::max(1, r.ranks);
+    // the length and the rest the Runs tab's Continue sets too, then what only the command line changes
+    hr::TrainConfig c = RunController::continuedConfig(*point, r.has("steps") ? r.config.steps : 0,
+                                                       r.has("epochs") && !r.has("steps") ? r.config.epochs : 0, world);
     if (r.has("threads")) c.threads = r.config.threads;
     if (r.has("device")) c.device = r.config.device;
     if (r.has("shard")) c.strategy.shard = r.config.strategy.shard;
@@ -235,12 +231,6 @@ QString resumeConfig(CliRequest& r) {
         c.save_every_steps = r.config.save_every_steps;
         c.save_every_seconds = r.config.save_every_seconds;
     }
-    c.init_from.clear();  // the checkpoint's weights, not the first run's starting point
-    // on another number of ranks (--ranks M, or mpirun -np M) the batch is split evenly
-    const hr::RankEnvironment env = hr::rank_environment();
-    const int world = env.launched ? env.world_size : std::max(1, r.ranks);
-    if (!c.strategy.rank_batch.empty() && c.strategy.rank_batch.size() != static_cast<std::size_t>(world))
-        c.strategy.rank_batch.clear();
     r.config = c;
     return {};
 }

@@ -561,19 +561,13 @@ void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
     QString error;
     std::optional<ContinuePoint> point = RunController::continuePoint(info->outDir, &error);
     if (point) {
-        hr::TrainConfig config = point->config;
-        if (totalSteps > 0) {
-            config.steps = totalSteps;
-        } else if (totalEpochs > 0) {
-            config.epochs = totalEpochs;
-            config.steps = 0;
-        }
-        config.init_from.clear();  // the checkpoint's weights, not the first run's starting point
+        // on the ranks that wrote the checkpoint (a multi-rank run goes on on them: RankRelay, --resume)
+        const hr::TrainConfig config = RunController::continuedConfig(*point, totalSteps, totalEpochs, point->ranks);
         RunOptions options = runOptions();
         options.outDir = info->outDir;
         options.resume = true;
         options.continuesRun = runId;
-        options.ranks = point->ranks;  // a multi-rank run goes on on its ranks (RankRelay, --resume)
+        options.ranks = point->ranks;
         options.name = tr("%1 (continued)").arg(info->name);
         startRun(config, options);
         if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitor->parentWidget());

@@ -127,6 +127,20 @@ std::optional<ContinuePoint> RunController::continuePoint(const QString& dir, QS
     }
 }
 
+hr::TrainConfig RunController::continuedConfig(const ContinuePoint& point, qint64 totalSteps, int totalEpochs, int world) {
+    hr::TrainConfig c = point.config;
+    if (totalSteps > 0) {
+        c.steps = totalSteps;
+    } else if (totalEpochs > 0) {
+        c.epochs = totalEpochs;
+        c.steps = 0;
+    }
+    c.init_from.clear();  // the checkpoint's weights, not the first run's starting point
+    if (!c.strategy.rank_batch.empty() && c.strategy.rank_batch.size() != static_cast<std::size_t>(std::max(1, world)))
+        c.strategy.rank_batch.clear();
+    return c;
+}
+
 qint64 RunController::continuedRunOf(const RunOptions& options) const {
     if (!m_store) return 0;
     if (options.continuesRun > 0) return options.continuesRun;

@@ -114,6 +114,11 @@ public:
     // Reads the run folder `dir` for a resume: its config.json and its newest complete checkpoint.
     // nullopt with *error (what is wrong and what to do) when either is missing or damaged.
     static std::optional<ContinuePoint> continuePoint(const QString& dir, QString* error = nullptr);
+    // The configuration a continued run trains with, the same for `headroom train --resume` and the Runs
+    // tab's Continue: the run's own, with a new total length (totalSteps > 0, or totalEpochs > 0 measured
+    // in epochs; neither: its own length), from the checkpoint's weights (not the first run's --init-from),
+    // on `world` ranks (another number than the run's per-rank batches is split evenly again).
+    static hr::TrainConfig continuedConfig(const ContinuePoint& point, qint64 totalSteps, int totalEpochs, int world);
 
     // Starts a run; false (with *error) when one is running, or the config or the output folder is
     // not usable: then nothing is recorded or written and no signal follows.

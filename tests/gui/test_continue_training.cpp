@@ -184,6 +184,27 @@ private slots:
         QVERIFY2(why.contains(QStringLiteral("checkpoint")), qPrintable(why));
         QVERIFY(!runs->continueRun(id, false));
     }
+
+    void continuedConfigIsOneRule() {
+        // what `headroom train --resume` and the Runs tab's Continue both train with
+        ContinuePoint p;
+        p.config = tinyConfig(10);
+        p.config.init_from = "/somewhere/model.safetensors";
+        p.config.strategy.rank_batch = {3, 5};
+        p.ranks = 2;
+        hr::TrainConfig c = RunController::continuedConfig(p, 25, 0, 2);
+        QCOMPARE(c.steps, std::int64_t(25));
+        QVERIFY(c.init_from.empty());  // from the checkpoint's weights
+        QCOMPARE(c.strategy.rank_batch, (std::vector<std::int64_t>{3, 5}));  // same ranks: kept
+        QCOMPARE(c.batch, p.config.batch);
+        c = RunController::continuedConfig(p, 0, 3, 4);  // in epochs, on four ranks
+        QCOMPARE(c.steps, std::int64_t(0));
+        QCOMPARE(c.epochs, 3);
+        QVERIFY(c.strategy.rank_batch.empty());  // split evenly again
+        c = RunController::continuedConfig(p, 0, 0, 2);  // its own length
+        QCOMPARE(c.steps, p.config.steps);
+        QCOMPARE(c.epochs, p.config.epochs);
+    }
 };
 
 QTEST_MAIN(TestContinueTraining)
