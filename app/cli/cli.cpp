@@ -18,7 +18,7 @@
 #include "cli/flags.h"
 #include "cli/output.h"
 #include "settings/Installation.h"
-#include "report/report_command.h"
+#include "cli/report_command.h"
 
 namespace hrapp {
 

@@ -1,4 +1,4 @@
-#include "report/report_command.h"
+#include "cli/report_command.h"
 
 #include <QCoreApplication>
 #include <QDir>
