@@ -5,7 +5,8 @@
 // - app/cli, app/session, app/store, app/notify, app/settings and app/report include nothing from app/gui
 //   (the command line and the run lifecycle work without the window);
 // - app/report includes nothing from app/cli (the command line uses the report, not the other way);
-// - core/backend/cpu includes nothing from core/backend/cuda.
+// - core/backend/cpu and core/backend/cuda include nothing from each other (what they share, the argument
+//   checks, is core/backend/op_checks.h and transformer_checks.h).
 #include <QtTest>
 
 #include <QDirIterator>
@@ -92,8 +93,9 @@ private slots:
         QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1Char('\n'))));
     }
 
-    void theCpuBackendKnowsNoCuda() {
-        const QStringList bad = crossings(m_root, QStringLiteral("core/backend/cpu"), {QStringLiteral("backend/cuda/")});
+    void theBackendsKnowNotEachOther() {
+        QStringList bad = crossings(m_root, QStringLiteral("core/backend/cpu"), {QStringLiteral("backend/cuda/")});
+        bad << crossings(m_root, QStringLiteral("core/backend/cuda"), {QStringLiteral("backend/cpu/")});
         QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1Char('\n'))));
     }
 };

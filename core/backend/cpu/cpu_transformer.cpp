@@ -16,9 +16,20 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
 #include "backend/cpu/cpu_transformer_math.h"
-#include "backend/cpu/transformer_checks.h"
+#include "backend/transformer_checks.h"
 
 namespace hr {
+
+namespace cpu {
+const ops::TensorRules& host_tensor_rules() {
+    struct Rules final : ops::TensorRules {
+        void here(const char* op, const char* name, const Tensor& t) const override { require_defined(op, name, t); }
+        void floating(const char* op, const char* name, const Tensor& t) const override { require_float(op, name, t); }
+    };
+    static const Rules rules;
+    return rules;
+}
+}  // namespace cpu
 
 using namespace cpu;
 

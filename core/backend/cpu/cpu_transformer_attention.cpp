@@ -24,7 +24,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
 #include "backend/cpu/cpu_transformer_math.h"
-#include "backend/cpu/transformer_checks.h"
+#include "backend/transformer_checks.h"
 
 namespace hr {
 

@@ -2,13 +2,13 @@
 // captured work"), CudaGraph (cuda_graph.h), and the overhead measurement of cuda_backend.h.
 #include <cstring>
 
-#include "backend/cpu/cpu_common.h"
+#include "backend/op_checks.h"
 #include "backend/cuda/cuda_graph.h"
 
 namespace hr {
 
-using cpu::desc;
-using cpu::fail;
+using ops::desc;
+using ops::fail;
 
 namespace {
 

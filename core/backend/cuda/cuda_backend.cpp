@@ -21,7 +21,7 @@
 #include <cstring>
 
 #include "backend/cuda_compat.h"
-#include "backend/cpu/cpu_common.h"  // validation helpers and messages shared with the CPU backend
+#include "backend/op_checks.h"  // the argument checks every backend shares
 
 #ifndef HEADROOM_CUDA_ARCHS_TEXT
 #define HEADROOM_CUDA_ARCHS_TEXT "unknown"  // cmake/Cuda.cmake sets it to HEADROOM_CUDA_ARCHS
@@ -29,14 +29,14 @@
 
 namespace hr {
 
-using cpu::desc;
-using cpu::fail;
-using cpu::ncs;
-using cpu::bn_dims;
-using cpu::require_dtype;
-using cpu::require_float;
-using cpu::require_same_dtype;
-using cpu::require_same_shape;
+using ops::desc;
+using ops::fail;
+using ops::ncs;
+using ops::bn_dims;
+using ops::require_dtype;
+using ops::require_float;
+using ops::require_same_dtype;
+using ops::require_same_shape;
 using namespace cuda_detail;
 
 namespace {

@@ -2,7 +2,7 @@
 // What the cuda_backend*.cpp files share: the float dtypes the GPU computes in, and a tensor as a kernel's
 // optional vector argument.
 #include "backend/cuda/cuda_backend_impl.h"
-#include "backend/cpu/cpu_common.h"  // validation helpers and messages shared with the CPU backend
+#include "backend/op_checks.h"  // the argument checks every backend shares
 
 namespace hr::cuda_detail {
 
@@ -10,8 +10,8 @@ inline bool gpu_float(DType t) { return t == DType::f32 || t == DType::bf16 || t
 
 inline void require_gpu_float(const char* op, const char* name, const Tensor& t) {
     if (t.dtype() == DType::f64)
-        cpu::fail(op, std::string(name) + " " + cpu::desc(t) + ": f64 is not supported on the GPU; use f32 (or bf16/f16)");
-    if (!gpu_float(t.dtype())) cpu::fail(op, std::string(name) + " " + cpu::desc(t) + " must be a float tensor (f32, bf16, f16)");
+        ops::fail(op, std::string(name) + " " + ops::desc(t) + ": f64 is not supported on the GPU; use f32 (or bf16/f16)");
+    if (!gpu_float(t.dtype())) ops::fail(op, std::string(name) + " " + ops::desc(t) + " must be a float tensor (f32, bf16, f16)");
 }
 
 inline cuda::VecArg vec(const Tensor& t) {

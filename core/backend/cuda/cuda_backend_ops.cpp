@@ -9,14 +9,14 @@
 
 namespace hr {
 
-using cpu::desc;
-using cpu::fail;
-using cpu::ncs;
-using cpu::bn_dims;
-using cpu::require_dtype;
-using cpu::require_float;
-using cpu::require_same_dtype;
-using cpu::require_same_shape;
+using ops::desc;
+using ops::fail;
+using ops::ncs;
+using ops::bn_dims;
+using ops::require_dtype;
+using ops::require_float;
+using ops::require_same_dtype;
+using ops::require_same_shape;
 using namespace cuda_detail;
 
 // --- elementwise ---------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ namespace {
 
 // The shared checks (cpu_common.h), plus the GPU's 32-bit plane limit.
 void check_pool(const char* op, const Tensor& x, const Tensor& y, const Pool2dParams& p) {
-    cpu::check_pool(op, x, y, p);
+    ops::check_pool(op, x, y, p);
     if (x.dim(2) * x.dim(3) > INT_MAX) fail(op, "planes beyond 2^31 elements are not supported: x " + desc(x));
 }
 

@@ -8,14 +8,14 @@
 
 namespace hr {
 
-using cpu::desc;
-using cpu::fail;
-using cpu::ncs;
-using cpu::bn_dims;
-using cpu::require_dtype;
-using cpu::require_float;
-using cpu::require_same_dtype;
-using cpu::require_same_shape;
+using ops::desc;
+using ops::fail;
+using ops::ncs;
+using ops::bn_dims;
+using ops::require_dtype;
+using ops::require_float;
+using ops::require_same_dtype;
+using ops::require_same_shape;
 using namespace cuda_detail;
 
 // --- batch norm ----------------------------------------------------------------------------------

@@ -23,17 +23,17 @@
 #include <optional>
 #include <vector>
 
-#include "backend/cpu/cpu_common.h"
+#include "backend/op_checks.h"
 #include "backend/cuda/conv_choice.h"
 #include "backend/cuda/cuda_backend_impl.h"
 
 namespace hr {
 
-using cpu::desc;
-using cpu::fail;
-using cpu::ConvGeom;
-using cpu::params_str;
-using cpu::require_same_dtype;
+using ops::desc;
+using ops::fail;
+using ops::ConvGeom;
+using ops::params_str;
+using ops::require_same_dtype;
 
 namespace cuda {
 
@@ -78,7 +78,7 @@ namespace {
 
 // The shared checks (cpu_common.h), plus the GPU's 32-bit dimension limit.
 ConvGeom gpu_conv_geom(const char* op, const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
-    ConvGeom g = cpu::conv_geom(op, x, w, y, p);
+    ConvGeom g = ops::conv_geom(op, x, w, y, p);
     for (std::int64_t v : {g.N, g.C, g.H, g.W, g.K, g.kh, g.kw})
         if (v <= 0 || v > INT_MAX)
             fail(op, "x " + shape_str(x) + " and w " + shape_str(w) + ": every dimension must be in [1, 2^31) on the GPU");

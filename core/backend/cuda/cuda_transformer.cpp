@@ -10,19 +10,19 @@
 #include <algorithm>
 #include <climits>
 
-#include "backend/cpu/cpu_common.h"
-#include "backend/cpu/transformer_checks.h"  // the argument contract shared with the CPU backend
+#include "backend/op_checks.h"
+#include "backend/transformer_checks.h"  // the argument contract shared with the CPU backend
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_transformer_kernels.h"
 
 namespace hr {
 
-using cpu::desc;
-using cpu::fail;
-using cpu::require_dtype;
-using cpu::require_float;
-using cpu::require_same_dtype;
-using cpu::require_same_shape;
+using ops::desc;
+using ops::fail;
+using ops::require_dtype;
+using ops::require_float;
+using ops::require_same_dtype;
+using ops::require_same_shape;
 
 namespace {
 
@@ -42,7 +42,7 @@ cuda::VecArg vec_arg(const Tensor& t) {
 }
 
 // The GPU's rules: tensors on this backend's device; f32, bf16 and f16 (not f64).
-class GpuRules final : public cpu::TensorRules {
+class GpuRules final : public ops::TensorRules {
 public:
     explicit GpuRules(const CudaBackend& be) : be_(be) {}
     void here(const char* op, const char* name, const Tensor& t) const override { be_.require_here(op, name, t); }
@@ -53,7 +53,7 @@ private:
 };
 
 // The shared contract, then what the GPU kernels add: heads of at most kAttnMaxHeadDim, T within int.
-cpu::AttnDims gpu_attention_dims(const char* op, const cpu::AttnDims& d) {
+ops::AttnDims gpu_attention_dims(const char* op, const ops::AttnDims& d) {
     if (d.D > cuda::kAttnMaxHeadDim)
         // the translated refusal the GPU gave for every transformer op before the kernels existed
         throw Error(HR_MSG("cuda.transformer_op_missing",
@@ -70,14 +70,14 @@ cpu::AttnDims gpu_attention_dims(const char* op, const cpu::AttnDims& d) {
 // --- embeddings ------------------------------------------------------------------------------------
 
 void CudaBackend::embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) {
-    const cpu::EmbeddingDims d = cpu::check_embedding_forward(GpuRules(*this), ids, table, y);
+    const ops::EmbeddingDims d = ops::check_embedding_forward(GpuRules(*this), ids, table, y);
     const std::int64_t V = d.V, C = d.C, N = d.N;
     auto lock = op_lock();
     cuda::embedding_forward(ids.data<std::int64_t>(), N, table.raw(), y.raw(), y.dtype(), V, C, compute_);
 }
 
 void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) {
-    const cpu::EmbeddingDims d = cpu::check_embedding_backward(GpuRules(*this), ids, dy, dtable);
+    const ops::EmbeddingDims d = ops::check_embedding_backward(GpuRules(*this), ids, dy, dtable);
     const std::int64_t V = d.V, C = d.C, N = d.N;
     auto lock = op_lock();
     cuda::embedding_backward(ids.data<std::int64_t>(), N, dy.raw(), dy.dtype(), dtable.raw(), dtable.dtype(), V, C,
@@ -88,7 +88,7 @@ void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor
 
 void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                     Tensor& mean, Tensor& rstd) {
-    const cpu::RowsCols rc = cpu::check_layernorm_forward(GpuRules(*this), x, gamma, beta, y, mean, rstd);
+    const ops::RowsCols rc = ops::check_layernorm_forward(GpuRules(*this), x, gamma, beta, y, mean, rstd);
     const std::int64_t R = rc.R, C = rc.C;
     auto lock = op_lock();
     cuda::layernorm_forward(x.raw(), y.raw(), x.dtype(), R, C, vec_arg(gamma), vec_arg(beta), eps, mean.data<float>(),
@@ -97,8 +97,8 @@ void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const 
 
 void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
                                      const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-    const cpu::RowsCols rc =
-        cpu::check_layernorm_backward(GpuRules(*this), x, dy, gamma, mean, rstd, dx, dgamma, dbeta);
+    const ops::RowsCols rc =
+        ops::check_layernorm_backward(GpuRules(*this), x, dy, gamma, mean, rstd, dx, dgamma, dbeta);
     const std::int64_t R = rc.R, C = rc.C;
     auto lock = op_lock();
     cuda::layernorm_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), R, C, vec_arg(gamma), mean.data<float>(),
@@ -108,13 +108,13 @@ void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Te
 // --- GELU, tanh form -------------------------------------------------------------------------------
 
 void CudaBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
-    cpu::check_gelu_forward(GpuRules(*this), x, y);
+    ops::check_gelu_forward(GpuRules(*this), x, y);
     auto lock = op_lock();
     cuda::gelu_tanh_forward(x.raw(), y.raw(), x.dtype(), x.numel(), compute_);
 }
 
 void CudaBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
-    cpu::check_gelu_backward(GpuRules(*this), x, dy, dx);
+    ops::check_gelu_backward(GpuRules(*this), x, dy, dx);
     auto lock = op_lock();
     cuda::gelu_tanh_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), x.numel(), compute_);
 }
@@ -129,7 +129,7 @@ std::size_t CudaBackend::attention_workspace_bytes(std::int64_t B, std::int64_t 
 void CudaBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
                                     Tensor&) {
     const char* op = "attention_forward";
-    const cpu::AttnDims d = gpu_attention_dims(op, cpu::check_attention(op, GpuRules(*this), qkv, out, lse, p));
+    const ops::AttnDims d = gpu_attention_dims(op, ops::check_attention(op, GpuRules(*this), qkv, out, lse, p));
     auto lock = op_lock();
     cuda::attention_forward(qkv.raw(), out.raw(), lse.data<float>(), qkv.dtype(), d.B, d.T, d.C, static_cast<int>(d.H),
                             p, compute_);
@@ -139,8 +139,8 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& out, const
                                      Tensor& dqkv, const AttentionParams& p, Tensor& workspace) {
     const char* op = "attention_backward";
     const GpuRules rules(*this);
-    const cpu::AttnDims d = gpu_attention_dims(op, cpu::check_attention_backward(rules, qkv, out, lse, dout, dqkv, p));
-    cpu::check_workspace(op, rules, workspace,
+    const ops::AttnDims d = gpu_attention_dims(op, ops::check_attention_backward(rules, qkv, out, lse, dout, dqkv, p));
+    ops::check_workspace(op, rules, workspace,
                          cuda_sizes::attention_workspace_bytes(d.B, d.T, d.C, static_cast<int>(d.H)));
     auto lock = op_lock();
     cuda::attention_backward(qkv.raw(), out.raw(), lse.data<float>(), dout.raw(), dqkv.raw(), qkv.dtype(), d.B, d.T, d.C,
@@ -151,7 +151,7 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& out, const
 
 LossResult CudaBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
     const char* op = "cross_entropy_inplace";
-    const cpu::VocabDims dims = cpu::check_cross_entropy(GpuRules(*this), logits, targets);
+    const ops::VocabDims dims = ops::check_cross_entropy(GpuRules(*this), logits, targets);
     const std::int64_t N = dims.N, V = dims.V;
     auto lock = op_lock();
     // The loss kernel checks the targets first (nothing is written when one is outside [0, V)), reads
@@ -172,7 +172,7 @@ LossResult CudaBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targ
 
 void CudaBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
                             std::int64_t rows) {
-    cpu::check_copy_rows(GpuRules(*this), src, src_row, dst, dst_row, rows);
+    ops::check_copy_rows(GpuRules(*this), src, src_row, dst, dst_row, rows);
     const std::int64_t N = dst.dim(0);
     auto lock = op_lock();
     cuda::copy_rows(src.raw(), dst.raw(), static_cast<int>(dtype_size(dst.dtype())), N, src.dim(0) == 1 && N != 1,
@@ -180,7 +180,7 @@ void CudaBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst
 }
 
 void CudaBackend::transpose_last2(const Tensor& x, Tensor& y) {
-    cpu::check_transpose_last2(GpuRules(*this), x, y);
+    ops::check_transpose_last2(GpuRules(*this), x, y);
     auto lock = op_lock();
     cuda::transpose_last2(x.raw(), y.raw(), static_cast<int>(dtype_size(x.dtype())), x.dim(0), x.dim(1), x.dim(2),
                           compute_);

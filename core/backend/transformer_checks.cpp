@@ -1,15 +1,6 @@
-#include "backend/cpu/transformer_checks.h"
+#include "backend/transformer_checks.h"
 
-namespace hr::cpu {
-
-const TensorRules& host_tensor_rules() {
-    struct Rules final : TensorRules {
-        void here(const char* op, const char* name, const Tensor& t) const override { require_defined(op, name, t); }
-        void floating(const char* op, const char* name, const Tensor& t) const override { require_float(op, name, t); }
-    };
-    static const Rules rules;
-    return rules;
-}
+namespace hr::ops {
 
 RowsCols rows_cols(const char* op, const Tensor& t) {
     if (t.ndim() < 1) fail(op, "expects a tensor with a last dimension, got " + desc(t));
@@ -207,4 +198,4 @@ void check_workspace(const char* op, const TensorRules& rules, const Tensor& wor
     rules.here(op, "workspace", workspace);
 }
 
-}  // namespace hr::cpu
+}  // namespace hr::ops

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "backend/cpu/cpu_common.h"
+#include "backend/op_checks.h"
 
-namespace hr::cpu {
+namespace hr::ops {
 
 // Where a backend wants its tensors and which float types it computes in; both throw Error naming op.
 class TensorRules {
@@ -19,9 +19,6 @@ public:
     virtual void here(const char* op, const char* name, const Tensor& t) const = 0;      // defined, on this device
     virtual void floating(const char* op, const char* name, const Tensor& t) const = 0;  // a float type it computes in
 };
-
-// The CPU backend's rules: any defined host tensor; f32, f64, bf16 and f16.
-const TensorRules& host_tensor_rules();
 
 // Rows and width of a tensor viewed as (R, C) over its last dimension.
 struct RowsCols {
@@ -74,4 +71,9 @@ AttnDims check_attention_backward(const TensorRules& rules, const Tensor& qkv, c
 // The workspace holds at least `need` bytes and is on the device.
 void check_workspace(const char* op, const TensorRules& rules, const Tensor& workspace, std::size_t need);
 
+}  // namespace hr::ops
+
+namespace hr::cpu {
+// The CPU backend's rules: any defined host tensor; f32, f64, bf16 and f16 (cpu_transformer.cpp).
+const ops::TensorRules& host_tensor_rules();
 }  // namespace hr::cpu
