@@ -476,7 +476,7 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
     if (r.has("epochs") && !r.has("steps")) r.config.steps = 0;
     // a preset's evaluations follow the length given (four a run; at the end of each epoch for --epochs),
     // unless --eval-every says otherwise: the preset's own interval over a longer run evaluated so often
-    // that a quarter of gpt-char's time at --steps 1000 went to validation
+    // that half of gpt-char's time at --steps 1000 --seq 64 went to validation
     if ((r.has("steps") || r.has("epochs")) && !r.has("eval-every") && r.has("preset") && !r.has("model") &&
         hr::preset_training(r.preset).has_training)
         r.config.eval_every = hr::preset_eval_interval(r.config.steps);
