@@ -1,8 +1,7 @@
 // AVX-512 inner loops of the CPU backend's tap convolutions (cpu_kernels.h). Compiled with -mavx512f
 // -mavx512vl -mavx2 -mfma (cmake/CpuFlags.cmake) and called only on CPUs whose cpuid reports AVX-512 F
-// and VL (and whose OS saves the ZMM state) (cpu_kernels.cpp). Besides the tap convolutions, copy_rows and
-// the (de)interleaving of stride-2 phases (masked row ends); the other kernels of the table are the AVX2 ones: they are bound by memory, not by
-// arithmetic.
+// and VL (and whose OS saves the ZMM state) (cpu_kernels.cpp). The other kernels of the table are the
+// AVX2 ones: they are bound by memory, not by arithmetic.
 //
 // Same rules as cpu_kernels_avx2.cpp: no inline or template code another file also instantiates, internal
 // linkage for everything but avx512_kernels().
@@ -169,96 +168,11 @@ void tap_wgrad(const float* src, const std::int32_t* off, int T, const float* g,
     }
 }
 
-// ---- copy_rows -----------------------------------------------------------------------------------------
-
-// As the AVX2 kernel, with masked loads and stores for the end of each row and its zero padding: rows of
-// the tap buffers are short (28, 14, 7 values plus a few padding columns), and the AVX2 kernel's scalar
-// tails were most of its time there. Same values (copies, or one addition per value).
-void copy_rows(float* dst, std::int64_t ds, const float* src, std::int64_t ss, std::int64_t rows, std::int64_t n,
-               bool add_bias, float add) {
-    const __m512 b = _mm512_set1_ps(add);
-    for (std::int64_t r = 0; r < rows; ++r, dst += ds, src += ss) {
-        std::int64_t i = 0;
-        for (; i + 16 <= n; i += 16) {
-            __m512 v = _mm512_loadu_ps(src + i);
-            if (add_bias) v = _mm512_add_ps(v, b);
-            _mm512_storeu_ps(dst + i, v);
-        }
-        for (; i < ds; i += 16) {
-            const std::int64_t have = n - i;  // values still to copy: fewer than 16 here, <= 0 for zeros only
-            const std::int64_t room = ds - i < 16 ? ds - i : 16;
-            const __mmask16 mv = have <= 0 ? __mmask16(0) : __mmask16((1u << have) - 1u);
-            const __mmask16 ms = __mmask16((1u << room) - 1u);
-            __m512 v = _mm512_maskz_loadu_ps(mv, src + i);  // masked lanes are not read
-            if (add_bias) v = _mm512_maskz_add_ps(mv, v, b);
-            _mm512_mask_storeu_ps(dst + i, ms, v);
-        }
-    }
-}
-
-// ---- deinterleave_rows / interleave_rows ------------------------------------------------------------
-
-// The column phases of stride-2 convolutions, 16 outputs per step, masked row ends (as copy_rows).
-__mmask16 low_bits(std::int64_t count) {  // the lowest min(max(count, 0), 16) bits
-    return count <= 0 ? __mmask16(0) : count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1u);
-}
-
-void deinterleave_rows(float* even, float* odd, std::int64_t ds, const float* src, std::int64_t ss, std::int64_t rows,
-                       std::int64_t n) {
-    const __m512i pick_even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i pick_odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    for (std::int64_t r = 0; r < rows; ++r, src += ss) {
-        float* e = even ? even + r * ds : nullptr;
-        float* o = odd ? odd + r * ds : nullptr;
-        std::int64_t i = 0;  // output index
-        for (; 2 * i + 32 <= n; i += 16) {
-            const __m512 a = _mm512_loadu_ps(src + 2 * i), b = _mm512_loadu_ps(src + 2 * i + 16);
-            if (e) _mm512_storeu_ps(e + i, _mm512_permutex2var_ps(a, pick_even, b));
-            if (o) _mm512_storeu_ps(o + i, _mm512_permutex2var_ps(a, pick_odd, b));
-        }
-        const std::int64_t rem = n - 2 * i;  // 0 to 31 source values left
-        if (rem > 0) {
-            const __m512 a = _mm512_maskz_loadu_ps(low_bits(rem), src + 2 * i);
-            const __m512 b = _mm512_maskz_loadu_ps(low_bits(rem - 16), src + 2 * i + 16);
-            if (e) _mm512_mask_storeu_ps(e + i, low_bits((rem + 1) / 2), _mm512_permutex2var_ps(a, pick_even, b));
-            if (o) _mm512_mask_storeu_ps(o + i, low_bits(rem / 2), _mm512_permutex2var_ps(a, pick_odd, b));
-        }
-    }
-}
-
-void interleave_rows(float* dst, std::int64_t ds, const float* even, const float* odd, std::int64_t ss, std::int64_t rows,
-                     std::int64_t n) {
-    // dst[2i] = even[i], dst[2i + 1] = odd[i]: the first 16 of the 32 come from lanes 0..7 of both
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    const __m512 z = _mm512_setzero_ps();
-    for (std::int64_t r = 0; r < rows; ++r, dst += ds) {
-        const float* e = even ? even + r * ss : nullptr;
-        const float* o = odd ? odd + r * ss : nullptr;
-        std::int64_t i = 0;
-        for (; 2 * i + 32 <= n; i += 16) {
-            const __m512 a = e ? _mm512_loadu_ps(e + i) : z, b = o ? _mm512_loadu_ps(o + i) : z;
-            _mm512_storeu_ps(dst + 2 * i, _mm512_permutex2var_ps(a, lo, b));
-            _mm512_storeu_ps(dst + 2 * i + 16, _mm512_permutex2var_ps(a, hi, b));
-        }
-        const std::int64_t rem = n - 2 * i;  // 0 to 31 destination values left
-        if (rem > 0) {
-            const __m512 a = e ? _mm512_maskz_loadu_ps(low_bits((rem + 1) / 2), e + i) : z;
-            const __m512 b = o ? _mm512_maskz_loadu_ps(low_bits(rem / 2), o + i) : z;
-            _mm512_mask_storeu_ps(dst + 2 * i, low_bits(rem), _mm512_permutex2var_ps(a, lo, b));
-            _mm512_mask_storeu_ps(dst + 2 * i + 16, low_bits(rem - 16), _mm512_permutex2var_ps(a, hi, b));
-        }
-    }
-}
-
 FastKernels make_table() {
-    FastKernels k = *avx2_kernels();  // the other memory-bound kernels stay the AVX2 ones
+    FastKernels k = *avx2_kernels();  // the memory-bound kernels stay the AVX2 ones
     k.name = "avx512";
     k.tap_conv = tap_conv;
     k.tap_wgrad = tap_wgrad;
-    k.copy_rows = copy_rows;
-    k.deinterleave_rows = deinterleave_rows;
-    k.interleave_rows = interleave_rows;
     return k;
 }
 
