@@ -83,6 +83,7 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_epochs = spin(runBox, 1, 100000);
     rf->addRow(tr("Epochs"), m_epochs);
     m_steps = spin(runBox, 0, 2000000000);
+    m_steps->setObjectName(QStringLiteral("stepsSpin"));
     m_steps->setSpecialValueText(tr("by epochs"));
     m_steps->setToolTip(tr("Train this many steps instead of whole epochs (0: use epochs)"));
     rf->addRow(tr("Steps"), m_steps);
@@ -243,7 +244,9 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.threads = m_threads->value();
     c.batch = m_batch->value();
     c.epochs = m_epochs->value();
+    const std::int64_t steps_before = c.steps;
     c.steps = m_steps->value();
+    hr::follow_eval_interval(c, steps_before);  // a preset's four evaluations a run follow the new length
     c.evaluate_each_epoch = m_evaluate->isChecked();
     c.seed = std::uint64_t(m_seed->value());
     c.optimizer.kind = m_optimizer->currentData().toString().toStdString();

@@ -35,6 +35,11 @@ PresetTraining language_model(double lr, double min_lr, std::int64_t batch, std:
 
 std::int64_t preset_eval_interval(std::int64_t steps) { return steps > 0 ? std::max<std::int64_t>(1, steps / 4) : 0; }
 
+void follow_eval_interval(TrainConfig& c, std::int64_t previous_steps) {
+    if (c.eval_every > 0 && c.steps != previous_steps && c.eval_every == preset_eval_interval(previous_steps))
+        c.eval_every = preset_eval_interval(c.steps);
+}
+
 PresetTraining preset_training(const std::string& preset) {
     // Measured on 2 CPU cores (docs/transformers.md, "Presets train with their defaults"): gpt-tiny 1,000
     // steps in 80 s to 2.02 nats/token; gpt-char 200 steps in 4.7 min to 2.68 (it does not reach 2.3 in

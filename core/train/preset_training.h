@@ -34,6 +34,10 @@ struct PresetTraining {
 // of a run of any length (a run of `steps` steps evaluates every steps / 4; 0 for a run measured in epochs:
 // at the end of each). The front ends apply it again when the steps are changed and the interval is not.
 std::int64_t preset_eval_interval(std::int64_t steps);
+// After c's length changed from `previous_steps`: an evaluation interval that was the rule's for the old
+// length follows the new one (the window's Steps field; the command line checks its flags instead). An
+// interval of 0 (image runs: at the end of each epoch) or one set by hand stays.
+void follow_eval_interval(TrainConfig& c, std::int64_t previous_steps);
 
 // The defaults of a run of `preset` (its model not included: the front ends build it): TrainConfig's
 // own, except SGD momentum 0.9 (plain SGD at lr 0.01 learns seed-cnn too slowly for one epoch) and device

@@ -179,6 +179,13 @@ private slots:
         nlohmann::json a = withoutModel(window), b = withoutModel(cli);
         for (const char* k : {"threads", "seed", "memory_limit", "evaluate_each_epoch"}) a.erase(k), b.erase(k);
         QCOMPARE(text(a), text(b));
+        // the window's Steps field moves a preset's evaluations with it, as --steps does
+        auto* steps = w.setupPanel()->findChild<QSpinBox*>(QStringLiteral("stepsSpin"));
+        QVERIFY(steps);
+        steps->setValue(400);
+        QCOMPARE(w.trainConfig().eval_every, parse({"--preset", "gpt-tiny", "--steps", "400"}).config.eval_every);
+        QCOMPARE(w.trainConfig().eval_every, std::int64_t(100));
+        steps->setValue(int(hr::default_train_config("gpt-tiny").steps));
         // back to an image preset: the generic settings, the person's precision kept
         w.loadPreset(QStringLiteral("seed-cnn"));
         const hr::TrainConfig back = w.trainConfig();

@@ -179,6 +179,14 @@ void copy_rows(float* dst, std::int64_t ds, const float* src, std::int64_t ss, s
     }
 }
 
+// even and odd elements of the 16 floats a, b (in order)
+inline __m256 even_of(__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+}
+inline __m256 odd_of(__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
 void deinterleave_rows(float* even, float* odd, std::int64_t ds, const float* src, std::int64_t ss, std::int64_t rows,
                        std::int64_t n) {
     for (std::int64_t r = 0; r < rows; ++r, src += ss) {
@@ -187,14 +195,8 @@ void deinterleave_rows(float* even, float* odd, std::int64_t ds, const float* sr
         std::int64_t i = 0;  // output index
         for (; 2 * i + 16 <= n; i += 8) {
             const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
-            if (e) {
-                const __m256 v = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
-                _mm256_storeu_ps(e + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8)));
-            }
-            if (o) {
-                const __m256 v = _mm256_shuffle_ps(a, b, 0xDD);  // a1 a3 b1 b3 | a5 a7 b5 b7
-                _mm256_storeu_ps(o + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8)));
-            }
+            if (e) _mm256_storeu_ps(e + i, even_of(a, b));
+            if (o) _mm256_storeu_ps(o + i, odd_of(a, b));
         }
         for (; 2 * i < n; ++i) {
             if (e) e[i] = src[2 * i];
@@ -313,14 +315,6 @@ void bn_bwd_apply(const float* x, const float* dy, std::int64_t n, float k_dy, f
         _mm256_storeu_ps(dx + i, r);
     }
     for (; i < n; ++i) dx[i] = __builtin_fmaf(k_dy, dy[i], __builtin_fmaf(k_x, x[i] - mean, k_0));
-}
-
-// even and odd elements of the 16 floats a, b (in order)
-inline __m256 even_of(__m256 a, __m256 b) {
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
-}
-inline __m256 odd_of(__m256 a, __m256 b) {
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
 }
 
 // best/at take v/i where v > best or v is NaN
