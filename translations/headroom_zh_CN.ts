@@ -811,8 +811,8 @@ else all), all, matrices (weights and embeddings, not biases or norms)</source>
         <translation>%2 的分词器“%1”未知；请使用 byte、char 或 bpe:N</translation>
     </message>
     <message>
-        <source>validation loss every N steps (default 0: at the end of each epoch)</source>
-        <translation>每 N 步计算一次验证损失（默认 0：每个 epoch 结束时）</translation>
+        <source>evaluate every N steps: test loss and accuracy, a language model&apos;s validation loss (default 0: at the end of each epoch)</source>
+        <translation>每 N 步评估一次：测试损失和准确率，语言模型则为验证损失（默认 0：每个 epoch 结束时）</translation>
     </message>
     <message>
         <source>validation tokens per evaluation (default 65536; 0: the whole split)</source>
@@ -7092,6 +7092,13 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
     <message>
         <source>The loss became %1 at step %2; training cannot continue. Lower the learning rate (now %3, --lr), use a warm-up (--warmup), clip the gradients (--grad-clip 1) or check the data</source>
         <translation>损失在第 %2 步变为 %1，训练无法继续。请降低学习率（当前为 %3，--lr）、使用预热（--warmup）、裁剪梯度（--grad-clip 1）或检查数据</translation>
+    </message>
+</context>
+<context>
+    <name>train.no_full_batch</name>
+    <message>
+        <source>&apos;%1&apos; has %2 training samples, fewer than one batch of %3 (several ranks train full batches only); lower --batch or use more samples (--train-limit)</source>
+        <translation>“%1”只有 %2 个训练样本，不足一个 %3 的批次（多个 rank 只训练完整批次）；请调小 --batch 或使用更多样本（--train-limit）</translation>
     </message>
 </context>
 <context>

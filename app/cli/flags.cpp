@@ -150,7 +150,7 @@ const std::vector<Flag> kFlags = {
          }
          r.config.tokenizer = s;
      }},
-    {FlagGroup::text, "eval-every", "N", QT_TRANSLATE_NOOP("Cli", "validation loss every N steps (default 0: at the end of each epoch)"),
+    {FlagGroup::text, "eval-every", "N", QT_TRANSLATE_NOOP("Cli", "evaluate every N steps: test loss and accuracy, a language model's validation loss (default 0: at the end of each epoch)"),
      [](R& r, const V& v) { r.config.eval_every = v.integer<std::int64_t>(0, hr::kMaxSteps); }},
     {FlagGroup::text, "eval-tokens", "N", QT_TRANSLATE_NOOP("Cli", "validation tokens per evaluation (default 65536; 0: the whole split)"),
      [](R& r, const V& v) { r.config.eval_tokens = v.integer<std::int64_t>(0, std::int64_t(1) << 40); }},

@@ -30,14 +30,17 @@ struct StepEvent {
     double grad_norm = 0;           // the gradients' global L2 norm when clipping is on (--grad-clip), else 0
 };
 
-// Language models: the loss on the validation split (every eval_every steps and at the end).
+// An evaluation on the held-out split (every eval_every steps, at the end of an epoch as
+// evaluate_each_epoch says, and at the end): the test set of an image run, a language model's validation
+// split.
 struct EvalEvent {
     std::int64_t step = 0;
     int epoch = 0;
-    double loss = 0;                // mean cross-entropy per token (nats)
-    double accuracy = 0;            // next-token accuracy
-    std::int64_t tokens = 0;        // validation tokens evaluated
+    double loss = 0;                // mean loss per sample (language models: cross-entropy per token, nats)
+    double accuracy = 0;            // accuracy per sample (language models: next-token accuracy)
+    std::int64_t tokens = 0;        // language models: validation tokens evaluated (else 0)
     double seconds = 0;             // time the evaluation took
+    std::int64_t samples = 0;       // samples evaluated (language models: sequences)
 };
 
 struct WeightsSnapshot;  // train/generate.h: the weights (and tokenizer) at a step, for sampling

@@ -91,17 +91,18 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                           {"images_per_second", e.images_per_second}});
     j["epochs"] = epochs;
     j["final"] = run_final_summary(r);  // train/run_summary.h: the same figures as the history's final_metrics
-    if (r.seq > 0) {
-        // language models: the tokens, and the validation loss every eval_every steps and at the end
+    if (r.seq > 0) {  // language models: the tokens
         j["data"]["tokenizer"] = r.tokenizer;
         j["data"]["vocab_size"] = r.vocab_size;
         j["data"]["seq"] = r.seq;
-        json evals = json::array();
-        for (const auto& e : r.evals)
-            evals.push_back({{"step", e.step}, {"epoch", e.epoch}, {"test_loss", num(e.loss)},
-                             {"test_accuracy", num(e.accuracy)}, {"tokens", e.tokens}, {"seconds", e.seconds}});
-        j["evals"] = evals;
     }
+    // every evaluation: every eval_every steps, at the end of an epoch as evaluate_each_epoch says, at the end
+    json evals = json::array();
+    for (const auto& e : r.evals)
+        evals.push_back({{"step", e.step}, {"epoch", e.epoch}, {"test_loss", num(e.loss)},
+                         {"test_accuracy", num(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
+                         {"seconds", e.seconds}});
+    j["evals"] = evals;
     // run-folder checkpoints (train/resume.h)
     j["resume"] = {{"resumed_from_step", r.resumed_from_step >= 0 ? json(r.resumed_from_step) : json(nullptr)},
                    {"checkpoint", r.checkpoint.empty() ? json(nullptr)

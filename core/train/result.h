@@ -1,0 +1,63 @@
+#pragma once
+// What a run ends with (Trainer::run): its status, final figures, the ledger's peaks and, for several ranks,
+// how the run was spread. One type for both workloads (train/workload.h); the run records are written
+// from it by train/run_record.h and train/run_summary.h.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/message.h"
+#include "memory/ledger.h"
+#include "train/events.h"
+
+namespace hr {
+
+struct TrainResult {
+    std::string status = "finished";  // finished | stopped | failed
+    std::string error;                // failed: the message
+    std::vector<Message> error_messages;  // failed: the same as translatable sentences (empty: only error)
+    bool bad_input = false;           // failed because of the run's settings (e.g. the loss diverged)
+    double test_accuracy = 0;
+    double test_loss = 0;
+    double train_loss = 0;            // last epoch's mean (or of the steps run)
+    double train_accuracy = 0;
+    std::int64_t steps = 0;
+    int epochs_completed = 0;
+    double seconds = 0;
+    double images_per_second = 0;     // training throughput over the whole run
+    std::vector<EpochEvent> epochs;
+    LedgerSnapshot ledger;            // peaks of the run
+    double tokens_per_second = 0;     // language models: training throughput over the whole run
+    std::vector<EvalEvent> evals;     // language models: every validation loss, the last at the end
+    std::string tokenizer;            // language models: "byte", "char", "bpe:4000"
+    std::int64_t vocab_size = 0;      // the tokenizer's
+    std::int64_t seq = 0;             // tokens per sequence
+    std::string device_name;          // "cpu (OpenBLAS ..., 2 threads)"
+    std::int64_t param_count = 0;
+    std::int64_t train_samples = 0;   // language models: training tokens
+    std::int64_t test_samples = 0;    // language models: validation tokens
+    std::string data_source;          // folder the dataset came from ("" for synthetic)
+    std::string strategy;             // ResolvedStrategy::describe()
+    std::int64_t skipped_steps = 0;   // fp16: steps skipped for inf/NaN gradients
+    double final_loss_scale = 0;      // fp16: the loss scale at the end (else 0)
+    LedgerSnapshot host_ledger;       // host memory of offloaded optimizer state (empty otherwise)
+    bool out_of_memory = false;       // failed because the device (or --memory-limit) ran out
+    std::string oom_category;         // the largest category when it happened
+    std::size_t oom_limit = 0;
+    std::int64_t resumed_from_step = -1;  // --resume: the checkpoint's step (-1: a fresh run)
+    std::string checkpoint;           // the last checkpoint written (train/resume.h), "" : none
+    std::vector<std::string> weights_notes;  // --init-from: how the file's tensors were matched
+    // several ranks (docs/distributed.md); one process: world_size 1, shard "none"
+    int world_size = 1;
+    int rank = 0;                                // the rank this result comes from (metrics are all ranks')
+    std::string shard = "none";                  // the sharding stage
+    std::vector<std::int64_t> rank_batches;      // samples of each rank per step
+    std::vector<std::size_t> rank_peak_bytes;    // measured device peak of each rank (the ledger's)
+    // each rank's process at its peak as the OS counts it (VmHWM at the run's end, -1 unknown): the
+    // ledger's host side, the runtime, the data and the libraries (docs/design.md decision 9)
+    std::vector<std::int64_t> rank_resident_peak_bytes;
+    double communication_bytes_per_step = 0;     // payload this rank handed its communicator per optimizer step
+    double communication_seconds_per_step = 0;   // host time this rank waited for communication per step
+};
+
+}  // namespace hr

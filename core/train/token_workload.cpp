@@ -1,0 +1,196 @@
+// The token workload (train/workload.h): a language model on text. The corpus is split and tokenized once;
+// a training step takes random windows keyed on the step (so a resumed or multi-rank run sees the same
+// windows), the loss is the cross-entropy per token with its gradient written over the logits, and an
+// evaluation walks consecutive windows of the validation split.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "data/text_data.h"
+#include "data/tokenizer.h"
+#include "dist/communicator.h"
+#include "nn/transformer_spec.h"
+#include "strategy/training_state.h"
+#include "train/config.h"
+#include "train/result.h"
+#include "train/workload.h"
+
+namespace hr {
+
+namespace {
+
+// A language model's run resumed: the tokenizer written into its folder when it started (byte has no file).
+std::unique_ptr<Tokenizer> resumed_tokenizer(const std::string& kind, const std::string& dir) {
+    if (kind != "byte") {
+        const std::string file = (std::filesystem::path(dir) / (kind == "char" ? "tokenizer.json" : "tokenizer.model")).string();
+        if (!std::filesystem::exists(file))
+            throw InputError(HR_MSG("resume.no_tokenizer",
+                                    "%1 is missing, so the run in %2 cannot go on with the same tokens; the folder was "
+                                    "written by an older Headroom or changed: start the run again"),
+                             {file, dir});
+    }
+    return load_tokenizer(kind, dir);
+}
+
+// Several ranks: every rank reads the corpus and builds the tokenizer itself; they must hold the same tokens
+// (a text file changed while they started would not). Compared by a 48-bit hash of each rank's tokens.
+void check_same_tokens(Communicator& comm, const std::vector<std::int32_t>& train, const std::vector<std::int32_t>& valid) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const auto* v : {&train, &valid}) {
+        h = (h ^ v->size()) * 1099511628211ull;
+        for (std::int32_t t : *v) h = (h ^ static_cast<std::uint32_t>(t)) * 1099511628211ull;
+    }
+    const double mine = static_cast<double>(h >> 16);  // exact in a double
+    const double hi = comm.all_reduce_value(mine, ReduceOp::max), lo = -comm.all_reduce_value(-mine, ReduceOp::max);
+    if (hi != lo)
+        throw InputError(HR_MSG("train.ranks_tokens_differ",
+                                "the ranks read different text or built different tokenizers (%1 training tokens on "
+                                "rank %2); give every rank the same --data file and --tokenizer, and do not change "
+                                "the file while the run starts"),
+                         {std::to_string(train.size()), std::to_string(comm.rank())});
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+class TokenWorkload final : public Workload {
+public:
+    TokenWorkload(const TrainConfig& c, const ResolvedStrategy& s, bool resume, std::string run_dir)
+        : c_(c), s_(s), resume_(resume), run_dir_(std::move(run_dir)) {
+        validate_tokenizer_spec(c.tokenizer);
+        spec_ = c.model;
+        apply_sequence_length(spec_, c.seq);
+        T_ = spec_.input_shape[0];
+        V_ = model_vocabulary(spec_);
+    }
+
+    const ModelSpec& spec() const override { return spec_; }
+
+    void load(Communicator* comm, const WorkloadLog& log) override {
+        const auto t0 = std::chrono::steady_clock::now();
+        TextCorpus corpus = load_text_corpus(c_.data);
+        source_ = corpus.source;
+        // resumed: the run's own tokenizer from its folder (the same ids, even if the text changed since)
+        tokenizer_ = resume_ ? resumed_tokenizer(c_.tokenizer, run_dir_)
+                             : make_tokenizer(c_.tokenizer, c_.tokenizer == "char" ? corpus.all_text() : corpus.train_text);
+        const Tokenizer& tok = *tokenizer_;
+        if (tok.vocab_size() > V_)
+            throw InputError(HR_MSG("train.vocab_too_small",
+                                    "the %1 tokenizer has %2 tokens but model '%3' has a vocabulary of %4; set the token "
+                                    "embedding's and lm_head's vocab_size (and num_classes) to at least %2"),
+                             {tok.kind(), std::to_string(tok.vocab_size()), spec_.name, std::to_string(V_)});
+        train_tokens_ = tok.encode(corpus.train_text);
+        validation_tokens_ = tok.encode(corpus.validation_text);
+        if (c_.train_limit > 0 && static_cast<std::int64_t>(train_tokens_.size()) > c_.train_limit)
+            train_tokens_.resize(static_cast<std::size_t>(c_.train_limit));
+        if (c_.test_limit > 0 && static_cast<std::int64_t>(validation_tokens_.size()) > c_.test_limit)
+            validation_tokens_.resize(static_cast<std::size_t>(c_.test_limit));
+        log(LogLevel::info, corpus.spec + " from " + corpus.source + ": " + std::to_string(train_tokens_.size()) +
+                                " training and " + std::to_string(validation_tokens_.size()) +
+                                " validation tokens (" + tok.kind() + " tokenizer, " + std::to_string(tok.vocab_size()) +
+                                " tokens) in " + std::to_string(seconds_since(t0)) + " s");
+        if (comm) check_same_tokens(*comm, train_tokens_, validation_tokens_);
+    }
+
+    void make_batches(TrainingState& st, MemoryLedger& ledger, Backend& be) override {
+        st_ = &st;
+        be_ = &be;
+        // several ranks: this rank's rows of every global batch of windows, the same windows as one process
+        train_ = std::make_unique<TokenBatcher>(train_tokens_, s_.rank_batch, T_, c_.seed, &ledger, "training",
+                                                s_.sample_offset, c_.batch);
+        eval_ = std::make_unique<TokenBatcher>(validation_tokens_, s_.micro_batch, T_, c_.seed, &ledger, "validation");
+    }
+
+    std::int64_t steps_per_epoch() const override { return train_->steps_per_epoch(); }
+
+    void describe(TrainResult& r) const override {
+        r.train_samples = static_cast<std::int64_t>(train_tokens_.size());
+        r.test_samples = static_cast<std::int64_t>(validation_tokens_.size());
+        r.data_source = source_;
+        r.tokenizer = tokenizer_->kind();
+        r.vocab_size = tokenizer_->vocab_size();
+        r.seq = T_;
+    }
+
+    std::string batch_text() const override {
+        return "batch " + std::to_string(c_.batch) + " x " + std::to_string(T_) + " tokens";
+    }
+    void write_run_files(const std::string& dir) const override { tokenizer_->save(dir); }
+    std::shared_ptr<const Tokenizer> tokenizer() const override { return tokenizer_; }
+
+    std::int64_t units_per_row() const override { return T_; }
+    bool counts_tokens() const override { return true; }
+    std::int64_t rows_per_loss_weight() const override { return c_.batch; }
+
+    // the windows are keyed on the step: nothing to skip after a resume
+    void start_epoch(int, std::int64_t) override {}
+    bool next_batch(std::int64_t step) override {
+        train_->random_batch(step);  // this rank's rows of the step's windows
+        return true;
+    }
+    std::int64_t batch_rows() const override { return train_->rows(); }
+    std::pair<Tensor, Tensor> upload(std::int64_t r0, std::int64_t n) override { return upload_rows(*train_, r0, n); }
+    LossResult loss(const Tensor& logits, const Tensor& targets, std::int64_t, std::int64_t n, float grad_scale,
+                    Tensor& grad) override {
+        // the gradient of the mean token loss overwrites the logits (no second (n, T, V) buffer)
+        grad = logits;
+        Tensor lv = grad.reshape({n * T_, V_});
+        return be_->cross_entropy_inplace(lv, targets.reshape({n * T_}), true, grad_scale);
+    }
+
+    void start_eval() override {
+        windows_ = eval_->eval_windows(c_.eval_tokens);
+        chunk_ = next_ = 0;
+    }
+    std::int64_t next_eval_chunk(std::int64_t chunk_rows) override {
+        chunk_ = next_;
+        if (chunk_ >= windows_) return 0;
+        const std::int64_t n = std::min(chunk_rows, windows_ - chunk_);
+        next_ = chunk_ + n;
+        return n;
+    }
+    std::pair<Tensor, Tensor> upload_eval(std::int64_t r0, std::int64_t n) override {
+        const std::int64_t rows = eval_->eval_batch(chunk_ + r0, n);
+        return upload_rows(*eval_, 0, rows);
+    }
+    LossResult eval_loss(const Tensor& logits, const Tensor& targets, std::int64_t, std::int64_t) override {
+        const std::int64_t rows = logits.shape()[0];
+        Tensor lv = logits.reshape({rows * T_, V_});
+        return be_->cross_entropy_inplace(lv, targets.reshape({rows * T_}), false, 1.0f);
+    }
+
+private:
+    // Rows [r0, r0 + n) of a batcher's windows into the micro-batch buffers.
+    std::pair<Tensor, Tensor> upload_rows(TokenBatcher& tb, std::int64_t r0, std::int64_t n) {
+        Tensor xs = st_->x_staging.slice0(0, n), ys = st_->labels.slice0(0, n);
+        be_->copy_from_host(tb.x().data() + r0 * T_, xs);
+        be_->copy_from_host(tb.y().data() + r0 * T_, ys);
+        return {xs, ys};
+    }
+
+    const TrainConfig& c_;
+    const ResolvedStrategy s_;  // a copy: the workload outlives run()
+    bool resume_;
+    std::string run_dir_;
+    ModelSpec spec_;  // the model with the run's sequence length
+    std::int64_t T_ = 0, V_ = 0;
+    std::string source_;
+    std::shared_ptr<const Tokenizer> tokenizer_;
+    std::vector<std::int32_t> train_tokens_, validation_tokens_;
+    TrainingState* st_ = nullptr;
+    Backend* be_ = nullptr;
+    std::unique_ptr<TokenBatcher> train_, eval_;
+    std::int64_t windows_ = 0, chunk_ = 0, next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_token_workload(const TrainConfig& config, const ResolvedStrategy& strategy, bool resume,
+                                              const std::string& run_dir) {
+    return std::make_unique<TokenWorkload>(config, strategy, resume, run_dir);
+}
+
+}  // namespace hr
