@@ -281,6 +281,7 @@ public:
         });
         if (all) {
             QObject::connect(&c, &RunController::epochFinished, &c, [this](const hr::EpochEvent& e) { write(e); });
+            QObject::connect(&c, &RunController::evaluated, &c, [this](const hr::EvalEvent& e) { write(e); });
         }
         QObject::connect(&c, &RunController::stepsReady, &c, [this, all](const QVector<hr::StepEvent>& s) {
             if (m_sampler && !s.isEmpty()) m_sampler->set_current_step(s.last().step);

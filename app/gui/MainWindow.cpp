@@ -99,6 +99,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs, &RunController::deviceChosen, this, &MainWindow::onDevice);
     connect(m_runs, &RunController::stepsReady, this, &MainWindow::onSteps);
     connect(m_runs, &RunController::epochFinished, this, &MainWindow::onEpoch);
+    connect(m_runs, &RunController::evaluated, m_monitor, &MonitorView::addEval);
     connect(m_runs, &RunController::memoryUpdated, this, &MainWindow::onMemory);
     connect(m_runs, &RunController::logMessage, this,
             [this](const hr::LogEvent& e) { onLog(int(e.level), QString::fromStdString(e.message)); });

@@ -200,6 +200,7 @@ void MonitorView::clear() {
     m_cardsDirty = false;
     for (hrw::LiveChart* c : charts()) c->clearData();
     m_emaInit = false;
+    m_lastEvalStep = -1;
     m_peakBytes = 0;
     m_rankX.clear();
     m_rankBytes.clear();
@@ -237,7 +238,19 @@ void MonitorView::addSteps(const QVector<hr::StepEvent>& steps) {
     markDirty(m_throughput);
 }
 
+void MonitorView::addEval(const hr::EvalEvent& e) {
+    m_lastEvalStep = e.step;
+    if (!std::isnan(e.loss)) m_loss->appendPoint(2, double(e.step), e.loss);
+    if (!std::isnan(e.accuracy)) {
+        m_accuracy->appendPoint(1, double(e.step), e.accuracy * 100.0);
+        m_testAccuracy->setText(formatAccuracy(e.accuracy));
+    }
+    markDirty(m_loss);
+    markDirty(m_accuracy);
+}
+
 void MonitorView::addEpoch(const hr::EpochEvent& e) {
+    if (e.step == m_lastEvalStep) return;  // drawn as its evaluation
     if (!std::isnan(e.test_loss)) m_loss->appendPoint(2, double(e.step), e.test_loss);
     if (!std::isnan(e.test_accuracy)) {
         m_accuracy->appendPoint(1, double(e.step), e.test_accuracy * 100.0);

@@ -33,6 +33,9 @@ public:
 
     void clear();
     void addSteps(const QVector<hr::StepEvent>& steps);
+    // Test (validation) loss and accuracy: a point per evaluation, at its step (--eval-every's within an
+    // epoch too); an epoch's own figures are drawn only when no evaluation came for its step (older relays).
+    void addEval(const hr::EvalEvent& eval);
     void addEpoch(const hr::EpochEvent& epoch);
     void addMemory(const hr::MemoryEvent& memory);
     void setResult(const hr::TrainResult& result);
@@ -86,6 +89,7 @@ private:
     QMap<int, QVector<hrw::MemoryChart::GroupBytes>> m_rankBytes;  // and their grouped bytes (MemoryChart::GroupBytes)
     int m_shownRank = 0;
     QLabel* m_testAccuracy = nullptr;
+    std::int64_t m_lastEvalStep = -1;  // the step of the last evaluation drawn
     QLabel* m_trainLoss = nullptr;
     QLabel* m_throughputValue = nullptr;
     QLabel* m_peakMemory = nullptr;

@@ -64,6 +64,7 @@ RunController::RunController(QObject* parent) : QObject(parent) {
     connect(m_session, &TrainingSession::deviceChosen, this, &RunController::onDevice);
     connect(m_session, &TrainingSession::stepsReady, this, &RunController::onSteps);
     connect(m_session, &TrainingSession::epochFinished, this, &RunController::onEpoch);
+    connect(m_session, &TrainingSession::evaluated, this, &RunController::onEval);
     connect(m_session, &TrainingSession::memoryUpdated, this, &RunController::onMemory);
     connect(m_session, &TrainingSession::logMessage, this, &RunController::onLog);
     connect(m_session, &TrainingSession::ended, this, &RunController::onEnded);
@@ -258,6 +259,7 @@ void RunController::deliver(const RunEvent& event) {
         void operator()(const hr::DeviceEvent& e) const { c->onDevice(e); }
         void operator()(const hr::StepEvent& e) const { c->onSteps({e}); }
         void operator()(const hr::EpochEvent& e) const { c->onEpoch(e); }
+        void operator()(const hr::EvalEvent& e) const { c->onEval(e); }
         void operator()(const hr::MemoryEvent& e) const { c->onMemory(e); }
         void operator()(const hr::LogEvent& e) const { c->onLog(e); }
         void operator()(const RunEnded& e) const { c->onEnded(e); }
@@ -283,6 +285,8 @@ void RunController::onEpoch(const hr::EpochEvent& e) {
     m_webhook->notifyEpoch(m_name, e, m_config.steps > 0 ? 0 : m_config.epochs);
     emit epochFinished(e);
 }
+
+void RunController::onEval(const hr::EvalEvent& e) { emit evaluated(e); }
 
 void RunController::onMemory(const hr::MemoryEvent& e) {
     // the history keeps rank 0's ledger (the other ranks' reach the charts; run.json has every rank's peak)

@@ -151,6 +151,7 @@ signals:
     void deviceChosen(const hr::DeviceEvent& device);
     void stepsReady(const QVector<hr::StepEvent>& steps);
     void epochFinished(const hr::EpochEvent& epoch);
+    void evaluated(const hr::EvalEvent& eval);  // every evaluation (TrainingSession::evaluated)
     void memoryUpdated(const hr::MemoryEvent& memory);
     void logMessage(const hr::LogEvent& message);
     // A multi-rank run's rank telling what it sees of its machine (RankTelemetry; only through deliver()).
@@ -162,6 +163,7 @@ private:
     void onDevice(const hr::DeviceEvent& e);
     void onSteps(const QVector<hr::StepEvent>& steps);
     void onEpoch(const hr::EpochEvent& e);
+    void onEval(const hr::EvalEvent& e);
     void onMemory(const hr::MemoryEvent& e);
     void onLog(const hr::LogEvent& e);
     void onEnded(const RunEnded& end);

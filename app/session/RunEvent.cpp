@@ -120,6 +120,24 @@ json epochToJson(const hr::EpochEvent& e) {
             {"step", e.step}};
 }
 
+json evalToJson(const hr::EvalEvent& e) {
+    return {{"step", e.step},          {"epoch", e.epoch},     {"test_loss", num(e.loss)},
+            {"test_accuracy", num(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
+            {"seconds", num(e.seconds)}};
+}
+
+hr::EvalEvent evalFromJson(const json& j) {
+    hr::EvalEvent e;
+    e.step = integer<std::int64_t>(j, "step");
+    e.epoch = integer<int>(j, "epoch");
+    e.loss = real(j, "test_loss");
+    e.accuracy = real(j, "test_accuracy");
+    e.samples = integer<std::int64_t>(j, "samples");
+    e.tokens = integer<std::int64_t>(j, "tokens");
+    e.seconds = real(j, "seconds");
+    return e;
+}
+
 hr::EpochEvent epochFromJson(const json& j) {
     hr::EpochEvent e;
     e.epoch = integer<int>(j, "epoch");
@@ -396,6 +414,11 @@ json runEventToJson(const RunEvent& event) {
                     {"write_error", e.writeError}};
         }
         json operator()(const RankTelemetry& e) const { return telemetryToJson(e); }
+        json operator()(const hr::EvalEvent& e) const {
+            json j = evalToJson(e);
+            j["event"] = "eval";
+            return j;
+        }
     };
     return std::visit(Visitor{}, event);
 }
@@ -407,6 +430,7 @@ RunEvent runEventFromJson(const json& j) {
     if (kind == "device") return hr::DeviceEvent{text(j, "device"), text(j, "name"), text(j, "note")};
     if (kind == "step") return stepFromJson(j);
     if (kind == "epoch") return epochFromJson(j);
+    if (kind == "eval") return evalFromJson(j);
     if (kind == "memory") {
         hr::MemoryEvent e;
         e.step = integer<std::int64_t>(j, "step");

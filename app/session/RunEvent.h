@@ -61,7 +61,8 @@ struct RankTelemetry {
 };
 
 using RunEvent =
-    std::variant<hr::DeviceEvent, hr::StepEvent, hr::EpochEvent, hr::MemoryEvent, hr::LogEvent, RunEnded, RankTelemetry>;
+    std::variant<hr::DeviceEvent, hr::StepEvent, hr::EpochEvent, hr::MemoryEvent, hr::LogEvent, RunEnded, RankTelemetry,
+                 hr::EvalEvent>;
 
 nlohmann::json runEventToJson(const RunEvent& event);
 // Throws hr::InputError naming what is wrong (unknown "event", a field of the wrong type).
@@ -78,6 +79,7 @@ hr::TrainResult trainResultFromJson(const nlohmann::json& j);
 Q_DECLARE_METATYPE(hr::DeviceEvent)
 Q_DECLARE_METATYPE(hr::StepEvent)
 Q_DECLARE_METATYPE(hr::EpochEvent)
+Q_DECLARE_METATYPE(hr::EvalEvent)
 Q_DECLARE_METATYPE(hr::MemoryEvent)
 Q_DECLARE_METATYPE(hr::LogEvent)
 Q_DECLARE_METATYPE(hr::TrainResult)

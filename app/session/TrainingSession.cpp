@@ -19,6 +19,7 @@ void TrainingSession::registerMetaTypes() {
     qRegisterMetaType<hr::DeviceEvent>("hr::DeviceEvent");
     qRegisterMetaType<hr::StepEvent>("hr::StepEvent");
     qRegisterMetaType<hr::EpochEvent>("hr::EpochEvent");
+    qRegisterMetaType<hr::EvalEvent>("hr::EvalEvent");
     qRegisterMetaType<hr::MemoryEvent>("hr::MemoryEvent");
     qRegisterMetaType<hr::LogEvent>("hr::LogEvent");
     qRegisterMetaType<hr::TrainResult>("hr::TrainResult");
@@ -109,6 +110,10 @@ void TrainingSession::run(const SessionJob& job) {
     cb.on_epoch = [this](const hr::EpochEvent& e) {
         flushSteps(true);  // the epoch's last steps first, so the charts stay in order
         emit epochFinished(e);
+    };
+    cb.on_eval = [this](const hr::EvalEvent& e) {
+        flushSteps(true);  // the steps before it first, as for an epoch
+        emit evaluated(e);
     };
     cb.on_memory = [this](const hr::MemoryEvent& e) { emit memoryUpdated(e); };
     cb.on_log = [this](const hr::LogEvent& e) { emit logMessage(e); };

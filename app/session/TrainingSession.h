@@ -57,6 +57,8 @@ signals:
     void deviceChosen(const hr::DeviceEvent& device);
     void stepsReady(const QVector<hr::StepEvent>& steps);
     void epochFinished(const hr::EpochEvent& epoch);
+    // an evaluation on the held-out split (every --eval-every steps, an epoch's end, the end)
+    void evaluated(const hr::EvalEvent& eval);
     void memoryUpdated(const hr::MemoryEvent& memory);
     void logMessage(const hr::LogEvent& message);
     void ended(const hrapp::RunEnded& end);

@@ -111,8 +111,16 @@ private slots:
         end.outDir = "/x";
         end.written = {"/x/model.safetensors", "/x/run.json"};
         end.writeError = "disk full";
+        hr::EvalEvent v;
+        v.step = 250;
+        v.epoch = 1;
+        v.loss = 2.02;
+        v.accuracy = std::nan("");
+        v.tokens = 65536;
+        v.samples = 256;
+        v.seconds = 1.25;
         const std::vector<RunEvent> events = {hr::DeviceEvent{"cuda:1", "cuda:1 (H200)", "device auto: using cuda:1"}, s, e, m,
-                                              hr::LogEvent{hr::LogLevel::warning, "careful"}, end};
+                                              hr::LogEvent{hr::LogLevel::warning, "careful"}, end, v};
         for (const RunEvent& ev : events) {
             // through text, as a JSON line on a pipe
             const std::string line = runEventToJson(ev).dump();
@@ -126,6 +134,14 @@ private slots:
         QVERIFY(std::isnan(s2.eta_seconds));
         QVERIFY(s2.skipped);
         QCOMPARE(s2.loss_scale, 65536.0);
+        const auto v2 = std::get<hr::EvalEvent>(runEventFromJson(runEventToJson(v)));
+        QCOMPARE(v2.step, v.step);
+        QCOMPARE(v2.epoch, v.epoch);
+        QCOMPARE(v2.loss, v.loss);
+        QVERIFY(std::isnan(v2.accuracy));
+        QCOMPARE(v2.tokens, v.tokens);
+        QCOMPARE(v2.samples, v.samples);
+        QCOMPARE(v2.seconds, v.seconds);
         const auto m2 = std::get<hr::MemoryEvent>(runEventFromJson(runEventToJson(m)));
         QCOMPARE(hr::at(m2.ledger.live, hr::MemCategory::activations), std::size_t(4096));
         QCOMPARE(m2.ledger.layers.at(2).peak, std::size_t(200));

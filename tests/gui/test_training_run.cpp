@@ -65,6 +65,34 @@ private slots:
         QVERIFY(w.startAction()->isEnabled());
     }
 
+    // --eval-every within an epoch: every evaluation reaches the charts at its step (the trainer's on_eval
+    // through the session and the controller), the epoch's end is drawn once
+    void evaluationsWithinAnEpochReachTheCharts() {
+        hrapp::MainWindow w;
+        w.setPersistState(false);
+        w.setAskBeforeClose(false);
+        w.show();
+        hr::TrainConfig c = config(w, 1);
+        c.train_limit = 640;  // 10 steps of 64
+        c.test_limit = 128;
+        c.eval_every = 4;     // evaluations after steps 4 and 8, and at the end (10)
+        w.setTrainConfig(c);
+        QSignalSpy evals(w.runController(), &hrapp::RunController::evaluated);
+        QSignalSpy finished(&w, &hrapp::MainWindow::runFinished);
+        w.start();
+        QVERIFY(finished.wait(300000));
+        const hr::TrainResult r = w.lastResult();
+        QCOMPARE(QString::fromStdString(r.status), QStringLiteral("finished"));
+        QCOMPARE(r.evals.size(), std::size_t(3));
+        QCOMPARE(evals.count(), 3);
+        QCOMPARE(evals.at(0).at(0).value<hr::EvalEvent>().step, std::int64_t(4));
+        QCOMPARE(evals.at(2).at(0).value<hr::EvalEvent>().step, std::int64_t(10));
+        hrapp::MonitorView* m = w.monitor();
+        QCOMPARE(m->lossChart()->pointCount(2), 3);
+        QCOMPARE(m->accuracyChart()->pointCount(1), 3);
+        QCOMPARE(m->testAccuracyText(), hrapp::MonitorView::formatAccuracy(r.test_accuracy));
+    }
+
     void pauseResumeStop() {
         hrapp::MainWindow w;
         w.setPersistState(false);
