@@ -847,12 +847,6 @@ plan：不使用设备，预测 N 个 rank 中的每一个</translation>
 保留最近两个（默认 10m）</translation>
     </message>
     <message>
-        <source>continue the run in DIR from its newest checkpoint, with its own configuration;
-only --steps/--epochs (the new total), --threads, --device and --save-every may change</source>
-        <translation>从 DIR 中最新的检查点继续该运行，使用它自己的配置；
-只有 --steps/--epochs（新的总长度）、--threads、--device 和 --save-every 可以改变</translation>
-    </message>
-    <message>
         <source>start from these weights (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,
 or matched by order and shape, printed as a table)</source>
         <translation>从这些权重开始（Headroom 或 PyTorch 的名称、DDP 的 module. 前缀，
@@ -1029,10 +1023,6 @@ or matched by order and shape)</source>
         <translation>rank 0 在记录运行结束之前被结束（mpirun 退出状态 %1）；可能是另一个 rank 先失败了：mpirun 的消息会指出是哪一个</translation>
     </message>
     <message>
-        <source>--config and --resume do not go together: --resume continues a run with its own configuration</source>
-        <translation>--config 与 --resume 不能同时使用：--resume 会用运行自身的配置继续该运行</translation>
-    </message>
-    <message>
         <source>continues #%1</source>
         <translation>接续 #%1</translation>
     </message>
@@ -1111,6 +1101,22 @@ gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言
 </source>
         <translation>headroom：此程序没有窗口；请使用子命令（见 --help）。
 </translation>
+    </message>
+    <message>
+        <source>continue the run in DIR from its newest checkpoint, with its own configuration;
+only --steps/--epochs (the new total), --threads, --device, --save-every, --ranks and --shard may change
+(or give them in --config FILE, the continued configuration as a whole)</source>
+        <translation>从 DIR 中最新的检查点继续该运行，使用其自身的配置；
+只能更改 --steps/--epochs（新的总长度）、--threads、--device、--save-every、--ranks 和 --shard
+（或在 --config FILE 中给出它们：完整的续训配置）</translation>
+    </message>
+    <message>
+        <source>--resume %1 --config %2: the file is the continued configuration as a whole; only --ranks, --name, --db, --no-history, --quiet, --notify and --pause-file may be added, not %3</source>
+        <translation>--resume %1 --config %2：该文件是完整的续训配置；只能再加 --ranks、--name、--db、--no-history、--quiet、--notify 和 --pause-file，不能加 %3</translation>
+    </message>
+    <message>
+        <source>%1 changes %2 of the run in %3; a continued run keeps its own configuration except its length, threads, device, checkpoint interval and sharding stage. Start a new run (--init-from %3/model.safetensors takes its weights) to change the rest</source>
+        <translation>%1 更改了 %3 中运行的 %2；续训的运行保留其自身配置，只有长度、线程数、设备、检查点间隔和分片阶段可以更改。要更改其余设置，请开始新的运行（--init-from %3/model.safetensors 可沿用其权重）</translation>
     </message>
 </context>
 <context>

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
@@ -199,28 +200,88 @@ private:
     std::chrono::steady_clock::time_point m_lastBar{};
 };
 
+// A configuration file (train_config_to_json, as a run folder's config.json) into *out; "" : fine.
+QString readConfigFile(const QString& path, hr::TrainConfig* out) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return Cli::tr("cannot read %1: %2").arg(path, f.errorString());
+    try {
+        *out = hr::train_config_from_json(nlohmann::json::parse(f.readAll().toStdString()));
+    } catch (const nlohmann::json::exception& e) {
+        return Cli::tr("%1 is not valid JSON (%2)").arg(path, QString::fromUtf8(e.what()));
+    } catch (const hr::Error& e) {
+        return messageText(e.message());
+    }
+    return {};
+}
+
+// The fields in which two configurations differ, as dotted names ("optimizer.lr", "batch").
+void configDifferences(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix, QStringList& out) {
+    if (a.is_object() && b.is_object()) {
+        std::set<std::string> keys;
+        for (auto it = a.begin(); it != a.end(); ++it) keys.insert(it.key());
+        for (auto it = b.begin(); it != b.end(); ++it) keys.insert(it.key());
+        for (const std::string& k : keys) {
+            const std::string name = prefix.empty() ? k : prefix + "." + k;
+            if (!a.contains(k) || !b.contains(k)) out << QString::fromStdString(name);
+            else if (a[k] != b[k]) configDifferences(a[k], b[k], name, out);
+        }
+        return;
+    }
+    if (a != b) out << QString::fromStdString(prefix);
+}
+
 // --resume DIR: the run's own configuration (DIR/config.json) with only its length, threads, device,
 // checkpoint interval, number of ranks and sharding stage taken from the command line (a checkpoint is
 // the same on any number of ranks and stage); any other run flag is refused.
-// "" : fine.
+// --resume DIR --config FILE (the window's Continue of a multi-rank run): FILE is the continued
+// configuration as a whole (RunController::continuedConfig, with those fields set); it must be the run's own
+// in everything else. "" : fine.
 QString resumeConfig(CliRequest& r) {
+    const bool file = !r.configFile.isEmpty();
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
                                         "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard"};
+    static const QStringList allowedWithFile = {"resume", "config", "db", "no-history", "name", "quiet", "notify",
+                                                "pause-file", "ranks"};
     QStringList refused;
     for (const QString& f : r.given)
-        if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
+        if (!(file ? allowedWithFile : allowed).contains(f)) refused << QStringLiteral("--") + f;
     refused.sort();
+    if (!refused.isEmpty() && file)
+        return Cli::tr("--resume %1 --config %2: the file is the continued configuration as a whole; only --ranks, "
+                       "--name, --db, --no-history, --quiet, --notify and --pause-file may be added, not %3")
+            .arg(r.resume, r.configFile, refused.join(QStringLiteral(", ")));
     if (!refused.isEmpty())
         return Cli::tr("--resume continues a run with its own configuration; only --steps, --epochs, --threads, "
                        "--device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors "
                        "takes its weights) to change the rest")
             .arg(refused.join(QStringLiteral(", ")), r.resume);
+    hr::TrainConfig given;  // --config: the continued configuration
+    if (file)
+        if (const QString why = readConfigFile(r.configFile, &given); !why.isEmpty()) return why;
     QString error;
     const std::optional<ContinuePoint> point = RunController::continuePoint(r.resume, &error);
     if (!point) return error;
     // on another number of ranks (--ranks M, or mpirun -np M) the batch is split evenly
     const hr::RankEnvironment env = hr::rank_environment();
     const int world = env.launched ? env.world_size : std::max(1, r.ranks);
+    if (file) {
+        // the length and the rest Continue may change from the file, then the file must be the run's own
+        hr::TrainConfig c = RunController::continuedConfig(*point, given.steps, given.steps > 0 ? 0 : given.epochs, world);
+        c.threads = given.threads;
+        c.device = given.device;
+        c.strategy.shard = given.strategy.shard;
+        c.save_every_steps = given.save_every_steps;
+        c.save_every_seconds = given.save_every_seconds;
+        QStringList changed;
+        configDifferences(hr::train_config_to_json(c), hr::train_config_to_json(given), "", changed);
+        if (!changed.isEmpty())
+            return Cli::tr("%1 changes %2 of the run in %3; a continued run keeps its own configuration except its "
+                           "length, threads, device, checkpoint interval and sharding stage. Start a new run "
+                           "(--init-from %3/model.safetensors takes its weights) to change the rest")
+                .arg(r.configFile, changed.join(QStringLiteral(", ")), r.resume);
+        r.config = c;
+        return {};
+    }
     // the length and the rest the Runs tab's Continue sets too, then what only the command line changes
     hr::TrainConfig c = RunController::continuedConfig(*point, r.has("steps") ? r.config.steps : 0,
                                                        r.has("epochs") && !r.has("steps") ? r.config.epochs : 0, world);
@@ -248,16 +309,7 @@ QString configFromFile(CliRequest& r) {
         return Cli::tr("--config %1 holds the whole configuration; only --ranks, --out, --name, --db, --no-history, "
                        "--quiet, --notify and --pause-file may be added, not %2")
             .arg(r.configFile, refused.join(QStringLiteral(", ")));
-    QFile f(r.configFile);
-    if (!f.open(QIODevice::ReadOnly)) return Cli::tr("cannot read %1: %2").arg(r.configFile, f.errorString());
-    try {
-        r.config = hr::train_config_from_json(nlohmann::json::parse(f.readAll().toStdString()));
-    } catch (const nlohmann::json::exception& e) {
-        return Cli::tr("%1 is not valid JSON (%2)").arg(r.configFile, QString::fromUtf8(e.what()));
-    } catch (const hr::Error& e) {
-        return messageText(e.message());
-    }
-    return {};
+    return readConfigFile(r.configFile, &r.config);
 }
 
 // HEADROOM_EVENTS_DIR=DIR (docs/distributed.md, "Events for other programs"): every rank writes its run's
@@ -503,8 +555,6 @@ int runTrainCommand(const CliRequest& request) {
         return 2;
     };
     const bool resume = !r.resume.isEmpty();
-    if (resume && !r.configFile.isEmpty())
-        return bad(Cli::tr("--config and --resume do not go together: --resume continues a run with its own configuration"));
     if (resume) {
         if (const QString why = resumeConfig(r); !why.isEmpty()) return bad(why);
     } else if (!r.configFile.isEmpty()) {

@@ -82,18 +82,10 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
                      QStringLiteral("--quiet"), QStringLiteral("--pause-file"),
                      m_dir->filePath(QStringLiteral("pause"))};
     if (!outDir.isEmpty()) args << QStringLiteral("--out") << outDir;
-    if (resume) {  // Continue training: the run's own config.json, only these change (app/cli --resume)
-        args = QStringList{QStringLiteral("train"), QStringLiteral("--resume"), outDir, QStringLiteral("--ranks"),
-                           QString::number(ranks), QStringLiteral("--no-history"), QStringLiteral("--quiet"),
-                           QStringLiteral("--pause-file"), m_dir->filePath(QStringLiteral("pause")),
-                           QStringLiteral("--threads"), QString::number(config.threads), QStringLiteral("--device"),
-                           QString::fromStdString(config.device), QStringLiteral("--save-every"),
-                           config.save_every_steps > 0
-                               ? QString::number(config.save_every_steps)
-                               : QStringLiteral("%1s").arg(std::max<long long>(1, std::llround(config.save_every_seconds)))};
-        if (config.steps > 0) args << QStringLiteral("--steps") << QString::number(config.steps);
-        else args << QStringLiteral("--epochs") << QString::number(config.epochs);
-    }
+    if (resume)  // Continue training: the continued configuration as a whole (app/cli --resume DIR --config FILE)
+        args = QStringList{QStringLiteral("train"), QStringLiteral("--resume"), outDir, QStringLiteral("--config"),
+                           configPath, QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--no-history"),
+                           QStringLiteral("--quiet"), QStringLiteral("--pause-file"), m_dir->filePath(QStringLiteral("pause"))};
     const QString exe = !program.isEmpty() ? program
                         : qEnvironmentVariableIsSet("HEADROOM_PROGRAM") ? qEnvironmentVariable("HEADROOM_PROGRAM")
                                                                          : QCoreApplication::applicationFilePath();

@@ -46,7 +46,8 @@ public:
     // program: the headroom binary ("" : $HEADROOM_PROGRAM when set, e.g. by a harness that is not
     // headroom itself, else this program).
     // resume: continues the run in outDir from its newest checkpoint instead (headroom train --resume OUT
-    // --ranks N, with config's length, threads, device and checkpoint interval).
+    // --config FILE --ranks N: config is the continued configuration, RunController::continuedConfig's, whose
+    // length, threads, device, checkpoint interval and sharding stage may differ from the run's own).
     bool start(const hr::TrainConfig& config, const QString& outDir, int ranks, const QString& program,
                QString* error = nullptr, bool resume = false);
     void stop();

@@ -6,6 +6,9 @@
 // Continued column, RunInfo), and the button says why it is disabled for a finished or an already
 // continued run.
 #include <QDialog>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -22,6 +25,8 @@
 #include "session/RunController.h"
 #include "store/run_store.h"
 #include "train/resume.h"
+
+#include <nlohmann/json.hpp>
 
 using namespace hrapp;
 
@@ -183,6 +188,62 @@ private slots:
         const QString why = runs->continueButton()->toolTip();
         QVERIFY2(why.contains(QStringLiteral("checkpoint")), qPrintable(why));
         QVERIFY(!runs->continueRun(id, false));
+    }
+
+    // `headroom train --resume DIR --config FILE` (how the window continues a multi-rank run): FILE is the
+    // continued configuration as a whole. One that changes anything but the length, threads, device,
+    // checkpoint interval and stage is refused naming the fields, and the folder stays as it was; the right
+    // one continues the run from its checkpoint to FILE's length.
+    void resumeWithTheContinuedConfigFile() {
+        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString dir = m_dir.filePath(QStringLiteral("resume-config"));
+        const QString run = dir + QStringLiteral("/run");
+        QDir().mkpath(dir);
+        auto headroom = [&](const QStringList& args, QString* err = nullptr) {
+            QProcess p;
+            p.start(exe, args);
+            if (!p.waitForFinished(120000)) return -1;
+            if (err) *err = QString::fromUtf8(p.readAllStandardError());
+            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        };
+        QString err;
+        QCOMPARE(headroom({"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256", "--batch", "16",
+                           "--steps", "6", "--save-every", "3", "--threads", "1", "--device", "cpu", "--optimizer",
+                           "sgd", "--lr", "0.05", "--no-history", "--quiet", "--out", run},
+                          &err),
+                 0);
+        QString error;
+        const std::optional<ContinuePoint> point = RunController::continuePoint(run, &error);
+        QVERIFY2(point, qPrintable(error));
+        auto write = [&](const QString& name, const hr::TrainConfig& c) {
+            QFile f(dir + QLatin1Char('/') + name);
+            f.open(QIODevice::WriteOnly);
+            f.write(QByteArray::fromStdString(hr::train_config_to_json(c).dump(2)));
+            return f.fileName();
+        };
+        // a changed learning rate and batch: refused, naming them; nothing in the folder changes
+        hr::TrainConfig bad = RunController::continuedConfig(*point, 10, 0, 1);
+        bad.optimizer.lr = 0.1;
+        bad.batch = 32;
+        const QStringList before = QDir(run).entryList(QDir::Files, QDir::Name);
+        QCOMPARE(headroom({"train", "--resume", run, "--config", write("bad.json", bad), "--no-history"}, &err), 2);
+        QVERIFY2(err.contains(QStringLiteral("optimizer.lr")) && err.contains(QStringLiteral("batch")), qPrintable(err));
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);  // one message
+        QCOMPARE(QDir(run).entryList(QDir::Files, QDir::Name), before);
+        // other run flags beside the file: refused too
+        QCOMPARE(headroom({"train", "--resume", run, "--config", write("bad.json", bad), "--lr", "0.1"}, &err), 2);
+        QVERIFY2(err.contains(QStringLiteral("--lr")), qPrintable(err));
+        // the continued configuration with a new length, threads and checkpoint interval: continues
+        hr::TrainConfig good = RunController::continuedConfig(*point, 10, 0, 1);
+        good.threads = 2;
+        good.save_every_steps = 5;
+        QCOMPARE(headroom({"train", "--resume", run, "--config", write("good.json", good), "--no-history", "--quiet"}, &err), 0);
+        QFile rj(run + QStringLiteral("/run.json"));
+        QVERIFY(rj.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(rj.readAll().toStdString());
+        QCOMPARE(j["resume"]["resumed_from_step"].get<std::int64_t>(), std::int64_t(6));
+        QCOMPARE(j["final"]["steps"].get<std::int64_t>(), std::int64_t(10));
+        QCOMPARE(j["config"]["threads"].get<int>(), 2);
     }
 
     void continuedConfigIsOneRule() {
