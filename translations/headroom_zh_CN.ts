@@ -2281,6 +2281,27 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     </message>
 </context>
 <context>
+    <name>backend.loss_unsupported</name>
+    <message>
+        <source>%1 cannot run %2 in %3, which the loss (%4) needs; train it on another device (--device) or in another precision (--precision)</source>
+        <translation>%1 无法以 %3 运行 %2，而损失函数（%4）需要它；请在其他设备上训练（--device）或换用其他精度（--precision）</translation>
+    </message>
+</context>
+<context>
+    <name>backend.op_unsupported</name>
+    <message>
+        <source>%1 cannot run %2 in %3, which layer %4 needs; train it on another device (--device) or in another precision (--precision)</source>
+        <translation>%1 无法以 %3 运行 %2，而第 %4 层需要它；请在其他设备上训练（--device）或换用其他精度（--precision）</translation>
+    </message>
+</context>
+<context>
+    <name>backend.optimizer_unsupported</name>
+    <message>
+        <source>%1 cannot run %2 in %3, which the optimizer (%4) needs; train it on another device (--device), in another precision (--precision) or with another --optimizer</source>
+        <translation>%1 无法以 %3 运行 %2，而优化器（%4）需要它；请在其他设备上训练（--device）、换用其他精度（--precision）或其他 --optimizer</translation>
+    </message>
+</context>
+<context>
     <name>checkpoint.no_spec</name>
     <message>
         <source>%1 has no model_spec in its metadata and is not a GPT-2 checkpoint (no wte/wpe weights); weights written by Headroom, nanoGPT or Hugging Face GPT-2 can be read</source>

@@ -85,6 +85,16 @@ public:
     virtual void set_threads(int threads) = 0;
     virtual int threads() const = 0;
     virtual void synchronize() {}
+    // Whether this backend runs an op family in a dtype. Families by name (nn/backend_ops.h,
+    // backend_op_names): elementwise (fill, copy, add, axpy, scale), gemm, bias (add_bias, bias_grad),
+    // conv2d, maxpool2d, avgpool2d, activation, dropout, batchnorm, softmax_cross_entropy, mse_loss,
+    // embedding, layernorm, gelu_tanh, attention, cross_entropy (cross_entropy_inplace), copy_rows,
+    // transpose (transpose_last2), sgd_update, adam_update. Asked at setup (TrainingState), so a model
+    // a backend cannot run fails there, naming the op, not mid-run.
+    virtual bool supports(const std::string& op, DType dtype) const {
+        (void)op;
+        return dtype_is_float(dtype);
+    }
 
     // --- data movement -------------------------------------------------------------------------
     virtual void fill(Tensor& t, double value) = 0;

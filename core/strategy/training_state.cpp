@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "nn/backend_ops.h"
 #include "nn/transformer_spec.h"
 
 namespace hr {
@@ -12,6 +13,9 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
                              std::uint64_t seed, Backend& device, Allocator& device_alloc, Backend& host,
                              Allocator& host_alloc, bool dry_run, Communicator* comm)
     : strategy_(s), device_(device), host_(host) {
+    // what the model, its loss and its optimizer need of the backends, before anything is allocated
+    check_backend_needs(training_backend_needs(spec, optimizer, s.compute_dtype, s.master_weights, s.offload_optimizer),
+                        device, host);
     ModelOptions mo;
     mo.batch = s.micro_batch;
     mo.dtype = s.compute_dtype;

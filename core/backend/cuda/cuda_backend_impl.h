@@ -63,6 +63,11 @@ public:
 
     Device device() const override { return Device::cuda(device_); }
     std::string name() const override;
+    // every op family in f32, bf16 and f16 (computed in f32); no f64 on the GPU (cuda_backend.h)
+    bool supports(const std::string& op, DType dtype) const override {
+        (void)op;
+        return dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16;
+    }
     Allocator& allocator() override { return *allocator_; }
     void set_threads(int) override {}
     int threads() const override { return 1; }
