@@ -55,7 +55,8 @@ add_custom_command(OUTPUT "${_hr_man}.gz"
 add_custom_target(headroom_share ALL DEPENDS ${_hr_pngs} "${_hr_man}.gz")
 
 # ---- installation -------------------------------------------------------------------------------
-install(TARGETS headroom RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT headroom)
+# both programs: the window (with the command line) and headroom-cli (the command line, no widgets)
+install(TARGETS headroom headroom-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT headroom)
 get_property(_hr_qm GLOBAL PROPERTY HEADROOM_QM_FILES)
 install(FILES ${_hr_qm} DESTINATION ${CMAKE_INSTALL_DATADIR}/headroom/translations COMPONENT headroom)
 install(FILES ${CMAKE_SOURCE_DIR}/resources/${HEADROOM_APP_ID}.desktop

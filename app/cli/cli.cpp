@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include <QApplication>
+#include <QGuiApplication>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -215,12 +215,13 @@ int run_main(int argc, char** argv, WindowMain window) {
         }
         return window(argc, argv);
     }
-    // Subcommands that render charts need a QApplication (offscreen where there is no display).
+    // Subcommands that draw (the report's charts and PDF) need a QGuiApplication, offscreen where there is
+    // no display; none needs widgets (headroom-cli links none).
     const Subcommand* cmd = findSubcommand(args.first());
     std::unique_ptr<QCoreApplication> app;
-    if (cmd && cmd->needsWidgets) {
+    if (cmd && cmd->needsGui) {
         if (!haveDisplay()) qputenv("QT_QPA_PLATFORM", "offscreen");
-        app = std::make_unique<QApplication>(argc, argv);
+        app = std::make_unique<QGuiApplication>(argc, argv);
     } else {
         app = std::make_unique<QCoreApplication>(argc, argv);
     }

@@ -83,7 +83,7 @@ struct Subcommand {
     const char* about;                // QT_TRANSLATE_NOOP("Cli", ...): the top of headroom NAME --help
     std::vector<FlagGroup> groups;
     int minPositional = 0, maxPositional = 0;
-    bool needsWidgets = false;        // creates a QApplication (charts), offscreen without a display
+    bool needsGui = false;            // creates a QGuiApplication (fonts, the charts' images, PDF), offscreen without a display
     int (*run)(const CliRequest&) = nullptr;
     const char* epilog = nullptr;     // QT_TRANSLATE_NOOP("Cli", ...): after the flags in --help
 };

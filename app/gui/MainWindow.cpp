@@ -41,6 +41,7 @@
 #include "gui/RunsView.h"
 #include "gui/SettingsDialog.h"
 #include "gui/TelemetryMonitor.h"
+#include "gui/DesktopNotifier.h"
 #include "notify/webhook_notifier.h"
 #include "report/report_writer.h"
 #include "session/RunText.h"

@@ -12,6 +12,7 @@
 #include <QSpinBox>
 
 #include "base/log.h"
+#include "gui/DesktopNotifier.h"
 #include "notify/webhook_notifier.h"
 
 namespace hrapp {

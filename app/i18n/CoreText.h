@@ -6,4 +6,5 @@
 namespace hrapp {
 using hrw::coreText;
 using hrw::fillCoreArgs;
+using hrw::categoryText;
 }  // namespace hrapp

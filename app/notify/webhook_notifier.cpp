@@ -2,7 +2,6 @@
 
 #include "settings/AppSettings.h"
 
-#include <QApplication>
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,22 +10,18 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
-#include <QStyle>
-#include <QSystemTrayIcon>
 
 #include <cmath>
 
 Q_LOGGING_CATEGORY(lcWebhook, "headroom.webhook")
 
 namespace hrapp {
-namespace {
 
-QString statusWord(const QString& status) {
+QString runStatusWord(const QString& status) {
     if (status == QLatin1String("finished")) return QCoreApplication::translate("WebhookNotifier", "finished");
     if (status == QLatin1String("stopped")) return QCoreApplication::translate("WebhookNotifier", "was stopped");
     return QCoreApplication::translate("WebhookNotifier", "failed");
 }
-}  // namespace
 
 std::optional<WebhookNotifier::Template> WebhookNotifier::templateFromName(const QString& name) {
     const QString n = name.trimmed().toLower();
@@ -120,7 +115,7 @@ void WebhookNotifier::notifyRunEnded(const QString& runName, const QString& stat
                                      const QJsonObject& metrics) {
     const bool failedRun = status == QLatin1String("failed");
     if (failedRun ? !m_settings.onFailed : !m_settings.onFinished) return;
-    const QString title = QCoreApplication::translate("WebhookNotifier", "Headroom: run \"%1\" %2").arg(runName, statusWord(status));
+    const QString title = QCoreApplication::translate("WebhookNotifier", "Headroom: run \"%1\" %2").arg(runName, runStatusWord(status));
     QStringList lines;
     if (!error.isEmpty()) lines << QCoreApplication::translate("WebhookNotifier", "Error: %1").arg(error);
     const QJsonValue acc = metrics.value(QStringLiteral("test_accuracy"));
@@ -212,33 +207,6 @@ bool parseNotifyTarget(const QString& spec, WebhookNotifier::Settings* out, QStr
     s.url = url;
     s.format = *format;
     if (out) *out = s;
-    return true;
-}
-
-// ---- desktop ------------------------------------------------------------------------------------
-
-DesktopNotifier::DesktopNotifier(QObject* parent) : QObject(parent) {}
-DesktopNotifier::~DesktopNotifier() = default;
-
-bool DesktopNotifier::available() {
-    return qobject_cast<QApplication*>(QCoreApplication::instance()) && QSystemTrayIcon::isSystemTrayAvailable() &&
-           QSystemTrayIcon::supportsMessages();
-}
-
-bool DesktopNotifier::notifyRunEnded(const QString& runName, const QString& status, const QString& error) {
-    if (!available()) return false;
-    if (!m_tray) {
-        m_tray = new QSystemTrayIcon(this);
-        m_tray->setIcon(QApplication::windowIcon().isNull()
-                            ? QApplication::style()->standardIcon(QStyle::SP_ComputerIcon)
-                            : QApplication::windowIcon());
-        m_tray->setToolTip(QStringLiteral("Headroom"));
-        m_tray->show();
-    }
-    const bool failedRun = status == QLatin1String("failed");
-    const QString title = QCoreApplication::translate("WebhookNotifier", "Run \"%1\" %2").arg(runName, statusWord(status));
-    m_tray->showMessage(title, error.isEmpty() ? QStringLiteral("Headroom") : error,
-                        failedRun ? QSystemTrayIcon::Warning : QSystemTrayIcon::Information, 8000);
     return true;
 }
 

@@ -3,7 +3,7 @@
 // epochs, in the generic format or a chat bot's (WeCom, DingTalk, Feishu, Slack). A webhook that fails
 // or does not answer within the time-out is logged and reported through failed(); it never blocks or
 // disturbs training (everything is asynchronous on the notifier's thread, normally the GUI thread).
-// DesktopNotifier shows a tray message when a run ends, where the desktop has a system tray.
+// (The window's tray message when a run ends: gui/DesktopNotifier.h.)
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
@@ -16,7 +16,6 @@
 
 class QNetworkAccessManager;
 class QNetworkReply;
-class QSystemTrayIcon;
 
 namespace hrapp {
 
@@ -73,17 +72,8 @@ bool parseNotifyTarget(const QString& spec, WebhookNotifier::Settings* out, QStr
 // The webhook of the window's Preferences (AppSettings: URL, format, when).
 WebhookNotifier::Settings savedNotifySettings();
 
-class DesktopNotifier : public QObject {
-    Q_OBJECT
-public:
-    explicit DesktopNotifier(QObject* parent = nullptr);
-    ~DesktopNotifier() override;
-    static bool available();  // a system tray exists
-    // Shows "Run <name> finished" etc.; returns false where no tray is available.
-    bool notifyRunEnded(const QString& runName, const QString& status, const QString& error = QString());
+// "finished", "was stopped", "failed": the status of a run's end as a notification says it (translated).
+QString runStatusWord(const QString& status);
 
-private:
-    QSystemTrayIcon* m_tray = nullptr;
-};
 
 }  // namespace hrapp

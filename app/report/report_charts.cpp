@@ -1,7 +1,8 @@
 // ReportWriter: the report's charts (loss, memory by category, telemetry) and their rendering to images.
 #include "report/report_writer.h"
 
-#include <QApplication>
+#include <QPainterPath>
+#include <QtMath>
 #include <QBuffer>
 #include <QDateTime>
 #include <QFile>
@@ -22,7 +23,6 @@
 #include <QTextDocument>
 #include <QUrl>
 
-#include <qcustomplot.h>
 
 #include <kainjow/mustache.hpp>
 
@@ -33,8 +33,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "charts/ChartStyle.h"
-#include "charts/PlanBarChart.h"
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
 #include "report/report_writer_detail.h"
@@ -84,7 +82,7 @@ QVector<ReportChart> ReportWriter::charts() const {
             const int i = int(m.categories.size());
             QString name = r.category;
             try {
-                name = hrw::PlanBarChart::categoryName(hr::category_from_name(r.category.toStdString()));
+                name = categoryText(hr::category_from_name(r.category.toStdString()));
             } catch (const std::exception&) {
             }
             m.categories << name;
@@ -145,87 +143,256 @@ QVector<ReportChart> ReportWriter::charts() const {
     return out;
 }
 
+namespace {
+
+// A value range with a margin (the live charts' rule): [lo, hi] padded by `margin` of its span, from 0 when
+// includeZero and the values are on one side of it; a single value gets a band around it.
+std::pair<double, double> paddedRange(double lo, double hi, double margin, bool includeZero) {
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return {0, 1};
+    if (lo > hi) std::swap(lo, hi);
+    if (includeZero && lo > 0) lo = 0;
+    if (includeZero && hi < 0) hi = 0;
+    const double span = hi - lo;
+    if (span <= 0) {
+        const double half = std::abs(hi) > 0 ? std::abs(hi) * 0.05 : 0.5;
+        return {includeZero && lo >= 0 ? std::max(0.0, lo - half) : lo - half, hi + half};
+    }
+    const double pad = span * margin;
+    return {includeZero && lo >= 0 && lo - pad < 0 ? 0.0 : lo - pad, hi + pad};
+}
+
+// Tick positions of 1, 2 or 5 times a power of ten, about `target` of them within [lo, hi].
+QVector<double> niceTicks(double lo, double hi, int target) {
+    QVector<double> out;
+    const double span = hi - lo;
+    if (!(span > 0) || !std::isfinite(span)) return out;
+    const double raw = span / std::max(1, target);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * mag * 1.0000001) {
+            step = m * mag;
+            break;
+        }
+    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+        out << (std::abs(v) < step * 1e-9 ? 0.0 : v);
+    return out;
+}
+
+QString tickText(double v) {
+    const double a = std::abs(v);
+    if (a >= 1e6 || (a > 0 && a < 1e-3)) return QString::number(v, 'g', 3);
+    return QLocale::c().toString(v, 'g', 6);
+}
+
+}  // namespace
+
 QImage ReportWriter::renderChart(const ReportChart& chart, int width, int height) {
-    if (!qobject_cast<QApplication*>(QCoreApplication::instance())) {
-        // QCustomPlot is a widget: without a QApplication draw a placeholder rather than crash.
-        QImage img(width, height, QImage::Format_RGB32);
-        img.fill(Qt::white);
-        return img;
-    }
-    QCustomPlot plot;
-    plot.resize(width, height);
-    QFont base = plot.font();
-    base.setPointSizeF(10);
-    plot.setFont(base);
-    for (QCPAxis* a : {plot.xAxis, plot.yAxis}) {
-        a->setTickLabelFont(base);
-        a->setLabelFont(base);
-    }
-    plot.plotLayout()->insertRow(0);
+    // Drawn with QPainter on an image (QtGui only: the command line without widgets renders reports too),
+    // in the look of the window's charts: title, axes with round ticks and a light grid, the legend below.
+    QImage img(width, height, QImage::Format_RGB32);
+    img.fill(Qt::white);
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setRenderHint(QPainter::TextAntialiasing, true);
+    QFont base;
+    base.setPixelSize(13);
     QFont titleFont = base;
     titleFont.setBold(true);
-    titleFont.setPointSizeF(11);
-    plot.plotLayout()->addElement(0, 0, new QCPTextElement(&plot, chart.title, titleFont));
-    plot.xAxis->setLabel(chart.xLabel);
-    plot.yAxis->setLabel(chart.yLabel);
-    // the legend under the plot, never on the data
-    hrw::styleLegend(&plot);
+    titleFont.setPixelSize(15);
     QFont legendFont = base;
-    legendFont.setPointSizeF(9);
-    plot.legend->setFont(legendFont);
-    hrw::moveLegendBelow(&plot);
-    hrw::styleChart(&plot, false);
+    legendFont.setPixelSize(12);
+    const QFontMetricsF fm(base), lfm(legendFont), tfm(titleFont);
     const auto& colors = palette();
-    auto valueRange = [&](bool includeZero) {
-        double lo = qInf(), hi = -qInf();
-        for (const auto& line : chart.lines)
-            for (double v : line.y)
-                if (std::isfinite(v)) lo = qMin(lo, v), hi = qMax(hi, v);
-        if (!(lo <= hi)) return QCPRange(0, 1);
-        if (chart.id == QLatin1String("utilization")) return QCPRange(0, 102);
-        QCPRange r = hrw::fitRange(lo, hi, includeZero ? 0.08 : 0.06, includeZero);
-        if (chart.id == QLatin1String("accuracy") && lo >= 0 && hi <= 1)  // fractions stay in [0, 1]
-            r = QCPRange(qMax(0.0, r.lower), qMin(1.0, r.upper) + 0.02);
-        return r;
-    };
-    if (!chart.categories.isEmpty()) {
-        QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-        for (int i = 0; i < chart.categories.size(); ++i) ticker->addTick(i, chart.categories[i]);
-        plot.xAxis->setTicker(ticker);
-        plot.xAxis->setTickLabelRotation(chart.categories.size() > 5 ? 25 : 0);
-        plot.xAxis->setSubTicks(false);
-        plot.xAxis->grid()->setVisible(false);
-        plot.xAxis->setRange(-0.6, chart.categories.size() - 0.4);
-        auto* group = new QCPBarsGroup(&plot);
-        for (int i = 0; i < chart.lines.size(); ++i) {
-            auto* bars = new QCPBars(plot.xAxis, plot.yAxis);
-            bars->setName(chart.lines[i].name);
-            bars->setData(chart.lines[i].x, chart.lines[i].y);
-            bars->setWidth(0.8 / qMax(1, int(chart.lines.size())));
-            bars->setBrush(colors[i % colors.size()]);
-            bars->setPen(QPen(colors[i % colors.size()].darker(130)));
-            bars->setBarsGroup(group);
-        }
-        plot.yAxis->setRange(valueRange(true));
-    } else {
-        double lo = qInf(), hi = -qInf();
-        for (int i = 0; i < chart.lines.size(); ++i) {
-            QCPGraph* g = plot.addGraph();
-            g->setName(chart.lines[i].name);
-            g->setData(chart.lines[i].x, chart.lines[i].y);
-            g->setPen(QPen(colors[i % colors.size()], 1.6));
-            if (chart.lines[i].x.size() < 40) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
-            for (double x : chart.lines[i].x) lo = qMin(lo, x), hi = qMax(hi, x);
-        }
-        plot.xAxis->setRange(hrw::fitKeyRange(lo, hi, 0.02));
-        const bool zero = chart.id == QLatin1String("throughput") || chart.id == QLatin1String("power") ||
-                          chart.id == QLatin1String("device_memory");
-        plot.yAxis->setRange(valueRange(zero));
+    const QColor ink(0x33, 0x33, 0x33), grid(0xe4, 0xe4, 0xe4), axis(0x80, 0x80, 0x80);
+    const bool bars = !chart.categories.isEmpty();
+
+    // the value range
+    double lo = qInf(), hi = -qInf(), xlo = qInf(), xhi = -qInf();
+    for (const auto& line : chart.lines) {
+        for (double v : line.y)
+            if (std::isfinite(v)) lo = qMin(lo, v), hi = qMax(hi, v);
+        for (double x : line.x)
+            if (std::isfinite(x)) xlo = qMin(xlo, x), xhi = qMax(xhi, x);
     }
-    plot.legend->setVisible(chart.lines.size() > 1 || !chart.categories.isEmpty());
-    if (plot.legend->visible()) hrw::wrapLegend(&plot);
-    plot.replot(QCustomPlot::rpImmediateRefresh);
-    return plot.toPixmap(width, height).toImage();
+    const bool zero = bars || chart.id == QLatin1String("throughput") || chart.id == QLatin1String("power") ||
+                      chart.id == QLatin1String("device_memory");
+    auto [y0, y1] = lo <= hi ? paddedRange(lo, hi, zero ? 0.08 : 0.06, zero) : std::pair<double, double>{0, 1};
+    if (chart.id == QLatin1String("utilization")) y0 = 0, y1 = 102;
+    if (chart.id == QLatin1String("accuracy") && lo >= 0 && hi <= 1) y0 = qMax(0.0, y0), y1 = qMin(1.0, y1) + 0.02;
+    double x0 = -0.6, x1 = chart.categories.size() - 0.4;
+    if (!bars) {
+        if (!(xlo <= xhi)) xlo = 0, xhi = 1;
+        if (xhi - xlo <= 0) xlo -= 0.5, xhi += 0.5;
+        const double pad = (xhi - xlo) * 0.02;
+        x0 = xlo - pad;
+        x1 = xhi + pad;
+    }
+    const QVector<double> yt = niceTicks(y0, y1, 6);
+
+    // the legend's rows (below the plot), when there is more than one line
+    const bool legend = chart.lines.size() > 1 || bars;
+    QVector<QVector<int>> legendRows;
+    const double swatch = 22, gap = 18, margin = 12;
+    if (legend) {
+        double used = margin;
+        legendRows << QVector<int>();
+        for (int i = 0; i < chart.lines.size(); ++i) {
+            const double w = swatch + 6 + lfm.horizontalAdvance(chart.lines[i].name) + gap;
+            if (used + w > width - margin && !legendRows.last().isEmpty()) {
+                legendRows << QVector<int>();
+                used = margin;
+            }
+            legendRows.last() << i;
+            used += w;
+        }
+    }
+    const double legendHeight = legend ? legendRows.size() * (lfm.height() + 4) + 6 : 0;
+
+    // the plot rectangle: room for the title, the y labels, the x labels and the legend
+    double yLabelWidth = 0;
+    for (double v : yt) yLabelWidth = qMax(yLabelWidth, fm.horizontalAdvance(tickText(v)));
+    const bool rotate = bars && chart.categories.size() > 5;
+    double xLabelHeight = fm.height();
+    if (rotate)
+        for (const QString& c : chart.categories)
+            xLabelHeight = qMax(xLabelHeight, fm.horizontalAdvance(c) * std::sin(qDegreesToRadians(25.0)) + fm.height());
+    const double top = margin + tfm.height() + 8;
+    const double left = margin + (chart.yLabel.isEmpty() ? 0 : fm.height() + 6) + yLabelWidth + 8;
+    const double bottom = height - margin - legendHeight - (chart.xLabel.isEmpty() ? 0 : fm.height() + 4) - xLabelHeight - 6;
+    const double right = width - margin - 8;
+    const QRectF plot(QPointF(left, top), QPointF(right, bottom));
+    auto X = [&](double x) { return plot.left() + (x - x0) / (x1 - x0) * plot.width(); };
+    auto Y = [&](double y) { return plot.bottom() - (y - y0) / (y1 - y0) * plot.height(); };
+
+    // title
+    p.setFont(titleFont);
+    p.setPen(ink);
+    p.drawText(QRectF(0, margin, width, tfm.height()), Qt::AlignHCenter | Qt::AlignVCenter, chart.title);
+    // grid and ticks
+    p.setFont(base);
+    for (double v : yt) {
+        const double y = Y(v);
+        p.setPen(QPen(grid, 1));
+        p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
+        p.setPen(ink);
+        p.drawText(QRectF(plot.left() - 8 - yLabelWidth, y - fm.height() / 2, yLabelWidth, fm.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, tickText(v));
+    }
+    if (bars) {
+        for (int i = 0; i < chart.categories.size(); ++i) {
+            const double x = X(i);
+            p.setPen(ink);
+            if (rotate) {
+                p.save();
+                p.translate(x, plot.bottom() + 6);
+                p.rotate(25);
+                p.drawText(QPointF(0, fm.ascent()), chart.categories[i]);
+                p.restore();
+            } else {
+                p.drawText(QRectF(x - 200, plot.bottom() + 4, 400, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+                           chart.categories[i]);
+            }
+        }
+    } else {
+        for (double v : niceTicks(x0, x1, 7)) {
+            const double x = X(v);
+            p.setPen(QPen(grid, 1));
+            p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+            p.setPen(ink);
+            p.drawText(QRectF(x - 100, plot.bottom() + 4, 200, fm.height()), Qt::AlignHCenter | Qt::AlignTop, tickText(v));
+        }
+    }
+    p.setPen(QPen(axis, 1));
+    p.drawLine(plot.bottomLeft(), plot.bottomRight());
+    p.drawLine(plot.bottomLeft(), plot.topLeft());
+    // axis labels
+    p.setPen(ink);
+    if (!chart.xLabel.isEmpty())
+        p.drawText(QRectF(plot.left(), plot.bottom() + 6 + xLabelHeight, plot.width(), fm.height()),
+                   Qt::AlignHCenter | Qt::AlignTop, chart.xLabel);
+    if (!chart.yLabel.isEmpty()) {
+        p.save();
+        p.translate(margin + fm.height() / 2, plot.center().y());
+        p.rotate(-90);
+        p.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height()), Qt::AlignCenter, chart.yLabel);
+        p.restore();
+    }
+
+    // the data, clipped to the plot
+    p.save();
+    p.setClipRect(plot.adjusted(-4, -4, 4, 4));
+    if (bars) {
+        const int n = qMax(1, int(chart.lines.size()));
+        const double groupWidth = 0.8, w = groupWidth / n;
+        for (int i = 0; i < chart.lines.size(); ++i) {
+            const QColor c = colors[i % colors.size()];
+            p.setPen(QPen(c.darker(130), 1));
+            p.setBrush(c);
+            const auto& line = chart.lines[i];
+            for (int k = 0; k < line.x.size() && k < line.y.size(); ++k) {
+                if (!std::isfinite(line.y[k])) continue;
+                const double left = line.x[k] - groupWidth / 2 + i * w;
+                p.drawRect(QRectF(QPointF(X(left), Y(line.y[k])), QPointF(X(left + w), Y(qMax(0.0, y0)))));
+            }
+        }
+    } else {
+        for (int i = 0; i < chart.lines.size(); ++i) {
+            const QColor c = colors[i % colors.size()];
+            const auto& line = chart.lines[i];
+            QPainterPath path;
+            bool open = false;
+            for (int k = 0; k < line.x.size() && k < line.y.size(); ++k) {
+                if (!std::isfinite(line.x[k]) || !std::isfinite(line.y[k])) {
+                    open = false;  // a gap in the data: the line breaks
+                    continue;
+                }
+                const QPointF pt(X(line.x[k]), Y(line.y[k]));
+                if (open) path.lineTo(pt);
+                else path.moveTo(pt);
+                open = true;
+            }
+            p.setBrush(Qt::NoBrush);
+            p.setPen(QPen(c, 1.6));
+            p.drawPath(path);
+            if (line.x.size() < 40) {
+                p.setBrush(Qt::white);
+                for (int k = 0; k < line.x.size() && k < line.y.size(); ++k)
+                    if (std::isfinite(line.x[k]) && std::isfinite(line.y[k]))
+                        p.drawEllipse(QPointF(X(line.x[k]), Y(line.y[k])), 3, 3);
+            }
+        }
+    }
+    p.restore();
+
+    // the legend
+    if (legend) {
+        p.setFont(legendFont);
+        double y = height - margin - legendHeight + 6;
+        for (const QVector<int>& row : legendRows) {
+            double rowWidth = 0;
+            for (int i : row) rowWidth += swatch + 6 + lfm.horizontalAdvance(chart.lines[i].name) + gap;
+            double x = (width - rowWidth + gap) / 2;
+            for (int i : row) {
+                const QColor c = colors[i % colors.size()];
+                const double mid = y + lfm.height() / 2;
+                if (bars) {
+                    p.setPen(QPen(c.darker(130), 1));
+                    p.setBrush(c);
+                    p.drawRect(QRectF(x, mid - 5, swatch, 10));
+                } else {
+                    p.setPen(QPen(c, 2));
+                    p.drawLine(QPointF(x, mid), QPointF(x + swatch, mid));
+                }
+                p.setPen(ink);
+                p.drawText(QPointF(x + swatch + 6, y + lfm.ascent()), chart.lines[i].name);
+                x += swatch + 6 + lfm.horizontalAdvance(chart.lines[i].name) + gap;
+            }
+            y += lfm.height() + 4;
+        }
+    }
+    p.end();
+    return img;
 }
 
 }  // namespace hrapp

@@ -1,7 +1,6 @@
 // ReportWriter: the document, from the template (templates/) and the run's data, for HTML and for the PDF.
 #include "report/report_writer.h"
 
-#include <QApplication>
 #include <QBuffer>
 #include <QDateTime>
 #include <QFile>
@@ -22,7 +21,6 @@
 #include <QTextDocument>
 #include <QUrl>
 
-#include <qcustomplot.h>
 
 #include <kainjow/mustache.hpp>
 
@@ -33,8 +31,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "charts/ChartStyle.h"
-#include "charts/PlanBarChart.h"
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
 #include "report/report_writer_detail.h"
@@ -392,7 +388,7 @@ void memorySection(Doc& s) {
                                          : QStringLiteral("—");
                 QString name = r.category;
                 try {
-                    name = hrw::PlanBarChart::categoryName(hr::category_from_name(r.category.toStdString()));
+                    name = categoryText(hr::category_from_name(r.category.toStdString()));
                 } catch (const std::exception&) {
                 }
                 t.rows.push_back({{name, false, false},

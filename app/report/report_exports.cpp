@@ -1,7 +1,6 @@
 // ReportWriter: the JSON (docs/report.schema.json), CSV and PDF exports.
 #include "report/report_writer.h"
 
-#include <QApplication>
 #include <QBuffer>
 #include <QDateTime>
 #include <QFile>
@@ -22,7 +21,6 @@
 #include <QTextDocument>
 #include <QUrl>
 
-#include <qcustomplot.h>
 
 #include <kainjow/mustache.hpp>
 
@@ -33,8 +31,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "charts/ChartStyle.h"
-#include "charts/PlanBarChart.h"
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
 #include "report/report_writer_detail.h"

@@ -3,7 +3,6 @@
 // in report_exports.cpp.
 #include "report/report_writer.h"
 
-#include <QApplication>
 #include <QBuffer>
 #include <QDateTime>
 #include <QFile>
@@ -24,7 +23,6 @@
 #include <QTextDocument>
 #include <QUrl>
 
-#include <qcustomplot.h>
 
 #include <kainjow/mustache.hpp>
 
@@ -35,8 +33,6 @@
 #include <vector>
 
 #include "base/error.h"
-#include "charts/ChartStyle.h"
-#include "charts/PlanBarChart.h"
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
 #include "report/report_writer_detail.h"

@@ -7,7 +7,8 @@
 // the configuration in words. The PDF keeps each of the template's units (a heading with its
 // content) on one page where it fits.
 // Written in the UI language (translation context "ReportWriter"). Every file is written atomically
-// (QSaveFile): a failed export leaves no partial file. Charts need a QApplication (QCustomPlot).
+// (QSaveFile): a failed export leaves no partial file. Charts are drawn with QPainter on images: a
+// QGuiApplication is enough (the command line without widgets, headroom-cli, writes reports too).
 #include <QCoreApplication>
 #include <QImage>
 #include <QJsonObject>

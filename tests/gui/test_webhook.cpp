@@ -8,6 +8,7 @@
 #include <QTcpSocket>
 
 #include "http_sink.h"
+#include "gui/DesktopNotifier.h"
 #include "notify/webhook_notifier.h"
 
 using namespace hrapp;

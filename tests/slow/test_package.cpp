@@ -234,6 +234,12 @@ private slots:
         const Result version = run(binary, {"--version"}, env);
         QCOMPARE(version.code, 0);
         QCOMPARE(version.out.trimmed(), QStringLiteral("headroom " HEADROOM_VERSION));
+        // the command line without widgets is installed beside it, the same version
+        const QString cli = m_root + "/usr/bin/headroom-cli";
+        QVERIFY(QFileInfo(cli).isExecutable());
+        const Result cliVersion = run(cli, {"--version"}, env);
+        QCOMPARE(cliVersion.code, 0);
+        QCOMPARE(cliVersion.out.trimmed(), QStringLiteral("headroom " HEADROOM_VERSION));
         const QString out = m_tmp.filePath("run");
         const Result train = run(binary, {"train", "--preset", "mlp", "--data", "synthetic", "--steps", "3", "--out", out,
                                           "--no-history", "--threads", "2"},

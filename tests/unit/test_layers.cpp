@@ -4,6 +4,8 @@
 // - widgets/ includes nothing from app/;
 // - app/cli, app/session, app/store, app/notify, app/settings and app/report include nothing from app/gui
 //   (the command line and the run lifecycle work without the window);
+// - the run library (those rooms and app/i18n, linked into headroom-cli) includes no widget: nothing of
+//   widgets/ but its QtCore text (text/CoreText.h), no QCustomPlot, no QtWidgets header;
 // - app/report includes nothing from app/cli (the command line uses the report, not the other way);
 // - core/backend/cpu and core/backend/cuda include nothing from each other (what they share, the argument
 //   checks, is core/backend/op_checks.h and transformer_checks.h).
@@ -18,12 +20,12 @@ namespace {
 struct Include {
     QString file;  // relative to the source tree
     int line = 0;
-    QString target;  // what it includes, as written
+    QString target;  // what it includes, as written ("a/b.h" or <QtHeader> without the quotes or brackets)
 };
 
 QVector<Include> includesUnder(const QString& root, const QString& dir) {
     QVector<Include> out;
-    static const QRegularExpression re(QStringLiteral("^\\s*#\\s*include\\s*\"([^\"]+)\""));
+    static const QRegularExpression re(QStringLiteral("^\\s*#\\s*include\\s*[\"<]([^\">]+)[\">]"));
     QDirIterator it(root + QLatin1Char('/') + dir, {QStringLiteral("*.cpp"), QStringLiteral("*.h"), QStringLiteral("*.cu"),
                                                      QStringLiteral("*.cuh")},
                     QDir::Files, QDirIterator::Subdirectories);
@@ -85,6 +87,16 @@ private slots:
         QStringList bad;
         for (const char* room : {"app/cli", "app/session", "app/store", "app/notify", "app/settings", "app/report"})
             bad << crossings(m_root, QLatin1String(room), {QStringLiteral("gui/")});
+        QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1Char('\n'))));
+    }
+
+    void theRunLibraryHasNoWidgets() {
+        QStringList bad;
+        for (const char* room : {"app/cli", "app/session", "app/store", "app/notify", "app/settings", "app/report", "app/i18n"})
+            bad << crossings(m_root, QLatin1String(room),
+                             {QStringLiteral("charts/"), QStringLiteral("builder/"), QStringLiteral("qcustomplot"), QStringLiteral("QApplication"), QStringLiteral("QWidget"),
+                              QStringLiteral("QtWidgets"), QStringLiteral("QSystemTrayIcon"), QStringLiteral("QStyle"),
+                              QStringLiteral("QPrinter")});
         QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1Char('\n'))));
     }
 

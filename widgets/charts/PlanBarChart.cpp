@@ -1,5 +1,7 @@
 #include "charts/PlanBarChart.h"
 
+#include "text/CoreText.h"
+
 #include <algorithm>
 
 #include "charts/ChartStyle.h"
@@ -54,20 +56,7 @@ PlanBarChart::PlanBarChart(QWidget* parent) : QCustomPlot(parent) {
     clearPlan();
 }
 
-QString PlanBarChart::categoryName(hr::MemCategory c) {
-    using hr::MemCategory;
-    switch (c) {
-        case MemCategory::parameters: return tr("Parameters");
-        case MemCategory::gradients: return tr("Gradients");
-        case MemCategory::optimizer_state: return tr("Optimizer state");
-        case MemCategory::master_weights: return tr("Master weights");
-        case MemCategory::activations: return tr("Activations");
-        case MemCategory::workspace: return tr("Workspace");
-        case MemCategory::data: return tr("Data");
-        case MemCategory::communication: return tr("Communication");
-        default: return tr("Other");
-    }
-}
+QString PlanBarChart::categoryName(hr::MemCategory c) { return categoryText(c); }
 
 QColor PlanBarChart::categoryColor(hr::MemCategory c) {
     // The monitor's memory chart colours (MemoryChart::groupColor), master weights and communication

@@ -4,6 +4,26 @@
 
 namespace hrw {
 
+QString categoryText(hr::MemCategory c) {
+    using hr::MemCategory;
+    // the plan chart's context, where these were first translated
+    static const char* const kContext = "hrw::PlanBarChart";
+    switch (c) {
+        case MemCategory::parameters: return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Parameters"));
+        case MemCategory::gradients: return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Gradients"));
+        case MemCategory::optimizer_state:
+            return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Optimizer state"));
+        case MemCategory::master_weights:
+            return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Master weights"));
+        case MemCategory::activations: return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Activations"));
+        case MemCategory::workspace: return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Workspace"));
+        case MemCategory::data: return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Data"));
+        case MemCategory::communication:
+            return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Communication"));
+        default: return QCoreApplication::translate(kContext, QT_TRANSLATE_NOOP("hrw::PlanBarChart", "Other"));
+    }
+}
+
 QString fillCoreArgs(const QString& templ, const QStringList& args) {
     QString out;
     out.reserve(templ.size() + 16 * int(args.size()));

@@ -5,7 +5,8 @@
 // and these functions look them up: QCoreApplication::translate(id, template), then %1..%9 filled in one
 // pass (so an argument that itself contains "%2" stays as it is). A message without an id, or one with
 // no translation loaded, shows its English. (In widgets/ so that the builder, below app/, uses it too;
-// app/ includes it as app/i18n/CoreText.h.)
+// app/ includes it as app/i18n/CoreText.h. Its own library, headroom_text, needs QtCore only, so that
+// the command line without widgets, headroom-cli, has it too.)
 #include <QString>
 #include <QStringList>
 
@@ -14,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/message.h"
+#include "memory/category.h"
 
 namespace hrw {
 
@@ -24,6 +26,10 @@ QString coreText(const std::vector<hr::Message>& sentences);
 QString coreText(const hr::Error& error);
 // hr::Error: its message; any other exception: what() as it is.
 QString coreText(const std::exception& error);
+
+// A memory category as a person reads it ("Optimizer state"), in the UI language (the charts, the plan
+// table and the report say them alike).
+QString categoryText(hr::MemCategory category);
 
 // Fills %1..%9 of a (translated) template with args in one pass, as hr::Message::format_message does.
 QString fillCoreArgs(const QString& templ, const QStringList& args);
