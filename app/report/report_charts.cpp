@@ -217,7 +217,9 @@ QImage ReportWriter::renderChart(const ReportChart& chart, int width, int height
     }
     const bool zero = bars || chart.id == QLatin1String("throughput") || chart.id == QLatin1String("power") ||
                       chart.id == QLatin1String("device_memory");
-    auto [y0, y1] = lo <= hi ? paddedRange(lo, hi, zero ? 0.08 : 0.06, zero) : std::pair<double, double>{0, 1};
+    // plain variables, not a structured binding: the lambdas below capture them (clang 14 refuses bindings)
+    const std::pair<double, double> yr = lo <= hi ? paddedRange(lo, hi, zero ? 0.08 : 0.06, zero) : std::pair<double, double>{0, 1};
+    double y0 = yr.first, y1 = yr.second;
     if (chart.id == QLatin1String("utilization")) y0 = 0, y1 = 102;
     if (chart.id == QLatin1String("accuracy") && lo >= 0 && hi <= 1) y0 = qMax(0.0, y0), y1 = qMin(1.0, y1) + 0.02;
     double x0 = -0.6, x1 = chart.categories.size() - 0.4;
