@@ -759,12 +759,6 @@ otherwise the same --seed, weights and prompt give the same text.</source>
 </translation>
     </message>
     <message>
-        <source>fashion-mnist (default), mnist, idx:DIR, synthetic; for language models
-text:fortunes or text:FILE (UTF-8)</source>
-        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic；语言模型用
-text:fortunes 或 text:FILE（UTF-8）</translation>
-    </message>
-    <message>
         <source>activation checkpointing: none (default), all, every:K, list:I,J, auto,
 attention (transformers: recompute only the attention core)</source>
         <translation>梯度检查点：none（默认）、all、every:K、list:I,J、auto、
@@ -1075,16 +1069,6 @@ Nothing fits in %1 as set up; sharded, it %2.
 </translation>
     </message>
     <message>
-        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,
-gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets); a language
-model brings its own data, tokenizer, optimizer, schedule, batch and steps
-(headroom presets shows them), which the other flags override</source>
-        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini、vit-tiny、
-gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b（见 headroom presets）；语言模型
-自带数据、分词器、优化器、学习率计划、批大小和步数（headroom presets
-列出），其他参数可覆盖它们</translation>
-    </message>
-    <message>
         <source>         GPU code: built for %1, which covers compute capability %2.%3
 </source>
         <translation>         GPU 代码：为 %1 构建，覆盖计算能力 %2.%3
@@ -1117,6 +1101,36 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     <message>
         <source>%1 changes %2 of the run in %3; a continued run keeps its own configuration except its length, threads, device, checkpoint interval and sharding stage. Start a new run (--init-from %3/model.safetensors takes its weights) to change the rest</source>
         <translation>%1 更改了 %3 中运行的 %2；续训的运行保留其自身配置，只有长度、线程数、设备、检查点间隔和分片阶段可以更改。要更改其余设置，请开始新的运行（--init-from %3/model.safetensors 可沿用其权重）</translation>
+    </message>
+    <message>
+        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,
+resnet20 (CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ...
+gpt2-1.5b (see headroom presets), drawn for the data&apos;s samples and classes; a
+language model, resnet20 and tabular-mlp bring their own training settings
+(headroom presets shows them), which the other flags override</source>
+        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini、vit-tiny、
+resnet20（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ...
+gpt2-1.5b（见 headroom presets），按数据的样本形状和类别构建；
+语言模型、resnet20 和 tabular-mlp 自带训练设置
+（headroom presets 列出），其他参数可覆盖它们</translation>
+    </message>
+    <message>
+        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
+csv:FILE or tsv:FILE (a table, with --target); for language models
+text:fortunes or text:FILE (UTF-8)</source>
+        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
+csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
+text:fortunes 或 text:FILE（UTF-8）</translation>
+    </message>
+    <message>
+        <source>a table&apos;s class column, by name or number from 1 (csv:/tsv: data)</source>
+        <translation>表格的类别列，按列名或从 1 开始的列号（csv:/tsv: 数据）</translation>
+    </message>
+    <message>
+        <source>  the data set %1 takes %2 of host RAM (%3 training and %4 test samples), besides the loader&apos;s buffers (data above)
+</source>
+        <translation>  数据集 %1 占用主机内存 %2（%3 个训练样本和 %4 个测试样本），另有加载器的缓冲区（上面的 data）
+</translation>
     </message>
 </context>
 <context>
@@ -2204,6 +2218,14 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
         <source>trains with: %1 (%2 tokens), %3 lr %4 to %5 (%6 warm-up steps, cosine), weight decay %7, gradient norm clipped to %8, batch %9, %10 steps</source>
         <translation>训练设置：%1（%2 词元），%3 学习率 %4 降至 %5（%6 步预热，余弦），权重衰减 %7，梯度范数裁剪到 %8，批大小 %9，%10 步</translation>
     </message>
+    <message>
+        <source>trains with: %1, %2 lr %3 (%4 schedule), weight decay %5, batch %6, %7 epochs</source>
+        <translation>训练设置：%1，%2 学习率 %3（%4 调度），权重衰减 %5，批大小 %6，%7 个 epoch</translation>
+    </message>
+    <message>
+        <source>the data you give (--data)</source>
+        <translation>你指定的数据（--data）</translation>
+    </message>
 </context>
 <context>
     <name>WebhookNotifier</name>
@@ -2313,6 +2335,55 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     <message>
         <source>%1 looks like a GPT checkpoint but its blocks are not GPT-2&apos;s (h.K.ln_1, attn.c_attn, mlp.c_fc, width a multiple of 64)</source>
         <translation>%1 看起来是 GPT 检查点，但其块结构不是 GPT-2 的（h.K.ln_1、attn.c_attn、mlp.c_fc，宽度为 64 的倍数）</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.bad_label</name>
+    <message>
+        <source>%1: record %2 has label %3, but CIFAR-10 labels are 0 to 9; the file is damaged or of another data set (CIFAR-100&apos;s binary records have two label bytes)</source>
+        <translation>%1：第 %2 条记录的标签为 %3，但 CIFAR-10 的标签为 0 到 9；文件已损坏或属于其他数据集（CIFAR-100 的二进制记录有两个标签字节）</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.dir_not_found</name>
+    <message>
+        <source>%1: folder not found; pass --data cifar10:DIR with the cifar-10-batches-bin folder of cifar-10-binary.tar.gz</source>
+        <translation>%1：找不到文件夹；请用 --data cifar10:DIR 指定 cifar-10-binary.tar.gz 解压出的 cifar-10-batches-bin 文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.empty</name>
+    <message>
+        <source>%1: the file is empty; a CIFAR-10 batch holds records of 3073 bytes (a label and a 32x32 colour image): unpack cifar-10-binary.tar.gz again</source>
+        <translation>%1：文件为空；CIFAR-10 批文件由 3073 字节的记录组成（一个标签和一张 32x32 彩色图像）：请重新解压 cifar-10-binary.tar.gz</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.meta_names</name>
+    <message>
+        <source>%1: names %2 classes, but CIFAR-10 has 10 (one name a line); unpack cifar-10-binary.tar.gz again or remove the file to use the published names</source>
+        <translation>%1：列出了 %2 个类别，但 CIFAR-10 有 10 个（每行一个名称）；请重新解压 cifar-10-binary.tar.gz，或删除该文件以使用公开的类别名</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.missing_files</name>
+    <message>
+        <source>%1: missing %2; a CIFAR-10 folder holds data_batch_1.bin to data_batch_5.bin and test_batch.bin (unpack cifar-10-binary.tar.gz)</source>
+        <translation>%1：缺少 %2；CIFAR-10 文件夹应包含 data_batch_1.bin 到 data_batch_5.bin 以及 test_batch.bin（解压 cifar-10-binary.tar.gz）</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.partial_record</name>
+    <message>
+        <source>%1: %2 bytes is not a whole number of 3073-byte records (a label and a 32x32 colour image); the file is truncated or not a CIFAR-10 binary batch (the Python version of CIFAR-10 is another format): unpack cifar-10-binary.tar.gz again</source>
+        <translation>%1：%2 字节不是 3073 字节记录（一个标签和一张 32x32 彩色图像）的整数倍；文件被截断或不是 CIFAR-10 二进制批文件（CIFAR-10 的 Python 版本是另一种格式）：请重新解压 cifar-10-binary.tar.gz</translation>
+    </message>
+</context>
+<context>
+    <name>cifar.too_large</name>
+    <message>
+        <source>%1: %2 records is more than the %3 a batch file may hold; it is not a CIFAR-10 batch file</source>
+        <translation>%1：%2 条记录超过批文件最多可容纳的 %3 条；这不是 CIFAR-10 批文件</translation>
     </message>
 </context>
 <context>
@@ -2442,6 +2513,13 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     </message>
 </context>
 <context>
+    <name>config.target_not_table</name>
+    <message>
+        <source>--target names a table&apos;s class column, but the data is &apos;%1&apos;; use it with --data csv:FILE or tsv:FILE, or leave it out</source>
+        <translation>--target 指定表格的类别列，但数据是“%1”；请与 --data csv:FILE 或 tsv:FILE 一起使用，或去掉它</translation>
+    </message>
+</context>
+<context>
     <name>cuda.driver_too_old</name>
     <message>
         <source>the NVIDIA driver supports CUDA %1, but this Headroom was built with CUDA %2, which needs driver %3 or newer; update the driver, use a Headroom built with CUDA %1, or use --device cpu</source>
@@ -2460,6 +2538,41 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     <message>
         <source>%1 is not implemented on the GPU yet; train transformer models with --device cpu for now</source>
         <translation>GPU 上尚未实现 %1；目前请用 --device cpu 训练 Transformer 模型</translation>
+    </message>
+</context>
+<context>
+    <name>data.cifar10</name>
+    <message>
+        <source>CIFAR-10: 50000/10000 colour 32x32 images of 10 classes (binary version, cifar-10-batches-bin)</source>
+        <translation>CIFAR-10：50000/10000 张 32x32 彩色图像，10 个类别（二进制版本，cifar-10-batches-bin）</translation>
+    </message>
+</context>
+<context>
+    <name>data.cifar10_dir</name>
+    <message>
+        <source>CIFAR-10 from a folder: data_batch_1.bin to data_batch_5.bin and test_batch.bin</source>
+        <translation>来自文件夹的 CIFAR-10：data_batch_1.bin 到 data_batch_5.bin 以及 test_batch.bin</translation>
+    </message>
+</context>
+<context>
+    <name>data.cifar_no_folder</name>
+    <message>
+        <source>cifar10: needs a folder, e.g. --data cifar10:/path/to/cifar-10-batches-bin</source>
+        <translation>cifar10: 需要一个文件夹，例如 --data cifar10:/path/to/cifar-10-batches-bin</translation>
+    </message>
+</context>
+<context>
+    <name>data.cifar_not_found</name>
+    <message>
+        <source>dataset &apos;cifar10&apos; not found; searched %1. To use it, download cifar-10-binary.tar.gz (https://www.cs.toronto.edu/~kriz/cifar.html) and unpack it into $HEADROOM_DATA_DIR (it makes cifar-10-batches-bin/), or pass --data cifar10:DIR with the unpacked folder</source>
+        <translation>找不到数据集“cifar10”；已搜索 %1。要使用它，请下载 cifar-10-binary.tar.gz（https://www.cs.toronto.edu/~kriz/cifar.html）并解压到 $HEADROOM_DATA_DIR（会生成 cifar-10-batches-bin/），或用 --data cifar10:DIR 指定解压出的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>data.csv</name>
+    <message>
+        <source>A CSV table: a header row, numeric columns and a class column named by --target; a fifth of the rows is the test set</source>
+        <translation>CSV 表格：一行表头、若干数值列和一个由 --target 指定的类别列；五分之一的行作为测试集</translation>
     </message>
 </context>
 <context>
@@ -2547,6 +2660,13 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     </message>
 </context>
 <context>
+    <name>data.probe_cifar</name>
+    <message>
+        <source>%1 train / %2 test colour images of 32x32</source>
+        <translation>%1 张训练 / %2 张测试 32x32 彩色图像</translation>
+    </message>
+</context>
+<context>
     <name>data.probe_generated</name>
     <message>
         <source>generated in memory</source>
@@ -2582,6 +2702,13 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     </message>
 </context>
 <context>
+    <name>data.probe_table</name>
+    <message>
+        <source>%1 rows (%2 train / %3 test), %4 numeric columns, %5 classes in &apos;%6&apos;</source>
+        <translation>%1 行（%2 训练 / %3 测试），%4 个数值列，“%6”中有 %5 个类别</translation>
+    </message>
+</context>
+<context>
     <name>data.split_shapes</name>
     <message>
         <source>%1: training images are %2 but test images are %3; both splits must come from the same dataset</source>
@@ -2603,10 +2730,73 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     </message>
 </context>
 <context>
+    <name>data.tsv</name>
+    <message>
+        <source>A TSV table (tab-separated), as csv:FILE</source>
+        <translation>TSV 表格（制表符分隔），同 csv:FILE</translation>
+    </message>
+</context>
+<context>
     <name>data.unknown</name>
     <message>
         <source>unknown dataset &apos;%1&apos;; use one of %2</source>
         <translation>未知数据集“%1”；请使用以下之一：%2</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.cannot_open</name>
+    <message>
+        <source>%1: cannot open (%2); check the file&apos;s permissions</source>
+        <translation>%1：无法打开（%2）；请检查文件权限</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.cannot_stat</name>
+    <message>
+        <source>%1: cannot read its size (%2)</source>
+        <translation>%1：无法读取其大小（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.is_directory</name>
+    <message>
+        <source>%1: is a folder, expected %2</source>
+        <translation>%1：是一个文件夹，应为%2</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.no_memory</name>
+    <message>
+        <source>%1: not enough memory to read its %2; close other programs</source>
+        <translation>%1：内存不足，无法读取其 %2；请关闭其他程序</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.not_found</name>
+    <message>
+        <source>%1: file not found; check the path (expected %2)</source>
+        <translation>%1：找不到文件；请检查路径（应为%2）</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.not_regular</name>
+    <message>
+        <source>%1: is not a regular file (a device, pipe or socket); point to %2 itself</source>
+        <translation>%1：不是普通文件（是设备、管道或套接字）；请指向%2本身</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.short_read</name>
+    <message>
+        <source>%1: could read only %2 of its %3 bytes; the file changed while it was read or the disk has an error</source>
+        <translation>%1：只读到 %3 字节中的 %2 字节；文件在读取时被改动，或磁盘有错误</translation>
+    </message>
+</context>
+<context>
+    <name>datafile.too_large</name>
+    <message>
+        <source>%1: %2 is larger than the %3 Headroom reads as %4; use a smaller file or a part of it</source>
+        <translation>%1：%2 超过 Headroom 作为%4读取的上限 %3；请使用更小的文件或其中一部分</translation>
     </message>
 </context>
 <context>
@@ -2987,6 +3177,62 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     <message>
         <source>a UTF-8 text file</source>
         <translation>UTF-8 文本文件</translation>
+    </message>
+    <message>
+        <source>CIFAR-10</source>
+        <translation>CIFAR-10</translation>
+    </message>
+    <message>
+        <source>CIFAR-10 folder</source>
+        <translation>CIFAR-10 文件夹</translation>
+    </message>
+    <message>
+        <source>CSV table</source>
+        <translation>CSV 表格</translation>
+    </message>
+    <message>
+        <source>TSV table</source>
+        <translation>TSV 表格</translation>
+    </message>
+    <message>
+        <source>The column to predict (a class); every other column must hold numbers</source>
+        <translation>要预测的列（类别）；其他列都必须是数值</translation>
+    </message>
+    <message>
+        <source>Class column</source>
+        <translation>类别列</translation>
+    </message>
+    <message>
+        <source>Choose a table</source>
+        <translation>选择表格</translation>
+    </message>
+    <message>
+        <source>Tables (*.csv *.tsv *.txt);;All files (*)</source>
+        <translation>表格 (*.csv *.tsv *.txt);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose the cifar-10-batches-bin folder</source>
+        <translation>选择 cifar-10-batches-bin 文件夹</translation>
+    </message>
+    <message>
+        <source>Preview (the table&apos;s first rows)</source>
+        <translation>预览（表格的前几行）</translation>
+    </message>
+    <message>
+        <source>a CSV or TSV file with a header row</source>
+        <translation>带表头行的 CSV 或 TSV 文件</translation>
+    </message>
+    <message>
+        <source>the cifar-10-batches-bin folder (data_batch_1.bin, …, test_batch.bin)</source>
+        <translation>cifar-10-batches-bin 文件夹（data_batch_1.bin, …, test_batch.bin）</translation>
+    </message>
+    <message>
+        <source>Choose a table file.</source>
+        <translation>请选择一个表格文件。</translation>
+    </message>
+    <message>
+        <source>Choose the CIFAR-10 folder.</source>
+        <translation>请选择 CIFAR-10 文件夹。</translation>
     </message>
 </context>
 <context>
@@ -6937,6 +7183,132 @@ only --steps/--epochs (the new total), --threads, --device, --save-every, --rank
     <message>
         <source>%1 ranks need a way to share the work: --shard dp, zero1, zero2 or zero3</source>
         <translation>%1 个 rank 需要一种分担工作的方式：--shard dp、zero1、zero2 或 zero3</translation>
+    </message>
+</context>
+<context>
+    <name>table.cannot_open</name>
+    <message>
+        <source>%1: cannot open; check the file&apos;s permissions</source>
+        <translation>%1：无法打开；请检查文件权限</translation>
+    </message>
+</context>
+<context>
+    <name>table.empty</name>
+    <message>
+        <source>%1: the file holds no rows; a table starts with a row naming its columns, then a row for each sample</source>
+        <translation>%1：文件中没有任何行；表格以一行列名开头，之后每个样本一行</translation>
+    </message>
+</context>
+<context>
+    <name>table.missing_target</name>
+    <message>
+        <source>%1, line %2: the target column &apos;%3&apos; is empty; every sample needs its class</source>
+        <translation>%1，第 %2 行：目标列“%3”为空；每个样本都需要类别</translation>
+    </message>
+</context>
+<context>
+    <name>table.missing_value</name>
+    <message>
+        <source>%1, line %2: column &apos;%3&apos; has no value; fill it in or remove the row (Headroom does not impute)</source>
+        <translation>%1，第 %2 行：列“%3”没有值；请填写或删除该行（Headroom 不做缺失值填补）</translation>
+    </message>
+</context>
+<context>
+    <name>table.no_features</name>
+    <message>
+        <source>%1: the table has only the target column &apos;%2&apos;; a model needs at least one other column of numbers to learn from</source>
+        <translation>%1：表格只有目标列“%2”；模型至少需要另一列数值来学习</translation>
+    </message>
+</context>
+<context>
+    <name>table.no_file</name>
+    <message>
+        <source>%1 needs a file, e.g. --data %1/path/to/table.%2 --target COLUMN</source>
+        <translation>%1 需要一个文件，例如 --data %1/path/to/table.%2 --target COLUMN</translation>
+    </message>
+</context>
+<context>
+    <name>table.no_target</name>
+    <message>
+        <source>%1: name the column to predict with --target COLUMN; the table&apos;s columns are %2</source>
+        <translation>%1：请用 --target COLUMN 指定要预测的列；表格的列有 %2</translation>
+    </message>
+</context>
+<context>
+    <name>table.not_a_number</name>
+    <message>
+        <source>%1, line %2: column &apos;%3&apos; holds &apos;%4&apos;, which is not a finite number; every column but the target must be numeric (encode categories as numbers or drop the column)</source>
+        <translation>%1，第 %2 行：列“%3”的值“%4”不是有限数值；除目标列外每一列都必须是数值（请把类别编码为数字或删除该列）</translation>
+    </message>
+</context>
+<context>
+    <name>table.one_class</name>
+    <message>
+        <source>%1: the target column &apos;%2&apos; has only the value &apos;%3&apos;; a classifier needs at least 2 classes</source>
+        <translation>%1：目标列“%2”只有一个值“%3”；分类器至少需要 2 个类别</translation>
+    </message>
+</context>
+<context>
+    <name>table.out_of_range</name>
+    <message>
+        <source>%1, line %2: column &apos;%3&apos; holds %4, too far from the training rows&apos; values to be held as a 32-bit float once standardised; rescale the column (a logarithm, other units) or remove the row</source>
+        <translation>%1，第 %2 行：列“%3”的值 %4 与训练行的取值相差太远，标准化后无法用 32 位浮点数表示；请缩放该列（取对数、换单位）或删除该行</translation>
+    </message>
+</context>
+<context>
+    <name>table.ragged_row</name>
+    <message>
+        <source>%1, line %2: %3 fields, but the header names %4 columns; every row needs a value for each column (quote a value that holds the delimiter)</source>
+        <translation>%1，第 %2 行：有 %3 个字段，但表头有 %4 列；每行的每一列都需要一个值（含分隔符的值请加引号）</translation>
+    </message>
+</context>
+<context>
+    <name>table.target_not_a_column</name>
+    <message>
+        <source>%1: no column is named &apos;%2&apos;; the table&apos;s columns are %3 (or give a column&apos;s number from 1 to %4)</source>
+        <translation>%1：没有名为“%2”的列；表格的列有 %3（也可以给出 1 到 %4 的列号）</translation>
+    </message>
+</context>
+<context>
+    <name>table.target_twice</name>
+    <message>
+        <source>%1: two columns are named &apos;%2&apos;; give the target&apos;s number instead (--target %3 for the first)</source>
+        <translation>%1：有两列都叫“%2”；请改用列号（第一列为 --target %3）</translation>
+    </message>
+</context>
+<context>
+    <name>table.text_after_quote</name>
+    <message>
+        <source>%1, line %2: text follows a closing quote in field %3; quote the whole field (a &quot; inside it is written &quot;&quot;)</source>
+        <translation>%1，第 %2 行：第 %3 个字段的右引号后还有文字；请给整个字段加引号（字段内的 &quot; 写作 &quot;&quot;）</translation>
+    </message>
+</context>
+<context>
+    <name>table.too_few_rows</name>
+    <message>
+        <source>%1: %2 data row(s); a table needs at least 2 (one for training, one for the test set)</source>
+        <translation>%1：只有 %2 行数据；表格至少需要 2 行（一行用于训练，一行用于测试集）</translation>
+    </message>
+</context>
+<context>
+    <name>table.too_many_classes</name>
+    <message>
+        <source>%1: the target column &apos;%2&apos; has more than %3 different values; Headroom trains classifiers, so the target must be a class (a regression target is not supported)</source>
+        <translation>%1：目标列“%2”有超过 %3 个不同的值；Headroom 训练的是分类器，目标必须是类别（不支持回归目标）</translation>
+    </message>
+</context>
+<context>
+    <name>table.too_many_columns</name>
+    <message>
+        <source>%1: %2 columns is more than the %3 Headroom reads</source>
+        <translation>%1：%2 列超过了 Headroom 可读取的 %3 列</translation>
+    </message>
+</context>
+<context>
+    <name>table.unterminated_quote</name>
+    <message>
+        <source>%1, line %2: a quoted field is not closed before the end of the file; add the closing &quot; (a &quot; inside a quoted field is written &quot;&quot;)</source>
+        <translation>%1，第 %2 行：带引号的字段直到文件结尾都没有闭合；请补上右引号 &quot;（引号字段内的 &quot; 写作 &quot;&quot;）</translation>
     </message>
 </context>
 <context>

@@ -57,16 +57,20 @@ using V = FlagValue;
 const std::vector<Flag> kFlags = {
     // ---- model
     {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,\n"
-                              "gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b (see headroom presets); a language\n"
-                              "model brings its own data, tokenizer, optimizer, schedule, batch and steps\n"
+                              "resnet20 (CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ...\n"
+                              "gpt2-1.5b (see headroom presets), drawn for the data's samples and classes; a\n"
+                              "language model, resnet20 and tabular-mlp bring their own training settings\n"
                               "(headroom presets shows them), which the other flags override"),
      [](R& r, const V& v) { r.preset = v.str(); }},
     {FlagGroup::model, "model", "FILE.json", QT_TRANSLATE_NOOP("Cli", "a model spec (docs/model-spec.md)"),
      [](R& r, const V& v) { r.modelFile = v.str(); }},
     // ---- data
-    {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic; for language models\n"
+    {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,\n"
+                              "csv:FILE or tsv:FILE (a table, with --target); for language models\n"
                               "text:fortunes or text:FILE (UTF-8)"),
      [](R& r, const V& v) { r.config.data = v.str(); }},
+    {FlagGroup::data, "target", "COLUMN", QT_TRANSLATE_NOOP("Cli", "a table's class column, by name or number from 1 (csv:/tsv: data)"),
+     [](R& r, const V& v) { r.config.target = v.str(); }},
     {FlagGroup::data, "train-limit", "N", QT_TRANSLATE_NOOP("Cli", "use only the first N training samples (default 0: all)"),
      [](R& r, const V& v) { r.config.train_limit = v.integer<std::int64_t>(0); }},
     {FlagGroup::data, "test-limit", "N", QT_TRANSLATE_NOOP("Cli", "use only the first N test samples (default 0: all)"),
@@ -528,8 +532,7 @@ void resolveModel(CliRequest& r) {
         c.model = hr::load_model_spec(r.modelFile);
         c.model_source = "file:" + r.modelFile;
     } else {
-        // presets take the dataset's sample shape (28x28 grey for the IDX datasets)
-        c.model = hr::preset_model(r.preset, {1, 28, 28}, 10);
+        c.model = hr::preset_model_for_data(r.preset, c);  // drawn for the data's samples and classes
         c.model_source = "preset:" + r.preset;
     }
     if (r.labelSmoothing >= 0) c.model.loss.label_smoothing = r.labelSmoothing;

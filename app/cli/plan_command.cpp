@@ -120,6 +120,12 @@ int runPlanCommand(const CliRequest& request) {
             print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
                       .arg(bytes(p.device_total), bytes(free), q(req.device),
                            p.device_total <= free ? QCoreApplication::translate("Cli", "fits") : QCoreApplication::translate("Cli", "does NOT fit")));
+            if (p.dataset_bytes > 0)
+                print(QCoreApplication::translate("Cli", "  the data set %1 takes %2 of host RAM (%3 training and %4 test samples), "
+                                                         "besides the loader's buffers (data above)\n")
+                          .arg(q(c.data), bytes(p.dataset_bytes))
+                          .arg(req.train_samples)
+                          .arg(req.test_samples));
             print(QCoreApplication::translate("Cli", "\nPer layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose "
                      "inner tensors are recomputed in a shared %2 buffer):\n")
                       .arg(p.strategy.micro_batch)

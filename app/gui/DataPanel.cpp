@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -16,8 +17,10 @@
 #include <QVBoxLayout>
 
 #include "data/ImageGrid.h"
+#include "data/cifar.h"
 #include "data/dataset.h"
 #include "data/idx.h"
+#include "data/table.h"
 #include "data/text_data.h"
 #include "i18n/CoreText.h"
 
@@ -51,7 +54,17 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
             label = tr("IDX folder");
             spec = QStringLiteral("idx:");
         } else if (spec == QLatin1String("synthetic")) label = tr("Synthetic (generated)");
-        else label = spec;
+        else if (spec == QLatin1String("cifar10")) label = tr("CIFAR-10");
+        else if (spec.startsWith(QLatin1String("cifar10:"))) {
+            label = tr("CIFAR-10 folder");
+            spec = QStringLiteral("cifar10:");
+        } else if (spec.startsWith(QLatin1String("csv:"))) {
+            label = tr("CSV table");
+            spec = QStringLiteral("csv:");
+        } else if (spec.startsWith(QLatin1String("tsv:"))) {
+            label = tr("TSV table");
+            spec = QStringLiteral("tsv:");
+        } else label = spec;
         m_dataset->addItem(label, spec);
     }
     // text for language models (core/data/text_data.h)
@@ -66,6 +79,13 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     pathRow->addWidget(m_browse);
     m_pathLabel = new QLabel(tr("Folder"), this);
     form->addRow(m_pathLabel, pathRow);
+    // a table's class column (--target): its header's names, the last one until another is chosen
+    m_target = new QComboBox(this);
+    m_target->setObjectName(QStringLiteral("targetCombo"));
+    m_target->setEditable(true);
+    m_target->setToolTip(tr("The column to predict (a class); every other column must hold numbers"));
+    m_targetLabel = new QLabel(tr("Class column"), this);
+    form->addRow(m_targetLabel, m_target);
     // a language model's tokens: bytes, the text's characters, or a SentencePiece BPE trained on it
     auto* tokenRow = new QHBoxLayout;
     m_tokenizer = new QComboBox(this);
@@ -126,6 +146,11 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         refresh();
         emit changed();
     });
+    connect(m_target, &QComboBox::currentTextChanged, this, [this] {
+        if (m_fillingTargets) return;
+        refresh();
+        emit changed();
+    });
     connect(m_tokenizer, &QComboBox::currentIndexChanged, this, [this] {
         updateTokenizerFields();
         emit changed();
@@ -141,9 +166,20 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
             emit changed();
             return;
         }
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Choose an IDX folder"), m_path->text());
+        if (isTable()) {
+            const QString file = QFileDialog::getOpenFileName(this, tr("Choose a table"), m_path->text(),
+                                                              tr("Tables (*.csv *.tsv *.txt);;All files (*)"));
+            if (file.isEmpty()) return;
+            m_path->setText(file);
+            refresh();
+            emit changed();
+            return;
+        }
+        const bool cifar = m_dataset->currentData().toString().startsWith(QLatin1String("cifar10"));
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, cifar ? tr("Choose the cifar-10-batches-bin folder") : tr("Choose an IDX folder"), m_path->text());
         if (dir.isEmpty()) return;
-        const int idx = m_dataset->findData(QStringLiteral("idx:"));
+        const int idx = m_dataset->findData(cifar ? QStringLiteral("cifar10:") : QStringLiteral("idx:"));
         if (idx >= 0) m_dataset->setCurrentIndex(idx);
         m_path->setText(dir);
         refresh();
@@ -154,9 +190,16 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
 
 QString DataPanel::dataSpec() const {
     const QString base = m_dataset->currentData().toString();
-    if (base == QLatin1String("idx:") || base == QLatin1String("text:")) return base + m_path->text();
+    if (base.endsWith(QLatin1Char(':'))) return base + m_path->text();  // idx:, cifar10:, csv:, tsv:, text:
     return base;
 }
+
+bool DataPanel::isTable() const {
+    const QString base = m_dataset->currentData().toString();
+    return base == QLatin1String("csv:") || base == QLatin1String("tsv:");
+}
+
+QString DataPanel::target() const { return isTable() ? m_target->currentText().trimmed() : QString(); }
 
 bool DataPanel::isText() const { return m_dataset->currentData().toString().startsWith(QLatin1String("text:")); }
 
@@ -183,9 +226,11 @@ void DataPanel::updateTokenizerFields() {
 
 void DataPanel::setDataSpec(const QString& spec) {
     QSignalBlocker b(m_dataset);
-    if (spec.startsWith(QLatin1String("idx:"))) {
-        m_dataset->setCurrentIndex(m_dataset->findData(QStringLiteral("idx:")));
-        m_path->setText(spec.mid(4));
+    if (spec.startsWith(QLatin1String("idx:")) || spec.startsWith(QLatin1String("csv:")) ||
+        spec.startsWith(QLatin1String("tsv:")) || spec.startsWith(QLatin1String("cifar10:"))) {
+        const int colon = int(spec.indexOf(QLatin1Char(':')));
+        m_dataset->setCurrentIndex(m_dataset->findData(spec.left(colon + 1)));
+        m_path->setText(spec.mid(colon + 1));
     } else if (spec.startsWith(QLatin1String("text:")) && spec != QLatin1String("text:fortunes")) {
         m_dataset->setCurrentIndex(m_dataset->findData(QStringLiteral("text:")));
         m_path->setText(spec.mid(5));
@@ -200,14 +245,40 @@ void DataPanel::applyTo(hr::TrainConfig& c) const {
     c.data = dataSpec().toStdString();
     c.train_limit = m_trainLimit->value();
     c.test_limit = m_testLimit->value();
+    c.target = target().toStdString();
     if (isText()) c.tokenizer = tokenizerSpec().toStdString();
 }
 
 void DataPanel::setFrom(const hr::TrainConfig& c) {
     m_trainLimit->setValue(int(c.train_limit));
     m_testLimit->setValue(int(c.test_limit));
+    m_wantedTarget = QString::fromStdString(c.target);
     setDataSpec(QString::fromStdString(c.data));
     setTokenizerSpec(QString::fromStdString(c.tokenizer));
+}
+
+void DataPanel::fillTargets() {
+    // the table's columns; the chosen one stays when the file still has it, else the wanted one
+    // (setFrom), else the last column (where tables usually keep their class)
+    const QString spec = dataSpec();
+    if (spec == m_targetsFor) return;
+    m_targetsFor = spec;
+    std::vector<std::string> columns;
+    try {
+        columns = hr::read_table_columns(spec.toStdString());
+    } catch (const std::exception&) {
+        // the probe says what is wrong with the file
+    }
+    const QString keep = !m_wantedTarget.isEmpty() ? m_wantedTarget : m_target->currentText();
+    m_wantedTarget.clear();
+    m_fillingTargets = true;
+    m_target->clear();
+    for (const std::string& c : columns) m_target->addItem(QString::fromStdString(c));
+    const int i = m_target->findText(keep);
+    if (i >= 0) m_target->setCurrentIndex(i);
+    else if (!keep.isEmpty() && columns.empty()) m_target->setEditText(keep);
+    else if (!columns.empty()) m_target->setCurrentIndex(int(columns.size()) - 1);
+    m_fillingTargets = false;
 }
 
 int DataPanel::previewCount() const { return m_grid->sampleCount(); }
@@ -220,24 +291,41 @@ void DataPanel::refresh() {
         refreshText(isFile);
         return;
     }
+    const bool table = isTable();
+    const bool cifarDir = base == QLatin1String("cifar10:");
+    const bool chosen = isIdx || cifarDir || table;  // a folder or file the person names
     showTextFields(false);
-    m_pathLabel->setText(tr("Folder"));
-    m_path->setPlaceholderText(tr("folder with train-images-idx3-ubyte(.gz), …"));
-    m_path->setReadOnly(!isIdx);
+    m_target->setVisible(table);
+    m_targetLabel->setVisible(table);
+    m_grid->setVisible(!table);
+    m_textPreview->setVisible(table);
+    m_previewBox->setTitle(table ? tr("Preview (the table's first rows)") : tr("Preview (test set)"));
+    m_pathLabel->setText(table ? tr("File") : tr("Folder"));
+    m_path->setPlaceholderText(table ? tr("a CSV or TSV file with a header row")
+                               : cifarDir || base == QLatin1String("cifar10")
+                                   ? tr("the cifar-10-batches-bin folder (data_batch_1.bin, …, test_batch.bin)")
+                                   : tr("folder with train-images-idx3-ubyte(.gz), …"));
+    m_path->setReadOnly(!chosen);
     m_browse->setEnabled(true);
     const QString spec = dataSpec();
-    for (const hr::DatasetInfo& info : hr::known_datasets())
-        if (QString::fromStdString(info.spec) == base || (isIdx && QString::fromStdString(info.spec).startsWith("idx")))
+    for (const hr::DatasetInfo& info : hr::known_datasets()) {
+        const QString known = QString::fromStdString(info.spec);
+        if (known == base || (base.endsWith(QLatin1Char(':')) && known.startsWith(base)))
             m_description->setText(coreText(info.description_message));
-    if (isIdx && m_path->text().isEmpty()) {
+    }
+    if (chosen && m_path->text().isEmpty()) {
         m_available = false;
-        m_status->setText(tr("Choose a folder holding IDX files."));
+        m_status->setStyleSheet(QString());
+        m_status->setText(table ? tr("Choose a table file.") : cifarDir ? tr("Choose the CIFAR-10 folder.")
+                                                                         : tr("Choose a folder holding IDX files."));
         m_grid->setPlaceholder(tr("No preview"));
+        m_textPreview->clear();
         return;
     }
+    if (table) fillTargets();
     hr::DatasetInfo info;
     try {
-        info = hr::probe_dataset(spec.toStdString());
+        info = hr::probe_dataset(spec.toStdString(), target().toStdString());
     } catch (const std::exception& e) {
         info.available = false;
         info.detail = e.what();
@@ -245,7 +333,8 @@ void DataPanel::refresh() {
         info.detail_message = he ? he->message() : hr::Message::plain(e.what());
     }
     m_available = info.available;
-    if (!isIdx) m_path->setText(QString::fromStdString(info.location));
+    if (!chosen) m_path->setText(QString::fromStdString(info.location));
+    if (table) showTableHead(m_path->text());
     if (!info.available) {
         m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
         m_status->setText(tr("Not available: %1").arg(coreText(info.detail_message)));
@@ -254,7 +343,20 @@ void DataPanel::refresh() {
     }
     m_status->setStyleSheet(QString());
     m_status->setText(coreText(info.detail_message));
-    loadPreview(QString::fromStdString(info.location), base);
+    if (!table) loadPreview(QString::fromStdString(info.location), base);
+}
+
+void DataPanel::showTableHead(const QString& path) {
+    // the file as it is, its first rows: what the columns hold
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        m_textPreview->clear();
+        return;
+    }
+    m_previewSpec.clear();  // the text preview no longer shows a text's validation split
+    QStringList lines;
+    while (lines.size() < 20 && !f.atEnd()) lines << QString::fromUtf8(f.readLine(4096)).trimmed();
+    m_textPreview->setPlainText(lines.join(QLatin1Char('\n')));
 }
 
 void DataPanel::loadPreview(const QString& dir, const QString& base) {
@@ -270,6 +372,21 @@ void DataPanel::loadPreview(const QString& dir, const QString& base) {
                 const int label = int(d.labels[size_t(i)]);
                 labels << (label < int(d.class_names.size()) ? QString::fromStdString(d.class_names[size_t(label)])
                                                              : QString::number(label));
+            }
+        } else if (base.startsWith(QLatin1String("cifar10"))) {
+            // the first records of the test batch: a label byte, then the red, green and blue 32x32 planes
+            hr::Dataset d;
+            hr::read_cifar_batch(QDir(dir).filePath(QStringLiteral("test_batch.bin")).toStdString(), d);
+            const auto& names = hr::cifar10_class_names();
+            for (int i = 0; i < kPreview && i < int(d.count); ++i) {
+                QImage img(32, 32, QImage::Format_RGB888);
+                const std::uint8_t* px = d.images.data() + size_t(i) * size_t(hr::kCifarImageBytes);
+                for (int y = 0; y < 32; ++y)
+                    for (int x = 0; x < 32; ++x)
+                        img.setPixel(x, y, qRgb(px[y * 32 + x], px[1024 + y * 32 + x], px[2048 + y * 32 + x]));
+                images << img;
+                const int l = int(d.labels[size_t(i)]);
+                labels << (l < int(names.size()) ? QString::fromStdString(names[size_t(l)]) : QString::number(l));
             }
         } else {
             const QString imgPath = firstExisting(dir, QStringLiteral("t10k-images-idx3-ubyte"));
@@ -302,6 +419,10 @@ void DataPanel::loadPreview(const QString& dir, const QString& base) {
 namespace hrapp {
 
 void DataPanel::showTextFields(bool text) {
+    if (text) {
+        m_target->setVisible(false);
+        m_targetLabel->setVisible(false);
+    }
     m_tokenizer->setVisible(text);
     m_tokenizerLabel->setVisible(text);
     updateTokenizerFields();

@@ -30,6 +30,8 @@ public:
     // "byte", "char", "bpe:N" (TrainConfig::tokenizer; applied for text data only)
     QString tokenizerSpec() const;
     void setTokenizerSpec(const QString& spec);
+    bool isTable() const;    // csv: or tsv:
+    QString target() const;  // a table's class column ("" for other data)
     void applyTo(hr::TrainConfig& config) const;
     void setFrom(const hr::TrainConfig& config);
     bool isAvailable() const { return m_available; }
@@ -44,10 +46,17 @@ private:
     void showTextFields(bool text);
     void updateTokenizerFields();
     void loadPreview(const QString& dir, const QString& spec);
+    void fillTargets();
+    void showTableHead(const QString& path);
 
     QComboBox* m_dataset = nullptr;
     QLabel* m_pathLabel = nullptr;
     QComboBox* m_tokenizer = nullptr;
+    QComboBox* m_target = nullptr;
+    QLabel* m_targetLabel = nullptr;
+    QString m_targetsFor;     // the table whose columns m_target lists
+    QString m_wantedTarget;   // setFrom's target, chosen once the columns are read
+    bool m_fillingTargets = false;
     QSpinBox* m_bpeSize = nullptr;
     QLabel* m_tokenizerLabel = nullptr;
     QLabel* m_trainLimitLabel = nullptr;

@@ -137,7 +137,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         updateTitle();
     });
     connect(m_builder->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
-    connect(m_data, &DataPanel::changed, this, &MainWindow::updateRunActions);
+    connect(m_data, &DataPanel::changed, this, [this] {
+        followData();
+        updateRunActions();
+    });
 
     buildMemoryPlan();
     loadPreset(QStringLiteral("seed-cnn"));
@@ -401,22 +404,45 @@ void MainWindow::newModel() {
 
 void MainWindow::loadPreset(const QString& name) {
     try {
-        m_builder->resetSpec(hr::preset_model(name.toStdString()));
-        m_file.clear();
-        // A language model brings its own data, tokenizer, optimizer, schedule, batch and steps: the same
-        // defaults `headroom train --preset NAME` starts from (session/RunDefaults.h). Leaving one for an
-        // image preset brings the generic ones back. Device, threads, ranks and memory strategies stay.
+        // A language model (and resnet20, tabular-mlp) brings its own training settings, a language model and
+        // resnet20 their data too: the same defaults `headroom train --preset NAME` starts from
+        // (session/RunDefaults.h). Leaving one for another image preset brings the generic ones back. Device,
+        // threads, ranks and memory strategies stay; a preset that names no data keeps the window's.
         const QString previous = m_modelSource.startsWith(QLatin1String("preset:")) ? m_modelSource.mid(7) : QString();
-        if (hr::preset_training(name.toStdString()).has_training || hr::preset_training(previous.toStdString()).has_training) {
-            hr::TrainConfig c = trainConfig();
+        const hr::PresetTraining training = hr::preset_training(name.toStdString());
+        hr::TrainConfig c = trainConfig();
+        if (training.has_training || hr::preset_training(previous.toStdString()).has_training) {
+            const hr::TrainConfig was = c;
             hr::copy_training_settings(defaultTrainConfig(name.toStdString()), c);
+            if (training.has_training && training.data.empty()) {
+                c.data = was.data;
+                c.target = was.target;
+                c.tokenizer = was.tokenizer;
+            }
             setTrainConfig(c);
         }
+        // drawn for the data's samples and classes (a CIFAR-10 image, a table's columns), as the command line
+        m_builder->resetSpec(hr::preset_model_for_data(name.toStdString(), c));
+        m_file.clear();
         m_modelSource = QStringLiteral("preset:") + name;
         m_builder->undoStack()->setClean();
         updateTitle();
     } catch (const std::exception& e) {
         QMessageBox::warning(this, tr("Preset"), QString::fromUtf8(e.what()));
+    }
+}
+
+void MainWindow::followData() {
+    // a preset not edited since it was loaded follows the data's samples and classes (a CIFAR-10 image, a
+    // table's columns), as `headroom train --preset NAME --data ...` draws it
+    if (!m_modelSource.startsWith(QLatin1String("preset:")) || !m_builder->undoStack()->isClean()) return;
+    try {
+        const hr::ModelSpec drawn = hr::preset_model_for_data(m_modelSource.mid(7).toStdString(), trainConfig());
+        if (hr::model_spec_to_json(drawn) == hr::model_spec_to_json(m_builder->spec())) return;
+        m_builder->resetSpec(drawn);
+        m_builder->undoStack()->setClean();
+    } catch (const std::exception&) {
+        // a preset that cannot take this data (seed-cnn on a table): the run says so when it starts
     }
 }
 
@@ -509,6 +535,7 @@ void MainWindow::setTrainConfig(const hr::TrainConfig& c) {
     m_config = c;
     m_data->setFrom(c);
     m_setup->setFrom(c);
+    followData();
 }
 
 // ---- running ------------------------------------------------------------------------------------------

@@ -83,6 +83,8 @@ public:
     bool openModel(const QString& path);
     bool saveModel(const QString& path);
     void loadPreset(const QString& name);
+    // An unedited preset model is redrawn for the Data panel's samples and classes.
+    void followData();
     // Writes the report of a run; the format follows the suffix (.html, .pdf, .json, .csv; none: HTML).
     bool exportReport(qint64 runId, const QString& path, QString* error = nullptr);
     // The model and training settings of a stored run back into the builder and setup panels.

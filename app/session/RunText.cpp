@@ -33,6 +33,14 @@ QString resultError(const hr::TrainResult& r) {
 
 namespace hrapp {
 QString presetTrainingText(const hr::PresetTraining& t) {
+    if (t.steps == 0)  // an image or table preset: measured in epochs, its data named or the user's
+        return QCoreApplication::translate("RunText", "trains with: %1, %2 lr %3 (%4 schedule), weight decay %5, batch %6, "
+                                                      "%7 epochs")
+            .arg(t.data.empty() ? QCoreApplication::translate("RunText", "the data you give (--data)")
+                                : QString::fromStdString(t.data),
+                 QString::fromStdString(t.optimizer.kind), QString::number(t.optimizer.lr),
+                 QString::fromStdString(t.schedule.kind), QString::number(t.optimizer.weight_decay),
+                 QString::number(t.batch), QString::number(t.epochs));
     return QCoreApplication::translate("RunText",
                                        "trains with: %1 (%2 tokens), %3 lr %4 to %5 (%6 warm-up steps, cosine), weight "
                                        "decay %7, gradient norm clipped to %8, batch %9, %10 steps")

@@ -4,18 +4,23 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <new>
 #include <random>
+#include <tuple>
 
 #include "base/error.h"
+#include "data/cifar.h"
 #include "data/idx.h"
+#include "data/table.h"
 
 namespace hr {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kSpecs = "fashion-mnist, mnist, idx:DIR, synthetic";
+const char* const kSpecs = "fashion-mnist, mnist, idx:DIR, synthetic, cifar10, cifar10:DIR, csv:FILE, tsv:FILE";
 // Largest generated dataset (784 bytes a sample: 784 MB), so a typo cannot ask for terabytes.
 constexpr std::int64_t kMaxSyntheticSamples = 1'000'000;
 
@@ -81,6 +86,37 @@ std::string locate_named(const std::string& name, std::string& searched) {
     searched = join(seen, "; ");
     return "";
 }
+
+// CIFAR-10's folders, in order: the one holding all six batch files, or "" (then `searched` says what was seen).
+std::vector<std::string> cifar_dirs() {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("HEADROOM_DATA_DIR"); env && *env)
+        dirs.push_back(std::string(env) + "/cifar-10-batches-bin");
+    dirs.push_back("/usr/share/datasets/cifar-10-batches-bin");
+    return dirs;
+}
+
+std::string locate_cifar(std::string& searched) {
+    std::vector<std::string> seen;
+    for (const auto& d : cifar_dirs()) {
+        const CifarFiles f = find_cifar_files(d);
+        if (f.missing.empty()) return d;
+        std::error_code ec;
+        seen.push_back(fs::is_directory(d, ec) ? d + " (missing " + join(f.missing, ", ") + ")" : d + " (not found)");
+    }
+    searched = join(seen, "; ");
+    return "";
+}
+
+Message missing_cifar_message(const std::string& searched) {
+    return Message(HR_MSG("data.cifar_not_found",
+                          "dataset 'cifar10' not found; searched %1. To use it, download cifar-10-binary.tar.gz "
+                          "(https://www.cs.toronto.edu/~kriz/cifar.html) and unpack it into $HEADROOM_DATA_DIR (it "
+                          "makes cifar-10-batches-bin/), or pass --data cifar10:DIR with the unpacked folder"),
+                   {searched});
+}
+
+bool is_cifar_dir_spec(const std::string& spec) { return spec.rfind("cifar10:", 0) == 0; }
 
 Message missing_named_message(const std::string& name, const std::string& searched) {
     if (name == "fashion-mnist")
@@ -186,8 +222,13 @@ Normalization compute_normalization(const Dataset& d) {
 void truncate_dataset(Dataset& d, std::int64_t limit) {
     if (limit <= 0 || limit >= d.count) return;
     d.count = limit;
-    d.images.resize(static_cast<std::size_t>(limit * d.sample_numel()));
-    d.images.shrink_to_fit();
+    if (d.tabular()) {
+        d.features.resize(static_cast<std::size_t>(limit * d.sample_numel()));
+        d.features.shrink_to_fit();
+    } else {
+        d.images.resize(static_cast<std::size_t>(limit * d.sample_numel()));
+        d.images.shrink_to_fit();
+    }
     d.labels.resize(static_cast<std::size_t>(limit));
     d.labels.shrink_to_fit();
 }
@@ -277,6 +318,25 @@ DatasetPair load_dataset_impl(const std::string& spec, const DataOptions& option
         apply_limits(p, options);
         return p;
     }
+    if (spec == "cifar10" || is_cifar_dir_spec(spec)) {
+        std::string dir = spec == "cifar10" ? "" : spec.substr(8);
+        if (spec == "cifar10") {
+            std::string searched;
+            dir = locate_cifar(searched);
+            if (dir.empty()) throw InputError(missing_cifar_message(searched));
+        } else if (dir.empty()) {
+            throw InputError(HR_MSG("data.cifar_no_folder", "cifar10: needs a folder, e.g. --data "
+                                                            "cifar10:/path/to/cifar-10-batches-bin"));
+        }
+        p = load_cifar_dir(dir, spec);
+        apply_limits(p, options);
+        return p;
+    }
+    if (is_table_data(spec)) {
+        p = load_table(spec, options.target);
+        apply_limits(p, options);
+        return p;
+    }
     if (spec == "synthetic") {
         p.train = make_synthetic("synthetic/train", options.synthetic_train, options.synthetic_seed);
         p.test = make_synthetic("synthetic/test", options.synthetic_test, options.synthetic_seed + 1);
@@ -309,14 +369,85 @@ std::vector<DatasetInfo> known_datasets() {
         info("synthetic",
              HR_MSG("data.synthetic", "Generated 28x28 blobs, 10 classes, 2048/512 samples; needs no download"),
              "generated"),
+        info("cifar10", HR_MSG("data.cifar10", "CIFAR-10: 50000/10000 colour 32x32 images of 10 classes (binary "
+                                               "version, cifar-10-batches-bin)"),
+             ""),
+        info("cifar10:DIR", HR_MSG("data.cifar10_dir", "CIFAR-10 from a folder: data_batch_1.bin to data_batch_5.bin "
+                                                       "and test_batch.bin"),
+             ""),
+        info("csv:FILE", HR_MSG("data.csv", "A CSV table: a header row, numeric columns and a class column named by "
+                                            "--target; a fifth of the rows is the test set"),
+             ""),
+        info("tsv:FILE", HR_MSG("data.tsv", "A TSV table (tab-separated), as csv:FILE"), ""),
     };
 }
 
-DatasetInfo probe_dataset(const std::string& spec) {
+namespace {
+
+// A table's probe reads the whole file: remembered per (spec, target, size, modification time), so the
+// window's plan, asked again at every change, reads it once.
+struct TableProbe {
+    bool available = false;
+    Message detail;
+    Shape shape;
+    int classes = 0;
+    std::size_t bytes = 0;
+    std::int64_t train = 0, test = 0;
+};
+
+TableProbe probe_table(const std::string& spec, const std::string& target) {
+    static std::mutex mutex;
+    static std::map<std::tuple<std::string, std::string, std::uintmax_t, std::int64_t>, TableProbe> cache;
+    const std::string path = spec.substr(4);
+    std::error_code ec;
+    const std::uintmax_t size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+    const std::int64_t mtime =
+        fs::is_regular_file(path, ec) ? static_cast<std::int64_t>(fs::last_write_time(path, ec).time_since_epoch().count())
+                                      : 0;
+    const auto key = std::make_tuple(spec, target, size, mtime);
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (auto it = cache.find(key); it != cache.end()) return it->second;
+    }
+    TableProbe t;
+    try {
+        TableSummary sum;
+        const DatasetPair p = load_table(spec, target, &sum);
+        t.available = true;
+        t.shape = p.train.sample_shape;
+        t.classes = p.train.num_classes;
+        t.bytes = p.train.bytes() + p.test.bytes();
+        t.train = p.train.count;
+        t.test = p.test.count;
+        t.detail = Message(HR_MSG("data.probe_table", "%1 rows (%2 train / %3 test), %4 numeric columns, %5 classes "
+                                                      "in '%6'"),
+                           {std::to_string(sum.rows), std::to_string(p.train.count), std::to_string(p.test.count),
+                            std::to_string(p.train.sample_shape[0]), std::to_string(p.train.num_classes),
+                            sum.columns[std::size_t(sum.target_column)]});
+    } catch (const std::bad_alloc&) {
+        t.detail = Message(HR_MSG("data.no_memory", "not enough memory to load dataset '%1'; close other programs "
+                                                    "or use a machine with more memory"),
+                           {spec});
+    } catch (const Error& e) {
+        t.detail = e.message();
+    }
+    if (size > 0) {  // a missing file is not remembered: it may appear
+        std::lock_guard<std::mutex> lock(mutex);
+        if (cache.size() > 16) cache.clear();
+        cache[key] = t;
+    }
+    return t;
+}
+
+}  // namespace
+
+DatasetInfo probe_dataset(const std::string& spec, const std::string& target) {
     DatasetInfo info;
     info.spec = spec;
     for (const auto& k : known_datasets())
-        if (k.spec == spec || (k.spec == "idx:DIR" && spec.rfind("idx:", 0) == 0)) {
+        if (k.spec == spec || (k.spec == "idx:DIR" && spec.rfind("idx:", 0) == 0) ||
+            (k.spec == "cifar10:DIR" && is_cifar_dir_spec(spec)) || (k.spec == "csv:FILE" && spec.rfind("csv:", 0) == 0) ||
+            (k.spec == "tsv:FILE" && spec.rfind("tsv:", 0) == 0)) {
             info.description = k.description;
             info.description_message = k.description_message;
         }
@@ -339,6 +470,11 @@ DatasetInfo probe_dataset(const std::string& spec) {
             }
             info.available = true;
             info.location = dir;
+            info.sample_shape = {1, ti.dims[1], ti.dims[2]};
+            info.num_classes = 10;
+            info.bytes = static_cast<std::size_t>((ti.dims[0] + te.dims[0]) * (ti.dims[1] * ti.dims[2] + 8));
+            info.train_count = ti.dims[0];
+            info.test_count = te.dims[0];
             detail(Message(HR_MSG("data.probe_summary", "%1 train / %2 test images of %3x%4"),
                            {std::to_string(ti.dims[0]), std::to_string(te.dims[0]), std::to_string(ti.dims[1]),
                             std::to_string(ti.dims[2])}));
@@ -346,7 +482,32 @@ DatasetInfo probe_dataset(const std::string& spec) {
             detail(e.message());
         }
     };
+    auto check_cifar = [&](const std::string& dir) {
+        info.sample_shape = {3, 32, 32};
+        info.num_classes = 10;
+        const CifarFiles f = find_cifar_files(dir);
+        if (!f.missing.empty()) {
+            detail(Message(HR_MSG("data.probe_missing", "%1: missing %2"), {dir, join(f.missing, ", ")}));
+            return;
+        }
+        try {
+            std::int64_t train = 0;
+            for (const std::string& b : f.train) train += cifar_batch_records(b);
+            const std::int64_t test = cifar_batch_records(f.test);
+            info.available = true;
+            info.location = dir;
+            info.bytes = static_cast<std::size_t>((train + test) * (kCifarImageBytes + 8));
+            info.train_count = train;
+            info.test_count = test;
+            detail(Message(HR_MSG("data.probe_cifar", "%1 train / %2 test colour images of 32x32"),
+                           {std::to_string(train), std::to_string(test)}));
+        } catch (const Error& e) {
+            detail(e.message());
+        }
+    };
     if (spec == "fashion-mnist" || spec == "mnist") {
+        info.sample_shape = {1, 28, 28};
+        info.num_classes = 10;
         std::string searched;
         std::string dir = locate_named(spec, searched);
         if (dir.empty())
@@ -360,9 +521,44 @@ DatasetInfo probe_dataset(const std::string& spec) {
             detail(Message(HR_MSG("data.probe_no_folder", "folder '%1' not found"), {dir}));
         else
             check_dir(dir);
+    } else if (spec == "cifar10") {
+        info.sample_shape = {3, 32, 32};
+        info.num_classes = 10;
+        std::string searched;
+        const std::string dir = locate_cifar(searched);
+        if (dir.empty())
+            detail(missing_cifar_message(searched));
+        else
+            check_cifar(dir);
+    } else if (is_cifar_dir_spec(spec)) {
+        const std::string dir = spec.substr(8);
+        std::error_code ec;
+        if (dir.empty() || !fs::is_directory(dir, ec)) {
+            info.sample_shape = {3, 32, 32};
+            info.num_classes = 10;
+            detail(Message(HR_MSG("data.probe_no_folder", "folder '%1' not found"), {dir}));
+        } else {
+            check_cifar(dir);
+        }
+    } else if (is_table_data(spec)) {
+        const TableProbe t = probe_table(spec, target);
+        info.available = t.available;
+        if (t.available) info.location = spec.substr(4);
+        info.sample_shape = t.shape;
+        info.num_classes = t.classes;
+        info.bytes = t.bytes;
+        info.train_count = t.train;
+        info.test_count = t.test;
+        detail(t.detail);
     } else if (spec == "synthetic") {
+        const DataOptions o;
         info.available = true;
         info.location = "generated";
+        info.sample_shape = {1, 28, 28};
+        info.num_classes = 10;
+        info.bytes = static_cast<std::size_t>((o.synthetic_train + o.synthetic_test) * (28 * 28 + 8));
+        info.train_count = o.synthetic_train;
+        info.test_count = o.synthetic_test;
         detail(Message(HR_MSG("data.probe_generated", "generated in memory")));
     } else {
         detail(Message(HR_MSG("data.unknown", "unknown dataset '%1'; use one of %2"), {spec, kSpecs}));

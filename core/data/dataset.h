@@ -1,6 +1,6 @@
 #pragma once
-// Datasets held in host memory as u8 pixels, and the resolver that turns a spec given by the user
-// ("fashion-mnist", "mnist", "idx:DIR", "synthetic") into a train/test pair.
+// Datasets held in host memory (u8 pixels, or a table's standardised f32 features), and the resolver
+// that turns a spec given by the user ("fashion-mnist", "cifar10", "csv:FILE", ...) into a train/test pair.
 //
 // Specs:
 //   fashion-mnist  $HEADROOM_DATA_DIR/fashion-mnist, then /usr/share/datasets/fashion-mnist
@@ -10,6 +10,13 @@
 //                  t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each raw or .gz); 10 classes;
 //                  mean/std computed from the training images
 //   synthetic      generated, deterministic, 10 classes of 28x28 images (see make_synthetic)
+//   cifar10        $HEADROOM_DATA_DIR/cifar-10-batches-bin, then /usr/share/datasets/cifar-10-batches-bin:
+//                  CIFAR-10's binary batches (data/cifar.h), 50000/10000 colour 32x32 images, 10 classes;
+//                  mean/std computed from the training pixels (all three channels together)
+//   cifar10:DIR    the same from the folder DIR
+//   csv:FILE       a CSV table with a header row, DataOptions::target naming the class column, every other
+//   tsv:FILE       column numeric (data/table.h): a fifth of the rows is the test set, the features are
+//                  standardised with the training rows' statistics
 //
 // Normalisation follows torchvision's ToTensor() + Normalize((mean,), (std,)) in float32:
 // x = (float(u8) / 255.0f - mean) / std.
@@ -27,13 +34,20 @@ struct Dataset {
     std::int64_t count = 0;            // number of samples
     Shape sample_shape;                // (C, H, W), e.g. (1, 28, 28)
     int num_classes = 0;
-    std::vector<std::uint8_t> images;  // (count, C, H, W)
+    std::vector<std::uint8_t> images;  // (count, C, H, W); empty for a table
+    std::vector<float> features;       // a table: (count, F), already standardised (images empty)
+    std::vector<std::string> feature_names;  // a table: its F feature columns
     std::vector<std::int64_t> labels;  // (count), each in [0, num_classes)
     std::vector<std::string> class_names;  // num_classes entries
     float norm_mean = 0.0f;            // per-dataset normalisation, on the [0, 1] scale
     float norm_std = 1.0f;
 
     std::int64_t sample_numel() const { return shape_numel(sample_shape); }
+    bool tabular() const { return !feature_names.empty(); }
+    // Bytes the samples and labels take in RAM.
+    std::size_t bytes() const {
+        return images.size() + features.size() * sizeof(float) + labels.size() * sizeof(std::int64_t);
+    }
 };
 
 struct DatasetPair {
@@ -49,6 +63,8 @@ struct DataOptions {
     std::int64_t synthetic_train = 2048;
     std::int64_t synthetic_test = 512;
     std::uint64_t synthetic_seed = 20240601;
+    // tables (csv:, tsv:): the column to predict, by name or number from 1 (--target)
+    std::string target;
 };
 
 struct DatasetInfo {
@@ -59,6 +75,11 @@ struct DatasetInfo {
     std::string detail;       // why not available and what to do, or a short summary when it is
     Message description_message;  // description and detail as translatable messages
     Message detail_message;       // (their english() is the two strings above)
+    // What a model trained on it takes, when known (also for a named set that is not installed):
+    Shape sample_shape;           // (C, H, W) or a table's (F); empty when unknown
+    int num_classes = 0;
+    std::size_t bytes = 0;        // RAM of both splits once loaded (samples and labels); 0 when unknown
+    std::int64_t train_count = 0, test_count = 0;  // samples of each split, when available
 };
 
 struct Normalization {
@@ -73,9 +94,10 @@ DatasetPair load_dataset(const std::string& spec, const DataOptions& options = {
 // The choices for UIs, with a one-line description each (not probed: available = false).
 std::vector<DatasetInfo> known_datasets();
 
-// Cheap check (reads only file headers): whether the spec can be loaded and from where. Never
-// throws for a missing dataset; an unknown spec gives available = false with the valid choices.
-DatasetInfo probe_dataset(const std::string& spec);
+// Cheap check (reads only file headers and sizes; a table is read whole, once per file version): whether
+// the spec can be loaded and from where. Never throws for a missing dataset; an unknown spec gives
+// available = false with the valid choices. `target`: a table's class column (DataOptions::target).
+DatasetInfo probe_dataset(const std::string& spec, const std::string& target = "");
 
 // The deterministic synthetic dataset: sample i has label i % 10 and shows a bright Gaussian
 // blob (sigma 2.5 px) placed on a circle of radius 8 px around the image centre at angle

@@ -50,12 +50,12 @@ DataLoader::DataLoader(const Dataset& dataset, std::int64_t batch_size, bool shu
     if (prefetch_depth < 1 || prefetch_depth > 64)
         throw InputError("prefetch depth must be between 1 and 64, got " + std::to_string(prefetch_depth));
     sample_numel_ = dataset.sample_numel();
+    const std::size_t held = dataset.tabular() ? dataset.features.size() : dataset.images.size();
     if (dataset.count < 0 || static_cast<std::int64_t>(dataset.labels.size()) != dataset.count ||
-        static_cast<std::int64_t>(dataset.images.size()) != dataset.count * sample_numel_)
+        static_cast<std::int64_t>(held) != dataset.count * sample_numel_)
         throw Error("dataset '" + dataset.name + "' is inconsistent: " + std::to_string(dataset.count) +
-                    " samples of " + shape_str(dataset.sample_shape) + " but " +
-                    std::to_string(dataset.images.size()) + " pixels and " + std::to_string(dataset.labels.size()) +
-                    " labels");
+                    " samples of " + shape_str(dataset.sample_shape) + " but " + std::to_string(held) +
+                    " values and " + std::to_string(dataset.labels.size()) + " labels");
     if (drop_last && dataset.count < batch_size)
         throw InputError("dataset '" + dataset.name + "' has " + std::to_string(dataset.count) +
                          " samples, fewer than one batch of " + std::to_string(batch_size) +
@@ -170,6 +170,15 @@ void DataLoader::fill(Slot& slot, const std::vector<std::int64_t>& order, std::i
     }
     slot.size = n;
     slot.index = batch_index;
+    if (dataset_.tabular()) {  // a table's features are standardised already (data/table.h)
+        for (std::int64_t b = 0; b < n; ++b) {
+            const std::int64_t sample = order[static_cast<std::size_t>(begin + b)];
+            std::copy_n(dataset_.features.data() + sample * sample_numel_, sample_numel_,
+                        slot.images.data() + b * sample_numel_);
+            slot.labels[static_cast<std::size_t>(b)] = dataset_.labels[static_cast<std::size_t>(sample)];
+        }
+        return;
+    }
     const std::uint8_t* src_all = dataset_.images.data();
     for (std::int64_t b = 0; b < n; ++b) {
         std::int64_t sample = order[static_cast<std::size_t>(begin + b)];

@@ -9,7 +9,8 @@
 // exactly once per epoch; with drop_last the final incomplete batch is skipped.
 //
 // Normalisation: x = (float(u8) / 255.0f - mean) / std in float32, exactly as torchvision's
-// ToTensor() + Normalize((mean,), (std,)).
+// ToTensor() + Normalize((mean,), (std,)). A table (Dataset::tabular) is copied as it is: its features
+// are standardised when it is read (data/table.h).
 //
 // Memory: the prefetch pool (prefetch_depth slots of batch_size samples, images + labels) is
 // allocated once and recorded in the optional MemoryLedger under MemCategory::data; the figure is

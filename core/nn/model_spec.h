@@ -108,13 +108,18 @@ bool relu_in_place_after(const std::string& producer_type);
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec);
 
 // ---- presets ----------------------------------------------------------------------------------------
-std::vector<std::string> preset_names();  // image models: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny
+// image models (seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20) and tabular-mlp for tables
+std::vector<std::string> preset_names();
+// The input a preset is drawn for when no data says otherwise: resnet20 CIFAR-10's (3, 32, 32), the others
+// Fashion-MNIST's (1, 28, 28). The front ends build a preset for the data's own sample shape and classes.
+Shape preset_input_shape(const std::string& name);
 // Language models (token inputs, text data): gpt-tiny, gpt-char, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b.
 std::vector<std::string> language_model_preset_names();
-// input_shape: (1, 28, 28) for MNIST-like data; resnet-mini and vit-tiny also take (3, 32, 32). The
-// language-model presets ignore input_shape and num_classes (their input is [T], their classes the
-// vocabulary; see apply_sequence_length / resize_vocabulary in nn/transformer_spec.h).
-ModelSpec preset_model(const std::string& name, const Shape& input_shape = {1, 28, 28}, int num_classes = 10);
+// input_shape: the data's sample shape ((1, 28, 28) for MNIST-like data, (3, 32, 32) for CIFAR-10, (F) for a
+// table with tabular-mlp); empty: preset_input_shape(name). The language-model presets ignore input_shape and
+// num_classes (their input is [T], their classes the vocabulary; see apply_sequence_length /
+// resize_vocabulary in nn/transformer_spec.h).
+ModelSpec preset_model(const std::string& name, const Shape& input_shape = {}, int num_classes = 10);
 std::string preset_description(const std::string& name);
 
 // ---- the layer catalog (for builders and docs) ------------------------------------------------------

@@ -35,7 +35,14 @@ LayerSpec residual(std::vector<LayerSpec> body, std::vector<LayerSpec> shortcut 
 }
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"seed-cnn", "mlp", "lenet5", "resnet-mini", "vit-tiny"}; }
+std::vector<std::string> preset_names() {
+    return {"seed-cnn", "mlp", "lenet5", "resnet-mini", "vit-tiny", "resnet20", "tabular-mlp"};
+}
+
+Shape preset_input_shape(const std::string& name) {
+    if (name == "resnet20") return {3, 32, 32};  // CIFAR-10's images
+    return {1, 28, 28};
+}
 
 std::vector<std::string> language_model_preset_names() {
     return {"gpt-tiny", "gpt-char", "gpt2-124m", "gpt2-350m", "gpt2-774m", "gpt2-1.5b"};
@@ -65,6 +72,10 @@ std::string preset_description(const std::string& name) {
     if (name == "lenet5") return "LeNet-5: conv 6@5x5 (pad 2), avgpool, conv 16@5x5, avgpool, 120-84-10 with tanh";
     if (name == "resnet-mini") return "three residual stages with BatchNorm (16, 32, 64 channels), global average pooling";
     if (name == "vit-tiny") return "vision transformer: 4x4 patches, class token, 4 blocks of width 64 with 4 heads";
+    if (name == "resnet20")
+        return "ResNet-20 for CIFAR-10 (He et al. 2016): three stages of three residual blocks (16, 32, 64 channels)";
+    if (name == "tabular-mlp")
+        return "MLP for tables: two hidden layers of 64 with ReLU; takes --data csv:FILE --target COLUMN";
     if (name == "gpt-tiny") return "GPT with 2 blocks of width 128, 4 heads, 128 tokens of context, byte vocabulary";
     if (name == "gpt-char") return "nanoGPT's character model: 6 blocks of width 384, 6 heads, 256 tokens of context";
     if (name == "gpt2-124m") return "GPT-2 small: 12 blocks of width 768, 12 heads, 1024 tokens, vocabulary 50304";
@@ -74,7 +85,8 @@ std::string preset_description(const std::string& name) {
     return "";
 }
 
-ModelSpec preset_model(const std::string& name, const Shape& input_shape, int num_classes) {
+ModelSpec preset_model(const std::string& name, const Shape& shape, int num_classes) {
+    const Shape input_shape = shape.empty() ? preset_input_shape(name) : shape;
     // language models: their own input (a sequence) and classes (the vocabulary)
     if (name == "gpt-tiny") return gpt_spec(name, 2, 4, 128, 128, 256, 0.0);
     if (name == "gpt-char") return gpt_spec(name, 6, 6, 384, 256, 256, 0.2);
@@ -86,8 +98,14 @@ ModelSpec preset_model(const std::string& name, const Shape& input_shape, int nu
     s.name = name;
     s.input_shape = input_shape;
     s.num_classes = num_classes;
+    if (name == "tabular-mlp") {  // a table's (F) features, or any input flattened
+        const int f = static_cast<int>(shape_numel(input_shape));
+        s.layers = {L("flatten"), linear(f, 64), L("relu"), linear(64, 64), L("relu"), linear(64, num_classes)};
+        return s;
+    }
     if (input_shape.size() != 3)
-        throw InputError("preset '" + name + "' needs image input (C, H, W), got " + shape_str(input_shape));
+        throw InputError("preset '" + name + "' needs image input (C, H, W), got " + shape_str(input_shape) +
+                         "; for a table use the preset tabular-mlp");
     const int c = static_cast<int>(input_shape[0]);
     const int h = static_cast<int>(input_shape[1]);
     const int w = static_cast<int>(input_shape[2]);
@@ -108,9 +126,10 @@ ModelSpec preset_model(const std::string& name, const Shape& input_shape, int nu
         s.layers = {conv(c, 6, 5, 1, pad), L("tanh"), pool("avgpool2d", 2), conv(6, 16, 5), L("tanh"),
                     pool("avgpool2d", 2), L("flatten"), linear(16 * h2 * w2, 120), L("tanh"), linear(120, 84),
                     L("tanh"), linear(84, num_classes)};
-    } else if (name == "resnet-mini") {
-        // stem conv3x3(16) + BN + ReLU; stage 1: block(16); stage 2: block(32, stride 2, 1x1 projection);
-        // stage 3: block(64, stride 2, projection); global average pooling; Linear(64, classes).
+    } else if (name == "resnet-mini" || name == "resnet20") {
+        // stem conv3x3(16) + BN + ReLU; stage 1: blocks(16); stage 2: blocks(32, the first of stride 2 with a 1x1
+        // projection); stage 3: blocks(64, the same); global average pooling; Linear(64, classes). resnet-mini
+        // has one block a stage, ResNet-20 three (He et al. 2016, section 4.2, with projection shortcuts).
         auto block = [](int ci, int co, int stride) {
             std::vector<LayerSpec> body = {conv(ci, co, 3, stride, 1, false), bn(co), L("relu"),
                                            conv(co, co, 3, 1, 1, false), bn(co)};
@@ -123,12 +142,17 @@ ModelSpec preset_model(const std::string& name, const Shape& input_shape, int nu
             hs = (hs + 2 - 3) / 2 + 1;
             ws = (ws + 2 - 3) / 2 + 1;
         }
-        if (hs != ws) throw InputError("preset 'resnet-mini' needs square input, got " + shape_str(input_shape));
-        s.layers = {conv(c, 16, 3, 1, 1, false), bn(16), L("relu"),
-                    block(16, 16, 1), L("relu"),
-                    block(16, 32, 2), L("relu"),
-                    block(32, 64, 2), L("relu"),
-                    pool("avgpool2d", hs, hs), L("flatten"), linear(64, num_classes)};
+        if (hs != ws) throw InputError("preset '" + name + "' needs square input, got " + shape_str(input_shape));
+        const int per_stage = name == "resnet20" ? 3 : 1;
+        s.layers = {conv(c, 16, 3, 1, 1, false), bn(16), L("relu")};
+        int ci = 16;
+        for (int co : {16, 32, 64})
+            for (int b = 0; b < per_stage; ++b) {
+                s.layers.push_back(block(ci, co, b == 0 && co != 16 ? 2 : 1));
+                s.layers.push_back(L("relu"));
+                ci = co;
+            }
+        for (LayerSpec l : {pool("avgpool2d", hs, hs), L("flatten"), linear(64, num_classes)}) s.layers.push_back(l);
     } else if (name == "vit-tiny") {
         // ViT (Dosovitskiy et al.) at Fashion-MNIST scale: 4x4 patches of 28x28 give 49 tokens + the class token
         const int p = 4, dim = 64;

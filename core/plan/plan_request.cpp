@@ -1,5 +1,9 @@
 #include "plan/plan_request.h"
 
+#include <algorithm>
+
+#include "data/dataset.h"
+#include "data/text_data.h"
 #include "train/config.h"
 #include "train/device.h"
 #include "train/ranks.h"
@@ -17,6 +21,19 @@ PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::
     r.threads = c.threads;
     r.train_samples = train_samples ? train_samples : c.train_limit;
     r.test_samples = test_samples ? test_samples : c.test_limit;
+    // the data set's RAM (and, when not given, its sample counts for the loader's buffers) as the probe finds
+    // them: file headers and sizes, a table read once
+    if (!c.data.empty() && !is_text_data(c.data)) {
+        const DatasetInfo d = probe_dataset(c.data, c.target);
+        if (d.available && d.train_count > 0 && d.test_count >= 0) {
+            auto kept = [](std::int64_t n, std::int64_t limit) { return limit > 0 ? std::min(n, limit) : n; };
+            const std::int64_t train = kept(d.train_count, c.train_limit), test = kept(d.test_count, c.test_limit);
+            const double per_sample = double(d.bytes) / double(d.train_count + d.test_count);
+            r.dataset_bytes = static_cast<std::size_t>(per_sample * double(train + test) + 0.5);
+            if (!train_samples) r.train_samples = train;
+            if (!test_samples) r.test_samples = test;
+        }
+    }
     r.budget = c.memory_limit;
     r.world_size = world_size_of_run();
     return r;

@@ -78,6 +78,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     apply_sequence_length(req.spec, req.seq);  // language models: the run's sequence length
     req.seq = 0;
     MemoryPlan plan;
+    plan.dataset_bytes = req.dataset_bytes;
     const int N = req.world_size;
     if (N < 1) throw InputError(HR_MSG("plan.bad_ranks", "the number of ranks must be at least 1 (--ranks)"));
     if (req.rank >= N)
@@ -482,6 +483,7 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
     j["device_name"] = p.device_name;
     j["device_defaults"] = p.device_defaults;
     j["device_note"] = p.device_note;
+    j["dataset_bytes"] = p.dataset_bytes;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : p.layers)
         layers.push_back({{"index", l.index},

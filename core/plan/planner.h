@@ -34,6 +34,7 @@ struct PlanRequest {
     std::int64_t seq = 0;            // language models: tokens per sequence (0: the model's "input" [T])
     std::int64_t train_samples = 0;  // for the data loader's prefetch buffers (0: a large dataset)
     std::int64_t test_samples = 0;
+    std::size_t dataset_bytes = 0;   // the data set's RAM on the host (both splits; outside the ledger)
     std::size_t budget = 0;          // checkpoint auto: fit this many bytes (0: the device's free memory)
     std::optional<DeviceRates> rates;  // the step-time rates to use (default: the device's, device_calibration.h)
     // Ranks: strategy.shard is the stage and strategy.rank_batch the per-rank batches (empty: even split).
@@ -101,6 +102,7 @@ struct MemoryPlan {
     std::string device_name;           // "NVIDIA H200", ...
     bool device_defaults = false;      // planned from the table for a GPU that is not here
     std::string device_note;           // where the device figures come from, for a person
+    std::size_t dataset_bytes = 0;     // the data set in host RAM (PlanRequest::dataset_bytes; 0: unknown)
 };
 
 // The bytes a plan must fit in: device_total on the CPU; on a GPU process_total plus a 5 % margin

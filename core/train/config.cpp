@@ -19,6 +19,7 @@ json train_config_to_json(const TrainConfig& c) {
     j["model"] = model_spec_to_json(c.model);
     j["model_source"] = c.model_source;
     j["data"] = c.data;
+    if (!c.target.empty()) j["target"] = c.target;  // tables only: older runs' configurations stay as they were
     j["train_limit"] = c.train_limit;
     j["test_limit"] = c.test_limit;
     j["epochs"] = c.epochs;
@@ -161,6 +162,7 @@ TrainConfig train_config_from_json(const json& j) {
     if (j.contains("model")) c.model = model_spec_from_json(j["model"]);
     get(j, "model_source", c.model_source, "");
     get(j, "data", c.data, "");
+    get(j, "target", c.target, "");
     get(j, "train_limit", c.train_limit, "");
     get(j, "test_limit", c.test_limit, "");
     get(j, "epochs", c.epochs, "");
@@ -247,6 +249,11 @@ void validate_train_config(const TrainConfig& c) {
         check_int(c.epochs, 1, kMaxEpochs, "epochs", "--epochs");
     else
         check_int(c.epochs, 0, kMaxEpochs, "epochs", "--epochs");
+    const bool table = c.data.rfind("csv:", 0) == 0 || c.data.rfind("tsv:", 0) == 0;
+    if (!c.target.empty() && !table)
+        throw InputError(HR_MSG("config.target_not_table", "--target names a table's class column, but the data is "
+                                                           "'%1'; use it with --data csv:FILE or tsv:FILE, or leave it out"),
+                         {c.data});
     check_int(c.train_limit, 0, INT64_MAX, "the training sample limit", "--train-limit; 0 = all");
     check_int(c.test_limit, 0, INT64_MAX, "the test sample limit", "--test-limit; 0 = all");
     check_int(c.threads, 0, 1024, "threads", "--threads; 0 = all cores");

@@ -16,7 +16,9 @@ namespace hr {
 struct TrainConfig {
     ModelSpec model;
     std::string model_source = "preset:seed-cnn";  // where the spec came from (for records)
-    std::string data = "fashion-mnist";            // fashion-mnist | mnist | idx:DIR | synthetic | text:fortunes | text:FILE
+    std::string data = "fashion-mnist";            // fashion-mnist | mnist | idx:DIR | synthetic | cifar10 | cifar10:DIR
+                                                   // | csv:FILE | tsv:FILE | text:fortunes | text:FILE
+    std::string target;                            // csv:/tsv: tables: the class column (--target; data/table.h)
     std::int64_t train_limit = 0;                  // 0: all samples
     std::int64_t test_limit = 0;
     int epochs = 1;

@@ -25,6 +25,7 @@ WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weig
     DataOptions dopt;
     dopt.train_limit = 1;  // only the test split is used (normalisation comes from the dataset's own figures)
     dopt.test_limit = c.test_limit;
+    dopt.target = c.target;
     DatasetPair data = load_dataset(c.data, dopt);
     const Dataset& test = data.test;
     if (test.sample_shape != c.model.input_shape)

@@ -29,6 +29,7 @@ public:
         DataOptions dopt;
         dopt.train_limit = c_.train_limit;
         dopt.test_limit = c_.test_limit;
+        dopt.target = c_.target;
         data_ = load_dataset(c_.data, dopt);
         const Dataset& train = data_.train;
         if (train.sample_shape != c_.model.input_shape)

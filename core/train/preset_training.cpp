@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "data/dataset.h"
+#include "data/text_data.h"
+
 namespace hr {
 
 namespace {
@@ -51,6 +54,29 @@ PresetTraining preset_training(const std::string& preset) {
     if (preset == "gpt2-350m") return language_model(3e-4, 3e-5, 8, 2000, 100, "byte");
     if (preset == "gpt2-774m") return language_model(2.5e-4, 2.5e-5, 4, 2000, 100, "byte");
     if (preset == "gpt2-1.5b") return language_model(2e-4, 2e-5, 4, 2000, 100, "byte");
+    if (preset == "resnet20") {  // not measured here: the machine holds no CIFAR-10 (docs/datasets.md)
+        PresetTraining t;
+        t.has_training = true;
+        t.data = "cifar10";
+        t.optimizer.kind = "sgd";
+        t.optimizer.lr = 0.05;
+        t.optimizer.momentum = 0.9;
+        t.optimizer.weight_decay = 1e-4;
+        t.schedule.kind = "cosine";
+        t.schedule.min_lr = 0.0005;
+        t.batch = 128;
+        t.epochs = 10;
+        return t;
+    }
+    if (preset == "tabular-mlp") {
+        PresetTraining t;
+        t.has_training = true;
+        t.optimizer.kind = "adam";
+        t.optimizer.lr = 3e-3;
+        t.batch = 32;
+        t.epochs = 30;
+        return t;
+    }
     return {};
 }
 
@@ -72,14 +98,23 @@ OptimizerConfig default_optimizer(const std::string& kind) {
 void apply_preset_training(const std::string& preset, TrainConfig& c) {
     const PresetTraining t = preset_training(preset);
     if (!t.has_training) return;
-    c.data = t.data;
-    c.tokenizer = t.tokenizer;
+    if (!t.data.empty()) c.data = t.data;
+    if (!t.tokenizer.empty()) c.tokenizer = t.tokenizer;
     c.optimizer = t.optimizer;
     c.schedule = t.schedule;
     c.batch = t.batch;
     c.steps = t.steps;
-    c.epochs = 1;
+    c.epochs = t.steps > 0 ? 1 : t.epochs;
     c.eval_every = t.eval_every;
+}
+
+ModelSpec preset_model_for_data(const std::string& preset, const TrainConfig& c) {
+    const auto& lm = language_model_preset_names();
+    if (std::find(lm.begin(), lm.end(), preset) == lm.end() && !is_text_data(c.data)) {
+        const DatasetInfo d = probe_dataset(c.data, c.target);
+        if (!d.sample_shape.empty() && d.num_classes > 0) return preset_model(preset, d.sample_shape, d.num_classes);
+    }
+    return preset_model(preset);
 }
 
 void copy_training_settings(const TrainConfig& from, TrainConfig& to) {

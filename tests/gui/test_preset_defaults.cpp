@@ -86,7 +86,19 @@ private slots:
             c.model = hr::preset_model(name);
             hr::validate_train_config(c);
         }
-        for (const std::string& name : hr::preset_names()) QVERIFY2(!hr::preset_training(name).has_training, name.c_str());
+        // resnet20 and tabular-mlp bring theirs (in epochs), the other image presets none
+        for (const std::string& name : hr::preset_names()) {
+            const bool own = name == "resnet20" || name == "tabular-mlp";
+            QVERIFY2(hr::preset_training(name).has_training == own, name.c_str());
+            if (!own) continue;
+            hr::TrainConfig c = hr::default_train_config(name);
+            c.model = hr::preset_model(name);
+            hr::validate_train_config(c);
+            QCOMPARE(c.steps, std::int64_t(0));
+            QVERIFY(c.epochs > 1);
+        }
+        QCOMPARE(hr::default_train_config("resnet20").data, std::string("cifar10"));
+        QCOMPARE(hr::default_train_config("tabular-mlp").data, std::string("fashion-mnist"));  // the user's table
         // an image preset's defaults are the generic ones the window always had
         const hr::TrainConfig seed = hr::default_train_config("seed-cnn");
         QCOMPARE(seed.optimizer.kind, std::string("sgd"));

@@ -54,7 +54,7 @@ private slots:
         QFETCH(int, accumulate);
         QFETCH(bool, offload);
         TrainConfig c;
-        c.model = preset_model(preset.toStdString());
+        c.model = preset_model(preset.toStdString(), {1, 28, 28}, 10);  // an image preset: the synthetic data's input
         const bool lm = is_token_model(c.model);
         if (checkpoint == "attention" && transformer_layer_count(c.model) == 0)
             QSKIP("selective attention recompute applies to transformers");

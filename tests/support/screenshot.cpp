@@ -66,6 +66,18 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         QTimer::singleShot(800, grab);
         return;
     }
+    if (tab == QLatin1String("table")) {
+        // before a run: tabular-mlp on the table HEADROOM_SHOT_TABLE (a CSV), the Data panel with its columns
+        w.loadPreset(QStringLiteral("tabular-mlp"));
+        hr::TrainConfig t = w.trainConfig();
+        t.data = "csv:" + qEnvironmentVariable("HEADROOM_SHOT_TABLE").toStdString();
+        t.target = qEnvironmentVariable("HEADROOM_SHOT_TARGET").toStdString();
+        w.setTrainConfig(t);
+        for (QDockWidget* d : w.findChildren<QDockWidget*>())
+            if (d->widget() == static_cast<QWidget*>(w.dataPanel()) || d->isAncestorOf(w.dataPanel())) d->raise();
+        QTimer::singleShot(800, grab);
+        return;
+    }
     if (tab == QLatin1String("plan")) {
         // The Memory plan tab after a short run of resnet-mini with strategies: the prediction for
         // the setup, the host bar of the offloaded optimizer state and predicted against measured.
