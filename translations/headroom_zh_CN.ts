@@ -4135,6 +4135,10 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
         <source>Nothing fits in %1 at batch %2 as set up; sharded, it %3. Choose the ranks in Training setup, or lower the batch size.</source>
         <translation>按当前设置，批次大小 %2 时 %1 内没有可行配置；分片后%3。请在“训练设置”中选择 rank 数，或减小批次大小。</translation>
     </message>
+    <message>
+        <source> · the data set takes %1 of RAM</source>
+        <translation> · 数据集占用 %1 内存</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -5468,6 +5472,14 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     <message>
         <source>Softmax cross-entropy</source>
         <translation>Softmax 交叉熵</translation>
+    </message>
+    <message>
+        <source>Input (length)</source>
+        <translation>输入（长度）</translation>
+    </message>
+    <message>
+        <source>Input (T×F)</source>
+        <translation>输入（T×F）</translation>
     </message>
 </context>
 <context>

@@ -1,6 +1,7 @@
 // The model builder inside the main window: building a preset by hand, undo/redo, files, errors.
 #include <QAction>
 #include <QDir>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -19,6 +20,26 @@ private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         QCoreApplication::setOrganizationName(QStringLiteral("HeadroomTest"));
+    }
+
+    void aOneDimensionalInputKeepsItsRank() {
+        // a table's (F) or a sequence's (T): one field, and an edit keeps the input 1-D (not F x 1 x 1)
+        hrapp::MainWindow w;
+        w.setPersistState(false);
+        w.show();
+        hrw::ModelBuilder* b = w.builder();
+        b->resetSpec(hr::preset_model("tabular-mlp", {3}, 2));
+        auto* c = b->findChild<QSpinBox*>(QStringLiteral("inputC"));
+        auto* h = b->findChild<QSpinBox*>(QStringLiteral("inputH"));
+        QVERIFY(c && h);
+        QCOMPARE(c->value(), 3);
+        QVERIFY(!h->isVisible());
+        c->setValue(5);
+        QCOMPARE(b->spec().input_shape, (hr::Shape{5}));
+        b->resetSpec(hr::preset_model("seed-cnn"));
+        QVERIFY(h->isVisible());
+        h->setValue(32);
+        QCOMPARE(b->spec().input_shape, (hr::Shape{1, 32, 28}));
     }
 
     void buildSeedCnnLayerByLayer() {

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QFile>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -210,6 +211,39 @@ private slots:
         batch->setValue(32);
         w.loadPreset(QStringLiteral("lenet5"));
         QCOMPARE(w.trainConfig().batch, std::int64_t(32));
+    }
+
+    void theWindowDrawsAPresetForItsData() {
+        // a table of 3 numeric columns and 2 classes: both front ends draw tabular-mlp as 3 -> ... -> 2
+        const QString table = m_dir.filePath(QStringLiteral("t.csv"));
+        {
+            QFile f(table);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("a,b,c,kind\n");
+            for (int i = 0; i < 40; ++i) f.write(QStringLiteral("%1,%2,%3,%4\n").arg(i).arg(i % 7).arg(i * 0.5).arg(i % 2 ? "odd" : "even").toUtf8());
+        }
+        CliRequest r = parse({"--preset", "tabular-mlp", "--data", "csv:" + table, "--target", "kind"});
+        resolveModel(r);
+        QCOMPARE(r.config.model.input_shape, (hr::Shape{3}));
+        QCOMPARE(r.config.model.num_classes, 2);
+        MainWindow w;
+        w.setAskBeforeClose(false);
+        w.setPersistState(false);
+        w.loadPreset(QStringLiteral("tabular-mlp"));
+        hr::TrainConfig c = w.trainConfig();
+        c.data = "csv:" + table.toStdString();
+        c.target.clear();  // the Data panel offers the last column until another is chosen
+        w.setTrainConfig(c);
+        QCOMPARE(w.dataPanel()->target(), QStringLiteral("kind"));
+        QCOMPARE(w.trainConfig().target, std::string("kind"));
+        QCOMPARE(w.trainConfig().model, r.config.model);  // the same model as the command line's
+        // choosing other data in the panel redraws the unedited preset for it
+        auto* data = w.dataPanel()->findChild<QComboBox*>(QStringLiteral("datasetCombo"));
+        QVERIFY(data);
+        data->setCurrentIndex(data->findData(QStringLiteral("synthetic")));
+        QCOMPARE(w.trainConfig().model.input_shape, (hr::Shape{1, 28, 28}));
+        QCOMPARE(w.trainConfig().model, hr::preset_model("tabular-mlp", {1, 28, 28}, 10));
+        QCOMPARE(w.trainConfig().target, std::string());  // not a table: no target
     }
 
     void presetsListsWhatEachTrainsWith() {

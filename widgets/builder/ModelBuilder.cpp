@@ -137,6 +137,9 @@ ModelBuilder::ModelBuilder(QWidget* parent) : QWidget(parent), m_undo(new QUndoS
     m_inC = new QSpinBox(m_modelBox);
     m_inH = new QSpinBox(m_modelBox);
     m_inW = new QSpinBox(m_modelBox);
+    m_inC->setObjectName(QStringLiteral("inputC"));
+    m_inH->setObjectName(QStringLiteral("inputH"));
+    m_inW->setObjectName(QStringLiteral("inputW"));
     for (QSpinBox* s : {m_inC, m_inH, m_inW}) {
         s->setRange(1, 4096);
         s->setKeyboardTracking(false);
@@ -159,10 +162,12 @@ ModelBuilder::ModelBuilder(QWidget* parent) : QWidget(parent), m_undo(new QUndoS
     mf->addWidget(m_inputLabel, 1, 0);
     auto* shapeRow = new QHBoxLayout;
     shapeRow->setSpacing(3);
+    m_times1 = new QLabel(QStringLiteral("×"), m_modelBox);
+    m_times2 = new QLabel(QStringLiteral("×"), m_modelBox);
     shapeRow->addWidget(m_inC);
-    shapeRow->addWidget(new QLabel(QStringLiteral("×"), m_modelBox));
+    shapeRow->addWidget(m_times1);
     shapeRow->addWidget(m_inH);
-    shapeRow->addWidget(new QLabel(QStringLiteral("×"), m_modelBox));
+    shapeRow->addWidget(m_times2);
     shapeRow->addWidget(m_inW);
     mf->addLayout(shapeRow, 1, 1, 1, 3);
     mf->addWidget(m_classesLabel, 2, 0);
@@ -271,7 +276,12 @@ ModelBuilder::ModelBuilder(QWidget* parent) : QWidget(parent), m_undo(new QUndoS
     connect(m_modelName, &QLineEdit::editingFinished, this, [this] { setModelName(m_modelName->text()); });
     for (QSpinBox* s : {m_inC, m_inH, m_inW})
         connect(s, &QSpinBox::valueChanged, this, [this] {
-            if (!m_applying) setInputShape({m_inC->value(), m_inH->value(), m_inW->value()});
+            if (m_applying) return;
+            // the input keeps its rank: (F) for a table or a sequence, (C, H, W) for images
+            const std::size_t rank = m_spec.input_shape.size();
+            if (rank == 1) setInputShape({m_inC->value()});
+            else if (rank == 2) setInputShape({m_inC->value(), m_inH->value()});
+            else setInputShape({m_inC->value(), m_inH->value(), m_inW->value()});
         });
     connect(m_classes, &QSpinBox::valueChanged, this, [this](int v) {
         if (!m_applying) setNumClasses(v);
@@ -398,7 +408,7 @@ QString ModelBuilder::selectedPaletteType() const {
 void ModelBuilder::retranslateUi() {
     m_modelBox->setTitle(tr("Model"));
     m_nameLabel->setText(tr("Name"));
-    m_inputLabel->setText(tr("Input (C×H×W)"));
+    updateInputLabel();
     m_classesLabel->setText(tr("Classes"));
     m_lossLabel->setText(tr("Loss"));
     m_loss->setItemText(0, tr("Cross-entropy"));
@@ -774,6 +784,12 @@ void ModelBuilder::rebuildTree(const LayerPath& select) {
     if (QTreeWidgetItem* it = itemForPath(select)) m_tree->setCurrentItem(it);
 }
 
+void ModelBuilder::updateInputLabel() {
+    // a table's features or a sequence's tokens: one number; images: channels, height and width
+    const std::size_t rank = m_spec.input_shape.empty() ? 3 : m_spec.input_shape.size();
+    m_inputLabel->setText(rank == 1 ? tr("Input (length)") : rank == 2 ? tr("Input (T×F)") : tr("Input (C×H×W)"));
+}
+
 void ModelBuilder::updateModelForm() {
     QSignalBlocker b1(m_inC), b2(m_inH), b3(m_inW), b4(m_classes), b5(m_loss), b6(m_smoothing);
     m_modelName->setText(QString::fromStdString(m_spec.name));
@@ -781,6 +797,12 @@ void ModelBuilder::updateModelForm() {
     m_inC->setValue(s.size() > 0 ? int(s[0]) : 1);
     m_inH->setValue(s.size() > 1 ? int(s[1]) : 1);
     m_inW->setValue(s.size() > 2 ? int(s[2]) : 1);
+    const std::size_t rank = s.empty() ? 3 : s.size();
+    m_times1->setVisible(rank > 1);
+    m_inH->setVisible(rank > 1);
+    m_times2->setVisible(rank > 2);
+    m_inW->setVisible(rank > 2);
+    updateInputLabel();
     m_classes->setValue(m_spec.num_classes);
     m_loss->setCurrentIndex(m_spec.loss.type == "mse" ? 1 : 0);
     m_smoothing->setValue(m_spec.loss.label_smoothing);

@@ -95,6 +95,7 @@ private:
     void addItems(QTreeWidgetItem* parent, const std::vector<hr::LayerSpec>& list, const LayerPath& parentPath);
     QTreeWidgetItem* itemForPath(const LayerPath& path) const;
     void rebuildProperties();
+    void updateInputLabel();
     void updateModelForm();
     void updateSummary();
     void updateActions();
@@ -124,6 +125,8 @@ private:
     QSpinBox* m_inC = nullptr;
     QSpinBox* m_inH = nullptr;
     QSpinBox* m_inW = nullptr;
+    QLabel* m_times1 = nullptr;  // the "×" between C and H, H and W: hidden for a 1-D input (a table, tokens)
+    QLabel* m_times2 = nullptr;
     QSpinBox* m_classes = nullptr;
     QComboBox* m_loss = nullptr;
     QDoubleSpinBox* m_smoothing = nullptr;
