@@ -87,7 +87,9 @@ json stepToJson(const hr::StepEvent& e) {
             {"elapsed_seconds", num(e.elapsed_seconds)},
             {"eta_seconds", num(e.eta_seconds)},
             {"loss_scale", num(e.loss_scale)},
-            {"skipped", e.skipped}};
+            {"skipped", e.skipped},
+            {"tokens_per_second", num(e.tokens_per_second)},
+            {"grad_norm", num(e.grad_norm)}};
 }
 
 hr::StepEvent stepFromJson(const json& j) {
@@ -106,6 +108,8 @@ hr::StepEvent stepFromJson(const json& j) {
     e.eta_seconds = real(j, "eta_seconds");
     e.loss_scale = real(j, "loss_scale");
     e.skipped = flag(j, "skipped");
+    e.tokens_per_second = real(j, "tokens_per_second");
+    e.grad_norm = real(j, "grad_norm");
     return e;
 }
 
@@ -117,7 +121,8 @@ json epochToJson(const hr::EpochEvent& e) {
             {"test_accuracy", num(e.test_accuracy)},
             {"seconds", num(e.seconds)},
             {"images_per_second", num(e.images_per_second)},
-            {"step", e.step}};
+            {"step", e.step},
+            {"tokens_per_second", num(e.tokens_per_second)}};
 }
 
 json evalToJson(const hr::EvalEvent& e) {
@@ -148,6 +153,7 @@ hr::EpochEvent epochFromJson(const json& j) {
     e.seconds = real(j, "seconds");
     e.images_per_second = real(j, "images_per_second");
     e.step = integer<std::int64_t>(j, "step");
+    e.tokens_per_second = real(j, "tokens_per_second");
     return e;
 }
 

@@ -73,7 +73,10 @@ private slots:
         s.eta_seconds = std::nan("");
         s.loss_scale = 65536;
         s.skipped = true;
+        s.tokens_per_second = 65536;  // a language model's step
+        s.grad_norm = 0.75;
         hr::EpochEvent e{3, 0.75, 0.8, std::nan(""), std::nan(""), 12.5, 900, 150};
+        e.tokens_per_second = 115200;
         hr::MemoryEvent m;
         m.step = 9;
         m.elapsed_seconds = 1.5;
@@ -134,6 +137,11 @@ private slots:
         QVERIFY(std::isnan(s2.eta_seconds));
         QVERIFY(s2.skipped);
         QCOMPARE(s2.loss_scale, 65536.0);
+        QCOMPARE(s2.tokens_per_second, 65536.0);  // a language model's figures cross between ranks too
+        QCOMPARE(s2.grad_norm, 0.75);
+        const auto e2 = std::get<hr::EpochEvent>(runEventFromJson(runEventToJson(e)));
+        QCOMPARE(e2.tokens_per_second, 115200.0);
+        QCOMPARE(e2.images_per_second, 900.0);
         const auto v2 = std::get<hr::EvalEvent>(runEventFromJson(runEventToJson(v)));
         QCOMPARE(v2.step, v.step);
         QCOMPARE(v2.epoch, v.epoch);
