@@ -1132,6 +1132,16 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
         <translation>  数据集 %1 占用主机内存 %2（%3 个训练样本和 %4 个测试样本），另有加载器的缓冲区（上面的 data）
 </translation>
     </message>
+    <message>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 rows/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 行/秒  剩余 %7 </translation>
+    </message>
+    <message>
+        <source>epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 rows/s=%6 time=%7s
+</source>
+        <translation>第 %1 轮：train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 rows/s=%6 耗时=%7 秒
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>

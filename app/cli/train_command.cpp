@@ -26,6 +26,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
 #include "dist/communicator.h"
+#include "data/table.h"
 #include "train/trainer.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -59,6 +60,7 @@ public:
     }
     void setDeviceFlag(const std::string& device) { m_deviceFlag = device; }
     void setLanguageModel(bool tokens) { m_tokens = tokens; }
+    void setTable(bool table) { m_table = table; }  // a table's samples are rows, not images
 
     void onDevice(const hr::DeviceEvent& e) {
         m_deviceNote = e.note;
@@ -94,7 +96,8 @@ public:
             m_barShown = true;
             return;
         }
-        print(Cli::tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 ")
+        print((m_table ? Cli::tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 rows/s  ETA %7 ")
+                       : Cli::tr("\r[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 "))
                   .arg(bar)
                   .arg(e.step)
                   .arg(e.total_steps)
@@ -118,7 +121,8 @@ public:
                       .arg(e.seconds, 0, 'f', 1));
             return;
         }
-        print(Cli::tr("epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s\n")
+        print((m_table ? Cli::tr("epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 rows/s=%6 time=%7s\n")
+                       : Cli::tr("epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s\n"))
                   .arg(e.epoch)
                   .arg(e.train_loss, 0, 'f', 4)
                   .arg(e.train_accuracy, 0, 'f', 4)
@@ -194,6 +198,7 @@ private:
 
     bool m_quiet, m_tty;
     bool m_tokens = false;  // a language model
+    bool m_table = false;   // csv:/tsv: data
     bool m_barShown = false, m_deviceShown = false;
     std::string m_deviceFlag, m_deviceNote;
     QStringList m_held;
@@ -610,6 +615,7 @@ int runTrainCommand(const CliRequest& request) {
     TrainPrinter printer(controller, r.quiet);
     printer.setDeviceFlag(r.config.device);
     printer.setLanguageModel(hr::is_token_model(r.config.model));
+    printer.setTable(hr::is_table_data(r.config.data));
 
     std::optional<RunOutcome> outcome;
     QEventLoop loop;

@@ -79,6 +79,32 @@ private slots:
         QVERIFY2(charts >= 3, qPrintable(QString::number(charts)));  // loss, accuracy, throughput, memory
     }
 
+    void trainsATableAndPlansItsRam() {
+        // a CSV whose class follows its first column: tabular-mlp drawn for 2 features and 2 classes learns it
+        QFile f(m_dir.filePath(QStringLiteral("t.csv")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("x,y,label\n");
+        for (int i = 0; i < 200; ++i) f.write(QStringLiteral("%1,%2,%3\n").arg(i % 20).arg((i * 7) % 13).arg(i % 20 < 10 ? "low" : "high").toUtf8());
+        f.close();
+        QString out, err;
+        QCOMPARE(run({"train", "--preset", "tabular-mlp", "--data", "csv:t.csv", "--target", "label", "--device", "cpu",
+                      "--threads", "1", "--db", "t.db", "--out", "table-run"},
+                     &out, &err),
+                 0);
+        QVERIFY2((out + err).contains(QStringLiteral("tabular-mlp (4482 parameters)")), qPrintable(out + err));  // 2-64-64-2
+        QVERIFY2((out + err).contains(QStringLiteral("rows/s=")), qPrintable(out + err));
+        const QRegularExpression acc(QStringLiteral("test_accuracy=([0-9.]+)\\s*$"));
+        const QRegularExpressionMatch m = acc.match(out.trimmed());
+        QVERIFY2(m.hasMatch() && m.captured(1).toDouble() > 0.9, qPrintable(out));
+        // the plan states the table's RAM: 160 + 40 rows of 2 f32 features and an i64 label
+        QCOMPARE(run({"plan", "--preset", "tabular-mlp", "--data", "csv:t.csv", "--target", "label"}, &out, &err), 0);
+        QVERIFY2(out.contains(QStringLiteral("takes 3.12 KiB of host RAM (160 training and 40 test samples)")), qPrintable(out + err));
+        // without --target: one message naming the columns, nothing written
+        QCOMPARE(run({"train", "--preset", "tabular-mlp", "--data", "csv:t.csv", "--out", "none"}, &out, &err), 2);
+        QVERIFY2(err.contains(QStringLiteral("--target COLUMN")) && err.contains(QStringLiteral("x, y, label")), qPrintable(err));
+        QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("none"))));
+    }
+
     void noWindowSaysSo() {
         QString out, err;
         QCOMPARE(run({}, &out, &err), 2);
