@@ -67,10 +67,13 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         return;
     }
     if (tab == QLatin1String("table")) {
-        // before a run: tabular-mlp on the table HEADROOM_SHOT_TABLE (a CSV), the Data panel with its columns
-        w.loadPreset(QStringLiteral("tabular-mlp"));
+        // before a run: tabular-mlp on the table HEADROOM_SHOT_TABLE (a CSV), the Data panel with its columns;
+        // or HEADROOM_SHOT_PRESET on the data HEADROOM_SHOT_DATA (cifar10:DIR, ...)
+        const QString preset = qEnvironmentVariable("HEADROOM_SHOT_PRESET", QStringLiteral("tabular-mlp"));
+        w.loadPreset(preset);
         hr::TrainConfig t = w.trainConfig();
-        t.data = "csv:" + qEnvironmentVariable("HEADROOM_SHOT_TABLE").toStdString();
+        t.data = qEnvironmentVariableIsSet("HEADROOM_SHOT_DATA") ? qEnvironmentVariable("HEADROOM_SHOT_DATA").toStdString()
+                                                          : "csv:" + qEnvironmentVariable("HEADROOM_SHOT_TABLE").toStdString();
         t.target = qEnvironmentVariable("HEADROOM_SHOT_TARGET").toStdString();
         w.setTrainConfig(t);
         for (QDockWidget* d : w.findChildren<QDockWidget*>())
