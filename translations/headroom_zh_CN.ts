@@ -6543,10 +6543,122 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     </message>
 </context>
 <context>
+    <name>run.checkpoint_auto</name>
+    <message>
+        <source>checkpoint auto: the planner chose %1 block(s)</source>
+        <translation>checkpoint auto：规划器选择了 %1 个块</translation>
+    </message>
+</context>
+<context>
+    <name>run.corpus</name>
+    <message>
+        <source>%1 from %2: %3 training and %4 validation tokens (%5 tokenizer, %6 tokens) in %7 s</source>
+        <translation>%1 来自 %2：%3 个训练词元和 %4 个验证词元（%5 分词器，%6 个词元），用时 %7 秒</translation>
+    </message>
+</context>
+<context>
+    <name>run.cosine_length</name>
+    <message>
+        <source>the cosine learning-rate schedule depends on the run&apos;s length: with %1 steps instead of %2 it changes from step %3 on</source>
+        <translation>余弦学习率调度取决于训练长度：现在是 %1 步而不是 %2 步，从第 %3 步起学习率会改变</translation>
+    </message>
+</context>
+<context>
+    <name>run.device_step</name>
+    <message>
+        <source>the step runs on the device without waiting for it (its figures arrive up to %1 steps later)</source>
+        <translation>训练步在设备上运行，主机无需等待（其数据最多晚 %1 步到达）</translation>
+    </message>
+</context>
+<context>
+    <name>run.device_step_graph</name>
+    <message>
+        <source>the step runs on the device without waiting for it (its figures arrive up to %1 steps later); a full step is captured as a CUDA graph</source>
+        <translation>训练步在设备上运行，主机无需等待（其数据最多晚 %1 步到达）；完整的一步被捕获为 CUDA graph</translation>
+    </message>
+</context>
+<context>
+    <name>run.epoch</name>
+    <message>
+        <source>epoch %1: train loss %2</source>
+        <translation>第 %1 轮：训练损失 %2</translation>
+    </message>
+</context>
+<context>
+    <name>run.epoch_tested</name>
+    <message>
+        <source>epoch %1: train loss %2, test accuracy %3</source>
+        <translation>第 %1 轮：训练损失 %2，测试准确率 %3</translation>
+    </message>
+</context>
+<context>
+    <name>run.init_from</name>
+    <message>
+        <source>initial weights from %1</source>
+        <translation>初始权重来自 %1</translation>
+    </message>
+</context>
+<context>
+    <name>run.resume_one_process</name>
+    <message>
+        <source>the checkpoint was written on %1 ranks; it goes on as one process</source>
+        <translation>检查点是在 %1 个 rank 上写入的；现在以单进程继续</translation>
+    </message>
+</context>
+<context>
+    <name>run.resume_other_ranks</name>
+    <message>
+        <source>the checkpoint was written on %1 rank(s); it goes on on %2</source>
+        <translation>检查点是在 %1 个 rank 上写入的；现在在 %2 个 rank 上继续</translation>
+    </message>
+</context>
+<context>
+    <name>run.resuming</name>
+    <message>
+        <source>resuming from %1: step %2 of %3 (epoch %4)</source>
+        <translation>从 %1 继续：第 %2 步，共 %3 步（第 %4 轮）</translation>
+    </message>
+</context>
+<context>
     <name>run.stopped</name>
     <message>
         <source>training was stopped</source>
         <translation>训练已停止</translation>
+    </message>
+</context>
+<context>
+    <name>run.stopped_at</name>
+    <message>
+        <source>stopped at step %1</source>
+        <translation>在第 %1 步停止</translation>
+    </message>
+</context>
+<context>
+    <name>run.test_loss</name>
+    <message>
+        <source>step %1: test loss %2, accuracy %3 over %4 samples</source>
+        <translation>第 %1 步：测试损失 %2，准确率 %3（%4 个样本）</translation>
+    </message>
+</context>
+<context>
+    <name>run.tf32_on_cpu</name>
+    <message>
+        <source>precision tf32 applies to GPU matrix units; on the CPU it computes in fp32</source>
+        <translation>tf32 精度适用于 GPU 的矩阵单元；在 CPU 上按 fp32 计算</translation>
+    </message>
+</context>
+<context>
+    <name>run.training</name>
+    <message>
+        <source>training %1 (%2 parameters) on %3: %4, %5 steps (%6 per epoch), %7</source>
+        <translation>训练 %1（%2 个参数），设备 %3：%4，%5 步（每轮 %6 步），%7</translation>
+    </message>
+</context>
+<context>
+    <name>run.validation_loss</name>
+    <message>
+        <source>step %1: validation loss %2 per token over %3 tokens</source>
+        <translation>第 %1 步：验证损失 %2（每词元，共 %3 个词元）</translation>
     </message>
 </context>
 <context>

@@ -137,7 +137,7 @@ public:
         if (e.level == hr::LogLevel::info && e.message.rfind("epoch ", 0) == 0) return;  // printed as a line of its own
         if (!m_deviceNote.empty() && e.message == m_deviceNote) return;                  // in the device line
         endBar();
-        const QString line = q(e.message) + QLatin1Char('\n');
+        const QString line = logText(e) + QLatin1Char('\n');  // in the user's language
         if (m_deviceShown) eprint(line);
         else m_held << line;  // the device line comes first
     }

@@ -103,7 +103,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs, &RunController::evaluated, m_monitor, &MonitorView::addEval);
     connect(m_runs, &RunController::memoryUpdated, this, &MainWindow::onMemory);
     connect(m_runs, &RunController::logMessage, this,
-            [this](const hr::LogEvent& e) { onLog(int(e.level), QString::fromStdString(e.message)); });
+            [this](const hr::LogEvent& e) { onLog(int(e.level), logText(e)); });  // in the UI language
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onFinished);
     // a multi-rank run's ranks, on this machine or others: their memory, their machines' GPUs
     connect(m_runs, &RunController::rankTelemetry, this, [this](const RankTelemetry& t) {

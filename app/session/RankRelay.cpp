@@ -189,7 +189,7 @@ void RankRelay::handleLine(int rank, const QByteArray& line) {
         return m_sink(copy);
     }
     if (auto* l = std::get_if<hr::LogEvent>(&e))
-        m_sink(hr::LogEvent{l->level, Text::tr("rank %1: %2").arg(rank).arg(QString::fromStdString(l->message)).toStdString()});
+        m_sink(hr::LogEvent{l->level, Text::tr("rank %1: %2").arg(rank).arg(logText(*l)).toStdString(), {}});
 }
 
 RunEnded RankRelay::fallbackEnd() const {

@@ -408,7 +408,9 @@ json runEventToJson(const RunEvent& event) {
                     {"rank", e.rank}};
         }
         json operator()(const hr::LogEvent& e) const {
-            return {{"event", "log"}, {"level", hr::log_level_name(e.level)}, {"message", e.message}};
+            json j = {{"event", "log"}, {"level", hr::log_level_name(e.level)}, {"message", e.message}};
+            if (e.text.translatable()) j["text"] = messagesToJson({e.text});  // the window translates it
+            return j;
         }
         json operator()(const RunEnded& e) const {
             return {{"event", "end"},
@@ -454,6 +456,10 @@ RunEvent runEventFromJson(const json& j) {
                   : level == "error" ? hr::LogLevel::error
                                      : hr::LogLevel::info;
         e.message = text(j, "message");
+        if (j.contains("text")) {
+            const std::vector<hr::Message> t = messagesFromJson(j.at("text"));
+            if (t.size() == 1) e.text = t.front();
+        }
         return e;
     }
     if (kind == "end") {

@@ -1,5 +1,7 @@
 #include "session/RunText.h"
 
+#include "train/events.h"
+
 #include <cmath>
 
 #include "i18n/CoreText.h"
@@ -32,6 +34,10 @@ QString resultError(const hr::TrainResult& r) {
 }  // namespace hrapp
 
 namespace hrapp {
+QString logText(const hr::LogEvent& e) {
+    return e.text.translatable() ? messageText(e.text) : QString::fromStdString(e.message);
+}
+
 QString presetTrainingText(const hr::PresetTraining& t) {
     if (t.steps == 0)  // an image or table preset: measured in epochs, its data named or the user's
         return QCoreApplication::translate("RunText", "trains with: %1, %2 lr %3 (%4 schedule), weight decay %5, batch %6, "

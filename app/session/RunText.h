@@ -7,6 +7,7 @@
 namespace hr {
 struct TrainResult;
 struct PresetTraining;
+struct LogEvent;
 }
 
 namespace hrapp {
@@ -20,6 +21,8 @@ QString messageText(const hr::Message& message);
 // A failed run's error, as the front ends show it: coreText() of the result's translatable sentences
 // (TrainResult::error_messages), else the trainer's English text.
 QString resultError(const hr::TrainResult& result);
+// A line of the run's log in the user's language: its translatable sentence when it has one, else its text.
+QString logText(const hr::LogEvent& event);
 // What a preset trains with (core/train/preset_training.h), in a sentence: `headroom presets` and the
 // window's preset menu show it.
 QString presetTrainingText(const hr::PresetTraining& training);

@@ -132,6 +132,7 @@ void TrainingSession::run(const SessionJob& job) {
     auto fail = [&](const hr::Message& m) {
         end.result.status = "failed";
         end.result.error = m.english();
+        end.result.error_messages = {m};  // the front ends show it in the user's language
     };
     try {
         hr::Trainer trainer(job.config, cb);

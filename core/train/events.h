@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/message.h"
 #include "memory/ledger.h"
 
 namespace hr {
@@ -67,7 +68,17 @@ struct MemoryEvent {
 
 struct LogEvent {
     LogLevel level = LogLevel::info;
-    std::string message;
+    std::string message;  // in English
+    Message text;         // the same sentence, translatable (text.english() == message); no id: plain text
+};
+
+// The run's log, for a person: a translatable sentence (or plain text) to the callbacks' on_log.
+struct RunLog {
+    std::function<void(const LogEvent&)> sink;
+    void operator()(LogLevel level, const Message& m) const {
+        if (sink) sink({level, m.english(), m});
+    }
+    void operator()(LogLevel level, const std::string& plain) const { (*this)(level, Message::plain(plain)); }
 };
 
 // The device a run trains on, sent once, as soon as the backend exists (before the data loads).

@@ -54,9 +54,7 @@ void Trainer::set_run_folder(const std::string& dir, bool resume) {
 }
 
 RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps, std::int64_t steps_per_epoch) {
-    auto log = [this](LogLevel level, const std::string& msg) {
-        if (callbacks_.on_log) callbacks_.on_log({level, msg});
-    };
+    const RunLog log{callbacks_.on_log};
     const TrainConfig& c = config_;
     RunCursor start;
     start.total_steps = total_steps;
@@ -79,7 +77,7 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         st.sync_master_from_params();
         weights_notes_ = describe_weights_match(m);
         for (const auto& line : weights_notes_) log(LogLevel::info, line);
-        log(LogLevel::info, "initial weights from " + c.init_from);
+        log(LogLevel::info, Message(HR_MSG("run.init_from", "initial weights from %1"), {c.init_from}));
     }
     if (resume) {
         // rank 0 reads the folder and checks the checkpoint against this run before anything changes;
@@ -110,10 +108,13 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         if (ranks) broadcast_checkpoint(st, ck);
         restore_checkpoint(st, ck, ck.path);
         if (ranks && ck.world_size != comm->world_size())
-            log(LogLevel::info, "the checkpoint was written on " + std::to_string(ck.world_size) + " rank(s); it goes on on " +
-                                    std::to_string(comm->world_size()));
+            log(LogLevel::info, Message(HR_MSG("run.resume_other_ranks", "the checkpoint was written on %1 rank(s); it "
+                                                                         "goes on on %2"),
+                                        {std::to_string(ck.world_size), std::to_string(comm->world_size())}));
         else if (!ranks && ck.world_size > 1)
-            log(LogLevel::info, "the checkpoint was written on " + std::to_string(ck.world_size) + " ranks; it goes on as one process");
+            log(LogLevel::info, Message(HR_MSG("run.resume_one_process", "the checkpoint was written on %1 ranks; it goes "
+                                                                         "on as one process"),
+                                        {std::to_string(ck.world_size)}));
         std::error_code ec;  // the folder is a run in progress again (run.json comes last, at the end)
         if (!run_dir_.empty()) std::filesystem::remove(std::filesystem::path(run_dir_) / "run.json", ec);
         start = ck.cursor;
@@ -128,13 +129,15 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         start.epochs.erase(std::remove_if(start.epochs.begin(), start.epochs.end(),
                                           [&](const EpochEvent& e) { return e.epoch >= start.epoch; }),
                            start.epochs.end());
-        log(LogLevel::info, "resuming from " + ck.path + ": step " + std::to_string(ck.cursor.step) + " of " +
-                                std::to_string(total_steps) + " (epoch " + std::to_string(start.epoch) + ")");
+        log(LogLevel::info, Message(HR_MSG("run.resuming", "resuming from %1: step %2 of %3 (epoch %4)"),
+                                    {ck.path, std::to_string(ck.cursor.step), std::to_string(total_steps),
+                                     std::to_string(start.epoch)}));
         if (c.schedule.kind == "cosine" && ck.cursor.total_steps != total_steps)
-            log(LogLevel::warning, "the cosine learning-rate schedule depends on the run's length: with " +
-                                       std::to_string(total_steps) + " steps instead of " +
-                                       std::to_string(ck.cursor.total_steps) + " it changes from step " +
-                                       std::to_string(ck.cursor.step + 1) + " on");
+            log(LogLevel::warning, Message(HR_MSG("run.cosine_length", "the cosine learning-rate schedule depends on the "
+                                                                      "run's length: with %1 steps instead of %2 it changes "
+                                                                      "from step %3 on"),
+                                           {std::to_string(total_steps), std::to_string(ck.cursor.total_steps),
+                                            std::to_string(ck.cursor.step + 1)}));
         start.total_steps = total_steps;
     }
     if (!run_dir_.empty()) write_run_config(run_dir_, c);  // rank 0 (or the one process) only

@@ -88,10 +88,11 @@ public:
             train_tokens_.resize(static_cast<std::size_t>(c_.train_limit));
         if (c_.test_limit > 0 && static_cast<std::int64_t>(validation_tokens_.size()) > c_.test_limit)
             validation_tokens_.resize(static_cast<std::size_t>(c_.test_limit));
-        log(LogLevel::info, corpus.spec + " from " + corpus.source + ": " + std::to_string(train_tokens_.size()) +
-                                " training and " + std::to_string(validation_tokens_.size()) +
-                                " validation tokens (" + tok.kind() + " tokenizer, " + std::to_string(tok.vocab_size()) +
-                                " tokens) in " + std::to_string(seconds_since(t0)) + " s");
+        log(LogLevel::info, Message(HR_MSG("run.corpus", "%1 from %2: %3 training and %4 validation tokens (%5 tokenizer, "
+                                                         "%6 tokens) in %7 s"),
+                                    {corpus.spec, corpus.source, std::to_string(train_tokens_.size()),
+                                     std::to_string(validation_tokens_.size()), tok.kind(),
+                                     std::to_string(tok.vocab_size()), std::to_string(seconds_since(t0))}));
         if (comm) check_same_tokens(*comm, train_tokens_, validation_tokens_);
     }
 

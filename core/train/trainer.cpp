@@ -123,9 +123,7 @@ TrainResult Trainer::setup_out_of_memory(const OutOfMemory& e, const ModelSpec& 
 }
 
 TrainResult Trainer::run() {
-    auto log = [this](LogLevel level, const std::string& msg) {
-        if (callbacks_.on_log) callbacks_.on_log({level, msg});
-    };
+    const RunLog log{callbacks_.on_log};
     const TrainConfig& c = config_;
     validate_train_config(c);
     validate_model_spec(c.model);
@@ -135,8 +133,8 @@ TrainResult Trainer::run() {
     ResolvedStrategy strategy = resolve_strategy(c.strategy, c.model, c.batch, world, rank);
     if (c.strategy.checkpoint == "auto") {
         strategy.checkpoint_blocks = choose_auto_checkpoint(c);
-        log(LogLevel::info, "checkpoint auto: the planner chose " + std::to_string(strategy.checkpoint_blocks.size()) +
-                                " block(s)");
+        log(LogLevel::info, Message(HR_MSG("run.checkpoint_auto", "checkpoint auto: the planner chose %1 block(s)"),
+                                    {std::to_string(strategy.checkpoint_blocks.size())}));
     }
     const bool tokens = is_token_model(c.model);
     if (tokens != is_text_data(c.data))
@@ -166,7 +164,8 @@ TrainResult Trainer::run() {
     if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
     if (!device_note.empty()) log(LogLevel::info, device_note);
     if (strategy.tf32 && impl_->backend->device().is_cpu())
-        log(LogLevel::info, "precision tf32 applies to GPU matrix units; on the CPU it computes in fp32");
+        log(LogLevel::info, Message(HR_MSG("run.tf32_on_cpu", "precision tf32 applies to GPU matrix units; on the CPU "
+                                                             "it computes in fp32")));
 
     // --- data ---------------------------------------------------------------------------------------
     work.load(comm, log);
@@ -209,9 +208,9 @@ TrainResult Trainer::run() {
     result.weights_notes = weights_notes_;
     result.epochs = start.epochs;
     result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
-    log(LogLevel::info, "training " + spec.name + " (" + std::to_string(model.param_count()) + " parameters) on " +
-                            be.name() + ": " + work.batch_text() + ", " + std::to_string(total_steps) + " steps (" +
-                            std::to_string(steps_per_epoch) + " per epoch), " + strategy.describe());
+    log(LogLevel::info, Message(HR_MSG("run.training", "training %1 (%2 parameters) on %3: %4, %5 steps (%6 per epoch), %7"),
+                                {spec.name, std::to_string(model.param_count()), be.name(), work.batch_text(),
+                                 std::to_string(total_steps), std::to_string(steps_per_epoch), strategy.describe()}));
 
     const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
     // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
@@ -323,12 +322,12 @@ TrainResult Trainer::run() {
         result.test_accuracy = ev.accuracy;
         if (callbacks_.on_eval) callbacks_.on_eval(ev);
         if (work.counts_tokens())
-            log(LogLevel::info, "step " + std::to_string(step) + ": validation loss " + std::to_string(ev.loss) +
-                                    " per token over " + std::to_string(counted) + " tokens");
+            log(LogLevel::info, Message(HR_MSG("run.validation_loss", "step %1: validation loss %2 per token over %3 tokens"),
+                                        {std::to_string(step), std::to_string(ev.loss), std::to_string(counted)}));
         else
-            log(LogLevel::info, "step " + std::to_string(step) + ": test loss " + std::to_string(ev.loss) +
-                                    ", accuracy " + std::to_string(ev.accuracy) + " over " + std::to_string(eval_rows) +
-                                    " samples");
+            log(LogLevel::info, Message(HR_MSG("run.test_loss", "step %1: test loss %2, accuracy %3 over %4 samples"),
+                                        {std::to_string(step), std::to_string(ev.loss), std::to_string(ev.accuracy),
+                                         std::to_string(eval_rows)}));
         return ev;
     };
 
@@ -349,11 +348,15 @@ TrainResult Trainer::run() {
     std::deque<IssuedStep> issued;  // steps whose figures have not come back yet, in order
     if (device_step) {
         ring = std::make_unique<StepFigureRing>(be);
-        log(LogLevel::info, "the step runs on the device without waiting for it (its figures arrive up to " +
-                                std::to_string(ring->slot_count()) + " steps later)" +
-                                (st.graph_capturable() && M >= B && !be.device().is_cpu()
-                                     ? "; a full step is captured as a CUDA graph"
-                                     : ""));
+        const bool graphed = st.graph_capturable() && M >= B && !be.device().is_cpu();
+        log(LogLevel::info,
+            graphed ? Message(HR_MSG("run.device_step_graph", "the step runs on the device without waiting for it (its "
+                                                              "figures arrive up to %1 steps later); a full step is "
+                                                              "captured as a CUDA graph"),
+                              {std::to_string(ring->slot_count())})
+                    : Message(HR_MSG("run.device_step", "the step runs on the device without waiting for it (its figures "
+                                                        "arrive up to %1 steps later)"),
+                              {std::to_string(ring->slot_count())}));
     }
     // device step: one step's figures back on the host, as the host step would have had them
     auto take_figures = [&](const StepFigures& f) {
@@ -522,9 +525,11 @@ TrainResult Trainer::run() {
         result.train_accuracy = ee.train_accuracy;
         checkpoints_.after_epoch(result.epochs);
         if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
-        log(LogLevel::info, "epoch " + std::to_string(epoch) + ": train loss " + std::to_string(ee.train_loss) +
-                                (std::isnan(ee.test_accuracy) ? std::string()
-                                                              : ", test accuracy " + std::to_string(ee.test_accuracy)));
+        log(LogLevel::info,
+            std::isnan(ee.test_accuracy)
+                ? Message(HR_MSG("run.epoch", "epoch %1: train loss %2"), {std::to_string(epoch), std::to_string(ee.train_loss)})
+                : Message(HR_MSG("run.epoch_tested", "epoch %1: train loss %2, test accuracy %3"),
+                          {std::to_string(epoch), std::to_string(ee.train_loss), std::to_string(ee.test_accuracy)}));
         train_seconds += epoch_train_seconds;
         ++epoch;
         step_in_epoch = 0;
@@ -577,7 +582,7 @@ TrainResult Trainer::run() {
         settle();
     } catch (const Cancelled&) {
         result.status = "stopped";
-        log(LogLevel::info, "stopped at step " + std::to_string(step));
+        log(LogLevel::info, Message(HR_MSG("run.stopped_at", "stopped at step %1"), {std::to_string(step)}));
         checkpoints_.on_stop(st, result.epochs);
     } catch (const InputError&) {
         throw;
@@ -587,7 +592,7 @@ TrainResult Trainer::run() {
         result.status = "failed";
         result.error = e.what();
         result.error_messages = {e.message()};
-        log(LogLevel::info, e.what());  // in the result: the front end says it once
+        log(LogLevel::info, e.message());  // in the result: the front end says it once
     }
     if (epoch_open) train_seconds += epoch_train_seconds;  // stopped or failed within an epoch
     if (result.status == "stopped" && step_in_epoch > 0) {  // the figures of the epoch it stopped in

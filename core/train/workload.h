@@ -17,6 +17,7 @@
 #include "backend/backend.h"
 #include "base/log.h"
 #include "nn/model_spec.h"
+#include "train/events.h"
 
 namespace hr {
 
@@ -28,7 +29,7 @@ class MemoryLedger;
 class Tokenizer;
 class TrainingState;
 
-using WorkloadLog = std::function<void(LogLevel, const std::string&)>;
+using WorkloadLog = RunLog;  // train/events.h
 
 // Host rows of a batch for the step without host synchronisation (TrainingState::upload_next).
 struct HostRows {

@@ -9,6 +9,7 @@
 #include <QMenuBar>
 #include <QRegularExpression>
 #include <QSet>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -26,6 +27,11 @@
 #include "gui/MainWindow.h"
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
+#include "session/RunController.h"
+#include "session/RunEvent.h"
+#include "session/RunText.h"
+#include "train/config.h"
+#include "train/trainer.h"
 
 namespace {
 
@@ -232,6 +238,50 @@ private slots:
             const QString zh = hrapp::coreText(e);
             QVERIFY2(zh.startsWith(QStringLiteral("未知数据集“cifar-99”")), qPrintable(zh));
             QVERIFY2(zh.contains(QStringLiteral("fashion-mnist, mnist")), qPrintable(zh));  // the argument, untouched
+        }
+        // the run's log: the trainer's lines reach the window and the command line in Chinese
+        {
+            hr::TrainConfig c;
+            c.model = hr::preset_model("seed-cnn");
+            c.data = "synthetic";
+            c.steps = 1;
+            c.device = "cpu";
+            c.threads = 1;
+            std::vector<hr::LogEvent> logs;
+            hr::TrainCallbacks cb;
+            cb.on_log = [&](const hr::LogEvent& e) { logs.push_back(e); };
+            hr::Trainer t(c, cb);
+            QCOMPARE(t.run().status, std::string("finished"));
+            QString training;
+            for (const hr::LogEvent& e : logs)
+                if (e.text.id == "run.training") training = hrapp::logText(e);
+            QVERIFY2(training.startsWith(QStringLiteral("训练 seed-cnn（21840 个参数）")), qPrintable(training));
+            // and across a rank's relay (a JSON line), still translatable
+            for (const hr::LogEvent& e : logs)
+                if (e.text.id == "run.training") {
+                    const auto back = std::get<hr::LogEvent>(
+                        hrapp::runEventFromJson(nlohmann::json::parse(hrapp::runEventToJson(hrapp::RunEvent(e)).dump())));
+                    QCOMPARE(hrapp::logText(back), training);
+                }
+        }
+        // a run refused before training (its data set): the window's and the command line's message in Chinese
+        {
+            hrapp::RunController controller;
+            hr::TrainConfig c;
+            c.model = hr::preset_model("seed-cnn");
+            c.data = "cifar-99";
+            c.device = "cpu";
+            hrapp::RunOptions ro;
+            ro.outDir = QDir::temp().filePath(QStringLiteral("hr-refused-%1").arg(QCoreApplication::applicationPid()));
+            ro.sampleTelemetry = false;
+            QSignalSpy finished(&controller, &hrapp::RunController::runFinished);
+            QString why;
+            QVERIFY2(controller.start(c, ro, &why), qPrintable(why));
+            QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+            const auto outcome = finished.first().first().value<hrapp::RunOutcome>();
+            const QString shown = hrapp::resultError(outcome.result());
+            QVERIFY2(shown.startsWith(QStringLiteral("未知数据集“cifar-99”")), qPrintable(shown));
+            QVERIFY(!QFileInfo::exists(ro.outDir));  // nothing written
         }
         // an argument holding "%2" is not filled again
         QCOMPARE(hrapp::fillCoreArgs(QStringLiteral("%1 and %2"), {QStringLiteral("50%2"), QStringLiteral("x")}),
