@@ -411,14 +411,11 @@ void MainWindow::loadPreset(const QString& name) {
         const QString previous = m_modelSource.startsWith(QLatin1String("preset:")) ? m_modelSource.mid(7) : QString();
         const hr::PresetTraining training = hr::preset_training(name.toStdString());
         hr::TrainConfig c = trainConfig();
-        if (training.has_training || hr::preset_training(previous.toStdString()).has_training) {
-            const hr::TrainConfig was = c;
+        if (training.has_training) {  // what default_train_config(name) puts on top of the generic settings
+            hr::apply_preset_training(name.toStdString(), c);
+            setTrainConfig(c);
+        } else if (hr::preset_training(previous.toStdString()).has_training) {
             hr::copy_training_settings(defaultTrainConfig(name.toStdString()), c);
-            if (training.has_training && training.data.empty()) {
-                c.data = was.data;
-                c.target = was.target;
-                c.tokenizer = was.tokenizer;
-            }
             setTrainConfig(c);
         }
         // drawn for the data's samples and classes (a CIFAR-10 image, a table's columns), as the command line

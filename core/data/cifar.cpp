@@ -62,8 +62,7 @@ CifarFiles find_cifar_files(const std::string& dir) {
 std::int64_t cifar_batch_records(const std::string& path) { return records_of(path, data_file_size(path, kKind)); }
 
 void read_cifar_batch(const std::string& path, Dataset& d) {
-    records_of(path, data_file_size(path, kKind));  // size checks before the read
-    const std::string bytes = read_data_file(path, kCifarMaxBatchBytes, kKind);
+    const std::string bytes = read_data_file(path, kCifarMaxBatchBytes, kKind);  // its size checked before the read
     const std::int64_t n = records_of(path, bytes.size());
     const auto* src = reinterpret_cast<const std::uint8_t*>(bytes.data());
     for (std::int64_t r = 0; r < n; ++r)

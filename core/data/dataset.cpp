@@ -483,8 +483,6 @@ DatasetInfo probe_dataset(const std::string& spec, const std::string& target) {
         }
     };
     auto check_cifar = [&](const std::string& dir) {
-        info.sample_shape = {3, 32, 32};
-        info.num_classes = 10;
         const CifarFiles f = find_cifar_files(dir);
         if (!f.missing.empty()) {
             detail(Message(HR_MSG("data.probe_missing", "%1: missing %2"), {dir, join(f.missing, ", ")}));
@@ -505,6 +503,10 @@ DatasetInfo probe_dataset(const std::string& spec, const std::string& target) {
             detail(e.message());
         }
     };
+    if (spec == "cifar10" || is_cifar_dir_spec(spec)) {  // what a model takes, installed or not
+        info.sample_shape = {3, 32, 32};
+        info.num_classes = 10;
+    }
     if (spec == "fashion-mnist" || spec == "mnist") {
         info.sample_shape = {1, 28, 28};
         info.num_classes = 10;
@@ -522,8 +524,6 @@ DatasetInfo probe_dataset(const std::string& spec, const std::string& target) {
         else
             check_dir(dir);
     } else if (spec == "cifar10") {
-        info.sample_shape = {3, 32, 32};
-        info.num_classes = 10;
         std::string searched;
         const std::string dir = locate_cifar(searched);
         if (dir.empty())
@@ -533,13 +533,10 @@ DatasetInfo probe_dataset(const std::string& spec, const std::string& target) {
     } else if (is_cifar_dir_spec(spec)) {
         const std::string dir = spec.substr(8);
         std::error_code ec;
-        if (dir.empty() || !fs::is_directory(dir, ec)) {
-            info.sample_shape = {3, 32, 32};
-            info.num_classes = 10;
+        if (dir.empty() || !fs::is_directory(dir, ec))
             detail(Message(HR_MSG("data.probe_no_folder", "folder '%1' not found"), {dir}));
-        } else {
+        else
             check_cifar(dir);
-        }
     } else if (is_table_data(spec)) {
         const TableProbe t = probe_table(spec, target);
         info.available = t.available;
