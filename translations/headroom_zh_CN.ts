@@ -1142,6 +1142,30 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
         <translation>第 %1 轮：train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 rows/s=%6 耗时=%7 秒
 </translation>
     </message>
+    <message>
+        <source>
+  the driver will see %1 per process: %2 reserved by the caching allocator for the ledger&apos;s %3, and %4 outside the ledger (the CUDA context and the cuBLAS/cuDNN handles %5</source>
+        <translation>
+  驱动将看到每个进程 %1：缓存分配器为账本的 %3 保留 %2，账本之外 %4（CUDA 上下文与 cuBLAS/cuDNN 句柄 %5</translation>
+    </message>
+    <message>
+        <source>, NCCL %1 %2</source>
+        <translation>，NCCL %1 %2</translation>
+    </message>
+    <message>
+        <source>as an earlier run on this GPU measured it</source>
+        <translation>（由此前在该 GPU 上的一次运行测得）</translation>
+    </message>
+    <message>
+        <source>estimated from NCCL&apos;s default buffers until a run measures it</source>
+        <translation>（按 NCCL 默认缓冲区估算，待一次运行实测）</translation>
+    </message>
+    <message>
+        <source>  %1 with a 5 % margin, of %2 free on %3: %4
+</source>
+        <translation>  含 5 % 余量共 %1，%3 上可用 %2：%4
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -2845,6 +2869,41 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     </message>
 </context>
 <context>
+    <name>device.source_absent</name>
+    <message>
+        <source>defaults of an %1 from the table (%2 does not exist here); plan with --device h100|h200|a100|... to choose another</source>
+        <translation>来自表格的 %1 默认值（此处不存在 %2）；用 --device h100|h200|a100|... 选择其他设备进行规划</translation>
+    </message>
+</context>
+<context>
+    <name>device.source_here</name>
+    <message>
+        <source>this machine</source>
+        <translation>本机</translation>
+    </message>
+</context>
+<context>
+    <name>device.source_here_gpu</name>
+    <message>
+        <source>this machine (%1)</source>
+        <translation>本机（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>device.source_no_cuda</name>
+    <message>
+        <source>defaults of an %1 from the table (%2); plan with --device h100|h200|a100|... to choose another</source>
+        <translation>来自表格的 %1 默认值（%2）；用 --device h100|h200|a100|... 选择其他设备进行规划</translation>
+    </message>
+</context>
+<context>
+    <name>device.source_table</name>
+    <message>
+        <source>defaults of an %1 from the table (not measured)</source>
+        <translation>来自表格的 %1 默认值（未实测）</translation>
+    </message>
+</context>
+<context>
     <name>dist.bootstrap</name>
     <message>
         <source>rank %1: the start-up broadcast from rank %2 failed: %3</source>
@@ -4148,6 +4207,26 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     <message>
         <source> · the data set takes %1 of RAM</source>
         <translation> · 数据集占用 %1 内存</translation>
+    </message>
+    <message>
+        <source>CUDA context and handles %1, NCCL %2 %3</source>
+        <translation>CUDA 上下文与句柄 %1，NCCL %2 %3</translation>
+    </message>
+    <message>
+        <source>as an earlier run on this GPU measured it</source>
+        <translation>（由此前在该 GPU 上的一次运行测得）</translation>
+    </message>
+    <message>
+        <source>estimated from NCCL&apos;s default buffers until a run measures it</source>
+        <translation>（按 NCCL 默认缓冲区估算，待一次运行实测）</translation>
+    </message>
+    <message>
+        <source>CUDA context and handles %1</source>
+        <translation>CUDA 上下文与句柄 %1</translation>
+    </message>
+    <message>
+        <source>The driver will see %1 per process: %2 reserved by the caching allocator and %3 outside the ledger (%4); %5 with the 5 % margin must fit.</source>
+        <translation>驱动将看到每个进程 %1：缓存分配器保留 %2，账本之外 %3（%4）；含 5 % 余量的 %5 必须放得下。</translation>
     </message>
 </context>
 <context>
@@ -6403,6 +6482,13 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     </message>
 </context>
 <context>
+    <name>plan.device_here</name>
+    <message>
+        <source>%1 on this machine (%2)</source>
+        <translation>本机上的 %1（%2）</translation>
+    </message>
+</context>
+<context>
     <name>plan.needs_gpus</name>
     <message>
         <source>needs %1 GPUs: with --ranks %1 %2, each GPU needs %3 (budget %4)</source>
@@ -6596,6 +6682,13 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     <message>
         <source>initial weights from %1</source>
         <translation>初始权重来自 %1</translation>
+    </message>
+</context>
+<context>
+    <name>run.nccl_memory</name>
+    <message>
+        <source>%1 holds %2 of this rank&apos;s device memory outside the ledger (its buffers and kernels, measured around its start); plans of %3 ranks on this GPU count it from now on</source>
+        <translation>%1 在账本之外占用本 rank 的设备内存 %2（其缓冲区与内核，在其启动前后测得）；今后在此 GPU 上 %3 个 rank 的规划都会计入它</translation>
     </message>
 </context>
 <context>

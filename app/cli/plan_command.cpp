@@ -82,7 +82,7 @@ int runPlanCommand(const CliRequest& request) {
                 nlohmann::json j = hr::plan_to_json(p);
                 j["device_name"] = req.device;
                 j["device_free"] = free;
-                j["fits"] = p.device_total <= free;
+                j["fits"] = hr::plan_fit_bytes(p) <= free;
                 j["param_count"] = hr::analyze_model_spec(planned.spec).total_params;
                 j["seq"] = hr::model_sequence_length(planned.spec);
                 print(q(j.dump(2) + "\n"));
@@ -115,11 +115,31 @@ int runPlanCommand(const CliRequest& request) {
                           .arg(c.batch * T)
                           .arg(parameterText(planned.spec)));
             if (p.device_defaults)
-                print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(p.device_note)));
+                print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(hrapp::messageText(p.device_note)));
             print(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr));
-            print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
-                      .arg(bytes(p.device_total), bytes(free), q(req.device),
-                           p.device_total <= free ? QCoreApplication::translate("Cli", "fits") : QCoreApplication::translate("Cli", "does NOT fit")));
+            const bool fits = hr::plan_fit_bytes(p) <= free;
+            const QString verdict = fits ? QCoreApplication::translate("Cli", "fits") : QCoreApplication::translate("Cli", "does NOT fit");
+            if (p.device_overhead > 0) {
+                // a GPU: what the driver will see, the ledger's figure is only part of it (planner.h)
+                print(QCoreApplication::translate("Cli", "\n  the driver will see %1 per process: %2 reserved by the caching "
+                                                         "allocator for the ledger's %3, and %4 outside the ledger "
+                                                         "(the CUDA context and the cuBLAS/cuDNN handles %5")
+                          .arg(bytes(p.process_total), bytes(p.device_reserved), bytes(p.device_total),
+                               bytes(p.device_overhead), bytes(p.device_overhead - p.communication_overhead)));
+                if (p.communication_overhead > 0)
+                    print(QCoreApplication::translate("Cli", ", NCCL %1 %2")
+                              .arg(bytes(p.communication_overhead),
+                                   p.communication_overhead_measured
+                                       ? QCoreApplication::translate("Cli", "as an earlier run on this GPU measured it")
+                                       : QCoreApplication::translate("Cli", "estimated from NCCL's default buffers until a "
+                                                                            "run measures it")));
+                print(QStringLiteral(")\n"));
+                print(QCoreApplication::translate("Cli", "  %1 with a 5 % margin, of %2 free on %3: %4\n")
+                          .arg(bytes(hr::plan_fit_bytes(p)), bytes(free), q(req.device), verdict));
+            } else {
+                print(QCoreApplication::translate("Cli", "\n  %1 of %2 free on %3: %4\n")
+                          .arg(bytes(p.device_total), bytes(free), q(req.device), verdict));
+            }
             if (p.dataset_bytes > 0)
                 print(QCoreApplication::translate("Cli", "  the data set %1 takes %2 of host RAM (%3 training and %4 test samples), "
                                                          "besides the loader's buffers (data above)\n")
@@ -187,7 +207,7 @@ int runPlanCommand(const CliRequest& request) {
                       .arg(c.batch * T)
                       .arg(parameterText(planned.spec)));
         if (defaults)
-            print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(q(s.candidates.front().plan.device_note)));
+            print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(hrapp::messageText(s.candidates.front().plan.device_note)));
         // the front of memory against speed (every candidate with --all, or when nothing fits), aligned
         // in either language (app/report/plan_table)
         print(planSearchTable(s, flags.all || s.best < 0));  // says what it leaves out, and --all

@@ -68,7 +68,7 @@ public:
             if (e.note.empty())
                 print(Cli::tr("device: %1 (--device %2)\n").arg(q(e.name), q(m_deviceFlag)));
             else
-                print(Cli::tr("device: %1; %2\n").arg(q(e.name), q(e.note)));
+                print(Cli::tr("device: %1; %2\n").arg(q(e.name), hrapp::messageText(e.text)));
         }
         m_deviceShown = true;
         for (const QString& line : m_held) eprint(line);

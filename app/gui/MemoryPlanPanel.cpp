@@ -261,18 +261,36 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
         capacityText = tr("%1 free (of %2)").arg(bytesText(free), bytesText(total));
         capacityName = tr("Free memory");
     }
+    // what must fit: the ledger's peak on the CPU; on a GPU the process as the driver sees it, with the
+    // margin (hr::plan_fit_bytes, the same test Fit to device applies)
+    const std::size_t need = hr::plan_fit_bytes(p);
     QString verdict;
     if (m_capacity == 0) {
         verdict = tr("the device's capacity is unknown");
-    } else if (p.device_total <= m_capacity) {
+    } else if (need <= m_capacity) {
         verdict = tr("<span style='color:#2ca02c'><b>fits</b></span> in %1").arg(capacityText.toHtmlEscaped());
     } else {
         verdict = tr("<span style='color:#d62728'><b>does not fit</b></span> in %1: %2 too much. "
                      "Try <i>Fit to device</i>.")
-                      .arg(capacityText.toHtmlEscaped(), bytesText(p.device_total - m_capacity));
+                      .arg(capacityText.toHtmlEscaped(), bytesText(need - m_capacity));
     }
-    m_summary->setText(tr("Predicted peak on %1: <b>%2</b> — %3")
-                           .arg(where.toHtmlEscaped(), bytesText(p.device_total), verdict));
+    QString summary = tr("Predicted peak on %1: <b>%2</b> — %3").arg(where.toHtmlEscaped(), bytesText(p.device_total), verdict);
+    if (p.device_overhead > 0) {
+        const QString outside = p.communication_overhead > 0
+                                    ? tr("CUDA context and handles %1, NCCL %2 %3")
+                                          .arg(bytesText(p.device_overhead - p.communication_overhead),
+                                               bytesText(p.communication_overhead),
+                                               p.communication_overhead_measured
+                                                   ? tr("as an earlier run on this GPU measured it")
+                                                   : tr("estimated from NCCL's default buffers until a run measures it"))
+                                    : tr("CUDA context and handles %1").arg(bytesText(p.device_overhead));
+        summary += QStringLiteral("<br>") +
+                   tr("The driver will see %1 per process: %2 reserved by the caching allocator and %3 outside the "
+                      "ledger (%4); %5 with the 5 % margin must fit.")
+                       .arg(bytesText(p.process_total), bytesText(p.device_reserved), bytesText(p.device_overhead),
+                            outside.toHtmlEscaped(), bytesText(need));
+    }
+    m_summary->setText(summary);
     const std::size_t blocks = [&] {
         try {
             return hr::checkpoint_blocks(c.model).size();

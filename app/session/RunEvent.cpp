@@ -387,7 +387,9 @@ RankTelemetry telemetryFromJson(const json& j) {
 json runEventToJson(const RunEvent& event) {
     struct Visitor {
         json operator()(const hr::DeviceEvent& e) const {
-            return {{"event", "device"}, {"device", e.device}, {"name", e.name}, {"note", e.note}};
+            json j = {{"event", "device"}, {"device", e.device}, {"name", e.name}, {"note", e.note}};
+            if (e.text.translatable()) j["text"] = messagesToJson({e.text});
+            return j;
         }
         json operator()(const hr::StepEvent& e) const {
             json j = stepToJson(e);
@@ -435,7 +437,15 @@ RunEvent runEventFromJson(const json& j) {
     if (!j.is_object() || !j.contains("event") || !j.at("event").is_string())
         throw hr::InputError(HR_MSG("event.no_kind", "run event: expected an object with an \"event\" name"));
     const std::string kind = j.at("event").get<std::string>();
-    if (kind == "device") return hr::DeviceEvent{text(j, "device"), text(j, "name"), text(j, "note")};
+    if (kind == "device") {
+        hr::DeviceEvent e{text(j, "device"), text(j, "name"), text(j, "note"), {}};
+        if (j.contains("text")) {
+            const std::vector<hr::Message> t = messagesFromJson(j.at("text"));
+            if (t.size() == 1) e.text = t.front();
+        }
+        if (e.text.text.empty()) e.text = hr::Message::plain(e.note);
+        return e;
+    }
     if (kind == "step") return stepFromJson(j);
     if (kind == "epoch") return epochFromJson(j);
     if (kind == "eval") return evalFromJson(j);

@@ -115,6 +115,11 @@ public:
     // Ends communication for every rank now (see the conventions). Never throws, never returns for MPI.
     virtual void abort_all(const std::string& reason) noexcept = 0;
 
+    // Device memory the engine itself holds, outside the ledger (issue 20 item 7): NCCL's buffers,
+    // kernels and proxy state, measured as the device's free memory before the communicator was made
+    // minus after its first collective. 0 for MPI (host memory: the process's resident figure holds it).
+    virtual std::size_t device_overhead_bytes() const { return 0; }
+
     double timeout_seconds() const { return timeout_seconds_; }
     void set_timeout_seconds(double s) { timeout_seconds_ = s; }
     const CommStats& stats() const { return stats_; }

@@ -110,7 +110,7 @@ std::string version_string(int code) {
 #define HR_CUDART_FUNCTIONS(X)                                                                           \
     X(cudaSetDevice) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaEventCreateWithFlags)      \
     X(cudaEventRecord) X(cudaEventQuery) X(cudaEventDestroy) X(cudaStreamWaitEvent) X(cudaGetErrorString) \
-    X(cudaGetErrorName)
+    X(cudaGetErrorName) X(cudaMemGetInfo)
 
 struct CudartApi {
 #define HR_CUDART_DECLARE(name) decltype(&::name) name = nullptr;
@@ -196,11 +196,25 @@ public:
         } else {
             nccl_ok(api_.ncclGetUniqueId(&id), "ncclGetUniqueId");
         }
+        // NCCL's own device memory (its buffers per channel and peer, its kernels, the proxy's state) is
+        // allocated by NCCL, outside the ledger: the device's free memory before the communicator minus
+        // after its first collective (NCCL connects and loads lazily, at the first one). The warm-up
+        // buffer comes from the caching allocator before the first reading, so it is not counted.
+        Tensor warm = Tensor::empty(backend.allocator(), {64}, DType::f32, MemCategory::communication);
+        backend.fill(warm, 0.0);
+        std::size_t free_before = 0, free_after = 0, total = 0;
+        const bool measured = cuda_rt().cudaMemGetInfo(&free_before, &total) == cudaSuccess;
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0;
         ncclResult_t rc = api_.ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
         if (rc != ncclSuccess && rc != ncclInProgress) fail_call("ncclCommInitRankConfig", rc);
         settle("ncclCommInitRankConfig");
+        CommHandle first = all_reduce(warm, ReduceOp::sum);
+        first.wait();
+        synchronize();
+        stats_ = CommStats{};  // the warm-up is not the run's communication
+        if (measured && cuda_rt().cudaMemGetInfo(&free_after, &total) == cudaSuccess && free_before > free_after)
+            device_overhead_bytes_ = free_before - free_after;
     }
 
     ~NcclCommunicator() override {
@@ -310,6 +324,7 @@ public:
     }
 
     cudaStream_t compute_stream() const { return compute_; }
+    std::size_t device_overhead_bytes() const override { return device_overhead_bytes_; }
 
 private:
     template <class F>
@@ -386,6 +401,7 @@ private:
     cudaStream_t stream_ = nullptr, compute_ = nullptr;
     int rank_ = 0, size_ = 1;
     bool broken_ = false;
+    std::size_t device_overhead_bytes_ = 0;
 };
 
 void NcclWork::wait() {

@@ -40,15 +40,16 @@ struct GpuModel {
     int cc_major, cc_minor;
     double context_mib, handles_mib;
     double flops, lowp_factor, host_link;
+    int nccl_channels;  // the channels NCCL opens between two of these cards (estimate: NVLink 16, PCIe 4)
 };
 const GpuModel kModels[] = {
-    {"h100", "NVIDIA H100 80GB HBM3", 79.2, 9, 0, 384, 128, 27e12, 0.4, 40e9},
-    {"h200", "NVIDIA H200", 139.8, 9, 0, 384, 128, 27e12, 0.4, 40e9},
-    {"a100", "NVIDIA A100-SXM4-80GB", 79.2, 8, 0, 320, 96, 8e12, 0.4, 25e9},
-    {"a100-40gb", "NVIDIA A100-SXM4-40GB", 39.4, 8, 0, 320, 96, 8e12, 0.4, 25e9},
-    {"rtx4090", "NVIDIA GeForce RTX 4090", 23.6, 8, 9, 288, 96, 33e12, 0.4, 25e9},
-    {"l40s", "NVIDIA L40S", 44.4, 8, 9, 288, 96, 36e12, 0.4, 25e9},
-    {"l4", "NVIDIA L4", 22.0, 8, 9, 288, 96, 12e12, 0.4, 25e9},
+    {"h100", "NVIDIA H100 80GB HBM3", 79.2, 9, 0, 384, 128, 27e12, 0.4, 40e9, 16},
+    {"h200", "NVIDIA H200", 139.8, 9, 0, 384, 128, 27e12, 0.4, 40e9, 16},
+    {"a100", "NVIDIA A100-SXM4-80GB", 79.2, 8, 0, 320, 96, 8e12, 0.4, 25e9, 16},
+    {"a100-40gb", "NVIDIA A100-SXM4-40GB", 39.4, 8, 0, 320, 96, 8e12, 0.4, 25e9, 16},
+    {"rtx4090", "NVIDIA GeForce RTX 4090", 23.6, 8, 9, 288, 96, 33e12, 0.4, 25e9, 4},
+    {"l40s", "NVIDIA L40S", 44.4, 8, 9, 288, 96, 36e12, 0.4, 25e9, 4},
+    {"l4", "NVIDIA L4", 22.0, 8, 9, 288, 96, 12e12, 0.4, 25e9, 4},
 };
 const GpuModel& default_model() { return kModels[0]; }
 
@@ -177,7 +178,7 @@ DeviceDescription describe_uncached(const std::string& device, int threads) {
         d.name = cpu_model_name() + " (" + std::to_string(t) + " thread" + (t == 1 ? "" : "s") + ")";
         const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
         d.capacity_bytes = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
-        d.source = "this machine";
+        d.source = Message(HR_MSG("device.source_here", "this machine"));
         d.overhead_source = "none: the ledger counts what the CPU backend allocates";
         return d;
     }
@@ -192,7 +193,7 @@ DeviceDescription describe_uncached(const std::string& device, int threads) {
             d.capacity_bytes = info.total_bytes;
             d.cc_major = info.cc_major;
             d.cc_minor = info.cc_minor;
-            d.source = "this machine (" + device + ")";
+            d.source = Message(HR_MSG("device.source_here_gpu", "this machine (%1)"), {device});
             d.cublas_workspace_bytes = cuda_sizes::cublas_workspace_bytes_for(d.cc_major, d.cc_minor);
             overheads_of_present(d);
             return d;
@@ -201,13 +202,18 @@ DeviceDescription describe_uncached(const std::string& device, int threads) {
         const GpuModel& m = default_model();
         apply_model(d, m);
         d.defaults = true;
-        const std::string why = cuda_device_count() > 0 ? device + " does not exist here" : cuda_unavailable_reason();
-        d.source = "defaults of an " + std::string(m.name) + " from the table (" + why +
-                   "); plan with --device h100|h200|a100|... to choose another";
+        d.source = cuda_device_count() > 0
+                       ? Message(HR_MSG("device.source_absent", "defaults of an %1 from the table (%2 does not exist "
+                                                                "here); plan with --device h100|h200|a100|... to choose "
+                                                                "another"),
+                                 {m.name, device})
+                       : Message(HR_MSG("device.source_no_cuda", "defaults of an %1 from the table (%2); plan with "
+                                                                 "--device h100|h200|a100|... to choose another"),
+                                 {m.name, cuda_unavailable_reason()});
     } else if (const GpuModel* m = find_model(device)) {
         apply_model(d, *m);
         d.defaults = true;
-        d.source = "defaults of an " + std::string(m->name) + " from the table (not measured)";
+        d.source = Message(HR_MSG("device.source_table", "defaults of an %1 from the table (not measured)"), {m->name});
     } else {
         throw InputError("unknown device '" + device + "'; use cpu, cuda:N or a GPU model to plan for: " + names_list());
     }
@@ -339,8 +345,54 @@ std::string describe_device_line(const DeviceDescription& d) {
              ", op scratch " + format_bytes(d.backend_scratch_bytes);
     }
     s += "; step-time rates " + d.rates.source;
-    if (d.defaults) s += "; " + d.source;
+    if (d.defaults) s += "; " + d.source.english();
     return s;
+}
+
+namespace {
+const char* const kNcclOverheadsFile = "nccl-overheads.json";
+std::string nccl_overhead_key(const std::string& device_name, int world_size) {
+    return device_name + " | " + std::to_string(world_size) + " ranks";
+}
+}  // namespace
+
+CommunicationOverhead communication_overhead(const DeviceDescription& d, int world_size) {
+    CommunicationOverhead o;
+    if (!d.gpu() || world_size <= 1) return o;
+    const nlohmann::json cache = nlohmann::json::parse(read_cache_file(kNcclOverheadsFile), nullptr, false);
+    const std::string key = nccl_overhead_key(d.name, world_size);
+    if (cache.is_object() && cache.contains(key) && cache[key].is_object() && cache[key].contains("bytes") &&
+        cache[key]["bytes"].is_number_unsigned()) {
+        o.bytes = cache[key]["bytes"].get<std::size_t>();
+        o.measured = true;
+        o.source = "NCCL's device memory measured by a run of " + std::to_string(world_size) + " ranks on " + d.name +
+                   " (" + cache[key].value("measured", std::string("an earlier run")) + ", " +
+                   cache[key].value("engine", std::string("NCCL")) + "), cached in " + headroom_cache_dir() + "/" +
+                   kNcclOverheadsFile;
+        return o;
+    }
+    // NCCL's default buffers: for every channel, a receive buffer per protocol (Simple NCCL_BUFFSIZE
+    // 4 MiB, LL128 4.69 MiB, LL 0.5 MiB) for each of two connections (ring and tree), and about 64 MiB
+    // of kernels and proxy state; the channels are the table's guess for two such cards
+    const GpuModel& like = model_like(d.name, d.cc_major, d.cc_minor);
+    const double per_connection = 4.0 * MiB + 4915200.0 + 524288.0;
+    o.bytes = static_cast<std::size_t>(like.nccl_channels * 2 * per_connection + 64.0 * MiB);
+    o.source = "an estimate from NCCL's default buffers (" + std::to_string(like.nccl_channels) +
+               " channels, 2 connections each, 9.19 MiB per connection, 64 MiB of kernels); the first run of " +
+               std::to_string(world_size) + " ranks on this GPU measures it";
+    return o;
+}
+
+void record_communication_overhead(const std::string& device_name, int world_size, std::size_t bytes,
+                                   const std::string& engine) {
+    if (world_size <= 1 || device_name.empty()) return;
+    nlohmann::json cache = nlohmann::json::parse(read_cache_file(kNcclOverheadsFile), nullptr, false);
+    if (!cache.is_object()) cache = nlohmann::json::object();
+    char when[32];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y-%m-%d", std::gmtime(&t));
+    cache[nccl_overhead_key(device_name, world_size)] = {{"bytes", bytes}, {"measured", when}, {"engine", engine}};
+    write_cache_file(kNcclOverheadsFile, cache.dump(2));
 }
 
 nlohmann::json device_description_json(const DeviceDescription& d) {
@@ -349,7 +401,7 @@ nlohmann::json device_description_json(const DeviceDescription& d) {
                         {"name", d.name},
                         {"present", d.present},
                         {"defaults", d.defaults},
-                        {"source", d.source},
+                        {"source", d.source.english()},
                         {"capacity_bytes", d.capacity_bytes}};
     if (d.gpu()) {
         j["compute_capability"] = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);

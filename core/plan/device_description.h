@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "base/message.h"
 #include "memory/allocator.h"
 
 namespace hr {
@@ -42,7 +43,7 @@ struct DeviceDescription {
     std::string name;                   // "NVIDIA H200", "AMD EPYC 7B13 (16 threads)"
     bool present = false;               // the device is on this machine
     bool defaults = false;              // figures from the documented table, not from this machine
-    std::string source;                 // where the figures come from, for a person
+    Message source;                     // where the figures come from, for a person (translatable)
     std::size_t capacity_bytes = 0;     // total memory
     int cc_major = 0, cc_minor = 0;     // compute capability (GPU)
     std::size_t cublas_workspace_bytes = 0;  // held by every CUDA backend (in the ledger, workspace)
@@ -84,6 +85,22 @@ std::unique_ptr<Allocator> make_planning_allocator(const DeviceDescription& d, s
 // The documented estimate of cuDNN's workspace for a convolution on a GPU that is not present:
 // 0 for 1x1 convolutions, else the smaller of the input's bytes and the limit.
 std::size_t estimated_conv_workspace(const Shape& x, const Shape& w, DType dtype, std::size_t limit);
+
+// NCCL's own device memory on each GPU rank (issue 20 item 7): outside the ledger, part of the
+// process overhead the planner adds to the ledger's figure. The first run of `world_size` GPU ranks
+// on a GPU model measures it (free memory before the communicator minus after its first collective,
+// Communicator::device_overhead_bytes) and keeps it in the cache folder (nccl-overheads.json, by GPU
+// name and world size); until then it is an estimate from NCCL's default buffer sizes and says so
+// (docs/distributed.md). Nothing on the CPU (MPI's buffers are host memory) or for one rank.
+struct CommunicationOverhead {
+    std::size_t bytes = 0;
+    bool measured = false;
+    std::string source;  // for a person: measured when, or how it was estimated
+};
+CommunicationOverhead communication_overhead(const DeviceDescription& d, int world_size);
+// Keeps a run's measurement for the plans that follow (never throws). engine: "nccl 2.21.5", say.
+void record_communication_overhead(const std::string& device_name, int world_size, std::size_t bytes,
+                                   const std::string& engine);
 
 // Forgets the cached descriptions (tests).
 void clear_device_descriptions();

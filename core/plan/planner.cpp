@@ -222,10 +222,18 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     plan.host_total = total(plan.host);
     if (!gpu) plan.device_reserved = plan.device_total;
     plan.device_overhead = gpu ? desc.overhead_bytes() : 0;
+    if (gpu && plan.world_size > 1) {  // GPU ranks talk through NCCL, whose buffers are outside the ledger
+        const CommunicationOverhead co = communication_overhead(desc, plan.world_size);
+        plan.communication_overhead = co.bytes;
+        plan.communication_overhead_measured = co.measured;
+        plan.communication_overhead_source = co.source;
+        plan.device_overhead += co.bytes;
+    }
     plan.process_total = plan.device_reserved + plan.device_overhead;
     plan.device_name = desc.name;
     plan.device_defaults = desc.defaults;
-    plan.device_note = desc.defaults ? desc.source : desc.name + " (" + desc.source + ")";
+    plan.device_note = desc.defaults ? desc.source
+                                     : Message(HR_MSG("plan.device_here", "%1 on this machine (%2)"), {desc.name, desc.device});
     plan.peak_phase = "setup: every buffer is allocated before the first step, so the peak holds from step 1";
 
     // checkpoint blocks and the arena
@@ -478,11 +486,14 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
     j["rates_source"] = p.rates_source;
     j["device_reserved"] = p.device_reserved;
     j["device_overhead"] = p.device_overhead;
+    j["communication_overhead"] = p.communication_overhead;
+    j["communication_overhead_measured"] = p.communication_overhead_measured;
+    j["communication_overhead_source"] = p.communication_overhead_source;
     j["process_total"] = p.process_total;
     j["fit_bytes"] = plan_fit_bytes(p);
     j["device_name"] = p.device_name;
     j["device_defaults"] = p.device_defaults;
-    j["device_note"] = p.device_note;
+    j["device_note"] = p.device_note.english();
     j["dataset_bytes"] = p.dataset_bytes;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : p.layers)

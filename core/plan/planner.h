@@ -98,10 +98,15 @@ struct MemoryPlan {
     // handles). On the CPU device_reserved = device_total and device_overhead = 0.
     std::size_t device_reserved = 0;
     std::size_t device_overhead = 0;
+    // of device_overhead: NCCL's own buffers and kernels on each GPU rank (several GPU ranks only;
+    // plan/device_description.h communication_overhead: measured by an earlier run, else estimated)
+    std::size_t communication_overhead = 0;
+    bool communication_overhead_measured = false;
+    std::string communication_overhead_source;
     std::size_t process_total = 0;     // device_reserved + device_overhead
     std::string device_name;           // "NVIDIA H200", ...
     bool device_defaults = false;      // planned from the table for a GPU that is not here
-    std::string device_note;           // where the device figures come from, for a person
+    Message device_note;               // where the device figures come from, for a person (translatable)
     std::size_t dataset_bytes = 0;     // the data set in host RAM (PlanRequest::dataset_bytes; 0: unknown)
 };
 

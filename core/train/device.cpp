@@ -228,11 +228,11 @@ std::string resolve_device(const std::string& device) {
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::shared_ptr<MemoryLedger> ledger,
-                                      bool tf32, std::string* note) {
+                                      bool tf32, Message* note) {
     std::string d = device;
     if (device == "auto") {
         const AutoDevice& a = auto_device(0);
-        if (note) *note = a.note.english();
+        if (note) *note = a.note;
         d = a.device;
     }
     if (d == "cpu") return make_cpu_backend(threads, std::move(ledger));

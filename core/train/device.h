@@ -18,10 +18,10 @@
 
 namespace hr {
 
-// `note` receives a line for the user when a choice was made for them (auto_device().note).
+// `note` receives a line for the user when a choice was made for them (auto_device().note), translatable.
 // InputError for a device that does not exist or cannot be used, naming what to do instead.
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::shared_ptr<MemoryLedger> ledger,
-                                      bool tf32, std::string* note);
+                                      bool tf32, Message* note);
 // "cpu" or "cuda:N" that `device` resolves to (auto: auto_device().device).
 std::string resolve_device(const std::string& device);
 

@@ -20,7 +20,7 @@ WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weig
                                                     "model (its validation loss is in run.json)"),
                          {c.model.name});
     auto ledger = std::make_shared<MemoryLedger>();
-    std::string note;
+    Message note;
     std::unique_ptr<Backend> be = make_backend(c.device, c.threads, ledger, false, &note);
     DataOptions dopt;
     dopt.train_limit = 1;  // only the test split is used (normalisation comes from the dataset's own figures)

@@ -86,6 +86,7 @@ struct DeviceEvent {
     std::string device;  // "cpu", "cuda:0"
     std::string name;    // the backend's name: "cpu (OpenBLAS 0.3.21, 2 threads)"
     std::string note;    // why, when the choice was made for the user ("device auto: ..."), else ""
+    Message text;        // the same note, translatable (text.english() == note)
 };
 
 struct TrainCallbacks {

@@ -56,6 +56,9 @@ struct TrainResult {
     // each rank's process at its peak as the OS counts it (VmHWM at the run's end, -1 unknown): the
     // ledger's host side, the runtime, the data and the libraries (docs/design.md decision 9)
     std::vector<std::int64_t> rank_resident_peak_bytes;
+    // each rank's engine memory on its device outside the ledger (NCCL's buffers; 0 for MPI and one
+    // process): Communicator::device_overhead_bytes
+    std::vector<std::int64_t> rank_communication_overhead_bytes;
     double communication_bytes_per_step = 0;     // payload this rank handed its communicator per optimizer step
     double communication_seconds_per_step = 0;   // host time this rank waited for communication per step
 };

@@ -39,6 +39,9 @@ json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std
             {"rank_batch", rank_batch},
             {"measured_peak_bytes", measured},
             {"measured_resident_peak_bytes", r.rank_resident_peak_bytes},
+            {"communication_overhead_bytes", r.rank_communication_overhead_bytes.empty()
+                                                 ? std::vector<std::int64_t>(rank_batch.size(), 0)
+                                                 : r.rank_communication_overhead_bytes},
             {"predicted_peak_bytes", predicted.empty() ? json(nullptr) : json(predicted)},
             {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
             {"communication_seconds_per_step", num(r.communication_seconds_per_step)}};

@@ -19,6 +19,7 @@
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
+#include "plan/device_description.h"
 #include "optim/optimizer.h"
 #include "strategy/training_state.h"
 #include "telemetry/host_stats.h"
@@ -153,16 +154,29 @@ TrainResult Trainer::run() {
     // --- device (before the data is loaded, so that a bad --device fails at once) -------------------
     impl_->ledger = std::make_shared<MemoryLedger>();
     impl_->host_ledger = std::make_shared<MemoryLedger>();
-    std::string device_note;
+    Message device_note;
     // several ranks (docs/distributed.md): this rank's device and share of the cores, the run's communicator
     const std::string device = rank_device(c.device, env);
     impl_->backend = make_backend(device, rank_threads(c.threads, world, device, env), impl_->ledger, strategy.tf32,
                                   &device_note);
     if (world > 1) impl_->comm = run_communicator(*impl_->backend, c.rank_timeout);
     Communicator* comm = impl_->comm.get();
+    if (comm && comm->device_overhead_bytes() > 0) {
+        // NCCL's own device memory, outside the ledger: said, kept in the run's result and, from rank 0,
+        // in the cache the planner reads (plan/device_description.h communication_overhead)
+        const std::size_t nccl = comm->device_overhead_bytes();
+        const std::string engine = comm->name().substr(0, comm->name().find(" on "));
+        log(LogLevel::info, Message(HR_MSG("run.nccl_memory", "%1 holds %2 of this rank's device memory outside the ledger "
+                                                             "(its buffers and kernels, measured around its start); "
+                                                             "plans of %3 ranks on this GPU count it from now on"),
+                                    {engine, format_bytes(nccl), std::to_string(world)}));
+        if (impl_->backend->device().is_cuda() && comm->rank() == 0)
+            record_communication_overhead(describe_device(device).name, world, nccl, engine);
+    }
     // the device line (the window's Device label, the CLI's first line)
-    if (callbacks_.on_device) callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note});
-    if (!device_note.empty()) log(LogLevel::info, device_note);
+    if (callbacks_.on_device)
+        callbacks_.on_device({impl_->backend->device().str(), impl_->backend->name(), device_note.english(), device_note});
+    if (!device_note.text.empty()) log(LogLevel::info, device_note);
     if (strategy.tf32 && impl_->backend->device().is_cpu())
         log(LogLevel::info, Message(HR_MSG("run.tf32_on_cpu", "precision tf32 applies to GPU matrix units; on the CPU "
                                                              "it computes in fp32")));
@@ -653,6 +667,8 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     result.rank_peak_bytes = {result.ledger.peak_total};
     const std::int64_t resident = process_peak_resident_bytes();
     result.rank_resident_peak_bytes = {resident};
+    const std::int64_t engine_bytes = impl_->comm ? static_cast<std::int64_t>(impl_->comm->device_overhead_bytes()) : 0;
+    result.rank_communication_overhead_bytes = {engine_bytes};
     const bool ranked = impl_->comm != nullptr || s.shard != ShardStage::none;
     if (!ranked) return;
     Communicator* comm = impl_->comm.get();
@@ -676,6 +692,10 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
         for (int r = 0; r < s.world_size; ++r)  // the largest: -1 (unknown) on every other rank
             result.rank_resident_peak_bytes[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(
                 comm->all_reduce_value(r == s.rank ? static_cast<double>(resident) : -1.0, ReduceOp::max));
+        result.rank_communication_overhead_bytes.assign(static_cast<std::size_t>(s.world_size), 0);
+        for (int r = 0; r < s.world_size; ++r)
+            result.rank_communication_overhead_bytes[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(
+                comm->all_reduce_value(r == s.rank ? static_cast<double>(engine_bytes) : 0.0, ReduceOp::sum));
     }
     if (result.status == "failed") return;
     std::vector<NamedTensor> named = st.consolidated_state_dict(impl_->backend->allocator());

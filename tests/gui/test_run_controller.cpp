@@ -132,6 +132,14 @@ private slots:
             QCOMPARE(back.index(), ev.index());
             QCOMPARE(runEventToJson(back).dump(), line);
         }
+        // the device note crosses as a translatable sentence (the rank's or child's language is not the window's)
+        hr::DeviceEvent dev{"cpu", "cpu (OpenBLAS)", "", {}};
+        dev.text = hr::Message(HR_MSG("device.auto_no_gpu", "device auto: no GPU (%1); training on the CPU"), {"no driver"});
+        dev.note = dev.text.english();
+        const auto dev2 = std::get<hr::DeviceEvent>(runEventFromJson(runEventToJson(dev)));
+        QCOMPARE(dev2.text.id, std::string("device.auto_no_gpu"));
+        QCOMPARE(dev2.text.args, std::vector<std::string>{"no driver"});
+        QCOMPARE(dev2.note, std::string("device auto: no GPU (no driver); training on the CPU"));
         const auto s2 = std::get<hr::StepEvent>(runEventFromJson(runEventToJson(s)));
         QCOMPARE(s2.step, s.step);
         QVERIFY(std::isnan(s2.eta_seconds));

@@ -5,6 +5,8 @@
 // device_info.
 #include <QtTest>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "backend/cuda/cuda_sizes.h"
 #include "base/error.h"
 #include "plan/device_calibration.h"
+#include "plan/device_description.h"
 #include "plan/planner.h"
 #include "train/run_record.h"
 #include "test_support.h"
@@ -50,7 +53,8 @@ private slots:
         QCOMPARE(h.backend_scratch_bytes, cuda_sizes::kOpScratchBytes);
         QVERIFY(h.capacity_bytes > std::size_t(78) << 30 && h.capacity_bytes < std::size_t(81) << 30);
         QVERIFY(h.context_bytes > 0 && h.handles_bytes > 0);
-        QVERIFY2(h.source.find("defaults") != std::string::npos, h.source.c_str());
+        QVERIFY2(h.source.english().find("defaults") != std::string::npos, h.source.english().c_str());
+        QVERIFY(h.source.translatable());
         QVERIFY2(h.rates.source.find("table") != std::string::npos, h.rates.source.c_str());
         const DeviceDescription a = describe_device("a100");
         QCOMPARE(a.cc_major, 8);
@@ -70,10 +74,10 @@ private slots:
         const DeviceDescription d = describe_device("cuda:0");
         QVERIFY(d.defaults);
         QVERIFY(!d.present);
-        QVERIFY2(d.source.find("defaults of an NVIDIA H100") != std::string::npos, d.source.c_str());
+        QVERIFY2(d.source.english().find("defaults of an NVIDIA H100") != std::string::npos, d.source.english().c_str());
         const MemoryPlan p = predict_memory(request("cuda:0"));
         QVERIFY(p.device_defaults);
-        QVERIFY2(p.device_note.find("defaults") != std::string::npos, p.device_note.c_str());
+        QVERIFY2(p.device_note.english().find("defaults") != std::string::npos, p.device_note.english().c_str());
         QCOMPARE(device_total_bytes("cuda:0"), d.capacity_bytes);
         QCOMPARE(device_free_bytes("cuda:0"), d.capacity_bytes);
     }
@@ -99,6 +103,45 @@ private slots:
         QCOMPARE(j["step_time_estimated"].get<bool>(), true);
         QCOMPARE(j["process_total"].get<std::size_t>(), p.process_total);
         QCOMPARE(j["device_defaults"].get<bool>(), true);
+    }
+
+    void ncclMemoryIsCountedOutsideTheLedger() {
+        // issue 20 item 7: GPU ranks add NCCL's own device memory to the process overhead; an estimate
+        // from NCCL's default buffers until a run has measured it, then the measured figure
+        const std::string dir = QDir::tempPath().toStdString() + "/headroom-nccl-cache-" + std::to_string(::getpid());
+        std::filesystem::remove_all(dir);
+        qputenv("XDG_CACHE_HOME", QByteArray::fromStdString(dir));
+        const DeviceDescription d = describe_device("h100");
+        PlanRequest r = request("h100");
+        r.world_size = 2;
+        r.strategy.shard = "dp";
+        const MemoryPlan one = predict_memory(request("h100"));
+        QCOMPARE(one.communication_overhead, std::size_t(0));
+        const MemoryPlan est = predict_memory(r);
+        // 16 channels x 2 connections x (4 MiB + 4,915,200 B + 524,288 B) + 64 MiB, worked by hand
+        const std::size_t expected = std::size_t(16 * 2 * (4194304.0 + 4915200.0 + 524288.0) + 64 * 1048576.0);
+        QCOMPARE(est.communication_overhead, expected);
+        QVERIFY(!est.communication_overhead_measured);
+        QCOMPARE(est.device_overhead, d.context_bytes + d.handles_bytes + expected);
+        QCOMPARE(est.process_total, est.device_reserved + est.device_overhead);
+        QVERIFY(est.communication_overhead_source.find("estimate") != std::string::npos);
+        // a run of 2 ranks measured 300 MiB: plans of 2 ranks use it, plans of 4 still estimate
+        record_communication_overhead(d.name, 2, 300 * MiB, "nccl 2.21.5");
+        const MemoryPlan measured = predict_memory(r);
+        QCOMPARE(measured.communication_overhead, 300 * MiB);
+        QVERIFY(measured.communication_overhead_measured);
+        QVERIFY2(measured.communication_overhead_source.find("nccl 2.21.5") != std::string::npos,
+                 measured.communication_overhead_source.c_str());
+        QCOMPARE(plan_to_json(measured)["communication_overhead"].get<std::size_t>(), 300 * MiB);
+        r.world_size = 4;
+        QVERIFY(!predict_memory(r).communication_overhead_measured);
+        // CPU ranks: MPI's buffers are host memory, nothing outside the ledger on a device
+        PlanRequest c = request("cpu");
+        c.world_size = 2;
+        c.strategy.shard = "dp";
+        QCOMPARE(predict_memory(c).communication_overhead, std::size_t(0));
+        qunsetenv("XDG_CACHE_HOME");
+        std::filesystem::remove_all(dir);
     }
 
     void allocatorRoundingFollowsThePolicy() {

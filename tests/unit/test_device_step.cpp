@@ -406,9 +406,10 @@ private slots:
             QCOMPARE(a.device, std::string(a.self_test.ok ? "cuda:0" : "cpu"));
         }
         QCOMPARE(resolve_device("auto"), a.device);
-        std::string made;
+        Message made;
         auto be = make_backend("auto", 1, nullptr, false, &made);
-        QCOMPARE(made, note);
+        QCOMPARE(made.english(), note);
+        QVERIFY(made.translatable());  // the window and the CLI show it in the user's language
         QCOMPARE(be->device().str(), a.device);
     }
 

@@ -18,6 +18,7 @@
 #include "nn/model_spec.h"
 #include "nn/transformer_spec.h"
 #include "test_support.h"
+#include "train/run_summary.h"
 #include "train/trainer.h"
 
 using namespace hr;
@@ -59,6 +60,8 @@ public:
                     {"0", "the collectives of this step", std::to_string(static_cast<long long>(timeout_seconds()))});
     }
     void abort_all(const std::string&) noexcept override { aborted = true; }
+    // like NCCL's buffers on a GPU: the engine's own memory, outside the ledger (issue 20 item 7)
+    std::size_t device_overhead_bytes() const override { return std::size_t(123) << 20; }
 
     int queued = 0, synchronized = 0;
     bool aborted = false;
@@ -131,6 +134,10 @@ private slots:
         const TrainResult r = run_as_rank0(c, seconds);
         expect_timeout(r, seconds, 2);
         QCOMPARE(r.steps, std::int64_t(0));
+        // the engine's device memory reaches the result and run.json's distributed section
+        QCOMPARE(r.rank_communication_overhead_bytes, std::vector<std::int64_t>{std::int64_t(123) << 20});
+        const nlohmann::json d = run_distributed_summary(r, c.batch, {});
+        QCOMPARE(d["communication_overhead_bytes"][0].get<std::int64_t>(), std::int64_t(123) << 20);
     }
 
     void textRunEndsWithinTheTimeout() {
