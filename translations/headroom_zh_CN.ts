@@ -715,16 +715,6 @@ docs/run-json.md），因此含有 run.json 的文件夹即是完整的。第一
         <translation>权重文件（Headroom 或 PyTorch 的）的测试准确率</translation>
     </message>
     <message>
-        <source>Evaluates a safetensors weights file on a dataset&apos;s test split and prints test_loss= and
-test_accuracy=. The model comes from --preset/--model, else from the file&apos;s metadata, else
-seed-cnn. Names may be Headroom&apos;s, PyTorch&apos;s (DDP&apos;s module. prefix is stripped), or differ:
-then tensors are matched by order and shape and the match is printed as a table.</source>
-        <translation>在数据集的测试集上评估一个 safetensors 权重文件，并打印 test_loss= 和
-test_accuracy=。模型取自 --preset/--model，否则取自文件的元数据，否则为
-seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module. 前缀），也可以不同：
-此时按顺序和形状匹配张量，并以表格打印匹配结果。</translation>
-    </message>
-    <message>
         <source>Exit codes: 0 evaluated, 2 bad input (a file, model or dataset that does not fit).</source>
         <translation>退出码：0 已评估，2 输入错误（不匹配的文件、模型或数据集）。</translation>
     </message>
@@ -1165,6 +1155,56 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
 </source>
         <translation>  含 5 % 余量共 %1，%3 上可用 %2：%4
 </translation>
+    </message>
+    <message>
+        <source>Evaluates a safetensors weights file on a dataset&apos;s test split and prints test_loss= and
+test_accuracy=. The model comes from --preset/--model, else from the file&apos;s metadata, else
+seed-cnn. Names may be Headroom&apos;s, PyTorch&apos;s (DDP&apos;s module. prefix is stripped), or differ:
+then tensors are matched by order and shape and the match is printed as a table.
+--prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight
+tensors and print test_loss_after=, test_accuracy_after= and the weights&apos; bytes stored so
+(weights_bytes=, weights_bytes_after=); the file is not changed.</source>
+        <translation>在数据集的测试集上评估一个 safetensors 权重文件，并输出 test_loss= 和
+test_accuracy=。模型来自 --preset/--model，否则来自文件的元数据，否则为
+seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module. 前缀），或不同：
+此时按顺序和形状匹配张量，并以表格输出匹配结果。
+--prune S 和 --quantize int8|int4 在剪枝或量化权重张量之后再评估一次，
+输出 test_loss_after=、test_accuracy_after= 以及如此存储时权重的字节数
+（weights_bytes=、weights_bytes_after=）；文件不会被修改。</translation>
+    </message>
+    <message>
+        <source>%1 % of each weight tensor&apos;s smallest values set to zero</source>
+        <translation>每个权重张量中最小的 %1 % 的值置零</translation>
+    </message>
+    <message>
+        <source>int8 with a scale per output row</source>
+        <translation>int8，每个输出行一个缩放因子</translation>
+    </message>
+    <message>
+        <source>int4 with a scale per %1 values</source>
+        <translation>int4，每 %1 个值一个缩放因子</translation>
+    </message>
+    <message>
+        <source>what-if: %1, on %2 weight tensors (%3 values, %4 zero after); stored so they take %5 instead of %6 as f32 (%7x), besides %8 of biases, normalisation and statistics kept as they are; the largest change to a weight %9
+</source>
+        <translation>假设分析：%1，作用于 %2 个权重张量（%3 个值，之后 %4 个为零）；如此存储占 %5，而 f32 为 %6（%7 倍），另有 %8 的偏置、归一化参数和统计量保持不变；单个权重的最大变化 %9
+</translation>
+    </message>
+    <message>
+        <source>what-if: evaluate again with the fraction S of each weight tensor&apos;s smallest values
+set to zero (magnitude pruning, 0 to 0.99; the file is not changed)</source>
+        <translation>假设分析：将每个权重张量中比例为 S 的最小值置零后再评估一次
+（幅值剪枝，0 到 0.99；文件不会被修改）</translation>
+    </message>
+    <message>
+        <source>what-if: evaluate again with the weight tensors stored as int8 (a scale per output row)
+or int4 (a scale per 64 values); the file is not changed</source>
+        <translation>假设分析：将权重张量以 int8（每个输出行一个缩放因子）或 int4（每 64 个值一个缩放因子）
+存储后再评估一次；文件不会被修改</translation>
+    </message>
+    <message>
+        <source>quantisation</source>
+        <translation>量化方式</translation>
     </message>
 </context>
 <context>
@@ -2418,6 +2458,34 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
     <message>
         <source>%1: %2 records is more than the %3 a batch file may hold; it is not a CIFAR-10 batch file</source>
         <translation>%1：%2 条记录超过批文件最多可容纳的 %3 条；这不是 CIFAR-10 批文件</translation>
+    </message>
+</context>
+<context>
+    <name>compress.bits</name>
+    <message>
+        <source>--quantize: %1-bit weights are not offered; use int8 or int4</source>
+        <translation>--quantize：不提供 %1 位权重；请使用 int8 或 int4</translation>
+    </message>
+</context>
+<context>
+    <name>compress.group</name>
+    <message>
+        <source>a quantisation group of %1 values: use 1 to 1048576</source>
+        <translation>量化分组为 %1 个值：请使用 1 到 1048576</translation>
+    </message>
+</context>
+<context>
+    <name>compress.prune</name>
+    <message>
+        <source>--prune %1: give the fraction of each weight tensor to set to zero, from 0 up to (not including) 1, e.g. 0.5</source>
+        <translation>--prune %1：请给出每个权重张量中置零的比例，从 0 到 1（不含 1），例如 0.5</translation>
+    </message>
+</context>
+<context>
+    <name>compress.quantize</name>
+    <message>
+        <source>--quantize %1: use int8 (a scale per output row) or int4 (a scale per 64 values)</source>
+        <translation>--quantize %1：请使用 int8（每个输出行一个缩放因子）或 int4（每 64 个值一个缩放因子）</translation>
     </message>
 </context>
 <context>

@@ -48,7 +48,10 @@ const std::vector<Subcommand>& subcommands() {
                            "Evaluates a safetensors weights file on a dataset's test split and prints test_loss= and\n"
                            "test_accuracy=. The model comes from --preset/--model, else from the file's metadata, else\n"
                            "seed-cnn. Names may be Headroom's, PyTorch's (DDP's module. prefix is stripped), or differ:\n"
-                           "then tensors are matched by order and shape and the match is printed as a table."),
+                           "then tensors are matched by order and shape and the match is printed as a table.\n"
+                           "--prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight\n"
+                           "tensors and print test_loss_after=, test_accuracy_after= and the weights' bytes stored so\n"
+                           "(weights_bytes=, weights_bytes_after=); the file is not changed."),
          {FlagGroup::weights, FlagGroup::model, FlagGroup::data, FlagGroup::device}, 0, 0, false, runEvalCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 evaluated, 2 bad input (a file, model or dataset that does not fit).")},
         {"plan", "[options]", QT_TRANSLATE_NOOP("Cli", "predict a run's memory by category and layer; --budget finds\nthe strategies that fit"),

@@ -238,6 +238,14 @@ const std::vector<Flag> kFlags = {
      QT_TRANSLATE_NOOP("Cli", "the weights to evaluate (Headroom's or PyTorch's names, DDP's module. prefix,\n"
                               "or matched by order and shape)"),
      [](R& r, const V& v) { r.weights = v.text(); }},
+    {FlagGroup::weights, "prune", "S",
+     QT_TRANSLATE_NOOP("Cli", "what-if: evaluate again with the fraction S of each weight tensor's smallest values\n"
+                              "set to zero (magnitude pruning, 0 to 0.99; the file is not changed)"),
+     [](R& r, const V& v) { r.prune = v.real(0, 0.99); }},
+    {FlagGroup::weights, "quantize", "Q",
+     QT_TRANSLATE_NOOP("Cli", "what-if: evaluate again with the weight tensors stored as int8 (a scale per output row)\n"
+                              "or int4 (a scale per 64 values); the file is not changed"),
+     [](R& r, const V& v) { r.quantizeBits = v.choice(QT_TRANSLATE_NOOP("Cli", "quantisation"), {"int8", "int4"}) == "int8" ? 8 : 4; }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
      [](R& r, const V& v) { r.db = v.text(); }},

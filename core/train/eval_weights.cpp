@@ -13,8 +13,10 @@
 
 namespace hr {
 
-WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weights_path) {
+WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weights_path,
+                                   const CompressionOptions& compression) {
     validate_model_spec(c.model);
+    validate_compression(compression);
     if (is_token_model(c.model))
         throw InputError(HR_MSG("eval.token_model", "headroom eval measures image classifiers; '%1' is a language "
                                                     "model (its validation loss is in run.json)"),
@@ -52,25 +54,34 @@ WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weig
     for (auto d : c.model.input_shape) xs.push_back(d);
     Tensor x = Tensor::empty(be->allocator(), xs, DType::f32, MemCategory::data);
     Tensor y = Tensor::empty(be->allocator(), {M}, DType::i64, MemCategory::data);
-    double loss_sum = 0;
-    std::int64_t correct = 0, seen = 0;
-    loader.start_epoch(0);
-    Batch b;
-    Tensor none;
-    while (loader.next(b)) {
-        Tensor xb = x.slice0(0, b.size), yb = y.slice0(0, b.size);
-        be->copy_from_host(b.images.data(), xb);
-        be->copy_from_host(b.labels.data(), yb);
-        (void)per;
-        Tensor logits = model.forward(xb, false);
-        const LossResult r = be->softmax_cross_entropy(logits, yb, 0.0f, none, 1.0f);
-        loss_sum += r.loss * static_cast<double>(b.size);
-        correct += r.correct;
-        seen += b.size;
+    (void)per;
+    // one pass over the test split: (loss, accuracy, samples)
+    auto evaluate = [&](double& loss, double& accuracy) {
+        double loss_sum = 0;
+        std::int64_t correct = 0, seen = 0;
+        loader.start_epoch(0);
+        Batch b;
+        Tensor none;
+        while (loader.next(b)) {
+            Tensor xb = x.slice0(0, b.size), yb = y.slice0(0, b.size);
+            be->copy_from_host(b.images.data(), xb);
+            be->copy_from_host(b.labels.data(), yb);
+            Tensor logits = model.forward(xb, false);
+            const LossResult r = be->softmax_cross_entropy(logits, yb, 0.0f, none, 1.0f);
+            loss_sum += r.loss * static_cast<double>(b.size);
+            correct += r.correct;
+            seen += b.size;
+        }
+        loss = loss_sum / static_cast<double>(seen);
+        accuracy = static_cast<double>(correct) / static_cast<double>(seen);
+        return seen;
+    };
+    out.test_samples = evaluate(out.test_loss, out.test_accuracy);
+    if (compression.active()) {
+        out.compression = compress_model_weights(model, compression);
+        out.compressed = true;
+        evaluate(out.test_loss_after, out.test_accuracy_after);
     }
-    out.test_samples = seen;
-    out.test_loss = loss_sum / static_cast<double>(seen);
-    out.test_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
     return out;
 }
 

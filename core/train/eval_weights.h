@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/compression.h"
 #include "train/config.h"
 
 namespace hr {
@@ -15,10 +16,18 @@ struct WeightsEvaluation {
     std::int64_t test_samples = 0;
     std::string device_name;
     std::vector<std::string> notes;  // how the file's tensors were matched (describe_weights_match)
+    // With a compression what-if (nn/compression.h): the same test split after pruning/quantising the
+    // weights, and what the weights take stored that way.
+    bool compressed = false;
+    double test_accuracy_after = 0;
+    double test_loss_after = 0;
+    CompressionReport compression;
 };
 
 // config: model, data, test_limit, batch (the evaluation's micro-batch), device, threads.
 // InputError for a file, model or dataset that does not fit.
-WeightsEvaluation evaluate_weights(const TrainConfig& config, const std::string& weights_path);
+// compression: evaluated as they are, then again after the what-if (when compression.active()).
+WeightsEvaluation evaluate_weights(const TrainConfig& config, const std::string& weights_path,
+                                   const CompressionOptions& compression = {});
 
 }  // namespace hr

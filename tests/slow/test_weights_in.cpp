@@ -67,6 +67,32 @@ save(out + "/ddp.safetensors", {"module." + k: v for k, v in sd.items()})
 save(out + "/torch.safetensors", sd)
 save(out + "/bf16.safetensors", sd, "BF16")
 print("torch_accuracy=%.6f" % acc)
+# the compression what-ifs (nn/compression.h), done by PyTorch: l1_unstructured pruning of each weight
+# tensor, then symmetric absmax quantisation (int8: a scale per output row; int4: per 64 values of a row)
+import copy
+import torch.nn.utils.prune as prune
+def quantize(w, bits, group):
+    rows = w.reshape(w.shape[0], -1)
+    qmax = 127.0 if bits == 8 else 7.0
+    g = rows.shape[1] if bits == 8 else group
+    out = torch.empty_like(rows)
+    for c0 in range(0, rows.shape[1], g):
+        blk = rows[:, c0:c0 + g]
+        s = blk.abs().amax(dim=1, keepdim=True) / qmax
+        q = torch.where(s > 0, torch.round(blk / torch.where(s > 0, s, torch.ones_like(s))).clamp(-qmax, qmax),
+                        torch.zeros_like(blk))
+        out[:, c0:c0 + g] = q * s
+    return out.reshape(w.shape)
+for name, amount, bits in (("prune50_int8", 0.5, 8), ("int4", 0.0, 4), ("prune80", 0.8, 0)):
+    m = copy.deepcopy(net)
+    with torch.no_grad():
+        for layer in (m.conv1, m.conv2, m.fc1, m.fc2):
+            if amount > 0:
+                prune.l1_unstructured(layer, "weight", amount=amount)
+                prune.remove(layer, "weight")
+            if bits:
+                layer.weight.copy_(quantize(layer.weight, bits, 64))
+        print("torch_%s=%.6f" % (name, (m(vx).argmax(1) == vy).float().mean().item()))
 )PY";
 
 struct Run {
@@ -122,6 +148,34 @@ private slots:
             QVERIFY2(e.err.contains(QStringLiteral("conv1.weight")) && e.err.contains(QStringLiteral("0.weight")), qPrintable(e.err));
             if (std::string(file) == "ddp") QVERIFY2(e.err.contains(QStringLiteral("module.")), qPrintable(e.err));
         }
+        // the what-ifs: Headroom's pruning and quantisation against PyTorch's (its prune module, its rounding),
+        // each measured by PyTorch's own evaluation; the file is not changed
+        const QString weights = QString::fromStdString(dir) + "/torch.safetensors";
+        const QByteArray fileBefore = [&] { QFile f(weights); f.open(QIODevice::ReadOnly); return f.readAll(); }();
+        const std::vector<std::pair<QString, QStringList>> whatIfs = {
+            {QStringLiteral("prune50_int8"), {"--prune", "0.5", "--quantize", "int8"}},
+            {QStringLiteral("int4"), {"--quantize", "int4"}},
+            {QStringLiteral("prune80"), {"--prune", "0.8"}}};
+        for (const auto& [name, flags] : whatIfs) {
+            const double ref = value(py.out, QStringLiteral("torch_") + name);
+            QVERIFY2(ref > 0, qPrintable(py.out));
+            const Run e = run(exe, QStringList{"eval", "--weights", weights, "--preset", "seed-cnn", "--data", "fashion-mnist",
+                                               "--test-limit", "2000", "--device", "cpu", "--threads", "2"} + flags);
+            QVERIFY2(e.code == 0, qPrintable(e.err));
+            const double after = value(e.out, QStringLiteral("test_accuracy_after"));
+            qInfo("%s: headroom %.4f, torch %.4f", qPrintable(name), after, ref);
+            QVERIFY2(std::abs(after - ref) <= 1e-3, qPrintable(e.out + e.err));
+            // seed-cnn's weight tensors: 10x25, 20x250, 50x320, 10x50 = 21,750 values; biases 90 (360 B)
+            QCOMPARE(value(e.out, QStringLiteral("weights_bytes")), 4.0 * 21750 + 360);
+            if (name == QLatin1String("int4"))  // half a byte a value, and 4 bytes for each of 10 + 80 + 250 + 10 scales
+                QCOMPARE(value(e.out, QStringLiteral("weights_bytes_after")), 21750.0 / 2 + 4.0 * 350 + 360);
+            QVERIFY2(value(e.out, QStringLiteral("weights_bytes_after")) < 4.0 * 21750, qPrintable(e.out));
+        }
+        { QFile f(weights); f.open(QIODevice::ReadOnly); QCOMPARE(f.readAll(), fileBefore); }
+        // a bad what-if: one message, exit code 2
+        const Run badQ = run(exe, {"eval", "--weights", weights, "--quantize", "int3", "--device", "cpu"});
+        QCOMPARE(badQ.code, 2);
+        QVERIFY2(badQ.err.contains(QStringLiteral("int8")), qPrintable(badQ.err));
         // a model that does not fit: refused with exit code 2, naming the tensors
         const Run bad = run(exe, {"eval", "--weights", QString::fromStdString(dir) + "/torch.safetensors", "--preset",
                                   "lenet5", "--data", "fashion-mnist", "--test-limit", "10", "--device", "cpu"});

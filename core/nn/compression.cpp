@@ -1,0 +1,115 @@
+#include "nn/compression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "base/error.h"
+
+namespace hr {
+
+void validate_compression(const CompressionOptions& o) {
+    if (!(o.prune >= 0 && o.prune < 1))
+        throw InputError(HR_MSG("compress.prune", "--prune %1: give the fraction of each weight tensor to set to zero, "
+                                                  "from 0 up to (not including) 1, e.g. 0.5"),
+                         {std::to_string(o.prune)});
+    if (o.bits != 0 && o.bits != 8 && o.bits != 4)
+        throw InputError(HR_MSG("compress.bits", "--quantize: %1-bit weights are not offered; use int8 or int4"),
+                         {std::to_string(o.bits)});
+    if (o.group < 1 || o.group > (std::int64_t(1) << 20))
+        throw InputError(HR_MSG("compress.group", "a quantisation group of %1 values: use 1 to 1048576"),
+                         {std::to_string(o.group)});
+}
+
+int quantize_bits(const std::string& name) {
+    if (name.empty() || name == "none") return 0;
+    if (name == "int8") return 8;
+    if (name == "int4") return 4;
+    throw InputError(HR_MSG("compress.quantize", "--quantize %1: use int8 (a scale per output row) or int4 (a scale "
+                                                 "per 64 values)"),
+                     {name});
+}
+
+void prune_by_magnitude(float* w, std::int64_t n, double fraction) {
+    if (n <= 0 || fraction <= 0) return;
+    // PyTorch: nparams_toprune = round(amount * n); the smallest |w| go (a stable order among equals)
+    const auto k = static_cast<std::int64_t>(std::nearbyint(fraction * static_cast<double>(n)));
+    if (k <= 0) return;
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), std::int64_t(0));
+    const auto kk = std::min(k, n);
+    std::nth_element(order.begin(), order.begin() + (kk - 1), order.end(), [&](std::int64_t a, std::int64_t b) {
+        const float fa = std::fabs(w[a]), fb = std::fabs(w[b]);
+        return fa < fb || (fa == fb && a < b);
+    });
+    for (std::int64_t i = 0; i < kk; ++i) w[order[static_cast<std::size_t>(i)]] = 0.0f;
+}
+
+std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group) {
+    if (bits == 0 || rows <= 0 || cols <= 0) return 0;
+    const float qmax = bits == 8 ? 127.0f : 7.0f;
+    const std::int64_t g = bits == 8 ? cols : std::max<std::int64_t>(1, group);
+    std::int64_t scales = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+        float* row = w + r * cols;
+        for (std::int64_t c0 = 0; c0 < cols; c0 += g) {
+            const std::int64_t c1 = std::min(cols, c0 + g);
+            float amax = 0.0f;
+            for (std::int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(row[c]));
+            ++scales;
+            const float s = amax / qmax;  // f32, as the reference computes it
+            for (std::int64_t c = c0; c < c1; ++c) {
+                if (s == 0.0f) {
+                    row[c] = 0.0f;
+                    continue;
+                }
+                const float q = std::min(qmax, std::max(-qmax, std::nearbyint(row[c] / s)));
+                row[c] = q * s;
+            }
+        }
+    }
+    return scales;
+}
+
+CompressionReport compress_model_weights(Model& model, const CompressionOptions& o) {
+    validate_compression(o);
+    CompressionReport rep;
+    Backend& be = model.backend();
+    for (NamedTensor& nt : model.state_dict()) {
+        if (nt.tied) continue;  // the embedding it is: counted and transformed once
+        Tensor& t = nt.tensor;
+        const std::int64_t n = t.numel();
+        const bool weight = nt.trainable && t.shape().size() >= 2;
+        if (!weight || t.dtype() != DType::f32) {
+            rep.other_bytes += t.nbytes();
+            continue;
+        }
+        std::vector<float> w(static_cast<std::size_t>(n));
+        be.copy_to_host(t, w.data());
+        const std::vector<float> before = w;
+        prune_by_magnitude(w.data(), n, o.prune);
+        const std::int64_t rows = t.shape()[0];
+        const std::int64_t scales = quantize_rows(w.data(), rows, n / rows, o.bits, o.group);
+        be.copy_from_host(w.data(), t);
+        std::int64_t zeros = 0;
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            if (w[i] == 0.0f) ++zeros;
+            rep.max_abs_change = std::max(rep.max_abs_change, static_cast<double>(std::fabs(w[i] - before[i])));
+        }
+        const std::size_t un = static_cast<std::size_t>(n);
+        const std::size_t bits = o.bits ? static_cast<std::size_t>(o.bits) : 32;
+        const std::size_t stored_values = o.prune > 0 ? un - static_cast<std::size_t>(zeros) : un;
+        std::size_t stored = (stored_values * bits + 7) / 8 + static_cast<std::size_t>(scales) * 4;
+        if (o.prune > 0) stored += (un + 7) / 8;  // the bitmask of the non-zeros
+        ++rep.tensors;
+        rep.values += n;
+        rep.zeros += zeros;
+        rep.scales += scales;
+        rep.dense_bytes += un * 4;
+        rep.stored_bytes += stored;
+    }
+    be.synchronize();
+    return rep;
+}
+
+}  // namespace hr
