@@ -114,10 +114,14 @@ private slots:
         std::atomic<std::int64_t> last{0};
         std::atomic<Trainer*> tp{nullptr};
         TrainCallbacks cb;
-        std::atomic<bool> paused_seen{false};
+        std::atomic<bool> paused_seen{false}, stop_sent{false};
         cb.on_step = [&](const StepEvent& e) {
             last = e.step;
             if (e.step == 5) tp.load()->set_paused(true);
+            // step 12 waits for the other thread's stop request, so a loaded machine (ctest -j) cannot let
+            // more steps run before the request arrives: what is tested is where the stop takes effect
+            if (e.step == 12)
+                while (!stop_sent) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         };
         Trainer t(c, cb);
         tp = &t;
@@ -129,6 +133,7 @@ private slots:
             t.set_paused(false);
             while (last < 12) std::this_thread::sleep_for(std::chrono::milliseconds(2));
             t.request_stop();
+            stop_sent = true;
         });
         TrainResult r = t.run();
         th.join();
