@@ -232,17 +232,6 @@ the strategies that fit</source>
 能放下的策略组合</translation>
     </message>
     <message>
-        <source>Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
-optimizer state, master weights, activations, workspace, data) on the device and on the host, per
-layer, and the step cost of the chosen strategies. With --budget it searches precision,
-checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
-and is predicted fastest, and says why each other one ranks lower or does not fit.</source>
-        <translation>在训练开始之前预测其内存：设备和主机上每个类别（参数、梯度、优化器状态、
-主权重、激活、工作区、数据）的字节数、每层的字节数，以及所选策略的单步开销。
-使用 --budget 时，它在精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索
-能放下且预测最快的配置，并说明其他每种配置为何排名更低或放不下。</translation>
-    </message>
-    <message>
         <source>list the built-in models</source>
         <translation>列出内置模型</translation>
     </message>
@@ -695,20 +684,6 @@ or the device&apos;s free memory</source>
 </source>
         <translation>内存：无预测（%1）；实测峰值 %2
 </translation>
-    </message>
-    <message>
-        <source>Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then
-DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see
-docs/run-json.md), so a folder with run.json is complete. The first line says which device
-trains and why; the last line printed is test_accuracy=0.xxxx (a language model: test_loss=X,
-the validation loss per token, after a tokens/s line). Ctrl-C stops after the current step
-and writes the results so far.</source>
-        <translation>无界面训练模型并写出 DIR/model.safetensors（PyTorch state_dict 名称），然后写出
-DIR/run.json（配置、每个 epoch 的指标、最终指标、预测与实测的内存；见
-docs/run-json.md），因此含有 run.json 的文件夹即是完整的。第一行说明用哪个设备
-训练及原因；最后打印的一行是 test_accuracy=0.xxxx（语言模型则在一行 tokens/s 之后
-打印 test_loss=X，即每个 token 的验证损失）。Ctrl-C 会在当前一步结束后
-停止，并写出截至当时的结果。</translation>
     </message>
     <message>
         <source>test accuracy of a weights file (Headroom&apos;s or PyTorch&apos;s)</source>
@@ -1191,20 +1166,73 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
 </translation>
     </message>
     <message>
-        <source>what-if: evaluate again with the fraction S of each weight tensor&apos;s smallest values
-set to zero (magnitude pruning, 0 to 0.99; the file is not changed)</source>
-        <translation>假设分析：将每个权重张量中比例为 S 的最小值置零后再评估一次
-（幅值剪枝，0 到 0.99；文件不会被修改）</translation>
-    </message>
-    <message>
-        <source>what-if: evaluate again with the weight tensors stored as int8 (a scale per output row)
-or int4 (a scale per 64 values); the file is not changed</source>
-        <translation>假设分析：将权重张量以 int8（每个输出行一个缩放因子）或 int4（每 64 个值一个缩放因子）
-存储后再评估一次；文件不会被修改</translation>
-    </message>
-    <message>
         <source>quantisation</source>
         <translation>量化方式</translation>
+    </message>
+    <message>
+        <source>Trains a model headless and writes DIR/model.safetensors (PyTorch state_dict names), then
+DIR/run.json (config, per-epoch metrics, final metrics, predicted and measured memory; see
+docs/run-json.md), so a folder with run.json is complete. The first line says which device
+trains and why; the last line printed is test_accuracy=0.xxxx (a language model: test_loss=X,
+the validation loss per token, after a tokens/s line). Ctrl-C stops after the current step
+and writes the results so far. With --prune/--quantize the written weights are evaluated
+again pruned/quantised (run.json final.compression; the report&apos;s what-if section).</source>
+        <translation>无界面训练模型，写出 DIR/model.safetensors（PyTorch state_dict 名称），然后写出
+DIR/run.json（配置、每轮指标、最终指标、预测与实测内存；见 docs/run-json.md），
+因此有 run.json 的文件夹就是完整的。第一行说明用哪个设备训练及原因；最后打印的一行是
+test_accuracy=0.xxxx（语言模型：test_loss=X，即每个 token 的验证损失，在 tokens/s 一行之后）。
+Ctrl-C 在当前步之后停止，并写出目前的结果。使用 --prune/--quantize 时，写出的权重会在
+剪枝/量化后再评估一次（run.json 的 final.compression；报告中的假设分析一节）。</translation>
+    </message>
+    <message>
+        <source>what-if: the test accuracy again with the fraction S of each weight tensor&apos;s smallest
+values set to zero (magnitude pruning, 0 to 0.99; the weights file is not changed)</source>
+        <translation>假设分析：把每个权重张量中绝对值最小的比例 S 置零后再测一次测试准确率
+（幅值剪枝，0 到 0.99；权重文件不变）</translation>
+    </message>
+    <message>
+        <source>what-if: the test accuracy again with the weight tensors stored as int8 (a scale per
+output row) or int4 (a scale per 64 values); the weights file is not changed</source>
+        <translation>假设分析：把权重张量存为 int8（每个输出行一个缩放因子）或 int4（每 64 个值一个缩放因子）
+后再测一次测试准确率；权重文件不变</translation>
+    </message>
+    <message>
+        <source>Pruned and quantised what-ifs</source>
+        <translation>剪枝与量化假设分析</translation>
+    </message>
+    <message>
+        <source>Predicts the memory of a training run before it starts: bytes per category (parameters, gradients,
+optimizer state, master weights, activations, workspace, data) on the device and on the host, per
+layer, and the step cost of the chosen strategies. With --budget it searches precision,
+checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits
+and is predicted fastest, and says why each other one ranks lower or does not fit. With --prune
+or --quantize it adds what the trained weights would take stored pruned or quantised.</source>
+        <translation>在训练开始之前预测其内存：设备和主机上每个类别（参数、梯度、优化器状态、
+主权重、激活、工作区、数据）的字节数、每层的字节数，以及所选策略的单步开销。
+使用 --budget 时，它在精度、梯度检查点、微批次/梯度累积和优化器卸载中搜索
+能放下且预测最快的配置，并说明其他每种配置为何排名更低或放不下。使用 --prune
+或 --quantize 时，它还给出训练后的权重剪枝或量化存储时所占的大小。</translation>
+    </message>
+    <message>
+        <source>%1 % pruned</source>
+        <translation>剪枝 %1 %</translation>
+    </message>
+    <message>
+        <source>int8 with a scale per row</source>
+        <translation>int8，每行一个缩放因子</translation>
+    </message>
+    <message>
+        <source>
+  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 instead of %5, besides %6 of other tensors; train with the same flags to measure the accuracy after
+</source>
+        <translation>
+  假设分析（%1）：%2 个权重张量（%3 个值）这样存储最多占 %4，原为 %5，另有 %6 的其他张量；用相同选项训练即可测量变换后的准确率
+</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <comment>between the parts of a list</comment>
+        <translation>，</translation>
     </message>
 </context>
 <context>
@@ -2223,6 +2251,50 @@ or int4 (a scale per 64 values); the file is not changed</source>
         <source>Resident peak (OS)</source>
         <translation>常驻峰值（操作系统）</translation>
     </message>
+    <message>
+        <source>%1 pruned</source>
+        <translation>剪枝 %1</translation>
+    </message>
+    <message>
+        <source>int8 (a scale per output row)</source>
+        <translation>int8（每个输出行一个缩放因子）</translation>
+    </message>
+    <message>
+        <source>int4 (a scale per %1 values)</source>
+        <translation>int4（每 %1 个值一个缩放因子）</translation>
+    </message>
+    <message>
+        <source>Accuracy pruned/quantised</source>
+        <translation>剪枝/量化后的准确率</translation>
+    </message>
+    <message>
+        <source>%1; weights %2 instead of %3</source>
+        <translation>%1；权重 %2，原为 %3</translation>
+    </message>
+    <message>
+        <source>The weights the run wrote, evaluated on %1 test samples as trained and again %2. The transform touches the %3 weight tensors with two or more dimensions (%4 values, %5 of them zero after); biases, normalisation weights and statistics stay as they are. The largest change to a weight was %6.</source>
+        <translation>本次运行写出的权重，在 %1 个测试样本上按训练所得评估一次，再按 %2 评估一次。变换作用于 %3 个二维及以上的权重张量（%4 个值，变换后其中 %5 个为零）；偏置、归一化权重和统计量保持不变。单个权重的最大变化为 %6。</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Stored size</source>
+        <translation>存储大小</translation>
+    </message>
+    <message>
+        <source>as trained (f32)</source>
+        <translation>训练所得（f32）</translation>
+    </message>
+    <message>
+        <source>Stored size counts 4 bytes a value as f32; quantised, bits / 8 a value and 4 bytes a scale; pruned, a bitmask of 1 bit a value and the non-zero values. The file on disk is not changed: this is a what-if (headroom eval --prune/--quantize measures the same on any weights file).</source>
+        <translation>存储大小按 f32 每个值 4 字节计；量化时每个值 位数/8 字节，每个缩放因子 4 字节；剪枝时每个值 1 位的位掩码加上非零值。磁盘上的文件不变：这是一次假设分析（headroom eval --prune/--quantize 可对任何权重文件做同样的测量）。</translation>
+    </message>
+    <message>
+        <source>What-if: pruned and quantised weights</source>
+        <translation>假设分析：剪枝与量化后的权重</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -2619,6 +2691,13 @@ or int4 (a scale per 64 values); the file is not changed</source>
     <message>
         <source>--target names a table&apos;s class column, but the data is &apos;%1&apos;; use it with --data csv:FILE or tsv:FILE, or leave it out</source>
         <translation>--target 指定表格的类别列，但数据是“%1”；请与 --data csv:FILE 或 tsv:FILE 一起使用，或去掉它</translation>
+    </message>
+</context>
+<context>
+    <name>config.what_if_token_model</name>
+    <message>
+        <source>--prune and --quantize measure an image classifier&apos;s test accuracy before and after; &apos;%1&apos; is a language model: leave them out</source>
+        <translation>--prune 和 --quantize 测量图像分类器变换前后的测试准确率；&apos;%1&apos; 是语言模型：请去掉这两个选项</translation>
     </message>
 </context>
 <context>
@@ -5250,6 +5329,50 @@ or int4 (a scale per 64 values); the file is not changed</source>
         <source>Sharding spreads a run over several ranks: choose more than one in Ranks</source>
         <translation>分片把一次运行分布到多个 rank 上：请在“Rank 数”中选择多于一个</translation>
     </message>
+    <message>
+        <source>What-if after training</source>
+        <translation>训练后的假设分析</translation>
+    </message>
+    <message>
+        <source> %</source>
+        <translation> %</translation>
+    </message>
+    <message>
+        <source>no pruning</source>
+        <translation>不剪枝</translation>
+    </message>
+    <message>
+        <source>Set this share of each weight tensor&apos;s smallest values to zero (magnitude pruning) and measure the test accuracy again; the weights file is not changed</source>
+        <translation>把每个权重张量中绝对值最小的这一比例置零（幅值剪枝），再测一次测试准确率；权重文件不变</translation>
+    </message>
+    <message>
+        <source>Prune</source>
+        <translation>剪枝</translation>
+    </message>
+    <message>
+        <source>No quantisation</source>
+        <translation>不量化</translation>
+    </message>
+    <message>
+        <source>int8 (a scale per output row)</source>
+        <translation>int8（每个输出行一个缩放因子）</translation>
+    </message>
+    <message>
+        <source>int4 (a scale per 64 values)</source>
+        <translation>int4（每 64 个值一个缩放因子）</translation>
+    </message>
+    <message>
+        <source>Store the weight tensors at this width and measure the test accuracy again</source>
+        <translation>以此位宽存储权重张量，再测一次测试准确率</translation>
+    </message>
+    <message>
+        <source>Quantise</source>
+        <translation>量化</translation>
+    </message>
+    <message>
+        <source>A language model has no test accuracy to compare: the what-if is for image classifiers</source>
+        <translation>语言模型没有可比较的测试准确率：假设分析用于图像分类器</translation>
+    </message>
 </context>
 <context>
     <name>hrw::LiveChart</name>
@@ -7856,6 +7979,34 @@ or int4 (a scale per 64 values); the file is not changed</source>
     <message>
         <source>%1: its names are not the model&apos;s, and matched by order these tensors differ in shape (file vs model): %2; pick the model the file was trained for</source>
         <translation>%1：其名称与模型的不同，而按顺序匹配时这些张量的形状不同（文件 vs 模型）：%2；请选择该文件训练时所用的模型</translation>
+    </message>
+</context>
+<context>
+    <name>whatif.both</name>
+    <message>
+        <source>What-if: evaluating the written weights on the test split as trained and with %1 % of each weight tensor&apos;s smallest values set to zero, then stored as %2 (int8: a scale per output row; int4: a scale per %3 values)</source>
+        <translation>假设分析：在测试集上评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零并存为 %2（int8：每个输出行一个缩放因子；int4：每 %3 个值一个缩放因子）</translation>
+    </message>
+</context>
+<context>
+    <name>whatif.prune</name>
+    <message>
+        <source>What-if: evaluating the written weights on the test split as trained and with %1 % of each weight tensor&apos;s smallest values set to zero</source>
+        <translation>假设分析：在测试集上评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零</translation>
+    </message>
+</context>
+<context>
+    <name>whatif.quantize</name>
+    <message>
+        <source>What-if: evaluating the written weights on the test split as trained and stored as %1 (int8: a scale per output row; int4: a scale per %2 values)</source>
+        <translation>假设分析：在测试集上评估写出的权重，先按训练所得，再存为 %1（int8：每个输出行一个缩放因子；int4：每 %2 个值一个缩放因子）</translation>
+    </message>
+</context>
+<context>
+    <name>whatif.result</name>
+    <message>
+        <source>What-if: test accuracy %1 as trained, %2 after (%3 points) on %4 samples; the weights take %5 stored so instead of %6</source>
+        <translation>假设分析：在 %4 个样本上，训练所得的测试准确率为 %1，变换后为 %2（%3 个百分点）；这样存储的权重占 %5，原为 %6</translation>
     </message>
 </context>
 </TS>

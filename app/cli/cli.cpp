@@ -37,9 +37,11 @@ const std::vector<Subcommand>& subcommands() {
                            "docs/run-json.md), so a folder with run.json is complete. The first line says which device\n"
                            "trains and why; the last line printed is test_accuracy=0.xxxx (a language model: test_loss=X,\n"
                            "the validation loss per token, after a tokens/s line). Ctrl-C stops after the current step\n"
-                           "and writes the results so far."),
+                           "and writes the results so far. With --prune/--quantize the written weights are evaluated\n"
+                           "again pruned/quantised (run.json final.compression; the report's what-if section)."),
          {FlagGroup::model, FlagGroup::data, FlagGroup::length, FlagGroup::memory, FlagGroup::optimizer,
-          FlagGroup::training, FlagGroup::sequence, FlagGroup::text, FlagGroup::device, FlagGroup::run, FlagGroup::history},
+          FlagGroup::training, FlagGroup::sequence, FlagGroup::text, FlagGroup::device, FlagGroup::run, FlagGroup::history,
+          FlagGroup::whatif},
          0, 0, false, runTrainCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,\n"
                                   "dataset, a diverging loss, out of memory).")},
@@ -52,7 +54,7 @@ const std::vector<Subcommand>& subcommands() {
                            "--prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight\n"
                            "tensors and print test_loss_after=, test_accuracy_after= and the weights' bytes stored so\n"
                            "(weights_bytes=, weights_bytes_after=); the file is not changed."),
-         {FlagGroup::weights, FlagGroup::model, FlagGroup::data, FlagGroup::device}, 0, 0, false, runEvalCommand,
+         {FlagGroup::weights, FlagGroup::whatif, FlagGroup::model, FlagGroup::data, FlagGroup::device}, 0, 0, false, runEvalCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 evaluated, 2 bad input (a file, model or dataset that does not fit).")},
         {"plan", "[options]", QT_TRANSLATE_NOOP("Cli", "predict a run's memory by category and layer; --budget finds\nthe strategies that fit"),
          QT_TRANSLATE_NOOP("Cli",
@@ -60,9 +62,10 @@ const std::vector<Subcommand>& subcommands() {
                            "optimizer state, master weights, activations, workspace, data) on the device and on the host, per\n"
                            "layer, and the step cost of the chosen strategies. With --budget it searches precision,\n"
                            "checkpointing, micro-batch/accumulation and optimizer offload for the configuration that fits\n"
-                           "and is predicted fastest, and says why each other one ranks lower or does not fit."),
+                           "and is predicted fastest, and says why each other one ranks lower or does not fit. With --prune\n"
+                           "or --quantize it adds what the trained weights would take stored pruned or quantised."),
          {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::sequence, FlagGroup::device,
-          FlagGroup::plan},
+          FlagGroup::plan, FlagGroup::whatif},
          0, 0, false, runPlanCommand},
         {"generate", "--run RUN|--weights FILE [options]", QT_TRANSLATE_NOOP("Cli", "continue a prompt with a trained language model"),
          QT_TRANSLATE_NOOP("Cli",

@@ -30,9 +30,7 @@ int runEvalCommand(const CliRequest& request) {
                 resolveModel(r);
             }
         }
-        hr::CompressionOptions what_if;
-        what_if.prune = r.prune;
-        what_if.bits = r.quantizeBits;
+        const hr::CompressionOptions what_if = r.config.what_if;
         const hr::WeightsEvaluation e = hr::evaluate_weights(r.config, r.weights.toStdString(), what_if);
         for (const std::string& line : e.notes) eprint(QString::fromStdString(line) + QLatin1Char('\n'));
         if (!r.quiet)

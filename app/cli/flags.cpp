@@ -238,14 +238,16 @@ const std::vector<Flag> kFlags = {
      QT_TRANSLATE_NOOP("Cli", "the weights to evaluate (Headroom's or PyTorch's names, DDP's module. prefix,\n"
                               "or matched by order and shape)"),
      [](R& r, const V& v) { r.weights = v.text(); }},
-    {FlagGroup::weights, "prune", "S",
-     QT_TRANSLATE_NOOP("Cli", "what-if: evaluate again with the fraction S of each weight tensor's smallest values\n"
-                              "set to zero (magnitude pruning, 0 to 0.99; the file is not changed)"),
-     [](R& r, const V& v) { r.prune = v.real(0, 0.99); }},
-    {FlagGroup::weights, "quantize", "Q",
-     QT_TRANSLATE_NOOP("Cli", "what-if: evaluate again with the weight tensors stored as int8 (a scale per output row)\n"
-                              "or int4 (a scale per 64 values); the file is not changed"),
-     [](R& r, const V& v) { r.quantizeBits = v.choice(QT_TRANSLATE_NOOP("Cli", "quantisation"), {"int8", "int4"}) == "int8" ? 8 : 4; }},
+    {FlagGroup::whatif, "prune", "S",
+     QT_TRANSLATE_NOOP("Cli", "what-if: the test accuracy again with the fraction S of each weight tensor's smallest\n"
+                              "values set to zero (magnitude pruning, 0 to 0.99; the weights file is not changed)"),
+     [](R& r, const V& v) { r.config.what_if.prune = v.real(0, 0.99); }},
+    {FlagGroup::whatif, "quantize", "Q",
+     QT_TRANSLATE_NOOP("Cli", "what-if: the test accuracy again with the weight tensors stored as int8 (a scale per\n"
+                              "output row) or int4 (a scale per 64 values); the weights file is not changed"),
+     [](R& r, const V& v) {
+         r.config.what_if.bits = v.choice(QT_TRANSLATE_NOOP("Cli", "quantisation"), {"int8", "int4"}) == "int8" ? 8 : 4;
+     }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
      [](R& r, const V& v) { r.db = v.text(); }},
@@ -320,6 +322,7 @@ const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::runs, QT_TRANSLATE_NOOP("Cli", "Filter")},
     {FlagGroup::presets, QT_TRANSLATE_NOOP("Cli", "Output")},
     {FlagGroup::weights, QT_TRANSLATE_NOOP("Cli", "Weights")},
+    {FlagGroup::whatif, QT_TRANSLATE_NOOP("Cli", "Pruned and quantised what-ifs")},
     {FlagGroup::sequence, QT_TRANSLATE_NOOP("Cli", "Language models")},
     {FlagGroup::text, QT_TRANSLATE_NOOP("Cli", "Text and evaluation")},
     {FlagGroup::generate, QT_TRANSLATE_NOOP("Cli", "Generation")},

@@ -42,8 +42,6 @@ struct CliRequest {
     QString configFile;            // train --config FILE.json: a whole TrainConfig (a run folder's config.json)
     QString pauseFile;             // train --pause-file FILE: paused between steps while FILE exists
     QString weights;               // eval / generate --weights FILE (a model.safetensors file)
-    double prune = 0;              // eval --prune S: the what-if's fraction of each weight tensor set to zero
-    int quantizeBits = 0;          // eval --quantize int8|int4: 8 or 4 (0: none)
     QStringList positional;        // RUN of report, NAME of presets
     // generate (app/cli/generate_command.cpp)
     QString run;                   // a run id, 'last', a run's name, or a run folder
@@ -73,6 +71,7 @@ enum class FlagGroup {
     runs,       // --status, --filter, --limit
     presets,    // --json
     weights,    // eval: --weights
+    whatif,     // train and eval: --prune, --quantize (TrainConfig::what_if)
     sequence,   // --seq (language models; train and plan)
     text,       // --tokenizer, --eval-every, --eval-tokens (language models; train)
     generate,   // headroom generate: --run, --weights, --prompt, --tokens, --temperature, --top-k, --seed

@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QLocale>
+#include <QStringList>
 #include <algorithm>
 #include <cstdio>
 
@@ -13,6 +14,7 @@
 #include "train/device.h"
 #include "train/run_record.h"
 #include "train/trainer.h"
+#include "nn/compression.h"
 #include "nn/transformer_spec.h"
 
 namespace hrapp {
@@ -30,6 +32,37 @@ QString parameterText(const hr::ModelSpec& spec) {
                               : v >= 1e6 ? QStringLiteral("%1 M").arg(v / 1e6, 0, 'f', 1)
                                          : QStringLiteral("%1 k").arg(v / 1e3, 0, 'f', 1);
     return QStringLiteral("%1 (%2)").arg(QLocale::c().toString(static_cast<qlonglong>(n)), shortForm);
+}
+
+// --prune/--quantize: what the trained weights would take stored so (nn/compression.h), from the shapes.
+QString whatIfText(const hr::ModelSpec& spec, const hr::CompressionOptions& o) {
+    const hr::CompressionReport r = hr::compression_bytes(spec, o);
+    QStringList how;
+    if (o.prune > 0)
+        how << QCoreApplication::translate("Cli", "%1 % pruned").arg(o.prune * 100, 0, 'g', 3);
+    if (o.bits == 8) how << QCoreApplication::translate("Cli", "int8 with a scale per row");
+    if (o.bits == 4) how << QCoreApplication::translate("Cli", "int4 with a scale per %1 values").arg(o.group);
+    return QCoreApplication::translate("Cli", "\n  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 "
+                                              "instead of %5, besides %6 of other tensors; train with the same flags to "
+                                              "measure the accuracy after\n")
+        .arg(how.join(QCoreApplication::translate("Cli", ", ", "between the parts of a list")))
+        .arg(r.tensors)
+        .arg(QLocale::c().toString(static_cast<qlonglong>(r.values)))
+        .arg(bytes(r.stored_bytes), bytes(r.dense_bytes), bytes(r.other_bytes));
+}
+
+nlohmann::json whatIfJson(const hr::ModelSpec& spec, const hr::CompressionOptions& o) {
+    const hr::CompressionReport r = hr::compression_bytes(spec, o);
+    return {{"prune", o.prune},
+            {"quantize", o.bits == 8 ? "int8" : o.bits == 4 ? "int4" : "none"},
+            {"group", o.group},
+            {"tensors", r.tensors},
+            {"values", r.values},
+            {"zeros", r.zeros},
+            {"scales", r.scales},
+            // as headroom eval and run.json's final.compression count them: with the other tensors (f32)
+            {"weights_bytes", r.dense_bytes + r.other_bytes},
+            {"weights_bytes_after", r.stored_bytes + r.other_bytes}};
 }
 
 }  // namespace
@@ -85,6 +118,7 @@ int runPlanCommand(const CliRequest& request) {
                 j["fits"] = hr::plan_fit_bytes(p) <= free;
                 j["param_count"] = hr::analyze_model_spec(planned.spec).total_params;
                 j["seq"] = hr::model_sequence_length(planned.spec);
+                if (c.what_if.active()) j["compression"] = whatIfJson(planned.spec, c.what_if);
                 print(q(j.dump(2) + "\n"));
                 return 0;
             }
@@ -146,6 +180,7 @@ int runPlanCommand(const CliRequest& request) {
                           .arg(q(c.data), bytes(p.dataset_bytes))
                           .arg(req.train_samples)
                           .arg(req.test_samples));
+            if (c.what_if.active()) print(whatIfText(planned.spec, c.what_if));
             print(QCoreApplication::translate("Cli", "\nPer layer (bytes kept for backward at micro-batch %1; * marks checkpointed blocks, whose "
                      "inner tensors are recomputed in a shared %2 buffer):\n")
                       .arg(p.strategy.micro_batch)
@@ -184,6 +219,7 @@ int runPlanCommand(const CliRequest& request) {
             j["seq"] = hr::model_sequence_length(planned.spec);
             j["device_defaults"] = defaults;
             j["best"] = s.best;
+            if (c.what_if.active()) j["compression"] = whatIfJson(planned.spec, c.what_if);
             nlohmann::json arr = nlohmann::json::array();
             for (const auto& cand : s.candidates) {
                 nlohmann::json e = hr::plan_to_json(cand.plan);
@@ -221,6 +257,7 @@ int runPlanCommand(const CliRequest& request) {
         }
         const auto& best = s.candidates[static_cast<std::size_t>(s.best)];
         print(QCoreApplication::translate("Cli", "\nBest: headroom train --batch %1 %2\n").arg(c.batch).arg(q(hr::strategy_flags(best.strategy))));
+        if (c.what_if.active()) print(whatIfText(planned.spec, c.what_if));
         return 0;
     } catch (const hr::InputError& e) {
         eprint(QCoreApplication::translate("Cli", "headroom plan: %1\n").arg(messageText(e.message())));

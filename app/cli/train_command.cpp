@@ -186,6 +186,11 @@ public:
             print(QStringLiteral("test_loss=%1\n").arg(r.test_loss, 0, 'f', 4));
             return o.exitCode();
         }
+        if (r.what_if.compressed && !m_quiet) {  // --prune/--quantize: the what-if's figures (run.json final.compression)
+            print(QStringLiteral("test_accuracy_after=%1\n").arg(r.what_if.test_accuracy_after, 0, 'f', 4));
+            print(QStringLiteral("weights_bytes_after=%1\n")
+                      .arg(r.what_if.compression.stored_bytes + r.what_if.compression.other_bytes));
+        }
         print(QStringLiteral("test_accuracy=%1\n").arg(r.test_accuracy, 0, 'f', 4));
         return o.exitCode();
     }

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "gui/RuntimeInfo.h"
+#include "nn/transformer_spec.h"
 
 namespace hrapp {
 
@@ -202,6 +203,26 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), QStringLiteral("zero3"));
     mf->addRow(tr("Sharding"), m_sharding);
     outer->addWidget(memBox);
+
+    // What-if after training: the written weights evaluated again pruned and/or quantised (the report's section).
+    m_whatIfBox = new QGroupBox(tr("What-if after training"), this);
+    m_whatIfBox->setObjectName(QStringLiteral("whatIfBox"));
+    auto* wf = form(m_whatIfBox);
+    m_prune = dspin(m_whatIfBox, 0, 99, 1, 5);
+    m_prune->setObjectName(QStringLiteral("pruneSpin"));
+    m_prune->setSuffix(tr(" %"));
+    m_prune->setSpecialValueText(tr("no pruning"));
+    m_prune->setToolTip(tr("Set this share of each weight tensor's smallest values to zero (magnitude pruning) and "
+                           "measure the test accuracy again; the weights file is not changed"));
+    wf->addRow(tr("Prune"), m_prune);
+    m_quantize = new QComboBox(m_whatIfBox);
+    m_quantize->setObjectName(QStringLiteral("quantizeCombo"));
+    m_quantize->addItem(tr("No quantisation"), 0);
+    m_quantize->addItem(tr("int8 (a scale per output row)"), 8);
+    m_quantize->addItem(tr("int4 (a scale per 64 values)"), 4);
+    m_quantize->setToolTip(tr("Store the weight tensors at this width and measure the test accuracy again"));
+    wf->addRow(tr("Quantise"), m_quantize);
+    outer->addWidget(m_whatIfBox);
     outer->addStretch(1);
 
     connect(m_optimizer, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateOptimizerFields);
@@ -273,6 +294,9 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     if (r.startsWith(QLatin1String("cpu:"))) c.device = "cpu";
     else if (r.startsWith(QLatin1String("cuda:"))) c.device = r.toStdString();
     c.strategy.shard = r.isEmpty() ? "none" : m_sharding->currentData().toString().toStdString();
+    // a language model has no what-if (validate_train_config refuses one): the box is disabled then
+    c.what_if.prune = m_whatIfBox->isEnabled() ? m_prune->value() / 100.0 : 0.0;
+    c.what_if.bits = m_whatIfBox->isEnabled() ? m_quantize->currentData().toInt() : 0;
 }
 
 void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
@@ -301,6 +325,8 @@ void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
     m_minLr->setValue(c.schedule.min_lr);
     setStrategy(c.strategy);
     setMemoryLimit(c.memory_limit);
+    m_prune->setValue(100.0 * c.what_if.prune);
+    m_quantize->setCurrentIndex(std::max(0, m_quantize->findData(c.what_if.bits)));
     if (c.device.find(',') != std::string::npos) setRanks(int(std::count(c.device.begin(), c.device.end(), ',')) + 1);
     updateRankFields();
     updateOptimizerFields();
@@ -328,6 +354,16 @@ void TrainingSetupPanel::setModelSpec(const hr::ModelSpec& spec) {
         item->setCheckState(Qt::Unchecked);
     }
     if (keep.startsWith(QLatin1String("list:"))) setCheckpointText(keep);
+    // the what-if measures an image classifier's accuracy (not a language model's)
+    bool tokens = false;
+    try {
+        tokens = hr::is_token_model(spec);
+    } catch (const std::exception&) {
+    }
+    m_whatIfBox->setEnabled(!tokens);
+    m_whatIfBox->setToolTip(tokens ? tr("A language model has no test accuracy to compare: the what-if is for image "
+                                        "classifiers")
+                                   : QString());
 }
 
 void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {

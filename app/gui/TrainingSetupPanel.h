@@ -75,6 +75,10 @@ private:
     QSpinBox* m_accumulate = nullptr;
     QCheckBox* m_offload = nullptr;
     QComboBox* m_sharding = nullptr;
+    // What-if after training (TrainConfig::what_if): pruning and quantisation of the written weights
+    QGroupBox* m_whatIfBox = nullptr;
+    QDoubleSpinBox* m_prune = nullptr;  // percent
+    QComboBox* m_quantize = nullptr;
     QLabel* m_momentumLabel = nullptr;
     QLabel* m_nesterovLabel = nullptr;
     QLabel* m_beta1Label = nullptr;

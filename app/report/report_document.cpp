@@ -53,6 +53,18 @@ QString percentText(double fraction, int decimals = 1) {
 
 QString countText(qint64 n) { return QLocale().toString(n); }
 
+// A what-if's transform in words ("50 % pruned, int8"), from final_metrics.compression.
+QString compressionText(const QJsonObject& wi) {
+    QStringList parts;
+    const double prune = wi.value(QStringLiteral("prune")).toDouble(0);
+    const QString q = wi.value(QStringLiteral("quantize")).toString();
+    if (prune > 0) parts << ReportWriter::tr("%1 pruned").arg(percentText(prune));
+    if (q == QLatin1String("int8")) parts << ReportWriter::tr("int8 (a scale per output row)");
+    if (q == QLatin1String("int4"))
+        parts << ReportWriter::tr("int4 (a scale per %1 values)").arg(wi.value(QStringLiteral("group")).toInteger(64));
+    return parts.join(QStringLiteral(", "));
+}
+
 // A block of the report that stays on one page: a heading (the section's, in its first unit), and
 // paragraphs, notes, a key/value table, a grid or a chart.
 struct Unit {
@@ -288,6 +300,14 @@ void outcomePart(Doc& s) {
             }
         }
         figures.push_back({ReportWriter::tr("Predicted peak"), predValue, predDetail});
+        // --prune/--quantize: the what-if's accuracy (its section in the details has the rest)
+        const QJsonObject wi = fm.value(QStringLiteral("compression")).toObject();
+        if (!wi.isEmpty())
+            figures.push_back({ReportWriter::tr("Accuracy pruned/quantised"),
+                               percentText(wi.value(QStringLiteral("test_accuracy_after")).toDouble(qQNaN())),
+                               ReportWriter::tr("%1; weights %2 instead of %3")
+                                   .arg(compressionText(wi), bytesText(wi.value(QStringLiteral("weights_bytes_after")).toInteger(-1)),
+                                        bytesText(wi.value(QStringLiteral("weights_bytes")).toInteger(-1)))});
         if (en.available)
             figures.push_back({ReportWriter::tr("Energy"), ReportWriter::tr("%1 J").arg(numText(en.joules, 5)),
                                std::isfinite(en.joulesPerSample)
@@ -718,6 +738,37 @@ void durationsSection(Doc& s) {
 
 }
 
+// --prune/--quantize: the written weights as trained and pruned/quantised (only when the run had a what-if)
+void compressionSection(Doc& s) {
+    const QJsonObject wi = s.data.run.finalMetrics.value(QStringLiteral("compression")).toObject();
+    if (wi.isEmpty()) return;
+    Unit u;
+    const auto num = [&](const char* key) { return wi.value(QLatin1String(key)).toDouble(qQNaN()); };
+    const auto count = [&](const char* key) { return wi.value(QLatin1String(key)).toInteger(0); };
+    u.paragraphs << ReportWriter::tr("The weights the run wrote, evaluated on %1 test samples as trained and again %2. "
+                                     "The transform touches the %3 weight tensors with two or more dimensions (%4 values, "
+                                     "%5 of them zero after); biases, normalisation weights and statistics stay as they "
+                                     "are. The largest change to a weight was %6.")
+                        .arg(countText(count("test_samples")), compressionText(wi), countText(count("tensors")),
+                             countText(count("values")), countText(count("zeros")), numText(num("max_abs_change"), 4));
+    for (const QString& col : {ReportWriter::tr("Weights"), ReportWriter::tr("Test accuracy"), ReportWriter::tr("Test loss"),
+                               ReportWriter::tr("Stored size")})
+        u.header.push_back({col, col != ReportWriter::tr("Weights"), false});
+    u.rows.push_back({{ReportWriter::tr("as trained (f32)"), false, false},
+                      {percentText(num("test_accuracy_before"), 2), true, false},
+                      {numText(num("test_loss_before"), 4), true, false},
+                      {bytesText(count("weights_bytes")), true, false}});
+    u.rows.push_back({{compressionText(wi), false, true},
+                      {percentText(num("test_accuracy_after"), 2), true, true},
+                      {numText(num("test_loss_after"), 4), true, true},
+                      {bytesText(count("weights_bytes_after")), true, true}});
+    u.notes << ReportWriter::tr("Stored size counts 4 bytes a value as f32; quantised, bits / 8 a value and 4 bytes a "
+                                "scale; pruned, a bitmask of 1 bit a value and the non-zero values. The file on disk "
+                                "is not changed: this is a what-if (headroom eval --prune/--quantize measures the "
+                                "same on any weights file).");
+    s.addSection(QStringLiteral("compression"), ReportWriter::tr("What-if: pruned and quantised weights"), {u});
+}
+
 // final metrics, in words
 void finalMetricsSection(Doc& s) {
     [[maybe_unused]] const RunInfo& run = s.data.run;
@@ -756,6 +807,7 @@ void finalMetricsSection(Doc& s) {
                 shown.insert(QStringLiteral("peak_step"));
             }
             shown.insert(QStringLiteral("distributed"));  // the ranks' table, under Memory
+            shown.insert(QStringLiteral("compression"));  // its own section (null without a what-if)
             for (auto it = fm.begin(); it != fm.end(); ++it)  // figures newer builds add
                 if (!shown.contains(it.key()))
                     u.keyValues.push_back({it.key(), it.key().endsWith(QLatin1String("bytes")) ? bytesText(it.value().toInteger(-1))
@@ -785,6 +837,7 @@ QString ReportWriter::document(Target target) const {
     outcomePart(s);
     // the details, one section each
     trainingSection(s);
+    compressionSection(s);
     memorySection(s);
     strategiesSection(s);
     dataSection(s);

@@ -75,7 +75,8 @@ public:
     static QImage renderChart(const ReportChart& chart, int width = 900, int height = 420);
     ReportEnergy energy() const;
     qint64 samplesTrained() const;                       // steps x batch
-    static QStringList sectionIds();                     // ids of the HTML sections, in order
+    static QStringList sectionIds();                     // ids of the HTML sections every report has, in order
+                                                         // (and "compression" after "training" with a what-if)
 
 private:
     enum class Target { Html, Pdf };

@@ -6,6 +6,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "plan/planner.h"
+#include "train/eval_weights.h"
 #include "train/generate.h"
 #include "train/run_record.h"
 
@@ -164,14 +165,21 @@ void TrainingSession::run(const SessionJob& job) {
             namespace fs = std::filesystem;
             try {
                 fs::create_directories(job.outDir);
-                nlohmann::json record = hr::make_run_record(job.config, r);
-                record["memory"]["predicted"] = end.predicted.valid ? hr::plan_to_json(plan) : nlohmann::json(nullptr);
-                if (end.predicted.valid)  // each rank's predicted total, next to the measured ones
-                    record["distributed"]["predicted_peak_bytes"] = end.predicted.rankDeviceTotals;
                 const std::string weights = (fs::path(job.outDir) / "model.safetensors").string();
                 const std::string runJson = (fs::path(job.outDir) / "run.json").string();
                 trainer.save_weights(weights);
                 end.written.push_back(weights);
+                // --prune/--quantize: the written weights as trained and pruned/quantised, into the record
+                try {
+                    hr::RunLog log{[this](const hr::LogEvent& e) { emit logMessage(e); }};
+                    hr::evaluate_what_if(job.config, weights, end.result, log);
+                } catch (const hr::Error& e) {
+                    emit logMessage({hr::LogLevel::warning, e.message().english(), e.message()});
+                }
+                nlohmann::json record = hr::make_run_record(job.config, r);
+                record["memory"]["predicted"] = end.predicted.valid ? hr::plan_to_json(plan) : nlohmann::json(nullptr);
+                if (end.predicted.valid)  // each rank's predicted total, next to the measured ones
+                    record["distributed"]["predicted_peak_bytes"] = end.predicted.rankDeviceTotals;
                 hr::write_file_atomic(runJson, record.dump(2) + "\n");
                 end.written.push_back(runJson);
             } catch (const std::exception& e) {

@@ -4,9 +4,15 @@
 #include <cmath>
 #include <numeric>
 
+#include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
+#include "memory/counting_allocator.h"
 
 namespace hr {
+
+namespace {
+std::size_t stored_bytes(std::int64_t n, std::int64_t zeros, std::int64_t scales, const CompressionOptions& o);
+}  // namespace
 
 void validate_compression(const CompressionOptions& o) {
     if (!(o.prune >= 0 && o.prune < 1))
@@ -97,10 +103,7 @@ CompressionReport compress_model_weights(Model& model, const CompressionOptions&
             rep.max_abs_change = std::max(rep.max_abs_change, static_cast<double>(std::fabs(w[i] - before[i])));
         }
         const std::size_t un = static_cast<std::size_t>(n);
-        const std::size_t bits = o.bits ? static_cast<std::size_t>(o.bits) : 32;
-        const std::size_t stored_values = o.prune > 0 ? un - static_cast<std::size_t>(zeros) : un;
-        std::size_t stored = (stored_values * bits + 7) / 8 + static_cast<std::size_t>(scales) * 4;
-        if (o.prune > 0) stored += (un + 7) / 8;  // the bitmask of the non-zeros
+        const std::size_t stored = stored_bytes(n, zeros, scales, o);
         ++rep.tensors;
         rep.values += n;
         rep.zeros += zeros;
@@ -109,6 +112,50 @@ CompressionReport compress_model_weights(Model& model, const CompressionOptions&
         rep.stored_bytes += stored;
     }
     be.synchronize();
+    return rep;
+}
+
+namespace {
+// What one weight tensor of n values in `rows` rows takes stored as `o` says, with `zeros` of its values zero.
+std::size_t stored_bytes(std::int64_t n, std::int64_t zeros, std::int64_t scales, const CompressionOptions& o) {
+    const std::size_t un = static_cast<std::size_t>(n);
+    const std::size_t bits = o.bits ? static_cast<std::size_t>(o.bits) : 32;
+    const std::size_t stored_values = o.prune > 0 ? un - static_cast<std::size_t>(zeros) : un;
+    std::size_t stored = (stored_values * bits + 7) / 8 + static_cast<std::size_t>(scales) * 4;
+    if (o.prune > 0) stored += (un + 7) / 8;  // the bitmask of the non-zeros
+    return stored;
+}
+}  // namespace
+
+CompressionReport compression_bytes(const ModelSpec& spec, const CompressionOptions& o) {
+    validate_compression(o);
+    auto ledger = std::make_shared<MemoryLedger>();
+    CountingAllocator alloc(Device::cpu(), ledger);
+    CpuBackend be(1, ledger);
+    ModelOptions mo;
+    mo.batch = 1;
+    mo.dry_run = true;  // shapes only: nothing is touched
+    mo.allocator = &alloc;
+    Model model(spec, be, mo);
+    CompressionReport rep;
+    for (const NamedTensor& nt : model.state_dict()) {
+        if (nt.tied) continue;
+        const Tensor& t = nt.tensor;
+        const std::int64_t n = t.numel();
+        if (!(nt.trainable && t.shape().size() >= 2)) {
+            rep.other_bytes += static_cast<std::size_t>(n) * 4;
+            continue;
+        }
+        const std::int64_t rows = t.shape()[0], cols = n / rows;
+        const std::int64_t zeros = o.prune > 0 ? std::min<std::int64_t>(n, static_cast<std::int64_t>(std::nearbyint(o.prune * static_cast<double>(n)))) : 0;
+        const std::int64_t scales = o.bits == 8 ? rows : o.bits == 4 ? rows * ((cols + o.group - 1) / o.group) : 0;
+        ++rep.tensors;
+        rep.values += n;
+        rep.zeros += zeros;
+        rep.scales += scales;
+        rep.dense_bytes += static_cast<std::size_t>(n) * 4;
+        rep.stored_bytes += stored_bytes(n, zeros, scales, o);
+    }
     return rep;
 }
 

@@ -51,6 +51,11 @@ int quantize_bits(const std::string& name);
 // Applies the options to the model's weights (the tensors above) in place, through host copies.
 CompressionReport compress_model_weights(Model& model, const CompressionOptions& options);
 
+// The same count from the model's shapes alone, before any training (`headroom plan --prune/--quantize`): the
+// zeros are the pruned ones, round(S x n) per tensor (max_abs_change 0: there are no weights yet).
+// Quantisation may round more values to zero, so a trained model's stored bytes are at most these.
+CompressionReport compression_bytes(const ModelSpec& spec, const CompressionOptions& options);
+
 // The transforms on one tensor's values, host side (rows x cols, row-major): exposed for the tests.
 void prune_by_magnitude(float* w, std::int64_t n, double fraction);
 // Returns the number of scales used.

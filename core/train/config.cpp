@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/json_limits.h"
+#include "nn/transformer_spec.h"
 
 namespace hr {
 
@@ -56,6 +57,9 @@ json train_config_to_json(const TrainConfig& c) {
     j["save_every_steps"] = c.save_every_steps;
     j["save_every_seconds"] = c.save_every_seconds;
     j["init_from"] = c.init_from;
+    j["what_if"] = {{"prune", c.what_if.prune},
+                    {"quantize", c.what_if.bits == 8 ? "int8" : c.what_if.bits == 4 ? "int4" : "none"},
+                    {"group", c.what_if.group}};
     return j;
 }
 
@@ -212,6 +216,13 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "save_every_steps", c.save_every_steps, "");
     get(j, "save_every_seconds", c.save_every_seconds, "");
     get(j, "init_from", c.init_from, "");
+    if (const json* w = section(j, "what_if")) {
+        get(*w, "prune", c.what_if.prune, "what_if");
+        std::string q = "none";
+        get(*w, "quantize", q, "what_if");
+        c.what_if.bits = quantize_bits(q);
+        get(*w, "group", c.what_if.group, "what_if");
+    }
     return c;
 }
 
@@ -305,6 +316,12 @@ void validate_train_config(const TrainConfig& c) {
                                 "the checkpoint interval must be a positive number of seconds, got %1; set it with "
                                 "--save-every 10m (minutes) or --save-every N (steps)"),
                          {std::to_string(c.save_every_seconds)});
+    validate_compression(c.what_if);
+    if (c.what_if.active() && is_token_model(c.model))
+        throw InputError(HR_MSG("config.what_if_token_model",
+                                "--prune and --quantize measure an image classifier's test accuracy before and after; "
+                                "'%1' is a language model: leave them out"),
+                         {c.model.name});
     bool device_ok = c.device == "auto" || c.device == "cpu" || c.device == "cuda";
     if (!device_ok && c.device.rfind("cuda:", 0) == 0) {
         // cuda:N, or cuda:N,M,... (one GPU per rank of this machine)

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nn/compression.h"
 #include "nn/model_spec.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
@@ -43,6 +44,9 @@ struct TrainConfig {
     std::int64_t save_every_steps = 0;             // --save-every N
     double save_every_seconds = 600;               // --save-every 10m
     std::string init_from;                         // --init-from FILE.safetensors: the starting weights
+    // --prune S / --quantize int8|int4 (issue 23 item 4): when the run has finished, its weights are evaluated
+    // on the test split as trained and again pruned/quantised (nn/compression.h); run.json "compression"
+    CompressionOptions what_if;
 };
 
 // Bounds of validate_train_config (docs/run-json.md): they keep the trainer's epoch and step

@@ -1,6 +1,7 @@
 #include "train/eval_weights.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
@@ -9,7 +10,9 @@
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
 #include "train/device.h"
+#include "train/events.h"
 #include "train/resume.h"
+#include "train/result.h"
 
 namespace hr {
 
@@ -80,9 +83,50 @@ WeightsEvaluation evaluate_weights(const TrainConfig& c, const std::string& weig
     if (compression.active()) {
         out.compression = compress_model_weights(model, compression);
         out.compressed = true;
+        out.options = compression;
         evaluate(out.test_loss_after, out.test_accuracy_after);
     }
     return out;
+}
+
+void evaluate_what_if(const TrainConfig& config, const std::string& weights_path, TrainResult& result,
+                      const RunLog& log) {
+    if (!config.what_if.active()) return;
+    TrainConfig c = config;
+    // several ranks: the other ranks' processes still hold their devices; one CPU evaluation is enough
+    if (result.world_size > 1) c.device = "cpu";
+    const CompressionOptions& o = config.what_if;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f", 100.0 * o.prune);
+    const std::string q = o.bits == 8 ? "int8" : "int4", group = std::to_string(o.group);
+    if (o.bits == 0)
+        log(LogLevel::info, Message(HR_MSG("whatif.prune", "What-if: evaluating the written weights on the test split as "
+                                                           "trained and with %1 % of each weight tensor's smallest "
+                                                           "values set to zero"),
+                                    {pct}));
+    else if (o.prune <= 0)
+        log(LogLevel::info, Message(HR_MSG("whatif.quantize", "What-if: evaluating the written weights on the test split "
+                                                              "as trained and stored as %1 (int8: a scale per output "
+                                                              "row; int4: a scale per %2 values)"),
+                                    {q, group}));
+    else
+        log(LogLevel::info, Message(HR_MSG("whatif.both", "What-if: evaluating the written weights on the test split as "
+                                                          "trained and with %1 % of each weight tensor's smallest values "
+                                                          "set to zero, then stored as %2 (int8: a scale per output "
+                                                          "row; int4: a scale per %3 values)"),
+                                    {pct, q, group}));
+    result.what_if = evaluate_weights(c, weights_path, config.what_if);
+    const WeightsEvaluation& e = result.what_if;
+    const CompressionReport& r = e.compression;
+    char acc[3][32];
+    std::snprintf(acc[0], sizeof acc[0], "%.2f %%", 100.0 * e.test_accuracy);
+    std::snprintf(acc[1], sizeof acc[1], "%.2f %%", 100.0 * e.test_accuracy_after);
+    std::snprintf(acc[2], sizeof acc[2], "%+.2f", 100.0 * (e.test_accuracy_after - e.test_accuracy));
+    log(LogLevel::info,
+        Message(HR_MSG("whatif.result", "What-if: test accuracy %1 as trained, %2 after (%3 points) on %4 samples; the "
+                                        "weights take %5 stored so instead of %6"),
+                {acc[0], acc[1], acc[2], std::to_string(e.test_samples), format_bytes(r.stored_bytes + r.other_bytes),
+                 format_bytes(r.dense_bytes + r.other_bytes)}));
 }
 
 }  // namespace hr

@@ -5,10 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "nn/compression.h"
 #include "train/config.h"
 
 namespace hr {
+
+struct TrainResult;
+struct RunLog;
 
 struct WeightsEvaluation {
     double test_accuracy = 0;
@@ -19,6 +23,7 @@ struct WeightsEvaluation {
     // With a compression what-if (nn/compression.h): the same test split after pruning/quantising the
     // weights, and what the weights take stored that way.
     bool compressed = false;
+    CompressionOptions options;  // the what-if evaluated
     double test_accuracy_after = 0;
     double test_loss_after = 0;
     CompressionReport compression;
@@ -29,5 +34,11 @@ struct WeightsEvaluation {
 // compression: evaluated as they are, then again after the what-if (when compression.active()).
 WeightsEvaluation evaluate_weights(const TrainConfig& config, const std::string& weights_path,
                                    const CompressionOptions& compression = {});
+
+// The end of a run with --prune/--quantize (TrainConfig::what_if): its written weights evaluated as above
+// into result.what_if, on the run's device (the CPU for a run on several ranks), with two lines in the
+// run's log. Nothing when no what-if was asked for. InputError/Error as evaluate_weights.
+void evaluate_what_if(const TrainConfig& config, const std::string& weights_path, TrainResult& result,
+                      const RunLog& log);
 
 }  // namespace hr

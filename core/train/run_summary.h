@@ -15,8 +15,11 @@
 namespace hr {
 
 // test/train loss and accuracy, steps, epochs (also as epochs_completed), seconds, the throughputs, the
-// parameter count and the ledger's peak (bytes, reserved bytes, phase, step).
+// parameter count, the ledger's peak (bytes, reserved bytes, phase, step) and "compression" (below).
 nlohmann::json run_final_summary(const TrainResult& r);
+// --prune/--quantize: the what-if on the written weights (prune, quantize, group, test accuracy and loss
+// before and after, the weights' bytes as f32 and stored so); null without one.
+nlohmann::json run_compression_summary(const TrainResult& r);
 // world_size, stage, rank_batch (`batch` for one process), measured and resident peaks per rank,
 // predicted_peak_bytes (null when `predicted` is empty), communication per step.
 nlohmann::json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std::vector<std::size_t>& predicted);

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -211,6 +212,33 @@ private slots:
         batch->setValue(32);
         w.loadPreset(QStringLiteral("lenet5"));
         QCOMPARE(w.trainConfig().batch, std::int64_t(32));
+    }
+
+    // What-if after training (issue 23 item 4): the window's Prune and Quantise fields are --prune and
+    // --quantize; a language model has none (the box is disabled and the run carries no what-if)
+    void theWindowsWhatIfIsTheFlags() {
+        MainWindow w;
+        w.setAskBeforeClose(false);
+        w.setPersistState(false);
+        w.loadPreset(QStringLiteral("seed-cnn"));
+        auto* prune = w.setupPanel()->findChild<QDoubleSpinBox*>(QStringLiteral("pruneSpin"));
+        auto* quantize = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("quantizeCombo"));
+        auto* box = w.setupPanel()->findChild<QWidget*>(QStringLiteral("whatIfBox"));
+        QVERIFY(prune && quantize && box);
+        QVERIFY(!w.trainConfig().what_if.active());  // off unless asked for, as on the command line
+        prune->setValue(50);
+        quantize->setCurrentIndex(quantize->findData(4));
+        const hr::TrainConfig cli = parse({"--prune", "0.5", "--quantize", "int4"}).config;
+        QCOMPARE(hr::train_config_to_json(w.trainConfig())["what_if"].dump(), hr::train_config_to_json(cli)["what_if"].dump());
+        QVERIFY(cli.what_if.active());
+        w.loadPreset(QStringLiteral("gpt-tiny"));
+        QVERIFY(!box->isEnabled());
+        QVERIFY(!w.trainConfig().what_if.active());
+        hr::validate_train_config(w.trainConfig());  // a language model's run is not refused for the hidden what-if
+        w.loadPreset(QStringLiteral("seed-cnn"));
+        QVERIFY(box->isEnabled());
+        quantize->setCurrentIndex(quantize->findData(8));
+        QCOMPARE(w.trainConfig().what_if.bits, 8);
     }
 
     void theWindowDrawsAPresetForItsData() {

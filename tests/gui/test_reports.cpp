@@ -272,6 +272,21 @@ private slots:
         hr::at(r.ledger.peak, hr::MemCategory::activations) = 4100000;
         r.ledger.peak_total = 4600000;
         r.ledger.peak_phase = "backward";
+        // --prune 0.5 --quantize int8 (TrainConfig::what_if): the figures app/session puts into the result
+        r.what_if.compressed = true;
+        r.what_if.options.prune = 0.5;
+        r.what_if.options.bits = 8;
+        r.what_if.test_samples = 10000;
+        r.what_if.test_accuracy = 0.88;
+        r.what_if.test_loss = 0.55;
+        r.what_if.test_accuracy_after = 0.8125;
+        r.what_if.test_loss_after = 0.7;
+        r.what_if.compression.tensors = 5;
+        r.what_if.compression.values = 61000;
+        r.what_if.compression.zeros = 30500;
+        r.what_if.compression.dense_bytes = 244000;
+        r.what_if.compression.stored_bytes = 38125;
+        r.what_if.compression.other_bytes = 2824;
         store.finishRun(m_full, r);
 
         m_bare = store.beginRun(QJsonObject{{"data", "mnist"}, {"batch", 64}},
@@ -402,6 +417,27 @@ private slots:
         QCOMPARE(w.samplesTrained(), qint64(6400));
         QVERIFY(qAbs(en.joulesPerSample - 3040.0 / 6400) < 1e-12);
         QVERIFY(text.contains("3,040") || text.contains("3040"));
+    }
+
+    // the what-if's section (issue 23 item 4): both rows with their accuracy and stored size, and a first-page
+    // figure; a run without a what-if has neither
+    void whatIfSection() {
+        RunStore store;
+        QVERIFY(store.open(m_db));
+        const QString html = ReportWriter(*ReportWriter::load(store, m_full)).html();
+        QVERIFY(html.contains(QStringLiteral("id=\"compression\"")));
+        QVERIFY(html.contains(QStringLiteral("What-if: pruned and quantised weights")));
+        QVERIFY(html.contains(QStringLiteral("Accuracy pruned/quantised")));
+        const int at = html.indexOf(QStringLiteral("id=\"compression\""));
+        const QString section = html.mid(at, html.indexOf(QStringLiteral("id=\"memory\""), at) - at);
+        for (const char* text : {"as trained (f32)", "88.00 %", "81.25 %", "0.7", "50.0 % pruned, int8 (a scale per output row)",
+                                 "241.04 KiB", "39.99 KiB", "10,000 test samples", "30,500"})
+            QVERIFY2(section.contains(QLatin1String(text)), text);
+        QVERIFY(html.indexOf(QStringLiteral("id=\"training\"")) < at);  // right after the training section
+        const QJsonObject fm = ReportWriter(*ReportWriter::load(store, m_full)).json()
+                                   .value("run").toObject().value("final_metrics").toObject();
+        QCOMPARE(fm.value("compression").toObject().value("weights_bytes_after").toInteger(), qint64(38125 + 2824));
+        QVERIFY(!ReportWriter(*ReportWriter::load(store, m_deep)).html().contains(QStringLiteral("id=\"compression\"")));
     }
 
     void bareRunSaysWhatIsMissing() {

@@ -3,7 +3,11 @@
 // names, with torch's own names, and as bf16; `headroom eval --preset seed-cnn` on the same test samples
 // prints PyTorch's own test accuracy (to 1e-3; bf16 to 0.02), after matching the names by order and
 // printing the table. The reference is PyTorch's evaluation. Skipped where /usr/bin/python3 has no torch
-// or the dataset is not installed.
+// or the dataset is not installed. trainedWhatIf: `headroom train --prune --quantize` writes run.json
+// final.compression, checked against PyTorch evaluating the run's weights with its own prune and rounding.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QtTest>
 
@@ -95,6 +99,66 @@ for name, amount, bits in (("prune50_int8", 0.5, 8), ("int4", 0.0, 4), ("prune80
         print("torch_%s=%.6f" % (name, (m(vx).argmax(1) == vy).float().mean().item()))
 )PY";
 
+const char* kTrainedScript = R"PY(
+import json, struct, sys
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.nn.utils.prune as prune
+sys.path.insert(0, sys.argv[1] + "/bench")
+from headroom_torch import load_fashion_mnist
+path, amount, bits, limit = sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+class Net(nn.Module):  # seed-cnn, as PyTorch writes it
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, 5)
+        self.conv2 = nn.Conv2d(10, 20, 5)
+        self.fc1 = nn.Linear(320, 50)
+        self.fc2 = nn.Linear(50, 10)
+    def forward(self, x):
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = F.relu(F.max_pool2d(self.conv2(x), 2))
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+raw = open(path, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+header.pop("__metadata__", None)
+tensors = []  # in the file's order (Headroom writes the state_dict in order)
+for name, h in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+    a, b = h["data_offsets"]
+    assert h["dtype"] == "F32"
+    tensors.append(torch.from_numpy(np.frombuffer(raw[8 + n + a:8 + n + b], dtype=np.float32).copy()).reshape(h["shape"]))
+net = Net()
+with torch.no_grad():
+    for p, t in zip(net.parameters(), tensors):
+        assert p.shape == t.shape
+        p.copy_(t)
+_, _, vx, vy = load_fashion_mnist()
+vx, vy = vx[:limit], vy[:limit]
+net.eval()
+with torch.no_grad():
+    print("torch_before=%.6f" % (net(vx).argmax(1) == vy).float().mean().item())
+    for layer in (net.conv1, net.conv2, net.fc1, net.fc2):
+        if amount > 0:
+            prune.l1_unstructured(layer, "weight", amount=amount)
+            prune.remove(layer, "weight")
+        if bits:
+            w = layer.weight
+            rows = w.reshape(w.shape[0], -1)
+            qmax = 127.0 if bits == 8 else 7.0
+            g = rows.shape[1] if bits == 8 else 64
+            out = torch.empty_like(rows)
+            for c0 in range(0, rows.shape[1], g):
+                blk = rows[:, c0:c0 + g]
+                s = blk.abs().amax(dim=1, keepdim=True) / qmax
+                q = torch.where(s > 0, torch.round(blk / torch.where(s > 0, s, torch.ones_like(s))).clamp(-qmax, qmax),
+                                torch.zeros_like(blk))
+                out[:, c0:c0 + g] = q * s
+            layer.weight.copy_(out.reshape(w.shape))
+    print("torch_after=%.6f" % (net(vx).argmax(1) == vy).float().mean().item())
+)PY";
+
 struct Run {
     int code = -1;
     QString out, err;
@@ -181,6 +245,66 @@ private slots:
                                   "lenet5", "--data", "fashion-mnist", "--test-limit", "10", "--device", "cpu"});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains(QStringLiteral("conv1.weight")) || bad.err.contains(QStringLiteral("tensors")), qPrintable(bad.err));
+    }
+
+    // `headroom train --prune --quantize` (issue 23 item 4): the run's written weights, evaluated by PyTorch as
+    // trained and after PyTorch's own pruning and rounding, give run.json's final.compression figures
+    void trainedWhatIf() {
+        if (hrtest::fashion_mnist_dir().empty()) QSKIP("Fashion-MNIST is not installed (dataset-fashion-mnist)");
+        if (run("/usr/bin/python3", {"-c", "import torch"}).code != 0) QSKIP("/usr/bin/python3 cannot import torch");
+        const std::string dir = hrtest::temp_dir("weights-in-trained");
+        const QString out = QString::fromStdString(dir) + "/run";
+        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const Run t = run(exe, {"train", "--preset", "seed-cnn", "--data", "fashion-mnist", "--steps", "300",
+                                "--test-limit", "2000", "--device", "cpu", "--threads", "2",
+                                "--prune", "0.6", "--quantize", "int4", "--out", out, "--no-history"});
+        QVERIFY2(t.code == 0, qPrintable(t.out + t.err));
+        QVERIFY2(t.err.contains(QStringLiteral("What-if: test accuracy")), qPrintable(t.err));
+        QFile f(out + "/run.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject record = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonObject c = record.value("final").toObject().value("compression").toObject();
+        QVERIFY2(!c.isEmpty(), "run.json has no final.compression");
+        QCOMPARE(c.value("prune").toDouble(), 0.6);
+        QCOMPARE(c.value("quantize").toString(), QStringLiteral("int4"));
+        QCOMPARE(c.value("test_samples").toInteger(), qint64(2000));
+        QCOMPARE(record.value("config").toObject().value("what_if").toObject().value("quantize").toString(), QStringLiteral("int4"));
+        // the what-if's "before" is the run's own final evaluation of the same weights
+        QVERIFY(std::abs(c.value("test_accuracy_before").toDouble() - record.value("final").toObject().value("test_accuracy").toDouble()) <= 1e-9);
+        const std::string script = dir + "/check.py";
+        std::ofstream(script) << kTrainedScript;
+        const Run py = run("/usr/bin/python3", {QString::fromStdString(script), QStringLiteral(HR_SOURCE_DIR),
+                                                out + "/model.safetensors", "0.6", "4", "2000"});
+        QVERIFY2(py.code == 0, qPrintable(py.err));
+        const double before = value(py.out, QStringLiteral("torch_before")), after = value(py.out, QStringLiteral("torch_after"));
+        qInfo("trained what-if: headroom %.4f -> %.4f, torch %.4f -> %.4f", c.value("test_accuracy_before").toDouble(),
+              c.value("test_accuracy_after").toDouble(), before, after);
+        QVERIFY2(before > 0.5, qPrintable(py.out));
+        QVERIFY2(std::abs(c.value("test_accuracy_before").toDouble() - before) <= 1e-3, qPrintable(py.out));
+        QVERIFY2(std::abs(c.value("test_accuracy_after").toDouble() - after) <= 1e-3, qPrintable(py.out));
+        // 60 % pruned then int4: a bitmask and the non-zeros at 4 bits, a scale per 64 values; biases as they are
+        // round(0.6 n) per tensor pruned (conv1 250, conv2 5000, fc1 16000, fc2 500 values), and int4 rounds more to 0
+        QVERIFY2(c.value("zeros").toInteger() >= 150 + 3000 + 9600 + 300, qPrintable(QString::number(c.value("zeros").toInteger())));
+        QCOMPARE(c.value("weights_bytes").toInteger(), qint64(4 * 21750 + 360));
+        QVERIFY(c.value("weights_bytes_after").toInteger() < c.value("weights_bytes").toInteger() / 5);
+        // the planner's what-if, from the shapes before training: exactly round(0.6 n) zeros a tensor, so the
+        // non-zeros 100 + 2000 + 6400 + 200 at 4 bits (4350 B), 350 scales (1400 B), the bitmasks 32 + 625 + 2000
+        // + 63 B and the biases 360 B; the trained weights, with int4's extra zeros, take at most that
+        const Run plan = run(exe, {"plan", "--preset", "seed-cnn", "--prune", "0.6", "--quantize", "int4", "--json"});
+        QVERIFY2(plan.code == 0, qPrintable(plan.err));
+        const QJsonObject pc = QJsonDocument::fromJson(plan.out.toUtf8()).object().value("compression").toObject();
+        QCOMPARE(pc.value("weights_bytes").toInteger(), qint64(4 * 21750 + 360));
+        QCOMPARE(pc.value("weights_bytes_after").toInteger(), qint64(4350 + 1400 + 2720 + 360));
+        QVERIFY(c.value("weights_bytes_after").toInteger() <= pc.value("weights_bytes_after").toInteger());
+        const Run planText = run(exe, {"plan", "--preset", "seed-cnn", "--prune", "0.6", "--quantize", "int4"});
+        QVERIFY2(planText.out.contains(QStringLiteral("what-if (60 % pruned, int4")), qPrintable(planText.out));
+        // a language model has no accuracy to compare: refused before training, nothing written
+        const QString lmOut = QString::fromStdString(dir) + "/lm";
+        const Run lm = run(exe, {"train", "--preset", "gpt-tiny", "--data", "text:fortunes", "--steps", "1", "--device", "cpu",
+                                 "--prune", "0.5", "--out", lmOut, "--no-history"});
+        QCOMPARE(lm.code, 2);
+        QVERIFY2(lm.err.contains(QStringLiteral("language model")), qPrintable(lm.err));
+        QVERIFY(!QFile::exists(lmOut + "/run.json"));
     }
 };
 

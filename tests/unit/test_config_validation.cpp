@@ -154,6 +154,33 @@ private slots:
         }
     }
 
+    // --prune/--quantize after training (TrainConfig::what_if): read back as written, checked, and refused for a
+    // language model (it has no test accuracy to compare)
+    void what_if_is_read_and_checked() {
+        TrainConfig c;
+        c.what_if.prune = 0.25;
+        c.what_if.bits = 4;
+        const TrainConfig back = train_config_from_json(train_config_to_json(c));
+        QCOMPARE(back.what_if.prune, 0.25);
+        QCOMPARE(back.what_if.bits, 4);
+        QCOMPARE(back.what_if.group, std::int64_t(64));
+        QCOMPARE(train_config_from_json(json::object()).what_if.active(), false);  // an older record has none
+        expect_read_error({{"what_if", {{"quantize", "int3"}}}}, "compress.quantize", {"int3", "int8", "int4"});
+        expect_read_error({{"what_if", {{"prune", "half"}}}}, "config.field_not_number", {"'what_if.prune'"});
+        TrainConfig bad;
+        bad.what_if.prune = 1.0;
+        expect_invalid(bad, "compress.prune", {"--prune", "1"});
+        bad.what_if.prune = -0.1;
+        expect_invalid(bad, "compress.prune", {"--prune"});
+        TrainConfig lm;
+        lm.model = preset_model("gpt-tiny");
+        lm.data = "text:fortunes";
+        lm.what_if.bits = 8;
+        expect_invalid(lm, "config.what_if_token_model", {"gpt-tiny", "language model"});
+        lm.what_if.bits = 0;
+        validate_train_config(lm);
+    }
+
     void run_json_round_trip() {
         TrainConfig c;
         c.data = "synthetic";
