@@ -4375,6 +4375,31 @@ or --quantize it adds what the trained weights would take stored pruned or quant
         <source>The driver will see %1 per process: %2 reserved by the caching allocator and %3 outside the ledger (%4); %5 with the 5 % margin must fit.</source>
         <translation>驱动将看到每个进程 %1：缓存分配器保留 %2，账本之外 %3（%4）；含 5 % 余量的 %5 必须放得下。</translation>
     </message>
+    <message>
+        <source>%1 % pruned</source>
+        <translation>剪枝 %1 %</translation>
+    </message>
+    <message>
+        <source>int8 with a scale per row</source>
+        <translation>int8，每行一个缩放因子</translation>
+    </message>
+    <message>
+        <source>int4 with a scale per %1 values</source>
+        <translation>int4，每 %1 个值一个缩放因子</translation>
+    </message>
+    <message>
+        <source>What-if after training (%1): the %2 weight tensors would be stored in at most &lt;b&gt;%3&lt;/b&gt; instead of %4 (%5 of other tensors as they are); the run measures the test accuracy before and after.</source>
+        <translation>训练后的假设分析（%1）：%2 个权重张量这样存储最多占 &lt;b&gt;%3&lt;/b&gt;，原为 %4（另有 %5 的其他张量保持不变）；运行会测量变换前后的测试准确率。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <comment>between the parts of a list</comment>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>What-if after training: %1</source>
+        <translation>训练后的假设分析：%1</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>

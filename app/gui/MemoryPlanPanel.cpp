@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QTableWidget>
+#include <QStringList>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -21,6 +22,7 @@
 #include "gui/PlanSearchTask.h"
 #include "i18n/CoreText.h"
 #include "memory/allocator.h"
+#include "nn/compression.h"
 #include "train/trainer.h"
 
 namespace hrapp {
@@ -108,6 +110,11 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
     m_stepLabel->setObjectName(QStringLiteral("planStepTime"));
     m_stepLabel->setWordWrap(true);
     v->addWidget(m_stepLabel);
+    m_whatIfLabel = new QLabel(body);
+    m_whatIfLabel->setObjectName(QStringLiteral("planWhatIf"));
+    m_whatIfLabel->setWordWrap(true);
+    m_whatIfLabel->hide();
+    v->addWidget(m_whatIfLabel);
 
     // Fit to device: its outcome and the ranking (collapsible).
     auto* fitRow = new QHBoxLayout;
@@ -231,6 +238,8 @@ void MemoryPlanPanel::showError(const QString& message) {
     m_summary->setText(QStringLiteral("<span style='color:#d62728'>%1</span>").arg(message.toHtmlEscaped()));
     m_strategyLabel->clear();
     m_stepLabel->clear();
+    m_whatIfLabel->clear();
+    m_whatIfLabel->hide();
     m_bar->clearPlan();
     m_layers->setRowCount(0);
     m_fit->setEnabled(false);
@@ -318,6 +327,7 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
         step += tr("; offload moves %1 per step").arg(bytesText(std::size_t(p.offload_bytes)));
     if (p.recompute_arena > 0) step += tr("; recompute buffer %1").arg(bytesText(p.recompute_arena));
     m_stepLabel->setText(step + QLatin1Char('.'));
+    showWhatIf(c);
 
     m_layers->setRowCount(int(p.layers.size()));
     for (int i = 0; i < int(p.layers.size()); ++i) {
@@ -332,6 +342,34 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
     }
     emit planUpdated();
 }
+
+void MemoryPlanPanel::showWhatIf(const hr::TrainConfig& c) {
+    // What-if after training (the Training setup's box): what the weights would take stored pruned or
+    // quantised, counted from the shapes; the run measures the accuracy before and after
+    if (!c.what_if.active()) {
+        m_whatIfLabel->clear();
+        m_whatIfLabel->hide();
+        return;
+    }
+    try {
+        const hr::CompressionReport r = hr::compression_bytes(c.model, c.what_if);
+        QStringList how;
+        if (c.what_if.prune > 0) how << tr("%1 % pruned").arg(c.what_if.prune * 100, 0, 'g', 3);
+        if (c.what_if.bits == 8) how << tr("int8 with a scale per row");
+        if (c.what_if.bits == 4) how << tr("int4 with a scale per %1 values").arg(c.what_if.group);
+        m_whatIfLabel->setText(tr("What-if after training (%1): the %2 weight tensors would be stored in at most "
+                                  "<b>%3</b> instead of %4 (%5 of other tensors as they are); the run measures the "
+                                  "test accuracy before and after.")
+                                   .arg(how.join(tr(", ", "between the parts of a list")).toHtmlEscaped())
+                                   .arg(r.tensors)
+                                   .arg(bytesText(r.stored_bytes), bytesText(r.dense_bytes), bytesText(r.other_bytes)));
+    } catch (const std::exception& e) {
+        m_whatIfLabel->setText(tr("What-if after training: %1").arg(coreText(e).toHtmlEscaped()));
+    }
+    m_whatIfLabel->show();
+}
+
+QLabel* MemoryPlanPanel::whatIfLabel() const { return m_whatIfLabel; }
 
 bool MemoryPlanPanel::isSearching() const { return m_searchTask->isRunning(); }
 

@@ -56,6 +56,7 @@ public:
     QPushButton* fitButton() const { return m_fit; }
     QCheckBox* allCandidatesBox() const { return m_allCandidates; }
     QLabel* summaryLabel() const { return m_summary; }
+    QLabel* whatIfLabel() const;  // hidden unless the Training setup asks for a what-if
 
     // Runs: the plan for the configuration a run starts with, then its measured peaks.
     void setRunStarted(const hr::TrainConfig& config);
@@ -87,6 +88,7 @@ signals:
 
 private:
     void showPlan(const hr::TrainConfig& config, const hr::MemoryPlan& plan);
+    void showWhatIf(const hr::TrainConfig& config);
     void showError(const QString& message);
     void fillRanking(const hr::PlanSearch& search);
     void searchFinished(const hr::PlanSearch& search, const QString& error);
@@ -105,6 +107,7 @@ private:
     QLabel* m_summary = nullptr;
     QLabel* m_strategyLabel = nullptr;
     QLabel* m_stepLabel = nullptr;
+    QLabel* m_whatIfLabel = nullptr;  // What-if after training: the weights' stored bytes (nn/compression.h)
     QLabel* m_fitStatus = nullptr;
     QPushButton* m_fit = nullptr;
     QPushButton* m_rankingToggle = nullptr;

@@ -3,6 +3,7 @@
 // agree per category, and an out-of-memory run offers a configuration that fits and runs.
 #include <QAction>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -101,6 +102,32 @@ private slots:
         QVERIFY2(bf16 < fp32, qPrintable(QStringLiteral("%1 !< %2").arg(bf16).arg(fp32)));
         QCOMPARE(plan->plan().device_total, predicted(w).device_total);
         QVERIFY(plan->barChart()->barBytes(MemCategory::master_weights) > 0);
+    }
+
+    // What-if after training in the Training setup: the plan says what the weights would take stored so.
+    // seed-cnn's weight tensors 10x25, 20x250, 50x320, 10x50, 60 % pruned then int4 (a scale per 64 values):
+    // the non-zeros 100 + 2000 + 6400 + 200 at half a byte (4350 B), 10 + 80 + 250 + 10 scales (1400 B) and
+    // the bitmasks 32 + 625 + 2000 + 63 B: 8470 B, instead of 21,750 x 4 = 87,000 B
+    void whatIfShowsTheStoredBytes() {
+        hrapp::MainWindow w;
+        prepare(w);
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        QVERIFY(plan->whatIfLabel()->isHidden());
+        auto* prune = w.setupPanel()->findChild<QDoubleSpinBox*>(QStringLiteral("pruneSpin"));
+        auto* quantize = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("quantizeCombo"));
+        QVERIFY(prune && quantize);
+        prune->setValue(60);
+        quantize->setCurrentIndex(quantize->findData(4));
+        plan->updateNow();
+        const QString text = plan->whatIfLabel()->text();
+        QVERIFY(!plan->whatIfLabel()->isHidden());
+        QVERIFY2(text.contains(QString::fromStdString(hr::format_bytes(8470))) &&
+                     text.contains(QString::fromStdString(hr::format_bytes(87000))),
+                 qPrintable(text));
+        prune->setValue(0);
+        quantize->setCurrentIndex(quantize->findData(0));
+        plan->updateNow();
+        QVERIFY(plan->whatIfLabel()->isHidden());
     }
 
     void checkpointChoicesAndShardingState() {

@@ -1,7 +1,7 @@
 // The screenshot harness of scripts/screenshot (not part of the product): renders the main window
 // during a short training run and writes a PNG.
 //
-//     headroom-screenshot OUT.png [monitor|runs|plan]
+//     headroom-screenshot OUT.png [monitor|runs|plan|text|table|whatif]
 //
 // HEADROOM_LANG=en|zh_CN picks the language; the user's settings are left alone (Qt's test mode), the
 // theme is light. Runs offscreen with QT_QPA_PLATFORM=offscreen.
@@ -21,6 +21,7 @@
 #include "data/dataset.h"
 #include "gui/DataPanel.h"
 #include "gui/MainWindow.h"
+#include "gui/MemoryPlanPanel.h"
 #include "gui/MonitorView.h"
 #include "gui/RunsView.h"
 #include "gui/TrainingSetupPanel.h"
@@ -63,6 +64,16 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         w.loadPreset(QStringLiteral("gpt-tiny"));
         for (QDockWidget* d : w.findChildren<QDockWidget*>())
             if (d->widget() == static_cast<QWidget*>(w.dataPanel()) || d->isAncestorOf(w.dataPanel())) d->raise();
+        QTimer::singleShot(800, grab);
+        return;
+    }
+    if (tab == QLatin1String("whatif")) {
+        // before a run: the Memory plan tab with What-if after training set to 60 % pruned and int4
+        hr::TrainConfig t = w.trainConfig();
+        t.what_if.prune = 0.6;
+        t.what_if.bits = 4;
+        w.setTrainConfig(t);
+        w.tabs()->setCurrentWidget(w.memoryPlan());
         QTimer::singleShot(800, grab);
         return;
     }
