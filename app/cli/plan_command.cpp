@@ -248,6 +248,7 @@ int runPlanCommand(const CliRequest& request) {
         // in either language (app/report/plan_table)
         print(planSearchTable(s, flags.all || s.best < 0));  // says what it leaves out, and --all
         if (s.best < 0) {
+            if (c.what_if.active()) print(whatIfText(planned.spec, c.what_if));
             if (s.ranks_needed > 0)  // sharded over more ranks it would: "needs 4 GPUs: with --ranks 4 ..."
                 print(QCoreApplication::translate("Cli", "\nNothing fits in %1 as set up; sharded, it %2.\n")
                           .arg(bytes(budget), messageText(s.ranks_reason)));
