@@ -13,6 +13,7 @@
 #include "memory/allocator.h"
 #include "train/device.h"
 #include "train/run_record.h"
+#include "train/run_summary.h"
 #include "train/trainer.h"
 #include "nn/compression.h"
 #include "nn/transformer_spec.h"
@@ -52,17 +53,7 @@ QString whatIfText(const hr::ModelSpec& spec, const hr::CompressionOptions& o) {
 }
 
 nlohmann::json whatIfJson(const hr::ModelSpec& spec, const hr::CompressionOptions& o) {
-    const hr::CompressionReport r = hr::compression_bytes(spec, o);
-    return {{"prune", o.prune},
-            {"quantize", o.bits == 8 ? "int8" : o.bits == 4 ? "int4" : "none"},
-            {"group", o.group},
-            {"tensors", r.tensors},
-            {"values", r.values},
-            {"zeros", r.zeros},
-            {"scales", r.scales},
-            // as headroom eval and run.json's final.compression count them: with the other tensors (f32)
-            {"weights_bytes", r.dense_bytes + r.other_bytes},
-            {"weights_bytes_after", r.stored_bytes + r.other_bytes}};
+    return hr::compression_counts_json(o, hr::compression_bytes(spec, o));  // counted as run.json's final.compression
 }
 
 }  // namespace

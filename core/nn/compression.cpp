@@ -11,7 +11,32 @@
 namespace hr {
 
 namespace {
-std::size_t stored_bytes(std::int64_t n, std::int64_t zeros, std::int64_t scales, const CompressionOptions& o);
+// The tensors the transforms touch (compression.h): trainable, two or more dimensions; a tied one is skipped
+// by the callers (its embedding is counted once).
+bool transformed(const NamedTensor& nt) { return nt.trainable && nt.tensor.shape().size() >= 2; }
+
+// Values of an n-value tensor that pruning the fraction sets to zero: PyTorch's round(amount * n).
+std::int64_t pruned_count(std::int64_t n, double fraction) {
+    if (n <= 0 || fraction <= 0) return 0;
+    return std::min(n, static_cast<std::int64_t>(std::nearbyint(fraction * static_cast<double>(n))));
+}
+
+// Scales of a rows x cols tensor quantised to `bits`: one a row (int8), one a group of a row (int4).
+std::int64_t scale_count(std::int64_t rows, std::int64_t cols, int bits, std::int64_t group) {
+    if (bits == 0 || rows <= 0 || cols <= 0) return 0;
+    const std::int64_t g = bits == 8 ? cols : std::max<std::int64_t>(1, group);
+    return rows * ((cols + g - 1) / g);
+}
+
+// What one weight tensor of n values takes stored as `o` says, with `zeros` of its values zero.
+std::size_t stored_bytes(std::int64_t n, std::int64_t zeros, std::int64_t scales, const CompressionOptions& o) {
+    const std::size_t un = static_cast<std::size_t>(n);
+    const std::size_t bits = o.bits ? static_cast<std::size_t>(o.bits) : 32;
+    const std::size_t stored_values = o.prune > 0 ? un - static_cast<std::size_t>(zeros) : un;
+    std::size_t stored = (stored_values * bits + 7) / 8 + static_cast<std::size_t>(scales) * 4;
+    if (o.prune > 0) stored += (un + 7) / 8;  // the bitmask of the non-zeros
+    return stored;
+}
 }  // namespace
 
 void validate_compression(const CompressionOptions& o) {
@@ -36,14 +61,14 @@ int quantize_bits(const std::string& name) {
                      {name});
 }
 
+const char* quantize_name(int bits) { return bits == 8 ? "int8" : bits == 4 ? "int4" : "none"; }
+
 void prune_by_magnitude(float* w, std::int64_t n, double fraction) {
-    if (n <= 0 || fraction <= 0) return;
     // PyTorch: nparams_toprune = round(amount * n); the smallest |w| go (a stable order among equals)
-    const auto k = static_cast<std::int64_t>(std::nearbyint(fraction * static_cast<double>(n)));
-    if (k <= 0) return;
+    const std::int64_t kk = pruned_count(n, fraction);
+    if (kk <= 0) return;
     std::vector<std::int64_t> order(static_cast<std::size_t>(n));
     std::iota(order.begin(), order.end(), std::int64_t(0));
-    const auto kk = std::min(k, n);
     std::nth_element(order.begin(), order.begin() + (kk - 1), order.end(), [&](std::int64_t a, std::int64_t b) {
         const float fa = std::fabs(w[a]), fb = std::fabs(w[b]);
         return fa < fb || (fa == fb && a < b);
@@ -55,14 +80,12 @@ std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int b
     if (bits == 0 || rows <= 0 || cols <= 0) return 0;
     const float qmax = bits == 8 ? 127.0f : 7.0f;
     const std::int64_t g = bits == 8 ? cols : std::max<std::int64_t>(1, group);
-    std::int64_t scales = 0;
     for (std::int64_t r = 0; r < rows; ++r) {
         float* row = w + r * cols;
         for (std::int64_t c0 = 0; c0 < cols; c0 += g) {
             const std::int64_t c1 = std::min(cols, c0 + g);
             float amax = 0.0f;
             for (std::int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(row[c]));
-            ++scales;
             const float s = amax / qmax;  // f32, as the reference computes it
             for (std::int64_t c = c0; c < c1; ++c) {
                 if (s == 0.0f) {
@@ -74,7 +97,7 @@ std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int b
             }
         }
     }
-    return scales;
+    return scale_count(rows, cols, bits, group);
 }
 
 CompressionReport compress_model_weights(Model& model, const CompressionOptions& o) {
@@ -85,8 +108,7 @@ CompressionReport compress_model_weights(Model& model, const CompressionOptions&
         if (nt.tied) continue;  // the embedding it is: counted and transformed once
         Tensor& t = nt.tensor;
         const std::int64_t n = t.numel();
-        const bool weight = nt.trainable && t.shape().size() >= 2;
-        if (!weight || t.dtype() != DType::f32) {
+        if (!transformed(nt) || t.dtype() != DType::f32) {
             rep.other_bytes += t.nbytes();
             continue;
         }
@@ -115,18 +137,6 @@ CompressionReport compress_model_weights(Model& model, const CompressionOptions&
     return rep;
 }
 
-namespace {
-// What one weight tensor of n values in `rows` rows takes stored as `o` says, with `zeros` of its values zero.
-std::size_t stored_bytes(std::int64_t n, std::int64_t zeros, std::int64_t scales, const CompressionOptions& o) {
-    const std::size_t un = static_cast<std::size_t>(n);
-    const std::size_t bits = o.bits ? static_cast<std::size_t>(o.bits) : 32;
-    const std::size_t stored_values = o.prune > 0 ? un - static_cast<std::size_t>(zeros) : un;
-    std::size_t stored = (stored_values * bits + 7) / 8 + static_cast<std::size_t>(scales) * 4;
-    if (o.prune > 0) stored += (un + 7) / 8;  // the bitmask of the non-zeros
-    return stored;
-}
-}  // namespace
-
 CompressionReport compression_bytes(const ModelSpec& spec, const CompressionOptions& o) {
     validate_compression(o);
     auto ledger = std::make_shared<MemoryLedger>();
@@ -142,13 +152,13 @@ CompressionReport compression_bytes(const ModelSpec& spec, const CompressionOpti
         if (nt.tied) continue;
         const Tensor& t = nt.tensor;
         const std::int64_t n = t.numel();
-        if (!(nt.trainable && t.shape().size() >= 2)) {
-            rep.other_bytes += static_cast<std::size_t>(n) * 4;
+        if (!transformed(nt)) {
+            rep.other_bytes += t.nbytes();
             continue;
         }
-        const std::int64_t rows = t.shape()[0], cols = n / rows;
-        const std::int64_t zeros = o.prune > 0 ? std::min<std::int64_t>(n, static_cast<std::int64_t>(std::nearbyint(o.prune * static_cast<double>(n)))) : 0;
-        const std::int64_t scales = o.bits == 8 ? rows : o.bits == 4 ? rows * ((cols + o.group - 1) / o.group) : 0;
+        const std::int64_t rows = t.shape()[0];
+        const std::int64_t zeros = pruned_count(n, o.prune);  // exactly what prune_by_magnitude sets to zero
+        const std::int64_t scales = scale_count(rows, n / rows, o.bits, o.group);
         ++rep.tensors;
         rep.values += n;
         rep.zeros += zeros;

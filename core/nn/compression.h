@@ -47,6 +47,8 @@ struct CompressionReport {
 void validate_compression(const CompressionOptions& options);
 // "int8" / "int4" / "" -> bits; InputError otherwise.
 int quantize_bits(const std::string& name);
+// bits -> "none" / "int8" / "int4" (config, run.json and plan JSON)
+const char* quantize_name(int bits);
 
 // Applies the options to the model's weights (the tensors above) in place, through host copies.
 CompressionReport compress_model_weights(Model& model, const CompressionOptions& options);

@@ -58,7 +58,7 @@ json train_config_to_json(const TrainConfig& c) {
     j["save_every_seconds"] = c.save_every_seconds;
     j["init_from"] = c.init_from;
     j["what_if"] = {{"prune", c.what_if.prune},
-                    {"quantize", c.what_if.bits == 8 ? "int8" : c.what_if.bits == 4 ? "int4" : "none"},
+                    {"quantize", quantize_name(c.what_if.bits)},
                     {"group", c.what_if.group}};
     return j;
 }

@@ -98,7 +98,7 @@ void evaluate_what_if(const TrainConfig& config, const std::string& weights_path
     const CompressionOptions& o = config.what_if;
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.1f", 100.0 * o.prune);
-    const std::string q = o.bits == 8 ? "int8" : "int4", group = std::to_string(o.group);
+    const std::string q = quantize_name(o.bits), group = std::to_string(o.group);
     if (o.bits == 0)
         log(LogLevel::info, Message(HR_MSG("whatif.prune", "What-if: evaluating the written weights on the test split as "
                                                            "trained and with %1 % of each weight tensor's smallest "

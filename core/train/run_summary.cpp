@@ -30,25 +30,29 @@ json run_final_summary(const TrainResult& r) {
             {"compression", run_compression_summary(r)}};
 }
 
-json run_compression_summary(const TrainResult& r) {
-    const WeightsEvaluation& e = r.what_if;
-    if (!e.compressed) return nullptr;
-    const CompressionReport& c = e.compression;
-    return {{"prune", e.options.prune},
-            {"quantize", e.options.bits == 8 ? "int8" : e.options.bits == 4 ? "int4" : "none"},
-            {"group", e.options.bits == 4 ? json(e.options.group) : json(nullptr)},
-            {"test_samples", e.test_samples},
-            {"test_accuracy_before", num(e.test_accuracy)},
-            {"test_loss_before", num(e.test_loss)},
-            {"test_accuracy_after", num(e.test_accuracy_after)},
-            {"test_loss_after", num(e.test_loss_after)},
+json compression_counts_json(const CompressionOptions& o, const CompressionReport& c) {
+    return {{"prune", o.prune},
+            {"quantize", quantize_name(o.bits)},
+            {"group", o.bits == 4 ? json(o.group) : json(nullptr)},
             {"tensors", c.tensors},
             {"values", c.values},
             {"zeros", c.zeros},
             {"scales", c.scales},
             {"weights_bytes", c.dense_bytes + c.other_bytes},
-            {"weights_bytes_after", c.stored_bytes + c.other_bytes},
-            {"max_abs_change", num(c.max_abs_change)}};
+            {"weights_bytes_after", c.stored_bytes + c.other_bytes}};
+}
+
+json run_compression_summary(const TrainResult& r) {
+    const WeightsEvaluation& e = r.what_if;
+    if (!e.compressed) return nullptr;
+    json j = compression_counts_json(e.options, e.compression);
+    j["test_samples"] = e.test_samples;
+    j["test_accuracy_before"] = num(e.test_accuracy);
+    j["test_loss_before"] = num(e.test_loss);
+    j["test_accuracy_after"] = num(e.test_accuracy_after);
+    j["test_loss_after"] = num(e.test_loss_after);
+    j["max_abs_change"] = num(e.compression.max_abs_change);
+    return j;
 }
 
 json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std::vector<std::size_t>& predicted) {

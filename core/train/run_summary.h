@@ -20,6 +20,9 @@ nlohmann::json run_final_summary(const TrainResult& r);
 // --prune/--quantize: the what-if on the written weights (prune, quantize, group, test accuracy and loss
 // before and after, the weights' bytes as f32 and stored so); null without one.
 nlohmann::json run_compression_summary(const TrainResult& r);
+// The options and the counts of a compression (prune, quantize, group: null unless int4, tensors, values,
+// zeros, scales, weights_bytes and weights_bytes_after with the other tensors): run.json and headroom plan.
+nlohmann::json compression_counts_json(const CompressionOptions& options, const CompressionReport& report);
 // world_size, stage, rank_batch (`batch` for one process), measured and resident peaks per rank,
 // predicted_peak_bytes (null when `predicted` is empty), communication per step.
 nlohmann::json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std::vector<std::size_t>& predicted);
