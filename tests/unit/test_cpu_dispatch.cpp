@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_conv_dnnl.h"
 #include "backend/cpu/cpu_kernels.h"
 
 using namespace hr;
@@ -42,7 +43,9 @@ Tensor zeros(Backend& be, const Shape& s) {
 double rel_diff(const Tensor& a, const Tensor& b) {
     double m = 0, scale = 1;
     for (std::int64_t i = 0; i < a.numel(); ++i) {
-        m = std::max(m, double(std::fabs(a.data<float>()[i] - b.data<float>()[i])));
+        const double d = std::fabs(double(a.data<float>()[i]) - double(b.data<float>()[i]));
+        if (!std::isfinite(d)) return HUGE_VAL;  // a NaN must not slip through std::max
+        m = std::max(m, d);
         scale = std::max(scale, double(std::fabs(b.data<float>()[i])));
     }
     return m / scale;
@@ -90,6 +93,11 @@ std::vector<Case> cases() {
         {"resnet 16->32 3x3 s2 p1 28x28 N6", 6, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1},
         {"resnet 32->32 3x3 p1 14x14 N6", 6, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1},
         {"resnet 64->64 3x3 p1 7x7 N6", 6, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1},
+        // oneDNN's shapes (channels in 16s): chunks of unequal sizes (N 5 and 19), a bottom/right edge that
+        // floor division crops (negative right padding for oneDNN), a wide kernel
+        {"onednn 16->32 3x3 s2 p1 9x7 N5", 5, 16, 9, 7, 32, 3, 3, 2, 2, 1, 1},
+        {"onednn 16->16 2x2 s2 9x9 (cropped edge)", 3, 16, 9, 9, 16, 2, 2, 2, 2, 0, 0},
+        {"onednn 32->16 5x5 p2 6x6 N19", 19, 32, 6, 6, 16, 5, 5, 1, 1, 2, 2},
     };
 }
 
@@ -110,6 +118,40 @@ private slots:
         QVERIFY(QString::fromStdString(be.name()).contains(QString::fromStdString(be.kernels_name()) + " kernels"));
         be.use_reference_kernels(true);
         QCOMPARE(QString::fromStdString(be.kernels_name()), QString("reference"));
+    }
+
+    void onednnRunsTheResnetConvolutions() {
+        // With oneDNN in the build (scripts/setup installs libdnnl-dev) the three f32 convolutions at the
+        // ResNets' shapes with channels in 16s run on it, not silently on the tap kernels, and the backend's
+        // name says so; the results themselves are checked against the reference in fastConvMatchesReference.
+        if (cpu::dnnl_version().empty()) QSKIP("built without oneDNN (libdnnl-dev): the tap kernels do all of it");
+        if (!cpu::dnnl_conv_enabled()) QSKIP("HEADROOM_CPU_CONV=tap in the environment");
+        CpuBackend be(2, nullptr);
+        if (be.kernels_name() == "reference") QSKIP("this CPU has no AVX2 + FMA");
+        QVERIFY2(QString::fromStdString(be.name()).contains("oneDNN"), be.name().c_str());
+        int checked = 0;
+        for (const Case& c : cases()) {
+            if (!QString(c.name).startsWith("resnet") && !QString(c.name).startsWith("onednn")) continue;
+            Conv2dParams p;
+            p.stride_h = c.sh;
+            p.stride_w = c.sw;
+            p.pad_h = c.ph;
+            p.pad_w = c.pw;
+            const std::int64_t Ho = (c.H + 2 * c.ph - c.kh) / c.sh + 1, Wo = (c.W + 2 * c.pw - c.kw) / c.sw + 1;
+            const cpu::ConvGeom g{c.N, c.C, c.H, c.W, c.K, c.kh, c.kw, Ho, Wo};
+            // channels in 16s run on oneDNN, others (the stem's 1 -> 16) on the tap kernels
+            const bool blocked = c.C % 16 == 0 && c.K % 16 == 0;
+            for (auto kind : {cpu::ConvKind::forward, cpu::ConvKind::backward_data, cpu::ConvKind::backward_weights}) {
+                QVERIFY2((cpu::dnnl_conv_workspace_bytes(kind, g, p, 2) > 0) == blocked, c.name);
+                checked += blocked;
+            }
+            if (!blocked) continue;
+            // the layer's workspace covers oneDNN's reorders and scratchpads
+            QVERIFY(be.conv2d_workspace_bytes({c.N, c.C, c.H, c.W}, {c.K, c.C, c.kh, c.kw}, {c.N, c.K, Ho, Wo}, p,
+                                              DType::f32) >=
+                    cpu::dnnl_conv_workspace_bytes(cpu::ConvKind::backward_weights, g, p, 2));
+        }
+        QCOMPARE(checked, 3 * 14);  // the resnet cases with channels in 16s (11) and the three oneDNN ones
     }
 
     void fastConvMatchesReference_data() {

@@ -1,6 +1,7 @@
 // CpuBackend: construction, data movement, elementwise ops, GEMM, bias, pooling, activations, dropout.
 // Convolution lives in cpu_conv.cpp; batch norm, losses, reductions and optimizers in cpu_train_ops.cpp.
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_conv_dnnl.h"
 #include "backend/cpu/blas.h"
 
 #include <algorithm>
@@ -67,7 +68,9 @@ CpuBackend::CpuBackend(int threads, std::shared_ptr<MemoryLedger> ledger)
 }
 
 std::string CpuBackend::name() const {
-    return "cpu (" + cpu::blas_description() + ", " + kernels_name() + " kernels, " + std::to_string(threads_) +
+    // oneDNN runs the f32 convolutions alongside the fast kernels (cpu_conv_dnnl.h)
+    const std::string dnnl = kernels_ && cpu::dnnl_conv_enabled() ? cpu::dnnl_version() + " convolutions, " : "";
+    return "cpu (" + cpu::blas_description() + ", " + kernels_name() + " kernels, " + dnnl + std::to_string(threads_) +
            (threads_ == 1 ? " thread)" : " threads)");
 }
 

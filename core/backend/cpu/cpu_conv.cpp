@@ -25,6 +25,7 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_conv_dnnl.h"
 #include "backend/cpu/cpu_conv_fast.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/thread_pool.h"
@@ -162,9 +163,20 @@ std::size_t CpuBackend::conv2d_workspace_bytes(const Shape& x, const Shape& w, c
                                                DType dtype) const {
     const ConvGeom g = conv_geom("conv2d_workspace_bytes", x, w, y, p);
     if (!dtype_is_float(dtype)) fail("conv2d_workspace_bytes", std::string("expects a float dtype, got ") + dtype_name(dtype));
-    const FastConvChoice fast = dtype == DType::f32 && kernels_ ? fast_conv_choice(g, p) : FastConvChoice{};
-    const std::size_t fast_bytes = fast.any() ? fast_conv_workspace_bytes(g, p, threads_) : 0;
-    if (fast.all()) return fast_bytes;
+    const bool f32_fast = dtype == DType::f32 && kernels_;
+    const FastConvChoice fast = f32_fast ? fast_conv_choice(g, p) : FastConvChoice{};
+    // oneDNN where it can (cpu_conv_dnnl.h), the tap kernels where they are chosen, the reference code else
+    std::size_t dnnl_bytes[3] = {0, 0, 0};
+    if (f32_fast)
+        for (ConvKind k : {ConvKind::forward, ConvKind::backward_data, ConvKind::backward_weights})
+            dnnl_bytes[static_cast<int>(k)] = dnnl_conv_workspace_bytes(k, g, p, threads_);
+    const bool tap_used = (fast.forward && !dnnl_bytes[0]) || (fast.backward_data && !dnnl_bytes[1]) ||
+                          (fast.backward_filter && !dnnl_bytes[2]);
+    const std::size_t fast_bytes = std::max({tap_used ? fast_conv_workspace_bytes(g, p, threads_) : 0, dnnl_bytes[0],
+                                             dnnl_bytes[1], dnnl_bytes[2]});
+    if ((fast.forward || dnnl_bytes[0]) && (fast.backward_data || dnnl_bytes[1]) &&
+        (fast.backward_filter || dnnl_bytes[2]))
+        return fast_bytes;
     const bool lowp = dtype == DType::bf16 || dtype == DType::f16;
     const WsLayout l = ws_layout(g, p, lowp);
     // Threads at call time (not capped by N, so the figure depends on shapes and threads only).
@@ -184,6 +196,14 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& 
     if (bias.defined()) {
         require_same_dtype(op, "x", x, "bias", bias);
         if (bias.numel() != g.K) fail(op, "bias " + desc(bias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    if (x.dtype() == DType::f32 && kernels_) {
+        if (const std::size_t bytes = dnnl_conv_workspace_bytes(ConvKind::forward, g, p, threads_)) {
+            void* ws = ws_base<char>(op, workspace, bytes);
+            dnnl_conv_forward(threads_, g, p, x.data<float>(), w.data<float>(),
+                              bias.defined() ? bias.data<float>() : nullptr, y.data<float>(), ws);
+            return;
+        }
     }
     if (x.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).forward) {
         void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
@@ -265,6 +285,13 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor&
     const ConvGeom g = conv_geom(op, dx.shape(), w.shape(), dy.shape(), p);
     require_same_dtype(op, "dy", dy, "w", w);
     require_same_dtype(op, "dy", dy, "dx", dx);
+    if (dy.dtype() == DType::f32 && kernels_) {
+        if (const std::size_t bytes = dnnl_conv_workspace_bytes(ConvKind::backward_data, g, p, threads_)) {
+            void* ws = ws_base<char>(op, workspace, bytes);
+            dnnl_conv_backward_data(threads_, g, p, dy.data<float>(), w.data<float>(), dx.data<float>(), ws);
+            return;
+        }
+    }
     if (dy.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).backward_data) {
         void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));
         fast_conv_backward_data(*kernels_, threads_, g, p, dy.data<float>(), w.data<float>(), dx.data<float>(), ws);
@@ -335,6 +362,14 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
     if (want_db) {
         require_same_dtype(op, "x", x, "dbias", dbias);
         if (dbias.numel() != g.K) fail(op, "dbias " + desc(dbias) + " must have shape (" + std::to_string(g.K) + ")");
+    }
+    if (x.dtype() == DType::f32 && kernels_) {
+        if (const std::size_t bytes = dnnl_conv_workspace_bytes(ConvKind::backward_weights, g, p, threads_)) {
+            void* ws = ws_base<char>(op, workspace, bytes);
+            dnnl_conv_backward_filter(threads_, g, p, x.data<float>(), dy.data<float>(), dw.data<float>(),
+                                      want_db ? dbias.data<float>() : nullptr, ws);
+            return;
+        }
     }
     if (x.dtype() == DType::f32 && kernels_ && fast_conv_choice(g, p).backward_filter) {
         void* ws = ws_base<char>(op, workspace, fast_conv_workspace_bytes(g, p, threads_));

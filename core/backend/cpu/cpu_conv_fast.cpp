@@ -31,13 +31,13 @@
 #include <limits>
 #include <vector>
 
+#include "backend/cpu/cpu_conv_dnnl.h"  // the wgrad chunks and their reduction, shared
 #include "backend/cpu/thread_pool.h"
 
 namespace hr::cpu {
 
 namespace {
 
-constexpr int kWgradChunks = 16;
 // A fast call may compute up to this many times the multiply-adds the convolution needs (padding
 // columns, output channels rounded up to 4, full correlation over the zero border of dy); beyond it
 // the reference im2col + BLAS path is faster.
@@ -275,7 +275,7 @@ Layout layout(const ConvGeom& g, const Conv2dParams& p, const FwdPlan& f, const 
     const std::int64_t KB4 = (g.K + 3) / 4 * 4;
     l.wp = round_up(std::max(KB4 * f.T, b.wp_floats), 16);
     l.off = round_up(std::max(f.T, b.total_T), 16);
-    l.chunks = std::min<std::int64_t>(g.N, kWgradChunks);
+    l.chunks = wgrad_chunks(g.N);
     l.partial = round_up(l.chunks * (g.K * f.T + g.K), 16);
     l.slot_a = round_up(std::max(f.nsamp * f.buf, b.buf), 16);
     l.slot_b = round_up(std::max(f.nsamp * KB4 * f.Q, b.wide_floats), 16);
@@ -462,19 +462,8 @@ void fast_conv_backward_filter(const FastKernels& k, int threads, const ConvGeom
                         f.buf, KB4 * f.Q);
         }
     });
-    // Reduce the chunks' partials in chunk order (each element on its own: any split of the loop gives
-    // the same sums).
-    parallel_chunks(threads, per_chunk, 1 << 14, [&](std::int64_t b0, std::int64_t e0) {
-        for (std::int64_t i = b0; i < e0; ++i) {
-            if (i >= KT && !db) break;
-            float s = partial[i];
-            for (std::int64_t gi = 1; gi < G; ++gi) s += partial[gi * per_chunk + i];
-            if (i < KT)
-                dw[i] += s;
-            else
-                db[i - KT] += s;
-        }
-    });
+    // Reduce the chunks' partials in chunk order.
+    add_chunk_partials(threads, partial, G, KT, g.K, dw, db);
 }
 
 }  // namespace hr::cpu

@@ -1,0 +1,384 @@
+// oneDNN backward-filter convolution of the CPU backend (cpu_conv_dnnl.h says why and how).
+#include "backend/cpu/cpu_conv_dnnl.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include "backend/cpu/thread_pool.h"
+
+#ifdef HEADROOM_HAVE_DNNL
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace hr::cpu {
+
+void add_chunk_partials(int threads, const float* partial, std::int64_t chunks, std::int64_t KT, std::int64_t K,
+                        float* dw, float* db) {
+    const std::int64_t per_chunk = KT + K;
+    // each element on its own: any split of the loop over threads gives the same sums
+    parallel_chunks(threads, per_chunk, 1 << 14, [&](std::int64_t b0, std::int64_t e0) {
+        for (std::int64_t i = b0; i < e0; ++i) {
+            if (i >= KT && !db) break;
+            float s = partial[i];
+            for (std::int64_t gi = 1; gi < chunks; ++gi) s += partial[gi * per_chunk + i];
+            if (i < KT)
+                dw[i] += s;
+            else
+                db[i - KT] += s;
+        }
+    });
+}
+
+#ifndef HEADROOM_HAVE_DNNL
+
+bool dnnl_conv_enabled() { return false; }
+std::string dnnl_version() { return {}; }
+std::size_t dnnl_conv_workspace_bytes(ConvKind, const ConvGeom&, const Conv2dParams&, int) { return 0; }
+void dnnl_conv_forward(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, const float*, float*, void*) {}
+void dnnl_conv_backward_data(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, void*) {}
+void dnnl_conv_backward_filter(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, float*,
+                               void*) {}
+
+#else
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+constexpr std::size_t kAlign = 64;
+std::size_t align_up(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+dnnl::engine& cpu_engine() {
+    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+    return e;
+}
+
+// One stream per calling thread (a stream is not meant to be shared by threads executing at once).
+dnnl::stream& thread_stream() {
+    thread_local dnnl::stream s(cpu_engine());
+    return s;
+}
+
+// Everything oneDNN needs for one call kind and one chunk size (mb samples) at one geometry: the primitive
+// in oneDNN's preferred layouts and the reorders into and out of them (none where the preferred layout is
+// NCHW/OIHW itself).
+//   forward:          per chunk x -> src, dst -> y;      shared w -> weights
+//   backward data:    per chunk dy -> diff_dst, diff_src -> dx;  shared w -> weights
+//   backward weights: per chunk x -> src, dy -> diff_dst, diff_weights -> the chunk's partial dw
+// Workspace of a call: the shared weights (once per chunk size) | per thread slot: the chunk's inputs |
+// its output | the scratchpad of the primitive and the reorders; each 64-byte aligned.
+struct Operand {
+    memory::desc user, prim;
+    std::optional<dnnl::reorder> re;  // user -> prim for inputs, prim -> user for the output
+    std::size_t at = 0;               // in the slot (per-chunk operands) or the shared area (weights)
+    int arg = 0;
+};
+
+struct ChunkPlan {
+    ConvKind kind = ConvKind::forward;
+    dnnl::primitive prim;
+    Operand in[2];  // per chunk
+    int n_in = 0;
+    Operand out;    // per chunk
+    Operand wts;    // shared (forward, backward data)
+    bool has_wts = false;
+    std::size_t at_scratch = 0, slot_bytes = 0, shared_bytes = 0;
+};
+
+memory::desc plain(const memory::dims& d, Tag t) { return memory::desc(d, DT::f32, t); }
+
+std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
+    const memory::dims src{mb, g.C, g.H, g.W}, wei{g.K, g.C, g.kh, g.kw}, dst{mb, g.K, g.Ho, g.Wo};
+    const memory::dims strides{p.stride_h, p.stride_w}, pad_l{p.pad_h, p.pad_w};
+    // the right/bottom padding that makes oneDNN's output size the given one (floor division may drop
+    // input rows: the padding is then smaller, possibly negative)
+    const memory::dims pad_r{(g.Ho - 1) * p.stride_h + g.kh - g.H - p.pad_h, (g.Wo - 1) * p.stride_w + g.kw - g.W - p.pad_w};
+    const auto u_src = plain(src, Tag::nchw), u_dst = plain(dst, Tag::nchw), u_w = plain(wei, Tag::oihw);
+    const auto a_src = plain(src, Tag::any), a_dst = plain(dst, Tag::any), a_w = plain(wei, Tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    auto& eng = cpu_engine();
+    const dnnl::convolution_forward::primitive_desc fwd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, a_src,
+                                        a_w, a_dst, strides, pad_l, pad_r),
+        attr, eng);
+    auto plan = std::make_unique<ChunkPlan>();
+    plan->kind = kind;
+    std::size_t scratch = 0;
+    auto reorder = [&](const memory::desc& from, const memory::desc& to) {
+        const dnnl::reorder::primitive_desc rpd(eng, from, eng, to, attr);
+        scratch = std::max(scratch, rpd.scratchpad_desc().get_size());
+        return dnnl::reorder(rpd);
+    };
+    auto input = [&](const memory::desc& user, const memory::desc& prim, int arg) {
+        Operand o{user, prim, std::nullopt, 0, arg};
+        if (prim != user) o.re = reorder(user, prim);
+        return o;
+    };
+    auto output = [&](const memory::desc& prim, const memory::desc& user, int arg) {
+        Operand o{user, prim, std::nullopt, 0, arg};
+        if (prim != user) o.re = reorder(prim, user);
+        return o;
+    };
+    if (kind == ConvKind::forward) {
+        scratch = fwd.scratchpad_desc().get_size();
+        plan->prim = dnnl::convolution_forward(fwd);
+        plan->in[plan->n_in++] = input(u_src, fwd.src_desc(), DNNL_ARG_SRC);
+        plan->wts = input(u_w, fwd.weights_desc(), DNNL_ARG_WEIGHTS);
+        plan->has_wts = true;
+        plan->out = output(fwd.dst_desc(), u_dst, DNNL_ARG_DST);
+    } else if (kind == ConvKind::backward_data) {
+        const dnnl::convolution_backward_data::primitive_desc pd(
+            dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, a_src, a_w, a_dst, strides, pad_l,
+                                                  pad_r),
+            attr, eng, fwd);
+        scratch = pd.scratchpad_desc().get_size();
+        plan->prim = dnnl::convolution_backward_data(pd);
+        plan->in[plan->n_in++] = input(u_dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
+        plan->wts = input(u_w, pd.weights_desc(), DNNL_ARG_WEIGHTS);
+        plan->has_wts = true;
+        plan->out = output(pd.diff_src_desc(), u_src, DNNL_ARG_DIFF_SRC);
+    } else {
+        const dnnl::convolution_backward_weights::primitive_desc pd(
+            dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, a_src, a_w, a_dst, strides,
+                                                     pad_l, pad_r),
+            attr, eng, fwd);
+        scratch = pd.scratchpad_desc().get_size();
+        plan->prim = dnnl::convolution_backward_weights(pd);
+        plan->in[plan->n_in++] = input(u_src, pd.src_desc(), DNNL_ARG_SRC);
+        plan->in[plan->n_in++] = input(u_dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
+        plan->out = output(pd.diff_weights_desc(), u_w, DNNL_ARG_DIFF_WEIGHTS);
+    }
+    std::size_t at = 0;
+    for (int i = 0; i < plan->n_in; ++i) {
+        plan->in[i].at = at;
+        if (plan->in[i].re) at += align_up(plan->in[i].prim.get_size());
+    }
+    plan->out.at = at;
+    if (plan->out.re) at += align_up(plan->out.prim.get_size());
+    plan->at_scratch = at;
+    plan->slot_bytes = at + align_up(std::max<std::size_t>(scratch, 1));
+    plan->shared_bytes = plan->has_wts && plan->wts.re ? align_up(plan->wts.prim.get_size()) : 0;
+    return plan;
+}
+
+using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                       std::int64_t, int, int, int, int, std::int64_t, std::int64_t>;
+
+std::mutex g_mutex;
+std::map<Key, std::unique_ptr<ChunkPlan>> g_plans;  // a null entry: oneDNN cannot do these shapes
+
+// The plan for chunks of mb samples (built once; thread-safe). Null when oneDNN refuses the shapes.
+const ChunkPlan* plan_for(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
+    const Key key{static_cast<int>(kind), mb, g.C, g.H, g.W, g.K, g.kh, g.kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w,
+                  g.Ho, g.Wo};
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_plans.find(key);
+    if (it != g_plans.end()) return it->second.get();
+    // plans are never dropped (a call holds pointers to them without the lock); a session of many odd
+    // shapes (the window's what-ifs, tests) stops adding them and uses the tap kernels instead
+    if (g_plans.size() >= 1024) return nullptr;
+    std::unique_ptr<ChunkPlan> plan;
+    // oneDNN fixes a primitive's thread split when it is created (from OpenMP's thread count then) and
+    // executes with that many threads: created for 1, as every chunk runs on one thread
+    const int omp_threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    try {
+        plan = make_plan(kind, g, p, mb);
+    } catch (const dnnl::error&) {
+        plan.reset();  // unsupported here: the caller uses the tap kernels
+    }
+    omp_set_num_threads(omp_threads);
+    return g_plans.emplace(key, std::move(plan)).first->second.get();
+}
+
+// HEADROOM_CPU_CONV: unset or "dnnl" (all three calls), "wgrad" (backward filter only), "tap" (none)
+int env_kinds() {
+    const char* v = std::getenv("HEADROOM_CPU_CONV");
+    if (v && std::strcmp(v, "tap") == 0) return 0;
+    if (v && std::strcmp(v, "wgrad") == 0) return 1 << static_cast<int>(ConvKind::backward_weights);
+    return 7;
+}
+int enabled_kinds() {
+    static const int k = env_kinds();
+    return k;
+}
+
+// The fixed chunks of one call (they depend on the shapes only): backward weights in wgrad_chunks(N)
+// chunks, the others in chunks of at most kChunkSamples samples.
+constexpr std::int64_t kChunkSamples = 4;  // 2 was 5-15 % slower on resnet-mini, 8 and 16 the same as 4
+std::int64_t call_chunks(ConvKind kind, std::int64_t N) {
+    return kind == ConvKind::backward_weights ? wgrad_chunks(N) : (N + kChunkSamples - 1) / kChunkSamples;
+}
+
+struct CallLayout {
+    const ChunkPlan* lo = nullptr;  // chunks of floor(N / G) samples
+    const ChunkPlan* hi = nullptr;  // and of ceil(N / G)
+    std::int64_t chunks = 0, per_chunk = 0;
+    std::size_t at_shared_hi = 0, at_slots = 0, slot = 0, bytes = 0;
+    const ChunkPlan& of(std::int64_t samples, std::int64_t N) const { return samples == N / chunks ? *lo : *hi; }
+};
+
+// null plans when oneDNN cannot do it
+CallLayout call_layout(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads) {
+    CallLayout l;
+    if (g.N < 1 || !(enabled_kinds() >> static_cast<int>(kind) & 1) || p.dilation_h != 1 || p.dilation_w != 1) return l;
+    // oneDNN's blocked layouts hold 16 channels per vector: with channel counts that are not multiples of
+    // 16 they compute padding, and the tap kernels win (seed-cnn's 1->10 and 10->20 5x5 convolutions: 1.3-4x
+    // slower on oneDNN; resnet-mini's stem 1->16 no faster); a rule on the shapes, so a run's choice and
+    // its bits never depend on timings (docs/benchmarks.md has the table)
+    if (g.C % 16 != 0 || g.K % 16 != 0) return l;
+    l.chunks = call_chunks(kind, g.N);
+    const std::int64_t mlo = g.N / l.chunks, mhi = (g.N + l.chunks - 1) / l.chunks;
+    l.lo = plan_for(kind, g, p, mlo);
+    l.hi = mhi == mlo ? l.lo : plan_for(kind, g, p, mhi);
+    if (!l.lo || !l.hi) {
+        l.lo = l.hi = nullptr;
+        return l;
+    }
+    // backward weights: the chunks' partial dw and db first
+    l.per_chunk = kind == ConvKind::backward_weights ? g.K * g.R() + g.K : 0;
+    std::size_t at = align_up(static_cast<std::size_t>(l.chunks * l.per_chunk) * sizeof(float));
+    at += l.lo->shared_bytes;
+    l.at_shared_hi = at;
+    if (l.hi != l.lo) at += l.hi->shared_bytes;
+    l.at_slots = at;
+    l.slot = std::max(l.lo->slot_bytes, l.hi->slot_bytes);
+    l.bytes = l.at_slots + static_cast<std::size_t>(thread_slots(threads)) * l.slot + kAlign;
+    return l;
+}
+
+char* aligned(void* ws) {
+    auto a = reinterpret_cast<std::uintptr_t>(ws);
+    return reinterpret_cast<char*>((a + kAlign - 1) / kAlign * kAlign);
+}
+
+// One call: the weights reordered once per chunk size, then the chunks on the pool's threads.
+// in0/in1: per-sample strides in floats of the per-chunk inputs; out likewise (0 for backward weights,
+// whose output is the chunk's partial).
+void run_call(ConvKind kind, int threads, const ConvGeom& g, const Conv2dParams& p, const float* in0,
+              std::int64_t in0_stride, const float* in1, std::int64_t in1_stride, const float* w, float* out,
+              std::int64_t out_stride, void* workspace, const CallLayout& l) {
+    char* base = aligned(workspace);
+    auto& eng = cpu_engine();
+    const std::size_t at_shared_lo = align_up(static_cast<std::size_t>(l.chunks * l.per_chunk) * sizeof(float));
+    auto shared_of = [&](const ChunkPlan& c) { return base + (&c == l.lo ? at_shared_lo : l.at_shared_hi); };
+    // oneDNN never writes its inputs: the const_casts only fit its C++ API
+    for (int i = 0; i < (l.hi == l.lo ? 1 : 2); ++i) {
+        const ChunkPlan* c = i == 0 ? l.lo : l.hi;
+        if (!c->has_wts || !c->wts.re) continue;
+        omp_set_num_threads(1);
+        memory uw(c->wts.user, eng, const_cast<float*>(w));
+        memory bw(c->wts.prim, eng, shared_of(*c));
+        auto& s = thread_stream();
+        c->wts.re->execute(s, uw, bw);
+        s.wait();
+    }
+    auto* partial = reinterpret_cast<float*>(base);
+    parallel_for_slots(threads, l.chunks, [&](std::int64_t gi, int slot) {
+        omp_set_num_threads(1);  // oneDNN's OpenMP runtime: this thread alone runs the chunk
+        const std::int64_t n0 = g.N * gi / l.chunks, n1 = g.N * (gi + 1) / l.chunks;
+        const ChunkPlan& c = l.of(n1 - n0, g.N);
+        char* mine = base + l.at_slots + slot * l.slot;
+        auto& s = thread_stream();
+        memory scratch(memory::desc({static_cast<memory::dim>(l.slot - c.at_scratch)}, DT::u8, Tag::x), eng,
+                       mine + c.at_scratch);
+        std::unordered_map<int, memory> args;
+        args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+        const float* ins[2] = {in0 + n0 * in0_stride, in1 ? in1 + n0 * in1_stride : nullptr};
+        for (int i = 0; i < c.n_in; ++i) {
+            const Operand& o = c.in[i];
+            memory user(o.user, eng, const_cast<float*>(ins[i]));
+            if (o.re) {
+                memory prim(o.prim, eng, mine + o.at);
+                o.re->execute(s, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, prim}, {DNNL_ARG_SCRATCHPAD, scratch}});
+                args.emplace(o.arg, prim);
+            } else {
+                args.emplace(o.arg, user);
+            }
+        }
+        if (c.has_wts)
+            args.emplace(c.wts.arg, c.wts.re ? memory(c.wts.prim, eng, shared_of(c)) : memory(c.wts.user, eng, const_cast<float*>(w)));
+        float* dst = kind == ConvKind::backward_weights ? partial + gi * l.per_chunk : out + n0 * out_stride;
+        memory user_out(c.out.user, eng, dst);
+        memory prim_out = c.out.re ? memory(c.out.prim, eng, mine + c.out.at) : user_out;
+        args.emplace(c.out.arg, prim_out);
+        c.prim.execute(s, args);
+        if (c.out.re)
+            c.out.re->execute(s, {{DNNL_ARG_FROM, prim_out}, {DNNL_ARG_TO, user_out}, {DNNL_ARG_SCRATCHPAD, scratch}});
+        s.wait();
+    });
+}
+
+}  // namespace
+
+bool dnnl_conv_enabled() { return enabled_kinds() != 0; }
+
+std::string dnnl_version() {
+    const dnnl_version_t* v = ::dnnl_version();
+    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+std::size_t dnnl_conv_workspace_bytes(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads) {
+    const CallLayout l = call_layout(kind, g, p, threads);
+    return l.lo ? l.bytes : 0;
+}
+
+void dnnl_conv_forward(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* w,
+                       const float* bias, float* y, void* workspace) {
+    const CallLayout l = call_layout(ConvKind::forward, g, p, threads);
+    const std::int64_t P = g.P();
+    run_call(ConvKind::forward, threads, g, p, x, g.C * g.H * g.W, nullptr, 0, w, y, g.K * P, workspace, l);
+    if (bias)
+        parallel_for(threads, g.N, [&](std::int64_t n) {
+            for (std::int64_t k = 0; k < g.K; ++k) {
+                float* row = y + (n * g.K + k) * P;
+                const float b = bias[k];
+                for (std::int64_t i = 0; i < P; ++i) row[i] += b;
+            }
+        });
+}
+
+void dnnl_conv_backward_data(int threads, const ConvGeom& g, const Conv2dParams& p, const float* dy, const float* w,
+                             float* dx, void* workspace) {
+    const CallLayout l = call_layout(ConvKind::backward_data, g, p, threads);
+    run_call(ConvKind::backward_data, threads, g, p, dy, g.K * g.P(), nullptr, 0, w, dx, g.C * g.H * g.W, workspace, l);
+}
+
+void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
+                               float* dw, float* db, void* workspace) {
+    const CallLayout l = call_layout(ConvKind::backward_weights, g, p, threads);
+    const std::int64_t KT = g.K * g.R(), P = g.P();
+    run_call(ConvKind::backward_weights, threads, g, p, x, g.C * g.H * g.W, dy, g.K * P, nullptr, nullptr, 0, workspace,
+             l);
+    auto* partial = reinterpret_cast<float*>(aligned(workspace));
+    if (db)  // each chunk's sum of dy per channel, after its partial dw
+        parallel_for(threads, l.chunks, [&](std::int64_t gi) {
+            const std::int64_t n0 = g.N * gi / l.chunks, n1 = g.N * (gi + 1) / l.chunks;
+            float* dbp = partial + gi * l.per_chunk + KT;
+            for (std::int64_t k = 0; k < g.K; ++k) {
+                float sum = 0.0f;
+                for (std::int64_t n = n0; n < n1; ++n) {
+                    const float* row = dy + (n * g.K + k) * P;
+                    for (std::int64_t i = 0; i < P; ++i) sum += row[i];
+                }
+                dbp[k] = sum;
+            }
+        });
+    add_chunk_partials(threads, partial, l.chunks, KT, g.K, dw, db);
+}
+
+#endif
+
+}  // namespace hr::cpu
