@@ -130,6 +130,14 @@ public:
     // dw += corr(x, dy); dbias += sum(dy) when dbias is defined   (accumulated)
     virtual void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
                                         const Conv2dParams& p, Tensor& workspace) = 0;
+    // Both of a layer's backward calls: dx (when defined) as conv2d_backward_data, then dw and dbias as
+    // conv2d_backward_filter. A backend may share work between them (the CPU backend reorders dy once for
+    // oneDNN); the workspace is the one conv2d_workspace_bytes asks for.
+    virtual void conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx, Tensor& dw,
+                                 Tensor& dbias, const Conv2dParams& p, Tensor& workspace) {
+        if (dx.defined()) conv2d_backward_data(dy, w, dx, p, workspace);
+        conv2d_backward_filter(x, dy, dw, dbias, p, workspace);
+    }
 
     // --- pooling ---------------------------------------------------------------------------------
     // indices (i32, same shape as y) receive the flat h*W+w position of each maximum within its plane.

@@ -70,8 +70,8 @@ protected:
     }
     void backward_impl(LayerIO& io) const override {
         Tensor no_bias;
-        if (io.dx.defined()) io.backend->conv2d_backward_data(io.dy, io.params[0], io.dx, p_, io.workspace);
-        io.backend->conv2d_backward_filter(io.x, io.dy, io.grads[0], bias_ ? io.grads[1] : no_bias, p_, io.workspace);
+        io.backend->conv2d_backward(io.x, io.dy, io.params[0], io.dx, io.grads[0], bias_ ? io.grads[1] : no_bias, p_,
+                                    io.workspace);
     }
 
 private:

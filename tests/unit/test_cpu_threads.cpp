@@ -45,7 +45,7 @@ static void conv_and_batch_norm_at_channels(std::int64_t C, std::int64_t K) {
     Conv2dParams p;
     p.pad_h = p.pad_w = 1;
     const Shape xs{20, C, 12, 12}, ws{K, C, 3, 3}, ys{20, K, 12, 12};
-    std::vector<Tensor> ys_, dxs, dws, bny, bndx;
+    std::vector<Tensor> ys_, dxs, dws, bny, bndx, dxs2, dws2;
     for (auto& be : bes) {
         Tensor x = random_tensor(*be, xs, 1), w = random_tensor(*be, ws, 2), dy = random_tensor(*be, ys, 3);
         Tensor y = Tensor::empty(be->allocator(), ys, DType::f32, MemCategory::other);
@@ -61,6 +61,13 @@ static void conv_and_batch_norm_at_channels(std::int64_t C, std::int64_t K) {
         ys_.push_back(y);
         dxs.push_back(dx);
         dws.push_back(dw);
+        // and both backward calls in one (Backend::conv2d_backward)
+        Tensor dx2 = Tensor::empty(be->allocator(), xs, DType::f32, MemCategory::other);
+        Tensor dw2 = Tensor::empty(be->allocator(), ws, DType::f32, MemCategory::other);
+        be->fill(dw2, 0.0);
+        be->conv2d_backward(x, dy, w, dx2, dw2, no_bias, p, work);
+        dxs2.push_back(dx2);
+        dws2.push_back(dw2);
         Tensor g = random_tensor(*be, {K}, 4), b = random_tensor(*be, {K}, 5);
         Tensor m = Tensor::empty(be->allocator(), {K}, DType::f32, MemCategory::other), is = m;
         is = Tensor::empty(be->allocator(), {K}, DType::f32, MemCategory::other);
@@ -80,6 +87,8 @@ static void conv_and_batch_norm_at_channels(std::int64_t C, std::int64_t K) {
         QVERIFY(same_bits(ys_[0], ys_[i]));
         QVERIFY(same_bits(dxs[0], dxs[i]));
         QVERIFY(same_bits(dws[0], dws[i]));
+        QVERIFY(same_bits(dxs2[0], dxs2[i]));
+        QVERIFY(same_bits(dws2[0], dws2[i]));
         QVERIFY(same_bits(bny[0], bny[i]));
         QVERIFY(same_bits(bndx[0], bndx[i]));
     }

@@ -47,6 +47,8 @@ public:
                               Tensor& workspace) override;
     void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
                                 const Conv2dParams& p, Tensor& workspace) override;
+    void conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& dbias,
+                         const Conv2dParams& p, Tensor& workspace) override;
 
     void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) override;
     void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) override;

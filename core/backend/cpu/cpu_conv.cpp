@@ -166,14 +166,14 @@ std::size_t CpuBackend::conv2d_workspace_bytes(const Shape& x, const Shape& w, c
     const bool f32_fast = dtype == DType::f32 && kernels_;
     const FastConvChoice fast = f32_fast ? fast_conv_choice(g, p) : FastConvChoice{};
     // oneDNN where it can (cpu_conv_dnnl.h), the tap kernels where they are chosen, the reference code else
-    std::size_t dnnl_bytes[3] = {0, 0, 0};
+    std::size_t dnnl_bytes[4] = {0, 0, 0, 0};
     if (f32_fast)
-        for (ConvKind k : {ConvKind::forward, ConvKind::backward_data, ConvKind::backward_weights})
+        for (ConvKind k : {ConvKind::forward, ConvKind::backward_data, ConvKind::backward_weights, ConvKind::backward})
             dnnl_bytes[static_cast<int>(k)] = dnnl_conv_workspace_bytes(k, g, p, threads_);
     const bool tap_used = (fast.forward && !dnnl_bytes[0]) || (fast.backward_data && !dnnl_bytes[1]) ||
                           (fast.backward_filter && !dnnl_bytes[2]);
     const std::size_t fast_bytes = std::max({tap_used ? fast_conv_workspace_bytes(g, p, threads_) : 0, dnnl_bytes[0],
-                                             dnnl_bytes[1], dnnl_bytes[2]});
+                                             dnnl_bytes[1], dnnl_bytes[2], dnnl_bytes[3]});
     if ((fast.forward || dnnl_bytes[0]) && (fast.backward_data || dnnl_bytes[1]) &&
         (fast.backward_filter || dnnl_bytes[2]))
         return fast_bytes;
@@ -443,6 +443,34 @@ void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tenso
             }
         }
     });
+}
+
+// Both backward calls of a layer: on oneDNN in one pass over the chunks when it runs both (dy reordered once),
+// else the two calls.
+void CpuBackend::conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx, Tensor& dw,
+                                 Tensor& dbias, const Conv2dParams& p, Tensor& workspace) {
+    const char* op = "conv2d_backward";
+    if (dx.defined() && x.dtype() == DType::f32 && kernels_ && x.defined() && dy.defined() && dw.defined() &&
+        w.defined()) {
+        const ConvGeom g = conv_geom(op, x.shape(), dw.shape(), dy.shape(), p);
+        conv_geom(op, dx.shape(), w.shape(), dy.shape(), p);
+        require_same_dtype(op, "x", x, "dy", dy);
+        require_same_dtype(op, "x", x, "dw", dw);
+        require_same_dtype(op, "x", x, "w", w);
+        require_same_dtype(op, "x", x, "dx", dx);
+        const bool want_db = dbias.defined();
+        if (want_db) {
+            require_same_dtype(op, "x", x, "dbias", dbias);
+            if (dbias.numel() != g.K) fail(op, "dbias " + desc(dbias) + " must have shape (" + std::to_string(g.K) + ")");
+        }
+        if (const std::size_t bytes = dnnl_conv_workspace_bytes(ConvKind::backward, g, p, threads_)) {
+            void* ws = ws_base<char>(op, workspace, bytes);
+            dnnl_conv_backward(threads_, g, p, x.data<float>(), dy.data<float>(), w.data<float>(), dx.data<float>(),
+                               dw.data<float>(), want_db ? dbias.data<float>() : nullptr, ws);
+            return;
+        }
+    }
+    Backend::conv2d_backward(x, dy, w, dx, dw, dbias, p, workspace);
 }
 
 }  // namespace hr

@@ -47,6 +47,8 @@ void dnnl_conv_forward(int, const ConvGeom&, const Conv2dParams&, const float*, 
 void dnnl_conv_backward_data(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, void*) {}
 void dnnl_conv_backward_filter(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, float*,
                                void*) {}
+void dnnl_conv_backward(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, const float*, float*,
+                        float*, float*, void*) {}
 
 #else
 
@@ -93,6 +95,10 @@ struct ChunkPlan {
     Operand out;    // per chunk
     Operand wts;    // shared (forward, backward data)
     bool has_wts = false;
+    // both backward calls in one (ConvKind::backward): prim is backward weights, prim2 backward data on the
+    // same reordered dy (in[1]), with the weights and the output out2 (dx)
+    std::optional<dnnl::primitive> prim2;
+    Operand out2;
     std::size_t at_scratch = 0, slot_bytes = 0, shared_bytes = 0;
 };
 
@@ -159,6 +165,20 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
         plan->in[plan->n_in++] = input(u_src, pd.src_desc(), DNNL_ARG_SRC);
         plan->in[plan->n_in++] = input(u_dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
         plan->out = output(pd.diff_weights_desc(), u_w, DNNL_ARG_DIFF_WEIGHTS);
+        if (kind == ConvKind::backward) {
+            const dnnl::convolution_backward_data::primitive_desc dpd(
+                dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, a_src, a_w, a_dst, strides,
+                                                      pad_l, pad_r),
+                attr, eng, fwd);
+            // one reordered dy for both: only when they want it in the same layout
+            if (dpd.diff_dst_desc() != pd.diff_dst_desc())
+                throw dnnl::error(dnnl_unimplemented, "backward data and weights want dy in different layouts");
+            scratch = std::max(scratch, dpd.scratchpad_desc().get_size());
+            plan->prim2 = dnnl::convolution_backward_data(dpd);
+            plan->wts = input(u_w, dpd.weights_desc(), DNNL_ARG_WEIGHTS);
+            plan->has_wts = true;
+            plan->out2 = output(dpd.diff_src_desc(), u_src, DNNL_ARG_DIFF_SRC);
+        }
     }
     std::size_t at = 0;
     for (int i = 0; i < plan->n_in; ++i) {
@@ -167,6 +187,8 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
     }
     plan->out.at = at;
     if (plan->out.re) at += align_up(plan->out.prim.get_size());
+    plan->out2.at = at;
+    if (plan->prim2 && plan->out2.re) at += align_up(plan->out2.prim.get_size());
     plan->at_scratch = at;
     plan->slot_bytes = at + align_up(std::max<std::size_t>(scratch, 1));
     plan->shared_bytes = plan->has_wts && plan->wts.re ? align_up(plan->wts.prim.get_size()) : 0;
@@ -208,7 +230,7 @@ int env_kinds() {
     const char* v = std::getenv("HEADROOM_CPU_CONV");
     if (v && std::strcmp(v, "tap") == 0) return 0;
     if (v && std::strcmp(v, "wgrad") == 0) return 1 << static_cast<int>(ConvKind::backward_weights);
-    return 7;
+    return 15;
 }
 int enabled_kinds() {
     static const int k = env_kinds();
@@ -219,7 +241,8 @@ int enabled_kinds() {
 // chunks, the others in chunks of at most kChunkSamples samples.
 constexpr std::int64_t kChunkSamples = 4;  // 2 was 5-15 % slower on resnet-mini, 8 and 16 the same as 4
 std::int64_t call_chunks(ConvKind kind, std::int64_t N) {
-    return kind == ConvKind::backward_weights ? wgrad_chunks(N) : (N + kChunkSamples - 1) / kChunkSamples;
+    return kind == ConvKind::backward_weights || kind == ConvKind::backward ? wgrad_chunks(N)
+                                                                           : (N + kChunkSamples - 1) / kChunkSamples;
 }
 
 struct CallLayout {
@@ -233,7 +256,9 @@ struct CallLayout {
 // null plans when oneDNN cannot do it
 CallLayout call_layout(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads) {
     CallLayout l;
-    if (g.N < 1 || !(enabled_kinds() >> static_cast<int>(kind) & 1) || p.dilation_h != 1 || p.dilation_w != 1) return l;
+    const int kinds = enabled_kinds();
+    const bool enabled = kind == ConvKind::backward ? (kinds & 6) == 6 : (kinds >> static_cast<int>(kind) & 1) != 0;
+    if (g.N < 1 || !enabled || p.dilation_h != 1 || p.dilation_w != 1) return l;
     // oneDNN's blocked layouts hold 16 channels per vector: with channel counts that are not multiples of
     // 16 they compute padding, and the tap kernels win (seed-cnn's 1->10 and 10->20 5x5 convolutions: 1.3-4x
     // slower on oneDNN; resnet-mini's stem 1->16 no faster); a rule on the shapes, so a run's choice and
@@ -248,7 +273,7 @@ CallLayout call_layout(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, 
         return l;
     }
     // backward weights: the chunks' partial dw and db first
-    l.per_chunk = kind == ConvKind::backward_weights ? g.K * g.R() + g.K : 0;
+    l.per_chunk = kind == ConvKind::backward_weights || kind == ConvKind::backward ? g.K * g.R() + g.K : 0;
     std::size_t at = align_up(static_cast<std::size_t>(l.chunks * l.per_chunk) * sizeof(float));
     at += l.lo->shared_bytes;
     l.at_shared_hi = at;
@@ -269,7 +294,7 @@ char* aligned(void* ws) {
 // whose output is the chunk's partial).
 void run_call(ConvKind kind, int threads, const ConvGeom& g, const Conv2dParams& p, const float* in0,
               std::int64_t in0_stride, const float* in1, std::int64_t in1_stride, const float* w, float* out,
-              std::int64_t out_stride, void* workspace, const CallLayout& l) {
+              std::int64_t out_stride, float* out2, std::int64_t out2_stride, void* workspace, const CallLayout& l) {
     char* base = aligned(workspace);
     auto& eng = cpu_engine();
     const std::size_t at_shared_lo = align_up(static_cast<std::size_t>(l.chunks * l.per_chunk) * sizeof(float));
@@ -308,15 +333,26 @@ void run_call(ConvKind kind, int threads, const ConvGeom& g, const Conv2dParams&
                 args.emplace(o.arg, user);
             }
         }
+        std::optional<memory> wts;
         if (c.has_wts)
-            args.emplace(c.wts.arg, c.wts.re ? memory(c.wts.prim, eng, shared_of(c)) : memory(c.wts.user, eng, const_cast<float*>(w)));
-        float* dst = kind == ConvKind::backward_weights ? partial + gi * l.per_chunk : out + n0 * out_stride;
+            wts = c.wts.re ? memory(c.wts.prim, eng, shared_of(c)) : memory(c.wts.user, eng, const_cast<float*>(w));
+        if (wts && !c.prim2) args.emplace(c.wts.arg, *wts);
+        const bool partial_out = kind == ConvKind::backward_weights || kind == ConvKind::backward;
+        float* dst = partial_out ? partial + gi * l.per_chunk : out + n0 * out_stride;
         memory user_out(c.out.user, eng, dst);
         memory prim_out = c.out.re ? memory(c.out.prim, eng, mine + c.out.at) : user_out;
         args.emplace(c.out.arg, prim_out);
         c.prim.execute(s, args);
         if (c.out.re)
             c.out.re->execute(s, {{DNNL_ARG_FROM, prim_out}, {DNNL_ARG_TO, user_out}, {DNNL_ARG_SCRATCHPAD, scratch}});
+        if (c.prim2) {  // backward data on the dy reordered above
+            memory user_dx(c.out2.user, eng, out2 + n0 * out2_stride);
+            memory prim_dx = c.out2.re ? memory(c.out2.prim, eng, mine + c.out2.at) : user_dx;
+            c.prim2->execute(s, {{DNNL_ARG_DIFF_DST, args.at(DNNL_ARG_DIFF_DST)}, {c.wts.arg, *wts},
+                                 {DNNL_ARG_DIFF_SRC, prim_dx}, {DNNL_ARG_SCRATCHPAD, scratch}});
+            if (c.out2.re)
+                c.out2.re->execute(s, {{DNNL_ARG_FROM, prim_dx}, {DNNL_ARG_TO, user_dx}, {DNNL_ARG_SCRATCHPAD, scratch}});
+        }
         s.wait();
     });
 }
@@ -339,7 +375,7 @@ void dnnl_conv_forward(int threads, const ConvGeom& g, const Conv2dParams& p, co
                        const float* bias, float* y, void* workspace) {
     const CallLayout l = call_layout(ConvKind::forward, g, p, threads);
     const std::int64_t P = g.P();
-    run_call(ConvKind::forward, threads, g, p, x, g.C * g.H * g.W, nullptr, 0, w, y, g.K * P, workspace, l);
+    run_call(ConvKind::forward, threads, g, p, x, g.C * g.H * g.W, nullptr, 0, w, y, g.K * P, nullptr, 0, workspace, l);
     if (bias)
         parallel_for(threads, g.N, [&](std::int64_t n) {
             for (std::int64_t k = 0; k < g.K; ++k) {
@@ -353,17 +389,18 @@ void dnnl_conv_forward(int threads, const ConvGeom& g, const Conv2dParams& p, co
 void dnnl_conv_backward_data(int threads, const ConvGeom& g, const Conv2dParams& p, const float* dy, const float* w,
                              float* dx, void* workspace) {
     const CallLayout l = call_layout(ConvKind::backward_data, g, p, threads);
-    run_call(ConvKind::backward_data, threads, g, p, dy, g.K * g.P(), nullptr, 0, w, dx, g.C * g.H * g.W, workspace, l);
+    run_call(ConvKind::backward_data, threads, g, p, dy, g.K * g.P(), nullptr, 0, w, dx, g.C * g.H * g.W, nullptr, 0,
+             workspace, l);
 }
 
-void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
-                               float* dw, float* db, void* workspace) {
-    const CallLayout l = call_layout(ConvKind::backward_weights, g, p, threads);
+namespace {
+// Backward filter's end: each chunk's sum of dy per channel after its partial dw (when db is wanted), then
+// the chunks' partials added to dw and db in chunk order.
+void finish_wgrad(int threads, const ConvGeom& g, const float* dy, float* dw, float* db, void* workspace,
+                  const CallLayout& l) {
     const std::int64_t KT = g.K * g.R(), P = g.P();
-    run_call(ConvKind::backward_weights, threads, g, p, x, g.C * g.H * g.W, dy, g.K * P, nullptr, nullptr, 0, workspace,
-             l);
     auto* partial = reinterpret_cast<float*>(aligned(workspace));
-    if (db)  // each chunk's sum of dy per channel, after its partial dw
+    if (db)
         parallel_for(threads, l.chunks, [&](std::int64_t gi) {
             const std::int64_t n0 = g.N * gi / l.chunks, n1 = g.N * (gi + 1) / l.chunks;
             float* dbp = partial + gi * l.per_chunk + KT;
@@ -377,6 +414,23 @@ void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParam
             }
         });
     add_chunk_partials(threads, partial, l.chunks, KT, g.K, dw, db);
+}
+}  // namespace
+
+void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
+                               float* dw, float* db, void* workspace) {
+    const CallLayout l = call_layout(ConvKind::backward_weights, g, p, threads);
+    run_call(ConvKind::backward_weights, threads, g, p, x, g.C * g.H * g.W, dy, g.K * g.P(), nullptr, nullptr, 0,
+             nullptr, 0, workspace, l);
+    finish_wgrad(threads, g, dy, dw, db, workspace, l);
+}
+
+void dnnl_conv_backward(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
+                        const float* w, float* dx, float* dw, float* db, void* workspace) {
+    const CallLayout l = call_layout(ConvKind::backward, g, p, threads);
+    run_call(ConvKind::backward, threads, g, p, x, g.C * g.H * g.W, dy, g.K * g.P(), w, nullptr, 0, dx, g.C * g.H * g.W,
+             workspace, l);
+    finish_wgrad(threads, g, dy, dw, db, workspace, l);
 }
 
 #endif

@@ -23,7 +23,8 @@
 
 namespace hr::cpu {
 
-enum class ConvKind { forward, backward_data, backward_weights };
+// backward: backward data and backward weights in one call (dy reordered once for both)
+enum class ConvKind { forward, backward_data, backward_weights, backward };
 
 // Compiled in and not turned off by HEADROOM_CPU_CONV=tap (read once).
 bool dnnl_conv_enabled();
@@ -43,6 +44,11 @@ void dnnl_conv_backward_data(int threads, const ConvGeom& g, const Conv2dParams&
 // dw += corr(x, dy); db += sum(dy) when db is not null
 void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
                                float* dw, float* db, void* workspace);
+
+// dx = conv_transpose(dy, w) (written), dw += corr(x, dy), db += sum(dy) when db is not null: the two calls
+// above in one, on the chunks of backward filter
+void dnnl_conv_backward(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
+                        const float* w, float* dx, float* dw, float* db, void* workspace);
 
 // The fixed chunks of samples that backward-filter sums run in (shared with the tap code): chunk gi of G
 // covers samples [N * gi / G, N * (gi + 1) / G).
