@@ -1,4 +1,4 @@
-// oneDNN backward-filter convolution of the CPU backend (cpu_conv_dnnl.h says why and how).
+// The CPU backend's f32 convolutions on oneDNN (cpu_conv_dnnl.h says why and how).
 #include "backend/cpu/cpu_conv_dnnl.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "backend/cpu/thread_pool.h"
+#include "base/error.h"
 
 #ifdef HEADROOM_HAVE_DNNL
 #include <omp.h>
@@ -40,15 +41,28 @@ void add_chunk_partials(int threads, const float* partial, std::int64_t chunks, 
 
 #ifndef HEADROOM_HAVE_DNNL
 
+// Built without oneDNN: dnnl_conv_workspace_bytes is 0 for every shape, so the backend never calls the others.
 bool dnnl_conv_enabled() { return false; }
 std::string dnnl_version() { return {}; }
 std::size_t dnnl_conv_workspace_bytes(ConvKind, const ConvGeom&, const Conv2dParams&, int) { return 0; }
-void dnnl_conv_forward(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, const float*, float*, void*) {}
-void dnnl_conv_backward_data(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, void*) {}
+namespace {
+[[noreturn]] void not_built() { throw Error("internal: a oneDNN convolution was called in a build without oneDNN"); }
+}  // namespace
+void dnnl_conv_forward(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, const float*, float*,
+                       void*) {
+    not_built();
+}
+void dnnl_conv_backward_data(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, void*) {
+    not_built();
+}
 void dnnl_conv_backward_filter(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, float*, float*,
-                               void*) {}
+                               void*) {
+    not_built();
+}
 void dnnl_conv_backward(int, const ConvGeom&, const Conv2dParams&, const float*, const float*, const float*, float*,
-                        float*, float*, void*) {}
+                        float*, float*, void*) {
+    not_built();
+}
 
 #else
 
