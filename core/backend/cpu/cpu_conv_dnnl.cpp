@@ -102,7 +102,6 @@ struct Operand {
 };
 
 struct ChunkPlan {
-    ConvKind kind = ConvKind::forward;
     dnnl::primitive prim;
     Operand in[2];  // per chunk
     int n_in = 0;
@@ -134,7 +133,6 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
                                         a_w, a_dst, strides, pad_l, pad_r),
         attr, eng);
     auto plan = std::make_unique<ChunkPlan>();
-    plan->kind = kind;
     std::size_t scratch = 0;
     auto reorder = [&](const memory::desc& from, const memory::desc& to) {
         const dnnl::reorder::primitive_desc rpd(eng, from, eng, to, attr);
