@@ -155,6 +155,8 @@ std::vector<ConvCase> conv_cases() {
     cs.push_back({5, 10, 12, 12, 20, 5, 5, Conv2dParams{}});             // seed-cnn conv2
     cs.push_back({2, 3, 8, 7, 2, 3, 3, Conv2dParams{3, 2, 2, 0, 2, 1}});  // stride 3x2, padding 2x0, dilation 2x1
     cs.push_back({3, 2, 6, 6, 3, 1, 1, Conv2dParams{2, 2, 1, 1, 1, 1}});  // strided, padded 1x1
+    // 9x9: more taps than col2im keeps on its stack (81 > 64); stride 1x2, padding 4x3
+    cs.push_back({2, 2, 12, 11, 3, 9, 9, Conv2dParams{1, 2, 4, 3, 1, 1}});
     return cs;
 }
 
