@@ -79,61 +79,79 @@ E* ws_base(const char* op, Tensor& workspace, std::size_t need_bytes) {
     return reinterpret_cast<E*>(addr);
 }
 
+// Where tap (ki, kj) of a convolution lands in its input: the output rows [oh_lo, oh_hi) and columns
+// [ow_lo, ow_hi) whose input row ih = oh * sh + off_h and column iw = ow * sw + off_w lie inside it. The
+// same for every channel, so im2col and col2im work them out once per call (their integer divisions were
+// a fifth of seed-cnn's col2im time when they ran per channel and tap).
+struct TapRange {
+    std::int64_t off_h, off_w, oh_lo, oh_hi, ow_lo, ow_hi;
+};
+
+// The kh * kw tap ranges of one call, in tap order (t = ki * kw + kj); on the stack up to 8x8 kernels.
+class TapRanges {
+public:
+    TapRanges(const ConvGeom& g, const Conv2dParams& p) {
+        const std::int64_t taps = g.kh * g.kw;
+        if (taps > kOnStack) {
+            heap_.resize(static_cast<std::size_t>(taps));
+            data_ = heap_.data();
+        }
+        const std::int64_t H = g.H, W = g.W, Ho = g.Ho, Wo = g.Wo;
+        const int sh = p.stride_h, sw = p.stride_w;
+        for (std::int64_t ki = 0; ki < g.kh; ++ki)
+            for (std::int64_t kj = 0; kj < g.kw; ++kj) {
+                TapRange& t = data_[ki * g.kw + kj];
+                t.off_h = ki * p.dilation_h - p.pad_h;
+                t.off_w = kj * p.dilation_w - p.pad_w;
+                // valid ow: 0 <= ow * sw + off_w < W; valid oh likewise
+                const std::int64_t ow_lo = t.off_w >= 0 ? 0 : (-t.off_w + sw - 1) / sw;
+                const std::int64_t ow_hi = W - t.off_w <= 0 ? 0 : (W - t.off_w - 1) / sw + 1;
+                t.ow_lo = std::min(ow_lo, Wo);
+                t.ow_hi = std::clamp(ow_hi, t.ow_lo, Wo);
+                t.oh_lo = std::min(Ho, t.off_h >= 0 ? std::int64_t(0) : (-t.off_h + sh - 1) / sh);
+                t.oh_hi = std::clamp(H - t.off_h <= 0 ? std::int64_t(0) : (H - t.off_h - 1) / sh + 1, t.oh_lo, Ho);
+            }
+    }
+    TapRanges(const TapRanges&) = delete;
+    TapRanges& operator=(const TapRanges&) = delete;
+    const TapRange& operator[](std::int64_t t) const { return data_[t]; }
+
+private:
+    static constexpr std::int64_t kOnStack = 64;
+    TapRange stack_[kOnStack];
+    std::vector<TapRange> heap_;
+    TapRange* data_ = stack_;
+};
+
 // col (R, P) from one sample x (C, H, W).
 template <class E>
 void im2col(const E* x, E* col, const ConvGeom& g, const Conv2dParams& p) {
     const std::int64_t H = g.H, W = g.W, Ho = g.Ho, Wo = g.Wo, P = g.P();
     const int sh = p.stride_h, sw = p.stride_w;
+    const std::int64_t taps = g.kh * g.kw;
+    const TapRanges ranges(g, p);
     for (std::int64_t c = 0; c < g.C; ++c)
-        for (std::int64_t ki = 0; ki < g.kh; ++ki)
-            for (std::int64_t kj = 0; kj < g.kw; ++kj) {
-                E* dst = col + ((c * g.kh + ki) * g.kw + kj) * P;
-                const std::int64_t off_h = ki * p.dilation_h - p.pad_h;
-                const std::int64_t off_w = kj * p.dilation_w - p.pad_w;
-                // valid ow: 0 <= ow*sw + off_w < W
-                std::int64_t ow_lo = off_w >= 0 ? 0 : (-off_w + sw - 1) / sw;
-                std::int64_t ow_hi = W - off_w <= 0 ? 0 : (W - off_w - 1) / sw + 1;
-                ow_lo = std::min(ow_lo, Wo);
-                ow_hi = std::clamp(ow_hi, ow_lo, Wo);
-                for (std::int64_t oh = 0; oh < Ho; ++oh) {
-                    E* d = dst + oh * Wo;
-                    const std::int64_t ih = oh * sh + off_h;
-                    if (ih < 0 || ih >= H) {
-                        std::fill(d, d + Wo, E(0));
-                        continue;
-                    }
-                    const E* src = x + (c * H + ih) * W + off_w;
-                    std::fill(d, d + ow_lo, E(0));
-                    if (sw == 1) {
-                        std::memcpy(d + ow_lo, src + ow_lo, sizeof(E) * (ow_hi - ow_lo));
-                    } else {
-                        for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] = src[ow * sw];
-                    }
-                    std::fill(d + ow_hi, d + Wo, E(0));
+        for (std::int64_t t = 0; t < taps; ++t) {
+            const TapRange& r = ranges[t];
+            E* dst = col + (c * taps + t) * P;
+            const std::int64_t ow_lo = r.ow_lo, ow_hi = r.ow_hi;
+            for (std::int64_t oh = 0; oh < Ho; ++oh) {
+                E* d = dst + oh * Wo;
+                const std::int64_t ih = oh * sh + r.off_h;
+                if (ih < 0 || ih >= H) {
+                    std::fill(d, d + Wo, E(0));
+                    continue;
                 }
+                const E* src = x + (c * H + ih) * W + r.off_w;
+                std::fill(d, d + ow_lo, E(0));
+                if (sw == 1) {
+                    std::memcpy(d + ow_lo, src + ow_lo, sizeof(E) * (ow_hi - ow_lo));
+                } else {
+                    for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] = src[ow * sw];
+                }
+                std::fill(d + ow_hi, d + Wo, E(0));
             }
-}
-
-// Where tap (ki, kj) of a convolution lands in its input: the output rows [oh_lo, oh_hi) and columns
-// [ow_lo, ow_hi) whose input row ih = oh * sh + off_h and column iw = ow * sw + off_w lie inside it. The
-// same for every channel, so col2im works them out once per call (their integer divisions were a fifth
-// of seed-cnn's col2im time when they ran per channel and tap).
-struct TapRange {
-    std::int64_t off_h, off_w, oh_lo, oh_hi, ow_lo, ow_hi;
-};
-inline TapRange tap_range(const ConvGeom& g, const Conv2dParams& p, std::int64_t ki, std::int64_t kj) {
-    const std::int64_t H = g.H, W = g.W, Ho = g.Ho, Wo = g.Wo;
-    const int sh = p.stride_h, sw = p.stride_w;
-    TapRange t;
-    t.off_h = ki * p.dilation_h - p.pad_h;
-    t.off_w = kj * p.dilation_w - p.pad_w;
-    std::int64_t ow_lo = t.off_w >= 0 ? 0 : (-t.off_w + sw - 1) / sw;
-    std::int64_t ow_hi = W - t.off_w <= 0 ? 0 : (W - t.off_w - 1) / sw + 1;
-    t.ow_lo = std::min(ow_lo, Wo);
-    t.ow_hi = std::clamp(ow_hi, t.ow_lo, Wo);
-    t.oh_lo = std::min(Ho, t.off_h >= 0 ? std::int64_t(0) : (-t.off_h + sh - 1) / sh);
-    t.oh_hi = std::clamp(H - t.off_h <= 0 ? std::int64_t(0) : (H - t.off_h - 1) / sh + 1, t.oh_lo, Ho);
-    return t;
+        }
 }
 
 // dx (C, H, W) = col2im(dcol (R, P)); dx is written. Sums in the order c, ki, kj, oh (the bits do not
@@ -143,16 +161,7 @@ void col2im(const E* col, E* dx, const ConvGeom& g, const Conv2dParams& p) {
     const std::int64_t H = g.H, W = g.W, Wo = g.Wo, P = g.P();
     const int sh = p.stride_h, sw = p.stride_w;
     const std::int64_t taps = g.kh * g.kw;
-    constexpr std::int64_t kOnStack = 64;  // up to 8x8 kernels without a heap allocation
-    TapRange stack_ranges[kOnStack];
-    std::vector<TapRange> heap_ranges;
-    TapRange* ranges = stack_ranges;
-    if (taps > kOnStack) {
-        heap_ranges.resize(static_cast<std::size_t>(taps));
-        ranges = heap_ranges.data();
-    }
-    for (std::int64_t ki = 0; ki < g.kh; ++ki)
-        for (std::int64_t kj = 0; kj < g.kw; ++kj) ranges[ki * g.kw + kj] = tap_range(g, p, ki, kj);
+    const TapRanges ranges(g, p);
     std::fill(dx, dx + g.C * H * W, E(0));
     for (std::int64_t c = 0; c < g.C; ++c)
         for (std::int64_t t = 0; t < taps; ++t) {
