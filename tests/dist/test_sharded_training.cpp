@@ -87,9 +87,16 @@ private slots:
             StrategyConfig dps;
             dps.shard = "dp";
             Trainee dp(spec, dps, kBatch, o, &comm());
-            run_steps(ref, kSteps);
-            run_steps(dist, kSteps);
-            run_steps(dp, kSteps);
+            // resnet-mini: two steps. Its third step, on an Intel Xeon with oneDNN's convolutions, put one input
+            // of block 5's ReLU within rounding of 0: one process and the ranks, which legitimately differ by
+            // ~1e-7 (sums rounded in another order), took the ReLU's two sides there, and that one element
+            // moved the gradient of every layer before it (1 of block 5's 32 bias channels off by 4e-6 against
+            // values of 1e-3, everything after it equal to 2e-7; measured 2026-12-06). The bound then measures
+            // where a kink fell, not the sharding; two steps still carry the momentum from one step to the next.
+            const int steps = model == "resnet-mini" ? 2 : kSteps;
+            run_steps(ref, steps);
+            run_steps(dist, steps);
+            run_steps(dp, steps);
             auto wr = ref.weights(), wd = dist.weights(), wp = dp.weights();
             std::string which;
             const double rel = hrtest::worst_relative(wd, wr, &which);
