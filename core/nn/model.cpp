@@ -642,10 +642,10 @@ void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx
         backward_seq(*n.body, x, dy, dxb);
         if (n.shortcut) {
             backward_seq(*n.shortcut, x, dy, dx);
+            if (dx.defined()) backend_.axpy(1.0f, dxb, dx);
         } else if (dx.defined()) {
-            backend_.copy(dy, dx);
+            backend_.add(dy, dxb, dx);  // identity shortcut: dy + dxb in one pass (it was a copy, then an axpy)
         }
-        if (dx.defined()) backend_.axpy(1.0f, dxb, dx);
         return;
     }
     LayerIO io;
