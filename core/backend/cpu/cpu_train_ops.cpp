@@ -100,8 +100,8 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
     const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
     std::vector<double> mean(C), var(C), invstd(C);
     if (bn_fast(kernels_, x, S, {&gamma, &beta, &save_mean, &save_invstd, &running_mean, &running_var})) {
-        // One channel per chunk: shifted sums (shift = the channel's first value) in f32 lanes per row,
-        // accumulated in double across rows, in a fixed order.
+        // A block of channels per chunk (bn_channel_block): shifted sums (shift = the channel's first value)
+        // in f32 lanes per row, accumulated in double across rows, in a fixed order.
         const float* px = x.data<float>();
         float* py = y.data<float>();
         float* sm = save_mean.data<float>();
