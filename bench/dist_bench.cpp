@@ -2,7 +2,7 @@
 // --ranks N` exists (the trainer integration comes next). Not a test: it asserts nothing. Each rank
 // prints nothing; rank 0 prints one JSON object on stdout.
 //
-//   [mpirun -np N] headroom_dist_bench train --preset NAME --stage dp|zero1|zero2|zero3|none
+//   [mpirun -np N] headroom_dist_bench train --preset NAME --stage dp|zero1|zero2|zero3|tp-head|none
 //                  [--batch 64] [--steps 20] [--warmup 3] [--threads 1] [--precision fp32]
 //       Trains on synthetic data through TrainingState on CPU ranks (Open MPI under mpirun; a world of
 //       one without it) and reports steps/s, samples/s, each rank's peak memory by category (the
@@ -60,7 +60,8 @@ int train(const std::map<std::string, std::string>& a) {
     const int steps = std::stoi(get(a, "steps", "20")), warmup = std::stoi(get(a, "warmup", "3"));
     const int threads = std::stoi(get(a, "threads", "1"));
     StrategyConfig sc;
-    sc.shard = get(a, "stage", "none");
+    const std::string stage = get(a, "stage", "none");
+    sc.shard = stage == "tp-head" ? "none" : stage;  // tp-head: the last layer split over the ranks
     sc.precision = get(a, "precision", "fp32");
     OptimizerConfig o;
     o.kind = get(a, "optimizer", "adam");
@@ -68,6 +69,7 @@ int train(const std::map<std::string, std::string>& a) {
     std::unique_ptr<Communicator> comm;
     if (rank_environment().launched) comm = make_mpi_communicator(120.0);
     const int N = comm ? comm->world_size() : 1, rank = comm ? comm->rank() : 0;
+    if (stage == "tp-head") sc.tp_head = N;
     auto ledger = std::make_shared<MemoryLedger>(), host_ledger = std::make_shared<MemoryLedger>();
     auto be = make_cpu_backend(threads, ledger), host = make_cpu_backend(threads, host_ledger);
     const ResolvedStrategy rs = resolve_strategy(sc, spec, B, N, rank);
@@ -101,7 +103,8 @@ int train(const std::map<std::string, std::string>& a) {
             }
             Tensor logits = st.model().forward(xm, true, st.first_sample(s, r0));
             Tensor dl = st.dlogits.slice0(0, n);
-            be->softmax_cross_entropy(logits, yb, 0.0f, dl, st.loss_grad_scale(n));
+            if (st.tp_head()) st.tp_loss(logits, yb, dl, st.loss_grad_scale(n));
+            else be->softmax_cross_entropy(logits, yb, 0.0f, dl, st.loss_grad_scale(n));
             st.model().backward(dl);
         }
         st.optimizer_step(o.lr);
@@ -129,7 +132,7 @@ int train(const std::map<std::string, std::string>& a) {
     if (rank == 0) {
         json j;
         j["model"] = spec.name;
-        j["stage"] = sc.shard;
+        j["stage"] = stage;
         j["precision"] = sc.precision;
         j["ranks"] = N;
         j["threads_per_rank"] = threads;

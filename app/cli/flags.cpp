@@ -181,6 +181,10 @@ const std::vector<Flag> kFlags = {
          for (const QString& part : v.text().split(QLatin1Char(',')))
              r.config.strategy.rank_batch.push_back(FlagValue(v.flag(), part.trimmed()).integer<std::int64_t>(1, kMaxBatch));
      }},
+    {FlagGroup::device, "tp-head", "N",
+     QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over the N ranks of the run (tensor-parallel\n"
+                              "head; needs --ranks N, the body runs whole on every rank; default 1: off)"),
+     [](R& r, const V& v) { r.config.strategy.tp_head = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "rank-timeout", "SECONDS",
      QT_TRANSLATE_NOOP("Cli", "several ranks: end the run when a rank makes no progress this long (default 300)"),
      [](R& r, const V& v) { r.config.rank_timeout = v.real(1, 1e6); }},

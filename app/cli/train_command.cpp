@@ -249,7 +249,8 @@ void configDifferences(const nlohmann::json& a, const nlohmann::json& b, const s
 QString resumeConfig(CliRequest& r) {
     const bool file = !r.configFile.isEmpty();
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
-                                        "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard"};
+                                        "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard",
+                                        "tp-head"};
     static const QStringList allowedWithFile = {"resume", "config", "db", "no-history", "name", "quiet", "notify",
                                                 "pause-file", "ranks"};
     QStringList refused;
@@ -262,7 +263,7 @@ QString resumeConfig(CliRequest& r) {
             .arg(r.resume, r.configFile, refused.join(QStringLiteral(", ")));
     if (!refused.isEmpty())
         return Cli::tr("--resume continues a run with its own configuration; only --steps, --epochs, --threads, "
-                       "--device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors "
+                       "--device, --save-every, --ranks, --shard and --tp-head may change, not %1. Start a new run (--init-from %2/model.safetensors "
                        "takes its weights) to change the rest")
             .arg(refused.join(QStringLiteral(", ")), r.resume);
     hr::TrainConfig given;  // --config: the continued configuration
@@ -298,6 +299,10 @@ QString resumeConfig(CliRequest& r) {
     if (r.has("threads")) c.threads = r.config.threads;
     if (r.has("device")) c.device = r.config.device;
     if (r.has("shard")) c.strategy.shard = r.config.strategy.shard;
+    // a checkpoint holds the whole head: a split head resumes on another number of ranks split over them
+    // all, or whole on one process (--tp-head changes it; strategy/tp_head.h)
+    if (r.has("tp-head")) c.strategy.tp_head = r.config.strategy.tp_head;
+    else if (c.strategy.tp_head > 1 && c.strategy.tp_head != world) c.strategy.tp_head = world > 1 ? world : 1;
     if (r.has("save-every")) {
         c.save_every_steps = r.config.save_every_steps;
         c.save_every_seconds = r.config.save_every_seconds;

@@ -201,6 +201,8 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_sharding->addItem(tr("ZeRO-1 (optimizer state)"), QStringLiteral("zero1"));
     m_sharding->addItem(tr("ZeRO-2 (+ gradients)"), QStringLiteral("zero2"));
     m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), QStringLiteral("zero3"));
+    // the last layer's columns split over the ranks, the body whole on each (strategy/tp_head.h)
+    m_sharding->addItem(tr("Tensor-parallel head (last layer split)"), QStringLiteral("tp-head"));
     mf->addRow(tr("Sharding"), m_sharding);
     outer->addWidget(memBox);
 
@@ -293,7 +295,10 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     const QString r = m_ranks->currentData().toString();
     if (r.startsWith(QLatin1String("cpu:"))) c.device = "cpu";
     else if (r.startsWith(QLatin1String("cuda:"))) c.device = r.toStdString();
-    c.strategy.shard = r.isEmpty() ? "none" : m_sharding->currentData().toString().toStdString();
+    const QString sharing = m_sharding->currentData().toString();
+    const bool splitHead = !r.isEmpty() && sharing == QLatin1String("tp-head");
+    c.strategy.shard = r.isEmpty() || splitHead ? "none" : sharing.toStdString();
+    c.strategy.tp_head = splitHead ? ranks() : 1;
     // a language model has no what-if (validate_train_config refuses one): the box is disabled then
     c.what_if.prune = m_whatIfBox->isEnabled() ? m_prune->value() / 100.0 : 0.0;
     c.what_if.bits = m_whatIfBox->isEnabled() ? m_quantize->currentData().toInt() : 0;
@@ -376,7 +381,7 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_microBatch->setValue(int(s.micro_batch));
     m_accumulate->setValue(int(s.accumulate));
     m_offload->setChecked(s.offload_optimizer);
-    setCombo(m_sharding, QString::fromStdString(s.shard));
+    setCombo(m_sharding, s.tp_head > 1 ? QStringLiteral("tp-head") : QString::fromStdString(s.shard));
 }
 
 int TrainingSetupPanel::ranks() const {
@@ -410,7 +415,9 @@ void TrainingSetupPanel::updateRankFields() {
     if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
     if (!several) m_sharding->setCurrentIndex(0);
     m_sharding->setToolTip(several ? tr("How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 "
-                                        "split the optimizer state, then the gradients, then the parameters")
+                                        "split the optimizer state, then the gradients, then the parameters; a "
+                                        "tensor-parallel head splits the last layer's output columns over the "
+                                        "ranks, which all train on the whole batch")
                                    : tr("Sharding spreads a run over several ranks: choose more than one in Ranks"));
     m_device->setEnabled(!several);  // the ranks entry says where they train
 }

@@ -34,6 +34,7 @@
 #include "i18n/CoreText.h"
 #include "nn/model_spec.h"
 #include "report/report_writer_detail.h"
+#include "strategy/tp_head.h"
 
 namespace hrapp {
 
@@ -446,15 +447,51 @@ void memorySection(Doc& s) {
             const int world = dist.value(QStringLiteral("world_size")).toInt();
             const double bytes = dist.value(QStringLiteral("communication_bytes_per_step")).toDouble(qQNaN());
             const double secs = dist.value(QStringLiteral("communication_seconds_per_step")).toDouble(qQNaN());
-            r.paragraphs << ReportWriter::tr("%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent "
-                               "%4 per step waiting on communication (rank 0's figures).")
-                                .arg(QString::number(world), dist.value(QStringLiteral("stage")).toString(),
-                                     std::isfinite(bytes) ? bytesText(qint64(bytes)) : QStringLiteral("—"),
-                                     std::isfinite(secs) ? ReportWriter::tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—"));
+            const QString stage = dist.value(QStringLiteral("stage")).toString();
+            const int tpHead = dist.value(QStringLiteral("tp_head")).toInt(1);
+            // the layout across the ranks: what each rank holds of the model (docs/distributed.md)
+            std::int64_t headOutputs = 0;
+            if (tpHead > 1) {
+                try {
+                    headOutputs = hr::tp_head_outputs(
+                        hr::model_spec_from_json(nlohmann::json::parse(
+                            QJsonDocument(s.data.run.config.value(QStringLiteral("model")).toObject()).toJson().toStdString())),
+                        tpHead);
+                } catch (const std::exception&) {  // a record without its model: the layout without the columns
+                }
+            }
+            const QString bytesPerStep = std::isfinite(bytes) ? bytesText(qint64(bytes)) : QStringLiteral("—");
+            const QString waitPerStep = std::isfinite(secs) ? ReportWriter::tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—");
+            if (tpHead > 1)
+                r.paragraphs << ReportWriter::tr("%1 ranks with a tensor-parallel head: the last layer's output columns are "
+                                                 "split over the ranks, each trains the rest of the model whole on the whole "
+                                                 "batch. Each rank handed its communicator %2 per step and spent %3 per step "
+                                                 "waiting on communication (rank 0's figures).")
+                                    .arg(QString::number(world), bytesPerStep, waitPerStep);
+            else
+                r.paragraphs << ReportWriter::tr("%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent "
+                                   "%4 per step waiting on communication (rank 0's figures).")
+                                    .arg(QString::number(world), stage, bytesPerStep, waitPerStep);
+            auto layoutOf = [&](int rank) -> QString {
+                if (tpHead > 1) {
+                    if (headOutputs <= 0) return ReportWriter::tr("a slice of the head");
+                    const hr::TpHeadSlice sl = hr::tp_head_slice(headOutputs, tpHead, rank);
+                    return ReportWriter::tr("head columns %1–%2 of %3")
+                        .arg(sl.first)
+                        .arg(sl.first + sl.count - 1)
+                        .arg(headOutputs);
+                }
+                if (stage == QLatin1String("zero1")) return ReportWriter::tr("1/%1 of the optimizer state").arg(world);
+                if (stage == QLatin1String("zero2"))
+                    return ReportWriter::tr("1/%1 of the optimizer state and gradients").arg(world);
+                if (stage == QLatin1String("zero3"))
+                    return ReportWriter::tr("1/%1 of the parameters, gradients and optimizer state").arg(world);
+                return ReportWriter::tr("the whole model");
+            };
             r.notes << ReportWriter::tr("Measured is each rank's memory ledger at its peak; resident is the rank's process at its "
                           "peak as the operating system counts it (the ledger's host side, the runtime, the data and "
                           "the libraries).");
-            for (const QString& col : {ReportWriter::tr("Rank"), ReportWriter::tr("Batch"), ReportWriter::tr("Predicted"), ReportWriter::tr("Measured peak"), ReportWriter::tr("Resident peak (OS)")})
+            for (const QString& col : {ReportWriter::tr("Rank"), ReportWriter::tr("Holds"), ReportWriter::tr("Batch"), ReportWriter::tr("Predicted"), ReportWriter::tr("Measured peak"), ReportWriter::tr("Resident peak (OS)")})
                 r.header.push_back({col, true, false});
             const QJsonArray batch = dist.value(QStringLiteral("rank_batch")).toArray();
             const QJsonArray predicted = dist.value(QStringLiteral("predicted_peak_bytes")).toArray();
@@ -466,6 +503,7 @@ void memorySection(Doc& s) {
             };
             for (int i = 0; i < world; ++i)
                 r.rows.push_back({{QString::number(i), true, false},
+                                  {layoutOf(i), false, false},
                                   {i < batch.size() ? QString::number(batch[i].toInteger()) : QStringLiteral("—"), true, false},
                                   {cell(predicted, i), true, false},
                                   {cell(measured, i), true, false},

@@ -378,7 +378,14 @@ void Model::init_params(int unit) {
             const ParamDecl& d = n->param_decls[i];
             if (d.tied_to_token_embedding) continue;  // initialised as the token embedding
             const std::int64_t cnt = shape_numel(d.shape);
-            host.assign(static_cast<std::size_t>(cnt), 0.0);
+            // a tensor-parallel head's slice: the whole head's values are drawn, its rows kept
+            std::int64_t skip = 0, drawn = cnt;
+            if (options_.head_total > 0 && n == top_->nodes.back().get() && !d.shape.empty() && d.shape[0] > 0) {
+                const std::int64_t per_row = cnt / d.shape[0];
+                skip = options_.head_first * per_row;
+                drawn = options_.head_total * per_row;
+            }
+            host.assign(static_cast<std::size_t>(drawn), 0.0);
             if (d.init == ParamDecl::Init::ones) {
                 std::fill(host.begin(), host.end(), 1.0);
             } else if (d.init == ParamDecl::Init::normal) {
@@ -400,6 +407,7 @@ void Model::init_params(int unit) {
                     v = (2.0 * u - 1.0) * bound;
                 }
             }
+            if (drawn != cnt) host = std::vector<double>(host.begin() + skip, host.begin() + skip + cnt);
             // convert to the parameter dtype on the host, then upload
             if (options_.dtype == DType::f64) {
                 backend_.copy_from_host(host.data(), n->params[i]);
@@ -560,6 +568,8 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
             backward_node(n, xin, cur_dy, target);
             cur_dy = target;
             cur_slot = slot;
+            if (top && k + 1 == seq.nodes.size() && options_.head_input_grad_hook && target.defined())
+                options_.head_input_grad_hook(target);
         }
         if (unit_done) hooks->after_backward(n.unit);
     }

@@ -4,6 +4,7 @@
 // one output (and any saved tensors) per layer, two activation-gradient buffers per sequence, one
 // shared workspace. So every byte is known before the first step, and the planner predicts it exactly.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +62,12 @@ struct ModelOptions {
     // Selective recompute (--checkpoint attention): attention layers keep neither the attention core's
     // output nor its log-sum-exp; backward recomputes them from the kept qkv (nn/transformer_layers.h).
     bool recompute_attention = false;
+    // Tensor-parallel head (strategy/tp_head.h): the last layer holds rows [head_first, + its outputs) of
+    // a head of head_total outputs, initialised as those rows of the whole head (head_total 0: whole).
+    // head_input_grad_hook, when set, gets the last layer's input gradient in backward before the layers
+    // below read it (the sum over the head's ranks, in place).
+    std::int64_t head_first = 0, head_total = 0;
+    std::function<void(Tensor&)> head_input_grad_hook;
 };
 
 struct NamedTensor {

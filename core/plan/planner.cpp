@@ -1,5 +1,7 @@
 #include "plan/planner.h"
 
+#include "strategy/tp_head.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,7 +121,13 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         ShardLayout layout;
         std::map<int, Model::RecomputeWork> recompute;  // what checkpointing repeats of each layer
     };
-    std::map<std::int64_t, Built> by_batch;
+    // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
+    auto key_of = [&](int r) -> std::pair<std::int64_t, std::int64_t> {
+        const std::int64_t cols =
+            plan.strategy.tp_head > 1 ? tp_head_slice(tp_head_outputs(req.spec, N), N, r).count : 0;
+        return {plan.strategy.rank_batches[static_cast<std::size_t>(r)], cols};
+    };
+    std::map<std::pair<std::int64_t, std::int64_t>, Built> by_batch;
     auto build_rank = [&](int r) -> Built {
         const ResolvedStrategy rs = resolve_strategy(req.strategy, req.spec, req.batch, N, r);
         auto device_ledger = std::make_shared<MemoryLedger>();
@@ -152,7 +160,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             is_token_model(req.spec)
                 ? text_batch_bytes(rs.rank_batch, per) + text_batch_bytes(rs.micro_batch, per)  // data/text_data.h
                 : loader_bytes(rs.rank_batch, req.train_samples, per) +
-                      loader_bytes(rs.eval_micro_batch * rs.world_size, req.test_samples, per);  // trainer.cpp
+                      loader_bytes(rs.eval_micro_batch * rs.data_world(), req.test_samples, per);  // trainer.cpp
         at(gpu ? b.rp.host : b.rp.device, MemCategory::data) += loaders;
         b.rp.batch = rs.rank_batch;
         b.rp.micro_batch = rs.micro_batch;
@@ -163,16 +171,16 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     int primary = std::max(0, req.rank);
     for (int r = 0; r < N; ++r) {
         if (req.rank >= 0 && r != req.rank) continue;
-        const std::int64_t rb = plan.strategy.rank_batches[static_cast<std::size_t>(r)];
-        auto it = by_batch.find(rb);
-        if (it == by_batch.end()) it = by_batch.emplace(rb, build_rank(r)).first;
+        const auto key = key_of(r);
+        auto it = by_batch.find(key);
+        if (it == by_batch.end()) it = by_batch.emplace(key, build_rank(r)).first;
         RankPlan rp = it->second.rp;
         rp.rank = r;
         plan.ranks.push_back(rp);
         if (req.rank < 0 && rp.device_total > plan.ranks[static_cast<std::size_t>(primary)].device_total) primary = r;
     }
     if (primary != plan.strategy.rank) plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch, N, primary);
-    const Built& chosen = by_batch.at(plan.strategy.rank_batch);
+    const Built& chosen = by_batch.at(key_of(primary));
     plan.world_size = N;
     plan.rank = primary;
     plan.device = chosen.rp.device;
@@ -186,6 +194,20 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         N > 1 || plan.strategy.shard != ShardStage::none
             ? step_payload_bytes(chosen.layout, plan.strategy.accumulate, dtype_size(plan.strategy.compute_dtype))
             : 0.0;
+    // a split head (strategy/tp_head.h): per micro-batch, the head's input gradient is all-reduced and the
+    // loss's three reductions carry 5 floats a row; the head's columns are this rank's share of its work
+    TpHeadSlice tp;
+    std::int64_t tp_rows = 0;
+    if (plan.strategy.tp_head > 1) {
+        tp = tp_head_slice(tp_head_outputs(req.spec, N), N, primary);
+        tp_rows = plan.strategy.micro_batch * (is_token_model(req.spec) ? req.spec.input_shape[0] : 1);
+        const LayerSpec& head = req.spec.layers.back();
+        const std::int64_t in = head.attrs.value(head.type == "linear" ? "in_features" : "dim", std::int64_t{0});
+        plan.communication_bytes = static_cast<double>(plan.strategy.accumulate) *
+                                   (static_cast<double>(tp_rows * in) * dtype_size(plan.strategy.compute_dtype) +
+                                    static_cast<double>(5 * tp_rows) * 4.0);
+    }
+    const std::string head_path = std::to_string(req.spec.layers.size() - 1);
     // per-layer figures from the ledger (activations are tagged with their layer)
     for (const auto& r : rep.layers) {
         LayerPlan lp;
@@ -206,6 +228,12 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         } else {
             lp.forward_flops = layer_flops(r, ls) * mb;
             lp.backward_flops = (r.type == "conv2d" || r.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
+        }
+        if (tp.total > 0 && r.path == head_path) {  // this rank's columns of a split head
+            const double share = static_cast<double>(tp.count) / static_cast<double>(tp.total);
+            lp.forward_flops *= share;
+            lp.backward_flops *= share;
+            lp.parameter_bytes = static_cast<std::size_t>(static_cast<double>(lp.parameter_bytes) * share);
         }
         // activation checkpointing repeats what the model's recompute runs of the layer (nn/model.h)
         const auto rw = chosen.recompute.find(r.index);
@@ -277,7 +305,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     if (N > 1) {
         // ring algorithms move (N - 1) / N of each reduce-scatter / all-gather payload, twice that for an
         // all-reduce; counted without overlap (an upper bound: dp and zero1-2 overlap it with the backward)
-        const double wire = (plan.strategy.shard == ShardStage::dp ? 2.0 : 1.0) * (N - 1) / N;
+        const double wire = (plan.strategy.shard == ShardStage::dp || tp.total > 0 ? 2.0 : 1.0) * (N - 1) / N;
         const double link = rt.comm_link > 0 ? rt.comm_link : (gpu ? 50e9 : 5e9);  // nominal without a measurement
         plan.communication_seconds = plan.communication_bytes * wire / link;
         plan.predicted_step_seconds += plan.communication_seconds;
@@ -291,7 +319,8 @@ MemoryPlan predict_memory(const PlanRequest& request) {
 // can pick the same blocks), or optimizer offload that moves nothing off the device (a stateless
 // optimizer: the device bytes are those without offload, the host copy only costs time).
 static bool adds_nothing(const MemoryPlan& a, const MemoryPlan& b) {
-    const bool same_layout = a.strategy.shard == b.strategy.shard && a.strategy.precision == b.strategy.precision &&
+    const bool same_layout = a.strategy.shard == b.strategy.shard && a.strategy.tp_head == b.strategy.tp_head &&
+                             a.strategy.precision == b.strategy.precision &&
                              a.strategy.micro_batch == b.strategy.micro_batch &&
                              a.strategy.accumulate == b.strategy.accumulate &&
                              a.strategy.checkpoint_blocks == b.strategy.checkpoint_blocks;
@@ -310,31 +339,44 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     std::vector<std::int64_t> micro;
     for (std::int64_t d : {1, 2, 4, 8})
         if (base.batch % d == 0 && base.batch / d >= 1) micro.push_back(base.batch / d);
-    std::vector<std::string> stages = {base.strategy.shard};
-    if (base.world_size > 1) stages = {"dp", "zero1", "zero2", "zero3"};
+    // (stage, ranks of a split head): several ranks try every stage and, when the head can be split, the
+    // head split over all of them with the body whole on every rank (strategy/tp_head.h)
+    std::vector<std::pair<std::string, int>> stages = {{base.strategy.shard, base.strategy.tp_head}};
+    if (base.world_size > 1) {
+        stages = {{"dp", 1}, {"zero1", 1}, {"zero2", 1}, {"zero3", 1}};
+        try {
+            tp_head_outputs(base.spec, base.world_size);
+            stages.push_back({"none", base.world_size});
+        } catch (const InputError&) {  // a head that cannot be split: the stages only
+        }
+    }
+    std::vector<std::int64_t> whole_micro = micro;  // a split head's ranks each take the whole batch
     // micro-batches are split per rank with several ranks: the divisors apply to the largest rank batch
     std::int64_t largest = base.batch;
     if (base.world_size > 1) {
         largest = 0;
         StrategyConfig even = base.strategy;
         even.shard = "dp";
+        even.tp_head = 1;
         for (std::int64_t b : resolve_strategy(even, base.spec, base.batch, base.world_size, 0).rank_batches)
             largest = std::max(largest, b);
         micro.clear();
         for (std::int64_t d : {1, 2, 4, 8})
             if (largest % d == 0) micro.push_back(largest / d);
     }
-    for (const auto& stage : stages)
+    for (const auto& [stage, tp] : stages)
         for (const auto& prec : precisions)
             for (const auto& ckpt : checkpoints)
-                for (std::int64_t m : micro)
+                for (std::int64_t m : tp > 1 ? whole_micro : micro)
                     for (bool off : {false, true}) {
+                        const std::int64_t whole = tp > 1 ? base.batch : largest;
                         PlanRequest r = base;
                         r.rank = -1;  // every rank must fit
                         r.strategy.shard = stage;
+                        r.strategy.tp_head = tp;
                         r.strategy.precision = prec;
                         r.strategy.checkpoint = ckpt;
-                        r.strategy.micro_batch = m == largest ? 0 : m;
+                        r.strategy.micro_batch = m == whole ? 0 : m;
                         r.strategy.accumulate = 1;
                         r.strategy.offload_optimizer = off;
                         PlanCandidate c;

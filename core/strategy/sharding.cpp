@@ -300,7 +300,8 @@ void ShardEngine::publish_parameters() {
 }
 
 void ShardEngine::broadcast_buffers() {
-    if (dry_run_ || !comm_ || comm_->world_size() == 1) return;
+    // (no stage on several ranks: a split head's, whose ranks compute the same statistics from the same rows)
+    if (dry_run_ || !comm_ || comm_->world_size() == 1 || stage_ == ShardStage::none) return;
     std::vector<CommHandle> hs;
     for (NamedTensor& t : model_->state_dict())
         if (!t.trainable) hs.push_back(comm_->broadcast(t.tensor, 0));
@@ -510,17 +511,19 @@ void ShardEngine::load_parameters(const std::uint8_t* flat) {
     for (int b = 0; b < 3; ++b) schedule_.set_holds(b, -1);  // the gathered copies are stale: the next forward gathers afresh
 }
 
-void ShardEngine::broadcast_bytes(std::uint8_t* data, std::size_t bytes) {
+void ShardEngine::broadcast_bytes(std::uint8_t* data, std::size_t bytes, int root) {
     if (!comm_ || comm_->world_size() == 1 || bytes == 0) return;
     Tensor sc = scratch(DType::u8);
-    const std::size_t chunk = std::min<std::size_t>(static_cast<std::size_t>(sc.numel()), std::size_t{1} << 28);
+    // the same pieces on every rank: the smallest rank's idle memory (a split head's ranks differ in it)
+    const std::size_t mine = std::min<std::size_t>(static_cast<std::size_t>(sc.numel()), std::size_t{1} << 28);
+    const std::size_t chunk = static_cast<std::size_t>(-comm_->all_reduce_value(-static_cast<double>(mine), ReduceOp::max));
     for (std::size_t k = 0; k < bytes; k += chunk) {
         const std::size_t len = std::min(chunk, bytes - k);
         Tensor t = sc.view(0, {static_cast<std::int64_t>(len)});
-        if (layout_.rank == 0) device_->copy_from_host(data + k, t);
-        CommHandle h = comm_->broadcast(t, 0);
+        if (layout_.rank == root) device_->copy_from_host(data + k, t);
+        CommHandle h = comm_->broadcast(t, root);
         h.wait();
-        if (layout_.rank != 0) {
+        if (layout_.rank != root) {
             comm_->synchronize();  // as in gather_state: the timeout, not a read-back that blocks forever
             device_->copy_to_host(t, data + k);
         }

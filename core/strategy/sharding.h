@@ -194,8 +194,8 @@ public:
     // gathered copies are forgotten: the next forward gathers afresh).
     void gather_parameters(std::uint8_t* flat);
     void load_parameters(const std::uint8_t* flat);
-    // Bytes from rank 0 to every rank (a size every rank knows), through the same idle memory.
-    void broadcast_bytes(std::uint8_t* data, std::size_t bytes);
+    // Bytes from rank `root` to every rank (a size every rank knows), through the same idle memory.
+    void broadcast_bytes(std::uint8_t* data, std::size_t bytes, int root = 0);
 
     void before_forward(int unit) override;
     void after_forward(int unit) override;

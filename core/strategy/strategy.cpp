@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "strategy/tp_head.h"
 
 namespace hr {
 
@@ -27,7 +28,7 @@ ShardStage parse_shard_stage(const std::string& t) {
 
 std::vector<std::pair<std::int64_t, std::int64_t>> ResolvedStrategy::micro_batches() const {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    if (world_size == 1) {
+    if (data_world() == 1) {
         for (std::int64_t r0 = 0; r0 < rank_batch; r0 += micro_batch)
             out.push_back({r0, std::min(micro_batch, rank_batch - r0)});
         return out;
@@ -49,7 +50,9 @@ std::string ResolvedStrategy::describe() const {
     if (accumulate > 1)
         s += " + micro-batch " + std::to_string(micro_batch) + " x " + std::to_string(accumulate);
     if (offload_optimizer) s += " + optimizer offload";
-    if (world_size > 1 || shard != ShardStage::none)
+    if (tp_head > 1)
+        s += " + head split over " + std::to_string(tp_head) + " ranks";
+    else if (world_size > 1 || shard != ShardStage::none)
         s += std::string(" + ") + shard_stage_name(shard) + " x " + std::to_string(world_size) + " rank" +
              (world_size == 1 ? "" : "s");
     return s;
@@ -127,9 +130,33 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     }
     if (batch < 1) throw InputError("batch size must be at least 1 (--batch)");
     r.batch = batch;
+    // a split head: its ranks train like one process on the whole batch (strategy/tp_head.h)
+    if (s.tp_head < 1)
+        throw InputError(HR_MSG("strategy.tp_head_small", "--tp-head must be at least 1, got %1"),
+                         {std::to_string(s.tp_head)});
+    const bool tp = s.tp_head > 1;
+    if (tp) {
+        const std::string n = std::to_string(s.tp_head);
+        if (world_size != s.tp_head)
+            throw InputError(HR_MSG("strategy.tp_head_world",
+                                    "--tp-head %1 splits the head over %1 ranks, but the run has %2; start it on %1 "
+                                    "ranks (--ranks %1, or mpirun -np %1)"),
+                             {n, std::to_string(world_size)});
+        if (s.shard != "none")
+            throw InputError(HR_MSG("strategy.tp_head_shard",
+                                    "--tp-head %1 keeps the body whole on every rank; it does not combine with "
+                                    "--shard %2 (leave --shard out)"),
+                             {n, s.shard});
+        if (!s.rank_batch.empty())
+            throw InputError(HR_MSG("strategy.tp_head_rank_batch",
+                                    "--tp-head %1: every rank trains on the whole batch; leave --rank-batch out"),
+                             {n});
+        tp_head_outputs(spec, s.tp_head);
+    }
+    const bool data_ranks = world_size > 1 && !tp;
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
-    if (world_size > 1) {
+    if (data_ranks) {
         // per rank: below, once the rank batches are known
     } else if (s.micro_batch > 0 && s.accumulate > 1) {
         if (s.micro_batch * s.accumulate != batch)
@@ -167,6 +194,14 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.shard = parse_shard_stage(s.shard);
     r.world_size = world_size;
     r.rank = rank;
+    r.tp_head = s.tp_head;
+    if (tp) {
+        r.rank_batches.assign(static_cast<std::size_t>(world_size), batch);
+        r.rank_batch = batch;
+        r.sample_offset = 0;
+        r.eval_micro_batch = r.micro_batch;
+        return r;
+    }
     if (world_size > 1 && r.shard == ShardStage::none)
         throw InputError(HR_MSG("strategy.ranks_without_shard",
                                 "%1 ranks need a way to share the work: --shard dp, zero1, zero2 or zero3"),
@@ -237,6 +272,7 @@ std::string strategy_flags(const StrategyConfig& s) {
             f += std::to_string(s.rank_batch[i]);
         }
     }
+    if (s.tp_head > 1) f += " --tp-head " + std::to_string(s.tp_head);
     return f.empty() ? f : f.substr(1);
 }
 

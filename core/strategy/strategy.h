@@ -35,6 +35,9 @@ struct StrategyConfig {
     // sharding over ranks (the world size and the rank come with resolve_strategy)
     std::string shard = "none";               // none | dp | zero1 | zero2 | zero3
     std::vector<std::int64_t> rank_batch;     // samples per rank and step (sum = batch); empty: even split
+    // Tensor-parallel head (strategy/tp_head.h): the last layer's output columns split over this many
+    // ranks (every rank of the run; 1: off). The body runs whole on every rank, on the whole batch.
+    int tp_head = 1;
 };
 
 struct ResolvedStrategy {
@@ -63,6 +66,10 @@ struct ResolvedStrategy {
     // the same forwards (and zero3 the same gathers) on every rank even when the shares are uneven.
     // One process: micro_batch.
     std::int64_t eval_micro_batch = 64;
+    // Tensor-parallel head over the run's ranks (1: off). Its ranks see the same rows: the batch is not
+    // split among them, so the ranks that hold different data are data_world() (1 with a split head).
+    int tp_head = 1;
+    int data_world() const { return tp_head > 1 ? world_size / tp_head : world_size; }
 
     bool sharded() const { return shard >= ShardStage::zero1; }
     // This rank's micro-batches as (first row within its share, rows). One process: micro_batch rows

@@ -5,14 +5,23 @@
 
 #include "base/error.h"
 #include "nn/backend_ops.h"
+#include "memory/counting_allocator.h"
 #include "nn/transformer_spec.h"
 
 namespace hr {
 
-TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optimizer, const ResolvedStrategy& s,
+TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& optimizer, const ResolvedStrategy& s,
                              std::uint64_t seed, Backend& device, Allocator& device_alloc, Backend& host,
                              Allocator& host_alloc, bool dry_run, Communicator* comm)
     : strategy_(s), device_(device), host_(host) {
+    // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
+    if (s.tp_head > 1) {
+        tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.world_size, s.rank);
+        tp_.full_spec = full_spec;
+        if (!dry_run && (!comm || comm->world_size() != s.world_size))
+            throw Error("internal: a tensor-parallel head needs the run's communicator");
+    }
+    const ModelSpec spec = s.tp_head > 1 ? tp_head_spec(full_spec, tp_.slice) : full_spec;
     // what the model, its loss and its optimizer need of the backends, before anything is allocated
     check_backend_needs(training_backend_needs(spec, optimizer, s.compute_dtype, s.master_weights, s.offload_optimizer),
                         device, host);
@@ -30,6 +39,15 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
     mo.allocate_grads = s.shard < ShardStage::zero2;
     mo.allocate_params = s.shard < ShardStage::zero3;
     mo.hooks = s.shard != ShardStage::none ? &engine_ : nullptr;
+    if (s.tp_head > 1) {
+        mo.head_first = tp_.slice.first;
+        mo.head_total = tp_.slice.total;
+        // the head's input gradient is a sum over every rank's columns: all-reduced before the body's backward
+        if (!dry_run)
+            mo.head_input_grad_hook = [comm](Tensor& dx) {
+                comm->all_reduce(dx, ReduceOp::sum).wait();
+            };
+    }
     model_ = std::make_unique<Model>(spec, device, mo);
     engine_.attach(*model_, s, comm, device, device_alloc, dry_run);
     grad_clip_ = optimizer.grad_clip;
@@ -96,6 +114,18 @@ TrainingState::TrainingState(const ModelSpec& spec, const OptimizerConfig& optim
         landing_labels_ = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
         if (spec.loss.type == "mse") landing_target_ = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
     }
+    if (s.tp_head > 1) {
+        // the split loss's reductions (3 floats a row) and, on a GPU, the host copy it works in
+        const std::int64_t rows = m * (model_->takes_tokens() ? spec.input_shape[0] : 1);
+        tp_.loss.reduce = Tensor::empty(device_alloc, {3 * rows}, DType::f32, MemCategory::communication);
+        if (device_alloc.device().is_cpu()) {
+            tp_.loss.host = tp_.loss.reduce;
+        } else {
+            tp_.loss.host = Tensor::empty(host_alloc, {3 * rows}, DType::f32, MemCategory::communication);
+            tp_.loss.staging = Tensor::empty(host_alloc, {rows * tp_.slice.count}, dt, MemCategory::communication);
+        }
+        tp_layout(dry_run);
+    }
     // the device step's scalars and figures (a few bytes each; the planner sees them like the rest)
     control = Tensor::empty(device_alloc, {kStepControlFields}, DType::f64, MemCategory::other);
     stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
@@ -118,7 +148,8 @@ bool TrainingState::spec_has_layer(const std::vector<LayerSpec>& layers, const s
 bool TrainingState::device_step_supported() const {
     // the host update (offload), the rank collectives, the global-norm clip and per-run weight decay
     // are host-driven steps
-    return !strategy_.offload_optimizer && strategy_.shard == ShardStage::none && grad_clip_ == 0 &&
+    return !strategy_.offload_optimizer && strategy_.shard == ShardStage::none && strategy_.tp_head == 1 &&
+           grad_clip_ == 0 &&
            !optimizer_->has_decay_segments() && !model_->takes_tokens();
 }
 
@@ -244,6 +275,12 @@ bool TrainingState::optimizer_step(double lr) {
         // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
         double sq = 0;
         for (const Tensor& g : grads) sq += device_.sum_squares(g);
+        if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
+            double head = 0;
+            for (const TpTensor& t : tp_.tensors)
+                if (t.head) head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
+            sq = std::max(0.0, sq - head) + engine_.communicator()->all_reduce_value(head, ReduceOp::sum);
+        }
         // sharded gradients: each rank holds a part of the global norm's sum
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded())
             sq = c->all_reduce_value(sq, ReduceOp::sum);
@@ -279,6 +316,7 @@ bool TrainingState::optimizer_step(double lr) {
 }
 
 std::vector<NamedTensor> TrainingState::consolidated_state_dict(Allocator& alloc) {
+    if (tp_head()) return tp_consolidated_state_dict(alloc);
     return engine_.consolidated_state_dict(alloc);
 }
 
@@ -295,21 +333,26 @@ std::vector<TrainingState::StateBuffer> TrainingState::state_buffers() const {
 }
 
 std::vector<TrainingState::ResumeTensor> TrainingState::resume_tensors() const {
-    const FlatRemap m = make_flat_remap(*model_);
+    const std::int64_t canonical = tp_head() ? tp_.canonical_numel : make_flat_remap(*model_).canonical_numel;
     std::vector<ResumeTensor> out;
-    for (const StateBuffer& b : state_buffers()) out.push_back({b.name, b.tensor.dtype(), {m.canonical_numel}});
+    for (const StateBuffer& b : state_buffers()) out.push_back({b.name, b.tensor.dtype(), {canonical}});
     return out;
 }
 
 std::vector<TrainingState::CheckpointTensor> TrainingState::checkpoint_tensors() const {
     std::vector<CheckpointTensor> out;
-    for (const NamedTensor& nt : model_->state_dict())
-        out.push_back({"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), true, nt.tied});
+    for (const NamedTensor& nt : model_->state_dict()) {
+        Shape shape = nt.tensor.shape();
+        for (const TpTensor& t : tp_.tensors)  // a split head's tensors are saved whole
+            if (t.head && t.name == nt.name) shape = t.full_shape;
+        out.push_back({"model." + nt.name, nt.tensor.dtype(), shape, true, nt.tied});
+    }
     for (const ResumeTensor& r : resume_tensors()) out.push_back({r.name, r.dtype, r.shape, false, false});
     return out;
 }
 
 std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
+    if (tp_head()) return tp_gather_checkpoint();
     const bool root = strategy_.rank == 0;
     const bool zero3 = strategy_.shard == ShardStage::zero3;
     const FlatRemap m = make_flat_remap(*model_);
@@ -353,6 +396,7 @@ std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
 }
 
 void TrainingState::restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
+    if (tp_head()) return tp_restore_checkpoint(data);
     const bool zero3 = strategy_.shard == ShardStage::zero3;
     const FlatRemap m = make_flat_remap(*model_);
     const std::size_t pes = dtype_size(strategy_.compute_dtype);
@@ -400,6 +444,157 @@ void TrainingState::sync_master_from_params() {
         std::vector<Tensor> masters = engine_.pieces_of(master_);
         for (std::size_t i = 0; i < params.size(); ++i) device_.copy(params[i], masters[i]);
     }
+}
+
+// --- a tensor-parallel head -------------------------------------------------------------------------
+
+void TrainingState::tp_layout(bool dry_run) {
+    // one process's model of the whole spec, counted only (no memory): its flat layout is the canonical one
+    CountingAllocator counting(device_.device());
+    ModelOptions mo;
+    mo.batch = 1;
+    mo.dtype = strategy_.compute_dtype;
+    mo.allocator = &counting;
+    mo.dry_run = true;
+    Model whole(tp_.full_spec, device_, mo);
+    const FlatRemap full = make_flat_remap(whole), mine = make_flat_remap(*model_);
+    tp_.canonical_numel = full.canonical_numel;
+    const std::vector<NamedTensor> a = model_->state_dict(), b = whole.state_dict();
+    if (a.size() != b.size()) throw Error("internal: a split head changed the model's tensors");
+    // the head is the last layer: its node is the last one depth-first, its tensors the state_dict's last
+    const int head_layer = a.empty() ? -1 : a.back().layer;
+    std::size_t k = 0;
+    tp_.tensors.clear();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].trainable || a[i].tied) continue;
+        TpTensor t;
+        t.name = a[i].name;
+        t.run_offset = mine.tensor_offsets[k];
+        t.canonical_offset = full.tensor_offsets[k];
+        ++k;
+        t.numel = a[i].tensor.numel();
+        t.full_numel = b[i].tensor.numel();
+        t.full_shape = b[i].tensor.shape();
+        t.head = a[i].layer == head_layer;
+        if (t.head) {
+            if (t.full_shape.empty() || t.full_shape[0] != tp_.slice.total)
+                throw Error("internal: head tensor " + t.name + " is not split by rows");
+            t.per_row = t.full_numel / tp_.slice.total;
+        } else if (t.numel != t.full_numel) {
+            throw Error("internal: tensor " + t.name + " differs outside the split head");
+        }
+        tp_.tensors.push_back(t);
+    }
+    (void)dry_run;
+}
+
+std::vector<std::uint8_t> TrainingState::tp_gather_rows(const std::uint8_t* mine, std::size_t per_row_bytes) {
+    const TpHeadSlice& sl = tp_.slice;
+    const bool root = strategy_.rank == 0;
+    std::vector<std::uint8_t> out;
+    if (root) {
+        out.assign(static_cast<std::size_t>(sl.total) * per_row_bytes, 0);
+        std::memcpy(out.data() + static_cast<std::size_t>(sl.first) * per_row_bytes, mine,
+                    static_cast<std::size_t>(sl.count) * per_row_bytes);
+    }
+    std::vector<std::uint8_t> rows;
+    for (int r = 1; r < sl.ranks; ++r) {
+        const std::size_t bytes = static_cast<std::size_t>(sl.count_of(r)) * per_row_bytes;
+        if (r == strategy_.rank) rows.assign(mine, mine + bytes);
+        else rows.assign(bytes, 0);
+        engine_.broadcast_bytes(rows.data(), bytes, r);
+        if (root) std::memcpy(out.data() + static_cast<std::size_t>(sl.first_of(r)) * per_row_bytes, rows.data(), bytes);
+    }
+    return out;
+}
+
+std::vector<TrainingState::HostTensor> TrainingState::tp_gather_checkpoint() {
+    const bool root = strategy_.rank == 0;
+    std::vector<HostTensor> out;
+    for (const NamedTensor& nt : model_->state_dict()) {
+        std::vector<std::uint8_t> mine(nt.tensor.nbytes());
+        device_.copy_to_host(nt.tensor, mine.data());
+        const TpTensor* head = nullptr;
+        for (const TpTensor& t : tp_.tensors)
+            if (t.head && t.name == nt.name) head = &t;
+        if (head) {
+            const std::size_t per_row = static_cast<std::size_t>(head->per_row) * dtype_size(nt.tensor.dtype());
+            std::vector<std::uint8_t> whole = tp_gather_rows(mine.data(), per_row);
+            if (root) out.push_back({"model." + nt.name, nt.tensor.dtype(), head->full_shape, std::move(whole)});
+        } else if (root) {
+            out.push_back({"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), std::move(mine)});
+        }
+    }
+    // master copy and optimizer state: this rank's flat buffer, into one process's layout with the whole head
+    for (const StateBuffer& b : state_buffers()) {
+        const std::size_t es = dtype_size(b.tensor.dtype());
+        std::vector<std::uint8_t> flat(b.tensor.nbytes());
+        b.holder->copy_to_host(b.tensor, flat.data());
+        std::vector<std::uint8_t> canonical;
+        if (root) canonical.assign(static_cast<std::size_t>(tp_.canonical_numel) * es, 0);
+        for (const TpTensor& t : tp_.tensors) {
+            const std::uint8_t* src = flat.data() + static_cast<std::size_t>(t.run_offset) * es;
+            if (t.head) {
+                std::vector<std::uint8_t> whole = tp_gather_rows(src, static_cast<std::size_t>(t.per_row) * es);
+                if (root) std::memcpy(canonical.data() + static_cast<std::size_t>(t.canonical_offset) * es, whole.data(),
+                                      whole.size());
+            } else if (root) {
+                std::memcpy(canonical.data() + static_cast<std::size_t>(t.canonical_offset) * es, src,
+                            static_cast<std::size_t>(t.numel) * es);
+            }
+        }
+        if (root) out.push_back({b.name, b.tensor.dtype(), {tp_.canonical_numel}, std::move(canonical)});
+    }
+    return out;
+}
+
+void TrainingState::tp_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
+    const TpHeadSlice& sl = tp_.slice;
+    for (NamedTensor& nt : model_->state_dict()) {
+        if (nt.tied) continue;
+        const std::uint8_t* src = data("model." + nt.name);
+        if (!src) throw Error("internal: checkpoint tensor model." + nt.name + " missing after the checks");
+        for (const TpTensor& t : tp_.tensors)  // this rank's rows of a whole head tensor
+            if (t.head && t.name == nt.name)
+                src += static_cast<std::size_t>(sl.first * t.per_row) * dtype_size(nt.tensor.dtype());
+        device_.copy_from_host(src, nt.tensor);
+    }
+    for (StateBuffer& b : state_buffers()) {
+        const std::uint8_t* src = data(b.name);
+        if (!src) throw Error("internal: checkpoint tensor " + b.name + " missing after the checks");
+        const std::size_t es = dtype_size(b.tensor.dtype());
+        std::vector<std::uint8_t> flat(b.tensor.nbytes(), 0);
+        for (const TpTensor& t : tp_.tensors) {
+            const std::int64_t from = t.canonical_offset + (t.head ? sl.first * t.per_row : 0);
+            std::memcpy(flat.data() + static_cast<std::size_t>(t.run_offset) * es,
+                        src + static_cast<std::size_t>(from) * es, static_cast<std::size_t>(t.numel) * es);
+        }
+        b.holder->copy_from_host(flat.data(), b.tensor);
+    }
+}
+
+std::vector<NamedTensor> TrainingState::tp_consolidated_state_dict(Allocator& alloc) {
+    // the head's tensors whole on every rank: each rank's rows broadcast from it into one buffer
+    std::vector<NamedTensor> out = model_->state_dict();
+    Communicator& comm = *engine_.communicator();
+    const TpHeadSlice& sl = tp_.slice;
+    for (NamedTensor& nt : out) {
+        const TpTensor* head = nullptr;
+        for (const TpTensor& t : tp_.tensors)
+            if (t.head && t.name == nt.name) head = &t;
+        if (!head) continue;
+        Tensor whole = Tensor::empty(alloc, head->full_shape, nt.tensor.dtype(), MemCategory::communication);
+        std::vector<CommHandle> hs;
+        for (int r = 0; r < sl.ranks; ++r) {
+            Tensor rows = whole.view(sl.first_of(r) * head->per_row, {sl.count_of(r) * head->per_row});
+            if (r == sl.rank) device_.copy(nt.tensor.reshape({nt.tensor.numel()}), rows);
+            hs.push_back(comm.broadcast(rows, r));
+        }
+        for (auto& h : hs) h.wait();
+        comm.synchronize();
+        nt.tensor = whole;
+    }
+    return out;
 }
 
 }  // namespace hr

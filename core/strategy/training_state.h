@@ -31,6 +31,7 @@
 #include "optim/optimizer.h"
 #include "strategy/sharding.h"
 #include "strategy/strategy.h"
+#include "strategy/tp_head.h"
 
 namespace hr {
 
@@ -151,6 +152,17 @@ public:
     void restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
     // Bytes from rank 0 to every rank, of a size every rank knows (several ranks; nothing otherwise).
     void broadcast_bytes(std::uint8_t* data, std::size_t bytes) { engine_.broadcast_bytes(data, bytes); }
+
+    // --- a tensor-parallel head (strategy/tp_head.h; strategy().tp_head > 1) -------------------------
+    // Checkpoints and consolidated_state_dict hold the whole head (one process's shapes and flat layout),
+    // so a run with a split head resumes on one process and the other way round.
+    bool tp_head() const { return strategy_.tp_head > 1; }
+    const TpHeadSlice& tp_slice() const { return tp_.slice; }
+    // The split cross-entropy over this rank's logits columns (collective; tp_cross_entropy).
+    LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
+        return tp_cross_entropy(device_, *engine_.communicator(), tp_.slice, logits, labels, label_smoothing_, grad,
+                                grad_scale, tp_.loss);
+    }
     struct ResumeScalars {
         double loss_scale = 1.0;
         std::int64_t good_steps = 0, skipped = 0, optimizer_steps = 0;
@@ -161,6 +173,30 @@ public:
     void sync_master_from_params();
 
 private:
+    // a tensor-parallel head: the slice, the loss buffers and where each trainable tensor lies in this
+    // rank's flat buffers and in one process's (the whole head's)
+    struct TpTensor {
+        std::string name;
+        std::int64_t run_offset = 0, canonical_offset = 0, numel = 0, full_numel = 0;
+        Shape full_shape;
+        bool head = false;          // rows split over the ranks (the last layer's weight and bias)
+        std::int64_t per_row = 1;   // elements per row of it
+    };
+    struct TpState {
+        TpHeadSlice slice;
+        ModelSpec full_spec;
+        TpLossBuffers loss;
+        std::vector<TpTensor> tensors;   // trainable, untied state_dict entries, in order
+        std::int64_t canonical_numel = 0;
+    } tp_;
+    void tp_layout(bool dry_run);
+    // Every rank's rows of a head tensor (its own at `mine`, per_row_bytes a row), whole on rank 0 (empty
+    // elsewhere). Collective.
+    std::vector<std::uint8_t> tp_gather_rows(const std::uint8_t* mine, std::size_t per_row_bytes);
+    std::vector<HostTensor> tp_gather_checkpoint();
+    void tp_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
+    std::vector<NamedTensor> tp_consolidated_state_dict(Allocator& alloc);
+
     ResolvedStrategy strategy_;
     Backend& device_;
     Backend& host_;

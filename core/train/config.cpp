@@ -43,7 +43,8 @@ json train_config_to_json(const TrainConfig& c) {
                      {"loss_scale_init", c.strategy.loss_scale_init},
                      {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval},
                      {"shard", c.strategy.shard},
-                     {"rank_batch", c.strategy.rank_batch}};
+                     {"rank_batch", c.strategy.rank_batch},
+                     {"tp_head", c.strategy.tp_head}};
     j["rank_timeout"] = c.rank_timeout;
     j["seed"] = c.seed;
     j["device"] = c.device;
@@ -202,6 +203,7 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");
         get(*s, "shard", c.strategy.shard, "strategy");
         get(*s, "rank_batch", c.strategy.rank_batch, "strategy");
+        get(*s, "tp_head", c.strategy.tp_head, "strategy");
     }
     get(j, "rank_timeout", c.rank_timeout, "");
     get(j, "seed", c.seed, "");
@@ -304,6 +306,7 @@ void validate_train_config(const TrainConfig& c) {
     if (s.rank_batch.size() > 4096)
         throw InputError(HR_MSG("config.rank_batch_count", "--rank-batch lists %1 ranks; at most 4096"),
                          {std::to_string(s.rank_batch.size())});
+    check_int(s.tp_head, 1, 4096, "tensor-parallel head ranks", "--tp-head; 1 = off");
     for (std::int64_t b : s.rank_batch)  // their sum and count against the ranks: resolve_strategy
         check_int(b, 1, c.batch, "a rank's batch", "--rank-batch; each at least 1, together the batch size");
     check_real(c.rank_timeout, 1, 1e6, false, "rank timeout", "--rank-timeout (seconds)");

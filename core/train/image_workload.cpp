@@ -46,14 +46,14 @@ public:
         st_ = &st;
         be_ = &be;
         const Dataset& train = data_.train;
-        const bool ranks = s_.world_size > 1;
+        const bool ranks = s_.data_world() > 1;  // a split head's ranks all train on the whole batch
         // several ranks: every rank shuffles alike and keeps its rows of each global batch; the last
         // incomplete batch of an epoch is dropped (every rank alike), so each step is a full batch split as
         // resolve_strategy says
         train_ = std::make_unique<DataLoader>(train, c_.batch, true, c_.seed, ranks, train.norm_mean, train.norm_std,
                                               &ledger, 3, s_.sample_offset, ranks ? s_.rank_batch : 0);
         // a test batch is eval_micro_batch rows of every rank: the same batches, and forwards, everywhere
-        test_ = std::make_unique<DataLoader>(data_.test, s_.eval_micro_batch * s_.world_size, false, c_.seed, false,
+        test_ = std::make_unique<DataLoader>(data_.test, s_.eval_micro_batch * s_.data_world(), false, c_.seed, false,
                                              train.norm_mean, train.norm_std, &ledger);
         if (train_->steps_per_epoch() < 1)
             throw InputError(HR_MSG("train.no_full_batch",
@@ -134,6 +134,7 @@ private:
             if (lowp()) be_->copy(ts, tm);
             return be_->mse_loss(logits, tm, grad, grad_scale);
         }
+        if (st_->tp_head()) return st_->tp_loss(logits, labels, grad, grad_scale);  // strategy/tp_head.h
         return be_->softmax_cross_entropy(logits, labels, static_cast<float>(c_.model.loss.label_smoothing), grad,
                                           grad_scale);
     }

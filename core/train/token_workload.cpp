@@ -138,6 +138,8 @@ public:
                     Tensor& grad) override {
         // the gradient of the mean token loss overwrites the logits (no second (n, T, V) buffer)
         grad = logits;
+        if (st_->tp_head())  // a split head: this rank's columns (strategy/tp_head.h), in place too
+            return st_->tp_loss(logits, targets.reshape({n * T_}), grad, grad_scale);
         Tensor lv = grad.reshape({n * T_, V_});
         return be_->cross_entropy_inplace(lv, targets.reshape({n * T_}), true, grad_scale);
     }
@@ -159,6 +161,7 @@ public:
     }
     LossResult eval_loss(const Tensor& logits, const Tensor& targets, std::int64_t, std::int64_t) override {
         const std::int64_t rows = logits.shape()[0];
+        if (st_->tp_head()) return st_->tp_loss(logits, targets.reshape({rows * T_}), Tensor(), 1.0f);
         Tensor lv = logits.reshape({rows * T_, V_});
         return be_->cross_entropy_inplace(lv, targets.reshape({rows * T_}), false, 1.0f);
     }

@@ -228,7 +228,8 @@ TrainResult Trainer::run() {
 
     const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
     // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
-    const bool snapshots = world == 1 || strategy.shard != ShardStage::zero3;
+    // (a split head: each rank holds a slice of the last layer, so no rank's copy is the model)
+    const bool snapshots = world == 1 || (strategy.shard != ShardStage::zero3 && strategy.tp_head == 1);
 
     // --- where the run is: the checkpoint cursor's figures (train/resume.h) ---------------------------
     std::int64_t step = start.step;
@@ -299,11 +300,13 @@ TrainResult Trainer::run() {
         std::int64_t eval_correct = 0, eval_rows = 0;
         // a rank whose part of a chunk is empty still runs one row (not counted), so every rank makes the
         // same forwards (zero3 gathers in them)
-        const std::int64_t chunk = strategy.eval_micro_batch * world;
+        // (a split head's ranks all evaluate every row: they are one data rank)
+        const int data_world = strategy.data_world(), data_rank = data_world > 1 ? rank : 0;
+        const std::int64_t chunk = strategy.eval_micro_batch * data_world;
         work.start_eval();
         for (std::int64_t chunk_rows; (chunk_rows = work.next_eval_chunk(chunk)) > 0;) {
             if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
-            auto [lo, n] = rank_share(chunk_rows, rank, world);
+            auto [lo, n] = rank_share(chunk_rows, data_rank, data_world);
             const std::int64_t rows = n > 0 ? n : 1;
             if (n == 0) lo = 0;
             auto [x, y] = work.upload_eval(lo, rows);
@@ -317,7 +320,7 @@ TrainResult Trainer::run() {
             eval_correct += r.correct;
             eval_rows += n;
         }
-        if (comm) {  // weighted by samples (tokens): sums over ranks
+        if (comm && data_world > 1) {  // weighted by samples (tokens): sums over ranks
             eval_loss_sum = comm->all_reduce_value(eval_loss_sum, ReduceOp::sum);
             eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(eval_correct), ReduceOp::sum));
             eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(eval_rows), ReduceOp::sum));
@@ -491,9 +494,13 @@ TrainResult Trainer::run() {
             impl_->ledger->set_phase("backward");
             model.backward(grad);
         }
-        if (comm) {  // the global batch's mean loss and correct rows: every rank decides alike
+        // the global batch's mean loss and correct rows: every rank decides alike (a split head's ranks
+        // computed the same figures already)
+        if (comm && strategy.data_world() > 1) {
             step_loss = comm->all_reduce_value(step_loss, ReduceOp::sum);
             step_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(step_correct), ReduceOp::sum));
+            finite = std::isfinite(step_loss);
+        } else if (comm) {
             finite = std::isfinite(step_loss);
         }
         if (!finite) {
@@ -662,6 +669,7 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     result.world_size = s.world_size;
     result.rank = s.rank;
     result.shard = shard_stage_name(s.shard);
+    result.tp_head = s.tp_head;
     result.rank_batches = s.rank_batches;
     if (result.rank_batches.empty()) result.rank_batches = {s.batch};
     result.rank_peak_bytes = {result.ledger.peak_total};

@@ -69,7 +69,10 @@ struct Trainee {
             Tensor logits = m.forward(xm, true, st->first_sample(static_cast<std::int64_t>(step_no), r0));
             Tensor g = st->dlogits.slice0(0, n);
             const float k = st->loss_grad_scale(n);
-            loss += be->softmax_cross_entropy(logits, yb, 0.0f, g, k).loss * double(n) / double(s.batch);
+            // a split head: the vocab-parallel loss over this rank's columns (strategy/tp_head.h)
+            const LossResult lr_ = st->tp_head() ? st->tp_loss(logits, yb, g, k)
+                                                 : be->softmax_cross_entropy(logits, yb, float(spec.loss.label_smoothing), g, k);
+            loss += lr_.loss * double(n) / double(s.batch);
             m.backward(g);
         }
         st->optimizer_step(lr);

@@ -234,6 +234,58 @@ private slots:
         compareTestMetrics(j);
     }
 
+    // A tensor-parallel head (--tp-head 3, strategy/tp_head.h): the last layer's 10 columns split 4 + 3 + 3,
+    // every rank on the whole batch in the same two micro-batches as the reference; the weights file holds
+    // the whole head and equals one process's; run.json and the report say how the model was laid out.
+    // Then the split run's checkpoint continues on 2 ranks (the head split over them) and equals one
+    // process continued from its own checkpoint.
+    void tpHeadOnThreeRanksEqualsOneProcess() {
+        const std::string work = m_dir + "/tp";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "3" << "--tp-head" << "3" << "--accumulate" << "2" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("head split over 3 ranks vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["version"].get<int>(), 2);
+        QCOMPARE(j["distributed"]["tp_head"].get<int>(), 3);
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({64, 64, 64}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        QCOMPARE(j["config"]["strategy"]["tp_head"].get<int>(), 3);
+        compareTestMetrics(j);
+        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
+        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
+        QFile page(w + "/report.html");
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        QVERIFY(text.contains("3 ranks with a tensor-parallel head"));
+        QVERIFY2(text.contains(QString::fromUtf8("head columns 0–3 of 10")) &&
+                     text.contains(QString::fromUtf8("head columns 7–9 of 10")),
+                 "the layout across the ranks");
+        // continued: the split run on 2 ranks, one process's run on one process, 2 more steps each (copies:
+        // a resumed run writes into its folder)
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        const std::string one = QFileInfo(m_reference).absolutePath().toStdString();
+        fs::copy(one, work + "/one", fs::copy_options::recursive);
+        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "2", "--steps", "6", "--quiet",
+                                         "--db", w + "/history.db"}, w);
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
+                                         w + "/history.db"}, w);
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("continued on 2 ranks with the head split vs one process continued: %.3g", g_worst);
+        const nlohmann::json k = readJson(work + "/cont/run.json");
+        QCOMPARE(k["distributed"]["tp_head"].get<int>(), 2);
+        QCOMPARE(k["final"]["steps"].get<int>(), 6);
+    }
+
     // Settings every rank would refuse alike are refused once, with exit code 2 and nothing written.
     void badSettingsAreRefusedOnce() {
         const std::string work = m_dir + "/bad";
@@ -244,6 +296,13 @@ private slots:
         const Result r = run(kHeadroom, args, w);
         QVERIFY2(r.exit_code == 2, qPrintable(r.output));
         QCOMPARE(r.output.count("--rank-batch adds up to 80"), 1);
+        QVERIFY(!fs::exists(work + "/out"));
+        // a split head over a number of ranks other than the run's
+        args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--tp-head" << "3";
+        const Result t = run(kHeadroom, args, w);
+        QVERIFY2(t.exit_code == 2, qPrintable(t.output));
+        QCOMPARE(t.output.count("--tp-head 3 splits the head over 3 ranks, but the run has 2"), 1);
         QVERIFY(!fs::exists(work + "/out"));
     }
 
