@@ -1018,10 +1018,6 @@ only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-f
 </translation>
     </message>
     <message>
-        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks and --shard may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
-        <translation>--resume 按运行自身的配置继续；只能更改 --steps、--epochs、--threads、--device、--save-every、--ranks 和 --shard，不能更改 %1。要更改其余设置，请开始新的运行（--init-from %2/model.safetensors 可沿用其权重）</translation>
-    </message>
-    <message>
         <source>with --budget: every candidate, not only the front of memory against speed</source>
         <translation>与 --budget 一起使用：列出全部候选，而不仅是内存与速度的前沿</translation>
     </message>
@@ -1233,6 +1229,16 @@ or --quantize it adds what the trained weights would take stored pruned or quant
         <source>, </source>
         <comment>between the parts of a list</comment>
         <translation>，</translation>
+    </message>
+    <message>
+        <source>split the last layer&apos;s output columns over the N ranks of the run (tensor-parallel
+head; needs --ranks N, the body runs whole on every rank; default 1: off)</source>
+        <translation>把最后一层的输出列拆分到本次运行的 N 个 rank 上（张量并行输出头；
+需要 --ranks N，其余部分在每个 rank 上完整运行；默认 1：关闭）</translation>
+    </message>
+    <message>
+        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks, --shard and --tp-head may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
+        <translation>--resume 以运行自己的配置继续；只有 --steps、--epochs、--threads、--device、--save-every、--ranks、--shard 和 --tp-head 可以更改，%1 不行。要更改其他设置，请开始新的运行（--init-from %2/model.safetensors 会沿用其权重）</translation>
     </message>
 </context>
 <context>
@@ -2294,6 +2300,38 @@ or --quantize it adds what the trained weights would take stored pruned or quant
     <message>
         <source>What-if: pruned and quantised weights</source>
         <translation>假设分析：剪枝与量化后的权重</translation>
+    </message>
+    <message>
+        <source>%1 ranks with a tensor-parallel head: the last layer&apos;s output columns are split over the ranks, each trains the rest of the model whole on the whole batch. Each rank handed its communicator %2 per step and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个 rank，使用张量并行输出头：最后一层的输出列拆分到各 rank 上，每个 rank 在整个批次上完整训练模型的其余部分。每个 rank 每步交给通信器 %2，每步等待通信 %3（rank 0 的数据）。</translation>
+    </message>
+    <message>
+        <source>a slice of the head</source>
+        <translation>输出头的一部分</translation>
+    </message>
+    <message>
+        <source>head columns %1–%2 of %3</source>
+        <translation>输出头第 %1–%2 列（共 %3 列）</translation>
+    </message>
+    <message>
+        <source>1/%1 of the optimizer state</source>
+        <translation>优化器状态的 1/%1</translation>
+    </message>
+    <message>
+        <source>1/%1 of the optimizer state and gradients</source>
+        <translation>优化器状态和梯度的 1/%1</translation>
+    </message>
+    <message>
+        <source>1/%1 of the parameters, gradients and optimizer state</source>
+        <translation>参数、梯度和优化器状态的 1/%1</translation>
+    </message>
+    <message>
+        <source>the whole model</source>
+        <translation>整个模型</translation>
+    </message>
+    <message>
+        <source>Holds</source>
+        <translation>持有</translation>
     </message>
 </context>
 <context>
@@ -5347,10 +5385,6 @@ or --quantize it adds what the trained weights would take stored pruned or quant
         <translation>数据并行（复制）</translation>
     </message>
     <message>
-        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters</source>
-        <translation>各 rank 如何分担模型：数据并行会复制整个模型；ZeRO-1/2/3 依次切分优化器状态、梯度和参数</translation>
-    </message>
-    <message>
         <source>Sharding spreads a run over several ranks: choose more than one in Ranks</source>
         <translation>分片把一次运行分布到多个 rank 上：请在“Rank 数”中选择多于一个</translation>
     </message>
@@ -5397,6 +5431,14 @@ or --quantize it adds what the trained weights would take stored pruned or quant
     <message>
         <source>A language model has no test accuracy to compare: the what-if is for image classifiers</source>
         <translation>语言模型没有可比较的测试准确率：假设分析用于图像分类器</translation>
+    </message>
+    <message>
+        <source>Tensor-parallel head (last layer split)</source>
+        <translation>张量并行输出头（拆分最后一层）</translation>
+    </message>
+    <message>
+        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch</source>
+        <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练</translation>
     </message>
 </context>
 <context>
@@ -7629,6 +7671,34 @@ or --quantize it adds what the trained weights would take stored pruned or quant
     </message>
 </context>
 <context>
+    <name>strategy.tp_head_rank_batch</name>
+    <message>
+        <source>--tp-head %1: every rank trains on the whole batch; leave --rank-batch out</source>
+        <translation>--tp-head %1：每个 rank 都在整个批次上训练；请去掉 --rank-batch</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.tp_head_shard</name>
+    <message>
+        <source>--tp-head %1 keeps the body whole on every rank; it does not combine with --shard %2 (leave --shard out)</source>
+        <translation>--tp-head %1 在每个 rank 上保留完整的模型主体；不能与 --shard %2 组合（请去掉 --shard）</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.tp_head_small</name>
+    <message>
+        <source>--tp-head must be at least 1, got %1</source>
+        <translation>--tp-head 必须至少为 1，实际为 %1</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.tp_head_world</name>
+    <message>
+        <source>--tp-head %1 splits the head over %1 ranks, but the run has %2; start it on %1 ranks (--ranks %1, or mpirun -np %1)</source>
+        <translation>--tp-head %1 把输出头拆分到 %1 个 rank 上，但本次运行有 %2 个；请在 %1 个 rank 上启动（--ranks %1，或 mpirun -np %1）</translation>
+    </message>
+</context>
+<context>
     <name>table.cannot_open</name>
     <message>
         <source>%1: cannot open; check the file&apos;s permissions</source>
@@ -7920,6 +7990,48 @@ or --quantize it adds what the trained weights would take stored pruned or quant
     <message>
         <source>the weights name an unknown tokenizer &apos;%1&apos;; they were written by a newer Headroom</source>
         <translation>权重中指定了未知的分词器“%1”；它们是由更新版本的 Headroom 写出的</translation>
+    </message>
+</context>
+<context>
+    <name>tp_head.bad_label</name>
+    <message>
+        <source>label %1 in row %2 is outside [0, %3): the data&apos;s labels do not match the model&apos;s classes; check num_classes and the data set</source>
+        <translation>第 %2 行的标签 %1 不在 [0, %3) 内：数据的标签与模型的类别不符；请检查 num_classes 和数据集</translation>
+    </message>
+</context>
+<context>
+    <name>tp_head.mse</name>
+    <message>
+        <source>--tp-head %1 computes a split softmax cross-entropy; the model&apos;s loss is &apos;%2&apos;: use cross_entropy</source>
+        <translation>--tp-head %1 计算拆分的 softmax 交叉熵；模型的损失是“%2”：请使用 cross_entropy</translation>
+    </message>
+</context>
+<context>
+    <name>tp_head.no_layers</name>
+    <message>
+        <source>--tp-head %1: the model has no layers</source>
+        <translation>--tp-head %1：模型没有任何层</translation>
+    </message>
+</context>
+<context>
+    <name>tp_head.not_linear</name>
+    <message>
+        <source>--tp-head %1 splits the last layer&apos;s output columns, but this model ends with &apos;%2&apos;; end it with a linear layer or an lm_head</source>
+        <translation>--tp-head %1 拆分最后一层的输出列，但此模型以“%2”结尾；请以线性层或 lm_head 结尾</translation>
+    </message>
+</context>
+<context>
+    <name>tp_head.tied</name>
+    <message>
+        <source>--tp-head %1 splits the language-model head&apos;s columns, but this model&apos;s head is tied to the token embedding (it has no weight of its own); set the lm_head&apos;s &quot;tied&quot; to false</source>
+        <translation>--tp-head %1 拆分语言模型输出头的列，但此模型的输出头与 token 嵌入共享权重（没有自己的权重）；请把 lm_head 的 &quot;tied&quot; 设为 false</translation>
+    </message>
+</context>
+<context>
+    <name>tp_head.too_few_outputs</name>
+    <message>
+        <source>--tp-head %1: the head has only %2 outputs, fewer than the ranks; use at most %2 ranks</source>
+        <translation>--tp-head %1：输出头只有 %2 个输出，少于 rank 数；最多使用 %2 个 rank</translation>
     </message>
 </context>
 <context>

@@ -113,12 +113,13 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
             w.tabs()->setCurrentIndex(0);
             QTimer::singleShot(600, grab);
         });
-    } else if (tab == QLatin1String("ranks")) {
-        // a run on CPU x 2 ranks with ZeRO-2 (child processes, issue 10): the Monitor with memory per rank
+    } else if (tab == QLatin1String("ranks") || tab == QLatin1String("tp-head")) {
+        // a run on CPU x 2 ranks with ZeRO-2 (child processes, issue 10), or with the head split over them
+        // (tp-head, issue 23): the Monitor with memory per rank
         auto* ranks = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("ranksCombo"));
         ranks->setCurrentIndex(ranks->findData(QStringLiteral("cpu:2")));
         auto* shard = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("shardingCombo"));
-        shard->setCurrentIndex(shard->findData(QStringLiteral("zero2")));
+        shard->setCurrentIndex(shard->findData(tab == QLatin1String("ranks") ? QStringLiteral("zero2") : tab));
         QObject::connect(w.runController(), &RunController::epochFinished, &w, [epochs, grab](const hr::EpochEvent&) {
             if (++*epochs == 3) QTimer::singleShot(300, grab);
         });
