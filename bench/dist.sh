@@ -39,13 +39,25 @@ for model in $MODELS; do
     done
   done
 done
+# a language model whose head is most of it (gpt-tiny, untied, 8192 tokens, 64 per window, batch 16): where a
+# split head pays
+if [[ " $STAGES " == *" tp-head "* && -z "${NO_LM:-}" ]]; then
+  for stage in none tp-head; do
+    for np in 1 2; do
+      [[ "$stage" == none && "$np" == 2 ]] && continue
+      echo "dist: gpt-tiny (untied, vocabulary 8192), $np rank(s), $stage ..." >&2
+      "${MPIRUN[@]}" -np "$np" "$BIN" train --preset gpt-tiny --vocab 8192 --seq 64 --stage "$stage" --batch 16 \
+        --steps "$STEPS" --threads 1 --optimizer adamw >>"$results"
+    done
+  done
+fi
 load_after="$(cut -d' ' -f1 /proc/loadavg)"
 "$PY" - "$results" "$OUT" "$load_before" "$load_after" "$(nproc --all)" <<'PYEOF'
 import json, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 out, lb, la, cores = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 def mib(b): return b / 1048576
-lines = [f"Sharding on CPU ranks (1 thread each, Open MPI over loopback), global batch {rows[0]['batch']}, Adam, "
+lines = [f"Sharding on CPU ranks (1 thread each, Open MPI over loopback), global batch {rows[0]['batch']} (gpt-tiny: 16 windows of 64 tokens), Adam, "
          f"{rows[0]['steps']} steps; load average {lb} before, {la} after, {cores} cores", "",
          "| model | stage | ranks | steps/s | vs 1 process | peak memory per rank | communication share | payload per step |",
          "|---|---|---|---|---|---|---|---|"]

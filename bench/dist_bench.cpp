@@ -4,6 +4,7 @@
 //
 //   [mpirun -np N] headroom_dist_bench train --preset NAME --stage dp|zero1|zero2|zero3|tp-head|none
 //                  [--batch 64] [--steps 20] [--warmup 3] [--threads 1] [--precision fp32]
+//                  [--vocab V] [--seq T]   (a language model: random token windows, its head untied)
 //       Trains on synthetic data through TrainingState on CPU ranks (Open MPI under mpirun; a world of
 //       one without it) and reports steps/s, samples/s, each rank's peak memory by category (the
 //       ledger), the host time blocked on communication and the payload per step.
@@ -24,6 +25,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "dist/communicator.h"
+#include "nn/transformer_spec.h"
 #include "plan/planner.h"
 #include "strategy/training_state.h"
 
@@ -55,7 +57,13 @@ json categories(const CategoryBytes& b) {
 }
 
 int train(const std::map<std::string, std::string>& a) {
-    const ModelSpec spec = preset_model(get(a, "preset", "seed-cnn"));
+    ModelSpec spec = preset_model(get(a, "preset", "seed-cnn"));
+    const bool lm = is_token_model(spec);
+    if (lm) {  // a language model with a head of its own (a split head needs one) on random windows
+        apply_sequence_length(spec, std::stoll(get(a, "seq", "64")));
+        resize_vocabulary(spec, std::stoll(get(a, "vocab", "8192")));
+        spec.layers.back().attrs["tied"] = false;
+    }
     const std::int64_t B = std::stoll(get(a, "batch", "64"));
     const int steps = std::stoi(get(a, "steps", "20")), warmup = std::stoi(get(a, "warmup", "3"));
     const int threads = std::stoi(get(a, "threads", "1"));
@@ -81,11 +89,18 @@ int train(const std::map<std::string, std::string>& a) {
     std::vector<std::vector<std::int64_t>> ys(4);
     std::mt19937_64 g(5);
     std::normal_distribution<float> d(0, 1);
+    std::vector<std::vector<std::int64_t>> ids(4);
+    const std::uint64_t V = static_cast<std::uint64_t>(lm ? model_vocabulary(spec) : 10);
     for (int k = 0; k < 4; ++k) {
-        xs[k].resize(static_cast<std::size_t>(B * per));
-        for (auto& v : xs[k]) v = d(g);
-        ys[k].resize(static_cast<std::size_t>(B));
-        for (auto& l : ys[k]) l = static_cast<std::int64_t>(g() % 10);
+        if (lm) {
+            ids[k].resize(static_cast<std::size_t>(B * per));
+            for (auto& v : ids[k]) v = static_cast<std::int64_t>(g() % V);
+        } else {
+            xs[k].resize(static_cast<std::size_t>(B * per));
+            for (auto& v : xs[k]) v = d(g);
+        }
+        ys[k].resize(static_cast<std::size_t>(lm ? B * per : B));
+        for (auto& l : ys[k]) l = static_cast<std::int64_t>(g() % V);
     }
     auto step = [&](int s) {
         const auto& x = xs[static_cast<std::size_t>(s % 4)];
@@ -94,6 +109,20 @@ int train(const std::map<std::string, std::string>& a) {
         for (auto [r0, n] : rs.micro_batches()) {
             const std::int64_t row = rs.sample_offset + r0;
             Tensor xb = st.x_staging.slice0(0, n), yb = st.labels.slice0(0, n);
+            if (lm) {  // ids in, next tokens out; the loss's gradient overwrites the logits
+                be->copy_from_host(ids[static_cast<std::size_t>(s % 4)].data() + row * per, xb);
+                be->copy_from_host(y.data() + row * per, yb);
+                Tensor logits = st.model().forward(xb, true, st.first_sample(s, r0));
+                const float k = st.loss_grad_scale(n);
+                if (st.tp_head()) {
+                    st.tp_loss(logits, yb.reshape({n * per}), logits, k);
+                } else {
+                    Tensor lv = logits.reshape({n * per, static_cast<std::int64_t>(V)});
+                    be->cross_entropy_inplace(lv, yb.reshape({n * per}), true, k);
+                }
+                st.model().backward(logits);
+                continue;
+            }
             be->copy_from_host(x.data() + row * per, xb);
             be->copy_from_host(y.data() + row, yb);
             Tensor xm = xb;

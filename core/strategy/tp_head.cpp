@@ -125,65 +125,90 @@ LossResult tp_cross_entropy(Backend& be, Communicator& comm, const TpHeadSlice& 
         comm.synchronize();
         if (!on_host) be.copy_to_host(d, red);
     };
+    // rows are read into floats (every float dtype widens exactly), worked on, and written back
+    const bool f32 = dt == DType::f32;
+    std::vector<float> row(static_cast<std::size_t>(C));
+    auto read_row = [&](std::int64_t r) -> const float* {
+        if (f32) return static_cast<const float*>(z) + r * C;
+        for (std::int64_t k = 0; k < C; ++k) row[static_cast<std::size_t>(k)] = static_cast<float>(load_at(z, dt, r * C + k));
+        return row.data();
+    };
     // 1. each row's maximum over every rank's columns (a NaN anywhere makes it NaN, as the loss then is)
-    std::vector<double> mx(static_cast<std::size_t>(N));
+    std::vector<float> mx(static_cast<std::size_t>(N));
     for (std::int64_t r = 0; r < N; ++r) {
-        double m = -std::numeric_limits<double>::infinity();
+        const float* v = read_row(r);
+        float m = -std::numeric_limits<float>::infinity();
         for (std::int64_t k = 0; k < C; ++k) {
-            const double v = load_at(z, dt, r * C + k);
-            if (v > m || v != v) m = v;
-            if (v != v) break;
+            if (v[k] != v[k]) {
+                m = v[k];
+                break;
+            }
+            m = std::max(m, v[k]);
         }
-        red[r] = static_cast<float>(m);  // exact: the logits are f32 or narrower
+        red[r] = m;
     }
     reduce(N, ReduceOp::max);
     for (std::int64_t r = 0; r < N; ++r) mx[static_cast<std::size_t>(r)] = red[r];
     // 2. the first column holding the maximum, over every rank (torch.argmax's tie rule): max of -index
     for (std::int64_t r = 0; r < N; ++r) {
-        const double m = mx[static_cast<std::size_t>(r)];
+        const float m = mx[static_cast<std::size_t>(r)];
+        const float* v = read_row(r);
         std::int64_t at = -1;
-        for (std::int64_t k = 0; k < C && at < 0; ++k) {
-            const double v = load_at(z, dt, r * C + k);
-            if (v == m || (m != m && v != v)) at = k;
-        }
+        for (std::int64_t k = 0; k < C && at < 0; ++k)
+            if (v[k] == m || (m != m && v[k] != v[k])) at = k;
         red[r] = at < 0 ? -static_cast<float>(K) : -static_cast<float>(slice.first + at);
     }
     reduce(N, ReduceOp::max);
     std::vector<std::int64_t> arg(static_cast<std::size_t>(N));
     for (std::int64_t r = 0; r < N; ++r) arg[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(-red[r]);
-    // 3. sum exp(z - max), sum z and the target's logit (from the rank holding it), summed over the ranks
-    for (std::int64_t r = 0; r < N; ++r) {
-        const double m = mx[static_cast<std::size_t>(r)];
-        double se = 0, zs = 0;
-        for (std::int64_t k = 0; k < C; ++k) {
-            const double v = load_at(z, dt, r * C + k);
-            se += std::exp(v - m);
-            zs += v;
-        }
-        const std::int64_t t = y[r] - slice.first;
-        red[r] = static_cast<float>(se);
-        red[N + r] = static_cast<float>(zs);
-        red[2 * N + r] = t >= 0 && t < C ? static_cast<float>(load_at(z, dt, r * C + t)) : 0.0f;
-    }
-    reduce(3 * N, ReduceOp::sum);
-    const double eps = label_smoothing;
-    const double g = double(grad_scale) / double(std::max<std::int64_t>(N, 1));
+    // 3. sum exp(z - max), sum z and the target's logit (from the rank holding it), summed over the ranks.
+    // An f32 gradient keeps exp(z - max) in its buffer for step 4 (one exp per element; the logits may be
+    // that buffer: each element is read before it is written)
     void* out = nullptr;
     if (want_grad) out = on_host ? grad.raw() : buf.staging.raw();  // the staging copy of the logits is read first
+    float* keep = want_grad && f32 ? static_cast<float*>(out) : nullptr;
+    for (std::int64_t r = 0; r < N; ++r) {
+        const float m = mx[static_cast<std::size_t>(r)];
+        const float* v = read_row(r);
+        const std::int64_t t = y[r] - slice.first;
+        red[2 * N + r] = t >= 0 && t < C ? v[t] : 0.0f;
+        double se = 0, zs = 0;
+        float* e = keep ? keep + r * C : nullptr;
+        for (std::int64_t k = 0; k < C; ++k) {
+            const float x = v[k];
+            const float ek = std::exp(x - m);
+            se += ek;
+            zs += x;
+            if (e) e[k] = ek;
+        }
+        red[r] = static_cast<float>(se);
+        red[N + r] = static_cast<float>(zs);
+    }
+    reduce(3 * N, ReduceOp::sum);
+    // 4. the loss of each row and this rank's columns of its gradient: g (p - target), p = exp(z - lse)
+    const double eps = label_smoothing;
+    const double g = double(grad_scale) / double(std::max<std::int64_t>(N, 1));
     LossResult res;
     double total = 0;
     for (std::int64_t r = 0; r < N; ++r) {
-        const double m = mx[static_cast<std::size_t>(r)];
-        const double lse = m + std::log(double(red[r]));
+        const float m = mx[static_cast<std::size_t>(r)];
+        const double lse = double(m) + std::log(double(red[r]));
         const double nll = lse - double(red[2 * N + r]);
         const double smooth = lse - double(red[N + r]) / double(K);
         total += (1.0 - eps) * nll + eps * smooth;
         res.correct += arg[static_cast<std::size_t>(r)] == y[r] ? 1 : 0;
         if (!out) continue;
-        for (std::int64_t k = 0; k < C; ++k) {
-            const double p = std::exp(load_at(z, dt, r * C + k) - lse);
-            const double t = (slice.first + k == y[r] ? 1.0 - eps : 0.0) + eps / double(K);
-            store_at(out, dt, r * C + k, g * (p - t));
+        const float scale = static_cast<float>(g / double(red[r]));  // g / sum exp(z - max)
+        const float off = static_cast<float>(g * eps / double(K)), hit = static_cast<float>(g * (1.0 - eps));
+        const std::int64_t t = y[r] - slice.first;
+        if (keep) {
+            float* o = keep + r * C;
+            for (std::int64_t k = 0; k < C; ++k) o[k] = o[k] * scale - off;
+            if (t >= 0 && t < C) o[t] -= hit;
+        } else {
+            const float* v = read_row(r);
+            for (std::int64_t k = 0; k < C; ++k)
+                store_at(out, dt, r * C + k, double(std::exp(v[k] - m) * scale - off) - (k == t ? double(hit) : 0.0));
         }
     }
     if (want_grad && !on_host) be.copy_from_host(buf.staging.raw(), grad);
