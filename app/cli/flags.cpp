@@ -185,6 +185,19 @@ const std::vector<Flag> kFlags = {
      QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over the N ranks of the run (tensor-parallel\n"
                               "head; needs --ranks N, the body runs whole on every rank; default 1: off)"),
      [](R& r, const V& v) { r.config.strategy.tp_head = v.integer<int>(1, 4096); }},
+    {FlagGroup::device, "pipeline", "K",
+     QT_TRANSLATE_NOOP("Cli", "pipeline parallel: the layers in K stages of consecutive layers, one per rank\n"
+                              "(needs --ranks K; micro-batches from --accumulate or --micro-batch run in the 1F1B\n"
+                              "order; default 1: off)"),
+     [](R& r, const V& v) { r.config.strategy.pipeline = v.integer<int>(1, 4096); }},
+    {FlagGroup::device, "pipeline-split", "N,N,...",
+     QT_TRANSLATE_NOOP("Cli", "top-level layers of each pipeline stage, e.g. 5,3 for a bigger first card\n"
+                              "(default: balanced by estimated time; headroom plan shows both balances)"),
+     [](R& r, const V& v) {
+         r.config.strategy.pipeline_split.clear();
+         for (const QString& part : v.text().split(QLatin1Char(',')))
+             r.config.strategy.pipeline_split.push_back(FlagValue(v.flag(), part.trimmed()).integer<int>(1, 1 << 20));
+     }},
     {FlagGroup::device, "rank-timeout", "SECONDS",
      QT_TRANSLATE_NOOP("Cli", "several ranks: end the run when a rank makes no progress this long (default 300)"),
      [](R& r, const V& v) { r.config.rank_timeout = v.real(1, 1e6); }},

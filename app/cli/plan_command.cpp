@@ -10,6 +10,8 @@
 #include "cli/output.h"
 #include "report/plan_table.h"
 #include "session/RunText.h"
+#include "dist/communicator.h"
+#include "train/ranks.h"
 #include "memory/allocator.h"
 #include "train/device.h"
 #include "train/run_record.h"
@@ -95,7 +97,12 @@ int runPlanCommand(const CliRequest& request) {
         const hr::TrainConfig& c = flags.config;
         hr::validate_train_config(c);
         hr::PlanRequest req = hr::plan_request(c);
-        if (flags.ranks > 1) req.world_size = flags.ranks;  // what-if: N ranks, without the devices
+        if (flags.ranks > 1) {  // what-if: N ranks, without the devices; CPU ranks share this machine's cores
+            req.world_size = flags.ranks;
+            hr::RankEnvironment env = hr::rank_environment();
+            env.local_size = flags.ranks;
+            req.threads = hr::rank_threads(c.threads, flags.ranks, c.device, env);
+        }
         // the spec as planned (a language model at --seq): for the lines that describe it
         hr::PlanRequest planned = req;
         hr::apply_sequence_length(planned.spec, planned.seq);
@@ -123,14 +130,32 @@ int runPlanCommand(const CliRequest& request) {
                 print(QCoreApplication::translate("Cli", "%1 ranks, %2; the table is rank %3 (the one that needs the "
                                                          "most); communication %4 per step\n")
                           .arg(p.world_size)
-                          .arg(q(hr::shard_stage_name(p.strategy.shard)))
+                          .arg(p.strategy.pipeline > 1   ? QCoreApplication::translate("Cli", "pipeline stages")
+                               : p.strategy.tp_head > 1 ? QCoreApplication::translate("Cli", "tensor-parallel head")
+                                                        : q(hr::shard_stage_name(p.strategy.shard)))
                           .arg(p.rank)
                           .arg(bytes(static_cast<std::size_t>(p.communication_bytes))));
-                for (const hr::RankPlan& rp : p.ranks)
-                    print(QCoreApplication::translate("Cli", "  rank %1: batch %2, device %3, host %4\n")
-                              .arg(rp.rank)
-                              .arg(rp.batch)
-                              .arg(bytes(rp.device_total), bytes(rp.host_total)));
+                const auto& first = p.strategy.stage_first;
+                for (const hr::RankPlan& rp : p.ranks) {
+                    if (!p.stage_layers.empty())  // a pipeline: each rank is a stage
+                        print(QCoreApplication::translate("Cli", "  rank %1: stage %1, layers %2-%3, device %4, host %5\n")
+                                  .arg(rp.rank)
+                                  .arg(first[static_cast<std::size_t>(rp.rank)])
+                                  .arg(first[static_cast<std::size_t>(rp.rank) + 1] - 1)
+                                  .arg(bytes(rp.device_total), bytes(rp.host_total)));
+                    else
+                        print(QCoreApplication::translate("Cli", "  rank %1: batch %2, device %3, host %4\n")
+                                  .arg(rp.rank)
+                                  .arg(rp.batch)
+                                  .arg(bytes(rp.device_total), bytes(rp.host_total)));
+                }
+                if (!p.stage_layers.empty())
+                    print(QCoreApplication::translate("Cli", "  pipeline bubble %1 % with %2 micro-batches (1F1B: (K - 1) / (m + "
+                                                             "K - 1)); splits that balance the estimated time: "
+                                                             "--pipeline-split %3, the memory: --pipeline-split %4\n")
+                              .arg(100.0 * p.pipeline_bubble, 0, 'f', 1)
+                              .arg(p.strategy.accumulate)
+                              .arg(q(p.split_by_time), q(p.split_by_memory)));
                 print(QStringLiteral("\n"));
             }
             if (const std::int64_t T = hr::model_sequence_length(planned.spec); T > 0)

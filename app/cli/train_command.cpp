@@ -250,7 +250,7 @@ QString resumeConfig(CliRequest& r) {
     const bool file = !r.configFile.isEmpty();
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
                                         "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard",
-                                        "tp-head"};
+                                        "tp-head", "pipeline", "pipeline-split"};
     static const QStringList allowedWithFile = {"resume", "config", "db", "no-history", "name", "quiet", "notify",
                                                 "pause-file", "ranks"};
     QStringList refused;
@@ -263,7 +263,7 @@ QString resumeConfig(CliRequest& r) {
             .arg(r.resume, r.configFile, refused.join(QStringLiteral(", ")));
     if (!refused.isEmpty())
         return Cli::tr("--resume continues a run with its own configuration; only --steps, --epochs, --threads, "
-                       "--device, --save-every, --ranks, --shard and --tp-head may change, not %1. Start a new run (--init-from %2/model.safetensors "
+                       "--device, --save-every, --ranks, --shard, --tp-head, --pipeline and --pipeline-split may change, not %1. Start a new run (--init-from %2/model.safetensors "
                        "takes its weights) to change the rest")
             .arg(refused.join(QStringLiteral(", ")), r.resume);
     hr::TrainConfig given;  // --config: the continued configuration
@@ -303,6 +303,11 @@ QString resumeConfig(CliRequest& r) {
     // all, or whole on one process (--tp-head changes it; strategy/tp_head.h)
     if (r.has("tp-head")) c.strategy.tp_head = r.config.strategy.tp_head;
     else if (c.strategy.tp_head > 1 && c.strategy.tp_head != world) c.strategy.tp_head = world > 1 ? world : 1;
+    // so do pipeline stages (another number of ranks: as many stages, balanced; one process: none)
+    if (r.has("pipeline")) c.strategy.pipeline = r.config.strategy.pipeline;
+    else if (c.strategy.pipeline > 1 && c.strategy.pipeline != world) c.strategy.pipeline = world > 1 ? world : 1;
+    if (r.has("pipeline-split")) c.strategy.pipeline_split = r.config.strategy.pipeline_split;
+    else if (static_cast<int>(c.strategy.pipeline_split.size()) != c.strategy.pipeline) c.strategy.pipeline_split.clear();
     if (r.has("save-every")) {
         c.save_every_steps = r.config.save_every_steps;
         c.save_every_seconds = r.config.save_every_seconds;

@@ -255,6 +255,7 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"rank", r.rank},
             {"shard", r.shard},
             {"tp_head", r.tp_head},
+            {"stage_layers", r.stage_layers},
             {"rank_batches", r.rank_batches},
             {"rank_peak_bytes", r.rank_peak_bytes},
             {"rank_resident_peak_bytes", r.rank_resident_peak_bytes},
@@ -291,6 +292,9 @@ hr::TrainResult trainResultFromJson(const json& j) {
     r.rank = integer<int>(j, "rank");
     if (j.contains("shard")) r.shard = text(j, "shard");
     r.tp_head = std::max(1, integer<int>(j, "tp_head", 1));
+    if (const auto it = j.find("stage_layers"); it != j.end() && it->is_array())
+        for (const json& b : *it)
+            if (b.is_number_integer()) r.stage_layers.push_back(b.get<int>());
     if (const auto it = j.find("rank_batches"); it != j.end() && it->is_array())
         for (const json& b : *it)
             if (b.is_number_integer()) r.rank_batches.push_back(b.get<std::int64_t>());

@@ -192,4 +192,11 @@ std::shared_ptr<Communicator> make_run_communicator(Backend& backend, double tim
     return make_mpi_communicator(timeout_seconds);
 }
 
+CommHandle Communicator::send(const Tensor&, int peer) {
+    throw Error("internal: " + name() + " has no point-to-point send (to rank " + std::to_string(peer) + ")");
+}
+CommHandle Communicator::recv(Tensor&, int peer) {
+    throw Error("internal: " + name() + " has no point-to-point receive (from rank " + std::to_string(peer) + ")");
+}
+
 }  // namespace hr

@@ -101,6 +101,12 @@ public:
     virtual CommHandle all_gather(const Tensor& in, Tensor& out) = 0;
     virtual CommHandle broadcast(Tensor& buffer, int root) = 0;
     virtual void barrier() = 0;
+    // Point-to-point (pipeline stages, strategy/pipeline.h): `buffer` to rank `peer`, or from it. Not
+    // collective: only the two ranks take part, and each send pairs with the peer's receive of the same
+    // dtype and element count, in the order both issued them. Asynchronous like a collective (wait()
+    // with the timeout; the buffer is the engine's until then). Counted in stats() as collectives are.
+    virtual CommHandle send(const Tensor& buffer, int peer);
+    virtual CommHandle recv(Tensor& buffer, int peer);
     // One value from every rank, reduced; blocking. For decisions every rank must take alike (skip a
     // step, stop early) and for metrics.
     virtual double all_reduce_value(double value, ReduceOp op) = 0;

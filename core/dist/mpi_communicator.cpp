@@ -49,7 +49,7 @@ std::unique_ptr<Communicator> make_mpi_communicator(double) { MpiRuntime::get();
     X(MPI_Comm_rank) X(MPI_Comm_size) X(MPI_Comm_dup) X(MPI_Comm_free) X(MPI_Comm_set_errhandler) \
     X(MPI_Get_library_version) X(MPI_Error_string) X(MPI_Op_create) X(MPI_Iallreduce) \
     X(MPI_Ireduce_scatter_block) X(MPI_Iallgather) X(MPI_Ibcast) X(MPI_Ibarrier) X(MPI_Test) \
-    X(MPI_Iprobe)
+    X(MPI_Iprobe) X(MPI_Isend) X(MPI_Irecv)
 
 // The functions and predefined handles we use, resolved from libmpi with dlsym.
 struct MpiRuntime::Api {
@@ -330,6 +330,11 @@ public:
         return CommHandle(std::move(w));
     }
 
+    CommHandle send(const Tensor& buffer, int peer) override {
+        return point_to_point("send", const_cast<Tensor&>(buffer), peer, true);
+    }
+    CommHandle recv(Tensor& buffer, int peer) override { return point_to_point("recv", buffer, peer, false); }
+
     void barrier() override {
         live();
         MpiWork w;
@@ -388,6 +393,23 @@ public:
     }
 
 private:
+    // MPI_Isend / MPI_Irecv as bytes, tag 0 on this communicator (MPI keeps the order of messages between
+    // two ranks on one communicator and tag, which is the pairing the convention promises)
+    CommHandle point_to_point(const char* op, Tensor& buffer, int peer, bool sending) {
+        check_collective_buffer(op, buffer, device(), true);
+        if (peer < 0 || peer >= size_ || peer == rank_)
+            throw Error("internal: " + std::string(op) + " with rank " + std::to_string(peer) + " from rank " +
+                        std::to_string(rank_) + " of " + std::to_string(size_));
+        live();
+        count(buffer);
+        auto w = work(op, buffer);
+        w->what += sending ? " to rank " + std::to_string(peer) : " from rank " + std::to_string(peer);
+        const int n = int_count(static_cast<std::int64_t>(buffer.nbytes()));
+        int rc = sending ? api_.MPI_Isend(buffer.raw(), n, api_.t_byte, peer, 0, comm_, &w->req)
+                         : api_.MPI_Irecv(buffer.raw(), n, api_.t_byte, peer, 0, comm_, &w->req);
+        started(rc, *w);
+        return CommHandle(std::move(w));
+    }
     std::unique_ptr<MpiWork> work(const char* call, const Tensor& t) {
         auto w = std::make_unique<MpiWork>();
         w->comm = this;

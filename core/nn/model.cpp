@@ -60,15 +60,18 @@ bool backward_reads_y(const std::string& t) { return t == "relu" || t == "tanh" 
 
 Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
     : spec_(spec), backend_(backend), options_(options) {
-    report_ = validate_model_spec(spec_);
+    report_ = options_.stage_output ? validate_model_stage(spec_) : validate_model_spec(spec_);
     if (options_.batch < 1) throw InputError("batch size must be at least 1");
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
     if (options_.unit_pad_multiple < 1) throw Error("internal: unit_pad_multiple must be at least 1");
     takes_tokens_ = is_token_model(spec_);
-    torch_prefix_ = state_dict_prefixes(spec_);
+    torch_prefix_ = options_.name_prefixes.empty() ? state_dict_prefixes(spec_) : options_.name_prefixes;
+    if (torch_prefix_.size() < spec_.layers.size() + static_cast<std::size_t>(options_.layer_offset))
+        throw Error("internal: a pipeline stage's names do not cover its layers");
     layer_options_.recompute_attention = options_.recompute_attention;
-    layer_options_.transformer_layers = transformer_layer_count(spec_);
+    layer_options_.transformer_layers =
+        options_.transformer_layers > 0 ? options_.transformer_layers : transformer_layer_count(spec_);
     {
         auto blocks = checkpoint_blocks(spec_);
         // units = checkpoint blocks; their slices of the flat buffers are laid out while building
@@ -86,7 +89,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     }
     // 1) the graph with its activations; parameter offsets are laid out while building
     top_ = std::make_unique<Seq>();
-    int next_index = 0;
+    int next_index = options_.node_offset;  // a pipeline stage: the whole model's depth-first indices
     std::size_t offset = 0;
     build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true, 0);
     // 2) flat parameter and gradient buffers (every tensor starts on a kParamAlignBytes boundary, every
@@ -232,7 +235,8 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
         Node& n = *node;
         n.index = next_index++;
         n.unit = building_unit_;
-        n.path = prefix.empty() ? std::to_string(i) : prefix + "." + std::to_string(i);
+        n.path = prefix.empty() ? std::to_string(i + static_cast<std::size_t>(options_.layer_offset))
+                                : prefix + "." + std::to_string(i);
         n.spec = specs[i];
         n.in = cur;
         nodes_.push_back(&n);
@@ -516,6 +520,25 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     io.recompute = recomputing_;
     io.recompute_output = !recomputing_ || n.recompute_output;
     n.layer->forward(io);
+}
+
+void Model::backward_to(const Tensor& dy, Tensor& dx) {
+    if (current_batch_ == 0) throw Error("internal: backward before forward");
+    if (dy.shape() != top_->nodes.back()->y.shape() || dx.shape() != first_input_.shape() ||
+        dx.dtype() != first_input_.dtype())
+        throw Error("internal: a stage's backward with dy " + shape_str(dy.shape()) + " and dx " + shape_str(dx.shape()) +
+                    " for output " + shape_str(top_->nodes.back()->y.shape()) + " and input " +
+                    shape_str(first_input_.shape()));
+    backward_seq(*top_, Tensor(), dy, dx);
+}
+
+void Model::share_buffers_with(const Model& other) {
+    if (other.nodes_.size() != nodes_.size()) throw Error("internal: sharing buffers between different models");
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (other.nodes_[i]->buffers.size() != nodes_[i]->buffers.size())
+            throw Error("internal: sharing buffers between different layers");
+        for (std::size_t b = 0; b < nodes_[i]->buffers.size(); ++b) nodes_[i]->buffers[b] = other.nodes_[i]->buffers[b];
+    }
 }
 
 void Model::backward(const Tensor& dlogits) {

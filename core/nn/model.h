@@ -68,6 +68,15 @@ struct ModelOptions {
     // below read it (the sum over the head's ranks, in place).
     std::int64_t head_first = 0, head_total = 0;
     std::function<void(Tensor&)> head_input_grad_hook;
+    // Pipeline stage (strategy/pipeline.h): the spec holds top-level layers [layer_offset, ...) of a whole
+    // model. Its nodes take the whole model's paths and depth-first indices (node_offset), and its
+    // state_dict the whole model's prefixes (name_prefixes), so initial weights, dropout masks, names and
+    // ledger layer ids are the whole model's; transformer_layers (> 0) is the whole model's block count
+    // (GPT-2's init scale). stage_output: the last layer's output goes to the next stage, not to a loss
+    // (the spec's end is not checked against the classes).
+    int layer_offset = 0, node_offset = 0, transformer_layers = 0;
+    std::vector<std::string> name_prefixes;
+    bool stage_output = false;
 };
 
 struct NamedTensor {
@@ -103,6 +112,12 @@ public:
     Tensor forward(const Tensor& x, bool training, std::uint64_t first_sample = 0);
     // dlogits (n, K) from the loss; accumulates into gradients(). Call after forward(training = true).
     void backward(const Tensor& dlogits);
+    // A pipeline stage's backward: dy is the gradient of forward()'s output; dx (the input's shape and
+    // dtype) receives the gradient of the input, for the stage before.
+    void backward_to(const Tensor& dy, Tensor& dx);
+    // Pipeline stages keep one model per micro-batch in flight, all on the same parameters, gradients and
+    // buffers: this model's buffers (batch-norm statistics) become `other`'s (its own are released).
+    void share_buffers_with(const Model& other);
 
     // Flat buffers (P_flat): every tensor starts on a kParamAlignBytes boundary; the gaps and the tail
     // up to the next boundary are zero and stay zero (their gradients are zero).

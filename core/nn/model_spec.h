@@ -88,6 +88,9 @@ struct SpecReport {
 SpecReport analyze_model_spec(const ModelSpec& spec);
 // Throws InputError with report.error when the spec is invalid.
 SpecReport validate_model_spec(const ModelSpec& spec);
+// The same for a pipeline stage whose output goes to the next stage: its end is not checked against the
+// loss (the classes); every layer is.
+SpecReport validate_model_stage(const ModelSpec& spec);
 
 // ---- checkpoint blocks ------------------------------------------------------------------------------
 // The units of activation checkpointing: blocks start at a top-level residual block or a layer with

@@ -425,6 +425,23 @@ SpecReport validate_model_spec(const ModelSpec& spec) {
     return r;
 }
 
+SpecReport validate_model_stage(const ModelSpec& spec) {
+    SpecReport r = analyze_model_spec(spec);
+    const std::string& id = r.error_message.id;
+    const bool end_only = id == "spec.end_shape" || id == "spec.end_classes" || id == "spec.lm_end_shape" ||
+                          id == "spec.lm_end_vocab";
+    if (!r.ok && end_only && r.error_layer == static_cast<int>(r.layers.size()) - 1) {
+        r.ok = true;
+        r.error.clear();
+        r.error_message = Message();
+        r.error_layer = -1;
+        r.layers.back().error.clear();
+        r.layers.back().message = Message();
+    }
+    if (!r.ok) throw InputError(r.error_message);
+    return r;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // checkpoint blocks
 

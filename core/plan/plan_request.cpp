@@ -6,6 +6,7 @@
 #include "data/text_data.h"
 #include "train/config.h"
 #include "train/device.h"
+#include "dist/communicator.h"
 #include "train/ranks.h"
 
 namespace hr {
@@ -36,6 +37,8 @@ PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::
     }
     r.budget = c.memory_limit;
     r.world_size = world_size_of_run();
+    // each rank's share of the cores, as the run gives it (a convolution's workspace is per thread)
+    r.threads = rank_threads(c.threads, r.world_size, c.device, rank_environment());
     return r;
 }
 

@@ -1,5 +1,6 @@
 #include "plan/planner.h"
 
+#include "strategy/pipeline.h"
 #include "strategy/tp_head.h"
 
 #include <unistd.h>
@@ -122,9 +123,11 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         std::map<int, Model::RecomputeWork> recompute;  // what checkpointing repeats of each layer
     };
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
+    // (pipeline stages: every rank is its own)
     auto key_of = [&](int r) -> std::pair<std::int64_t, std::int64_t> {
-        const std::int64_t cols =
-            plan.strategy.tp_head > 1 ? tp_head_slice(tp_head_outputs(req.spec, N), N, r).count : 0;
+        const std::int64_t cols = plan.strategy.pipeline > 1 ? r
+                                  : plan.strategy.tp_head > 1 ? tp_head_slice(tp_head_outputs(req.spec, N), N, r).count
+                                                              : 0;
         return {plan.strategy.rank_batches[static_cast<std::size_t>(r)], cols};
     };
     std::map<std::pair<std::int64_t, std::int64_t>, Built> by_batch;
@@ -208,6 +211,26 @@ MemoryPlan predict_memory(const PlanRequest& request) {
                                     static_cast<double>(5 * tp_rows) * 4.0);
     }
     const std::string head_path = std::to_string(req.spec.layers.size() - 1);
+    if (plan.strategy.pipeline > 1) {
+        // per micro-batch the stage sends its output and receives its gradient, receives its input and sends
+        // its gradient (the stage before and after it); the bubble and the two balanced splits
+        const int K = plan.strategy.pipeline, s = primary;
+        const auto& first = plan.strategy.stage_first;
+        for (int k = 0; k < K; ++k) plan.stage_layers.push_back(first[static_cast<std::size_t>(k) + 1] - first[static_cast<std::size_t>(k)]);
+        auto out_numel = [&](int layer) {
+            for (const auto& r : rep.layers)
+                if (r.path == std::to_string(layer)) return shape_numel(r.output_shape);
+            return std::int64_t{0};
+        };
+        const double es = static_cast<double>(dtype_size(plan.strategy.compute_dtype));
+        double per_sample = 0;
+        if (s > 0) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s)] - 1));
+        if (s < K - 1) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s) + 1] - 1));
+        plan.communication_bytes = per_sample * es * static_cast<double>(req.batch);
+        plan.pipeline_bubble = pipeline_bubble(K, static_cast<int>(plan.strategy.accumulate));
+        plan.split_by_time = pipeline_balanced_split(req.spec, K, true).text();
+        plan.split_by_memory = pipeline_balanced_split(req.spec, K, false, plan.strategy.micro_batch).text();
+    }
     // per-layer figures from the ledger (activations are tagged with their layer)
     for (const auto& r : rep.layers) {
         LayerPlan lp;
@@ -557,6 +580,11 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
     j["shard_elements"] = p.shard_elements;
     j["padding_elements"] = p.padding_elements;
     j["communication_bytes_per_step"] = p.communication_bytes;
+    if (!p.stage_layers.empty())
+        j["pipeline"] = {{"stage_layers", p.stage_layers},
+                         {"bubble", p.pipeline_bubble},
+                         {"split_by_time", p.split_by_time},
+                         {"split_by_memory", p.split_by_memory}};
     j["communication_seconds_per_step"] = p.communication_seconds;
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& r : p.ranks) {

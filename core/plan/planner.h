@@ -108,6 +108,12 @@ struct MemoryPlan {
     bool device_defaults = false;      // planned from the table for a GPU that is not here
     Message device_note;               // where the device figures come from, for a person (translatable)
     std::size_t dataset_bytes = 0;     // the data set in host RAM (PlanRequest::dataset_bytes; 0: unknown)
+    // pipeline stages (strategy/pipeline.h): the layers of each stage (ranks[] has each stage's memory), the
+    // bubble of the 1F1B schedule with the plan's micro-batches, and the splits that balance the estimated
+    // time and the memory (--pipeline-split's form, "3,2")
+    std::vector<int> stage_layers;
+    double pipeline_bubble = 0;
+    std::string split_by_time, split_by_memory;
 };
 
 // The bytes a plan must fit in: device_total on the CPU; on a GPU process_total plus a 5 % margin

@@ -105,6 +105,7 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
                          Allocator& alloc, bool dry_run) {
     model_ = &model;
     device_ = &device;
+    alloc_ = &alloc;
     stage_ = s.shard;
     accumulate_ = s.accumulate;
     dry_run_ = dry_run;
@@ -433,7 +434,12 @@ Tensor ShardEngine::scratch(DType dt) const {
     if (!base.defined() || base.nbytes() == 0) base = grad_shard_;
     for (const Tensor& b : bucket_)
         if (b.defined() && (!base.defined() || b.nbytes() > base.nbytes())) base = b;
-    if (!base.defined()) throw Error("internal: no idle memory to move a checkpoint through");
+    // a rank without parameters (a pipeline stage of parameter-free layers): a small buffer for the moment
+    if (!base.defined() || base.nbytes() < 4096) {
+        if (!alloc_) throw Error("internal: no idle memory to move a checkpoint through");
+        return Tensor::empty(*alloc_, {static_cast<std::int64_t>((std::size_t{1} << 20) / dtype_size(dt))}, dt,
+                             MemCategory::communication);
+    }
     return Tensor(base.storage(), base.byte_offset(), {static_cast<std::int64_t>(base.nbytes() / dtype_size(dt))}, dt);
 }
 

@@ -212,6 +212,7 @@ private:
 
     Model* model_ = nullptr;
     Backend* device_ = nullptr;
+    Allocator* alloc_ = nullptr;  // a rank with no idle memory borrows a little from it (scratch)
     Communicator* comm_ = nullptr;
     std::unique_ptr<Communicator> own_comm_;  // world size 1 without a communicator given
     ShardLayout layout_;

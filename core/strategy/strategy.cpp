@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "strategy/pipeline.h"
 #include "strategy/tp_head.h"
 
 namespace hr {
@@ -50,7 +51,12 @@ std::string ResolvedStrategy::describe() const {
     if (accumulate > 1)
         s += " + micro-batch " + std::to_string(micro_batch) + " x " + std::to_string(accumulate);
     if (offload_optimizer) s += " + optimizer offload";
-    if (tp_head > 1)
+    if (pipeline > 1) {
+        s += " + pipeline of " + std::to_string(pipeline) + " stages (";
+        for (int k = 0; k < pipeline; ++k)
+            s += (k ? "," : "") + std::to_string(stage_first[static_cast<std::size_t>(k) + 1] - stage_first[static_cast<std::size_t>(k)]);
+        s += " layers)";
+    } else if (tp_head > 1)
         s += " + head split over " + std::to_string(tp_head) + " ranks";
     else if (world_size > 1 || shard != ShardStage::none)
         s += std::string(" + ") + shard_stage_name(shard) + " x " + std::to_string(world_size) + " rank" +
@@ -153,7 +159,44 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
                              {n});
         tp_head_outputs(spec, s.tp_head);
     }
-    const bool data_ranks = world_size > 1 && !tp;
+    // pipeline stages: their ranks, like a split head's, train on the whole batch (strategy/pipeline.h)
+    if (s.pipeline < 1)
+        throw InputError(HR_MSG("strategy.pipeline_small", "--pipeline must be at least 1, got %1"),
+                         {std::to_string(s.pipeline)});
+    const bool pp = s.pipeline > 1;
+    if (pp) {
+        const std::string n = std::to_string(s.pipeline);
+        if (world_size != s.pipeline)
+            throw InputError(HR_MSG("strategy.pipeline_world",
+                                    "--pipeline %1 puts one stage on each of %1 ranks, but the run has %2; start it on "
+                                    "%1 ranks (--ranks %1, or mpirun -np %1)"),
+                             {n, std::to_string(world_size)});
+        if (tp)
+            throw InputError(HR_MSG("strategy.pipeline_tp", "--pipeline and --tp-head do not combine yet; pick one"));
+        if (s.shard != "none")
+            throw InputError(HR_MSG("strategy.pipeline_shard",
+                                    "--pipeline %1 gives each stage's rank its own layers; it does not combine with "
+                                    "--shard %2 (leave --shard out)"),
+                             {n, s.shard});
+        if (!s.rank_batch.empty())
+            throw InputError(HR_MSG("strategy.pipeline_rank_batch",
+                                    "--pipeline %1: every stage sees the whole batch; leave --rank-batch out"),
+                             {n});
+        if (s.checkpoint != "none")
+            throw InputError(HR_MSG("strategy.pipeline_checkpoint",
+                                    "--pipeline %1 keeps the activations of the micro-batches in flight; activation "
+                                    "checkpointing inside a stage is not built: leave --checkpoint out"),
+                             {n});
+        r.stage_first = pipeline_split(spec, s.pipeline, s.pipeline_split).first;
+        for (int k = 0; k < s.pipeline; ++k) {  // the tied-head check, once for every stage
+            PipelineSplit sp;
+            sp.first = r.stage_first;
+            (void)pipeline_stage_spec(spec, sp, k);
+        }
+    } else if (!s.pipeline_split.empty()) {
+        throw InputError(HR_MSG("strategy.pipeline_split_alone", "--pipeline-split needs --pipeline K"));
+    }
+    const bool data_ranks = world_size > 1 && !tp && !pp;
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
     if (data_ranks) {
@@ -195,7 +238,8 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.world_size = world_size;
     r.rank = rank;
     r.tp_head = s.tp_head;
-    if (tp) {
+    r.pipeline = s.pipeline;
+    if (tp || pp) {
         r.rank_batches.assign(static_cast<std::size_t>(world_size), batch);
         r.rank_batch = batch;
         r.sample_offset = 0;
@@ -273,6 +317,11 @@ std::string strategy_flags(const StrategyConfig& s) {
         }
     }
     if (s.tp_head > 1) f += " --tp-head " + std::to_string(s.tp_head);
+    if (s.pipeline > 1) f += " --pipeline " + std::to_string(s.pipeline);
+    if (!s.pipeline_split.empty()) {
+        f += " --pipeline-split ";
+        for (std::size_t i = 0; i < s.pipeline_split.size(); ++i) f += (i ? "," : "") + std::to_string(s.pipeline_split[i]);
+    }
     return f.empty() ? f : f.substr(1);
 }
 

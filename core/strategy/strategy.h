@@ -38,6 +38,10 @@ struct StrategyConfig {
     // Tensor-parallel head (strategy/tp_head.h): the last layer's output columns split over this many
     // ranks (every rank of the run; 1: off). The body runs whole on every rank, on the whole batch.
     int tp_head = 1;
+    // Pipeline parallel (strategy/pipeline.h): the top-level layers in this many stages, one per rank (every
+    // rank of the run; 1: off), split by pipeline_split's layer counts (empty: balanced by estimated time).
+    int pipeline = 1;
+    std::vector<int> pipeline_split;
 };
 
 struct ResolvedStrategy {
@@ -69,7 +73,11 @@ struct ResolvedStrategy {
     // Tensor-parallel head over the run's ranks (1: off). Its ranks see the same rows: the batch is not
     // split among them, so the ranks that hold different data are data_world() (1 with a split head).
     int tp_head = 1;
-    int data_world() const { return tp_head > 1 ? world_size / tp_head : world_size; }
+    // Pipeline stages over the run's ranks (1: off); rank s runs stage s, layers [stage_first[s],
+    // stage_first[s + 1]). Its ranks see the same rows, like a split head's.
+    int pipeline = 1;
+    std::vector<int> stage_first;
+    int data_world() const { return tp_head > 1 || pipeline > 1 ? 1 : world_size; }
 
     bool sharded() const { return shard >= ShardStage::zero1; }
     // This rank's micro-batches as (first row within its share, rows). One process: micro_batch rows

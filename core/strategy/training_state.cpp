@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "base/error.h"
 #include "nn/backend_ops.h"
@@ -17,11 +18,23 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
     if (s.tp_head > 1) {
         tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.world_size, s.rank);
-        tp_.full_spec = full_spec;
         if (!dry_run && (!comm || comm->world_size() != s.world_size))
             throw Error("internal: a tensor-parallel head needs the run's communicator");
     }
-    const ModelSpec spec = s.tp_head > 1 ? tp_head_spec(full_spec, tp_.slice) : full_spec;
+    // pipeline stages (strategy/pipeline.h): this rank builds its stage's layers
+    if (s.pipeline > 1) {
+        pp_.split.first = s.stage_first;
+        pp_.stage = s.rank;
+        if (!dry_run && (!comm || comm->world_size() != s.world_size))
+            throw Error("internal: pipeline stages need the run's communicator");
+        if (!device.device().is_cpu())
+            throw InputError(HR_MSG("pipeline.gpu", "--pipeline runs its stages on CPU ranks in this build (the "
+                                                    "point-to-point sends over NCCL are not built); use --device cpu"));
+    }
+    const ModelSpec spec = s.tp_head > 1    ? tp_head_spec(full_spec, tp_.slice)
+                           : s.pipeline > 1 ? pipeline_stage_spec(full_spec, pp_.split, pp_.stage)
+                                            : full_spec;
+    const bool last_stage = s.pipeline == 1 || pp_.stage == s.pipeline - 1;
     // what the model, its loss and its optimizer need of the backends, before anything is allocated
     check_backend_needs(training_backend_needs(spec, optimizer, s.compute_dtype, s.master_weights, s.offload_optimizer),
                         device, host);
@@ -48,7 +61,49 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
                 comm->all_reduce(dx, ReduceOp::sum).wait();
             };
     }
+    if (s.pipeline > 1) {  // the whole model's names, paths and indices for this stage's layers
+        mo.layer_offset = pp_.split.first[static_cast<std::size_t>(pp_.stage)];
+        mo.node_offset = pipeline_node_offset(full_spec, pp_.split, pp_.stage);
+        mo.transformer_layers = transformer_layer_count(full_spec);
+        mo.name_prefixes = state_dict_prefixes(full_spec);
+        mo.stage_output = true;  // every stage's spec is a part (the whole one is checked by the trainer)
+    }
     model_ = std::make_unique<Model>(spec, device, mo);
+    if (s.pipeline > 1) {
+        // one model per micro-batch in flight (1F1B: K - s), on the first one's parameters, gradients and buffers
+        const int M = pipeline_in_flight(s.pipeline, pp_.stage, static_cast<int>(s.accumulate));
+        ModelOptions more = mo;
+        more.allocate_params = more.allocate_grads = false;
+        for (int i = 1; i < M; ++i) {
+            auto inst = std::make_unique<Model>(spec, device, more);
+            for (std::size_t u = 0; u < model_->param_units().size(); ++u) {
+                const ParamUnit& pu = model_->param_units()[u];
+                inst->bind_unit(static_cast<int>(u), model_->parameters().view(pu.offset, {pu.numel}),
+                                model_->gradients().view(pu.offset, {pu.numel}));
+            }
+            inst->share_buffers_with(*model_);
+            pp_.extra.push_back(std::move(inst));
+        }
+        // per model: the stage's input (kept for its backward) and, after stage 0, the input's gradient sent
+        // back; before the last stage, the output's gradient received
+        const DType in_dt = model_->takes_tokens() ? DType::i64 : s.compute_dtype;
+        for (int i = 0; i < M; ++i) {
+            pp_.input.push_back(Tensor::empty(device_alloc, with_batch(s.micro_batch, spec.input_shape), in_dt,
+                                              MemCategory::activations));
+            if (pp_.stage > 0)
+                pp_.dx.push_back(Tensor::empty(device_alloc, with_batch(s.micro_batch, spec.input_shape),
+                                               s.compute_dtype, MemCategory::communication));
+        }
+        if (!last_stage) {
+            const SpecReport rep = validate_model_spec(full_spec);  // the stage's last layer, by its whole-model path
+            Shape out;
+            for (const LayerReport& r : rep.layers)
+                if (r.path == std::to_string(pp_.split.first[static_cast<std::size_t>(pp_.stage) + 1] - 1)) out = r.output_shape;
+            if (out.empty()) throw Error("internal: no output shape for pipeline stage " + std::to_string(pp_.stage));
+            pp_.dy = Tensor::empty(device_alloc, with_batch(s.micro_batch, out), s.compute_dtype, MemCategory::communication);
+        }
+        pp_.pending.resize(static_cast<std::size_t>(M));
+    }
     engine_.attach(*model_, s, comm, device, device_alloc, dry_run);
     grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
@@ -80,7 +135,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     // weight decay on the matrices only (nanoGPT's rule), per run of the flat buffer
     const bool matrices = optimizer.decay_scope == "matrices" ||
                           (optimizer.decay_scope == "auto" &&
-                           (transformer_layer_count(spec) > 0 || is_token_model(spec)));
+                           (transformer_layer_count(full_spec) > 0 || is_token_model(full_spec)));
     if (matrices && optimizer.weight_decay > 0) {
         std::vector<Optimizer::Segment> seg;
         for (const auto& p : model_->decay_segments()) seg.push_back({p.begin, p.end, p.decay});
@@ -89,27 +144,30 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     const std::int64_t m = s.micro_batch;
     const int K = spec.num_classes;
     loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;
-    if (model_->takes_tokens()) {
+    // the batch buffers hold the data's rows (every pipeline stage has them: the first reads the inputs,
+    // the last the labels)
+    const Shape data_shape = full_spec.input_shape;
+    if (is_token_model(full_spec)) {
         // token ids in, next tokens as targets; the gradient of the loss overwrites the logits
-        x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::i64, MemCategory::data);
+        x_staging = Tensor::empty(device_alloc, with_batch(m, data_shape), DType::i64, MemCategory::data);
         x_model = x_staging;
-        labels = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::i64, MemCategory::data);
+        labels = Tensor::empty(device_alloc, with_batch(m, data_shape), DType::i64, MemCategory::data);
     } else {
-        x_staging = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
+        x_staging = Tensor::empty(device_alloc, with_batch(m, data_shape), DType::f32, MemCategory::data);
         x_model = dt == DType::f32 ? x_staging
-                                   : Tensor::empty(device_alloc, with_batch(m, spec.input_shape), dt, MemCategory::data);
+                                   : Tensor::empty(device_alloc, with_batch(m, data_shape), dt, MemCategory::data);
         labels = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
         if (spec.loss.type == "mse") {
             target_staging = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
             target_model =
                 dt == DType::f32 ? target_staging : Tensor::empty(device_alloc, {m, K}, dt, MemCategory::data);
         }
-        dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
+        if (last_stage) dlogits = Tensor::empty(device_alloc, {m, K}, dt, MemCategory::workspace);
     }
     // a landing buffer for uploads that overlap the running step (a device other than the host's
     // memory only; the planner's GPU allocator reports a CUDA device too, so it counts them); token
     // models upload through x_staging / labels directly (the device step is for image batches)
-    if (!device_alloc.device().is_cpu() && !model_->takes_tokens()) {
+    if (!device_alloc.device().is_cpu() && !model_->takes_tokens() && s.pipeline == 1) {
         landing_x_ = Tensor::empty(device_alloc, with_batch(m, spec.input_shape), DType::f32, MemCategory::data);
         landing_labels_ = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
         if (spec.loss.type == "mse") landing_target_ = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
@@ -124,8 +182,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
             tp_.loss.host = Tensor::empty(host_alloc, {3 * rows}, DType::f32, MemCategory::communication);
             tp_.loss.staging = Tensor::empty(host_alloc, {rows * tp_.slice.count}, dt, MemCategory::communication);
         }
-        tp_layout(dry_run);
     }
+    if (s.tp_head > 1 || s.pipeline > 1) build_layout(full_spec);
     // the device step's scalars and figures (a few bytes each; the planner sees them like the rest)
     control = Tensor::empty(device_alloc, {kStepControlFields}, DType::f64, MemCategory::other);
     stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
@@ -149,6 +207,7 @@ bool TrainingState::device_step_supported() const {
     // the host update (offload), the rank collectives, the global-norm clip and per-run weight decay
     // are host-driven steps
     return !strategy_.offload_optimizer && strategy_.shard == ShardStage::none && strategy_.tp_head == 1 &&
+           strategy_.pipeline == 1 &&
            grad_clip_ == 0 &&
            !optimizer_->has_decay_segments() && !model_->takes_tokens();
 }
@@ -277,9 +336,12 @@ bool TrainingState::optimizer_step(double lr) {
         for (const Tensor& g : grads) sq += device_.sum_squares(g);
         if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
             double head = 0;
-            for (const TpTensor& t : tp_.tensors)
-                if (t.head) head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
+            for (const LayoutEntry& t : layout_)
+                if (t.rows && t.run_offset >= 0)
+                    head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
             sq = std::max(0.0, sq - head) + engine_.communicator()->all_reduce_value(head, ReduceOp::sum);
+        } else if (strategy_.pipeline > 1) {  // every stage's parameters are its own
+            sq = engine_.communicator()->all_reduce_value(sq, ReduceOp::sum);
         }
         // sharded gradients: each rank holds a part of the global norm's sum
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded())
@@ -316,7 +378,7 @@ bool TrainingState::optimizer_step(double lr) {
 }
 
 std::vector<NamedTensor> TrainingState::consolidated_state_dict(Allocator& alloc) {
-    if (tp_head()) return tp_consolidated_state_dict(alloc);
+    if (spread()) return layout_consolidated_state_dict(alloc);
     return engine_.consolidated_state_dict(alloc);
 }
 
@@ -333,7 +395,7 @@ std::vector<TrainingState::StateBuffer> TrainingState::state_buffers() const {
 }
 
 std::vector<TrainingState::ResumeTensor> TrainingState::resume_tensors() const {
-    const std::int64_t canonical = tp_head() ? tp_.canonical_numel : make_flat_remap(*model_).canonical_numel;
+    const std::int64_t canonical = spread() ? canonical_numel_ : make_flat_remap(*model_).canonical_numel;
     std::vector<ResumeTensor> out;
     for (const StateBuffer& b : state_buffers()) out.push_back({b.name, b.tensor.dtype(), {canonical}});
     return out;
@@ -341,18 +403,17 @@ std::vector<TrainingState::ResumeTensor> TrainingState::resume_tensors() const {
 
 std::vector<TrainingState::CheckpointTensor> TrainingState::checkpoint_tensors() const {
     std::vector<CheckpointTensor> out;
-    for (const NamedTensor& nt : model_->state_dict()) {
-        Shape shape = nt.tensor.shape();
-        for (const TpTensor& t : tp_.tensors)  // a split head's tensors are saved whole
-            if (t.head && t.name == nt.name) shape = t.full_shape;
-        out.push_back({"model." + nt.name, nt.tensor.dtype(), shape, true, nt.tied});
-    }
+    if (spread())  // the whole model's tensors, whichever rank holds them
+        for (const LayoutEntry& e : layout_) out.push_back({"model." + e.name, e.dtype, e.full_shape, true, e.tied});
+    else
+        for (const NamedTensor& nt : model_->state_dict())
+            out.push_back({"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), true, nt.tied});
     for (const ResumeTensor& r : resume_tensors()) out.push_back({r.name, r.dtype, r.shape, false, false});
     return out;
 }
 
 std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
-    if (tp_head()) return tp_gather_checkpoint();
+    if (spread()) return layout_gather_checkpoint();
     const bool root = strategy_.rank == 0;
     const bool zero3 = strategy_.shard == ShardStage::zero3;
     const FlatRemap m = make_flat_remap(*model_);
@@ -396,7 +457,7 @@ std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
 }
 
 void TrainingState::restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
-    if (tp_head()) return tp_restore_checkpoint(data);
+    if (spread()) return layout_restore_checkpoint(data);
     const bool zero3 = strategy_.shard == ShardStage::zero3;
     const FlatRemap m = make_flat_remap(*model_);
     const std::size_t pes = dtype_size(strategy_.compute_dtype);
@@ -446,9 +507,9 @@ void TrainingState::sync_master_from_params() {
     }
 }
 
-// --- a tensor-parallel head -------------------------------------------------------------------------
+// --- a layout across ranks: a split head, pipeline stages ----------------------------------------------
 
-void TrainingState::tp_layout(bool dry_run) {
+void TrainingState::build_layout(const ModelSpec& full_spec) {
     // one process's model of the whole spec, counted only (no memory): its flat layout is the canonical one
     CountingAllocator counting(device_.device());
     ModelOptions mo;
@@ -456,145 +517,238 @@ void TrainingState::tp_layout(bool dry_run) {
     mo.dtype = strategy_.compute_dtype;
     mo.allocator = &counting;
     mo.dry_run = true;
-    Model whole(tp_.full_spec, device_, mo);
+    Model whole(full_spec, device_, mo);
     const FlatRemap full = make_flat_remap(whole), mine = make_flat_remap(*model_);
-    tp_.canonical_numel = full.canonical_numel;
-    const std::vector<NamedTensor> a = model_->state_dict(), b = whole.state_dict();
-    if (a.size() != b.size()) throw Error("internal: a split head changed the model's tensors");
-    // the head is the last layer: its node is the last one depth-first, its tensors the state_dict's last
-    const int head_layer = a.empty() ? -1 : a.back().layer;
-    std::size_t k = 0;
-    tp_.tensors.clear();
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!a[i].trainable || a[i].tied) continue;
-        TpTensor t;
-        t.name = a[i].name;
-        t.run_offset = mine.tensor_offsets[k];
-        t.canonical_offset = full.tensor_offsets[k];
-        ++k;
-        t.numel = a[i].tensor.numel();
-        t.full_numel = b[i].tensor.numel();
-        t.full_shape = b[i].tensor.shape();
-        t.head = a[i].layer == head_layer;
-        if (t.head) {
-            if (t.full_shape.empty() || t.full_shape[0] != tp_.slice.total)
-                throw Error("internal: head tensor " + t.name + " is not split by rows");
-            t.per_row = t.full_numel / tp_.slice.total;
-        } else if (t.numel != t.full_numel) {
-            throw Error("internal: tensor " + t.name + " differs outside the split head");
+    canonical_numel_ = full.canonical_numel;
+    const std::vector<NamedTensor> all = whole.state_dict(), here = model_->state_dict();
+    // where each stage's nodes start (the whole model's depth-first indices)
+    std::vector<int> node_first;
+    if (pipelined())
+        for (int k = 0; k < strategy_.pipeline; ++k) node_first.push_back(pipeline_node_offset(full_spec, pp_.split, k));
+    // a split head is the last layer: its node is the last one depth-first
+    const int head_layer = all.empty() ? -1 : all.back().layer;
+    std::size_t k_all = 0, k_here = 0;  // indices into the flat remaps' tensor offsets
+    layout_.clear();
+    for (const NamedTensor& t : all) {
+        LayoutEntry e;
+        e.name = t.name;
+        e.dtype = t.tensor.dtype();
+        e.full_shape = t.tensor.shape();
+        e.trainable = t.trainable;
+        e.tied = t.tied;
+        if (pipelined()) {
+            e.owner = 0;
+            for (int k = 0; k < strategy_.pipeline; ++k)
+                if (t.layer >= node_first[static_cast<std::size_t>(k)]) e.owner = k;
+        } else if (t.trainable && t.layer == head_layer) {
+            e.rows = true;
+            e.per_row = t.tensor.numel() / tp_.slice.total;
         }
-        tp_.tensors.push_back(t);
+        const NamedTensor* local = nullptr;
+        for (const NamedTensor& h : here)
+            if (h.name == t.name) local = &h;
+        if (local) e.numel = local->tensor.numel();
+        if ((e.owner < 0 || e.owner == strategy_.rank) && !local)
+            throw Error("internal: tensor " + t.name + " is missing from this rank's model");
+        if (t.trainable && !t.tied) {
+            e.canonical_offset = full.tensor_offsets[k_all++];
+            if (local) e.run_offset = mine.tensor_offsets[k_here++];
+        }
+        if (!e.rows && local && e.numel != t.tensor.numel())
+            throw Error("internal: tensor " + t.name + " differs from the whole model's");
+        layout_.push_back(e);
     }
-    (void)dry_run;
+    if (k_here != mine.tensor_offsets.size()) throw Error("internal: this rank's tensors are not the whole model's");
 }
 
-std::vector<std::uint8_t> TrainingState::tp_gather_rows(const std::uint8_t* mine, std::size_t per_row_bytes) {
-    const TpHeadSlice& sl = tp_.slice;
+std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es) {
     const bool root = strategy_.rank == 0;
+    const std::size_t bytes = static_cast<std::size_t>(shape_numel(e.full_shape)) * es;
     std::vector<std::uint8_t> out;
-    if (root) {
-        out.assign(static_cast<std::size_t>(sl.total) * per_row_bytes, 0);
-        std::memcpy(out.data() + static_cast<std::size_t>(sl.first) * per_row_bytes, mine,
-                    static_cast<std::size_t>(sl.count) * per_row_bytes);
+    if (e.rows) {  // every rank's rows: rank r's from rank r
+        const TpHeadSlice& sl = tp_.slice;
+        const std::size_t per_row = static_cast<std::size_t>(e.per_row) * es;
+        if (root) {
+            out.assign(bytes, 0);
+            std::memcpy(out.data() + static_cast<std::size_t>(sl.first) * per_row, mine,
+                        static_cast<std::size_t>(sl.count) * per_row);
+        }
+        std::vector<std::uint8_t> rows;
+        for (int r = 1; r < sl.ranks; ++r) {
+            const std::size_t n = static_cast<std::size_t>(sl.count_of(r)) * per_row;
+            if (r == strategy_.rank) rows.assign(mine, mine + n);
+            else rows.assign(n, 0);
+            engine_.broadcast_bytes(rows.data(), n, r);
+            if (root) std::memcpy(out.data() + static_cast<std::size_t>(sl.first_of(r)) * per_row, rows.data(), n);
+        }
+        return out;
     }
-    std::vector<std::uint8_t> rows;
-    for (int r = 1; r < sl.ranks; ++r) {
-        const std::size_t bytes = static_cast<std::size_t>(sl.count_of(r)) * per_row_bytes;
-        if (r == strategy_.rank) rows.assign(mine, mine + bytes);
-        else rows.assign(bytes, 0);
-        engine_.broadcast_bytes(rows.data(), bytes, r);
-        if (root) std::memcpy(out.data() + static_cast<std::size_t>(sl.first_of(r)) * per_row_bytes, rows.data(), bytes);
+    const int owner = std::max(0, e.owner);
+    if (owner == 0) {  // rank 0 holds it (a replica is the same everywhere)
+        if (root) out.assign(mine, mine + bytes);
+        return out;
     }
+    std::vector<std::uint8_t> buf(bytes, 0);
+    if (strategy_.rank == owner) std::memcpy(buf.data(), mine, bytes);
+    engine_.broadcast_bytes(buf.data(), bytes, owner);
+    if (root) out = std::move(buf);
     return out;
 }
 
-std::vector<TrainingState::HostTensor> TrainingState::tp_gather_checkpoint() {
+std::vector<TrainingState::HostTensor> TrainingState::layout_gather_checkpoint() {
     const bool root = strategy_.rank == 0;
     std::vector<HostTensor> out;
-    for (const NamedTensor& nt : model_->state_dict()) {
-        std::vector<std::uint8_t> mine(nt.tensor.nbytes());
-        device_.copy_to_host(nt.tensor, mine.data());
-        const TpTensor* head = nullptr;
-        for (const TpTensor& t : tp_.tensors)
-            if (t.head && t.name == nt.name) head = &t;
-        if (head) {
-            const std::size_t per_row = static_cast<std::size_t>(head->per_row) * dtype_size(nt.tensor.dtype());
-            std::vector<std::uint8_t> whole = tp_gather_rows(mine.data(), per_row);
-            if (root) out.push_back({"model." + nt.name, nt.tensor.dtype(), head->full_shape, std::move(whole)});
-        } else if (root) {
-            out.push_back({"model." + nt.name, nt.tensor.dtype(), nt.tensor.shape(), std::move(mine)});
+    std::map<std::string, Tensor> here;
+    for (const NamedTensor& nt : model_->state_dict()) here[nt.name] = nt.tensor;
+    for (const LayoutEntry& e : layout_) {
+        std::vector<std::uint8_t> mine;
+        if (auto it = here.find(e.name); it != here.end()) {
+            mine.resize(it->second.nbytes());
+            device_.copy_to_host(it->second, mine.data());
         }
+        std::vector<std::uint8_t> whole = gather_entry(e, mine.empty() ? nullptr : mine.data(), dtype_size(e.dtype));
+        if (root) out.push_back({"model." + e.name, e.dtype, e.full_shape, std::move(whole)});
     }
-    // master copy and optimizer state: this rank's flat buffer, into one process's layout with the whole head
+    // master copy and optimizer state: this rank's flat buffer, into one process's layout
     for (const StateBuffer& b : state_buffers()) {
         const std::size_t es = dtype_size(b.tensor.dtype());
         std::vector<std::uint8_t> flat(b.tensor.nbytes());
         b.holder->copy_to_host(b.tensor, flat.data());
         std::vector<std::uint8_t> canonical;
-        if (root) canonical.assign(static_cast<std::size_t>(tp_.canonical_numel) * es, 0);
-        for (const TpTensor& t : tp_.tensors) {
-            const std::uint8_t* src = flat.data() + static_cast<std::size_t>(t.run_offset) * es;
-            if (t.head) {
-                std::vector<std::uint8_t> whole = tp_gather_rows(src, static_cast<std::size_t>(t.per_row) * es);
-                if (root) std::memcpy(canonical.data() + static_cast<std::size_t>(t.canonical_offset) * es, whole.data(),
-                                      whole.size());
-            } else if (root) {
-                std::memcpy(canonical.data() + static_cast<std::size_t>(t.canonical_offset) * es, src,
-                            static_cast<std::size_t>(t.numel) * es);
-            }
+        if (root) canonical.assign(static_cast<std::size_t>(canonical_numel_) * es, 0);
+        for (const LayoutEntry& e : layout_) {
+            if (e.canonical_offset < 0) continue;
+            LayoutEntry piece = e;  // the entry's elements in the flat buffer, in this dtype
+            const std::uint8_t* src = e.run_offset >= 0 ? flat.data() + static_cast<std::size_t>(e.run_offset) * es : nullptr;
+            std::vector<std::uint8_t> whole = gather_entry(piece, src, es);
+            if (root)
+                std::memcpy(canonical.data() + static_cast<std::size_t>(e.canonical_offset) * es, whole.data(), whole.size());
         }
-        if (root) out.push_back({b.name, b.tensor.dtype(), {tp_.canonical_numel}, std::move(canonical)});
+        if (root) out.push_back({b.name, b.tensor.dtype(), {canonical_numel_}, std::move(canonical)});
     }
     return out;
 }
 
-void TrainingState::tp_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
-    const TpHeadSlice& sl = tp_.slice;
+void TrainingState::layout_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
+    std::map<std::string, const LayoutEntry*> entry;
+    for (const LayoutEntry& e : layout_) entry[e.name] = &e;
+    auto first_row = [&](const LayoutEntry& e) -> std::int64_t { return e.rows ? tp_.slice.first * e.per_row : 0; };
     for (NamedTensor& nt : model_->state_dict()) {
-        if (nt.tied) continue;
+        if (nt.tied) continue;  // the token embedding's weight, restored under its own name
         const std::uint8_t* src = data("model." + nt.name);
-        if (!src) throw Error("internal: checkpoint tensor model." + nt.name + " missing after the checks");
-        for (const TpTensor& t : tp_.tensors)  // this rank's rows of a whole head tensor
-            if (t.head && t.name == nt.name)
-                src += static_cast<std::size_t>(sl.first * t.per_row) * dtype_size(nt.tensor.dtype());
-        device_.copy_from_host(src, nt.tensor);
+        const auto it = entry.find(nt.name);
+        if (!src || it == entry.end()) throw Error("internal: checkpoint tensor model." + nt.name + " missing after the checks");
+        device_.copy_from_host(src + static_cast<std::size_t>(first_row(*it->second)) * dtype_size(nt.tensor.dtype()),
+                               nt.tensor);
     }
     for (StateBuffer& b : state_buffers()) {
         const std::uint8_t* src = data(b.name);
         if (!src) throw Error("internal: checkpoint tensor " + b.name + " missing after the checks");
         const std::size_t es = dtype_size(b.tensor.dtype());
         std::vector<std::uint8_t> flat(b.tensor.nbytes(), 0);
-        for (const TpTensor& t : tp_.tensors) {
-            const std::int64_t from = t.canonical_offset + (t.head ? sl.first * t.per_row : 0);
-            std::memcpy(flat.data() + static_cast<std::size_t>(t.run_offset) * es,
-                        src + static_cast<std::size_t>(from) * es, static_cast<std::size_t>(t.numel) * es);
+        for (const LayoutEntry& e : layout_) {
+            if (e.run_offset < 0) continue;
+            std::memcpy(flat.data() + static_cast<std::size_t>(e.run_offset) * es,
+                        src + static_cast<std::size_t>(e.canonical_offset + first_row(e)) * es,
+                        static_cast<std::size_t>(e.numel) * es);
         }
         b.holder->copy_from_host(flat.data(), b.tensor);
     }
 }
 
-std::vector<NamedTensor> TrainingState::tp_consolidated_state_dict(Allocator& alloc) {
-    // the head's tensors whole on every rank: each rank's rows broadcast from it into one buffer
-    std::vector<NamedTensor> out = model_->state_dict();
-    Communicator& comm = *engine_.communicator();
-    const TpHeadSlice& sl = tp_.slice;
-    for (NamedTensor& nt : out) {
-        const TpTensor* head = nullptr;
-        for (const TpTensor& t : tp_.tensors)
-            if (t.head && t.name == nt.name) head = &t;
-        if (!head) continue;
-        Tensor whole = Tensor::empty(alloc, head->full_shape, nt.tensor.dtype(), MemCategory::communication);
-        std::vector<CommHandle> hs;
-        for (int r = 0; r < sl.ranks; ++r) {
-            Tensor rows = whole.view(sl.first_of(r) * head->per_row, {sl.count_of(r) * head->per_row});
-            if (r == sl.rank) device_.copy(nt.tensor.reshape({nt.tensor.numel()}), rows);
-            hs.push_back(comm.broadcast(rows, r));
+std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator& alloc) {
+    // every tensor whole on rank 0 (the one that writes them): the others' parts pass through host memory
+    std::map<std::string, NamedTensor> here;
+    for (const NamedTensor& nt : model_->state_dict()) here[nt.name] = nt;
+    const bool root = strategy_.rank == 0;
+    std::vector<NamedTensor> out;
+    for (const LayoutEntry& e : layout_) {
+        const auto it = here.find(e.name);
+        if (root && it != here.end() && !e.rows) {  // rank 0's own, as it is
+            out.push_back(it->second);
+            continue;
         }
-        for (auto& h : hs) h.wait();
-        comm.synchronize();
-        nt.tensor = whole;
+        std::vector<std::uint8_t> mine;
+        if (it != here.end()) {
+            mine.resize(it->second.tensor.nbytes());
+            device_.copy_to_host(it->second.tensor, mine.data());
+        }
+        std::vector<std::uint8_t> whole = gather_entry(e, mine.empty() ? nullptr : mine.data(), dtype_size(e.dtype));
+        if (!root) continue;
+        NamedTensor nt;
+        nt.name = e.name;
+        nt.trainable = e.trainable;
+        nt.tied = e.tied;
+        nt.tensor = Tensor::empty(alloc, e.full_shape, e.dtype, MemCategory::communication);
+        device_.copy_from_host(whole.data(), nt.tensor);
+        out.push_back(nt);
     }
     return out;
+}
+
+// --- pipeline stages ----------------------------------------------------------------------------------
+
+void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair<std::int64_t, std::int64_t>>& micro,
+                                  const std::function<Tensor(int)>& input,
+                                  const std::function<LossResult(int, const Tensor&, Tensor&)>& loss) {
+    Communicator& c = *engine_.communicator();
+    const int K = strategy_.pipeline, s = pp_.stage, M = static_cast<int>(pp_.input.size());
+    std::vector<Tensor> out(static_cast<std::size_t>(M));  // each model's output (the last stage's logits)
+    auto model_of = [&](int i) -> Model& { return i == 0 ? *model_ : *pp_.extra[static_cast<std::size_t>(i) - 1]; };
+    for (auto [forward, j] : pipeline_schedule(K, s, static_cast<int>(micro.size()))) {
+        const int i = j % M;
+        const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+        Model& mdl = model_of(i);
+        auto& pending = pp_.pending[static_cast<std::size_t>(i)];
+        if (forward) {
+            pending.out.wait();  // the model's buffers are free again once what it sent has gone
+            pending.dx.wait();
+            Tensor x = pp_.input[static_cast<std::size_t>(i)].slice0(0, n);
+            if (s == 0) {
+                device_.copy(input(j), x);  // kept for the first layer's backward
+            } else {
+                c.recv(x, s - 1).wait();
+                c.synchronize();
+            }
+            out[static_cast<std::size_t>(i)] = mdl.forward(x, true, first_sample(step, r0));
+            if (s < K - 1) pending.out = c.send(out[static_cast<std::size_t>(i)], s + 1);
+        } else {
+            Tensor dy;
+            if (s == K - 1) {
+                loss(j, out[static_cast<std::size_t>(i)], dy);
+            } else {
+                dy = pp_.dy.slice0(0, n);
+                c.recv(dy, s + 1).wait();
+                c.synchronize();
+            }
+            if (s == 0) {
+                mdl.backward(dy);
+            } else {
+                Tensor dx = pp_.dx[static_cast<std::size_t>(i)].slice0(0, n);
+                mdl.backward_to(dy, dx);
+                pending.dx = c.send(dx, s - 1);
+            }
+        }
+    }
+    for (auto& p : pp_.pending) {
+        p.out.wait();
+        p.dx.wait();
+    }
+}
+
+Tensor TrainingState::pipeline_eval_forward(const Tensor& x, std::int64_t n) {
+    Communicator& c = *engine_.communicator();
+    const int K = strategy_.pipeline, s = pp_.stage;
+    Tensor in = x;
+    if (s > 0) {
+        in = pp_.input[0].slice0(0, n);
+        c.recv(in, s - 1).wait();
+        c.synchronize();
+    }
+    Tensor y = model_->forward(in, false);
+    if (s == K - 1) return y;
+    c.send(y, s + 1).wait();
+    return Tensor();
 }
 
 }  // namespace hr

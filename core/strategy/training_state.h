@@ -31,6 +31,7 @@
 #include "optim/optimizer.h"
 #include "strategy/sharding.h"
 #include "strategy/strategy.h"
+#include "strategy/pipeline.h"
 #include "strategy/tp_head.h"
 
 namespace hr {
@@ -155,7 +156,7 @@ public:
 
     // --- a tensor-parallel head (strategy/tp_head.h; strategy().tp_head > 1) -------------------------
     // Checkpoints and consolidated_state_dict hold the whole head (one process's shapes and flat layout),
-    // so a run with a split head resumes on one process and the other way round.
+    // so a run with a split head resumes on one process and the other way round; so do pipeline stages'.
     bool tp_head() const { return strategy_.tp_head > 1; }
     const TpHeadSlice& tp_slice() const { return tp_.slice; }
     // The split cross-entropy over this rank's logits columns (collective; tp_cross_entropy).
@@ -163,6 +164,23 @@ public:
         return tp_cross_entropy(device_, *engine_.communicator(), tp_.slice, logits, labels, label_smoothing_, grad,
                                 grad_scale, tp_.loss);
     }
+
+    // --- pipeline stages (strategy/pipeline.h; strategy().pipeline > 1) ----------------------------
+    bool pipelined() const { return strategy_.pipeline > 1; }
+    int stage() const { return pp_.stage; }
+    bool first_stage() const { return pp_.stage == 0; }
+    bool last_stage() const { return !pipelined() || pp_.stage == strategy_.pipeline - 1; }
+    const PipelineSplit& pipeline_split() const { return pp_.split; }
+    // One step's micro-batches through this stage in the 1F1B order, between begin_step and
+    // optimizer_step. input(j): stage 0's micro-batch j in the buffers (the model's input); loss(j, logits,
+    // grad): the last stage's loss of micro-batch j, its gradient in `grad` (scaled as loss_grad_scale).
+    // Collective over the stages (every rank calls it with the same micro-batches).
+    void pipeline_step(std::int64_t step, const std::vector<std::pair<std::int64_t, std::int64_t>>& micro,
+                       const std::function<Tensor(int)>& input,
+                       const std::function<LossResult(int, const Tensor&, Tensor&)>& loss);
+    // Evaluation: x (stage 0's rows; undefined elsewhere) forward through every stage; the last stage gets
+    // the logits, the others an undefined tensor. Collective.
+    Tensor pipeline_eval_forward(const Tensor& x, std::int64_t n);
     struct ResumeScalars {
         double loss_scale = 1.0;
         std::int64_t good_steps = 0, skipped = 0, optimizer_steps = 0;
@@ -173,30 +191,45 @@ public:
     void sync_master_from_params();
 
 private:
-    // a tensor-parallel head: the slice, the loss buffers and where each trainable tensor lies in this
-    // rank's flat buffers and in one process's (the whole head's)
-    struct TpTensor {
+    // A layout across ranks (a split head, pipeline stages): every state_dict entry of the whole model, in
+    // its order, and where it lies: checkpoints and the consolidated weights are the whole model's.
+    struct LayoutEntry {
         std::string name;
-        std::int64_t run_offset = 0, canonical_offset = 0, numel = 0, full_numel = 0;
+        DType dtype = DType::f32;
         Shape full_shape;
-        bool head = false;          // rows split over the ranks (the last layer's weight and bias)
-        std::int64_t per_row = 1;   // elements per row of it
+        bool trainable = false, tied = false;
+        int owner = -1;                       // the rank holding it (-1: every rank, whole or by rows)
+        bool rows = false;                    // split by rows over the ranks (a split head)
+        std::int64_t per_row = 1;             // elements per row (rows)
+        std::int64_t canonical_offset = -1;   // trainable, untied: in one process's flat layout
+        std::int64_t run_offset = -1;         // trainable, untied, held here: in this rank's flat buffers
+        std::int64_t numel = 0;               // elements held here (rows: this rank's)
     };
+    std::vector<LayoutEntry> layout_;
+    std::int64_t canonical_numel_ = 0;
+    bool spread() const { return strategy_.tp_head > 1 || strategy_.pipeline > 1; }
+    void build_layout(const ModelSpec& full_spec);
+    // Entry e whole on rank 0 (empty elsewhere), from this rank's part at `mine` (es bytes an element; null
+    // where this rank holds none). Collective.
+    std::vector<std::uint8_t> gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es);
+    std::vector<HostTensor> layout_gather_checkpoint();
+    void layout_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
+    std::vector<NamedTensor> layout_consolidated_state_dict(Allocator& alloc);
     struct TpState {
         TpHeadSlice slice;
-        ModelSpec full_spec;
         TpLossBuffers loss;
-        std::vector<TpTensor> tensors;   // trainable, untied state_dict entries, in order
-        std::int64_t canonical_numel = 0;
     } tp_;
-    void tp_layout(bool dry_run);
-    // Every rank's rows of a head tensor (its own at `mine`, per_row_bytes a row), whole on rank 0 (empty
-    // elsewhere). Collective.
-    std::vector<std::uint8_t> tp_gather_rows(const std::uint8_t* mine, std::size_t per_row_bytes);
-    std::vector<HostTensor> tp_gather_checkpoint();
-    void tp_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
-    std::vector<NamedTensor> tp_consolidated_state_dict(Allocator& alloc);
-
+    struct PipeState {
+        PipelineSplit split;
+        int stage = 0;
+        std::vector<std::unique_ptr<Model>> extra;  // models 1.. of the micro-batches in flight
+        std::vector<Tensor> input, dx;              // per model: the stage's input, its gradient (stage > 0)
+        Tensor dy;                                  // the output's gradient from the next stage
+        struct Pending {
+            CommHandle out, dx;  // the sends from a model's buffers, waited before it runs again
+        };
+        std::vector<Pending> pending;
+    } pp_;
     ResolvedStrategy strategy_;
     Backend& device_;
     Backend& host_;

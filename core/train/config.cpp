@@ -44,7 +44,9 @@ json train_config_to_json(const TrainConfig& c) {
                      {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval},
                      {"shard", c.strategy.shard},
                      {"rank_batch", c.strategy.rank_batch},
-                     {"tp_head", c.strategy.tp_head}};
+                     {"tp_head", c.strategy.tp_head},
+                     {"pipeline", c.strategy.pipeline},
+                     {"pipeline_split", c.strategy.pipeline_split}};
     j["rank_timeout"] = c.rank_timeout;
     j["seed"] = c.seed;
     j["device"] = c.device;
@@ -148,6 +150,22 @@ void get(const json& j, const char* key, std::vector<std::int64_t>& out, const s
     out = std::move(list);
 }
 
+void get(const json& j, const char* key, std::vector<int>& out, const std::string& where) {
+    if (!j.contains(key)) return;
+    std::vector<std::int64_t> wide;
+    get(j, key, wide, where);
+    std::vector<int> list;
+    for (std::int64_t x : wide) {
+        if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
+            throw InputError(HR_MSG("config.field_integer_range",
+                                    "run configuration: field '%1' must be an integer from %2 to %3, got %4"),
+                             {field_name(where, key), std::to_string(std::numeric_limits<int>::min()),
+                              std::to_string(std::numeric_limits<int>::max()), std::to_string(x)});
+        list.push_back(static_cast<int>(x));
+    }
+    out = std::move(list);
+}
+
 // A section ("optimizer", ...) must be an object when present; null when absent.
 const json* section(const json& j, const char* key) {
     if (!j.contains(key)) return nullptr;
@@ -204,6 +222,8 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "shard", c.strategy.shard, "strategy");
         get(*s, "rank_batch", c.strategy.rank_batch, "strategy");
         get(*s, "tp_head", c.strategy.tp_head, "strategy");
+        get(*s, "pipeline", c.strategy.pipeline, "strategy");
+        get(*s, "pipeline_split", c.strategy.pipeline_split, "strategy");
     }
     get(j, "rank_timeout", c.rank_timeout, "");
     get(j, "seed", c.seed, "");
@@ -307,6 +327,12 @@ void validate_train_config(const TrainConfig& c) {
         throw InputError(HR_MSG("config.rank_batch_count", "--rank-batch lists %1 ranks; at most 4096"),
                          {std::to_string(s.rank_batch.size())});
     check_int(s.tp_head, 1, 4096, "tensor-parallel head ranks", "--tp-head; 1 = off");
+    check_int(s.pipeline, 1, 4096, "pipeline stages", "--pipeline; 1 = off");
+    if (s.pipeline_split.size() > 4096)
+        throw InputError(HR_MSG("config.pipeline_split_count", "--pipeline-split lists %1 stages; at most 4096"),
+                         {std::to_string(s.pipeline_split.size())});
+    for (int n : s.pipeline_split)  // their count and sum against the model: resolve_strategy
+        check_int(n, 1, 1 << 20, "a stage's layers", "--pipeline-split; each at least 1");
     for (std::int64_t b : s.rank_batch)  // their sum and count against the ranks: resolve_strategy
         check_int(b, 1, c.batch, "a rank's batch", "--rank-batch; each at least 1, together the batch size");
     check_real(c.rank_timeout, 1, 1e6, false, "rank timeout", "--rank-timeout (seconds)");

@@ -53,6 +53,7 @@ struct TrainResult {
     int rank = 0;                                // the rank this result comes from (metrics are all ranks')
     std::string shard = "none";                  // the sharding stage
     int tp_head = 1;                             // ranks the last layer's columns are split over (1: whole)
+    std::vector<int> stage_layers;               // pipeline stages: top-level layers of each (empty: none)
     std::vector<std::int64_t> rank_batches;      // samples of each rank per step
     std::vector<std::size_t> rank_peak_bytes;    // measured device peak of each rank (the ledger's)
     // each rank's process at its peak as the OS counts it (VmHWM at the run's end, -1 unknown): the

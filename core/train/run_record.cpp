@@ -44,7 +44,7 @@ json ledger_to_json(const LedgerSnapshot& s) {
 json make_run_record(const TrainConfig& c, const TrainResult& r) {
     json j;
     j["format"] = "headroom-run";
-    j["version"] = 2;  // 2: distributed.tp_head; distributed.rank_batch is each rank's samples (docs/run-json.md)
+    j["version"] = 2;  // 2: distributed.tp_head, .pipeline_layers; .rank_batch is each rank's samples (docs/run-json.md)
     j["headroom_version"] = HEADROOM_VERSION;
     {
         std::time_t t = std::time(nullptr);

@@ -63,6 +63,7 @@ json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std
     return {{"world_size", r.world_size},
             {"stage", r.shard},
             {"tp_head", r.tp_head},
+            {"pipeline_layers", r.stage_layers},
             {"rank_batch", rank_batch},
             {"measured_peak_bytes", measured},
             {"measured_resident_peak_bytes", r.rank_resident_peak_bytes},

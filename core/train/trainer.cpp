@@ -212,7 +212,10 @@ TrainResult Trainer::run() {
 
     TrainResult result;
     result.device_name = be.name();
-    result.param_count = model.param_count();
+    // the whole model's (a split head or a pipeline stage holds part of it)
+    const std::int64_t whole_params =
+        strategy.tp_head > 1 || strategy.pipeline > 1 ? validate_model_spec(spec).total_params : model.param_count();
+    result.param_count = whole_params;
     result.strategy = strategy.describe();
     work.describe(result);
     // the run folder from the start: config.json (and the workload's files); resumed: the checkpoint's state
@@ -223,13 +226,14 @@ TrainResult Trainer::run() {
     result.epochs = start.epochs;
     result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
     log(LogLevel::info, Message(HR_MSG("run.training", "training %1 (%2 parameters) on %3: %4, %5 steps (%6 per epoch), %7"),
-                                {spec.name, std::to_string(model.param_count()), be.name(), work.batch_text(),
+                                {spec.name, std::to_string(whole_params), be.name(), work.batch_text(),
                                  std::to_string(total_steps), std::to_string(steps_per_epoch), strategy.describe()}));
 
     const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
     // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
     // (a split head: each rank holds a slice of the last layer, so no rank's copy is the model)
-    const bool snapshots = world == 1 || (strategy.shard != ShardStage::zero3 && strategy.tp_head == 1);
+    const bool snapshots = world == 1 || (strategy.shard != ShardStage::zero3 && strategy.tp_head == 1 &&
+                                          strategy.pipeline == 1);
 
     // --- where the run is: the checkpoint cursor's figures (train/resume.h) ---------------------------
     std::int64_t step = start.step;
@@ -309,6 +313,18 @@ TrainResult Trainer::run() {
             auto [lo, n] = rank_share(chunk_rows, data_rank, data_world);
             const std::int64_t rows = n > 0 ? n : 1;
             if (n == 0) lo = 0;
+            if (st.pipelined()) {  // through the stages: the first reads the rows, the last scores them
+                Tensor x;
+                if (st.first_stage()) x = work.upload_eval(lo, rows).first;
+                Tensor logits = st.pipeline_eval_forward(x, rows);
+                if (!st.last_stage()) continue;
+                auto [xl, yl] = work.upload_eval(lo, rows);
+                const LossResult r = work.eval_loss(logits, yl, lo, rows);
+                eval_loss_sum += r.loss * static_cast<double>(n * units);
+                eval_correct += r.correct;
+                eval_rows += n;
+                continue;
+            }
             auto [x, y] = work.upload_eval(lo, rows);
             Tensor logits = model.forward(x, false);
             // the loss is read back on the host, after the collectives queued before it (zero3's gathers):
@@ -320,7 +336,12 @@ TrainResult Trainer::run() {
             eval_correct += r.correct;
             eval_rows += n;
         }
-        if (comm && data_world > 1) {  // weighted by samples (tokens): sums over ranks
+        if (st.pipelined()) {  // the last stage's figures
+            const bool last = st.last_stage();
+            eval_loss_sum = comm->all_reduce_value(last ? eval_loss_sum : 0.0, ReduceOp::sum);
+            eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(last ? static_cast<double>(eval_correct) : 0.0, ReduceOp::sum));
+            eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(last ? static_cast<double>(eval_rows) : 0.0, ReduceOp::sum));
+        } else if (comm && data_world > 1) {  // weighted by samples (tokens): sums over ranks
             eval_loss_sum = comm->all_reduce_value(eval_loss_sum, ReduceOp::sum);
             eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(eval_correct), ReduceOp::sum));
             eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(eval_rows), ReduceOp::sum));
@@ -475,7 +496,32 @@ TrainResult Trainer::run() {
         const std::int64_t rows = work.batch_rows();
         const std::int64_t global_rows = world > 1 ? B : rows;  // the step's samples, all ranks
         // dropout is keyed on the run-wide sample index, so N ranks equal one process
-        for (auto [r0, n] : micro_batches_of(strategy, rows)) {
+        const auto micro = micro_batches_of(strategy, rows);
+        if (st.pipelined()) {
+            // the stages in the 1F1B order (strategy/pipeline.h): the first uploads each micro-batch, the last
+            // scores it; the step's figures are the last stage's
+            impl_->ledger->set_phase("forward");
+            st.pipeline_step(
+                step, micro,
+                [&](int j) {
+                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+                    return work.upload(r0, n).first;
+                },
+                [&](int j, const Tensor& logits, Tensor& grad) {
+                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+                    auto [x, y] = work.upload(r0, n);
+                    const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(global_rows));
+                    const LossResult r = work.loss(logits, y, r0, n, static_cast<float>(share * st.loss_scale()), grad);
+                    step_loss += r.loss * share;
+                    step_correct += r.correct;
+                    return r;
+                });
+            const bool last = st.last_stage();
+            step_loss = comm->all_reduce_value(last ? step_loss : 0.0, ReduceOp::sum);
+            step_correct = static_cast<std::int64_t>(
+                comm->all_reduce_value(last ? static_cast<double>(step_correct) : 0.0, ReduceOp::sum));
+        }
+        for (auto [r0, n] : st.pipelined() ? decltype(micro){} : micro) {
             impl_->ledger->set_phase("forward");
             auto [x, y] = work.upload(r0, n);
             Tensor logits = model.forward(x, true, st.first_sample(step, r0));
@@ -496,7 +542,7 @@ TrainResult Trainer::run() {
         }
         // the global batch's mean loss and correct rows: every rank decides alike (a split head's ranks
         // computed the same figures already)
-        if (comm && strategy.data_world() > 1) {
+        if (comm && strategy.data_world() > 1 && !st.pipelined()) {
             step_loss = comm->all_reduce_value(step_loss, ReduceOp::sum);
             step_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(step_correct), ReduceOp::sum));
             finite = std::isfinite(step_loss);
@@ -670,6 +716,9 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     result.rank = s.rank;
     result.shard = shard_stage_name(s.shard);
     result.tp_head = s.tp_head;
+    result.stage_layers.clear();
+    for (int k = 0; k + 1 < static_cast<int>(s.stage_first.size()); ++k)
+        result.stage_layers.push_back(s.stage_first[static_cast<std::size_t>(k) + 1] - s.stage_first[static_cast<std::size_t>(k)]);
     result.rank_batches = s.rank_batches;
     if (result.rank_batches.empty()) result.rank_batches = {s.batch};
     result.rank_peak_bytes = {result.ledger.peak_total};

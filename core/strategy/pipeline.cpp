@@ -1,0 +1,161 @@
+#include "strategy/pipeline.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "base/error.h"
+
+namespace hr {
+
+namespace {
+
+int top_of(const std::string& path) { return std::stoi(path.substr(0, path.find('.'))); }
+
+}  // namespace
+
+std::string PipelineSplit::text() const {
+    std::string t;
+    for (int s = 0; s < stages(); ++s) t += (s ? "," : "") + std::to_string(layers(s));
+    return t;
+}
+
+std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, std::int64_t batch) {
+    const SpecReport rep = validate_model_spec(spec);
+    std::vector<double> cost(spec.layers.size(), 0.0);
+    for (const LayerReport& r : rep.layers) {
+        if (r.type == "residual") continue;  // its layers are counted
+        const std::size_t top = static_cast<std::size_t>(top_of(r.path));
+        const double out = static_cast<double>(shape_numel(r.output_shape));
+        if (by_time) {
+            // forward FLOPs per sample: 2 x parameters x positions (a convolution's output pixels, a sequence's
+            // tokens), the attention core's 4 T^2 C, one operation per output element otherwise; backward twice
+            double fwd = out;
+            if (r.params > 0 && !r.output_shape.empty()) {
+                const double channels =
+                    static_cast<double>(r.type == "conv2d" ? r.output_shape.front() : r.output_shape.back());
+                fwd = 2.0 * static_cast<double>(r.params) * (out / std::max(1.0, channels));
+            }
+            if (r.type == "self_attention" && r.output_shape.size() == 2) {
+                const double T = static_cast<double>(r.output_shape[0]), C = static_cast<double>(r.output_shape[1]);
+                fwd += 4.0 * T * T * C;
+            }
+            cost[top] += 3.0 * fwd;
+        } else {
+            // bytes: parameters, gradients and Adam's two moments in f32, and the activations of the batch
+            cost[top] += 16.0 * static_cast<double>(r.params) +
+                         static_cast<double>(r.activation_bytes_per_sample) * static_cast<double>(batch);
+        }
+    }
+    return cost;
+}
+
+PipelineSplit pipeline_balanced_split(const ModelSpec& spec, int stages, bool by_time, std::int64_t batch) {
+    const std::vector<double> c = pipeline_layer_costs(spec, by_time, batch);
+    const int L = static_cast<int>(c.size());
+    if (stages < 1 || stages > L)
+        throw InputError(HR_MSG("pipeline.too_many_stages",
+                                "--pipeline %1: the model has %2 top-level layers, fewer than the stages; use at most "
+                                "%2 stages"),
+                         {std::to_string(stages), std::to_string(L)});
+    std::vector<double> prefix(static_cast<std::size_t>(L) + 1, 0.0);
+    for (int i = 0; i < L; ++i) prefix[static_cast<std::size_t>(i) + 1] = prefix[static_cast<std::size_t>(i)] + c[static_cast<std::size_t>(i)];
+    auto span = [&](int a, int b) { return prefix[static_cast<std::size_t>(b)] - prefix[static_cast<std::size_t>(a)]; };
+    // best[k][i]: the smallest largest stage cost of the first i layers in k stages; from[k][i] its last cut
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<std::vector<double>> best(static_cast<std::size_t>(stages) + 1, std::vector<double>(static_cast<std::size_t>(L) + 1, inf));
+    std::vector<std::vector<int>> from(static_cast<std::size_t>(stages) + 1, std::vector<int>(static_cast<std::size_t>(L) + 1, 0));
+    best[0][0] = 0;
+    for (int k = 1; k <= stages; ++k)
+        for (int i = k; i <= L; ++i)
+            for (int j = k - 1; j < i; ++j) {
+                const double v = std::max(best[static_cast<std::size_t>(k) - 1][static_cast<std::size_t>(j)], span(j, i));
+                // ties: the earlier cut (later stages get the layers, as Megatron's even split does)
+                if (v < best[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)]) {
+                    best[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = v;
+                    from[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = j;
+                }
+            }
+    PipelineSplit sp;
+    sp.first.assign(static_cast<std::size_t>(stages) + 1, 0);
+    sp.first[static_cast<std::size_t>(stages)] = L;
+    for (int k = stages, i = L; k > 0; --k) {
+        i = from[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
+        sp.first[static_cast<std::size_t>(k) - 1] = i;
+    }
+    return sp;
+}
+
+PipelineSplit pipeline_split(const ModelSpec& spec, int stages, const std::vector<int>& counts) {
+    if (counts.empty()) return pipeline_balanced_split(spec, stages, true);
+    const int L = static_cast<int>(spec.layers.size());
+    if (static_cast<int>(counts.size()) != stages)
+        throw InputError(HR_MSG("pipeline.split_count", "--pipeline-split lists %1 stages but --pipeline is %2; give "
+                                                        "one layer count per stage"),
+                         {std::to_string(counts.size()), std::to_string(stages)});
+    PipelineSplit sp;
+    sp.first.push_back(0);
+    for (int n : counts) {
+        if (n < 1)
+            throw InputError(HR_MSG("pipeline.split_empty", "--pipeline-split: every stage needs at least one layer"));
+        sp.first.push_back(sp.first.back() + n);
+    }
+    if (sp.first.back() != L)
+        throw InputError(HR_MSG("pipeline.split_sum", "--pipeline-split adds up to %1 layers but the model has %2 "
+                                                      "top-level layers; make them agree"),
+                         {std::to_string(sp.first.back()), std::to_string(L)});
+    return sp;
+}
+
+ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split, int stage) {
+    const int a = split.first[static_cast<std::size_t>(stage)], b = split.first[static_cast<std::size_t>(stage) + 1];
+    ModelSpec s = spec;
+    s.name = spec.name + " (stage " + std::to_string(stage) + ")";
+    s.layers.assign(spec.layers.begin() + a, spec.layers.begin() + b);
+    // a head tied to the token embedding must sit in the embedding's stage (it reads the same weight)
+    for (int i = 0; i < static_cast<int>(spec.layers.size()); ++i) {
+        const LayerSpec& l = spec.layers[static_cast<std::size_t>(i)];
+        if (l.type != "lm_head" || !l.attrs.value("tied", true)) continue;
+        const bool head_here = i >= a && i < b, embedding_here = a == 0;
+        if (head_here != embedding_here)
+            throw InputError(HR_MSG("pipeline.tied_head",
+                                    "--pipeline: the lm_head is tied to the token embedding, which stage 0 holds, so "
+                                    "both must be in one stage; set the lm_head's \"tied\" to false or use a split "
+                                    "that keeps them together"));
+    }
+    if (stage > 0) {
+        const SpecReport rep = validate_model_spec(spec);
+        for (const LayerReport& r : rep.layers)
+            if (r.path == std::to_string(a - 1)) s.input_shape = r.output_shape;
+    }
+    return s;
+}
+
+int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int stage) {
+    const int a = split.first[static_cast<std::size_t>(stage)];
+    const SpecReport rep = validate_model_spec(spec);
+    int offset = 0;
+    for (const LayerReport& r : rep.layers)
+        if (top_of(r.path) < a) ++offset;
+    return offset;
+}
+
+std::vector<std::pair<bool, int>> pipeline_schedule(int stages, int stage, int m) {
+    std::vector<std::pair<bool, int>> order;
+    const int warm = std::min(stages - 1 - stage, m);
+    int f = 0, b = 0;
+    for (; f < warm; ++f) order.push_back({true, f});
+    while (f < m) {
+        order.push_back({true, f++});
+        order.push_back({false, b++});
+    }
+    while (b < m) order.push_back({false, b++});
+    return order;
+}
+
+int pipeline_in_flight(int stages, int stage, int m) { return std::max(1, std::min(stages - stage, m)); }
+
+double pipeline_bubble(int stages, int m) {
+    return m > 0 ? static_cast<double>(stages - 1) / static_cast<double>(m + stages - 1) : 0.0;
+}
+
+}  // namespace hr

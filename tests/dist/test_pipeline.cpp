@@ -1,0 +1,348 @@
+// ranks: 2 3
+// Pipeline stages (--pipeline K, strategy/pipeline.h) on CPU ranks against one process with the same
+// micro-batches, run inside every rank: each stage computes what one process computes for its layers, on
+// the same inputs, and accumulates its gradients in the same order (micro-batch 0, 1, ...), so the weights
+// (gathered from the stages) are bit-identical after 4 steps — with batch norm (one set of running
+// statistics shared by the stage's models in flight), dropout (masks keyed on the whole model's layer
+// index), residual blocks, and a language model. Also: the 1F1B schedule itself, a split given by hand
+// (uneven cards), checkpoints that move between the layouts both ways, the planner's prediction per
+// stage, and the strategy's refusals.
+#include <random>
+
+#include "base/error.h"
+#include "dist_test.h"
+#include "dist_training.h"
+#include "nn/transformer_spec.h"
+#include "plan/planner.h"
+
+using namespace hr;
+using hrtest::comm;
+using hrtest::Trainee;
+
+namespace {
+
+constexpr std::int64_t kBatch = 12;
+constexpr int kMicro = 4;  // micro-batches of 3
+constexpr int kSteps = 4;
+
+ModelSpec model_named(const std::string& name) {
+    if (name == "gpt-tiny untied") {
+        ModelSpec s = preset_model("gpt-tiny");
+        apply_sequence_length(s, 16);
+        s.layers.back().attrs["tied"] = false;
+        return s;
+    }
+    if (name == "mlp+dropout") return hrtest::mlp_with_dropout();
+    return preset_model(name);
+}
+
+StrategyConfig pipeline_of(int K, std::vector<int> split = {}) {
+    StrategyConfig sc;
+    sc.pipeline = K;
+    sc.pipeline_split = std::move(split);
+    sc.accumulate = kMicro;
+    return sc;
+}
+
+StrategyConfig one_process() {
+    StrategyConfig sc;
+    sc.accumulate = kMicro;
+    return sc;
+}
+
+// The step's rows: image batches as Trainee's (hrtest::global_batch), token windows drawn from the step.
+struct Rows {
+    std::vector<float> x;
+    std::vector<std::int64_t> ids, y;
+};
+Rows rows_of(const ModelSpec& spec, std::uint64_t step) {
+    Rows r;
+    if (is_token_model(spec)) {
+        const std::int64_t T = spec.input_shape[0], V = model_vocabulary(spec);
+        std::mt19937_64 g(3000 + step);
+        r.ids.resize(static_cast<std::size_t>(kBatch * T));
+        r.y.resize(r.ids.size());
+        for (auto& v : r.ids) v = static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(V));
+        for (auto& v : r.y) v = static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(V));
+    } else {
+        hrtest::global_batch(spec, kBatch, step, r.x, r.y);
+    }
+    return r;
+}
+
+// Micro-batch [r0, + n) into the batch buffers: the model's input and the labels.
+std::pair<Tensor, Tensor> upload(Trainee& t, const Rows& rows, std::int64_t r0, std::int64_t n) {
+    const bool tokens = is_token_model(t.spec);
+    const std::int64_t per = tokens ? t.spec.input_shape[0] : shape_numel(t.spec.input_shape);
+    Tensor xs = t.st->x_staging.slice0(0, n), ys = t.st->labels.slice0(0, n);
+    if (tokens) t.be->copy_from_host(rows.ids.data() + r0 * per, xs);
+    else t.be->copy_from_host(rows.x.data() + r0 * per, xs);
+    t.be->copy_from_host(rows.y.data() + r0 * (tokens ? per : 1), ys);
+    return {xs, ys};
+}
+
+// A micro-batch's loss and its gradient (the logits' own buffer for a language model, as the trainer does).
+LossResult loss_of(Trainee& t, const Tensor& logits, const Tensor& y, std::int64_t n, Tensor& grad) {
+    const float k = t.st->loss_grad_scale(n);
+    if (is_token_model(t.spec)) {
+        const std::int64_t T = t.spec.input_shape[0];
+        grad = logits;
+        Tensor lv = grad.reshape({n * T, model_vocabulary(t.spec)});
+        return t.be->cross_entropy_inplace(lv, y.reshape({n * T}), true, k);
+    }
+    grad = t.st->dlogits.slice0(0, n);
+    return t.be->softmax_cross_entropy(logits, y, 0.0f, grad, k);
+}
+
+// One optimizer step: one process's micro-batch loop, or the stages' 1F1B schedule. Returns the step's loss
+// (the last stage's; 0 on the others).
+double step(Trainee& t, std::uint64_t step_no) {
+    const ResolvedStrategy& s = t.st->strategy();
+    const Rows rows = rows_of(t.spec, step_no);
+    const auto micro = s.micro_batches();
+    t.st->begin_step();
+    double loss = 0;
+    if (t.st->pipelined()) {
+        t.st->pipeline_step(
+            static_cast<std::int64_t>(step_no), micro,
+            [&](int j) { return upload(t, rows, micro[static_cast<std::size_t>(j)].first, micro[static_cast<std::size_t>(j)].second).first; },
+            [&](int j, const Tensor& logits, Tensor& grad) {
+                const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+                const LossResult r = loss_of(t, logits, upload(t, rows, r0, n).second, n, grad);
+                loss += r.loss * double(n) / double(s.batch);
+                return r;
+            });
+    } else {
+        for (auto [r0, n] : micro) {
+            auto [x, y] = upload(t, rows, r0, n);
+            Tensor logits = t.st->model().forward(x, true, t.st->first_sample(static_cast<std::int64_t>(step_no), r0));
+            Tensor grad;
+            loss += loss_of(t, logits, y, n, grad).loss * double(n) / double(s.batch);
+            t.st->model().backward(grad);
+        }
+    }
+    t.st->optimizer_step(t.lr);
+    return loss;
+}
+
+OptimizerConfig sgd() {
+    OptimizerConfig o;
+    o.lr = 0.05;
+    o.momentum = 0.9;
+    return o;
+}
+
+// Rank 0's checkpoint on every rank, by name.
+std::map<std::string, std::vector<std::uint8_t>> checkpoint_everywhere(TrainingState& st) {
+    std::vector<TrainingState::HostTensor> got = st.gather_checkpoint();
+    std::map<std::string, std::vector<std::uint8_t>> out;
+    std::size_t i = 0;
+    for (const TrainingState::CheckpointTensor& c : st.checkpoint_tensors()) {
+        if (c.tied) continue;
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(shape_numel(c.shape)) * dtype_size(c.dtype));
+        if (!got.empty()) {  // rank 0 of the stages; every rank of one process's
+            while (i < got.size() && got[i].name != c.name) ++i;
+            if (i == got.size() || got[i].data.size() != bytes.size())
+                throw Error("checkpoint tensor " + c.name + " missing or of another size");
+            bytes = got[i].data;
+        }
+        if (st.strategy().world_size > 1) st.broadcast_bytes(bytes.data(), bytes.size());
+        out[c.name] = std::move(bytes);
+    }
+    return out;
+}
+
+void restore_from(TrainingState& st, const std::map<std::string, std::vector<std::uint8_t>>& ck,
+                  const TrainingState::ResumeScalars& sc) {
+    for (const TrainingState::CheckpointTensor& c : st.checkpoint_tensors()) {
+        if (c.tied) continue;
+        auto it = ck.find(c.name);
+        if (it == ck.end() || it->second.size() != static_cast<std::size_t>(shape_numel(c.shape)) * dtype_size(c.dtype))
+            throw Error("checkpoint tensor " + c.name + " missing or of another size on restore");
+    }
+    st.restore_checkpoint([&](const std::string& name) -> const std::uint8_t* {
+        auto it = ck.find(name);
+        return it == ck.end() ? nullptr : it->second.data();
+    });
+    st.restore_scalars(sc);
+}
+
+}  // namespace
+
+class PipelineTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The 1F1B order: every micro-batch once forward, then once backward, backwards in order, at most
+    // K - s in flight on stage s; the last stage alternates.
+    void scheduleIs1F1B() {
+        for (int K : {2, 3, 4})
+            for (int m : {1, 2, 4, 7})
+                for (int s = 0; s < K; ++s) {
+                    const auto order = pipeline_schedule(K, s, m);
+                    QCOMPARE(static_cast<int>(order.size()), 2 * m);
+                    std::vector<int> state(static_cast<std::size_t>(m), 0);
+                    int in_flight = 0, most = 0, next_back = 0;
+                    for (auto [fwd, j] : order) {
+                        if (fwd) {
+                            QCOMPARE(state[static_cast<std::size_t>(j)], 0);
+                            state[static_cast<std::size_t>(j)] = 1;
+                            most = std::max(most, ++in_flight);
+                        } else {
+                            QCOMPARE(state[static_cast<std::size_t>(j)], 1);
+                            QCOMPARE(j, next_back++);
+                            state[static_cast<std::size_t>(j)] = 2;
+                            --in_flight;
+                        }
+                    }
+                    QCOMPARE(most, pipeline_in_flight(K, s, m));
+                    if (s == K - 1)
+                        for (std::size_t i = 0; i < order.size(); ++i) QCOMPARE(order[i].first, i % 2 == 0);
+                }
+        QCOMPARE(pipeline_bubble(4, 12), 3.0 / 15.0);
+    }
+
+    void stagesEqualOneProcess_data() {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"mlp", "mlp+dropout", "seed-cnn", "resnet-mini", "gpt-tiny untied"}) QTest::newRow(m) << m;
+    }
+    void stagesEqualOneProcess() {
+        QFETCH(QString, model);
+        const int N = comm().world_size();
+        const ModelSpec spec = model_named(model.toStdString());
+        DIST_GUARD({
+            Trainee ref(spec, one_process(), kBatch, sgd(), nullptr);
+            Trainee pp(spec, pipeline_of(N), kBatch, sgd(), &comm());
+            double lr = 0, lp = 0;
+            for (int s = 0; s < kSteps; ++s) {
+                lr = step(ref, static_cast<std::uint64_t>(s));
+                lp = comm().all_reduce_value(step(pp, static_cast<std::uint64_t>(s)), ReduceOp::sum);
+            }
+            auto wr = ref.weights(), wp = pp.weights();
+            auto br = ref.weights(false), bp = pp.weights(false);
+            const bool same = hrtest::bit_identical(wp, wr) && hrtest::bit_identical(bp, br);
+            qInfo("%s in %d stages (%s layers): %s one process's (worst relative %.3g); loss %.7f vs %.7f",
+                  qPrintable(model), N, pp.st->pipeline_split().text().c_str(),
+                  same ? "bit-identical to" : "differs from", hrtest::worst_relative(wp, wr), lp, lr);
+            // (only rank 0 holds the gathered weights; the verdict is rank 0's, shared)
+            DIST_VERIFY(comm().all_reduce_value(comm().rank() == 0 && !same ? 1.0 : 0.0, ReduceOp::sum) == 0,
+                        "the stages' weights and buffers are one process's, bit for bit");
+            DIST_VERIFY(lp == lr, "the step's loss is one process's");
+        });
+    }
+
+    // A split by hand (a bigger first card takes more layers): still one process's weights.
+    void splitByHand() {
+        const int N = comm().world_size();
+        const ModelSpec spec = preset_model("mlp");  // 6 top-level layers
+        std::vector<int> split(static_cast<std::size_t>(N), 1);
+        split[0] = 6 - (N - 1);
+        DIST_GUARD({
+            Trainee ref(spec, one_process(), kBatch, sgd(), nullptr);
+            Trainee pp(spec, pipeline_of(N, split), kBatch, sgd(), &comm());
+            for (int s = 0; s < kSteps; ++s) {
+                step(ref, static_cast<std::uint64_t>(s));
+                step(pp, static_cast<std::uint64_t>(s));
+            }
+            const bool same = hrtest::bit_identical(pp.weights(), ref.weights());
+            DIST_VERIFY(pp.st->pipeline_split().text() == [&] {
+                std::string t;
+                for (std::size_t i = 0; i < split.size(); ++i) t += (i ? "," : "") + std::to_string(split[i]);
+                return t;
+            }(), "the split given");
+            DIST_VERIFY(comm().all_reduce_value(comm().rank() == 0 && !same ? 1.0 : 0.0, ReduceOp::sum) == 0,
+                        "a split by hand gives one process's weights");
+        });
+    }
+
+    // Checkpoints hold the whole model in one process's layout: the stages' continue on one process and
+    // one process's continue in stages, each bit-identical to one process that never stopped.
+    void checkpointsMoveBetweenLayouts() {
+        const int N = comm().world_size();
+        const ModelSpec spec = preset_model("resnet-mini");  // batch norm: the running statistics travel too
+        DIST_GUARD({
+            Trainee whole(spec, one_process(), kBatch, sgd(), nullptr);
+            for (int s = 0; s < kSteps; ++s) step(whole, static_cast<std::uint64_t>(s));
+            Trainee pp(spec, pipeline_of(N), kBatch, sgd(), &comm());
+            for (int s = 0; s < 2; ++s) step(pp, static_cast<std::uint64_t>(s));
+            const auto ck = checkpoint_everywhere(*pp.st);
+            Trainee cont(spec, one_process(), kBatch, sgd(), nullptr);
+            restore_from(*cont.st, ck, pp.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step(cont, static_cast<std::uint64_t>(s));
+            const bool a = hrtest::bit_identical(cont.weights(), whole.weights()) &&
+                           hrtest::bit_identical(cont.weights(false), whole.weights(false));
+            Trainee first(spec, one_process(), kBatch, sgd(), nullptr);
+            for (int s = 0; s < 2; ++s) step(first, static_cast<std::uint64_t>(s));
+            const auto ck1 = checkpoint_everywhere(*first.st);
+            Trainee pp2(spec, pipeline_of(N), kBatch, sgd(), &comm());
+            restore_from(*pp2.st, ck1, first.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step(pp2, static_cast<std::uint64_t>(s));
+            auto w2 = pp2.weights(), b2 = pp2.weights(false);  // collective: every rank
+            const bool b = comm().rank() != 0 ||
+                           (hrtest::bit_identical(w2, whole.weights()) && hrtest::bit_identical(b2, whole.weights(false)));
+            qInfo("stages -> one process: %s; one process -> %d stages: %s", a ? "bit-identical" : "differs", N,
+                  b ? "bit-identical" : "differs");
+            DIST_VERIFY(a, "the stages' checkpoint continues on one process");
+            DIST_VERIFY(b, "one process's checkpoint continues in stages");
+        });
+    }
+
+    // The planner builds each stage as the run does: its prediction for every rank is that rank's ledger.
+    void plannerPredictsEachStage() {
+        const int N = comm().world_size();
+        const ModelSpec spec = preset_model("resnet-mini");
+        DIST_GUARD({
+            Trainee pp(spec, pipeline_of(N), kBatch, OptimizerConfig{}, &comm());
+            PlanRequest r;
+            r.spec = spec;
+            r.batch = kBatch;
+            r.strategy = pipeline_of(N);
+            r.threads = 1;
+            r.world_size = N;
+            r.rank = comm().rank();
+            const MemoryPlan p = predict_memory(r);
+            const CategoryBytes live = pp.ledger->snapshot().live;
+            bool same = true;
+            for (MemCategory c : {MemCategory::parameters, MemCategory::gradients, MemCategory::optimizer_state,
+                                  MemCategory::activations, MemCategory::workspace, MemCategory::communication})
+                same = same && at(p.device, c) == live[static_cast<std::size_t>(c)];
+            qInfo("stage %d: planned activations %zu, ledger %zu; bubble %.3f; balanced by time %s, by memory %s",
+                  comm().rank(), at(p.device, MemCategory::activations),
+                  live[static_cast<std::size_t>(MemCategory::activations)], p.pipeline_bubble, p.split_by_time.c_str(),
+                  p.split_by_memory.c_str());
+            DIST_VERIFY(same, "the plan of this stage is its ledger");
+            DIST_VERIFY(p.pipeline_bubble == pipeline_bubble(N, kMicro), "the bubble of the plan's micro-batches");
+        });
+    }
+
+    // What the strategy refuses, with the flag named and what to do.
+    void refusals() {
+        const int N = comm().world_size();
+        auto refused = [&](const ModelSpec& spec, StrategyConfig sc, int world, const char* says) {
+            try {
+                resolve_strategy(sc, spec, kBatch, world, 0);
+            } catch (const InputError& e) {
+                return QString::fromStdString(e.what()).contains(says);
+            }
+            return false;
+        };
+        const ModelSpec mlp = preset_model("mlp");
+        QVERIFY(refused(mlp, pipeline_of(N), N + 1, "start it on"));
+        StrategyConfig z = pipeline_of(N);
+        z.shard = "zero1";
+        QVERIFY(refused(mlp, z, N, "--shard"));
+        StrategyConfig ck = pipeline_of(N);
+        ck.checkpoint = "all";
+        QVERIFY(refused(mlp, ck, N, "--checkpoint"));
+        QVERIFY(refused(mlp, pipeline_of(N, std::vector<int>(static_cast<std::size_t>(N) + 1, 1)), N, "one layer count per stage"));
+        QVERIFY(refused(mlp, pipeline_of(N, std::vector<int>(static_cast<std::size_t>(N), 1)), N, "adds up to"));
+        QVERIFY(refused(preset_model("gpt-tiny"), pipeline_of(N), N, "tied"));  // its head is the embedding's weight
+        StrategyConfig lone;
+        lone.pipeline_split = {3, 3};
+        QVERIFY(refused(mlp, lone, 1, "--pipeline-split needs --pipeline"));
+        QVERIFY(refused(mlp, pipeline_of(7), 7, "fewer than the stages"));
+    }
+};
+
+HR_DIST_TEST_MAIN(PipelineTest)
+#include "test_pipeline.moc"
