@@ -4,8 +4,9 @@
 # the share of the step each rank spent blocked on communication, payload per step. Driven by
 # headroom_dist_bench (bench/dist_bench.cpp) through TrainingState until `headroom train --ranks N` exists.
 # Environment (from scripts/bench): BENCH_ROOT BENCH_BUILD BENCH_OUT; STEPS (default 20), BATCH (64),
-# MODELS ("seed-cnn resnet-mini"), STAGES ("dp zero1 zero2 zero3 tp-head"; tp-head: the last layer's columns
-# split over the ranks, the body whole on each, every rank on the whole batch).
+# MODELS ("seed-cnn resnet-mini"), STAGES ("dp zero1 zero2 zero3 tp-head pipeline"; tp-head: the last layer's
+# columns split over the ranks, the body whole on each, every rank on the whole batch; pipeline: the layers in
+# one stage per rank, 8 micro-batches a step in the 1F1B order; its 1-rank row is one process with those 8).
 set -euo pipefail
 ROOT="${BENCH_ROOT:-$(cd "$(dirname "$0")/.." && pwd -P)}"
 BUILD="${BENCH_BUILD:-$ROOT/build}"
@@ -13,7 +14,7 @@ OUT="${BENCH_OUT:-$ROOT/bench/out}"
 STEPS="${STEPS:-20}"
 BATCH="${BATCH:-64}"
 MODELS="${MODELS:-seed-cnn resnet-mini}"
-STAGES="${STAGES:-dp zero1 zero2 zero3 tp-head}"
+STAGES="${STAGES:-dp zero1 zero2 zero3 tp-head pipeline}"
 PY=/usr/bin/python3
 [[ -x "$PY" ]] || PY="$(command -v python3)"
 mkdir -p "$OUT"

@@ -2,7 +2,8 @@
 // --ranks N` exists (the trainer integration comes next). Not a test: it asserts nothing. Each rank
 // prints nothing; rank 0 prints one JSON object on stdout.
 //
-//   [mpirun -np N] headroom_dist_bench train --preset NAME --stage dp|zero1|zero2|zero3|tp-head|none
+//   [mpirun -np N] headroom_dist_bench train --preset NAME --stage dp|zero1|zero2|zero3|tp-head|pipeline|none
+//                  [--micro M]   (pipeline: M micro-batches a step, default 8)
 //                  [--batch 64] [--steps 20] [--warmup 3] [--threads 1] [--precision fp32]
 //                  [--vocab V] [--seq T]   (a language model: random token windows, its head untied)
 //       Trains on synthetic data through TrainingState on CPU ranks (Open MPI under mpirun; a world of
@@ -69,7 +70,9 @@ int train(const std::map<std::string, std::string>& a) {
     const int threads = std::stoi(get(a, "threads", "1"));
     StrategyConfig sc;
     const std::string stage = get(a, "stage", "none");
-    sc.shard = stage == "tp-head" ? "none" : stage;  // tp-head: the last layer split over the ranks
+    // tp-head: the last layer split over the ranks; pipeline: the layers in stages (with --micro micro-batches)
+    sc.shard = stage == "tp-head" || stage == "pipeline" ? "none" : stage;
+    if (stage == "pipeline") sc.accumulate = std::stoll(get(a, "micro", "8"));
     sc.precision = get(a, "precision", "fp32");
     OptimizerConfig o;
     o.kind = get(a, "optimizer", "adam");
@@ -78,6 +81,7 @@ int train(const std::map<std::string, std::string>& a) {
     if (rank_environment().launched) comm = make_mpi_communicator(120.0);
     const int N = comm ? comm->world_size() : 1, rank = comm ? comm->rank() : 0;
     if (stage == "tp-head") sc.tp_head = N;
+    if (stage == "pipeline") sc.pipeline = N;
     auto ledger = std::make_shared<MemoryLedger>(), host_ledger = std::make_shared<MemoryLedger>();
     auto be = make_cpu_backend(threads, ledger), host = make_cpu_backend(threads, host_ledger);
     const ResolvedStrategy rs = resolve_strategy(sc, spec, B, N, rank);
@@ -106,6 +110,29 @@ int train(const std::map<std::string, std::string>& a) {
         const auto& x = xs[static_cast<std::size_t>(s % 4)];
         const auto& y = ys[static_cast<std::size_t>(s % 4)];
         st.begin_step();
+        if (st.pipelined()) {  // image models: the first stage uploads, the last scores (strategy/pipeline.h)
+            const auto micro = rs.micro_batches();
+            st.pipeline_step(
+                s, micro,
+                [&](int j) {
+                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+                    Tensor xb = st.x_staging.slice0(0, n);
+                    be->copy_from_host(x.data() + r0 * per, xb);
+                    if (st.x_model.dtype() == DType::f32) return xb;
+                    Tensor xm = st.x_model.slice0(0, n);
+                    be->copy(xb, xm);
+                    return xm;
+                },
+                [&](int j, const Tensor& logits, Tensor& dl) {
+                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+                    Tensor yb = st.labels.slice0(0, n);
+                    be->copy_from_host(y.data() + r0, yb);
+                    dl = st.dlogits.slice0(0, n);
+                    return be->softmax_cross_entropy(logits, yb, 0.0f, dl, st.loss_grad_scale(n));
+                });
+            st.optimizer_step(o.lr);
+            return;
+        }
         for (auto [r0, n] : rs.micro_batches()) {
             const std::int64_t row = rs.sample_offset + r0;
             Tensor xb = st.x_staging.slice0(0, n), yb = st.labels.slice0(0, n);

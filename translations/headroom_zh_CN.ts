@@ -1237,8 +1237,42 @@ head; needs --ranks N, the body runs whole on every rank; default 1: off)</sourc
 需要 --ranks N，其余部分在每个 rank 上完整运行；默认 1：关闭）</translation>
     </message>
     <message>
-        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks, --shard and --tp-head may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
-        <translation>--resume 以运行自己的配置继续；只有 --steps、--epochs、--threads、--device、--save-every、--ranks、--shard 和 --tp-head 可以更改，%1 不行。要更改其他设置，请开始新的运行（--init-from %2/model.safetensors 会沿用其权重）</translation>
+        <source>pipeline parallel: the layers in K stages of consecutive layers, one per rank
+(needs --ranks K; micro-batches from --accumulate or --micro-batch run in the 1F1B
+order; default 1: off)</source>
+        <translation>流水线并行：把各层按顺序分成 K 个阶段，每个 rank 一个阶段
+（需要 --ranks K；来自 --accumulate 或 --micro-batch 的微批次按 1F1B
+顺序执行；默认 1：关闭）</translation>
+    </message>
+    <message>
+        <source>top-level layers of each pipeline stage, e.g. 5,3 for a bigger first card
+(default: balanced by estimated time; headroom plan shows both balances)</source>
+        <translation>每个流水线阶段的顶层层数，例如 5,3 让第一张卡（更大的卡）多分层
+（默认：按估计耗时均衡；headroom plan 会给出两种均衡方案）</translation>
+    </message>
+    <message>
+        <source>pipeline stages</source>
+        <translation>流水线阶段</translation>
+    </message>
+    <message>
+        <source>tensor-parallel head</source>
+        <translation>张量并行输出头</translation>
+    </message>
+    <message>
+        <source>  rank %1: stage %1, layers %2-%3, device %4, host %5
+</source>
+        <translation>  rank %1：阶段 %1，层 %2-%3，设备 %4，主机 %5
+</translation>
+    </message>
+    <message>
+        <source>  pipeline bubble %1 % with %2 micro-batches (1F1B: (K - 1) / (m + K - 1)); splits that balance the estimated time: --pipeline-split %3, the memory: --pipeline-split %4
+</source>
+        <translation>  流水线气泡 %1 %（%2 个微批次；1F1B：(K - 1) / (m + K - 1)）；均衡估计耗时的划分：--pipeline-split %3，均衡内存的划分：--pipeline-split %4
+</translation>
+    </message>
+    <message>
+        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks, --shard, --tp-head, --pipeline and --pipeline-split may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
+        <translation>--resume 以运行自己的配置继续；只有 --steps、--epochs、--threads、--device、--save-every、--ranks、--shard、--tp-head、--pipeline 和 --pipeline-split 可以更改，%1 不行。要更改其他设置，请开始新的运行（--init-from %2/model.safetensors 会沿用其权重）</translation>
     </message>
 </context>
 <context>
@@ -2333,6 +2367,14 @@ head; needs --ranks N, the body runs whole on every rank; default 1: off)</sourc
         <source>Holds</source>
         <translation>持有</translation>
     </message>
+    <message>
+        <source>%1 pipeline stages of consecutive layers, one per rank, each on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %2 per step (activations and their gradients, evaluation included) and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个由连续层组成的流水线阶段，每个 rank 一个，均以微批次处理整个批次（1F1B 调度）。每个 rank 每步交给通信器 %2（激活值及其梯度，含评估），每步等待通信 %3（rank 0 的数据）。</translation>
+    </message>
+    <message>
+        <source>stage %1: layers %2–%3</source>
+        <translation>阶段 %1：层 %2–%3</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -2680,6 +2722,13 @@ head; needs --ranks N, the body runs whole on every rank; default 1: off)</sourc
     <message>
         <source>run configuration: must be a JSON object, got %1</source>
         <translation>运行配置：必须是 JSON 对象，得到的是 %1</translation>
+    </message>
+</context>
+<context>
+    <name>config.pipeline_split_count</name>
+    <message>
+        <source>--pipeline-split lists %1 stages; at most 4096</source>
+        <translation>--pipeline-split 列出了 %1 个阶段；最多 4096 个</translation>
     </message>
 </context>
 <context>
@@ -5437,8 +5486,12 @@ head; needs --ranks N, the body runs whole on every rank; default 1: off)</sourc
         <translation>张量并行输出头（拆分最后一层）</translation>
     </message>
     <message>
-        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch</source>
-        <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练</translation>
+        <source>Pipeline stages (layers split)</source>
+        <translation>流水线阶段（拆分各层）</translation>
+    </message>
+    <message>
+        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them</source>
+        <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练；流水线阶段让每个 rank 负责一段连续的层，微批次（梯度累积）依次流经它们</translation>
     </message>
 </context>
 <context>
@@ -6726,6 +6779,48 @@ head; needs --ranks N, the body runs whole on every rank; default 1: off)</sourc
     </message>
 </context>
 <context>
+    <name>pipeline.gpu</name>
+    <message>
+        <source>--pipeline runs its stages on CPU ranks in this build (the point-to-point sends over NCCL are not built); use --device cpu</source>
+        <translation>此构建中 --pipeline 只在 CPU rank 上运行各阶段（尚未实现经由 NCCL 的点对点发送）；请使用 --device cpu</translation>
+    </message>
+</context>
+<context>
+    <name>pipeline.split_count</name>
+    <message>
+        <source>--pipeline-split lists %1 stages but --pipeline is %2; give one layer count per stage</source>
+        <translation>--pipeline-split 列出了 %1 个阶段，但 --pipeline 为 %2；请为每个阶段给出一个层数</translation>
+    </message>
+</context>
+<context>
+    <name>pipeline.split_empty</name>
+    <message>
+        <source>--pipeline-split: every stage needs at least one layer</source>
+        <translation>--pipeline-split：每个阶段至少需要一层</translation>
+    </message>
+</context>
+<context>
+    <name>pipeline.split_sum</name>
+    <message>
+        <source>--pipeline-split adds up to %1 layers but the model has %2 top-level layers; make them agree</source>
+        <translation>--pipeline-split 的总和为 %1 层，但模型有 %2 个顶层层；请使两者一致</translation>
+    </message>
+</context>
+<context>
+    <name>pipeline.tied_head</name>
+    <message>
+        <source>--pipeline: the lm_head is tied to the token embedding, which stage 0 holds, so both must be in one stage; set the lm_head&apos;s &quot;tied&quot; to false or use a split that keeps them together</source>
+        <translation>--pipeline：lm_head 与阶段 0 持有的 token 嵌入共享权重，因此两者必须在同一阶段；请把 lm_head 的 &quot;tied&quot; 设为 false，或使用让它们在一起的划分</translation>
+    </message>
+</context>
+<context>
+    <name>pipeline.too_many_stages</name>
+    <message>
+        <source>--pipeline %1: the model has %2 top-level layers, fewer than the stages; use at most %2 stages</source>
+        <translation>--pipeline %1：模型只有 %2 个顶层层，少于阶段数；最多使用 %2 个阶段</translation>
+    </message>
+</context>
+<context>
     <name>plan.bad_rank</name>
     <message>
         <source>rank %1 does not exist with %2 ranks (0..%3)</source>
@@ -7626,6 +7721,55 @@ head; needs --ranks N, the body runs whole on every rank; default 1: off)</sourc
     <message>
         <source>--batch %1 is smaller than the %2 ranks; every rank needs a sample</source>
         <translation>--batch %1 小于 rank 数 %2；每个 rank 至少需要一个样本</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_checkpoint</name>
+    <message>
+        <source>--pipeline %1 keeps the activations of the micro-batches in flight; activation checkpointing inside a stage is not built: leave --checkpoint out</source>
+        <translation>--pipeline %1 会保留正在处理的微批次的激活值；阶段内的激活检查点尚未实现：请去掉 --checkpoint</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_rank_batch</name>
+    <message>
+        <source>--pipeline %1: every stage sees the whole batch; leave --rank-batch out</source>
+        <translation>--pipeline %1：每个阶段都处理整个批次；请去掉 --rank-batch</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_shard</name>
+    <message>
+        <source>--pipeline %1 gives each stage&apos;s rank its own layers; it does not combine with --shard %2 (leave --shard out)</source>
+        <translation>--pipeline %1 让每个阶段的 rank 持有自己的层；不能与 --shard %2 组合（请去掉 --shard）</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_small</name>
+    <message>
+        <source>--pipeline must be at least 1, got %1</source>
+        <translation>--pipeline 必须至少为 1，实际为 %1</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_split_alone</name>
+    <message>
+        <source>--pipeline-split needs --pipeline K</source>
+        <translation>--pipeline-split 需要 --pipeline K</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_tp</name>
+    <message>
+        <source>--pipeline and --tp-head do not combine yet; pick one</source>
+        <translation>--pipeline 与 --tp-head 目前还不能组合；请选择其一</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_world</name>
+    <message>
+        <source>--pipeline %1 puts one stage on each of %1 ranks, but the run has %2; start it on %1 ranks (--ranks %1, or mpirun -np %1)</source>
+        <translation>--pipeline %1 在 %1 个 rank 上各放一个阶段，但本次运行有 %2 个；请在 %1 个 rank 上启动（--ranks %1，或 mpirun -np %1）</translation>
     </message>
 </context>
 <context>

@@ -203,6 +203,8 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), QStringLiteral("zero3"));
     // the last layer's columns split over the ranks, the body whole on each (strategy/tp_head.h)
     m_sharding->addItem(tr("Tensor-parallel head (last layer split)"), QStringLiteral("tp-head"));
+    // the layers in stages, one per rank (strategy/pipeline.h)
+    m_sharding->addItem(tr("Pipeline stages (layers split)"), QStringLiteral("pipeline"));
     mf->addRow(tr("Sharding"), m_sharding);
     outer->addWidget(memBox);
 
@@ -297,8 +299,11 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     else if (r.startsWith(QLatin1String("cuda:"))) c.device = r.toStdString();
     const QString sharing = m_sharding->currentData().toString();
     const bool splitHead = !r.isEmpty() && sharing == QLatin1String("tp-head");
-    c.strategy.shard = r.isEmpty() || splitHead ? "none" : sharing.toStdString();
+    const bool stages = !r.isEmpty() && sharing == QLatin1String("pipeline");
+    c.strategy.shard = r.isEmpty() || splitHead || stages ? "none" : sharing.toStdString();
     c.strategy.tp_head = splitHead ? ranks() : 1;
+    c.strategy.pipeline = stages ? ranks() : 1;
+    if (!stages) c.strategy.pipeline_split.clear();
     // a language model has no what-if (validate_train_config refuses one): the box is disabled then
     c.what_if.prune = m_whatIfBox->isEnabled() ? m_prune->value() / 100.0 : 0.0;
     c.what_if.bits = m_whatIfBox->isEnabled() ? m_quantize->currentData().toInt() : 0;
@@ -381,7 +386,9 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_microBatch->setValue(int(s.micro_batch));
     m_accumulate->setValue(int(s.accumulate));
     m_offload->setChecked(s.offload_optimizer);
-    setCombo(m_sharding, s.tp_head > 1 ? QStringLiteral("tp-head") : QString::fromStdString(s.shard));
+    setCombo(m_sharding, s.pipeline > 1  ? QStringLiteral("pipeline")
+                         : s.tp_head > 1 ? QStringLiteral("tp-head")
+                                         : QString::fromStdString(s.shard));
 }
 
 int TrainingSetupPanel::ranks() const {
@@ -417,7 +424,9 @@ void TrainingSetupPanel::updateRankFields() {
     m_sharding->setToolTip(several ? tr("How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 "
                                         "split the optimizer state, then the gradients, then the parameters; a "
                                         "tensor-parallel head splits the last layer's output columns over the "
-                                        "ranks, which all train on the whole batch")
+                                        "ranks, which all train on the whole batch; pipeline stages give each rank "
+                                        "consecutive layers, the micro-batches (Gradient accumulation) flowing "
+                                        "through them")
                                    : tr("Sharding spreads a run over several ranks: choose more than one in Ranks"));
     m_device->setEnabled(!several);  // the ranks entry says where they train
 }

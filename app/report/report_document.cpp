@@ -462,7 +462,18 @@ void memorySection(Doc& s) {
             }
             const QString bytesPerStep = std::isfinite(bytes) ? bytesText(qint64(bytes)) : QStringLiteral("—");
             const QString waitPerStep = std::isfinite(secs) ? ReportWriter::tr("%1 ms").arg(secs * 1e3, 0, 'f', 2) : QStringLiteral("—");
-            if (tpHead > 1)
+            // pipeline stages: the layers of each (stage s on rank s)
+            std::vector<int> stageFirst{0};
+            for (const QJsonValue v : dist.value(QStringLiteral("pipeline_layers")).toArray())
+                stageFirst.push_back(stageFirst.back() + v.toInt());
+            const bool pipeline = stageFirst.size() > 1;
+            if (pipeline)
+                r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers, one per rank, each on the whole "
+                                                 "batch in micro-batches (1F1B schedule). Each rank handed its communicator "
+                                                 "%2 per step (activations and their gradients, evaluation included) and "
+                                                 "spent %3 per step waiting on communication (rank 0's figures).")
+                                    .arg(QString::number(world), bytesPerStep, waitPerStep);
+            else if (tpHead > 1)
                 r.paragraphs << ReportWriter::tr("%1 ranks with a tensor-parallel head: the last layer's output columns are "
                                                  "split over the ranks, each trains the rest of the model whole on the whole "
                                                  "batch. Each rank handed its communicator %2 per step and spent %3 per step "
@@ -473,6 +484,11 @@ void memorySection(Doc& s) {
                                    "%4 per step waiting on communication (rank 0's figures).")
                                     .arg(QString::number(world), stage, bytesPerStep, waitPerStep);
             auto layoutOf = [&](int rank) -> QString {
+                if (pipeline && rank + 1 < static_cast<int>(stageFirst.size()))
+                    return ReportWriter::tr("stage %1: layers %2–%3")
+                        .arg(rank)
+                        .arg(stageFirst[static_cast<std::size_t>(rank)])
+                        .arg(stageFirst[static_cast<std::size_t>(rank) + 1] - 1);
                 if (tpHead > 1) {
                     if (headOutputs <= 0) return ReportWriter::tr("a slice of the head");
                     const hr::TpHeadSlice sl = hr::tp_head_slice(headOutputs, tpHead, rank);

@@ -308,6 +308,25 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         rec += lp.recompute_flops;
         if (plan.strategy.recompute_attention) rec += lp.selective_flops;
     }
+    double pipe_time = 1.0;  // a pipeline's step against the whole model's work in one place
+    if (plan.strategy.pipeline > 1) {
+        // pipeline stages: a step takes the slowest stage's work for m + K - 1 micro-batch slots (1F1B's
+        // bubble: the first stage starts alone, the last ends alone)
+        const int K = plan.strategy.pipeline;
+        std::vector<double> stage(static_cast<std::size_t>(K), 0.0);
+        double total = 0;
+        for (const auto& lp : plan.layers) {
+            if (lp.type == "residual") continue;
+            const int top = std::stoi(lp.path.substr(0, lp.path.find('.')));
+            int k = 0;
+            while (k + 1 < K && top >= plan.strategy.stage_first[static_cast<std::size_t>(k) + 1]) ++k;
+            stage[static_cast<std::size_t>(k)] += lp.forward_flops + lp.backward_flops;
+            total += lp.forward_flops + lp.backward_flops;
+        }
+        const double slowest = *std::max_element(stage.begin(), stage.end());
+        const double m = static_cast<double>(plan.strategy.accumulate);
+        pipe_time = total > 0 ? slowest / total * (m + K - 1) / m : 1.0;
+    }
     const double mb = static_cast<double>(plan.strategy.accumulate);
     plan.forward_flops = fwd * mb;
     plan.backward_flops = bwd * mb;
@@ -323,7 +342,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     auto seconds = [&](double f, double r, double off, double accum, double pf) {
         return (f + r) * pf / rt.flops + off / rt.host_link + per_micro_overhead * accum;
     };
-    plan.predicted_step_seconds = seconds(plan.forward_flops + plan.backward_flops, plan.recompute_flops,
+    plan.predicted_step_seconds = seconds((plan.forward_flops + plan.backward_flops) * pipe_time, plan.recompute_flops,
                                           plan.offload_bytes, mb, prec);
     if (N > 1) {
         // ring algorithms move (N - 1) / N of each reduce-scatter / all-gather payload, twice that for an
@@ -343,6 +362,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
 // optimizer: the device bytes are those without offload, the host copy only costs time).
 static bool adds_nothing(const MemoryPlan& a, const MemoryPlan& b) {
     const bool same_layout = a.strategy.shard == b.strategy.shard && a.strategy.tp_head == b.strategy.tp_head &&
+                             a.strategy.pipeline == b.strategy.pipeline &&
                              a.strategy.precision == b.strategy.precision &&
                              a.strategy.micro_batch == b.strategy.micro_batch &&
                              a.strategy.accumulate == b.strategy.accumulate &&
@@ -364,14 +384,21 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         if (base.batch % d == 0 && base.batch / d >= 1) micro.push_back(base.batch / d);
     // (stage, ranks of a split head): several ranks try every stage and, when the head can be split, the
     // head split over all of them with the body whole on every rank (strategy/tp_head.h)
-    std::vector<std::pair<std::string, int>> stages = {{base.strategy.shard, base.strategy.tp_head}};
+    // (stage, ranks of a split head, pipeline stages): several ranks try every stage, the head split over all
+    // of them when it can be, and the layers in as many pipeline stages (balanced by time) when they can be
+    struct Layout {
+        std::string shard;
+        int tp = 1, pp = 1;
+    };
+    std::vector<Layout> stages = {{base.strategy.shard, base.strategy.tp_head, base.strategy.pipeline}};
     if (base.world_size > 1) {
-        stages = {{"dp", 1}, {"zero1", 1}, {"zero2", 1}, {"zero3", 1}};
+        stages = {{"dp"}, {"zero1"}, {"zero2"}, {"zero3"}};
         try {
             tp_head_outputs(base.spec, base.world_size);
-            stages.push_back({"none", base.world_size});
-        } catch (const InputError&) {  // a head that cannot be split: the stages only
+            stages.push_back({"none", base.world_size, 1});
+        } catch (const InputError&) {  // a head that cannot be split
         }
+        if (static_cast<int>(base.spec.layers.size()) >= base.world_size) stages.push_back({"none", 1, base.world_size});
     }
     std::vector<std::int64_t> whole_micro = micro;  // a split head's ranks each take the whole batch
     // micro-batches are split per rank with several ranks: the divisors apply to the largest rank batch
@@ -381,22 +408,28 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         StrategyConfig even = base.strategy;
         even.shard = "dp";
         even.tp_head = 1;
+        even.pipeline = 1;
+        even.pipeline_split.clear();
+        even.checkpoint = "none";
         for (std::int64_t b : resolve_strategy(even, base.spec, base.batch, base.world_size, 0).rank_batches)
             largest = std::max(largest, b);
         micro.clear();
         for (std::int64_t d : {1, 2, 4, 8})
             if (largest % d == 0) micro.push_back(largest / d);
     }
-    for (const auto& [stage, tp] : stages)
+    for (const Layout& lay : stages)
         for (const auto& prec : precisions)
             for (const auto& ckpt : checkpoints)
-                for (std::int64_t m : tp > 1 ? whole_micro : micro)
+                for (std::int64_t m : lay.tp > 1 || lay.pp > 1 ? whole_micro : micro)
                     for (bool off : {false, true}) {
-                        const std::int64_t whole = tp > 1 ? base.batch : largest;
+                        if (lay.pp > 1 && ckpt != "none") continue;  // not inside pipeline stages
+                        const std::int64_t whole = lay.tp > 1 || lay.pp > 1 ? base.batch : largest;
                         PlanRequest r = base;
                         r.rank = -1;  // every rank must fit
-                        r.strategy.shard = stage;
-                        r.strategy.tp_head = tp;
+                        r.strategy.shard = lay.shard;
+                        r.strategy.tp_head = lay.tp;
+                        r.strategy.pipeline = lay.pp;
+                        if (lay.pp != base.strategy.pipeline) r.strategy.pipeline_split.clear();
                         r.strategy.precision = prec;
                         r.strategy.checkpoint = ckpt;
                         r.strategy.micro_batch = m == whole ? 0 : m;

@@ -561,8 +561,9 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     if (k_here != mine.tensor_offsets.size()) throw Error("internal: this rank's tensors are not the whole model's");
 }
 
-std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es) {
-    const bool root = strategy_.rank == 0;
+std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es,
+                                                      bool everywhere) {
+    const bool root = strategy_.rank == 0 || everywhere;
     const std::size_t bytes = static_cast<std::size_t>(shape_numel(e.full_shape)) * es;
     std::vector<std::uint8_t> out;
     if (e.rows) {  // every rank's rows: rank r's from rank r
@@ -574,7 +575,7 @@ std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, cons
                         static_cast<std::size_t>(sl.count) * per_row);
         }
         std::vector<std::uint8_t> rows;
-        for (int r = 1; r < sl.ranks; ++r) {
+        for (int r = everywhere ? 0 : 1; r < sl.ranks; ++r) {  // (rank 0's rows are on rank 0 already)
             const std::size_t n = static_cast<std::size_t>(sl.count_of(r)) * per_row;
             if (r == strategy_.rank) rows.assign(mine, mine + n);
             else rows.assign(n, 0);
@@ -583,14 +584,13 @@ std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, cons
         }
         return out;
     }
-    const int owner = std::max(0, e.owner);
-    if (owner == 0) {  // rank 0 holds it (a replica is the same everywhere)
+    if (e.owner < 0 || (e.owner == 0 && !everywhere)) {  // a replica (the same everywhere), or rank 0's for rank 0
         if (root) out.assign(mine, mine + bytes);
         return out;
     }
     std::vector<std::uint8_t> buf(bytes, 0);
-    if (strategy_.rank == owner) std::memcpy(buf.data(), mine, bytes);
-    engine_.broadcast_bytes(buf.data(), bytes, owner);
+    if (strategy_.rank == e.owner) std::memcpy(buf.data(), mine, bytes);
+    engine_.broadcast_bytes(buf.data(), bytes, e.owner);
     if (root) out = std::move(buf);
     return out;
 }
@@ -657,14 +657,18 @@ void TrainingState::layout_restore_checkpoint(const std::function<const std::uin
 }
 
 std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator& alloc) {
-    // every tensor whole on rank 0 (the one that writes them): the others' parts pass through host memory
+    // every tensor whole on every rank (as zero3's): the others' parts pass through host memory
     std::map<std::string, NamedTensor> here;
     for (const NamedTensor& nt : model_->state_dict()) here[nt.name] = nt;
-    const bool root = strategy_.rank == 0;
     std::vector<NamedTensor> out;
     for (const LayoutEntry& e : layout_) {
         const auto it = here.find(e.name);
-        if (root && it != here.end() && !e.rows) {  // rank 0's own, as it is
+        if (it != here.end() && !e.rows) {  // this rank's own, whole (every rank calls gather_entry for it)
+            std::vector<std::uint8_t> none = e.owner >= 0 ? std::vector<std::uint8_t>(it->second.tensor.nbytes()) : std::vector<std::uint8_t>();
+            if (e.owner >= 0) {  // the others receive it (collective)
+                device_.copy_to_host(it->second.tensor, none.data());
+                gather_entry(e, none.data(), dtype_size(e.dtype), true);
+            }
             out.push_back(it->second);
             continue;
         }
@@ -673,8 +677,8 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
             mine.resize(it->second.tensor.nbytes());
             device_.copy_to_host(it->second.tensor, mine.data());
         }
-        std::vector<std::uint8_t> whole = gather_entry(e, mine.empty() ? nullptr : mine.data(), dtype_size(e.dtype));
-        if (!root) continue;
+        std::vector<std::uint8_t> whole =
+            gather_entry(e, mine.empty() ? nullptr : mine.data(), dtype_size(e.dtype), true);
         NamedTensor nt;
         nt.name = e.name;
         nt.trainable = e.trainable;

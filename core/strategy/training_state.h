@@ -209,9 +209,10 @@ private:
     std::int64_t canonical_numel_ = 0;
     bool spread() const { return strategy_.tp_head > 1 || strategy_.pipeline > 1; }
     void build_layout(const ModelSpec& full_spec);
-    // Entry e whole on rank 0 (empty elsewhere), from this rank's part at `mine` (es bytes an element; null
-    // where this rank holds none). Collective.
-    std::vector<std::uint8_t> gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es);
+    // Entry e whole on rank 0 (empty elsewhere; everywhere: on every rank), from this rank's part at `mine`
+    // (es bytes an element; null where this rank holds none). Collective.
+    std::vector<std::uint8_t> gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es,
+                                           bool everywhere = false);
     std::vector<HostTensor> layout_gather_checkpoint();
     void layout_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
     std::vector<NamedTensor> layout_consolidated_state_dict(Allocator& alloc);

@@ -50,10 +50,11 @@ bool use_device_step(Backend& be, TrainingState& st, const Workload& work, int w
     return !be.device().is_cpu();
 }
 
-// This rank's micro-batches of a batch of `rows` rows: the strategy's split of a full batch (several ranks
-// always have one), or, for one process's shorter last batch of an epoch, pieces of the micro-batch size.
+// This rank's micro-batches of a batch of `rows` rows: the strategy's split of a full batch (ranks that split
+// the batch always have one), or, for a shorter last batch of an epoch (one process, or ranks that all take
+// the whole batch: a split head, pipeline stages), pieces of the micro-batch size, the same on every rank.
 std::vector<std::pair<std::int64_t, std::int64_t>> micro_batches_of(const ResolvedStrategy& s, std::int64_t rows) {
-    if (s.world_size > 1 || rows == s.rank_batch) return s.micro_batches();
+    if (s.data_world() > 1 || rows == s.rank_batch) return s.micro_batches();
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     for (std::int64_t r0 = 0; r0 < rows; r0 += s.micro_batch) out.push_back({r0, std::min(s.micro_batch, rows - r0)});
     return out;
@@ -494,7 +495,7 @@ TrainResult Trainer::run() {
         std::int64_t step_correct = 0;
         bool finite = true;
         const std::int64_t rows = work.batch_rows();
-        const std::int64_t global_rows = world > 1 ? B : rows;  // the step's samples, all ranks
+        const std::int64_t global_rows = strategy.data_world() > 1 ? B : rows;  // the step's samples, all ranks
         // dropout is keyed on the run-wide sample index, so N ranks equal one process
         const auto micro = micro_batches_of(strategy, rows);
         if (st.pipelined()) {

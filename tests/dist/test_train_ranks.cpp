@@ -286,6 +286,48 @@ private slots:
         QCOMPARE(k["final"]["steps"].get<int>(), 6);
     }
 
+    // Pipeline stages (--pipeline 2, strategy/pipeline.h) with the reference's two micro-batches: the
+    // weights file holds the whole model, bit-identical to one process's; run.json and the report say which
+    // layers each stage had, and each stage's measured peak is the planner's. The run then continues on 3
+    // ranks (3 stages, balanced anew) and equals one process continued from its own checkpoint.
+    void pipelineOnTwoRanksEqualsOneProcess() {
+        const std::string work = m_dir + "/pipeline";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "2" << "--pipeline" << "2" << "--accumulate" << "2" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 0.0);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("2 pipeline stages vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QVERIFY2(j["distributed"]["pipeline_layers"] == nlohmann::json({2, 4}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        QCOMPARE(j["model"]["param_count"].get<std::int64_t>(), std::int64_t(235146));  // the whole model's
+        compareTestMetrics(j);
+        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
+        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
+        QFile page(w + "/report.html");
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        QVERIFY(text.contains("2 pipeline stages"));
+        QVERIFY2(text.contains(QString::fromUtf8("stage 1: layers 2–5")), "the layout across the ranks");
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
+        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "3", "--steps", "6", "--quiet",
+                                         "--db", w + "/history.db"}, w);
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
+                                         w + "/history.db"}, w);
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 0.0);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        const nlohmann::json k = readJson(work + "/cont/run.json");
+        QCOMPARE(k["distributed"]["pipeline_layers"].size(), std::size_t(3));
+    }
+
     // Settings every rank would refuse alike are refused once, with exit code 2 and nothing written.
     void badSettingsAreRefusedOnce() {
         const std::string work = m_dir + "/bad";
@@ -309,6 +351,10 @@ private slots:
     // kill -9 of rank 1 mid-run: the run ends within seconds, no rank is left, nothing is written.
     void aKilledRankEndsTheRun() { faultMidRun(SIGKILL, "kill"); }
 
+    // kill -9 of the last pipeline stage mid-run: the first stage, waiting for a gradient that never comes,
+    // ends the run within seconds too, and no rank is left.
+    void aKilledStageEndsThePipeline() { faultMidRun(SIGKILL, "kill-stage", {"--pipeline", "2", "--accumulate", "4"}); }
+
     // Rank 1 stops (SIGSTOP) mid-run: rank 0's wait times out after --rank-timeout (3 s), it says so once
     // naming itself, records the run as failed in the history and ends every rank.
     void aHangingRankEndsTheRunAfterTheTimeout() {
@@ -320,13 +366,14 @@ private slots:
     }
 
 private:
-    QString faultMidRun(int signal, const std::string& name) {
+    QString faultMidRun(int signal, const std::string& name,
+                        const QStringList& layout = {"--shard", "zero2"}) {
         const std::string work = m_dir + "/" + name;
         fs::create_directories(work);
         const QString w = QString::fromStdString(work);
         QStringList args = runFlags(w + "/out", w + "/history.db");
         args.replace(args.indexOf("--steps") + 1, "1000000");
-        args << "--ranks" << "2" << "--shard" << "zero2" << "--rank-timeout" << "3";
+        args << "--ranks" << "2" << layout << "--rank-timeout" << "3";
         QProcess p;
         p.setWorkingDirectory(w);
         p.setProcessChannelMode(QProcess::MergedChannels);
