@@ -217,11 +217,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         const int K = plan.strategy.pipeline, s = primary;
         const auto& first = plan.strategy.stage_first;
         for (int k = 0; k < K; ++k) plan.stage_layers.push_back(first[static_cast<std::size_t>(k) + 1] - first[static_cast<std::size_t>(k)]);
-        auto out_numel = [&](int layer) {
-            for (const auto& r : rep.layers)
-                if (r.path == std::to_string(layer)) return shape_numel(r.output_shape);
-            return std::int64_t{0};
-        };
+        auto out_numel = [&](int layer) { return shape_numel(pipeline_layer_output(req.spec, layer)); };
         const double es = static_cast<double>(dtype_size(plan.strategy.compute_dtype));
         double per_sample = 0;
         if (s > 0) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s)] - 1));

@@ -122,12 +122,15 @@ ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split,
                                     "both must be in one stage; set the lm_head's \"tied\" to false or use a split "
                                     "that keeps them together"));
     }
-    if (stage > 0) {
-        const SpecReport rep = validate_model_spec(spec);
-        for (const LayerReport& r : rep.layers)
-            if (r.path == std::to_string(a - 1)) s.input_shape = r.output_shape;
-    }
+    if (stage > 0) s.input_shape = pipeline_layer_output(spec, a - 1);
     return s;
+}
+
+Shape pipeline_layer_output(const ModelSpec& spec, int layer) {
+    const SpecReport rep = validate_model_spec(spec);
+    for (const LayerReport& r : rep.layers)
+        if (r.path == std::to_string(layer)) return r.output_shape;
+    throw Error("internal: the model has no top-level layer " + std::to_string(layer));
 }
 
 int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int stage) {

@@ -39,6 +39,8 @@ std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, st
 // before it), the whole model's classes. Throws InputError when the split separates a head tied to the
 // token embedding from the embedding.
 ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split, int stage);
+// The per-sample output of top-level layer `layer` of the whole model: what a stage ending there sends on.
+Shape pipeline_layer_output(const ModelSpec& spec, int layer);
 // Depth-first index of stage s's first node in the whole model (the ledger's layer ids).
 int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int stage);
 

@@ -95,11 +95,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
                                                s.compute_dtype, MemCategory::communication));
         }
         if (!last_stage) {
-            const SpecReport rep = validate_model_spec(full_spec);  // the stage's last layer, by its whole-model path
-            Shape out;
-            for (const LayerReport& r : rep.layers)
-                if (r.path == std::to_string(pp_.split.first[static_cast<std::size_t>(pp_.stage) + 1] - 1)) out = r.output_shape;
-            if (out.empty()) throw Error("internal: no output shape for pipeline stage " + std::to_string(pp_.stage));
+            const Shape out = pipeline_layer_output(full_spec, pp_.split.first[static_cast<std::size_t>(pp_.stage) + 1] - 1);
             pp_.dy = Tensor::empty(device_alloc, with_batch(s.micro_batch, out), s.compute_dtype, MemCategory::communication);
         }
         pp_.pending.resize(static_cast<std::size_t>(M));
@@ -663,11 +659,11 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
     std::vector<NamedTensor> out;
     for (const LayoutEntry& e : layout_) {
         const auto it = here.find(e.name);
-        if (it != here.end() && !e.rows) {  // this rank's own, whole (every rank calls gather_entry for it)
-            std::vector<std::uint8_t> none = e.owner >= 0 ? std::vector<std::uint8_t>(it->second.tensor.nbytes()) : std::vector<std::uint8_t>();
-            if (e.owner >= 0) {  // the others receive it (collective)
-                device_.copy_to_host(it->second.tensor, none.data());
-                gather_entry(e, none.data(), dtype_size(e.dtype), true);
+        if (it != here.end() && !e.rows) {  // this rank's own, whole
+            if (e.owner >= 0) {  // a stage's: the others receive it (collective)
+                std::vector<std::uint8_t> bytes(it->second.tensor.nbytes());
+                device_.copy_to_host(it->second.tensor, bytes.data());
+                gather_entry(e, bytes.data(), dtype_size(e.dtype), true);
             }
             out.push_back(it->second);
             continue;

@@ -213,6 +213,11 @@ private slots:
         DIST_GUARD({
             Trainee ref(spec, one_process(), kBatch, sgd(), nullptr);
             Trainee pp(spec, pipeline_of(N), kBatch, sgd(), &comm());
+            // each stage holds its layers' parameters only: together, the whole model's once
+            const double held = comm().all_reduce_value(static_cast<double>(pp.st->model().param_count()), ReduceOp::sum);
+            DIST_VERIFY(held == static_cast<double>(ref.st->model().param_count()) &&
+                            pp.st->model().param_count() < ref.st->model().param_count(),
+                        "the stages split the parameters");
             double lr = 0, lp = 0;
             for (int s = 0; s < kSteps; ++s) {
                 lr = step(ref, static_cast<std::uint64_t>(s));
