@@ -614,9 +614,9 @@ std::vector<TrainingState::HostTensor> TrainingState::layout_gather_checkpoint()
         if (root) canonical.assign(static_cast<std::size_t>(canonical_numel_) * es, 0);
         for (const LayoutEntry& e : layout_) {
             if (e.canonical_offset < 0) continue;
-            LayoutEntry piece = e;  // the entry's elements in the flat buffer, in this dtype
+            // the entry's elements in the flat buffer, in this buffer's dtype
             const std::uint8_t* src = e.run_offset >= 0 ? flat.data() + static_cast<std::size_t>(e.run_offset) * es : nullptr;
-            std::vector<std::uint8_t> whole = gather_entry(piece, src, es);
+            std::vector<std::uint8_t> whole = gather_entry(e, src, es);
             if (root)
                 std::memcpy(canonical.data() + static_cast<std::size_t>(e.canonical_offset) * es, whole.data(), whole.size());
         }

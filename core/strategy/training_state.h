@@ -158,7 +158,6 @@ public:
     // Checkpoints and consolidated_state_dict hold the whole head (one process's shapes and flat layout),
     // so a run with a split head resumes on one process and the other way round; so do pipeline stages'.
     bool tp_head() const { return strategy_.tp_head > 1; }
-    const TpHeadSlice& tp_slice() const { return tp_.slice; }
     // The split cross-entropy over this rank's logits columns (collective; tp_cross_entropy).
     LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
         return tp_cross_entropy(device_, *engine_.communicator(), tp_.slice, logits, labels, label_smoothing_, grad,
