@@ -96,6 +96,9 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.strategy.accumulate = v.integer<std::int64_t>(1, kMaxBatch); }},
     {FlagGroup::memory, "offload-optimizer", nullptr, QT_TRANSLATE_NOOP("Cli", "optimizer state and master weights in host memory"),
      [](R& r, const V&) { r.config.strategy.offload_optimizer = true; }},
+    {FlagGroup::memory, "offload-params", nullptr, QT_TRANSLATE_NOOP("Cli", "parameters and gradients in host memory too, each unit brought\n"
+                              "to the device one unit ahead (ZeRO-Infinity; needs --shard zero3)"),
+     [](R& r, const V&) { r.config.strategy.offload_parameters = true; }},
     {FlagGroup::memory, "memory-limit", "SIZE", QT_TRANSLATE_NOOP("Cli", "cap the device memory (e.g. 4GiB, 512MiB), like a smaller card"),
      [](R& r, const V& v) { r.config.memory_limit = v.bytes(); }},
     // ---- optimizer

@@ -217,12 +217,14 @@ int runPlanCommand(const CliRequest& request) {
                           .arg(bytes(l.activation_bytes), 12)
                           .arg(bytes(l.parameter_bytes), 12));
             print(QCoreApplication::translate("Cli", "\nPeak: %1\nPredicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed "
-                     "forward FLOPs, %5 host traffic)\n")
+                     "forward FLOPs, %5 host traffic: %6 ms at %7/s)\n")
                       .arg(q(p.peak_phase))
                       .arg(p.predicted_step_seconds * 1e3, 0, 'f', 2)
                       .arg(p.relative_step_time, 0, 'f', 2)
                       .arg(p.recompute_flops, 0, 'g', 3)
-                      .arg(bytes(static_cast<std::size_t>(p.offload_bytes))));
+                      .arg(bytes(static_cast<std::size_t>(p.offload_bytes)))
+                      .arg(p.offload_seconds * 1e3, 0, 'f', 2)
+                      .arg(bytes(static_cast<std::size_t>(p.host_link))));
             return 0;
         }
         const std::size_t budget = flags.budget == QLatin1String("device") ? free : hr::parse_bytes(flags.budget.toStdString());

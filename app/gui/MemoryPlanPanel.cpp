@@ -61,7 +61,10 @@ static QString describeStrategy(const hr::ResolvedStrategy& r, std::size_t block
     if (!r.checkpoint_blocks.empty())
         parts << MemoryPlanPanel::tr("checkpoint %1/%2 blocks").arg(r.checkpoint_blocks.size()).arg(blockCount);
     if (r.accumulate > 1) parts << MemoryPlanPanel::tr("micro-batch %1 × %2").arg(r.micro_batch).arg(r.accumulate);
-    if (r.offload_optimizer) parts << MemoryPlanPanel::tr("optimizer offload");
+    if (r.offload_parameters)
+        parts << MemoryPlanPanel::tr("parameter offload");
+    else if (r.offload_optimizer)
+        parts << MemoryPlanPanel::tr("optimizer offload");
     return parts.join(QStringLiteral(" + "));
 }
 
@@ -324,7 +327,10 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
         step += tr("; recomputation adds %1% forward work").arg(
             p.forward_flops > 0 ? 100.0 * p.recompute_flops / p.forward_flops : 0.0, 0, 'f', 0);
     if (p.offload_bytes > 0)
-        step += tr("; offload moves %1 per step").arg(bytesText(std::size_t(p.offload_bytes)));
+        step += tr("; offload moves %1 per step, about %2 ms over the host link (%3/s)")
+                    .arg(bytesText(std::size_t(p.offload_bytes)))
+                    .arg(p.offload_seconds * 1e3, 0, 'f', 2)
+                    .arg(bytesText(std::size_t(p.host_link)));
     if (p.recompute_arena > 0) step += tr("; recompute buffer %1").arg(bytesText(p.recompute_arena));
     m_stepLabel->setText(step + QLatin1Char('.'));
     showWhatIf(c);

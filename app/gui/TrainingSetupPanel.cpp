@@ -187,6 +187,17 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_offload->setObjectName(QStringLiteral("offloadCheck"));
     m_offload->setToolTip(tr("Optimizer state and master weights live in host memory; the update runs on the CPU"));
     mf->addRow(tr("Offload"), m_offload);
+    m_offloadParams = new QCheckBox(tr("Parameters and gradients in host memory too"), memBox);
+    m_offloadParams->setObjectName(QStringLiteral("offloadParamsCheck"));
+    m_offloadParams->setToolTip(tr("ZeRO-Infinity style: the device keeps only the unit being computed and the next "
+                                   "one, brought over from host memory while the current one runs; implies ZeRO-3 "
+                                   "and the optimizer in host memory"));
+    mf->addRow(QString(), m_offloadParams);
+    connect(m_offloadParams, &QCheckBox::toggled, this, [this](bool on) {
+        if (on) m_offload->setChecked(true);
+        m_offload->setEnabled(!on);
+        updateRankFields();
+    });
     m_memoryLimit = spin(memBox, 0, 1 << 30);
     m_memoryLimit->setObjectName(QStringLiteral("memoryLimitSpin"));
     m_memoryLimit->setSuffix(tr(" MiB"));
@@ -292,6 +303,7 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.strategy.micro_batch = m_microBatch->value();
     c.strategy.accumulate = m_accumulate->value();
     c.strategy.offload_optimizer = m_offload->isChecked();
+    c.strategy.offload_parameters = m_offloadParams->isChecked();
     c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
     // several ranks: their device kind (or GPU list) and the sharding stage; one process: no sharding
     const QString r = m_ranks->currentData().toString();
@@ -304,6 +316,12 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.strategy.tp_head = splitHead ? ranks() : 1;
     c.strategy.pipeline = stages ? ranks() : 1;
     if (!stages) c.strategy.pipeline_split.clear();
+    if (c.strategy.offload_parameters) {  // the parameters are brought over unit by unit, as zero3 gathers them
+        c.strategy.shard = "zero3";
+        c.strategy.tp_head = 1;
+        c.strategy.pipeline = 1;
+        c.strategy.pipeline_split.clear();
+    }
     // a language model has no what-if (validate_train_config refuses one): the box is disabled then
     c.what_if.prune = m_whatIfBox->isEnabled() ? m_prune->value() / 100.0 : 0.0;
     c.what_if.bits = m_whatIfBox->isEnabled() ? m_quantize->currentData().toInt() : 0;
@@ -386,6 +404,7 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_microBatch->setValue(int(s.micro_batch));
     m_accumulate->setValue(int(s.accumulate));
     m_offload->setChecked(s.offload_optimizer);
+    m_offloadParams->setChecked(s.offload_parameters);
     setCombo(m_sharding, s.pipeline > 1  ? QStringLiteral("pipeline")
                          : s.tp_head > 1 ? QStringLiteral("tp-head")
                                          : QString::fromStdString(s.shard));
@@ -416,11 +435,13 @@ void TrainingSetupPanel::setRanks(int n) {
 void TrainingSetupPanel::updateRankFields() {
     const QString r = m_ranks->currentData().toString();
     const bool several = !r.isEmpty();
-    m_sharding->setEnabled(several);
+    const bool offloaded = m_offloadParams && m_offloadParams->isChecked();  // zero3, whatever the box says
+    m_sharding->setEnabled(several && !offloaded);
     // several ranks need a way to share the work: "None" is for one process only
     if (auto* model = qobject_cast<QStandardItemModel*>(m_sharding->model())) model->item(0)->setEnabled(!several);
     if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
     if (!several) m_sharding->setCurrentIndex(0);
+    if (several && offloaded) m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("zero3")));
     m_sharding->setToolTip(several ? tr("How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 "
                                         "split the optimizer state, then the gradients, then the parameters; a "
                                         "tensor-parallel head splits the last layer's output columns over the "

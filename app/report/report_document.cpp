@@ -574,6 +574,11 @@ void strategiesSection(Doc& s) {
             u.keyValues.push_back({ReportWriter::tr("Optimizer state"), st.value(QStringLiteral("offload_optimizer")).toBool()
                                                               ? ReportWriter::tr("in host memory (offloaded), with the master weights")
                                                               : ReportWriter::tr("on the device")});
+            if (st.value(QStringLiteral("offload_parameters")).toBool())
+                u.keyValues.push_back({ReportWriter::tr("Parameters and gradients"),
+                                       ReportWriter::tr("in host memory (ZeRO-Infinity style): each unit is brought to the "
+                                                        "device one unit ahead of its use, its gradients sent back after "
+                                                        "its backward")});
         }
         if (!op.isEmpty()) {
             const QString kind = op.value(QStringLiteral("kind")).toString();

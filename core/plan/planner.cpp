@@ -328,11 +328,15 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     plan.backward_flops = bwd * mb;
     plan.recompute_flops = rec * mb;
     const std::int64_t P = rep.total_params;
-    if (plan.strategy.offload_optimizer)  // gradients down, parameters up: this rank's shard when sharded
+    if (plan.strategy.offload_parameters)  // every gather's shard up, each micro-batch's reduced gradients down
+        plan.offload_bytes = offload_step_bytes(chosen.layout, plan.strategy.accumulate, dtype_size(plan.strategy.compute_dtype));
+    else if (plan.strategy.offload_optimizer)  // gradients down, parameters up: this rank's shard when sharded
         plan.offload_bytes = static_cast<double>(plan.strategy.sharded() ? plan.shard_elements : P) * 2.0 *
                              static_cast<double>(dtype_size(plan.strategy.compute_dtype));
     const DeviceRates rt = req.rates ? *req.rates : desc.rates;
     plan.rates_source = rt.source;
+    plan.host_link = rt.host_link;
+    plan.offload_seconds = rt.host_link > 0 ? plan.offload_bytes / rt.host_link : 0.0;
     const double prec = plan.strategy.compute_dtype == DType::f32 ? 1.0 : rt.lowp_factor;
     const double per_micro_overhead = rt.per_layer_seconds * static_cast<double>(plan.layers.size());
     auto seconds = [&](double f, double r, double off, double accum, double pf) {
@@ -367,7 +371,8 @@ static bool adds_nothing(const MemoryPlan& a, const MemoryPlan& b) {
     if (b.strategy.offload_optimizer && !a.strategy.offload_optimizer) return true;
     return a.host == b.host && a.recompute_arena == b.recompute_arena &&
            a.predicted_step_seconds == b.predicted_step_seconds && a.offload_bytes == b.offload_bytes &&
-           a.strategy.offload_optimizer == b.strategy.offload_optimizer;
+           a.strategy.offload_optimizer == b.strategy.offload_optimizer &&
+           a.strategy.offload_parameters == b.strategy.offload_parameters;
 }
 
 PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
@@ -382,11 +387,15 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     // head split over all of them with the body whole on every rank (strategy/tp_head.h)
     // (stage, ranks of a split head, pipeline stages): several ranks try every stage, the head split over all
     // of them when it can be, and the layers in as many pipeline stages (balanced by time) when they can be
+    // (one process: also zero3 on its own rank, tried only with the parameters offloaded: ZeRO-Infinity's
+    // answer to a model whose weights do not fit)
     struct Layout {
         std::string shard;
         int tp = 1, pp = 1;
+        bool params_only = false;  // try only with parameter offload
     };
     std::vector<Layout> stages = {{base.strategy.shard, base.strategy.tp_head, base.strategy.pipeline}};
+    if (base.world_size == 1 && base.strategy.shard != "zero3") stages.push_back({"zero3", 1, 1, true});
     if (base.world_size > 1) {
         stages = {{"dp"}, {"zero1"}, {"zero2"}, {"zero3"}};
         try {
@@ -417,8 +426,9 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         for (const auto& prec : precisions)
             for (const auto& ckpt : checkpoints)
                 for (std::int64_t m : lay.tp > 1 || lay.pp > 1 ? whole_micro : micro)
-                    for (bool off : {false, true}) {
+                    for (int off : {0, 1, 2}) {  // offload: none, the optimizer's, the parameters too (zero3)
                         if (lay.pp > 1 && ckpt != "none") continue;  // not inside pipeline stages
+                        if ((lay.params_only && off != 2) || (off == 2 && lay.shard != "zero3")) continue;
                         const std::int64_t whole = lay.tp > 1 || lay.pp > 1 ? base.batch : largest;
                         PlanRequest r = base;
                         r.rank = -1;  // every rank must fit
@@ -430,7 +440,8 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
                         r.strategy.checkpoint = ckpt;
                         r.strategy.micro_batch = m == whole ? 0 : m;
                         r.strategy.accumulate = 1;
-                        r.strategy.offload_optimizer = off;
+                        r.strategy.offload_optimizer = off >= 1;
+                        r.strategy.offload_parameters = off == 2;
                         PlanCandidate c;
                         c.strategy = r.strategy;
                         try {
@@ -572,6 +583,9 @@ nlohmann::json plan_to_json(const MemoryPlan& p) {
     j["device_total"] = p.device_total;
     j["host"] = host;
     j["host_total"] = p.host_total;
+    j["offload_bytes_per_step"] = p.offload_bytes;
+    j["offload_seconds_per_step"] = p.offload_seconds;
+    j["host_link_bytes_per_second"] = p.host_link;
     j["recompute_arena"] = p.recompute_arena;
     j["peak_phase"] = p.peak_phase;
     j["predicted_step_seconds"] = p.predicted_step_seconds;

@@ -81,6 +81,8 @@ struct MemoryPlan {
     double backward_flops = 0;
     double recompute_flops = 0;
     double offload_bytes = 0;          // host<->device traffic per step
+    double offload_seconds = 0;        // that traffic over the host link's rate (rates_source: measured or nominal)
+    double host_link = 0;              // the host link's rate used, bytes/s
     // ranks
     int world_size = 1;
     int rank = 0;                      // the rank device/host above describe

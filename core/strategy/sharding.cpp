@@ -71,6 +71,31 @@ std::vector<int> GatherSchedule::after_update() {
     return need(0, 1);
 }
 
+namespace {
+// zero3: the units the schedule gathers in a steady-state step (it starts right after the previous step's
+// update), as elements of the whole units (`shard`: of this rank's shards)
+double gathered_elements(const ShardLayout& l, std::int64_t accumulate, bool shard) {
+    GatherSchedule g(l);
+    const int n = static_cast<int>(l.units.size());
+    double gathered = 0;
+    auto add = [&](const std::vector<int>& us) {
+        for (int u : us) {
+            const UnitShard& x = l.units[static_cast<std::size_t>(u)];
+            gathered += static_cast<double>(shard ? x.shard_numel : x.numel);
+        }
+    };
+    for (int pass = 0; pass < 2; ++pass) {  // the first step warms the schedule up; count the second
+        gathered = 0;
+        for (std::int64_t k = 0; k < accumulate; ++k) {
+            for (int u = 0; u < n; ++u) add(g.before_forward(u));
+            for (int u = n - 1; u >= 0; --u) add(g.before_backward(u));
+        }
+        add(g.after_update());
+    }
+    return gathered;
+}
+}  // namespace
+
 double step_payload_bytes(const ShardLayout& l, std::int64_t accumulate, std::size_t ds) {
     double all = 0;
     for (const UnitShard& u : l.units) all += static_cast<double>(u.numel);
@@ -82,29 +107,24 @@ double step_payload_bytes(const ShardLayout& l, std::int64_t accumulate, std::si
         case ShardStage::zero2: return (A + 1) * all * b;      // a reduce-scatter per micro-batch + all-gather
         case ShardStage::zero3: break;
     }
-    // zero3: a reduce-scatter per micro-batch, and the gathers the schedule issues in a steady-state step
-    // (it starts right after the previous step's update)
-    GatherSchedule g(l);
-    const int n = static_cast<int>(l.units.size());
-    double gathered = 0;
-    auto add = [&](const std::vector<int>& us) {
-        for (int u : us) gathered += static_cast<double>(l.units[static_cast<std::size_t>(u)].numel);
-    };
-    for (int pass = 0; pass < 2; ++pass) {  // the first step warms the schedule up; count the second
-        gathered = 0;
-        for (std::int64_t k = 0; k < accumulate; ++k) {
-            for (int u = 0; u < n; ++u) add(g.before_forward(u));
-            for (int u = n - 1; u >= 0; --u) add(g.before_backward(u));
-        }
-        add(g.after_update());
-    }
-    return (A * all + gathered) * b;
+    // zero3: a reduce-scatter per micro-batch, and the gathers the schedule issues
+    return (A * all + gathered_elements(l, accumulate, false)) * b;
+}
+
+double offload_step_bytes(const ShardLayout& l, std::int64_t accumulate, std::size_t ds) {
+    if (l.stage != ShardStage::zero3) return 0;
+    return (static_cast<double>(accumulate) * static_cast<double>(l.shard_numel) + gathered_elements(l, accumulate, true)) *
+           static_cast<double>(ds);
 }
 
 void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* comm, Backend& device,
-                         Allocator& alloc, bool dry_run) {
+                         Allocator& alloc, bool dry_run, Backend* host, Allocator* host_alloc) {
     model_ = &model;
     device_ = &device;
+    offload_ = s.offload_parameters;
+    host_ = host;
+    if (offload_ && (s.shard != ShardStage::zero3 || !host || !host_alloc))
+        throw Error("internal: parameter offload needs zero3 and the host backend");
     alloc_ = &alloc;
     stage_ = s.shard;
     accumulate_ = s.accumulate;
@@ -140,8 +160,10 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
     unit_reduction_.clear();
     unit_reduction_.resize(n_units);
     unit_reduced_.assign(n_units, false);
+    // parameter offload: the shards on the host (strategy/sharding.h), the device keeps buckets and gathers
+    Allocator& shard_alloc = offload_ ? *host_alloc : alloc;
     if (stage_ >= ShardStage::zero2) {
-        grad_shard_ = Tensor::empty(alloc, {S}, dt, MemCategory::gradients);
+        grad_shard_ = Tensor::empty(shard_alloc, {S}, dt, MemCategory::gradients);
         if (rotating)
             for (int b = 0; b < 2; ++b) bucket_[b] = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
         if (UT > 0) bucket_[2] = Tensor::empty(alloc, {UT}, dt, MemCategory::communication);
@@ -150,7 +172,12 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
                 model.bind_unit(static_cast<int>(u), Tensor(), bucket_[layout_.buffer_of(static_cast<int>(u))]);
     }
     if (stage_ == ShardStage::zero3) {
-        param_shard_ = Tensor::empty(alloc, {S}, dt, MemCategory::parameters);
+        param_shard_ = Tensor::empty(shard_alloc, {S}, dt, MemCategory::parameters);
+        if (offload_) {
+            std::int64_t largest = 0;
+            for (const UnitShard& us : layout_.units) largest = std::max(largest, us.shard_numel);
+            host_stage_ = Tensor::empty(*host_alloc, {largest}, dt, MemCategory::communication);
+        }
         if (rotating)
             for (int b = 0; b < 2; ++b) gather_[b] = Tensor::empty(alloc, {U}, dt, MemCategory::communication);
         if (UT > 0) gather_[2] = Tensor::empty(alloc, {UT}, dt, MemCategory::communication);
@@ -167,7 +194,10 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
             model.init_unit_parameters(static_cast<int>(u));
             Tensor own = g.view(s.rank * us.shard_numel, {us.shard_numel});
             Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
-            device.copy(own, piece);
+            if (offload_)
+                device.copy_to_host(own, piece.raw());
+            else
+                device.copy(own, piece);
         }
     }
     schedule_ = GatherSchedule(layout_);
@@ -213,7 +243,7 @@ std::vector<Tensor> ShardEngine::param_pieces() const {
 
 void ShardEngine::begin_step() {
     if (stage_ >= ShardStage::zero2) {
-        device_->fill(grad_shard_, 0.0);
+        grad_holder().fill(grad_shard_, 0.0);
     } else {
         model_->zero_grad();
     }
@@ -243,7 +273,14 @@ void ShardEngine::finish_bucket(int b) {
     const UnitShard& us = unit(p.unit);
     Tensor reduced = bucket_[b].view(layout_.rank * us.shard_numel, {us.shard_numel});
     Tensor into = grad_shard_.view(us.shard_offset, {us.shard_numel});
-    device_->axpy(1.0f, reduced, into);
+    if (offload_) {  // down to the host, added into the host's gradient shard there
+        Tensor staged = host_stage_.view(0, {us.shard_numel});
+        device_->copy_to_host(reduced, staged.raw());
+        host_->axpy(1.0f, staged, into);
+        to_host_bytes_ += static_cast<double>(reduced.nbytes());
+    } else {
+        device_->axpy(1.0f, reduced, into);
+    }
     p.unit = -1;
 }
 
@@ -269,7 +306,14 @@ void ShardEngine::start_gathers(const std::vector<int>& units) {
         if (p.unit >= 0) p.handle.wait();
         Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
         Tensor whole = gather_[b].view(0, {us.numel});
-        p.handle = comm_->all_gather(piece, whole);
+        if (offload_) {  // up from the host into this rank's slice, then gathered in place
+            Tensor own = gather_[b].view(layout_.rank * us.shard_numel, {us.shard_numel});
+            device_->copy_from_host(piece.raw(), own);
+            to_device_bytes_ += static_cast<double>(own.nbytes());
+            p.handle = comm_->all_gather(own, whole);
+        } else {
+            p.handle = comm_->all_gather(piece, whole);
+        }
         p.unit = u;
     }
 }
@@ -317,7 +361,13 @@ std::vector<NamedTensor> ShardEngine::consolidated_state_dict(Allocator& alloc) 
         if (us.numel == 0) continue;
         Tensor piece = param_shard_.view(us.shard_offset, {us.shard_numel});
         Tensor whole = flat.view(us.offset, {us.numel});
-        hs.push_back(comm_->all_gather(piece, whole));
+        if (offload_) {
+            Tensor own = flat.view(us.own_offset, {us.shard_numel});
+            device_->copy_from_host(piece.raw(), own);
+            hs.push_back(comm_->all_gather(own, whole));
+        } else {
+            hs.push_back(comm_->all_gather(piece, whole));
+        }
     }
     for (auto& h : hs) h.wait();
     return model_->state_dict_in(flat);
@@ -431,7 +481,7 @@ Tensor ShardEngine::scratch(DType dt) const {
     // between steps no gradient is needed: the flat gradient buffer, else the larger of the gradient shard
     // and a bucket (zero2/3); begin_step zeroes them before the next backward
     Tensor base = model_->gradients();
-    if (!base.defined() || base.nbytes() == 0) base = grad_shard_;
+    if ((!base.defined() || base.nbytes() == 0) && !offload_) base = grad_shard_;  // (offloaded: host memory)
     for (const Tensor& b : bucket_)
         if (b.defined() && (!base.defined() || b.nbytes() > base.nbytes())) base = b;
     // a rank without parameters (a pipeline stage of parameter-free layers): a small buffer for the moment
@@ -503,7 +553,7 @@ void ShardEngine::scatter_state(const std::uint8_t* flat, Tensor& buffer, Backen
 
 void ShardEngine::gather_parameters(std::uint8_t* flat) {
     if (stage_ != ShardStage::zero3) throw Error("internal: gather_parameters is for zero3");
-    gather_state(param_shard_, *device_, flat);
+    gather_state(param_shard_, param_holder(), flat);
 }
 
 void ShardEngine::load_parameters(const std::uint8_t* flat) {
@@ -513,7 +563,7 @@ void ShardEngine::load_parameters(const std::uint8_t* flat) {
             p.handle.wait();
             p.unit = -1;
         }
-    scatter_state(flat, param_shard_, *device_);
+    scatter_state(flat, param_shard_, param_holder());
     for (int b = 0; b < 3; ++b) schedule_.set_holds(b, -1);  // the gathered copies are stale: the next forward gathers afresh
 }
 

@@ -25,6 +25,13 @@
 // largest *other* unit (U'): zero2 2 U' + U_T, zero3 2 U' + U_T buckets + 2 U' + U_T gather buffers.
 // Offload moves the master and optimizer state (S or P) to the host, with a host copy of the gradient
 // pieces (and of the parameters in bf16/f16), category communication.
+// Parameter offload (zero3 only, ZeRO-Infinity style; it implies optimizer offload): the parameter shard
+// and the gradient shard live on the host too, so the device keeps only the two buckets and the gather
+// buffers (and the activations). Before a unit's forward or backward its shard is copied from the host
+// into its slice of the gather buffer and all-gathered there (in place), on the same schedule as zero3's,
+// so the next unit is brought over while this one computes; after each reduce-scatter the reduced slice
+// is copied to the host (a staging buffer of the largest unit's shard, category communication) and
+// added into the host gradient shard. The update runs on the host and writes the parameter shard there.
 //
 // When the collectives run (unit hooks, nn/model.h; the last micro-batch is the strategy's accumulate-th
 // backward of the step):
@@ -125,6 +132,10 @@ private:
 // counts: reduce-scatter's input, all-gather's output, all-reduce's buffer), batch-norm broadcasts
 // excluded. `accumulate` micro-batches, `dtype_bytes` per element.
 double step_payload_bytes(const ShardLayout& layout, std::int64_t accumulate, std::size_t dtype_bytes);
+// Parameter offload: bytes between the host and the device in one steady-state step, both ways (this
+// rank's shard of every gather the schedule issues, up; its reduced gradient slice of each unit after
+// each micro-batch, down). What the engine counts (offload_to_device_bytes + offload_to_host_bytes).
+double offload_step_bytes(const ShardLayout& layout, std::int64_t accumulate, std::size_t dtype_bytes);
 
 // Checkpoints (train/resume.h) keep every flat buffer in one process's layout (units padded to the
 // alignment only, unit_pad_multiple 1), so a run written on N ranks resumes on M. Unit u's content (its
@@ -156,8 +167,9 @@ public:
     // the model's unit views to them and, for zero3, fills the parameter shard with this rank's part of
     // the model's initial weights. `comm` may be null in a dry run (the planner), or at world size 1 (a
     // single-rank communicator is made).
+    // Parameter offload needs the host backend and its allocator (`host`, `host_alloc`; unused otherwise).
     void attach(Model& model, const ResolvedStrategy& strategy, Communicator* comm, Backend& device,
-                Allocator& alloc, bool dry_run);
+                Allocator& alloc, bool dry_run, Backend* host = nullptr, Allocator* host_alloc = nullptr);
 
     const ShardLayout& layout() const { return layout_; }
     Communicator* communicator() const { return comm_; }
@@ -172,6 +184,12 @@ public:
     std::vector<Tensor> pieces_of(const Tensor& state_buffer) const;
     // Where each piece starts in the flat parameter layout (the optimizer's decay segments are in it).
     std::vector<std::int64_t> piece_flat_offsets() const;
+    // Where grad_pieces() and param_pieces() live: the host with parameter offload, else the device.
+    Backend& grad_holder() const { return offload_ ? *host_ : *device_; }
+    Backend& param_holder() const { return offload_ ? *host_ : *device_; }
+    // Parameter offload: bytes copied between the host and the device since the run began, each way.
+    double offload_to_device_bytes() const { return to_device_bytes_; }
+    double offload_to_host_bytes() const { return to_host_bytes_; }
 
     void begin_step();            // zero the gradients the backward accumulates into; count micro-batches anew
     void finish_gradients();      // every gradient reduction of the step issued and waited
@@ -212,6 +230,10 @@ private:
 
     Model* model_ = nullptr;
     Backend* device_ = nullptr;
+    Backend* host_ = nullptr;     // parameter offload: where the shards live
+    bool offload_ = false;        // parameter offload
+    Tensor host_stage_;           // parameter offload: a reduced gradient slice on its way to the host
+    double to_device_bytes_ = 0, to_host_bytes_ = 0;
     Allocator* alloc_ = nullptr;  // a rank with no idle memory borrows a little from it (scratch)
     Communicator* comm_ = nullptr;
     std::unique_ptr<Communicator> own_comm_;  // world size 1 without a communicator given

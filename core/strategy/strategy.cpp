@@ -50,7 +50,10 @@ std::string ResolvedStrategy::describe() const {
     if (recompute_attention) s += " + attention recompute";
     if (accumulate > 1)
         s += " + micro-batch " + std::to_string(micro_batch) + " x " + std::to_string(accumulate);
-    if (offload_optimizer) s += " + optimizer offload";
+    if (offload_parameters)
+        s += " + parameter offload";
+    else if (offload_optimizer)
+        s += " + optimizer offload";
     if (pipeline > 1) {
         s += " + pipeline of " + std::to_string(pipeline) + " stages (";
         for (int k = 0; k < pipeline; ++k)
@@ -227,7 +230,8 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     const int nblocks = static_cast<int>(checkpoint_blocks(spec).size());
     r.checkpoint_blocks = parse_checkpoint(s.checkpoint, nblocks);
     r.recompute_attention = split_checkpoint(s.checkpoint).first;
-    r.offload_optimizer = s.offload_optimizer;
+    r.offload_optimizer = s.offload_optimizer || s.offload_parameters;
+    r.offload_parameters = s.offload_parameters;
     r.loss_scale_init = s.loss_scale_init;
     r.loss_scale_growth_interval = s.loss_scale_growth_interval;
     if (r.loss_scaling && !(s.loss_scale_init >= 1)) throw InputError("the initial loss scale must be at least 1");
@@ -235,6 +239,10 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
         throw InputError("the loss-scale growth interval must be at least 1 step");
     // --- ranks -------------------------------------------------------------------------------------
     r.shard = parse_shard_stage(s.shard);
+    if (s.offload_parameters && r.shard != ShardStage::zero3)
+        throw InputError(HR_MSG("strategy.offload_parameters_zero3",
+                                "--offload-params needs --shard zero3 (parameters are brought to the device unit by "
+                                "unit, as zero3 gathers them); add --shard zero3, also on one rank"));
     r.world_size = world_size;
     r.rank = rank;
     r.tp_head = s.tp_head;
@@ -307,7 +315,8 @@ std::string strategy_flags(const StrategyConfig& s) {
     if (s.checkpoint != "none") f += " --checkpoint " + s.checkpoint;
     if (s.micro_batch > 0) f += " --micro-batch " + std::to_string(s.micro_batch);
     if (s.accumulate > 1 && s.micro_batch == 0) f += " --accumulate " + std::to_string(s.accumulate);
-    if (s.offload_optimizer) f += " --offload-optimizer";
+    if (s.offload_optimizer && !s.offload_parameters) f += " --offload-optimizer";
+    if (s.offload_parameters) f += " --offload-params";
     if (s.shard != "none") f += " --shard " + s.shard;
     if (!s.rank_batch.empty()) {
         f += " --rank-batch ";

@@ -29,6 +29,9 @@ struct StrategyConfig {
     std::int64_t micro_batch = 0;        // 0: the whole batch at once
     std::int64_t accumulate = 1;         // gradient accumulation steps
     bool offload_optimizer = false;      // optimizer state + master weights in host memory
+    // parameters and gradients in host memory too, each unit brought to the device one unit ahead
+    // (ZeRO-Infinity style; zero3 only, implies offload_optimizer: strategy/sharding.h)
+    bool offload_parameters = false;
     // fp16 dynamic loss scaling
     double loss_scale_init = 65536.0;
     std::int64_t loss_scale_growth_interval = 2000;
@@ -55,7 +58,8 @@ struct ResolvedStrategy {
     std::int64_t batch = 64;             // samples per optimizer step
     std::int64_t micro_batch = 64;       // samples per forward/backward
     std::int64_t accumulate = 1;         // micro-batches per optimizer step
-    bool offload_optimizer = false;
+    bool offload_optimizer = false;      // (true too with offload_parameters)
+    bool offload_parameters = false;
     double loss_scale_init = 65536.0;
     std::int64_t loss_scale_growth_interval = 2000;
     // Sharding. batch above is the global batch (all ranks); micro_batch and accumulate are this rank's

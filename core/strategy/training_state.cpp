@@ -100,7 +100,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         }
         pp_.pending.resize(static_cast<std::size_t>(M));
     }
-    engine_.attach(*model_, s, comm, device, device_alloc, dry_run);
+    engine_.attach(*model_, s, comm, device, device_alloc, dry_run, &host, &host_alloc);
     grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
     const std::int64_t P = engine_.state_numel();
@@ -110,10 +110,16 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         // ZeRO-Offload style: the f32 master copy and the optimizer state live on the host, the update
         // runs there; the device keeps only the compute-dtype parameters and gradients.
         master_ = Tensor::empty(host_alloc, {P}, DType::f32, MemCategory::master_weights);
-        host_grads_ = Tensor::empty(host_alloc, {P}, dt, MemCategory::communication);
-        if (dt != DType::f32) host_params_ = Tensor::empty(host_alloc, {P}, dt, MemCategory::communication);
+        // (parameter offload: the gradient and parameter shards are on the host already, no copies)
+        if (!s.offload_parameters) {
+            host_grads_ = Tensor::empty(host_alloc, {P}, dt, MemCategory::communication);
+            if (dt != DType::f32) host_params_ = Tensor::empty(host_alloc, {P}, dt, MemCategory::communication);
+        }
         optimizer_ = std::make_unique<Optimizer>(optimizer, host, host_alloc, P, DType::f32);
-        if (!dry_run) {  // master := parameters, through the host gradient buffer (same dtype)
+        if (!dry_run && s.offload_parameters) {  // master := the host's parameter shard
+            std::vector<Tensor> masters = engine_.pieces_of(master_);
+            for (std::size_t i = 0; i < params.size(); ++i) host.copy(params[i], masters[i]);
+        } else if (!dry_run) {  // master := parameters, through the host gradient buffer (same dtype)
             const std::vector<Tensor> staged = engine_.pieces_of(host_grads_);
             for (std::size_t i = 0; i < params.size(); ++i) device.copy_to_host(params[i], staged[i].raw());
             host.copy(host_grads_, master_);
@@ -314,7 +320,7 @@ bool TrainingState::optimizer_step(double lr) {
     std::vector<Tensor> params = engine_.param_pieces();
     if (strategy_.loss_scaling) {
         bool finite = true;
-        for (const Tensor& g : grads) finite = finite && device_.all_finite(g);
+        for (const Tensor& g : grads) finite = finite && engine_.grad_holder().all_finite(g);
         // every rank skips, or none does (each sees only its shard of the gradients)
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) finite = all_ranks_agree(*c, finite);
         if (!finite) {
@@ -329,7 +335,7 @@ bool TrainingState::optimizer_step(double lr) {
     if (grad_clip_ > 0) {
         // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
         double sq = 0;
-        for (const Tensor& g : grads) sq += device_.sum_squares(g);
+        for (const Tensor& g : grads) sq += engine_.grad_holder().sum_squares(g);
         if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
             double head = 0;
             for (const LayoutEntry& t : layout_)
@@ -346,7 +352,11 @@ bool TrainingState::optimizer_step(double lr) {
         const double coef = grad_clip_ / (grad_norm_ + 1e-6);
         if (coef < 1.0) inv = static_cast<float>(coef / loss_scale_);
     }
-    if (strategy_.offload_optimizer) {
+    if (strategy_.offload_parameters) {  // every piece is on the host: the update writes the parameters there
+        std::vector<Tensor> masters = engine_.pieces_of(master_);
+        optimizer_->step(masters, grads, lr, inv, engine_.piece_flat_offsets());
+        for (std::size_t i = 0; i < params.size(); ++i) host_.copy(masters[i], params[i]);
+    } else if (strategy_.offload_optimizer) {
         std::vector<Tensor> host_grads = engine_.pieces_of(host_grads_), masters = engine_.pieces_of(master_);
         for (std::size_t i = 0; i < grads.size(); ++i) device_.copy_to_host(grads[i], host_grads[i].raw());
         optimizer_->step(masters, host_grads, lr, inv, engine_.piece_flat_offsets());
@@ -493,7 +503,10 @@ void TrainingState::restore_scalars(const ResumeScalars& s) {
 void TrainingState::sync_master_from_params() {
     if (!master_.defined()) return;
     const std::vector<Tensor> params = engine_.param_pieces();
-    if (strategy_.offload_optimizer) {
+    if (strategy_.offload_parameters) {
+        std::vector<Tensor> masters = engine_.pieces_of(master_);
+        for (std::size_t i = 0; i < params.size(); ++i) host_.copy(params[i], masters[i]);
+    } else if (strategy_.offload_optimizer) {
         const std::vector<Tensor> staged = engine_.pieces_of(host_grads_);
         for (std::size_t i = 0; i < params.size(); ++i) device_.copy_to_host(params[i], staged[i].raw());
         host_.copy(host_grads_, master_);

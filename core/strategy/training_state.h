@@ -48,6 +48,8 @@ public:
     Model& model() { return *model_; }
     const ResolvedStrategy& strategy() const { return strategy_; }
     const ShardLayout& shard_layout() const { return engine_.layout(); }
+    // parameter offload: host<->device bytes copied so far, both ways (ShardEngine's count; 0 otherwise)
+    double offload_bytes() const { return engine_.offload_to_device_bytes() + engine_.offload_to_host_bytes(); }
     Communicator* communicator() const { return engine_.communicator(); }
 
     // Per micro-batch buffers. x_staging/target_staging are f32 (what the data loader gives);

@@ -40,6 +40,7 @@ json train_config_to_json(const TrainConfig& c) {
                      {"micro_batch", c.strategy.micro_batch},
                      {"accumulate", c.strategy.accumulate},
                      {"offload_optimizer", c.strategy.offload_optimizer},
+                     {"offload_parameters", c.strategy.offload_parameters},
                      {"loss_scale_init", c.strategy.loss_scale_init},
                      {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval},
                      {"shard", c.strategy.shard},
@@ -217,6 +218,7 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "micro_batch", c.strategy.micro_batch, "strategy");
         get(*s, "accumulate", c.strategy.accumulate, "strategy");
         get(*s, "offload_optimizer", c.strategy.offload_optimizer, "strategy");
+        get(*s, "offload_parameters", c.strategy.offload_parameters, "strategy");
         get(*s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
         get(*s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");
         get(*s, "shard", c.strategy.shard, "strategy");

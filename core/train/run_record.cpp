@@ -109,7 +109,10 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                                                        : json(std::filesystem::path(r.checkpoint).filename().string())},
                    {"init_from", c.init_from.empty() ? json(nullptr) : json(c.init_from)},
                    {"weights_match", r.weights_notes}};
-    j["memory"] = {{"measured", ledger_to_json(r.ledger)}, {"predicted", nullptr}};
+    j["memory"] = {{"measured", ledger_to_json(r.ledger)},
+                   {"measured_host", ledger_to_json(r.host_ledger)},
+                   {"offload_bytes_per_step", r.offload_bytes_per_step},
+                   {"predicted", nullptr}};
     // how the run was spread over ranks (docs/distributed.md); one process: world_size 1, stage "none".
     // predicted_peak_bytes is filled next to memory.predicted, by whoever has the plan (null until then).
     j["distributed"] = run_distributed_summary(r, c.batch, {});

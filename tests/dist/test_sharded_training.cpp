@@ -273,6 +273,90 @@ private slots:
         });
     }
 
+    // Parameter offload (ZeRO-Infinity style, strategy/sharding.h): zero3 with the parameter and gradient
+    // shards on the host equals one process (optimizer offloaded, the same micro-batches) to 1e-6, and is
+    // bit-identical to zero3 without it (the same sums, moved through the host); the device keeps no
+    // parameters and no gradients, the host holds them (this rank's shard, compute dtype), and a steady-state
+    // step copies between host and device what offload_step_bytes says.
+    void offloadedParametersEqualOneProcess_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<int>("accumulate");
+        for (const char* m : {"seed-cnn", "mlp+dropout", "resnet-mini"}) QTest::newRow(m) << m << "fp32" << 1;
+        QTest::newRow("seed-cnn, 2 micro-batches") << "seed-cnn" << "fp32" << 2;
+        QTest::newRow("seed-cnn bf16") << "seed-cnn" << "bf16" << 1;
+    }
+    void offloadedParametersEqualOneProcess() {
+        QFETCH(QString, model);
+        QFETCH(QString, precision);
+        QFETCH(int, accumulate);
+        const int N = comm().world_size();
+        const ModelSpec spec = model_named(model.toStdString());
+        OptimizerConfig o = optimizer_for(model.toStdString());  // (mlp+dropout: Adam, on the host)
+        DIST_GUARD({
+            StrategyConfig one;
+            one.precision = precision.toStdString();
+            one.accumulate = accumulate * N;
+            one.offload_optimizer = true;
+            Trainee ref(spec, one, kBatch, o, nullptr);
+            StrategyConfig z3 = one;
+            z3.accumulate = accumulate;
+            z3.shard = "zero3";
+            Trainee plain(spec, z3, kBatch, o, &comm());
+            StrategyConfig sc = z3;
+            sc.offload_parameters = true;
+            Trainee off(spec, sc, kBatch, o, &comm());
+            const int steps = model == "resnet-mini" ? 2 : kSteps;  // (see stagesEqualOneProcess)
+            run_steps(ref, steps);
+            run_steps(plain, steps);
+            off.step(0);
+            const double before = off.st->offload_bytes();
+            for (int k = 1; k < steps; ++k) off.step(static_cast<std::uint64_t>(k));
+            const double moved = (off.st->offload_bytes() - before) / (steps - 1);
+            const auto wo = off.weights(), wr = ref.weights();
+            const double rel = hrtest::worst_relative(wo, wr);
+            const bool same = hrtest::bit_identical(wo, plain.weights());
+            const ShardLayout& l = off.st->shard_layout();
+            const std::size_t es = dtype_size(off.st->strategy().compute_dtype);
+            const double expected = offload_step_bytes(l, accumulate, es);
+            qInfo("%s %s, accumulate %d, parameters offloaded, %d rank(s): %.3g from one process%s; %.0f B host<->device "
+                  "per step (predicted %.0f)",
+                  qPrintable(model), qPrintable(precision), accumulate, N, rel, same ? ", bit-identical to zero3" : "",
+                  moved, expected);
+            DIST_VERIFY(rel <= (precision == "fp32" ? 1e-6 : 4 * 0x1p-8), "equals one process");
+            DIST_VERIFY(same, "bit-identical to zero3 without parameter offload");
+            const std::size_t S = static_cast<std::size_t>(l.shard_numel);
+            DIST_VERIFY(off.ledger->live_bytes(MemCategory::parameters) == 0 &&
+                            off.ledger->live_bytes(MemCategory::gradients) == 0 &&
+                            off.ledger->live_bytes(MemCategory::master_weights) == 0 &&
+                            off.ledger->live_bytes(MemCategory::optimizer_state) == 0,
+                        "no parameters, gradients or optimizer state on the device");
+            DIST_VERIFY(off.host_ledger->live_bytes(MemCategory::parameters) == S * es &&
+                            off.host_ledger->live_bytes(MemCategory::gradients) == S * es &&
+                            off.host_ledger->live_bytes(MemCategory::master_weights) == S * 4,
+                        "the shards on the host");
+            // the device's share: zero3's two buckets and gather buffers, nothing of size S
+            DIST_VERIFY(off.ledger->live_total() < plain.ledger->live_total(), "less device memory than zero3");
+            DIST_VERIFY(moved == expected, "host<->device bytes per step as offload_step_bytes says");
+            // by hand, when every unit has parameters (buffers alternate): each micro-batch's forward brings up
+            // units 2..n-1 (0 and 1 are there: the update's prefetch, or the previous backward's last two), its
+            // backward units n-3..0 (n-1 and n-2 are there from the forward); after the update 0 and 1 again;
+            // the gradients come down once per micro-batch
+            bool contiguous = l.tied_unit < 0 && l.units.size() >= 3;
+            for (const UnitShard& u : l.units) contiguous &= u.numel > 0;
+            if (contiguous) {
+                const std::size_t n = l.units.size();
+                double by_hand = static_cast<double>(l.units[0].shard_numel + l.units[1].shard_numel) +
+                                 static_cast<double>(accumulate) * static_cast<double>(S);
+                for (int k = 0; k < accumulate; ++k)
+                    for (std::size_t i = 0; i < n; ++i)
+                        by_hand += static_cast<double>(l.units[i].shard_numel) * ((i >= 2) + (i + 3 <= n));
+                qInfo("  by hand (%zu units): %.0f B", n, by_hand * static_cast<double>(es));
+                DIST_VERIFY(static_cast<double>(es) * by_hand == expected, "the count by hand");
+            }
+        });
+    }
+
     // The schedule: reductions are issued inside backward(), as each unit finishes (so they overlap the
     // units still to come), not in the optimizer step: dp / zero1 in the step's last micro-batch only,
     // zero2 / zero3 in every micro-batch; zero3 also gathers parameters in forward and backward.
@@ -333,6 +417,8 @@ private slots:
             QTest::newRow((std::string(s) + " fp32").c_str()) << s << "";
             QTest::newRow((std::string(s) + " bf16 ckpt acc offload uneven").c_str()) << s << "bf16";
         }
+        QTest::newRow("zero3 fp32 parameters offloaded") << "zero3" << "params";
+        QTest::newRow("zero3 bf16 ckpt acc parameters offloaded uneven") << "zero3" << "bf16 params";
     }
     void plannerPredictsEveryRank() {
         QFETCH(QString, stage);
@@ -344,7 +430,8 @@ private slots:
         o.lr = 1e-3;
         StrategyConfig sc;
         sc.shard = stage.toStdString();
-        if (extra == "bf16") {
+        if (extra.contains("params")) sc.offload_parameters = true;
+        if (extra.startsWith("bf16")) {
             sc.precision = "bf16";
             sc.checkpoint = "all";
             sc.accumulate = 2;
@@ -401,6 +488,12 @@ private slots:
                   qPrintable(stage), qPrintable(extra), r, N, mine.device_total, mine.host_total, sent,
                   mine.communication_bytes);
             DIST_VERIFY(sent == mine.communication_bytes, "communication payload per step as predicted");
+            if (sc.offload_parameters) {
+                const double up_down = t.st->offload_bytes();
+                t.step(2);
+                DIST_VERIFY(t.st->offload_bytes() - up_down == mine.offload_bytes && mine.offload_bytes > 0,
+                            "host<->device bytes per step as predicted");
+            }
         });
     }
 
