@@ -242,7 +242,8 @@ const std::vector<Flag> kFlags = {
      }},
     {FlagGroup::run, "resume", "DIR",
      QT_TRANSLATE_NOOP("Cli", "continue the run in DIR from its newest checkpoint, with its own configuration;\n"
-                              "only --steps/--epochs (the new total), --threads, --device, --save-every, --ranks and --shard may change\n"
+                              "only --steps/--epochs (the new total), --threads, --device, --save-every, --ranks, --shard,\n"
+                              "--tp-head, --pipeline, --pipeline-split and --offload-params may change\n"
                               "(or give them in --config FILE, the continued configuration as a whole)"),
      [](R& r, const V& v) { r.resume = v.text(); }},
     // ---- run: a whole configuration (the window's multi-rank runs, issue 10)

@@ -250,7 +250,7 @@ QString resumeConfig(CliRequest& r) {
     const bool file = !r.configFile.isEmpty();
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
                                         "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard",
-                                        "tp-head", "pipeline", "pipeline-split"};
+                                        "tp-head", "pipeline", "pipeline-split", "offload-params"};
     static const QStringList allowedWithFile = {"resume", "config", "db", "no-history", "name", "quiet", "notify",
                                                 "pause-file", "ranks"};
     QStringList refused;
@@ -263,7 +263,7 @@ QString resumeConfig(CliRequest& r) {
             .arg(r.resume, r.configFile, refused.join(QStringLiteral(", ")));
     if (!refused.isEmpty())
         return Cli::tr("--resume continues a run with its own configuration; only --steps, --epochs, --threads, "
-                       "--device, --save-every, --ranks, --shard, --tp-head, --pipeline and --pipeline-split may change, not %1. Start a new run (--init-from %2/model.safetensors "
+                       "--device, --save-every, --ranks, --shard, --tp-head, --pipeline, --pipeline-split and --offload-params may change, not %1. Start a new run (--init-from %2/model.safetensors "
                        "takes its weights) to change the rest")
             .arg(refused.join(QStringLiteral(", ")), r.resume);
     hr::TrainConfig given;  // --config: the continued configuration
@@ -299,6 +299,10 @@ QString resumeConfig(CliRequest& r) {
     if (r.has("threads")) c.threads = r.config.threads;
     if (r.has("device")) c.device = r.config.device;
     if (r.has("shard")) c.strategy.shard = r.config.strategy.shard;
+    // parameter offload is a layout of zero3's shards (the checkpoint is one process's): --offload-params turns
+    // it on, another --shard than zero3 turns it off
+    if (r.has("offload-params")) c.strategy.offload_parameters = true;
+    else if (r.has("shard") && c.strategy.shard != "zero3") c.strategy.offload_parameters = false;
     // a checkpoint holds the whole head: a split head resumes on another number of ranks split over them
     // all, or whole on one process (--tp-head changes it; strategy/tp_head.h)
     if (r.has("tp-head")) c.strategy.tp_head = r.config.strategy.tp_head;

@@ -483,6 +483,10 @@ void TrainingState::restore_checkpoint(const std::function<const std::uint8_t*(c
     if (zero3) engine_.load_parameters(params.data());
     for (StateBuffer& b : state_buffers()) {
         const std::uint8_t* src = data(b.name);
+        if (!src && fp32_master(b.name)) {  // (a checkpoint without optimizer offload: the parameters themselves)
+            sync_master_from_params();
+            continue;
+        }
         if (!src) throw Error("internal: checkpoint tensor " + b.name + " missing after the checks");
         const std::vector<std::uint8_t> flat = canonical_to_flat(m, src, dtype_size(b.tensor.dtype()));
         engine_.scatter_state(flat.data(), b.tensor, *b.holder);
@@ -652,6 +656,10 @@ void TrainingState::layout_restore_checkpoint(const std::function<const std::uin
     }
     for (StateBuffer& b : state_buffers()) {
         const std::uint8_t* src = data(b.name);
+        if (!src && fp32_master(b.name)) {
+            sync_master_from_params();
+            continue;
+        }
         if (!src) throw Error("internal: checkpoint tensor " + b.name + " missing after the checks");
         const std::size_t es = dtype_size(b.tensor.dtype());
         std::vector<std::uint8_t> flat(b.tensor.nbytes(), 0);

@@ -190,6 +190,12 @@ public:
     void restore_scalars(const ResumeScalars& s);
     // After the parameters were loaded from a file (--init-from): master copy := parameters.
     void sync_master_from_params();
+    // An f32 master copy (optimizer offload in fp32) equals the f32 parameters after every step, so a
+    // checkpoint may lack it (written without offload; it is made from the parameters) or hold one this
+    // run does not keep (written with offload; ignored): optimizer and parameter offload are layouts.
+    bool fp32_master(const std::string& name) const {
+        return name == "master" && strategy_.compute_dtype == DType::f32;
+    }
 
 private:
     // A layout across ranks (a split head, pipeline stages): every state_dict entry of the whole model, in

@@ -64,8 +64,8 @@ struct TrainResult {
     std::vector<std::int64_t> rank_communication_overhead_bytes;
     double communication_bytes_per_step = 0;     // payload this rank handed its communicator per optimizer step
     double communication_seconds_per_step = 0;   // host time this rank waited for communication per step
-    // parameter offload: bytes copied between host and device per training step, both ways (evaluation's
-    // excluded); 0 otherwise
+    // parameter offload: bytes copied between host and device per training step, both ways (evaluations'
+    // gathers included, as in communication_bytes_per_step; checkpoints' not); 0 otherwise
     double offload_bytes_per_step = 0;
     // --prune/--quantize (TrainConfig::what_if): the written weights evaluated on the test split as trained
     // and pruned/quantised (train/eval_weights.h), by whoever wrote them (app/session); compressed is false

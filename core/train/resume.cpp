@@ -196,6 +196,7 @@ void check_checkpoint(const TrainingState& state, const Checkpoint& ck, const st
     // the master copy and optimizer state must be this configuration's (model.* names are the model's)
     for (const SafeTensor& t : ck.tensors.tensors) {
         if (t.name.rfind("model.", 0) == 0) continue;
+        if (state.fp32_master(t.name)) continue;  // (offload's f32 master: the parameters again)
         bool known = false;
         for (const auto& e : want) known = known || e.name == t.name;
         if (!known)
@@ -207,6 +208,7 @@ void check_checkpoint(const TrainingState& state, const Checkpoint& ck, const st
     for (const auto& e : want) {
         const SafeTensor* t = ck.tensors.find(e.name);
         if (!t && e.tied) continue;  // the token embedding's weight is enough
+        if (!t && state.fp32_master(e.name)) continue;  // made from the parameters
         if (!t)
             throw InputError(HR_MSG("resume.missing_tensor",
                                     "%1: tensor '%2' is missing; the checkpoint was written for another configuration "

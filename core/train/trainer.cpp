@@ -270,9 +270,8 @@ TrainResult Trainer::run() {
     emit_memory(true);
     impl_->ledger->reset_peaks();
     const CommStats comm_start = comm ? comm->stats() : CommStats{};
-    // parameter offload: the host<->device bytes of the training steps (evaluation's gathers excluded)
+    // parameter offload: the host<->device bytes per step (evaluation's included, as in the communication's)
     const double offload_start = st.offload_bytes();
-    double offload_eval = 0;
 
     auto step_event = [&](double loss, std::int64_t step_correct, std::int64_t rows, double lr, double dt, bool skipped,
                           double loss_scale) {
@@ -303,7 +302,6 @@ TrainResult Trainer::run() {
     // --- evaluation: the same chunks on every rank, each rank its share of a chunk ----------------------
     auto evaluate = [&]() -> EvalEvent {
         const auto t0 = Clock::now();
-        const double offload_at = st.offload_bytes();
         impl_->ledger->set_phase("evaluate");
         double eval_loss_sum = 0;
         std::int64_t eval_correct = 0, eval_rows = 0;
@@ -360,7 +358,6 @@ TrainResult Trainer::run() {
         ev.samples = eval_rows;
         ev.tokens = work.counts_tokens() ? counted : 0;
         ev.seconds = seconds_since(t0);
-        offload_eval += st.offload_bytes() - offload_at;
         result.evals.push_back(ev);
         result.test_loss = ev.loss;
         result.test_accuracy = ev.accuracy;
@@ -686,7 +683,7 @@ TrainResult Trainer::run() {
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
     if (const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step); ran > 0)
-        result.offload_bytes_per_step = (st.offload_bytes() - offload_start - offload_eval) / static_cast<double>(ran);
+        result.offload_bytes_per_step = (st.offload_bytes() - offload_start) / static_cast<double>(ran);
     finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)
     emit_memory(true);
     return result;

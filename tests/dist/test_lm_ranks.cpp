@@ -162,17 +162,23 @@ private slots:
         QTest::addColumn<double>("tolerance");
         QTest::addColumn<bool>("tied");
         QTest::addColumn<int>("batch");
+        QTest::addColumn<bool>("offload");  // --offload-params
         for (int n : {2, 3})
             for (const char* s : {"dp", "zero2", "zero3"})
-                QTest::newRow(qPrintable(QString("%1 on %2 ranks").arg(s).arg(n))) << n << s << 1 << "sgd" << 1e-6 << false << 6;
-        QTest::newRow("zero2 on 2 ranks, 3 micro-batches each") << 2 << "zero2" << 3 << "sgd" << 1e-6 << false << 6;
-        QTest::newRow("zero3 on 3 ranks, adamw") << 3 << "zero3" << 1 << "adamw" << 1e-3 << false << 6;
+                QTest::newRow(qPrintable(QString("%1 on %2 ranks").arg(s).arg(n))) << n << s << 1 << "sgd" << 1e-6 << false << 6 << false;
+        QTest::newRow("zero2 on 2 ranks, 3 micro-batches each") << 2 << "zero2" << 3 << "sgd" << 1e-6 << false << 6 << false;
+        QTest::newRow("zero3 on 3 ranks, adamw") << 3 << "zero3" << 1 << "adamw" << 1e-3 << false << 6 << false;
         // a head tied to the token embedding
         for (const char* s : {"dp", "zero2", "zero3"})
-            QTest::newRow(qPrintable(QString("%1 on 2 ranks, tied head").arg(s))) << 2 << s << 1 << "sgd" << 1e-6 << true << 6;
-        QTest::newRow("zero3 on 2 ranks, tied head, 3 micro-batches each") << 2 << "zero3" << 3 << "sgd" << 1e-6 << true << 6;
-        QTest::newRow("zero3 on 3 ranks, tied head, batches 3 + 2 + 2") << 3 << "zero3" << 1 << "sgd" << 1e-6 << true << 7;
+            QTest::newRow(qPrintable(QString("%1 on 2 ranks, tied head").arg(s))) << 2 << s << 1 << "sgd" << 1e-6 << true << 6 << false;
+        QTest::newRow("zero3 on 2 ranks, tied head, 3 micro-batches each") << 2 << "zero3" << 3 << "sgd" << 1e-6 << true << 6 << false;
+        QTest::newRow("zero3 on 3 ranks, tied head, batches 3 + 2 + 2") << 3 << "zero3" << 1 << "sgd" << 1e-6 << true << 7 << false;
+        // parameter offload (ZeRO-Infinity): zero3's shards in host memory (the tied unit's buffer too)
+        QTest::newRow("zero3 on 2 ranks, tied head, 3 micro-batches each, parameters offloaded")
+            << 2 << "zero3" << 3 << "sgd" << 1e-6 << true << 6 << true;
+        QTest::newRow("zero3 on 3 ranks, parameters offloaded") << 3 << "zero3" << 1 << "sgd" << 1e-6 << false << 6 << true;
     }
+
     void ranksEqualOneProcess() {
         QFETCH(int, ranks);
         QFETCH(QString, stage);
@@ -181,16 +187,18 @@ private slots:
         QFETCH(double, tolerance);
         QFETCH(bool, tied);
         QFETCH(int, batch);
+        QFETCH(bool, offload);
         const QString ref = tied ? QString("%1-tied-b%2").arg(optimizer).arg(batch) : optimizer;
         const QString model = tied ? "gpt-tied" : "gpt";
         const nlohmann::json& one = m_one[ref];
         const std::string work = m_dir + "/" + stage.toStdString() + "-" + std::to_string(ranks) + "-" +
-                                 std::to_string(accumulate) + "-" + ref.toStdString();
+                                 std::to_string(accumulate) + "-" + ref.toStdString() + (offload ? "-offload" : "");
         fs::create_directories(work);
         const QString w = QString::fromStdString(work), dir = QString::fromStdString(m_dir);
         QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
         args << "-np" << QString::number(ranks) << kHeadroom;
         args << runFlags(dir, optimizer, model, batch) << "--shard" << stage << "--accumulate" << QString::number(accumulate) << "--out" << w + "/out";
+        if (offload) args << "--offload-params";
         const Result r = run(QStringLiteral(HR_MPIEXEC), args, w);
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
         // the weights of one process with the same global batch
@@ -237,11 +245,11 @@ private slots:
         const nlohmann::json& measured = j["distributed"]["measured_peak_bytes"];
         QCOMPARE(measured.size(), std::size_t(ranks));
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == measured, j["distributed"].dump().c_str());
-        const Result p = run(kHeadroom,
-                             {"plan", "--model", dir + "/" + model + ".json", "--batch", QString::number(batch), "--optimizer", optimizer, "--threads", "1",
-                              "--device", "cpu", "--ranks", QString::number(ranks), "--shard", stage, "--accumulate",
-                              QString::number(accumulate), "--json"},
-                             w);
+        QStringList planArgs{"plan", "--model", dir + "/" + model + ".json", "--batch", QString::number(batch), "--optimizer", optimizer,
+                             "--threads", "1", "--device", "cpu", "--ranks", QString::number(ranks), "--shard", stage, "--accumulate",
+                             QString::number(accumulate), "--json"};
+        if (offload) planArgs << "--offload-params";
+        const Result p = run(kHeadroom, planArgs, w);
         QVERIFY2(p.exit_code == 0, qPrintable(p.output));
         const nlohmann::json plan = nlohmann::json::parse(p.output.toStdString());
         QCOMPARE(plan["ranks"].size(), std::size_t(ranks));
@@ -252,6 +260,21 @@ private slots:
                      qPrintable(QString("plan %1 B, sent %2 B a step")
                                     .arg(QString::fromStdString(plan["communication_bytes_per_step"].dump()))
                                     .arg(QString::fromStdString(j["distributed"]["communication_bytes_per_step"].dump()))));
+        if (offload) {  // nothing of the model on the device; the bytes moved per step as the plan's
+            const nlohmann::json& at_peak = j["memory"]["measured"]["at_peak"];
+            QCOMPARE(at_peak["parameters"].get<std::int64_t>(), 0);
+            QCOMPARE(at_peak["gradients"].get<std::int64_t>(), 0);
+            QVERIFY(j["memory"]["measured_host"]["peak"]["parameters"].get<std::int64_t>() > 0);
+            QVERIFY2(j["memory"]["predicted"]["host"] == j["memory"]["measured_host"]["peak"],
+                     j["memory"].dump().c_str());
+            if (tied)
+                QVERIFY2(plan["offload_bytes_per_step"] == j["memory"]["offload_bytes_per_step"],
+                         qPrintable(QString("plan %1 B, moved %2 B a step")
+                                        .arg(QString::fromStdString(plan["offload_bytes_per_step"].dump()))
+                                        .arg(QString::fromStdString(j["memory"]["offload_bytes_per_step"].dump()))));
+            qInfo("  parameters offloaded: %s B host<->device per step (plan %s B)", j["memory"]["offload_bytes_per_step"].dump().c_str(),
+                  plan["offload_bytes_per_step"].dump().c_str());
+        }
         for (int k = 0; k < ranks; ++k)
             QVERIFY2(plan["ranks"][k]["device_total"] == measured[k],
                      qPrintable(QString("rank %1: plan %2, measured %3")
@@ -305,6 +328,55 @@ private slots:
             QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                      j["distributed"].dump().c_str());
         }
+    }
+
+    // Parameter offload is a layout: a checkpoint of a run with --offload-params (zero3 on one process)
+    // resumes without it as one process, bit for bit the uninterrupted one-process run (one rank's zero3 adds
+    // the same values in the same order, through the host), and on 2 ranks with it, within 1e-6; a plain
+    // one-process checkpoint resumes with it, bit for bit again.
+    void offloadedCheckpointResumesOnOtherLayouts() {
+        const QString dir = QString::fromStdString(m_dir);
+        const std::string work = m_dir + "/resume-offload";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        auto flags = [&](int steps, const QString& out) {
+            QStringList f = runFlags(dir, "sgd", "gpt-tied");
+            f[f.indexOf("--steps") + 1] = QString::number(steps);
+            return f << "--out" << w + "/" + out;
+        };
+        Result r = run(kHeadroom, flags(2, "off") << "--shard" << "zero3" << "--offload-params", w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        r = run(kHeadroom, flags(2, "plain"), w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        for (const char* name : {"off-none", "off-2"}) fs::copy(work + "/off", work + "/" + name, fs::copy_options::recursive);
+        r = run(kHeadroom, {"train", "--resume", w + "/off-none", "--steps", "4", "--shard", "none", "--no-history", "--quiet"}, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const std::string one = m_dir + "/one-sgd-tied-b6/model.safetensors";
+        QString why = compareWeights(work + "/off-none/model.safetensors", one, 0);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        r = run(kHeadroom, {"train", "--resume", w + "/plain", "--steps", "4", "--shard", "zero3", "--offload-params",
+                            "--no-history", "--quiet"}, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        why = compareWeights(work + "/plain/model.safetensors", one, 0);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        const nlohmann::json resumed = readJson(work + "/plain/run.json");
+        QVERIFY(resumed["config"]["strategy"]["offload_parameters"].get<bool>());
+        QCOMPARE(resumed["memory"]["measured"]["at_peak"]["parameters"].get<std::int64_t>(), 0);
+        QStringList args = QString(HR_MPIRUN_FLAGS).split(' ', Qt::SkipEmptyParts);
+        args << "-np" << "2" << kHeadroom << "train" << "--resume" << w + "/off-2" << "--steps" << "4" << "--no-history" << "--quiet";
+        r = run(QStringLiteral(HR_MPIEXEC), args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        why = compareWeights(work + "/off-2/model.safetensors", one, 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("parameter offload: resumed without it and with it bit-identical to one process; on 2 ranks %.3g", g_worst);
+        const nlohmann::json two = readJson(work + "/off-2/run.json");
+        QCOMPARE(two["distributed"]["world_size"].get<int>(), 2);
+        QVERIFY(two["config"]["strategy"]["offload_parameters"].get<bool>());
+        // --offload-params without zero3: one message naming both flags, nothing written
+        r = run(kHeadroom, flags(2, "refused") << "--offload-params", w);
+        QVERIFY(r.exit_code != 0);
+        QVERIFY2(r.output.contains("--offload-params") && r.output.contains("--shard zero3"), qPrintable(r.output));
+        QVERIFY(!fs::exists(work + "/refused"));
     }
 
     // Ctrl-C mid-run (evaluations every 3 steps, so it may land next to one): every rank stops together.
