@@ -71,7 +71,9 @@ int train(const std::map<std::string, std::string>& a) {
     StrategyConfig sc;
     const std::string stage = get(a, "stage", "none");
     // tp-head: the last layer split over the ranks; pipeline: the layers in stages (with --micro micro-batches)
-    sc.shard = stage == "tp-head" || stage == "pipeline" ? "none" : stage;
+    // zero3-offload: zero3 with the parameters (and gradients, optimizer) in host memory (--offload-params)
+    sc.shard = stage == "tp-head" || stage == "pipeline" ? "none" : stage == "zero3-offload" ? "zero3" : stage;
+    sc.offload_parameters = stage == "zero3-offload";
     if (stage == "pipeline") sc.accumulate = std::stoll(get(a, "micro", "8"));
     sc.precision = get(a, "precision", "fp32");
     OptimizerConfig o;
@@ -168,21 +170,28 @@ int train(const std::map<std::string, std::string>& a) {
     for (int s = 0; s < warmup; ++s) step(s);
     if (comm) comm->barrier();
     ledger->reset_peaks();
+    host_ledger->reset_peaks();
     const CommStats before = c ? c->stats() : CommStats{};
+    const double offload_before = st.offload_bytes();
     const auto t0 = std::chrono::steady_clock::now();
     for (int s = 0; s < steps; ++s) step(warmup + s);
     if (comm) comm->barrier();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const CommStats after = c ? c->stats() : CommStats{};
-    const LedgerSnapshot snap = ledger->snapshot();
+    const LedgerSnapshot snap = ledger->snapshot(), host_snap = host_ledger->snapshot();
+    const double offloaded = (st.offload_bytes() - offload_before) / steps;
     // the slowest rank sets the pace; memory and waiting per rank
     const double slowest = comm ? comm->all_reduce_value(seconds, ReduceOp::max) : seconds;
     const double waited = after.wait_seconds - before.wait_seconds;
-    std::vector<double> peaks(static_cast<std::size_t>(N), 0.0), waits(static_cast<std::size_t>(N), 0.0);
+    std::vector<double> peaks(static_cast<std::size_t>(N), 0.0), waits(static_cast<std::size_t>(N), 0.0),
+        host_peaks(static_cast<std::size_t>(N), 0.0);
     for (int r = 0; r < N; ++r) {
         peaks[static_cast<std::size_t>(r)] =
             comm ? comm->all_reduce_value(r == rank ? static_cast<double>(snap.peak_total) : 0.0, ReduceOp::sum)
                  : static_cast<double>(snap.peak_total);
+        host_peaks[static_cast<std::size_t>(r)] =
+            comm ? comm->all_reduce_value(r == rank ? static_cast<double>(host_snap.peak_total) : 0.0, ReduceOp::sum)
+                 : static_cast<double>(host_snap.peak_total);
         waits[static_cast<std::size_t>(r)] = comm ? comm->all_reduce_value(r == rank ? waited : 0.0, ReduceOp::sum) : waited;
     }
     if (rank == 0) {
@@ -198,6 +207,8 @@ int train(const std::map<std::string, std::string>& a) {
         j["steps_per_second"] = steps / slowest;
         j["samples_per_second"] = static_cast<double>(steps * B) / slowest;
         j["peak_bytes_per_rank"] = peaks;
+        j["host_peak_bytes_per_rank"] = host_peaks;   // the host ledger: offloaded state
+        j["offload_bytes_per_step"] = offloaded;      // parameter offload: host<->device, rank 0
         j["rank0_peak_by_category"] = categories(snap.at_peak);
         j["comm_wait_share_per_rank"] = json::array();
         for (double w : waits) j["comm_wait_share_per_rank"].push_back(w / slowest);

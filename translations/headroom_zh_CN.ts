@@ -100,16 +100,6 @@ Per layer (bytes kept for backward at micro-batch %1; * marks checkpointed block
         <translation>参数</translation>
     </message>
     <message>
-        <source>
-Peak: %1
-Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forward FLOPs, %5 host traffic)
-</source>
-        <translation>
-峰值：%1
-预测每步耗时：%2 毫秒（为不用策略的 fp32 单步的 %3 倍；重计算前向 %4 FLOPs，主机传输 %5）
-</translation>
-    </message>
-    <message>
         <source>Configurations for %1 at batch %2 within %3 (fastest first; * marks the best):
 
 </source>
@@ -1048,14 +1038,6 @@ Nothing fits in %1 as set up; sharded, it %2.
 </translation>
     </message>
     <message>
-        <source>continue the run in DIR from its newest checkpoint, with its own configuration;
-only --steps/--epochs (the new total), --threads, --device, --save-every, --ranks and --shard may change
-(or give them in --config FILE, the continued configuration as a whole)</source>
-        <translation>从 DIR 中最新的检查点继续该运行，使用其自身的配置；
-只能更改 --steps/--epochs（新的总长度）、--threads、--device、--save-every、--ranks 和 --shard
-（或在 --config FILE 中给出它们：完整的续训配置）</translation>
-    </message>
-    <message>
         <source>--resume %1 --config %2: the file is the continued configuration as a whole; only --ranks, --name, --db, --no-history, --quiet, --notify and --pause-file may be added, not %3</source>
         <translation>--resume %1 --config %2：该文件是完整的续训配置；只能再加 --ranks、--name、--db、--no-history、--quiet、--notify 和 --pause-file，不能加 %3</translation>
     </message>
@@ -1271,8 +1253,34 @@ order; default 1: off)</source>
 </translation>
     </message>
     <message>
-        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks, --shard, --tp-head, --pipeline and --pipeline-split may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
-        <translation>--resume 以运行自己的配置继续；只有 --steps、--epochs、--threads、--device、--save-every、--ranks、--shard、--tp-head、--pipeline 和 --pipeline-split 可以更改，%1 不行。要更改其他设置，请开始新的运行（--init-from %2/model.safetensors 会沿用其权重）</translation>
+        <source>parameters and gradients in host memory too, each unit brought
+to the device one unit ahead (ZeRO-Infinity; needs --shard zero3)</source>
+        <translation>参数和梯度也放在主机内存中，每个单元提前一个单元
+送到设备上（ZeRO-Infinity；需要 --shard zero3）</translation>
+    </message>
+    <message>
+        <source>continue the run in DIR from its newest checkpoint, with its own configuration;
+only --steps/--epochs (the new total), --threads, --device, --save-every, --ranks, --shard,
+--tp-head, --pipeline, --pipeline-split and --offload-params may change
+(or give them in --config FILE, the continued configuration as a whole)</source>
+        <translation>从 DIR 中最新的检查点继续该运行，使用其自身的配置；
+只能更改 --steps/--epochs（新的总长度）、--threads、--device、--save-every、--ranks、--shard、
+--tp-head、--pipeline、--pipeline-split 和 --offload-params
+（或在 --config FILE 中给出它们：完整的续训配置）</translation>
+    </message>
+    <message>
+        <source>
+Peak: %1
+Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forward FLOPs, %5 host traffic: %6 ms at %7/s)
+</source>
+        <translation>
+峰值：%1
+预测每步耗时：%2 毫秒（为不用策略的 fp32 单步的 %3 倍；重计算前向 %4 FLOPs，主机传输 %5：按 %7/s 约 %6 毫秒）
+</translation>
+    </message>
+    <message>
+        <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks, --shard, --tp-head, --pipeline, --pipeline-split and --offload-params may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
+        <translation>--resume 以运行自己的配置继续；只有 --steps、--epochs、--threads、--device、--save-every、--ranks、--shard、--tp-head、--pipeline、--pipeline-split 和 --offload-params 可以更改，%1 不行。要更改其他设置，请开始新的运行（--init-from %2/model.safetensors 会沿用其权重）</translation>
     </message>
 </context>
 <context>
@@ -2374,6 +2382,14 @@ order; default 1: off)</source>
     <message>
         <source>stage %1: layers %2–%3</source>
         <translation>阶段 %1：层 %2–%3</translation>
+    </message>
+    <message>
+        <source>Parameters and gradients</source>
+        <translation>参数和梯度</translation>
+    </message>
+    <message>
+        <source>in host memory (ZeRO-Infinity style): each unit is brought to the device one unit ahead of its use, its gradients sent back after its backward</source>
+        <translation>在主机内存中（ZeRO-Infinity 方式）：每个单元在使用前提前一个单元送到设备上，其梯度在反向传播后传回</translation>
     </message>
 </context>
 <context>
@@ -4349,10 +4365,6 @@ order; default 1: off)</source>
         <translation>；重计算增加 %1% 的前向计算量</translation>
     </message>
     <message>
-        <source>; offload moves %1 per step</source>
-        <translation>；卸载每步传输 %1</translation>
-    </message>
-    <message>
         <source>; recompute buffer %1</source>
         <translation>；重计算缓冲区 %1</translation>
     </message>
@@ -4486,6 +4498,14 @@ order; default 1: off)</source>
     <message>
         <source>What-if after training: %1</source>
         <translation>训练后的假设分析：%1</translation>
+    </message>
+    <message>
+        <source>parameter offload</source>
+        <translation>参数卸载</translation>
+    </message>
+    <message>
+        <source>; offload moves %1 per step, about %2 ms over the host link (%3/s)</source>
+        <translation>；卸载每步传输 %1，经主机链路（%3/s）约 %2 毫秒</translation>
     </message>
 </context>
 <context>
@@ -5492,6 +5512,14 @@ order; default 1: off)</source>
     <message>
         <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them</source>
         <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练；流水线阶段让每个 rank 负责一段连续的层，微批次（梯度累积）依次流经它们</translation>
+    </message>
+    <message>
+        <source>Parameters and gradients in host memory too</source>
+        <translation>参数和梯度也放在主机内存中</translation>
+    </message>
+    <message>
+        <source>ZeRO-Infinity style: the device keeps only the unit being computed and the next one, brought over from host memory while the current one runs; implies ZeRO-3 and the optimizer in host memory</source>
+        <translation>ZeRO-Infinity 方式：设备上只保留正在计算的单元和下一个单元，下一个单元在当前单元运行时从主机内存送来；隐含 ZeRO-3，优化器也在主机内存中</translation>
     </message>
 </context>
 <context>
@@ -7721,6 +7749,13 @@ order; default 1: off)</source>
     <message>
         <source>--batch %1 is smaller than the %2 ranks; every rank needs a sample</source>
         <translation>--batch %1 小于 rank 数 %2；每个 rank 至少需要一个样本</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.offload_parameters_zero3</name>
+    <message>
+        <source>--offload-params needs --shard zero3 (parameters are brought to the device unit by unit, as zero3 gathers them); add --shard zero3, also on one rank</source>
+        <translation>--offload-params 需要 --shard zero3（参数按单元逐个送到设备上，与 zero3 的收集方式相同）；请加上 --shard zero3，单个 rank 也一样</translation>
     </message>
 </context>
 <context>

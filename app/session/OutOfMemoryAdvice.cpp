@@ -75,7 +75,9 @@ QStringList OutOfMemoryAdvice::changes() const {
                                          : Text::tr("checkpointing %n block(s)", nullptr, int(s.checkpoint_blocks.size())));
     what << (s.accumulate > 1 ? Text::tr("micro-batch %1 × %2 accumulation steps").arg(s.micro_batch).arg(s.accumulate)
                               : Text::tr("the whole batch at once"));
-    what << (s.offload_optimizer ? Text::tr("optimizer state in host memory") : Text::tr("optimizer state on the device"));
+    what << (s.offload_parameters ? Text::tr("parameters, gradients and optimizer state in host memory (ZeRO-3 on one rank)")
+             : s.offload_optimizer    ? Text::tr("optimizer state in host memory")
+                                      : Text::tr("optimizer state on the device"));
     return what;
 }
 

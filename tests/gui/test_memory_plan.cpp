@@ -2,6 +2,7 @@
 // follows edits, "Fit to device" applies a strategy that fits, after a run predicted and measured
 // agree per category, and an out-of-memory run offers a configuration that fits and runs.
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
@@ -165,6 +166,36 @@ private slots:
         QCOMPARE(w.trainConfig().strategy.shard, std::string("zero3"));
         ranks->setCurrentIndex(0);
         QCOMPARE(w.trainConfig().strategy.shard, std::string("none"));
+        // parameter offload (ZeRO-Infinity): zero3 on the one rank, the optimizer on the host too; the plan
+        // keeps no parameters or gradients on the device and says what moves per step
+        auto* params = w.setupPanel()->findChild<QCheckBox*>(QStringLiteral("offloadParamsCheck"));
+        auto* optimizer = w.setupPanel()->findChild<QCheckBox*>(QStringLiteral("offloadCheck"));
+        QVERIFY(params && optimizer);
+        params->setChecked(true);
+        QVERIFY(optimizer->isChecked() && !optimizer->isEnabled());
+        hr::TrainConfig off = w.trainConfig();
+        QVERIFY(off.strategy.offload_parameters && off.strategy.offload_optimizer);
+        QCOMPARE(off.strategy.shard, std::string("zero3"));
+        w.memoryPlan()->updateNow();
+        const hr::MemoryPlan p = w.memoryPlan()->plan();
+        QCOMPARE(hr::at(p.device, hr::MemCategory::parameters), std::size_t(0));
+        QVERIFY(hr::at(p.host, hr::MemCategory::parameters) > 0 && p.offload_bytes > 0);
+        // several ranks: the Sharding box shows zero3 and stays there
+        ranks->setCurrentIndex(ranks->findData(QStringLiteral("cpu:2")));
+        QVERIFY(!sharding->isEnabled());
+        QCOMPARE(sharding->currentData().toString(), QStringLiteral("zero3"));
+        QCOMPARE(w.trainConfig().strategy.shard, std::string("zero3"));
+        ranks->setCurrentIndex(0);
+        params->setChecked(false);
+        QVERIFY(optimizer->isEnabled());
+        QVERIFY(!w.trainConfig().strategy.offload_parameters);
+        QCOMPARE(w.trainConfig().strategy.shard, std::string("none"));
+        // a configuration with it (a run's, Continue) shows it
+        w.setTrainConfig(off);
+        QVERIFY(params->isChecked());
+        QVERIFY(w.trainConfig().strategy.offload_parameters);
+        params->setChecked(false);
+        optimizer->setChecked(false);
     }
 
     void fitToDeviceAppliesAStrategyThatFits() {

@@ -292,6 +292,24 @@ private slots:
         s = {};
         s.micro_batch = 24;  // uneven: 24 + 24 + 16
         QCOMPARE(resolve_strategy(s, spec, 64).accumulate, std::int64_t(3));
+        // parameter offload: zero3 only (any number of ranks, one too), and the optimizer on the host with it
+        s = {};
+        s.offload_parameters = true;
+        for (const char* shard : {"none", "dp", "zero1", "zero2"}) {
+            s.shard = shard;
+            try {
+                resolve_strategy(s, spec, 64, std::string(shard) == "none" ? 1 : 2, 0);
+                QFAIL(shard);
+            } catch (const InputError& e) {
+                QCOMPARE(e.message().id, std::string("strategy.offload_parameters_zero3"));
+                QVERIFY2(std::string(e.what()).find("--offload-params needs --shard zero3") != std::string::npos, e.what());
+            }
+        }
+        s.shard = "zero3";
+        const ResolvedStrategy r = resolve_strategy(s, spec, 64);
+        QVERIFY(r.offload_parameters && r.offload_optimizer);
+        QCOMPARE(r.describe(), std::string("fp32 + parameter offload + zero3 x 1 rank"));
+        QCOMPARE(strategy_flags(s), std::string("--offload-params --shard zero3"));
     }
 };
 
