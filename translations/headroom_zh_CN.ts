@@ -1331,6 +1331,10 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <source>no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2 as set up; sharded, it %3. Otherwise lower --batch or make the model smaller</source>
         <translation>按当前设置，在批次大小 %2 下，没有任何精度、梯度检查点、微批次和卸载的组合能放进 %1；分片后%3。否则请降低 --batch 或缩小模型</translation>
     </message>
+    <message>
+        <source>parameters, gradients and optimizer state in host memory (ZeRO-3 on one rank)</source>
+        <translation>参数、梯度和优化器状态在主机内存中（单个 rank 上的 ZeRO-3）</translation>
+    </message>
 </context>
 <context>
     <name>PlanTable</name>
@@ -4506,6 +4510,10 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     <message>
         <source>; offload moves %1 per step, about %2 ms over the host link (%3/s)</source>
         <translation>；卸载每步传输 %1，经主机链路（%3/s）约 %2 毫秒</translation>
+    </message>
+    <message>
+        <source> · %1 of parameters, gradients and optimizer state in host memory</source>
+        <translation> · 主机内存中有 %1 的参数、梯度和优化器状态</translation>
     </message>
 </context>
 <context>

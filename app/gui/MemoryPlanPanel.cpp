@@ -315,7 +315,10 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
                               : kind == QLatin1String("adamw") ? QStringLiteral("AdamW")
                                                                : kind.toUpper();
     QString strategy = tr("%1 · batch %2 · %3 optimizer").arg(describeStrategy(p.strategy, blocks)).arg(c.batch).arg(optimizer);
-    if (p.host_total) strategy += tr(" · %1 of optimizer state in host memory").arg(bytesText(p.host_total));
+    if (p.host_total)
+        strategy += p.strategy.offload_parameters
+                        ? tr(" · %1 of parameters, gradients and optimizer state in host memory").arg(bytesText(p.host_total))
+                        : tr(" · %1 of optimizer state in host memory").arg(bytesText(p.host_total));
     if (p.dataset_bytes) strategy += tr(" · the data set takes %1 of RAM").arg(bytesText(p.dataset_bytes));
     m_strategyLabel->setText(strategy);
     m_bar->setPlan(p.device, p.host, p.host_total > 0, m_capacity, capacityName);

@@ -441,7 +441,7 @@ void TrainingSetupPanel::updateRankFields() {
     if (auto* model = qobject_cast<QStandardItemModel*>(m_sharding->model())) model->item(0)->setEnabled(!several);
     if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
     if (!several) m_sharding->setCurrentIndex(0);
-    if (several && offloaded) m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("zero3")));
+    if (offloaded) m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("zero3")));  // (one rank too)
     m_sharding->setToolTip(several ? tr("How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 "
                                         "split the optimizer state, then the gradients, then the parameters; a "
                                         "tensor-parallel head splits the last layer's output columns over the "

@@ -92,7 +92,7 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         QTimer::singleShot(800, grab);
         return;
     }
-    if (tab == QLatin1String("plan")) {
+    if (tab == QLatin1String("plan") || tab == QLatin1String("offload")) {
         // The Memory plan tab after a short run of resnet-mini with strategies: the prediction for
         // the setup, the host bar of the offloaded optimizer state and predicted against measured.
         w.loadPreset(QStringLiteral("resnet-mini"));
@@ -107,6 +107,10 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         p.strategy.micro_batch = 32;
         p.strategy.accumulate = 2;
         p.strategy.offload_optimizer = true;
+        if (tab == QLatin1String("offload")) {  // parameters and gradients in host memory too, zero3 on one rank
+            p.strategy.offload_parameters = true;
+            p.strategy.shard = "zero3";
+        }
         p.memory_limit = std::size_t(48) << 20;
         w.setTrainConfig(p);
         QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
