@@ -1282,6 +1282,12 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <source>--resume continues a run with its own configuration; only --steps, --epochs, --threads, --device, --save-every, --ranks, --shard, --tp-head, --pipeline, --pipeline-split and --offload-params may change, not %1. Start a new run (--init-from %2/model.safetensors takes its weights) to change the rest</source>
         <translation>--resume 以运行自己的配置继续；只有 --steps、--epochs、--threads、--device、--save-every、--ranks、--shard、--tp-head、--pipeline、--pipeline-split 和 --offload-params 可以更改，%1 不行。要更改其他设置，请开始新的运行（--init-from %2/model.safetensors 会沿用其权重）</translation>
     </message>
+    <message>
+        <source>  rank %1: stage %2 of replica %3, layers %4-%5, device %6, host %7
+</source>
+        <translation>  rank %1：副本 %3 的阶段 %2，层 %4-%5，设备 %6，主机 %7
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -2395,6 +2401,14 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <source>in host memory (ZeRO-Infinity style): each unit is brought to the device one unit ahead of its use, its gradients sent back after its backward</source>
         <translation>在主机内存中（ZeRO-Infinity 方式）：每个单元在使用前提前一个单元送到设备上，其梯度在反向传播后传回</translation>
     </message>
+    <message>
+        <source>%1 pipeline stages of consecutive layers times %2 data-parallel replicas (%3 ranks): each replica takes its share of the batch through its stages in micro-batches (1F1B schedule), and the replicas of a stage sum its gradients before the update. Each rank handed its communicator %4 per step (activations and their gradients, evaluation included, and the gradients&apos; all-reduce) and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个由连续层组成的流水线阶段，乘以 %2 个数据并行副本（%3 个 rank）：每个副本把自己那一份批次按微批次（1F1B 调度）送过自己的各个阶段，同一阶段的各副本在更新前对其梯度求和。每个 rank 每步交给通信器 %4（激活及其梯度，包括评估，以及梯度的 all-reduce），每步等待通信 %5（rank 0 的数据）。</translation>
+    </message>
+    <message>
+        <source>stage %1 of replica %2: layers %3–%4</source>
+        <translation>副本 %2 的阶段 %1：层 %3–%4</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -3239,6 +3253,13 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     <message>
         <source>this build of Headroom has no NCCL support (it was built without CUDA or without nccl.h); GPU ranks need it: rebuild with the CUDA toolkit and NCCL, or use CPU ranks</source>
         <translation>此 Headroom 构建不支持 NCCL（构建时没有 CUDA 或没有 nccl.h）；GPU rank 需要它：请用 CUDA 工具包和 NCCL 重新构建，或使用 CPU rank</translation>
+    </message>
+</context>
+<context>
+    <name>dist.no_split</name>
+    <message>
+        <source>%1 cannot form groups of ranks (pipeline stages with data-parallel replicas); use CPU ranks, or as many stages as ranks</source>
+        <translation>%1 无法组成 rank 分组（带数据并行副本的流水线阶段）；请使用 CPU rank，或让阶段数等于 rank 数</translation>
     </message>
 </context>
 <context>
@@ -5518,16 +5539,20 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <translation>流水线阶段（拆分各层）</translation>
     </message>
     <message>
-        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them</source>
-        <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练；流水线阶段让每个 rank 负责一段连续的层，微批次（梯度累积）依次流经它们</translation>
-    </message>
-    <message>
         <source>Parameters and gradients in host memory too</source>
         <translation>参数和梯度也放在主机内存中</translation>
     </message>
     <message>
         <source>ZeRO-Infinity style: the device keeps only the unit being computed and the next one, brought over from host memory while the current one runs; implies ZeRO-3 and the optimizer in host memory</source>
         <translation>ZeRO-Infinity 方式：设备上只保留正在计算的单元和下一个单元，下一个单元在当前单元运行时从主机内存送来；隐含 ZeRO-3，优化器也在主机内存中</translation>
+    </message>
+    <message>
+        <source>Pipeline stages × 2 data-parallel replicas</source>
+        <translation>流水线阶段 × 2 个数据并行副本</translation>
+    </message>
+    <message>
+        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, half as many stages run twice, each copy on half the batch</source>
+        <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练；流水线阶段让每个 rank 负责一段连续的层，微批次（梯度累积）依次流经它们；带 2 个数据并行副本时，阶段数减半、每个阶段运行两份，各处理一半批次</translation>
     </message>
 </context>
 <context>
@@ -7781,6 +7806,13 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     </message>
 </context>
 <context>
+    <name>strategy.pipeline_replicas</name>
+    <message>
+        <source>--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give --shard dp (the replicas of a stage all-reduce its gradients; ZeRO stages inside a pipeline are not built)</source>
+        <translation>--pipeline %1 在 %2 个 rank 上会形成 %3 个流水线的数据并行副本：请给出 --shard dp（同一阶段的各副本对其梯度做 all-reduce；流水线内的 ZeRO 阶段尚未实现）</translation>
+    </message>
+</context>
+<context>
     <name>strategy.pipeline_shard</name>
     <message>
         <source>--pipeline %1 gives each stage&apos;s rank its own layers; it does not combine with --shard %2 (leave --shard out)</source>
@@ -7811,8 +7843,8 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
 <context>
     <name>strategy.pipeline_world</name>
     <message>
-        <source>--pipeline %1 puts one stage on each of %1 ranks, but the run has %2; start it on %1 ranks (--ranks %1, or mpirun -np %1)</source>
-        <translation>--pipeline %1 在 %1 个 rank 上各放一个阶段，但本次运行有 %2 个；请在 %1 个 rank 上启动（--ranks %1，或 mpirun -np %1）</translation>
+        <source>--pipeline %1 needs a multiple of %1 ranks (K stages x D data-parallel replicas), but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)</source>
+        <translation>--pipeline %1 需要 %1 的整数倍个 rank（K 个阶段 × D 个数据并行副本），但本次运行有 %2 个；请在 %1 个、2 × %1 个……rank 上启动（--ranks，或 mpirun -np）</translation>
     </message>
 </context>
 <context>

@@ -136,12 +136,23 @@ int runPlanCommand(const CliRequest& request) {
                           .arg(p.rank)
                           .arg(bytes(static_cast<std::size_t>(p.communication_bytes))));
                 const auto& first = p.strategy.stage_first;
+                // a pipeline: rank r is stage r / D of data-parallel replica r % D (D = 1: each rank a stage)
+                const int D = p.strategy.pipeline > 1 ? p.world_size / p.strategy.pipeline : 1;
                 for (const hr::RankPlan& rp : p.ranks) {
-                    if (!p.stage_layers.empty())  // a pipeline: each rank is a stage
+                    const std::size_t st = static_cast<std::size_t>(rp.rank / D);
+                    if (!p.stage_layers.empty() && D > 1)
+                        print(QCoreApplication::translate("Cli", "  rank %1: stage %2 of replica %3, layers %4-%5, device %6, host %7\n")
+                                  .arg(rp.rank)
+                                  .arg(st)
+                                  .arg(rp.rank % D)
+                                  .arg(first[st])
+                                  .arg(first[st + 1] - 1)
+                                  .arg(bytes(rp.device_total), bytes(rp.host_total)));
+                    else if (!p.stage_layers.empty())
                         print(QCoreApplication::translate("Cli", "  rank %1: stage %1, layers %2-%3, device %4, host %5\n")
                                   .arg(rp.rank)
-                                  .arg(first[static_cast<std::size_t>(rp.rank)])
-                                  .arg(first[static_cast<std::size_t>(rp.rank) + 1] - 1)
+                                  .arg(first[st])
+                                  .arg(first[st + 1] - 1)
                                   .arg(bytes(rp.device_total), bytes(rp.host_total)));
                     else
                         print(QCoreApplication::translate("Cli", "  rank %1: batch %2, device %3, host %4\n")

@@ -309,7 +309,9 @@ QString resumeConfig(CliRequest& r) {
     else if (c.strategy.tp_head > 1 && c.strategy.tp_head != world) c.strategy.tp_head = world > 1 ? world : 1;
     // so do pipeline stages (another number of ranks: as many stages, balanced; one process: none)
     if (r.has("pipeline")) c.strategy.pipeline = r.config.strategy.pipeline;
-    else if (c.strategy.pipeline > 1 && c.strategy.pipeline != world) c.strategy.pipeline = world > 1 ? world : 1;
+    else if (c.strategy.pipeline > 1 && world % c.strategy.pipeline != 0) c.strategy.pipeline = world > 1 ? world : 1;
+    if (c.strategy.pipeline > 1 && !r.has("shard"))  // replicas of the stages need dp, stages alone none
+        c.strategy.shard = world > c.strategy.pipeline ? "dp" : "none";
     if (r.has("pipeline-split")) c.strategy.pipeline_split = r.config.strategy.pipeline_split;
     else if (static_cast<int>(c.strategy.pipeline_split.size()) != c.strategy.pipeline) c.strategy.pipeline_split.clear();
     if (r.has("save-every")) {

@@ -216,6 +216,8 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_sharding->addItem(tr("Tensor-parallel head (last layer split)"), QStringLiteral("tp-head"));
     // the layers in stages, one per rank (strategy/pipeline.h)
     m_sharding->addItem(tr("Pipeline stages (layers split)"), QStringLiteral("pipeline"));
+    // half as many stages, each on 2 data-parallel replicas (an even number of ranks, 4 or more)
+    m_sharding->addItem(tr("Pipeline stages × 2 data-parallel replicas"), QStringLiteral("pipeline-dp"));
     mf->addRow(tr("Sharding"), m_sharding);
     outer->addWidget(memBox);
 
@@ -312,10 +314,11 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     const QString sharing = m_sharding->currentData().toString();
     const bool splitHead = !r.isEmpty() && sharing == QLatin1String("tp-head");
     const bool stages = !r.isEmpty() && sharing == QLatin1String("pipeline");
-    c.strategy.shard = r.isEmpty() || splitHead || stages ? "none" : sharing.toStdString();
+    const bool replicated = !r.isEmpty() && sharing == QLatin1String("pipeline-dp");  // K stages x 2 replicas
+    c.strategy.shard = replicated ? "dp" : r.isEmpty() || splitHead || stages ? "none" : sharing.toStdString();
     c.strategy.tp_head = splitHead ? ranks() : 1;
-    c.strategy.pipeline = stages ? ranks() : 1;
-    if (!stages) c.strategy.pipeline_split.clear();
+    c.strategy.pipeline = stages ? ranks() : replicated ? std::max(1, ranks() / 2) : 1;
+    if (!stages && !replicated) c.strategy.pipeline_split.clear();
     if (c.strategy.offload_parameters) {  // the parameters are brought over unit by unit, as zero3 gathers them
         c.strategy.shard = "zero3";
         c.strategy.tp_head = 1;
@@ -405,7 +408,8 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_accumulate->setValue(int(s.accumulate));
     m_offload->setChecked(s.offload_optimizer);
     m_offloadParams->setChecked(s.offload_parameters);
-    setCombo(m_sharding, s.pipeline > 1  ? QStringLiteral("pipeline")
+    setCombo(m_sharding, s.pipeline > 1 && s.shard == "dp" ? QStringLiteral("pipeline-dp")
+                         : s.pipeline > 1                  ? QStringLiteral("pipeline")
                          : s.tp_head > 1 ? QStringLiteral("tp-head")
                                          : QString::fromStdString(s.shard));
 }
@@ -438,7 +442,15 @@ void TrainingSetupPanel::updateRankFields() {
     const bool offloaded = m_offloadParams && m_offloadParams->isChecked();  // zero3, whatever the box says
     m_sharding->setEnabled(several && !offloaded);
     // several ranks need a way to share the work: "None" is for one process only
-    if (auto* model = qobject_cast<QStandardItemModel*>(m_sharding->model())) model->item(0)->setEnabled(!several);
+    if (auto* model = qobject_cast<QStandardItemModel*>(m_sharding->model())) {
+        model->item(0)->setEnabled(!several);
+        // stages x 2 replicas: an even number of ranks, at least 4
+        const int n = ranks();
+        const int pd = m_sharding->findData(QStringLiteral("pipeline-dp"));
+        model->item(pd)->setEnabled(several && n >= 4 && n % 2 == 0);
+        if (m_sharding->currentIndex() == pd && !(n >= 4 && n % 2 == 0))
+            m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("pipeline")));
+    }
     if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
     if (!several) m_sharding->setCurrentIndex(0);
     if (offloaded) m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("zero3")));  // (one rank too)
@@ -447,7 +459,8 @@ void TrainingSetupPanel::updateRankFields() {
                                         "tensor-parallel head splits the last layer's output columns over the "
                                         "ranks, which all train on the whole batch; pipeline stages give each rank "
                                         "consecutive layers, the micro-batches (Gradient accumulation) flowing "
-                                        "through them")
+                                        "through them; with 2 data-parallel replicas, half as many stages run twice, "
+                                        "each copy on half the batch")
                                    : tr("Sharding spreads a run over several ranks: choose more than one in Ranks"));
     m_device->setEnabled(!several);  // the ranks entry says where they train
 }

@@ -467,7 +467,21 @@ void memorySection(Doc& s) {
             for (const QJsonValue v : dist.value(QStringLiteral("pipeline_layers")).toArray())
                 stageFirst.push_back(stageFirst.back() + v.toInt());
             const bool pipeline = stageFirst.size() > 1;
-            if (pipeline)
+            // K stages x D data-parallel replicas: rank r is stage r / D of replica r % D
+            const int stages = static_cast<int>(stageFirst.size()) - 1;
+            const int replicas = pipeline && stages > 0 && world % stages == 0 ? world / stages : 1;
+            if (pipeline && replicas > 1)
+                r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers times %2 data-parallel replicas "
+                                                 "(%3 ranks): each replica takes its share of the batch through its "
+                                                 "stages in micro-batches (1F1B schedule), and the replicas of a stage "
+                                                 "sum its gradients before the update. Each rank handed its communicator "
+                                                 "%4 per step (activations and their gradients, evaluation included, and "
+                                                 "the gradients' all-reduce) and spent %5 per step waiting on "
+                                                 "communication (rank 0's figures).")
+                                    .arg(stages)
+                                    .arg(replicas)
+                                    .arg(QString::number(world), bytesPerStep, waitPerStep);
+            else if (pipeline)
                 r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers, one per rank, each on the whole "
                                                  "batch in micro-batches (1F1B schedule). Each rank handed its communicator "
                                                  "%2 per step (activations and their gradients, evaluation included) and "
@@ -484,11 +498,16 @@ void memorySection(Doc& s) {
                                    "%4 per step waiting on communication (rank 0's figures).")
                                     .arg(QString::number(world), stage, bytesPerStep, waitPerStep);
             auto layoutOf = [&](int rank) -> QString {
-                if (pipeline && rank + 1 < static_cast<int>(stageFirst.size()))
-                    return ReportWriter::tr("stage %1: layers %2–%3")
-                        .arg(rank)
-                        .arg(stageFirst[static_cast<std::size_t>(rank)])
-                        .arg(stageFirst[static_cast<std::size_t>(rank) + 1] - 1);
+                if (pipeline && rank / replicas + 1 < static_cast<int>(stageFirst.size())) {
+                    const std::size_t st = static_cast<std::size_t>(rank / replicas);
+                    if (replicas > 1)
+                        return ReportWriter::tr("stage %1 of replica %2: layers %3–%4")
+                            .arg(st)
+                            .arg(rank % replicas)
+                            .arg(stageFirst[st])
+                            .arg(stageFirst[st + 1] - 1);
+                    return ReportWriter::tr("stage %1: layers %2–%3").arg(st).arg(stageFirst[st]).arg(stageFirst[st + 1] - 1);
+                }
                 if (tpHead > 1) {
                     if (headOutputs <= 0) return ReportWriter::tr("a slice of the head");
                     const hr::TpHeadSlice sl = hr::tp_head_slice(headOutputs, tpHead, rank);

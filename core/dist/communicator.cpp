@@ -121,6 +121,7 @@ public:
         return {};
     }
     void barrier() override {}
+    std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SingleRankCommunicator>(backend_); }
     double all_reduce_value(double value, ReduceOp) override { return value; }
     void abort_all(const std::string&) noexcept override {}
 
@@ -194,6 +195,11 @@ std::shared_ptr<Communicator> make_run_communicator(Backend& backend, double tim
 
 CommHandle Communicator::send(const Tensor&, int peer) {
     throw Error("internal: " + name() + " has no point-to-point send (to rank " + std::to_string(peer) + ")");
+}
+std::unique_ptr<Communicator> Communicator::split(int, int) {
+    throw InputError(HR_MSG("dist.no_split", "%1 cannot form groups of ranks (pipeline stages with data-parallel "
+                                             "replicas); use CPU ranks, or as many stages as ranks"),
+                     {name()});
 }
 CommHandle Communicator::recv(Tensor&, int peer) {
     throw Error("internal: " + name() + " has no point-to-point receive (from rank " + std::to_string(peer) + ")");

@@ -107,6 +107,10 @@ public:
     // with the timeout; the buffer is the engine's until then). Counted in stats() as collectives are.
     virtual CommHandle send(const Tensor& buffer, int peer);
     virtual CommHandle recv(Tensor& buffer, int peer);
+    // The ranks that give the same `color`, ordered by `key`, as a communicator of their own (MPI_Comm_split:
+    // pipeline stages x data-parallel replicas). Collective over this communicator, at set-up. The new one
+    // keeps this one's timeout. Throws for an engine that cannot (NCCL here).
+    virtual std::unique_ptr<Communicator> split(int color, int key);
     // One value from every rank, reduced; blocking. For decisions every rank must take alike (skip a
     // step, stop early) and for metrics.
     virtual double all_reduce_value(double value, ReduceOp op) = 0;
@@ -132,10 +136,18 @@ public:
 
 protected:
     void count(const Tensor& payload) {
-        ++stats_.collectives;
-        stats_.bytes += static_cast<double>(payload.nbytes());
+        for (CommStats* s : {&stats_, parent_stats_}) {
+            if (!s) continue;
+            ++s->collectives;
+            s->bytes += static_cast<double>(payload.nbytes());
+        }
+    }
+    void add_wait(double seconds) {
+        stats_.wait_seconds += seconds;
+        if (parent_stats_) parent_stats_->wait_seconds += seconds;
     }
     CommStats stats_;
+    CommStats* parent_stats_ = nullptr;  // a group made by split(): its traffic counts in its parent's too
     double timeout_seconds_ = 300.0;  // --rank-timeout's default
 };
 

@@ -49,7 +49,7 @@ std::unique_ptr<Communicator> make_mpi_communicator(double) { MpiRuntime::get();
     X(MPI_Comm_rank) X(MPI_Comm_size) X(MPI_Comm_dup) X(MPI_Comm_free) X(MPI_Comm_set_errhandler) \
     X(MPI_Get_library_version) X(MPI_Error_string) X(MPI_Op_create) X(MPI_Iallreduce) \
     X(MPI_Ireduce_scatter_block) X(MPI_Iallgather) X(MPI_Ibcast) X(MPI_Ibarrier) X(MPI_Test) \
-    X(MPI_Iprobe) X(MPI_Isend) X(MPI_Irecv)
+    X(MPI_Iprobe) X(MPI_Isend) X(MPI_Irecv) X(MPI_Comm_split)
 
 // The functions and predefined handles we use, resolved from libmpi with dlsym.
 struct MpiRuntime::Api {
@@ -248,10 +248,15 @@ struct MpiWork : CommHandle::Impl {
 
 class MpiCommunicator : public Communicator {
 public:
-    MpiCommunicator(MpiRuntime& rt, double timeout) : rt_(rt), api_(rt.api()) {
+    // A duplicate of MPI_COMM_WORLD, or (split) a communicator MPI made, now this one's to free.
+    MpiCommunicator(MpiRuntime& rt, double timeout, MPI_Comm own = nullptr) : rt_(rt), api_(rt.api()) {
         timeout_seconds_ = timeout;
-        int rc = api_.MPI_Comm_dup(api_.comm_world, &comm_);
-        if (rc != MPI_SUCCESS) throw Error("MPI_Comm_dup failed: " + mpi_error(api_, rc));
+        if (own) {
+            comm_ = own;
+        } else {
+            int rc = api_.MPI_Comm_dup(api_.comm_world, &comm_);
+            if (rc != MPI_SUCCESS) throw Error("MPI_Comm_dup failed: " + mpi_error(api_, rc));
+        }
         api_.MPI_Comm_set_errhandler(comm_, api_.errors_return);
         api_.MPI_Comm_rank(comm_, &rank_);
         api_.MPI_Comm_size(comm_, &size_);
@@ -330,6 +335,16 @@ public:
         return CommHandle(std::move(w));
     }
 
+    std::unique_ptr<Communicator> split(int color, int key) override {
+        live();
+        MPI_Comm out = nullptr;
+        const int rc = api_.MPI_Comm_split(comm_, color, key, &out);
+        if (rc != MPI_SUCCESS) throw Error("MPI_Comm_split failed: " + mpi_error(api_, rc));
+        auto group = std::make_unique<MpiCommunicator>(rt_, timeout_seconds_, out);
+        group->parent_stats_ = &stats_;  // (the run's figures per step count every group's traffic)
+        return group;
+    }
+
     CommHandle send(const Tensor& buffer, int peer) override {
         return point_to_point("send", const_cast<Tensor&>(buffer), peer, true);
     }
@@ -383,7 +398,7 @@ public:
                      {std::to_string(rank_), w.what, std::to_string(static_cast<long long>(timeout_seconds_))});
             },
             [&](int code) { fail_code(w, code); });
-        stats_.wait_seconds += seconds_between(t0, std::chrono::steady_clock::now());
+        add_wait(seconds_between(t0, std::chrono::steady_clock::now()));
     }
     bool test(MpiWork& w) {
         int flag = 0;

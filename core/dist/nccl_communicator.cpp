@@ -312,7 +312,7 @@ public:
             if (i > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
         cuda_rt().cudaEventDestroy(ev);
-        stats_.wait_seconds += seconds_between(t0, std::chrono::steady_clock::now());
+        add_wait(seconds_between(t0, std::chrono::steady_clock::now()));
     }
 
     void abort_all(const std::string& reason) noexcept override {

@@ -214,7 +214,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     if (plan.strategy.pipeline > 1) {
         // per micro-batch the stage sends its output and receives its gradient, receives its input and sends
         // its gradient (the stage before and after it); the bubble and the two balanced splits
-        const int K = plan.strategy.pipeline, s = primary;
+        const int K = plan.strategy.pipeline, s = plan.strategy.stage();
         const auto& first = plan.strategy.stage_first;
         for (int k = 0; k < K; ++k) plan.stage_layers.push_back(first[static_cast<std::size_t>(k) + 1] - first[static_cast<std::size_t>(k)]);
         auto out_numel = [&](int layer) { return shape_numel(pipeline_layer_output(req.spec, layer)); };
@@ -222,7 +222,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         double per_sample = 0;
         if (s > 0) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s)] - 1));
         if (s < K - 1) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s) + 1] - 1));
-        plan.communication_bytes = per_sample * es * static_cast<double>(req.batch);
+        plan.communication_bytes = per_sample * es * static_cast<double>(plan.strategy.rank_batch);
+        if (plan.strategy.data_world() > 1)  // the replicas' all-reduce of the stage's gradients
+            plan.communication_bytes += static_cast<double>(chosen.layout.flat_numel) * es;
         plan.pipeline_bubble = pipeline_bubble(K, static_cast<int>(plan.strategy.accumulate));
         plan.split_by_time = pipeline_balanced_split(req.spec, K, true).text();
         plan.split_by_memory = pipeline_balanced_split(req.spec, K, false, plan.strategy.micro_batch).text();

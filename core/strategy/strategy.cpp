@@ -59,6 +59,7 @@ std::string ResolvedStrategy::describe() const {
         for (int k = 0; k < pipeline; ++k)
             s += (k ? "," : "") + std::to_string(stage_first[static_cast<std::size_t>(k) + 1] - stage_first[static_cast<std::size_t>(k)]);
         s += " layers)";
+        if (world_size > pipeline) s += " x " + std::to_string(world_size / pipeline) + " dp replicas";
     } else if (tp_head > 1)
         s += " + head split over " + std::to_string(tp_head) + " ranks";
     else if (world_size > 1 || shard != ShardStage::none)
@@ -169,18 +170,25 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     const bool pp = s.pipeline > 1;
     if (pp) {
         const std::string n = std::to_string(s.pipeline);
-        if (world_size != s.pipeline)
+        if (world_size % s.pipeline != 0)
             throw InputError(HR_MSG("strategy.pipeline_world",
-                                    "--pipeline %1 puts one stage on each of %1 ranks, but the run has %2; start it on "
-                                    "%1 ranks (--ranks %1, or mpirun -np %1)"),
+                                    "--pipeline %1 needs a multiple of %1 ranks (K stages x D data-parallel replicas), "
+                                    "but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)"),
                              {n, std::to_string(world_size)});
         if (tp)
             throw InputError(HR_MSG("strategy.pipeline_tp", "--pipeline and --tp-head do not combine yet; pick one"));
-        if (s.shard != "none")
+        const bool replicas = world_size > s.pipeline;
+        if (!replicas && s.shard != "none")
             throw InputError(HR_MSG("strategy.pipeline_shard",
                                     "--pipeline %1 gives each stage's rank its own layers; it does not combine with "
                                     "--shard %2 (leave --shard out)"),
                              {n, s.shard});
+        if (replicas && s.shard != "dp")
+            throw InputError(HR_MSG("strategy.pipeline_replicas",
+                                    "--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give "
+                                    "--shard dp (the replicas of a stage all-reduce its gradients; ZeRO stages inside a "
+                                    "pipeline are not built)"),
+                             {n, std::to_string(world_size), std::to_string(world_size / s.pipeline)});
         if (!s.rank_batch.empty())
             throw InputError(HR_MSG("strategy.pipeline_rank_batch",
                                     "--pipeline %1: every stage sees the whole batch; leave --rank-batch out"),
@@ -199,7 +207,7 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     } else if (!s.pipeline_split.empty()) {
         throw InputError(HR_MSG("strategy.pipeline_split_alone", "--pipeline-split needs --pipeline K"));
     }
-    const bool data_ranks = world_size > 1 && !tp && !pp;
+    const bool data_ranks = world_size > 1 && !tp && (!pp || world_size > s.pipeline);  // (K x D: per replica)
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
     if (data_ranks) {
@@ -247,6 +255,23 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.rank = rank;
     r.tp_head = s.tp_head;
     r.pipeline = s.pipeline;
+    if (pp && world_size > s.pipeline) {
+        // K stages x D replicas: rank r is stage r / D of replica r % D; the batch is split over the
+        // replicas as data parallel over D ranks splits it, every stage of a replica taking its share
+        const int D = world_size / s.pipeline;
+        StrategyConfig dp = s;
+        dp.pipeline = 1;
+        dp.pipeline_split.clear();
+        dp.checkpoint = "none";
+        const ResolvedStrategy share = resolve_strategy(dp, spec, batch, D, rank % D);
+        for (int q = 0; q < world_size; ++q) r.rank_batches.push_back(share.rank_batches[static_cast<std::size_t>(q % D)]);
+        r.rank_batch = share.rank_batch;
+        r.sample_offset = share.sample_offset;
+        r.micro_batch = share.micro_batch;
+        r.accumulate = share.accumulate;
+        r.eval_micro_batch = share.eval_micro_batch;
+        return r;
+    }
     if (tp || pp) {
         r.rank_batches.assign(static_cast<std::size_t>(world_size), batch);
         r.rank_batch = batch;

@@ -79,9 +79,12 @@ struct ResolvedStrategy {
     int tp_head = 1;
     // Pipeline stages over the run's ranks (1: off); rank s runs stage s, layers [stage_first[s],
     // stage_first[s + 1]). Its ranks see the same rows, like a split head's.
+    // With more ranks than stages (K x D), rank r runs stage r / D of data-parallel replica r % D.
     int pipeline = 1;
     std::vector<int> stage_first;
-    int data_world() const { return tp_head > 1 || pipeline > 1 ? 1 : world_size; }
+    int data_world() const { return tp_head > 1 ? 1 : pipeline > 1 ? world_size / pipeline : world_size; }
+    int data_rank() const { return data_world() > 1 ? rank % data_world() : 0; }
+    int stage() const { return pipeline > 1 ? rank / data_world() : 0; }
 
     bool sharded() const { return shard >= ShardStage::zero1; }
     // This rank's micro-batches as (first row within its share, rows). One process: micro_batch rows

@@ -24,9 +24,16 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     // pipeline stages (strategy/pipeline.h): this rank builds its stage's layers
     if (s.pipeline > 1) {
         pp_.split.first = s.stage_first;
-        pp_.stage = s.rank;
+        pp_.stage = s.stage();
         if (!dry_run && (!comm || comm->world_size() != s.world_size))
             throw Error("internal: pipeline stages need the run's communicator");
+        if (!dry_run && s.data_world() > 1) {  // K stages x D replicas: a group of each kind
+            pp_.stages_comm = comm->split(s.data_rank(), pp_.stage);
+            pp_.replicas_comm = comm->split(pp_.stage, s.data_rank());
+            pp_.stages = pp_.stages_comm.get();
+        } else {
+            pp_.stages = comm;
+        }
         if (!device.device().is_cpu())
             throw InputError(HR_MSG("pipeline.gpu", "--pipeline runs its stages on CPU ranks in this build (the "
                                                     "point-to-point sends over NCCL are not built); use --device cpu"));
@@ -51,7 +58,9 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.unit_pad_multiple = s.sharded() ? s.world_size : 1;
     mo.allocate_grads = s.shard < ShardStage::zero2;
     mo.allocate_params = s.shard < ShardStage::zero3;
-    mo.hooks = s.shard != ShardStage::none ? &engine_ : nullptr;
+    // (a pipeline's replicas reduce their stage's gradients in optimizer_step, over their own group: the
+    // engine sees no stage)
+    mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;
     if (s.tp_head > 1) {
         mo.head_first = tp_.slice.first;
         mo.head_total = tp_.slice.total;
@@ -100,7 +109,11 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         }
         pp_.pending.resize(static_cast<std::size_t>(M));
     }
-    engine_.attach(*model_, s, comm, device, device_alloc, dry_run, &host, &host_alloc);
+    // (a pipeline's replicas reduce their stage's gradients in optimizer_step, over their own group: the
+    // engine sees no stage)
+    ResolvedStrategy engine_view = s;
+    if (s.pipeline > 1) engine_view.shard = ShardStage::none;
+    engine_.attach(*model_, engine_view, comm, device, device_alloc, dry_run, &host, &host_alloc);
     grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
     const std::int64_t P = engine_.state_numel();
@@ -313,6 +326,9 @@ void TrainingState::begin_step() { engine_.begin_step(); }
 
 bool TrainingState::optimizer_step(double lr) {
     engine_.finish_gradients();
+    // a pipeline's data-parallel replicas: the stage's gradients summed over them (each scaled its loss by
+    // its share of the global batch)
+    if (pp_.replicas_comm) pp_.replicas_comm->all_reduce(model_->gradients(), ReduceOp::sum).wait();
     // the checks below read gradients back on the host: first wait for the gradients' collectives with the
     // rank timeout (NCCL's wait() only orders the device; a stalled peer would block the read forever)
     if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) c->synchronize();
@@ -342,8 +358,8 @@ bool TrainingState::optimizer_step(double lr) {
                 if (t.rows && t.run_offset >= 0)
                     head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
             sq = std::max(0.0, sq - head) + engine_.communicator()->all_reduce_value(head, ReduceOp::sum);
-        } else if (strategy_.pipeline > 1) {  // every stage's parameters are its own
-            sq = engine_.communicator()->all_reduce_value(sq, ReduceOp::sum);
+        } else if (strategy_.pipeline > 1) {  // every stage's parameters are its own (once per replica)
+            sq = engine_.communicator()->all_reduce_value(sq, ReduceOp::sum) / strategy_.data_world();
         }
         // sharded gradients: each rank holds a part of the global norm's sum
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded())
@@ -380,6 +396,12 @@ bool TrainingState::optimizer_step(double lr) {
     }
     engine_.publish_parameters();
     engine_.broadcast_buffers();
+    if (pp_.replicas_comm) {  // a stage's batch-norm statistics: its first replica's (DDP's broadcast_buffers)
+        std::vector<CommHandle> hs;
+        for (NamedTensor& t : model_->state_dict())
+            if (!t.trainable) hs.push_back(pp_.replicas_comm->broadcast(t.tensor, 0));
+        for (auto& h : hs) h.wait();
+    }
     return true;
 }
 
@@ -549,10 +571,11 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         e.full_shape = t.tensor.shape();
         e.trainable = t.trainable;
         e.tied = t.tied;
-        if (pipelined()) {
-            e.owner = 0;
+        if (pipelined()) {  // the stage's first replica (rank stage x D)
+            int k_of = 0;
             for (int k = 0; k < strategy_.pipeline; ++k)
-                if (t.layer >= node_first[static_cast<std::size_t>(k)]) e.owner = k;
+                if (t.layer >= node_first[static_cast<std::size_t>(k)]) k_of = k;
+            e.owner = k_of * strategy_.data_world();
         } else if (t.trainable && t.layer == head_layer) {
             e.rows = true;
             e.per_row = t.tensor.numel() / tp_.slice.total;
@@ -712,7 +735,7 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
 void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair<std::int64_t, std::int64_t>>& micro,
                                   const std::function<Tensor(int)>& input,
                                   const std::function<LossResult(int, const Tensor&, Tensor&)>& loss) {
-    Communicator& c = *engine_.communicator();
+    Communicator& c = *pp_.stages;
     const int K = strategy_.pipeline, s = pp_.stage, M = static_cast<int>(pp_.input.size());
     std::vector<Tensor> out(static_cast<std::size_t>(M));  // each model's output (the last stage's logits)
     auto model_of = [&](int i) -> Model& { return i == 0 ? *model_ : *pp_.extra[static_cast<std::size_t>(i) - 1]; };
@@ -758,7 +781,7 @@ void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair
 }
 
 Tensor TrainingState::pipeline_eval_forward(const Tensor& x, std::int64_t n) {
-    Communicator& c = *engine_.communicator();
+    Communicator& c = *pp_.stages;
     const int K = strategy_.pipeline, s = pp_.stage;
     Tensor in = x;
     if (s > 0) {

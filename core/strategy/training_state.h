@@ -237,6 +237,10 @@ private:
             CommHandle out, dx;  // the sends from a model's buffers, waited before it runs again
         };
         std::vector<Pending> pending;
+        // K stages x D replicas: the stages of this rank's replica (rank = stage), and this stage's replicas
+        // (they all-reduce its gradients); with D = 1 the run's communicator is the first, the second none
+        std::unique_ptr<Communicator> stages_comm, replicas_comm;
+        Communicator* stages = nullptr;
     } pp_;
     ResolvedStrategy strategy_;
     Backend& device_;

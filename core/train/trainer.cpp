@@ -308,7 +308,7 @@ TrainResult Trainer::run() {
         // a rank whose part of a chunk is empty still runs one row (not counted), so every rank makes the
         // same forwards (zero3 gathers in them)
         // (a split head's ranks all evaluate every row: they are one data rank)
-        const int data_world = strategy.data_world(), data_rank = data_world > 1 ? rank : 0;
+        const int data_world = strategy.data_world(), data_rank = strategy.data_rank();
         const std::int64_t chunk = strategy.eval_micro_batch * data_world;
         work.start_eval();
         for (std::int64_t chunk_rows; (chunk_rows = work.next_eval_chunk(chunk)) > 0;) {

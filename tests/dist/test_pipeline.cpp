@@ -1,4 +1,4 @@
-// ranks: 2 3
+// ranks: 2 3 4
 // Pipeline stages (--pipeline K, strategy/pipeline.h) on CPU ranks against one process with the same
 // micro-batches, run inside every rank: each stage computes what one process computes for its layers, on
 // the same inputs, and accumulates its gradients in the same order (micro-batch 0, 1, ...), so the weights
@@ -105,10 +105,13 @@ double step(Trainee& t, std::uint64_t step_no) {
     if (t.st->pipelined()) {
         t.st->pipeline_step(
             static_cast<std::int64_t>(step_no), micro,
-            [&](int j) { return upload(t, rows, micro[static_cast<std::size_t>(j)].first, micro[static_cast<std::size_t>(j)].second).first; },
+            [&](int j) {
+                const auto [r0, n] = micro[static_cast<std::size_t>(j)];
+                return upload(t, rows, s.sample_offset + r0, n).first;  // this replica's rows of the batch
+            },
             [&](int j, const Tensor& logits, Tensor& grad) {
                 const auto [r0, n] = micro[static_cast<std::size_t>(j)];
-                const LossResult r = loss_of(t, logits, upload(t, rows, r0, n).second, n, grad);
+                const LossResult r = loss_of(t, logits, upload(t, rows, s.sample_offset + r0, n).second, n, grad);
                 loss += r.loss * double(n) / double(s.batch);
                 return r;
             });
@@ -233,6 +236,70 @@ private slots:
             DIST_VERIFY(comm().all_reduce_value(comm().rank() == 0 && !same ? 1.0 : 0.0, ReduceOp::sum) == 0,
                         "the stages' weights and buffers are one process's, bit for bit");
             DIST_VERIFY(lp == lr, "the step's loss is one process's");
+        });
+    }
+
+    // K stages x D data-parallel replicas (4 ranks: 2 stages x 2 replicas, --shard dp): each replica takes half
+    // the batch through its stages, the replicas of a stage all-reduce its gradients; one process's weights
+    // to 1e-6 (the replicas' halves are summed in another order), every replica of a stage alike, and each
+    // rank's ledger is the planner's prediction for it.
+    void stagesTimesReplicasEqualOneProcess_data() {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"mlp+dropout", "seed-cnn"}) QTest::newRow(m) << m;
+    }
+    void stagesTimesReplicasEqualOneProcess() {
+        QFETCH(QString, model);
+        if (comm().world_size() != 4) QSKIP("2 stages x 2 replicas need 4 ranks");
+        const ModelSpec spec = model_named(model.toStdString());
+        DIST_GUARD({
+            StrategyConfig sc = pipeline_of(2);
+            sc.shard = "dp";
+            Trainee ref(spec, one_process(), kBatch, sgd(), nullptr);
+            Trainee pp(spec, sc, kBatch, sgd(), &comm());
+            const ResolvedStrategy& rs = pp.st->strategy();
+            DIST_VERIFY(rs.stage() == comm().rank() / 2 && rs.data_rank() == comm().rank() % 2 && rs.rank_batch == 6,
+                        "rank r is stage r / 2 of replica r % 2, on half the batch");
+            for (int s = 0; s < kSteps; ++s) {
+                step(ref, static_cast<std::uint64_t>(s));
+                step(pp, static_cast<std::uint64_t>(s));
+            }
+            auto wr = ref.weights(), wp = pp.weights();
+            const double rel = hrtest::worst_relative(wp, wr);
+            qInfo("%s in 2 stages x 2 replicas: worst relative difference to one process %.3g", qPrintable(model), rel);
+            DIST_VERIFY(rel <= 1e-6, "the weights are one process's");
+            // the replicas of a stage hold the same parameters, bit for bit
+            const Tensor& mine = pp.st->model().parameters();
+            std::vector<float> v(static_cast<std::size_t>(mine.numel()));
+            pp.be->copy_to_host(mine, v.data());
+            double sum = 0;  // a checksum that sees every element and its place
+            for (std::size_t i = 0; i < v.size(); ++i) sum += static_cast<double>(v[i]) * (1.0 + 1e-3 * static_cast<double>(i));
+            double stage_sum[2] = {0, 0}, replica_sum[2] = {0, 0};
+            for (int st = 0; st < 2; ++st)
+                for (int rep = 0; rep < 2; ++rep) {
+                    const double v_r = comm().all_reduce_value(comm().rank() == st * 2 + rep ? sum : 0.0, ReduceOp::sum);
+                    (rep == 0 ? stage_sum : replica_sum)[st] = v_r;
+                }
+            DIST_VERIFY(stage_sum[0] == replica_sum[0] && stage_sum[1] == replica_sum[1],
+                        "every replica of a stage holds the same parameters");
+            PlanRequest r;
+            r.spec = spec;
+            r.batch = kBatch;
+            r.strategy = sc;
+            r.optimizer = sgd();
+            r.threads = 1;
+            r.world_size = 4;
+            r.rank = comm().rank();
+            const MemoryPlan p = predict_memory(r);
+            const CategoryBytes live = pp.ledger->snapshot().live;
+            bool same = true;
+            for (MemCategory c : {MemCategory::parameters, MemCategory::gradients, MemCategory::optimizer_state,
+                                  MemCategory::activations, MemCategory::workspace, MemCategory::communication})
+                if (at(p.device, c) != live[static_cast<std::size_t>(c)]) {
+                    same = false;
+                    qWarning("rank %d: %s planned %zu, ledger %zu", comm().rank(), category_name(c), at(p.device, c),
+                             live[static_cast<std::size_t>(c)]);
+                }
+            DIST_VERIFY(same, "the plan of this rank is its ledger");
         });
     }
 

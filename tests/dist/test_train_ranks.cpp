@@ -251,7 +251,7 @@ private slots:
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("head split over 3 ranks vs one process: largest relative difference %.3g", g_worst);
         const nlohmann::json j = readJson(work + "/out/run.json");
-        QCOMPARE(j["version"].get<int>(), 2);
+        QCOMPARE(j["version"].get<int>(), 3);
         QCOMPARE(j["distributed"]["tp_head"].get<int>(), 3);
         QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({64, 64, 64}), j["distributed"].dump().c_str());
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
@@ -328,6 +328,48 @@ private slots:
         QCOMPARE(k["distributed"]["pipeline_layers"].size(), std::size_t(3));
     }
 
+    // 2 pipeline stages x 2 data-parallel replicas on 4 ranks (--pipeline 2 --shard dp): each replica takes
+    // half the batch through its two stages, which is the reference's micro-batch; the stages' gradients are
+    // summed over the replicas (a sum of two: the reference's order), so the weights are one process's; the
+    // measured traffic is the planner's; the checkpoint continues as one process, equal to the reference
+    // continued.
+    void stagesTimesReplicasEqualOneProcess() {
+        const std::string work = m_dir + "/kxd";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "4" << "--pipeline" << "2" << "--shard" << "dp" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("2 stages x 2 replicas vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 4);
+        QVERIFY2(j["distributed"]["pipeline_layers"] == nlohmann::json({2, 4}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({32, 32, 32, 32}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        compareTestMetrics(j);
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
+        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "1", "--steps", "6", "--quiet",
+                                         "--db", w + "/history.db"}, w);
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
+                                         w + "/history.db"}, w);
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("  continued as one process: %.3g from the reference continued", g_worst);
+        // 3 ranks for 2 stages: refused, naming the multiple
+        args = runFlags(w + "/bad", w + "/history.db");
+        args << "--ranks" << "3" << "--pipeline" << "2" << "--shard" << "dp";
+        const Result bad = run(kHeadroom, args, w);
+        QVERIFY2(bad.exit_code == 2 && bad.output.contains("needs a multiple of 2 ranks"), qPrintable(bad.output));
+        QVERIFY(!fs::exists(work + "/bad"));
+    }
+
     // Settings every rank would refuse alike are refused once, with exit code 2 and nothing written.
     void badSettingsAreRefusedOnce() {
         const std::string work = m_dir + "/bad";
@@ -354,6 +396,10 @@ private slots:
     // kill -9 of the last pipeline stage mid-run: the first stage, waiting for a gradient that never comes,
     // ends the run within seconds too, and no rank is left.
     void aKilledStageEndsThePipeline() { faultMidRun(SIGKILL, "kill-stage", {"--pipeline", "2", "--accumulate", "4"}); }
+    // 2 stages x 2 replicas: rank 1 (stage 0 of the second replica) killed ends every rank
+    void aKilledStageOfAReplicaEndsTheRun() {
+        faultMidRun(SIGKILL, "kill-replica", {"--pipeline", "2", "--shard", "dp", "--accumulate", "2"}, 4);
+    }
 
     // Rank 1 stops (SIGSTOP) mid-run: rank 0's wait times out after --rank-timeout (3 s), it says so once
     // naming itself, records the run as failed in the history and ends every rank.
@@ -367,13 +413,13 @@ private slots:
 
 private:
     QString faultMidRun(int signal, const std::string& name,
-                        const QStringList& layout = {"--shard", "zero2"}) {
+                        const QStringList& layout = {"--shard", "zero2"}, int world = 2) {
         const std::string work = m_dir + "/" + name;
         fs::create_directories(work);
         const QString w = QString::fromStdString(work);
         QStringList args = runFlags(w + "/out", w + "/history.db");
         args.replace(args.indexOf("--steps") + 1, "1000000");
-        args << "--ranks" << "2" << layout << "--rank-timeout" << "3";
+        args << "--ranks" << QString::number(world) << layout << "--rank-timeout" << "3";
         QProcess p;
         p.setWorkingDirectory(w);
         p.setProcessChannelMode(QProcess::MergedChannels);
@@ -389,9 +435,10 @@ private:
         }
         [&] { QVERIFY2(output.contains("training mlp"), qPrintable(output)); }();
         std::map<int, long> ranks;
-        while (ranks.size() < 2 && t.elapsed() < 60000) ranks = hrtest::rank_processes(static_cast<long>(p.processId()));
-        [&] { QCOMPARE(ranks.size(), std::size_t(2)); }();
-        if (ranks.size() < 2) {
+        const std::size_t W = static_cast<std::size_t>(world);
+        while (ranks.size() < W && t.elapsed() < 60000) ranks = hrtest::rank_processes(static_cast<long>(p.processId()));
+        [&] { QCOMPARE(ranks.size(), W); }();
+        if (ranks.size() < W) {
             p.kill();
             p.waitForFinished(5000);
             return output;

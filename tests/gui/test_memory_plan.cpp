@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -164,6 +165,13 @@ private slots:
         QCOMPARE(w.trainConfig().strategy.shard, std::string("dp"));
         sharding->setCurrentIndex(sharding->findData(QStringLiteral("zero3")));
         QCOMPARE(w.trainConfig().strategy.shard, std::string("zero3"));
+        // stages x 2 data-parallel replicas need an even number of ranks, 4 or more: offered, not selectable on 2
+        {
+            auto* items = qobject_cast<QStandardItemModel*>(sharding->model());
+            const int pd = sharding->findData(QStringLiteral("pipeline-dp"));
+            QVERIFY(items && pd >= 0);
+            QVERIFY(!items->item(pd)->isEnabled());
+        }
         ranks->setCurrentIndex(0);
         QCOMPARE(w.trainConfig().strategy.shard, std::string("none"));
         // parameter offload (ZeRO-Infinity): zero3 on the one rank, the optimizer on the host too; the plan
