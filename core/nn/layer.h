@@ -26,6 +26,10 @@ struct ParamDecl {
     // Not a parameter of its own: the same tensor as the weight of the model's token embedding (a tied
     // language-model head). The model hands the layer that view, so both uses accumulate into one gradient.
     bool tied_to_token_embedding = false;
+    // Not trained (LoRA's frozen base, ModelOptions::lora_rank): stored outside the flat trainable buffers,
+    // no optimizer state; its gradient goes to a scratch buffer, or nowhere for a layer that
+    // skips_frozen_gradients().
+    bool frozen = false;
 };
 
 // Non-trainable state saved with the weights (BatchNorm running statistics).
@@ -95,6 +99,9 @@ public:
     virtual bool output_is_view() const { return false; }
     // backward() needs a dx tensor even where the model does not want the input gradient.
     virtual bool backward_needs_dx() const { return false; }
+    // backward() leaves a frozen parameter's gradient alone when LayerIO::grads holds no tensor for it
+    // (else the model hands it a scratch buffer).
+    virtual bool skips_frozen_gradients() const { return false; }
 
     void forward(LayerIO& io) const;
     void backward(LayerIO& io) const;

@@ -87,6 +87,9 @@ public:
         fi_ = attr_i(s, "in_features");
         fo_ = attr_i(s, "out_features");
         bias_ = layer_attr(s, "bias") != 0;
+        // LoRA (ModelOptions::lora_rank; the model sets these attributes, a spec file never does)
+        r_ = attr_i(s, "lora_rank");
+        scale_ = r_ > 0 ? static_cast<float>(layer_attr(s, "lora_alpha") / r_) : 0.0f;
     }
     Shape output_shape(const Shape& in) const override {
         Shape o = in;  // (in) -> (out), (T, in) -> (T, out)
@@ -96,16 +99,38 @@ public:
     std::vector<ParamDecl> params(const Shape&) const override {
         std::vector<ParamDecl> p{{"weight", {fo_, fi_}, ParamDecl::Init::uniform_fan_in, fi_}};
         if (bias_) p.push_back({"bias", {fo_}, ParamDecl::Init::uniform_fan_in, fi_});
+        if (r_ > 0) {  // PEFT: A kaiming-uniform (PyTorch's default bound 1/sqrt(in)), B zero: starts as the base
+            p.push_back({"lora_A", {r_, fi_}, ParamDecl::Init::uniform_fan_in, fi_});
+            p.push_back({"lora_B", {fo_, r_}, ParamDecl::Init::zeros, r_});
+        }
         return p;
     }
+    // LoRA keeps h = x A^T (rows, R) for backward; backward needs (rows, R) for dh
+    std::vector<SavedDecl> saved(std::int64_t batch, const Shape& in) const override {
+        if (r_ == 0) return {};
+        return {{"lora_h", {batch * rows_per_sample(in), r_}, DType::f32, true}};
+    }
+    std::size_t workspace_bytes(const Backend&, std::int64_t batch, const Shape& in, DType dtype) const override {
+        return r_ > 0 ? static_cast<std::size_t>(batch * rows_per_sample(in) * r_) * dtype_size(dtype) : 0;
+    }
+    bool skips_frozen_gradients() const override { return true; }
 
 protected:
     // Sequences (N, T, in) are multiplied as (N*T, in): the weight applies to every token.
     void forward_impl(LayerIO& io) const override {
         // y (N, out) = x (N, in) @ W^T (in, out) + b
         Tensor x = io.x.reshape({io.x.numel() / fi_, fi_}), y = io.y.reshape({io.y.numel() / fo_, fo_});
-        io.backend->gemm(false, true, 1.0f, x, io.params[0], 0.0f, y);
-        if (bias_) io.backend->add_bias(y, io.params[1]);
+        const bool output = !io.recompute || io.recompute_output;
+        if (output) {
+            io.backend->gemm(false, true, 1.0f, x, io.params[0], 0.0f, y);
+            if (bias_) io.backend->add_bias(y, io.params[1]);
+        }
+        if (r_ == 0) return;
+        // LoRA: h = x A^T (rows, R), kept; y += (alpha / R) h B^T
+        const std::int64_t rows = x.dim(0);
+        Tensor h = io.saved[0].view(0, {rows, r_});
+        io.backend->gemm(false, true, 1.0f, x, io.params[lora_a()], 0.0f, h);
+        if (output) io.backend->gemm(false, true, scale_, h, io.params[lora_a() + 1], 1.0f, y);
     }
     void backward_impl(LayerIO& io) const override {
         Tensor x = io.x.reshape({io.x.numel() / fi_, fi_}), dy = io.dy.reshape({io.dy.numel() / fo_, fo_});
@@ -114,14 +139,35 @@ protected:
             Tensor dx = io.dx.reshape({io.dx.numel() / fi_, fi_});
             io.backend->gemm(false, false, 1.0f, dy, io.params[0], 0.0f, dx);
         }
-        // dW (out, in) += dy^T (out, N) @ x (N, in)
-        io.backend->gemm(true, false, 1.0f, dy, x, 1.0f, io.grads[0]);
-        if (bias_) io.backend->bias_grad(dy, io.grads[1]);
+        // dW (out, in) += dy^T (out, N) @ x (N, in); a frozen weight (LoRA) has no gradient to take it
+        if (io.grads[0].defined()) io.backend->gemm(true, false, 1.0f, dy, x, 1.0f, io.grads[0]);
+        if (bias_ && io.grads[1].defined()) io.backend->bias_grad(dy, io.grads[1]);
+        if (r_ == 0) return;
+        // LoRA: dB += s dy^T h; dh = s dy B (rows, R); dA += dh^T x; dx += dh A
+        const std::int64_t rows = x.dim(0);
+        const int a = lora_a();
+        Tensor h = io.saved[0].view(0, {rows, r_});
+        io.backend->gemm(true, false, scale_, dy, h, 1.0f, io.grads[a + 1]);
+        Tensor dh(io.workspace.storage(), io.workspace.byte_offset(), {rows, r_}, dy.dtype());
+        io.backend->gemm(false, false, scale_, dy, io.params[a + 1], 0.0f, dh);
+        io.backend->gemm(true, false, 1.0f, dh, x, 1.0f, io.grads[a]);
+        if (io.dx.defined()) {
+            Tensor dx = io.dx.reshape({io.dx.numel() / fi_, fi_});
+            io.backend->gemm(false, false, 1.0f, dh, io.params[a], 1.0f, dx);
+        }
     }
 
 private:
+    int lora_a() const { return bias_ ? 2 : 1; }
+    std::int64_t rows_per_sample(const Shape& in) const {
+        std::int64_t r = 1;
+        for (std::size_t k = 0; k + 1 < in.size(); ++k) r *= in[k];
+        return r;
+    }
     std::int64_t fi_, fo_;
     bool bias_;
+    std::int64_t r_ = 0;
+    float scale_ = 0.0f;
 };
 
 // ---- pooling --------------------------------------------------------------------------------------

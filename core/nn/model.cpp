@@ -26,6 +26,7 @@ struct Model::Node {
     std::vector<Tensor> saved_full;
     std::vector<ParamDecl> param_decls;
     std::vector<std::int64_t> param_offsets;  // element offsets into the flat buffers, ParamDecl order
+    std::vector<std::int64_t> frozen_offsets; // LoRA: offsets into the frozen buffer (-1: trainable)
     std::vector<Tensor> params, grads, buffers;
     std::vector<std::string> buffer_names;
     Tensor dx_body_full;  // residual: gradient of the input through the body (B, in...)
@@ -98,8 +99,22 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     const std::size_t align = param_align_elements(options_.dtype);
     const std::int64_t flat = static_cast<std::int64_t>((offset + align - 1) / align * align);
     flat_numel_ = flat;
+    if (options_.lora_rank > 0 && lora_values_ == 0)
+        throw InputError(HR_MSG("model.lora_no_linear",
+                                "--lora %1 adds adapters to linear layers, but this model has none; leave --lora out"),
+                         {std::to_string(options_.lora_rank)});
     if (options_.allocate_params) params_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::parameters);
     if (options_.allocate_grads) grads_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::gradients);
+    if (frozen_offset_ > 0) {
+        // the frozen base (category parameters), and one scratch for the gradients of frozen tensors whose
+        // layer computes them anyway (the largest of those; workspace: nothing reads it)
+        frozen_ = Tensor::empty(a, {static_cast<std::int64_t>(frozen_offset_)}, options_.dtype, MemCategory::parameters);
+        std::int64_t scratch = 0;
+        for (Node* n : nodes_)
+            for (const ParamDecl& d : n->param_decls)
+                if (d.frozen && !n->layer->skips_frozen_gradients()) scratch = std::max(scratch, shape_numel(d.shape));
+        if (scratch > 0) frozen_grad_ = Tensor::empty(a, {scratch}, options_.dtype, MemCategory::workspace);
+    }
     std::int64_t counted = 0;
     Node* token_embedding = nullptr;
     for (Node* n : nodes_)
@@ -128,10 +143,17 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
                 tied_nodes_.push_back({n, i});
                 continue;
             }
-            n->params.push_back(params_.defined() ? params_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
-            n->grads.push_back(grads_.defined() ? grads_.view(n->param_offsets[i], n->param_decls[i].shape) : Tensor());
-            counted += shape_numel(n->param_decls[i].shape);
-            units_[static_cast<std::size_t>(n->unit)].values += shape_numel(n->param_decls[i].shape);
+            const ParamDecl& d = n->param_decls[i];
+            if (d.frozen) {
+                n->params.push_back(frozen_.view(n->frozen_offsets[i], d.shape));
+                n->grads.push_back(n->layer->skips_frozen_gradients() ? Tensor() : frozen_grad_.view(0, d.shape));
+                counted += shape_numel(d.shape);
+                continue;
+            }
+            n->params.push_back(params_.defined() ? params_.view(n->param_offsets[i], d.shape) : Tensor());
+            n->grads.push_back(grads_.defined() ? grads_.view(n->param_offsets[i], d.shape) : Tensor());
+            if (d.name.rfind("lora_", 0) != 0) counted += shape_numel(d.shape);  // (the spec's count has no adapters)
+            units_[static_cast<std::size_t>(n->unit)].values += shape_numel(d.shape);
         }
     for (auto& d : depth_buffers_) {
         for (auto& g : d.gbuf) g = Tensor::empty(a, {d.gbuf_numel}, options_.dtype, MemCategory::workspace);
@@ -259,17 +281,41 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             db.dx_body_numel = std::max(db.dx_body_numel, B * shape_numel(cur));
             db.residuals.push_back(&n);
         } else {
-            n.layer = make_layer(specs[i], layer_options_);
+            // LoRA: every linear layer gets adapters; every other parameter is frozen
+            LayerSpec ls = specs[i];
+            if (options_.lora_rank > 0 && ls.type == "linear") {
+                ls.attrs["lora_rank"] = options_.lora_rank;
+                ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
+            }
+            n.layer = make_layer(ls, layer_options_);
             n.out = n.layer->output_shape(cur);
             n.param_decls = n.layer->params(cur);
             const std::size_t align = param_align_elements(dt);
-            for (const auto& p : n.param_decls) {
+            for (auto& p : n.param_decls) {
+                const bool adapter = p.name.rfind("lora_", 0) == 0;
+                if (options_.lora_rank > 0) p.frozen = !adapter;
+                if (adapter) lora_values_ += shape_numel(p.shape);
                 if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
+                    if (p.frozen)
+                        throw InputError(HR_MSG("model.lora_tied",
+                                                "--lora adapts linear layers on a frozen model, but layer %1 (lm_head) is "
+                                                "tied to the token embedding; leave --lora out for this model"),
+                                         {n.path});
                     n.param_offsets.push_back(-1);
+                    n.frozen_offsets.push_back(-1);
+                    continue;
+                }
+                if (p.frozen) {  // in the frozen buffer, aligned the same way
+                    frozen_offset_ = (frozen_offset_ + align - 1) / align * align;
+                    n.param_offsets.push_back(-1);
+                    n.frozen_offsets.push_back(static_cast<std::int64_t>(frozen_offset_));
+                    frozen_offset_ += static_cast<std::size_t>(shape_numel(p.shape));
+                    frozen_values_ += shape_numel(p.shape);
                     continue;
                 }
                 param_offset = (param_offset + align - 1) / align * align;
                 n.param_offsets.push_back(static_cast<std::int64_t>(param_offset));
+                n.frozen_offsets.push_back(-1);
                 param_offset += static_cast<std::size_t>(shape_numel(p.shape));
             }
             for (const auto& b : n.layer->buffers(cur)) {
@@ -336,6 +382,7 @@ void Model::bind_unit(int unit, const Tensor& params_base, const Tensor& grads_b
         if (n->unit != unit) continue;
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
             if (n->param_decls[i].tied_to_token_embedding) continue;  // follows the token embedding (below)
+            if (n->param_decls[i].frozen) continue;                   // in the frozen buffer, bound for good
             const std::int64_t at_ = n->param_offsets[i] - u.offset;
             if (params_base.defined()) n->params[i] = params_base.view(at_, n->param_decls[i].shape);
             if (grads_base.defined()) n->grads[i] = grads_base.view(at_, n->param_decls[i].shape);
@@ -359,6 +406,12 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
         const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
+            if (n->param_decls[i].frozen) {  // not in the flat layout: the frozen buffer's tensor
+                NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], false, n->index};
+                t.frozen = true;
+                out.push_back(t);
+                continue;
+            }
             // a tied head is the token embedding's weight again (as in state_dict())
             const bool tied = n->param_decls[i].tied_to_token_embedding;
             const std::int64_t at_ = tied ? token_embedding_->param_offsets[0] : n->param_offsets[i];
@@ -709,8 +762,10 @@ std::vector<NamedTensor> Model::state_dict() const {
         const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
         for (std::size_t i = 0; i < n->params.size(); ++i) {
-            NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], true, n->index};
+            const bool frozen = n->param_decls[i].frozen;  // (LoRA's base: saved, never trained)
+            NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], !frozen, n->index};
             t.tied = n->param_decls[i].tied_to_token_embedding;
+            t.frozen = frozen;
             out.push_back(t);
         }
         for (std::size_t i = 0; i < n->buffers.size(); ++i)
@@ -724,7 +779,7 @@ std::vector<ParamSegment> Model::decay_segments() const {
     for (Node* n : nodes_)
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
             const ParamDecl& d = n->param_decls[i];
-            if (d.tied_to_token_embedding) continue;
+            if (d.tied_to_token_embedding || d.frozen) continue;
             const std::int64_t b = n->param_offsets[i], e = b + shape_numel(d.shape);
             const bool decay = d.shape.size() >= 2;
             if (!seg.empty() && seg.back().decay == decay) {
@@ -752,6 +807,8 @@ CategoryBytes Model::allocated_bytes() const {
     };
     add(params_);
     add(grads_);
+    add(frozen_);
+    add(frozen_grad_);
     add(workspace_);
     add(arena_);
     std::vector<const Seq*> seqs{top_.get()};

@@ -77,6 +77,11 @@ struct ModelOptions {
     int layer_offset = 0, node_offset = 0, transformer_layers = 0;
     std::vector<std::string> name_prefixes;
     bool stage_output = false;
+    // LoRA (--lora R, Hu et al. 2021, PEFT's defaults): every `linear` layer gets low-rank adapters
+    // y = x W^T + b + (alpha / R) (x A^T) B^T, A (R, in) uniform as PyTorch's default, B (out, R) zero; every
+    // other parameter of the model is frozen (ParamDecl::frozen): only the adapters are trained.
+    int lora_rank = 0;
+    double lora_alpha = 0;  // 0: the rank (scale 1)
 };
 
 struct NamedTensor {
@@ -87,6 +92,7 @@ struct NamedTensor {
     bool trainable = true;
     int layer = -1;
     bool tied = false;  // the same tensor as an earlier entry (a tied head): written, optional on reading
+    bool frozen = false;  // a frozen parameter (LoRA's base): trainable is false, but it is not a buffer
 };
 
 // A run of the flat parameter buffer [begin, end) (elements) that gets weight decay or not. nanoGPT's
@@ -124,7 +130,10 @@ public:
     Tensor& parameters() { return params_; }
     Tensor& gradients() { return grads_; }
     void zero_grad();
-    std::int64_t param_count() const { return report_.total_params; }  // trainable values, no padding
+    std::int64_t param_count() const { return report_.total_params; }  // the spec's values, no padding
+    // LoRA: the adapters' values (what is trained) and the frozen base's; 0 and 0 without LoRA
+    std::int64_t lora_param_count() const { return lora_values_; }
+    std::int64_t frozen_param_count() const { return frozen_values_; }
     std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
     std::vector<NamedTensor> state_dict() const;
     // Weight-decay segments of the flat buffer (see ParamSegment).
@@ -183,6 +192,9 @@ private:
     bool takes_tokens_ = false;
     std::vector<std::string> torch_prefix_;  // per top-level layer: its state_dict prefix (GPT names)
     Tensor params_, grads_;
+    Tensor frozen_, frozen_grad_;  // LoRA: the frozen base's values, and one scratch its gradients go to
+    std::size_t frozen_offset_ = 0;
+    std::int64_t lora_values_ = 0, frozen_values_ = 0;
     Tensor workspace_;
     std::unique_ptr<Seq> top_;
     std::vector<Node*> nodes_;  // depth-first

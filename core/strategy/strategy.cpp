@@ -1,5 +1,7 @@
 #include "strategy/strategy.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <sstream>
 
@@ -50,6 +52,11 @@ std::string ResolvedStrategy::describe() const {
     if (recompute_attention) s += " + attention recompute";
     if (accumulate > 1)
         s += " + micro-batch " + std::to_string(micro_batch) + " x " + std::to_string(accumulate);
+    if (lora_rank > 0) {
+        char a[32];
+        std::snprintf(a, sizeof a, "%g", lora_alpha);
+        s += " + LoRA rank " + std::to_string(lora_rank) + " (alpha " + a + ")";
+    }
     if (offload_parameters)
         s += " + parameter offload";
     else if (offload_optimizer)
@@ -247,6 +254,19 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
         throw InputError("the loss-scale growth interval must be at least 1 step");
     // --- ranks -------------------------------------------------------------------------------------
     r.shard = parse_shard_stage(s.shard);
+    // LoRA: adapters on a frozen base, one process or data-parallel replicas (the frozen base is whole on
+    // every rank, outside the flat buffers the ZeRO stages split)
+    if (s.lora_rank < 0 || s.lora_rank > 4096)
+        throw InputError(HR_MSG("strategy.lora_rank", "--lora must be between 1 and 4096 (the adapters' rank), got %1"),
+                         {std::to_string(s.lora_rank)});
+    if (s.lora_rank > 0 && !(s.lora_alpha >= 0 && s.lora_alpha <= 1e6))
+        throw InputError(HR_MSG("strategy.lora_alpha", "--lora-alpha must be a number from 0 (the rank) to 1000000"));
+    if (s.lora_rank > 0 && (r.shard > ShardStage::dp || s.tp_head > 1 || s.pipeline > 1 || s.offload_parameters))
+        throw InputError(HR_MSG("strategy.lora_layout",
+                                "--lora trains small adapters on a frozen model: it runs on one process or with --shard "
+                                "dp, not with ZeRO stages, --tp-head, --pipeline or --offload-params"));
+    r.lora_rank = s.lora_rank;
+    r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
     if (s.offload_parameters && r.shard != ShardStage::zero3)
         throw InputError(HR_MSG("strategy.offload_parameters_zero3",
                                 "--offload-params needs --shard zero3 (parameters are brought to the device unit by "
@@ -342,6 +362,14 @@ std::string strategy_flags(const StrategyConfig& s) {
     if (s.accumulate > 1 && s.micro_batch == 0) f += " --accumulate " + std::to_string(s.accumulate);
     if (s.offload_optimizer && !s.offload_parameters) f += " --offload-optimizer";
     if (s.offload_parameters) f += " --offload-params";
+    if (s.lora_rank > 0) {
+        f += " --lora " + std::to_string(s.lora_rank);
+        if (s.lora_alpha > 0 && s.lora_alpha != s.lora_rank) {
+            char a[32];
+            std::snprintf(a, sizeof a, "%g", s.lora_alpha);
+            f += std::string(" --lora-alpha ") + a;
+        }
+    }
     if (s.shard != "none") f += " --shard " + s.shard;
     if (!s.rank_batch.empty()) {
         f += " --rank-batch ";

@@ -45,6 +45,10 @@ struct StrategyConfig {
     // rank of the run; 1: off), split by pipeline_split's layer counts (empty: balanced by estimated time).
     int pipeline = 1;
     std::vector<int> pipeline_split;
+    // LoRA (nn/model.h ModelOptions::lora_rank): adapters of this rank on every linear layer, the rest of the
+    // model frozen (0: off); alpha 0 means the rank
+    int lora_rank = 0;
+    double lora_alpha = 0;
 };
 
 struct ResolvedStrategy {
@@ -82,6 +86,8 @@ struct ResolvedStrategy {
     // With more ranks than stages (K x D), rank r runs stage r / D of data-parallel replica r % D.
     int pipeline = 1;
     std::vector<int> stage_first;
+    int lora_rank = 0;         // LoRA adapters (0: off), scale lora_alpha / lora_rank
+    double lora_alpha = 0;
     int data_world() const { return tp_head > 1 ? 1 : pipeline > 1 ? world_size / pipeline : world_size; }
     int data_rank() const { return data_world() > 1 ? rank % data_world() : 0; }
     int stage() const { return pipeline > 1 ? rank / data_world() : 0; }

@@ -51,6 +51,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.seed = seed;
     mo.checkpoint_blocks = s.checkpoint_blocks;
     mo.recompute_attention = s.recompute_attention;
+    mo.lora_rank = s.lora_rank;
+    mo.lora_alpha = s.lora_alpha;
     mo.allocator = &device_alloc;
     mo.dry_run = dry_run;
     // sharding (strategy/sharding.h): units padded to split evenly; zero2 keeps no flat gradient buffer,

@@ -89,6 +89,7 @@ void load_model_state(Model& model, const SafeTensorsFile& file, const std::stri
         const auto& nt = sd[i];
         const SafeTensor* t = find_any(file, candidates(nt.name, gpt));
         if (!t && nt.tied) continue;  // the tied head is the token embedding's weight
+        if (!t && is_lora_adapter(nt.name)) continue;  // LoRA's adapters on a base model's file: they start fresh
         if (!t)  // an embedding tied to a head: the head's copy will do ("either accepted on reading")
             for (const auto& other : sd)
                 if (other.tied && other.tensor.raw() == nt.tensor.raw() && !t) t = find_any(file, candidates(other.name, gpt));

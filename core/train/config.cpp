@@ -41,6 +41,8 @@ json train_config_to_json(const TrainConfig& c) {
                      {"accumulate", c.strategy.accumulate},
                      {"offload_optimizer", c.strategy.offload_optimizer},
                      {"offload_parameters", c.strategy.offload_parameters},
+                     {"lora_rank", c.strategy.lora_rank},
+                     {"lora_alpha", c.strategy.lora_alpha},
                      {"loss_scale_init", c.strategy.loss_scale_init},
                      {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval},
                      {"shard", c.strategy.shard},
@@ -219,6 +221,8 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "accumulate", c.strategy.accumulate, "strategy");
         get(*s, "offload_optimizer", c.strategy.offload_optimizer, "strategy");
         get(*s, "offload_parameters", c.strategy.offload_parameters, "strategy");
+        get(*s, "lora_rank", c.strategy.lora_rank, "strategy");
+        get(*s, "lora_alpha", c.strategy.lora_alpha, "strategy");
         get(*s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
         get(*s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");
         get(*s, "shard", c.strategy.shard, "strategy");

@@ -2,6 +2,7 @@
 // What a run ends with (Trainer::run): its status, final figures, the ledger's peaks and, for several ranks,
 // how the run was spread. One type for both workloads (train/workload.h); the run records are written
 // from it by train/run_record.h and train/run_summary.h.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,6 +68,12 @@ struct TrainResult {
     // parameter offload: bytes copied between host and device per training step, both ways (evaluations'
     // gathers included, as in communication_bytes_per_step; checkpoints' not); 0 otherwise
     double offload_bytes_per_step = 0;
+    // LoRA (--lora): the test figures of the frozen model before training (NaN without LoRA or when resumed),
+    // the adapters' values (what trained) and the frozen ones'
+    double lora_before_loss = NAN, lora_before_accuracy = NAN;
+    std::int64_t lora_params = 0, frozen_params = 0;
+    int lora_rank = 0;
+    double lora_alpha = 0;
     // --prune/--quantize (TrainConfig::what_if): the written weights evaluated on the test split as trained
     // and pruned/quantised (train/eval_weights.h), by whoever wrote them (app/session); compressed is false
     // when no what-if was asked for or the run wrote no weights

@@ -406,7 +406,7 @@ WeightsMatch load_weights_into(Model& model, const std::string& path) {
     }
     const auto sd = model.state_dict();
     bool names_match = true;
-    for (const auto& nt : sd) names_match = names_match && (file.find(nt.name) || nt.tied);
+    for (const auto& nt : sd) names_match = names_match && (file.find(nt.name) || nt.tied || is_lora_adapter(nt.name));
     if (names_match) {
         load_model_state(model, file, path);
         return m;
@@ -414,7 +414,7 @@ WeightsMatch load_weights_into(Model& model, const std::string& path) {
     // by order: the model's state_dict order against the file's (header order, then module order)
     std::vector<const NamedTensor*> want;
     for (const auto& nt : sd)
-        if (!nt.tied) want.push_back(&nt);
+        if (!nt.tied && !(is_lora_adapter(nt.name) && !file.find(nt.name))) want.push_back(&nt);
     if (want.size() != file.tensors.size())
         throw InputError(HR_MSG("weights.count_mismatch",
                                 "%1 has %2 tensors and its names are not the model's, and the model has %3 tensors "

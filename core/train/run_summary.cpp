@@ -27,7 +27,20 @@ json run_final_summary(const TrainResult& r) {
             {"peak_reserved_bytes", r.ledger.peak_reserved},
             {"peak_phase", r.ledger.peak_phase},
             {"peak_step", r.ledger.peak_step},
-            {"compression", run_compression_summary(r)}};
+            {"compression", run_compression_summary(r)},
+            {"lora", run_lora_summary(r)}};
+}
+
+json run_lora_summary(const TrainResult& r) {
+    if (r.lora_rank <= 0) return nullptr;
+    return {{"rank", r.lora_rank},
+            {"alpha", r.lora_alpha},
+            {"adapter_params", r.lora_params},
+            {"frozen_params", r.frozen_params},
+            {"test_accuracy_before", num(r.lora_before_accuracy)},
+            {"test_loss_before", num(r.lora_before_loss)},
+            {"test_accuracy_after", num(r.test_accuracy)},
+            {"test_loss_after", num(r.test_loss)}};
 }
 
 json compression_counts_json(const CompressionOptions& o, const CompressionReport& c) {

@@ -19,6 +19,8 @@ namespace hr {
 nlohmann::json run_final_summary(const TrainResult& r);
 // --prune/--quantize: the what-if on the written weights (prune, quantize, group, test accuracy and loss
 // before and after, the weights' bytes as f32 and stored so); null without one.
+// LoRA (--lora): rank, alpha, the adapters' and the frozen values, the test figures before and after; null without
+nlohmann::json run_lora_summary(const TrainResult& r);
 nlohmann::json run_compression_summary(const TrainResult& r);
 // The options and the counts of a compression (prune, quantize, group: null unless int4, tensors, values,
 // zeros, scales, weights_bytes and weights_bytes_after with the other tensors): run.json and headroom plan.

@@ -377,6 +377,13 @@ TrainResult Trainer::run() {
     // the finite check stay on the device, and the figures come back through a ring a few steps later; a
     // step of one micro-batch without dropout is captured once as a CUDA graph and replayed.
     // HEADROOM_DEVICE_STEP=1 takes this path on the CPU too (tests compare it with the host step), =0 never.
+    // LoRA: the frozen model's test figures before the adapters train (the report's "before"); B starts at
+    // zero, so this is the base model (from --init-from, or as initialised)
+    if (strategy.lora_rank > 0 && !resume_) {
+        const EvalEvent before = evaluate();
+        result.lora_before_loss = before.loss;
+        result.lora_before_accuracy = before.accuracy;
+    }
     const bool device_step = use_device_step(be, st, work, world, ranked);
     std::unique_ptr<StepFigureRing> ring;
     std::unique_ptr<Backend::CapturedWork> graph;
@@ -682,6 +689,10 @@ TrainResult Trainer::run() {
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
+    result.lora_params = st.model().lora_param_count();
+    result.frozen_params = st.model().frozen_param_count();
+    result.lora_rank = strategy.lora_rank;
+    result.lora_alpha = strategy.lora_alpha;
     if (const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step); ran > 0)
         result.offload_bytes_per_step = (st.offload_bytes() - offload_start) / static_cast<double>(ran);
     finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)

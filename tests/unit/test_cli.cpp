@@ -13,6 +13,8 @@
 
 #include <csignal>
 
+#include "io/safetensors.h"
+
 class CliTest : public QObject {
     Q_OBJECT
 
@@ -137,6 +139,61 @@ private slots:
         QCOMPARE(QDir(dir.path() + "/run").entryList(QDir::Files),
                  (QStringList{"checkpoint-000000020.json", "checkpoint-000000020.safetensors", "config.json",
                               "model.safetensors", "run.json"}));
+    }
+
+    // LoRA from the command line: a trained base (--init-from) fine-tuned with rank-4 adapters; run.json says the
+    // accuracy before (the base's own, as its run measured it on the same test split) and after, the memory
+    // the planner predicted is the ledger's, the weights file keeps the base as it was and adds the adapters;
+    // resuming continues the adapters; a model with no linear layer to adapt is refused in one sentence.
+    void loraFineTunesATrainedModel() {
+        QTemporaryDir dir;
+        const QStringList common{"--data", "synthetic", "--train-limit", "512", "--test-limit", "128", "--batch", "32",
+                                 "--preset", "mlp", "--threads", "1", "--no-history"};
+        Result r = run(QStringList{"train", "--steps", "10", "--out", dir.path() + "/base"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(QStringList{"train", "--steps", "10", "--lora", "4", "--lora-alpha", "8", "--init-from",
+                            dir.path() + "/base/model.safetensors", "--out", dir.path() + "/lora"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto read = [&](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        };
+        const QJsonObject base = read(dir.path() + "/base/run.json"), j = read(dir.path() + "/lora/run.json");
+        const QJsonObject lora = j["final"].toObject()["lora"].toObject();
+        QCOMPARE(lora["rank"].toInt(), 4);
+        QCOMPARE(lora["alpha"].toDouble(), 8.0);
+        QCOMPARE(lora["frozen_params"].toInteger(), base["final"].toObject()["param_count"].toInteger());
+        QCOMPARE(lora["test_accuracy_before"].toDouble(), base["final"].toObject()["test_accuracy"].toDouble());
+        QCOMPARE(lora["test_accuracy_after"].toDouble(), j["final"].toObject()["test_accuracy"].toDouble());
+        QJsonObject measured = j["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        QJsonObject predicted = j["memory"].toObject()["predicted"].toObject()["device"].toObject();
+        for (const QString& cat : measured.keys()) QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
+        QVERIFY(measured["gradients"].toDouble() * 20 < measured["parameters"].toDouble());
+        // the weights file: the base unchanged, plus the adapters
+        const hr::SafeTensorsFile b = hr::read_safetensors((dir.path() + "/base/model.safetensors").toStdString());
+        const hr::SafeTensorsFile l = hr::read_safetensors((dir.path() + "/lora/model.safetensors").toStdString());
+        QCOMPARE(l.tensors.size(), b.tensors.size() + 6);
+        for (const hr::SafeTensor& t : b.tensors) {
+            const hr::SafeTensor* u = l.find(t.name);
+            QVERIFY2(u && u->data == t.data, t.name.c_str());
+        }
+        // resumed: the adapters go on from the checkpoint (the same configuration)
+        r = run({"train", "--resume", dir.path() + "/lora", "--steps", "12", "--no-history"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(read(dir.path() + "/lora/run.json")["final"].toObject()["steps"].toInt(), 12);
+        // nothing to adapt: a model of convolutions only
+        {
+            QFile spec(dir.path() + "/conv.json");
+            QVERIFY(spec.open(QIODevice::WriteOnly));
+            spec.write(R"({"format":"headroom-model","version":1,"name":"conv-only","input":[1,28,28],"num_classes":10,
+                "loss":{"type":"cross_entropy","label_smoothing":0.0},
+                "layers":[{"type":"conv2d","in_channels":1,"out_channels":10,"kernel_size":28},{"type":"flatten"}]})");
+        }
+        r = run({"train", "--model", dir.path() + "/conv.json", "--data", "synthetic", "--steps", "1", "--lora", "4",
+                 "--no-history", "--out", dir.path() + "/conv"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("--lora 4 adds adapters to linear layers, but this model has none"), qPrintable(r.err));
+        QVERIFY(!QDir(dir.path() + "/conv").exists());
     }
 
     void firstLineSaysWhichDeviceAndWhy() {

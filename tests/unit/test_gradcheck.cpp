@@ -58,7 +58,7 @@ private:
             be_->fill(bt, b.init);
             io.buffers.push_back(bt);
         }
-        for (auto& s : layer->saved(c.batch, c.in)) io.saved.push_back(t(s.shape, s.dtype));
+        for (auto& s : layer->saved(c.batch, c.in)) io.saved.push_back(t(s.shape, s.compute_dtype ? DType::f64 : s.dtype));
         std::size_t ws = layer->workspace_bytes(*be_, c.batch, c.in, DType::f64);
         if (ws) io.workspace = t({static_cast<std::int64_t>(ws)}, DType::u8);
 
@@ -109,6 +109,15 @@ private:
 
 private slots:
     void linear() { check_layer({L("linear", {{"in_features", 7}, {"out_features", 5}}), {7}}); }
+    // LoRA (the model sets these attributes): W, b, A and B and the input gradient against finite differences,
+    // on a sequence input too ((T, in) rows share the adapters)
+    void linearLora() {
+        check_layer({L("linear", {{"in_features", 7}, {"out_features", 5}, {"lora_rank", 2}, {"lora_alpha", 3}}), {7}});
+    }
+    void linearLoraSequence() {
+        check_layer({L("linear", {{"in_features", 4}, {"out_features", 3}, {"bias", false}, {"lora_rank", 3}, {"lora_alpha", 6}}),
+                     {5, 4}});
+    }
     void linearNoBias() { check_layer({L("linear", {{"in_features", 4}, {"out_features", 3}, {"bias", false}}), {4}}); }
     void conv2d() {
         check_layer({L("conv2d", {{"in_channels", 2}, {"out_channels", 3}, {"kernel_size", 3}}), {2, 6, 5}});
@@ -213,6 +222,62 @@ private slots:
         for (auto& b : bad) qWarning("%s: analytic %.10g numeric %.10g", b.where.c_str(), b.analytic, b.numeric);
         QVERIFY(bad.empty());
         QCOMPARE(m.param_count(), analyze_model_spec(s).total_params);
+    }
+
+    // A model with LoRA (ModelOptions::lora_rank): the flat buffers hold only the adapters, whose gradients
+    // match finite differences of the loss through the frozen convolutions, batch norm and linear layers;
+    // with B at zero the model computes the base model's logits, bit for bit.
+    void modelWithLora() {
+        ModelSpec s;
+        s.name = "lora";
+        s.input_shape = {2, 6, 6};
+        s.num_classes = 3;
+        s.layers = {L("conv2d", {{"in_channels", 2}, {"out_channels", 3}, {"kernel_size", 3}, {"padding", 1}}),
+                    L("batchnorm2d", {{"num_features", 3}}), L("tanh"), L("avgpool2d", {{"kernel_size", 2}}), L("flatten"),
+                    L("linear", {{"in_features", 27}, {"out_features", 8}}), L("gelu"),
+                    L("linear", {{"in_features", 8}, {"out_features", 3}})};
+        ModelOptions o;
+        o.batch = 3;
+        o.dtype = DType::f64;
+        o.seed = 5;
+        Model base(s, *be_, o);
+        o.lora_rank = 2;
+        o.lora_alpha = 4;
+        Model m(s, *be_, o);
+        QCOMPARE(m.lora_param_count(), std::int64_t(2 * 27 + 8 * 2 + 2 * 8 + 3 * 2));
+        QCOMPARE(m.frozen_param_count(), analyze_model_spec(s).total_params);
+        std::mt19937_64 g(9);
+        Tensor x = t({3, 2, 6, 6}), labels = t({3}, DType::i64), dlogits = t({3, 3});
+        auto xv = random_vec(x.numel(), g);
+        std::memcpy(x.data<double>(), xv.data(), xv.size() * 8);
+        for (int i = 0; i < 3; ++i) labels.data<std::int64_t>()[i] = i;
+        {  // B = 0: the base model's function
+            Tensor a = base.forward(x, false, 0), b = m.forward(x, false, 0);
+            QVERIFY(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+        }
+        // random B too, so every term of the adapters' gradients is exercised
+        std::vector<double> init(m.parameters().data<double>(), m.parameters().data<double>() + m.flat_param_numel());
+        for (std::size_t i = 0; i < init.size(); ++i) init[i] += 0.2 * (static_cast<double>(g() % 1000) / 1000.0 - 0.5);
+        std::memcpy(m.parameters().data<double>(), init.data(), init.size() * 8);
+        Tensor none;
+        auto loss = [&] {
+            Tensor logits = m.forward(x, true, 0);
+            return be_->softmax_cross_entropy(logits, labels, 0.0f, none, 1.0f).loss;
+        };
+        m.zero_grad();
+        Tensor logits = m.forward(x, true, 0);
+        be_->softmax_cross_entropy(logits, labels, 0.0f, dlogits, 1.0f);
+        m.backward(dlogits);
+        std::vector<double> ana(m.gradients().data<double>(), m.gradients().data<double>() + m.flat_param_numel());
+        std::vector<Mismatch> bad;
+        compare("adapters", m.parameters().data<double>(), m.flat_param_numel(), ana, loss, bad, 400);
+        for (auto& b : bad) qWarning("%s: analytic %.10g numeric %.10g", b.where.c_str(), b.analytic, b.numeric);
+        QVERIFY(bad.empty());
+        // the flat (trained) buffers are the adapters' (aligned), the frozen values are elsewhere
+        QVERIFY(m.flat_param_numel() < m.lora_param_count() + 4 * 64);
+        int frozen = 0;
+        for (const NamedTensor& nt : m.state_dict()) frozen += nt.frozen;
+        QCOMPARE(frozen, 2 + 2 + 2 + 2);  // conv, batch norm and two linear layers' weights and biases
     }
 };
 

@@ -274,6 +274,58 @@ private slots:
         QVERIFY(!sameBytes(t.weights, model_state_file(initial.st->model())));
     }
 
+    // LoRA (--lora 4 on mlp, through the trainer): only the adapters are trained, so gradients and Adam's state
+    // are the adapters' alone; the frozen base leaves the run bit-identical to where it started (a run of the
+    // same seed without LoRA, 0 steps: its initial weights), the adapters move, the test figures before
+    // training are recorded, and the planner's prediction is the run's ledger.
+    void loraTrainsTheAdaptersOnly() {
+        const ModelSpec spec = preset_model("mlp");
+        OptimizerConfig adam;
+        adam.kind = "adam";
+        adam.lr = 1e-2;
+        StrategyConfig s;
+        s.lora_rank = 4;
+        const Trained lora = train(config(spec, s, 32, 6, adam));
+        QCOMPARE(lora.result.status, std::string("finished"));
+        State plain(spec, StrategyConfig{}, 32, adam);
+        State st(spec, s, 32, adam);
+        const std::int64_t A = st.st->model().flat_param_numel();  // the adapters, aligned
+        QCOMPARE(st.st->model().lora_param_count(), std::int64_t(4 * 784 + 256 * 4 + 4 * 256 + 128 * 4 + 4 * 128 + 10 * 4));
+        QVERIFY(A < st.st->model().lora_param_count() + 6 * 64);
+        QCOMPARE(peak(lora.result, MemCategory::gradients), std::size_t(A) * 4);
+        QCOMPARE(peak(lora.result, MemCategory::optimizer_state), std::size_t(2 * A) * 4);
+        QVERIFY(peak(lora.result, MemCategory::optimizer_state) * 20 < at(plain.ledger->snapshot().live, MemCategory::optimizer_state));
+        // the base, bit for bit the initial weights; the adapters trained
+        const std::vector<NamedTensor> init = plain.st->model().state_dict();
+        for (const NamedTensor& nt : init) {
+            const SafeTensor* w = lora.weights.find(nt.name);
+            QVERIFY2(w, nt.name.c_str());
+            QVERIFY2(std::memcmp(w->data.data(), nt.tensor.raw(), nt.tensor.nbytes()) == 0, nt.name.c_str());
+        }
+        double moved = 0;
+        for (const SafeTensor& t : lora.weights.tensors)
+            if (is_lora_adapter(t.name) && t.name.find("lora_B") != std::string::npos)
+                for (std::size_t i = 0; i < t.data.size() / 4; ++i)
+                    moved = std::max(moved, double(std::abs(reinterpret_cast<const float*>(t.data.data())[i])));
+        QVERIFY(moved > 0);
+        QVERIFY(std::isfinite(lora.result.lora_before_accuracy) && std::isfinite(lora.result.lora_before_loss));
+        QCOMPARE(lora.result.lora_params, st.st->model().lora_param_count());
+        QCOMPARE(lora.result.evals.front().step, std::int64_t(0));
+        // refused where the frozen base would be sharded or split
+        for (const char* shard : {"zero1", "zero2", "zero3"}) {
+            StrategyConfig z = s;
+            z.shard = shard;
+            QVERIFY_THROWS_EXCEPTION(InputError, resolve_strategy(z, spec, 32, 2, 0));
+        }
+        StrategyConfig g = s;
+        try {
+            State none(preset_model("gpt-tiny"), g, 4, adam);
+            QFAIL("a model without linear layers took --lora");
+        } catch (const InputError& e) {
+            QCOMPARE(e.message().id, std::string("model.lora_tied"));  // gpt-tiny's head is tied to its embedding
+        }
+    }
+
     void badStrategyFlags() {
         ModelSpec spec = preset_model("seed-cnn");
         StrategyConfig s;
