@@ -1288,6 +1288,18 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <translation>  rank %1：副本 %3 的阶段 %2，层 %4-%5，设备 %6，主机 %7
 </translation>
     </message>
+    <message>
+        <source>LoRA: train rank-R adapters on every linear layer, the rest of the
+model frozen (no gradients or optimizer state for it); with --init-from, a
+trained model is fine-tuned; the test accuracy before training is reported</source>
+        <translation>LoRA：在每个线性层上训练秩为 R 的适配器，模型其余部分冻结
+（没有梯度，也没有优化器状态）；配合 --init-from 可微调
+已训练的模型；会报告训练前的测试准确率</translation>
+    </message>
+    <message>
+        <source>LoRA scale alpha / R (default: alpha = R)</source>
+        <translation>LoRA 缩放系数 alpha / R（默认 alpha = R）</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -2408,6 +2420,22 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     <message>
         <source>stage %1 of replica %2: layers %3–%4</source>
         <translation>副本 %2 的阶段 %1：层 %3–%4</translation>
+    </message>
+    <message>
+        <source>rank %1 adapters (scale %2) on every linear layer, the rest frozen</source>
+        <translation>每个线性层上有秩为 %1 的适配器（缩放 %2），其余冻结</translation>
+    </message>
+    <message>
+        <source>: %1 trained values against %2 frozen</source>
+        <translation>：训练 %1 个数值，冻结 %2 个</translation>
+    </message>
+    <message>
+        <source>; test accuracy %1 before training, %2 after</source>
+        <translation>；测试准确率训练前 %1，训练后 %2</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
     </message>
 </context>
 <context>
@@ -4536,6 +4564,10 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <source> · %1 of parameters, gradients and optimizer state in host memory</source>
         <translation> · 主机内存中有 %1 的参数、梯度和优化器状态</translation>
     </message>
+    <message>
+        <source>LoRA rank %1</source>
+        <translation>LoRA 秩 %1</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -5553,6 +5585,18 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     <message>
         <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, half as many stages run twice, each copy on half the batch</source>
         <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练；流水线阶段让每个 rank 负责一段连续的层，微批次（梯度累积）依次流经它们；带 2 个数据并行副本时，阶段数减半、每个阶段运行两份，各处理一半批次</translation>
+    </message>
+    <message>
+        <source>off (train every weight)</source>
+        <translation>关闭（训练全部权重）</translation>
+    </message>
+    <message>
+        <source>LoRA: train rank-R adapters on every linear layer and freeze the rest of the model (no gradients or optimizer state for it); with initial weights from a trained model this fine-tunes it, and the report gives the test accuracy before and after</source>
+        <translation>LoRA：在每个线性层上训练秩为 R 的适配器并冻结模型其余部分（没有梯度，也没有优化器状态）；若初始权重来自已训练的模型，这就是对它的微调，报告会给出训练前后的测试准确率</translation>
+    </message>
+    <message>
+        <source>LoRA rank</source>
+        <translation>LoRA 秩</translation>
     </message>
 </context>
 <context>
@@ -6735,6 +6779,20 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     </message>
 </context>
 <context>
+    <name>model.lora_no_linear</name>
+    <message>
+        <source>--lora %1 adds adapters to linear layers, but this model has none; leave --lora out</source>
+        <translation>--lora %1 会给线性层加适配器，但该模型没有线性层；请去掉 --lora</translation>
+    </message>
+</context>
+<context>
+    <name>model.lora_tied</name>
+    <message>
+        <source>--lora adapts linear layers on a frozen model, but layer %1 (lm_head) is tied to the token embedding; leave --lora out for this model</source>
+        <translation>--lora 在冻结的模型上适配线性层，但层 %1（lm_head）与词元嵌入绑定；对该模型请去掉 --lora</translation>
+    </message>
+</context>
+<context>
     <name>model.tied_head</name>
     <message>
         <source>layer %1 (lm_head) is tied to the token embedding, but the model has no token_embedding of the same vocabulary and width; set tied to false or match vocab_size and dim</source>
@@ -7785,6 +7843,27 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     </message>
 </context>
 <context>
+    <name>strategy.lora_alpha</name>
+    <message>
+        <source>--lora-alpha must be a number from 0 (the rank) to 1000000</source>
+        <translation>--lora-alpha 必须是 0（即秩）到 1000000 之间的数</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_layout</name>
+    <message>
+        <source>--lora trains small adapters on a frozen model: it runs on one process or with --shard dp, not with ZeRO stages, --tp-head, --pipeline or --offload-params</source>
+        <translation>--lora 在冻结的模型上训练小型适配器：它可在单进程或 --shard dp 下运行，不能与 ZeRO 阶段、--tp-head、--pipeline 或 --offload-params 一起使用</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_rank</name>
+    <message>
+        <source>--lora must be between 1 and 4096 (the adapters&apos; rank), got %1</source>
+        <translation>--lora 必须在 1 到 4096 之间（适配器的秩），实际为 %1</translation>
+    </message>
+</context>
+<context>
     <name>strategy.offload_parameters_zero3</name>
     <message>
         <source>--offload-params needs --shard zero3 (parameters are brought to the device unit by unit, as zero3 gathers them); add --shard zero3, also on one rank</source>
@@ -8328,6 +8407,20 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
     <message>
         <source>%1 has %2 tensors and its names are not the model&apos;s, and the model has %3 tensors (weights, biases and batch-norm buffers), so they cannot be matched by order either; pick the model the file was trained for (--preset or --model)</source>
         <translation>%1 有 %2 个张量且其名称与模型的不同，而模型有 %3 个张量（权重、偏置和批归一化缓冲区），因此也无法按顺序匹配；请选择该文件训练时所用的模型（--preset 或 --model）</translation>
+    </message>
+</context>
+<context>
+    <name>weights.lora_merge</name>
+    <message>
+        <source>%1: the LoRA adapters of %2 do not fit its weight (f32 %3 with A %4 and B %5 expected); the file is damaged</source>
+        <translation>%1：%2 的 LoRA 适配器与其权重不匹配（应为 f32 %3，A %4，B %5）；文件已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>weights.lora_scale</name>
+    <message>
+        <source>%1 has LoRA adapters but no lora_scale in its metadata, so they cannot be merged into the weights; train with --lora to use them</source>
+        <translation>%1 含有 LoRA 适配器，但元数据中没有 lora_scale，无法把它们合并进权重；请用 --lora 训练来使用它们</translation>
     </message>
 </context>
 <context>

@@ -193,6 +193,13 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
                                    "one, brought over from host memory while the current one runs; implies ZeRO-3 "
                                    "and the optimizer in host memory"));
     mf->addRow(QString(), m_offloadParams);
+    m_loraRank = spin(memBox, 0, 4096);
+    m_loraRank->setObjectName(QStringLiteral("loraRankSpin"));
+    m_loraRank->setSpecialValueText(tr("off (train every weight)"));
+    m_loraRank->setToolTip(tr("LoRA: train rank-R adapters on every linear layer and freeze the rest of the model "
+                              "(no gradients or optimizer state for it); with initial weights from a trained model "
+                              "this fine-tunes it, and the report gives the test accuracy before and after"));
+    mf->addRow(tr("LoRA rank"), m_loraRank);
     connect(m_offloadParams, &QCheckBox::toggled, this, [this](bool on) {
         if (on) m_offload->setChecked(true);
         m_offload->setEnabled(!on);
@@ -306,6 +313,7 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.strategy.accumulate = m_accumulate->value();
     c.strategy.offload_optimizer = m_offload->isChecked();
     c.strategy.offload_parameters = m_offloadParams->isChecked();
+    c.strategy.lora_rank = m_loraRank->value();
     c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
     // several ranks: their device kind (or GPU list) and the sharding stage; one process: no sharding
     const QString r = m_ranks->currentData().toString();
@@ -408,6 +416,7 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_accumulate->setValue(int(s.accumulate));
     m_offload->setChecked(s.offload_optimizer);
     m_offloadParams->setChecked(s.offload_parameters);
+    m_loraRank->setValue(s.lora_rank);
     setCombo(m_sharding, s.pipeline > 1 && s.shard == "dp" ? QStringLiteral("pipeline-dp")
                          : s.pipeline > 1                  ? QStringLiteral("pipeline")
                          : s.tp_head > 1 ? QStringLiteral("tp-head")

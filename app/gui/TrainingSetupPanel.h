@@ -74,7 +74,8 @@ private:
     QSpinBox* m_microBatch = nullptr;
     QSpinBox* m_accumulate = nullptr;
     QCheckBox* m_offload = nullptr;
-    QCheckBox* m_offloadParams = nullptr;  // parameter offload (ZeRO-Infinity): implies zero3 and m_offload
+    QCheckBox* m_offloadParams = nullptr;
+    QSpinBox* m_loraRank = nullptr;  // LoRA adapters' rank, 0: off  // parameter offload (ZeRO-Infinity): implies zero3 and m_offload
     QComboBox* m_sharding = nullptr;
     // What-if after training (TrainConfig::what_if): pruning and quantisation of the written weights
     QGroupBox* m_whatIfBox = nullptr;

@@ -593,6 +593,26 @@ void strategiesSection(Doc& s) {
             u.keyValues.push_back({ReportWriter::tr("Optimizer state"), st.value(QStringLiteral("offload_optimizer")).toBool()
                                                               ? ReportWriter::tr("in host memory (offloaded), with the master weights")
                                                               : ReportWriter::tr("on the device")});
+            if (const int rank = st.value(QStringLiteral("lora_rank")).toInt(0); rank > 0) {
+                const QJsonObject lora = run.finalMetrics.value(QStringLiteral("lora")).toObject();
+                QString text = ReportWriter::tr("rank %1 adapters (scale %2) on every linear layer, the rest frozen")
+                                   .arg(rank)
+                                   .arg(numText(st.value(QStringLiteral("lora_alpha")).toDouble(0) > 0
+                                                    ? st.value(QStringLiteral("lora_alpha")).toDouble() / rank
+                                                    : 1.0,
+                                                3));
+                if (!lora.isEmpty()) {
+                    text += ReportWriter::tr(": %1 trained values against %2 frozen")
+                                .arg(lora.value(QStringLiteral("adapter_params")).toInteger())
+                                .arg(lora.value(QStringLiteral("frozen_params")).toInteger());
+                    const double before = lora.value(QStringLiteral("test_accuracy_before")).toDouble(qQNaN());
+                    const double after = lora.value(QStringLiteral("test_accuracy_after")).toDouble(qQNaN());
+                    if (std::isfinite(before) && std::isfinite(after))
+                        text += ReportWriter::tr("; test accuracy %1 before training, %2 after")
+                                    .arg(percentText(before), percentText(after));
+                }
+                u.keyValues.push_back({ReportWriter::tr("LoRA"), text});
+            }
             if (st.value(QStringLiteral("offload_parameters")).toBool())
                 u.keyValues.push_back({ReportWriter::tr("Parameters and gradients"),
                                        ReportWriter::tr("in host memory (ZeRO-Infinity style): each unit is brought to the "

@@ -260,6 +260,13 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"rank_peak_bytes", r.rank_peak_bytes},
             {"rank_resident_peak_bytes", r.rank_resident_peak_bytes},
             {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
+            {"offload_bytes_per_step", num(r.offload_bytes_per_step)},
+            {"lora_rank", r.lora_rank},
+            {"lora_alpha", num(r.lora_alpha)},
+            {"lora_params", r.lora_params},
+            {"frozen_params", r.frozen_params},
+            {"lora_before_loss", num(r.lora_before_loss)},
+            {"lora_before_accuracy", num(r.lora_before_accuracy)},
             {"communication_seconds_per_step", num(r.communication_seconds_per_step)},
             {"resumed_from_step", r.resumed_from_step},
             {"checkpoint", r.checkpoint}};
@@ -306,6 +313,13 @@ hr::TrainResult trainResultFromJson(const json& j) {
             if (b.is_number_integer()) r.rank_resident_peak_bytes.push_back(b.get<std::int64_t>());
     r.communication_bytes_per_step = real(j, "communication_bytes_per_step");
     r.communication_seconds_per_step = real(j, "communication_seconds_per_step");
+    r.offload_bytes_per_step = real(j, "offload_bytes_per_step");
+    r.lora_rank = integer<int>(j, "lora_rank");
+    r.lora_alpha = real(j, "lora_alpha");
+    r.lora_params = integer<std::int64_t>(j, "lora_params");
+    r.frozen_params = integer<std::int64_t>(j, "frozen_params");
+    r.lora_before_loss = real(j, "lora_before_loss", std::nan(""));
+    r.lora_before_accuracy = real(j, "lora_before_accuracy", std::nan(""));
     r.final_loss_scale = real(j, "final_loss_scale");
     r.host_ledger = ledgerSnapshotFromJson(j.value("host_ledger", json::object()));
     r.out_of_memory = flag(j, "out_of_memory");

@@ -1,5 +1,6 @@
 #include "train/checkpoint.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "base/error.h"
@@ -65,9 +66,59 @@ std::vector<std::uint8_t> transposed(const SafeTensor& t) {
 
 }  // namespace
 
-void load_model_state(Model& model, const SafeTensorsFile& file, const std::string& path) {
+namespace {
+// A LoRA run's weights read into a model without adapters: each "X.lora_A" (R, in) and "X.lora_B" (out, R)
+// are merged into "X.weight" (out, in) as W + s B A, s the file's lora_scale (PEFT's merge_and_unload).
+// f32 only; the merged copy replaces the file's tensors.
+SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path) {
+    const auto it = file.metadata.find("lora_scale");
+    if (it == file.metadata.end())
+        throw InputError(HR_MSG("weights.lora_scale", "%1 has LoRA adapters but no lora_scale in its metadata, so they "
+                                                      "cannot be merged into the weights; train with --lora to use them"),
+                         {path});
+    const double scale = std::strtod(it->second.c_str(), nullptr);
+    SafeTensorsFile out;
+    out.metadata = file.metadata;
+    for (const SafeTensor& t : file.tensors)
+        if (!is_lora_adapter(t.name)) out.tensors.push_back(t);
+    for (const SafeTensor& a : file.tensors) {
+        if (a.name.size() < 7 || a.name.compare(a.name.size() - 7, 7, ".lora_A") != 0) continue;
+        const std::string stem = a.name.substr(0, a.name.size() - 7);
+        const SafeTensor* b = file.find(stem + ".lora_B");
+        SafeTensor* w = nullptr;
+        for (SafeTensor& t : out.tensors)
+            if (t.name == stem + ".weight") w = &t;
+        if (!b || !w || a.dtype != DType::f32 || b->dtype != DType::f32 || w->dtype != DType::f32 || a.shape.size() != 2 ||
+            b->shape.size() != 2 || w->shape.size() != 2 || a.shape[0] != b->shape[1] || w->shape[0] != b->shape[0] ||
+            w->shape[1] != a.shape[1])
+            throw InputError(HR_MSG("weights.lora_merge", "%1: the LoRA adapters of %2 do not fit its weight (f32 "
+                                                          "%3 with A %4 and B %5 expected); the file is damaged"),
+                             {path, stem, w ? shape_str(w->shape) : std::string("?"), shape_str(a.shape), shape_str(b ? b->shape : Shape{})});
+        const std::int64_t R = a.shape[0], in = a.shape[1], rows = b->shape[0];
+        const auto* A = reinterpret_cast<const float*>(a.data.data());
+        const auto* B = reinterpret_cast<const float*>(b->data.data());
+        auto* W = reinterpret_cast<float*>(w->data.data());
+        for (std::int64_t o = 0; o < rows; ++o)
+            for (std::int64_t i = 0; i < in; ++i) {
+                double acc = 0;
+                for (std::int64_t r = 0; r < R; ++r) acc += static_cast<double>(B[o * R + r]) * A[r * in + i];
+                W[o * in + i] = static_cast<float>(W[o * in + i] + scale * acc);
+            }
+    }
+    return out;
+}
+}  // namespace
+
+void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::string& path) {
     Backend& be = model.backend();
     auto sd = model.state_dict();
+    // a LoRA run's file into a model without adapters: merged first
+    bool model_adapters = false, file_adapters = false;
+    for (const auto& nt : sd) model_adapters = model_adapters || is_lora_adapter(nt.name);
+    for (const auto& t : file_in.tensors) file_adapters = file_adapters || is_lora_adapter(t.name);
+    SafeTensorsFile merged;
+    if (file_adapters && !model_adapters) merged = merged_lora(file_in, path);
+    const SafeTensorsFile& file = file_adapters && !model_adapters ? merged : file_in;
     const bool gpt = is_gpt_layout(model.spec());
     // Hugging Face's Conv1D layout: recognised by the first block's c_attn weight stored (C, 3C)
     bool conv1d = false;

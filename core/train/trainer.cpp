@@ -781,6 +781,13 @@ void Trainer::save_weights(const std::string& path, const std::string& run_json_
     if (impl_->state->strategy().rank != 0) throw Error("only rank 0 writes the weights of a run on several ranks");
     SafeTensorsFile f = impl_->consolidated ? *impl_->consolidated : model_state_file(impl_->state->model());
     if (!run_json_text.empty()) f.metadata["run"] = run_json_text;
+    if (const ResolvedStrategy& rs = impl_->state->strategy(); rs.lora_rank > 0) {
+        // LoRA: the adapters' scale, so that a model without adapters can read the file merged
+        // (W + alpha / R * B A, train/checkpoint.h load_model_state)
+        char scale[40];
+        std::snprintf(scale, sizeof scale, "%.17g", rs.lora_alpha / rs.lora_rank);
+        f.metadata["lora_scale"] = scale;
+    }
     if (impl_->workload->tokenizer()) {
         // the tokenizer goes next to the weights and is named in their metadata (generate finds it there)
         const std::string dir = std::filesystem::path(path).parent_path().string();

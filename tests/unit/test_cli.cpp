@@ -11,6 +11,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
+#include <cmath>
 #include <csignal>
 
 #include "io/safetensors.h"
@@ -152,7 +153,8 @@ private slots:
         Result r = run(QStringList{"train", "--steps", "10", "--out", dir.path() + "/base"} + common);
         QVERIFY2(r.code == 0, qPrintable(r.err));
         r = run(QStringList{"train", "--steps", "10", "--lora", "4", "--lora-alpha", "8", "--init-from",
-                            dir.path() + "/base/model.safetensors", "--out", dir.path() + "/lora"} + common);
+                            dir.path() + "/base/model.safetensors", "--quantize", "int8", "--out", dir.path() + "/lora"} +
+                common);
         QVERIFY2(r.code == 0, qPrintable(r.err));
         auto read = [&](const QString& path) {
             QFile f(path);
@@ -165,6 +167,11 @@ private slots:
         QCOMPARE(lora["frozen_params"].toInteger(), base["final"].toObject()["param_count"].toInteger());
         QCOMPARE(lora["test_accuracy_before"].toDouble(), base["final"].toObject()["test_accuracy"].toDouble());
         QCOMPARE(lora["test_accuracy_after"].toDouble(), j["final"].toObject()["test_accuracy"].toDouble());
+        // the what-if after training reads the weights file into a model without adapters: merged (W + s B A),
+        // it computes the adapted model's function (the same accuracy, the loss to float rounding)
+        const QJsonObject what = j["final"].toObject()["compression"].toObject();
+        QCOMPARE(what["test_accuracy_before"].toDouble(), lora["test_accuracy_after"].toDouble());
+        QVERIFY(std::abs(what["test_loss_before"].toDouble() / lora["test_loss_after"].toDouble() - 1) < 1e-5);
         QJsonObject measured = j["memory"].toObject()["measured"].toObject()["peak"].toObject();
         QJsonObject predicted = j["memory"].toObject()["predicted"].toObject()["device"].toObject();
         for (const QString& cat : measured.keys()) QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
