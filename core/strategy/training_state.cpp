@@ -60,9 +60,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.unit_pad_multiple = s.sharded() ? s.world_size : 1;
     mo.allocate_grads = s.shard < ShardStage::zero2;
     mo.allocate_params = s.shard < ShardStage::zero3;
-    // (a pipeline's replicas reduce their stage's gradients in optimizer_step, over their own group: the
-    // engine sees no stage)
-    mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;
+    mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;  // (pipelines: below)
     if (s.tp_head > 1) {
         mo.head_first = tp_.slice.first;
         mo.head_total = tp_.slice.total;
