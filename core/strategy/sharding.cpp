@@ -243,7 +243,7 @@ std::vector<Tensor> ShardEngine::param_pieces() const {
 
 void ShardEngine::begin_step() {
     if (stage_ >= ShardStage::zero2) {
-        grad_holder().fill(grad_shard_, 0.0);
+        pieces_holder().fill(grad_shard_, 0.0);
     } else {
         model_->zero_grad();
     }
@@ -553,7 +553,7 @@ void ShardEngine::scatter_state(const std::uint8_t* flat, Tensor& buffer, Backen
 
 void ShardEngine::gather_parameters(std::uint8_t* flat) {
     if (stage_ != ShardStage::zero3) throw Error("internal: gather_parameters is for zero3");
-    gather_state(param_shard_, param_holder(), flat);
+    gather_state(param_shard_, pieces_holder(), flat);
 }
 
 void ShardEngine::load_parameters(const std::uint8_t* flat) {
@@ -563,7 +563,7 @@ void ShardEngine::load_parameters(const std::uint8_t* flat) {
             p.handle.wait();
             p.unit = -1;
         }
-    scatter_state(flat, param_shard_, param_holder());
+    scatter_state(flat, param_shard_, pieces_holder());
     for (int b = 0; b < 3; ++b) schedule_.set_holds(b, -1);  // the gathered copies are stale: the next forward gathers afresh
 }
 

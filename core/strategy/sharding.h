@@ -185,8 +185,7 @@ public:
     // Where each piece starts in the flat parameter layout (the optimizer's decay segments are in it).
     std::vector<std::int64_t> piece_flat_offsets() const;
     // Where grad_pieces() and param_pieces() live: the host with parameter offload, else the device.
-    Backend& grad_holder() const { return offload_ ? *host_ : *device_; }
-    Backend& param_holder() const { return offload_ ? *host_ : *device_; }
+    Backend& pieces_holder() const { return offload_ ? *host_ : *device_; }
     // Parameter offload: bytes copied between the host and the device since the run began, each way.
     double offload_to_device_bytes() const { return to_device_bytes_; }
     double offload_to_host_bytes() const { return to_host_bytes_; }

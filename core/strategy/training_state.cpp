@@ -336,7 +336,7 @@ bool TrainingState::optimizer_step(double lr) {
     std::vector<Tensor> params = engine_.param_pieces();
     if (strategy_.loss_scaling) {
         bool finite = true;
-        for (const Tensor& g : grads) finite = finite && engine_.grad_holder().all_finite(g);
+        for (const Tensor& g : grads) finite = finite && engine_.pieces_holder().all_finite(g);
         // every rank skips, or none does (each sees only its shard of the gradients)
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) finite = all_ranks_agree(*c, finite);
         if (!finite) {
@@ -351,7 +351,7 @@ bool TrainingState::optimizer_step(double lr) {
     if (grad_clip_ > 0) {
         // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
         double sq = 0;
-        for (const Tensor& g : grads) sq += engine_.grad_holder().sum_squares(g);
+        for (const Tensor& g : grads) sq += engine_.pieces_holder().sum_squares(g);
         if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
             double head = 0;
             for (const LayoutEntry& t : layout_)
