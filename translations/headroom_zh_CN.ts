@@ -1289,16 +1289,17 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
 </translation>
     </message>
     <message>
-        <source>LoRA: train rank-R adapters on every linear layer, the rest of the
-model frozen (no gradients or optimizer state for it); with --init-from, a
-trained model is fine-tuned; the test accuracy before training is reported</source>
-        <translation>LoRA：在每个线性层上训练秩为 R 的适配器，模型其余部分冻结
-（没有梯度，也没有优化器状态）；配合 --init-from 可微调
-已训练的模型；会报告训练前的测试准确率</translation>
-    </message>
-    <message>
         <source>LoRA scale alpha / R (default: alpha = R)</source>
         <translation>LoRA 缩放系数 alpha / R（默认 alpha = R）</translation>
+    </message>
+    <message>
+        <source>LoRA: train rank-R adapters on every linear layer and transformer
+projection, the rest of the model frozen (no gradients or optimizer state
+for it); with --init-from, a trained model is fine-tuned; the test
+accuracy before training is reported</source>
+        <translation>LoRA：在每个线性层和每个 Transformer 投影上训练秩为 R 的适配器，
+模型其余部分冻结（没有梯度，也没有优化器状态）；配合 --init-from
+可微调已训练的模型；会报告训练前的测试准确率</translation>
     </message>
 </context>
 <context>
@@ -5591,12 +5592,12 @@ trained model is fine-tuned; the test accuracy before training is reported</sour
         <translation>关闭（训练全部权重）</translation>
     </message>
     <message>
-        <source>LoRA: train rank-R adapters on every linear layer and freeze the rest of the model (no gradients or optimizer state for it); with initial weights from a trained model this fine-tunes it, and the report gives the test accuracy before and after</source>
-        <translation>LoRA：在每个线性层上训练秩为 R 的适配器并冻结模型其余部分（没有梯度，也没有优化器状态）；若初始权重来自已训练的模型，这就是对它的微调，报告会给出训练前后的测试准确率</translation>
-    </message>
-    <message>
         <source>LoRA rank</source>
         <translation>LoRA 秩</translation>
+    </message>
+    <message>
+        <source>LoRA: train rank-R adapters on every linear layer and transformer projection and freeze the rest of the model (no gradients or optimizer state for it); with initial weights from a trained model this fine-tunes it, and the report gives the test accuracy before and after</source>
+        <translation>LoRA：在每个线性层和每个 Transformer 投影上训练秩为 R 的适配器并冻结模型其余部分（没有梯度，也没有优化器状态）；若初始权重来自已训练的模型，这就是对它的微调，报告会给出训练前后的测试准确率</translation>
     </message>
 </context>
 <context>
@@ -6781,15 +6782,8 @@ trained model is fine-tuned; the test accuracy before training is reported</sour
 <context>
     <name>model.lora_no_linear</name>
     <message>
-        <source>--lora %1 adds adapters to linear layers, but this model has none; leave --lora out</source>
-        <translation>--lora %1 会给线性层加适配器，但该模型没有线性层；请去掉 --lora</translation>
-    </message>
-</context>
-<context>
-    <name>model.lora_tied</name>
-    <message>
-        <source>--lora adapts linear layers on a frozen model, but layer %1 (lm_head) is tied to the token embedding; leave --lora out for this model</source>
-        <translation>--lora 在冻结的模型上适配线性层，但层 %1（lm_head）与词元嵌入绑定；对该模型请去掉 --lora</translation>
+        <source>--lora %1 adds adapters to linear layers and transformer projections, but this model has neither; leave --lora out</source>
+        <translation>--lora %1 会给线性层和 Transformer 投影加适配器，但该模型两者都没有；请去掉 --lora</translation>
     </message>
 </context>
 <context>

@@ -99,9 +99,10 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::memory, "offload-params", nullptr, QT_TRANSLATE_NOOP("Cli", "parameters and gradients in host memory too, each unit brought\n"
                               "to the device one unit ahead (ZeRO-Infinity; needs --shard zero3)"),
      [](R& r, const V&) { r.config.strategy.offload_parameters = true; }},
-    {FlagGroup::memory, "lora", "R", QT_TRANSLATE_NOOP("Cli", "LoRA: train rank-R adapters on every linear layer, the rest of the\n"
-                              "model frozen (no gradients or optimizer state for it); with --init-from, a\n"
-                              "trained model is fine-tuned; the test accuracy before training is reported"),
+    {FlagGroup::memory, "lora", "R", QT_TRANSLATE_NOOP("Cli", "LoRA: train rank-R adapters on every linear layer and transformer\n"
+                              "projection, the rest of the model frozen (no gradients or optimizer state\n"
+                              "for it); with --init-from, a trained model is fine-tuned; the test\n"
+                              "accuracy before training is reported"),
      [](R& r, const V& v) { r.config.strategy.lora_rank = v.integer<int>(1, 4096); }},
     {FlagGroup::memory, "lora-alpha", "A", QT_TRANSLATE_NOOP("Cli", "LoRA scale alpha / R (default: alpha = R)"),
      [](R& r, const V& v) { r.config.strategy.lora_alpha = v.real(0.0, 1e6); }},

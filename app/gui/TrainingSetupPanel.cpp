@@ -196,7 +196,7 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_loraRank = spin(memBox, 0, 4096);
     m_loraRank->setObjectName(QStringLiteral("loraRankSpin"));
     m_loraRank->setSpecialValueText(tr("off (train every weight)"));
-    m_loraRank->setToolTip(tr("LoRA: train rank-R adapters on every linear layer and freeze the rest of the model "
+    m_loraRank->setToolTip(tr("LoRA: train rank-R adapters on every linear layer and transformer projection and freeze the rest of the model "
                               "(no gradients or optimizer state for it); with initial weights from a trained model "
                               "this fine-tunes it, and the report gives the test accuracy before and after"));
     mf->addRow(tr("LoRA rank"), m_loraRank);

@@ -30,6 +30,12 @@ struct ParamDecl {
     // no optimizer state; its gradient goes to a scratch buffer, or nowhere for a layer that
     // skips_frozen_gradients().
     bool frozen = false;
+    // A LoRA adapter ("lora_A", "lora_B", or a projection's "attn.c_attn.lora_A"): trained while the rest is frozen
+    bool lora_adapter() const {
+        const std::size_t dot = name.rfind('.');
+        const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
+        return last == "lora_A" || last == "lora_B";
+    }
 };
 
 // Non-trainable state saved with the weights (BatchNorm running statistics).

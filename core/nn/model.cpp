@@ -101,7 +101,8 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     flat_numel_ = flat;
     if (options_.lora_rank > 0 && lora_values_ == 0)
         throw InputError(HR_MSG("model.lora_no_linear",
-                                "--lora %1 adds adapters to linear layers, but this model has none; leave --lora out"),
+                                "--lora %1 adds adapters to linear layers and transformer projections, but this model "
+                                "has neither; leave --lora out"),
                          {std::to_string(options_.lora_rank)});
     if (options_.allocate_params) params_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::parameters);
     if (options_.allocate_grads) grads_ = Tensor::empty(a, {flat}, options_.dtype, MemCategory::gradients);
@@ -130,6 +131,13 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
                                             "token_embedding of the same vocabulary and width; set tied to false or "
                                             "match vocab_size and dim"),
                                      {n->path});
+                if (n->param_decls[i].frozen) {  // LoRA: the frozen embedding's values; the head takes no gradient
+                    n->params.push_back(frozen_.view(token_embedding->frozen_offsets[0], n->param_decls[i].shape));
+                    n->grads.push_back(n->layer->skips_frozen_gradients()
+                                           ? Tensor()
+                                           : frozen_grad_.view(0, n->param_decls[i].shape));
+                    continue;
+                }
                 // Sharded (zero2/zero3: no flat gradient or parameter buffer), the views follow the token
                 // embedding's when its unit is bound (bind_unit); the engine keeps that unit whole while the
                 // head needs it (strategy/sharding.h, "a tied head").
@@ -152,7 +160,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
             }
             n->params.push_back(params_.defined() ? params_.view(n->param_offsets[i], d.shape) : Tensor());
             n->grads.push_back(grads_.defined() ? grads_.view(n->param_offsets[i], d.shape) : Tensor());
-            if (d.name.rfind("lora_", 0) != 0) counted += shape_numel(d.shape);  // (the spec's count has no adapters)
+            if (!d.lora_adapter()) counted += shape_numel(d.shape);  // (the spec's count has no adapters)
             units_[static_cast<std::size_t>(n->unit)].values += shape_numel(d.shape);
         }
     for (auto& d : depth_buffers_) {
@@ -281,9 +289,11 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             db.dx_body_numel = std::max(db.dx_body_numel, B * shape_numel(cur));
             db.residuals.push_back(&n);
         } else {
-            // LoRA: every linear layer gets adapters; every other parameter is frozen
+            // LoRA: every linear layer and every transformer projection (attention's c_attn and c_proj, the
+            // MLP's c_fc and c_proj) gets adapters; every other parameter is frozen
             LayerSpec ls = specs[i];
-            if (options_.lora_rank > 0 && ls.type == "linear") {
+            if (options_.lora_rank > 0 && (ls.type == "linear" || ls.type == "transformer_block" ||
+                                           ls.type == "self_attention" || ls.type == "mlp")) {
                 ls.attrs["lora_rank"] = options_.lora_rank;
                 ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
             }
@@ -292,15 +302,10 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             n.param_decls = n.layer->params(cur);
             const std::size_t align = param_align_elements(dt);
             for (auto& p : n.param_decls) {
-                const bool adapter = p.name.rfind("lora_", 0) == 0;
+                const bool adapter = p.lora_adapter();
                 if (options_.lora_rank > 0) p.frozen = !adapter;
                 if (adapter) lora_values_ += shape_numel(p.shape);
                 if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
-                    if (p.frozen)
-                        throw InputError(HR_MSG("model.lora_tied",
-                                                "--lora adapts linear layers on a frozen model, but layer %1 (lm_head) is "
-                                                "tied to the token embedding; leave --lora out for this model"),
-                                         {n.path});
                     n.param_offsets.push_back(-1);
                     n.frozen_offsets.push_back(-1);
                     continue;
@@ -409,6 +414,7 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
             if (n->param_decls[i].frozen) {  // not in the flat layout: the frozen buffer's tensor
                 NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], false, n->index};
                 t.frozen = true;
+                t.tied = n->param_decls[i].tied_to_token_embedding;
                 out.push_back(t);
                 continue;
             }

@@ -37,23 +37,39 @@ bool attr_b(const LayerSpec& l, const char* n) { return layer_attr(l, n) != 0; }
 
 Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel() / cols, cols}); }
 
+// LoRA on a projection (ModelOptions::lora_rank, Hu et al. 2021): y += s (x A^T) B^T, with A (R, in),
+// B (out, R), s = alpha / R. gA and gB take their gradients; h is (rows, R) scratch from the layer's
+// workspace. Undefined A: no adapter.
+struct Lora {
+    Tensor A, B, gA, gB, h;
+    float s = 0;
+    bool on() const { return A.defined(); }
+    Tensor rows(std::int64_t n) const { return h.view(0, {n, A.dim(0)}); }
+};
+
 // y (R, out) = x (R, in) W^T + b, on any (..., in) / (..., out) tensors. The bias is broadcast into y
 // first and the product added to it (one pass, instead of add_bias over rows of length 1).
-void linear_fwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y) {
+void linear_fwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y, const Lora& lora = Lora()) {
     Tensor x2 = rows_of(x, w.dim(1)), y2 = rows_of(y, w.dim(0));
     if (b.defined()) {
         Tensor yr = y2.reshape({y2.dim(0), 1, y2.dim(1)});
         be.copy_rows(b.reshape({1, 1, b.numel()}), 0, yr, 0, 1);
     }
     be.gemm(false, true, 1.0f, x2, w, b.defined() ? 1.0f : 0.0f, y2);
+    if (!lora.on()) return;
+    Tensor h = lora.rows(x2.dim(0));  // h = x A^T, then y += s h B^T
+    be.gemm(false, true, 1.0f, x2, lora.A, 0.0f, h);
+    be.gemm(false, true, lora.s, h, lora.B, 1.0f, y2);
 }
 
-// dW += dy^T x, db += sum dy (as dy^T times `ones`, a column of R ones, when given), and dx = dy W when
-// dx is defined
-void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor& dw, Tensor db,
-                const Tensor& ones = Tensor()) {
+// dW += dy^T x (when dW is defined: a frozen weight has none), db += sum dy (as dy^T times `ones`, a column
+// of R ones, when given), and dx = dy W when dx is defined. LoRA: h = x A^T is recomputed (R x in x rank
+// multiply-adds, instead of keeping (rows, rank) per projection), gB += s dy^T h, then h's memory takes
+// dh = s dy B, gA += dh^T x and dx += dh A.
+void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor dw, Tensor db,
+                const Tensor& ones = Tensor(), const Lora& lora = Lora()) {
     Tensor x2 = rows_of(x, w.dim(1)), dy2 = rows_of(dy, w.dim(0));
-    be.gemm(true, false, 1.0f, dy2, x2, 1.0f, dw);
+    if (dw.defined()) be.gemm(true, false, 1.0f, dy2, x2, 1.0f, dw);
     if (db.defined()) {
         if (ones.defined()) {
             Tensor db2 = db.reshape({db.numel(), 1});
@@ -62,9 +78,19 @@ void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy,
             be.bias_grad(dy2, db);
         }
     }
+    Tensor h;
+    if (lora.on()) {
+        Tensor gA = lora.gA, gB = lora.gB;
+        h = lora.rows(x2.dim(0));
+        be.gemm(false, true, 1.0f, x2, lora.A, 0.0f, h);
+        be.gemm(true, false, lora.s, dy2, h, 1.0f, gB);
+        be.gemm(false, false, lora.s, dy2, lora.B, 0.0f, h);  // dh
+        be.gemm(true, false, 1.0f, h, x2, 1.0f, gA);
+    }
     if (dx.defined()) {
         Tensor dx2 = rows_of(dx, w.dim(1));
         be.gemm(false, false, 1.0f, dy2, w, 0.0f, dx2);
+        if (lora.on()) be.gemm(false, false, 1.0f, h, lora.A, 1.0f, dx2);
     }
 }
 
@@ -116,9 +142,10 @@ struct AttentionHalf {
     // is skipped; with selective recompute the attention core too (backward recomputes it from qkv).
     void forward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_attn, const Tensor& b_attn,
                  const Tensor& w_proj, const Tensor& b_proj, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask,
-                 Tensor out, Tensor tmp, Tensor& attn_ws, int site, bool write_out = true) const {
+                 Tensor out, Tensor tmp, Tensor& attn_ws, int site, bool write_out = true, const Lora& la = Lora(),
+                 const Lora& lp = Lora()) const {
         const std::int64_t T = h.dim(1);
-        linear_fwd(be, h, w_attn, b_attn, qkv);
+        linear_fwd(be, h, w_attn, b_attn, qkv, la);
         if (!write_out) {
             if (!selective) be.attention_forward(qkv, att, lse, params(io, T, site), attn_ws);
             // the mask depends only on the seed and the element counter, not on the values dropped
@@ -127,10 +154,10 @@ struct AttentionHalf {
         }
         be.attention_forward(qkv, att, lse, params(io, T, site), attn_ws);
         if (drop(io)) {
-            linear_fwd(be, att, w_proj, b_proj, tmp);
+            linear_fwd(be, att, w_proj, b_proj, tmp, lp);
             be.dropout_forward(tmp, out, mask, p, site_seed(io.seed, site + 1), resid_offset(io, T));
         } else {
-            linear_fwd(be, att, w_proj, b_proj, out);
+            linear_fwd(be, att, w_proj, b_proj, out, lp);
         }
     }
 
@@ -139,16 +166,17 @@ struct AttentionHalf {
     void backward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_attn, const Tensor& w_proj,
                   const Tensor& qkv, const Tensor& att, const Tensor& lse, const Tensor& mask, const Tensor& dout,
                   Tensor dh, Tensor& gw_attn, Tensor gb_attn, Tensor& gw_proj, Tensor gb_proj, Tensor da, Tensor datt,
-                  Tensor dqkv, Tensor& attn_ws, int site, const Tensor& ones) const {
+                  Tensor dqkv, Tensor& attn_ws, int site, const Tensor& ones, const Lora& la = Lora(),
+                  const Lora& lp = Lora()) const {
         const std::int64_t T = h.dim(1);
         Tensor d = dout;
         if (drop(io)) {
             be.dropout_backward(dout, mask, p, da);
             d = da;
         }
-        linear_bwd(be, att, w_proj, d, datt, gw_proj, gb_proj, ones);
+        linear_bwd(be, att, w_proj, d, datt, gw_proj, gb_proj, ones, lp);
         be.attention_backward(qkv, att, lse, datt, dqkv, params(io, T, site), attn_ws);
-        linear_bwd(be, h, w_attn, dqkv, dh, gw_attn, gb_attn, ones);
+        linear_bwd(be, h, w_attn, dqkv, dh, gw_attn, gb_attn, ones, la);
     }
 };
 
@@ -164,9 +192,9 @@ struct MlpHalf {
     // reads, f and the dropout mask; the GELU and the output projection are skipped.
     void forward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_fc, const Tensor& b_fc,
                  const Tensor& w_proj, const Tensor& b_proj, Tensor& f, Tensor& mask, Tensor out, Tensor g, Tensor tmp,
-                 int site, bool write_out = true) const {
+                 int site, bool write_out = true, const Lora& lf = Lora(), const Lora& lp = Lora()) const {
         const std::int64_t T = h.dim(1);
-        linear_fwd(be, h, w_fc, b_fc, f);
+        linear_fwd(be, h, w_fc, b_fc, f, lf);
         if (!write_out) {
             // the mask depends only on the seed and the element counter (backend.h), not on the values
             // dropped: draw it over scratch
@@ -177,27 +205,28 @@ struct MlpHalf {
         }
         gelu_fwd(be, tanh_form, f, g);
         if (drop(io)) {
-            linear_fwd(be, g, w_proj, b_proj, tmp);
+            linear_fwd(be, g, w_proj, b_proj, tmp, lp);
             be.dropout_forward(tmp, out, mask, p, site_seed(io.seed, site),
                                io.first_sample * static_cast<std::uint64_t>(T * C));
         } else {
-            linear_fwd(be, g, w_proj, b_proj, out);
+            linear_fwd(be, g, w_proj, b_proj, out, lp);
         }
     }
 
     // dout -> dh written when defined. g, dg (B, T, F) and dm (B, T, C) scratch; g is recomputed from f.
     void backward(Backend& be, const LayerIO& io, const Tensor& h, const Tensor& w_fc, const Tensor& w_proj,
                   const Tensor& f, const Tensor& mask, const Tensor& dout, Tensor dh, Tensor& gw_fc, Tensor gb_fc,
-                  Tensor& gw_proj, Tensor gb_proj, Tensor g, Tensor dg, Tensor dm, const Tensor& ones) const {
+                  Tensor& gw_proj, Tensor gb_proj, Tensor g, Tensor dg, Tensor dm, const Tensor& ones,
+                  const Lora& lf = Lora(), const Lora& lp = Lora()) const {
         Tensor d = dout;
         if (drop(io)) {
             be.dropout_backward(dout, mask, p, dm);
             d = dm;
         }
         gelu_fwd(be, tanh_form, f, g);                // recompute the GELU output (cheap, saves (B, T, F))
-        linear_bwd(be, g, w_proj, d, dg, gw_proj, gb_proj, ones);
+        linear_bwd(be, g, w_proj, d, dg, gw_proj, gb_proj, ones, lp);
         gelu_bwd(be, tanh_form, f, dg, g);            // df into g's memory (g is no longer needed)
-        linear_bwd(be, h, w_fc, g, dh, gw_fc, gb_fc, ones);
+        linear_bwd(be, h, w_fc, g, dh, gw_fc, gb_fc, ones, lf);
     }
 };
 
@@ -218,6 +247,32 @@ ParamDecl ones(const std::string& name, Shape s) { return {name, std::move(s), P
 
 Tensor at_or_none(const std::vector<Tensor>& v, int i) { return i >= 0 ? v[static_cast<std::size_t>(i)] : Tensor(); }
 
+// LoRA adapters on a layer's projections (ModelOptions::lora_rank; the model sets lora_rank and lora_alpha,
+// a spec file never does): "X.lora_A" (R, in) and "X.lora_B" (out, R) for each projection X, declared after
+// the layer's own parameters in projection order, PEFT's initialisation (A as PyTorch's default, B zero).
+// h is a (rows, R) scratch carved from the layer's workspace (one serves every projection in turn).
+struct Adapters {
+    std::int64_t r = 0;
+    float s = 0;
+    int first = 0;  // the index of the first projection's A
+
+    Adapters(const LayerSpec& l, int base_params) : r(attr_i(l, "lora_rank")), first(base_params) {
+        s = r > 0 ? static_cast<float>(layer_attr(l, "lora_alpha") / static_cast<double>(r)) : 0.0f;
+    }
+    void declare(std::vector<ParamDecl>& p, const std::string& proj, std::int64_t out, std::int64_t in) const {
+        if (r == 0) return;
+        p.push_back({proj + ".lora_A", {r, in}, ParamDecl::Init::uniform_fan_in, in});
+        p.push_back({proj + ".lora_B", {out, r}, ParamDecl::Init::zeros, r});
+    }
+    Tensor carve(Carve& c, std::int64_t rows, DType dt) const { return r > 0 ? c.take({rows, r}, dt) : Tensor(); }
+    Lora at(const LayerIO& io, int proj, const Tensor& h) const {
+        if (r == 0) return {};
+        const auto a = static_cast<std::size_t>(first + 2 * proj);
+        const bool g = io.grads.size() > a + 1;  // (forward has no gradients)
+        return {io.params[a], io.params[a + 1], g ? io.grads[a] : Tensor(), g ? io.grads[a + 1] : Tensor(), h, s};
+    }
+};
+
 // ---- token_embedding ------------------------------------------------------------------------------
 class TokenEmbedding : public Layer {
 public:
@@ -227,7 +282,10 @@ public:
 
 protected:
     void forward_impl(LayerIO& io) const override { io.backend->embedding_forward(io.x, io.params[0], io.y); }
-    void backward_impl(LayerIO& io) const override { io.backend->embedding_backward(io.x, io.dy, io.grads[0]); }
+    void backward_impl(LayerIO& io) const override {
+        if (io.grads[0].defined()) io.backend->embedding_backward(io.x, io.dy, io.grads[0]);  // (frozen: none)
+    }
+    bool skips_frozen_gradients() const override { return true; }
 
 private:
     std::int64_t V_, C_;
@@ -253,9 +311,11 @@ protected:
     void backward_impl(LayerIO& io) const override {
         const std::int64_t N = io.dy.dim(0), tc = io.dy.numel() / N;
         if (io.dx.defined()) io.backend->copy(io.dy, io.dx);
+        if (!io.grads[0].defined()) return;  // frozen (LoRA)
         Tensor g = io.grads[0].view(0, {tc});
         io.backend->bias_grad(io.dy.reshape({N, tc}), g);
     }
+    bool skips_frozen_gradients() const override { return true; }
 
 private:
     std::int64_t P_, C_;
@@ -298,7 +358,7 @@ private:
 // ---- self_attention -------------------------------------------------------------------------------
 class SelfAttention : public Layer {
 public:
-    SelfAttention(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o) {
+    SelfAttention(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 4 : 2) {
         a_.C = attr_i(s, "dim");
         a_.H = attr_i(s, "heads");
         a_.causal = attr_b(s, "causal");
@@ -313,6 +373,8 @@ public:
         if (bias_) p.push_back(zeros("c_attn.bias", {3 * C}));
         p.push_back(normal("c_proj.weight", {C, C}, residual_std(opt_)));
         if (bias_) p.push_back(zeros("c_proj.bias", {C}));
+        lora_.declare(p, "c_attn", 3 * C, C);
+        lora_.declare(p, "c_proj", C, C);
         return p;
     }
     // qkv, [att, lse], [mask]
@@ -332,10 +394,11 @@ public:
         return c.bytes();
     }
     bool backward_needs_dx() const override { return false; }
+    bool skips_frozen_gradients() const override { return true; }  // (LoRA's frozen base: linear_bwd skips them)
 
 protected:
     struct Ws {
-        Tensor attn_ws, da, datt, dqkv, att, lse, ones;
+        Tensor attn_ws, da, datt, dqkv, att, lse, ones, lh;
     };
     void carve(Carve& c, const Backend& b, std::int64_t B, std::int64_t T, DType dt, const Tensor& base,
                Ws* w = nullptr) const {
@@ -349,7 +412,8 @@ protected:
             lse = c.take({B, a_.H, T}, DType::f32);
         }
         Tensor ones = c.take({B * T}, dt);
-        if (w) *w = {attn, da, datt, dqkv, att, lse, ones};
+        Tensor lh = lora_.carve(c, B * T, dt);
+        if (w) *w = {attn, da, datt, dqkv, att, lse, ones, lh};
     }
     void views(LayerIO& io, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask, Ws& w) const {
         const std::int64_t B = io.x.dim(0), T = io.x.dim(1);
@@ -372,7 +436,7 @@ protected:
         views(io, qkv, att, lse, mask, w);
         a_.forward(*io.backend, io, io.x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), io.params[bias_ ? 2 : 1],
                    at_or_none(io.params, bias_ ? 3 : -1), qkv, att, lse, mask, io.y, w.da, w.attn_ws, 0,
-                   io.recompute_output);
+                   io.recompute_output, lora_.at(io, 0, w.lh), lora_.at(io, 1, w.lh));
     }
     void backward_impl(LayerIO& io) const override {
         Tensor qkv, att, lse, mask;
@@ -384,19 +448,20 @@ protected:
         io.backend->fill(w.ones, 1.0);
         a_.backward(*io.backend, io, io.x, io.params[wa], io.params[wp], qkv, att, lse, mask, io.dy, io.dx, io.grads[wa],
                     at_or_none(io.grads, ba), io.grads[wp], at_or_none(io.grads, bp), w.da, w.datt, w.dqkv, w.attn_ws, 0,
-                    w.ones);
+                    w.ones, lora_.at(io, 0, w.lh), lora_.at(io, 1, w.lh));
     }
 
 private:
     LayerOptions opt_;
     AttentionHalf a_;
     bool bias_ = true;
+    Adapters lora_;
 };
 
 // ---- mlp ------------------------------------------------------------------------------------------
 class Mlp : public Layer {
 public:
-    Mlp(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o) {
+    Mlp(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 4 : 2) {
         m_.C = attr_i(s, "dim");
         m_.F = attr_i(s, "hidden");
         if (m_.F == 0) m_.F = 4 * m_.C;
@@ -410,8 +475,11 @@ public:
         if (bias_) p.push_back(zeros("c_fc.bias", {m_.F}));
         p.push_back(normal("c_proj.weight", {m_.C, m_.F}, residual_std(opt_)));
         if (bias_) p.push_back(zeros("c_proj.bias", {m_.C}));
+        lora_.declare(p, "c_fc", m_.F, m_.C);
+        lora_.declare(p, "c_proj", m_.C, m_.F);
         return p;
     }
+    bool skips_frozen_gradients() const override { return true; }  // (LoRA's frozen base: linear_bwd skips them)
     std::vector<SavedDecl> saved(std::int64_t B, const Shape& in) const override {
         const std::int64_t R = B * (shape_numel(in) / m_.C);
         std::vector<SavedDecl> s{act("fc", {R, m_.F})};
@@ -426,13 +494,14 @@ public:
 
 protected:
     struct Ws {
-        Tensor g, dg, dm, ones;
+        Tensor g, dg, dm, ones, lh;
     };
     void carve(Carve& c, std::int64_t R, DType dt, const Tensor& base, Ws* w = nullptr) const {
         c.base = base;
         Tensor g = c.take({R, m_.F}, dt), dg = c.take({R, m_.F}, dt), dm = c.take({R, m_.C}, dt);
         Tensor ones = c.take({R}, dt);
-        if (w) *w = {g, dg, dm, ones};
+        Tensor lh = lora_.carve(c, R, dt);
+        if (w) *w = {g, dg, dm, ones, lh};
     }
     void forward_impl(LayerIO& io) const override {
         const std::int64_t R = io.x.numel() / m_.C;
@@ -446,7 +515,8 @@ protected:
         if (mask.defined()) mask = mask.reshape(x.shape());
         m_.forward(*io.backend, io, x, io.params[0], at_or_none(io.params, bias_ ? 1 : -1), io.params[bias_ ? 2 : 1],
                    at_or_none(io.params, bias_ ? 3 : -1), f, mask, io.y.reshape(x.shape()),
-                   w.g.reshape(f.shape()), w.dm.reshape(x.shape()), 0, io.recompute_output);
+                   w.g.reshape(f.shape()), w.dm.reshape(x.shape()), 0, io.recompute_output, lora_.at(io, 0, w.lh),
+                   lora_.at(io, 1, w.lh));
     }
     void backward_impl(LayerIO& io) const override {
         const std::int64_t R = io.x.numel() / m_.C;
@@ -458,13 +528,14 @@ protected:
         io.backend->fill(w.ones, 1.0);
         m_.backward(*io.backend, io, io.x, io.params[wf], io.params[wp], io.saved[0], mask, io.dy, io.dx, io.grads[wf],
                     at_or_none(io.grads, bf), io.grads[wp], at_or_none(io.grads, bp), w.g, w.dg,
-                    w.dm.reshape(io.dy.shape()), w.ones);
+                    w.dm.reshape(io.dy.shape()), w.ones, lora_.at(io, 0, w.lh), lora_.at(io, 1, w.lh));
     }
 
 private:
     LayerOptions opt_;
     MlpHalf m_;
     bool bias_ = true;
+    Adapters lora_;
 };
 
 // ---- transformer_block (nanoGPT's Block: x + attn(ln_1(x)), then + mlp(ln_2(.))) --------------------
@@ -476,7 +547,8 @@ private:
 // the attention probabilities are never stored (recomputed tile by tile).
 class TransformerBlock : public Layer {
 public:
-    TransformerBlock(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o) {
+    TransformerBlock(const LayerSpec& s, const LayerOptions& o)
+        : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 12 : 6) {
         C_ = attr_i(s, "dim");
         a_.C = C_;
         a_.H = attr_i(s, "heads");
@@ -520,8 +592,14 @@ public:
         if (bias_) p.push_back(zeros("mlp.c_fc.bias", {F}));
         p.push_back(normal("mlp.c_proj.weight", {C, F}, residual_std(opt_)));
         if (bias_) p.push_back(zeros("mlp.c_proj.bias", {C}));
+        lora_.declare(p, "attn.c_attn", 3 * C, C);
+        lora_.declare(p, "attn.c_proj", C, C);
+        lora_.declare(p, "mlp.c_fc", F, C);
+        lora_.declare(p, "mlp.c_proj", C, F);
         return p;
     }
+    // LoRA's frozen base: the projections skip their weights' gradients, the layer norms' go to scratch
+    bool skips_frozen_gradients() const override { return true; }
     std::vector<SavedDecl> saved(std::int64_t B, const Shape& in) const override {
         const std::int64_t T = in[0], C = C_;
         std::vector<SavedDecl> s{act("h1", {B, T, C}),
@@ -549,7 +627,7 @@ public:
 
 protected:
     struct Ws {
-        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse, ones;
+        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse, ones, lh, lnw, lnb;
     };
     struct Saved {
         Tensor h1, mean1, rstd1, qkv, att, lse, mask1, x1, h2, mean2, rstd2, f, mask2;
@@ -576,12 +654,18 @@ protected:
             lse = c.take({B, a_.H, T}, DType::f32);
         }
         Tensor ones = c.take({B * T}, dt);
+        // LoRA: the adapters' (B T, R) scratch, and where the frozen layer norms' gradients go (never read)
+        Tensor lh = lora_.carve(c, B * T, dt), lnw, lnb;
+        if (lora_.r > 0) {
+            lnw = c.take({C}, dt);
+            if (bias_) lnb = c.take({C}, dt);
+        }
         if (w) {
             Carve in;
             in.base = region;
             Tensor g = in.take({B, T, F}, dt), dg = in.take({B, T, F}, dt);
             Tensor dqkv = region.defined() ? Tensor(region.storage(), region.byte_offset(), {B, T, 3 * C}, dt) : Tensor();
-            *w = {attn, g, dg, dqkv, c1, c2, dx1, att, lse, ones};
+            *w = {attn, g, dg, dqkv, c1, c2, dx1, att, lse, ones, lh, lnw, lnb};
         }
     }
     Saved saved_views(LayerIO& io, Ws& w) const {
@@ -622,13 +706,13 @@ protected:
         const auto& P = io.params;
         be.layernorm_forward(io.x, P[ln1w_], at_or_none(P, ln1b_), eps_, s.h1, s.mean1, s.rstd1);
         a_.forward(be, io, s.h1, P[attw_], at_or_none(P, attb_), P[prjw_], at_or_none(P, prjb_), s.qkv, s.att, s.lse,
-                   s.mask1, s.x1, w.c1, w.attn_ws, 0);
+                   s.mask1, s.x1, w.c1, w.attn_ws, 0, true, lora_.at(io, 0, w.lh), lora_.at(io, 1, w.lh));
         be.axpy(1.0f, io.x, s.x1);  // x1 = x + attention half
         be.layernorm_forward(s.x1, P[ln2w_], at_or_none(P, ln2b_), eps_, s.h2, s.mean2, s.rstd2);
         // a recompute of a kept output (LayerIO::recompute_output false) stops at what backward reads: f and
         // the MLP's dropout mask (the GELU, the output projection and the residual sum only feed y)
         m_.forward(be, io, s.h2, P[fcw_], at_or_none(P, fcb_), P[mpw_], at_or_none(P, mpb_), s.f, s.mask2, io.y, w.g,
-                   w.c1, 2, io.recompute_output);
+                   w.c1, 2, io.recompute_output, lora_.at(io, 2, w.lh), lora_.at(io, 3, w.lh));
         if (io.recompute_output) be.axpy(1.0f, s.x1, io.y);  // y = x1 + MLP half
     }
 
@@ -641,19 +725,22 @@ protected:
         if (bias_) be.fill(w.ones, 1.0);
         // MLP half: y = x1 + mlp(ln_2(x1))
         m_.backward(be, io, s.h2, P[fcw_], P[mpw_], s.f, s.mask2, io.dy, w.c2, G[fcw_], at_or_none(G, fcb_), G[mpw_],
-                    at_or_none(G, mpb_), w.g, w.dg, w.c1, w.ones);
-        Tensor gb2 = at_or_none(G, ln2b_);
-        be.layernorm_backward(s.x1, w.c2, P[ln2w_], s.mean2, s.rstd2, w.dx1, G[ln2w_], gb2);
+                    at_or_none(G, mpb_), w.g, w.dg, w.c1, w.ones, lora_.at(io, 2, w.lh), lora_.at(io, 3, w.lh));
+        // a frozen layer norm (LoRA) has no gradient tensor: its gradients go to scratch
+        auto grad_or = [&](int i, const Tensor& scratch) { return i < 0 ? Tensor() : G[i].defined() ? G[i] : scratch; };
+        Tensor gw2 = grad_or(ln2w_, w.lnw), gb2 = grad_or(ln2b_, w.lnb);
+        be.layernorm_backward(s.x1, w.c2, P[ln2w_], s.mean2, s.rstd2, w.dx1, gw2, gb2);
         be.axpy(1.0f, io.dy, w.dx1);  // dx1 = d(ln_2 path) + dy (the residual)
         // attention half: x1 = x + attn(ln_1(x))
         if (a_.selective)
             be.attention_forward(s.qkv, s.att, s.lse, a_.params(io, io.x.dim(1), 0), w.attn_ws);
         a_.backward(be, io, s.h1, P[attw_], P[prjw_], s.qkv, s.att, s.lse, s.mask1, w.dx1, w.c2, G[attw_],
-                    at_or_none(G, attb_), G[prjw_], at_or_none(G, prjb_), w.c1, w.c2, w.dqkv, w.attn_ws, 0, w.ones);
+                    at_or_none(G, attb_), G[prjw_], at_or_none(G, prjb_), w.c1, w.c2, w.dqkv, w.attn_ws, 0, w.ones,
+                    lora_.at(io, 0, w.lh), lora_.at(io, 1, w.lh));
         // (a_.backward used c2 as datt, then wrote dh1 into c2: the projections run in that order)
         Tensor dx = io.dx.defined() ? io.dx : w.c1;  // without dx, ln_1's input gradient goes to scratch
-        Tensor gb1 = at_or_none(G, ln1b_);
-        be.layernorm_backward(io.x, w.c2, P[ln1w_], s.mean1, s.rstd1, dx, G[ln1w_], gb1);
+        Tensor gw1 = grad_or(ln1w_, w.lnw), gb1 = grad_or(ln1b_, w.lnb);
+        be.layernorm_backward(io.x, w.c2, P[ln1w_], s.mean1, s.rstd1, dx, gw1, gb1);
         if (io.dx.defined()) be.axpy(1.0f, w.dx1, io.dx);
     }
 
@@ -665,6 +752,7 @@ private:
     bool bias_ = true;
     float eps_ = 1e-5f;
     int ln1w_, ln1b_, attw_, attb_, prjw_, prjb_, ln2w_, ln2b_, fcw_, fcb_, mpw_, mpb_;
+    Adapters lora_;
 };
 
 // ---- lm_head --------------------------------------------------------------------------------------
@@ -687,8 +775,9 @@ protected:
     void forward_impl(LayerIO& io) const override { linear_fwd(*io.backend, io.x, io.params[0], Tensor(), io.y); }
     // dy may be the logits' own memory (the fused loss writes the gradient over them): y is not read
     void backward_impl(LayerIO& io) const override {
-        linear_bwd(*io.backend, io.x, io.params[0], io.dy, io.dx, io.grads[0], Tensor());
+        linear_bwd(*io.backend, io.x, io.params[0], io.dy, io.dx, io.grads[0], Tensor());  // (frozen: no dW)
     }
+    bool skips_frozen_gradients() const override { return true; }
 
 private:
     std::int64_t C_, V_;

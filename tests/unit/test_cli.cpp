@@ -199,8 +199,56 @@ private slots:
         r = run({"train", "--model", dir.path() + "/conv.json", "--data", "synthetic", "--steps", "1", "--lora", "4",
                  "--no-history", "--out", dir.path() + "/conv"});
         QCOMPARE(r.code, 2);
-        QVERIFY2(r.err.contains("--lora 4 adds adapters to linear layers, but this model has none"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("--lora 4 adds adapters to linear layers and transformer projections, but this model "
+                                "has neither"),
+                 qPrintable(r.err));
         QVERIFY(!QDir(dir.path() + "/conv").exists());
+    }
+
+    // LoRA on a GPT (gpt-tiny: tied head, two blocks): adapters on each block's four projections, everything
+    // else frozen, the tied embedding included. The validation loss before the first step is the base run's
+    // own; the planner predicts the ledger; the base leaves the weights file unchanged, the adapters moved.
+    void loraFineTunesAGpt() {
+        QTemporaryDir dir;
+        const QStringList common{"--preset", "gpt-tiny", "--data", "text:fortunes", "--batch", "4", "--eval-tokens",
+                                 "4096", "--threads", "1", "--no-history", "--lr", "0.003", "--warmup", "0"};
+        Result r = run(QStringList{"train", "--steps", "6", "--out", dir.path() + "/base"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(QStringList{"train", "--steps", "6", "--lora", "4", "--init-from", dir.path() + "/base/model.safetensors",
+                            "--out", dir.path() + "/lora"} +
+                common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto read = [&](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        };
+        const QJsonObject base = read(dir.path() + "/base/run.json"), j = read(dir.path() + "/lora/run.json");
+        const QJsonObject lora = j["final"].toObject()["lora"].toObject();
+        const qint64 C = 128, F = 512, R = 4;
+        QCOMPARE(lora["adapter_params"].toInteger(), 2 * R * ((C + 3 * C) + (C + C) + (C + F) + (F + C)));
+        QCOMPARE(lora["frozen_params"].toInteger(), base["final"].toObject()["param_count"].toInteger());
+        QCOMPARE(lora["test_loss_before"].toDouble(), base["final"].toObject()["test_loss"].toDouble());
+        QVERIFY(lora["test_loss_after"].toDouble() != lora["test_loss_before"].toDouble());
+        const QJsonObject measured = j["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        const QJsonObject predicted = j["memory"].toObject()["predicted"].toObject()["device"].toObject();
+        for (const QString& cat : measured.keys()) QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
+        QVERIFY(measured["gradients"].toDouble() * 10 < measured["parameters"].toDouble());
+        // the frozen embedding takes no gradient: the workspace holds no (vocabulary, width) scratch for it
+        QVERIFY(measured["workspace"].toDouble() <
+                read(dir.path() + "/base/run.json")["memory"].toObject()["measured"].toObject()["peak"].toObject()["workspace"].toDouble() +
+                    1024 * 1024);
+        const hr::SafeTensorsFile b = hr::read_safetensors((dir.path() + "/base/model.safetensors").toStdString());
+        const hr::SafeTensorsFile l = hr::read_safetensors((dir.path() + "/lora/model.safetensors").toStdString());
+        QCOMPARE(l.tensors.size(), b.tensors.size() + 2 * 4 * 2);
+        for (const hr::SafeTensor& t : b.tensors) {
+            const hr::SafeTensor* u = l.find(t.name);
+            QVERIFY2(u && u->data == t.data, t.name.c_str());
+        }
+        const hr::SafeTensor* bfc = l.find("transformer.h.1.mlp.c_fc.lora_B");
+        QVERIFY(bfc && bfc->shape == hr::Shape({F, R}));
+        bool moved = false;
+        for (std::size_t i = 0; i < bfc->data.size() / 4; ++i) moved = moved || reinterpret_cast<const float*>(bfc->data.data())[i] != 0;
+        QVERIFY(moved);
     }
 
     void firstLineSaysWhichDeviceAndWhy() {

@@ -317,13 +317,11 @@ private slots:
             z.shard = shard;
             QVERIFY_THROWS_EXCEPTION(InputError, resolve_strategy(z, spec, 32, 2, 0));
         }
-        StrategyConfig g = s;
-        try {
-            State none(preset_model("gpt-tiny"), g, 4, adam);
-            QFAIL("a model without linear layers took --lora");
-        } catch (const InputError& e) {
-            QCOMPARE(e.message().id, std::string("model.lora_tied"));  // gpt-tiny's head is tied to its embedding
-        }
+        // a GPT: adapters on each block's four projections; the tied embedding is frozen with the rest
+        State gpt(preset_model("gpt-tiny"), s, 4, adam);
+        QCOMPARE(gpt.st->model().lora_param_count(), std::int64_t(2 * 4 * (4 * 128 + 2 * 128 + 5 * 128 + 5 * 128)));
+        QCOMPARE(gpt.st->model().frozen_param_count(), gpt.st->model().param_count());
+        QVERIFY(gpt.st->model().flat_param_numel() < gpt.st->model().lora_param_count() + 8 * 2 * 64);
     }
 
     void badStrategyFlags() {

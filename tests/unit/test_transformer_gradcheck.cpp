@@ -14,6 +14,7 @@
 #include "nn/layer.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
+#include "train/checkpoint.h"
 
 using namespace hr;
 using hrtest::compare;
@@ -35,6 +36,7 @@ struct LayerCase {
     bool token_input = false;  // ids in [0, vocab)
     std::int64_t vocab = 0;
     LayerOptions options;
+    bool frozen_base = false;  // LoRA: only the adapters have gradient tensors (the model's frozen base)
 };
 
 }  // namespace
@@ -67,8 +69,9 @@ private:
         io.counter = 3 * static_cast<std::uint64_t>(shape_numel(out));
         for (auto& p : layer->params(c.in)) {
             io.params.push_back(t(p.shape));
-            io.grads.push_back(t(p.shape));
+            io.grads.push_back(c.frozen_base && !p.lora_adapter() ? Tensor() : t(p.shape));
         }
+        if (c.frozen_base) QVERIFY(layer->skips_frozen_gradients());
         for (auto& s : layer->saved(c.batch, c.in)) io.saved.push_back(t(s.shape, s.compute_dtype ? DType::f64 : s.dtype));
         const std::size_t ws = layer->workspace_bytes(*be_, c.batch, c.in, DType::f64);
         if (ws) io.workspace = t({static_cast<std::int64_t>(ws)}, DType::u8);
@@ -89,23 +92,25 @@ private:
             return s;
         };
         loss();
-        for (auto& gr : io.grads) be_->fill(gr, 0.0);
+        for (auto& gr : io.grads)
+            if (gr.defined()) be_->fill(gr, 0.0);
         layer->backward(io);
         std::vector<Mismatch> bad;
         if (io.dx.defined()) compare("dx", io.x.data<double>(), io.x.numel(), get(io.dx), loss, bad);
         for (std::size_t k = 0; k < io.params.size(); ++k)
-            compare("param" + std::to_string(k), io.params[k].data<double>(), io.params[k].numel(), get(io.grads[k]), loss,
-                    bad);
+            if (io.grads[k].defined())
+                compare("param" + std::to_string(k), io.params[k].data<double>(), io.params[k].numel(), get(io.grads[k]),
+                        loss, bad);
         for (auto& m : bad)
             qWarning("%s %s: analytic %.10g numeric %.10g", c.spec.type.c_str(), m.where.c_str(), m.analytic, m.numeric);
         QVERIFY2(bad.empty(), qPrintable(QString::fromStdString(c.spec.type) + " gradient mismatch"));
-        // parameter gradients accumulate: a second backward doubles them
-        if (!io.grads.empty()) {
-            const auto before = get(io.grads[0]);
-            layer->backward(io);
-            for (std::size_t i = 0; i < before.size(); ++i)
-                QVERIFY(std::abs(io.grads[0].data<double>()[i] - 2 * before[i]) <= 1e-12 + 1e-9 * std::abs(before[i]));
-        }
+        // parameter gradients accumulate: a second backward doubles them (each of them)
+        std::vector<std::vector<double>> before;
+        for (const Tensor& gr : io.grads) before.push_back(gr.defined() ? get(gr) : std::vector<double>());
+        if (!io.grads.empty()) layer->backward(io);
+        for (std::size_t k = 0; k < io.grads.size(); ++k)
+            for (std::size_t i = 0; i < before[k].size(); ++i)
+                QVERIFY(std::abs(io.grads[k].data<double>()[i] - 2 * before[k][i]) <= 1e-12 + 1e-9 * std::abs(before[k][i]));
     }
 
     // Naive attention in f64: S = q k^T / sqrt(D) (+ mask), P = softmax, O = P v; also the log-sum-exp.
@@ -155,15 +160,25 @@ private:
         return s;
     }
 
-    void check_model(const ModelSpec& s, bool tokens, bool selective, std::vector<int> ckpt = {}) {
+    // lora > 0: LoRA of that rank; the flat buffers (what is checked) hold only the adapters, moved off
+    // their initial B = 0 so that every term of their gradients counts
+    void check_model(const ModelSpec& s, bool tokens, bool selective, std::vector<int> ckpt = {}, int lora = 0) {
         ModelOptions o;
         o.batch = 2;
         o.dtype = DType::f64;
         o.seed = 5;
         o.recompute_attention = selective;
         o.checkpoint_blocks = ckpt;
+        o.lora_rank = lora;
+        o.lora_alpha = 3;
         Model m(s, *be_, o);
         std::mt19937_64 g(9);
+        if (lora > 0) {
+            QVERIFY(m.lora_param_count() > 0 && m.frozen_param_count() == analyze_model_spec(s).total_params);
+            std::vector<double> p = get(m.parameters());
+            for (double& v : p) v += 0.3 * (static_cast<double>(g() % 1000) / 1000.0 - 0.5);
+            put(m.parameters(), p);
+        }
         const std::int64_t N = 2;
         Tensor x = tokens ? t(with_batch(N, s.input_shape), DType::i64) : t(with_batch(N, s.input_shape));
         const std::int64_t rows = tokens ? N * s.input_shape[0] : N;
@@ -238,6 +253,30 @@ private slots:
         LayerCase c{L("transformer_block", {{"dim", 8}, {"heads", 2}, {"dropout", 0.1}}), {6, 8}};
         c.options.recompute_attention = true;
         c.options.transformer_layers = 4;
+        check_layer(c);
+    }
+    // LoRA on the projections (the model sets lora_rank and lora_alpha): the adapters' A and B, every base
+    // weight and the input against finite differences, B random so that every term counts; then with the base
+    // frozen (no gradient tensors: the layer norms' go to the layer's scratch), the adapters' and the input's
+    void transformerBlockLora() {
+        check_layer({L("transformer_block", {{"dim", 8}, {"heads", 2}, {"lora_rank", 2}, {"lora_alpha", 3}}), {5, 8}});
+        LayerCase c{L("transformer_block", {{"dim", 6}, {"heads", 3}, {"hidden", 10}, {"dropout", 0.3}, {"bias", false},
+                                            {"lora_rank", 3}, {"lora_alpha", 6}}),
+                    {4, 6}};
+        c.frozen_base = true;
+        check_layer(c);
+    }
+    void transformerBlockLoraFrozenSelective() {
+        LayerCase c{L("transformer_block", {{"dim", 8}, {"heads", 2}, {"dropout", 0.1}, {"lora_rank", 2}, {"lora_alpha", 2}}),
+                    {6, 8}};
+        c.options.recompute_attention = true;
+        c.frozen_base = true;
+        check_layer(c);
+    }
+    void selfAttentionAndMlpLora() {
+        check_layer({L("self_attention", {{"dim", 8}, {"heads", 2}, {"lora_rank", 2}, {"lora_alpha", 5}}), {6, 8}});
+        LayerCase c{L("mlp", {{"dim", 5}, {"hidden", 9}, {"lora_rank", 1}, {"lora_alpha", 1}}), {4, 5}};
+        c.frozen_base = true;
         check_layer(c);
     }
     void lmHeadUntied() { check_layer({L("lm_head", {{"dim", 5}, {"vocab_size", 7}, {"tied", false}}), {3, 5}}); }
@@ -351,6 +390,76 @@ private slots:
         std::vector<int> all;
         for (int i = 0; i < nb; ++i) all.push_back(i);
         check_model(s, true, false, all);
+    }
+    // LoRA on a GPT (tied head: the frozen embedding serves both): the adapters' gradients through every
+    // block and the frozen rest; the adapters of each block's four projections; with B = 0 the base model's
+    // logits, bit for bit
+    void gptModelLora() {
+        const ModelSpec s = tiny_gpt(true);
+        check_model(s, true, false, {}, 2);
+        check_model(s, true, true, {0, 1}, 1);  // selective recompute and checkpointed blocks
+        ModelOptions o;
+        o.batch = 2;
+        o.dtype = DType::f64;
+        o.seed = 5;
+        Model base(tiny_gpt(false), *be_, o);
+        o.lora_rank = 4;
+        Model m(tiny_gpt(false), *be_, o);
+        const std::int64_t C = 8, r = 4;
+        QCOMPARE(m.lora_param_count(), r * ((C + 3 * C) + (C + C) + (C + 32) + (32 + C)) + r * ((C + 3 * C) + (C + C) + (C + 12) + (12 + C)));
+        Tensor x = t({2, 5}, DType::i64);
+        for (std::int64_t i = 0; i < x.numel(); ++i) x.data<std::int64_t>()[i] = (i * 5 + 3) % 11;
+        Tensor a = base.forward(x, false, 0), b = m.forward(x, false, 0);
+        QVERIFY(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+        int frozen = 0, adapters = 0;
+        const NamedTensor *wte = nullptr, *head = nullptr;
+        for (const NamedTensor& nt : m.state_dict()) {
+            frozen += nt.frozen;
+            adapters += nt.trainable;
+            if (nt.name == "transformer.wte.weight") wte = &nt;
+            if (nt.name == "lm_head.weight") head = &nt;
+        }
+        QVERIFY(wte && head && wte->frozen && head->frozen && head->tied);
+        QCOMPARE(head->tensor.raw(), wte->tensor.raw());
+        QCOMPARE(adapters, 2 * 4 * 2);  // two blocks, four projections, A and B
+        QCOMPARE(frozen, 2 + 2 * 12 + 2 + 1);  // embeddings, the blocks' 12 tensors, ln_f, the tied head
+    }
+    // A LoRA GPT's weights read into a model without adapters (eval, --init-from, the what-ifs): each block
+    // projection's adapters merged into its weight as W + s B A (PEFT's merge_and_unload), found by name;
+    // the merged model computes the adapted one's logits, and not the base's
+    void gptLoraMergesIntoAModelWithoutAdapters() {
+        ModelOptions o;
+        o.batch = 2;
+        o.dtype = DType::f32;
+        o.seed = 5;
+        o.lora_rank = 3;
+        o.lora_alpha = 6;
+        Model m(tiny_gpt(false), *be_, o);
+        std::mt19937_64 g(4);
+        float* p = m.parameters().data<float>();
+        for (std::int64_t i = 0; i < m.flat_param_numel(); ++i) p[i] += 0.4f * (static_cast<float>(g() % 1000) / 1000.0f - 0.5f);
+        SafeTensorsFile f = model_state_file(m);
+        f.metadata["lora_scale"] = "2";
+        o.lora_rank = 0;
+        o.seed = 77;  // other initial weights: every value must come from the file
+        Model plain(tiny_gpt(false), *be_, o);
+        o.seed = 5;
+        Model base(tiny_gpt(false), *be_, o);
+        load_model_state(plain, f, "lora.safetensors");
+        Tensor x = t({2, 5}, DType::i64);
+        for (std::int64_t i = 0; i < x.numel(); ++i) x.data<std::int64_t>()[i] = (i * 3 + 1) % 11;
+        Tensor a = m.forward(x, false, 0);
+        std::vector<float> adapted(a.data<float>(), a.data<float>() + a.numel());
+        Tensor b = plain.forward(x, false, 0);
+        std::vector<float> merged(b.data<float>(), b.data<float>() + b.numel());
+        Tensor c = base.forward(x, false, 0);
+        double err = 0, moved = 0;
+        for (std::size_t i = 0; i < adapted.size(); ++i) {
+            err = std::max(err, double(std::abs(adapted[i] - merged[i])));
+            moved = std::max(moved, double(std::abs(adapted[i] - c.data<float>()[i])));
+        }
+        QVERIFY2(err < 1e-5, qPrintable(QString::number(err)));
+        QVERIFY2(moved > 1e-2, qPrintable(QString::number(moved)));
     }
     void vitModel() {
         ModelSpec s;
