@@ -2423,10 +2423,6 @@ accuracy before training is reported</source>
         <translation>副本 %2 的阶段 %1：层 %3–%4</translation>
     </message>
     <message>
-        <source>rank %1 adapters (scale %2) on every linear layer, the rest frozen</source>
-        <translation>每个线性层上有秩为 %1 的适配器（缩放 %2），其余冻结</translation>
-    </message>
-    <message>
         <source>: %1 trained values against %2 frozen</source>
         <translation>：训练 %1 个数值，冻结 %2 个</translation>
     </message>
@@ -2437,6 +2433,14 @@ accuracy before training is reported</source>
     <message>
         <source>LoRA</source>
         <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>rank %1 adapters (scale %2) on every linear layer and transformer projection, the rest frozen</source>
+        <translation>每个线性层和每个 Transformer 投影上有秩为 %1 的适配器（缩放 %2），其余冻结</translation>
+    </message>
+    <message>
+        <source>; test loss %1 before, %2 after</source>
+        <translation>；测试损失训练前 %1，训练后 %2</translation>
     </message>
 </context>
 <context>

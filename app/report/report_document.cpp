@@ -595,7 +595,8 @@ void strategiesSection(Doc& s) {
                                                               : ReportWriter::tr("on the device")});
             if (const int rank = st.value(QStringLiteral("lora_rank")).toInt(0); rank > 0) {
                 const QJsonObject lora = run.finalMetrics.value(QStringLiteral("lora")).toObject();
-                QString text = ReportWriter::tr("rank %1 adapters (scale %2) on every linear layer, the rest frozen")
+                QString text = ReportWriter::tr("rank %1 adapters (scale %2) on every linear layer and transformer "
+                                                "projection, the rest frozen")
                                    .arg(rank)
                                    .arg(numText(st.value(QStringLiteral("lora_alpha")).toDouble(0) > 0
                                                     ? st.value(QStringLiteral("lora_alpha")).toDouble() / rank
@@ -610,6 +611,11 @@ void strategiesSection(Doc& s) {
                     if (std::isfinite(before) && std::isfinite(after))
                         text += ReportWriter::tr("; test accuracy %1 before training, %2 after")
                                     .arg(percentText(before), percentText(after));
+                    // (a language model's test loss is its validation loss per token)
+                    const double lb = lora.value(QStringLiteral("test_loss_before")).toDouble(qQNaN());
+                    const double la = lora.value(QStringLiteral("test_loss_after")).toDouble(qQNaN());
+                    if (std::isfinite(lb) && std::isfinite(la))
+                        text += ReportWriter::tr("; test loss %1 before, %2 after").arg(numText(lb, 4), numText(la, 4));
                 }
                 u.keyValues.push_back({ReportWriter::tr("LoRA"), text});
             }
