@@ -102,16 +102,20 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
     m_hostMemory = make("hostMemoryChart", tr("Host memory"), tr("GiB"));
     m_hostMemory->addSeries(tr("RAM used"), deviceColor(4));
     m_hostMemory->addSeries(tr("Headroom resident (RSS)"), deviceColor(1));
+    m_rankMemory = make("rankMemoryChart", tr("Memory per rank (ledger)"), tr("MiB"));
+    m_rankMemory->hide();
     m_util->setFixedYRange(0, 100);
     m_cpu->setFixedYRange(0, 100);
-    for (hrw::LiveChart* c : {m_power, m_gpuMemory, m_hostMemory}) c->setIncludeZero(true);
+    for (hrw::LiveChart* c : {m_power, m_gpuMemory, m_hostMemory, m_rankMemory}) c->setIncludeZero(true);
     m_grid = new QGridLayout;
     m_grid->setSpacing(6);
     outer->addLayout(m_grid, 1);
     setGpuState(false, QString());
 }
 
-QList<hrw::LiveChart*> HardwareView::charts() const { return {m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory}; }
+QList<hrw::LiveChart*> HardwareView::charts() const {
+    return {m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory, m_rankMemory};
+}
 
 void HardwareView::layoutCharts() {
     for (hrw::LiveChart* c : charts()) m_grid->removeWidget(c);
@@ -119,23 +123,26 @@ void HardwareView::layoutCharts() {
         m_grid->setColumnStretch(i, 0);
         m_grid->setRowStretch(i, 0);
     }
+    const bool ranks = !m_cpuRankLedger.isEmpty();  // CPU ranks' ledgers: the per-rank chart joins the host ones
+    m_rankMemory->setVisible(ranks);
     if (m_gpuAvailable || m_relayedCharts) {
-        const QList<hrw::LiveChart*> order{m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory};
+        QList<hrw::LiveChart*> order{m_power, m_util, m_temp, m_gpuMemory, m_cpu, m_hostMemory};
+        if (ranks) order << m_rankMemory;
         for (int i = 0; i < order.size(); ++i) {
             order[i]->show();
             m_grid->addWidget(order[i], i / 3, i % 3);
         }
         for (int i = 0; i < 3; ++i) m_grid->setColumnStretch(i, 1);
-        m_grid->setRowStretch(0, 1);
-        m_grid->setRowStretch(1, 1);
+        for (int i = 0; i <= (order.size() - 1) / 3; ++i) m_grid->setRowStretch(i, 1);
     } else {
         for (hrw::LiveChart* c : {m_power, m_util, m_temp, m_gpuMemory}) c->hide();
-        m_cpu->show();
-        m_hostMemory->show();
-        m_grid->addWidget(m_cpu, 0, 0);
-        m_grid->addWidget(m_hostMemory, 0, 1);
-        m_grid->setColumnStretch(0, 1);
-        m_grid->setColumnStretch(1, 1);
+        QList<hrw::LiveChart*> order{m_cpu, m_hostMemory};
+        if (ranks) order << m_rankMemory;
+        for (int i = 0; i < order.size(); ++i) {
+            order[i]->show();
+            m_grid->addWidget(order[i], 0, i);
+            m_grid->setColumnStretch(i, 1);
+        }
         m_grid->setRowStretch(0, 1);
     }
 }
@@ -255,11 +262,29 @@ void HardwareView::addRankTelemetry(double t, const RankTelemetry& e, const QStr
 void HardwareView::clearRanks(bool keepCharts) {
     m_ranks.clear();
     m_relayed.clear();
-    if (!keepCharts && m_relayedCharts) {
-        m_relayedCharts = false;
-        applyGpuState();
+    if (!keepCharts) {
+        m_layoutRanks = m_layoutPipeline = 1;
+        const bool had = !m_cpuRankLedger.isEmpty();
+        m_cpuRankLedger.clear();  // the next run's ranks may run other stages: new lines, new names
+        m_rankMemory->removeAllSeries();
+        if (m_relayedCharts || had) {
+            m_relayedCharts = false;
+            applyGpuState();
+        }
     }
     updateTable();
+}
+
+void HardwareView::setRunLayout(int ranks, int pipeline) {
+    m_layoutRanks = qMax(1, ranks);
+    m_layoutPipeline = qMax(1, pipeline);
+}
+
+QString HardwareView::rankName(int rank) const {
+    if (m_layoutPipeline <= 1 || m_layoutRanks % m_layoutPipeline != 0) return tr("rank %1").arg(rank);
+    const int replicas = m_layoutRanks / m_layoutPipeline;
+    if (replicas == 1) return tr("rank %1: stage %2").arg(rank).arg(rank);
+    return tr("rank %1: stage %2 of replica %3").arg(rank).arg(rank / replicas).arg(rank % replicas);
 }
 
 void HardwareView::refreshCharts() {
@@ -276,11 +301,22 @@ void HardwareView::addLedger(double t, const hr::MemoryEvent& m, int gpu) {
     const double reserved = double(m.ledger.live_total + m.ledger.reserved_free) / kGiB;
     if (m.rank > 0 || !m_ranks.empty()) {  // a multi-rank run: each rank on a GPU, on its own line
         const auto place = m_ranks.find(m.rank);
-        if (place == m_ranks.end() || place->second.gpu < 0) return;  // a CPU rank, or not placed yet
+        if (place == m_ranks.end()) return;  // not placed yet
+        if (place->second.gpu < 0) {         // a CPU rank: its ledger on the per-rank chart, in MiB
+            auto s = m_cpuRankLedger.constFind(m.rank);
+            if (s == m_cpuRankLedger.constEnd()) {
+                s = m_cpuRankLedger.insert(m.rank, m_rankMemory->addSeries(rankName(m.rank), deviceColor(m.rank)));
+                m_rankMemory->setDark(m_rankMemory->isDark());
+                if (m_cpuRankLedger.size() == 1) layoutCharts();
+            }
+            m_rankMemory->appendPoint(*s, t, double(m.ledger.live_total) / (1024.0 * 1024.0));
+            scheduleRefresh();
+            return;
+        }
         auto series = m_rankLedger.constFind(m.rank);
         if (series == m_rankLedger.constEnd()) {
-            const int a = m_gpuMemory->addSeries(tr("rank %1 ledger allocated").arg(m.rank), deviceColor(2 + m.rank));
-            const int r = m_gpuMemory->addSeries(tr("rank %1 ledger reserved").arg(m.rank), deviceColor(2 + m.rank), true);
+            const int a = m_gpuMemory->addSeries(tr("%1 ledger allocated").arg(rankName(m.rank)), deviceColor(2 + m.rank));
+            const int r = m_gpuMemory->addSeries(tr("%1 ledger reserved").arg(rankName(m.rank)), deviceColor(2 + m.rank), true);
             m_gpuMemory->setDark(m_gpuMemory->isDark());
             series = m_rankLedger.insert(m.rank, qMakePair(a, r));
         }

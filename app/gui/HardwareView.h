@@ -5,6 +5,8 @@
 // TelemetryMonitor, run or no run. Without an NVIDIA driver it says so and shows the host charts.
 // A multi-rank run adds what its ranks report (RankTelemetry): each rank's resident memory, the GPUs and
 // host figures of machines the window's own monitor does not see, and which rank trains on which GPU.
+// Each rank's ledger is drawn too: a GPU rank's against its GPU, a CPU rank's on the "Memory per rank"
+// chart, named by what the rank runs (a pipeline stage, a stage of a data-parallel replica).
 #include <QElapsedTimer>
 #include <QHash>
 #include <QWidget>
@@ -46,6 +48,12 @@ public:
     // table, and its CPU and RAM; the table's Ranks column says which rank trains on which GPU, and a
     // rank on a GPU draws its ledger against that GPU (addLedger).
     void addRankTelemetry(double t, const RankTelemetry& telemetry, const QString& localHost);
+    // The run's layout over its ranks, for the names of the per-rank lines: `ranks` processes, `pipeline`
+    // stages (1: none; with more ranks than stages, rank r runs stage r / D of replica r % D, D = ranks /
+    // pipeline). Set when a run starts (after clearRanks).
+    void setRunLayout(int ranks, int pipeline);
+    // "rank 1", "rank 1: stage 0", "rank 1: stage 0 of replica 1"
+    QString rankName(int rank) const;
     // A run starts or ends: the ranks and the GPUs only they reported leave the table (the charts keep
     // their lines, which age out of the time window).
     // keepCharts: a run ended; its GPUs' lines stay on view (the GPU charts of a window without a driver
@@ -65,6 +73,7 @@ public:
     hrw::LiveChart* gpuMemoryChart() const { return m_gpuMemory; }
     hrw::LiveChart* cpuChart() const { return m_cpu; }
     hrw::LiveChart* hostMemoryChart() const { return m_hostMemory; }
+    hrw::LiveChart* rankMemoryChart() const { return m_rankMemory; }
     QList<hrw::LiveChart*> charts() const;
     QTableWidget* deviceTable() const { return m_table; }
     QString statusText() const;
@@ -94,6 +103,7 @@ private:
     hrw::LiveChart* m_gpuMemory = nullptr;
     hrw::LiveChart* m_cpu = nullptr;
     hrw::LiveChart* m_hostMemory = nullptr;
+    hrw::LiveChart* m_rankMemory = nullptr;  // CPU ranks' ledgers (MiB), shown once a CPU rank reports one
     bool m_gpuAvailable = false;
     QString m_gpuStatus;
     bool m_relayedCharts = false;  // the GPU charts show GPUs the ranks reported
@@ -114,6 +124,8 @@ private:
     };
     std::map<int, Place> m_ranks;
     QHash<int, QPair<int, int>> m_rankLedger;  // rank -> its ledger's allocated and reserved series
+    QHash<int, int> m_cpuRankLedger;           // a CPU rank -> its series on m_rankMemory
+    int m_layoutRanks = 1, m_layoutPipeline = 1;
     int m_refreshMs = 0;
     QTimer* m_refreshTimer = nullptr;
     QElapsedTimer m_sinceRefresh;

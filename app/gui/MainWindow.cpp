@@ -616,6 +616,7 @@ void MainWindow::startRun(const hr::TrainConfig& config, const RunOptions& optio
     }
     m_monitor->clear();
     m_hardware->clearRanks();  // the previous run's ranks and their machines' GPUs
+    m_hardware->setRunLayout(options.ranks, config.strategy.pipeline);  // names the per-rank lines
     m_hardware->setRefreshIntervalMs(m_monitor->effectiveIntervalMs());  // a run: the Monitor's pace
     m_plan->setRunStarted(config);  // predicted, for the comparison after the run
     if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitor->parentWidget());

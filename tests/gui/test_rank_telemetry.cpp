@@ -264,16 +264,71 @@ private slots:
             QVERIFY2(s >= 0, "a resident-memory line per rank");
             QCOMPARE(lastValue(view.hostMemoryChart(), s), double(got[rank].last().sample.host.process_rss) / kGiB);
         }
-        // CPU ranks draw no ledger on the GPU memory chart
+        // CPU ranks draw no ledger on the GPU memory chart, but each on the per-rank chart: its latest
+        // ledger, as the rank sent it
         for (int i = 0; i < view.gpuMemoryChart()->graphCount(); ++i)
             QVERIFY(!view.gpuMemoryChart()->graph(i)->name().contains(QStringLiteral("ledger")));
+        QVERIFY(!view.rankMemoryChart()->isHidden());
+        for (int rank : {0, 1}) {
+            const int s = seriesNamed(view.rankMemoryChart(), QStringLiteral("rank %1").arg(rank));
+            QVERIFY2(s >= 0, "a ledger line per CPU rank");
+            QVERIFY(lastValue(view.rankMemoryChart(), s) > 0);
+        }
         // the run ended: no rank is left in the table, the lines stay on view
         view.clearRanks(true);
         QCOMPARE(table->rowCount(), 0);
         QVERIFY(!view.powerChart()->isHidden());
+        QVERIFY(!view.rankMemoryChart()->isHidden());  // the ended run's lines stay on view
         view.clearRanks();  // the next run: back to this machine's own state
         QVERIFY(view.powerChart()->isHidden());
+        QVERIFY(view.rankMemoryChart()->isHidden());
+        QCOMPARE(view.rankMemoryChart()->graphCount(), 0);
         QVERIFY(view.showsNoDriverState());
+    }
+
+    // CPU ranks of a pipeline (2 stages x 2 data-parallel replicas): each rank's ledger on the per-rank
+    // chart, named by the stage and replica it runs, in MiB; a rank not placed yet draws nothing
+    void cpuRanksLedgerPerStage() {
+        HardwareView view;
+        view.setGpuState(false, QStringLiteral("no NVIDIA driver (this test)"));
+        view.setRunLayout(4, 2);
+        QCOMPARE(view.rankName(0), QStringLiteral("rank 0: stage 0 of replica 0"));
+        QCOMPARE(view.rankName(3), QStringLiteral("rank 3: stage 1 of replica 1"));
+        QVERIFY(view.rankMemoryChart()->isHidden());
+        for (int rank = 0; rank < 4; ++rank) {
+            RankTelemetry t;
+            t.rank = rank;
+            t.host = "node-a";
+            t.device = "cpu";
+            t.gpu = -1;
+            t.machine = rank == 0;
+            t.sample.host.process_rss = 100LL << 20;
+            view.addRankTelemetry(1, t, QStringLiteral("node-a"));
+            hr::MemoryEvent m;
+            m.rank = rank;
+            m.ledger.live_total = std::size_t(rank + 1) << 19;
+            view.addLedger(1.5, m, -1);
+            m.ledger.live_total = std::size_t(rank + 1) << 20;
+            view.addLedger(2, m, -1);
+        }
+        QVERIFY(!view.rankMemoryChart()->isHidden());
+        QCOMPARE(view.rankMemoryChart()->graphCount(), 4);
+        const int s = seriesNamed(view.rankMemoryChart(), QStringLiteral("rank 2: stage 1 of replica 0"));
+        QVERIFY(s >= 0);
+        QCOMPARE(lastValue(view.rankMemoryChart(), s), 3.0);
+        hr::MemoryEvent late;
+        late.rank = 5;
+        view.addLedger(3, late, -1);
+        QCOMPARE(view.rankMemoryChart()->graphCount(), 4);
+        view.setRunLayout(2, 2);  // one stage per rank
+        QCOMPARE(view.rankName(1), QStringLiteral("rank 1: stage 1"));
+        view.setRunLayout(3, 1);
+        QCOMPARE(view.rankName(2), QStringLiteral("rank 2"));
+        if (qEnvironmentVariableIsSet("HEADROOM_GRAB_DIR")) {
+            view.resize(1200, 500);
+            view.show();
+            QVERIFY(view.grab().save(qEnvironmentVariable("HEADROOM_GRAB_DIR") + QStringLiteral("/hardware-stages.png")));
+        }
     }
 
     // A window with its own GPUs, a rank on it and a rank on another machine: this machine's GPUs are the
