@@ -3783,12 +3783,32 @@ accuracy before training is reported</source>
         <translation>%1 GPU %2</translation>
     </message>
     <message>
-        <source>rank %1 ledger allocated</source>
-        <translation>rank %1 账本已分配</translation>
+        <source>Memory per rank (ledger)</source>
+        <translation>每个 rank 的内存（账本）</translation>
     </message>
     <message>
-        <source>rank %1 ledger reserved</source>
-        <translation>rank %1 账本已保留</translation>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>rank %1: stage %2</source>
+        <translation>rank %1：第 %2 阶段</translation>
+    </message>
+    <message>
+        <source>rank %1: stage %2 of replica %3</source>
+        <translation>rank %1：副本 %3 的第 %2 阶段</translation>
+    </message>
+    <message>
+        <source>%1 ledger allocated</source>
+        <translation>%1 账本已分配</translation>
+    </message>
+    <message>
+        <source>%1 ledger reserved</source>
+        <translation>%1 账本已保留</translation>
     </message>
 </context>
 <context>
