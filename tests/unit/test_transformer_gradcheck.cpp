@@ -413,7 +413,8 @@ private slots:
         QVERIFY(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
         int frozen = 0, adapters = 0;
         const NamedTensor *wte = nullptr, *head = nullptr;
-        for (const NamedTensor& nt : m.state_dict()) {
+        const std::vector<NamedTensor> sd = m.state_dict();  // (the pointers below are into it)
+        for (const NamedTensor& nt : sd) {
             frozen += nt.frozen;
             adapters += nt.trainable;
             if (nt.name == "transformer.wte.weight") wte = &nt;
