@@ -69,10 +69,17 @@ protected:
         io.backend->conv2d_forward(io.x, io.params[0], bias_ ? io.params[1] : no_bias, io.y, p_, io.workspace);
     }
     void backward_impl(LayerIO& io) const override {
+        if (!io.grads[0].defined()) {  // a frozen convolution (LoRA): the input gradient alone
+            if (io.dx.defined()) io.backend->conv2d_backward_data(io.dy, io.params[0], io.dx, p_, io.workspace);
+            return;
+        }
         Tensor no_bias;
         io.backend->conv2d_backward(io.x, io.dy, io.params[0], io.dx, io.grads[0], bias_ ? io.grads[1] : no_bias, p_,
                                     io.workspace);
     }
+
+public:
+    bool skips_frozen_gradients() const override { return true; }
 
 private:
     int ci_, co_, k_;
