@@ -201,6 +201,10 @@ void ShardEngine::attach(Model& model, const ResolvedStrategy& s, Communicator* 
         }
     }
     schedule_ = GatherSchedule(layout_);
+    small_scratch_ = Tensor();
+    if (s.world_size > 1)
+        if (const Tensor idle = idle_memory(); !idle.defined() || idle.nbytes() < 4096)
+            small_scratch_ = Tensor::empty(alloc, {std::int64_t{1} << 20}, DType::u8, MemCategory::communication);
     if (stage_ == ShardStage::zero3 && !dry_run)  // the last two units initialised are in the buffers
         for (std::size_t u = 0; u < n_units; ++u)
             if (unit(static_cast<int>(u)).numel > 0)
@@ -477,19 +481,21 @@ std::vector<std::uint8_t> canonical_to_flat(const FlatRemap& m, const std::uint8
     return out;
 }
 
-Tensor ShardEngine::scratch(DType dt) const {
+Tensor ShardEngine::idle_memory() const {
     // between steps no gradient is needed: the flat gradient buffer, else the larger of the gradient shard
     // and a bucket (zero2/3); begin_step zeroes them before the next backward
     Tensor base = model_->gradients();
     if ((!base.defined() || base.nbytes() == 0) && !offload_) base = grad_shard_;  // (offloaded: host memory)
     for (const Tensor& b : bucket_)
         if (b.defined() && (!base.defined() || b.nbytes() > base.nbytes())) base = b;
-    // a rank without parameters (a pipeline stage of parameter-free layers): a small buffer for the moment
-    if (!base.defined() || base.nbytes() < 4096) {
-        if (!alloc_) throw Error("internal: no idle memory to move a checkpoint through");
-        return Tensor::empty(*alloc_, {static_cast<std::int64_t>((std::size_t{1} << 20) / dtype_size(dt))}, dt,
-                             MemCategory::communication);
-    }
+    return base;
+}
+
+Tensor ShardEngine::scratch(DType dt) const {
+    Tensor base = idle_memory();
+    // a rank without parameters (a pipeline stage of parameter-free layers): its own small buffer (attach)
+    if (!base.defined() || base.nbytes() < 4096) base = small_scratch_;
+    if (!base.defined()) throw Error("internal: no idle memory to move a checkpoint through");
     return Tensor(base.storage(), base.byte_offset(), {static_cast<std::int64_t>(base.nbytes() / dtype_size(dt))}, dt);
 }
 

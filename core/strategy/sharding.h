@@ -226,6 +226,7 @@ private:
     void start_gathers(const std::vector<int>& units);
     void wait_gathered(int u);
     Tensor scratch(DType dt) const;  // idle gradient memory seen as dt (checkpoints)
+    Tensor idle_memory() const;      // the largest buffer idle between steps (undefined: none)
 
     Model* model_ = nullptr;
     Backend* device_ = nullptr;
@@ -233,7 +234,10 @@ private:
     bool offload_ = false;        // parameter offload
     Tensor host_stage_;           // parameter offload: a reduced gradient slice on its way to the host
     double to_device_bytes_ = 0, to_host_bytes_ = 0;
-    Allocator* alloc_ = nullptr;  // a rank with no idle memory borrows a little from it (scratch)
+    Allocator* alloc_ = nullptr;
+    // A rank of several with under 4 KiB idle between steps (a pipeline stage of few parameters): 1 MiB of
+    // its own for moving checkpoints through, allocated in attach() so that the planner counts it
+    Tensor small_scratch_;
     Communicator* comm_ = nullptr;
     std::unique_ptr<Communicator> own_comm_;  // world size 1 without a communicator given
     ShardLayout layout_;
