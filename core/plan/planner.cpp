@@ -121,6 +121,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         std::size_t reserved = 0;  // the caching allocator's segments (GPU)
         ShardLayout layout;
         std::map<int, Model::RecomputeWork> recompute;  // what checkpointing repeats of each layer
+        double buffer_bytes = 0;  // the model's buffers (batch-norm statistics): broadcast after each update
     };
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
     // (pipeline stages: every rank is its own)
@@ -151,6 +152,8 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             b.arena = st.model().recompute_arena_bytes();
             b.recompute = st.model().recompute_work();
             b.layout = st.shard_layout();
+            for (const NamedTensor& t : st.model().state_dict())
+                if (!t.trainable && !t.frozen) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
             b.snap = device_ledger->snapshot();
             b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
             b.rp.device = b.snap.live;
@@ -197,6 +200,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         N > 1 || plan.strategy.shard != ShardStage::none
             ? step_payload_bytes(chosen.layout, plan.strategy.accumulate, dtype_size(plan.strategy.compute_dtype))
             : 0.0;
+    // after the update, data-parallel and ZeRO ranks take rank 0's buffers (DDP's broadcast_buffers)
+    if (N > 1 && plan.strategy.shard != ShardStage::none && plan.strategy.pipeline == 1)
+        plan.communication_bytes += chosen.buffer_bytes;
     // a split head (strategy/tp_head.h): per micro-batch, the head's input gradient is all-reduced and the
     // loss's three reductions carry 5 floats a row; the head's columns are this rank's share of its work
     TpHeadSlice tp;
@@ -223,8 +229,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         if (s > 0) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s)] - 1));
         if (s < K - 1) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s) + 1] - 1));
         plan.communication_bytes = per_sample * es * static_cast<double>(plan.strategy.rank_batch);
-        if (plan.strategy.data_world() > 1)  // the replicas' all-reduce of the stage's gradients
-            plan.communication_bytes += static_cast<double>(chosen.layout.flat_numel) * es;
+        if (plan.strategy.data_world() > 1)  // the replicas' all-reduce of the stage's gradients, then the
+            plan.communication_bytes +=        // first replica's buffers
+                static_cast<double>(chosen.layout.flat_numel) * es + chosen.buffer_bytes;
         plan.pipeline_bubble = pipeline_bubble(K, static_cast<int>(plan.strategy.accumulate));
         plan.split_by_time = pipeline_balanced_split(req.spec, K, true).text();
         plan.split_by_memory = pipeline_balanced_split(req.spec, K, false, plan.strategy.micro_batch).text();

@@ -419,12 +419,15 @@ private slots:
         }
         QTest::newRow("zero3 fp32 parameters offloaded") << "zero3" << "params";
         QTest::newRow("zero3 bf16 ckpt acc parameters offloaded uneven") << "zero3" << "bf16 params";
+        // batch norm: its statistics are broadcast after each update, and the plan's traffic counts them
+        QTest::newRow("dp resnet-mini") << "dp" << "resnet";
+        QTest::newRow("zero2 resnet-mini") << "zero2" << "resnet";
     }
     void plannerPredictsEveryRank() {
         QFETCH(QString, stage);
         QFETCH(QString, extra);
         const int N = comm().world_size(), r = comm().rank();
-        const ModelSpec spec = preset_model("seed-cnn");
+        const ModelSpec spec = preset_model(extra == "resnet" ? "resnet-mini" : "seed-cnn");
         OptimizerConfig o;
         o.kind = "adam";
         o.lr = 1e-3;
