@@ -206,6 +206,9 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
         if (n->layer) ws = std::max(ws, n->layer->workspace_bytes(backend_, options_.batch, n->in, options_.dtype));
     if (ws > 0) workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
     if (!options_.dry_run && params_.defined()) init_params(-1);
+    // zero3 (no flat parameter buffer) initialises the trainable units one by one (init_unit_parameters);
+    // the frozen base (LoRA), in units of no trainable values too, here
+    else if (!options_.dry_run && frozen_.defined()) init_params(-1, true);
 }
 
 Model::~Model() = default;
@@ -431,7 +434,7 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
     return out;
 }
 
-void Model::init_params(int unit) {
+void Model::init_params(int unit, bool frozen_only) {
     // PyTorch's default initialisation (kaiming_uniform(a=sqrt(5)) for weights = U(+-1/sqrt(fan_in)),
     // same bound for biases; BatchNorm weight 1, bias 0) from a seeded, portable generator per tensor.
     std::vector<double> host;
@@ -440,6 +443,7 @@ void Model::init_params(int unit) {
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
             const ParamDecl& d = n->param_decls[i];
             if (d.tied_to_token_embedding) continue;  // initialised as the token embedding
+            if (frozen_only ? !d.frozen : unit >= 0 && d.frozen) continue;
             const std::int64_t cnt = shape_numel(d.shape);
             // a tensor-parallel head's slice: the whole head's values are drawn, its rows kept
             std::int64_t skip = 0, drawn = cnt;

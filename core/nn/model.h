@@ -176,7 +176,9 @@ private:
     void backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out);
     void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t first_sample);
     void backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx);
-    void init_params(int unit);  // -1: every unit
+    // -1: every unit. A unit's (zero3, unit >= 0) leaves the frozen base alone: frozen_only initialises it,
+    // once, when the model is built without a flat parameter buffer.
+    void init_params(int unit, bool frozen_only = false);
     Tensor alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena);
     void recompute_block(int first, int last);
     // Selective recompute: marks which nodes of seq.nodes[first..last] a recompute must run so that
