@@ -7870,8 +7870,8 @@ accuracy before training is reported</source>
 <context>
     <name>strategy.lora_layout</name>
     <message>
-        <source>--lora trains small adapters on a frozen model: it runs on one process, with --shard dp or a ZeRO stage, not with --tp-head, --pipeline or --offload-params</source>
-        <translation>--lora 在冻结的模型上训练小型适配器：它可在单进程、--shard dp 或 ZeRO 阶段下运行，不能与 --tp-head、--pipeline 或 --offload-params 同用</translation>
+        <source>--lora trains small adapters on a frozen model: it does not combine with --tp-head or --offload-params (one process, --shard dp, the ZeRO stages and --pipeline do)</source>
+        <translation>--lora 在冻结的模型上训练小型适配器：它不能与 --tp-head 或 --offload-params 同用（单进程、--shard dp、ZeRO 阶段和 --pipeline 都可以）</translation>
     </message>
 </context>
 <context>

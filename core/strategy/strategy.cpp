@@ -254,18 +254,19 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
         throw InputError("the loss-scale growth interval must be at least 1 step");
     // --- ranks -------------------------------------------------------------------------------------
     r.shard = parse_shard_stage(s.shard);
-    // LoRA: adapters on a frozen base, on one process, data-parallel ranks or a ZeRO stage (which shards the
+    // LoRA: adapters on a frozen base, on one process, data-parallel ranks, a ZeRO stage (which shards the
     // adapters' values, gradients and optimizer state: the frozen base is whole on every rank, outside the flat
-    // buffers the stages split); not on a split head or pipeline stages
+    // buffers the stages split) or pipeline stages (each its layers' base and adapters); not on a split head
+    // or with parameter offload
     if (s.lora_rank < 0 || s.lora_rank > 4096)
         throw InputError(HR_MSG("strategy.lora_rank", "--lora must be between 1 and 4096 (the adapters' rank), got %1"),
                          {std::to_string(s.lora_rank)});
     if (s.lora_rank > 0 && !(s.lora_alpha >= 0 && s.lora_alpha <= 1e6))
         throw InputError(HR_MSG("strategy.lora_alpha", "--lora-alpha must be a number from 0 (the rank) to 1000000"));
-    if (s.lora_rank > 0 && (s.tp_head > 1 || s.pipeline > 1 || s.offload_parameters))
+    if (s.lora_rank > 0 && (s.tp_head > 1 || s.offload_parameters))
         throw InputError(HR_MSG("strategy.lora_layout",
-                                "--lora trains small adapters on a frozen model: it runs on one process, with --shard dp "
-                                "or a ZeRO stage, not with --tp-head, --pipeline or --offload-params"));
+                                "--lora trains small adapters on a frozen model: it does not combine with --tp-head or "
+                                "--offload-params (one process, --shard dp, the ZeRO stages and --pipeline do)"));
     r.lora_rank = s.lora_rank;
     r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
     if (s.offload_parameters && r.shard != ShardStage::zero3)

@@ -399,7 +399,7 @@ bool TrainingState::optimizer_step(double lr) {
     if (pp_.replicas_comm) {  // a stage's batch-norm statistics: its first replica's (DDP's broadcast_buffers)
         std::vector<CommHandle> hs;
         for (NamedTensor& t : model_->state_dict())
-            if (!t.trainable) hs.push_back(pp_.replicas_comm->broadcast(t.tensor, 0));
+            if (!t.trainable && !t.frozen) hs.push_back(pp_.replicas_comm->broadcast(t.tensor, 0));  // (LoRA's base: alike)
         for (auto& h : hs) h.wait();
     }
     return true;
@@ -552,6 +552,8 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     mo.dtype = strategy_.compute_dtype;
     mo.allocator = &counting;
     mo.dry_run = true;
+    mo.lora_rank = strategy_.lora_rank;  // (LoRA: the adapters are the trained tensors, the rest frozen)
+    mo.lora_alpha = strategy_.lora_alpha;
     Model whole(full_spec, device_, mo);
     const FlatRemap full = make_flat_remap(whole), mine = make_flat_remap(*model_);
     canonical_numel_ = full.canonical_numel;

@@ -691,6 +691,11 @@ TrainResult Trainer::run() {
     result.host_ledger = impl_->host_ledger->snapshot();
     result.lora_params = st.model().lora_param_count();
     result.frozen_params = st.model().frozen_param_count();
+    if (st.pipelined() && strategy.lora_rank > 0) {  // the whole model's: every stage's, once per replica
+        const double replicas = static_cast<double>(strategy.data_world());
+        result.lora_params = std::llround(comm->all_reduce_value(static_cast<double>(result.lora_params), ReduceOp::sum) / replicas);
+        result.frozen_params = std::llround(comm->all_reduce_value(static_cast<double>(result.frozen_params), ReduceOp::sum) / replicas);
+    }
     result.lora_rank = strategy.lora_rank;
     result.lora_alpha = strategy.lora_alpha;
     if (const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step); ran > 0)

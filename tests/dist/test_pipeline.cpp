@@ -208,19 +208,28 @@ private slots:
     void stagesEqualOneProcess_data() {
         QTest::addColumn<QString>("model");
         for (const char* m : {"mlp", "mlp+dropout", "seed-cnn", "resnet-mini", "gpt-tiny untied"}) QTest::newRow(m) << m;
+        // LoRA (--lora 4): each stage trains its layers' adapters on its frozen layers; a stage may hold no
+        // adapter at all (seed-cnn's convolutions)
+        for (const char* m : {"seed-cnn lora", "mlp+dropout lora", "gpt-tiny untied lora"}) QTest::newRow(m) << m;
     }
     void stagesEqualOneProcess() {
         QFETCH(QString, model);
         const int N = comm().world_size();
-        const ModelSpec spec = model_named(model.toStdString());
+        const bool lora = model.endsWith(QLatin1String(" lora"));
+        const ModelSpec spec = model_named(lora ? model.chopped(5).toStdString() : model.toStdString());
+        StrategyConfig one = one_process(), stages = pipeline_of(N);
+        if (lora) one.lora_rank = stages.lora_rank = 4;
         DIST_GUARD({
-            Trainee ref(spec, one_process(), kBatch, sgd(), nullptr);
-            Trainee pp(spec, pipeline_of(N), kBatch, sgd(), &comm());
+            Trainee ref(spec, one, kBatch, sgd(), nullptr);
+            Trainee pp(spec, stages, kBatch, sgd(), &comm());
             // each stage holds its layers' parameters only: together, the whole model's once
             const double held = comm().all_reduce_value(static_cast<double>(pp.st->model().param_count()), ReduceOp::sum);
             DIST_VERIFY(held == static_cast<double>(ref.st->model().param_count()) &&
                             pp.st->model().param_count() < ref.st->model().param_count(),
                         "the stages split the parameters");
+            const double adapters = comm().all_reduce_value(static_cast<double>(pp.st->model().lora_param_count()), ReduceOp::sum);
+            DIST_VERIFY(adapters == static_cast<double>(ref.st->model().lora_param_count()) && (adapters > 0) == lora,
+                        "and the adapters");
             double lr = 0, lp = 0;
             for (int s = 0; s < kSteps; ++s) {
                 lr = step(ref, static_cast<std::uint64_t>(s));
