@@ -14,6 +14,14 @@
 
 namespace hr {
 
+// A LoRA adapter's name: its last component is "lora_A" or "lora_B" ("lora_A", "attn.c_attn.lora_B", or a
+// state_dict's "3.lora_A", "transformer.h.0.mlp.c_fc.lora_B")
+inline bool is_lora_adapter(const std::string& name) {
+    const std::size_t dot = name.rfind('.');
+    const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
+    return last == "lora_A" || last == "lora_B";
+}
+
 struct ParamDecl {
     // uniform_fan_in: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as PyTorch's defaults; normal: N(0, std^2), as
     // nanoGPT / GPT-2 initialise transformer weights
@@ -30,12 +38,8 @@ struct ParamDecl {
     // no optimizer state; its gradient goes to a scratch buffer, or nowhere for a layer that
     // skips_frozen_gradients().
     bool frozen = false;
-    // A LoRA adapter ("lora_A", "lora_B", or a projection's "attn.c_attn.lora_A"): trained while the rest is frozen
-    bool lora_adapter() const {
-        const std::size_t dot = name.rfind('.');
-        const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
-        return last == "lora_A" || last == "lora_B";
-    }
+    // A LoRA adapter: trained while the rest is frozen
+    bool lora_adapter() const { return is_lora_adapter(name); }
 };
 
 // Non-trainable state saved with the weights (BatchNorm running statistics).

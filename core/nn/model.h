@@ -77,7 +77,8 @@ struct ModelOptions {
     int layer_offset = 0, node_offset = 0, transformer_layers = 0;
     std::vector<std::string> name_prefixes;
     bool stage_output = false;
-    // LoRA (--lora R, Hu et al. 2021, PEFT's defaults): every `linear` layer gets low-rank adapters
+    // LoRA (--lora R, Hu et al. 2021, PEFT's defaults): every `linear` layer and every transformer projection
+    // (attention's c_attn and c_proj, the MLP's c_fc and c_proj) gets low-rank adapters
     // y = x W^T + b + (alpha / R) (x A^T) B^T, A (R, in) uniform as PyTorch's default, B (out, R) zero; every
     // other parameter of the model is frozen (ParamDecl::frozen): only the adapters are trained.
     int lora_rank = 0;

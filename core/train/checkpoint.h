@@ -20,12 +20,7 @@ SafeTensorsFile model_state_file(Model& model);
 // GPT-2 file for a GPT layout). Strict: every tensor must be present with the same shape; f32/f64/bf16/f16
 // are converted. Throws InputError naming the file, the tensor and what to do; the model is unchanged on error.
 void load_model_state(Model& model, const SafeTensorsFile& file, const std::string& path);
-// A LoRA adapter's state_dict name ("3.lora_A", "3.lora_B"): optional when a file is read into a model
-inline bool is_lora_adapter(const std::string& name) {
-    const std::size_t dot = name.rfind('.');
-    const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
-    return last == "lora_A" || last == "lora_B";
-}
+// (is_lora_adapter, nn/layer.h: a LoRA adapter's state_dict name is optional when a file is read into a model)
 
 // The model a weights file was written for: its metadata's model_spec, or, for files without one (a
 // Hugging Face or nanoGPT GPT-2 checkpoint), the GPT that its tensors' names and shapes describe (head
