@@ -94,6 +94,9 @@ struct NamedTensor {
     int layer = -1;
     bool tied = false;  // the same tensor as an earlier entry (a tied head): written, optional on reading
     bool frozen = false;  // a frozen parameter (LoRA's base): trainable is false, but it is not a buffer
+    // a buffer (batch-norm statistics): what data-parallel ranks and pipeline replicas take from their first
+    // rank after each update, and what the planner counts for it
+    bool is_buffer() const { return !trainable && !frozen; }
 };
 
 // A run of the flat parameter buffer [begin, end) (elements) that gets weight decay or not. nanoGPT's

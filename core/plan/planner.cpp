@@ -153,7 +153,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             b.recompute = st.model().recompute_work();
             b.layout = st.shard_layout();
             for (const NamedTensor& t : st.model().state_dict())
-                if (!t.trainable && !t.frozen) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
+                if (t.is_buffer()) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
             b.snap = device_ledger->snapshot();
             b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
             b.rp.device = b.snap.live;

@@ -353,7 +353,7 @@ void ShardEngine::broadcast_buffers() {
     if (dry_run_ || !comm_ || comm_->world_size() == 1 || stage_ == ShardStage::none) return;
     std::vector<CommHandle> hs;
     for (NamedTensor& t : model_->state_dict())
-        if (!t.trainable && !t.frozen) hs.push_back(comm_->broadcast(t.tensor, 0));  // (a frozen base stays as it is)
+        if (t.is_buffer()) hs.push_back(comm_->broadcast(t.tensor, 0));  // (a frozen base stays as it is)
     for (auto& h : hs) h.wait();
 }
 

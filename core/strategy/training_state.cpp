@@ -399,7 +399,7 @@ bool TrainingState::optimizer_step(double lr) {
     if (pp_.replicas_comm) {  // a stage's batch-norm statistics: its first replica's (DDP's broadcast_buffers)
         std::vector<CommHandle> hs;
         for (NamedTensor& t : model_->state_dict())
-            if (!t.trainable && !t.frozen) hs.push_back(pp_.replicas_comm->broadcast(t.tensor, 0));  // (LoRA's base: alike)
+            if (t.is_buffer()) hs.push_back(pp_.replicas_comm->broadcast(t.tensor, 0));
         for (auto& h : hs) h.wait();
     }
     return true;
