@@ -240,6 +240,9 @@ public:
                            std::int64_t rows) = 0;
     // x (N, A, B) -> y (N, B, A): y[n, b, a] = x[n, a, b].
     virtual void transpose_last2(const Tensor& x, Tensor& y) = 0;
+    // A quantised weight (QLoRA's frozen base, tensor/quantized_format.h): w (rows, cols), a float dtype,
+    // gets the values q x s of `packed` (u8, at least quantized_bytes(rows, cols, bits, group)), bits 8 or 4.
+    virtual void dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) = 0;
 
     // --- reductions ------------------------------------------------------------------------------
     virtual double sum_squares(const Tensor& x) = 0;

@@ -156,6 +156,20 @@ void check_transpose_last2(const TensorRules& rules, const Tensor& x, const Tens
         fail(op, "expects x (N, A, B) and y (N, B, A), got x " + desc(x) + ", y " + desc(y));
 }
 
+void check_dequantize(const TensorRules& rules, const Tensor& packed, int bits, std::int64_t group, const Tensor& w) {
+    const char* op = "dequantize";
+    rules.here(op, "packed", packed);
+    rules.here(op, "w", w);
+    require_dtype(op, "packed", packed, DType::u8);
+    rules.floating(op, "w", w);
+    if (bits != 8 && bits != 4) fail(op, "takes 8 or 4 bits, got " + std::to_string(bits));
+    if (group < 1) fail(op, "needs a group of at least 1 value, got " + std::to_string(group));
+    if (w.ndim() != 2) fail(op, "expects w (rows, cols), got " + desc(w));
+    if (packed.nbytes() < quantized_bytes(w.dim(0), w.dim(1), bits, group))
+        fail(op, "packed " + desc(packed) + " is smaller than " + std::to_string(quantized_bytes(w.dim(0), w.dim(1), bits, group)) +
+                     " bytes, what w " + desc(w) + " takes at " + std::to_string(bits) + " bits");
+}
+
 AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor& qkv, const Tensor& out,
                          const Tensor& lse, const AttentionParams& p) {
     rules.here(op, "qkv", qkv);

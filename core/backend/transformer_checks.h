@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "backend/op_checks.h"
+#include "tensor/quantized_format.h"
 
 namespace hr::ops {
 
@@ -58,6 +59,7 @@ void check_copy_rows(const TensorRules& rules, const Tensor& src, std::int64_t s
                      std::int64_t dst_row, std::int64_t rows);
 // x (N, A, B), y (N, B, A), the same dtype.
 void check_transpose_last2(const TensorRules& rules, const Tensor& x, const Tensor& y);
+void check_dequantize(const TensorRules& rules, const Tensor& packed, int bits, std::int64_t group, const Tensor& w);
 
 struct AttnDims {
     std::int64_t B, T, C, H, D;  // batch, sequence, width, heads, head size

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "backend/cpu/cpu_backend.h"
@@ -19,13 +20,6 @@ bool transformed(const NamedTensor& nt) { return nt.trainable && nt.tensor.shape
 std::int64_t pruned_count(std::int64_t n, double fraction) {
     if (n <= 0 || fraction <= 0) return 0;
     return std::min(n, static_cast<std::int64_t>(std::nearbyint(fraction * static_cast<double>(n))));
-}
-
-// Scales of a rows x cols tensor quantised to `bits`: one a row (int8), one a group of a row (int4).
-std::int64_t scale_count(std::int64_t rows, std::int64_t cols, int bits, std::int64_t group) {
-    if (bits == 0 || rows <= 0 || cols <= 0) return 0;
-    const std::int64_t g = bits == 8 ? cols : std::max<std::int64_t>(1, group);
-    return rows * ((cols + g - 1) / g);
 }
 
 // What one weight tensor of n values takes stored as `o` says, with `zeros` of its values zero.
@@ -76,28 +70,55 @@ void prune_by_magnitude(float* w, std::int64_t n, double fraction) {
     for (std::int64_t i = 0; i < kk; ++i) w[order[static_cast<std::size_t>(i)]] = 0.0f;
 }
 
-std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group) {
-    if (bits == 0 || rows <= 0 || cols <= 0) return 0;
+void quantize_pack(const float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
+                   std::uint8_t* out) {
+    if (bits != 8 && bits != 4) throw Error("internal: quantize_pack takes 8 or 4 bits, got " + std::to_string(bits));
     const float qmax = bits == 8 ? 127.0f : 7.0f;
-    const std::int64_t g = bits == 8 ? cols : std::max<std::int64_t>(1, group);
+    const std::int64_t g = quantized_group(cols, bits, group);
+    const std::int64_t nscales = quantized_scale_count(rows, cols, bits, group);
+    std::uint8_t* codes = out + nscales * 4;
+    std::memset(codes, 0, quantized_bytes(rows, cols, bits, group) - static_cast<std::size_t>(nscales) * 4);
+    std::int64_t si = 0;
     for (std::int64_t r = 0; r < rows; ++r) {
-        float* row = w + r * cols;
+        const float* row = w + r * cols;
         for (std::int64_t c0 = 0; c0 < cols; c0 += g) {
             const std::int64_t c1 = std::min(cols, c0 + g);
             float amax = 0.0f;
             for (std::int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(row[c]));
             const float s = amax / qmax;  // f32, as the reference computes it
+            std::memcpy(out + 4 * si++, &s, 4);
             for (std::int64_t c = c0; c < c1; ++c) {
-                if (s == 0.0f) {
-                    row[c] = 0.0f;
-                    continue;
-                }
-                const float q = std::min(qmax, std::max(-qmax, std::nearbyint(row[c] / s)));
-                row[c] = q * s;
+                // round half to even (torch.round); s = 0: every value of the group is 0
+                const int q = s == 0.0f ? 0 : static_cast<int>(std::min(qmax, std::max(-qmax, std::nearbyint(row[c] / s))));
+                const std::int64_t k = r * cols + c;
+                if (bits == 8)
+                    codes[k] = static_cast<std::uint8_t>(static_cast<std::int8_t>(q));
+                else
+                    codes[k >> 1] = static_cast<std::uint8_t>(codes[k >> 1] | ((q + 8) << ((k & 1) ? 4 : 0)));
             }
         }
     }
-    return scale_count(rows, cols, bits, group);
+}
+
+void dequantize_packed(const std::uint8_t* packed, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
+                       float* w) {
+    const std::int64_t g = quantized_group(cols, bits, group), per_row = (cols + g - 1) / g;
+    const std::uint8_t* codes = packed + quantized_scale_count(rows, cols, bits, group) * 4;
+    for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < cols; ++c) {
+            float s;
+            std::memcpy(&s, packed + 4 * (r * per_row + c / g), 4);
+            const std::int64_t k = r * cols + c;
+            w[k] = static_cast<float>(quantized_code(codes, k, bits)) * s;
+        }
+}
+
+std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group) {
+    if (bits == 0 || rows <= 0 || cols <= 0) return 0;
+    std::vector<std::uint8_t> packed(quantized_bytes(rows, cols, bits, group));
+    quantize_pack(w, rows, cols, bits, group, packed.data());
+    dequantize_packed(packed.data(), rows, cols, bits, group, w);
+    return quantized_scale_count(rows, cols, bits, group);
 }
 
 CompressionReport compress_model_weights(Model& model, const CompressionOptions& o) {
@@ -158,7 +179,7 @@ CompressionReport compression_bytes(const ModelSpec& spec, const CompressionOpti
         }
         const std::int64_t rows = t.shape()[0];
         const std::int64_t zeros = pruned_count(n, o.prune);  // exactly what prune_by_magnitude sets to zero
-        const std::int64_t scales = scale_count(rows, n / rows, o.bits, o.group);
+        const std::int64_t scales = quantized_scale_count(rows, n / rows, o.bits, o.group);
         ++rep.tensors;
         rep.values += n;
         rep.zeros += zeros;

@@ -22,6 +22,7 @@
 
 #include "backend/backend.h"
 #include "nn/model.h"
+#include "tensor/quantized_format.h"
 
 namespace hr {
 
@@ -60,7 +61,13 @@ CompressionReport compression_bytes(const ModelSpec& spec, const CompressionOpti
 
 // The transforms on one tensor's values, host side (rows x cols, row-major): exposed for the tests.
 void prune_by_magnitude(float* w, std::int64_t n, double fraction);
-// Returns the number of scales used.
+// Returns the number of scales used. (quantize_pack then dequantize_packed: one quantiser.)
 std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group);
+// The packed storage of tensor/quantized_format.h: quantised into `out` (quantized_bytes of it), and back to
+// the f32 values q x s (what a kernel computes with).
+void quantize_pack(const float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
+                   std::uint8_t* out);
+void dequantize_packed(const std::uint8_t* packed, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
+                       float* w);
 
 }  // namespace hr

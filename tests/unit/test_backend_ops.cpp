@@ -5,11 +5,15 @@
 // test_cuda_supports.cpp).
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <set>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "nn/backend_ops.h"
+#include "nn/compression.h"
 #include "nn/model_spec.h"
 #include "optim/optimizer.h"
 #include "strategy/training_state.h"
@@ -46,6 +50,80 @@ class BackendOpsTest : public QObject {
     Q_OBJECT
 
 private slots:
+    // QLoRA's dequantisation (Backend::dequantize over tensor/quantized_format.h), against the quantiser's
+    // definition computed here: s = absmax / qmax of each row (int8) or group (int4, the row's tail a shorter
+    // group), q = round half to even of w / s clamped to +-qmax, value q x s in f32, then the output dtype.
+    void dequantizeMatchesItsDefinition_data() {
+        QTest::addColumn<int>("bits");
+        QTest::addColumn<qint64>("rows");
+        QTest::addColumn<qint64>("cols");
+        QTest::addColumn<qint64>("group");
+        QTest::newRow("int8 4x9") << 8 << qint64(4) << qint64(9) << qint64(64);
+        QTest::newRow("int8 3x130") << 8 << qint64(3) << qint64(130) << qint64(64);
+        QTest::newRow("int4 5x7 group 3") << 4 << qint64(5) << qint64(7) << qint64(3);
+        QTest::newRow("int4 3x130 group 64") << 4 << qint64(3) << qint64(130) << qint64(64);
+        QTest::newRow("int4 1x1") << 4 << qint64(1) << qint64(1) << qint64(64);
+    }
+    void dequantizeMatchesItsDefinition() {
+        QFETCH(int, bits);
+        QFETCH(qint64, rows);
+        QFETCH(qint64, cols);
+        QFETCH(qint64, group);
+        std::mt19937 gen(7);
+        std::normal_distribution<float> nd(0.0f, 0.05f);
+        std::vector<float> w(static_cast<std::size_t>(rows * cols));
+        for (float& v : w) v = nd(gen);
+        std::fill(w.begin(), w.begin() + cols, 0.0f);  // a zero row: scale 0
+        if (cols > 2) w[static_cast<std::size_t>(cols + 1)] = 3.0f;  // an outlier: its group's scale
+        const float qmax = bits == 8 ? 127.0f : 7.0f;
+        const qint64 g = bits == 8 ? cols : group;
+        std::vector<float> want(w.size());
+        for (qint64 r = 0; r < rows; ++r)
+            for (qint64 c0 = 0; c0 < cols; c0 += g) {
+                const qint64 c1 = std::min(cols, c0 + g);
+                float amax = 0;
+                for (qint64 c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(w[r * cols + c]));
+                const float sc = amax / qmax;
+                for (qint64 c = c0; c < c1; ++c)
+                    want[r * cols + c] = sc == 0 ? 0.0f : std::clamp(std::nearbyint(w[r * cols + c] / sc), -qmax, qmax) * sc;
+            }
+        auto ledger = std::make_shared<MemoryLedger>();
+        CpuBackend be(2, ledger);
+        std::vector<std::uint8_t> packed(quantized_bytes(rows, cols, bits, group));
+        QCOMPARE(packed.size(), static_cast<std::size_t>(4 * rows * ((cols + g - 1) / g) + (rows * cols * bits + 7) / 8));
+        quantize_pack(w.data(), rows, cols, bits, group, packed.data());
+        Tensor p = Tensor::empty(be.allocator(), {static_cast<std::int64_t>(packed.size())}, DType::u8, MemCategory::other);
+        be.copy_from_host(packed.data(), p);
+        for (DType dt : {DType::f32, DType::f64, DType::bf16}) {
+            Tensor out = Tensor::empty(be.allocator(), {rows, cols}, dt, MemCategory::other);
+            be.dequantize(p, bits, group, out);
+            std::vector<double> got(w.size());
+            if (dt == DType::f32) {
+                std::vector<float> f(w.size());
+                be.copy_to_host(out, f.data());
+                std::copy(f.begin(), f.end(), got.begin());
+            } else if (dt == DType::f64) {
+                be.copy_to_host(out, got.data());
+            } else {
+                std::vector<std::uint16_t> h(w.size());
+                be.copy_to_host(out, h.data());
+                for (std::size_t k = 0; k < h.size(); ++k) got[k] = bf16_to_f32(h[k]);
+            }
+            for (std::size_t k = 0; k < w.size(); ++k) {
+                const double e = dt == DType::bf16 ? bf16_to_f32(f32_to_bf16(want[k])) : want[k];
+                QVERIFY2(got[k] == e, qPrintable(QString("%1 at %2: %3 vs %4").arg(dtype_name(dt)).arg(k).arg(got[k]).arg(e)));
+            }
+        }
+        // the host round trip (the what-if's quantize_rows) gives the same values
+        std::vector<float> rt = w;
+        quantize_rows(rt.data(), rows, cols, bits, group);
+        for (std::size_t k = 0; k < w.size(); ++k) QCOMPARE(rt[k], want[k]);
+        // a packed tensor too small for w is refused, naming the op
+        Tensor small = p.view(0, {static_cast<std::int64_t>(packed.size()) - 1});
+        Tensor out = Tensor::empty(be.allocator(), {rows, cols}, DType::f32, MemCategory::other);
+        QVERIFY_THROWS_EXCEPTION(Error, be.dequantize(small, bits, group, out));
+    }
+
     void everyCatalogLayerHasItsOps() {
         const std::set<std::string> known(backend_op_names().begin(), backend_op_names().end());
         for (const LayerTypeInfo& t : layer_catalog()) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -356,6 +357,31 @@ void CpuBackend::transpose_last2(const Tensor& x, Tensor& y) {
                                 for (std::int64_t b = 0; b < B; ++b)
                                     std::memcpy(py + static_cast<std::size_t>((n * B + b) * A + a) * es,
                                                 px + static_cast<std::size_t>((n * A + a) * B + b) * es, es);
+                    });
+}
+
+void CpuBackend::dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
+    check_dequantize(host_tensor_rules(), packed, bits, group, w);
+    const std::int64_t rows = w.dim(0), cols = w.dim(1);
+    const std::int64_t g = quantized_group(cols, bits, group), per_row = (cols + g - 1) / g;
+    const auto* base = static_cast<const std::uint8_t*>(packed.raw());
+    const std::uint8_t* codes = base + quantized_scale_count(rows, cols, bits, group) * 4;
+    const DType dt = w.dtype();
+    parallel_chunks(threads_, rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(cols, 1)),
+                    [&](std::int64_t rb, std::int64_t re) {
+                        for (std::int64_t r = rb; r < re; ++r)
+                            for (std::int64_t c = 0; c < cols; ++c) {
+                                float s;
+                                std::memcpy(&s, base + 4 * (r * per_row + c / g), 4);
+                                const std::int64_t k = r * cols + c;
+                                const float v = static_cast<float>(quantized_code(codes, k, bits)) * s;
+                                switch (dt) {
+                                    case DType::f32: static_cast<float*>(w.raw())[k] = v; break;
+                                    case DType::f64: static_cast<double*>(w.raw())[k] = v; break;
+                                    case DType::bf16: static_cast<std::uint16_t*>(w.raw())[k] = f32_to_bf16(v); break;
+                                    default: static_cast<std::uint16_t*>(w.raw())[k] = f32_to_f16(v); break;
+                                }
+                            }
                     });
 }
 

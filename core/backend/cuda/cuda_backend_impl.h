@@ -143,6 +143,7 @@ public:
     void copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
                    std::int64_t rows) override;
     void transpose_last2(const Tensor& x, Tensor& y) override;
+    void dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) override;
 
     double sum_squares(const Tensor& x) override;
     bool all_finite(const Tensor& x) override;

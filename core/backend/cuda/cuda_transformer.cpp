@@ -186,4 +186,11 @@ void CudaBackend::transpose_last2(const Tensor& x, Tensor& y) {
                           compute_);
 }
 
+void CudaBackend::dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
+    ops::check_dequantize(GpuRules(*this), packed, bits, group, w);
+    auto lock = op_lock();
+    cuda::dequantize(static_cast<const std::uint8_t*>(packed.raw()), w.raw(), w.dtype(), w.dim(0), w.dim(1), bits, group,
+                     compute_);
+}
+
 }  // namespace hr

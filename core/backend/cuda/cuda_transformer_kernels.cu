@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_transformer_kernels.h"
+#include "tensor/quantized_format.h"
 
 namespace hr::cuda {
 
@@ -685,6 +686,25 @@ __global__ void transpose_last2_kernel(const U* x, U* y, std::int64_t N, std::in
     }
 }
 
+// one thread a value: its scale (row r, group c / g) and its code (a byte, or a nibble of one)
+template <class T>
+__global__ void dequantize_kernel(const std::uint8_t* packed, T* w, std::int64_t rows, std::int64_t cols, int bits,
+                                  std::int64_t g, std::int64_t per_row, std::int64_t nscales) {
+    const float* scales = reinterpret_cast<const float*>(packed);
+    const std::uint8_t* codes = packed + nscales * 4;
+    HR_GRID_STRIDE(k, rows * cols) {
+        const std::int64_t r = k / cols, c = k - r * cols;
+        int q;
+        if (bits == 8) {
+            q = static_cast<int>(static_cast<signed char>(codes[k]));
+        } else {
+            const unsigned b = codes[k >> 1];
+            q = static_cast<int>((k & 1) ? (b >> 4) : (b & 0x0Fu)) - 8;
+        }
+        w[k] = from_f<T>(static_cast<float>(q) * scales[r * per_row + c / g]);
+    }
+}
+
 template <class F>
 void dispatch_elem(int elem_size, const char* op, F&& f) {
     switch (elem_size) {
@@ -894,6 +914,18 @@ void copy_rows(const void* src, void* dst, int elem_size, std::int64_t N, bool b
                                                                          N, broadcast, S, src_row, D, dst_row, rows, C);
     });
     HR_CUDA_CHECK_LAUNCH("copy_rows_kernel");
+}
+
+void dequantize(const std::uint8_t* packed, void* w, DType dt, std::int64_t rows, std::int64_t cols, int bits,
+                std::int64_t group, cudaStream_t s) {
+    if (rows <= 0 || cols <= 0) return;
+    const std::int64_t g = quantized_group(cols, bits, group);
+    dispatch_float(dt, "dequantize", [&](auto tag) {
+        using T = decltype(tag);
+        dequantize_kernel<T><<<grid_for(rows * cols), kThreads, 0, s>>>(
+            packed, static_cast<T*>(w), rows, cols, bits, g, (cols + g - 1) / g, quantized_scale_count(rows, cols, bits, group));
+    });
+    HR_CUDA_CHECK_LAUNCH("dequantize_kernel");
 }
 
 void transpose_last2(const void* x, void* y, int elem_size, std::int64_t N, std::int64_t A, std::int64_t B,

@@ -53,5 +53,8 @@ void copy_rows(const void* src, void* dst, int elem_size, std::int64_t N, bool b
                cudaStream_t s);
 void transpose_last2(const void* x, void* y, int elem_size, std::int64_t N, std::int64_t A, std::int64_t B,
                      cudaStream_t s);
+// backend.h dequantize: w (rows, cols) of dt from the packed bytes of tensor/quantized_format.h.
+void dequantize(const std::uint8_t* packed, void* w, DType dt, std::int64_t rows, std::int64_t cols, int bits,
+                std::int64_t group, cudaStream_t s);
 
 }  // namespace hr::cuda
