@@ -1301,6 +1301,18 @@ accuracy before training is reported</source>
 模型其余部分冻结（没有梯度，也没有优化器状态）；配合 --init-from
 可微调已训练的模型；会报告训练前的测试准确率</translation>
     </message>
+    <message>
+        <source>QLoRA: with --lora, keep the frozen weights of the adapted
+projections in int8 (a scale per row) or int4 (a scale per 64 values)
+while the adapters train; each is dequantised when a layer uses it</source>
+        <translation>QLoRA：与 --lora 一起使用，训练适配器期间把带适配器的投影层的冻结权重
+存为 int8（每行一个缩放因子）或 int4（每 64 个值一个缩放因子）；
+层每次使用时再反量化</translation>
+    </message>
+    <message>
+        <source>base quantisation</source>
+        <translation>基座量化</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -2441,6 +2453,10 @@ accuracy before training is reported</source>
     <message>
         <source>; test loss %1 before, %2 after</source>
         <translation>；测试损失训练前 %1，训练后 %2</translation>
+    </message>
+    <message>
+        <source> (%1 of them stored %2 while training: QLoRA)</source>
+        <translation>（其中 %1 个在训练期间以 %2 存储：QLoRA）</translation>
     </message>
 </context>
 <context>
@@ -4593,6 +4609,10 @@ accuracy before training is reported</source>
         <source>LoRA rank %1</source>
         <translation>LoRA 秩 %1</translation>
     </message>
+    <message>
+        <source>LoRA rank %1 on an int%2 base</source>
+        <translation>LoRA 秩 %1，int%2 基座</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -5622,6 +5642,26 @@ accuracy before training is reported</source>
     <message>
         <source>LoRA: train rank-R adapters on every linear layer and transformer projection and freeze the rest of the model (no gradients or optimizer state for it); with initial weights from a trained model this fine-tunes it, and the report gives the test accuracy before and after</source>
         <translation>LoRA：在每个线性层和每个 Transformer 投影上训练秩为 R 的适配器并冻结模型其余部分（没有梯度，也没有优化器状态）；若初始权重来自已训练的模型，这就是对它的微调，报告会给出训练前后的测试准确率</translation>
+    </message>
+    <message>
+        <source>as trained (compute precision)</source>
+        <translation>保持原样（计算精度）</translation>
+    </message>
+    <message>
+        <source>int8 (QLoRA, a scale per row)</source>
+        <translation>int8（QLoRA，每行一个缩放因子）</translation>
+    </message>
+    <message>
+        <source>int4 (QLoRA, a scale per 64 values)</source>
+        <translation>int4（QLoRA，每 64 个值一个缩放因子）</translation>
+    </message>
+    <message>
+        <source>QLoRA: the frozen weights of the projections that carry adapters are stored quantised while the adapters train, and dequantised each time a layer uses them; the plan shows the smaller parameters and the one dequantised projection in the workspace</source>
+        <translation>QLoRA：训练适配器期间，带适配器的投影层的冻结权重以量化形式存储，层每次使用时再反量化；计划中可见变小的参数，以及工作区中一个反量化后的投影层</translation>
+    </message>
+    <message>
+        <source>LoRA base</source>
+        <translation>LoRA 基座</translation>
     </message>
 </context>
 <context>
@@ -7942,6 +7982,20 @@ accuracy before training is reported</source>
     <message>
         <source>--pipeline %1 needs a multiple of %1 ranks (K stages x D data-parallel replicas), but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)</source>
         <translation>--pipeline %1 需要 %1 的整数倍个 rank（K 个阶段 × D 个数据并行副本），但本次运行有 %2 个；请在 %1 个、2 × %1 个……rank 上启动（--ranks，或 mpirun -np）</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.quantize_base</name>
+    <message>
+        <source>--quantize-base %1: use int8 (a scale per row) or int4 (a scale per 64 values), or none</source>
+        <translation>--quantize-base %1：请使用 int8（每行一个缩放因子）、int4（每 64 个值一个缩放因子）或 none</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.quantize_base_lora</name>
+    <message>
+        <source>--quantize-base %1 stores LoRA&apos;s frozen base quantised while the adapters train; add --lora R (for example --lora 8), or use --quantize to evaluate a trained model quantised</source>
+        <translation>--quantize-base %1 在训练适配器期间以量化形式存储 LoRA 的冻结基座；请加上 --lora R（例如 --lora 8），或用 --quantize 评估量化后的已训练模型</translation>
     </message>
 </context>
 <context>

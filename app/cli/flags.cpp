@@ -106,6 +106,10 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.strategy.lora_rank = v.integer<int>(1, 4096); }},
     {FlagGroup::memory, "lora-alpha", "A", QT_TRANSLATE_NOOP("Cli", "LoRA scale alpha / R (default: alpha = R)"),
      [](R& r, const V& v) { r.config.strategy.lora_alpha = v.real(0.0, 1e6); }},
+    {FlagGroup::memory, "quantize-base", "Q", QT_TRANSLATE_NOOP("Cli", "QLoRA: with --lora, keep the frozen weights of the adapted\n"
+                              "projections in int8 (a scale per row) or int4 (a scale per 64 values)\n"
+                              "while the adapters train; each is dequantised when a layer uses it"),
+     [](R& r, const V& v) { r.config.strategy.quantize_base = v.choice(QT_TRANSLATE_NOOP("Cli", "base quantisation"), {"none", "int8", "int4"}); }},
     {FlagGroup::memory, "memory-limit", "SIZE", QT_TRANSLATE_NOOP("Cli", "cap the device memory (e.g. 4GiB, 512MiB), like a smaller card"),
      [](R& r, const V& v) { r.config.memory_limit = v.bytes(); }},
     // ---- optimizer

@@ -61,7 +61,10 @@ static QString describeStrategy(const hr::ResolvedStrategy& r, std::size_t block
     if (!r.checkpoint_blocks.empty())
         parts << MemoryPlanPanel::tr("checkpoint %1/%2 blocks").arg(r.checkpoint_blocks.size()).arg(blockCount);
     if (r.accumulate > 1) parts << MemoryPlanPanel::tr("micro-batch %1 × %2").arg(r.micro_batch).arg(r.accumulate);
-    if (r.lora_rank > 0) parts << MemoryPlanPanel::tr("LoRA rank %1").arg(r.lora_rank);
+    if (r.lora_rank > 0 && r.lora_base_bits > 0)
+        parts << MemoryPlanPanel::tr("LoRA rank %1 on an int%2 base").arg(r.lora_rank).arg(r.lora_base_bits);
+    else if (r.lora_rank > 0)
+        parts << MemoryPlanPanel::tr("LoRA rank %1").arg(r.lora_rank);
     if (r.offload_parameters)
         parts << MemoryPlanPanel::tr("parameter offload");
     else if (r.offload_optimizer)

@@ -200,6 +200,17 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
                               "(no gradients or optimizer state for it); with initial weights from a trained model "
                               "this fine-tunes it, and the report gives the test accuracy before and after"));
     mf->addRow(tr("LoRA rank"), m_loraRank);
+    m_loraBase = new QComboBox(memBox);
+    m_loraBase->setObjectName(QStringLiteral("loraBaseCombo"));
+    m_loraBase->addItem(tr("as trained (compute precision)"), QStringLiteral("none"));
+    m_loraBase->addItem(tr("int8 (QLoRA, a scale per row)"), QStringLiteral("int8"));
+    m_loraBase->addItem(tr("int4 (QLoRA, a scale per 64 values)"), QStringLiteral("int4"));
+    m_loraBase->setToolTip(tr("QLoRA: the frozen weights of the projections that carry adapters are stored quantised "
+                              "while the adapters train, and dequantised each time a layer uses them; the plan "
+                              "shows the smaller parameters and the one dequantised projection in the workspace"));
+    m_loraBase->setEnabled(false);
+    connect(m_loraRank, &QSpinBox::valueChanged, m_loraBase, [this](int r) { m_loraBase->setEnabled(r > 0); });
+    mf->addRow(tr("LoRA base"), m_loraBase);
     connect(m_offloadParams, &QCheckBox::toggled, this, [this](bool on) {
         if (on) m_offload->setChecked(true);
         m_offload->setEnabled(!on);
@@ -314,6 +325,7 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.strategy.offload_optimizer = m_offload->isChecked();
     c.strategy.offload_parameters = m_offloadParams->isChecked();
     c.strategy.lora_rank = m_loraRank->value();
+    c.strategy.quantize_base = c.strategy.lora_rank > 0 ? m_loraBase->currentData().toString().toStdString() : "none";
     c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
     // several ranks: their device kind (or GPU list) and the sharding stage; one process: no sharding
     const QString r = m_ranks->currentData().toString();
@@ -417,6 +429,7 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_offload->setChecked(s.offload_optimizer);
     m_offloadParams->setChecked(s.offload_parameters);
     m_loraRank->setValue(s.lora_rank);
+    setCombo(m_loraBase, QString::fromStdString(s.quantize_base));
     setCombo(m_sharding, s.pipeline > 1 && s.shard == "dp" ? QStringLiteral("pipeline-dp")
                          : s.pipeline > 1                  ? QStringLiteral("pipeline")
                          : s.tp_head > 1 ? QStringLiteral("tp-head")

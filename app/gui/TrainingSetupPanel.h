@@ -75,6 +75,7 @@ private:
     QSpinBox* m_accumulate = nullptr;
     QCheckBox* m_offload = nullptr;
     QCheckBox* m_offloadParams = nullptr;
+    QComboBox* m_loraBase = nullptr;  // QLoRA: the frozen base's storage (none, int8, int4)
     QSpinBox* m_loraRank = nullptr;  // LoRA adapters' rank, 0: off  // parameter offload (ZeRO-Infinity): implies zero3 and m_offload
     QComboBox* m_sharding = nullptr;
     // What-if after training (TrainConfig::what_if): pruning and quantisation of the written weights

@@ -606,6 +606,12 @@ void strategiesSection(Doc& s) {
                     text += ReportWriter::tr(": %1 trained values against %2 frozen")
                                 .arg(lora.value(QStringLiteral("adapter_params")).toInteger())
                                 .arg(lora.value(QStringLiteral("frozen_params")).toInteger());
+                    // QLoRA: the adapted projections' frozen weights stored quantised while the adapters trained
+                    const QString base = lora.value(QStringLiteral("base")).toString();
+                    if (base == QLatin1String("int8") || base == QLatin1String("int4"))
+                        text += ReportWriter::tr(" (%1 of them stored %2 while training: QLoRA)")
+                                    .arg(lora.value(QStringLiteral("quantized_params")).toInteger())
+                                    .arg(base);
                     const double before = lora.value(QStringLiteral("test_accuracy_before")).toDouble(qQNaN());
                     const double after = lora.value(QStringLiteral("test_accuracy_after")).toDouble(qQNaN());
                     if (std::isfinite(before) && std::isfinite(after))

@@ -265,6 +265,8 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"lora_alpha", num(r.lora_alpha)},
             {"lora_params", r.lora_params},
             {"frozen_params", r.frozen_params},
+            {"lora_base_bits", r.lora_base_bits},
+            {"quantized_params", r.quantized_params},
             {"lora_before_loss", num(r.lora_before_loss)},
             {"lora_before_accuracy", num(r.lora_before_accuracy)},
             {"communication_seconds_per_step", num(r.communication_seconds_per_step)},
@@ -318,6 +320,8 @@ hr::TrainResult trainResultFromJson(const json& j) {
     r.lora_alpha = real(j, "lora_alpha");
     r.lora_params = integer<std::int64_t>(j, "lora_params");
     r.frozen_params = integer<std::int64_t>(j, "frozen_params");
+    r.lora_base_bits = integer<int>(j, "lora_base_bits");
+    r.quantized_params = integer<std::int64_t>(j, "quantized_params");
     r.lora_before_loss = real(j, "lora_before_loss", std::nan(""));
     r.lora_before_accuracy = real(j, "lora_before_accuracy", std::nan(""));
     r.final_loss_scale = real(j, "final_loss_scale");

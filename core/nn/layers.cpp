@@ -97,6 +97,10 @@ public:
         // LoRA (ModelOptions::lora_rank; the model sets these attributes, a spec file never does)
         r_ = attr_i(s, "lora_rank");
         scale_ = r_ > 0 ? static_cast<float>(layer_attr(s, "lora_alpha") / r_) : 0.0f;
+        // QLoRA (ModelOptions::lora_base_bits): the frozen weight is packed (tensor/quantized_format.h) and
+        // dequantised into the workspace's first (out, in) values at each use
+        bits_ = r_ > 0 ? static_cast<int>(attr_i(s, "lora_base_bits")) : 0;
+        group_ = attr_i(s, "lora_base_group");
     }
     Shape output_shape(const Shape& in) const override {
         Shape o = in;  // (in) -> (out), (T, in) -> (T, out)
@@ -117,8 +121,10 @@ public:
         if (r_ == 0) return {};
         return {{"lora_h", {batch * rows_per_sample(in), r_}, DType::f32, true}};
     }
+    // LoRA: dh (rows, R); QLoRA: the dequantised weight (out, in) before it
     std::size_t workspace_bytes(const Backend&, std::int64_t batch, const Shape& in, DType dtype) const override {
-        return r_ > 0 ? static_cast<std::size_t>(batch * rows_per_sample(in) * r_) * dtype_size(dtype) : 0;
+        if (r_ == 0) return 0;
+        return dh_offset(dtype) + static_cast<std::size_t>(batch * rows_per_sample(in) * r_) * dtype_size(dtype);
     }
     bool skips_frozen_gradients() const override { return true; }
 
@@ -129,7 +135,7 @@ protected:
         Tensor x = io.x.reshape({io.x.numel() / fi_, fi_}), y = io.y.reshape({io.y.numel() / fo_, fo_});
         const bool output = !io.recompute || io.recompute_output;
         if (output) {
-            io.backend->gemm(false, true, 1.0f, x, io.params[0], 0.0f, y);
+            io.backend->gemm(false, true, 1.0f, x, weight(io), 0.0f, y);
             if (bias_) io.backend->add_bias(y, io.params[1]);
         }
         if (r_ == 0) return;
@@ -144,7 +150,7 @@ protected:
         // dx (N, in) = dy (N, out) @ W (out, in)
         if (io.dx.defined()) {
             Tensor dx = io.dx.reshape({io.dx.numel() / fi_, fi_});
-            io.backend->gemm(false, false, 1.0f, dy, io.params[0], 0.0f, dx);
+            io.backend->gemm(false, false, 1.0f, dy, weight(io), 0.0f, dx);
         }
         // dW (out, in) += dy^T (out, N) @ x (N, in); a frozen weight (LoRA) has no gradient to take it
         if (io.grads[0].defined()) io.backend->gemm(true, false, 1.0f, dy, x, 1.0f, io.grads[0]);
@@ -155,7 +161,7 @@ protected:
         const int a = lora_a();
         Tensor h = io.saved[0].view(0, {rows, r_});
         io.backend->gemm(true, false, scale_, dy, h, 1.0f, io.grads[a + 1]);
-        Tensor dh(io.workspace.storage(), io.workspace.byte_offset(), {rows, r_}, dy.dtype());
+        Tensor dh(io.workspace.storage(), io.workspace.byte_offset() + dh_offset(dy.dtype()), {rows, r_}, dy.dtype());
         io.backend->gemm(false, false, scale_, dy, io.params[a + 1], 0.0f, dh);
         io.backend->gemm(true, false, 1.0f, dh, x, 1.0f, io.grads[a]);
         if (io.dx.defined()) {
@@ -166,6 +172,17 @@ protected:
 
 private:
     int lora_a() const { return bias_ ? 2 : 1; }
+    // The weight to multiply by: the parameter, or a packed one's values in the workspace (QLoRA)
+    Tensor weight(LayerIO& io) const {
+        if (bits_ == 0) return io.params[0];
+        Tensor w(io.workspace.storage(), io.workspace.byte_offset(), {fo_, fi_}, io.x.dtype());
+        io.backend->dequantize(io.params[0], bits_, group_, w);
+        return w;
+    }
+    std::size_t dh_offset(DType dtype) const {
+        if (bits_ == 0) return 0;
+        return (static_cast<std::size_t>(fo_ * fi_) * dtype_size(dtype) + 255) / 256 * 256;
+    }
     std::int64_t rows_per_sample(const Shape& in) const {
         std::int64_t r = 1;
         for (std::size_t k = 0; k + 1 < in.size(); ++k) r *= in[k];
@@ -175,6 +192,8 @@ private:
     bool bias_;
     std::int64_t r_ = 0;
     float scale_ = 0.0f;
+    int bits_ = 0;
+    std::int64_t group_ = 64;
 };
 
 // ---- pooling --------------------------------------------------------------------------------------

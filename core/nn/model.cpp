@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "nn/compression.h"
 #include "nn/transformer_spec.h"
 
 namespace hr {
@@ -27,6 +28,7 @@ struct Model::Node {
     std::vector<ParamDecl> param_decls;
     std::vector<std::int64_t> param_offsets;  // element offsets into the flat buffers, ParamDecl order
     std::vector<std::int64_t> frozen_offsets; // LoRA: offsets into the frozen buffer (-1: trainable)
+    std::vector<std::size_t> packed_bytes;    // QLoRA: the bytes of a quantised frozen weight (0: not quantised)
     std::vector<Tensor> params, grads, buffers;
     std::vector<std::string> buffer_names;
     Tensor dx_body_full;  // residual: gradient of the input through the body (B, in...)
@@ -66,6 +68,10 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
     if (options_.unit_pad_multiple < 1) throw Error("internal: unit_pad_multiple must be at least 1");
+    if (options_.lora_base_bits != 0 &&
+        (options_.lora_rank <= 0 || (options_.lora_base_bits != 8 && options_.lora_base_bits != 4) ||
+         options_.lora_base_group < 1))
+        throw Error("internal: a quantised LoRA base needs LoRA, 8 or 4 bits and a group of at least 1");
     takes_tokens_ = is_token_model(spec_);
     torch_prefix_ = options_.name_prefixes.empty() ? state_dict_prefixes(spec_) : options_.name_prefixes;
     if (torch_prefix_.size() < spec_.layers.size() + static_cast<std::size_t>(options_.layer_offset))
@@ -153,6 +159,15 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
                 continue;
             }
             const ParamDecl& d = n->param_decls[i];
+            if (d.frozen && n->packed_bytes[i] > 0) {  // QLoRA: the packed bytes (the layer dequantises them)
+                n->params.push_back(Tensor(frozen_.storage(),
+                                           frozen_.byte_offset() +
+                                               static_cast<std::size_t>(n->frozen_offsets[i]) * dtype_size(options_.dtype),
+                                           {static_cast<std::int64_t>(n->packed_bytes[i])}, DType::u8));
+                n->grads.push_back(Tensor());
+                counted += shape_numel(d.shape);
+                continue;
+            }
             if (d.frozen) {
                 n->params.push_back(frozen_.view(n->frozen_offsets[i], d.shape));
                 n->grads.push_back(n->layer->skips_frozen_gradients() ? Tensor() : frozen_grad_.view(0, d.shape));
@@ -300,15 +315,28 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                                            ls.type == "self_attention" || ls.type == "mlp")) {
                 ls.attrs["lora_rank"] = options_.lora_rank;
                 ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
+                if (options_.lora_base_bits > 0) {
+                    ls.attrs["lora_base_bits"] = options_.lora_base_bits;
+                    ls.attrs["lora_base_group"] = options_.lora_base_group;
+                }
             }
             n.layer = make_layer(ls, layer_options_);
             n.out = n.layer->output_shape(cur);
             n.param_decls = n.layer->params(cur);
             const std::size_t align = param_align_elements(dt);
+            // QLoRA: the weights that carry adapters ("X.weight" beside "X.lora_A"; "weight" beside "lora_A")
+            auto adapted = [&](const ParamDecl& p) {
+                const std::string suffix = "weight";
+                if (p.name.size() < suffix.size() || p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+                    return false;
+                const std::string a = p.name.substr(0, p.name.size() - suffix.size()) + "lora_A";
+                return std::any_of(n.param_decls.begin(), n.param_decls.end(), [&](const ParamDecl& d) { return d.name == a; });
+            };
             for (auto& p : n.param_decls) {
                 const bool adapter = p.lora_adapter();
                 if (options_.lora_rank > 0) p.frozen = !adapter;
                 if (adapter) lora_values_ += shape_numel(p.shape);
+                n.packed_bytes.push_back(0);
                 if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
                     n.param_offsets.push_back(-1);
                     n.frozen_offsets.push_back(-1);
@@ -318,7 +346,15 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                     frozen_offset_ = (frozen_offset_ + align - 1) / align * align;
                     n.param_offsets.push_back(-1);
                     n.frozen_offsets.push_back(static_cast<std::int64_t>(frozen_offset_));
-                    frozen_offset_ += static_cast<std::size_t>(shape_numel(p.shape));
+                    std::size_t elements = static_cast<std::size_t>(shape_numel(p.shape));
+                    if (options_.lora_base_bits > 0 && p.shape.size() == 2 && adapted(p)) {
+                        // packed: its bytes, in elements of the buffer's dtype
+                        n.packed_bytes.back() = quantized_bytes(p.shape[0], p.shape[1], options_.lora_base_bits,
+                                                                options_.lora_base_group);
+                        elements = (n.packed_bytes.back() + dtype_size(dt) - 1) / dtype_size(dt);
+                        quantized_values_ += shape_numel(p.shape);
+                    }
+                    frozen_offset_ += elements;
                     frozen_values_ += shape_numel(p.shape);
                     continue;
                 }
@@ -416,10 +452,7 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
         for (std::size_t i = 0; i < n->param_decls.size(); ++i) {
             if (n->param_decls[i].frozen) {  // not in the flat layout: the frozen buffer's tensor
-                NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], false, n->index};
-                t.frozen = true;
-                t.tied = n->param_decls[i].tied_to_token_embedding;
-                out.push_back(t);
+                out.push_back(named_param(*n, i, path));
                 continue;
             }
             // a tied head is the token embedding's weight again (as in state_dict())
@@ -476,8 +509,14 @@ void Model::init_params(int unit, bool frozen_only) {
                 }
             }
             if (drawn != cnt) host = std::vector<double>(host.begin() + skip, host.begin() + skip + cnt);
-            // convert to the parameter dtype on the host, then upload
-            if (options_.dtype == DType::f64) {
+            // convert to the parameter dtype on the host, then upload (QLoRA: f32, packed)
+            if (n->packed_bytes[i] > 0) {
+                std::vector<float> f(host.begin(), host.end());
+                std::vector<std::uint8_t> packed(n->packed_bytes[i]);
+                quantize_pack(f.data(), d.shape[0], d.shape[1], options_.lora_base_bits, options_.lora_base_group,
+                              packed.data());
+                backend_.copy_from_host(packed.data(), n->params[i]);
+            } else if (options_.dtype == DType::f64) {
                 backend_.copy_from_host(host.data(), n->params[i]);
             } else {
                 std::vector<float> f(host.begin(), host.end());
@@ -765,6 +804,19 @@ void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx
     n.layer->backward(io);
 }
 
+NamedTensor Model::named_param(const Node& n, std::size_t i, const std::string& path) const {
+    const ParamDecl& d = n.param_decls[i];
+    NamedTensor t{path + "." + d.name, n.params[i], !d.frozen, n.index};  // (LoRA's base: saved, never trained)
+    t.tied = d.tied_to_token_embedding;
+    t.frozen = d.frozen;
+    if (n.packed_bytes[i] > 0) {
+        t.quantized_bits = options_.lora_base_bits;
+        t.quantized_group = options_.lora_base_group;
+        t.quantized_shape = d.shape;
+    }
+    return t;
+}
+
 std::vector<NamedTensor> Model::state_dict() const {
     std::vector<NamedTensor> out;
     for (Node* n : nodes_) {
@@ -772,13 +824,7 @@ std::vector<NamedTensor> Model::state_dict() const {
         const std::size_t dot = n->path.find('.');
         const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
-        for (std::size_t i = 0; i < n->params.size(); ++i) {
-            const bool frozen = n->param_decls[i].frozen;  // (LoRA's base: saved, never trained)
-            NamedTensor t{path + "." + n->param_decls[i].name, n->params[i], !frozen, n->index};
-            t.tied = n->param_decls[i].tied_to_token_embedding;
-            t.frozen = frozen;
-            out.push_back(t);
-        }
+        for (std::size_t i = 0; i < n->params.size(); ++i) out.push_back(named_param(*n, i, path));
         for (std::size_t i = 0; i < n->buffers.size(); ++i)
             out.push_back({path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
     }

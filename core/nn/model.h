@@ -83,6 +83,12 @@ struct ModelOptions {
     // other parameter of the model is frozen (ParamDecl::frozen): only the adapters are trained.
     int lora_rank = 0;
     double lora_alpha = 0;  // 0: the rank (scale 1)
+    // QLoRA (Dettmers et al. 2023; --quantize-base int8|int4, with lora_rank): the frozen weight of every
+    // projection that carries adapters is stored quantised (tensor/quantized_format.h: int8 a scale a row,
+    // int4 a scale per lora_base_group values) and dequantised into the layer's workspace at each use; the
+    // other frozen tensors (embeddings, convolutions, norms, biases) stay in the model's dtype.
+    int lora_base_bits = 0;
+    std::int64_t lora_base_group = 64;
 };
 
 struct NamedTensor {
@@ -94,6 +100,14 @@ struct NamedTensor {
     int layer = -1;
     bool tied = false;  // the same tensor as an earlier entry (a tied head): written, optional on reading
     bool frozen = false;  // a frozen parameter (LoRA's base): trainable is false, but it is not a buffer
+    // QLoRA's quantised base weight (ModelOptions::lora_base_bits): `tensor` is its packed bytes (u8,
+    // tensor/quantized_format.h) of a `quantized_shape` (rows, cols) matrix; bits 0: not quantised
+    int quantized_bits = 0;
+    std::int64_t quantized_group = 0;
+    Shape quantized_shape;
+    bool quantized() const { return quantized_bits != 0; }
+    // the shape of its values: quantized_shape for a quantised weight, the tensor's otherwise
+    const Shape& value_shape() const { return quantized() ? quantized_shape : tensor.shape(); }
     // a buffer (batch-norm statistics): what data-parallel ranks and pipeline replicas take from their first
     // rank after each update, and what the planner counts for it
     bool is_buffer() const { return !trainable && !frozen; }
@@ -138,6 +152,8 @@ public:
     // LoRA: the adapters' values (what is trained) and the frozen base's; 0 and 0 without LoRA
     std::int64_t lora_param_count() const { return lora_values_; }
     std::int64_t frozen_param_count() const { return frozen_values_; }
+    // QLoRA: of the frozen values, those stored quantised (ModelOptions::lora_base_bits)
+    std::int64_t quantized_param_count() const { return quantized_values_; }
     std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
     std::vector<NamedTensor> state_dict() const;
     // Weight-decay segments of the flat buffer (see ParamSegment).
@@ -184,6 +200,8 @@ private:
     // once, when the model is built without a flat parameter buffer.
     void init_params(int unit, bool frozen_only = false);
     Tensor alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool in_arena);
+    // state_dict()'s entry for node n's parameter i, under the node's state_dict path
+    NamedTensor named_param(const Node& n, std::size_t i, const std::string& path) const;
     void recompute_block(int first, int last);
     // Selective recompute: marks which nodes of seq.nodes[first..last] a recompute must run so that
     // every tensor their backward reads is valid again (out_valid: the range's output must be).
@@ -201,6 +219,7 @@ private:
     Tensor frozen_, frozen_grad_;  // LoRA: the frozen base's values, and one scratch its gradients go to
     std::size_t frozen_offset_ = 0;
     std::int64_t lora_values_ = 0, frozen_values_ = 0;
+    std::int64_t quantized_values_ = 0;  // QLoRA: values of the frozen base stored quantised
     Tensor workspace_;
     std::unique_ptr<Seq> top_;
     std::vector<Node*> nodes_;  // depth-first

@@ -40,16 +40,30 @@ Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel()
 // LoRA on a projection (ModelOptions::lora_rank, Hu et al. 2021): y += s (x A^T) B^T, with A (R, in),
 // B (out, R), s = alpha / R. gA and gB take their gradients; h is (rows, R) scratch from the layer's
 // workspace. Undefined A: no adapter.
+// QLoRA (ModelOptions::lora_base_bits > 0): the frozen weight is packed (tensor/quantized_format.h, u8) and
+// each use dequantises it into wq, scratch of the layer's workspace that serves every projection in turn.
 struct Lora {
-    Tensor A, B, gA, gB, h;
+    Tensor A, B, gA, gB, h, wq;
     float s = 0;
+    int bits = 0;
+    std::int64_t group = 0;
     bool on() const { return A.defined(); }
     Tensor rows(std::int64_t n) const { return h.view(0, {n, A.dim(0)}); }
+    // The base weight (out, in) to multiply by: w itself, or a quantised w's values in wq.
+    Tensor weight(Backend& be, const Tensor& w) const {
+        if (bits == 0 || !on()) return w;
+        Tensor W = wq.view(0, {B.dim(0), A.dim(1)});
+        be.dequantize(w, bits, group, W);
+        return W;
+    }
+    std::int64_t in_features(const Tensor& w) const { return bits > 0 && on() ? A.dim(1) : w.dim(1); }
+    std::int64_t out_features(const Tensor& w) const { return bits > 0 && on() ? B.dim(0) : w.dim(0); }
 };
 
 // y (R, out) = x (R, in) W^T + b, on any (..., in) / (..., out) tensors. The bias is broadcast into y
 // first and the product added to it (one pass, instead of add_bias over rows of length 1).
-void linear_fwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y, const Lora& lora = Lora()) {
+void linear_fwd(Backend& be, const Tensor& x, const Tensor& w_in, const Tensor& b, Tensor y, const Lora& lora = Lora()) {
+    const Tensor w = lora.weight(be, w_in);
     Tensor x2 = rows_of(x, w.dim(1)), y2 = rows_of(y, w.dim(0));
     if (b.defined()) {
         Tensor yr = y2.reshape({y2.dim(0), 1, y2.dim(1)});
@@ -65,10 +79,10 @@ void linear_fwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& b, 
 // dW += dy^T x (when dW is defined: a frozen weight has none), db += sum dy (as dy^T times `ones`, a column
 // of R ones, when given), and dx = dy W when dx is defined. LoRA: h = x A^T is recomputed (R x in x rank
 // multiply-adds, instead of keeping (rows, rank) per projection), gB += s dy^T h, then h's memory takes
-// dh = s dy B, gA += dh^T x and dx += dh A.
+// dh = s dy B, gA += dh^T x and dx += dh A. A quantised base weight is dequantised again for dx.
 void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor dw, Tensor db,
                 const Tensor& ones = Tensor(), const Lora& lora = Lora()) {
-    Tensor x2 = rows_of(x, w.dim(1)), dy2 = rows_of(dy, w.dim(0));
+    Tensor x2 = rows_of(x, lora.in_features(w)), dy2 = rows_of(dy, lora.out_features(w));
     if (dw.defined()) be.gemm(true, false, 1.0f, dy2, x2, 1.0f, dw);
     if (db.defined()) {
         if (ones.defined()) {
@@ -88,8 +102,8 @@ void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy,
         be.gemm(true, false, 1.0f, h, x2, 1.0f, gA);
     }
     if (dx.defined()) {
-        Tensor dx2 = rows_of(dx, w.dim(1));
-        be.gemm(false, false, 1.0f, dy2, w, 0.0f, dx2);
+        Tensor dx2 = rows_of(dx, x2.dim(1));
+        be.gemm(false, false, 1.0f, dy2, lora.weight(be, w), 0.0f, dx2);
         if (lora.on()) be.gemm(false, false, 1.0f, h, lora.A, 1.0f, dx2);
     }
 }
@@ -251,25 +265,42 @@ Tensor at_or_none(const std::vector<Tensor>& v, int i) { return i >= 0 ? v[stati
 // a spec file never does): "X.lora_A" (R, in) and "X.lora_B" (out, R) for each projection X, declared after
 // the layer's own parameters in projection order, PEFT's initialisation (A as PyTorch's default, B zero).
 // h is a (rows, R) scratch carved from the layer's workspace (one serves every projection in turn).
+// QLoRA (lora_base_bits > 0, set by the model as well): the projections' frozen weights are packed, and a
+// scratch of the largest projection's (out, in) values takes each one dequantised in turn.
+struct LoraScratch {
+    Tensor h, wq;
+};
 struct Adapters {
     std::int64_t r = 0;
     float s = 0;
     int first = 0;  // the index of the first projection's A
+    int bits = 0;
+    std::int64_t group = 0;
 
     Adapters(const LayerSpec& l, int base_params) : r(attr_i(l, "lora_rank")), first(base_params) {
         s = r > 0 ? static_cast<float>(layer_attr(l, "lora_alpha") / static_cast<double>(r)) : 0.0f;
+        bits = r > 0 ? static_cast<int>(attr_i(l, "lora_base_bits")) : 0;
+        group = attr_i(l, "lora_base_group");
     }
     void declare(std::vector<ParamDecl>& p, const std::string& proj, std::int64_t out, std::int64_t in) const {
         if (r == 0) return;
         p.push_back({proj + ".lora_A", {r, in}, ParamDecl::Init::uniform_fan_in, in});
         p.push_back({proj + ".lora_B", {out, r}, ParamDecl::Init::zeros, r});
     }
-    Tensor carve(Carve& c, std::int64_t rows, DType dt) const { return r > 0 ? c.take({rows, r}, dt) : Tensor(); }
-    Lora at(const LayerIO& io, int proj, const Tensor& h) const {
+    // largest_weight: the most values of one projection's weight (QLoRA's dequantisation scratch)
+    LoraScratch carve(Carve& c, std::int64_t rows, std::int64_t largest_weight, DType dt) const {
+        if (r == 0) return {};
+        LoraScratch l;
+        l.h = c.take({rows, r}, dt);
+        if (bits > 0) l.wq = c.take({largest_weight}, dt);
+        return l;
+    }
+    Lora at(const LayerIO& io, int proj, const LoraScratch& sc) const {
         if (r == 0) return {};
         const auto a = static_cast<std::size_t>(first + 2 * proj);
         const bool g = io.grads.size() > a + 1;  // (forward has no gradients)
-        return {io.params[a], io.params[a + 1], g ? io.grads[a] : Tensor(), g ? io.grads[a + 1] : Tensor(), h, s};
+        return {io.params[a], io.params[a + 1], g ? io.grads[a] : Tensor(), g ? io.grads[a + 1] : Tensor(), sc.h, sc.wq,
+                s, bits, group};
     }
 };
 
@@ -398,7 +429,8 @@ public:
 
 protected:
     struct Ws {
-        Tensor attn_ws, da, datt, dqkv, att, lse, ones, lh;
+        Tensor attn_ws, da, datt, dqkv, att, lse, ones;
+        LoraScratch lh;
     };
     void carve(Carve& c, const Backend& b, std::int64_t B, std::int64_t T, DType dt, const Tensor& base,
                Ws* w = nullptr) const {
@@ -412,7 +444,7 @@ protected:
             lse = c.take({B, a_.H, T}, DType::f32);
         }
         Tensor ones = c.take({B * T}, dt);
-        Tensor lh = lora_.carve(c, B * T, dt);
+        LoraScratch lh = lora_.carve(c, B * T, 3 * a_.C * a_.C, dt);
         if (w) *w = {attn, da, datt, dqkv, att, lse, ones, lh};
     }
     void views(LayerIO& io, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask, Ws& w) const {
@@ -494,13 +526,14 @@ public:
 
 protected:
     struct Ws {
-        Tensor g, dg, dm, ones, lh;
+        Tensor g, dg, dm, ones;
+        LoraScratch lh;
     };
     void carve(Carve& c, std::int64_t R, DType dt, const Tensor& base, Ws* w = nullptr) const {
         c.base = base;
         Tensor g = c.take({R, m_.F}, dt), dg = c.take({R, m_.F}, dt), dm = c.take({R, m_.C}, dt);
         Tensor ones = c.take({R}, dt);
-        Tensor lh = lora_.carve(c, R, dt);
+        LoraScratch lh = lora_.carve(c, R, m_.F * m_.C, dt);
         if (w) *w = {g, dg, dm, ones, lh};
     }
     void forward_impl(LayerIO& io) const override {
@@ -627,7 +660,9 @@ public:
 
 protected:
     struct Ws {
-        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse, ones, lh, lnw, lnb;
+        Tensor attn_ws, g, dg, dqkv, c1, c2, dx1, att, lse, ones;
+        LoraScratch lh;
+        Tensor lnw, lnb;
     };
     struct Saved {
         Tensor h1, mean1, rstd1, qkv, att, lse, mask1, x1, h2, mean2, rstd2, f, mask2;
@@ -655,7 +690,8 @@ protected:
         }
         Tensor ones = c.take({B * T}, dt);
         // LoRA: the adapters' (B T, R) scratch, and where the frozen layer norms' gradients go (never read)
-        Tensor lh = lora_.carve(c, B * T, dt), lnw, lnb;
+        LoraScratch lh = lora_.carve(c, B * T, std::max(3 * C * C, F * C), dt);
+        Tensor lnw, lnb;
         if (lora_.r > 0) {
             lnw = c.take({C}, dt);
             if (bias_) lnb = c.take({C}, dt);

@@ -56,6 +56,7 @@ std::string ResolvedStrategy::describe() const {
         char a[32];
         std::snprintf(a, sizeof a, "%g", lora_alpha);
         s += " + LoRA rank " + std::to_string(lora_rank) + " (alpha " + a + ")";
+        if (lora_base_bits > 0) s += " on an int" + std::to_string(lora_base_bits) + " base";
     }
     if (offload_parameters)
         s += " + parameter offload";
@@ -269,6 +270,19 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
                                 "--offload-params (one process, --shard dp, the ZeRO stages and --pipeline do)"));
     r.lora_rank = s.lora_rank;
     r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
+    // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
+    if (s.quantize_base == "int8" || s.quantize_base == "int4")
+        r.lora_base_bits = s.quantize_base == "int8" ? 8 : 4;
+    else if (!s.quantize_base.empty() && s.quantize_base != "none")
+        throw InputError(HR_MSG("strategy.quantize_base", "--quantize-base %1: use int8 (a scale per row) or int4 (a "
+                                                          "scale per 64 values), or none"),
+                         {s.quantize_base});
+    if (r.lora_base_bits > 0 && s.lora_rank <= 0)
+        throw InputError(HR_MSG("strategy.quantize_base_lora",
+                                "--quantize-base %1 stores LoRA's frozen base quantised while the adapters train; add "
+                                "--lora R (for example --lora 8), or use --quantize to evaluate a trained model "
+                                "quantised"),
+                         {s.quantize_base});
     if (s.offload_parameters && r.shard != ShardStage::zero3)
         throw InputError(HR_MSG("strategy.offload_parameters_zero3",
                                 "--offload-params needs --shard zero3 (parameters are brought to the device unit by "
@@ -371,6 +385,7 @@ std::string strategy_flags(const StrategyConfig& s) {
             std::snprintf(a, sizeof a, "%g", s.lora_alpha);
             f += std::string(" --lora-alpha ") + a;
         }
+        if (s.quantize_base == "int8" || s.quantize_base == "int4") f += " --quantize-base " + s.quantize_base;
     }
     if (s.shard != "none") f += " --shard " + s.shard;
     if (!s.rank_batch.empty()) {

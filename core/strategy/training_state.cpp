@@ -53,6 +53,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.recompute_attention = s.recompute_attention;
     mo.lora_rank = s.lora_rank;
     mo.lora_alpha = s.lora_alpha;
+    mo.lora_base_bits = s.lora_base_bits;
     mo.allocator = &device_alloc;
     mo.dry_run = dry_run;
     // sharding (strategy/sharding.h): units padded to split evenly; zero2 keeps no flat gradient buffer,
@@ -554,6 +555,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     mo.dry_run = true;
     mo.lora_rank = strategy_.lora_rank;  // (LoRA: the adapters are the trained tensors, the rest frozen)
     mo.lora_alpha = strategy_.lora_alpha;
+    mo.lora_base_bits = strategy_.lora_base_bits;
     Model whole(full_spec, device_, mo);
     const FlatRemap full = make_flat_remap(whole), mine = make_flat_remap(*model_);
     canonical_numel_ = full.canonical_numel;
@@ -573,6 +575,9 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         e.full_shape = t.tensor.shape();
         e.trainable = t.trainable;
         e.tied = t.tied;
+        e.quantized_bits = t.quantized_bits;
+        e.quantized_group = t.quantized_group;
+        e.quantized_shape = t.quantized_shape;
         if (pipelined()) {  // the stage's first replica (rank stage x D)
             int k_of = 0;
             for (int k = 0; k < strategy_.pipeline; ++k)
@@ -725,6 +730,9 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
         nt.name = e.name;
         nt.trainable = e.trainable;
         nt.tied = e.tied;
+        nt.quantized_bits = e.quantized_bits;
+        nt.quantized_group = e.quantized_group;
+        nt.quantized_shape = e.quantized_shape;
         nt.tensor = Tensor::empty(alloc, e.full_shape, e.dtype, MemCategory::communication);
         device_.copy_from_host(whole.data(), nt.tensor);
         out.push_back(nt);

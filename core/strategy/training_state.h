@@ -211,6 +211,9 @@ private:
         std::int64_t canonical_offset = -1;   // trainable, untied: in one process's flat layout
         std::int64_t run_offset = -1;         // trainable, untied, held here: in this rank's flat buffers
         std::int64_t numel = 0;               // elements held here (rows: this rank's)
+        int quantized_bits = 0;               // QLoRA's base weight: packed bytes (NamedTensor::quantized)
+        std::int64_t quantized_group = 0;
+        Shape quantized_shape;
     };
     std::vector<LayoutEntry> layout_;
     std::int64_t canonical_numel_ = 0;

@@ -4,27 +4,38 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "nn/compression.h"
 #include "nn/transformer_spec.h"
 
 namespace hr {
 
-SafeTensorsFile model_state_file(Model& model) {
-    Backend& be = model.backend();
+SafeTensorsFile state_file(const std::vector<NamedTensor>& named, Backend& be, const ModelSpec& spec) {
     SafeTensorsFile f;
-    for (const auto& nt : model.state_dict()) {  // a tied head comes again under its own name
+    for (const auto& nt : named) {  // a tied head comes again under its own name
         SafeTensor t;
         t.name = nt.name;
         t.dtype = nt.tensor.dtype();
         t.shape = nt.tensor.shape();
         t.data.resize(nt.tensor.nbytes());
         be.copy_to_host(nt.tensor, t.data.data());
+        if (nt.quantized()) {  // QLoRA's base: its values, f32
+            const Shape& s = nt.quantized_shape;
+            std::vector<std::uint8_t> packed = std::move(t.data);
+            t.dtype = DType::f32;
+            t.shape = s;
+            t.data.assign(static_cast<std::size_t>(shape_numel(s)) * 4, 0);
+            dequantize_packed(packed.data(), s[0], s[1], nt.quantized_bits, nt.quantized_group,
+                              reinterpret_cast<float*>(t.data.data()));
+        }
         f.tensors.push_back(std::move(t));
     }
     f.metadata["format"] = "pt";
     f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
-    f.metadata["model_spec"] = model_spec_to_json(model.spec()).dump();
+    f.metadata["model_spec"] = model_spec_to_json(spec).dump();
     return f;
 }
+
+SafeTensorsFile model_state_file(Model& model) { return state_file(model.state_dict(), model.backend(), model.spec()); }
 
 namespace {
 
@@ -126,8 +137,8 @@ void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::s
         for (const auto& nt : sd)
             if (ends_with(nt.name, ".attn.c_attn.weight")) {
                 const SafeTensor* t = find_any(file, candidates(nt.name, gpt));
-                conv1d = t && t->shape.size() == 2 && nt.tensor.ndim() == 2 && t->shape[0] == nt.tensor.dim(1) &&
-                         t->shape[1] == nt.tensor.dim(0);
+                const Shape& m = nt.value_shape();
+                conv1d = t && t->shape.size() == 2 && m.size() == 2 && t->shape[0] == m[1] && t->shape[1] == m[0];
                 break;
             }
     struct Source {
@@ -148,12 +159,12 @@ void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::s
             throw InputError(path + ": tensor '" + nt.name + "' is missing; the file was written for a different model "
                              "(compare its model_spec with this one)");
         const bool tr = conv1d && is_conv1d_weight(nt.name);
-        Shape want = nt.tensor.shape();
+        Shape want = nt.value_shape();
         if (tr) want = {want[1], want[0]};
         if (t->shape != want)
             throw InputError(path + ": tensor '" + nt.name + "' has shape " + shape_str(t->shape) + " but the model needs " +
                              shape_str(want) + "; the file was written for a different model");
-        const bool both_float = dtype_is_float(t->dtype) && dtype_is_float(nt.tensor.dtype());
+        const bool both_float = dtype_is_float(t->dtype) && (nt.quantized() || dtype_is_float(nt.tensor.dtype()));
         if (!both_float && t->dtype != nt.tensor.dtype())
             throw InputError(path + ": tensor '" + nt.name + "' is " + dtype_name(t->dtype) + " but the model needs " +
                              dtype_name(nt.tensor.dtype()));
@@ -177,6 +188,29 @@ void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::s
             bytes = flipped.data();
         }
         Tensor& dst = sd[i].tensor;
+        if (sd[i].quantized()) {  // QLoRA's base: the file's values as f32, quantised into the packed bytes
+            const Shape& s = sd[i].quantized_shape;
+            const std::size_t n = static_cast<std::size_t>(shape_numel(s));
+            std::vector<float> f(n);
+            for (std::size_t k = 0; k < n; ++k) {
+                const std::uint8_t* p = bytes + k * dtype_size(t.dtype);
+                if (t.dtype == DType::f32) {
+                    std::memcpy(&f[k], p, 4);
+                } else if (t.dtype == DType::f64) {
+                    double d;
+                    std::memcpy(&d, p, 8);
+                    f[k] = static_cast<float>(d);
+                } else {
+                    std::uint16_t h;
+                    std::memcpy(&h, p, 2);
+                    f[k] = t.dtype == DType::bf16 ? bf16_to_f32(h) : f16_to_f32(h);
+                }
+            }
+            std::vector<std::uint8_t> packed(dst.nbytes());
+            quantize_pack(f.data(), s[0], s[1], sd[i].quantized_bits, sd[i].quantized_group, packed.data());
+            be.copy_from_host(packed.data(), dst);
+            continue;
+        }
         if (t.dtype == dst.dtype()) {
             be.copy_from_host(bytes, dst);
         } else {

@@ -15,10 +15,15 @@
 namespace hr {
 
 // Every parameter and buffer of the model, copied to the host; metadata carries the model spec.
+// A quantised base weight (QLoRA, NamedTensor::quantized) is written dequantised, f32: the values the
+// run computed with, readable by anything that reads the model.
 SafeTensorsFile model_state_file(Model& model);
+// The same of given tensors (a consolidated state of several ranks) of a model of `spec`.
+SafeTensorsFile state_file(const std::vector<NamedTensor>& named, Backend& be, const ModelSpec& spec);
 // Loads a state written by model_state_file (or by PyTorch for the equivalent model, or a Hugging Face
 // GPT-2 file for a GPT layout). Strict: every tensor must be present with the same shape; f32/f64/bf16/f16
-// are converted. Throws InputError naming the file, the tensor and what to do; the model is unchanged on error.
+// are converted; a quantised base weight (QLoRA) is quantised from the file's values. Throws InputError naming
+// the file, the tensor and what to do; the model is unchanged on error.
 void load_model_state(Model& model, const SafeTensorsFile& file, const std::string& path);
 // (is_lora_adapter, nn/layer.h: a LoRA adapter's state_dict name is optional when a file is read into a model)
 

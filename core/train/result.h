@@ -74,6 +74,9 @@ struct TrainResult {
     std::int64_t lora_params = 0, frozen_params = 0;
     int lora_rank = 0;
     double lora_alpha = 0;
+    // QLoRA (--quantize-base): the bits of the quantised base (0: not quantised) and its values stored so
+    int lora_base_bits = 0;
+    std::int64_t quantized_params = 0;
     // --prune/--quantize (TrainConfig::what_if): the written weights evaluated on the test split as trained
     // and pruned/quantised (train/eval_weights.h), by whoever wrote them (app/session); compressed is false
     // when no what-if was asked for or the run wrote no weights

@@ -427,16 +427,16 @@ WeightsMatch load_weights_into(Model& model, const std::string& path) {
     std::stable_sort(in_module_order.begin(), in_module_order.end(), module_order_less);
     auto fits = [&](const std::vector<const SafeTensor*>& order) {
         for (std::size_t i = 0; i < want.size(); ++i)
-            if (order[i]->shape != want[i]->tensor.shape()) return false;
+            if (order[i]->shape != want[i]->value_shape()) return false;
         return true;
     };
     const std::vector<const SafeTensor*>* chosen = fits(in_file) ? &in_file : fits(in_module_order) ? &in_module_order : nullptr;
     if (!chosen) {
         std::string list;
         for (std::size_t i = 0; i < want.size(); ++i)
-            if (in_module_order[i]->shape != want[i]->tensor.shape())
+            if (in_module_order[i]->shape != want[i]->value_shape())
                 list += (list.empty() ? "" : "; ") + in_module_order[i]->name + " " + shape_str(in_module_order[i]->shape) +
-                        " vs " + want[i]->name + " " + shape_str(want[i]->tensor.shape());
+                        " vs " + want[i]->name + " " + shape_str(want[i]->value_shape());
         throw InputError(HR_MSG("weights.shape_mismatch",
                                 "%1: its names are not the model's, and matched by order these tensors differ in "
                                 "shape (file vs model): %2; pick the model the file was trained for"),

@@ -691,13 +691,19 @@ TrainResult Trainer::run() {
     result.host_ledger = impl_->host_ledger->snapshot();
     result.lora_params = st.model().lora_param_count();
     result.frozen_params = st.model().frozen_param_count();
+    result.quantized_params = st.model().quantized_param_count();
     if (st.pipelined() && strategy.lora_rank > 0) {  // the whole model's: every stage's, once per replica
         const double replicas = static_cast<double>(strategy.data_world());
-        result.lora_params = std::llround(comm->all_reduce_value(static_cast<double>(result.lora_params), ReduceOp::sum) / replicas);
-        result.frozen_params = std::llround(comm->all_reduce_value(static_cast<double>(result.frozen_params), ReduceOp::sum) / replicas);
+        auto whole = [&](std::int64_t v) {
+            return std::llround(comm->all_reduce_value(static_cast<double>(v), ReduceOp::sum) / replicas);
+        };
+        result.lora_params = whole(result.lora_params);
+        result.frozen_params = whole(result.frozen_params);
+        result.quantized_params = whole(result.quantized_params);
     }
     result.lora_rank = strategy.lora_rank;
     result.lora_alpha = strategy.lora_alpha;
+    result.lora_base_bits = strategy.lora_base_bits;
     if (const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step); ran > 0)
         result.offload_bytes_per_step = (st.offload_bytes() - offload_start) / static_cast<double>(ran);
     finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)
@@ -705,25 +711,6 @@ TrainResult Trainer::run() {
     return result;
 }
 
-namespace {
-// A safetensors file of named tensors (the consolidated state), as model_state_file writes one.
-SafeTensorsFile state_file_of(const std::vector<NamedTensor>& named, Backend& be, const ModelSpec& spec) {
-    SafeTensorsFile f;
-    for (const auto& nt : named) {
-        SafeTensor t;
-        t.name = nt.name;
-        t.dtype = nt.tensor.dtype();
-        t.shape = nt.tensor.shape();
-        t.data.resize(nt.tensor.nbytes());
-        be.copy_to_host(nt.tensor, t.data.data());
-        f.tensors.push_back(std::move(t));
-    }
-    f.metadata["format"] = "pt";
-    f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
-    f.metadata["model_spec"] = model_spec_to_json(spec).dump();
-    return f;
-}
-}  // namespace
 
 // The end of a run on several ranks (or with a sharding stage): the run's ranks and batches, what
 // communication cost per step, every rank's measured peak (to rank 0), and the consolidated weights
@@ -778,7 +765,7 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     if (result.status == "failed") return;
     std::vector<NamedTensor> named = st.consolidated_state_dict(impl_->backend->allocator());
     if (s.rank == 0)  // the model's own spec (a language model's carries the run's sequence length)
-        impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file_of(named, *impl_->backend, st.model().spec()));
+        impl_->consolidated = std::make_unique<SafeTensorsFile>(state_file(named, *impl_->backend, st.model().spec()));
 }
 
 void Trainer::save_weights(const std::string& path, const std::string& run_json_text) const {

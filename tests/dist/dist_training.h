@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "nn/compression.h"
 #include "strategy/training_state.h"
 
 namespace hrtest {
@@ -79,13 +80,20 @@ struct Trainee {
         return loss;
     }
 
-    // name -> values as f32 (trainable tensors of the consolidated state, or the buffers)
+    // name -> values as f32 (trainable tensors of the consolidated state, or the buffers and frozen tensors;
+    // a quantised base weight's values, dequantised)
     std::map<std::string, std::vector<float>> weights(bool trainable = true) {
         std::map<std::string, std::vector<float>> out;
         for (NamedTensor& t : st->consolidated_state_dict(be->allocator())) {
             if (t.trainable != trainable) continue;
             std::vector<float> v(static_cast<std::size_t>(t.tensor.numel()));
-            if (t.tensor.dtype() == DType::f32) {
+            if (t.quantized()) {
+                std::vector<std::uint8_t> packed(t.tensor.nbytes());
+                be->copy_to_host(t.tensor, packed.data());
+                v.assign(static_cast<std::size_t>(shape_numel(t.quantized_shape)), 0.0f);
+                dequantize_packed(packed.data(), t.quantized_shape[0], t.quantized_shape[1], t.quantized_bits,
+                                  t.quantized_group, v.data());
+            } else if (t.tensor.dtype() == DType::f32) {
                 be->copy_to_host(t.tensor, v.data());
             } else if (t.tensor.dtype() == DType::bf16 || t.tensor.dtype() == DType::f16) {
                 std::vector<std::uint16_t> h(v.size());

@@ -211,14 +211,18 @@ private slots:
         // LoRA (--lora 4): each stage trains its layers' adapters on its frozen layers; a stage may hold no
         // adapter at all (seed-cnn's convolutions)
         for (const char* m : {"seed-cnn lora", "mlp+dropout lora", "gpt-tiny untied lora"}) QTest::newRow(m) << m;
+        // QLoRA (--quantize-base int4): each stage holds its projections' packed base
+        QTest::newRow("gpt-tiny untied qlora") << "gpt-tiny untied qlora";
     }
     void stagesEqualOneProcess() {
         QFETCH(QString, model);
         const int N = comm().world_size();
-        const bool lora = model.endsWith(QLatin1String(" lora"));
-        const ModelSpec spec = model_named(lora ? model.chopped(5).toStdString() : model.toStdString());
+        const bool qlora = model.endsWith(QLatin1String(" qlora"));
+        const bool lora = qlora || model.endsWith(QLatin1String(" lora"));
+        const ModelSpec spec = model_named(lora ? model.chopped(qlora ? 6 : 5).toStdString() : model.toStdString());
         StrategyConfig one = one_process(), stages = pipeline_of(N);
         if (lora) one.lora_rank = stages.lora_rank = 4;
+        if (qlora) one.quantize_base = stages.quantize_base = "int4";
         DIST_GUARD({
             Trainee ref(spec, one, kBatch, sgd(), nullptr);
             Trainee pp(spec, stages, kBatch, sgd(), &comm());
@@ -230,6 +234,9 @@ private slots:
             const double adapters = comm().all_reduce_value(static_cast<double>(pp.st->model().lora_param_count()), ReduceOp::sum);
             DIST_VERIFY(adapters == static_cast<double>(ref.st->model().lora_param_count()) && (adapters > 0) == lora,
                         "and the adapters");
+            const double packed = comm().all_reduce_value(static_cast<double>(pp.st->model().quantized_param_count()), ReduceOp::sum);
+            DIST_VERIFY(packed == static_cast<double>(ref.st->model().quantized_param_count()) && (packed > 0) == qlora,
+                        "and the quantised base");
             double lr = 0, lp = 0;
             for (int s = 0; s < kSteps; ++s) {
                 lr = step(ref, static_cast<std::uint64_t>(s));

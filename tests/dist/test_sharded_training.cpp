@@ -116,15 +116,21 @@ private slots:
     // stays whole on every rank, initialised alike (zero3 initialises trainable units one by one: the frozen
     // ones are the model's own). Adapters within 1e-6 of one process, bit-identical to dp at N <= 2; the base
     // bit-identical to one process's on every rank.
+    // QLoRA rows (--quantize-base): the packed base whole on every rank, its values one process's.
     void loraUnderEveryStageEqualsOneProcess_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("stage");
+        QTest::addColumn<QString>("base");
         for (const char* m : {"seed-cnn", "mlp+dropout"})
-            for (const char* s : {"zero1", "zero2", "zero3"}) QTest::newRow((std::string(m) + " " + s).c_str()) << m << s;
+            for (const char* s : {"zero1", "zero2", "zero3"})
+                QTest::newRow((std::string(m) + " " + s).c_str()) << m << s << "none";
+        QTest::newRow("seed-cnn zero2 int8 base") << "seed-cnn" << "zero2" << "int8";
+        QTest::newRow("mlp+dropout zero3 int4 base") << "mlp+dropout" << "zero3" << "int4";
     }
     void loraUnderEveryStageEqualsOneProcess() {
         QFETCH(QString, model);
         QFETCH(QString, stage);
+        QFETCH(QString, base);
         const int N = comm().world_size();
         const ModelSpec spec = model_named(model.toStdString());
         const OptimizerConfig o = optimizer_for(model.toStdString());
@@ -133,6 +139,7 @@ private slots:
             one.accumulate = N;
             one.lora_rank = 4;
             one.lora_alpha = 8;
+            one.quantize_base = base.toStdString();
             Trainee ref(spec, one, kBatch, o, nullptr);
             StrategyConfig sc = one;
             sc.accumulate = 1;
@@ -151,6 +158,8 @@ private slots:
                   qPrintable(model), qPrintable(stage), N, wd.size(), rel, which.c_str(),
                   hrtest::bit_identical(wd, wp) ? ", bit-identical to dp" : "");
             DIST_VERIFY(!wd.empty() && wd.size() == wr.size(), "the adapters, and only they, are trained");
+            DIST_VERIFY((dist.st->model().quantized_param_count() > 0) == (base != QLatin1String("none")),
+                        "the base is stored quantised exactly when asked");
             Trainee start(spec, one, kBatch, o, nullptr);  // the adapters as initialised (B zero): they moved
             DIST_VERIFY(hrtest::worst_relative(wd, start.weights()) > 1e-3, "the adapters trained");
             DIST_VERIFY(rel <= 1e-6, "adapters equal one process with the same global batch");

@@ -13,6 +13,8 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstring>
+#include <algorithm>
 
 #include "io/safetensors.h"
 
@@ -249,6 +251,106 @@ private slots:
         bool moved = false;
         for (std::size_t i = 0; i < bfc->data.size() / 4; ++i) moved = moved || reinterpret_cast<const float*>(bfc->data.data())[i] != 0;
         QVERIFY(moved);
+    }
+
+    // QLoRA (--quantize-base): the adapters train on the base's projections stored int8 / int4. Against an
+    // independent route: the base file's projections fake-quantised here (absmax, round half to even, q x s in
+    // f32, as bitsandbytes and torch compute it) and plain LoRA on that file. Same data, same steps: the
+    // weights files must be bit-identical. The planner predicts the ledger; the parameters shrink by what the
+    // packed storage saves, the workspace grows by one dequantised projection; a resumed run goes on exactly.
+    void qloraEqualsLoraOnTheQuantisedBase_data() {
+        QTest::addColumn<int>("bits");
+        QTest::newRow("int8") << 8;
+        QTest::newRow("int4") << 4;
+    }
+    void qloraEqualsLoraOnTheQuantisedBase() {
+        QFETCH(int, bits);
+        const QString q = bits == 8 ? "int8" : "int4";
+        QTemporaryDir dir;
+        const QStringList common{"--preset", "gpt-tiny", "--data", "text:fortunes", "--batch", "4", "--eval-tokens",
+                                 "4096", "--threads", "1", "--no-history", "--lr", "0.003", "--warmup", "0"};
+        Result r = run(QStringList{"train", "--steps", "4", "--out", dir.path() + "/base"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        // the reference base: each adapted projection's weight replaced by its quantised values
+        hr::SafeTensorsFile fq = hr::read_safetensors((dir.path() + "/base/model.safetensors").toStdString());
+        std::int64_t quantised = 0;
+        double saved = 0;  // bytes: f32 against the packed storage (scales + codes)
+        for (hr::SafeTensor& t : fq.tensors) {
+            const std::string& n = t.name;
+            bool proj = false;
+            for (const char* suffix : {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"})
+                proj = proj || (n.size() > std::strlen(suffix) && n.compare(n.size() - std::strlen(suffix), std::string::npos, suffix) == 0);
+            if (!proj) continue;
+            QCOMPARE(t.dtype, hr::DType::f32);
+            const std::int64_t rows = t.shape[0], cols = t.shape[1], g = bits == 8 ? cols : 64;
+            const float qmax = bits == 8 ? 127.0f : 7.0f;
+            auto* w = reinterpret_cast<float*>(t.data.data());
+            std::int64_t scales = 0;
+            for (std::int64_t i = 0; i < rows; ++i)
+                for (std::int64_t c0 = 0; c0 < cols; c0 += g, ++scales) {
+                    float amax = 0;
+                    for (std::int64_t c = c0; c < std::min(cols, c0 + g); ++c) amax = std::max(amax, std::fabs(w[i * cols + c]));
+                    const float s = amax / qmax;
+                    for (std::int64_t c = c0; c < std::min(cols, c0 + g); ++c) {
+                        float& v = w[i * cols + c];
+                        v = s == 0 ? 0.0f : std::clamp(std::nearbyint(v / s), -qmax, qmax) * s;
+                    }
+                }
+            quantised += rows * cols;
+            saved += 4.0 * rows * cols - (4.0 * scales + std::ceil(rows * cols * bits / 8.0));
+        }
+        hr::write_safetensors((dir.path() + "/fq.safetensors").toStdString(), fq);
+        const QStringList lora = common + QStringList{"--lora", "4", "--schedule", "constant"};
+        r = run(QStringList{"train", "--steps", "4", "--quantize-base", q, "--init-from", dir.path() + "/base/model.safetensors",
+                            "--out", dir.path() + "/qlora"} + lora);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(QStringList{"train", "--steps", "4", "--init-from", dir.path() + "/fq.safetensors", "--out", dir.path() + "/ref"} + lora);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const hr::SafeTensorsFile a = hr::read_safetensors((dir.path() + "/qlora/model.safetensors").toStdString());
+        const hr::SafeTensorsFile b = hr::read_safetensors((dir.path() + "/ref/model.safetensors").toStdString());
+        QCOMPARE(a.tensors.size(), b.tensors.size());
+        for (const hr::SafeTensor& t : b.tensors) {  // the adapters, and the base as the run computed with it (f32)
+            const hr::SafeTensor* u = a.find(t.name);
+            QVERIFY2(u && u->dtype == t.dtype && u->shape == t.shape && u->data.size() == t.data.size(), t.name.c_str());
+            // equal values (a value quantised to -0 is stored as code 0: +0, which is the same number)
+            const float* x = reinterpret_cast<const float*>(u->data.data());
+            const float* y = reinterpret_cast<const float*>(t.data.data());
+            QVERIFY2(std::equal(x, x + u->data.size() / 4, y), t.name.c_str());
+        }
+        auto read = [&](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        };
+        const QJsonObject jq = read(dir.path() + "/qlora/run.json"), jr = read(dir.path() + "/ref/run.json");
+        const QJsonObject lq = jq["final"].toObject()["lora"].toObject();
+        QCOMPARE(lq["base"].toString(), q);
+        QCOMPARE(lq["quantized_params"].toInteger(), quantised);
+        QCOMPARE(lq["test_loss_before"].toDouble(), jr["final"].toObject()["lora"].toObject()["test_loss_before"].toDouble());
+        QVERIFY(lq["test_loss_before"].toDouble() !=
+                read(dir.path() + "/base/run.json")["final"].toObject()["test_loss"].toDouble());  // quantising costs
+        const QJsonObject mq = jq["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        const QJsonObject pq = jq["memory"].toObject()["predicted"].toObject()["device"].toObject();
+        for (const QString& cat : mq.keys()) QCOMPARE(pq[cat].toDouble(), mq[cat].toDouble());
+        const QJsonObject mr = jr["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        const double less = mr["parameters"].toDouble() - mq["parameters"].toDouble();
+        QVERIFY2(std::abs(less - saved) <= 8 * 256, qPrintable(QString("%1 vs %2").arg(less).arg(saved)));
+        QCOMPARE(mq["workspace"].toDouble() - mr["workspace"].toDouble(), 512.0 * 128 * 4);  // c_fc's (F, C), dequantised
+        // resumed from a checkpoint of the packed base: the same as one run
+        r = run(QStringList{"train", "--steps", "2", "--quantize-base", q, "--init-from", dir.path() + "/base/model.safetensors",
+                            "--out", dir.path() + "/half"} + lora);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run({"train", "--resume", dir.path() + "/half", "--steps", "4", "--no-history"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const hr::SafeTensorsFile h = hr::read_safetensors((dir.path() + "/half/model.safetensors").toStdString());
+        for (const hr::SafeTensor& t : a.tensors) {
+            const hr::SafeTensor* u = h.find(t.name);
+            QVERIFY2(u && u->data == t.data, t.name.c_str());
+        }
+        // without --lora there is nothing to quantise the base for
+        r = run(QStringList{"train", "--steps", "1", "--quantize-base", q, "--out", dir.path() + "/none"} + common);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("add --lora R"), qPrintable(r.err));
+        QVERIFY(!QDir(dir.path() + "/none").exists());
     }
 
     void firstLineSaysWhichDeviceAndWhy() {
