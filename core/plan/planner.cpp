@@ -122,6 +122,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         ShardLayout layout;
         std::map<int, Model::RecomputeWork> recompute;  // what checkpointing repeats of each layer
         double buffer_bytes = 0;  // the model's buffers (batch-norm statistics): broadcast after each update
+        // the bytes of each layer's parameters as this rank's model stores them (adapters included, a QLoRA
+        // base packed, a split head's rows), by ledger layer id
+        std::map<int, std::size_t> layer_param_bytes;
     };
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
     // (pipeline stages: every rank is its own)
@@ -154,6 +157,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             b.layout = st.shard_layout();
             for (const NamedTensor& t : st.model().state_dict())
                 if (t.is_buffer()) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
+                else if (!t.tied) b.layer_param_bytes[t.layer] += t.tensor.nbytes();
             b.snap = device_ledger->snapshot();
             b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
             b.rp.device = b.snap.live;
@@ -245,7 +249,11 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         lp.label = r.label;
         auto it = chosen.snap.layers.find(r.index);
         if (it != chosen.snap.layers.end()) lp.activation_bytes = it->second.live;
-        lp.parameter_bytes = static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
+        // the model's own bytes; a layer another pipeline stage holds: its values in the compute dtype
+        const auto held = chosen.layer_param_bytes.find(r.index);
+        lp.parameter_bytes = held != chosen.layer_param_bytes.end()
+                                 ? held->second
+                                 : static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
         const LayerSpec* ls = find_spec(req.spec.layers, r.path);
         const double mb = static_cast<double>(plan.strategy.micro_batch);
         const TransformerLayerCost tc = ls ? transformer_layer_cost(r, *ls) : TransformerLayerCost{};
@@ -261,7 +269,8 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             const double share = static_cast<double>(tp.count) / static_cast<double>(tp.total);
             lp.forward_flops *= share;
             lp.backward_flops *= share;
-            lp.parameter_bytes = static_cast<std::size_t>(static_cast<double>(lp.parameter_bytes) * share);
+            if (held == chosen.layer_param_bytes.end())
+                lp.parameter_bytes = static_cast<std::size_t>(static_cast<double>(lp.parameter_bytes) * share);
         }
         // activation checkpointing repeats what the model's recompute runs of the layer (nn/model.h)
         const auto rw = chosen.recompute.find(r.index);

@@ -92,14 +92,15 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         QTimer::singleShot(800, grab);
         return;
     }
-    if (tab == QLatin1String("lora")) {
+    if (tab == QLatin1String("lora") || tab == QLatin1String("qlora")) {
         // the Memory plan tab after a short LoRA run of gpt-tiny on fortunes: rank-8 adapters on the block
-        // projections, the rest frozen (predicted against measured; the strategy line)
+        // projections, the rest frozen (predicted against measured; the strategy line); qlora: on an int4 base
         w.loadPreset(QStringLiteral("gpt-tiny"));
         hr::TrainConfig p = w.trainConfig();
         p.steps = 20;
         p.eval_tokens = 4096;
         p.strategy.lora_rank = 8;
+        if (tab == QLatin1String("qlora")) p.strategy.quantize_base = "int4";
         w.setTrainConfig(p);
         QObject::connect(&w, &MainWindow::runFinished, &w, [&w, grab] {
             w.tabs()->setCurrentIndex(0);
