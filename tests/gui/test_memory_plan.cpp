@@ -132,6 +132,35 @@ private slots:
         QVERIFY(plan->whatIfLabel()->isHidden());
     }
 
+    // QLoRA in the Training setup: the LoRA base box is offered once LoRA is on, and int4 takes seed-cnn's two
+    // linear weights (50x320, 10x50: 66,000 B in f32) to 250 + 10 scales and 8250 B of codes (9290 B): the
+    // plan's parameters drop by that, to the alignment of each tensor's start (256 B)
+    void qloraBaseShrinksThePlannedParameters() {
+        hrapp::MainWindow w;
+        prepare(w);
+        hrapp::MemoryPlanPanel* plan = w.memoryPlan();
+        auto* rank = w.setupPanel()->findChild<QSpinBox*>(QStringLiteral("loraRankSpin"));
+        auto* base = w.setupPanel()->findChild<QComboBox*>(QStringLiteral("loraBaseCombo"));
+        QVERIFY(rank && base);
+        QVERIFY(!base->isEnabled());
+        rank->setValue(4);
+        QVERIFY(base->isEnabled());
+        plan->updateNow();
+        const std::size_t f32 = plan->barChart()->barBytes(MemCategory::parameters);
+        base->setCurrentIndex(base->findData(QStringLiteral("int4")));
+        QCOMPARE(w.trainConfig().strategy.quantize_base, std::string("int4"));
+        plan->updateNow();
+        const std::size_t int4 = plan->barChart()->barBytes(MemCategory::parameters);
+        QCOMPARE(plan->plan().device_total, predicted(w).device_total);
+        const double saved = double(f32) - double(int4);
+        QVERIFY2(std::abs(saved - (66000 - 9290)) <= 512, qPrintable(QStringLiteral("%1 -> %2").arg(f32).arg(int4)));
+        QCOMPARE(plan->plan().strategy.lora_base_bits, 4);
+        // LoRA off: the base box goes grey and the config carries no quantised base
+        rank->setValue(0);
+        QVERIFY(!base->isEnabled());
+        QCOMPARE(w.trainConfig().strategy.quantize_base, std::string("none"));
+    }
+
     void checkpointChoicesAndShardingState() {
         hrapp::MainWindow w;
         prepare(w);
