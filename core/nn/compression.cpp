@@ -102,15 +102,7 @@ void quantize_pack(const float* w, std::int64_t rows, std::int64_t cols, int bit
 
 void dequantize_packed(const std::uint8_t* packed, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
                        float* w) {
-    const std::int64_t g = quantized_group(cols, bits, group), per_row = (cols + g - 1) / g;
-    const std::uint8_t* codes = packed + quantized_scale_count(rows, cols, bits, group) * 4;
-    for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t c = 0; c < cols; ++c) {
-            float s;
-            std::memcpy(&s, packed + 4 * (r * per_row + c / g), 4);
-            const std::int64_t k = r * cols + c;
-            w[k] = static_cast<float>(quantized_code(codes, k, bits)) * s;
-        }
+    dequantize_rows(packed, rows, cols, bits, group, 0, rows, w, [](float v) { return v; });
 }
 
 std::int64_t quantize_rows(float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group) {

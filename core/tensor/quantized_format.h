@@ -11,6 +11,7 @@
 // The value is q x s in f32. The scales come first so that they are 4-byte aligned.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace hr {
 
@@ -33,11 +34,31 @@ inline std::size_t quantized_bytes(std::int64_t rows, std::int64_t cols, int bit
            (n * static_cast<std::size_t>(bits) + 7) / 8;
 }
 
-// The code of value k (row-major) from the codes' start, as a signed integer.
-inline int quantized_code(const std::uint8_t* codes, std::int64_t k, int bits) {
-    if (bits == 8) return static_cast<int>(static_cast<std::int8_t>(codes[k]));
-    const std::uint8_t b = codes[k >> 1];
-    return static_cast<int>((k & 1) ? (b >> 4) : (b & 0x0F)) - 8;
+// Rows [r0, r1) of a packed (rows, cols) matrix into out (the whole matrix's row-major storage): value k is
+// store(q x s) with q x s in f32. The host's decoder (nn/compression.h dequantize_packed) and the CPU
+// backend's (Backend::dequantize, rows spread over threads) are this one; the scale is read once per group
+// and the codes without a branch, so that the loops vectorise.
+template <class T, class Store>
+void dequantize_rows(const std::uint8_t* packed, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
+                     std::int64_t r0, std::int64_t r1, T* out, Store store) {
+    const std::int64_t g = quantized_group(cols, bits, group), per_row = (cols + g - 1) / g;
+    const std::uint8_t* codes = packed + quantized_scale_count(rows, cols, bits, group) * 4;
+    for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c0 = 0, gi = r * per_row; c0 < cols; c0 += g, ++gi) {
+            float s;
+            std::memcpy(&s, packed + 4 * gi, 4);
+            const std::int64_t k0 = r * cols, c1 = c0 + g < cols ? c0 + g : cols;
+            if (bits == 8) {
+                const auto* q = reinterpret_cast<const std::int8_t*>(codes) + k0;
+                for (std::int64_t c = c0; c < c1; ++c) out[k0 + c] = store(static_cast<float>(q[c]) * s);
+            } else {
+                for (std::int64_t c = c0; c < c1; ++c) {
+                    const std::int64_t k = k0 + c;
+                    const int q = static_cast<int>((codes[k >> 1] >> ((k & 1) * 4)) & 0x0F) - 8;
+                    out[k] = store(static_cast<float>(q) * s);
+                }
+            }
+        }
 }
 
 }  // namespace hr

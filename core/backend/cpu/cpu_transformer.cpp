@@ -360,55 +360,25 @@ void CpuBackend::transpose_last2(const Tensor& x, Tensor& y) {
                     });
 }
 
-namespace {
-// One row of a packed matrix (tensor/quantized_format.h) into out[0, cols): the scale hoisted per group, the
-// codes read branch-free so that the loops vectorise.
-template <class T, class Store>
-void dequantize_row(const std::uint8_t* scales_row, const std::uint8_t* codes, std::int64_t k0, std::int64_t cols,
-                    int bits, std::int64_t g, T* out, Store store) {
-    for (std::int64_t c0 = 0, gi = 0; c0 < cols; c0 += g, ++gi) {
-        float s;
-        std::memcpy(&s, scales_row + 4 * gi, 4);
-        const std::int64_t c1 = std::min(cols, c0 + g);
-        if (bits == 8) {
-            const auto* q = reinterpret_cast<const std::int8_t*>(codes) + k0;
-            for (std::int64_t c = c0; c < c1; ++c) out[c] = store(static_cast<float>(q[c]) * s);
-        } else {
-            for (std::int64_t c = c0; c < c1; ++c) {
-                const std::int64_t k = k0 + c;
-                const int q = static_cast<int>((codes[k >> 1] >> ((k & 1) * 4)) & 0x0F) - 8;
-                out[c] = store(static_cast<float>(q) * s);
-            }
-        }
-    }
-}
-}  // namespace
-
 void CpuBackend::dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
     check_dequantize(host_tensor_rules(), packed, bits, group, w);
     const std::int64_t rows = w.dim(0), cols = w.dim(1);
-    const std::int64_t g = quantized_group(cols, bits, group), per_row = (cols + g - 1) / g;
-    const auto* base = static_cast<const std::uint8_t*>(packed.raw());
-    const std::uint8_t* codes = base + quantized_scale_count(rows, cols, bits, group) * 4;
+    const auto* p = static_cast<const std::uint8_t*>(packed.raw());
     const DType dt = w.dtype();
     parallel_chunks(threads_, rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(cols, 1)),
                     [&](std::int64_t rb, std::int64_t re) {
-                        for (std::int64_t r = rb; r < re; ++r) {
-                            const std::uint8_t* sr = base + 4 * r * per_row;
-                            const std::int64_t k0 = r * cols, off = r * cols;
-                            if (dt == DType::f32)
-                                dequantize_row(sr, codes, k0, cols, bits, g, static_cast<float*>(w.raw()) + off,
-                                               [](float v) { return v; });
-                            else if (dt == DType::f64)
-                                dequantize_row(sr, codes, k0, cols, bits, g, static_cast<double*>(w.raw()) + off,
-                                               [](float v) { return static_cast<double>(v); });
-                            else if (dt == DType::bf16)
-                                dequantize_row(sr, codes, k0, cols, bits, g, static_cast<std::uint16_t*>(w.raw()) + off,
-                                               [](float v) { return f32_to_bf16(v); });
-                            else
-                                dequantize_row(sr, codes, k0, cols, bits, g, static_cast<std::uint16_t*>(w.raw()) + off,
-                                               [](float v) { return f32_to_f16(v); });
-                        }
+                        if (dt == DType::f32)
+                            dequantize_rows(p, rows, cols, bits, group, rb, re, static_cast<float*>(w.raw()),
+                                            [](float v) { return v; });
+                        else if (dt == DType::f64)
+                            dequantize_rows(p, rows, cols, bits, group, rb, re, static_cast<double*>(w.raw()),
+                                            [](float v) { return static_cast<double>(v); });
+                        else if (dt == DType::bf16)
+                            dequantize_rows(p, rows, cols, bits, group, rb, re, static_cast<std::uint16_t*>(w.raw()),
+                                            [](float v) { return f32_to_bf16(v); });
+                        else
+                            dequantize_rows(p, rows, cols, bits, group, rb, re, static_cast<std::uint16_t*>(w.raw()),
+                                            [](float v) { return f32_to_f16(v); });
                     });
 }
 
