@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nn/compression.h"
+
 namespace hr {
 
 using json = nlohmann::json;
@@ -37,7 +39,7 @@ json run_lora_summary(const TrainResult& r) {
             {"alpha", r.lora_alpha},
             {"adapter_params", r.lora_params},
             {"frozen_params", r.frozen_params},
-            {"base", r.lora_base_bits == 8 ? "int8" : r.lora_base_bits == 4 ? "int4" : "none"},
+            {"base", quantize_name(r.lora_base_bits)},
             {"quantized_params", r.quantized_params},
             {"test_accuracy_before", num(r.lora_before_accuracy)},
             {"test_loss_before", num(r.lora_before_loss)},
