@@ -621,7 +621,7 @@ void strategiesSection(Doc& s) {
                     const double lb = lora.value(QStringLiteral("test_loss_before")).toDouble(qQNaN());
                     const double la = lora.value(QStringLiteral("test_loss_after")).toDouble(qQNaN());
                     if (std::isfinite(lb) && std::isfinite(la))
-                        text += ReportWriter::tr("; test loss %1 before, %2 after").arg(numText(lb, 4), numText(la, 4));
+                        text += ReportWriter::tr("; test loss %1 before, %2 after").arg(numText(lb, 5), numText(la, 5));  // (a QLoRA base moves the 4th decimal)
                 }
                 u.keyValues.push_back({ReportWriter::tr("LoRA"), text});
             }

@@ -51,12 +51,20 @@ void dequantize_rows(const std::uint8_t* packed, std::int64_t rows, std::int64_t
             if (bits == 8) {
                 const auto* q = reinterpret_cast<const std::int8_t*>(codes) + k0;
                 for (std::int64_t c = c0; c < c1; ++c) out[k0 + c] = store(static_cast<float>(q[c]) * s);
-            } else {
-                for (std::int64_t c = c0; c < c1; ++c) {
-                    const std::int64_t k = k0 + c;
+            } else {  // a byte at a time (two values), a lone nibble at either end
+                auto one = [&](std::int64_t k) {
                     const int q = static_cast<int>((codes[k >> 1] >> ((k & 1) * 4)) & 0x0F) - 8;
                     out[k] = store(static_cast<float>(q) * s);
+                };
+                std::int64_t k = k0 + c0;
+                const std::int64_t end = k0 + c1;
+                if ((k & 1) && k < end) one(k++);
+                const std::uint8_t* b = codes + (k >> 1);
+                for (; k + 1 < end; k += 2, ++b) {
+                    out[k] = store(static_cast<float>(static_cast<int>(*b & 0x0F) - 8) * s);
+                    out[k + 1] = store(static_cast<float>(static_cast<int>(*b >> 4) - 8) * s);
                 }
+                if (k < end) one(k);
             }
         }
 }
