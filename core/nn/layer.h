@@ -40,6 +40,9 @@ struct ParamDecl {
     bool frozen = false;
     // A LoRA adapter: trained while the rest is frozen
     bool lora_adapter() const { return is_lora_adapter(name); }
+    // QLoRA (ModelOptions::lora_base_bits): a frozen weight (out, in) this layer takes packed
+    // (tensor/quantized_format.h, u8) and dequantises itself at each use; the model stores exactly these packed
+    bool packed = false;
 };
 
 // Non-trainable state saved with the weights (BatchNorm running statistics).

@@ -109,6 +109,7 @@ public:
     }
     std::vector<ParamDecl> params(const Shape&) const override {
         std::vector<ParamDecl> p{{"weight", {fo_, fi_}, ParamDecl::Init::uniform_fan_in, fi_}};
+        p[0].packed = bits_ > 0;
         if (bias_) p.push_back({"bias", {fo_}, ParamDecl::Init::uniform_fan_in, fi_});
         if (r_ > 0) {  // PEFT: A kaiming-uniform (PyTorch's default bound 1/sqrt(in)), B zero: starts as the base
             p.push_back({"lora_A", {r_, fi_}, ParamDecl::Init::uniform_fan_in, fi_});

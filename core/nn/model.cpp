@@ -324,18 +324,12 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             n.out = n.layer->output_shape(cur);
             n.param_decls = n.layer->params(cur);
             const std::size_t align = param_align_elements(dt);
-            // QLoRA: the weights that carry adapters ("X.weight" beside "X.lora_A"; "weight" beside "lora_A")
-            auto adapted = [&](const ParamDecl& p) {
-                const std::string suffix = "weight";
-                if (p.name.size() < suffix.size() || p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) != 0)
-                    return false;
-                const std::string a = p.name.substr(0, p.name.size() - suffix.size()) + "lora_A";
-                return std::any_of(n.param_decls.begin(), n.param_decls.end(), [&](const ParamDecl& d) { return d.name == a; });
-            };
             for (auto& p : n.param_decls) {
                 const bool adapter = p.lora_adapter();
                 if (options_.lora_rank > 0) p.frozen = !adapter;
                 if (adapter) lora_values_ += shape_numel(p.shape);
+                if (p.packed && (!p.frozen || p.shape.size() != 2))
+                    throw Error("internal: " + n.path + "." + p.name + " is declared packed but is not a frozen matrix");
                 n.packed_bytes.push_back(0);
                 if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
                     n.param_offsets.push_back(-1);
@@ -347,7 +341,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                     n.param_offsets.push_back(-1);
                     n.frozen_offsets.push_back(static_cast<std::int64_t>(frozen_offset_));
                     std::size_t elements = static_cast<std::size_t>(shape_numel(p.shape));
-                    if (options_.lora_base_bits > 0 && p.shape.size() == 2 && adapted(p)) {
+                    if (p.packed) {  // QLoRA: the layer dequantises it (ParamDecl::packed)
                         // packed: its bytes, in elements of the buffer's dtype
                         n.packed_bytes.back() = quantized_bytes(p.shape[0], p.shape[1], options_.lora_base_bits,
                                                                 options_.lora_base_group);

@@ -284,6 +284,8 @@ struct Adapters {
     }
     void declare(std::vector<ParamDecl>& p, const std::string& proj, std::int64_t out, std::int64_t in) const {
         if (r == 0) return;
+        for (ParamDecl& d : p)  // QLoRA: the projection's weight is taken packed (Lora::weight dequantises it)
+            if (d.name == proj + ".weight") d.packed = bits > 0;
         p.push_back({proj + ".lora_A", {r, in}, ParamDecl::Init::uniform_fan_in, in});
         p.push_back({proj + ".lora_B", {out, r}, ParamDecl::Init::zeros, r});
     }
