@@ -23,9 +23,11 @@
 
 namespace hrtest {
 namespace {
+// Never destroyed: a function-local static built after std::atexit(cleanup) would be destroyed before
+// cleanup runs (exit runs both in reverse order of registration), and every temp dir would be left behind.
 std::vector<std::filesystem::path>& dirs() {
-    static std::vector<std::filesystem::path> d;
-    return d;
+    static auto* d = new std::vector<std::filesystem::path>;
+    return *d;
 }
 void cleanup() {
     for (auto& p : dirs()) {
