@@ -40,7 +40,7 @@ const std::vector<Subcommand>& subcommands() {
                            "and writes the results so far. With --prune/--quantize the written weights are evaluated\n"
                            "again pruned/quantised (run.json final.compression; the report's what-if section)."),
          {FlagGroup::model, FlagGroup::data, FlagGroup::length, FlagGroup::memory, FlagGroup::optimizer,
-          FlagGroup::training, FlagGroup::sequence, FlagGroup::text, FlagGroup::device, FlagGroup::run, FlagGroup::history,
+          FlagGroup::training, FlagGroup::sequence, FlagGroup::tokens, FlagGroup::text, FlagGroup::device, FlagGroup::run, FlagGroup::history,
           FlagGroup::whatif},
          0, 0, false, runTrainCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,\n"
@@ -53,8 +53,13 @@ const std::vector<Subcommand>& subcommands() {
                            "then tensors are matched by order and shape and the match is printed as a table.\n"
                            "--prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight\n"
                            "tensors and print test_loss_after=, test_accuracy_after= and the weights' bytes stored so\n"
-                           "(weights_bytes=, weights_bytes_after=); the file is not changed."),
-         {FlagGroup::weights, FlagGroup::whatif, FlagGroup::model, FlagGroup::data, FlagGroup::device}, 0, 0, false, runEvalCommand,
+                           "(weights_bytes=, weights_bytes_after=); the file is not changed.\n"
+                           "A language model (--data text:...) is scored on the validation windows a run evaluates:\n"
+                           "the loss per token and the share of next tokens predicted, with the tokenizer written\n"
+                           "next to the weights (else --tokenizer, built from the text as a run builds it)."),
+         {FlagGroup::weights, FlagGroup::whatif, FlagGroup::model, FlagGroup::data, FlagGroup::sequence, FlagGroup::tokens,
+          FlagGroup::device},
+         0, 0, false, runEvalCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 evaluated, 2 bad input (a file, model or dataset that does not fit).")},
         {"plan", "[options]", QT_TRANSLATE_NOOP("Cli", "predict a run's memory by category and layer; --budget finds\nthe strategies that fit"),
          QT_TRANSLATE_NOOP("Cli",

@@ -32,8 +32,18 @@ int runEvalCommand(const CliRequest& request) {
         }
         const hr::CompressionOptions what_if = r.config.what_if;
         const hr::WeightsEvaluation e = hr::evaluate_weights(r.config, r.weights.toStdString(), what_if);
-        for (const std::string& line : e.notes) eprint(QString::fromStdString(line) + QLatin1Char('\n'));
-        if (!r.quiet)
+        if (e.language_model && r.has("tokenizer") && e.tokenizer != r.config.tokenizer)
+            eprint(Cli::tr("the weights name the %1 tokenizer, stored next to them: it was used, not --tokenizer %2\n")
+                       .arg(QString::fromStdString(e.tokenizer), QString::fromStdString(r.config.tokenizer)));
+        for (const hr::Message& line : e.notes) eprint(messageText(line) + QLatin1Char('\n'));
+        if (!r.quiet && e.language_model)
+            eprint(Cli::tr("evaluated %1 on %2 validation tokens (%3 windows) of %4 (%5); the loss is per token, the "
+                           "accuracy the share of next tokens predicted\n")
+                       .arg(r.weights)
+                       .arg(e.test_tokens)
+                       .arg(e.test_samples)
+                       .arg(QString::fromStdString(r.config.data), QString::fromStdString(e.device_name)));
+        else if (!r.quiet)
             eprint(Cli::tr("evaluated %1 on %2 test samples of %3 (%4)\n")
                        .arg(r.weights)
                        .arg(e.test_samples)

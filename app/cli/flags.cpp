@@ -156,7 +156,7 @@ const std::vector<Flag> kFlags = {
     // ---- language models: sequence (train, plan) and text (train)
     {FlagGroup::sequence, "seq", "T", QT_TRANSLATE_NOOP("Cli", "tokens per sequence, 1 to the model's positions (default 0: the model's)"),
      [](R& r, const V& v) { r.config.seq = v.integer<std::int64_t>(0, 1 << 24); }},
-    {FlagGroup::text, "tokenizer", "K",
+    {FlagGroup::tokens, "tokenizer", "K",
      QT_TRANSLATE_NOOP("Cli", "byte (default), char, or bpe:N (SentencePiece BPE of N tokens, 260 to\n"
                               "1000000, trained on the training text; stored next to the weights)"),
      [](R& r, const V& v) {
@@ -170,7 +170,7 @@ const std::vector<Flag> kFlags = {
      }},
     {FlagGroup::text, "eval-every", "N", QT_TRANSLATE_NOOP("Cli", "evaluate every N steps: test loss and accuracy, a language model's validation loss (default 0: at the end of each epoch)"),
      [](R& r, const V& v) { r.config.eval_every = v.integer<std::int64_t>(0, hr::kMaxSteps); }},
-    {FlagGroup::text, "eval-tokens", "N", QT_TRANSLATE_NOOP("Cli", "validation tokens per evaluation (default 65536; 0: the whole split)"),
+    {FlagGroup::tokens, "eval-tokens", "N", QT_TRANSLATE_NOOP("Cli", "validation tokens per evaluation (default 65536; 0: the whole split)"),
      [](R& r, const V& v) { r.config.eval_tokens = v.integer<std::int64_t>(0, std::int64_t(1) << 40); }},
     // ---- device
     {FlagGroup::device, "device", "DEV",
@@ -356,7 +356,8 @@ const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::weights, QT_TRANSLATE_NOOP("Cli", "Weights")},
     {FlagGroup::whatif, QT_TRANSLATE_NOOP("Cli", "Pruned and quantised what-ifs")},
     {FlagGroup::sequence, QT_TRANSLATE_NOOP("Cli", "Language models")},
-    {FlagGroup::text, QT_TRANSLATE_NOOP("Cli", "Text and evaluation")},
+    {FlagGroup::tokens, QT_TRANSLATE_NOOP("Cli", "Text")},
+    {FlagGroup::text, QT_TRANSLATE_NOOP("Cli", "Evaluation")},
     {FlagGroup::generate, QT_TRANSLATE_NOOP("Cli", "Generation")},
 };
 

@@ -73,7 +73,8 @@ enum class FlagGroup {
     weights,    // eval: --weights
     whatif,     // train and eval: --prune, --quantize (TrainConfig::what_if)
     sequence,   // --seq (language models; train and plan)
-    text,       // --tokenizer, --eval-every, --eval-tokens (language models; train)
+    tokens,     // --tokenizer, --eval-tokens (language models; train and eval)
+    text,       // --eval-every (train)
     generate,   // headroom generate: --run, --weights, --prompt, --tokens, --temperature, --top-k, --seed
 };
 

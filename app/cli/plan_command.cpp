@@ -47,7 +47,8 @@ QString whatIfText(const hr::ModelSpec& spec, const hr::CompressionOptions& o) {
     if (o.bits == 4) how << QCoreApplication::translate("Cli", "int4 with a scale per %1 values").arg(o.group);
     return QCoreApplication::translate("Cli", "\n  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 "
                                               "instead of %5, besides %6 of other tensors; train with the same flags to "
-                                              "measure the accuracy after\n")
+                                              "measure the test accuracy (a language model's validation loss) "
+                                              "after\n")
         .arg(how.join(QCoreApplication::translate("Cli", ", ", "between the parts of a list")))
         .arg(r.tensors)
         .arg(QLocale::c().toString(static_cast<qlonglong>(r.values)))

@@ -183,6 +183,11 @@ public:
                           .arg(r.vocab_size)
                           .arg(q(r.tokenizer))
                           .arg(r.seq));
+            if (r.what_if.compressed && !m_quiet) {  // --prune/--quantize: the loss per token after (final.compression)
+                print(QStringLiteral("test_loss_after=%1\n").arg(r.what_if.test_loss_after, 0, 'f', 4));
+                print(QStringLiteral("weights_bytes_after=%1\n")
+                          .arg(r.what_if.compression.stored_bytes + r.what_if.compression.other_bytes));
+            }
             print(QStringLiteral("test_loss=%1\n").arg(r.test_loss, 0, 'f', 4));
             return o.exitCode();
         }

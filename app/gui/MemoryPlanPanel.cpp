@@ -372,7 +372,7 @@ void MemoryPlanPanel::showWhatIf(const hr::TrainConfig& c) {
         if (c.what_if.bits == 4) how << tr("int4 with a scale per %1 values").arg(c.what_if.group);
         m_whatIfLabel->setText(tr("What-if after training (%1): the %2 weight tensors would be stored in at most "
                                   "<b>%3</b> instead of %4 (%5 of other tensors as they are); the run measures the "
-                                  "test accuracy before and after.")
+                                  "test accuracy (a language model's validation loss) before and after.")
                                    .arg(how.join(tr(", ", "between the parts of a list")).toHtmlEscaped())
                                    .arg(r.tensors)
                                    .arg(bytesText(r.stored_bytes), bytesText(r.dense_bytes), bytesText(r.other_bytes)));

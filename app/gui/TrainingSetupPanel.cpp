@@ -248,14 +248,16 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_prune->setSuffix(tr(" %"));
     m_prune->setSpecialValueText(tr("no pruning"));
     m_prune->setToolTip(tr("Set this share of each weight tensor's smallest values to zero (magnitude pruning) and "
-                           "measure the test accuracy again; the weights file is not changed"));
+                           "measure the test accuracy again (a language model's validation loss); the weights file is not "
+                           "changed"));
     wf->addRow(tr("Prune"), m_prune);
     m_quantize = new QComboBox(m_whatIfBox);
     m_quantize->setObjectName(QStringLiteral("quantizeCombo"));
     m_quantize->addItem(tr("No quantisation"), 0);
     m_quantize->addItem(tr("int8 (a scale per output row)"), 8);
     m_quantize->addItem(tr("int4 (a scale per 64 values)"), 4);
-    m_quantize->setToolTip(tr("Store the weight tensors at this width and measure the test accuracy again"));
+    m_quantize->setToolTip(tr("Store the weight tensors at this width and measure the test accuracy again (a language "
+                              "model's validation loss)"));
     wf->addRow(tr("Quantise"), m_quantize);
     outer->addWidget(m_whatIfBox);
     outer->addStretch(1);
@@ -346,8 +348,8 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
         c.strategy.pipeline_split.clear();
     }
     // a language model has no what-if (validate_train_config refuses one): the box is disabled then
-    c.what_if.prune = m_whatIfBox->isEnabled() ? m_prune->value() / 100.0 : 0.0;
-    c.what_if.bits = m_whatIfBox->isEnabled() ? m_quantize->currentData().toInt() : 0;
+    c.what_if.prune = m_prune->value() / 100.0;
+    c.what_if.bits = m_quantize->currentData().toInt();
 }
 
 void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
@@ -405,16 +407,6 @@ void TrainingSetupPanel::setModelSpec(const hr::ModelSpec& spec) {
         item->setCheckState(Qt::Unchecked);
     }
     if (keep.startsWith(QLatin1String("list:"))) setCheckpointText(keep);
-    // the what-if measures an image classifier's accuracy (not a language model's)
-    bool tokens = false;
-    try {
-        tokens = hr::is_token_model(spec);
-    } catch (const std::exception&) {
-    }
-    m_whatIfBox->setEnabled(!tokens);
-    m_whatIfBox->setToolTip(tokens ? tr("A language model has no test accuracy to compare: the what-if is for image "
-                                        "classifiers")
-                                   : QString());
 }
 
 void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {

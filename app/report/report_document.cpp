@@ -303,7 +303,13 @@ void outcomePart(Doc& s) {
         figures.push_back({ReportWriter::tr("Predicted peak"), predValue, predDetail});
         // --prune/--quantize: the what-if's accuracy (its section in the details has the rest)
         const QJsonObject wi = fm.value(QStringLiteral("compression")).toObject();
-        if (!wi.isEmpty())
+        if (!wi.isEmpty() && wi.value(QStringLiteral("test_tokens")).isDouble())  // a language model: its loss per token
+            figures.push_back({ReportWriter::tr("Validation loss pruned/quantised"),
+                               numText(wi.value(QStringLiteral("test_loss_after")).toDouble(qQNaN()), 5),
+                               ReportWriter::tr("%1; weights %2 instead of %3")
+                                   .arg(compressionText(wi), bytesText(wi.value(QStringLiteral("weights_bytes_after")).toInteger(-1)),
+                                        bytesText(wi.value(QStringLiteral("weights_bytes")).toInteger(-1)))});
+        else if (!wi.isEmpty())
             figures.push_back({ReportWriter::tr("Accuracy pruned/quantised"),
                                percentText(wi.value(QStringLiteral("test_accuracy_after")).toDouble(qQNaN())),
                                ReportWriter::tr("%1; weights %2 instead of %3")
@@ -855,23 +861,42 @@ void compressionSection(Doc& s) {
     Unit u;
     const auto num = [&](const char* key) { return wi.value(QLatin1String(key)).toDouble(qQNaN()); };
     const auto count = [&](const char* key) { return wi.value(QLatin1String(key)).toInteger(0); };
-    u.paragraphs << ReportWriter::tr("The weights the run wrote, evaluated on %1 test samples as trained and again %2. "
-                                     "The transform touches the %3 weight tensors with two or more dimensions (%4 values, "
-                                     "%5 of them zero after); biases, normalisation weights and statistics stay as they "
-                                     "are. The largest change to a weight was %6.")
-                        .arg(countText(count("test_samples")), compressionText(wi), countText(count("tensors")),
-                             countText(count("values")), countText(count("zeros")), numText(num("max_abs_change"), 4));
-    for (const QString& col : {ReportWriter::tr("Weights"), ReportWriter::tr("Test accuracy"), ReportWriter::tr("Test loss"),
-                               ReportWriter::tr("Stored size")})
-        u.header.push_back({col, col != ReportWriter::tr("Weights"), false});
-    u.rows.push_back({{ReportWriter::tr("as trained (f32)"), false, false},
-                      {percentText(num("test_accuracy_before"), 2), true, false},
-                      {numText(num("test_loss_before"), 4), true, false},
-                      {bytesText(count("weights_bytes")), true, false}});
-    u.rows.push_back({{compressionText(wi), false, true},
-                      {percentText(num("test_accuracy_after"), 2), true, true},
-                      {numText(num("test_loss_after"), 4), true, true},
-                      {bytesText(count("weights_bytes_after")), true, true}});
+    const bool tokens = wi.value(QStringLiteral("test_tokens")).isDouble();  // a language model
+    if (tokens)
+        u.paragraphs << ReportWriter::tr("The weights the run wrote, evaluated on %1 validation tokens as trained and again "
+                                         "%2: the loss per token, its perplexity and the share of next tokens predicted. "
+                                         "The transform touches the %3 weight tensors with two or more dimensions, the "
+                                         "embeddings among them (%4 values, %5 of them zero after); biases and "
+                                         "normalisation weights stay as they are. The largest change to a weight was %6.")
+                            .arg(countText(count("test_tokens")), compressionText(wi), countText(count("tensors")),
+                                 countText(count("values")), countText(count("zeros")), numText(num("max_abs_change"), 4));
+    else
+        u.paragraphs << ReportWriter::tr("The weights the run wrote, evaluated on %1 test samples as trained and again %2. "
+                                         "The transform touches the %3 weight tensors with two or more dimensions (%4 values, "
+                                         "%5 of them zero after); biases, normalisation weights and statistics stay as they "
+                                         "are. The largest change to a weight was %6.")
+                            .arg(countText(count("test_samples")), compressionText(wi), countText(count("tensors")),
+                                 countText(count("values")), countText(count("zeros")), numText(num("max_abs_change"), 4));
+    const QStringList columns = tokens ? QStringList{ReportWriter::tr("Weights"), ReportWriter::tr("Validation loss"),
+                                                     ReportWriter::tr("Perplexity"), ReportWriter::tr("Token accuracy"),
+                                                     ReportWriter::tr("Stored size")}
+                                       : QStringList{ReportWriter::tr("Weights"), ReportWriter::tr("Test accuracy"),
+                                                     ReportWriter::tr("Test loss"), ReportWriter::tr("Stored size")};
+    for (const QString& col : columns) u.header.push_back({col, col != columns.first(), false});
+    const auto row = [&](const QString& weights, const char* when, qint64 bytes, bool strong) {
+        const double loss = num((std::string("test_loss_") + when).c_str());
+        const double accuracy = num((std::string("test_accuracy_") + when).c_str());
+        QVector<Unit::Cell> cells{{weights, false, strong}};
+        if (tokens)
+            cells << Unit::Cell{numText(loss, 5), true, strong} << Unit::Cell{numText(std::exp(loss), 4), true, strong}
+                  << Unit::Cell{percentText(accuracy, 2), true, strong};
+        else
+            cells << Unit::Cell{percentText(accuracy, 2), true, strong} << Unit::Cell{numText(loss, 4), true, strong};
+        cells.push_back({bytesText(bytes), true, strong});
+        u.rows.push_back(cells);
+    };
+    row(ReportWriter::tr("as trained (f32)"), "before", count("weights_bytes"), false);
+    row(compressionText(wi), "after", count("weights_bytes_after"), true);
     u.notes << ReportWriter::tr("Stored size counts 4 bytes a value as f32; quantised, bits / 8 a value and 4 bytes a "
                                 "scale; pruned, a bitmask of 1 bit a value and the non-zero values. The file on disk "
                                 "is not changed: this is a what-if (headroom eval --prune/--quantize measures the "

@@ -354,11 +354,6 @@ void validate_train_config(const TrainConfig& c) {
                                 "--save-every 10m (minutes) or --save-every N (steps)"),
                          {std::to_string(c.save_every_seconds)});
     validate_compression(c.what_if);
-    if (c.what_if.active() && is_token_model(c.model))
-        throw InputError(HR_MSG("config.what_if_token_model",
-                                "--prune and --quantize measure an image classifier's test accuracy before and after; "
-                                "'%1' is a language model: leave them out"),
-                         {c.model.name});
     bool device_ok = c.device == "auto" || c.device == "cpu" || c.device == "cuda";
     if (!device_ok && c.device.rfind("cuda:", 0) == 0) {
         // cuda:N, or cuda:N,M,... (one GPU per rank of this machine)

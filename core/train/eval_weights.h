@@ -1,6 +1,9 @@
 #pragma once
 // `headroom eval`: the test accuracy and loss of a weights file on a dataset's test split, with the same
-// data pipeline (normalisation, order) as training's evaluation. The file is matched to the model as
+// data pipeline (normalisation, order) as training's evaluation. A language model: its loss per token and
+// the share of next tokens it predicts (argmax) over the consecutive validation windows a run evaluates
+// (--seq, --eval-tokens, --test-limit as a run reads them), with the tokenizer the file names (next to it),
+// else --tokenizer built from the corpus as a run builds it. The file is matched to the model as
 // train/resume.h load_weights_into says (names, DDP's "module." prefix, or by order).
 #include <string>
 #include <vector>
@@ -15,11 +18,14 @@ struct TrainResult;
 struct RunLog;
 
 struct WeightsEvaluation {
-    double test_accuracy = 0;
-    double test_loss = 0;
-    std::int64_t test_samples = 0;
+    double test_accuracy = 0;          // a language model: the share of next tokens predicted
+    double test_loss = 0;              // a language model: per token
+    std::int64_t test_samples = 0;     // a language model: validation windows
+    bool language_model = false;
+    std::int64_t test_tokens = 0;      // a language model: tokens scored (windows x sequence)
+    std::string tokenizer;             // a language model: the tokenizer's kind ("byte", "char", "bpe:N")
     std::string device_name;
-    std::vector<std::string> notes;  // how the file's tensors were matched (describe_weights_match)
+    std::vector<Message> notes;  // how the file's tensors were matched (describe_weights_match), the tokenizer built
     // With a compression what-if (nn/compression.h): the same test split after pruning/quantising the
     // weights, and what the weights take stored that way.
     bool compressed = false;

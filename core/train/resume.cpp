@@ -396,7 +396,10 @@ bool module_order_less(const SafeTensor* x, const SafeTensor* y) {
 }  // namespace
 
 WeightsMatch load_weights_into(Model& model, const std::string& path) {
-    SafeTensorsFile file = read_safetensors(path);
+    return load_weights_into(model, read_safetensors(path), path);
+}
+
+WeightsMatch load_weights_into(Model& model, SafeTensorsFile file, const std::string& path) {
     WeightsMatch m;
     // DDP: every name starts with "module."
     if (!file.tensors.empty() &&

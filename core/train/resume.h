@@ -102,6 +102,8 @@ struct WeightsMatch {
 // module weight, bias, running_mean, running_var, num_batches_tracked) with identical shapes.
 // f32/f64/bf16/f16 convert. InputError naming each tensor that does not fit; the model is unchanged then.
 WeightsMatch load_weights_into(Model& model, const std::string& path);
+// The same with the file already read (`path` names it in messages).
+WeightsMatch load_weights_into(Model& model, SafeTensorsFile file, const std::string& path);
 // The lines a person reads about a match (the prefix note, the by-order table).
 std::vector<std::string> describe_weights_match(const WeightsMatch& m);
 

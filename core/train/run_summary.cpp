@@ -64,6 +64,7 @@ json run_compression_summary(const TrainResult& r) {
     if (!e.compressed) return nullptr;
     json j = compression_counts_json(e.options, e.compression);
     j["test_samples"] = e.test_samples;
+    j["test_tokens"] = e.language_model ? json(e.test_tokens) : json(nullptr);
     j["test_accuracy_before"] = num(e.test_accuracy);
     j["test_loss_before"] = num(e.test_loss);
     j["test_accuracy_after"] = num(e.test_accuracy_after);

@@ -420,7 +420,7 @@ private slots:
     }
 
     // the what-if's section (issue 23 item 4): both rows with their accuracy and stored size, and a first-page
-    // figure; a run without a what-if has neither
+    // figure; a run without a what-if has neither; a language model's has its loss per token and perplexity
     void whatIfSection() {
         RunStore store;
         QVERIFY(store.open(m_db));
@@ -438,6 +438,42 @@ private slots:
                                    .value("run").toObject().value("final_metrics").toObject();
         QCOMPARE(fm.value("compression").toObject().value("weights_bytes_after").toInteger(), qint64(38125 + 2824));
         QVERIFY(!ReportWriter(*ReportWriter::load(store, m_deep)).html().contains(QStringLiteral("id=\"compression\"")));
+
+        // a language model's what-if: the loss per token, its perplexity and the next-token accuracy
+        const qint64 lm = store.beginRun(QJsonObject{{"data", "text:fortunes"}, {"batch", 16}, {"steps", 40}},
+                                         toQt(hr::model_spec_to_json(hr::preset_model("gpt-tiny"))), "cpu", "gpt what-if");
+        hr::TrainResult r;
+        r.status = "finished";
+        r.test_loss = 2.9481;
+        r.test_accuracy = 0.2315;
+        r.steps = 40;
+        r.what_if.compressed = true;
+        r.what_if.language_model = true;
+        r.what_if.options.prune = 0.3;
+        r.what_if.options.bits = 4;
+        r.what_if.test_samples = 512;
+        r.what_if.test_tokens = 65536;
+        r.what_if.test_loss = 2.9481;
+        r.what_if.test_accuracy = 0.2315;
+        r.what_if.test_loss_after = 2.9454;
+        r.what_if.test_accuracy_after = 0.2307;
+        r.what_if.compression.tensors = 10;
+        r.what_if.compression.values = 442368;
+        r.what_if.compression.dense_bytes = 1769472;
+        r.what_if.compression.stored_bytes = 238000;
+        r.what_if.compression.other_bytes = 14336;
+        store.finishRun(lm, r);
+        const QString lmHtml = ReportWriter(*ReportWriter::load(store, lm)).html();
+        QVERIFY(lmHtml.contains(QStringLiteral("Validation loss pruned/quantised")));
+        QVERIFY(!lmHtml.contains(QStringLiteral("Accuracy pruned/quantised")));
+        const int lmAt = lmHtml.indexOf(QStringLiteral("id=\"compression\""));
+        QVERIFY(lmAt > 0);
+        const QString lmSection = lmHtml.mid(lmAt, lmHtml.indexOf(QStringLiteral("id=\"memory\""), lmAt) - lmAt);
+        // perplexity exp(2.9481) = 19.07, exp(2.9454) = 19.02
+        for (const char* text : {"65,536 validation tokens", "Validation loss", "Perplexity", "Token accuracy", "2.9481",
+                                 "2.9454", "19.07", "19.02", "23.15 %", "23.07 %", "30.0 % pruned, int4"})
+            QVERIFY2(lmSection.contains(QLatin1String(text)), text);
+        QVERIFY(!lmSection.contains(QStringLiteral("Test accuracy")));
     }
 
     void bareRunSaysWhatIsMissing() {

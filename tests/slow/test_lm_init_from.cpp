@@ -4,7 +4,8 @@
 // tied head under either name or not at all) starts a Headroom run whose validation loss (learning rate 1e-20,
 // one step, every validation window) equals PyTorch's loss of the trained model on the same windows to
 // 1e-5 relative, on one process and on 2 ranks (dp, through --ranks 2 when mpirun is there); without
-// --init-from it does not; a file for another model is refused (exit 2) before anything is written. Skips where /usr/bin/python3 cannot import torch or the headroom binary is missing.
+// --init-from it does not; the --prune/--quantize what-if of the run and of headroom eval equals PyTorch's
+// (tests/support/lm_what_if.py); a file for another model is refused (exit 2) before anything is written. Skips where /usr/bin/python3 cannot import torch or the headroom binary is missing.
 #include <QProcess>
 #include <QtTest>
 
@@ -175,6 +176,56 @@ private slots:
         const Result r = run(kHeadroom, flags(QString::fromStdString(out)));
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
         QVERIFY2(validationLoss(out) > m_torch_loss + 0.5, qPrintable(QString::number(validationLoss(out))));
+    }
+
+    // --prune/--quantize on a language model (issue 23 item 4): the run's what-if (50 % pruned, then int4) and
+    // `headroom eval`'s (int8) on the PyTorch-trained weights give PyTorch's validation loss per token and
+    // next-token accuracy after its own pruning (torch.nn.utils.prune) and rounding, to 1e-5 relative.
+    void whatIfEqualsPyTorchs() {
+        QVERIFY(m_ready);
+        const std::string out = m_dir + "/run-what-if";
+        const Result r = run(kHeadroom, flags(QString::fromStdString(out))
+                                            << "--init-from" << QString::fromStdString(m_dir + "/nanogpt.safetensors")
+                                            << "--prune" << "0.5" << "--quantize" << "int4");
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const std::string weights = out + "/model.safetensors";
+        const Result py = run(QString::fromUtf8(kPython), {QStringLiteral(HR_SOURCE_DIR "/tests/support/lm_what_if.py"),
+                                                           QString::fromStdString(weights),
+                                                           QString::fromStdString(m_dir + "/corpus.txt"), "16", "0.5:4", "0:8"});
+        QVERIFY2(py.exit_code == 0, qPrintable(py.output));
+        const nlohmann::json torch = nlohmann::json::parse(py.output.trimmed().split('\n').last().toStdString());
+        const nlohmann::json c = readJson(out + "/run.json")["final"]["compression"];
+        QVERIFY2(c.is_object(), "run.json has no final.compression");
+        const auto rel = [](double a, double b) { return std::fabs(a - b) / std::fabs(b); };
+        qInfo("what-if 50 %% + int4: Headroom %.7f -> %.7f, PyTorch %.7f -> %.7f per token", c["test_loss_before"].get<double>(),
+              c["test_loss_after"].get<double>(), torch["before"]["loss"].get<double>(), torch["0.5:4"]["loss"].get<double>());
+        QCOMPARE(c["test_tokens"].get<std::int64_t>(), torch["tokens"].get<std::int64_t>());
+        QVERIFY(rel(c["test_loss_before"].get<double>(), torch["before"]["loss"].get<double>()) <= 1e-5);
+        QVERIFY(rel(c["test_loss_after"].get<double>(), torch["0.5:4"]["loss"].get<double>()) <= 1e-5);
+        // the transform changed the loss by far more than the bound: the comparison can tell
+        QVERIFY(rel(torch["0.5:4"]["loss"].get<double>(), torch["before"]["loss"].get<double>()) > 1e-3);
+        const double token = 1.0 / static_cast<double>(torch["tokens"].get<std::int64_t>());
+        QVERIFY(std::fabs(c["test_accuracy_before"].get<double>() - torch["before"]["accuracy"].get<double>()) <= 2 * token);
+        QVERIFY(std::fabs(c["test_accuracy_after"].get<double>() - torch["0.5:4"]["accuracy"].get<double>()) <= 2 * token);
+        // the before is the run's own last evaluation of the same weights
+        QVERIFY(rel(c["test_loss_before"].get<double>(), validationLoss(out)) <= 1e-9);
+        // the embeddings, the four projections of each block and nothing else (the head is the tied embedding)
+        QCOMPARE(c["tensors"].get<int>(), 2 + 4 * 2);
+        // `headroom eval` on the same file: the tokenizer the run wrote next to it, every window, int8
+        const Result e = run(kHeadroom, {"eval", "--weights", QString::fromStdString(weights), "--data",
+                                         QString::fromStdString("text:" + m_dir + "/corpus.txt"), "--eval-tokens", "0",
+                                         "--quantize", "int8", "--device", "cpu", "--threads", "1"});
+        QVERIFY2(e.exit_code == 0, qPrintable(e.output));
+        const auto value = [&](const char* key) {
+            for (const QString& line : e.output.split('\n'))
+                if (line.startsWith(QLatin1String(key) + QLatin1Char('='))) return line.section('=', 1).toDouble();
+            return std::nan("");
+        };
+        qInfo("eval int8: Headroom %.7f, PyTorch %.7f per token", value("test_loss_after"), torch["0:8"]["loss"].get<double>());
+        QVERIFY2(e.output.contains(QStringLiteral("validation tokens")), qPrintable(e.output));
+        QVERIFY(rel(value("test_loss"), torch["before"]["loss"].get<double>()) <= 1e-5);
+        QVERIFY(rel(value("test_loss_after"), torch["0:8"]["loss"].get<double>()) <= 1e-5);
+        QVERIFY(std::fabs(value("test_accuracy_after") - torch["0:8"]["accuracy"].get<double>()) <= 1e-4 + 2 * token);
     }
 
     // Weights of another GPT (width 48): refused with the tensor named, exit 2, nothing written.
