@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "nn/backend_ops.h"
 #include "memory/counting_allocator.h"
@@ -14,7 +15,7 @@ namespace hr {
 TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& optimizer, const ResolvedStrategy& s,
                              std::uint64_t seed, Backend& device, Allocator& device_alloc, Backend& host,
                              Allocator& host_alloc, bool dry_run, Communicator* comm)
-    : strategy_(s), device_(device), host_(host) {
+    : strategy_(s), full_spec_(full_spec), seed_(seed), device_(device), host_(host) {
     // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
     if (s.tp_head > 1) {
         tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.world_size, s.rank);
@@ -544,6 +545,42 @@ void TrainingState::sync_master_from_params() {
 }
 
 // --- a layout across ranks: a split head, pipeline stages ----------------------------------------------
+
+void TrainingState::load_weights(const std::function<void(Model&)>& load) {
+    if (!spread()) {
+        load(*model_);
+        sync_master_from_params();
+        return;
+    }
+    auto host = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+    ModelOptions mo;
+    mo.batch = 1;
+    mo.dtype = strategy_.compute_dtype;
+    mo.seed = seed_;
+    mo.lora_rank = strategy_.lora_rank;
+    mo.lora_alpha = strategy_.lora_alpha;
+    mo.lora_base_bits = strategy_.lora_base_bits;
+    Model whole(full_spec_, *host, mo);
+    load(whole);
+    std::map<std::string, Tensor> from;
+    for (const NamedTensor& nt : whole.state_dict()) from[nt.name] = nt.tensor;
+    std::map<std::string, const LayoutEntry*> entry;
+    for (const LayoutEntry& e : layout_) entry[e.name] = &e;
+    for (NamedTensor& nt : model_->state_dict()) {
+        if (nt.tied) continue;  // the token embedding's weight, taken under its own name
+        const auto w = from.find(nt.name);
+        const auto e = entry.find(nt.name);
+        if (w == from.end() || e == entry.end()) throw Error("internal: tensor " + nt.name + " is not the whole model's");
+        // a split head's rows: this rank's, from its first
+        const std::size_t skip = e->second->rows ? static_cast<std::size_t>(tp_.slice.first * e->second->per_row) *
+                                                       dtype_size(nt.tensor.dtype())
+                                                 : 0;
+        if (w->second.dtype() != nt.tensor.dtype() || w->second.nbytes() < skip + nt.tensor.nbytes())
+            throw Error("internal: tensor " + nt.name + " differs from the whole model's");
+        device_.copy_from_host(static_cast<const std::uint8_t*>(w->second.raw()) + skip, nt.tensor);
+    }
+    sync_master_from_params();
+}
 
 void TrainingState::build_layout(const ModelSpec& full_spec) {
     // one process's model of the whole spec, counted only (no memory): its flat layout is the canonical one

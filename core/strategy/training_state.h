@@ -190,6 +190,12 @@ public:
     void restore_scalars(const ResumeScalars& s);
     // After the parameters were loaded from a file (--init-from): master copy := parameters.
     void sync_master_from_params();
+    // --init-from: `load` reads a file into a model of the whole spec. One process (and sharded stages,
+    // whose model is the whole one): into this rank's model. A layout across ranks (a split head, pipeline
+    // stages): into a model of the whole spec on the host, built as this run builds it (dtype, LoRA, seed;
+    // its own ledger: a moment's host memory before training), whose tensors this rank then takes its
+    // part of (its stage's, its head rows). Then the master copy from the parameters.
+    void load_weights(const std::function<void(Model&)>& load);
     // An f32 master copy (optimizer offload in fp32) equals the f32 parameters after every step, so a
     // checkpoint may lack it (written without offload; it is made from the parameters) or hold one this
     // run does not keep (written with offload; ignored): optimizer and parameter offload are layouts.
@@ -246,6 +252,8 @@ private:
         Communicator* stages = nullptr;
     } pp_;
     ResolvedStrategy strategy_;
+    ModelSpec full_spec_;     // the whole model (a layout across ranks builds a part of it)
+    std::uint64_t seed_ = 0;
     Backend& device_;
     Backend& host_;
     ShardEngine engine_;  // before model_: the model's unit hooks point at it

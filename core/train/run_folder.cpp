@@ -72,9 +72,11 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
         resume_ = resume;
     }
     if (!c.init_from.empty() && !resume) {
-        const WeightsMatch m = is_token_model(c.model) ? load_language_model_weights(st.model(), c.init_from)  // lmranks
-                                                       : load_weights_into(st.model(), c.init_from);
-        st.sync_master_from_params();
+        WeightsMatch m;
+        st.load_weights([&](Model& model) {
+            m = is_token_model(c.model) ? load_language_model_weights(model, c.init_from)  // lmranks
+                                        : load_weights_into(model, c.init_from);
+        });
         weights_notes_ = describe_weights_match(m);
         for (const auto& line : weights_notes_) log(LogLevel::info, line);
         log(LogLevel::info, Message(HR_MSG("run.init_from", "initial weights from %1"), {c.init_from}));
