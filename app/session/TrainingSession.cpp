@@ -82,6 +82,15 @@ PredictedMemory predict(const hr::TrainConfig& config, const hr::TrainResult& r,
         p.deviceTotal = plan->device_total;
         p.hostTotal = plan->host_total;
         for (const hr::RankPlan& rp : plan->ranks) p.rankDeviceTotals.push_back(rp.device_total);
+        // several ranks: the plan describes its largest rank, the result's ledger is rank 0's; compare like
+        // with like (each rank's total is in rankDeviceTotals)
+        for (const hr::RankPlan& rp : plan->ranks)
+            if (plan->ranks.size() > 1 && rp.rank == 0) {
+                p.device = rp.device;
+                p.host = rp.host;
+                p.deviceTotal = rp.device_total;
+                p.hostTotal = rp.host_total;
+            }
     } catch (const std::exception& e) {
         p.error = e.what();
     }

@@ -481,11 +481,15 @@ void Model::init_params(int unit, bool frozen_only) {
                 drawn = options_.head_total * per_row;
             }
             host.assign(static_cast<std::size_t>(drawn), 0.0);
+            // a pipeline stage's copy of a tied head: the token embedding's values (its key, its init)
+            const std::string key = options_.head_copies_token_embedding && n->layer && n->layer->type() == "lm_head"
+                                        ? std::string("0.weight")
+                                        : n->path + "." + d.name;
             if (d.init == ParamDecl::Init::ones) {
                 std::fill(host.begin(), host.end(), 1.0);
             } else if (d.init == ParamDecl::Init::normal) {
                 // Box-Muller over the generator's raw 64-bit output (portable, unlike std::normal_distribution)
-                std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(n->path + "." + d.name));
+                std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(key));
                 constexpr double two_pi = 6.283185307179586476925286766559;
                 for (std::size_t k = 0; k < host.size(); k += 2) {
                     const double u1 = (static_cast<double>(gen() >> 11) + 1.0) * (1.0 / 9007199254740993.0);  // (0, 1]
@@ -495,7 +499,7 @@ void Model::init_params(int unit, bool frozen_only) {
                     if (k + 1 < host.size()) host[k + 1] = r * std::sin(two_pi * u2);
                 }
             } else if (d.init == ParamDecl::Init::uniform_fan_in) {
-                std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(n->path + "." + d.name));
+                std::mt19937_64 gen(options_.seed * 0x9E3779B97F4A7C15ull ^ hash_str(key));
                 const double bound = 1.0 / std::sqrt(static_cast<double>(d.fan_in));
                 for (auto& v : host) {
                     double u = static_cast<double>(gen() >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)

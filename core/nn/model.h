@@ -77,6 +77,9 @@ struct ModelOptions {
     int layer_offset = 0, node_offset = 0, transformer_layers = 0;
     std::vector<std::string> name_prefixes;
     bool stage_output = false;
+    // A pipeline stage's copy of a head tied to the token embedding (strategy/pipeline.h): the spec's lm_head
+    // is untied, and its weight is initialised as the whole model's token embedding (layer "0").
+    bool head_copies_token_embedding = false;
     // LoRA (--lora R, Hu et al. 2021, PEFT's defaults): every `linear` layer and every transformer projection
     // (attention's c_attn and c_proj, the MLP's c_fc and c_proj) gets low-rank adapters
     // y = x W^T + b + (alpha / R) (x A^T) B^T, A (R, in) uniform as PyTorch's default, B (out, R) zero; every

@@ -111,19 +111,27 @@ ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split,
     ModelSpec s = spec;
     s.name = spec.name + " (stage " + std::to_string(stage) + ")";
     s.layers.assign(spec.layers.begin() + a, spec.layers.begin() + b);
-    // a head tied to the token embedding must sit in the embedding's stage (it reads the same weight)
-    for (int i = 0; i < static_cast<int>(spec.layers.size()); ++i) {
-        const LayerSpec& l = spec.layers[static_cast<std::size_t>(i)];
-        if (l.type != "lm_head" || !l.attrs.value("tied", true)) continue;
-        const bool head_here = i >= a && i < b, embedding_here = a == 0;
-        if (head_here != embedding_here)
-            throw InputError(HR_MSG("pipeline.tied_head",
-                                    "--pipeline: the lm_head is tied to the token embedding, which stage 0 holds, so "
-                                    "both must be in one stage; set the lm_head's \"tied\" to false or use a split "
-                                    "that keeps them together"));
-    }
+    // a head tied to the token embedding, in a later stage than the embedding's: that stage holds a copy
+    // of the weight (its own parameter; the two stages sum their gradients, pipeline_copies_tied_head)
+    if (pipeline_copies_tied_head(spec, split, stage)) s.layers.back().attrs["tied"] = false;
     if (stage > 0) s.input_shape = pipeline_layer_output(spec, a - 1);
     return s;
+}
+
+bool pipeline_copies_tied_head(const ModelSpec& spec, const PipelineSplit& split, int stage) {
+    if (stage <= 0 || split.stages() < 2) return false;  // stage 0 holds the token embedding itself
+    const int a = split.first[static_cast<std::size_t>(stage)], b = split.first[static_cast<std::size_t>(stage) + 1];
+    for (int i = a; i < b; ++i) {
+        const LayerSpec& l = spec.layers[static_cast<std::size_t>(i)];
+        if (l.type == "lm_head" && l.attrs.value("tied", true)) return true;
+    }
+    return false;
+}
+
+bool pipeline_has_tied_head(const ModelSpec& spec) {
+    for (const LayerSpec& l : spec.layers)
+        if (l.type == "lm_head" && l.attrs.value("tied", true)) return true;
+    return false;
 }
 
 Shape pipeline_layer_output(const ModelSpec& spec, int layer) {

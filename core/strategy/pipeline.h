@@ -36,9 +36,16 @@ PipelineSplit pipeline_balanced_split(const ModelSpec& spec, int stages, bool by
 std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, std::int64_t batch = 64);
 
 // Stage s's spec: its layers, the input the stage before hands it (the per-sample output of the layer
-// before it), the whole model's classes. Throws InputError when the split separates a head tied to the
-// token embedding from the embedding.
+// before it), the whole model's classes. A head tied to the token embedding (every GPT preset) that lands
+// in a later stage than the embedding is untied there: that stage holds a copy of the weight, initialised
+// as the embedding (ModelOptions::head_copies_token_embedding), and after each step's backward the two
+// stages all-reduce (sum) their gradients of it, so both apply the one gradient one process would and the
+// copies stay equal (Megatron-LM's embedding group).
 ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split, int stage);
+// Whether stage s holds such a copy (a tied lm_head in a stage after stage 0), and whether the model has a
+// tied head at all.
+bool pipeline_copies_tied_head(const ModelSpec& spec, const PipelineSplit& split, int stage);
+bool pipeline_has_tied_head(const ModelSpec& spec);
 // The per-sample output of top-level layer `layer` of the whole model: what a stage ending there sends on.
 Shape pipeline_layer_output(const ModelSpec& spec, int layer);
 // Depth-first index of stage s's first node in the whole model (the ledger's layer ids).

@@ -35,6 +35,13 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         } else {
             pp_.stages = comm;
         }
+        // a tied head (every GPT preset): stage 0's embedding and the last stage's copy of it sum their
+        // gradients; every rank takes part in the split, the others in groups of one
+        if (!dry_run && pipeline_has_tied_head(full_spec)) {
+            const bool ends = pp_.stage == 0 || pp_.stage == s.pipeline - 1;
+            pp_.tied_comm = comm->split(ends ? s.data_rank() : s.data_world() + s.rank, pp_.stage);
+        }
+        pp_.head_copy = pipeline_copies_tied_head(full_spec, pp_.split, pp_.stage);
         if (!device.device().is_cpu())
             throw InputError(HR_MSG("pipeline.gpu", "--pipeline runs its stages on CPU ranks in this build (the "
                                                     "point-to-point sends over NCCL are not built); use --device cpu"));
@@ -78,6 +85,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         mo.transformer_layers = transformer_layer_count(full_spec);
         mo.name_prefixes = state_dict_prefixes(full_spec);
         mo.stage_output = true;  // every stage's spec is a part (the whole one is checked by the trainer)
+        mo.head_copies_token_embedding = pp_.head_copy;
     }
     model_ = std::make_unique<Model>(spec, device, mo);
     if (s.pipeline > 1) {
@@ -201,6 +209,12 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         }
     }
     if (s.tp_head > 1 || s.pipeline > 1) build_layout(full_spec);
+    if (pp_.tied_comm)  // the embedding's (stage 0) or the copy's (last stage) gradients, when they train
+        for (const LayoutEntry& e : layout_)
+            if (e.run_offset >= 0 && (e.copy || e.embedding)) {
+                pp_.tied_offset = e.run_offset;
+                pp_.tied_numel = e.numel;
+            }
     // the device step's scalars and figures (a few bytes each; the planner sees them like the rest)
     control = Tensor::empty(device_alloc, {kStepControlFields}, DType::f64, MemCategory::other);
     stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
@@ -331,6 +345,12 @@ bool TrainingState::optimizer_step(double lr) {
     // a pipeline's data-parallel replicas: the stage's gradients summed over them (each scaled its loss by
     // its share of the global batch)
     if (pp_.replicas_comm) pp_.replicas_comm->all_reduce(model_->gradients(), ReduceOp::sum).wait();
+    // a tied head: the embedding's gradient (stage 0) and its copy's (the last stage) summed, the one
+    // gradient one process accumulates into the shared weight (after the replicas': both sums are linear)
+    if (pp_.tied_numel > 0) {
+        Tensor g = model_->gradients().view(pp_.tied_offset, {pp_.tied_numel});
+        pp_.tied_comm->all_reduce(g, ReduceOp::sum).wait();
+    }
     // the checks below read gradients back on the host: first wait for the gradients' collectives with the
     // rank timeout (NCCL's wait() only orders the device; a stalled peer would block the read forever)
     if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) c->synchronize();
@@ -361,6 +381,8 @@ bool TrainingState::optimizer_step(double lr) {
                     head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
             sq = std::max(0.0, sq - head) + engine_.communicator()->all_reduce_value(head, ReduceOp::sum);
         } else if (strategy_.pipeline > 1) {  // every stage's parameters are its own (once per replica)
+            if (pp_.head_copy && pp_.tied_numel > 0)  // a tied head's copy: the embedding's gradient, counted there
+                sq = std::max(0.0, sq - device_.sum_squares(model_->gradients().view(pp_.tied_offset, {pp_.tied_numel})));
             sq = engine_.communicator()->all_reduce_value(sq, ReduceOp::sum) / strategy_.data_world();
         }
         // sharded gradients: each rank holds a part of the global norm's sum
@@ -604,6 +626,8 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     // a split head is the last layer: its node is the last one depth-first
     const int head_layer = all.empty() ? -1 : all.back().layer;
     std::size_t k_all = 0, k_here = 0;  // indices into the flat remaps' tensor offsets
+    const bool tied_head = pipelined() && pipeline_has_tied_head(full_spec);
+    std::int64_t embedding_offset = -1;
     layout_.clear();
     for (const NamedTensor& t : all) {
         LayoutEntry e;
@@ -630,9 +654,17 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         if (local) e.numel = local->tensor.numel();
         if ((e.owner < 0 || e.owner == strategy_.rank) && !local)
             throw Error("internal: tensor " + t.name + " is missing from this rank's model");
+        // a tied head: its weight is the token embedding's (node 0); a stage's copy of it has flat room of
+        // its own, whose state is the embedding's
+        e.embedding = tied_head && t.layer == 0 && t.trainable && !t.tied;
+        if (e.embedding) embedding_offset = full.tensor_offsets[k_all];
         if (t.trainable && !t.tied) {
             e.canonical_offset = full.tensor_offsets[k_all++];
             if (local) e.run_offset = mine.tensor_offsets[k_here++];
+        } else if (t.tied && local && !local->tied && local->trainable) {
+            e.copy = true;
+            e.canonical_offset = embedding_offset;
+            e.run_offset = mine.tensor_offsets[k_here++];
         }
         if (!e.rows && local && e.numel != t.tensor.numel())
             throw Error("internal: tensor " + t.name + " differs from the whole model's");
@@ -697,7 +729,7 @@ std::vector<TrainingState::HostTensor> TrainingState::layout_gather_checkpoint()
         std::vector<std::uint8_t> canonical;
         if (root) canonical.assign(static_cast<std::size_t>(canonical_numel_) * es, 0);
         for (const LayoutEntry& e : layout_) {
-            if (e.canonical_offset < 0) continue;
+            if (e.canonical_offset < 0 || e.copy) continue;  // (a tied head's copy: the embedding's state is written)
             // the entry's elements in the flat buffer, in this buffer's dtype
             const std::uint8_t* src = e.run_offset >= 0 ? flat.data() + static_cast<std::size_t>(e.run_offset) * es : nullptr;
             std::vector<std::uint8_t> whole = gather_entry(e, src, es);
@@ -715,8 +747,11 @@ void TrainingState::layout_restore_checkpoint(const std::function<const std::uin
     auto first_row = [&](const LayoutEntry& e) -> std::int64_t { return e.rows ? tp_.slice.first * e.per_row : 0; };
     for (NamedTensor& nt : model_->state_dict()) {
         if (nt.tied) continue;  // the token embedding's weight, restored under its own name
-        const std::uint8_t* src = data("model." + nt.name);
         const auto it = entry.find(nt.name);
+        const std::uint8_t* src = data("model." + nt.name);
+        if (!src && it != entry.end() && it->second->copy)  // a tied head's copy: the embedding's values
+            for (const LayoutEntry& e : layout_)
+                if (e.embedding) src = data("model." + e.name);
         if (!src || it == entry.end()) throw Error("internal: checkpoint tensor model." + nt.name + " missing after the checks");
         device_.copy_from_host(src + static_cast<std::size_t>(first_row(*it->second)) * dtype_size(nt.tensor.dtype()),
                                nt.tensor);
@@ -754,6 +789,7 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
                 gather_entry(e, bytes.data(), dtype_size(e.dtype), true);
             }
             out.push_back(it->second);
+            out.back().tied = e.tied;  // (a stage's copy of a tied head is the embedding's weight again)
             continue;
         }
         std::vector<std::uint8_t> mine;

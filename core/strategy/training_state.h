@@ -217,6 +217,10 @@ private:
         std::int64_t canonical_offset = -1;   // trainable, untied: in one process's flat layout
         std::int64_t run_offset = -1;         // trainable, untied, held here: in this rank's flat buffers
         std::int64_t numel = 0;               // elements held here (rows: this rank's)
+        bool embedding = false;               // the token embedding's weight, to which a head is tied
+        bool copy = false;                    // a pipeline stage's copy of a tied head: restored from the
+                                              // token embedding's state (canonical_offset is the embedding's),
+                                              // never written (the embedding is)
         int quantized_bits = 0;               // QLoRA's base weight: packed bytes (NamedTensor::quantized)
         std::int64_t quantized_group = 0;
         Shape quantized_shape;
@@ -250,6 +254,12 @@ private:
         // (they all-reduce its gradients); with D = 1 the run's communicator is the first, the second none
         std::unique_ptr<Communicator> stages_comm, replicas_comm;
         Communicator* stages = nullptr;
+        // A head tied to the token embedding (strategy/pipeline.h): stage 0 and the last stage of each replica
+        // (the head's copy) sum their gradients of the weight over tied_comm; where it lies in this rank's
+        // flat gradients (numel 0: this stage holds neither, or they are frozen)
+        std::unique_ptr<Communicator> tied_comm;
+        std::int64_t tied_offset = 0, tied_numel = 0;
+        bool head_copy = false;  // this stage holds the copy
     } pp_;
     ResolvedStrategy strategy_;
     ModelSpec full_spec_;     // the whole model (a layout across ranks builds a part of it)

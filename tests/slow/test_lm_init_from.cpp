@@ -3,7 +3,8 @@
 // names, as Hugging Face's GPT2LMHeadModel and as GPT2Model (Conv1D weights [in, out], mask buffers, the
 // tied head under either name or not at all) starts a Headroom run whose validation loss (learning rate 1e-20,
 // one step, every validation window) equals PyTorch's loss of the trained model on the same windows to
-// 1e-5 relative, on one process and on 2 ranks (dp, through --ranks 2 when mpirun is there); without
+// 1e-5 relative, on one process and on 2 ranks (dp and 2 pipeline stages, through --ranks 2 when mpirun is
+// there); without
 // --init-from it does not; the --prune/--quantize what-if of the run and of headroom eval equals PyTorch's
 // (tests/support/lm_what_if.py); a file for another model is refused (exit 2) before anything is written. Skips where /usr/bin/python3 cannot import torch or the headroom binary is missing.
 #include <QProcess>
@@ -154,17 +155,25 @@ private slots:
         QCOMPARE(QString::fromStdString(j["resume"]["init_from"].get<std::string>()), weights);
     }
 
-    // Two CPU ranks (the launcher's mpirun), each loading the file: the same loss.
+    // Two CPU ranks (the launcher's mpirun), each loading the file: the same loss. As data-parallel replicas,
+    // and as two pipeline stages (each takes its layers of the file; the tied head's copy on the second stage
+    // is the file's embedding, which GPT2Model's file holds without a head).
+    void startsFromPyTorchWeightsOnTwoRanks_data() {
+        QTest::addColumn<QString>("layout");
+        QTest::newRow("dp") << "--shard dp";
+        QTest::newRow("pipeline 2") << "--pipeline 2";
+    }
     void startsFromPyTorchWeightsOnTwoRanks() {
         QVERIFY(m_ready);
+        QFETCH(QString, layout);
         if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("no mpirun on PATH");
-        const std::string out = m_dir + "/run-ranks";
+        const std::string out = m_dir + "/run-ranks-" + layout.mid(2).replace(' ', '-').toStdString();
         const Result r = run(kHeadroom, flags(QString::fromStdString(out))
                                             << "--init-from" << QString::fromStdString(m_dir + "/hf_model.safetensors")
-                                            << "--ranks" << "2" << "--shard" << "dp");
+                                            << "--ranks" << "2" << layout.split(' '));
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
         const double rel = std::fabs(validationLoss(out) - m_torch_loss) / m_torch_loss;
-        qInfo("2 ranks: relative %.2g", rel);
+        qInfo("2 ranks (%s): relative %.2g", qPrintable(layout), rel);
         QVERIFY2(rel <= 1e-5, qPrintable(QString::number(rel)));
         QCOMPARE(readJson(out + "/run.json")["distributed"]["world_size"].get<int>(), 2);
     }

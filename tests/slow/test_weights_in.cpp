@@ -9,6 +9,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QtTest>
 
 #include <fstream>
@@ -298,6 +299,38 @@ private slots:
         QVERIFY(c.value("weights_bytes_after").toInteger() <= pc.value("weights_bytes_after").toInteger());
         const Run planText = run(exe, {"plan", "--preset", "seed-cnn", "--prune", "0.6", "--quantize", "int4"});
         QVERIFY2(planText.out.contains(QStringLiteral("what-if (60 % pruned, int4")), qPrintable(planText.out));
+    }
+
+    // --init-from on layouts across ranks (issue 23): a split head takes its rows of the file's head, pipeline
+    // stages their layers (each from a model of the whole spec). A run that cannot move the weights (one step
+    // at learning rate 1e-20) evaluates the file as `headroom eval` does, on 2 CPU ranks either way.
+    void initFromOnLayoutsAcrossRanks() {
+        if (hrtest::fashion_mnist_dir().empty()) QSKIP("Fashion-MNIST is not installed (dataset-fashion-mnist)");
+        if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("no mpirun on PATH");
+        const QString dir = QString::fromStdString(hrtest::temp_dir("weights-in-layouts"));
+        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QStringList common = {"--preset", "mlp", "--data", "fashion-mnist", "--test-limit", "2000", "--device", "cpu",
+                                    "--threads", "1", "--no-history", "--quiet"};
+        const Run base = run(exe, QStringList{"train", "--steps", "30", "--out", dir + "/base"} + common);
+        QVERIFY2(base.code == 0, qPrintable(base.err));
+        const QString weights = dir + "/base/model.safetensors";
+        const Run e = run(exe, {"eval", "--weights", weights, "--data", "fashion-mnist", "--test-limit", "2000",
+                                "--device", "cpu", "--threads", "1"});
+        QVERIFY2(e.code == 0, qPrintable(e.err));
+        const double want = value(e.out, QStringLiteral("test_loss"));
+        QVERIFY(want > 0);
+        for (const QStringList& layout : {QStringList{"--tp-head", "2"}, QStringList{"--pipeline", "2"}}) {
+            const Run r = run(exe, QStringList{"train", "--steps", "1", "--lr", "1e-20", "--ranks", "2", "--init-from",
+                                               weights, "--out", dir + "/" + layout.first().mid(2)} + layout + common);
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QFile f(dir + "/" + layout.first().mid(2) + "/run.json");
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QJsonObject record = QJsonDocument::fromJson(f.readAll()).object();
+            const double got = record.value("final").toObject().value("test_loss").toDouble();
+            qInfo("%s 2: test loss %.7f, headroom eval %.7f", qPrintable(layout.first()), got, want);
+            QVERIFY2(std::abs(got - want) <= 1e-6 * want, qPrintable(layout.join(' ')));
+            QCOMPARE(record.value("distributed").toObject().value("world_size").toInt(), 2);
+        }
     }
 };
 
