@@ -844,10 +844,6 @@ or matched by order and shape)</source>
         <translation>语言模型</translation>
     </message>
     <message>
-        <source>Text and evaluation</source>
-        <translation>文本与评估</translation>
-    </message>
-    <message>
         <source>Generation</source>
         <translation>生成</translation>
     </message>
@@ -1110,22 +1106,6 @@ text:fortunes 或 text:FILE（UTF-8）</translation>
 </translation>
     </message>
     <message>
-        <source>Evaluates a safetensors weights file on a dataset&apos;s test split and prints test_loss= and
-test_accuracy=. The model comes from --preset/--model, else from the file&apos;s metadata, else
-seed-cnn. Names may be Headroom&apos;s, PyTorch&apos;s (DDP&apos;s module. prefix is stripped), or differ:
-then tensors are matched by order and shape and the match is printed as a table.
---prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight
-tensors and print test_loss_after=, test_accuracy_after= and the weights&apos; bytes stored so
-(weights_bytes=, weights_bytes_after=); the file is not changed.</source>
-        <translation>在数据集的测试集上评估一个 safetensors 权重文件，并输出 test_loss= 和
-test_accuracy=。模型来自 --preset/--model，否则来自文件的元数据，否则为
-seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module. 前缀），或不同：
-此时按顺序和形状匹配张量，并以表格输出匹配结果。
---prune S 和 --quantize int8|int4 在剪枝或量化权重张量之后再评估一次，
-输出 test_loss_after=、test_accuracy_after= 以及如此存储时权重的字节数
-（weights_bytes=、weights_bytes_after=）；文件不会被修改。</translation>
-    </message>
-    <message>
         <source>%1 % of each weight tensor&apos;s smallest values set to zero</source>
         <translation>每个权重张量中最小的 %1 % 的值置零</translation>
     </message>
@@ -1198,14 +1178,6 @@ or --quantize it adds what the trained weights would take stored pruned or quant
     <message>
         <source>int8 with a scale per row</source>
         <translation>int8，每行一个缩放因子</translation>
-    </message>
-    <message>
-        <source>
-  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 instead of %5, besides %6 of other tensors; train with the same flags to measure the accuracy after
-</source>
-        <translation>
-  假设分析（%1）：%2 个权重张量（%3 个值）这样存储最多占 %4，原为 %5，另有 %6 的其他张量；用相同选项训练即可测量变换后的准确率
-</translation>
     </message>
     <message>
         <source>, </source>
@@ -1312,6 +1284,56 @@ while the adapters train; each is dequantised when a layer uses it</source>
     <message>
         <source>base quantisation</source>
         <translation>基座量化</translation>
+    </message>
+    <message>
+        <source>Evaluates a safetensors weights file on a dataset&apos;s test split and prints test_loss= and
+test_accuracy=. The model comes from --preset/--model, else from the file&apos;s metadata, else
+seed-cnn. Names may be Headroom&apos;s, PyTorch&apos;s (DDP&apos;s module. prefix is stripped), or differ:
+then tensors are matched by order and shape and the match is printed as a table.
+--prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight
+tensors and print test_loss_after=, test_accuracy_after= and the weights&apos; bytes stored so
+(weights_bytes=, weights_bytes_after=); the file is not changed.
+A language model (--data text:...) is scored on the validation windows a run evaluates:
+the loss per token and the share of next tokens predicted, with the tokenizer written
+next to the weights (else --tokenizer, built from the text as a run builds it).</source>
+        <translation>在数据集的测试集上评估一个 safetensors 权重文件，并输出 test_loss= 和
+test_accuracy=。模型来自 --preset/--model，否则来自文件的元数据，否则为
+seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module. 前缀），或不同：
+此时按顺序和形状匹配张量，并以表格输出匹配结果。
+--prune S 和 --quantize int8|int4 在剪枝或量化权重张量之后再评估一次，
+输出 test_loss_after=、test_accuracy_after= 以及如此存储时权重的字节数
+（weights_bytes=、weights_bytes_after=）；文件不会被修改。
+语言模型（--data text:...）在运行所评估的验证窗口上计分：
+每个词元的损失和预测对的下一个词元所占比例，使用写在权重旁边的分词器
+（否则使用 --tokenizer，按运行的方式从文本构建）。</translation>
+    </message>
+    <message>
+        <source>the weights name the %1 tokenizer, stored next to them: it was used, not --tokenizer %2
+</source>
+        <translation>权重指明了存放在其旁边的 %1 分词器：使用的是它，而不是 --tokenizer %2
+</translation>
+    </message>
+    <message>
+        <source>evaluated %1 on %2 validation tokens (%3 windows) of %4 (%5); the loss is per token, the accuracy the share of next tokens predicted
+</source>
+        <translation>已在 %4 的 %2 个验证词元（%3 个窗口）上评估 %1（%5）；损失按每个词元计，准确率为预测对的下一个词元所占比例
+</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Evaluation</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>
+  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 instead of %5, besides %6 of other tensors; train with the same flags to measure the test accuracy (a language model&apos;s validation loss) after
+</source>
+        <translation>
+  假设分析（%1）：%2 个权重张量（%3 个值）这样存储最多占 %4，原为 %5，另有 %6 的其他张量；用相同选项训练即可测量变换后的测试准确率（语言模型为验证损失）
+</translation>
     </message>
 </context>
 <context>
@@ -2458,6 +2480,26 @@ while the adapters train; each is dequantised when a layer uses it</source>
         <source> (%1 of them stored %2 while training: QLoRA)</source>
         <translation>（其中 %1 个在训练期间以 %2 存储：QLoRA）</translation>
     </message>
+    <message>
+        <source>Validation loss pruned/quantised</source>
+        <translation>剪枝/量化后的验证损失</translation>
+    </message>
+    <message>
+        <source>The weights the run wrote, evaluated on %1 validation tokens as trained and again %2: the loss per token, its perplexity and the share of next tokens predicted. The transform touches the %3 weight tensors with two or more dimensions, the embeddings among them (%4 values, %5 of them zero after); biases and normalisation weights stay as they are. The largest change to a weight was %6.</source>
+        <translation>本次运行写出的权重，在 %1 个验证词元上按训练所得评估一次，再按 %2 评估一次：每个词元的损失、其困惑度以及预测对的下一个词元所占比例。变换作用于 %3 个二维及以上的权重张量，其中包括嵌入（%4 个值，变换后其中 %5 个为零）；偏置和归一化权重保持不变。单个权重的最大变化为 %6。</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>验证损失</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>Token accuracy</source>
+        <translation>词元准确率</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -2861,13 +2903,6 @@ while the adapters train; each is dequantised when a layer uses it</source>
     <message>
         <source>--target names a table&apos;s class column, but the data is &apos;%1&apos;; use it with --data csv:FILE or tsv:FILE, or leave it out</source>
         <translation>--target 指定表格的类别列，但数据是“%1”；请与 --data csv:FILE 或 tsv:FILE 一起使用，或去掉它</translation>
-    </message>
-</context>
-<context>
-    <name>config.what_if_token_model</name>
-    <message>
-        <source>--prune and --quantize measure an image classifier&apos;s test accuracy before and after; &apos;%1&apos; is a language model: leave them out</source>
-        <translation>--prune 和 --quantize 测量图像分类器变换前后的测试准确率；&apos;%1&apos; 是语言模型：请去掉这两个选项</translation>
     </message>
 </context>
 <context>
@@ -3361,10 +3396,17 @@ while the adapters train; each is dequantised when a layer uses it</source>
     </message>
 </context>
 <context>
-    <name>eval.token_model</name>
+    <name>eval.tokenizer_built</name>
     <message>
-        <source>headroom eval measures image classifiers; &apos;%1&apos; is a language model (its validation loss is in run.json)</source>
-        <translation>headroom eval 评估的是图像分类器；“%1”是语言模型（它的验证损失在 run.json 中）</translation>
+        <source>%1 names no tokenizer: the %2 tokenizer was built from %3 as a run builds it</source>
+        <translation>%1 未指明分词器：已按运行的方式从 %3 构建了 %2 分词器</translation>
+    </message>
+</context>
+<context>
+    <name>eval.vocab</name>
+    <message>
+        <source>the %1 tokenizer has %2 tokens but model &apos;%3&apos; has a vocabulary of %4; pick the model the weights were trained for</source>
+        <translation>%1 分词器有 %2 个词元，但模型“%3”的词表大小为 %4；请选择训练这些权重时所用的模型</translation>
     </message>
 </context>
 <context>
@@ -4581,10 +4623,6 @@ while the adapters train; each is dequantised when a layer uses it</source>
         <translation>int4，每 %1 个值一个缩放因子</translation>
     </message>
     <message>
-        <source>What-if after training (%1): the %2 weight tensors would be stored in at most &lt;b&gt;%3&lt;/b&gt; instead of %4 (%5 of other tensors as they are); the run measures the test accuracy before and after.</source>
-        <translation>训练后的假设分析（%1）：%2 个权重张量这样存储最多占 &lt;b&gt;%3&lt;/b&gt;，原为 %4（另有 %5 的其他张量保持不变）；运行会测量变换前后的测试准确率。</translation>
-    </message>
-    <message>
         <source>, </source>
         <comment>between the parts of a list</comment>
         <translation>，</translation>
@@ -4612,6 +4650,10 @@ while the adapters train; each is dequantised when a layer uses it</source>
     <message>
         <source>LoRA rank %1 on an int%2 base</source>
         <translation>LoRA 秩 %1，int%2 基座</translation>
+    </message>
+    <message>
+        <source>What-if after training (%1): the %2 weight tensors would be stored in at most &lt;b&gt;%3&lt;/b&gt; instead of %4 (%5 of other tensors as they are); the run measures the test accuracy (a language model&apos;s validation loss) before and after.</source>
+        <translation>训练后的假设分析（%1）：%2 个权重张量这样存储最多占 &lt;b&gt;%3&lt;/b&gt;，原为 %4（另有 %5 的其他张量保持不变）；运行会测量变换前后的测试准确率（语言模型为验证损失）。</translation>
     </message>
 </context>
 <context>
@@ -5576,10 +5618,6 @@ while the adapters train; each is dequantised when a layer uses it</source>
         <translation>不剪枝</translation>
     </message>
     <message>
-        <source>Set this share of each weight tensor&apos;s smallest values to zero (magnitude pruning) and measure the test accuracy again; the weights file is not changed</source>
-        <translation>把每个权重张量中绝对值最小的这一比例置零（幅值剪枝），再测一次测试准确率；权重文件不变</translation>
-    </message>
-    <message>
         <source>Prune</source>
         <translation>剪枝</translation>
     </message>
@@ -5596,16 +5634,8 @@ while the adapters train; each is dequantised when a layer uses it</source>
         <translation>int4（每 64 个值一个缩放因子）</translation>
     </message>
     <message>
-        <source>Store the weight tensors at this width and measure the test accuracy again</source>
-        <translation>以此位宽存储权重张量，再测一次测试准确率</translation>
-    </message>
-    <message>
         <source>Quantise</source>
         <translation>量化</translation>
-    </message>
-    <message>
-        <source>A language model has no test accuracy to compare: the what-if is for image classifiers</source>
-        <translation>语言模型没有可比较的测试准确率：假设分析用于图像分类器</translation>
     </message>
     <message>
         <source>Tensor-parallel head (last layer split)</source>
@@ -5662,6 +5692,14 @@ while the adapters train; each is dequantised when a layer uses it</source>
     <message>
         <source>LoRA base</source>
         <translation>LoRA 基座</translation>
+    </message>
+    <message>
+        <source>Set this share of each weight tensor&apos;s smallest values to zero (magnitude pruning) and measure the test accuracy again (a language model&apos;s validation loss); the weights file is not changed</source>
+        <translation>把每个权重张量中绝对值最小的这一比例的值置零（幅值剪枝），并再次测量测试准确率（语言模型为验证损失）；权重文件不会被修改</translation>
+    </message>
+    <message>
+        <source>Store the weight tensors at this width and measure the test accuracy again (a language model&apos;s validation loss)</source>
+        <translation>以此位宽存储权重张量，并再次测量测试准确率（语言模型为验证损失）</translation>
     </message>
 </context>
 <context>
@@ -6981,13 +7019,6 @@ while the adapters train; each is dequantised when a layer uses it</source>
     <message>
         <source>--pipeline-split adds up to %1 layers but the model has %2 top-level layers; make them agree</source>
         <translation>--pipeline-split 的总和为 %1 层，但模型有 %2 个顶层层；请使两者一致</translation>
-    </message>
-</context>
-<context>
-    <name>pipeline.tied_head</name>
-    <message>
-        <source>--pipeline: the lm_head is tied to the token embedding, which stage 0 holds, so both must be in one stage; set the lm_head&apos;s &quot;tied&quot; to false or use a split that keeps them together</source>
-        <translation>--pipeline：lm_head 与阶段 0 持有的 token 嵌入共享权重，因此两者必须在同一阶段；请把 lm_head 的 &quot;tied&quot; 设为 false，或使用让它们在一起的划分</translation>
     </message>
 </context>
 <context>
@@ -8505,22 +8536,22 @@ while the adapters train; each is dequantised when a layer uses it</source>
 <context>
     <name>whatif.both</name>
     <message>
-        <source>What-if: evaluating the written weights on the test split as trained and with %1 % of each weight tensor&apos;s smallest values set to zero, then stored as %2 (int8: a scale per output row; int4: a scale per %3 values)</source>
-        <translation>假设分析：在测试集上评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零并存为 %2（int8：每个输出行一个缩放因子；int4：每 %3 个值一个缩放因子）</translation>
+        <source>What-if: evaluating the written weights as trained and with %1 % of each weight tensor&apos;s smallest values set to zero, then stored as %2 (int8: a scale per output row; int4: a scale per %3 values)</source>
+        <translation>假设分析：评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零并存为 %2（int8：每个输出行一个缩放因子；int4：每 %3 个值一个缩放因子）</translation>
     </message>
 </context>
 <context>
     <name>whatif.prune</name>
     <message>
-        <source>What-if: evaluating the written weights on the test split as trained and with %1 % of each weight tensor&apos;s smallest values set to zero</source>
-        <translation>假设分析：在测试集上评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零</translation>
+        <source>What-if: evaluating the written weights as trained and with %1 % of each weight tensor&apos;s smallest values set to zero</source>
+        <translation>假设分析：评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零</translation>
     </message>
 </context>
 <context>
     <name>whatif.quantize</name>
     <message>
-        <source>What-if: evaluating the written weights on the test split as trained and stored as %1 (int8: a scale per output row; int4: a scale per %2 values)</source>
-        <translation>假设分析：在测试集上评估写出的权重，先按训练所得，再存为 %1（int8：每个输出行一个缩放因子；int4：每 %2 个值一个缩放因子）</translation>
+        <source>What-if: evaluating the written weights as trained and stored as %1 (int8: a scale per output row; int4: a scale per %2 values)</source>
+        <translation>假设分析：评估写出的权重，先按训练所得，再存为 %1（int8：每个输出行一个缩放因子；int4：每 %2 个值一个缩放因子）</translation>
     </message>
 </context>
 <context>
@@ -8528,6 +8559,13 @@ while the adapters train; each is dequantised when a layer uses it</source>
     <message>
         <source>What-if: test accuracy %1 as trained, %2 after (%3 points) on %4 samples; the weights take %5 stored so instead of %6</source>
         <translation>假设分析：在 %4 个样本上，训练所得的测试准确率为 %1，变换后为 %2（%3 个百分点）；这样存储的权重占 %5，原为 %6</translation>
+    </message>
+</context>
+<context>
+    <name>whatif.result_tokens</name>
+    <message>
+        <source>What-if: validation loss %1 per token as trained, %2 after (%3; perplexity %4) over %5 tokens; the weights take %6 stored so instead of %7</source>
+        <translation>假设分析：在 %5 个词元上，按训练所得的验证损失为每词元 %1，变换后为 %2（%3；困惑度 %4）；这样存储时权重占 %6，原为 %7</translation>
     </message>
 </context>
 </TS>
