@@ -233,6 +233,12 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         if (s > 0) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s)] - 1));
         if (s < K - 1) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s) + 1] - 1));
         plan.communication_bytes = per_sample * es * static_cast<double>(plan.strategy.rank_batch);
+        // a tied head: stage 0 and the last stage all-reduce the shared weight's gradient (V x C) once a step
+        if (pipeline_has_tied_head(req.spec) && (s == 0 || s == K - 1))
+            for (const LayerSpec& l : req.spec.layers)
+                if (l.type == "token_embedding")
+                    plan.communication_bytes += static_cast<double>(l.attrs.value("vocab_size", std::int64_t{0}) *
+                                                                    l.attrs.value("dim", std::int64_t{0})) * es;
         if (plan.strategy.data_world() > 1)  // the replicas' all-reduce of the stage's gradients, then the
             plan.communication_bytes +=        // first replica's buffers
                 static_cast<double>(chosen.layout.flat_numel) * es + chosen.buffer_bytes;

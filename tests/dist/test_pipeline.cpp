@@ -400,6 +400,12 @@ private slots:
                              live[static_cast<std::size_t>(c)]);
                 }
             DIST_VERIFY(all_ranks_agree(comm(), same), "the plan of each stage is its ledger");
+            // the two ends' all-reduce of the shared weight's gradient (V x C floats) in the planned traffic
+            PlanRequest untied = r;
+            untied.spec.layers.back().attrs["tied"] = false;
+            const double extra = p.communication_bytes - predict_memory(untied).communication_bytes;
+            DIST_VERIFY(all_ranks_agree(comm(), extra == (first || last ? 256.0 * 128 * 4 : 0.0)),
+                        "the planned traffic has the shared gradient's all-reduce on the two ends");
             // checkpoints: one process's continues in stages, the stages' on one process
             Trainee one(spec, one_process(), kBatch, adamw, nullptr);
             for (int s = 0; s < 2; ++s) step(one, static_cast<std::uint64_t>(s));
