@@ -68,7 +68,9 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         return;
     }
     if (tab == QLatin1String("whatif")) {
-        // before a run: the Memory plan tab with What-if after training set to 60 % pruned and int4
+        // before a run: the Memory plan tab with What-if after training set to 60 % pruned and int4 (of the
+        // preset HEADROOM_SHOT_PRESET when set: gpt-tiny shows a language model's)
+        if (qEnvironmentVariableIsSet("HEADROOM_SHOT_PRESET")) w.loadPreset(qEnvironmentVariable("HEADROOM_SHOT_PRESET"));
         hr::TrainConfig t = w.trainConfig();
         t.what_if.prune = 0.6;
         t.what_if.bits = 4;
