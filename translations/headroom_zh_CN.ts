@@ -1335,6 +1335,22 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
   假设分析（%1）：%2 个权重张量（%3 个值）这样存储最多占 %4，原为 %5，另有 %6 的其他张量；用相同选项训练即可测量变换后的测试准确率（语言模型为验证损失）
 </translation>
     </message>
+    <message>
+        <source>memory of rank 0 (%1), predicted before the run and measured by the ledger:
+</source>
+        <translation>rank 0 的内存（%1），运行前的预测与账本的测量：
+</translation>
+    </message>
+    <message>
+        <source>rank %1 %2 (predicted %3)</source>
+        <translation>rank %1 %2（预测 %3）</translation>
+    </message>
+    <message>
+        <source>every rank&apos;s peak: %1
+</source>
+        <translation>每个 rank 的峰值：%1
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>

@@ -160,7 +160,21 @@ public:
             return o.exitCode();
         }
         if (!m_quiet) {
-            if (o.ended.predicted.valid) {
+            if (o.ended.predicted.valid && r.world_size > 1) {
+                // rank 0's plan and ledger (app/session: like with like); every rank's total after the table
+                print(Cli::tr("memory of rank 0 (%1), predicted before the run and measured by the ledger:\n").arg(q(r.strategy)));
+                print(categoryTable(o.ended.predicted.device, &r.ledger.peak,
+                                    r.host_ledger.peak_total ? &r.host_ledger.peak : nullptr));
+                QStringList each;
+                for (std::size_t k = 0; k < r.rank_peak_bytes.size(); ++k)
+                    each << Cli::tr("rank %1 %2 (predicted %3)")
+                                .arg(k)
+                                .arg(q(hr::format_bytes(r.rank_peak_bytes[k])))
+                                .arg(k < o.ended.predicted.rankDeviceTotals.size()
+                                         ? q(hr::format_bytes(o.ended.predicted.rankDeviceTotals[k]))
+                                         : QStringLiteral("?"));
+                print(Cli::tr("every rank's peak: %1\n").arg(each.join(QStringLiteral("; "))));
+            } else if (o.ended.predicted.valid) {
                 print(Cli::tr("memory (%1), predicted before the run and measured by the ledger:\n").arg(q(r.strategy)));
                 print(categoryTable(o.ended.predicted.device, &r.ledger.peak,
                                     r.host_ledger.peak_total ? &r.host_ledger.peak : nullptr));
