@@ -116,7 +116,13 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (frozen_offset_ > 0) {
         // the frozen base (category parameters), and one scratch for the gradients of frozen tensors whose
         // layer computes them anyway (the largest of those; workspace: nothing reads it)
-        frozen_ = Tensor::empty(a, {static_cast<std::int64_t>(frozen_offset_)}, options_.dtype, MemCategory::parameters);
+        if (options_.frozen_from) {
+            if (options_.frozen_from->frozen_offset_ != frozen_offset_)
+                throw Error("internal: a shared frozen base of another layout");
+            frozen_ = options_.frozen_from->frozen_;
+        } else {
+            frozen_ = Tensor::empty(a, {static_cast<std::int64_t>(frozen_offset_)}, options_.dtype, MemCategory::parameters);
+        }
         std::int64_t scratch = 0;
         for (Node* n : nodes_)
             for (const ParamDecl& d : n->param_decls)
@@ -224,7 +230,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (!options_.dry_run && params_.defined()) init_params(-1);
     // zero3 (no flat parameter buffer) initialises the trainable units one by one (init_unit_parameters);
     // the frozen base (LoRA), in units of no trainable values too, here
-    else if (!options_.dry_run && frozen_.defined()) init_params(-1, true);
+    else if (!options_.dry_run && frozen_.defined() && !options_.frozen_from) init_params(-1, true);
 }
 
 Model::~Model() = default;

@@ -43,6 +43,8 @@ public:
     virtual void after_backward(int unit) {}
 };
 
+class Model;
+
 struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see
     DType dtype = DType::f32;    // parameters, activations and gradients (f64 for gradient checks)
@@ -80,6 +82,9 @@ struct ModelOptions {
     // A pipeline stage's copy of a head tied to the token embedding (strategy/pipeline.h): the spec's lm_head
     // is untied, and its weight is initialised as the whole model's token embedding (layer "0").
     bool head_copies_token_embedding = false;
+    // A pipeline stage's further models (one per micro-batch in flight, strategy/training_state.h): the
+    // frozen base (LoRA) is `frozen_from`'s, a model of the same spec and options, not a copy of its own.
+    const Model* frozen_from = nullptr;
     // LoRA (--lora R, Hu et al. 2021, PEFT's defaults): every `linear` layer and every transformer projection
     // (attention's c_attn and c_proj, the MLP's c_fc and c_proj) gets low-rank adapters
     // y = x W^T + b + (alpha / R) (x A^T) B^T, A (R, in) uniform as PyTorch's default, B (out, R) zero; every

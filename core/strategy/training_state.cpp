@@ -93,6 +93,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         const int M = pipeline_in_flight(s.pipeline, pp_.stage, static_cast<int>(s.accumulate));
         ModelOptions more = mo;
         more.allocate_params = more.allocate_grads = false;
+        more.frozen_from = model_.get();  // (LoRA: one frozen base a stage, which --init-from and resuming write)
         for (int i = 1; i < M; ++i) {
             auto inst = std::make_unique<Model>(spec, device, more);
             for (std::size_t u = 0; u < model_->param_units().size(); ++u) {
@@ -209,6 +210,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         }
     }
     if (s.tp_head > 1 || s.pipeline > 1) build_layout(full_spec);
+    for (const LayoutEntry& e : layout_)
+        if (e.copy) pp_.head_copy_values = e.numel;
     if (pp_.tied_comm)  // the embedding's (stage 0) or the copy's (last stage) gradients, when they train
         for (const LayoutEntry& e : layout_)
             if (e.run_offset >= 0 && (e.copy || e.embedding)) {
@@ -661,10 +664,12 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         if (t.trainable && !t.tied) {
             e.canonical_offset = full.tensor_offsets[k_all++];
             if (local) e.run_offset = mine.tensor_offsets[k_here++];
-        } else if (t.tied && local && !local->tied && local->trainable) {
-            e.copy = true;
-            e.canonical_offset = embedding_offset;
-            e.run_offset = mine.tensor_offsets[k_here++];
+        } else if (t.tied && local && !local->tied) {
+            e.copy = true;  // (frozen under LoRA: values only, restored from the embedding's when need be)
+            if (local->trainable) {
+                e.canonical_offset = embedding_offset;
+                e.run_offset = mine.tensor_offsets[k_here++];
+            }
         }
         if (!e.rows && local && e.numel != t.tensor.numel())
             throw Error("internal: tensor " + t.name + " differs from the whole model's");

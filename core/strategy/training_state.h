@@ -171,6 +171,8 @@ public:
     int stage() const { return pp_.stage; }
     bool first_stage() const { return pp_.stage == 0; }
     bool last_stage() const { return !pipelined() || pp_.stage == strategy_.pipeline - 1; }
+    // Values of this stage's copy of a tied head (the last stage's; 0 elsewhere): not the whole model's own
+    std::int64_t head_copy_values() const { return pp_.head_copy ? pp_.head_copy_values : 0; }
     const PipelineSplit& pipeline_split() const { return pp_.split; }
     // One step's micro-batches through this stage in the 1F1B order, between begin_step and
     // optimizer_step. input(j): stage 0's micro-batch j in the buffers (the model's input); loss(j, logits,
@@ -260,6 +262,7 @@ private:
         std::unique_ptr<Communicator> tied_comm;
         std::int64_t tied_offset = 0, tied_numel = 0;
         bool head_copy = false;  // this stage holds the copy
+        std::int64_t head_copy_values = 0;
     } pp_;
     ResolvedStrategy strategy_;
     ModelSpec full_spec_;     // the whole model (a layout across ranks builds a part of it)

@@ -698,7 +698,7 @@ TrainResult Trainer::run() {
             return std::llround(comm->all_reduce_value(static_cast<double>(v), ReduceOp::sum) / replicas);
         };
         result.lora_params = whole(result.lora_params);
-        result.frozen_params = whole(result.frozen_params);
+        result.frozen_params = whole(result.frozen_params - st.head_copy_values());  // (a tied head's copy: frozen)
         result.quantized_params = whole(result.quantized_params);
     }
     result.lora_rank = strategy.lora_rank;

@@ -10,11 +10,13 @@
 // stage, and the strategy's refusals.
 #include <random>
 
+#include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "dist_test.h"
 #include "dist_training.h"
 #include "nn/transformer_spec.h"
 #include "plan/planner.h"
+#include "train/checkpoint.h"
 
 using namespace hr;
 using hrtest::comm;
@@ -227,6 +229,19 @@ private slots:
         DIST_GUARD({
             Trainee ref(spec, one, kBatch, sgd(), nullptr);
             Trainee pp(spec, stages, kBatch, sgd(), &comm());
+            if (lora) {
+                // the frozen base from a file (--init-from: TrainingState::load_weights), another model's weights:
+                // every model a stage keeps in flight must compute with it (they share the stage's frozen base)
+                auto hb = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+                ModelOptions bo;
+                bo.batch = 1;
+                bo.seed = 99;
+                Model base(spec, *hb, bo);
+                const SafeTensorsFile file = model_state_file(base);
+                const auto load = [&](Model& m) { load_model_state(m, file, "base"); };
+                ref.st->load_weights(load);
+                pp.st->load_weights(load);
+            }
             // each stage holds its layers' parameters only: together, the whole model's once
             const double held = comm().all_reduce_value(static_cast<double>(pp.st->model().param_count()), ReduceOp::sum);
             DIST_VERIFY(held == static_cast<double>(ref.st->model().param_count()) &&
