@@ -113,7 +113,9 @@ ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split,
     s.layers.assign(spec.layers.begin() + a, spec.layers.begin() + b);
     // a head tied to the token embedding, in a later stage than the embedding's: that stage holds a copy
     // of the weight (its own parameter; the two stages sum their gradients, pipeline_copies_tied_head)
-    if (pipeline_copies_tied_head(spec, split, stage)) s.layers.back().attrs["tied"] = false;
+    if (pipeline_copies_tied_head(spec, split, stage))
+        for (LayerSpec& l : s.layers)
+            if (l.type == "lm_head") l.attrs["tied"] = false;
     if (stage > 0) s.input_shape = pipeline_layer_output(spec, a - 1);
     return s;
 }
