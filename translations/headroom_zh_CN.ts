@@ -7955,10 +7955,10 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     </message>
 </context>
 <context>
-    <name>strategy.lora_layout</name>
+    <name>strategy.lora_offload</name>
     <message>
-        <source>--lora trains small adapters on a frozen model: it does not combine with --tp-head or --offload-params (one process, --shard dp, the ZeRO stages and --pipeline do)</source>
-        <translation>--lora 在冻结的模型上训练小型适配器：它不能与 --tp-head 或 --offload-params 同用（单进程、--shard dp、ZeRO 阶段和 --pipeline 都可以）</translation>
+        <source>--lora trains small adapters on a frozen model: it does not combine with --offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)</source>
+        <translation>--lora 在冻结的模型上训练小型适配器：它不能与 --offload-params 组合（单进程、--shard dp、各 ZeRO 阶段、--pipeline 和 --tp-head 都可以）</translation>
     </message>
 </context>
 <context>
@@ -8043,6 +8043,13 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     <message>
         <source>--quantize-base %1 stores LoRA&apos;s frozen base quantised while the adapters train; add --lora R (for example --lora 8), or use --quantize to evaluate a trained model quantised</source>
         <translation>--quantize-base %1 在训练适配器期间以量化形式存储 LoRA 的冻结基座；请加上 --lora R（例如 --lora 8），或用 --quantize 评估量化后的已训练模型</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.quantize_base_tp</name>
+    <message>
+        <source>--quantize-base %1 with --tp-head %2: a split head&apos;s rows of a packed weight are not built; train the split head&apos;s adapters on an unquantised base (leave --quantize-base out), or keep the head whole (leave --tp-head out)</source>
+        <translation>--quantize-base %1 与 --tp-head %2：尚未实现拆分头对打包权重按行切分；请在未量化的基座上训练拆分头的适配器（去掉 --quantize-base），或保持头完整（去掉 --tp-head）</translation>
     </message>
 </context>
 <context>

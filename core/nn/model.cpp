@@ -481,7 +481,9 @@ void Model::init_params(int unit, bool frozen_only) {
             const std::int64_t cnt = shape_numel(d.shape);
             // a tensor-parallel head's slice: the whole head's values are drawn, its rows kept
             std::int64_t skip = 0, drawn = cnt;
-            if (options_.head_total > 0 && n == top_->nodes.back().get() && !d.shape.empty() && d.shape[0] > 0) {
+            // (its adapter A, (R, in), is whole: only B's rows are the head's)
+            if (options_.head_total > 0 && n == top_->nodes.back().get() && !d.shape.empty() && d.shape[0] > 0 &&
+                d.name != "lora_A") {
                 const std::int64_t per_row = cnt / d.shape[0];
                 skip = options_.head_first * per_row;
                 drawn = options_.head_total * per_row;

@@ -257,17 +257,17 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.shard = parse_shard_stage(s.shard);
     // LoRA: adapters on a frozen base, on one process, data-parallel ranks, a ZeRO stage (which shards the
     // adapters' values, gradients and optimizer state: the frozen base is whole on every rank, outside the flat
-    // buffers the stages split) or pipeline stages (each its layers' base and adapters); not on a split head
-    // or with parameter offload
+    // buffers the stages split), pipeline stages (each its layers' base and adapters) or a split head (its
+    // rows of the head's base and of B, A whole); not with parameter offload, nor QLoRA on a split head
     if (s.lora_rank < 0 || s.lora_rank > 4096)
         throw InputError(HR_MSG("strategy.lora_rank", "--lora must be between 1 and 4096 (the adapters' rank), got %1"),
                          {std::to_string(s.lora_rank)});
     if (s.lora_rank > 0 && !(s.lora_alpha >= 0 && s.lora_alpha <= 1e6))
         throw InputError(HR_MSG("strategy.lora_alpha", "--lora-alpha must be a number from 0 (the rank) to 1000000"));
-    if (s.lora_rank > 0 && (s.tp_head > 1 || s.offload_parameters))
-        throw InputError(HR_MSG("strategy.lora_layout",
-                                "--lora trains small adapters on a frozen model: it does not combine with --tp-head or "
-                                "--offload-params (one process, --shard dp, the ZeRO stages and --pipeline do)"));
+    if (s.lora_rank > 0 && s.offload_parameters)
+        throw InputError(HR_MSG("strategy.lora_offload",
+                                "--lora trains small adapters on a frozen model: it does not combine with "
+                                "--offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)"));
     r.lora_rank = s.lora_rank;
     r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
     // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
@@ -283,6 +283,12 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
                                 "--lora R (for example --lora 8), or use --quantize to evaluate a trained model "
                                 "quantised"),
                          {s.quantize_base});
+    if (r.lora_base_bits > 0 && s.tp_head > 1)
+        throw InputError(HR_MSG("strategy.quantize_base_tp",
+                                "--quantize-base %1 with --tp-head %2: a split head's rows of a packed weight are not "
+                                "built; train the split head's adapters on an unquantised base (leave --quantize-base "
+                                "out), or keep the head whole (leave --tp-head out)"),
+                         {s.quantize_base, std::to_string(s.tp_head)});
     if (s.offload_parameters && r.shard != ShardStage::zero3)
         throw InputError(HR_MSG("strategy.offload_parameters_zero3",
                                 "--offload-params needs --shard zero3 (parameters are brought to the device unit by "

@@ -210,8 +210,6 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         }
     }
     if (s.tp_head > 1 || s.pipeline > 1) build_layout(full_spec);
-    for (const LayoutEntry& e : layout_)
-        if (e.copy) pp_.head_copy_values = e.numel;
     if (pp_.tied_comm)  // the embedding's (stage 0) or the copy's (last stage) gradients, when they train
         for (const LayoutEntry& e : layout_)
             if (e.run_offset >= 0 && (e.copy || e.embedding)) {
@@ -348,6 +346,11 @@ bool TrainingState::optimizer_step(double lr) {
     // a pipeline's data-parallel replicas: the stage's gradients summed over them (each scaled its loss by
     // its share of the global batch)
     if (pp_.replicas_comm) pp_.replicas_comm->all_reduce(model_->gradients(), ReduceOp::sum).wait();
+    // LoRA on a split head: the adapter A's gradient, each rank's part from its columns, summed
+    if (tp_.lora_a_numel > 0) {
+        Tensor g = model_->gradients().view(tp_.lora_a_offset, {tp_.lora_a_numel});
+        engine_.communicator()->all_reduce(g, ReduceOp::sum).wait();
+    }
     // a tied head: the embedding's gradient (stage 0) and its copy's (the last stage) summed, the one
     // gradient one process accumulates into the shared weight (after the replicas': both sums are linear)
     if (pp_.tied_numel > 0) {
@@ -571,6 +574,31 @@ void TrainingState::sync_master_from_params() {
 
 // --- a layout across ranks: a split head, pipeline stages ----------------------------------------------
 
+namespace {
+bool ends_with_lora_a(const std::string& name) {
+    static const std::string a = ".lora_A";
+    return name.size() >= a.size() && name.compare(name.size() - a.size(), a.size(), a) == 0;
+}
+}  // namespace
+
+TrainingState::LoraCounts TrainingState::whole_lora_counts() const {
+    LoraCounts c;
+    if (!spread()) {
+        c.adapters = model_->lora_param_count();
+        c.frozen = model_->frozen_param_count();
+        c.quantized = model_->quantized_param_count();
+        return c;
+    }
+    for (const LayoutEntry& e : layout_) {
+        if (e.tied) continue;  // the token embedding's weight, counted under its own name
+        const std::int64_t values = shape_numel(e.quantized_bits ? e.quantized_shape : e.full_shape);
+        if (e.trainable && is_lora_adapter(e.name)) c.adapters += values;
+        if (e.frozen) c.frozen += values;
+        if (e.quantized_bits) c.quantized += values;
+    }
+    return c;
+}
+
 void TrainingState::load_weights(const std::function<void(Model&)>& load) {
     if (!spread()) {
         load(*model_);
@@ -639,6 +667,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         e.full_shape = t.tensor.shape();
         e.trainable = t.trainable;
         e.tied = t.tied;
+        e.frozen = t.frozen;
         e.quantized_bits = t.quantized_bits;
         e.quantized_group = t.quantized_group;
         e.quantized_shape = t.quantized_shape;
@@ -647,7 +676,9 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
             for (int k = 0; k < strategy_.pipeline; ++k)
                 if (t.layer >= node_first[static_cast<std::size_t>(k)]) k_of = k;
             e.owner = k_of * strategy_.data_world();
-        } else if (t.trainable && t.layer == head_layer) {
+        } else if (t.layer == head_layer && !t.is_buffer() && !ends_with_lora_a(t.name)) {
+            // a split head's weight and bias, frozen too (LoRA), and its adapter B: by rows. Its adapter A
+            // (R, in) is whole on every rank (its gradient is summed over them, optimizer_step)
             e.rows = true;
             e.per_row = t.tensor.numel() / tp_.slice.total;
         }
@@ -673,6 +704,11 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         }
         if (!e.rows && local && e.numel != t.tensor.numel())
             throw Error("internal: tensor " + t.name + " differs from the whole model's");
+        // a split head's adapter A: whole on every rank, each adds its columns' part of the gradient
+        if (!pipelined() && t.layer == head_layer && ends_with_lora_a(t.name) && e.run_offset >= 0) {
+            tp_.lora_a_offset = e.run_offset;
+            tp_.lora_a_numel = e.numel;
+        }
         layout_.push_back(e);
     }
     if (k_here != mine.tensor_offsets.size()) throw Error("internal: this rank's tensors are not the whole model's");

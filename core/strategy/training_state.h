@@ -171,8 +171,13 @@ public:
     int stage() const { return pp_.stage; }
     bool first_stage() const { return pp_.stage == 0; }
     bool last_stage() const { return !pipelined() || pp_.stage == strategy_.pipeline - 1; }
-    // Values of this stage's copy of a tied head (the last stage's; 0 elsewhere): not the whole model's own
-    std::int64_t head_copy_values() const { return pp_.head_copy ? pp_.head_copy_values : 0; }
+    // LoRA's counts of the whole model (run.json final.lora): the adapters' values, the frozen base's, and of
+    // those the ones stored quantised. A layout across ranks counts every tensor once from its layout (a
+    // stage's copy of a tied head is the embedding's, a split head's rows are the whole head's); else the model's.
+    struct LoraCounts {
+        std::int64_t adapters = 0, frozen = 0, quantized = 0;
+    };
+    LoraCounts whole_lora_counts() const;
     const PipelineSplit& pipeline_split() const { return pp_.split; }
     // One step's micro-batches through this stage in the 1F1B order, between begin_step and
     // optimizer_step. input(j): stage 0's micro-batch j in the buffers (the model's input); loss(j, logits,
@@ -212,7 +217,7 @@ private:
         std::string name;
         DType dtype = DType::f32;
         Shape full_shape;
-        bool trainable = false, tied = false;
+        bool trainable = false, tied = false, frozen = false;
         int owner = -1;                       // the rank holding it (-1: every rank, whole or by rows)
         bool rows = false;                    // split by rows over the ranks (a split head)
         std::int64_t per_row = 1;             // elements per row (rows)
@@ -241,6 +246,7 @@ private:
     struct TpState {
         TpHeadSlice slice;
         TpLossBuffers loss;
+        std::int64_t lora_a_offset = 0, lora_a_numel = 0;  // LoRA: the head's adapter A in the flat gradients
     } tp_;
     struct PipeState {
         PipelineSplit split;
@@ -262,7 +268,6 @@ private:
         std::unique_ptr<Communicator> tied_comm;
         std::int64_t tied_offset = 0, tied_numel = 0;
         bool head_copy = false;  // this stage holds the copy
-        std::int64_t head_copy_values = 0;
     } pp_;
     ResolvedStrategy strategy_;
     ModelSpec full_spec_;     // the whole model (a layout across ranks builds a part of it)

@@ -689,18 +689,10 @@ TrainResult Trainer::run() {
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
-    result.lora_params = st.model().lora_param_count();
-    result.frozen_params = st.model().frozen_param_count();
-    result.quantized_params = st.model().quantized_param_count();
-    if (st.pipelined() && strategy.lora_rank > 0) {  // the whole model's: every stage's, once per replica
-        const double replicas = static_cast<double>(strategy.data_world());
-        auto whole = [&](std::int64_t v) {
-            return std::llround(comm->all_reduce_value(static_cast<double>(v), ReduceOp::sum) / replicas);
-        };
-        result.lora_params = whole(result.lora_params);
-        result.frozen_params = whole(result.frozen_params - st.head_copy_values());  // (a tied head's copy: frozen)
-        result.quantized_params = whole(result.quantized_params);
-    }
+    const TrainingState::LoraCounts lora = st.whole_lora_counts();  // the whole model's, on any layout
+    result.lora_params = lora.adapters;
+    result.frozen_params = lora.frozen;
+    result.quantized_params = lora.quantized;
     result.lora_rank = strategy.lora_rank;
     result.lora_alpha = strategy.lora_alpha;
     result.lora_base_bits = strategy.lora_base_bits;

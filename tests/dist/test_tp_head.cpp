@@ -8,11 +8,13 @@
 // strategy's refusals.
 #include <random>
 
+#include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "dist_test.h"
 #include "dist_training.h"
 #include "nn/transformer_spec.h"
 #include "plan/planner.h"
+#include "train/checkpoint.h"
 
 using namespace hr;
 using hrtest::comm;
@@ -146,15 +148,33 @@ private slots:
     void headEqualsOneProcess_data() {
         QTest::addColumn<QString>("model");
         for (const char* m : {"mlp", "mlp smoothing", "seed-cnn", "gpt-tiny untied"}) QTest::newRow(m) << m;
+        // LoRA (--lora 4) on a split head: each rank holds its rows of the head's frozen weight and bias and of
+        // its adapter B, and the whole adapter A, whose gradient the ranks sum; the frozen base comes from a
+        // file first (TrainingState::load_weights: each rank takes its rows)
+        for (const char* m : {"mlp lora", "seed-cnn lora"}) QTest::newRow(m) << m;
     }
     void headEqualsOneProcess() {
         QFETCH(QString, model);
         const int N = comm().world_size();
-        const ModelSpec spec = model_named(model.toStdString());
+        const bool lora = model.endsWith(QLatin1String(" lora"));
+        const ModelSpec spec = model_named(lora ? model.chopped(5).toStdString() : model.toStdString());
         const OptimizerConfig o = optimizer_for(model.toStdString());
+        StrategyConfig one, split = split_head(N);
+        if (lora) one.lora_rank = split.lora_rank = 4;
         DIST_GUARD({
-            Trainee ref(spec, StrategyConfig{}, kBatch, o, nullptr);
-            Trainee tp(spec, split_head(N), kBatch, o, &comm());
+            Trainee ref(spec, one, kBatch, o, nullptr);
+            Trainee tp(spec, split, kBatch, o, &comm());
+            if (lora) {
+                auto hb = make_cpu_backend(1, std::make_shared<MemoryLedger>());
+                ModelOptions bo;
+                bo.batch = 1;
+                bo.seed = 99;
+                Model base(spec, *hb, bo);
+                const SafeTensorsFile file = model_state_file(base);
+                const auto load = [&](Model& m) { load_model_state(m, file, "base"); };
+                ref.st->load_weights(load);
+                tp.st->load_weights(load);
+            }
             // this rank's columns only: the head's parameters are its share of the whole head's
             const LayerSpec& head = spec.layers.back();
             const std::int64_t K = head.type == "linear" ? head.attrs.at("out_features").get<std::int64_t>()
@@ -183,6 +203,15 @@ private slots:
             // cross-entropy; the loss agrees to 8 digits)
             const double bound = is_token_model(spec) ? 2e-6 : 1e-6;
             DIST_VERIFY(rel <= bound, "weights (the head gathered) equal one process after 4 steps");
+            if (lora) {  // the adapters moved; the frozen base (the head's rows gathered) is the file's, bit for bit
+                const auto fr = ref.weights(false), ft = tp.weights(false);
+                DIST_VERIFY(comm().rank() != 0 || hrtest::bit_identical(ft, fr), "the frozen base is one process's");
+                DIST_VERIFY(tp.st->whole_lora_counts().adapters == ref.st->model().lora_param_count() &&
+                                tp.st->whole_lora_counts().frozen == ref.st->model().frozen_param_count(),
+                            "run.json's counts are the whole model's");
+                const double moved = hrtest::worst_relative(wr, Trainee(spec, one, kBatch, o, nullptr).weights());
+                DIST_VERIFY(moved > 1e-3, "the adapters trained");
+            }
             DIST_VERIFY(std::abs(lt - lr) <= 1e-6 * std::abs(lr), "the step's loss is one process's");
             // every rank computed the same loss (the reductions give every rank the same figures)
             const double hi = comm().all_reduce_value(lt, ReduceOp::max), lo = -comm().all_reduce_value(-lt, ReduceOp::max);

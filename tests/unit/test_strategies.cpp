@@ -312,7 +312,7 @@ private slots:
         QCOMPARE(lora.result.lora_params, st.st->model().lora_param_count());
         QCOMPARE(lora.result.evals.front().step, std::int64_t(0));
         // the ZeRO stages shard the adapters (dist/test_sharded_training), pipeline stages hold their layers'
-        // (dist/test_pipeline); a split head and parameter offload are refused, with the flags named
+        // (dist/test_pipeline); parameter offload is refused, with the flag named
         for (const char* shard : {"zero1", "zero2", "zero3"}) {
             StrategyConfig z = s;
             z.shard = shard;
@@ -321,18 +321,21 @@ private slots:
         StrategyConfig pp = s;
         pp.pipeline = 2;
         QCOMPARE(resolve_strategy(pp, spec, 32, 2, 0).lora_rank, 4);
-        for (int k = 0; k < 2; ++k) {
-            StrategyConfig z = s;
-            if (k == 0) z.tp_head = 2;
-            if (k == 1) {
-                z.shard = "zero3";
-                z.offload_parameters = true;
-            }
+        StrategyConfig tp = s;  // a split head (dist/test_tp_head): its rows of the base and of B, A whole
+        tp.tp_head = 2;
+        QCOMPARE(resolve_strategy(tp, spec, 32, 2, 0).lora_rank, 4);
+        // parameter offload, and QLoRA on a split head (its rows of a packed weight), are refused
+        StrategyConfig off = s;
+        off.shard = "zero3";
+        off.offload_parameters = true;
+        StrategyConfig qtp = tp;
+        qtp.quantize_base = "int4";
+        for (const auto& [z, id] : {std::pair{off, "strategy.lora_offload"}, std::pair{qtp, "strategy.quantize_base_tp"}}) {
             try {
                 resolve_strategy(z, spec, 32, 2, 0);
-                QFAIL("--lora took a split head or parameter offload");
+                QFAIL("--lora took parameter offload, or QLoRA a split head");
             } catch (const InputError& e) {
-                QCOMPARE(e.message().id, std::string("strategy.lora_layout"));
+                QCOMPARE(e.message().id, std::string(id));
             }
         }
         // a GPT: adapters on each block's four projections; the tied embedding is frozen with the rest
