@@ -16,11 +16,16 @@ namespace hr {
 
 // A LoRA adapter's name: its last component is "lora_A" or "lora_B" ("lora_A", "attn.c_attn.lora_B", or a
 // state_dict's "3.lora_A", "transformer.h.0.mlp.c_fc.lora_B")
-inline bool is_lora_adapter(const std::string& name) {
+inline std::string last_name_component(const std::string& name) {
     const std::size_t dot = name.rfind('.');
-    const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
+    return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+inline bool is_lora_adapter(const std::string& name) {
+    const std::string last = last_name_component(name);
     return last == "lora_A" || last == "lora_B";
 }
+// Adapter A (R, in): the one a split head keeps whole on every rank (strategy/training_state.h)
+inline bool is_lora_a(const std::string& name) { return last_name_component(name) == "lora_A"; }
 
 struct ParamDecl {
     // uniform_fan_in: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as PyTorch's defaults; normal: N(0, std^2), as

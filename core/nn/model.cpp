@@ -483,7 +483,7 @@ void Model::init_params(int unit, bool frozen_only) {
             std::int64_t skip = 0, drawn = cnt;
             // (its adapter A, (R, in), is whole: only B's rows are the head's)
             if (options_.head_total > 0 && n == top_->nodes.back().get() && !d.shape.empty() && d.shape[0] > 0 &&
-                d.name != "lora_A") {
+                !is_lora_a(d.name)) {
                 const std::int64_t per_row = cnt / d.shape[0];
                 skip = options_.head_first * per_row;
                 drawn = options_.head_total * per_row;

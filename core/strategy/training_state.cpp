@@ -574,13 +574,6 @@ void TrainingState::sync_master_from_params() {
 
 // --- a layout across ranks: a split head, pipeline stages ----------------------------------------------
 
-namespace {
-bool ends_with_lora_a(const std::string& name) {
-    static const std::string a = ".lora_A";
-    return name.size() >= a.size() && name.compare(name.size() - a.size(), a.size(), a) == 0;
-}
-}  // namespace
-
 TrainingState::LoraCounts TrainingState::whole_lora_counts() const {
     LoraCounts c;
     if (!spread()) {
@@ -676,7 +669,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
             for (int k = 0; k < strategy_.pipeline; ++k)
                 if (t.layer >= node_first[static_cast<std::size_t>(k)]) k_of = k;
             e.owner = k_of * strategy_.data_world();
-        } else if (t.layer == head_layer && !t.is_buffer() && !ends_with_lora_a(t.name)) {
+        } else if (t.layer == head_layer && !t.is_buffer() && !is_lora_a(t.name)) {
             // a split head's weight and bias, frozen too (LoRA), and its adapter B: by rows. Its adapter A
             // (R, in) is whole on every rank (its gradient is summed over them, optimizer_step)
             e.rows = true;
@@ -705,7 +698,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         if (!e.rows && local && e.numel != t.tensor.numel())
             throw Error("internal: tensor " + t.name + " differs from the whole model's");
         // a split head's adapter A: whole on every rank, each adds its columns' part of the gradient
-        if (!pipelined() && t.layer == head_layer && ends_with_lora_a(t.name) && e.run_offset >= 0) {
+        if (!pipelined() && t.layer == head_layer && is_lora_a(t.name) && e.run_offset >= 0) {
             tp_.lora_a_offset = e.run_offset;
             tp_.lora_a_numel = e.numel;
         }
