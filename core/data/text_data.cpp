@@ -257,6 +257,10 @@ std::int64_t TokenBatcher::random_batch(std::int64_t step) {
     return rows_;
 }
 
+std::unique_ptr<Tokenizer> corpus_tokenizer(const std::string& spec, const TextCorpus& corpus) {
+    return make_tokenizer(spec, spec == "char" ? corpus.all_text() : corpus.train_text);
+}
+
 std::int64_t TokenBatcher::eval_windows(std::int64_t max_tokens) const {
     std::int64_t all = (static_cast<std::int64_t>(tokens_.size()) - 1) / seq_;
     if (max_tokens > 0) all = std::min(all, std::max<std::int64_t>(1, max_tokens / seq_));

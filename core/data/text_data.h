@@ -21,10 +21,12 @@
 // global batch's), so N ranks train on exactly the windows of one process.
 // Memory: a batcher's two host buffers (x and y, rows x seq i64) are recorded in the ledger as data.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/tokenizer.h"
 
 namespace hr {
 
@@ -44,6 +46,9 @@ struct TextCorpus {
 // Reads and splits the corpus; InputError saying what was searched and what to do when it is missing
 // or not text.
 TextCorpus load_text_corpus(const std::string& spec);
+// The tokenizer a run builds for a corpus (data/tokenizer.h make_tokenizer): char learns every character of
+// the whole text (so the validation split encodes), bpe:N its pieces from the training split, byte nothing.
+std::unique_ptr<Tokenizer> corpus_tokenizer(const std::string& spec, const TextCorpus& corpus);
 // Cheap check for UIs: whether the spec can be read and from where (never throws).
 DatasetInfo probe_text_data(const std::string& spec);
 

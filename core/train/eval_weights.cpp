@@ -126,7 +126,7 @@ WeightsEvaluation evaluate_token_weights(const TrainConfig& c, const std::string
         tokenizer = load_tokenizer(it->second, dir.empty() ? "." : dir);
     } else {
         validate_tokenizer_spec(c.tokenizer);
-        tokenizer = make_tokenizer(c.tokenizer, c.tokenizer == "char" ? corpus.all_text() : corpus.train_text);
+        tokenizer = corpus_tokenizer(c.tokenizer, corpus);
         out.notes.push_back(Message(HR_MSG("eval.tokenizer_built",
                                            "%1 names no tokenizer: the %2 tokenizer was built from %3 as a run builds it"),
                                     {weights_path, tokenizer->kind(), c.data}));

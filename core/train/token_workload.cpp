@@ -75,7 +75,7 @@ public:
         source_ = corpus.source;
         // resumed: the run's own tokenizer from its folder (the same ids, even if the text changed since)
         tokenizer_ = resume_ ? resumed_tokenizer(c_.tokenizer, run_dir_)
-                             : make_tokenizer(c_.tokenizer, c_.tokenizer == "char" ? corpus.all_text() : corpus.train_text);
+                             : corpus_tokenizer(c_.tokenizer, corpus);
         const Tokenizer& tok = *tokenizer_;
         if (tok.vocab_size() > V_)
             throw InputError(HR_MSG("train.vocab_too_small",
