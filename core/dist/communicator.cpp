@@ -193,6 +193,30 @@ std::shared_ptr<Communicator> make_run_communicator(Backend& backend, double tim
     return make_mpi_communicator(timeout_seconds);
 }
 
+namespace {
+// A group of transfers on an engine that issues each on its own (MPI): finished when every part has.
+struct TransferGroup : CommHandle::Impl {
+    std::vector<CommHandle> parts;
+    void wait() override {
+        for (CommHandle& h : parts) h.wait();
+    }
+    bool test() override {
+        for (CommHandle& h : parts)
+            if (!h.test()) return false;
+        return true;
+    }
+};
+}  // namespace
+
+CommHandle Communicator::exchange(const std::vector<Transfer>& transfers) {
+    auto group = std::make_unique<TransferGroup>();
+    for (const Transfer& t : transfers) {
+        Tensor b = t.buffer;
+        group->parts.push_back(t.send ? send(b, t.peer) : recv(b, t.peer));
+    }
+    return CommHandle(std::move(group));
+}
+
 CommHandle Communicator::send(const Tensor&, int peer) {
     throw Error("internal: " + name() + " has no point-to-point send (to rank " + std::to_string(peer) + ")");
 }

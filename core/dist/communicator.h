@@ -38,6 +38,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "tensor/tensor.h"
@@ -107,6 +108,18 @@ public:
     // with the timeout; the buffer is the engine's until then). Counted in stats() as collectives are.
     virtual CommHandle send(const Tensor& buffer, int peer);
     virtual CommHandle recv(Tensor& buffer, int peer);
+    // Several sends and receives as one group: they progress together and the handle finishes when all
+    // have (NCCL: one ncclGroupStart/ncclGroupEnd; MPI: an MPI_Isend/MPI_Irecv each, waited together).
+    // Pairing as for send/recv, in the order of the list. A pipeline issues a step's send with the next
+    // step's receive this way (Megatron-LM's send_forward_recv_backward): on NCCL a send finishes only once
+    // its receive is posted, and one stream runs a rank's calls in turn, so the same transfers issued one
+    // by one in the 1F1B order would wait for each other (strategy/pipeline.h, pipeline_exchanges).
+    struct Transfer {
+        bool send = true;
+        Tensor buffer;  // a view (the engine's until the handle is waited)
+        int peer = 0;
+    };
+    virtual CommHandle exchange(const std::vector<Transfer>& transfers);
     // The ranks that give the same `color`, ordered by `key`, as a communicator of their own (MPI_Comm_split:
     // pipeline stages x data-parallel replicas). Collective over this communicator, at set-up. The new one
     // keeps this one's timeout. Throws for an engine that cannot (NCCL here).

@@ -53,12 +53,17 @@ namespace {
 #define HR_NCCL_FUNCTIONS(X) \
     X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommGetAsyncError) \
     X(ncclCommAbort) X(ncclCommFinalize) X(ncclCommDestroy) X(ncclGetErrorString) \
-    X(ncclGetLastError) X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast)
+    X(ncclGetLastError) X(ncclAllReduce) X(ncclReduceScatter) X(ncclAllGather) X(ncclBroadcast) \
+    X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd) X(ncclCommUserRank) X(ncclCommCount)
+// Newer than the 2.14 we need, used when present: ncclCommSplit (2.18) forms the groups of ranks a pipeline
+// with data-parallel replicas, or a tied head's two ends, needs.
+#define HR_NCCL_OPTIONAL(X) X(ncclCommSplit)
 
 struct NcclApi {
     void* lib = nullptr;
 #define HR_NCCL_DECLARE(name) decltype(&::name) name = nullptr;
     HR_NCCL_FUNCTIONS(HR_NCCL_DECLARE)
+    HR_NCCL_OPTIONAL(HR_NCCL_DECLARE)
 #undef HR_NCCL_DECLARE
     int version = 0;
 };
@@ -88,6 +93,9 @@ const NcclApi& nccl_api() {
     if (!a->name && missing.empty()) missing = #name;
         HR_NCCL_FUNCTIONS(HR_NCCL_RESOLVE)
 #undef HR_NCCL_RESOLVE
+#define HR_NCCL_RESOLVE_OPTIONAL(name) a->name = reinterpret_cast<decltype(a->name)>(dlsym(a->lib, #name));
+        HR_NCCL_OPTIONAL(HR_NCCL_RESOLVE_OPTIONAL)
+#undef HR_NCCL_RESOLVE_OPTIONAL
         if (!missing.empty() || a->ncclGetVersion(&a->version) != ncclSuccess || a->version < NCCL_VERSION(2, 14, 0))
             throw InputError(HR_MSG("dist.old_nccl",
                                     "the NCCL found (version code %1) is older than 2.14, which non-blocking "
@@ -180,9 +188,7 @@ public:
             throw InputError(HR_MSG("dist.nccl_cpu", "NCCL ranks need a CUDA device, got %1; use MPI for CPU ranks"),
                              {backend.device().str()});
         const RankEnvironment env = rank_environment();
-        compute_ = static_cast<cudaStream_t>(cuda_compute_stream(backend));
-        HR_RT_CHECK(cuda_rt().cudaSetDevice(backend.device().index));
-        HR_RT_CHECK(cuda_rt().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+        make_stream();
         ncclUniqueId id;
         std::memset(&id, 0, sizeof id);
         if (env.launched && env.world_size > 1) {
@@ -200,21 +206,33 @@ public:
         // allocated by NCCL, outside the ledger: the device's free memory before the communicator minus
         // after its first collective (NCCL connects and loads lazily, at the first one). The warm-up
         // buffer comes from the caching allocator before the first reading, so it is not counted.
-        Tensor warm = Tensor::empty(backend.allocator(), {64}, DType::f32, MemCategory::communication);
-        backend.fill(warm, 0.0);
-        std::size_t free_before = 0, free_after = 0, total = 0;
-        const bool measured = cuda_rt().cudaMemGetInfo(&free_before, &total) == cudaSuccess;
+        Tensor warm = warm_up_buffer();
+        const std::size_t free_before = device_free();
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0;
         ncclResult_t rc = api_.ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
         if (rc != ncclSuccess && rc != ncclInProgress) fail_call("ncclCommInitRankConfig", rc);
         settle("ncclCommInitRankConfig");
-        CommHandle first = all_reduce(warm, ReduceOp::sum);
-        first.wait();
-        synchronize();
-        stats_ = CommStats{};  // the warm-up is not the run's communication
-        if (measured && cuda_rt().cudaMemGetInfo(&free_after, &total) == cudaSuccess && free_before > free_after)
-            device_overhead_bytes_ = free_before - free_after;
+        warm_up(warm);
+        const std::size_t free_after = device_free();
+        if (free_before > free_after) device_overhead_bytes_ = free_before - free_after;
+    }
+
+    // A group made by split(): `comm` from ncclCommSplit (still settling), `bootstrap` the MPI group of the
+    // same ranks (scalars, barriers), `parent` the communicator it came from (its figures count the group's).
+    NcclCommunicator(NcclCommunicator& parent, ncclComm_t comm, std::unique_ptr<Communicator> bootstrap)
+        : backend_(parent.backend_), api_(parent.api_), bootstrap_(std::move(bootstrap)), comm_(comm) {
+        timeout_seconds_ = parent.timeout_seconds_;
+        make_stream();
+        settle("ncclCommSplit");
+        nccl_ok(api_.ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
+        nccl_ok(api_.ncclCommCount(comm_, &size_), "ncclCommCount");
+        if (bootstrap_ && (bootstrap_->rank() != rank_ || bootstrap_->world_size() != size_))
+            throw Error("internal: ncclCommSplit and MPI_Comm_split formed different groups (rank " +
+                        std::to_string(rank_) + " of " + std::to_string(size_) + " against " + bootstrap_->name() + ")");
+        Tensor warm = warm_up_buffer();
+        warm_up(warm);
+        parent_stats_ = &parent.stats_;  // (after the warm-up: from now on the group's traffic is the run's)
     }
 
     ~NcclCommunicator() override {
@@ -266,6 +284,60 @@ public:
                                       comm_, stream_);
         });
     }
+    // Point-to-point as NCCL groups: ncclSend / ncclRecv between ncclGroupStart and ncclGroupEnd, one group
+    // per call, so that the transfers of a group progress together (a rank may also send to itself)
+    CommHandle exchange(const std::vector<Transfer>& transfers) override {
+        for (const Transfer& t : transfers) {
+            check_collective_buffer(t.send ? "send" : "recv", t.buffer, device(), true);
+            if (t.peer < 0 || t.peer >= size_)
+                throw Error("internal: a transfer with rank " + std::to_string(t.peer) + " from rank " +
+                            std::to_string(rank_) + " of " + std::to_string(size_));
+            count(t.buffer);
+        }
+        return run("ncclSend/ncclRecv", [&] {
+            ncclResult_t first = api_.ncclGroupStart();
+            if (first != ncclSuccess) return first;
+            for (const Transfer& t : transfers) {
+                void* p = const_cast<void*>(t.buffer.raw());
+                const ncclResult_t rc = t.send ? api_.ncclSend(p, t.buffer.nbytes(), ncclUint8, t.peer, comm_, stream_)
+                                               : api_.ncclRecv(p, t.buffer.nbytes(), ncclUint8, t.peer, comm_, stream_);
+                if (rc != ncclSuccess && rc != ncclInProgress && first == ncclSuccess) first = rc;
+            }
+            const ncclResult_t end = api_.ncclGroupEnd();  // (always: a group once opened is closed)
+            return first != ncclSuccess ? first : end;
+        });
+    }
+    CommHandle send(const Tensor& buffer, int peer) override { return exchange({Transfer{true, buffer, peer}}); }
+    CommHandle recv(Tensor& buffer, int peer) override { return exchange({Transfer{false, buffer, peer}}); }
+
+    // ncclCommSplit, with MPI_Comm_split of the bootstrap beside it for the group's scalars and barriers. The
+    // group's own buffers count in this communicator's device memory outside the ledger.
+    std::unique_ptr<Communicator> split(int color, int key) override {
+        live();
+        if (!api_.ncclCommSplit)
+            throw InputError(HR_MSG("dist.nccl_no_split",
+                                    "NCCL %1 cannot form groups of ranks (ncclCommSplit came with NCCL 2.18); pipeline "
+                                    "stages with data-parallel replicas, or a GPT's tied head across stages, need "
+                                    "them: install NCCL 2.18 or newer"),
+                             {version_string(api_.version)});
+        synchronize();
+        std::unique_ptr<Communicator> boot = bootstrap_ ? bootstrap_->split(color, key) : nullptr;
+        const std::size_t free_before = device_free();
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 0;
+        ncclComm_t out = nullptr;
+        const ncclResult_t rc = api_.ncclCommSplit(comm_, color, key, &out, &config);
+        if (rc != ncclSuccess && rc != ncclInProgress) fail_call("ncclCommSplit", rc);
+        settle("ncclCommSplit");  // (the parent settles too)
+        std::unique_ptr<NcclCommunicator> group(new NcclCommunicator(*this, out, std::move(boot)));
+        const std::size_t free_after = device_free();
+        if (free_before > free_after) {
+            group->device_overhead_bytes_ = free_before - free_after;
+            device_overhead_bytes_ += free_before - free_after;
+        }
+        return group;
+    }
+
     CommHandle broadcast(Tensor& buffer, int root) override {
         check_collective_buffer("broadcast", buffer, device(), true);
         count(buffer);
@@ -327,6 +399,28 @@ public:
     std::size_t device_overhead_bytes() const override { return device_overhead_bytes_; }
 
 private:
+    void make_stream() {
+        compute_ = static_cast<cudaStream_t>(cuda_compute_stream(backend_));
+        HR_RT_CHECK(cuda_rt().cudaSetDevice(backend_.device().index));
+        HR_RT_CHECK(cuda_rt().cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    }
+    Tensor warm_up_buffer() {
+        Tensor warm = Tensor::empty(backend_.allocator(), {64}, DType::f32, MemCategory::communication);
+        backend_.fill(warm, 0.0);
+        return warm;
+    }
+    // the first collective (NCCL connects at it), not counted as the run's communication
+    void warm_up(Tensor& warm) {
+        CommHandle first = all_reduce(warm, ReduceOp::sum);
+        first.wait();
+        synchronize();
+        stats_ = CommStats{};
+    }
+    std::size_t device_free() {
+        std::size_t free = 0, total = 0;
+        return cuda_rt().cudaMemGetInfo(&free, &total) == cudaSuccess ? free : 0;
+    }
+
     template <class F>
     CommHandle run(const char* call, F&& enqueue) {
         live();

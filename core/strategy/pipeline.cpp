@@ -165,6 +165,18 @@ std::vector<std::pair<bool, int>> pipeline_schedule(int stages, int stage, int m
     return order;
 }
 
+std::vector<std::vector<PipelineMessage>> pipeline_exchanges(int stages, int stage, int m) {
+    const auto order = pipeline_schedule(stages, stage, m);
+    std::vector<std::vector<PipelineMessage>> groups(order.size() + 1);
+    for (std::size_t t = 0; t < order.size(); ++t) {
+        const auto [forward, j] = order[t];
+        // what action t receives first (in its group), then what it sends (in the next one)
+        if (forward ? stage > 0 : stage < stages - 1) groups[t].push_back({false, forward, j});
+        if (forward ? stage < stages - 1 : stage > 0) groups[t + 1].push_back({true, forward, j});
+    }
+    return groups;
+}
+
 int pipeline_in_flight(int stages, int stage, int m) { return std::max(1, std::min(stages - stage, m)); }
 
 double pipeline_bubble(int stages, int m) {

@@ -4,7 +4,7 @@
 // the 1F1B schedule (PipeDream-Flush, as Megatron-LM runs it): stage s first runs K - 1 - s forwards, then
 // alternates one forward and one backward, then runs the backwards left. A stage's activations go to the
 // next stage, and the gradient of its input back to the one before, as point-to-point messages on the
-// run's communicator (Communicator::send / recv). Stage s keeps at most K - s micro-batches in flight:
+// run's communicator, grouped (Communicator::exchange, pipeline_exchanges). Stage s keeps at most K - s micro-batches in flight:
 // that many copies of its activations (one model per micro-batch in flight, all on the same parameters
 // and gradients). Gradients accumulate in the order one process would (micro-batch 0, 1, ...), so the
 // step equals one process's with the same micro-batches.
@@ -53,6 +53,23 @@ int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int 
 
 // The 1F1B order of one step on stage s of K with m micro-batches: (forward?, micro-batch) in turn.
 std::vector<std::pair<bool, int>> pipeline_schedule(int stages, int stage, int micro_batches);
+// One message of a step, seen from one stage: a micro-batch's activations (to the next stage) or its input
+// gradient (to the one before), sent or received.
+struct PipelineMessage {
+    bool send = false;
+    bool activation = true;  // else the gradient
+    int micro = 0;
+    int peer_stage(int stage) const { return activation == send ? stage + 1 : stage - 1; }
+    bool operator==(const PipelineMessage&) const = default;
+};
+// The messages stage s exchanges around its schedule, as groups (Communicator::exchange): group t, issued
+// and waited before action t, holds the receive action t needs and the send action t - 1 made; the last
+// group, after the last action, holds its send. Pairing a send with the next receive is Megatron-LM's
+// send_forward_recv_backward / send_backward_recv_forward: on NCCL, where a send finishes once its
+// receive is posted, the 1F1B order's transfers one by one would deadlock (stage 0 sending micro-batch 1
+// while stage 1 sends the gradient of micro-batch 0), grouped they cannot (tests/dist/test_pipeline.cpp
+// plays every stage's groups against its neighbours' with that rule). Size: actions + 1.
+std::vector<std::vector<PipelineMessage>> pipeline_exchanges(int stages, int stage, int micro_batches);
 // Micro-batches stage s holds at once under 1F1B: min(K - s, m).
 int pipeline_in_flight(int stages, int stage, int micro_batches);
 // The bubble: the share of a step a stage idles, (K - 1) / (m + K - 1) with equal stages.

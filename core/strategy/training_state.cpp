@@ -42,9 +42,6 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
             pp_.tied_comm = comm->split(ends ? s.data_rank() : s.data_world() + s.rank, pp_.stage);
         }
         pp_.head_copy = pipeline_copies_tied_head(full_spec, pp_.split, pp_.stage);
-        if (!device.device().is_cpu())
-            throw InputError(HR_MSG("pipeline.gpu", "--pipeline runs its stages on CPU ranks in this build (the "
-                                                    "point-to-point sends over NCCL are not built); use --device cpu"));
     }
     const ModelSpec spec = s.tp_head > 1    ? tp_head_spec(full_spec, tp_.slice)
                            : s.pipeline > 1 ? pipeline_stage_spec(full_spec, pp_.split, pp_.stage)
@@ -104,21 +101,20 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
             inst->share_buffers_with(*model_);
             pp_.extra.push_back(std::move(inst));
         }
-        // per model: the stage's input (kept for its backward) and, after stage 0, the input's gradient sent
-        // back; before the last stage, the output's gradient received
+        // per model: the stage's input (kept for its backward); after stage 0, the input's gradient sent back,
+        // before the last stage, the output's gradient received: one of each (a send has gone before the
+        // next action runs, pipeline_exchanges)
         const DType in_dt = model_->takes_tokens() ? DType::i64 : s.compute_dtype;
-        for (int i = 0; i < M; ++i) {
+        for (int i = 0; i < M; ++i)
             pp_.input.push_back(Tensor::empty(device_alloc, with_batch(s.micro_batch, spec.input_shape), in_dt,
                                               MemCategory::activations));
-            if (pp_.stage > 0)
-                pp_.dx.push_back(Tensor::empty(device_alloc, with_batch(s.micro_batch, spec.input_shape),
-                                               s.compute_dtype, MemCategory::communication));
-        }
+        if (pp_.stage > 0)
+            pp_.dx = Tensor::empty(device_alloc, with_batch(s.micro_batch, spec.input_shape), s.compute_dtype,
+                                   MemCategory::communication);
         if (!last_stage) {
             const Shape out = pipeline_layer_output(full_spec, pp_.split.first[static_cast<std::size_t>(pp_.stage) + 1] - 1);
             pp_.dy = Tensor::empty(device_alloc, with_batch(s.micro_batch, out), s.compute_dtype, MemCategory::communication);
         }
-        pp_.pending.resize(static_cast<std::size_t>(M));
     }
     // (a pipeline's replicas reduce their stage's gradients in optimizer_step, over their own group: the
     // engine sees no stage)
@@ -854,47 +850,50 @@ void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair
                                   const std::function<LossResult(int, const Tensor&, Tensor&)>& loss) {
     Communicator& c = *pp_.stages;
     const int K = strategy_.pipeline, s = pp_.stage, M = static_cast<int>(pp_.input.size());
+    const int m = static_cast<int>(micro.size());
     std::vector<Tensor> out(static_cast<std::size_t>(M));  // each model's output (the last stage's logits)
     auto model_of = [&](int i) -> Model& { return i == 0 ? *model_ : *pp_.extra[static_cast<std::size_t>(i) - 1]; };
-    for (auto [forward, j] : pipeline_schedule(K, s, static_cast<int>(micro.size()))) {
-        const int i = j % M;
+    auto rows_of = [&](int j) { return micro[static_cast<std::size_t>(j)].second; };
+    // the buffer of a message: a model's input (received activations) or output (sent ones), the output's
+    // gradient (received) or a model's input gradient (sent); micro-batch j runs on model j % M
+    auto buffer_of = [&](const PipelineMessage& msg) {
+        const auto i = static_cast<std::size_t>(msg.micro % M);
+        if (msg.activation) return msg.send ? out[i] : pp_.input[i].slice0(0, rows_of(msg.micro));
+        return (msg.send ? pp_.dx : pp_.dy).slice0(0, rows_of(msg.micro));
+    };
+    // each group holds the receive the next action needs and the send the one before made; waited before
+    // the action, so a model's buffers are free again when it next runs
+    auto exchange = [&](const std::vector<PipelineMessage>& group) {
+        if (group.empty()) return;
+        std::vector<Communicator::Transfer> transfers;
+        for (const PipelineMessage& msg : group) transfers.push_back({msg.send, buffer_of(msg), msg.peer_stage(s)});
+        c.exchange(transfers).wait();
+        c.synchronize();
+    };
+    const auto order = pipeline_schedule(K, s, m);
+    const auto groups = pipeline_exchanges(K, s, m);
+    for (std::size_t t = 0; t < order.size(); ++t) {
+        exchange(groups[t]);
+        const auto [forward, j] = order[t];
+        const auto i = static_cast<std::size_t>(j % M);
         const auto [r0, n] = micro[static_cast<std::size_t>(j)];
-        Model& mdl = model_of(i);
-        auto& pending = pp_.pending[static_cast<std::size_t>(i)];
+        Model& mdl = model_of(static_cast<int>(i));
         if (forward) {
-            pending.out.wait();  // the model's buffers are free again once what it sent has gone
-            pending.dx.wait();
-            Tensor x = pp_.input[static_cast<std::size_t>(i)].slice0(0, n);
-            if (s == 0) {
-                device_.copy(input(j), x);  // kept for the first layer's backward
-            } else {
-                c.recv(x, s - 1).wait();
-                c.synchronize();
-            }
-            out[static_cast<std::size_t>(i)] = mdl.forward(x, true, first_sample(step, r0));
-            if (s < K - 1) pending.out = c.send(out[static_cast<std::size_t>(i)], s + 1);
+            Tensor x = pp_.input[i].slice0(0, n);
+            if (s == 0) device_.copy(input(j), x);  // kept for the first layer's backward
+            out[i] = mdl.forward(x, true, first_sample(step, r0));
         } else {
             Tensor dy;
-            if (s == K - 1) {
-                loss(j, out[static_cast<std::size_t>(i)], dy);
-            } else {
-                dy = pp_.dy.slice0(0, n);
-                c.recv(dy, s + 1).wait();
-                c.synchronize();
-            }
-            if (s == 0) {
-                mdl.backward(dy);
-            } else {
-                Tensor dx = pp_.dx[static_cast<std::size_t>(i)].slice0(0, n);
+            if (s == K - 1) loss(j, out[i], dy);
+            else dy = pp_.dy.slice0(0, n);
+            if (s == 0) mdl.backward(dy);
+            else {
+                Tensor dx = pp_.dx.slice0(0, n);
                 mdl.backward_to(dy, dx);
-                pending.dx = c.send(dx, s - 1);
             }
         }
     }
-    for (auto& p : pp_.pending) {
-        p.out.wait();
-        p.dx.wait();
-    }
+    exchange(groups.back());
 }
 
 Tensor TrainingState::pipeline_eval_forward(const Tensor& x, std::int64_t n) {

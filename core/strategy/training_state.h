@@ -252,12 +252,8 @@ private:
         PipelineSplit split;
         int stage = 0;
         std::vector<std::unique_ptr<Model>> extra;  // models 1.. of the micro-batches in flight
-        std::vector<Tensor> input, dx;              // per model: the stage's input, its gradient (stage > 0)
-        Tensor dy;                                  // the output's gradient from the next stage
-        struct Pending {
-            CommHandle out, dx;  // the sends from a model's buffers, waited before it runs again
-        };
-        std::vector<Pending> pending;
+        std::vector<Tensor> input;                  // per model: the stage's input
+        Tensor dx, dy;  // the input's gradient to the stage before (stage > 0), the output's from the next
         // K stages x D replicas: the stages of this rank's replica (rank = stage), and this stage's replicas
         // (they all-reduce its gradients); with D = 1 the run's communicator is the first, the second none
         std::unique_ptr<Communicator> stages_comm, replicas_comm;

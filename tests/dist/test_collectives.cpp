@@ -249,6 +249,37 @@ private slots:
         QCOMPARE(after.bytes - before.bytes, 200.0);
     }
 
+    // Communicator::exchange: each rank sends to both neighbours on a ring and receives from both, one
+    // group a round, three rounds. 1 MiB a message is past Open MPI's eager limit, so a send finishes only
+    // once its receive is posted: transfers waited one by one in this order would wait for each other.
+    // Each round's messages arrive whole, from the right rank, in order.
+    void groupedExchangeOnARing() {
+        const int r = comm().rank(), N = comm().world_size();
+        if (N < 2) QSKIP("a ring needs 2 ranks");
+        const int next = (r + 1) % N, prev = (r + N - 1) % N;
+        const std::int64_t n = 262144;  // f32: 1 MiB
+        const CommStats before = comm().stats();
+        for (int round = 0; round < 3; ++round) {
+            auto value = [&](int from, int to, std::int64_t i) { return static_cast<float>(from * 1000 + to * 10 + round) + static_cast<float>(i % 7); };
+            Tensor to_next = make(DType::f32, n, rough_value, r), to_prev = make(DType::f32, n, rough_value, r);
+            for (std::int64_t i = 0; i < n; ++i) {
+                to_next.data<float>()[i] = value(r, next, i);
+                to_prev.data<float>()[i] = value(r, prev, i);
+            }
+            Tensor from_prev = make(DType::f32, n, rough_value, r), from_next = make(DType::f32, n, rough_value, r);
+            DIST_GUARD({
+                comm().exchange({{true, to_next, next}, {false, from_prev, prev}, {true, to_prev, prev},
+                                 {false, from_next, next}}).wait();
+                bool ok = true;
+                for (std::int64_t i = 0; i < n && ok; ++i)
+                    ok = from_prev.data<float>()[i] == value(prev, r, i) && from_next.data<float>()[i] == value(next, r, i);
+                DIST_VERIFY(ok, "round " + std::to_string(round));
+            });
+        }
+        QCOMPARE(comm().stats().collectives - before.collectives, std::int64_t(12));
+        QCOMPARE(comm().stats().bytes - before.bytes, 12.0 * 4 * n);
+    }
+
 private:
     static void dtypes() {
         QTest::addColumn<int>("dtype");

@@ -72,6 +72,49 @@ private slots:
         QVERIFY(comm->stats().collectives == 9);
     }
 
+    // The point-to-point path pipeline stages take on GPUs, at the one rank one GPU allows: a group holding
+    // a send to this rank and a receive from it (NCCL pairs them) moves the bytes; two groups in a row,
+    // each with a send and a receive, as a stage's 1F1B exchanges are; a group of ranks made by split()
+    // (ncclCommSplit, NCCL 2.18+) reduces, and its traffic counts in its parent's figures.
+    void pointToPointAndGroups() {
+        if (const QString why = skip_reason(); !why.isEmpty()) QSKIP(qPrintable(why));
+        auto ledger = std::make_shared<MemoryLedger>();
+        auto be = gpu(ledger);
+        std::unique_ptr<Communicator> comm;
+        try {
+            comm = make_nccl_communicator(*be, 60.0);
+        } catch (const InputError& e) {
+            QSKIP(e.what());
+        }
+        std::vector<float> host(4099);
+        for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) * 0.25f - 3.0f;
+        Tensor a = Tensor::empty(be->allocator(), {4099}, DType::f32, MemCategory::communication);
+        Tensor b = Tensor::empty(be->allocator(), {4099}, DType::f32, MemCategory::communication);
+        Tensor c = Tensor::empty(be->allocator(), {4099}, DType::f32, MemCategory::communication);
+        be->copy_from_host(host.data(), a);
+        be->fill(b, 0.0);
+        be->fill(c, 0.0);
+        comm->exchange({{true, a, 0}, {false, b, 0}}).wait();
+        comm->exchange({{true, b, 0}, {false, c, 0}}).wait();
+        std::vector<float> got(host.size());
+        be->copy_to_host(c, got.data());
+        QVERIFY(got == host);
+        std::unique_ptr<Communicator> group;
+        try {
+            group = comm->split(0, 0);
+        } catch (const InputError& e) {
+            QSKIP(e.what());  // an NCCL older than 2.18
+        }
+        QCOMPARE(group->world_size(), 1);
+        const std::int64_t before = comm->stats().collectives;
+        group->all_reduce(c, ReduceOp::sum).wait();
+        group->synchronize();
+        be->copy_to_host(c, got.data());
+        QVERIFY(got == host);
+        QCOMPARE(comm->stats().collectives, before + 1);
+        qInfo("a group's engine memory: %zu bytes", group->device_overhead_bytes());
+    }
+
     void worldOfOneEqualsNoCommunicator_data() {
         QTest::addColumn<QString>("stage");
         for (const char* s : {"dp", "zero1", "zero2", "zero3"}) QTest::newRow(s) << s;

@@ -8,7 +8,10 @@
 // stages hold a copy each and sum its gradients). Also: the 1F1B schedule itself, a split given by hand
 // (uneven cards), checkpoints that move between the layouts both ways, the planner's prediction per
 // stage, and the strategy's refusals.
+#include <map>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
@@ -230,6 +233,99 @@ private slots:
                         for (std::size_t i = 0; i < order.size(); ++i) QCOMPARE(order[i].first, i % 2 == 0);
                 }
         QCOMPARE(pipeline_bubble(4, 12), 3.0 / 15.0);
+    }
+
+    // The groups each stage exchanges (pipeline_exchanges) played against each other with NCCL's rule, the
+    // strict one: a send or a receive finishes only while its partner is posted, a rank's groups run one
+    // after the other (one stream), and a group finishes when all of its transfers have. Partners pair in
+    // the order each rank issued them (the k-th send from a to b is b's k-th receive from a) and must be
+    // the same message. Every rank must get through all of its groups. The same transfers one by one, in
+    // the order the 1F1B schedule makes them, do not: that is the deadlock the groups are for.
+    void exchangesCannotDeadlock() {
+        struct Op {
+            int stage, group, index;
+        };
+        // true when every stage gets through its groups
+        auto play = [](int K, const std::vector<std::vector<std::vector<PipelineMessage>>>& groups) {
+            // partners, by issue order per direction
+            std::map<std::pair<int, int>, std::vector<Op>> sends, recvs;  // (from, to)
+            for (int s = 0; s < K; ++s)
+                for (int g = 0; g < static_cast<int>(groups[s].size()); ++g)
+                    for (int k = 0; k < static_cast<int>(groups[s][g].size()); ++k) {
+                        const PipelineMessage& msg = groups[s][g][k];
+                        const int peer = msg.peer_stage(s);
+                        if (peer < 0 || peer >= K) return false;
+                        (msg.send ? sends[{s, peer}] : recvs[{peer, s}]).push_back({s, g, k});
+                    }
+            std::map<std::tuple<int, int, int>, Op> partner;
+            for (auto& [dir, list] : sends) {
+                const auto& other = recvs[dir];
+                if (other.size() != list.size()) return false;
+                for (std::size_t n = 0; n < list.size(); ++n) {
+                    const PipelineMessage& a = groups[list[n].stage][list[n].group][list[n].index];
+                    const PipelineMessage& b = groups[other[n].stage][other[n].group][other[n].index];
+                    if (a.activation != b.activation || a.micro != b.micro) return false;
+                    partner[{list[n].stage, list[n].group, list[n].index}] = other[n];
+                    partner[{other[n].stage, other[n].group, other[n].index}] = list[n];
+                }
+            }
+            for (auto& [dir, list] : recvs)
+                if (sends[dir].size() != list.size()) return false;
+            std::vector<int> at(static_cast<std::size_t>(K), 0);
+            std::set<std::tuple<int, int, int>> done;
+            for (bool moved = true; moved;) {
+                moved = false;
+                for (int s = 0; s < K; ++s) {
+                    const int g = at[static_cast<std::size_t>(s)];
+                    if (g >= static_cast<int>(groups[s].size())) continue;
+                    bool all = true;
+                    for (int k = 0; k < static_cast<int>(groups[s][g].size()); ++k) {
+                        if (done.count({s, g, k})) continue;
+                        const Op p = partner.at({s, g, k});
+                        if (at[static_cast<std::size_t>(p.stage)] == p.group) {
+                            done.insert({s, g, k});
+                            done.insert({p.stage, p.group, p.index});
+                        } else {
+                            all = false;
+                        }
+                    }
+                    if (all) {
+                        ++at[static_cast<std::size_t>(s)];
+                        moved = true;
+                    }
+                }
+            }
+            for (int s = 0; s < K; ++s)
+                if (at[static_cast<std::size_t>(s)] != static_cast<int>(groups[s].size())) return false;
+            return true;
+        };
+        for (int K = 2; K <= 8; ++K)
+            for (int m = 1; m <= 12; ++m) {
+                std::vector<std::vector<std::vector<PipelineMessage>>> grouped, one_by_one;
+                for (int s = 0; s < K; ++s) {
+                    const auto order = pipeline_schedule(K, s, m);
+                    grouped.push_back(pipeline_exchanges(K, s, m));
+                    QCOMPARE(grouped.back().size(), order.size() + 1);
+                    // every action's receive is in the group before it, its send in the one after
+                    for (std::size_t t = 0; t < order.size(); ++t) {
+                        const auto [fwd, j] = order[t];
+                        const bool receives = fwd ? s > 0 : s < K - 1, sends = fwd ? s < K - 1 : s > 0;
+                        const auto& before = grouped.back()[t];
+                        const auto& after = grouped.back()[t + 1];
+                        QCOMPARE(std::count(before.begin(), before.end(), PipelineMessage{false, fwd, j}),
+                                 static_cast<long>(receives));
+                        QCOMPARE(std::count(after.begin(), after.end(), PipelineMessage{true, fwd, j}),
+                                 static_cast<long>(sends));
+                    }
+                    std::vector<std::vector<PipelineMessage>> singles;
+                    for (const auto& g : grouped.back())
+                        for (const PipelineMessage& msg : g) singles.push_back({msg});
+                    one_by_one.push_back(singles);
+                }
+                QVERIFY2(play(K, grouped), qPrintable(QString("K=%1 m=%2").arg(K).arg(m)));
+                // one by one, stage 0 sends micro-batch 1 while stage 1 sends micro-batch 0's gradient
+                if (m >= 2) QVERIFY2(!play(K, one_by_one), qPrintable(QString("K=%1 m=%2").arg(K).arg(m)));
+            }
     }
 
     void stagesEqualOneProcess_data() {
