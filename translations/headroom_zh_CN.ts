@@ -3328,6 +3328,13 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     </message>
 </context>
 <context>
+    <name>dist.nccl_no_split</name>
+    <message>
+        <source>NCCL %1 cannot form groups of ranks (ncclCommSplit came with NCCL 2.18); pipeline stages with data-parallel replicas, or a GPT&apos;s tied head across stages, need them: install NCCL 2.18 or newer</source>
+        <translation>NCCL %1 无法组成进程组（ncclCommSplit 自 NCCL 2.18 起才有）；带数据并行副本的流水线阶段，或跨阶段的 GPT 绑定输出头，都需要进程组：请安装 NCCL 2.18 或更新版本</translation>
+    </message>
+</context>
+<context>
     <name>dist.no_libmpi</name>
     <message>
         <source>cannot load Open MPI (%1); install Open MPI (Debian: openmpi-bin libopenmpi3) or train on one process</source>
@@ -7007,13 +7014,6 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     <message>
         <source>gradient clipping must be 0 (off) or a positive norm (--grad-clip)</source>
         <translation>梯度裁剪必须为 0（关闭）或正的范数（--grad-clip）</translation>
-    </message>
-</context>
-<context>
-    <name>pipeline.gpu</name>
-    <message>
-        <source>--pipeline runs its stages on CPU ranks in this build (the point-to-point sends over NCCL are not built); use --device cpu</source>
-        <translation>此构建中 --pipeline 只在 CPU rank 上运行各阶段（尚未实现经由 NCCL 的点对点发送）；请使用 --device cpu</translation>
     </message>
 </context>
 <context>
