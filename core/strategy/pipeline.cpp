@@ -26,14 +26,21 @@ std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, st
         if (r.type == "residual") continue;  // its layers are counted
         const std::size_t top = static_cast<std::size_t>(top_of(r.path));
         const double out = static_cast<double>(shape_numel(r.output_shape));
+        // a head tied to the token embedding has no parameters of its own, but it multiplies by the V x C weight
+        // as an untied one does, and in any stage but the embedding's it holds a copy of it
+        // (pipeline_copies_tied_head): it costs what an untied head costs
+        std::int64_t params = r.params;
+        if (r.type == "lm_head" && r.depth == 0 && top > 0 && spec.layers[top].attrs.value("tied", true) &&
+            !r.input_shape.empty() && !r.output_shape.empty())
+            params = r.input_shape.back() * r.output_shape.back();
         if (by_time) {
             // forward FLOPs per sample: 2 x parameters x positions (a convolution's output pixels, a sequence's
             // tokens), the attention core's 4 T^2 C, one operation per output element otherwise; backward twice
             double fwd = out;
-            if (r.params > 0 && !r.output_shape.empty()) {
+            if (params > 0 && !r.output_shape.empty()) {
                 const double channels =
                     static_cast<double>(r.type == "conv2d" ? r.output_shape.front() : r.output_shape.back());
-                fwd = 2.0 * static_cast<double>(r.params) * (out / std::max(1.0, channels));
+                fwd = 2.0 * static_cast<double>(params) * (out / std::max(1.0, channels));
             }
             if (r.type == "self_attention" && r.output_shape.size() == 2) {
                 const double T = static_cast<double>(r.output_shape[0]), C = static_cast<double>(r.output_shape[1]);
@@ -42,7 +49,7 @@ std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, st
             cost[top] += 3.0 * fwd;
         } else {
             // bytes: parameters, gradients and Adam's two moments in f32, and the activations of the batch
-            cost[top] += 16.0 * static_cast<double>(r.params) +
+            cost[top] += 16.0 * static_cast<double>(params) +
                          static_cast<double>(r.activation_bytes_per_sample) * static_cast<double>(batch);
         }
     }

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_sizes.h"
@@ -18,6 +20,7 @@
 #include "plan/device_calibration.h"
 #include "plan/device_description.h"
 #include "plan/planner.h"
+#include "strategy/pipeline.h"
 #include "train/run_record.h"
 #include "test_support.h"
 
@@ -41,6 +44,69 @@ class DevicePlanTest : public QObject {
     Q_OBJECT
 
 private slots:
+    // The split --pipeline K proposes (pipeline_balanced_split) against every split there is: the largest
+    // stage's cost is the least any split reaches, by time and by memory, for CNNs and GPTs at 2 to 4
+    // stages. A head tied to the token embedding costs what an untied one does (it multiplies by the same
+    // V x C weight, and its stage holds a copy of it): before, its 0 parameters made GPT-2's time split
+    // ignore the head's 2 V C FLOPs a token, a third of the model's.
+    void pipelineSplitsBalance() {
+        for (const char* preset : {"mlp", "seed-cnn", "resnet-mini", "gpt-tiny", "gpt2-124m"})
+            for (bool by_time : {true, false}) {
+                const ModelSpec spec = preset_model(preset);
+                const std::vector<double> cost = pipeline_layer_costs(spec, by_time);
+                const int L = static_cast<int>(cost.size());
+                for (int K = 2; K <= std::min(4, L); ++K) {
+                    auto largest = [&](const std::vector<int>& first) {
+                        double worst = 0;
+                        for (int k = 0; k < K; ++k) {
+                            double c = 0;
+                            for (int i = first[static_cast<std::size_t>(k)]; i < first[static_cast<std::size_t>(k) + 1]; ++i)
+                                c += cost[static_cast<std::size_t>(i)];
+                            worst = std::max(worst, c);
+                        }
+                        return worst;
+                    };
+                    // every split: K - 1 cuts among the L - 1 places between layers
+                    double best = std::numeric_limits<double>::infinity();
+                    std::vector<int> cuts(static_cast<std::size_t>(K) - 1);
+                    std::function<void(int, int)> walk = [&](int k, int from) {
+                        if (k == K - 1) {
+                            std::vector<int> first{0};
+                            first.insert(first.end(), cuts.begin(), cuts.end());
+                            first.push_back(L);
+                            best = std::min(best, largest(first));
+                            return;
+                        }
+                        for (int c = from; c <= L - (K - 1 - k); ++c) {
+                            cuts[static_cast<std::size_t>(k)] = c;
+                            walk(k + 1, c + 1);
+                        }
+                    };
+                    walk(0, 1);
+                    const PipelineSplit sp = pipeline_balanced_split(spec, K, by_time);
+                    QCOMPARE(sp.stages(), K);
+                    QVERIFY2(largest(sp.first) <= best * (1 + 1e-12),
+                             qPrintable(QString("%1 K=%2 %3: %4 against %5").arg(preset).arg(K).arg(by_time ? "time" : "memory")
+                                            .arg(largest(sp.first)).arg(best)));
+                }
+            }
+        for (const char* preset : {"gpt-tiny", "gpt2-124m"}) {
+            const ModelSpec tied = preset_model(preset);
+            ModelSpec untied = tied;
+            for (LayerSpec& l : untied.layers)
+                if (l.type == "lm_head") l.attrs["tied"] = false;
+            for (bool by_time : {true, false})
+                QCOMPARE(pipeline_layer_costs(tied, by_time), pipeline_layer_costs(untied, by_time));
+            // the head's forward and backward: 3 x 2 V C FLOPs a token
+            const std::int64_t V = tied.layers.back().attrs["vocab_size"], C = tied.layers.back().attrs["dim"];
+            const std::int64_t T = tied.input_shape[0];
+            QCOMPARE(pipeline_layer_costs(tied, true).back(), 6.0 * static_cast<double>(V * C * T));
+        }
+        // GPT-2 small on 2 stages by time: the head's third of the work pulls the cut towards the front
+        const PipelineSplit gpt2 = pipeline_balanced_split(preset_model("gpt2-124m"), 2, true);
+        qInfo("gpt2-124m on 2 stages by time: %s", gpt2.text().c_str());
+    }
+
     void initTestCase() { QCOMPARE(std::string(std::getenv("HEADROOM_RATES") ? std::getenv("HEADROOM_RATES") : ""), std::string("nominal")); }
 
     void gpuModelsFromTheTable() {
