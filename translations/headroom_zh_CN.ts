@@ -1185,12 +1185,6 @@ or --quantize it adds what the trained weights would take stored pruned or quant
         <translation>，</translation>
     </message>
     <message>
-        <source>split the last layer&apos;s output columns over the N ranks of the run (tensor-parallel
-head; needs --ranks N, the body runs whole on every rank; default 1: off)</source>
-        <translation>把最后一层的输出列拆分到本次运行的 N 个 rank 上（张量并行输出头；
-需要 --ranks N，其余部分在每个 rank 上完整运行；默认 1：关闭）</translation>
-    </message>
-    <message>
         <source>pipeline parallel: the layers in K stages of consecutive layers, one per rank
 (needs --ranks K; micro-batches from --accumulate or --micro-batch run in the 1F1B
 order; default 1: off)</source>
@@ -1350,6 +1344,14 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
 </source>
         <translation>每个 rank 的峰值：%1
 </translation>
+    </message>
+    <message>
+        <source>split the last layer&apos;s output columns over N ranks (tensor-parallel head; the body
+runs whole on every rank; --ranks N, or N x D with --shard dp for D data-parallel
+replicas of it; default 1: off)</source>
+        <translation>把最后一层的输出列拆分到 N 个进程上（张量并行输出头；模型主体在每个进程上完整运行；
+--ranks N，或配合 --shard dp 使用 N x D 个进程，得到它的 D 个数据并行副本；
+默认 1：关闭）</translation>
     </message>
 </context>
 <context>
@@ -2515,6 +2517,14 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     <message>
         <source>Token accuracy</source>
         <translation>词元准确率</translation>
+    </message>
+    <message>
+        <source>A tensor-parallel head over %1 ranks times %2 data-parallel replicas (%3 ranks): in each replica the last layer&apos;s output columns are split over its ranks, each trains the rest of the model whole on the replica&apos;s share of the batch, and the replicas sum their gradients before the update. Each rank handed its communicator %4 per step and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>张量并行输出头拆分到 %1 个进程，乘以 %2 个数据并行副本（共 %3 个进程）：每个副本内，最后一层的输出列拆分到该副本的各进程上，每个进程在副本分得的那部分批次上完整训练模型的其余部分，各副本在更新前对梯度求和。每个进程每步交给通信器 %4，每步等待通信 %5（进程 0 的数据）。</translation>
+    </message>
+    <message>
+        <source>head columns %1–%2 of %3, replica %4</source>
+        <translation>输出头第 %1–%2 列（共 %3 列），副本 %4</translation>
     </message>
 </context>
 <context>
@@ -5681,10 +5691,6 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
         <translation>流水线阶段 × 2 个数据并行副本</translation>
     </message>
     <message>
-        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, half as many stages run twice, each copy on half the batch</source>
-        <translation>各 rank 如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度和参数；张量并行输出头把最后一层的输出列拆分到各 rank 上，所有 rank 都在整个批次上训练；流水线阶段让每个 rank 负责一段连续的层，微批次（梯度累积）依次流经它们；带 2 个数据并行副本时，阶段数减半、每个阶段运行两份，各处理一半批次</translation>
-    </message>
-    <message>
         <source>off (train every weight)</source>
         <translation>关闭（训练全部权重）</translation>
     </message>
@@ -5723,6 +5729,14 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     <message>
         <source>Store the weight tensors at this width and measure the test accuracy again (a language model&apos;s validation loss)</source>
         <translation>以此位宽存储权重张量，并再次测量测试准确率（语言模型为验证损失）</translation>
+    </message>
+    <message>
+        <source>Tensor-parallel head × 2 data-parallel replicas</source>
+        <translation>张量并行输出头 × 2 个数据并行副本</translation>
+    </message>
+    <message>
+        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, the head&apos;s parts or the stages are half as many and run twice, each copy on half the batch</source>
+        <translation>各进程如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度、参数；张量并行输出头把最后一层的输出列拆分到各进程上，各进程都在整个批次上训练；流水线阶段给每个进程若干连续的层，微批次（梯度累积）依次流经它们；带 2 个数据并行副本时，输出头的部分或流水线阶段减为一半并运行两份，每份处理一半批次</translation>
     </message>
 </context>
 <context>
@@ -8102,6 +8116,13 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     </message>
 </context>
 <context>
+    <name>strategy.tp_head_replicas</name>
+    <message>
+        <source>--tp-head %1 on %2 ranks makes %3 data-parallel replicas of the split head: give --shard dp (the replicas all-reduce their gradients; ZeRO stages with a split head are not built)</source>
+        <translation>--tp-head %1 在 %2 个进程上会形成拆分输出头的 %3 个数据并行副本：请加上 --shard dp（各副本对梯度做 all-reduce；拆分输出头与 ZeRO 阶段的组合尚未实现）</translation>
+    </message>
+</context>
+<context>
     <name>strategy.tp_head_shard</name>
     <message>
         <source>--tp-head %1 keeps the body whole on every rank; it does not combine with --shard %2 (leave --shard out)</source>
@@ -8118,8 +8139,8 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
 <context>
     <name>strategy.tp_head_world</name>
     <message>
-        <source>--tp-head %1 splits the head over %1 ranks, but the run has %2; start it on %1 ranks (--ranks %1, or mpirun -np %1)</source>
-        <translation>--tp-head %1 把输出头拆分到 %1 个 rank 上，但本次运行有 %2 个；请在 %1 个 rank 上启动（--ranks %1，或 mpirun -np %1）</translation>
+        <source>--tp-head %1 splits the head over %1 ranks (T x D: D data-parallel replicas of it on T x D ranks), but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)</source>
+        <translation>--tp-head %1 把输出头拆分到 %1 个进程上（T x D：在 T x D 个进程上得到它的 D 个数据并行副本），但本次运行有 %2 个进程；请在 %1 个、2 x %1 个……进程上启动（--ranks，或 mpirun -np）</translation>
     </message>
 </context>
 <context>

@@ -196,8 +196,9 @@ const std::vector<Flag> kFlags = {
              r.config.strategy.rank_batch.push_back(FlagValue(v.flag(), part.trimmed()).integer<std::int64_t>(1, kMaxBatch));
      }},
     {FlagGroup::device, "tp-head", "N",
-     QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over the N ranks of the run (tensor-parallel\n"
-                              "head; needs --ranks N, the body runs whole on every rank; default 1: off)"),
+     QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over N ranks (tensor-parallel head; the body\n"
+                              "runs whole on every rank; --ranks N, or N x D with --shard dp for D data-parallel\n"
+                              "replicas of it; default 1: off)"),
      [](R& r, const V& v) { r.config.strategy.tp_head = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "pipeline", "K",
      QT_TRANSLATE_NOOP("Cli", "pipeline parallel: the layers in K stages of consecutive layers, one per rank\n"

@@ -232,6 +232,8 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), QStringLiteral("zero3"));
     // the last layer's columns split over the ranks, the body whole on each (strategy/tp_head.h)
     m_sharding->addItem(tr("Tensor-parallel head (last layer split)"), QStringLiteral("tp-head"));
+    // the head split over half the ranks, on 2 data-parallel replicas (an even number of ranks, 4 or more)
+    m_sharding->addItem(tr("Tensor-parallel head × 2 data-parallel replicas"), QStringLiteral("tp-head-dp"));
     // the layers in stages, one per rank (strategy/pipeline.h)
     m_sharding->addItem(tr("Pipeline stages (layers split)"), QStringLiteral("pipeline"));
     // half as many stages, each on 2 data-parallel replicas (an even number of ranks, 4 or more)
@@ -337,8 +339,11 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     const bool splitHead = !r.isEmpty() && sharing == QLatin1String("tp-head");
     const bool stages = !r.isEmpty() && sharing == QLatin1String("pipeline");
     const bool replicated = !r.isEmpty() && sharing == QLatin1String("pipeline-dp");  // K stages x 2 replicas
-    c.strategy.shard = replicated ? "dp" : r.isEmpty() || splitHead || stages ? "none" : sharing.toStdString();
-    c.strategy.tp_head = splitHead ? ranks() : 1;
+    const bool splitReplicated = !r.isEmpty() && sharing == QLatin1String("tp-head-dp");  // T parts x 2 replicas
+    c.strategy.shard = replicated || splitReplicated       ? "dp"
+                       : r.isEmpty() || splitHead || stages ? "none"
+                                                            : sharing.toStdString();
+    c.strategy.tp_head = splitHead ? ranks() : splitReplicated ? std::max(1, ranks() / 2) : 1;
     c.strategy.pipeline = stages ? ranks() : replicated ? std::max(1, ranks() / 2) : 1;
     if (!stages && !replicated) c.strategy.pipeline_split.clear();
     if (c.strategy.offload_parameters) {  // the parameters are brought over unit by unit, as zero3 gathers them
@@ -424,8 +429,9 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     setCombo(m_loraBase, QString::fromStdString(s.quantize_base));
     setCombo(m_sharding, s.pipeline > 1 && s.shard == "dp" ? QStringLiteral("pipeline-dp")
                          : s.pipeline > 1                  ? QStringLiteral("pipeline")
-                         : s.tp_head > 1 ? QStringLiteral("tp-head")
-                                         : QString::fromStdString(s.shard));
+                         : s.tp_head > 1 && s.shard == "dp" ? QStringLiteral("tp-head-dp")
+                         : s.tp_head > 1                    ? QStringLiteral("tp-head")
+                                                            : QString::fromStdString(s.shard));
 }
 
 int TrainingSetupPanel::ranks() const {
@@ -460,10 +466,13 @@ void TrainingSetupPanel::updateRankFields() {
         model->item(0)->setEnabled(!several);
         // stages x 2 replicas: an even number of ranks, at least 4
         const int n = ranks();
-        const int pd = m_sharding->findData(QStringLiteral("pipeline-dp"));
-        model->item(pd)->setEnabled(several && n >= 4 && n % 2 == 0);
-        if (m_sharding->currentIndex() == pd && !(n >= 4 && n % 2 == 0))
-            m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("pipeline")));
+        const bool pairs = several && n >= 4 && n % 2 == 0;
+        for (const char* replicated : {"pipeline-dp", "tp-head-dp"}) {
+            const int i = m_sharding->findData(QLatin1String(replicated));
+            model->item(i)->setEnabled(pairs);
+            if (m_sharding->currentIndex() == i && !pairs)  // back to the layout without replicas
+                m_sharding->setCurrentIndex(m_sharding->findData(QString::fromLatin1(replicated).chopped(3)));
+        }
     }
     if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
     if (!several) m_sharding->setCurrentIndex(0);
@@ -473,8 +482,8 @@ void TrainingSetupPanel::updateRankFields() {
                                         "tensor-parallel head splits the last layer's output columns over the "
                                         "ranks, which all train on the whole batch; pipeline stages give each rank "
                                         "consecutive layers, the micro-batches (Gradient accumulation) flowing "
-                                        "through them; with 2 data-parallel replicas, half as many stages run twice, "
-                                        "each copy on half the batch")
+                                        "through them; with 2 data-parallel replicas, the head's parts or the stages "
+                                        "are half as many and run twice, each copy on half the batch")
                                    : tr("Sharding spreads a run over several ranks: choose more than one in Ranks"));
     m_device->setEnabled(!several);  // the ranks entry says where they train
 }

@@ -475,7 +475,10 @@ void memorySection(Doc& s) {
             const bool pipeline = stageFirst.size() > 1;
             // K stages x D data-parallel replicas: rank r is stage r / D of replica r % D
             const int stages = static_cast<int>(stageFirst.size()) - 1;
-            const int replicas = pipeline && stages > 0 && world % stages == 0 ? world / stages : 1;
+            // (a split head's T x D alike: rank r holds head part r / D of replica r % D)
+            const int replicas = pipeline && stages > 0 && world % stages == 0 ? world / stages
+                                 : tpHead > 1 && world % tpHead == 0       ? world / tpHead
+                                                                           : 1;
             if (pipeline && replicas > 1)
                 r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers times %2 data-parallel replicas "
                                                  "(%3 ranks): each replica takes its share of the batch through its "
@@ -492,6 +495,16 @@ void memorySection(Doc& s) {
                                                  "batch in micro-batches (1F1B schedule). Each rank handed its communicator "
                                                  "%2 per step (activations and their gradients, evaluation included) and "
                                                  "spent %3 per step waiting on communication (rank 0's figures).")
+                                    .arg(QString::number(world), bytesPerStep, waitPerStep);
+            else if (tpHead > 1 && replicas > 1)
+                r.paragraphs << ReportWriter::tr("A tensor-parallel head over %1 ranks times %2 data-parallel replicas (%3 "
+                                                 "ranks): in each replica the last layer's output columns are split over "
+                                                 "its ranks, each trains the rest of the model whole on the replica's share "
+                                                 "of the batch, and the replicas sum their gradients before the update. "
+                                                 "Each rank handed its communicator %4 per step and spent %5 per step "
+                                                 "waiting on communication (rank 0's figures).")
+                                    .arg(tpHead)
+                                    .arg(replicas)
                                     .arg(QString::number(world), bytesPerStep, waitPerStep);
             else if (tpHead > 1)
                 r.paragraphs << ReportWriter::tr("%1 ranks with a tensor-parallel head: the last layer's output columns are "
@@ -516,7 +529,13 @@ void memorySection(Doc& s) {
                 }
                 if (tpHead > 1) {
                     if (headOutputs <= 0) return ReportWriter::tr("a slice of the head");
-                    const hr::TpHeadSlice sl = hr::tp_head_slice(headOutputs, tpHead, rank);
+                    const hr::TpHeadSlice sl = hr::tp_head_slice(headOutputs, tpHead, rank / replicas);
+                    if (replicas > 1)
+                        return ReportWriter::tr("head columns %1–%2 of %3, replica %4")
+                            .arg(sl.first)
+                            .arg(sl.first + sl.count - 1)
+                            .arg(headOutputs)
+                            .arg(rank % replicas);
                     return ReportWriter::tr("head columns %1–%2 of %3")
                         .arg(sl.first)
                         .arg(sl.first + sl.count - 1)

@@ -129,9 +129,10 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
     // (pipeline stages: every rank is its own)
     auto key_of = [&](int r) -> std::pair<std::int64_t, std::int64_t> {
+        const int T = plan.strategy.tp_head;
         const std::int64_t cols = plan.strategy.pipeline > 1 ? r
-                                  : plan.strategy.tp_head > 1 ? tp_head_slice(tp_head_outputs(req.spec, N), N, r).count
-                                                              : 0;
+                                  : T > 1 ? tp_head_slice(tp_head_outputs(req.spec, T), T, r / (N / T)).count
+                                          : 0;
         return {plan.strategy.rank_batches[static_cast<std::size_t>(r)], cols};
     };
     std::map<std::pair<std::int64_t, std::int64_t>, Built> by_batch;
@@ -212,13 +213,18 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     TpHeadSlice tp;
     std::int64_t tp_rows = 0;
     if (plan.strategy.tp_head > 1) {
-        tp = tp_head_slice(tp_head_outputs(req.spec, N), N, primary);
+        const int T = plan.strategy.tp_head;
+        tp = tp_head_slice(tp_head_outputs(req.spec, T), T, primary / (N / T));
         tp_rows = plan.strategy.micro_batch * (is_token_model(req.spec) ? req.spec.input_shape[0] : 1);
         const LayerSpec& head = req.spec.layers.back();
         const std::int64_t in = head.attrs.value(head.type == "linear" ? "in_features" : "dim", std::int64_t{0});
         plan.communication_bytes = static_cast<double>(plan.strategy.accumulate) *
                                    (static_cast<double>(tp_rows * in) * dtype_size(plan.strategy.compute_dtype) +
                                     static_cast<double>(5 * tp_rows) * 4.0);
+        if (plan.strategy.data_world() > 1)  // T x D: the replicas' all-reduce of the rank's gradients, then the
+            plan.communication_bytes +=        // first replica's buffers
+                static_cast<double>(chosen.layout.flat_numel) * dtype_size(plan.strategy.compute_dtype) +
+                chosen.buffer_bytes;
     }
     const std::string head_path = std::to_string(req.spec.layers.size() - 1);
     if (plan.strategy.pipeline > 1) {

@@ -68,9 +68,10 @@ std::string ResolvedStrategy::describe() const {
             s += (k ? "," : "") + std::to_string(stage_first[static_cast<std::size_t>(k) + 1] - stage_first[static_cast<std::size_t>(k)]);
         s += " layers)";
         if (world_size > pipeline) s += " x " + std::to_string(world_size / pipeline) + " dp replicas";
-    } else if (tp_head > 1)
+    } else if (tp_head > 1) {
         s += " + head split over " + std::to_string(tp_head) + " ranks";
-    else if (world_size > 1 || shard != ShardStage::none)
+        if (world_size > tp_head) s += " x " + std::to_string(world_size / tp_head) + " dp replicas";
+    } else if (world_size > 1 || shard != ShardStage::none)
         s += std::string(" + ") + shard_stage_name(shard) + " x " + std::to_string(world_size) + " rank" +
              (world_size == 1 ? "" : "s");
     return s;
@@ -155,16 +156,24 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     const bool tp = s.tp_head > 1;
     if (tp) {
         const std::string n = std::to_string(s.tp_head);
-        if (world_size != s.tp_head)
+        if (world_size % s.tp_head != 0)
             throw InputError(HR_MSG("strategy.tp_head_world",
-                                    "--tp-head %1 splits the head over %1 ranks, but the run has %2; start it on %1 "
-                                    "ranks (--ranks %1, or mpirun -np %1)"),
+                                    "--tp-head %1 splits the head over %1 ranks (T x D: D data-parallel replicas of "
+                                    "it on T x D ranks), but the run has %2; start it on %1 ranks, or 2 x %1, ... "
+                                    "(--ranks, or mpirun -np)"),
                              {n, std::to_string(world_size)});
-        if (s.shard != "none")
+        const bool replicas = world_size > s.tp_head;
+        if (!replicas && s.shard != "none")
             throw InputError(HR_MSG("strategy.tp_head_shard",
                                     "--tp-head %1 keeps the body whole on every rank; it does not combine with "
                                     "--shard %2 (leave --shard out)"),
                              {n, s.shard});
+        if (replicas && s.shard != "dp")
+            throw InputError(HR_MSG("strategy.tp_head_replicas",
+                                    "--tp-head %1 on %2 ranks makes %3 data-parallel replicas of the split head: give "
+                                    "--shard dp (the replicas all-reduce their gradients; ZeRO stages with a split "
+                                    "head are not built)"),
+                             {n, std::to_string(world_size), std::to_string(world_size / s.tp_head)});
         if (!s.rank_batch.empty())
             throw InputError(HR_MSG("strategy.tp_head_rank_batch",
                                     "--tp-head %1: every rank trains on the whole batch; leave --rank-batch out"),
@@ -215,7 +224,8 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     } else if (!s.pipeline_split.empty()) {
         throw InputError(HR_MSG("strategy.pipeline_split_alone", "--pipeline-split needs --pipeline K"));
     }
-    const bool data_ranks = world_size > 1 && !tp && (!pp || world_size > s.pipeline);  // (K x D: per replica)
+    const bool data_ranks = world_size > 1 && (!tp || world_size > s.tp_head) &&
+                            (!pp || world_size > s.pipeline);  // (K x D, T x D: per replica)
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
     if (data_ranks) {
@@ -297,12 +307,15 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.rank = rank;
     r.tp_head = s.tp_head;
     r.pipeline = s.pipeline;
-    if (pp && world_size > s.pipeline) {
+    const int group = pp ? s.pipeline : tp ? s.tp_head : 1;
+    if ((pp || tp) && world_size > group) {
         // K stages x D replicas: rank r is stage r / D of replica r % D; the batch is split over the
-        // replicas as data parallel over D ranks splits it, every stage of a replica taking its share
-        const int D = world_size / s.pipeline;
+        // replicas as data parallel over D ranks splits it, every stage of a replica taking its share.
+        // A split head's T x D alike: rank r holds head part r / D of replica r % D.
+        const int D = world_size / group;
         StrategyConfig dp = s;
         dp.pipeline = 1;
+        dp.tp_head = 1;
         dp.pipeline_split.clear();
         dp.checkpoint = "none";
         const ResolvedStrategy share = resolve_strategy(dp, spec, batch, D, rank % D);

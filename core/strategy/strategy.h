@@ -81,8 +81,10 @@ struct ResolvedStrategy {
     // the same forwards (and zero3 the same gathers) on every rank even when the shares are uneven.
     // One process: micro_batch.
     std::int64_t eval_micro_batch = 64;
-    // Tensor-parallel head over the run's ranks (1: off). Its ranks see the same rows: the batch is not
-    // split among them, so the ranks that hold different data are data_world() (1 with a split head).
+    // Tensor-parallel head over tp_head ranks (1: off). Its ranks see the same rows: the batch is not
+    // split among them, so the ranks that hold different data are data_world() (1 with a split head on
+    // all the ranks). With more ranks than that (T x D), rank r holds head part r / D of data-parallel
+    // replica r % D.
     int tp_head = 1;
     // Pipeline stages over the run's ranks (1: off); rank s runs stage s, layers [stage_first[s],
     // stage_first[s + 1]). Its ranks see the same rows, like a split head's.
@@ -92,9 +94,13 @@ struct ResolvedStrategy {
     int lora_rank = 0;         // LoRA adapters (0: off), scale lora_alpha / lora_rank
     double lora_alpha = 0;
     int lora_base_bits = 0;    // QLoRA: the adapted projections' frozen weights in 8 or 4 bits (0: not quantised)
-    int data_world() const { return tp_head > 1 ? 1 : pipeline > 1 ? world_size / pipeline : world_size; }
+    int data_world() const { return tp_head > 1 ? world_size / tp_head : pipeline > 1 ? world_size / pipeline : world_size; }
     int data_rank() const { return data_world() > 1 ? rank % data_world() : 0; }
     int stage() const { return pipeline > 1 ? rank / data_world() : 0; }
+    int tp_rank() const { return tp_head > 1 ? rank / data_world() : 0; }  // which part of the head
+    // Whether this rank's step and evaluation figures count in sums over the run's ranks: of a split head's
+    // ranks, which compute the same figures, the first (pipelines: the last stage, said where they sum).
+    bool counts_figures() const { return tp_rank() == 0; }
 
     bool sharded() const { return shard >= ShardStage::zero1; }
     // This rank's micro-batches as (first row within its share, rows). One process: micro_batch rows

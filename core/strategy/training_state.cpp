@@ -18,9 +18,16 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     : strategy_(s), full_spec_(full_spec), seed_(seed), device_(device), host_(host) {
     // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
     if (s.tp_head > 1) {
-        tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.world_size, s.rank);
+        tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.tp_head, s.tp_rank());
         if (!dry_run && (!comm || comm->world_size() != s.world_size))
             throw Error("internal: a tensor-parallel head needs the run's communicator");
+        if (!dry_run && s.data_world() > 1) {  // T parts x D replicas: a group of each kind
+            tp_.heads_comm = comm->split(s.data_rank(), s.tp_rank());
+            tp_.replicas_comm = comm->split(s.tp_rank(), s.data_rank());
+            tp_.heads = tp_.heads_comm.get();
+        } else {
+            tp_.heads = comm;
+        }
     }
     // pipeline stages (strategy/pipeline.h): this rank builds its stage's layers
     if (s.pipeline > 1) {
@@ -72,8 +79,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         mo.head_total = tp_.slice.total;
         // the head's input gradient is a sum over every rank's columns: all-reduced before the body's backward
         if (!dry_run)
-            mo.head_input_grad_hook = [comm](Tensor& dx) {
-                comm->all_reduce(dx, ReduceOp::sum).wait();
+            mo.head_input_grad_hook = [heads = tp_.heads](Tensor& dx) {
+                heads->all_reduce(dx, ReduceOp::sum).wait();
             };
     }
     if (s.pipeline > 1) {  // the whole model's names, paths and indices for this stage's layers
@@ -117,9 +124,9 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         }
     }
     // (a pipeline's replicas reduce their stage's gradients in optimizer_step, over their own group: the
-    // engine sees no stage)
+    // engine sees no stage; a split head's replicas alike)
     ResolvedStrategy engine_view = s;
-    if (s.pipeline > 1) engine_view.shard = ShardStage::none;
+    if (s.pipeline > 1 || s.tp_head > 1) engine_view.shard = ShardStage::none;
     engine_.attach(*model_, engine_view, comm, device, device_alloc, dry_run, &host, &host_alloc);
     grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
@@ -341,11 +348,13 @@ bool TrainingState::optimizer_step(double lr) {
     engine_.finish_gradients();
     // a pipeline's data-parallel replicas: the stage's gradients summed over them (each scaled its loss by
     // its share of the global batch)
-    if (pp_.replicas_comm) pp_.replicas_comm->all_reduce(model_->gradients(), ReduceOp::sum).wait();
-    // LoRA on a split head: the adapter A's gradient, each rank's part from its columns, summed
+    if (Communicator* replicas = pp_.replicas_comm ? pp_.replicas_comm.get() : tp_.replicas_comm.get())
+        replicas->all_reduce(model_->gradients(), ReduceOp::sum).wait();
+    // LoRA on a split head: the adapter A's gradient, each rank's part from its columns, summed (over the
+    // replica's parts: after the replicas' sum, both are linear)
     if (tp_.lora_a_numel > 0) {
         Tensor g = model_->gradients().view(tp_.lora_a_offset, {tp_.lora_a_numel});
-        engine_.communicator()->all_reduce(g, ReduceOp::sum).wait();
+        tp_.heads->all_reduce(g, ReduceOp::sum).wait();
     }
     // a tied head: the embedding's gradient (stage 0) and its copy's (the last stage) summed, the one
     // gradient one process accumulates into the shared weight (after the replicas': both sums are linear)
@@ -381,7 +390,7 @@ bool TrainingState::optimizer_step(double lr) {
             for (const LayoutEntry& t : layout_)
                 if (t.rows && t.run_offset >= 0)
                     head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
-            sq = std::max(0.0, sq - head) + engine_.communicator()->all_reduce_value(head, ReduceOp::sum);
+            sq = std::max(0.0, sq - head) + tp_.heads->all_reduce_value(head, ReduceOp::sum);
         } else if (strategy_.pipeline > 1) {  // every stage's parameters are its own (once per replica)
             if (pp_.head_copy && pp_.tied_numel > 0)  // a tied head's copy: the embedding's gradient, counted there
                 sq = std::max(0.0, sq - device_.sum_squares(model_->gradients().view(pp_.tied_offset, {pp_.tied_numel})));
@@ -422,10 +431,11 @@ bool TrainingState::optimizer_step(double lr) {
     }
     engine_.publish_parameters();
     engine_.broadcast_buffers();
-    if (pp_.replicas_comm) {  // a stage's batch-norm statistics: its first replica's (DDP's broadcast_buffers)
+    // a stage's (a split head part's) batch-norm statistics: its first replica's (DDP's broadcast_buffers)
+    if (Communicator* replicas = pp_.replicas_comm ? pp_.replicas_comm.get() : tp_.replicas_comm.get()) {
         std::vector<CommHandle> hs;
         for (NamedTensor& t : model_->state_dict())
-            if (t.is_buffer()) hs.push_back(pp_.replicas_comm->broadcast(t.tensor, 0));
+            if (t.is_buffer()) hs.push_back(replicas->broadcast(t.tensor, 0));
         for (auto& h : hs) h.wait();
     }
     return true;
@@ -708,8 +718,9 @@ std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, cons
     const bool root = strategy_.rank == 0 || everywhere;
     const std::size_t bytes = static_cast<std::size_t>(shape_numel(e.full_shape)) * es;
     std::vector<std::uint8_t> out;
-    if (e.rows) {  // every rank's rows: rank r's from rank r
+    if (e.rows) {  // every part's rows: part t's from rank t x D (its first replica)
         const TpHeadSlice& sl = tp_.slice;
+        const int D = strategy_.data_world();
         const std::size_t per_row = static_cast<std::size_t>(e.per_row) * es;
         if (root) {
             out.assign(bytes, 0);
@@ -717,11 +728,11 @@ std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, cons
                         static_cast<std::size_t>(sl.count) * per_row);
         }
         std::vector<std::uint8_t> rows;
-        for (int r = everywhere ? 0 : 1; r < sl.ranks; ++r) {  // (rank 0's rows are on rank 0 already)
+        for (int r = everywhere ? 0 : 1; r < sl.ranks; ++r) {  // (part 0's rows are on rank 0 already)
             const std::size_t n = static_cast<std::size_t>(sl.count_of(r)) * per_row;
-            if (r == strategy_.rank) rows.assign(mine, mine + n);
+            if (r * D == strategy_.rank) rows.assign(mine, mine + n);
             else rows.assign(n, 0);
-            engine_.broadcast_bytes(rows.data(), n, r);
+            engine_.broadcast_bytes(rows.data(), n, r * D);
             if (root) std::memcpy(out.data() + static_cast<std::size_t>(sl.first_of(r)) * per_row, rows.data(), n);
         }
         return out;

@@ -162,7 +162,7 @@ public:
     bool tp_head() const { return strategy_.tp_head > 1; }
     // The split cross-entropy over this rank's logits columns (collective; tp_cross_entropy).
     LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
-        return tp_cross_entropy(device_, *engine_.communicator(), tp_.slice, logits, labels, label_smoothing_, grad,
+        return tp_cross_entropy(device_, *tp_.heads, tp_.slice, logits, labels, label_smoothing_, grad,
                                 grad_scale, tp_.loss);
     }
 
@@ -247,6 +247,11 @@ private:
         TpHeadSlice slice;
         TpLossBuffers loss;
         std::int64_t lora_a_offset = 0, lora_a_numel = 0;  // LoRA: the head's adapter A in the flat gradients
+        // T parts x D replicas: the parts of this rank's replica (rank = part), which split the loss and sum the
+        // head's input gradient, and this part's replicas (they all-reduce its gradients); with D = 1 the
+        // run's communicator is the first, the second none
+        std::unique_ptr<Communicator> heads_comm, replicas_comm;
+        Communicator* heads = nullptr;
     } tp_;
     struct PipeState {
         PipelineSplit split;

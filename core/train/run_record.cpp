@@ -44,7 +44,8 @@ json ledger_to_json(const LedgerSnapshot& s) {
 json make_run_record(const TrainConfig& c, const TrainResult& r) {
     json j;
     j["format"] = "headroom-run";
-    j["version"] = 3;  // 3: pipeline stages x data-parallel replicas (rank r: stage r / D); 2: distributed.tp_head,
+    j["version"] = 4;  // 4: a split head x data-parallel replicas (rank r: head part r / D); 3: pipeline stages x
+                       // data-parallel replicas (rank r: stage r / D); 2: distributed.tp_head,
                        // .pipeline_layers, .rank_batch each rank's samples (docs/run-json.md)
     j["headroom_version"] = HEADROOM_VERSION;
     {

@@ -344,10 +344,11 @@ TrainResult Trainer::run() {
             eval_loss_sum = comm->all_reduce_value(last ? eval_loss_sum : 0.0, ReduceOp::sum);
             eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(last ? static_cast<double>(eval_correct) : 0.0, ReduceOp::sum));
             eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(last ? static_cast<double>(eval_rows) : 0.0, ReduceOp::sum));
-        } else if (comm && data_world > 1) {  // weighted by samples (tokens): sums over ranks
-            eval_loss_sum = comm->all_reduce_value(eval_loss_sum, ReduceOp::sum);
-            eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(eval_correct), ReduceOp::sum));
-            eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(eval_rows), ReduceOp::sum));
+        } else if (comm && data_world > 1) {  // weighted by samples (tokens): sums over ranks (a split head's first)
+            const double w = strategy.counts_figures() ? 1.0 : 0.0;
+            eval_loss_sum = comm->all_reduce_value(w * eval_loss_sum, ReduceOp::sum);
+            eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(eval_correct), ReduceOp::sum));
+            eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(eval_rows), ReduceOp::sum));
         }
         const std::int64_t counted = eval_rows * units;
         EvalEvent ev;
@@ -551,10 +552,11 @@ TrainResult Trainer::run() {
             model.backward(grad);
         }
         // the global batch's mean loss and correct rows: every rank decides alike (a split head's ranks
-        // computed the same figures already)
+        // computed the same figures already: its first counts them)
         if (comm && strategy.data_world() > 1 && !st.pipelined()) {
-            step_loss = comm->all_reduce_value(step_loss, ReduceOp::sum);
-            step_correct = static_cast<std::int64_t>(comm->all_reduce_value(static_cast<double>(step_correct), ReduceOp::sum));
+            const double w = strategy.counts_figures() ? 1.0 : 0.0;
+            step_loss = comm->all_reduce_value(w * step_loss, ReduceOp::sum);
+            step_correct = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(step_correct), ReduceOp::sum));
             finite = std::isfinite(step_loss);
         } else if (comm) {
             finite = std::isfinite(step_loss);

@@ -1,11 +1,13 @@
-// ranks: 2 3
+// ranks: 2 3 4
 // A tensor-parallel head (--tp-head N, strategy/tp_head.h) on CPU ranks equals one process: the last
 // layer's columns split over the ranks (unevenly at N = 3: 10 classes are 4 + 3 + 3, 256 tokens 86 + 85 +
 // 85), the softmax cross-entropy computed from max and sum reductions without gathering the logits, the
 // head's input gradient all-reduced. Checked against one process with the whole head, run inside every
 // rank: weights (the head gathered) within 1e-6 relative after 4 steps, the loss and accuracy figures,
 // the head's share of the parameters, checkpoints that move between the layouts both ways, and the
-// strategy's refusals.
+// strategy's refusals. At 4 ranks every check runs on 2 head parts x 2 data-parallel replicas (--tp-head 2
+// --shard dp: rank r holds part r / 2 of replica r % 2, each replica half the batch), and the replicas of
+// a part are bit-identical.
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
@@ -96,10 +98,33 @@ double step_of(Trainee& t, std::uint64_t step_no) {
     return is_token_model(t.spec) ? lm_step(t, step_no) : t.step(step_no);
 }
 
+// The split head of N ranks: over all of them, or at 4 ranks 2 parts x 2 replicas (T x D)
 StrategyConfig split_head(int N) {
     StrategyConfig sc;
-    sc.tp_head = N;
+    sc.tp_head = N == 4 ? 2 : N;
+    if (N == 4) sc.shard = "dp";
     return sc;
+}
+
+// An exact fingerprint of this rank's own tensors (its part of the head), and whether every rank holding the
+// same part has the same one (collective).
+bool replicas_agree(TrainingState& st) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (NamedTensor& t : st.model().state_dict()) {
+        std::vector<std::uint8_t> b(t.tensor.nbytes());
+        st.model().backend().copy_to_host(t.tensor, b.data());
+        for (std::uint8_t c : b) h = (h ^ c) * 1099511628211ull;
+    }
+    const double mine = static_cast<double>(h >> 12);  // 52 bits: exact in a double
+    bool ok = true;
+    const int T = st.strategy().tp_head;
+    for (int t = 0; t < T; ++t) {
+        const bool in = st.strategy().tp_rank() == t;
+        const double hi = comm().all_reduce_value(in ? mine : -1e300, ReduceOp::max);
+        const double lo = -comm().all_reduce_value(in ? -mine : -1e300, ReduceOp::max);
+        ok = ok && hi == lo;
+    }
+    return ok;
 }
 
 // Rank 0's checkpoint on every rank, by name (the sizes come from checkpoint_tensors, known everywhere).
@@ -182,7 +207,8 @@ private slots:
             const std::int64_t in = head.type == "linear" ? head.attrs.at("in_features").get<std::int64_t>()
                                                           : head.attrs.at("dim").get<std::int64_t>();
             const std::int64_t per_column = head.type == "linear" ? in + 1 : in;  // weight row (+ bias)
-            const std::int64_t mine = K / N + (comm().rank() < K % N ? 1 : 0);
+            const int T = split.tp_head, part = tp.st->strategy().tp_rank();
+            const std::int64_t mine = K / T + (part < K % T ? 1 : 0);
             DIST_VERIFY(tp.st->model().param_count() == ref.st->model().param_count() - (K - mine) * per_column,
                         "the head holds this rank's columns only");
             double lr = 0, lt = 0;
@@ -193,9 +219,10 @@ private slots:
             auto wr = ref.weights(), wt = tp.weights();
             std::string which;
             const double rel = hrtest::worst_relative(wt, wr, &which);
-            qInfo("%s, head split over %d ranks: worst relative difference to one process %.3g (%s); last loss %.7f "
-                  "vs %.7f",
-                  qPrintable(model), N, rel, which.c_str(), lt, lr);
+            qInfo("%s, head split over %d ranks x %d replicas: worst relative difference to one process %.3g (%s); "
+                  "last loss %.7f vs %.7f",
+                  qPrintable(model), T, N / T, rel, which.c_str(), lt, lr);
+            DIST_VERIFY(replicas_agree(*tp.st), "the replicas of a part of the head are bit-identical");
             // 1e-6 (the bound); the language model 2e-6: its worst tensors are layer-norm and attention
             // biases that start at 0, and the head's input gradient they get is a sum over a 256-way softmax
             // whose terms cancel (the gradient of a row sums to 0), so the ranks' other rounding order shows
@@ -212,10 +239,12 @@ private slots:
                 const double moved = hrtest::worst_relative(wr, Trainee(spec, one, kBatch, o, nullptr).weights());
                 DIST_VERIFY(moved > 1e-3, "the adapters trained");
             }
-            DIST_VERIFY(std::abs(lt - lr) <= 1e-6 * std::abs(lr), "the step's loss is one process's");
-            // every rank computed the same loss (the reductions give every rank the same figures)
+            // the step's loss: a replica's share of it from each (the parts of a replica all compute the same)
+            const double whole = N == T ? lt : comm().all_reduce_value(tp.st->strategy().counts_figures() ? lt : 0.0, ReduceOp::sum);
+            DIST_VERIFY(std::abs(whole - lr) <= 1e-6 * std::abs(lr), "the step's loss is one process's");
+            // every rank of a replica computed the same loss (the reductions give every rank the same figures)
             const double hi = comm().all_reduce_value(lt, ReduceOp::max), lo = -comm().all_reduce_value(-lt, ReduceOp::max);
-            DIST_VERIFY(hi == lo, "every rank has the same loss");
+            DIST_VERIFY(N != T || hi == lo, "every rank has the same loss");
         });
     }
 
@@ -326,8 +355,12 @@ private slots:
                   at(p.device, MemCategory::parameters), live[static_cast<std::size_t>(MemCategory::parameters)],
                   p.communication_bytes);
             DIST_VERIFY(same, "the plan of this rank is its ledger");
-            // per step: the head's input gradient (12 rows x 128 floats) and 5 floats a row for the loss
-            DIST_VERIFY(p.communication_bytes == 12 * 128 * 4 + 5 * 12 * 4, "the planned traffic of a step");
+            // per step: the head's input gradient (a replica's rows x 128 floats) and 5 floats a row for the loss;
+            // T x D: the replicas' all-reduce of the rank's gradients too
+            const int D = tp.st->strategy().data_world();
+            const double rows = static_cast<double>(kBatch / D);
+            const double replicas = D > 1 ? static_cast<double>(tp.st->model().gradients().nbytes()) : 0.0;  // (aligned)
+            DIST_VERIFY(p.communication_bytes == rows * 128 * 4 + 5 * rows * 4 + replicas, "the planned traffic of a step");
         });
     }
 
@@ -356,8 +389,20 @@ private slots:
         ModelSpec mse = mlp;
         mse.loss.type = "mse";
         QVERIFY(refused(mse, sc, N, "cross_entropy"));
-        StrategyConfig many = split_head(11);
+        StrategyConfig many;
+        many.tp_head = 11;
         QVERIFY(refused(mlp, many, 11, "only 10 outputs"));
+        // T x D: the replicas need --shard dp, and a number of ranks T divides
+        StrategyConfig two;
+        two.tp_head = 2;
+        QVERIFY(refused(mlp, two, 4, "--shard dp"));
+        two.shard = "zero2";
+        QVERIFY(refused(mlp, two, 4, "ZeRO stages with a split head are not built"));
+        two.shard = "dp";
+        QVERIFY(refused(mlp, two, 3, "start it on"));
+        QCOMPARE(resolve_strategy(two, mlp, kBatch, 4, 3).data_world(), 2);
+        QCOMPARE(resolve_strategy(two, mlp, kBatch, 4, 3).tp_rank(), 1);
+        QCOMPARE(resolve_strategy(two, mlp, kBatch, 4, 3).rank_batch, kBatch / 2);
     }
 };
 

@@ -251,7 +251,7 @@ private slots:
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("head split over 3 ranks vs one process: largest relative difference %.3g", g_worst);
         const nlohmann::json j = readJson(work + "/out/run.json");
-        QCOMPARE(j["version"].get<int>(), 3);
+        QCOMPARE(j["version"].get<int>(), 4);
         QCOMPARE(j["distributed"]["tp_head"].get<int>(), 3);
         QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({64, 64, 64}), j["distributed"].dump().c_str());
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
@@ -370,6 +370,56 @@ private slots:
         QVERIFY(!fs::exists(work + "/bad"));
     }
 
+    // A split head on 2 ranks x 2 data-parallel replicas on 4 ranks (--tp-head 2 --shard dp): each replica
+    // takes half the batch (the reference's micro-batch), its 2 ranks split the head's columns, the replicas
+    // sum their gradients; the weights are one process's to 1e-6, each rank's peak is the planner's, the
+    // report says which columns of which replica each rank held, and the checkpoint continues as one
+    // process, equal to the reference continued. 3 ranks for a head split in 2 are refused.
+    void headTimesReplicasEqualOneProcess() {
+        const std::string work = m_dir + "/txd";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "4" << "--tp-head" << "2" << "--shard" << "dp" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("head split over 2 ranks x 2 replicas vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 4);
+        QCOMPARE(j["distributed"]["tp_head"].get<int>(), 2);
+        QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({32, 32, 32, 32}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        compareTestMetrics(j);
+        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
+        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
+        QFile page(w + "/report.html");
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        QVERIFY(text.contains("A tensor-parallel head over 2 ranks times 2 data-parallel replicas"));
+        QVERIFY2(text.contains(QString::fromUtf8("head columns 0–4 of 10, replica 1")) &&
+                     text.contains(QString::fromUtf8("head columns 5–9 of 10, replica 0")),
+                 "the layout across the ranks");
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
+        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "1", "--steps", "6", "--quiet",
+                                         "--db", w + "/history.db"}, w);
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
+                                         w + "/history.db"}, w);
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("  continued as one process: %.3g from the reference continued", g_worst);
+        args = runFlags(w + "/bad", w + "/history.db");
+        args << "--ranks" << "3" << "--tp-head" << "2" << "--shard" << "dp";
+        const Result bad = run(kHeadroom, args, w);
+        QVERIFY2(bad.exit_code == 2 && bad.output.contains("start it on 2 ranks, or 2 x 2"), qPrintable(bad.output));
+        QVERIFY(!fs::exists(work + "/bad"));
+    }
+
     // A stage of few parameters (seed-cnn's first convolution alone: 1,280 B of gradients) has no idle memory
     // to move the checkpoint's tensors through: it keeps 1 MiB of its own from the start, so the planner's
     // peak is still the ledger's on every rank (it once borrowed the megabyte at checkpoint time, unforeseen)
@@ -404,7 +454,7 @@ private slots:
         args << "--ranks" << "2" << "--tp-head" << "3";
         const Result t = run(kHeadroom, args, w);
         QVERIFY2(t.exit_code == 2, qPrintable(t.output));
-        QCOMPARE(t.output.count("--tp-head 3 splits the head over 3 ranks, but the run has 2"), 1);
+        QCOMPARE(t.output.count("--tp-head 3 splits the head over 3 ranks (T x D: D data-parallel replicas of it on T x D ranks), but the run has 2"), 1);
         QVERIFY(!fs::exists(work + "/out"));
     }
 

@@ -197,9 +197,11 @@ private slots:
         // stages x 2 data-parallel replicas need an even number of ranks, 4 or more: offered, not selectable on 2
         {
             auto* items = qobject_cast<QStandardItemModel*>(sharding->model());
-            const int pd = sharding->findData(QStringLiteral("pipeline-dp"));
-            QVERIFY(items && pd >= 0);
-            QVERIFY(!items->item(pd)->isEnabled());
+            for (const char* replicated : {"pipeline-dp", "tp-head-dp"}) {  // (a split head's parts x 2 too)
+                const int pd = sharding->findData(QLatin1String(replicated));
+                QVERIFY(items && pd >= 0);
+                QVERIFY(!items->item(pd)->isEnabled());
+            }
         }
         ranks->setCurrentIndex(0);
         QCOMPARE(w.trainConfig().strategy.shard, std::string("none"));
