@@ -2451,10 +2451,6 @@ replicas of it; default 1: off)</source>
         <translation>持有</translation>
     </message>
     <message>
-        <source>%1 pipeline stages of consecutive layers, one per rank, each on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %2 per step (activations and their gradients, evaluation included) and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
-        <translation>%1 个由连续层组成的流水线阶段，每个 rank 一个，均以微批次处理整个批次（1F1B 调度）。每个 rank 每步交给通信器 %2（激活值及其梯度，含评估），每步等待通信 %3（rank 0 的数据）。</translation>
-    </message>
-    <message>
         <source>stage %1: layers %2–%3</source>
         <translation>阶段 %1：层 %2–%3</translation>
     </message>
@@ -2465,10 +2461,6 @@ replicas of it; default 1: off)</source>
     <message>
         <source>in host memory (ZeRO-Infinity style): each unit is brought to the device one unit ahead of its use, its gradients sent back after its backward</source>
         <translation>在主机内存中（ZeRO-Infinity 方式）：每个单元在使用前提前一个单元送到设备上，其梯度在反向传播后传回</translation>
-    </message>
-    <message>
-        <source>%1 pipeline stages of consecutive layers times %2 data-parallel replicas (%3 ranks): each replica takes its share of the batch through its stages in micro-batches (1F1B schedule), and the replicas of a stage sum its gradients before the update. Each rank handed its communicator %4 per step (activations and their gradients, evaluation included, and the gradients&apos; all-reduce) and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
-        <translation>%1 个由连续层组成的流水线阶段，乘以 %2 个数据并行副本（%3 个 rank）：每个副本把自己那一份批次按微批次（1F1B 调度）送过自己的各个阶段，同一阶段的各副本在更新前对其梯度求和。每个 rank 每步交给通信器 %4（激活及其梯度，包括评估，以及梯度的 all-reduce），每步等待通信 %5（rank 0 的数据）。</translation>
     </message>
     <message>
         <source>stage %1 of replica %2: layers %3–%4</source>
@@ -2525,6 +2517,14 @@ replicas of it; default 1: off)</source>
     <message>
         <source>head columns %1–%2 of %3, replica %4</source>
         <translation>输出头第 %1–%2 列（共 %3 列），副本 %4</translation>
+    </message>
+    <message>
+        <source>%1 pipeline stages of consecutive layers times %2 data-parallel replicas (%3 ranks): each replica takes its share of the batch through its stages in micro-batches (1F1B schedule), and the replicas of a stage sum its gradients before the update. Each rank handed its communicator %4 per training step (activations and their gradients, and the gradients&apos; all-reduce) and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个由连续层组成的流水线阶段，乘以 %2 个数据并行副本（共 %3 个进程）：每个副本把它分得的那部分批次以微批次（1F1B 调度）送过它的各个阶段，同一阶段的各副本在更新前对该阶段的梯度求和。每个进程每个训练步交给通信器 %4（激活值及其梯度，以及梯度的 all-reduce），每步等待通信 %5（进程 0 的数据）。</translation>
+    </message>
+    <message>
+        <source>%1 pipeline stages of consecutive layers, one per rank, each on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %2 per training step (activations and their gradients) and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个由连续层组成的流水线阶段，每个进程一个，各自以微批次（1F1B 调度）处理整个批次。每个进程每个训练步交给通信器 %2（激活值及其梯度），每步等待通信 %3（进程 0 的数据）。</translation>
     </message>
 </context>
 <context>

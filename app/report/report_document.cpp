@@ -484,7 +484,7 @@ void memorySection(Doc& s) {
                                                  "(%3 ranks): each replica takes its share of the batch through its "
                                                  "stages in micro-batches (1F1B schedule), and the replicas of a stage "
                                                  "sum its gradients before the update. Each rank handed its communicator "
-                                                 "%4 per step (activations and their gradients, evaluation included, and "
+                                                 "%4 per training step (activations and their gradients, and "
                                                  "the gradients' all-reduce) and spent %5 per step waiting on "
                                                  "communication (rank 0's figures).")
                                     .arg(stages)
@@ -493,7 +493,7 @@ void memorySection(Doc& s) {
             else if (pipeline)
                 r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers, one per rank, each on the whole "
                                                  "batch in micro-batches (1F1B schedule). Each rank handed its communicator "
-                                                 "%2 per step (activations and their gradients, evaluation included) and "
+                                                 "%2 per training step (activations and their gradients) and "
                                                  "spent %3 per step waiting on communication (rank 0's figures).")
                                     .arg(QString::number(world), bytesPerStep, waitPerStep);
             else if (tpHead > 1 && replicas > 1)

@@ -89,6 +89,7 @@ struct Trainer::Impl {
     // several ranks
     std::shared_ptr<Communicator> comm;           // null for one process
     std::unique_ptr<SafeTensorsFile> consolidated;  // rank 0: the full weights, gathered at the end of run()
+    CommStats evaluations;  // the evaluations' traffic and waits (not part of a step's figures)
 };
 
 Trainer::Trainer(TrainConfig config, TrainCallbacks callbacks)
@@ -270,6 +271,7 @@ TrainResult Trainer::run() {
     emit_memory(true);
     impl_->ledger->reset_peaks();
     const CommStats comm_start = comm ? comm->stats() : CommStats{};
+    impl_->evaluations = CommStats{};
     // parameter offload: the host<->device bytes per step (evaluation's included, as in the communication's)
     const double offload_start = st.offload_bytes();
 
@@ -302,6 +304,7 @@ TrainResult Trainer::run() {
     // --- evaluation: the same chunks on every rank, each rank its share of a chunk ----------------------
     auto evaluate = [&]() -> EvalEvent {
         const auto t0 = Clock::now();
+        const CommStats comm_before = comm ? comm->stats() : CommStats{};
         impl_->ledger->set_phase("evaluate");
         double eval_loss_sum = 0;
         std::int64_t eval_correct = 0, eval_rows = 0;
@@ -349,6 +352,10 @@ TrainResult Trainer::run() {
             eval_loss_sum = comm->all_reduce_value(w * eval_loss_sum, ReduceOp::sum);
             eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(eval_correct), ReduceOp::sum));
             eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(eval_rows), ReduceOp::sum));
+        }
+        if (comm) {
+            impl_->evaluations.bytes += comm->stats().bytes - comm_before.bytes;
+            impl_->evaluations.wait_seconds += comm->stats().wait_seconds - comm_before.wait_seconds;
         }
         const std::int64_t counted = eval_rows * units;
         EvalEvent ev;
@@ -735,11 +742,13 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step);
     if (comm && ran > 0) {
         const CommStats& now = comm->stats();
-        // the training's traffic: the checkpoints' gathering is not part of a step
+        // the training's traffic: the checkpoints' gathering and the evaluations' are not part of a step
         result.communication_bytes_per_step =
-            (now.bytes - start.bytes - checkpoints_.communication_bytes()) / static_cast<double>(ran);
-        result.communication_seconds_per_step =
-            (now.wait_seconds - start.wait_seconds - checkpoints_.communication_seconds()) / static_cast<double>(ran);
+            (now.bytes - start.bytes - checkpoints_.communication_bytes() - impl_->evaluations.bytes) /
+            static_cast<double>(ran);
+        result.communication_seconds_per_step = (now.wait_seconds - start.wait_seconds -
+                                                 checkpoints_.communication_seconds() - impl_->evaluations.wait_seconds) /
+                                                static_cast<double>(ran);
     }
     if (result.status == "failed" && !result.bad_input) return;  // the communicator may be broken
     if (comm) {

@@ -88,6 +88,16 @@ class TrainRanksTest : public QObject {
 private:
     // The test figures of a run on ranks against the one-process reference's: every test sample counted
     // once (accuracy exactly, loss to 1e-6).
+    // A step's measured traffic (rank 0's, evaluations and checkpoints not counted) is the planner's, byte for
+    // byte: the activations and gradients a pipeline stage sends and receives, a split head's reductions, the
+    // replicas' all-reduce. (Before run.json version 4 the evaluations' traffic was in it: above the plan.)
+    void compareTraffic(const nlohmann::json& j) {
+        const double measured = j["distributed"]["communication_bytes_per_step"].get<double>();
+        const double planned = j["memory"]["predicted"]["communication_bytes_per_step"].get<double>();
+        QVERIFY2(measured == planned && measured > 0,
+                 qPrintable(QString("measured %1 B a step, planned %2 B").arg(measured, 0, 'f', 1).arg(planned, 0, 'f', 1)));
+    }
+
     void compareTestMetrics(const nlohmann::json& ranks) {
         const nlohmann::json one = readJson(QFileInfo(m_reference).absolutePath().toStdString() + "/run.json");
         QCOMPARE(ranks["final"]["test_accuracy"].get<double>(), one["final"]["test_accuracy"].get<double>());
@@ -257,6 +267,7 @@ private slots:
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
         QCOMPARE(j["config"]["strategy"]["tp_head"].get<int>(), 3);
+        compareTraffic(j);
         compareTestMetrics(j);
         const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
         QVERIFY2(html.exit_code == 0, qPrintable(html.output));
@@ -306,6 +317,7 @@ private slots:
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
         QCOMPARE(j["model"]["param_count"].get<std::int64_t>(), std::int64_t(235146));  // the whole model's
+        compareTraffic(j);
         compareTestMetrics(j);
         const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
         QVERIFY2(html.exit_code == 0, qPrintable(html.output));
@@ -350,6 +362,7 @@ private slots:
         QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({32, 32, 32, 32}), j["distributed"].dump().c_str());
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
+        compareTraffic(j);
         compareTestMetrics(j);
         fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
         fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
@@ -392,6 +405,7 @@ private slots:
         QVERIFY2(j["distributed"]["rank_batch"] == nlohmann::json({32, 32, 32, 32}), j["distributed"].dump().c_str());
         QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
                  j["distributed"].dump().c_str());
+        compareTraffic(j);
         compareTestMetrics(j);
         const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
         QVERIFY2(html.exit_code == 0, qPrintable(html.output));
