@@ -293,7 +293,8 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
                                 "--lora R (for example --lora 8), or use --quantize to evaluate a trained model "
                                 "quantised"),
                          {s.quantize_base});
-    if (r.lora_base_bits > 0 && s.tp_head > 1)
+    // (a language model's lm_head has no adapters and stays unpacked: only a linear head is a packed weight)
+    if (r.lora_base_bits > 0 && s.tp_head > 1 && !spec.layers.empty() && spec.layers.back().type == "linear")
         throw InputError(HR_MSG("strategy.quantize_base_tp",
                                 "--quantize-base %1 with --tp-head %2: a split head's rows of a packed weight are not "
                                 "built; train the split head's adapters on an unquantised base (leave --quantize-base "

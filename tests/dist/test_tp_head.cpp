@@ -176,16 +176,21 @@ private slots:
         // LoRA (--lora 4) on a split head: each rank holds its rows of the head's frozen weight and bias and of
         // its adapter B, and the whole adapter A, whose gradient the ranks sum; the frozen base comes from a
         // file first (TrainingState::load_weights: each rank takes its rows)
-        for (const char* m : {"mlp lora", "seed-cnn lora"}) QTest::newRow(m) << m;
+        for (const char* m : {"mlp lora", "seed-cnn lora", "gpt-tiny untied lora"}) QTest::newRow(m) << m;
+        // QLoRA (--quantize-base int4) on a language model's split head: the blocks' projections packed, the
+        // lm_head (no adapters) frozen rows in f32
+        QTest::newRow("gpt-tiny untied qlora") << "gpt-tiny untied qlora";
     }
     void headEqualsOneProcess() {
         QFETCH(QString, model);
         const int N = comm().world_size();
-        const bool lora = model.endsWith(QLatin1String(" lora"));
-        const ModelSpec spec = model_named(lora ? model.chopped(5).toStdString() : model.toStdString());
+        const bool qlora = model.endsWith(QLatin1String(" qlora"));
+        const bool lora = qlora || model.endsWith(QLatin1String(" lora"));
+        const ModelSpec spec = model_named(lora ? model.section(' ', 0, -2).toStdString() : model.toStdString());
         const OptimizerConfig o = optimizer_for(model.toStdString());
         StrategyConfig one, split = split_head(N);
         if (lora) one.lora_rank = split.lora_rank = 4;
+        if (qlora) one.quantize_base = split.quantize_base = "int4";
         DIST_GUARD({
             Trainee ref(spec, one, kBatch, o, nullptr);
             Trainee tp(spec, split, kBatch, o, &comm());

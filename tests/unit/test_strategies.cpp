@@ -324,7 +324,16 @@ private slots:
         StrategyConfig tp = s;  // a split head (dist/test_tp_head): its rows of the base and of B, A whole
         tp.tp_head = 2;
         QCOMPARE(resolve_strategy(tp, spec, 32, 2, 0).lora_rank, 4);
-        // parameter offload, and QLoRA on a split head (its rows of a packed weight), are refused
+        // parameter offload, and QLoRA on a split linear head (its rows of a packed weight), are refused; a
+        // language model's lm_head has no adapters and is not packed, so QLoRA splits it (dist/test_tp_head)
+        {
+            ModelSpec untied = preset_model("gpt-tiny");
+            untied.layers.back().attrs["tied"] = false;
+            StrategyConfig q = s;
+            q.tp_head = 2;
+            q.quantize_base = "int4";
+            QCOMPARE(resolve_strategy(q, untied, 4, 2, 0).lora_base_bits, 4);
+        }
         StrategyConfig off = s;
         off.shard = "zero3";
         off.offload_parameters = true;
