@@ -482,6 +482,10 @@ private slots:
     void aKilledStageOfAReplicaEndsTheRun() {
         faultMidRun(SIGKILL, "kill-replica", {"--pipeline", "2", "--shard", "dp", "--accumulate", "2"}, 4);
     }
+    // a split head's 2 parts x 2 replicas: rank 1 (part 0 of the second replica) killed ends every rank
+    void aKilledPartOfASplitHeadEndsTheRun() {
+        faultMidRun(SIGKILL, "kill-part", {"--tp-head", "2", "--shard", "dp", "--accumulate", "2"}, 4);
+    }
 
     // Rank 1 stops (SIGSTOP) mid-run: rank 0's wait times out after --rank-timeout (3 s), it says so once
     // naming itself, records the run as failed in the history and ends every rank.
