@@ -1149,12 +1149,6 @@ values set to zero (magnitude pruning, 0 to 0.99; the weights file is not change
 （幅值剪枝，0 到 0.99；权重文件不变）</translation>
     </message>
     <message>
-        <source>what-if: the test accuracy again with the weight tensors stored as int8 (a scale per
-output row) or int4 (a scale per 64 values); the weights file is not changed</source>
-        <translation>假设分析：把权重张量存为 int8（每个输出行一个缩放因子）或 int4（每 64 个值一个缩放因子）
-后再测一次测试准确率；权重文件不变</translation>
-    </message>
-    <message>
         <source>Pruned and quantised what-ifs</source>
         <translation>剪枝与量化假设分析</translation>
     </message>
@@ -1268,14 +1262,6 @@ accuracy before training is reported</source>
 可微调已训练的模型；会报告训练前的测试准确率</translation>
     </message>
     <message>
-        <source>QLoRA: with --lora, keep the frozen weights of the adapted
-projections in int8 (a scale per row) or int4 (a scale per 64 values)
-while the adapters train; each is dequantised when a layer uses it</source>
-        <translation>QLoRA：与 --lora 一起使用，训练适配器期间把带适配器的投影层的冻结权重
-存为 int8（每行一个缩放因子）或 int4（每 64 个值一个缩放因子）；
-层每次使用时再反量化</translation>
-    </message>
-    <message>
         <source>base quantisation</source>
         <translation>基座量化</translation>
     </message>
@@ -1352,6 +1338,28 @@ replicas of it; default 1: off)</source>
         <translation>把最后一层的输出列拆分到 N 个进程上（张量并行输出头；模型主体在每个进程上完整运行；
 --ranks N，或配合 --shard dp 使用 N x D 个进程，得到它的 D 个数据并行副本；
 默认 1：关闭）</translation>
+    </message>
+    <message>
+        <source>nf4 (NormalFloat) with a scale per %1 values, the scales quantised too</source>
+        <translation>nf4（NormalFloat），每 %1 个值一个缩放系数，缩放系数本身也量化</translation>
+    </message>
+    <message>
+        <source>QLoRA: with --lora, keep the frozen weights of the adapted
+projections in int8 (a scale per row), int4 (a scale per 64 values) or
+nf4 (QLoRA&apos;s 4-bit NormalFloat, its scales quantised too) while the
+adapters train; each is dequantised when a layer uses it</source>
+        <translation>QLoRA：配合 --lora，在训练适配器时把带适配器的投影层的冻结权重
+以 int8（每行一个缩放系数）、int4（每 64 个值一个缩放系数）或
+nf4（QLoRA 的 4 位 NormalFloat，缩放系数本身也量化）存储；
+每层使用时再反量化</translation>
+    </message>
+    <message>
+        <source>what-if: the test accuracy again with the weight tensors stored as int8 (a scale per
+output row), int4 (a scale per 64 values) or nf4 (4-bit NormalFloat, a scale per
+64 values, the scales quantised too); the weights file is not changed</source>
+        <translation>假设分析：把权重张量以 int8（每个输出行一个缩放系数）、int4（每 64 个值
+一个缩放系数）或 nf4（4 位 NormalFloat，每 64 个值一个缩放系数，缩放系数
+本身也量化）存储后，再次测量测试准确率；权重文件不会改变</translation>
     </message>
 </context>
 <context>
@@ -2526,6 +2534,10 @@ replicas of it; default 1: off)</source>
         <source>%1 pipeline stages of consecutive layers, one per rank, each on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %2 per training step (activations and their gradients) and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>%1 个由连续层组成的流水线阶段，每个进程一个，各自以微批次（1F1B 调度）处理整个批次。每个进程每个训练步交给通信器 %2（激活值及其梯度），每步等待通信 %3（进程 0 的数据）。</translation>
     </message>
+    <message>
+        <source>nf4 (NormalFloat, a scale per %1 values, the scales quantised too)</source>
+        <translation>nf4（NormalFloat，每 %1 个值一个缩放系数，缩放系数本身也量化）</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -2766,8 +2778,8 @@ replicas of it; default 1: off)</source>
 <context>
     <name>compress.bits</name>
     <message>
-        <source>--quantize: %1-bit weights are not offered; use int8 or int4</source>
-        <translation>--quantize：不提供 %1 位权重；请使用 int8 或 int4</translation>
+        <source>--quantize: %1-bit weights are not offered; use int8, int4 or nf4</source>
+        <translation>--quantize：不提供 %1 位权重；请使用 int8、int4 或 nf4</translation>
     </message>
 </context>
 <context>
@@ -2787,8 +2799,8 @@ replicas of it; default 1: off)</source>
 <context>
     <name>compress.quantize</name>
     <message>
-        <source>--quantize %1: use int8 (a scale per output row) or int4 (a scale per 64 values)</source>
-        <translation>--quantize %1：请使用 int8（每个输出行一个缩放因子）或 int4（每 64 个值一个缩放因子）</translation>
+        <source>--quantize %1: use int8 (a scale per output row), int4 (a scale per 64 values) or nf4 (QLoRA&apos;s 4-bit NormalFloat, its scales quantised too)</source>
+        <translation>--quantize %1：请使用 int8（每个输出行一个缩放系数）、int4（每 64 个值一个缩放系数）或 nf4（QLoRA 的 4 位 NormalFloat，缩放系数本身也量化）</translation>
     </message>
 </context>
 <context>
@@ -4681,12 +4693,16 @@ replicas of it; default 1: off)</source>
         <translation>LoRA 秩 %1</translation>
     </message>
     <message>
-        <source>LoRA rank %1 on an int%2 base</source>
-        <translation>LoRA 秩 %1，int%2 基座</translation>
-    </message>
-    <message>
         <source>What-if after training (%1): the %2 weight tensors would be stored in at most &lt;b&gt;%3&lt;/b&gt; instead of %4 (%5 of other tensors as they are); the run measures the test accuracy (a language model&apos;s validation loss) before and after.</source>
         <translation>训练后的假设分析（%1）：%2 个权重张量这样存储最多占 &lt;b&gt;%3&lt;/b&gt;，原为 %4（另有 %5 的其他张量保持不变）；运行会测量变换前后的测试准确率（语言模型为验证损失）。</translation>
+    </message>
+    <message>
+        <source>LoRA rank %1 on an %2 base</source>
+        <translation>LoRA 秩 %1，基座为 %2</translation>
+    </message>
+    <message>
+        <source>nf4 (NormalFloat) with a scale per %1 values, the scales quantised too</source>
+        <translation>nf4（NormalFloat），每 %1 个值一个缩放系数，缩放系数本身也量化</translation>
     </message>
 </context>
 <context>
@@ -5737,6 +5753,14 @@ replicas of it; default 1: off)</source>
     <message>
         <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, the head&apos;s parts or the stages are half as many and run twice, each copy on half the batch</source>
         <translation>各进程如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度、参数；张量并行输出头把最后一层的输出列拆分到各进程上，各进程都在整个批次上训练；流水线阶段给每个进程若干连续的层，微批次（梯度累积）依次流经它们；带 2 个数据并行副本时，输出头的部分或流水线阶段减为一半并运行两份，每份处理一半批次</translation>
+    </message>
+    <message>
+        <source>nf4 (QLoRA&apos;s NormalFloat, the scales quantised too)</source>
+        <translation>nf4（QLoRA 的 NormalFloat，缩放系数本身也量化）</translation>
+    </message>
+    <message>
+        <source>nf4 (NormalFloat, a scale per 64 values, the scales quantised too)</source>
+        <translation>nf4（NormalFloat，每 64 个值一个缩放系数，缩放系数本身也量化）</translation>
     </message>
 </context>
 <context>
@@ -8048,8 +8072,8 @@ replicas of it; default 1: off)</source>
 <context>
     <name>strategy.quantize_base</name>
     <message>
-        <source>--quantize-base %1: use int8 (a scale per row) or int4 (a scale per 64 values), or none</source>
-        <translation>--quantize-base %1：请使用 int8（每行一个缩放因子）、int4（每 64 个值一个缩放因子）或 none</translation>
+        <source>--quantize-base %1: use int8 (a scale per row), int4 (a scale per 64 values) or nf4 (QLoRA&apos;s 4-bit NormalFloat), or none</source>
+        <translation>--quantize-base %1：请使用 int8（每行一个缩放系数）、int4（每 64 个值一个缩放系数）或 nf4（QLoRA 的 4 位 NormalFloat），或 none</translation>
     </message>
 </context>
 <context>

@@ -57,6 +57,8 @@ int runEvalCommand(const CliRequest& request) {
                 how << Cli::tr("%1 % of each weight tensor's smallest values set to zero").arg(what_if.prune * 100, 0, 'f', 1);
             if (what_if.bits == 8) how << Cli::tr("int8 with a scale per output row");
             if (what_if.bits == 4) how << Cli::tr("int4 with a scale per %1 values").arg(what_if.group);
+            if (what_if.bits == hr::kQuantNf4)
+                how << Cli::tr("nf4 (NormalFloat) with a scale per %1 values, the scales quantised too").arg(what_if.group);
             const auto mib = [](std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); };
             if (!r.quiet)
                 eprint(Cli::tr("what-if: %1, on %2 weight tensors (%3 values, %4 zero after); stored so they take %5 "

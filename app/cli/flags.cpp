@@ -25,6 +25,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "nn/compression.h"
 #include "nn/model_spec.h"
 #include "notify/webhook_notifier.h"
 #include "plan/planner.h"
@@ -107,9 +108,10 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::memory, "lora-alpha", "A", QT_TRANSLATE_NOOP("Cli", "LoRA scale alpha / R (default: alpha = R)"),
      [](R& r, const V& v) { r.config.strategy.lora_alpha = v.real(0.0, 1e6); }},
     {FlagGroup::memory, "quantize-base", "Q", QT_TRANSLATE_NOOP("Cli", "QLoRA: with --lora, keep the frozen weights of the adapted\n"
-                              "projections in int8 (a scale per row) or int4 (a scale per 64 values)\n"
-                              "while the adapters train; each is dequantised when a layer uses it"),
-     [](R& r, const V& v) { r.config.strategy.quantize_base = v.choice(QT_TRANSLATE_NOOP("Cli", "base quantisation"), {"none", "int8", "int4"}); }},
+                              "projections in int8 (a scale per row), int4 (a scale per 64 values) or\n"
+                              "nf4 (QLoRA's 4-bit NormalFloat, its scales quantised too) while the\n"
+                              "adapters train; each is dequantised when a layer uses it"),
+     [](R& r, const V& v) { r.config.strategy.quantize_base = v.choice(QT_TRANSLATE_NOOP("Cli", "base quantisation"), {"none", "int8", "int4", "nf4"}); }},
     {FlagGroup::memory, "memory-limit", "SIZE", QT_TRANSLATE_NOOP("Cli", "cap the device memory (e.g. 4GiB, 512MiB), like a smaller card"),
      [](R& r, const V& v) { r.config.memory_limit = v.bytes(); }},
     // ---- optimizer
@@ -277,9 +279,10 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.what_if.prune = v.real(0, 0.99); }},
     {FlagGroup::whatif, "quantize", "Q",
      QT_TRANSLATE_NOOP("Cli", "what-if: the test accuracy again with the weight tensors stored as int8 (a scale per\n"
-                              "output row) or int4 (a scale per 64 values); the weights file is not changed"),
+                              "output row), int4 (a scale per 64 values) or nf4 (4-bit NormalFloat, a scale per\n"
+                              "64 values, the scales quantised too); the weights file is not changed"),
      [](R& r, const V& v) {
-         r.config.what_if.bits = v.choice(QT_TRANSLATE_NOOP("Cli", "quantisation"), {"int8", "int4"}) == "int8" ? 8 : 4;
+         r.config.what_if.bits = hr::quantize_bits(v.choice(QT_TRANSLATE_NOOP("Cli", "quantisation"), {"int8", "int4", "nf4"}));
      }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),

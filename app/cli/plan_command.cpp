@@ -45,6 +45,9 @@ QString whatIfText(const hr::ModelSpec& spec, const hr::CompressionOptions& o) {
         how << QCoreApplication::translate("Cli", "%1 % pruned").arg(o.prune * 100, 0, 'g', 3);
     if (o.bits == 8) how << QCoreApplication::translate("Cli", "int8 with a scale per row");
     if (o.bits == 4) how << QCoreApplication::translate("Cli", "int4 with a scale per %1 values").arg(o.group);
+    if (o.bits == hr::kQuantNf4)
+        how << QCoreApplication::translate("Cli", "nf4 (NormalFloat) with a scale per %1 values, the scales quantised too")
+                   .arg(o.group);
     return QCoreApplication::translate("Cli", "\n  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 "
                                               "instead of %5, besides %6 of other tensors; train with the same flags to "
                                               "measure the test accuracy (a language model's validation loss) "

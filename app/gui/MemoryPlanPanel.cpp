@@ -62,7 +62,7 @@ static QString describeStrategy(const hr::ResolvedStrategy& r, std::size_t block
         parts << MemoryPlanPanel::tr("checkpoint %1/%2 blocks").arg(r.checkpoint_blocks.size()).arg(blockCount);
     if (r.accumulate > 1) parts << MemoryPlanPanel::tr("micro-batch %1 × %2").arg(r.micro_batch).arg(r.accumulate);
     if (r.lora_rank > 0 && r.lora_base_bits > 0)
-        parts << MemoryPlanPanel::tr("LoRA rank %1 on an int%2 base").arg(r.lora_rank).arg(r.lora_base_bits);
+        parts << MemoryPlanPanel::tr("LoRA rank %1 on an %2 base").arg(r.lora_rank).arg(QString::fromLatin1(hr::quantize_name(r.lora_base_bits)));
     else if (r.lora_rank > 0)
         parts << MemoryPlanPanel::tr("LoRA rank %1").arg(r.lora_rank);
     if (r.offload_parameters)
@@ -370,6 +370,8 @@ void MemoryPlanPanel::showWhatIf(const hr::TrainConfig& c) {
         if (c.what_if.prune > 0) how << tr("%1 % pruned").arg(c.what_if.prune * 100, 0, 'g', 3);
         if (c.what_if.bits == 8) how << tr("int8 with a scale per row");
         if (c.what_if.bits == 4) how << tr("int4 with a scale per %1 values").arg(c.what_if.group);
+        if (c.what_if.bits == hr::kQuantNf4)
+            how << tr("nf4 (NormalFloat) with a scale per %1 values, the scales quantised too").arg(c.what_if.group);
         m_whatIfLabel->setText(tr("What-if after training (%1): the %2 weight tensors would be stored in at most "
                                   "<b>%3</b> instead of %4 (%5 of other tensors as they are); the run measures the "
                                   "test accuracy (a language model's validation loss) before and after.")

@@ -19,6 +19,7 @@
 
 #include "gui/RuntimeInfo.h"
 #include "nn/transformer_spec.h"
+#include "tensor/quantized_format.h"
 
 namespace hrapp {
 
@@ -205,6 +206,7 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_loraBase->addItem(tr("as trained (compute precision)"), QStringLiteral("none"));
     m_loraBase->addItem(tr("int8 (QLoRA, a scale per row)"), QStringLiteral("int8"));
     m_loraBase->addItem(tr("int4 (QLoRA, a scale per 64 values)"), QStringLiteral("int4"));
+    m_loraBase->addItem(tr("nf4 (QLoRA's NormalFloat, the scales quantised too)"), QStringLiteral("nf4"));
     m_loraBase->setToolTip(tr("QLoRA: the frozen weights of the projections that carry adapters are stored quantised "
                               "while the adapters train, and dequantised each time a layer uses them; the plan "
                               "shows the smaller parameters and the one dequantised projection in the workspace"));
@@ -258,6 +260,7 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_quantize->addItem(tr("No quantisation"), 0);
     m_quantize->addItem(tr("int8 (a scale per output row)"), 8);
     m_quantize->addItem(tr("int4 (a scale per 64 values)"), 4);
+    m_quantize->addItem(tr("nf4 (NormalFloat, a scale per 64 values, the scales quantised too)"), hr::kQuantNf4);
     m_quantize->setToolTip(tr("Store the weight tensors at this width and measure the test accuracy again (a language "
                               "model's validation loss)"));
     wf->addRow(tr("Quantise"), m_quantize);

@@ -63,6 +63,9 @@ QString compressionText(const QJsonObject& wi) {
     if (q == QLatin1String("int8")) parts << ReportWriter::tr("int8 (a scale per output row)");
     if (q == QLatin1String("int4"))
         parts << ReportWriter::tr("int4 (a scale per %1 values)").arg(wi.value(QStringLiteral("group")).toInteger(64));
+    if (q == QLatin1String("nf4"))
+        parts << ReportWriter::tr("nf4 (NormalFloat, a scale per %1 values, the scales quantised too)")
+                     .arg(wi.value(QStringLiteral("group")).toInteger(64));
     return parts.join(QStringLiteral(", "));
 }
 
@@ -633,7 +636,7 @@ void strategiesSection(Doc& s) {
                                 .arg(lora.value(QStringLiteral("frozen_params")).toInteger());
                     // QLoRA: the adapted projections' frozen weights stored quantised while the adapters trained
                     const QString base = lora.value(QStringLiteral("base")).toString();
-                    if (base == QLatin1String("int8") || base == QLatin1String("int4"))
+                    if (base == QLatin1String("int8") || base == QLatin1String("int4") || base == QLatin1String("nf4"))
                         text += ReportWriter::tr(" (%1 of them stored %2 while training: QLoRA)")
                                     .arg(lora.value(QStringLiteral("quantized_params")).toInteger())
                                     .arg(base);

@@ -162,7 +162,7 @@ void check_dequantize(const TensorRules& rules, const Tensor& packed, int bits, 
     rules.here(op, "w", w);
     require_dtype(op, "packed", packed, DType::u8);
     rules.floating(op, "w", w);
-    if (bits != 8 && bits != 4) fail(op, "takes 8 or 4 bits, got " + std::to_string(bits));
+    if (!quantized_format_known(bits)) fail(op, "takes int8, int4 or nf4, got code " + std::to_string(bits));
     if (group < 1) fail(op, "needs a group of at least 1 value, got " + std::to_string(group));
     if (w.ndim() != 2) fail(op, "expects w (rows, cols), got " + desc(w));
     if (packed.nbytes() < quantized_bytes(w.dim(0), w.dim(1), bits, group))

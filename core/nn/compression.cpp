@@ -25,9 +25,13 @@ std::int64_t pruned_count(std::int64_t n, double fraction) {
 // What one weight tensor of n values takes stored as `o` says, with `zeros` of its values zero.
 std::size_t stored_bytes(std::int64_t n, std::int64_t zeros, std::int64_t scales, const CompressionOptions& o) {
     const std::size_t un = static_cast<std::size_t>(n);
-    const std::size_t bits = o.bits ? static_cast<std::size_t>(o.bits) : 32;
+    const std::size_t bits = o.bits == kQuantNf4 ? 4 : o.bits ? static_cast<std::size_t>(o.bits) : 32;
     const std::size_t stored_values = o.prune > 0 ? un - static_cast<std::size_t>(zeros) : un;
-    std::size_t stored = (stored_values * bits + 7) / 8 + static_cast<std::size_t>(scales) * 4;
+    // NF4: a byte a scale, an f32 step a block of them, and their mean (tensor/quantized_format.h)
+    const std::size_t scale_bytes = o.bits == kQuantNf4
+                                        ? static_cast<std::size_t>(scales) + 4 + 4 * static_cast<std::size_t>(nf4_step_count(scales))
+                                        : static_cast<std::size_t>(scales) * 4;
+    std::size_t stored = (stored_values * bits + 7) / 8 + scale_bytes;
     if (o.prune > 0) stored += (un + 7) / 8;  // the bitmask of the non-zeros
     return stored;
 }
@@ -38,8 +42,8 @@ void validate_compression(const CompressionOptions& o) {
         throw InputError(HR_MSG("compress.prune", "--prune %1: give the fraction of each weight tensor to set to zero, "
                                                   "from 0 up to (not including) 1, e.g. 0.5"),
                          {std::to_string(o.prune)});
-    if (o.bits != 0 && o.bits != 8 && o.bits != 4)
-        throw InputError(HR_MSG("compress.bits", "--quantize: %1-bit weights are not offered; use int8 or int4"),
+    if (o.bits != 0 && !quantized_format_known(o.bits))
+        throw InputError(HR_MSG("compress.bits", "--quantize: %1-bit weights are not offered; use int8, int4 or nf4"),
                          {std::to_string(o.bits)});
     if (o.group < 1 || o.group > (std::int64_t(1) << 20))
         throw InputError(HR_MSG("compress.group", "a quantisation group of %1 values: use 1 to 1048576"),
@@ -50,12 +54,16 @@ int quantize_bits(const std::string& name) {
     if (name.empty() || name == "none") return 0;
     if (name == "int8") return 8;
     if (name == "int4") return 4;
-    throw InputError(HR_MSG("compress.quantize", "--quantize %1: use int8 (a scale per output row) or int4 (a scale "
-                                                 "per 64 values)"),
+    if (name == "nf4") return kQuantNf4;
+    throw InputError(HR_MSG("compress.quantize", "--quantize %1: use int8 (a scale per output row), int4 (a scale "
+                                                     "per 64 values) or nf4 (QLoRA's 4-bit NormalFloat, its scales "
+                                                     "quantised too)"),
                      {name});
 }
 
-const char* quantize_name(int bits) { return bits == 8 ? "int8" : bits == 4 ? "int4" : "none"; }
+const char* quantize_name(int bits) {
+    return bits == 8 ? "int8" : bits == 4 ? "int4" : bits == kQuantNf4 ? "nf4" : "none";
+}
 
 void prune_by_magnitude(float* w, std::int64_t n, double fraction) {
     // PyTorch: nparams_toprune = round(amount * n); the smallest |w| go (a stable order among equals)
@@ -70,8 +78,63 @@ void prune_by_magnitude(float* w, std::int64_t n, double fraction) {
     for (std::int64_t i = 0; i < kk; ++i) w[order[static_cast<std::size_t>(i)]] = 0.0f;
 }
 
+namespace {
+// NF4 with double-quantised scales (tensor/quantized_format.h)
+void nf4_pack(const float* w, std::int64_t rows, std::int64_t cols, std::int64_t group, std::uint8_t* out) {
+    const std::int64_t g = quantized_group(cols, kQuantNf4, group);
+    const std::int64_t nscales = quantized_scale_count(rows, cols, kQuantNf4, group);
+    const std::int64_t nsteps = nf4_step_count(nscales);
+    std::vector<float> absmax(static_cast<std::size_t>(nscales));
+    for (std::int64_t r = 0, si = 0; r < rows; ++r)
+        for (std::int64_t c0 = 0; c0 < cols; c0 += g, ++si) {
+            float amax = 0.0f;
+            for (std::int64_t c = c0; c < std::min(cols, c0 + g); ++c) amax = std::max(amax, std::fabs(w[r * cols + c]));
+            absmax[static_cast<std::size_t>(si)] = amax;
+        }
+    // the scales' mean (summed in double), then a step a block of them and an int8 code a scale
+    double sum = 0;
+    for (float a : absmax) sum += a;
+    const float mean = nscales ? static_cast<float>(sum / static_cast<double>(nscales)) : 0.0f;
+    std::memcpy(out, &mean, 4);
+    auto* e = reinterpret_cast<std::int8_t*>(out + 4 + 4 * nsteps);
+    for (std::int64_t b = 0; b < nsteps; ++b) {
+        const std::int64_t i0 = b * kNf4ScaleBlock, i1 = std::min(nscales, i0 + kNf4ScaleBlock);
+        float far = 0.0f;
+        for (std::int64_t i = i0; i < i1; ++i) far = std::max(far, std::fabs(absmax[static_cast<std::size_t>(i)] - mean));
+        const float t = far / 127.0f;
+        std::memcpy(out + 4 + 4 * b, &t, 4);
+        for (std::int64_t i = i0; i < i1; ++i)
+            e[i] = static_cast<std::int8_t>(
+                t == 0.0f ? 0.0f : std::min(127.0f, std::max(-127.0f, std::nearbyint((absmax[static_cast<std::size_t>(i)] - mean) / t))));
+    }
+    // the codes: the nearest level to w / absmax (ties to the lower; absmax 0: the level 0)
+    std::uint8_t* codes = out + 4 + 4 * nsteps + nscales;
+    std::memset(codes, 0, static_cast<std::size_t>((rows * cols + 1) / 2));
+    for (std::int64_t r = 0, si = 0; r < rows; ++r)
+        for (std::int64_t c0 = 0; c0 < cols; c0 += g, ++si) {
+            const float amax = absmax[static_cast<std::size_t>(si)];
+            for (std::int64_t c = c0; c < std::min(cols, c0 + g); ++c) {
+                const std::int64_t k = r * cols + c;
+                int best = 7;
+                if (amax > 0.0f) {
+                    const float x = w[k] / amax;
+                    float dist = std::fabs(x - nf4_level(0));
+                    best = 0;
+                    for (int q = 1; q < 16; ++q)
+                        if (const float d = std::fabs(x - nf4_level(q)); d < dist) {
+                            dist = d;
+                            best = q;
+                        }
+                }
+                codes[k >> 1] = static_cast<std::uint8_t>(codes[k >> 1] | (best << ((k & 1) ? 4 : 0)));
+            }
+        }
+}
+}  // namespace
+
 void quantize_pack(const float* w, std::int64_t rows, std::int64_t cols, int bits, std::int64_t group,
                    std::uint8_t* out) {
+    if (bits == kQuantNf4) return nf4_pack(w, rows, cols, group, out);
     if (bits != 8 && bits != 4) throw Error("internal: quantize_pack takes 8 or 4 bits, got " + std::to_string(bits));
     const float qmax = bits == 8 ? 127.0f : 7.0f;
     const std::int64_t g = quantized_group(cols, bits, group);

@@ -69,9 +69,8 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
     if (options_.unit_pad_multiple < 1) throw Error("internal: unit_pad_multiple must be at least 1");
     if (options_.lora_base_bits != 0 &&
-        (options_.lora_rank <= 0 || (options_.lora_base_bits != 8 && options_.lora_base_bits != 4) ||
-         options_.lora_base_group < 1))
-        throw Error("internal: a quantised LoRA base needs LoRA, 8 or 4 bits and a group of at least 1");
+        (options_.lora_rank <= 0 || !quantized_format_known(options_.lora_base_bits) || options_.lora_base_group < 1))
+        throw Error("internal: a quantised LoRA base needs LoRA, int8, int4 or nf4 and a group of at least 1");
     takes_tokens_ = is_token_model(spec_);
     torch_prefix_ = options_.name_prefixes.empty() ? state_dict_prefixes(spec_) : options_.name_prefixes;
     if (torch_prefix_.size() < spec_.layers.size() + static_cast<std::size_t>(options_.layer_offset))

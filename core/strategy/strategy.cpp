@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "strategy/pipeline.h"
 #include "strategy/tp_head.h"
+#include "nn/compression.h"
 
 namespace hr {
 
@@ -56,7 +57,7 @@ std::string ResolvedStrategy::describe() const {
         char a[32];
         std::snprintf(a, sizeof a, "%g", lora_alpha);
         s += " + LoRA rank " + std::to_string(lora_rank) + " (alpha " + a + ")";
-        if (lora_base_bits > 0) s += " on an int" + std::to_string(lora_base_bits) + " base";
+        if (lora_base_bits > 0) s += std::string(" on an ") + quantize_name(lora_base_bits) + " base";
     }
     if (offload_parameters)
         s += " + parameter offload";
@@ -281,11 +282,12 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.lora_rank = s.lora_rank;
     r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
     // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
-    if (s.quantize_base == "int8" || s.quantize_base == "int4")
-        r.lora_base_bits = s.quantize_base == "int8" ? 8 : 4;
+    if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
+        r.lora_base_bits = s.quantize_base == "int8" ? 8 : s.quantize_base == "int4" ? 4 : kQuantNf4;
     else if (!s.quantize_base.empty() && s.quantize_base != "none")
-        throw InputError(HR_MSG("strategy.quantize_base", "--quantize-base %1: use int8 (a scale per row) or int4 (a "
-                                                          "scale per 64 values), or none"),
+        throw InputError(HR_MSG("strategy.quantize_base", "--quantize-base %1: use int8 (a scale per row), int4 (a "
+                                                              "scale per 64 values) or nf4 (QLoRA's 4-bit NormalFloat), "
+                                                              "or none"),
                          {s.quantize_base});
     if (r.lora_base_bits > 0 && s.lora_rank <= 0)
         throw InputError(HR_MSG("strategy.quantize_base_lora",
@@ -405,7 +407,8 @@ std::string strategy_flags(const StrategyConfig& s) {
             std::snprintf(a, sizeof a, "%g", s.lora_alpha);
             f += std::string(" --lora-alpha ") + a;
         }
-        if (s.quantize_base == "int8" || s.quantize_base == "int4") f += " --quantize-base " + s.quantize_base;
+        if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
+            f += " --quantize-base " + s.quantize_base;
     }
     if (s.shard != "none") f += " --shard " + s.shard;
     if (!s.rank_batch.empty()) {

@@ -49,7 +49,7 @@ struct StrategyConfig {
     // model frozen (0: off); alpha 0 means the rank
     int lora_rank = 0;
     double lora_alpha = 0;
-    // QLoRA (ModelOptions::lora_base_bits): "int8" or "int4" stores the frozen weights of the adapted
+    // QLoRA (ModelOptions::lora_base_bits): "int8", "int4" or "nf4" stores the frozen weights of the adapted
     // projections quantised while the adapters train; "none" keeps them in the compute dtype. Needs lora_rank.
     std::string quantize_base = "none";
 };

@@ -50,7 +50,7 @@ json run_lora_summary(const TrainResult& r) {
 json compression_counts_json(const CompressionOptions& o, const CompressionReport& c) {
     return {{"prune", o.prune},
             {"quantize", quantize_name(o.bits)},
-            {"group", o.bits == 4 ? json(o.group) : json(nullptr)},
+            {"group", o.bits == 4 || o.bits == kQuantNf4 ? json(o.group) : json(nullptr)},
             {"tensors", c.tensors},
             {"values", c.values},
             {"zeros", c.zeros},

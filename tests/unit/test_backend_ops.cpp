@@ -4,6 +4,7 @@
 // catalog; the CPU backend runs every op family in every float dtype (the GPU's claim: tests/cuda/
 // test_cuda_supports.cpp).
 #include <QtTest>
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <cmath>
@@ -122,6 +123,112 @@ private slots:
         Tensor small = p.view(0, {static_cast<std::int64_t>(packed.size()) - 1});
         Tensor out = Tensor::empty(be.allocator(), {rows, cols}, DType::f32, MemCategory::other);
         QVERIFY_THROWS_EXCEPTION(Error, be.dequantize(small, bits, group, out));
+    }
+
+    // NF4 with double-quantised scales (--quantize-base nf4, --quantize nf4; tensor/quantized_format.h)
+    // against PyTorch: the 16 levels built as bitsandbytes' create_normal_map builds them (the quantiles of
+    // N(0, 1) at 8 points from 0.9677083 to 0.5 and at 7 for the negatives, with 0, over the largest), and a
+    // 70 x 260 matrix (350 scales: two blocks of steps; a zero group, an outlier) quantised by the format's
+    // definition in torch: every dequantised value equal, bit for bit. Then what NF4 is for: on normal weights
+    // its error is below int4's at fewer bytes, 4.127 bits a value (QLoRA's figure) at group 64.
+    void nf4AsQLoRADefinesIt() {
+        if (!QFileInfo::exists(QStringLiteral("/usr/bin/python3"))) QSKIP("no /usr/bin/python3 for the reference");
+        const std::int64_t rows = 70, cols = 260, group = 64;
+        std::mt19937 gen(11);
+        std::normal_distribution<float> nd(0.0f, 0.02f);
+        std::vector<float> w(static_cast<std::size_t>(rows * cols));
+        for (float& v : w) v = nd(gen);
+        std::fill(w.begin() + cols, w.begin() + cols + group, 0.0f);  // a zero group: scale 0
+        w[5] = 0.9f;                                                   // an outlier: its group's scale
+        QTemporaryDir dir;
+        const QString input = dir.filePath(QStringLiteral("w.f32"));
+        {
+            QFile f(input);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(reinterpret_cast<const char*>(w.data()), static_cast<qint64>(w.size() * 4));
+        }
+        const char* script = R"(
+import math, sys, torch
+rows, cols, g = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+normal = torch.distributions.Normal(torch.tensor(0.0, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64))
+offset = 0.9677083
+pos = normal.icdf(torch.linspace(offset, 0.5, 9)[:-1].double()).tolist()
+neg = (-normal.icdf(torch.linspace(offset, 0.5, 8)[:-1].double())).tolist()
+levels = torch.tensor(sorted(pos + [0.0] + neg), dtype=torch.float32)
+levels = levels / levels.max()
+w = torch.frombuffer(bytearray(open(sys.argv[1], 'rb').read()), dtype=torch.float32).reshape(rows, cols)
+groups = [(r, c0, min(cols, c0 + g)) for r in range(rows) for c0 in range(0, cols, g)]
+absmax = torch.stack([w[r, a:b].abs().max() for r, a, b in groups])
+c = torch.tensor(math.fsum(absmax.double().tolist()) / len(groups), dtype=torch.float32)
+scale = torch.empty_like(absmax)
+for b0 in range(0, len(groups), 256):
+    d = absmax[b0:b0 + 256] - c
+    t = d.abs().max() / torch.tensor(127.0)
+    e = torch.zeros_like(d) if t == 0 else torch.clamp(torch.round(d / t), -127, 127)
+    scale[b0:b0 + 256] = (e.double() * t.double() + c.double()).float()
+out = torch.empty_like(w)
+for i, (r, a, b) in enumerate(groups):
+    x = w[r, a:b] / absmax[i] if absmax[i] > 0 else torch.zeros(b - a)
+    k = (x[:, None] - levels[None, :]).abs().argmin(dim=1)
+    out[r, a:b] = levels[k] * scale[i]
+print(' '.join(repr(float(v)) for v in levels))
+sys.stdout.write(out.numpy().tobytes().hex())
+)";
+        QProcess py;
+        py.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QString::fromUtf8(script), input,
+                                                      QString::number(rows), QString::number(cols), QString::number(group)});
+        QVERIFY(py.waitForFinished(120000));
+        if (py.exitCode() != 0 && py.readAllStandardError().contains("No module named 'torch'"))
+            QSKIP("no PyTorch (python3-torch) for the reference");
+        QCOMPARE(py.exitCode(), 0);
+        const QList<QByteArray> lines = py.readAllStandardOutput().split('\n');
+        QCOMPARE(lines.size(), 2);
+        const QList<QByteArray> levels = lines[0].split(' ');
+        QCOMPARE(levels.size(), 16);
+        for (int k = 0; k < 16; ++k)
+            QVERIFY2(std::fabs(levels[k].toDouble() - double(nf4_level(k))) <= 1e-7,
+                     qPrintable(QString("level %1: %2 vs %3").arg(k).arg(levels[k].toDouble(), 0, 'g', 9).arg(nf4_level(k), 0, 'g', 9)));
+        const QByteArray want = QByteArray::fromHex(lines[1]);
+        QCOMPARE(want.size(), qsizetype(w.size() * 4));
+        std::vector<std::uint8_t> packed(quantized_bytes(rows, cols, kQuantNf4, group));
+        QCOMPARE(packed.size(), std::size_t(4 + 4 * 2 + 350 + rows * cols / 2));
+        quantize_pack(w.data(), rows, cols, kQuantNf4, group, packed.data());
+        auto ledger = std::make_shared<MemoryLedger>();
+        CpuBackend be(2, ledger);
+        Tensor p = Tensor::empty(be.allocator(), {static_cast<std::int64_t>(packed.size())}, DType::u8, MemCategory::other);
+        be.copy_from_host(packed.data(), p);
+        Tensor out = Tensor::empty(be.allocator(), {rows, cols}, DType::f32, MemCategory::other);
+        be.dequantize(p, kQuantNf4, group, out);
+        std::vector<float> got(w.size());
+        be.copy_to_host(out, got.data());
+        int differ = 0;
+        for (std::size_t k = 0; k < w.size(); ++k) {
+            float ref;
+            std::memcpy(&ref, want.constData() + 4 * k, 4);
+            if (got[k] != ref && differ++ < 5) qWarning("value %zu: %.9g vs PyTorch's %.9g", k, got[k], ref);
+        }
+        QCOMPARE(differ, 0);
+        // the host's round trip (the what-if) is the same quantiser
+        std::vector<float> rt = w;
+        QCOMPARE(quantize_rows(rt.data(), rows, cols, kQuantNf4, group), std::int64_t(350));
+        QVERIFY(rt == got);
+        // on normal weights NF4 loses less than int4 and takes fewer bytes
+        std::vector<float> normal(256 * 256);
+        for (float& v : normal) v = nd(gen);
+        std::vector<float> as_nf4 = normal, as_int4 = normal;
+        quantize_rows(as_nf4.data(), 256, 256, kQuantNf4, 64);
+        quantize_rows(as_int4.data(), 256, 256, 4, 64);
+        double e_nf4 = 0, e_int4 = 0;
+        for (std::size_t k = 0; k < normal.size(); ++k) {
+            e_nf4 += double(as_nf4[k] - normal[k]) * double(as_nf4[k] - normal[k]);
+            e_int4 += double(as_int4[k] - normal[k]) * double(as_int4[k] - normal[k]);
+        }
+        qInfo("normal weights, group 64: squared error nf4 %.4g, int4 %.4g (%.2fx)", e_nf4, e_int4, e_int4 / e_nf4);
+        QVERIFY(e_nf4 < e_int4);
+        const double bits_nf4 = 8.0 * double(quantized_bytes(4096, 4096, kQuantNf4, 64)) / (4096.0 * 4096.0);
+        const double bits_int4 = 8.0 * double(quantized_bytes(4096, 4096, 4, 64)) / (4096.0 * 4096.0);
+        qInfo("bits a value at group 64: nf4 %.4f, int4 %.4f", bits_nf4, bits_int4);
+        QVERIFY(std::fabs(bits_nf4 - 4.127) < 0.001 && bits_int4 == 4.5);
     }
 
     void everyCatalogLayerHasItsOps() {

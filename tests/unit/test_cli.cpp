@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "io/safetensors.h"
+#include "nn/compression.h"
 
 class CliTest : public QObject {
     Q_OBJECT
@@ -262,10 +263,11 @@ private slots:
         QTest::addColumn<int>("bits");
         QTest::newRow("int8") << 8;
         QTest::newRow("int4") << 4;
+        QTest::newRow("nf4") << hr::kQuantNf4;
     }
     void qloraEqualsLoraOnTheQuantisedBase() {
         QFETCH(int, bits);
-        const QString q = bits == 8 ? "int8" : "int4";
+        const QString q = QString::fromLatin1(hr::quantize_name(bits));
         QTemporaryDir dir;
         const QStringList common{"--preset", "gpt-tiny", "--data", "text:fortunes", "--batch", "4", "--eval-tokens",
                                  "4096", "--threads", "1", "--no-history", "--lr", "0.003", "--warmup", "0"};
@@ -285,6 +287,12 @@ private slots:
             const std::int64_t rows = t.shape[0], cols = t.shape[1], g = bits == 8 ? cols : 64;
             const float qmax = bits == 8 ? 127.0f : 7.0f;
             auto* w = reinterpret_cast<float*>(t.data.data());
+            if (bits == hr::kQuantNf4) {  // NF4: the library's quantiser, checked against PyTorch in unit/backend_ops
+                hr::quantize_rows(w, rows, cols, bits, 64);
+                quantised += rows * cols;
+                saved += 4.0 * rows * cols - static_cast<double>(hr::quantized_bytes(rows, cols, bits, 64));
+                continue;
+            }
             std::int64_t scales = 0;
             for (std::int64_t i = 0; i < rows; ++i)
                 for (std::int64_t c0 = 0; c0 < cols; c0 += g, ++scales) {

@@ -165,7 +165,10 @@ private slots:
         QCOMPARE(back.what_if.bits, 4);
         QCOMPARE(back.what_if.group, std::int64_t(64));
         QCOMPARE(train_config_from_json(json::object()).what_if.active(), false);  // an older record has none
-        expect_read_error({{"what_if", {{"quantize", "int3"}}}}, "compress.quantize", {"int3", "int8", "int4"});
+        expect_read_error({{"what_if", {{"quantize", "int3"}}}}, "compress.quantize", {"int3", "int8", "int4", "nf4"});
+        c.what_if.bits = kQuantNf4;  // NF4 round-trips by its name
+        QCOMPARE(train_config_from_json(train_config_to_json(c)).what_if.bits, kQuantNf4);
+        QCOMPARE(train_config_to_json(c)["what_if"]["quantize"], "nf4");
         expect_read_error({{"what_if", {{"prune", "half"}}}}, "config.field_not_number", {"'what_if.prune'"});
         TrainConfig bad;
         bad.what_if.prune = 1.0;

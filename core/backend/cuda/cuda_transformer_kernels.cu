@@ -687,6 +687,33 @@ __global__ void transpose_last2_kernel(const U* x, U* y, std::int64_t N, std::in
 }
 
 // one thread a value: its scale (row r, group c / g) and its code (a byte, or a nibble of one)
+// NF4 (tensor/quantized_format.h): the 16 levels, the same f32 values as nf4_level
+__constant__ float c_nf4_levels[16] = {-1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+                                       -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+                                       0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f,
+                                       0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
+                                       0.7229568362236023f, 1.0f};
+
+// NF4: one thread a value: its group's scale fma(e, t, c) (the double-quantised scale), its nibble's level
+template <class T>
+__global__ void dequantize_nf4_kernel(const std::uint8_t* packed, T* w, std::int64_t rows, std::int64_t cols,
+                                      std::int64_t g, std::int64_t per_row, std::int64_t nscales, std::int64_t nsteps) {
+    float c;
+    memcpy(&c, packed, 4);
+    const std::uint8_t* steps = packed + 4;
+    const auto* e = reinterpret_cast<const signed char*>(packed + 4 + 4 * nsteps);
+    const std::uint8_t* codes = packed + 4 + 4 * nsteps + nscales;
+    HR_GRID_STRIDE(k, rows * cols) {
+        const std::int64_t r = k / cols, col = k - r * cols;
+        const std::int64_t gi = r * per_row + col / g;
+        float t;
+        memcpy(&t, steps + 4 * (gi / kNf4ScaleBlock), 4);  // (4-byte aligned: the steps start at byte 4)
+        const float s = fmaf(static_cast<float>(e[gi]), t, c);
+        const unsigned b = codes[k >> 1];
+        w[k] = from_f<T>(c_nf4_levels[(k & 1) ? (b >> 4) : (b & 0x0Fu)] * s);
+    }
+}
+
 template <class T>
 __global__ void dequantize_kernel(const std::uint8_t* packed, T* w, std::int64_t rows, std::int64_t cols, int bits,
                                   std::int64_t g, std::int64_t per_row, std::int64_t nscales) {
@@ -920,10 +947,15 @@ void dequantize(const std::uint8_t* packed, void* w, DType dt, std::int64_t rows
                 std::int64_t group, cudaStream_t s) {
     if (rows <= 0 || cols <= 0) return;
     const std::int64_t g = quantized_group(cols, bits, group);
+    const std::int64_t nscales = quantized_scale_count(rows, cols, bits, group);
     dispatch_float(dt, "dequantize", [&](auto tag) {
         using T = decltype(tag);
-        dequantize_kernel<T><<<grid_for(rows * cols), kThreads, 0, s>>>(
-            packed, static_cast<T*>(w), rows, cols, bits, g, (cols + g - 1) / g, quantized_scale_count(rows, cols, bits, group));
+        if (bits == kQuantNf4)
+            dequantize_nf4_kernel<T><<<grid_for(rows * cols), kThreads, 0, s>>>(
+                packed, static_cast<T*>(w), rows, cols, g, (cols + g - 1) / g, nscales, nf4_step_count(nscales));
+        else
+            dequantize_kernel<T><<<grid_for(rows * cols), kThreads, 0, s>>>(packed, static_cast<T*>(w), rows, cols, bits, g,
+                                                                            (cols + g - 1) / g, nscales);
     });
     HR_CUDA_CHECK_LAUNCH("dequantize_kernel");
 }
