@@ -1179,14 +1179,6 @@ or --quantize it adds what the trained weights would take stored pruned or quant
         <translation>，</translation>
     </message>
     <message>
-        <source>pipeline parallel: the layers in K stages of consecutive layers, one per rank
-(needs --ranks K; micro-batches from --accumulate or --micro-batch run in the 1F1B
-order; default 1: off)</source>
-        <translation>流水线并行：把各层按顺序分成 K 个阶段，每个 rank 一个阶段
-（需要 --ranks K；来自 --accumulate 或 --micro-batch 的微批次按 1F1B
-顺序执行；默认 1：关闭）</translation>
-    </message>
-    <message>
         <source>top-level layers of each pipeline stage, e.g. 5,3 for a bigger first card
 (default: balanced by estimated time; headroom plan shows both balances)</source>
         <translation>每个流水线阶段的顶层层数，例如 5,3 让第一张卡（更大的卡）多分层
@@ -1360,6 +1352,14 @@ output row), int4 (a scale per 64 values) or nf4 (4-bit NormalFloat, a scale per
         <translation>假设分析：把权重张量以 int8（每个输出行一个缩放系数）、int4（每 64 个值
 一个缩放系数）或 nf4（4 位 NormalFloat，每 64 个值一个缩放系数，缩放系数
 本身也量化）存储后，再次测量测试准确率；权重文件不会改变</translation>
+    </message>
+    <message>
+        <source>pipeline parallel: the layers in K stages of consecutive layers, one per rank
+(--ranks K, or K x D with --shard dp for D data-parallel replicas; micro-batches
+from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</source>
+        <translation>流水线并行：把模型的层分成 K 个由连续层组成的阶段，每个进程一个
+（--ranks K，或配合 --shard dp 使用 K x D 个进程，得到 D 个数据并行副本；
+来自 --accumulate 或 --micro-batch 的微批次按 1F1B 顺序执行；默认 1：关闭）</translation>
     </message>
 </context>
 <context>

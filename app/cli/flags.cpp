@@ -204,8 +204,8 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.strategy.tp_head = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "pipeline", "K",
      QT_TRANSLATE_NOOP("Cli", "pipeline parallel: the layers in K stages of consecutive layers, one per rank\n"
-                              "(needs --ranks K; micro-batches from --accumulate or --micro-batch run in the 1F1B\n"
-                              "order; default 1: off)"),
+                              "(--ranks K, or K x D with --shard dp for D data-parallel replicas; micro-batches\n"
+                              "from --accumulate or --micro-batch run in the 1F1B order; default 1: off)"),
      [](R& r, const V& v) { r.config.strategy.pipeline = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "pipeline-split", "N,N,...",
      QT_TRANSLATE_NOOP("Cli", "top-level layers of each pipeline stage, e.g. 5,3 for a bigger first card\n"

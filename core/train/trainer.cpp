@@ -742,13 +742,15 @@ void Trainer::finish_ranks(TrainResult& result, const CommStats& start) {
     const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step);
     if (comm && ran > 0) {
         const CommStats& now = comm->stats();
-        // the training's traffic: the checkpoints' gathering and the evaluations' are not part of a step
+        // the training's traffic: the checkpoints' gathering and the evaluations' are not part of a step. (zero3:
+        // an evaluation's gathers stay counted, since they leave in place the units the next step's forward
+        // starts with, which that step then does not gather: they are the step's, done early)
+        const CommStats eval = s.shard == ShardStage::zero3 ? CommStats{} : impl_->evaluations;
         result.communication_bytes_per_step =
-            (now.bytes - start.bytes - checkpoints_.communication_bytes() - impl_->evaluations.bytes) /
+            (now.bytes - start.bytes - checkpoints_.communication_bytes() - eval.bytes) / static_cast<double>(ran);
+        result.communication_seconds_per_step =
+            (now.wait_seconds - start.wait_seconds - checkpoints_.communication_seconds() - eval.wait_seconds) /
             static_cast<double>(ran);
-        result.communication_seconds_per_step = (now.wait_seconds - start.wait_seconds -
-                                                 checkpoints_.communication_seconds() - impl_->evaluations.wait_seconds) /
-                                                static_cast<double>(ran);
     }
     if (result.status == "failed" && !result.bad_input) return;  // the communicator may be broken
     if (comm) {
