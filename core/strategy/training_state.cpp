@@ -16,14 +16,20 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
                              std::uint64_t seed, Backend& device, Allocator& device_alloc, Backend& host,
                              Allocator& host_alloc, bool dry_run, Communicator* comm)
     : strategy_(s), full_spec_(full_spec), seed_(seed), device_(device), host_(host) {
+    // a layout across ranks times D data-parallel replicas (T x D, K x D): a group of each kind, the ranks of
+    // this rank's replica (one a part: a part of the head, a stage) and this part's replicas (replicas_comm_)
+    auto replica_groups = [&](int part) {
+        std::unique_ptr<Communicator> parts = comm->split(s.data_rank(), part);
+        replicas_comm_ = comm->split(part, s.data_rank());
+        return parts;
+    };
     // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
     if (s.tp_head > 1) {
         tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.tp_head, s.tp_rank());
         if (!dry_run && (!comm || comm->world_size() != s.world_size))
             throw Error("internal: a tensor-parallel head needs the run's communicator");
-        if (!dry_run && s.data_world() > 1) {  // T parts x D replicas: a group of each kind
-            tp_.heads_comm = comm->split(s.data_rank(), s.tp_rank());
-            tp_.replicas_comm = comm->split(s.tp_rank(), s.data_rank());
+        if (!dry_run && s.data_world() > 1) {  // T parts x D replicas
+            tp_.heads_comm = replica_groups(s.tp_rank());
             tp_.heads = tp_.heads_comm.get();
         } else {
             tp_.heads = comm;
@@ -35,9 +41,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         pp_.stage = s.stage();
         if (!dry_run && (!comm || comm->world_size() != s.world_size))
             throw Error("internal: pipeline stages need the run's communicator");
-        if (!dry_run && s.data_world() > 1) {  // K stages x D replicas: a group of each kind
-            pp_.stages_comm = comm->split(s.data_rank(), pp_.stage);
-            pp_.replicas_comm = comm->split(pp_.stage, s.data_rank());
+        if (!dry_run && s.data_world() > 1) {  // K stages x D replicas
+            pp_.stages_comm = replica_groups(pp_.stage);
             pp_.stages = pp_.stages_comm.get();
         } else {
             pp_.stages = comm;
@@ -346,10 +351,9 @@ void TrainingState::begin_step() { engine_.begin_step(); }
 
 bool TrainingState::optimizer_step(double lr) {
     engine_.finish_gradients();
-    // a pipeline's data-parallel replicas: the stage's gradients summed over them (each scaled its loss by
-    // its share of the global batch)
-    if (Communicator* replicas = pp_.replicas_comm ? pp_.replicas_comm.get() : tp_.replicas_comm.get())
-        replicas->all_reduce(model_->gradients(), ReduceOp::sum).wait();
+    // data-parallel replicas of a pipeline or a split head: the part's gradients summed over them (each scaled
+    // its loss by its share of the global batch)
+    if (replicas_comm_) replicas_comm_->all_reduce(model_->gradients(), ReduceOp::sum).wait();
     // LoRA on a split head: the adapter A's gradient, each rank's part from its columns, summed (over the
     // replica's parts: after the replicas' sum, both are linear)
     if (tp_.lora_a_numel > 0) {
@@ -432,10 +436,10 @@ bool TrainingState::optimizer_step(double lr) {
     engine_.publish_parameters();
     engine_.broadcast_buffers();
     // a stage's (a split head part's) batch-norm statistics: its first replica's (DDP's broadcast_buffers)
-    if (Communicator* replicas = pp_.replicas_comm ? pp_.replicas_comm.get() : tp_.replicas_comm.get()) {
+    if (replicas_comm_) {
         std::vector<CommHandle> hs;
         for (NamedTensor& t : model_->state_dict())
-            if (t.is_buffer()) hs.push_back(replicas->broadcast(t.tensor, 0));
+            if (t.is_buffer()) hs.push_back(replicas_comm_->broadcast(t.tensor, 0));
         for (auto& h : hs) h.wait();
     }
     return true;

@@ -247,10 +247,9 @@ private:
         TpHeadSlice slice;
         TpLossBuffers loss;
         std::int64_t lora_a_offset = 0, lora_a_numel = 0;  // LoRA: the head's adapter A in the flat gradients
-        // T parts x D replicas: the parts of this rank's replica (rank = part), which split the loss and sum the
-        // head's input gradient, and this part's replicas (they all-reduce its gradients); with D = 1 the
-        // run's communicator is the first, the second none
-        std::unique_ptr<Communicator> heads_comm, replicas_comm;
+        // the parts of this rank's replica (rank = part), which split the loss and sum the head's input
+        // gradient: with D = 1 the run's communicator, with T x D a group of its own (heads_comm)
+        std::unique_ptr<Communicator> heads_comm;
         Communicator* heads = nullptr;
     } tp_;
     struct PipeState {
@@ -259,9 +258,9 @@ private:
         std::vector<std::unique_ptr<Model>> extra;  // models 1.. of the micro-batches in flight
         std::vector<Tensor> input;                  // per model: the stage's input
         Tensor dx, dy;  // the input's gradient to the stage before (stage > 0), the output's from the next
-        // K stages x D replicas: the stages of this rank's replica (rank = stage), and this stage's replicas
-        // (they all-reduce its gradients); with D = 1 the run's communicator is the first, the second none
-        std::unique_ptr<Communicator> stages_comm, replicas_comm;
+        // the stages of this rank's replica (rank = stage): with D = 1 the run's communicator, with K x D a
+        // group of its own (stages_comm)
+        std::unique_ptr<Communicator> stages_comm;
         Communicator* stages = nullptr;
         // A head tied to the token embedding (strategy/pipeline.h): stage 0 and the last stage of each replica
         // (the head's copy) sum their gradients of the weight over tied_comm; where it lies in this rank's
@@ -270,6 +269,9 @@ private:
         std::int64_t tied_offset = 0, tied_numel = 0;
         bool head_copy = false;  // this stage holds the copy
     } pp_;
+    // K x D or T x D: this rank's part (stage, part of the head) in every replica; they all-reduce its gradients
+    // before the update and take the first replica's buffers (null with one replica)
+    std::unique_ptr<Communicator> replicas_comm_;
     ResolvedStrategy strategy_;
     ModelSpec full_spec_;     // the whole model (a layout across ranks builds a part of it)
     std::uint64_t seed_ = 0;
