@@ -131,7 +131,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     auto key_of = [&](int r) -> std::pair<std::int64_t, std::int64_t> {
         const int T = plan.strategy.tp_head;
         const std::int64_t cols = plan.strategy.pipeline > 1 ? r
-                                  : T > 1 ? tp_head_slice(tp_head_outputs(req.spec, T), T, r / (N / T)).count
+                                  : T > 1 ? tp_head_slice(tp_head_outputs(req.spec, T), T, r / plan.strategy.data_world()).count
                                           : 0;
         return {plan.strategy.rank_batches[static_cast<std::size_t>(r)], cols};
     };
@@ -214,7 +214,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     std::int64_t tp_rows = 0;
     if (plan.strategy.tp_head > 1) {
         const int T = plan.strategy.tp_head;
-        tp = tp_head_slice(tp_head_outputs(req.spec, T), T, primary / (N / T));
+        tp = tp_head_slice(tp_head_outputs(req.spec, T), T, plan.strategy.tp_rank());  // (resolved for primary)
         tp_rows = plan.strategy.micro_batch * (is_token_model(req.spec) ? req.spec.input_shape[0] : 1);
         const LayerSpec& head = req.spec.layers.back();
         const std::int64_t in = head.attrs.value(head.type == "linear" ? "in_features" : "dim", std::int64_t{0});

@@ -687,17 +687,16 @@ __global__ void transpose_last2_kernel(const U* x, U* y, std::int64_t N, std::in
 }
 
 // one thread a value: its scale (row r, group c / g) and its code (a byte, or a nibble of one)
-// NF4 (tensor/quantized_format.h): the 16 levels, the same f32 values as nf4_level
-__constant__ float c_nf4_levels[16] = {-1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
-                                       -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
-                                       0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f,
-                                       0.33791524171829224f, 0.44070982933044434f, 0.5626170039176941f,
-                                       0.7229568362236023f, 1.0f};
+// NF4 (tensor/quantized_format.h): the 16 levels, passed by value from the host's nf4_level (one table)
+struct Nf4Levels {
+    float v[16];
+};
 
 // NF4: one thread a value: its group's scale fma(e, t, c) (the double-quantised scale), its nibble's level
 template <class T>
 __global__ void dequantize_nf4_kernel(const std::uint8_t* packed, T* w, std::int64_t rows, std::int64_t cols,
-                                      std::int64_t g, std::int64_t per_row, std::int64_t nscales, std::int64_t nsteps) {
+                                      std::int64_t g, std::int64_t per_row, std::int64_t nscales, std::int64_t nsteps,
+                                      Nf4Levels levels) {
     float c;
     memcpy(&c, packed, 4);
     const std::uint8_t* steps = packed + 4;
@@ -710,7 +709,7 @@ __global__ void dequantize_nf4_kernel(const std::uint8_t* packed, T* w, std::int
         memcpy(&t, steps + 4 * (gi / kNf4ScaleBlock), 4);  // (4-byte aligned: the steps start at byte 4)
         const float s = fmaf(static_cast<float>(e[gi]), t, c);
         const unsigned b = codes[k >> 1];
-        w[k] = from_f<T>(c_nf4_levels[(k & 1) ? (b >> 4) : (b & 0x0Fu)] * s);
+        w[k] = from_f<T>(levels.v[(k & 1) ? (b >> 4) : (b & 0x0Fu)] * s);
     }
 }
 
@@ -948,11 +947,13 @@ void dequantize(const std::uint8_t* packed, void* w, DType dt, std::int64_t rows
     if (rows <= 0 || cols <= 0) return;
     const std::int64_t g = quantized_group(cols, bits, group);
     const std::int64_t nscales = quantized_scale_count(rows, cols, bits, group);
+    Nf4Levels levels{};
+    for (int k = 0; k < 16; ++k) levels.v[k] = nf4_level(k);
     dispatch_float(dt, "dequantize", [&](auto tag) {
         using T = decltype(tag);
         if (bits == kQuantNf4)
             dequantize_nf4_kernel<T><<<grid_for(rows * cols), kThreads, 0, s>>>(
-                packed, static_cast<T*>(w), rows, cols, g, (cols + g - 1) / g, nscales, nf4_step_count(nscales));
+                packed, static_cast<T*>(w), rows, cols, g, (cols + g - 1) / g, nscales, nf4_step_count(nscales), levels);
         else
             dequantize_kernel<T><<<grid_for(rows * cols), kThreads, 0, s>>>(packed, static_cast<T*>(w), rows, cols, bits, g,
                                                                             (cols + g - 1) / g, nscales);
