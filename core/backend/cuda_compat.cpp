@@ -67,6 +67,8 @@ std::optional<Arch> parse_arch(std::string item) {
 }  // namespace
 
 bool cuda_archs_cover(const std::string& archs, int cc_major, int cc_minor) {
+    // CMake's keywords that the build could not resolve to a list: the kernel-image probe decides
+    if (archs == "native" || archs == "all" || archs == "all-major" || archs == "unknown") return true;
     std::stringstream in(archs);
     std::string item;
     while (std::getline(in, item, ';')) {

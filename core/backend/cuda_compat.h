@@ -28,7 +28,8 @@ std::optional<Message> cuda_driver_mismatch(int driver_version, int runtime_vers
 
 // Architectures as CMake's CUDA_ARCHITECTURES writes them: "80-real;86-real;89-real;90". "NN-real" is
 // machine code for NN, "NN-virtual" PTX only, "NN" both. Machine code for X.Y runs on X.Z with Z >= Y;
-// PTX for X.Y is compiled by the driver for any X'.Y' >= X.Y.
+// PTX for X.Y is compiled by the driver for any X'.Y' >= X.Y. "native" (or "unknown": a build that could not
+// resolve its list) covers every GPU here; the run-time kernel-image probe then decides.
 bool cuda_archs_cover(const std::string& archs, int cc_major, int cc_minor);
 // The message when they do not: names the GPU, its compute capability and the built architectures.
 Message cuda_arch_missing(const std::string& gpu_name, int cc_major, int cc_minor, const std::string& archs);

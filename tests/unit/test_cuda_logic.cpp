@@ -233,6 +233,8 @@ private slots:
         QVERIFY(cuda_archs_cover("90a-real", 9, 0));
         QVERIFY(!cuda_archs_cover("90a", 10, 0));      // architecture-specific code has no portable PTX
         QVERIFY(!cuda_archs_cover("", 9, 0));
+        QVERIFY(cuda_archs_cover("native", 9, 0));     // unresolved keywords: the kernel-image probe decides
+        QVERIFY(cuda_archs_cover("unknown", 12, 0));
         QVERIFY(!cuda_archs_cover("junk;;x-real", 9, 0));
         const std::string text = cuda_arch_missing("Tesla T4", 7, 5, release).english();
         QVERIFY2(text.find("Tesla T4 has compute capability 7.5") != std::string::npos, text.c_str());

@@ -23,8 +23,12 @@
 #include "backend/cuda_compat.h"
 #include "backend/op_checks.h"  // the argument checks every backend shares
 
-#ifndef HEADROOM_CUDA_ARCHS_TEXT
-#define HEADROOM_CUDA_ARCHS_TEXT "unknown"  // cmake/Cuda.cmake sets it to HEADROOM_CUDA_ARCHS
+// HEADROOM_CUDA_ARCHS_TEXT: the architectures built, as an explicit list where CMake's form could be
+// resolved ("80-real;86-real;89-real;90"), written by cmake/Cuda.cmake into the build tree
+#if __has_include("headroom_cuda_archs.h")
+#include "headroom_cuda_archs.h"
+#else
+#define HEADROOM_CUDA_ARCHS_TEXT "unknown"
 #endif
 
 namespace hr {
