@@ -189,6 +189,19 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, double ti
 bool mpi_built();
 bool nccl_built();
 
+// What loading NCCL says, without a GPU: the library the run would use, its version, and every function
+// Headroom asks it for by name resolved (the seam test in tests/unit/test_seams.cpp). `library_known` is
+// true when the build found libnccl (the loader then must find it). Never throws.
+struct NcclLibraryProbe {
+    bool built = false;          // nccl_built()
+    bool library_known = false;  // the build found a libnccl to fall back on
+    bool loaded = false;         // every required function resolved and the version is 2.14+
+    std::string version;         // "2.28.3" when loaded
+    bool has_split = false;      // ncclCommSplit (2.18+)
+    std::string error;           // why not, for a person
+};
+NcclLibraryProbe nccl_library_probe();
+
 // The communicator a run of several ranks uses (the trainer asks for it once per run): NCCL on a GPU
 // backend, MPI on the CPU. A test may put another in its place (a communicator whose collectives never
 // finish, as a GPU's would when a peer stalls); an empty function restores the engines.

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_runtime_functions.h"
 #include "dist/comm_common.h"
 #include "dist/mpi_runtime.h"
 #endif
@@ -38,6 +39,12 @@ bool nccl_built() {
 }
 
 #if !(defined(HEADROOM_WITH_CUDA) && defined(HEADROOM_WITH_NCCL))
+
+NcclLibraryProbe nccl_library_probe() {
+    NcclLibraryProbe p;
+    p.error = "this build of Headroom has no NCCL support";
+    return p;
+}
 
 std::unique_ptr<Communicator> make_nccl_communicator(Backend&, double) {
     throw InputError(HR_MSG("dist.no_nccl_build",
@@ -115,10 +122,8 @@ std::string version_string(int code) {
 // (libheadroom_cuda.so, cuda_runtime_function): headroom_core links no CUDA library (cmake/Cuda.cmake),
 // the module links the runtime statically, and a communicator on a CUDA backend exists only once the
 // module is loaded. One runtime in the process: its streams and events are the backend's.
-#define HR_CUDART_FUNCTIONS(X)                                                                           \
-    X(cudaSetDevice) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaEventCreateWithFlags)      \
-    X(cudaEventRecord) X(cudaEventQuery) X(cudaEventDestroy) X(cudaStreamWaitEvent) X(cudaGetErrorString) \
-    X(cudaGetErrorName) X(cudaMemGetInfo)
+// The list is cuda_runtime_functions.h's, which the module's table expands too.
+#define HR_CUDART_FUNCTIONS(X) HR_CUDA_RUNTIME_FUNCTIONS(X)
 
 struct CudartApi {
 #define HR_CUDART_DECLARE(name) decltype(&::name) name = nullptr;
@@ -513,6 +518,23 @@ bool NcclWork::test() {
 }
 
 }  // namespace
+
+NcclLibraryProbe nccl_library_probe() {
+    NcclLibraryProbe p;
+    p.built = true;
+#ifdef HEADROOM_NCCL_LIBRARY
+    p.library_known = true;
+#endif
+    try {
+        const NcclApi& api = nccl_api();  // throws unless every function of HR_NCCL_FUNCTIONS resolved
+        p.loaded = true;
+        p.version = version_string(api.version);
+        p.has_split = api.ncclCommSplit != nullptr;
+    } catch (const std::exception& e) {
+        p.error = e.what();
+    }
+    return p;
+}
 
 std::unique_ptr<Communicator> make_nccl_communicator(Backend& backend, double timeout_seconds) {
     return std::make_unique<NcclCommunicator>(backend, timeout_seconds);

@@ -16,7 +16,9 @@
 #include <random>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "io/safetensors.h"
@@ -35,6 +37,31 @@ void cleanup() {
         std::filesystem::remove_all(p, ec);
     }
 }
+
+// An exception no test caught (an hr::Error from a GPU call, say) reaches std::terminate through Qt Test,
+// which would end the program with abort() and "Caught unhandled exception" alone. Every test program
+// instead prints the exception's own message, removes its temporary folders and fails with exit code 1.
+[[noreturn]] void uncaught_exception() {
+    std::string what = "an exception of unknown type";
+    if (std::exception_ptr e = std::current_exception()) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            what = x.what();
+        } catch (...) {
+        }
+    } else {
+        what = "std::terminate without an exception";
+    }
+    std::fprintf(stderr, "FAIL!  : uncaught exception: %s\n", what.c_str());
+    std::fflush(stderr);
+    cleanup();
+    std::_Exit(1);
+}
+[[maybe_unused]] const bool terminate_handler_installed = [] {
+    std::set_terminate(uncaught_exception);
+    return true;
+}();
 }  // namespace
 
 std::string temp_dir(const std::string& prefix) {

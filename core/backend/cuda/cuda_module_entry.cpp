@@ -9,6 +9,7 @@
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/cuda_nvml.h"
+#include "backend/cuda/cuda_runtime_functions.h"
 
 namespace hr {
 namespace cudamod {
@@ -105,25 +106,16 @@ CudaOverheads measure_overheads(int device, long long used_before) {
 
 std::size_t reserved_bytes(Backend& b) { return as_cuda(b).caching_allocator().stats().reserved; }
 
-// The runtime functions core's NCCL communicator uses (core/dist/nccl_communicator.cpp), from the
-// runtime linked into this module: one runtime in the process, and none needed on the machine.
+// The runtime functions core asks for by name (cuda_runtime_functions.h: the asker expands the same list),
+// from the runtime linked into this module: one runtime in the process, and none needed on the machine.
 void* runtime_function(const char* name) noexcept {
     struct Entry {
         const char* name;
         void* fn;
     };
-    static const Entry table[] = {
-        {"cudaSetDevice", reinterpret_cast<void*>(&cudaSetDevice)},
-        {"cudaStreamCreateWithFlags", reinterpret_cast<void*>(&cudaStreamCreateWithFlags)},
-        {"cudaStreamDestroy", reinterpret_cast<void*>(&cudaStreamDestroy)},
-        {"cudaEventCreateWithFlags", reinterpret_cast<void*>(&cudaEventCreateWithFlags)},
-        {"cudaEventRecord", reinterpret_cast<void*>(&cudaEventRecord)},
-        {"cudaEventQuery", reinterpret_cast<void*>(&cudaEventQuery)},
-        {"cudaEventDestroy", reinterpret_cast<void*>(&cudaEventDestroy)},
-        {"cudaStreamWaitEvent", reinterpret_cast<void*>(&cudaStreamWaitEvent)},
-        {"cudaGetErrorString", reinterpret_cast<void*>(&cudaGetErrorString)},
-        {"cudaGetErrorName", reinterpret_cast<void*>(&cudaGetErrorName)},
-    };
+#define HR_CUDA_RUNTIME_ENTRY(fn) {#fn, reinterpret_cast<void*>(&fn)},
+    static const Entry table[] = {HR_CUDA_RUNTIME_FUNCTIONS(HR_CUDA_RUNTIME_ENTRY)};
+#undef HR_CUDA_RUNTIME_ENTRY
     if (!name) return nullptr;
     for (const Entry& e : table)
         if (std::string(e.name) == name) return e.fn;
