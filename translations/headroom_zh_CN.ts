@@ -3238,6 +3238,13 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
     </message>
 </context>
 <context>
+    <name>device.auto_no_nvidia</name>
+    <message>
+        <source>device auto: this machine has no NVIDIA GPU driver; training on the CPU</source>
+        <translation>device auto：这台机器没有 NVIDIA GPU 驱动；在 CPU 上训练</translation>
+    </message>
+</context>
+<context>
     <name>device.auto_no_gpu</name>
     <message>
         <source>device auto: no GPU (%1); training on the CPU</source>

@@ -1,5 +1,7 @@
 #include "train/device.h"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -169,8 +171,15 @@ AutoDevice choose_auto_device(int gpu) {
     const CudaStatus st = cuda_status();
     if (st.state != CudaStatus::State::available) {
         choice.device = "cpu";
-        choice.note = Message(HR_MSG("device.auto_no_gpu", "device auto: no GPU (%1); training on the CPU"),
-                              {st.reason});
+        std::error_code ec;
+        if (st.state == CudaStatus::State::module_missing && !std::filesystem::exists("/proc/driver/nvidia/version", ec))
+            // a machine without an NVIDIA driver: the missing module is not the reason (scripts/demo builds
+            // none there)
+            choice.note = Message(HR_MSG("device.auto_no_nvidia",
+                                         "device auto: this machine has no NVIDIA GPU driver; training on the CPU"));
+        else
+            choice.note = Message(HR_MSG("device.auto_no_gpu", "device auto: no GPU (%1); training on the CPU"),
+                                  {st.reason});
         return choice;
     }
     const std::string device = "cuda:" + std::to_string(gpu);
