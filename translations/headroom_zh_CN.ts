@@ -2600,6 +2600,14 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
         <source>There is no run %1.</source>
         <translation>不存在运行 %1。</translation>
     </message>
+    <message>
+        <source>Cannot prepare the run history %1 (%2); if another program holds it locked, close that program or try again.</source>
+        <translation>无法准备运行历史 %1（%2）；如果另一个程序锁定了它，请关闭该程序或重试。</translation>
+    </message>
+    <message>
+        <source>Cannot prepare the run history %1: %2</source>
+        <translation>无法准备运行历史 %1：%2</translation>
+    </message>
 </context>
 <context>
     <name>RunText</name>
