@@ -1042,18 +1042,6 @@ Nothing fits in %1 as set up; sharded, it %2.
         <translation>%1 更改了 %3 中运行的 %2；续训的运行保留其自身配置，只有长度、线程数、设备、检查点间隔和分片阶段可以更改。要更改其余设置，请开始新的运行（--init-from %3/model.safetensors 可沿用其权重）</translation>
     </message>
     <message>
-        <source>built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,
-resnet20 (CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ...
-gpt2-1.5b (see headroom presets), drawn for the data&apos;s samples and classes; a
-language model, resnet20 and tabular-mlp bring their own training settings
-(headroom presets shows them), which the other flags override</source>
-        <translation>内置模型：seed-cnn（默认）、mlp、lenet5、resnet-mini、vit-tiny、
-resnet20（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ...
-gpt2-1.5b（见 headroom presets），按数据的样本形状和类别构建；
-语言模型、resnet20 和 tabular-mlp 自带训练设置
-（headroom presets 列出），其他参数可覆盖它们</translation>
-    </message>
-    <message>
         <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
 csv:FILE or tsv:FILE (a table, with --target); for language models
 text:fortunes or text:FILE (UTF-8)</source>
@@ -1360,6 +1348,26 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
         <translation>流水线并行：把模型的层分成 K 个由连续层组成的阶段，每个进程一个
 （--ranks K，或配合 --shard dp 使用 K x D 个进程，得到 D 个数据并行副本；
 来自 --accumulate 或 --micro-batch 的微批次按 1F1B 顺序执行；默认 1：关闭）</translation>
+    </message>
+    <message>
+        <source>built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20
+(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b
+(see headroom presets), drawn for the data&apos;s samples and classes (default:
+the data&apos;s, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a
+language model, resnet20 and tabular-mlp bring their own training settings
+(headroom presets shows them), which the other flags override</source>
+        <translation>内置模型：seed-cnn、mlp、lenet5、resnet-mini、vit-tiny、resnet20
+（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b
+（见 headroom presets），按数据的样本形状和类别构建（默认：由数据决定，
+表格用 tabular-mlp，文本用 gpt-tiny，其余用 seed-cnn）；
+语言模型、resnet20 和 tabular-mlp 自带训练设置
+（headroom presets 列出），其他参数可覆盖它们</translation>
+    </message>
+    <message>
+        <source>headroom train: no --preset or --model given: training %1 (--preset NAME for another)
+</source>
+        <translation>headroom train：未指定 --preset 或 --model：训练 %1（用 --preset NAME 选择其他模型）
+</translation>
     </message>
 </context>
 <context>
@@ -2600,6 +2608,14 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
         <source>There is no run %1.</source>
         <translation>不存在运行 %1。</translation>
     </message>
+    <message>
+        <source>Cannot prepare the run history %1 (%2); if another program holds it locked, close that program or try again.</source>
+        <translation>无法准备运行历史 %1（%2）；如果另一个程序锁定了它，请关闭该程序或重试。</translation>
+    </message>
+    <message>
+        <source>Cannot prepare the run history %1: %2</source>
+        <translation>无法准备运行历史 %1：%2</translation>
+    </message>
 </context>
 <context>
     <name>RunText</name>
@@ -2614,6 +2630,18 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
     <message>
         <source>the data you give (--data)</source>
         <translation>你指定的数据（--data）</translation>
+    </message>
+    <message>
+        <source>%1, the model for tables</source>
+        <translation>%1，表格数据的模型</translation>
+    </message>
+    <message>
+        <source>%1, the language model for text</source>
+        <translation>%1，文本数据的语言模型</translation>
+    </message>
+    <message>
+        <source>%1, the model for images</source>
+        <translation>%1，图像数据的模型</translation>
     </message>
 </context>
 <context>
@@ -4376,6 +4404,10 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
     <message>
         <source>Pause every rank after the same step (F6)</source>
         <translation>让所有 rank 在同一步之后暂停（F6）</translation>
+    </message>
+    <message>
+        <source>No model was chosen, so the builder now holds %1 (Model &gt; Presets for another).</source>
+        <translation>尚未选择模型，因此构建器现在使用 %1（可在“模型 &gt; 预设”中选择其他模型）。</translation>
     </message>
 </context>
 <context>

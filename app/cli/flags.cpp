@@ -57,9 +57,10 @@ using V = FlagValue;
 
 const std::vector<Flag> kFlags = {
     // ---- model
-    {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn (default), mlp, lenet5, resnet-mini, vit-tiny,\n"
-                              "resnet20 (CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ...\n"
-                              "gpt2-1.5b (see headroom presets), drawn for the data's samples and classes; a\n"
+    {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20\n"
+                              "(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b\n"
+                              "(see headroom presets), drawn for the data's samples and classes (default:\n"
+                              "the data's, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a\n"
                               "language model, resnet20 and tabular-mlp bring their own training settings\n"
                               "(headroom presets shows them), which the other flags override"),
      [](R& r, const V& v) { r.preset = v.str(); }},
@@ -503,9 +504,18 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
         return r;
     }
     // the preset's training settings first (a language model's optimizer, batch, steps, data ...; the same
-    // function the window starts from), then every flag over them
-    if (parser.optionNames().contains(QStringLiteral("preset")) && !parser.optionNames().contains(QStringLiteral("model")))
+    // function the window starts from), then every flag over them. With neither --preset nor --model the
+    // data decides the preset, by the rule the window follows too (hr::default_preset_for_data): a table
+    // trains tabular-mlp, text gpt-tiny, images seed-cnn
+    const QStringList given = parser.optionNames();
+    if (given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model"))) {
         r.config = defaultTrainConfig(parser.value(QStringLiteral("preset")).toStdString());
+    } else if (!given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model"))) {
+        const std::string data = given.contains(QStringLiteral("data")) ? parser.value(QStringLiteral("data")).toStdString() : r.config.data;
+        r.preset = hr::default_preset_for_data(data);
+        r.presetFromData = true;
+        r.config = defaultTrainConfig(r.preset);
+    }
     for (const Flag* f : flags) {
         const QString name = QLatin1String(f->name);
         if (!parser.isSet(name)) continue;
@@ -530,7 +540,7 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
     // a preset's evaluations follow the length given (four a run; at the end of each epoch for --epochs),
     // unless --eval-every says otherwise: the preset's own interval over a longer run evaluated so often
     // that half of gpt-char's time at --steps 1000 --seq 64 went to validation
-    if ((r.has("steps") || r.has("epochs")) && !r.has("eval-every") && r.has("preset") && !r.has("model") &&
+    if ((r.has("steps") || r.has("epochs")) && !r.has("eval-every") && !r.has("model") &&
         hr::preset_training(r.preset).has_training)
         r.config.eval_every = hr::preset_eval_interval(r.config.steps);
     return r;

@@ -26,6 +26,7 @@ struct CliRequest {
     QString command;               // "train", "plan", ...
     hr::TrainConfig config;        // defaultTrainConfig() with the run flags applied
     std::string preset = "seed-cnn", modelFile;
+    bool presetFromData = false;   // no --preset or --model: preset is the data's (hr::default_preset_for_data)
     double labelSmoothing = -1;    // < 0: the model's own
     QString out;                   // train: the output folder; report: the file
     QString db;                    // run history database ("" : the default)

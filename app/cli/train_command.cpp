@@ -610,6 +610,10 @@ int runTrainCommand(const CliRequest& request) {
         } catch (const hr::Error& e) {
             return bad(messageText(e.message()));
         }
+        // no model named: the data's preset (tables and text no longer get seed-cnn), said once
+        if (r.presetFromData && r.preset != "seed-cnn" && !r.quiet && writer)
+            eprint(Cli::tr("headroom train: no --preset or --model given: training %1 (--preset NAME for another)\n")
+                       .arg(dataPresetText(r.config.data)));
     }
     if (r.ranks > 1 && !env.launched) {
         // settings every rank would refuse alike are refused here, once, before mpirun starts

@@ -73,6 +73,7 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Dataset"), m_dataset);
     auto* pathRow = new QHBoxLayout;
     m_path = new QLineEdit(this);
+    m_path->setObjectName(QStringLiteral("dataPath"));
     m_path->setPlaceholderText(tr("folder with train-images-idx3-ubyte(.gz), …"));
     m_browse = new QPushButton(tr("Browse…"), this);
     pathRow->addWidget(m_path, 1);

@@ -143,7 +143,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
 
     buildMemoryPlan();
-    loadPreset(QStringLiteral("seed-cnn"));
+    // the data's preset (seed-cnn for the default Fashion-MNIST), not yet the person's choice
+    applyPreset(QString::fromStdString(hr::default_preset_for_data(m_data->dataSpec().toStdString())), true);
     applyChartTheme();
     updateRecentMenu();
     resize(1480, 920);
@@ -317,7 +318,14 @@ void MainWindow::buildMenus() {
 
     QMenu* model = menuBar()->addMenu(tr("&Model"));
     m_presetMenu = model->addMenu(tr("&Presets"));
-    for (const std::string& name : hr::preset_names()) {
+    std::vector<std::string> presets = hr::preset_names();
+    presets.push_back("");  // a separator, then the language models
+    for (const std::string& name : hr::language_model_preset_names()) presets.push_back(name);
+    for (const std::string& name : presets) {
+        if (name.empty()) {
+            m_presetMenu->addSeparator();
+            continue;
+        }
         QAction* a = m_presetMenu->addAction(QString::fromStdString(name));
         const hr::PresetTraining training = hr::preset_training(name);
         a->setToolTip(QString::fromStdString(hr::preset_description(name)) +
@@ -399,10 +407,17 @@ void MainWindow::newModel() {
     m_builder->resetSpec(spec);
     m_file.clear();
     m_modelSource = QStringLiteral("builder");
+    m_modelChosen = true;
     updateTitle();
 }
 
 void MainWindow::loadPreset(const QString& name) {
+    if (applyPreset(name, false)) m_modelChosen = true;
+}
+
+bool MainWindow::applyPreset(const QString& name, bool keepData) {
+    const bool wasApplying = m_applyingPreset;
+    m_applyingPreset = true;  // setTrainConfig and the Data panel's signals call followData: not now
     try {
         // A language model (and resnet20, tabular-mlp) brings its own training settings, a language model and
         // resnet20 their data too: the same defaults `headroom train --preset NAME` starts from
@@ -411,28 +426,56 @@ void MainWindow::loadPreset(const QString& name) {
         const QString previous = m_modelSource.startsWith(QLatin1String("preset:")) ? m_modelSource.mid(7) : QString();
         const hr::PresetTraining training = hr::preset_training(name.toStdString());
         hr::TrainConfig c = trainConfig();
+        const hr::TrainConfig before = c;
+        bool settingsChanged = false;
         if (training.has_training) {  // what default_train_config(name) puts on top of the generic settings
             hr::apply_preset_training(name.toStdString(), c);
-            setTrainConfig(c);
+            settingsChanged = true;
         } else if (hr::preset_training(previous.toStdString()).has_training) {
             hr::copy_training_settings(defaultTrainConfig(name.toStdString()), c);
-            setTrainConfig(c);
+            settingsChanged = true;
         }
+        if (keepData) {  // as `headroom train --data ...` without --preset: the preset's settings, the data given
+            c.data = before.data;
+            c.target = before.target;
+            c.tokenizer = before.tokenizer;
+        }
+        if (settingsChanged) setTrainConfig(c);
         // drawn for the data's samples and classes (a CIFAR-10 image, a table's columns), as the command line
         m_builder->resetSpec(hr::preset_model_for_data(name.toStdString(), c));
         m_file.clear();
         m_modelSource = QStringLiteral("preset:") + name;
         m_builder->undoStack()->setClean();
         updateTitle();
+        m_applyingPreset = wasApplying;
+        return true;
     } catch (const std::exception& e) {
+        m_applyingPreset = wasApplying;
         QMessageBox::warning(this, tr("Preset"), QString::fromUtf8(e.what()));
+        return false;
     }
 }
 
 void MainWindow::followData() {
     // a preset not edited since it was loaded follows the data's samples and classes (a CIFAR-10 image, a
     // table's columns), as `headroom train --preset NAME --data ...` draws it
+    if (m_applyingPreset) return;
     if (!m_modelSource.startsWith(QLatin1String("preset:")) || !m_builder->undoStack()->isClean()) return;
+    if (!m_modelChosen) {
+        // no model chosen yet: the data's preset, by the command line's rule (a table is not refused at Start
+        // for seed-cnn's image input)
+        const std::string data = m_data->dataSpec().toStdString();
+        const QString wanted = QString::fromStdString(hr::default_preset_for_data(data));
+        if (wanted != m_modelSource.mid(7)) {
+            if (applyPreset(wanted, true)) {
+                const QString text = tr("No model was chosen, so the builder now holds %1 (Model > Presets for another).")
+                                         .arg(dataPresetText(data));
+                onLog(int(hr::LogLevel::info), text);
+                statusBar()->showMessage(text, 10000);
+            }
+            return;
+        }
+    }
     try {
         const hr::ModelSpec drawn = hr::preset_model_for_data(m_modelSource.mid(7).toStdString(), trainConfig());
         if (hr::model_spec_to_json(drawn) == hr::model_spec_to_json(m_builder->spec())) return;
@@ -463,6 +506,7 @@ bool MainWindow::openModel(const QString& path) {
     }
     m_file = path;
     m_modelSource = path;
+    m_modelChosen = true;
     m_builder->undoStack()->setClean();
     addRecent(path);
     updateTitle();
@@ -478,6 +522,7 @@ bool MainWindow::saveModel(const QString& path) {
     }
     m_file = path;
     m_modelSource = path;
+    m_modelChosen = true;
     m_builder->undoStack()->setClean();
     addRecent(path);
     updateTitle();
@@ -873,6 +918,7 @@ bool MainWindow::loadRun(qint64 runId) {
         m_builder->undoStack()->setClean();
         m_file.clear();
         m_modelSource = QString::fromStdString(config.model_source);
+        m_modelChosen = true;  // the run's model, whatever its data
         setTrainConfig(config);
         updateTitle();
     } catch (const std::exception& e) {

@@ -82,9 +82,15 @@ public:
     void setTrainConfig(const hr::TrainConfig& config);
     bool openModel(const QString& path);
     bool saveModel(const QString& path);
+    // The person's choice of a preset (the Presets menu): kept whatever data is chosen afterwards.
     void loadPreset(const QString& name);
-    // An unedited preset model is redrawn for the Data panel's samples and classes.
+    // An unedited preset model is redrawn for the Data panel's samples and classes. Until the person chooses
+    // a model (a preset, a file, a new model, a stored run, an edit in the builder), the preset follows the
+    // data as `headroom train` without --preset picks it (hr::default_preset_for_data: a table tabular-mlp,
+    // text gpt-tiny, images seed-cnn), said in the status bar.
     void followData();
+    // Whether the model in the builder is the person's choice (false: the data's default preset).
+    bool modelChosen() const { return m_modelChosen; }
     // Writes the report of a run; the format follows the suffix (.html, .pdf, .json, .csv; none: HTML).
     bool exportReport(qint64 runId, const QString& path, QString* error = nullptr);
     // The model and training settings of a stored run back into the builder and setup panels.
@@ -127,6 +133,9 @@ private:
     void applyChartTheme();
     bool maybeSave();
     void newModel();
+    // Loads a preset's model and training settings; keepData: the Data panel's data, target and tokenizer
+    // stay (the data chose the preset). False when the preset cannot be drawn (said in a message box).
+    bool applyPreset(const QString& name, bool keepData);
     void openModelDialog();
     bool saveModelAs();
     void onRunStarted(qint64 runId, const QString& name);
@@ -168,6 +177,8 @@ private:
     hr::TrainResult m_lastResult;
     QString m_file;
     QString m_modelSource = QStringLiteral("builder");
+    bool m_modelChosen = false;     // the person chose the model: the data no longer picks the preset
+    bool m_applyingPreset = false;  // applyPreset is setting the panels: followData waits for it
     // The run's settings the panels do not show (tokenizer, gradient clipping, validation interval, ...):
     // the defaults, a loaded preset's or a loaded run's; trainConfig() starts from it.
     hr::TrainConfig m_config = defaultTrainConfig();

@@ -7,6 +7,8 @@
 #include "i18n/CoreText.h"
 #include <QCoreApplication>
 
+#include "data/table.h"
+#include "data/text_data.h"
 #include "train/preset_training.h"
 #include "train/trainer.h"
 
@@ -54,5 +56,12 @@ QString presetTrainingText(const hr::PresetTraining& t) {
              QString::number(t.optimizer.lr), QString::number(t.schedule.min_lr), QString::number(t.schedule.warmup_steps),
              QString::number(t.optimizer.weight_decay), QString::number(t.optimizer.grad_clip), QString::number(t.batch))
         .arg(t.steps);
+}
+
+QString dataPresetText(const std::string& data) {
+    const QString preset = QString::fromStdString(hr::default_preset_for_data(data));
+    if (hr::is_table_data(data)) return QCoreApplication::translate("RunText", "%1, the model for tables").arg(preset);
+    if (hr::is_text_data(data)) return QCoreApplication::translate("RunText", "%1, the language model for text").arg(preset);
+    return QCoreApplication::translate("RunText", "%1, the model for images").arg(preset);
 }
 }  // namespace hrapp

@@ -2,6 +2,8 @@
 // Small pieces of text both front ends show the same way.
 #include <QString>
 
+#include <string>
+
 #include "base/message.h"
 
 namespace hr {
@@ -26,5 +28,8 @@ QString logText(const hr::LogEvent& event);
 // What a preset trains with (core/train/preset_training.h), in a sentence: `headroom presets` and the
 // window's preset menu show it.
 QString presetTrainingText(const hr::PresetTraining& training);
+// The preset a run trains when none was chosen, for its data (hr::default_preset_for_data), said the same
+// way by both front ends: "tabular-mlp, the model for tables".
+QString dataPresetText(const std::string& data);
 
 }  // namespace hrapp

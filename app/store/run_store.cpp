@@ -114,7 +114,9 @@ bool RunStore::open(const QString& path) {
     }
     QSqlDatabase d = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connection);
     d.setDatabaseName(m_path);
-    d.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    // several processes share the history (the window, command-line runs, the ranks' launcher): a writer
+    // waits this long for another's lock, far longer than any of their transactions holds one
+    d.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(kBusyTimeoutMs));
     if (!d.open()) {
         fail(QCoreApplication::translate("RunStore", "Cannot open the run history %1: %2")
                  .arg(m_path, d.lastError().text()));
@@ -122,28 +124,8 @@ bool RunStore::open(const QString& path) {
         QSqlDatabase::removeDatabase(m_connection);
         return false;
     }
-    {
-        QSqlQuery q(d);
-        q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
-        q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
-        q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
-    }
     d = QSqlDatabase();  // no copy may outlive the connection (close() removes it)
-    int version = schemaVersion();
-    bool ok = true;
-    if (version == 0) {
-        ok = createSchemaV1();
-        version = 1;
-    }
-    if (ok && version > kSchemaVersion) {
-        fail(QCoreApplication::translate("RunStore", "The run history %1 was written by a newer Headroom "
-                                                     "(schema %2, this one reads up to %3); update Headroom "
-                                                     "or choose another file.")
-                 .arg(m_path).arg(version).arg(kSchemaVersion));
-        ok = false;
-    }
-    if (ok && version < kSchemaVersion) ok = migrate(version);
-    if (!ok) {
+    if (!prepareSchema()) {
         const QString e = m_lastError;
         close();
         m_lastError = e;
@@ -172,25 +154,73 @@ int RunStore::schemaVersion() const {
     return q.value(0).isNull() ? 0 : q.value(0).toInt();
 }
 
-bool RunStore::createSchemaV1() {
-    QSqlDatabase d = db();
-    d.transaction();
-    for (const char* sql : kSchemaV1)
-        if (!exec(QString::fromUtf8(sql))) {
-            d.rollback();
-            return false;
-        }
-    if (!exec(QStringLiteral("INSERT INTO schema_version(version) VALUES (1)"))) {
-        d.rollback();
+// Creating and upgrading the schema is one write transaction (BEGIN IMMEDIATE: the write lock first), and
+// the version is read inside it. Of several processes opening one history at once (the window and
+// command-line runs on a new machine, or after an update), one creates or upgrades it while the others
+// wait on the lock (busy timeout), then read the version it committed and find nothing to do: no two
+// create the tables or add a column twice ("duplicate column name"), and none gives up on the history.
+// PRAGMA user_version mirrors schema_version once a schema is current, so an open of a current file takes
+// no write lock.
+bool RunStore::prepareSchema() {
+    {
+        // WAL lets the runs' writers and the window's readers work side by side. Not inside a transaction
+        // (SQLite refuses to change the journal mode there); the mode is the file's, kept by every opener.
+        // (A file SQLite cannot switch keeps its journal and works as well, one writer or reader at a time.)
+        QSqlQuery q(db());
+        q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
+        q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+        q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
+    }
+    if (userVersion() == kSchemaVersion && schemaVersion() == kSchemaVersion) return true;
+    if (!exec(QStringLiteral("BEGIN IMMEDIATE"))) {
+        fail(QCoreApplication::translate("RunStore", "Cannot prepare the run history %1 (%2); if another program "
+                                                     "holds it locked, close that program or try again.")
+                 .arg(m_path, m_lastError));
         return false;
     }
-    return d.commit();
+    int version = schemaVersion();  // read under the write lock: what the last one to hold it left
+    bool ok = true;
+    if (version == 0) {
+        ok = createSchemaV1();
+        version = 1;
+    }
+    if (ok && version > kSchemaVersion) {
+        fail(QCoreApplication::translate("RunStore", "The run history %1 was written by a newer Headroom "
+                                                     "(schema %2, this one reads up to %3); update Headroom "
+                                                     "or choose another file.")
+                 .arg(m_path).arg(version).arg(kSchemaVersion));
+        ok = false;
+    }
+    if (ok && version < kSchemaVersion) ok = migrate(version);
+    if (ok) ok = exec(QStringLiteral("PRAGMA user_version = %1").arg(kSchemaVersion));
+    if (ok && !exec(QStringLiteral("COMMIT"))) {
+        fail(QCoreApplication::translate("RunStore", "Cannot prepare the run history %1: %2").arg(m_path, m_lastError));
+        ok = false;
+    }
+    if (!ok) {
+        const QString e = m_lastError;
+        exec(QStringLiteral("ROLLBACK"));  // nothing of a half-made schema stays
+        m_lastError = e;
+    }
+    return ok;
 }
 
+int RunStore::userVersion() const {
+    QSqlQuery q(db());
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next()) return 0;
+    return q.value(0).toInt();
+}
+
+// Inside prepareSchema's transaction.
+bool RunStore::createSchemaV1() {
+    for (const char* sql : kSchemaV1)
+        if (!exec(QString::fromUtf8(sql))) return false;
+    return exec(QStringLiteral("INSERT INTO schema_version(version) VALUES (1)"));
+}
+
+// Inside prepareSchema's transaction: every step commits with the others or none does.
 bool RunStore::migrate(int from) {
-    QSqlDatabase d = db();
     for (int v = from; v < kSchemaVersion; ++v) {
-        d.transaction();
         bool ok = true;
         if (v == 1)
             for (const char* sql : kMigrationV2) ok = ok && exec(QString::fromUtf8(sql));
@@ -199,13 +229,10 @@ bool RunStore::migrate(int from) {
         ok = ok && exec(QStringLiteral("DELETE FROM schema_version")) &&
              exec(QStringLiteral("INSERT INTO schema_version(version) VALUES (?)"), {v + 1});
         if (!ok) {
-            const QString e = m_lastError;
-            d.rollback();
             fail(QCoreApplication::translate("RunStore", "Cannot upgrade the run history %1 from schema %2: %3")
-                     .arg(m_path).arg(v).arg(e));
+                     .arg(m_path).arg(v).arg(m_lastError));
             return false;
         }
-        d.commit();
     }
     return true;
 }

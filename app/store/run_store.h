@@ -112,6 +112,9 @@ class RunStore : public QObject {
     Q_OBJECT
 public:
     static constexpr int kSchemaVersion = 3;  // v3: runs.continues
+    // How long a statement waits for another process's lock on the history before it fails (SQLite's
+    // busy timeout): far longer than any transaction of the window or a run holds one.
+    static constexpr int kBusyTimeoutMs = 30000;
 
     explicit RunStore(QObject* parent = nullptr);
     ~RunStore() override;  // flushes and closes
@@ -119,6 +122,8 @@ public:
     // AppDataLocation/runs.sqlite (the folder is created by open()).
     static QString defaultPath();
     // Opens (creating or migrating) the database; path empty: defaultPath(). False with lastError().
+    // Safe when several processes open one file at once, new or at an older schema: its creation and
+    // upgrade are one transaction under SQLite's write lock, the version read inside it (run_store.cpp).
     bool open(const QString& path = QString());
     void close();
     bool isOpen() const;
@@ -197,6 +202,8 @@ private:
     qint64 insertRun(const QString& name, const QString& specText, const QString& configText, const QString& device);
     QSqlDatabase db() const;
     bool exec(const QString& sql, const QVariantList& binds = {}) const;
+    bool prepareSchema();   // create or upgrade, in one BEGIN IMMEDIATE transaction
+    int userVersion() const;  // PRAGMA user_version: kSchemaVersion once prepareSchema committed
     bool createSchemaV1();
     bool migrate(int from);
     void recoverInterruptedRuns();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "data/dataset.h"
+#include "data/table.h"
 #include "data/text_data.h"
 
 namespace hr {
@@ -78,6 +79,12 @@ PresetTraining preset_training(const std::string& preset) {
         return t;
     }
     return {};
+}
+
+std::string default_preset_for_data(const std::string& data) {
+    if (is_table_data(data)) return "tabular-mlp";
+    if (is_text_data(data)) return "gpt-tiny";  // trains well in about 80 s on 2 cores (README, transformers.md)
+    return "seed-cnn";
 }
 
 TrainConfig default_train_config(const std::string& preset) {

@@ -44,6 +44,12 @@ std::int64_t preset_eval_interval(std::int64_t steps);
 // interval of 0 (image runs: at the end of each epoch) or one set by hand stays.
 void follow_eval_interval(TrainConfig& c, std::int64_t previous_steps);
 
+// The preset a run trains when the person names none (no --preset or --model; the window until a model is
+// chosen), decided by its data alone, the same in both front ends: a table (csv:, tsv:) tabular-mlp, text
+// (text:) gpt-tiny, anything else (images, synthetic) seed-cnn. A preset the person names is kept, and a
+// mismatch is refused by the model's own checks with their reason.
+std::string default_preset_for_data(const std::string& data);
+
 // The defaults of a run of `preset` (its model not included: the front ends build it): TrainConfig's
 // own, except SGD momentum 0.9 (plain SGD at lr 0.01 learns seed-cnn too slowly for one epoch) and device
 // "auto" (the GPU when one works, else the CPU); then the preset's training where it brings its own.

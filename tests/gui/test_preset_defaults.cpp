@@ -4,12 +4,16 @@
 // schedule, batch, steps, validation interval) and shows them in its panels; flags override them one by
 // one; leaving a language model for an image preset brings the generic settings back; `headroom presets`
 // lists every preset with what it trains with. (tests/slow/test_preset_training.cpp trains gpt-tiny
-// with them.)
+// with them.) With no preset named, the data decides (issue 42, item 5): a table trains tabular-mlp, text
+// gpt-tiny, images seed-cnn, by one rule (hr::default_preset_for_data) in `headroom train` and in the window
+// until the person chooses a model; a preset the person names is kept and a mismatch refused with its reason.
 #include <QtTest>
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QLineEdit>
+#include <QStatusBar>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -23,6 +27,7 @@
 #include "gui/MainWindow.h"
 #include "gui/TrainingSetupPanel.h"
 #include "nn/model_spec.h"
+#include "programs.h"
 #include "session/RunDefaults.h"
 #include "train/config.h"
 #include "train/preset_training.h"
@@ -55,6 +60,24 @@ nlohmann::json withoutModel(const hr::TrainConfig& c) {
 
 // JSON text a failed comparison prints
 QString text(const nlohmann::json& j) { return QString::fromStdString(j.dump()); }
+
+// A table of 3 numeric columns and a class column "kind" of 2 classes.
+QString writeTable(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write the table");
+    f.write("a,b,c,kind\n");
+    for (int i = 0; i < 40; ++i) f.write(QStringLiteral("%1,%2,%3,%4\n").arg(i).arg(i % 7).arg(i * 0.5).arg(i % 2 ? "odd" : "even").toUtf8());
+    return path;
+}
+
+// A small UTF-8 text for a language model.
+QString writeText(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write the text");
+    for (int i = 0; i < 200; ++i)
+        f.write(QStringLiteral("%1: the quick brown fox jumps over the lazy dog, and a penny saved is a penny earned.\n").arg(i).toUtf8());
+    return path;
+}
 
 std::vector<std::string> allPresets() {
     std::vector<std::string> names = hr::preset_names();
@@ -274,6 +297,148 @@ private slots:
         QCOMPARE(w.trainConfig().model.input_shape, (hr::Shape{1, 28, 28}));
         QCOMPARE(w.trainConfig().model, hr::preset_model("tabular-mlp", {1, 28, 28}, 10));
         QCOMPARE(w.trainConfig().target, std::string());  // not a table: no target
+    }
+
+    // No --preset or --model: the data's preset, with its training settings and the data given
+    void withoutAPresetTheDataDecides() {
+        const QString table = writeTable(m_dir.filePath(QStringLiteral("decides.csv")));
+        QCOMPARE(hr::default_preset_for_data("csv:" + table.toStdString()), std::string("tabular-mlp"));
+        QCOMPARE(hr::default_preset_for_data("tsv:x.tsv"), std::string("tabular-mlp"));
+        QCOMPARE(hr::default_preset_for_data("text:fortunes"), std::string("gpt-tiny"));
+        QCOMPARE(hr::default_preset_for_data("fashion-mnist"), std::string("seed-cnn"));
+        QCOMPARE(hr::default_preset_for_data("cifar10"), std::string("seed-cnn"));
+        QCOMPARE(hr::default_preset_for_data("synthetic"), std::string("seed-cnn"));
+        // a table: tabular-mlp and its training (Adam, batch 32, 30 epochs), the table given
+        CliRequest r = parse({"--data", "csv:" + table, "--target", "kind"});
+        QCOMPARE(r.preset, std::string("tabular-mlp"));
+        QVERIFY(r.presetFromData);
+        hr::TrainConfig expected = hr::default_train_config("tabular-mlp");
+        expected.data = "csv:" + table.toStdString();
+        QCOMPARE(text(training(r.config)), text(training(expected)));
+        resolveModel(r);
+        QCOMPARE(r.config.model.name, std::string("tabular-mlp"));
+        QCOMPARE(r.config.model.input_shape, (hr::Shape{3}));
+        QCOMPARE(r.config.model.num_classes, 2);
+        QCOMPARE(r.config.model_source, std::string("preset:tabular-mlp"));
+        // text: gpt-tiny and its training, the text given; flags still override
+        r = parse({"--data", "text:/tmp/some.txt", "--steps", "40"});
+        QCOMPARE(r.preset, std::string("gpt-tiny"));
+        QCOMPARE(r.config.data, std::string("text:/tmp/some.txt"));
+        QCOMPARE(r.config.optimizer.kind, std::string("adamw"));
+        QCOMPARE(r.config.batch, hr::default_train_config("gpt-tiny").batch);
+        QCOMPARE(r.config.steps, std::int64_t(40));
+        QCOMPARE(r.config.eval_every, std::int64_t(10));  // a preset's evaluations follow --steps, as with --preset
+        // images and no --data: seed-cnn, the generic settings, as before
+        QCOMPARE(parse({"--data", "synthetic"}).preset, std::string("seed-cnn"));
+        QCOMPARE(parse({}).preset, std::string("seed-cnn"));
+        // a named preset is kept, whatever the data; --model names no preset
+        r = parse({"--preset", "mlp", "--data", "csv:" + table, "--target", "kind"});
+        QCOMPARE(r.preset, std::string("mlp"));
+        QVERIFY(!r.presetFromData);
+        QVERIFY(!parse({"--model", "x.json", "--data", "csv:" + table}).presetFromData);
+        // plan follows the same rule
+        const Subcommand* plan = findSubcommand(QStringLiteral("plan"));
+        QVERIFY(plan);
+        QCOMPARE(parseCommandLine(*plan, {"--data", "csv:" + table}).preset, std::string("tabular-mlp"));
+    }
+
+    // The same, as a person runs it: the table and the text train; a named image preset on a table is
+    // refused with its reason, nothing written
+    void withoutAPresetTheCommandLineTrainsTheDatasModel() {
+        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        QVERIFY2(QFileInfo::exists(exe), "build the headroom target");
+        const QString table = writeTable(m_dir.filePath(QStringLiteral("cli.csv")));
+        const QString tableRun = m_dir.filePath(QStringLiteral("table-run"));
+        hrtest::ProcessResult p = hrtest::run_program(exe, {"train", "--data", "csv:" + table, "--target", "kind", "--epochs", "2",
+                                                            "--device", "cpu", "--threads", "1", "--no-history", "--out", tableRun});
+        QVERIFY2(p.exit_code == 0, qPrintable(p.output));
+        QVERIFY2(p.output.contains(QStringLiteral("no --preset or --model given: training tabular-mlp, the model for tables")),
+                 qPrintable(p.output));
+        nlohmann::json run = hrtest::read_json((tableRun + QStringLiteral("/run.json")).toStdString());
+        QCOMPARE(run["config"]["model_source"].get<std::string>(), std::string("preset:tabular-mlp"));
+        QCOMPARE(run["config"]["model"]["input"].dump(), std::string("[3]"));
+        QCOMPARE(run["config"]["model"]["name"].get<std::string>(), std::string("tabular-mlp"));
+        QCOMPARE(run["config"]["optimizer"]["kind"].get<std::string>(), std::string("adam"));  // tabular-mlp's training
+        QCOMPARE(run["status"].get<std::string>(), std::string("finished"));
+
+        const QString textFile = writeText(m_dir.filePath(QStringLiteral("cli.txt")));
+        const QString textRun = m_dir.filePath(QStringLiteral("text-run"));
+        p = hrtest::run_program(exe, {"train", "--data", "text:" + textFile, "--steps", "2", "--batch", "2", "--seq", "16",
+                                      "--eval-tokens", "256", "--device", "cpu", "--threads", "1", "--no-history", "--out", textRun});
+        QVERIFY2(p.exit_code == 0, qPrintable(p.output));
+        QVERIFY2(p.output.contains(QStringLiteral("training gpt-tiny, the language model for text")), qPrintable(p.output));
+        run = hrtest::read_json((textRun + QStringLiteral("/run.json")).toStdString());
+        QCOMPARE(run["config"]["model_source"].get<std::string>(), std::string("preset:gpt-tiny"));
+        QCOMPARE(run["config"]["data"].get<std::string>(), "text:" + textFile.toStdString());
+        QCOMPARE(run["status"].get<std::string>(), std::string("finished"));
+
+        // a preset named for images on a table: refused with the reason, as before; nothing written
+        const QString refused = m_dir.filePath(QStringLiteral("refused-run"));
+        p = hrtest::run_program(exe, {"train", "--preset", "seed-cnn", "--data", "csv:" + table, "--target", "kind",
+                                      "--device", "cpu", "--no-history", "--out", refused});
+        QCOMPARE(p.exit_code, 2);
+        QVERIFY2(p.output.contains(QStringLiteral("preset 'seed-cnn' needs image input")) &&
+                     p.output.contains(QStringLiteral("tabular-mlp")),
+                 qPrintable(p.output));
+        QVERIFY(!p.output.contains(QStringLiteral("no --preset")));
+        QVERIFY(!QFileInfo::exists(refused));
+    }
+
+    // The window follows the same rule until the person chooses a model, and says so in the status bar
+    void theWindowsModelFollowsTheDataUntilChosen() {
+        const QString table = writeTable(m_dir.filePath(QStringLiteral("window.csv")));
+        MainWindow w;
+        w.setAskBeforeClose(false);
+        w.setPersistState(false);
+        QVERIFY(!w.modelChosen());
+        QCOMPARE(w.trainConfig().model_source, std::string("preset:seed-cnn"));
+        auto* data = w.dataPanel()->findChild<QComboBox*>(QStringLiteral("datasetCombo"));
+        auto* path = w.dataPanel()->findChild<QLineEdit*>(QStringLiteral("dataPath"));
+        QVERIFY(data && path);
+        // the person picks a CSV table and its file
+        data->setCurrentIndex(data->findData(QStringLiteral("csv:")));
+        path->setText(table);
+        emit path->editingFinished();
+        hr::TrainConfig c = w.trainConfig();
+        QCOMPARE(c.model_source, std::string("preset:tabular-mlp"));
+        QCOMPARE(c.data, "csv:" + table.toStdString());
+        QCOMPARE(c.target, std::string("kind"));
+        QCOMPARE(c.model.input_shape, (hr::Shape{3}));
+        QCOMPARE(c.model.num_classes, 2);
+        QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("tabular-mlp")), qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY(!w.modelChosen());
+        // the window's run is the command line's run without --preset
+        CliRequest r = parse({"--data", "csv:" + table, "--target", "kind"});
+        resolveModel(r);
+        QCOMPARE(text(training(c)), text(training(r.config)));
+        QCOMPARE(c.model, r.config.model);
+        hr::validate_train_config(c);  // Start is not refused
+        // text: the language model
+        data->setCurrentIndex(data->findData(QStringLiteral("text:fortunes")));
+        c = w.trainConfig();
+        QCOMPARE(c.model_source, std::string("preset:gpt-tiny"));
+        QCOMPARE(c.model, hr::preset_model("gpt-tiny"));
+        QCOMPARE(c.data, std::string("text:fortunes"));
+        QCOMPARE(c.optimizer.kind, std::string("adamw"));
+        QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("gpt-tiny")));
+        // images again: seed-cnn with the generic settings, the data chosen kept
+        data->setCurrentIndex(data->findData(QStringLiteral("synthetic")));
+        c = w.trainConfig();
+        QCOMPARE(c.model_source, std::string("preset:seed-cnn"));
+        QCOMPARE(c.data, std::string("synthetic"));
+        QCOMPARE(c.optimizer.kind, std::string("sgd"));
+        QCOMPARE(text(training(c)), text(training(parse({"--data", "synthetic"}).config)));
+
+        // a model the person chose is not replaced: mlp stays on a table (and Start refuses it with its reason)
+        w.loadPreset(QStringLiteral("mlp"));
+        QVERIFY(w.modelChosen());
+        data->setCurrentIndex(data->findData(QStringLiteral("csv:")));
+        path->setText(table);
+        emit path->editingFinished();
+        QCOMPARE(w.trainConfig().model_source, std::string("preset:mlp"));
+        QCOMPARE(w.trainConfig().model.name, std::string("mlp"));
+        data->setCurrentIndex(data->findData(QStringLiteral("text:fortunes")));
+        QCOMPARE(w.trainConfig().model_source, std::string("preset:mlp"));
     }
 
     void presetsListsWhatEachTrainsWith() {
