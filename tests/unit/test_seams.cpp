@@ -94,7 +94,7 @@ private slots:
         QVERIFY(entry.find("HR_CUDA_RUNTIME_FUNCTIONS(HR_CUDA_RUNTIME_ENTRY)") != std::string::npos);
         // and no other file asks the module for a runtime function by a name outside the list
         const std::set<std::string> listed(std::begin(kCudaRuntimeFunctionNames), std::end(kCudaRuntimeFunctionNames));
-        const std::regex ask(R"re(cuda_runtime_function\("([A-Za-z0-9_]+)"\))re");
+        const std::regex ask("cuda_runtime_function\\(\"([A-Za-z0-9_]+)\"\\)");
         for (const auto& f : files_under({"core", "app"}, {".cpp", ".h"}))
             for (const auto& name : matches(read_file(f), ask))
                 QVERIFY2(listed.count(name), (f.string() + " asks for " + name + ", not in the list").c_str());
@@ -112,10 +112,10 @@ private slots:
     void everyEnvironmentVariableIsDocumented() {
         // read by the program (getenv, qgetenv, qEnvironmentVariable*) and by the scripts ($HEADROOM_X)
         std::set<std::string> read;
-        const std::regex in_code(R"re("(HEADROOM_[A-Z0-9_]+)")re");
+        const std::regex in_code("\"(HEADROOM_[A-Z0-9_]+)\"");
         for (const auto& f : files_under({"core", "app", "widgets"}, {".cpp", ".h", ".cu"}))
             for (const auto& n : matches(read_file(f), in_code)) read.insert(n);
-        const std::regex in_shell(R"re(\$\{?(HEADROOM_[A-Z0-9_]+))re");
+        const std::regex in_shell("\\$\\{?(HEADROOM_[A-Z0-9_]+)");
         for (const auto& f : files_under({"scripts", "bench", ".ci"}, {""}))
             for (const auto& n : matches(read_file(f), in_shell)) read.insert(n);
         // names the build defines for the code (compile definitions), not environment variables
@@ -125,7 +125,7 @@ private slots:
         QVERIFY(read.count("HEADROOM_CUDA_MODULE"));
         const std::string doc = read_file(std::filesystem::path(HR_SOURCE_DIR) / "docs/environment.md");
         QVERIFY2(!doc.empty(), "docs/environment.md is missing");
-        const std::set<std::string> documented = matches(doc, std::regex(R"re(`(HEADROOM_[A-Z0-9_]+)`)re"));
+        const std::set<std::string> documented = matches(doc, std::regex("`(HEADROOM_[A-Z0-9_]+)`"));
         for (const auto& n : read)
             QVERIFY2(documented.count(n), (n + " is read but not in docs/environment.md").c_str());
         for (const auto& n : documented)
@@ -134,7 +134,7 @@ private slots:
 
     void everyScriptAScriptRunsIsThere() {
         // "$root/scripts/NAME", "$ROOT/bench/NAME.sh", scripts/NAME in the scripts, .ci/run and the README
-        const std::regex ref(R"re((?:^|[\s"'/(])((?:scripts/[a-z][a-z0-9-]*)|(?:bench/[a-z][a-z0-9_-]*\.(?:sh|py))))re");
+        const std::regex ref("(?:^|[\\s\"'/(])((?:scripts/[a-z][a-z0-9-]*)|(?:bench/[a-z][a-z0-9_-]*\\.(?:sh|py)))");
         std::set<std::string> refs;
         for (const auto& f : files_under({"scripts", ".ci"}, {""}))
             for (const auto& n : matches(read_file(f), ref)) refs.insert(n);
