@@ -59,7 +59,7 @@ namespace hrapp {
 
 namespace {
 constexpr int kMaxRecent = 8;
-constexpr int kThreeColumnWidth = 1440;  // a window narrower than this opens with its docks in one column
+constexpr int kThreeColumnWidth = 1600;  // a window narrower than this opens with its docks in one column
 // A status bar text that gives way before the window does: elided at the right (the whole text in its
 // tooltip), so a long device description never makes the window wider than the screen.
 class ElidingLabel : public QLabel {
@@ -180,8 +180,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     loadPreset(QStringLiteral("seed-cnn"));
     applyChartTheme();
     updateRecentMenu();
-    resize(1480, 920);
-    fitIntoScreen(false);  // a 1366 x 768 laptop gets all of its screen, not a window wider than it
+    // 1480 x 920, or 85 % of a wider screen's width (three columns of panels and charts); a 1366 x 768
+    // laptop gets all of its screen, not a window wider than it (fitIntoScreen)
+    const QRect available = screen() ? screen()->availableGeometry() : QRect(0, 0, 1480, 920);
+    resize(qMax(1480, available.width() * 85 / 100), 920);
+    fitIntoScreen(false);
     QSettings s;
     if (m_persistState) {
         // saved on another, larger screen (or with a docked laptop's monitor): fitted to this one
@@ -313,7 +316,7 @@ void MainWindow::buildDocks() {
 
 void MainWindow::arrangeDocks() {
     // the setup panel's own width, and its scroll bar's, so that none of its fields is cut off
-    const int setupWidth = m_setup->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 8;
+    const int setupWidth = m_setup->sizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 8;
     if (width() < kThreeColumnWidth) {
         // narrower than the builder, the setup and two charts side by side: the Data and Training setup
         // panels are tabs beside the Model builder, and the charts get the rest (at 1366 px, two thirds)
@@ -322,7 +325,7 @@ void MainWindow::arrangeDocks() {
         m_builderDock->raise();
         resizeDocks({m_builderDock}, {qMax(setupWidth, width() * 32 / 100)}, Qt::Horizontal);
     } else {
-        resizeDocks({m_builderDock, m_setupDock}, {qBound(400, width() * 29 / 100, 470), qMax(setupWidth, width() * 22 / 100)},
+        resizeDocks({m_builderDock, m_setupDock}, {qBound(400, width() * 27 / 100, 470), qMin(setupWidth, width() * 30 / 100)},
                     Qt::Horizontal);
     }
 }

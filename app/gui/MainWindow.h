@@ -1,6 +1,6 @@
 #pragma once
 // The Headroom workbench window: model builder (left), data and training setup (right; tabbed with the
-// builder in a window under 1440 px wide), monitor and log (centre), run controls in a toolbar and the
+// builder in a window under 1600 px wide), monitor and log (centre), run controls in a toolbar and the
 // Run menu, live status in the status bar; never larger than its screen. A run's lifecycle (history,
 // telemetry, notifications, outputs, the session thread) is the RunController's, the same one
 // `headroom train` uses; the window configures it, draws its events and shows its outcome.
@@ -153,7 +153,7 @@ private:
     // placed window; a new one is placed by the window system).
     void fitIntoScreen(bool move);
     // The docks' first places and widths (no saved state): the builder left, the setup and data right,
-    // or, in a window narrower than 1440 px (a 1366 x 768 screen), all three tabbed on the left.
+    // or, in a window narrower than 1600 px (a 1366 x 768 screen), all three tabbed on the left.
     void arrangeDocks();
 
     hrw::ModelBuilder* m_builder = nullptr;

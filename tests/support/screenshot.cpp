@@ -8,7 +8,8 @@
 // screen), or on a display (xvfb-run -s '-screen 0 1366x768x24'). HEADROOM_SHOT_SIZE=WxH sizes the window
 // (default 1600x1000; the window fits it to the screen), =open leaves it at the size it opens at;
 // HEADROOM_SHOT_SCREEN=1 grabs the whole screen instead of the window (is all of it on the screen?);
-// HEADROOM_SHOT_SWITCH=N shows tab N (0: Memory plan, 1: Monitor, 2: Sample, 3: Runs, 4: Log) when it grabs.
+// HEADROOM_SHOT_SWITCH=N shows tab N (0: Memory plan, 1: Monitor, 2: Sample, 3: Runs, 4: Log) when it grabs,
+// HEADROOM_SHOT_DOCK=NAME raises that dock (builderDock, dataDock, setupDock).
 #include <QApplication>
 #include <QComboBox>
 #include <QFileInfo>
@@ -91,7 +92,8 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         qApp->quit();
     };
     auto grab = [&w, save] {
-        if (!qEnvironmentVariableIsSet("HEADROOM_SHOT_SWITCH")) return save();
+        if (QDockWidget* d = w.findChild<QDockWidget*>(qEnvironmentVariable("HEADROOM_SHOT_DOCK"))) d->raise();
+        if (!qEnvironmentVariableIsSet("HEADROOM_SHOT_SWITCH")) return QTimer::singleShot(300, &w, save);
         w.tabs()->setCurrentIndex(qEnvironmentVariableIntValue("HEADROOM_SHOT_SWITCH"));
         QTimer::singleShot(500, &w, save);
     };
