@@ -180,10 +180,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     loadPreset(QStringLiteral("seed-cnn"));
     applyChartTheme();
     updateRecentMenu();
-    // 1480 x 920, or 85 % of a wider screen's width (three columns of panels and charts); a 1366 x 768
-    // laptop gets all of its screen, not a window wider than it (fitIntoScreen)
+    // 1480 x 920, or 85 % of a larger screen (three columns of panels and charts), up to 1920 x 1200; a
+    // 1366 x 768 laptop gets all of its screen, not a window larger than it (fitIntoScreen)
     const QRect available = screen() ? screen()->availableGeometry() : QRect(0, 0, 1480, 920);
-    resize(qMax(1480, available.width() * 85 / 100), 920);
+    resize(qBound(1480, available.width() * 85 / 100, 1920), qBound(920, available.height() * 85 / 100, 1200));
     fitIntoScreen(false);
     QSettings s;
     if (m_persistState) {
