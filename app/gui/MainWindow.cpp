@@ -325,7 +325,7 @@ void MainWindow::arrangeDocks() {
         m_builderDock->raise();
         resizeDocks({m_builderDock}, {qMax(setupWidth, width() * 32 / 100)}, Qt::Horizontal);
     } else {
-        resizeDocks({m_builderDock, m_setupDock}, {qBound(400, width() * 27 / 100, 470), qMin(setupWidth, width() * 30 / 100)},
+        resizeDocks({m_builderDock, m_setupDock}, {qBound(400, width() * 27 / 100, 470), qMin(setupWidth, width() * 32 / 100)},
                     Qt::Horizontal);
     }
 }

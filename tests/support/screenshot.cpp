@@ -75,6 +75,13 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
             for (QDockWidget* d : w.findChildren<QDockWidget*>())
                 std::fprintf(stderr, "  dock %s: %d x %d (minimum %d x %d)\n", qPrintable(d->objectName()), d->width(),
                              d->height(), d->minimumSizeHint().width(), d->minimumSizeHint().height());
+            std::fprintf(stderr, "  setup panel: %d x %d (minimum %d x %d)\n", w.setupPanel()->sizeHint().width(),
+                         w.setupPanel()->sizeHint().height(), w.setupPanel()->minimumSizeHint().width(),
+                         w.setupPanel()->minimumSizeHint().height());
+            for (QWidget* f : w.setupPanel()->findChildren<QWidget*>())
+                if (f->isVisibleTo(w.setupPanel()) && f->sizeHint().width() > 260)
+                    std::fprintf(stderr, "    %s %s: %d\n", f->metaObject()->className(), qPrintable(f->objectName()),
+                                 f->sizeHint().width());
             for (int i = 0; i < w.tabs()->count(); ++i)
                 std::fprintf(stderr, "  tab %d: minimum %d x %d\n", i, w.tabs()->widget(i)->minimumSizeHint().width(),
                              w.tabs()->widget(i)->minimumSizeHint().height());
@@ -92,7 +99,8 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
         qApp->quit();
     };
     auto grab = [&w, save] {
-        if (QDockWidget* d = w.findChild<QDockWidget*>(qEnvironmentVariable("HEADROOM_SHOT_DOCK"))) d->raise();
+        const QString dock = qEnvironmentVariable("HEADROOM_SHOT_DOCK");  // (an empty name would match any dock)
+        if (QDockWidget* d = dock.isEmpty() ? nullptr : w.findChild<QDockWidget*>(dock)) d->raise();
         if (!qEnvironmentVariableIsSet("HEADROOM_SHOT_SWITCH")) return QTimer::singleShot(300, &w, save);
         w.tabs()->setCurrentIndex(qEnvironmentVariableIntValue("HEADROOM_SHOT_SWITCH"));
         QTimer::singleShot(500, &w, save);
