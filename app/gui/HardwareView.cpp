@@ -89,7 +89,7 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
         c->setAxisLabels(tr("time (s)"), y);
         c->setXWindow(kWindowSeconds);
         c->setMaxPointsPerSeries(kMaxPoints);
-        c->setMinimumSize(220, 160);
+        c->setMinimumSize(200, 165);  // a legend row in Chinese too at 1366 x 768
         connect(c, &hrw::LiveChart::saveRequested, this, [this, c] { emit saveChartRequested(c); });
         return c;
     };

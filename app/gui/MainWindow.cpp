@@ -12,16 +12,21 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QRegularExpression>
+#include <QScreen>
 #include <QScrollArea>
+#include <QShowEvent>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QSysInfo>
 #include <QSvgGenerator>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
+#include <QToolTip>
 #include <QUndoStack>
 
 #include <cmath>
@@ -54,6 +59,34 @@ namespace hrapp {
 
 namespace {
 constexpr int kMaxRecent = 8;
+constexpr int kThreeColumnWidth = 1600;  // a window narrower than this opens with its docks in one column
+// A status bar text that gives way before the window does: elided at the right (the whole text in its
+// tooltip), so a long device description never makes the window wider than the screen.
+class ElidingLabel : public QLabel {
+public:
+    using QLabel::QLabel;
+    QSize minimumSizeHint() const override {
+        return QSize(fontMetrics().horizontalAdvance(QStringLiteral("Mmmm…")), QLabel::minimumSizeHint().height());
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        const QRect r = contentsRect();
+        style()->drawItemText(&p, r, int(alignment() | Qt::AlignVCenter), palette(), isEnabled(),
+                              fontMetrics().elidedText(text(), Qt::ElideRight, r.width()), foregroundRole());
+    }
+    bool event(QEvent* e) override {
+        if (e->type() == QEvent::ToolTip && toolTip().isEmpty()) {
+            if (fontMetrics().horizontalAdvance(text()) > contentsRect().width())
+                QToolTip::showText(static_cast<QHelpEvent*>(e)->globalPos(), text(), this);
+            else QToolTip::hideText();
+            return true;
+        }
+        return QLabel::event(e);
+    }
+};
+
 QScrollArea* scrolled(QWidget* w) {
     auto* s = new QScrollArea;
     s->setWidget(w);
@@ -84,7 +117,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_hardware->setGpuState(m_telemetry->gpuAvailable(), m_telemetry->gpuStatus());
 
     m_tabs = new QTabWidget;
-    m_tabs->addTab(buildMonitorTab(), tr("Monitor"));
+    m_monitorTab = buildMonitorTab();
+    m_tabs->addTab(m_monitorTab, tr("Monitor"));
     m_tabs->addTab(m_runsView, tr("Runs"));
     m_tabs->addTab(m_log, tr("Log"));
     setCentralWidget(m_tabs);
@@ -147,12 +181,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     applyPreset(QString::fromStdString(hr::default_preset_for_data(m_data->dataSpec().toStdString())), true);
     applyChartTheme();
     updateRecentMenu();
-    resize(1480, 920);
+    // 1480 x 920, or 85 % of a larger screen (three columns of panels and charts), up to 1920 x 1200; a
+    // 1366 x 768 laptop gets all of its screen, not a window larger than it (fitIntoScreen)
+    const QRect available = screen() ? screen()->availableGeometry() : QRect(0, 0, 1480, 920);
+    resize(qBound(1480, available.width() * 85 / 100, 1920), qBound(920, available.height() * 85 / 100, 1200));
+    fitIntoScreen(false);
     QSettings s;
     if (m_persistState) {
-        restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+        // saved on another, larger screen (or with a docked laptop's monitor): fitted to this one
+        if (restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray())) fitIntoScreen(true);
         restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     }
+    if (!m_persistState || !s.contains(QStringLiteral("window/state"))) arrangeDocks();
     updateRunActions();
     m_stateLabel->setText(tr("Ready"));
     if (storeOpen) {
@@ -168,12 +208,50 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_telemetry->start();
 }
 
+QRect MainWindow::fitToScreen(const QRect& wanted, const QRect& available, const QMargins& frame) {
+    if (!available.isValid()) return wanted;
+    const QRect room = available.marginsRemoved(frame);  // where the client area can be
+    QRect r(wanted.topLeft(), wanted.size().boundedTo(room.size()));
+    if (r.right() > room.right()) r.moveRight(room.right());
+    if (r.bottom() > room.bottom()) r.moveBottom(room.bottom());
+    if (r.left() < room.left()) r.moveLeft(room.left());
+    if (r.top() < room.top()) r.moveTop(room.top());
+    return r;
+}
+
+void MainWindow::fitIntoScreen(bool move) {
+    if (isMaximized() || isFullScreen()) return;  // the window system sizes those
+    QScreen* s = screen();
+    if (!s) return;
+    // the frame the window manager draws around the window, once it is known
+    const QRect frame = frameGeometry(), client = geometry();
+    const QMargins margins(client.left() - frame.left(), client.top() - frame.top(), frame.right() - client.right(),
+                           frame.bottom() - client.bottom());
+    const QRect fitted = fitToScreen(client, s->availableGeometry(), margins);
+    if (move && fitted != client) setGeometry(fitted);
+    else if (fitted.size() != client.size()) resize(fitted.size());
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    // sized before it is shown (a saved geometry, a caller's resize): never larger than this screen
+    if (!event->spontaneous()) {
+        fitIntoScreen(testAttribute(Qt::WA_Moved));
+        // and again once the window manager has framed it (its title bar counts too)
+        QTimer::singleShot(0, this, [this] {
+            if (QScreen* s = screen(); s && !s->availableGeometry().contains(frameGeometry())) fitIntoScreen(true);
+        });
+    }
+    QMainWindow::showEvent(event);
+}
+
 QString MainWindow::runStorePath() {
     const QString env = qEnvironmentVariable("HEADROOM_DB");
     return env.isEmpty() ? RunStore::defaultPath() : env;
 }
 
 QWidget* MainWindow::buildMonitorTab() {
+    // in a scroll area: below the charts' minimum height (a screen smaller than 1366 x 768) the tab
+    // scrolls instead of making the window taller than the screen
     auto* split = new QSplitter(Qt::Vertical);
     split->setObjectName(QStringLiteral("monitorSplitter"));
     split->setChildrenCollapsible(false);
@@ -181,7 +259,9 @@ QWidget* MainWindow::buildMonitorTab() {
     split->addWidget(m_hardware);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
-    return split;
+    QScrollArea* scroll = scrolled(split);
+    scroll->setObjectName(QStringLiteral("monitorScroll"));
+    return scroll;
 }
 
 MainWindow::~MainWindow() {
@@ -216,7 +296,7 @@ void MainWindow::buildDocks() {
     m_builderDock = new QDockWidget(tr("Model builder"), this);
     m_builderDock->setObjectName(QStringLiteral("builderDock"));
     m_builderDock->setWidget(m_builder);
-    m_builderDock->setMinimumWidth(470);
+    m_builderDock->setMinimumWidth(340);  // its first width: arrangeDocks()
     addDockWidget(Qt::LeftDockWidgetArea, m_builderDock);
 
     m_data = new DataPanel;
@@ -229,10 +309,26 @@ void MainWindow::buildDocks() {
     m_setupDock = new QDockWidget(tr("Training setup"), this);
     m_setupDock->setObjectName(QStringLiteral("setupDock"));
     m_setupDock->setWidget(scrolled(m_setup));
-    m_setupDock->setMinimumWidth(340);
+    m_setupDock->setMinimumWidth(290);
     addDockWidget(Qt::RightDockWidgetArea, m_setupDock);
     tabifyDockWidget(m_dataDock, m_setupDock);
     m_setupDock->raise();
+}
+
+void MainWindow::arrangeDocks() {
+    // the setup panel's own width, and its scroll bar's, so that none of its fields is cut off
+    const int setupWidth = m_setup->sizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 8;
+    if (width() < kThreeColumnWidth) {
+        // narrower than the builder, the setup and two charts side by side: the Data and Training setup
+        // panels are tabs beside the Model builder, and the charts get the rest (at 1366 px, two thirds)
+        tabifyDockWidget(m_builderDock, m_dataDock);
+        tabifyDockWidget(m_builderDock, m_setupDock);
+        m_builderDock->raise();
+        resizeDocks({m_builderDock}, {qMax(setupWidth, width() * 32 / 100)}, Qt::Horizontal);
+    } else {
+        resizeDocks({m_builderDock, m_setupDock}, {qBound(400, width() * 27 / 100, 470), qMin(setupWidth, width() * 32 / 100)},
+                    Qt::Horizontal);
+    }
 }
 
 void MainWindow::buildActions() {
@@ -359,11 +455,11 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::buildStatusBar() {
-    m_stateLabel = new QLabel(this);
+    m_stateLabel = new ElidingLabel(this);
     m_stateLabel->setObjectName(QStringLiteral("stateLabel"));
     statusBar()->addWidget(m_stateLabel, 1);
     auto add = [this](QLabel*& l, const char* name) {
-        l = new QLabel(this);
+        l = new ElidingLabel(this);
         l->setObjectName(QString::fromLatin1(name));
         l->setContentsMargins(6, 0, 6, 0);
         statusBar()->addPermanentWidget(l);
@@ -641,7 +737,7 @@ void MainWindow::continueRun(qint64 runId, qint64 totalSteps, int totalEpochs) {
         options.ranks = point->ranks;
         options.name = tr("%1 (continued)").arg(info->name);
         startRun(config, options);
-        if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitor->parentWidget());
+        if (m_runs->isRunning() && m_tabs->currentWidget() == m_runsView) m_tabs->setCurrentWidget(m_monitorTab);
         return;
     }
     auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot start"), error, QMessageBox::Ok, this);
@@ -664,7 +760,7 @@ void MainWindow::startRun(const hr::TrainConfig& config, const RunOptions& optio
     m_hardware->setRunLayout(options.ranks, config.strategy.pipeline);  // names the per-rank lines
     m_hardware->setRefreshIntervalMs(m_monitor->effectiveIntervalMs());  // a run: the Monitor's pace
     m_plan->setRunStarted(config);  // predicted, for the comparison after the run
-    if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitor->parentWidget());
+    if (m_tabs->currentWidget() == m_plan) m_tabs->setCurrentWidget(m_monitorTab);
     m_lastResult = hr::TrainResult{};
     m_runGpu = -1;
     if (config.device.rfind("cuda:", 0) == 0) m_runGpu = QString::fromStdString(config.device.substr(5)).toInt();

@@ -1,8 +1,9 @@
 #pragma once
-// The Headroom workbench window: model builder (left), data and training setup (right), monitor and
-// log (centre), run controls in a toolbar and the Run menu, live status in the status bar. A run's
-// lifecycle (history, telemetry, notifications, outputs, the session thread) is the RunController's,
-// the same one `headroom train` uses; the window configures it, draws its events and shows its outcome.
+// The Headroom workbench window: model builder (left), data and training setup (right; tabbed with the
+// builder in a window under 1600 px wide), monitor and log (centre), run controls in a toolbar and the
+// Run menu, live status in the status bar; never larger than its screen. A run's lifecycle (history,
+// telemetry, notifications, outputs, the session thread) is the RunController's, the same one
+// `headroom train` uses; the window configures it, draws its events and shows its outcome.
 #include <QMainWindow>
 #include <QPointer>
 #include <QStringList>
@@ -49,6 +50,7 @@ public:
     DataPanel* dataPanel() const { return m_data; }
     TrainingSetupPanel* setupPanel() const { return m_setup; }
     MonitorView* monitor() const { return m_monitor; }
+    QWidget* monitorTab() const { return m_monitorTab; }  // the Monitor's page of tabs(): it and the hardware
     MemoryPlanPanel* memoryPlan() const { return m_plan; }
     RunController* runController() const { return m_runs; }
     TrainingSession* session() const { return m_runs->session(); }
@@ -99,6 +101,10 @@ public:
     void setAskBeforeClose(bool ask) { m_askBeforeClose = ask; }
     // When false, geometry and dock state are neither restored nor saved.
     void setPersistState(bool persist) { m_persistState = persist; }
+    // The geometry of a window that wants `wanted` on a screen whose free area (taskbars left out) is
+    // `available`: no larger than that area less the window manager's frame, and moved inside it (the
+    // top-left corner, where the title bar is, last), so nothing of it is off the screen.
+    static QRect fitToScreen(const QRect& wanted, const QRect& available, const QMargins& frame = QMargins());
 
 public slots:
     void start();
@@ -116,6 +122,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void buildActions();
@@ -151,11 +158,18 @@ private:
     void onLog(int level, const QString& message);
     void stopAndWait();
     void installLogSink();
+    // Fits the window to the screen it is on (fitToScreen); `move`: also moves it there (a restored or
+    // placed window; a new one is placed by the window system).
+    void fitIntoScreen(bool move);
+    // The docks' first places and widths (no saved state): the builder left, the setup and data right,
+    // or, in a window narrower than 1600 px (a 1366 x 768 screen), all three tabbed on the left.
+    void arrangeDocks();
 
     hrw::ModelBuilder* m_builder = nullptr;
     DataPanel* m_data = nullptr;
     TrainingSetupPanel* m_setup = nullptr;
     MonitorView* m_monitor = nullptr;
+    QWidget* m_monitorTab = nullptr;
     MemoryPlanPanel* m_plan = nullptr;
     HardwareView* m_hardware = nullptr;
     RunsView* m_runsView = nullptr;

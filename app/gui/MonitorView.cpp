@@ -89,6 +89,10 @@ MonitorView::MonitorView(QWidget* parent) : QWidget(parent) {
         grid->addWidget(box, 1, 1);
         connect(m_rankBox, &QComboBox::activated, this, [this](int i) { setMemoryRank(m_rankBox->itemData(i).toInt()); });
     }
+    for (int i = 0; i < 2; ++i) {  // four equal charts, whatever their legends ask for
+        grid->setColumnStretch(i, 1);
+        grid->setRowStretch(i, 1);
+    }
     outer->addLayout(grid, 1);
     for (hrw::LiveChart* c : charts()) {
         connect(c, &hrw::LiveChart::saveRequested, this, [this, c] { emit saveChartRequested(c); });

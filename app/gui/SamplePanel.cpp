@@ -87,20 +87,28 @@ SamplePanel::SamplePanel(RunController* controller, QWidget* parent) : QWidget(p
     m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_text->setPlaceholderText(tr("Generated text appears here during and after a language-model run."));
 
+    // two rows, the prompt and its buttons over the settings: one row was wider than a 1366-pixel screen
+    // leaves the tab
     auto* form = new QHBoxLayout;
     form->addWidget(new QLabel(tr("Prompt:")));
     form->addWidget(m_prompt, 1);
-    form->addWidget(new QLabel(tr("Tokens:")));
-    form->addWidget(m_tokens);
-    form->addWidget(new QLabel(tr("Temperature:")));
-    form->addWidget(m_temperature);
-    form->addWidget(new QLabel(tr("Top-k:")));
-    form->addWidget(m_topK);
-    form->addWidget(m_live);
     form->addWidget(m_generate);
     form->addWidget(m_stop);
+    auto* settings = new QHBoxLayout;
+    settings->addWidget(new QLabel(tr("Tokens:")));
+    settings->addWidget(m_tokens);
+    settings->addSpacing(8);
+    settings->addWidget(new QLabel(tr("Temperature:")));
+    settings->addWidget(m_temperature);
+    settings->addSpacing(8);
+    settings->addWidget(new QLabel(tr("Top-k:")));
+    settings->addWidget(m_topK);
+    settings->addSpacing(8);
+    settings->addWidget(m_live);
+    settings->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
+    layout->addLayout(settings);
     layout->addWidget(m_status);
     layout->addWidget(m_text, 1);
 

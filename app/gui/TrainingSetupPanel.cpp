@@ -276,7 +276,13 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     for (QSpinBox* s : findChildren<QSpinBox*>()) connect(s, &QSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
     for (QDoubleSpinBox* s : findChildren<QDoubleSpinBox*>())
         connect(s, &QDoubleSpinBox::valueChanged, this, &TrainingSetupPanel::changed);
-    for (QComboBox* c : findChildren<QComboBox*>()) connect(c, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::changed);
+    for (QComboBox* c : findChildren<QComboBox*>()) {
+        connect(c, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::changed);
+        // as wide as the panel gives, not as its longest choice asks (the list shows each in full): the
+        // panel fits its dock beside the builder at 1366 x 768
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(16);
+    }
 
     setFrom(defaultTrainConfig());  // the defaults `headroom train` has too (session/RunDefaults.h)
 }

@@ -4,10 +4,16 @@
 //     headroom-screenshot OUT.png [monitor|runs|plan|text|table|whatif]
 //
 // HEADROOM_LANG=en|zh_CN picks the language; the user's settings are left alone (Qt's test mode), the
-// theme is light. Runs offscreen with QT_QPA_PLATFORM=offscreen.
+// theme is light. Runs offscreen with QT_QPA_PLATFORM=offscreen (scripts/screenshot gives it a 1920 x 1080
+// screen), or on a display (xvfb-run -s '-screen 0 1366x768x24'). HEADROOM_SHOT_SIZE=WxH sizes the window
+// (default 1600x1000; the window fits it to the screen), =open leaves it at the size it opens at;
+// HEADROOM_SHOT_SCREEN=1 grabs the whole screen instead of the window (is all of it on the screen?);
+// HEADROOM_SHOT_SWITCH=N shows tab N (0: Memory plan, 1: Monitor, 2: Sample, 3: Runs, 4: Log) when it grabs,
+// HEADROOM_SHOT_DOCK=NAME raises that dock (builderDock, dataDock, setupDock).
 #include <QApplication>
 #include <QComboBox>
 #include <QFileInfo>
+#include <QScreen>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QDockWidget>
@@ -18,6 +24,7 @@
 
 #include "builder/LayerPath.h"
 #include "builder/ModelBuilder.h"
+#include "charts/ChartStyle.h"
 #include "data/dataset.h"
 #include "gui/DataPanel.h"
 #include "gui/MainWindow.h"
@@ -40,7 +47,11 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
     const bool runsTab = tab == QLatin1String("runs");
     w.setAskBeforeClose(false);
     w.setPersistState(false);
-    w.resize(1600, 1000);
+    const QString size = qEnvironmentVariable("HEADROOM_SHOT_SIZE", QStringLiteral("1600x1000"));
+    if (size != QLatin1String("open")) {
+        const QStringList wh = size.split(QLatin1Char('x'));
+        w.resize(wh.value(0).toInt(), wh.value(1).toInt());
+    }
     hr::TrainConfig c = w.trainConfig();
     const bool fashion = hr::probe_dataset("fashion-mnist").available;
     c.data = fashion ? "fashion-mnist" : "synthetic";
@@ -54,10 +65,45 @@ void setUpScreenshot(MainWindow& w, const QString& out, const QString& tab) {
     w.setTrainConfig(c);
     w.builder()->selectPath({7});  // show a layer's properties too
     auto epochs = std::make_shared<int>(0);
-    auto grab = [&w, out] {
-        w.grab().save(out);
+    auto save = [&w, out] {
+        if (qEnvironmentVariableIntValue("HEADROOM_SHOT_SCREEN") == 1) w.screen()->grabWindow(0).save(out);
+        else w.grab().save(out);
+        std::fprintf(stderr, "window %d x %d at %d,%d (minimum %d x %d); screen %d x %d\n", w.frameGeometry().width(),
+                     w.frameGeometry().height(), w.x(), w.y(), w.minimumSizeHint().width(), w.minimumSizeHint().height(),
+                     w.screen()->availableGeometry().width(), w.screen()->availableGeometry().height());
+        if (qEnvironmentVariableIntValue("HEADROOM_SHOT_DUMP") == 1) {  // the layout in numbers
+            for (QDockWidget* d : w.findChildren<QDockWidget*>())
+                std::fprintf(stderr, "  dock %s: %d x %d (minimum %d x %d)\n", qPrintable(d->objectName()), d->width(),
+                             d->height(), d->minimumSizeHint().width(), d->minimumSizeHint().height());
+            std::fprintf(stderr, "  setup panel: %d x %d (minimum %d x %d)\n", w.setupPanel()->sizeHint().width(),
+                         w.setupPanel()->sizeHint().height(), w.setupPanel()->minimumSizeHint().width(),
+                         w.setupPanel()->minimumSizeHint().height());
+            for (QWidget* f : w.setupPanel()->findChildren<QWidget*>())
+                if (f->isVisibleTo(w.setupPanel()) && f->sizeHint().width() > 260)
+                    std::fprintf(stderr, "    %s %s: %d\n", f->metaObject()->className(), qPrintable(f->objectName()),
+                                 f->sizeHint().width());
+            for (int i = 0; i < w.tabs()->count(); ++i)
+                std::fprintf(stderr, "  tab %d: minimum %d x %d\n", i, w.tabs()->widget(i)->minimumSizeHint().width(),
+                             w.tabs()->widget(i)->minimumSizeHint().height());
+            for (QCustomPlot* c : w.findChildren<QCustomPlot*>()) {
+                if (!c->isVisible()) continue;
+                const QRect r = c->axisRect()->rect();
+                std::fprintf(stderr, "  chart %s: %d x %d, data %d x %d (%.0f %%), legend %s %d x %d\n",
+                             qPrintable(c->objectName()), c->width(), c->height(), r.width(), r.height(),
+                             100.0 * r.width() * r.height() / (double(c->width()) * c->height()),
+                             hrw::legendPlace(c) == hrw::LegendPlace::Beside ? "beside" : "below",
+                             c->legend->outerRect().width(), c->legend->outerRect().height());
+            }
+        }
         w.close();
         qApp->quit();
+    };
+    auto grab = [&w, save] {
+        const QString dock = qEnvironmentVariable("HEADROOM_SHOT_DOCK");  // (an empty name would match any dock)
+        if (QDockWidget* d = dock.isEmpty() ? nullptr : w.findChild<QDockWidget*>(dock)) d->raise();
+        if (!qEnvironmentVariableIsSet("HEADROOM_SHOT_SWITCH")) return QTimer::singleShot(300, &w, save);
+        w.tabs()->setCurrentIndex(qEnvironmentVariableIntValue("HEADROOM_SHOT_SWITCH"));
+        QTimer::singleShot(500, &w, save);
     };
     if (tab == QLatin1String("text")) {
         // before a run: gpt-tiny loaded, its own training settings in the panels, fortunes in the Data panel

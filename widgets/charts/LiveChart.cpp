@@ -20,7 +20,13 @@ LiveChart::LiveChart(QWidget* parent) : QCustomPlot(parent) {
     moveLegendBelow(this);
     xAxis->setRange(0, 10);
     yAxis->setRange(0, 1);
-    setMinimumSize(260, 180);
+    for (QCPAxis* a : {xAxis, yAxis}) {  // tight around the labels: a short chart's height is the data's
+        a->setPadding(2);
+        a->setLabelPadding(2);
+        a->setTickLabelPadding(3);
+    }
+    m_title->setMargins(QMargins(2, 2, 2, 0));
+    setMinimumSize(240, 150);  // the Monitor's four and the hardware's row fit a 1366 x 768 screen
 
     // Any user zoom or pan leaves the automatic view until resetView().
     connect(this, &QCustomPlot::mouseWheel, this, [this] { m_autoView = false; });
@@ -53,8 +59,20 @@ void LiveChart::setAxisLabels(const QString& x, const QString& y) {
 }
 
 void LiveChart::resizeEvent(QResizeEvent* event) {
+    placeLegend();  // at the new size, before the replot the resize queues
     QCustomPlot::resizeEvent(event);
+}
+
+void LiveChart::placeLegend(bool force) {
+    // again when what it was weighed at changed: the size, a row (the memory chart's note), the room the
+    // tick labels take (their widths follow the data)
+    auto key = [this] {
+        const QMargins m = axisRect()->margins();
+        return std::array<int, 7>{width(), height(), plotLayout()->rowCount(), m.left(), m.top(), m.right(), m.bottom()};
+    };
+    if (!force && key() == m_legendKey) return;
     wrapLegend(this);
+    m_legendKey = key();
 }
 
 int LiveChart::addSeries(const QString& name, const QColor& color, bool dashed, bool scatter) {
@@ -67,13 +85,13 @@ int LiveChart::addSeries(const QString& name, const QColor& color, bool dashed, 
     g->setPen(pen);
     g->setAdaptiveSampling(true);
     if (scatter) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, color, color, 6));
-    wrapLegend(this);
+    placeLegend(true);
     return graphCount() - 1;
 }
 
 void LiveChart::setSeriesName(int series, const QString& name) {
     if (series >= 0 && series < graphCount()) graph(series)->setName(name);
-    wrapLegend(this);
+    placeLegend(true);
 }
 
 void LiveChart::appendPoints(int series, const QVector<double>& x, const QVector<double>& y) {
@@ -175,6 +193,7 @@ void LiveChart::refresh() {
         return;
     }
     m_stale = false;
+    placeLegend();
     replot(rpQueuedReplot);
 }
 
@@ -182,6 +201,7 @@ void LiveChart::paintEvent(QPaintEvent* event) {
     if (m_stale) {  // shown again (a tab switch, grab()): draw what arrived while hidden, then paint it
         m_stale = false;
         if (m_autoView) rescaleForAutoView();
+        placeLegend();
         replot(rpQueuedRefresh);
     }
     QCustomPlot::paintEvent(event);

@@ -5,10 +5,12 @@
 // a minimised window) is not drawn at all: refresh() rescales it and marks it stale, and it is drawn
 // once, with all its data, when it is next painted. Wheel zooms, drag pans, a legend click
 // toggles a series, double click or "Reset view" returns to the automatic view. The legend sits in a
-// row under the plot (charts/ChartStyle.h); the automatic view fits the data (a lone point gets a
+// row under the plot or in a column beside it, whichever leaves the data more room (charts/ChartStyle.h);
+// the automatic view fits the data (a lone point gets a
 // range around it). The chart does not export: it emits saveRequested() and the application writes
 // the file.
 #include <QColor>
+#include <array>
 #include <QString>
 #include <QVector>
 
@@ -67,6 +69,9 @@ protected:
     void paintEvent(QPaintEvent* event) override;
     virtual void rescaleForAutoView();
     void decimate(QCPGraph* graph);
+    // The legend below or beside the plot (charts/ChartStyle.h wrapLegend), weighed again when the size,
+    // the layout's rows or the axis margins changed since it last was (or always: force).
+    void placeLegend(bool force = false);
 
     QCPTextElement* m_title = nullptr;
     QString m_titleText;
@@ -79,6 +84,7 @@ protected:
     bool m_autoView = true;
     bool m_dark = false;
     bool m_stale = false;
+    std::array<int, 7> m_legendKey{};
 };
 
 }  // namespace hrw

@@ -183,8 +183,8 @@ void PlanBarChart::setDark(bool dark) {
 }
 
 void PlanBarChart::resizeEvent(QResizeEvent* event) {
+    wrapLegend(this);  // at the new size, before the replot the resize queues
     QCustomPlot::resizeEvent(event);
-    wrapLegend(this);
 }
 
 }  // namespace hrw
