@@ -101,19 +101,49 @@ def driver_window(samples_path, t0, t1, gpu=0):
 
 
 # --- qtest ------------------------------------------------------------------------------------------------------
-RESULT = re.compile(r"^(?:\d+: )?(PASS|FAIL!|SKIP|XFAIL|XPASS|BPASS|BFAIL)\s*:\s*(\S+?)::(\S+?)\(([^)]*)\)\s*(.*)$")
+RESULT = re.compile(r"^(?:\d+: )?(PASS|FAIL!|SKIP|XFAIL|XPASS|BPASS|BFAIL)\s*:\s*(\S+?)::(\w+)\((.*)$")
+
+
+def split_tag(rest):
+    """'tag (with parens)) reason' -> ('tag (with parens)', 'reason'): the data tag ends at the parenthesis
+    that closes the function's."""
+    depth = 1
+    for i, ch in enumerate(rest):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return rest[:i], rest[i + 1:].strip()
+    return rest, ""
 OPDIFF = re.compile(r"op-diff: (\{.*\})\s*$")
 TOTALS = re.compile(r"Totals: (\d+) passed, (\d+) failed, (\d+) skipped")
 
 
 def cmd_qtest(check, test):
+    """Never stops reading before its input ends (the test program writes into the same pipe)."""
+    lines = iter(sys.stdin)
+    while True:
+        try:
+            return qtest_lines(check, test, lines)
+        except Exception as e:  # noqa: BLE001 - a line it cannot read must not cut the program off
+            emit({"check": check, "status": "info", "kind": "tools", "test": test, "reason": "unreadable line: %s" % e})
+            for _ in lines:
+                pass
+            return 0
+
+
+def qtest_lines(check, test, lines):
     status = {"PASS": "pass", "FAIL!": "fail", "SKIP": "skip", "XFAIL": "pass", "XPASS": "fail", "BPASS": "pass",
               "BFAIL": "fail"}
     totals = None
     last = None
     counts = {"pass": 0, "fail": 0, "skip": 0}
-    for line in sys.stdin:
+    warning = ""  # the last QWARN (a comparison says there which element differs), given with a failure
+    for line in lines:
         line = line.rstrip("\n")
+        if line.startswith("QWARN"):
+            warning = line.split(": ", 1)[-1][:300]
         m = OPDIFF.search(line)
         if m:
             try:
@@ -126,13 +156,17 @@ def cmd_qtest(check, test):
         m = RESULT.match(line)
         if m:
             st = status[m.group(1)]
-            fn = m.group(3) + ("(" + m.group(4) + ")" if m.group(4) else "")
+            tag, reason = split_tag(m.group(4))
+            fn = m.group(3) + ("(" + tag + ")" if tag else "")
             if fn in ("initTestCase", "cleanupTestCase") and st == "pass":
                 continue
             counts[st] += 1
             last = {"check": check, "status": st, "kind": "test", "test": test, "function": fn}
-            if m.group(5).strip():
-                last["reason"] = m.group(5).strip()[:300]
+            if reason:
+                last["reason"] = reason[:300]
+            if st == "fail" and warning:
+                last["warning"] = warning
+            warning = ""
             if st != "fail":
                 emit(last)
                 last = None
@@ -303,7 +337,8 @@ def cmd_summary(path):
                 r.get("reason", "")))
     for r in rows:
         if r.get("kind") == "test" and r["status"] in ("fail", "skip"):
-            out.append("  %s %s::%s: %s" % (r["status"], r["test"], r["function"], r.get("reason", "")))
+            out.append("  %s %s::%s: %s%s" % (r["status"], r["test"], r["function"], r.get("reason", ""),
+                                             (" [" + r["warning"] + "]") if r.get("warning") else ""))
     runs = [r for r in rows if r.get("kind") in ("run", "bench")]
     if runs:
         out.append("")
