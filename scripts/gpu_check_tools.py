@@ -349,8 +349,14 @@ def cmd_summary(path):
                 out.append("  %-32s %s: %s" % (r["run"], r["status"], r.get("reason", "")[:160]))
                 continue
             ms = r.get("ms_per_step") or r.get("step_ms")
-            speed = ("%.2f ms/step" % ms) if ms else ("%s img/s" % r.get("images_per_second") if r.get("images_per_second")
-                                                      else "")
+            if ms:
+                speed = "%.2f ms/step" % ms
+            elif r.get("tokens_per_second"):
+                speed = "%.0f tokens/s" % r["tokens_per_second"]
+            elif r.get("images_per_second"):
+                speed = "%.0f images/s" % r["images_per_second"]
+            else:
+                speed = ""
             planner = r.get("planner_device_total_bytes")
             ledger = r.get("peak_ledger_run_bytes") or r.get("ledger_peak_bytes") or r.get("peak_total") \
                 or r.get("max_memory_allocated_bytes") or r.get("peak_bytes")
