@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "nn/transformer_spec.h"
+#include "plan/plan_request.h"
 #include "train/generate.h"
 #include "train/trainer.h"
 
@@ -167,6 +168,16 @@ int main(int argc, char** argv) {
         j["activations"] = hr::at(r.ledger.peak, hr::MemCategory::activations);
         j["workspace"] = hr::at(r.ledger.peak, hr::MemCategory::workspace);
         j["strategy"] = r.strategy;
+        // the planner's prediction for the same run, beside the ledger's peak (scripts/gpu-check's memory figures)
+        try {
+            const hr::MemoryPlan p = hr::predict_memory(hr::plan_request(c, r.train_samples, r.test_samples));
+            j["planner_device_total_bytes"] = p.device_total;
+            j["planner_device_reserved_bytes"] = p.device_reserved;
+            j["planner_device_overhead_bytes"] = p.device_overhead;
+            j["planner_process_total_bytes"] = p.process_total;
+        } catch (const hr::Error& e) {
+            j["planner_error"] = e.what();
+        }
         if (sample > 0) {
             auto snap = t.latest_snapshot();
             auto g = hr::Generator::from_snapshot(*snap, threads);

@@ -24,6 +24,8 @@
 #include "base/dtype.h"
 #include "base/error.h"
 
+#include "op_diff.h"
+
 using namespace hr;
 using Vec = std::vector<double>;
 
@@ -82,6 +84,14 @@ bool close(const Vec& got, const Vec& want, double tol, const QString& what) {
     }
     double scale = 0.0;
     for (double w : want) scale = std::max(scale, std::abs(w));
+    double max_abs = 0.0;  // every comparison's figure, kept for the op-diff lines (op_diff.h)
+    bool nan = false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d = std::abs(got[i] - want[i]);
+        if (std::isnan(d)) nan = true;
+        else max_abs = std::max(max_abs, d);
+    }
+    hrtest::record_op_diff(what, max_abs, scale, tol, nan);
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double d = std::abs(got[i] - want[i]);
         if (!(d <= tol * scale)) {  // false for NaN
@@ -968,6 +978,13 @@ private slots:
         auto fresh = make_cuda_backend(0, ledger);
         QCOMPARE(at(ledger->snapshot().live, MemCategory::workspace), fixed);
         QCOMPARE(ledger->snapshot().live_total, fixed);
+    }
+
+    // every comparison of the function that just ran: its largest difference per op and dtype (op_diff.h);
+    // the comparison's own checks (comparison*) compare made-up numbers, not ops
+    void cleanup() {
+        if (QString::fromLatin1(QTest::currentTestFunction()).startsWith(QLatin1String("comparison"))) hrtest::op_diffs().clear();
+        else hrtest::print_op_diffs();
     }
 
     void cleanupTestCase() {

@@ -1,6 +1,7 @@
-// seed-cnn for one epoch of Fashion-MNIST on the GPU reaches the CPU run's test accuracy within one
-// point (same seed, same data order, same initial weights): the GPU path trains, not just computes
-// ops. Also the planner's GPU prediction against the run's ledger, category by category. The
+// seed-cnn for three epochs of Fashion-MNIST's first 10,000 training images (what the GPU machine's pack
+// holds: scripts/pack-gpu-check) on the GPU reaches the CPU run's test accuracy (the whole test set)
+// within one point (same seed, same data order, same initial weights): the GPU path trains, not just
+// computes ops. Also the planner's GPU prediction against the run's ledger, category by category. The
 // backend comes through the module loader (--device cuda:0). Skips without a CUDA device or the
 // dataset.
 #include <QtTest>
@@ -21,7 +22,8 @@ class CudaTrainTest : public QObject {
         TrainConfig c;
         c.model = preset_model("seed-cnn");
         c.data = "fashion-mnist";
-        c.epochs = 1;
+        c.epochs = 3;
+        c.train_limit = 10000;  // the pack's subset; the same images where the whole set is installed
         c.batch = 64;
         c.optimizer.kind = "sgd";
         c.optimizer.lr = 0.01;
@@ -44,7 +46,7 @@ private slots:
         QCOMPARE(QString::fromStdString(c.status), QString("finished"));
         qInfo("test accuracy: GPU %.4f (%.0f images/s), CPU %.4f (%.0f images/s)", g.test_accuracy,
               g.images_per_second, c.test_accuracy, c.images_per_second);
-        QVERIFY(c.test_accuracy > 0.8);
+        QVERIFY(c.test_accuracy > 0.78);  // it learned (0.81 on the 2-core Xeon, 2026-12-06)
         QVERIFY2(std::abs(g.test_accuracy - c.test_accuracy) <= 0.01,
                  qPrintable(QString("GPU %1 vs CPU %2").arg(g.test_accuracy).arg(c.test_accuracy)));
         // predicted == measured on the GPU too (the planner builds the same state, including the

@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "nn/model_spec.h"
 #include "plan/device_description.h"
+#include "op_diff.h"
 #include "plan/planner.h"
 #include "test_support.h"
 #include "transformer_contract.h"
@@ -78,6 +79,14 @@ bool close(const Vec& got, const Vec& want, double tol, const QString& what) {
     }
     double scale = 0.0;
     for (double w : want) scale = std::max(scale, std::abs(w));
+    double max_abs = 0.0;  // every comparison's figure, kept for the op-diff lines (op_diff.h)
+    bool nan = false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d = std::abs(got[i] - want[i]);
+        if (std::isnan(d)) nan = true;
+        else max_abs = std::max(max_abs, d);
+    }
+    hrtest::record_op_diff(what, max_abs, scale, tol, nan);
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double d = std::abs(got[i] - want[i]);
         if (!(d <= tol * scale)) {
@@ -236,6 +245,9 @@ class CudaTransformerTest : public QObject {
     }
 
 private slots:
+    // every comparison of the function that just ran: its largest difference per op and dtype (op_diff.h)
+    void cleanup() { hrtest::print_op_diffs(); }
+
     void initTestCase() {
         if (cuda_device_count() > 0) {
             h = std::make_unique<Harness>();
