@@ -87,7 +87,14 @@ if(HEADROOM_WITH_CUDA)
   set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 does not know nvcc 13's C++20 flag; kernels need only C++17
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   enable_language(CUDA)
+  # Debian 12's CMake 3.25.1 FindCUDAToolkit marks CUDA::nvToolsExt deprecated whenever the project requires
+  # 3.25, and fails where the toolkit has no nvToolsExt (CUDA 13 has only the header-only nvtx3): "set_property
+  # could not find TARGET CUDA::nvToolsExt" (CMake 3.25.2 checks for the target first). The module is read
+  # as by a project requiring 3.24: the deprecation note is all that changes.
+  set(_hr_cmake_minimum "${CMAKE_MINIMUM_REQUIRED_VERSION}")
+  set(CMAKE_MINIMUM_REQUIRED_VERSION 3.24)
   find_package(CUDAToolkit REQUIRED)
+  set(CMAKE_MINIMUM_REQUIRED_VERSION "${_hr_cmake_minimum}")
   # cuDNN ships next to the toolkit here (/usr/local/cuda/lib64) or in the distribution's lib dir.
   find_library(HEADROOM_CUDNN_LIBRARY cudnn
                HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib ${CUDAToolkit_LIBRARY_ROOT}/lib64)
