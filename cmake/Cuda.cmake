@@ -12,8 +12,7 @@
 # HEADROOM_CUDA_ARCHS as CMAKE_CUDA_ARCHITECTURES (out) and as the explicit list the module states and
 # checks a GPU against (text, for core/backend/cuda_compat.h). "all" and "all-major" are resolved from
 # what this nvcc can build (CMake 3.25's own lists still name architectures CUDA 13 dropped); "native" is
-# left to CMake and stated as the GPUs nvidia-smi sees, or as "native" (the module then relies on its
-# run-time probe for kernel images).
+# the GPUs nvidia-smi sees (machine code and PTX for each), or 80 on a machine where it sees none.
 function(_headroom_resolve_cuda_archs archs out text)
   set(_text "${archs}")
   if(archs STREQUAL "all" OR archs STREQUAL "all-major")
@@ -41,23 +40,28 @@ function(_headroom_resolve_cuda_archs archs out text)
     set(archs "${_list}")
     set(_text "${_list}")
   elseif(archs STREQUAL "native")
+    # resolved here rather than by CMake, whose "native" fails to generate on a machine without a GPU
+    set(_list "")
     find_program(_hr_nvidia_smi nvidia-smi)
     if(_hr_nvidia_smi)
       execute_process(COMMAND "${_hr_nvidia_smi}" --query-gpu=compute_cap --format=csv,noheader
                       OUTPUT_VARIABLE _caps RESULT_VARIABLE _rc ERROR_QUIET)
       if(_rc EQUAL 0)
         string(REGEX MATCHALL "[0-9]+\\.[0-9]+" _caps "${_caps}")
-        set(_list "")
         foreach(_c IN LISTS _caps)
           string(REPLACE "." "" _c "${_c}")
-          list(APPEND _list "${_c}-real")
+          list(APPEND _list "${_c}")
         endforeach()
         list(REMOVE_DUPLICATES _list)
-        if(_list)
-          set(_text "${_list}")
-        endif()
       endif()
     endif()
+    if(NOT _list)
+      message(STATUS "Headroom: HEADROOM_CUDA_ARCHS=native, but nvidia-smi sees no GPU here: building for 80 "
+                     "(the code compiles; name the architectures to build for a GPU elsewhere)")
+      set(_list "80")
+    endif()
+    set(archs "${_list}")
+    set(_text "${_list}")
   endif()
   set(${out} "${archs}" PARENT_SCOPE)
   set(${text} "${_text}" PARENT_SCOPE)
