@@ -77,16 +77,7 @@ bool close(const Vec& got, const Vec& want, double tol, const QString& what) {
         qWarning("%s: size %zu vs %zu", qPrintable(what), got.size(), want.size());
         return false;
     }
-    double scale = 0.0;
-    for (double w : want) scale = std::max(scale, std::abs(w));
-    double max_abs = 0.0;  // every comparison's figure, kept for the op-diff lines (op_diff.h)
-    bool nan = false;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        const double d = std::abs(got[i] - want[i]);
-        if (std::isnan(d)) nan = true;
-        else max_abs = std::max(max_abs, d);
-    }
-    hrtest::record_op_diff(what, max_abs, scale, tol, nan);
+    const double scale = hrtest::record_comparison(got, want, tol, what);  // the op-diff line's figure (op_diff.h)
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double d = std::abs(got[i] - want[i]);
         if (!(d <= tol * scale)) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -83,6 +84,23 @@ inline void record_op_diff(const QString& what, double max_abs, double scale, do
     d.tol = std::max(d.tol, tol);
     d.nan = d.nan || nan;
     ++d.checks;
+}
+
+// Compares `got` with `want` as the CUDA op tests do (largest difference against the largest |want|), records
+// the figure and returns that scale, so each test's own check can follow.
+inline double record_comparison(const std::vector<double>& got, const std::vector<double>& want, double tol,
+                                const QString& what) {
+    double scale = 0.0;
+    for (double w : want) scale = std::max(scale, std::abs(w));
+    double max_abs = 0.0;
+    bool nan = false;
+    for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) {
+        const double d = std::abs(got[i] - want[i]);
+        if (std::isnan(d)) nan = true;
+        else max_abs = std::max(max_abs, d);
+    }
+    record_op_diff(what, max_abs, scale, tol, nan);
+    return scale;
 }
 
 // Prints what was recorded since the last call, and forgets it (call it from each test's cleanup()).
