@@ -4,6 +4,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QEventLoop>
@@ -30,6 +31,7 @@
 #include "train/trainer.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/rank_job.h"
 #include "cli/signal_watcher.h"
 #include "memory/allocator.h"
 #include "nn/transformer_spec.h"
@@ -476,10 +478,23 @@ QString defaultOutDir() { return newRunFolder(QStringLiteral("runs")); }  // ses
 volatile std::sig_atomic_t g_launcherSignals = 0;
 extern "C" void onLauncherSignal(int) { g_launcherSignals = g_launcherSignals + 1; }
 
-// After mpirun ended unsuccessfully: when rank 0 did not finish the run's history entry (mpirun ended it,
-// e.g. because another rank died, or it was killed), the entry is marked failed here, naming the cause.
+// Seconds the launcher gives the ranks at each stage of ending a job: to stop after the current step once
+// asked, then to end after SIGTERM before SIGKILL (HEADROOM_STOP_GRACE, docs/environment.md; default 30).
+double stopGraceSeconds() {
+    bool ok = false;
+    const double v = qEnvironmentVariable("HEADROOM_STOP_GRACE").toDouble(&ok);
+    return ok && v > 0 ? v : 30.0;
+}
+
+QString seconds(double s) { return QString::number(s, 'g', 3); }
+
+// After mpirun ended unsuccessfully: the run's history entry is marked failed with what the launcher knows.
+// When rank 0 did not finish it (mpirun ended it, e.g. because another rank died, or it was killed), the
+// cause is `why`; otherwise rank 0's own message stays. Either way a rank the launcher saw stopped is named
+// first, with the last step the run recorded, and the last good checkpoint is named for --resume.
 // Returns the history's run id it marked, 0 when there was none to mark.
-qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDateTime& launched, const QString& why) {
+qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDateTime& launched, const QString& why,
+                         const QString& stalled, const QString& resumeNote, bool* launcherCause) {
     if (r.noHistory) return 0;
     RunStore store;
     if (!store.open(r.db)) return 0;
@@ -488,22 +503,55 @@ qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDate
     for (const RunInfo& info : store.listRuns()) {
         if (info.outDir != abs || info.created < launched.addSecs(-1)) continue;
         // still running, or just now marked failed by open() (its process is gone) without rank 0's own message
-        if (info.status == QLatin1String("running") || (info.status == QLatin1String("failed") && info.error == recovered)) {
-            store.finishRun(info.id, QStringLiteral("failed"), why);
-            store.flush();
-            return info.id;
+        const bool unfinished =
+            info.status == QLatin1String("running") || (info.status == QLatin1String("failed") && info.error == recovered);
+        if (!unfinished && info.status != QLatin1String("failed")) return 0;
+        *launcherCause = unfinished;
+        QStringList parts;
+        if (!stalled.isEmpty()) {
+            QString last = Cli::tr("before its first step");
+            if (const QVector<StepRow> steps = store.steps(info.id); !steps.isEmpty())
+                last = Cli::tr("after step %1").arg(steps.last().step);
+            parts << Cli::tr("%1 stopped making progress %2 (its process was stopped); every rank of the job was ended")
+                         .arg(stalled, last);
         }
+        parts << (unfinished ? why : info.error);
+        if (!resumeNote.isEmpty()) parts << resumeNote;
+        store.finishRun(info.id, QStringLiteral("failed"), parts.join(QStringLiteral("; ")), info.finalMetrics);
+        store.flush();
+        return info.id;
     }
     return 0;
+}
+
+// "the last good checkpoint is step N (FILE); headroom train --resume DIR continues from it", or "" when
+// the run folder holds none.
+QString resumeNote(const QString& outDir) {
+    try {
+        if (!hr::has_checkpoint(outDir.toStdString())) return {};
+        const hr::Checkpoint ck = hr::read_latest_checkpoint_json(outDir.toStdString());
+        QString file = QString::fromStdString(ck.path);
+        if (file.endsWith(QLatin1String(".json"))) file = file.left(file.size() - 5) + QStringLiteral(".safetensors");
+        return Cli::tr("the last good checkpoint is step %1 (%2); headroom train --resume %3 continues from it")
+            .arg(ck.cursor.step)
+            .arg(file, outDir);
+    } catch (const hr::Error&) {
+        return {};
+    }
 }
 
 // `headroom train --ranks N`: runs `mpirun -np N <this binary> train <the same flags but --ranks>` for
 // this machine (loopback only; as root with what Open MPI needs), waits for it and returns its status.
 // Each rank then finds itself in the MPI environment (docs/distributed.md).
-// mpirun runs in a process group of its own, so Ctrl-C reaches this process only: the first SIGINT or
-// SIGTERM is passed on as SIGUSR1, which mpirun forwards to every rank, and the ranks stop together after
-// the current step as one process does (rank 0 writes the results so far, exit status 1); a second one
-// is passed on as SIGTERM (mpirun ends the ranks at once), a third kills mpirun's group.
+// mpirun runs in a process group of its own, so Ctrl-C reaches this process only. Every job ends:
+// - the first SIGINT or SIGTERM is passed on as SIGUSR1, which mpirun forwards to every rank, and the
+//   ranks stop together after the current step as one process does (rank 0 writes the results so far,
+//   exit status 1); ranks that have not ended within the grace (HEADROOM_STOP_GRACE) get SIGTERM, and
+//   SIGKILL after the grace again. A second signal sends SIGTERM at once, a third SIGKILL.
+// - a rank that makes no progress: the others fail after --rank-timeout and end the job (MPI_Abort);
+//   a job whose rank has ended while mpirun keeps the others beyond the grace is ended the same way.
+// The signals go to every process of the job (RankJob: mpirun and the tree below it, stopped ones woken
+// with SIGCONT), and nothing of the job is left running when this returns.
 int launchRanks(const CliRequest& r) {
     const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
     if (mpirun.isEmpty()) {
@@ -554,22 +602,70 @@ int launchRanks(const CliRequest& r) {
     }
     p.closeWriteChannel();
     const pid_t pid = static_cast<pid_t>(p.processId());
+    RankJob job(pid);
+    const double grace = stopGraceSeconds();
+    QElapsedTimer clock;
+    clock.start();
+    enum class Ending { no, asked, terminated, killed } ending = Ending::no;
+    double endingSince = 0, rankEndedSince = -1;
+    const auto now = [&clock] { return clock.elapsed() / 1000.0; };
+    const auto terminate = [&] {
+        ending = Ending::terminated;
+        endingSince = now();
+        job.signal(SIGTERM);
+    };
+    const auto killAll = [&] {
+        ending = Ending::killed;
+        job.signal(SIGKILL);
+        ::kill(-pid, SIGKILL);
+    };
     int handled = 0;
+    job.sample();
     while (!p.waitForFinished(100)) {
+        job.sample();
         const int seen = g_launcherSignals;
         for (; handled < seen; ++handled) {
-            if (handled == 0) {
-                if (!r.quiet) eprint(Cli::tr("headroom train: stopping every rank after the current step (again: end them now)\n"));
+            if (ending == Ending::no) {
+                if (!r.quiet)
+                    eprint(Cli::tr("headroom train: stopping every rank after the current step; ranks still running "
+                                   "after %1 s are ended (SIGTERM, then SIGKILL %1 s later; again: end them now)\n")
+                               .arg(seconds(grace)));
                 ::kill(pid, SIGUSR1);
-            } else if (handled == 1) {
-                ::kill(pid, SIGTERM);
+                ending = Ending::asked;
+                endingSince = now();
+            } else if (ending == Ending::asked) {
+                if (!r.quiet) eprint(Cli::tr("headroom train: ending every rank now (SIGTERM; SIGKILL in %1 s)\n").arg(seconds(grace)));
+                terminate();
             } else {
-                ::kill(-pid, SIGKILL);
+                killAll();
+            }
+        }
+        if (ending == Ending::asked && now() - endingSince > grace) {
+            eprint(Cli::tr("headroom train: the ranks did not stop within %1 s; ending them (SIGTERM, then SIGKILL "
+                           "%1 s later)\n")
+                       .arg(seconds(grace)));
+            terminate();
+        } else if (ending == Ending::terminated && now() - endingSince > grace) {
+            eprint(Cli::tr("headroom train: the job did not end within %1 s of SIGTERM; killing every process of it\n")
+                       .arg(seconds(grace)));
+            killAll();
+        }
+        // a rank ended (failed, aborted, killed) but mpirun keeps the others: the job ends as a whole
+        if (ending == Ending::no && job.aRankEnded()) {
+            if (rankEndedSince < 0) rankEndedSince = now();
+            else if (now() - rankEndedSince > grace) {
+                eprint(Cli::tr("headroom train: a rank ended and the others did not within %1 s; ending them (SIGTERM, "
+                               "then SIGKILL %1 s later)\n")
+                           .arg(seconds(grace)));
+                terminate();
             }
         }
     }
     sigaction(SIGINT, &oldInt, nullptr);
     sigaction(SIGTERM, &oldTerm, nullptr);
+    // mpirun is gone; whatever of its job is left (a rank it lost, a helper) goes now
+    if (const int left = job.signal(SIGKILL); left > 0)
+        eprint(Cli::tr("headroom train: %n process(es) of the job outlived mpirun and were killed\n", nullptr, left));
     const bool crashed = p.exitStatus() != QProcess::NormalExit;
     const int code = crashed ? 1 : p.exitCode();
     if (code != 0) {
@@ -578,7 +674,17 @@ int launchRanks(const CliRequest& r) {
             : Cli::tr("rank 0 was ended before it recorded the run's end (mpirun exit status %1); another rank "
                       "probably failed first: mpirun's message names it")
                   .arg(code);
-        if (markUnfinishedRun(r, outDir, launched, why) > 0) eprint(Cli::tr("headroom train: %1\n").arg(why));
+        QStringList stalled;
+        for (int rank : job.stoppedRanks(1.0)) stalled << Cli::tr("rank %1").arg(rank);
+        const QString note = resumeNote(outDir);
+        bool launcherCause = false;
+        const qint64 marked = markUnfinishedRun(r, outDir, launched, why, stalled.join(QStringLiteral(", ")), note, &launcherCause);
+        if (!stalled.isEmpty())
+            eprint(Cli::tr("headroom train: %1 stopped making progress (its process was stopped); every rank of the "
+                           "job was ended\n")
+                       .arg(stalled.join(QStringLiteral(", "))));
+        if (marked > 0 && launcherCause) eprint(Cli::tr("headroom train: %1\n").arg(why));
+        if (!note.isEmpty()) eprint(Cli::tr("headroom train: %1\n").arg(note));
     }
     return code;
 }
