@@ -17,6 +17,9 @@
 #ifdef HEADROOM_WITH_MPI
 #define OMPI_SKIP_MPICXX 1
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <mpi.h>
 #endif
 
@@ -226,6 +229,10 @@ void MpiRuntime::broadcast_bytes(void* data, std::size_t bytes, int root, double
 
 void MpiRuntime::abort_job(int code) noexcept {
     broken_ = true;
+    // MPI_Abort asks mpirun to end every rank; should it not return (mpirun unreachable), SIGALRM ends this
+    // process in 10 s, and mpirun ends the job for a rank that died
+    std::signal(SIGALRM, SIG_DFL);
+    ::alarm(10);
     api_->MPI_Abort(api_->comm_world, code);
     std::_Exit(code);  // MPI_Abort does not return; this is for the compiler
 }
@@ -388,6 +395,11 @@ public:
 
     // MpiWork's wait, with the timeout
     void wait(MpiWork& w) {
+        // A communicator of this process already failed (a timeout, a lost peer): no rank finishes this
+        // operation now, so it is not waited for. Without this, every handle still held (a sharding engine's
+        // prefetch, destroyed as the trainer unwinds) waited a whole timeout more before the job could end.
+        if (rt_.broken()) broken_ = true;
+        live();
         const auto t0 = std::chrono::steady_clock::now();
         poll_request(
             api_, w.req, timeout_seconds_,
