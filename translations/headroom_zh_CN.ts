@@ -954,12 +954,6 @@ or matched by order and shape)</source>
         <translation>%1 不是有效的 JSON（%2）</translation>
     </message>
     <message>
-        <source>headroom train: stopping every rank after the current step (again: end them now)
-</source>
-        <translation>headroom train：所有 rank 将在当前一步结束后停止（再按一次：立即结束）
-</translation>
-    </message>
-    <message>
         <source>the ranks were ended (interrupted) before rank 0 recorded the run&apos;s end</source>
         <translation>在 rank 0 记录运行结束之前，各 rank 已被结束（中断）</translation>
     </message>
@@ -1367,6 +1361,70 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <source>headroom train: no --preset or --model given: training %1 (--preset NAME for another)
 </source>
         <translation>headroom train：未指定 --preset 或 --model：训练 %1（用 --preset NAME 选择其他模型）
+</translation>
+    </message>
+    <message>
+        <source>before its first step</source>
+        <translation>在第一步之前</translation>
+    </message>
+    <message>
+        <source>after step %1</source>
+        <translation>在第 %1 步之后</translation>
+    </message>
+    <message>
+        <source>%1 stopped making progress %2 (its process was stopped); every rank of the job was ended</source>
+        <translation>%1 %2不再有进展（其进程被暂停）；作业的所有 rank 均已结束</translation>
+    </message>
+    <message>
+        <source>the last good checkpoint is step %1 (%2); headroom train --resume %3 continues from it</source>
+        <translation>最后一个完好的检查点是第 %1 步（%2）；headroom train --resume %3 可从它继续</translation>
+    </message>
+    <message>
+        <source>headroom train: stopping every rank after the current step; ranks still running after %1 s are ended (SIGTERM, then SIGKILL %1 s later; again: end them now)
+</source>
+        <translation>headroom train：所有 rank 将在当前一步结束后停止；%1 秒后仍在运行的 rank 将被结束（SIGTERM，%1 秒后 SIGKILL；再按一次：立即结束）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: ending every rank now (SIGTERM; SIGKILL in %1 s)
+</source>
+        <translation>headroom train：立即结束所有 rank（SIGTERM；%1 秒后 SIGKILL）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: the ranks did not stop within %1 s; ending them (SIGTERM, then SIGKILL %1 s later)
+</source>
+        <translation>headroom train：rank 未在 %1 秒内停止；正在结束它们（SIGTERM，%1 秒后 SIGKILL）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: the job did not end within %1 s of SIGTERM; killing every process of it
+</source>
+        <translation>headroom train：作业在 SIGTERM 后 %1 秒内未结束；正在杀死它的所有进程
+</translation>
+    </message>
+    <message>
+        <source>headroom train: a rank ended and the others did not within %1 s; ending them (SIGTERM, then SIGKILL %1 s later)
+</source>
+        <translation>headroom train：一个 rank 已结束，其余 rank 未在 %1 秒内结束；正在结束它们（SIGTERM，%1 秒后 SIGKILL）
+</translation>
+    </message>
+    <message numerus="yes">
+        <source>headroom train: %n process(es) of the job outlived mpirun and were killed
+</source>
+        <translation>
+            <numerusform>headroom train：作业有 %n 个进程在 mpirun 之后仍在运行，已被杀死
+</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>headroom train: %1 stopped making progress (its process was stopped); every rank of the job was ended
+</source>
+        <translation>headroom train：%1 不再有进展（其进程被暂停）；作业的所有 rank 均已结束
 </translation>
     </message>
 </context>
@@ -3266,17 +3324,17 @@ language model, resnet20 and tabular-mlp bring their own training settings
     </message>
 </context>
 <context>
-    <name>device.auto_no_nvidia</name>
-    <message>
-        <source>device auto: this machine has no NVIDIA GPU driver; training on the CPU</source>
-        <translation>device auto：这台机器没有 NVIDIA GPU 驱动；在 CPU 上训练</translation>
-    </message>
-</context>
-<context>
     <name>device.auto_no_gpu</name>
     <message>
         <source>device auto: no GPU (%1); training on the CPU</source>
         <translation>device auto：没有 GPU（%1）；在 CPU 上训练</translation>
+    </message>
+</context>
+<context>
+    <name>device.auto_no_nvidia</name>
+    <message>
+        <source>device auto: this machine has no NVIDIA GPU driver; training on the CPU</source>
+        <translation>device auto：这台机器没有 NVIDIA GPU 驱动；在 CPU 上训练</translation>
     </message>
 </context>
 <context>
