@@ -819,8 +819,11 @@ int runTrainCommand(const CliRequest& request) {
     } else {
         code = outcome->exitCode();
         // a failure of this rank's own (not the settings every rank shares) is said by this rank
-        if (result.status == "failed" && !result.bad_input)
-            eprint(Cli::tr("headroom train: rank %1: %2\n").arg(env.rank).arg(resultError(result)));
+        if (result.status == "failed" && !result.bad_input) {
+            const QString error = resultError(result);  // a communicator's own message names the rank already
+            if (error.startsWith(QStringLiteral("rank %1:").arg(env.rank))) eprint(Cli::tr("headroom train: %1\n").arg(error));
+            else eprint(Cli::tr("headroom train: rank %1: %2\n").arg(env.rank).arg(error));
+        }
     }
     // A rank that failed (a peer died or hung, out of memory) ends every rank now, once it has said why and
     // rank 0 has recorded the failure; mpirun then ends with a non-zero status.
