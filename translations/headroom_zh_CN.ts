@@ -1427,6 +1427,12 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <translation>headroom train：%1 不再有进展（其进程被暂停）；作业的所有 rank 均已结束
 </translation>
     </message>
+    <message>
+        <source>headroom train: rank %1 cannot reach its parent at %2 (HEADROOM_EVENTS_ADDR); its events are not sent
+</source>
+        <translation>headroom train：rank %1 无法连接到其父进程 %2（HEADROOM_EVENTS_ADDR）；它的事件不会被发送
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -1543,10 +1549,6 @@ language model, resnet20 and tabular-mlp bring their own training settings
 <context>
     <name>RankRelay</name>
     <message>
-        <source>cannot create a temporary folder for the ranks&apos; events: %1</source>
-        <translation>无法为各 rank 的事件创建临时文件夹：%1</translation>
-    </message>
-    <message>
         <source>cannot write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
     </message>
@@ -1577,6 +1579,14 @@ language model, resnet20 and tabular-mlp bring their own training settings
     <message>
         <source>the ranks ended before rank 0 finished the run (%1): %2</source>
         <translation>在 rank 0 完成运行之前各 rank 已结束（%1）：%2</translation>
+    </message>
+    <message>
+        <source>cannot create a temporary folder for the ranks&apos; configuration: %1</source>
+        <translation>无法为各 rank 的配置创建临时文件夹：%1</translation>
+    </message>
+    <message>
+        <source>cannot listen for the ranks&apos; events: %1</source>
+        <translation>无法监听各 rank 的事件：%1</translation>
     </message>
 </context>
 <context>

@@ -1,5 +1,9 @@
 // `headroom train`: one run through the RunController (the window's lifecycle), printed for a terminal.
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -359,20 +363,35 @@ QString configFromFile(CliRequest& r) {
     return readConfigFile(r.configFile, &r.config);
 }
 
-// HEADROOM_EVENTS_DIR=DIR (docs/distributed.md, "Events for other programs"): every rank writes its run's
-// events to DIR/rank<R>.jsonl, one JSON object per line (session/RunEvent.h's runEventToJson, plus
-// "rank"), flushed line by line, so a watching program (the window's multi-rank runs) reads whole lines:
+// HEADROOM_EVENTS_ADDR=HOST:PORT (a socket: the window's runs) or HEADROOM_EVENTS_DIR=DIR (docs/distributed.md,
+// "Events for other programs"): every rank sends its run's events over its own connection to that socket
+// (or writes them to DIR/rank<R>.jsonl), one JSON object per line (session/RunEvent.h's runEventToJson,
+// plus "rank"), line by line, so a watching program (the window's multi-rank runs) reads whole lines:
 // rank 0 every event; the other ranks their memory (the ledger), their warnings and errors, and their end.
 // Every rank also writes its telemetry (RankTelemetry) every HEADROOM_EVENTS_TELEMETRY_MS (default 500,
 // 100..10000): its resident memory and its GPU's NVML index; the machine's lowest local rank also its
 // machine's CPU, RAM and GPUs. The watcher may be on another machine, or see other GPUs than the ranks.
 class EventStream {
 public:
-    EventStream(RunController& c, const QString& dir, int rank, bool reportsMachine) : m_rank(rank), m_machine(reportsMachine) {
-        QDir().mkpath(dir);
-        const QString path = QDir(dir).filePath(QStringLiteral("rank%1.jsonl").arg(rank));
-        m_file = std::fopen(QFile::encodeName(path).constData(), "a");
-        if (!m_file) return;
+    // To the parent's socket at `address` (HOST:PORT, HEADROOM_EVENTS_ADDR) when given, else to the file
+    // DIR/rank<R>.jsonl (HEADROOM_EVENTS_DIR). The same lines either way, one serialiser (runEventToJson).
+    EventStream(RunController& c, const QString& dir, const QString& address, int rank, bool reportsMachine)
+        : m_rank(rank), m_machine(reportsMachine) {
+        if (!address.isEmpty()) {
+            m_socket = connectTo(address);
+            if (m_socket < 0) {
+                eprint(Cli::tr("headroom train: rank %1 cannot reach its parent at %2 (HEADROOM_EVENTS_ADDR); its events are "
+                               "not sent\n")
+                           .arg(rank)
+                           .arg(address));
+                return;
+            }
+        } else {
+            QDir().mkpath(dir);
+            const QString path = QDir(dir).filePath(QStringLiteral("rank%1.jsonl").arg(rank));
+            m_file = std::fopen(QFile::encodeName(path).constData(), "a");
+            if (!m_file) return;
+        }
         const bool all = rank == 0;
         QObject::connect(&c, &RunController::deviceChosen, &c, [this, all](const hr::DeviceEvent& e) {
             setDevice(e.device);
@@ -414,6 +433,7 @@ public:
     ~EventStream() {
         m_sampler.reset();  // joins its thread: no line after the file is closed
         if (m_file) std::fclose(m_file);
+        if (m_socket >= 0) ::close(m_socket);
     }
     EventStream(const EventStream&) = delete;
     EventStream& operator=(const EventStream&) = delete;
@@ -424,9 +444,48 @@ private:
         j["rank"] = m_rank;
         const std::string line = j.dump() + "\n";
         std::lock_guard lock(m_mutex);
+        if (m_socket >= 0) {
+            for (std::size_t sent = 0; sent < line.size();) {
+                const ssize_t n = ::send(m_socket, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) {  // the parent is gone: training goes on, unheard
+                    ::close(m_socket);
+                    m_socket = -1;
+                    return;
+                }
+                sent += static_cast<std::size_t>(n);
+            }
+            return;
+        }
         if (!m_file) return;
         std::fwrite(line.data(), 1, line.size(), m_file);
         std::fflush(m_file);
+    }
+    // A TCP connection to HOST:PORT (sends time out after 10 s: a parent that stopped reading does not
+    // hold a rank for good); -1 when it cannot be made.
+    static int connectTo(const QString& address) {
+        const qsizetype colon = address.lastIndexOf(QLatin1Char(':'));
+        if (colon <= 0) return -1;
+        QString host = address.left(colon);
+        if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']'))) host = host.mid(1, host.size() - 2);
+        const QByteArray h = host.toUtf8(), port = address.mid(colon + 1).toUtf8();
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        if (::getaddrinfo(h.constData(), port.constData(), &hints, &found) != 0) return -1;
+        int fd = -1;
+        for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+            fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+            if (fd < 0) continue;
+            timeval tv{10, 0};
+            ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // connect() too
+            if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+                ::close(fd);
+                fd = -1;
+            }
+        }
+        ::freeaddrinfo(found);
+        return fd;
     }
     // "cuda:K": its NVML index, found by the PCI address CUDA gives for it (NVML's order need not be
     // CUDA's: CUDA_VISIBLE_DEVICES, fastest-first enumeration)
@@ -466,6 +525,7 @@ private:
     long long m_pid = 0;
     std::mutex m_mutex;  // the file, the device
     std::FILE* m_file = nullptr;
+    int m_socket = -1;  // the parent's TCP connection, when it gave one
     std::string m_device;
     int m_gpu = -1;
     std::shared_ptr<hr::GpuTelemetrySource> m_gpus;  // NVML, on the machine's reporter
@@ -781,8 +841,9 @@ int runTrainCommand(const CliRequest& request) {
     // ranks then stop together, after the same step, like one process
     if (severalRanks) watcher.watchStopSignal(SIGUSR1);
     std::unique_ptr<EventStream> events;
-    if (const QByteArray dir = qgetenv("HEADROOM_EVENTS_DIR"); !dir.isEmpty())
-        events = std::make_unique<EventStream>(controller, QString::fromLocal8Bit(dir), severalRanks ? env.rank : 0,
+    const QString eventsDir = qEnvironmentVariable("HEADROOM_EVENTS_DIR"), eventsAddr = qEnvironmentVariable("HEADROOM_EVENTS_ADDR");
+    if (!eventsDir.isEmpty() || !eventsAddr.isEmpty())
+        events = std::make_unique<EventStream>(controller, eventsDir, eventsAddr, severalRanks ? env.rank : 0,
                                                !severalRanks || env.local_rank == 0);
 
     // --pause-file FILE: paused between steps while FILE exists. Several ranks: rank 0 watches it (the

@@ -20,7 +20,6 @@ namespace {
 struct Text {
     Q_DECLARE_TR_FUNCTIONS(RankRelay)
 };
-constexpr int kPollMs = 100;
 constexpr int kEscalateMs = 15000;
 constexpr int kOutputKeep = 4096;
 }  // namespace
@@ -32,8 +31,7 @@ RankRelay::RankRelay(Sink sink, QObject* parent) : QObject(parent), m_sink(std::
         if (m_output.size() > kOutputKeep) m_output = m_output.right(kOutputKeep);
     });
     connect(&m_process, &QProcess::finished, this, &RankRelay::onFinished);
-    m_poll.setInterval(kPollMs);
-    connect(&m_poll, &QTimer::timeout, this, &RankRelay::poll);
+    connect(&m_server, &QTcpServer::newConnection, this, &RankRelay::accept);
     m_escalate.setInterval(kEscalateMs);
     connect(&m_escalate, &QTimer::timeout, this, [this] {
         // the launcher counts its signals: the 2nd ends the ranks now, the 3rd kills mpirun's group
@@ -51,7 +49,7 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
                       QString* error, bool resume) {
     m_dir = std::make_unique<QTemporaryDir>(QDir::temp().filePath(QStringLiteral("headroom-ranks-XXXXXX")));
     if (!m_dir->isValid()) {
-        if (error) *error = Text::tr("cannot create a temporary folder for the ranks' events: %1").arg(m_dir->errorString());
+        if (error) *error = Text::tr("cannot create a temporary folder for the ranks' configuration: %1").arg(m_dir->errorString());
         return false;
     }
     const QString configPath = m_dir->filePath(QStringLiteral("config.json"));
@@ -62,11 +60,15 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
             return false;
         }
     }
-    const QString events = m_dir->filePath(QStringLiteral("events"));
-    QDir().mkpath(events);
     m_outDir = outDir;
     m_ranks = ranks;
-    m_files.clear();
+    for (auto& [peer, partial] : m_peers) peer->deleteLater();
+    m_peers.clear();
+    m_server.close();
+    if (!m_server.listen(QHostAddress::LocalHost, 0)) {
+        if (error) *error = Text::tr("cannot listen for the ranks' events: %1").arg(m_server.errorString());
+        return false;
+    }
     m_rank0End.reset();
     m_otherEnds.clear();
     m_output.clear();
@@ -74,7 +76,8 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
     m_stopRequested = false;
     m_done = false;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("HEADROOM_EVENTS_DIR"), events);
+    env.remove(QStringLiteral("HEADROOM_EVENTS_DIR"));
+    env.insert(QStringLiteral("HEADROOM_EVENTS_ADDR"), QStringLiteral("127.0.0.1:%1").arg(m_server.serverPort()));
     env.insert(QStringLiteral("HEADROOM_EVENTS_TELEMETRY_MS"), QString::number(m_telemetryMs));
     m_process.setProcessEnvironment(env);
     QStringList args{QStringLiteral("train"), QStringLiteral("--config"), configPath,
@@ -95,7 +98,6 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
         return false;
     }
     m_process.closeWriteChannel();
-    m_poll.start();
     return true;
 }
 
@@ -125,7 +127,8 @@ void RankRelay::finish(int ms, bool stopFirst) {
     t.start();
     while (isRunning() && t.elapsed() < ms) {
         m_process.waitForFinished(200);
-        poll();
+        accept();
+        for (auto& [peer, partial] : m_peers) read(peer);
     }
     if (isRunning()) {  // the launcher did not end: kill mpirun's group through it, then the launcher
         for (; m_signalsSent < 3; ++m_signalsSent) ::kill(static_cast<pid_t>(m_process.processId()), SIGTERM);
@@ -137,31 +140,44 @@ void RankRelay::finish(int ms, bool stopFirst) {
     if (!m_done) onFinished();
 }
 
-void RankRelay::poll() {
-    if (!m_dir) return;
-    const QDir events(m_dir->filePath(QStringLiteral("events")));
-    for (int rank = 0; rank < m_ranks; ++rank) {
-        QFile f(events.filePath(QStringLiteral("rank%1.jsonl").arg(rank)));
-        if (!f.exists() || !f.open(QIODevice::ReadOnly)) continue;
-        RankFile& rf = m_files[rank];
-        if (f.size() <= rf.offset) continue;
-        f.seek(rf.offset);
-        const QByteArray chunk = f.readAll();
-        rf.offset += chunk.size();
-        rf.partial += chunk;
-        qsizetype nl;
-        while ((nl = rf.partial.indexOf('\n')) >= 0) {  // whole lines only; the rest waits for the next poll
-            const QByteArray line = rf.partial.left(nl);
-            rf.partial.remove(0, nl + 1);
-            if (!line.trimmed().isEmpty()) handleLine(rank, line);
-        }
+void RankRelay::accept() {
+    while (QTcpSocket* peer = m_server.nextPendingConnection()) {
+        m_peers[peer];
+        connect(peer, &QTcpSocket::readyRead, this, [this, peer] { read(peer); });
     }
 }
 
-void RankRelay::handleLine(int rank, const QByteArray& line) {
+void RankRelay::read(QTcpSocket* peer) {
+    auto it = m_peers.find(peer);
+    if (it == m_peers.end()) return;
+    QByteArray& partial = it->second;
+    partial += peer->readAll();
+    qsizetype nl;
+    while ((nl = partial.indexOf('\n')) >= 0) {
+        const QByteArray line = partial.left(nl);
+        partial.remove(0, nl + 1);
+        if (!line.trimmed().isEmpty()) handleLine(line);
+    }
+}
+
+void RankRelay::drain() {
+    while (m_server.waitForNewConnection(0)) accept();
+    accept();
+    for (auto& [peer, partial] : m_peers) {  // the ranks are gone: what they sent is in the socket's buffer
+        while (peer->waitForReadyRead(20)) {
+        }
+        read(peer);
+    }
+}
+
+void RankRelay::handleLine(const QByteArray& line) {
     RunEvent e;
+    int rank = -1;
     try {
-        e = runEventFromJson(nlohmann::json::parse(line.toStdString()));
+        const nlohmann::json j = nlohmann::json::parse(line.toStdString());
+        if (j.is_object() && j.contains("rank") && j["rank"].is_number_integer()) rank = j["rank"].get<int>();
+        if (rank < 0 || rank >= m_ranks) throw std::runtime_error("no rank of this run");
+        e = runEventFromJson(j);
     } catch (const std::exception& ex) {
         if (!m_badLineSaid)
             m_sink(hr::LogEvent{hr::LogLevel::warning,
@@ -223,10 +239,9 @@ RunEnded RankRelay::fallbackEnd() const {
 void RankRelay::onFinished() {
     if (m_done) return;
     m_done = true;
-    m_poll.stop();
     m_escalate.stop();
     m_output += m_process.readAll();
-    poll();  // the last lines
+    drain();  // the last lines
     RunEnded end = m_rank0End ? *m_rank0End : fallbackEnd();
     m_dir.reset();
     m_sink(end);

@@ -3,14 +3,16 @@
 // writes the run's TrainConfig to a temporary config.json and starts
 //   headroom train --config DIR/config.json --ranks N --out OUT --no-history --quiet
 // (the launcher of app/cli/train_command.cpp, which runs mpirun on the same binary) with
-// HEADROOM_EVENTS_DIR=DIR/events, so every rank writes its events as JSON lines (rank<R>.jsonl). It reads
-// them as they grow (every 100 ms) and hands them to its sink, RunController::deliver(): rank 0's every
+// HEADROOM_EVENTS_ADDR=127.0.0.1:PORT, its own listening socket: every rank connects and sends its events
+// as JSON lines (each carrying its "rank"), so no rank needs the window's disk (issue 45). It reads them as
+// they arrive and hands them to its sink, RunController::deliver(): rank 0's every
 // event, the other ranks' memory (tagged with their rank) and warnings, and every rank's telemetry
 // (RankTelemetry: what the rank sees of its machine, which may not be the window's). The run's end is delivered once
 // the launcher has exited, so when the controller says the run finished, no rank is left: rank 0's own
 // end when it sent one, else a failed end naming the cause (a rank's error, the launcher's last words,
 // its exit status) or, after stop(), a stopped one. The history record is the controller's (the child
-// runs with --no-history); rank 0 writes the run folder.
+// runs with --no-history); rank 0 writes the run folder. The socket listens on loopback: ranks on other
+// hosts would need an address they can reach (not yet).
 //
 // setPaused() creates or removes DIR/pause (the launcher's --pause-file): rank 0 sees it within 200 ms
 // and every rank pauses after the same step; Stop while paused still ends every rank.
@@ -21,6 +23,8 @@
 #include <QObject>
 #include <QProcess>
 #include <QString>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QVector>
@@ -64,20 +68,19 @@ public:
     qint64 launcherPid() const { return m_process.processId(); }
 
 private:
-    void poll();
+    void accept();                     // the ranks' new connections
+    void read(QTcpSocket* peer);       // whole lines only; the rest waits for more
+    void drain();                      // every line the ranks sent, once the launcher has ended
     void onFinished();
-    void handleLine(int rank, const QByteArray& line);
+    void handleLine(const QByteArray& line);
     RunEnded fallbackEnd() const;
 
     Sink m_sink;
     QProcess m_process;
     std::unique_ptr<QTemporaryDir> m_dir;
-    QTimer m_poll, m_escalate;
-    struct RankFile {
-        qint64 offset = 0;
-        QByteArray partial;
-    };
-    std::map<int, RankFile> m_files;
+    QTimer m_escalate;
+    QTcpServer m_server;
+    std::map<QTcpSocket*, QByteArray> m_peers;  // each rank's connection and its partial line
     std::optional<RunEnded> m_rank0End;
     std::map<int, RunEnded> m_otherEnds;
     QByteArray m_output;  // the launcher's and mpirun's own lines (the last few kilobytes)
