@@ -17,6 +17,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <chrono>
 #include <set>
 #include <unistd.h>
 #include <signal.h>
@@ -257,6 +258,44 @@ private slots:
         const QVector<RunInfo> runs = store.listRuns();
         QCOMPARE(runs.size(), qsizetype(1));
         QCOMPARE(runs[0].status, QStringLiteral("stopped"));
+    }
+
+    // Stop while a rank is stopped (SIGSTOP: it answers nothing) and the rank timeout is far away: the
+    // launcher's escalation (HEADROOM_STOP_GRACE, 2 s here: SIGTERM, then SIGKILL) ends every process of
+    // the job, and the controller reports the end.
+    void stopDuringAStallEndsEveryRank() {
+        qputenv("HEADROOM_STOP_GRACE", "2");
+        TrainingSetupPanel panel;
+        int ranks = 0;
+        hr::TrainConfig config = windowConfig(panel, QStringLiteral("zero2"), 1000000, &ranks);
+        config.rank_timeout = 300;
+        RunController c;
+        std::int64_t lastStep = 0;
+        connect(&c, &RunController::stepsReady, this, [&](const QVector<hr::StepEvent>& s) { lastStep = s.last().step; });
+        QSignalSpy finished(&c, &RunController::runFinished);
+        RunOptions o;
+        o.outDir = m_dir.filePath(QStringLiteral("stall"));
+        o.ranks = ranks;
+        o.rankProgram = kHeadroom;
+        o.sampleTelemetry = false;
+        QString error;
+        QVERIFY2(c.start(config, o, &error), qPrintable(error));
+        qunsetenv("HEADROOM_STOP_GRACE");
+        const long launcher = c.relay()->launcherPid();
+        QTRY_VERIFY_WITH_TIMEOUT(lastStep >= 3, 60000);
+        std::set<long> below = hrtest::processes_below(launcher);
+        const std::map<int, long> rankPids = hrtest::rank_processes(launcher);
+        QVERIFY(rankPids.count(1));
+        ::kill(static_cast<pid_t>(rankPids.at(1)), SIGSTOP);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        QElapsedTimer t;
+        t.start();
+        c.stop();
+        QVERIFY(finished.wait(30000));
+        qInfo("Stop to end during a stall: %.2f s (grace 2 s)", t.elapsed() / 1000.0);
+        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+        below.insert(launcher);
+        for (long pid : below) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QStringLiteral("process %1 is still running").arg(pid)));
     }
 };
 
