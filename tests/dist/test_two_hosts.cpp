@@ -1,0 +1,184 @@
+// ranks: none
+// Ranks on two hosts (issue 45): the test makes two hosts out of network namespaces joined by a veth pair
+// (`ip netns`, each process with a /tmp of its own through `unshare --mount`), runs mpirun in the first
+// and has it start the second host's daemon through a launch agent (plm_rsh_agent: a script that enters
+// that namespace). Traffic stays on the pair. Checked:
+// - `headroom train` on one rank per host equals the same run on two local ranks bit for bit (and one
+//   process within float rounding: the loss within 1e-6);
+// - a host whose rank is stopped (SIGSTOP) or killed ends the run within --rank-timeout plus a margin, no process
+//   of the job left.
+// Needs root, `ip`, `unshare` and mpirun; skips otherwise. Folders are under the build tree, not /tmp
+// (each host's /tmp is its own).
+#include <QtTest>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.h"
+#include "test_support.h"
+#include "programs.h"
+
+namespace {
+
+const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+
+QStringList runArgs(const QString& out, const QString& steps) {
+    return {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256", "--test-limit", "64",
+            "--batch", "64", "--steps", steps, "--threads", "1", "--seed", "3", "--device", "cpu", "--no-history",
+            "--quiet", "--shard", "dp", "--rank-timeout", "2", "--out", out};
+}
+
+bool run(const QString& program, const QStringList& args, QString* output = nullptr) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(program, args);
+    const bool ok = p.waitForFinished(120000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    if (output) *output = QString::fromLocal8Bit(p.readAll());
+    return ok;
+}
+
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class TwoHostsTest : public QObject {
+    Q_OBJECT
+    QString m_a, m_b, m_ipA, m_ipB, m_dir, m_agent;
+    bool m_made = false;
+
+    // `mpirun` in host A over both hosts, one rank each, running headroom with `args`
+    QStringList mpirunInA(const QStringList& args) const {
+        QStringList mpi = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--host",
+                           m_ipA + ":1," + m_ipB + ":1", "-np", "2", "-x", "OMP_NUM_THREADS=1", "--mca",
+                           "plm_rsh_agent", m_agent, "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include",
+                           m_ipA.section('.', 0, 2) + ".0/24", "--mca", "oob_tcp_if_include",
+                           m_ipA.section('.', 0, 2) + ".0/24", kHeadroom};
+        mpi << args;
+        QStringList quoted;
+        for (const QString& a : mpi) quoted << "'" + a + "'";
+        return {"netns", "exec", m_a, "unshare", "--mount", "/bin/sh", "-c",
+                "mount -t tmpfs tmpfs /tmp && exec " + quoted.join(' ')};
+    }
+
+private slots:
+    void initTestCase() {
+        if (QString(HR_MPIEXEC).isEmpty() || !hr::mpi_built()) QSKIP("no mpirun or no MPI support in this build");
+        if (!QFileInfo::exists(kHeadroom)) QSKIP("the headroom binary is not built");
+        if (::geteuid() != 0) QSKIP("network namespaces need root");
+        if (QStandardPaths::findExecutable("ip").isEmpty() || QStandardPaths::findExecutable("unshare").isEmpty())
+            QSKIP("no ip or unshare");
+        const long pid = static_cast<long>(::getpid());
+        m_a = QString("hr-%1-a").arg(pid);
+        m_b = QString("hr-%1-b").arg(pid);
+        const QString net = QString("10.%1.%2").arg(200 + (pid / 250) % 50).arg(pid % 250);
+        m_ipA = net + ".1";
+        m_ipB = net + ".2";
+        const QString va = QString("hr%1a").arg(pid), vb = QString("hr%1b").arg(pid);
+        if (!run("ip", {"netns", "add", m_a})) QSKIP("cannot make network namespaces here (a container without CAP_SYS_ADMIN?)");
+        m_made = true;
+        QVERIFY(run("ip", {"netns", "add", m_b}));
+        QVERIFY(run("ip", {"link", "add", va, "type", "veth", "peer", "name", vb}));
+        QVERIFY(run("ip", {"link", "set", va, "netns", m_a}));
+        QVERIFY(run("ip", {"link", "set", vb, "netns", m_b}));
+        QVERIFY(run("ip", {"-n", m_a, "addr", "add", m_ipA + "/24", "dev", va}));
+        QVERIFY(run("ip", {"-n", m_b, "addr", "add", m_ipB + "/24", "dev", vb}));
+        for (const QString& ns : {m_a, m_b}) QVERIFY(run("ip", {"-n", ns, "link", "set", "lo", "up"}));
+        QVERIFY(run("ip", {"-n", m_a, "link", "set", va, "up"}));
+        QVERIFY(run("ip", {"-n", m_b, "link", "set", vb, "up"}));
+        m_dir = QString(HR_BINARY_DIR "/two-hosts-%1").arg(pid);
+        QVERIFY(QDir().mkpath(m_dir));
+        // the launch agent: `agent HOST COMMAND...` runs COMMAND in HOST's namespace with a /tmp of its own
+        m_agent = m_dir + "/agent.sh";
+        QFile agent(m_agent);
+        QVERIFY(agent.open(QIODevice::WriteOnly));
+        agent.write(QString("#!/bin/sh\n"
+                            "host=$1; shift\n"
+                            "case \"$host\" in %1) ns=%2;; %3) ns=%4;; *) echo \"agent: unknown host $host\" >&2; exit 1;; esac\n"
+                            "exec ip netns exec $ns unshare --mount /bin/sh -c 'mount -t tmpfs tmpfs /tmp && exec /bin/sh -c \"$0\"' \"$*\"\n")
+                        .arg(m_ipA, m_a, m_ipB, m_b)
+                        .toUtf8());
+        agent.close();
+        QVERIFY(QFile::setPermissions(m_agent, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+    }
+
+    void cleanupTestCase() {
+        if (m_made) {
+            run("ip", {"netns", "del", m_a});
+            run("ip", {"netns", "del", m_b});
+        }
+        if (!m_dir.isEmpty()) QDir(m_dir).removeRecursively();
+    }
+
+    void twoHostsEqualTwoLocalRanks() {
+        QString said;
+        QVERIFY2(run("ip", mpirunInA(runArgs(m_dir + "/two-hosts", "6")), &said), qPrintable(said));
+        QProcess local;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("OMP_NUM_THREADS", "1");
+        local.setProcessEnvironment(env);
+        local.setProcessChannelMode(QProcess::MergedChannels);
+        local.start(kHeadroom, runArgs(m_dir + "/local", "6") << "--ranks" << "2");
+        QVERIFY(local.waitForFinished(120000));
+        QVERIFY2(local.exitCode() == 0, local.readAll().constData());
+        local.start(kHeadroom, QStringList(runArgs(m_dir + "/one", "6")).replaceInStrings("dp", "none"));
+        QVERIFY(local.waitForFinished(120000));
+        QVERIFY2(local.exitCode() == 0, local.readAll().constData());
+        const QByteArray two = fileBytes(m_dir + "/two-hosts/model.safetensors");
+        QVERIFY(!two.isEmpty());
+        QVERIFY2(two == fileBytes(m_dir + "/local/model.safetensors"), "two hosts differ from two local ranks");
+        const nlohmann::json a = hrtest::read_json((m_dir + "/two-hosts/run.json").toStdString());
+        const nlohmann::json b = hrtest::read_json((m_dir + "/one/run.json").toStdString());
+        QCOMPARE(a["distributed"]["world_size"].get<int>(), 2);
+        QVERIFY(std::abs(a["final"]["train_loss"].get<double>() - b["final"]["train_loss"].get<double>()) < 1e-6);
+    }
+
+    void aStoppedOrKilledHostEndsTheRun_data() {
+        QTest::addColumn<int>("sig");
+        QTest::newRow("SIGSTOP") << int(SIGSTOP);
+        QTest::newRow("SIGKILL") << int(SIGKILL);
+    }
+    void aStoppedOrKilledHostEndsTheRun() {
+        QFETCH(int, sig);
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start("ip", mpirunInA(runArgs(m_dir + "/stall-" + QTest::currentDataTag(), "1000000")));
+        QVERIFY(p.waitForStarted(10000));
+        QElapsedTimer t;
+        t.start();
+        std::map<int, long> ranks;
+        while (ranks.size() < 2 && t.elapsed() < 60000 && p.state() == QProcess::Running) {
+            p.waitForFinished(200);
+            ranks = hrtest::rank_processes(p.processId());
+        }
+        QCOMPARE(int(ranks.size()), 2);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // training
+        const std::set<long> job = hrtest::processes_below(p.processId());
+        ::kill(static_cast<pid_t>(ranks.at(1)), sig);  // the rank on host B
+        QElapsedTimer since;
+        since.start();
+        const bool ended = p.waitForFinished(30000);
+        qInfo("host B's rank %s: the run ended after %.2f s (--rank-timeout 2 s)", QTest::currentDataTag(), since.elapsed() / 1000.0);
+        if (!ended) {
+            for (long pid : job) {
+                ::kill(static_cast<pid_t>(pid), SIGCONT);
+                ::kill(static_cast<pid_t>(pid), SIGKILL);
+            }
+        }
+        QVERIFY2(ended, p.readAll().constData());
+        QVERIFY(p.exitCode() != 0);
+        for (long pid : job) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TwoHostsTest)
+#include "test_two_hosts.moc"
