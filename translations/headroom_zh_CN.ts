@@ -1403,12 +1403,6 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <translation>headroom train：作业在 SIGTERM 后 %1 秒内未结束；正在杀死它的所有进程
 </translation>
     </message>
-    <message>
-        <source>headroom train: a rank ended and the others did not within %1 s; ending them (SIGTERM, then SIGKILL %1 s later)
-</source>
-        <translation>headroom train：一个 rank 已结束，其余 rank 未在 %1 秒内结束；正在结束它们（SIGTERM，%1 秒后 SIGKILL）
-</translation>
-    </message>
     <message numerus="yes">
         <source>headroom train: %n process(es) of the job outlived mpirun and were killed
 </source>
@@ -1431,6 +1425,12 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <source>headroom train: rank %1 cannot reach its parent at %2 (HEADROOM_EVENTS_ADDR); its events are not sent
 </source>
         <translation>headroom train：rank %1 无法连接到其父进程 %2（HEADROOM_EVENTS_ADDR）；它的事件不会被发送
+</translation>
+    </message>
+    <message>
+        <source>headroom train: a rank ended and a stopped one did not within %1 s; ending them (SIGTERM, then SIGKILL %1 s later)
+</source>
+        <translation>headroom train：一个 rank 已结束，而被暂停的 rank 未在 %1 秒内结束；正在结束它们（SIGTERM，%1 秒后 SIGKILL）
 </translation>
     </message>
 </context>

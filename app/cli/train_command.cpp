@@ -609,7 +609,7 @@ QString resumeNote(const QString& outDir) {
 //   exit status 1); ranks that have not ended within the grace (HEADROOM_STOP_GRACE) get SIGTERM, and
 //   SIGKILL after the grace again. A second signal sends SIGTERM at once, a third SIGKILL.
 // - a rank that makes no progress: the others fail after --rank-timeout and end the job (MPI_Abort);
-//   a job whose rank has ended while mpirun keeps the others beyond the grace is ended the same way.
+//   a job whose rank has ended while mpirun keeps a stopped one beyond the grace is ended the same way.
 // The signals go to every process of the job (RankJob: mpirun and the tree below it, stopped ones woken
 // with SIGCONT), and nothing of the job is left running when this returns.
 int launchRanks(const CliRequest& r) {
@@ -710,11 +710,12 @@ int launchRanks(const CliRequest& r) {
                        .arg(seconds(grace)));
             killAll();
         }
-        // a rank ended (failed, aborted, killed) but mpirun keeps the others: the job ends as a whole
-        if (ending == Ending::no && job.aRankEnded()) {
+        // a rank ended (failed, aborted, killed) but mpirun keeps a stopped one: the job ends as a whole. (Not
+        // for any rank that ended: at a normal end rank 0 may write and file for longer than the grace.)
+        if (ending == Ending::no && job.aRankEnded() && !job.stoppedRanks(grace).empty()) {
             if (rankEndedSince < 0) rankEndedSince = now();
             else if (now() - rankEndedSince > grace) {
-                eprint(Cli::tr("headroom train: a rank ended and the others did not within %1 s; ending them (SIGTERM, "
+                eprint(Cli::tr("headroom train: a rank ended and a stopped one did not within %1 s; ending them (SIGTERM, "
                                "then SIGKILL %1 s later)\n")
                            .arg(seconds(grace)));
                 terminate();
