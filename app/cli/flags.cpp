@@ -37,7 +37,6 @@ namespace hrapp {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // Steps and step counts stay far below INT64_MAX: the trainer multiplies a step by the batch
 // (up to 2^24) to number samples.

@@ -20,7 +20,6 @@ namespace hrapp {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // The folder of a run given by id, 'last' or name in the history; "" with *why when there is none.
 QString runFolderFromHistory(const QString& spec, const QString& db, QString* why) {

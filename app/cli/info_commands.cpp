@@ -23,11 +23,6 @@
 
 namespace hrapp {
 
-namespace {
-QString q(const std::string& s) { return QString::fromStdString(s); }
-}  // namespace
-
-
 int runPresetsCommand(const CliRequest& r) {
     // `headroom presets --json NAME`: the preset's model spec as JSON (docs/model-spec.md), for tools
     // such as bench/torch_reference.py that build the same model elsewhere.

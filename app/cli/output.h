@@ -5,6 +5,8 @@
 #include <QCoreApplication>
 #include <QString>
 
+#include <string>
+
 namespace hrapp {
 
 // The command line's strings: Cli::tr("...") translates in the "Cli" context (lupdate sees it).
@@ -14,6 +16,9 @@ struct Cli {
 
 void print(const QString& text);
 void eprint(const QString& text);
+
+// Core's strings (UTF-8) for the command line's text.
+inline QString q(const std::string& s) { return QString::fromStdString(s); }
 
 class OutputCapture {
 public:

@@ -24,7 +24,6 @@ namespace hrapp {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 QString bytes(std::size_t b) { return q(hr::format_bytes(b)); }
 
 // "1,557,686,400 (1.56 B)": a model's parameter count from its spec (no weights allocated).

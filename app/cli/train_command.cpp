@@ -52,7 +52,6 @@ namespace hrapp {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
 
 // Prints a run's events as they come: which device (the first line), a progress bar on a terminal,
 // one line per epoch, the trainer's notes on stderr; then the outcome.

@@ -29,7 +29,6 @@ namespace hrapp {
 
 namespace {
 
-QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
 
 QTableWidgetItem* cell(const QString& text, bool right = false) {
     auto* item = new QTableWidgetItem(text);
@@ -268,13 +267,13 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
     QString capacityText;
     QString capacityName;
     if (c.memory_limit) {
-        capacityText = tr("the memory limit of %1").arg(bytesText(c.memory_limit));
+        capacityText = tr("the memory limit of %1").arg(coreBytesText(c.memory_limit));
         capacityName = tr("Memory limit");
     } else if (cpu) {
-        capacityText = tr("%1 free RAM (of %2)").arg(bytesText(free), bytesText(total));
+        capacityText = tr("%1 free RAM (of %2)").arg(coreBytesText(free), coreBytesText(total));
         capacityName = tr("Free RAM");
     } else {
-        capacityText = tr("%1 free (of %2)").arg(bytesText(free), bytesText(total));
+        capacityText = tr("%1 free (of %2)").arg(coreBytesText(free), coreBytesText(total));
         capacityName = tr("Free memory");
     }
     // what must fit: the ledger's peak on the CPU; on a GPU the process as the driver sees it, with the
@@ -288,23 +287,23 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
     } else {
         verdict = tr("<span style='color:#d62728'><b>does not fit</b></span> in %1: %2 too much. "
                      "Try <i>Fit to device</i>.")
-                      .arg(capacityText.toHtmlEscaped(), bytesText(need - m_capacity));
+                      .arg(capacityText.toHtmlEscaped(), coreBytesText(need - m_capacity));
     }
-    QString summary = tr("Predicted peak on %1: <b>%2</b> — %3").arg(where.toHtmlEscaped(), bytesText(p.device_total), verdict);
+    QString summary = tr("Predicted peak on %1: <b>%2</b> — %3").arg(where.toHtmlEscaped(), coreBytesText(p.device_total), verdict);
     if (p.device_overhead > 0) {
         const QString outside = p.communication_overhead > 0
                                     ? tr("CUDA context and handles %1, NCCL %2 %3")
-                                          .arg(bytesText(p.device_overhead - p.communication_overhead),
-                                               bytesText(p.communication_overhead),
+                                          .arg(coreBytesText(p.device_overhead - p.communication_overhead),
+                                               coreBytesText(p.communication_overhead),
                                                p.communication_overhead_measured
                                                    ? tr("as an earlier run on this GPU measured it")
                                                    : tr("estimated from NCCL's default buffers until a run measures it"))
-                                    : tr("CUDA context and handles %1").arg(bytesText(p.device_overhead));
+                                    : tr("CUDA context and handles %1").arg(coreBytesText(p.device_overhead));
         summary += QStringLiteral("<br>") +
                    tr("The driver will see %1 per process: %2 reserved by the caching allocator and %3 outside the "
                       "ledger (%4); %5 with the 5 % margin must fit.")
-                       .arg(bytesText(p.process_total), bytesText(p.device_reserved), bytesText(p.device_overhead),
-                            outside.toHtmlEscaped(), bytesText(need));
+                       .arg(coreBytesText(p.process_total), coreBytesText(p.device_reserved), coreBytesText(p.device_overhead),
+                            outside.toHtmlEscaped(), coreBytesText(need));
     }
     m_summary->setText(summary);
     const std::size_t blocks = [&] {
@@ -321,9 +320,9 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
     QString strategy = tr("%1 · batch %2 · %3 optimizer").arg(describeStrategy(p.strategy, blocks)).arg(c.batch).arg(optimizer);
     if (p.host_total)
         strategy += p.strategy.offload_parameters
-                        ? tr(" · %1 of parameters, gradients and optimizer state in host memory").arg(bytesText(p.host_total))
-                        : tr(" · %1 of optimizer state in host memory").arg(bytesText(p.host_total));
-    if (p.dataset_bytes) strategy += tr(" · the data set takes %1 of RAM").arg(bytesText(p.dataset_bytes));
+                        ? tr(" · %1 of parameters, gradients and optimizer state in host memory").arg(coreBytesText(p.host_total))
+                        : tr(" · %1 of optimizer state in host memory").arg(coreBytesText(p.host_total));
+    if (p.dataset_bytes) strategy += tr(" · the data set takes %1 of RAM").arg(coreBytesText(p.dataset_bytes));
     m_strategyLabel->setText(strategy);
     m_bar->setPlan(p.device, p.host, p.host_total > 0, m_capacity, capacityName);
 
@@ -335,10 +334,10 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
             p.forward_flops > 0 ? 100.0 * p.recompute_flops / p.forward_flops : 0.0, 0, 'f', 0);
     if (p.offload_bytes > 0)
         step += tr("; offload moves %1 per step, about %2 ms over the host link (%3/s)")
-                    .arg(bytesText(std::size_t(p.offload_bytes)))
+                    .arg(coreBytesText(std::size_t(p.offload_bytes)))
                     .arg(p.offload_seconds * 1e3, 0, 'f', 2)
-                    .arg(bytesText(std::size_t(p.host_link)));
-    if (p.recompute_arena > 0) step += tr("; recompute buffer %1").arg(bytesText(p.recompute_arena));
+                    .arg(coreBytesText(std::size_t(p.host_link)));
+    if (p.recompute_arena > 0) step += tr("; recompute buffer %1").arg(coreBytesText(p.recompute_arena));
     m_stepLabel->setText(step + QLatin1Char('.'));
     showWhatIf(c);
 
@@ -349,9 +348,9 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
         m_layers->setItem(i, 1, cell(QString::fromStdString(l.label)));
         m_layers->setItem(i, 2, cell(l.block >= 0 ? QString::number(l.block) : QString(), true));
         m_layers->setItem(i, 3, cell(l.checkpointed ? tr("yes") : QString()));
-        auto* act = cell(l.checkpointed && !l.activation_bytes ? tr("recomputed") : bytesText(l.activation_bytes), true);
+        auto* act = cell(l.checkpointed && !l.activation_bytes ? tr("recomputed") : coreBytesText(l.activation_bytes), true);
         m_layers->setItem(i, 4, act);
-        m_layers->setItem(i, 5, cell(l.parameter_bytes ? bytesText(l.parameter_bytes) : QStringLiteral("—"), true));
+        m_layers->setItem(i, 5, cell(l.parameter_bytes ? coreBytesText(l.parameter_bytes) : QStringLiteral("—"), true));
     }
     emit planUpdated();
 }
@@ -377,7 +376,7 @@ void MemoryPlanPanel::showWhatIf(const hr::TrainConfig& c) {
                                   "test accuracy (a language model's validation loss) before and after.")
                                    .arg(how.join(tr(", ", "between the parts of a list")).toHtmlEscaped())
                                    .arg(r.tensors)
-                                   .arg(bytesText(r.stored_bytes), bytesText(r.dense_bytes), bytesText(r.other_bytes)));
+                                   .arg(coreBytesText(r.stored_bytes), coreBytesText(r.dense_bytes), coreBytesText(r.other_bytes)));
     } catch (const std::exception& e) {
         m_whatIfLabel->setText(tr("What-if after training: %1").arg(coreText(e).toHtmlEscaped()));
     }
@@ -404,7 +403,7 @@ void MemoryPlanPanel::fitToDevice() {
     m_searchConfig = c;
     m_fit->setEnabled(false);
     m_fitStatus->setText(tr("Searching precision, checkpointing, micro-batches and offload for %1…")
-                             .arg(bytesText(budget)));
+                             .arg(coreBytesText(budget)));
     m_searchTask->start(req, budget);
 }
 
@@ -424,11 +423,11 @@ void MemoryPlanPanel::searchFinished(const hr::PlanSearch& search, const QString
             m_search.ranks_needed > 0  // sharded over more ranks it would: the Ranks box (Training setup)
                 ? tr("Nothing fits in %1 at batch %2 as set up; sharded, it %3. Choose the ranks in Training setup, "
                      "or lower the batch size.")
-                      .arg(bytesText(m_search.budget))
+                      .arg(coreBytesText(m_search.budget))
                       .arg(c.batch)
                       .arg(coreText(m_search.ranks_reason))
                 : tr("Nothing fits in %1 at batch %2: lower the batch size or raise the memory limit.")
-                      .arg(bytesText(m_search.budget))
+                      .arg(coreBytesText(m_search.budget))
                       .arg(c.batch));
         m_allCandidates->setChecked(true);
         m_rankingToggle->setChecked(true);
@@ -445,8 +444,8 @@ void MemoryPlanPanel::searchFinished(const hr::PlanSearch& search, const QString
     for (const hr::PlanCandidate& x : m_search.candidates) front += x.pareto;
     m_fitStatus->setText(tr("Applied the fastest configuration that fits in %1: %2 (predicted %3, %4× step time). "
                             "%n other configuration(s) trade speed for memory.", nullptr, front - 1)
-                             .arg(bytesText(m_search.budget), describeStrategy(best.plan.strategy, blocks),
-                                  bytesText(best.plan.device_total))
+                             .arg(coreBytesText(m_search.budget), describeStrategy(best.plan.strategy, blocks),
+                                  coreBytesText(best.plan.device_total))
                              .arg(best.plan.relative_step_time, 0, 'f', 2));
     emit strategyChosen(normalized(best.strategy, c.batch));
     updateNow();
@@ -478,9 +477,9 @@ void MemoryPlanPanel::fillRanking(const hr::PlanSearch& s) {
                           .arg(slower, 0, 'f', 0)
                           .arg(describeStrategy(s.candidates[std::size_t(c.dominated_by)].plan.strategy, blocks));
         else if (c.fits) verdict = tr("fits, %1% slower than the best").arg(slower, 0, 'f', 0);
-        else verdict = tr("does not fit: %1 over the budget").arg(bytesText(c.plan.device_total - s.budget));
-        QTableWidgetItem* items[] = {cell(describeStrategy(c.plan.strategy, blocks)), cell(bytesText(c.plan.device_total), true),
-                                     cell(c.plan.host_total ? bytesText(c.plan.host_total) : QStringLiteral("—"), true),
+        else verdict = tr("does not fit: %1 over the budget").arg(coreBytesText(c.plan.device_total - s.budget));
+        QTableWidgetItem* items[] = {cell(describeStrategy(c.plan.strategy, blocks)), cell(coreBytesText(c.plan.device_total), true),
+                                     cell(c.plan.host_total ? coreBytesText(c.plan.host_total) : QStringLiteral("—"), true),
                                      cell(QStringLiteral("%1×").arg(c.plan.relative_step_time, 0, 'f', 2), true),
                                      cell(verdict)};
         items[0]->setToolTip(QStringLiteral("headroom train %1").arg(QString::fromStdString(hr::strategy_flags(c.strategy))));
@@ -543,7 +542,7 @@ void MemoryPlanPanel::setRunResult(const hr::TrainResult& r) {
         const Row& row = rows[std::size_t(i)];
         QString diff = QStringLiteral("—");
         if (row.measured) diff = QStringLiteral("%1%").arg(100.0 * (double(row.predicted) - double(row.measured)) / double(row.measured), 0, 'f', 2);
-        QTableWidgetItem* items[] = {cell(row.name), cell(bytesText(row.predicted), true), cell(bytesText(row.measured), true),
+        QTableWidgetItem* items[] = {cell(row.name), cell(coreBytesText(row.predicted), true), cell(coreBytesText(row.measured), true),
                                      cell(diff, true)};
         for (int col = 0; col < 4; ++col) {
             if (row.name == tr("Total")) {

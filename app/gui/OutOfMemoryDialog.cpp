@@ -17,10 +17,6 @@
 
 namespace hrapp {
 
-namespace {
-QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
-}  // namespace
-
 OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::TrainResult& r, QWidget* parent)
     : QDialog(parent) {
     setObjectName(QStringLiteral("outOfMemoryDialog"));
@@ -33,7 +29,7 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
     const std::size_t limit = r.oom_limit;
     auto* intro = new QLabel(tr("<b>The run ran out of memory</b> (%1 available on the device%2). The trainer "
                                 "reported:")
-                                 .arg(bytesText(limit),
+                                 .arg(coreBytesText(limit),
                                       config.memory_limit ? tr(", the memory limit") : QString()),
                              this);
     intro->setWordWrap(true);
@@ -52,7 +48,7 @@ OutOfMemoryDialog::OutOfMemoryDialog(const hr::TrainConfig& config, const hr::Tr
     m_advice->setObjectName(QStringLiteral("oomSuggestion"));
     m_advice->setWordWrap(true);
     m_advice->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_advice->setText(tr("Searching for a configuration that fits in %1…").arg(bytesText(limit)));
+    m_advice->setText(tr("Searching for a configuration that fits in %1…").arg(coreBytesText(limit)));
     v->addWidget(m_advice);
 
     auto* buttons = new QDialogButtonBox(this);

@@ -7,4 +7,5 @@ namespace hrapp {
 using hrw::coreText;
 using hrw::fillCoreArgs;
 using hrw::categoryText;
+using hrw::coreBytesText;
 }  // namespace hrapp

@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "memory/allocator.h"
+#include "i18n/CoreText.h"
 
 namespace hrapp {
 
 namespace {
-
-QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
 
 bool isWide(char32_t c) {
     return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0x33FF) ||
@@ -59,11 +58,11 @@ QString planSearchTable(const hr::PlanSearch& s, bool all) {
                                 .arg(rowOf[std::size_t(c.dominated_by)])
                           : PlanTable::tr("fits, %1% slower than the best").arg(slower, 0, 'f', 0);
         else
-            verdict = PlanTable::tr("does not fit: %1 over the budget").arg(bytesText(c.plan.device_total - s.budget));
+            verdict = PlanTable::tr("does not fit: %1 over the budget").arg(coreBytesText(c.plan.device_total - s.budget));
         cells.push_back({i == s.best ? QStringLiteral("*") : QString(), QString::number(rowOf[std::size_t(i)]),
                          flags.empty() ? PlanTable::tr("(no strategies: fp32)") : QString::fromStdString(flags),
-                         bytesText(c.plan.device_total),
-                         c.plan.host_total ? bytesText(c.plan.host_total) : QStringLiteral("-"),
+                         coreBytesText(c.plan.device_total),
+                         c.plan.host_total ? coreBytesText(c.plan.host_total) : QStringLiteral("-"),
                          QStringLiteral("%1x").arg(c.plan.relative_step_time, 0, 'f', 2), verdict});
     }
     const bool rightAligned[] = {false, true, false, true, true, true, false};

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 
 #include "memory/allocator.h"
+#include "i18n/CoreText.h"
 
 namespace hrapp {
 
@@ -12,7 +13,6 @@ namespace {
 struct Text {
     Q_DECLARE_TR_FUNCTIONS(OutOfMemoryAdvice)
 };
-QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
 }  // namespace
 
 hr::PlanRequest outOfMemoryRequest(const hr::TrainConfig& config, const hr::TrainResult& r) {
@@ -51,17 +51,17 @@ QString OutOfMemoryAdvice::summary() const {
     if (!found() && search.ranks_needed > 0)  // sharded over more ranks it would (issue 10)
         return Text::tr("no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2 as "
                         "set up; sharded, it %3. Otherwise lower --batch or make the model smaller")
-            .arg(bytesText(limit))
+            .arg(coreBytesText(limit))
             .arg(batch)
             .arg(messageText(search.ranks_reason));
     if (!found())
         return Text::tr("no combination of precision, checkpointing, micro-batches and offload fits in %1 at batch %2; "
                   "lower --batch, make the model smaller or raise the memory limit")
-            .arg(bytesText(limit))
+            .arg(coreBytesText(limit))
             .arg(batch);
     const hr::MemoryPlan& p = bestCandidate().plan;
     return Text::tr("this fits in %1 (predicted %2, %3x the step time): %4")
-        .arg(bytesText(limit), bytesText(p.device_total))
+        .arg(coreBytesText(limit), coreBytesText(p.device_total))
         .arg(p.relative_step_time, 0, 'f', 2)
         .arg(flags());
 }

@@ -17,7 +17,7 @@
 namespace hrapp {
 
 namespace {
-struct Text {
+struct RelayText {
     Q_DECLARE_TR_FUNCTIONS(RankRelay)
 };
 constexpr int kEscalateMs = 15000;
@@ -49,14 +49,14 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
                       QString* error, bool resume) {
     m_dir = std::make_unique<QTemporaryDir>(QDir::temp().filePath(QStringLiteral("headroom-ranks-XXXXXX")));
     if (!m_dir->isValid()) {
-        if (error) *error = Text::tr("cannot create a temporary folder for the ranks' configuration: %1").arg(m_dir->errorString());
+        if (error) *error = RelayText::tr("cannot create a temporary folder for the ranks' configuration: %1").arg(m_dir->errorString());
         return false;
     }
     const QString configPath = m_dir->filePath(QStringLiteral("config.json"));
     {
         QFile f(configPath);
         if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(hr::train_config_to_json(config).dump(2))) < 0) {
-            if (error) *error = Text::tr("cannot write %1: %2").arg(configPath, f.errorString());
+            if (error) *error = RelayText::tr("cannot write %1: %2").arg(configPath, f.errorString());
             return false;
         }
     }
@@ -66,7 +66,7 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
     m_peers.clear();
     m_server.close();
     if (!m_server.listen(QHostAddress::LocalHost, 0)) {
-        if (error) *error = Text::tr("cannot listen for the ranks' events: %1").arg(m_server.errorString());
+        if (error) *error = RelayText::tr("cannot listen for the ranks' events: %1").arg(m_server.errorString());
         return false;
     }
     m_rank0End.reset();
@@ -94,7 +94,7 @@ bool RankRelay::start(const hr::TrainConfig& config, const QString& outDir, int 
                                                                          : QCoreApplication::applicationFilePath();
     m_process.start(exe, args);
     if (!m_process.waitForStarted(10000)) {
-        if (error) *error = Text::tr("could not start %1: %2").arg(exe, m_process.errorString());
+        if (error) *error = RelayText::tr("could not start %1: %2").arg(exe, m_process.errorString());
         return false;
     }
     m_process.closeWriteChannel();
@@ -181,7 +181,7 @@ void RankRelay::handleLine(const QByteArray& line) {
     } catch (const std::exception& ex) {
         if (!m_badLineSaid)
             m_sink(hr::LogEvent{hr::LogLevel::warning,
-                                Text::tr("rank %1 sent an event that could not be read (%2); it is skipped")
+                                RelayText::tr("rank %1 sent an event that could not be read (%2); it is skipped")
                                     .arg(rank)
                                     .arg(QString::fromUtf8(ex.what()))
                                     .toStdString()});
@@ -205,7 +205,7 @@ void RankRelay::handleLine(const QByteArray& line) {
         return m_sink(copy);
     }
     if (auto* l = std::get_if<hr::LogEvent>(&e))
-        m_sink(hr::LogEvent{l->level, Text::tr("rank %1: %2").arg(rank).arg(logText(*l)).toStdString(), {}});
+        m_sink(hr::LogEvent{l->level, RelayText::tr("rank %1: %2").arg(rank).arg(logText(*l)).toStdString(), {}});
 }
 
 RunEnded RankRelay::fallbackEnd() const {
@@ -220,7 +220,7 @@ RunEnded RankRelay::fallbackEnd() const {
     r.status = "failed";
     for (const auto& [rank, e] : m_otherEnds)  // a rank's own account of what went wrong, first
         if (e.result.status == "failed") {
-            r.error = Text::tr("rank %1: %2").arg(rank).arg(resultError(e.result)).toStdString();
+            r.error = RelayText::tr("rank %1: %2").arg(rank).arg(resultError(e.result)).toStdString();
             r.bad_input = e.result.bad_input;
             r.out_of_memory = e.result.out_of_memory;
             return end;
@@ -228,10 +228,10 @@ RunEnded RankRelay::fallbackEnd() const {
     const QString said = QString::fromLocal8Bit(m_output).trimmed();
     const QString last = said.section(QLatin1Char('\n'), -3);  // the launcher's and mpirun's last lines
     const QString status = m_process.exitStatus() == QProcess::NormalExit
-                               ? Text::tr("exit status %1").arg(m_process.exitCode())
-                               : Text::tr("the launcher crashed");
-    r.error = (last.isEmpty() ? Text::tr("the ranks ended before rank 0 finished the run (%1)").arg(status)
-                              : Text::tr("the ranks ended before rank 0 finished the run (%1): %2").arg(status, last))
+                               ? RelayText::tr("exit status %1").arg(m_process.exitCode())
+                               : RelayText::tr("the launcher crashed");
+    r.error = (last.isEmpty() ? RelayText::tr("the ranks ended before rank 0 finished the run (%1)").arg(status)
+                              : RelayText::tr("the ranks ended before rank 0 finished the run (%1): %2").arg(status, last))
                   .toStdString();
     return end;
 }

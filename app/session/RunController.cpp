@@ -23,7 +23,7 @@
 namespace hrapp {
 
 namespace {
-struct Text {
+struct ControllerText {
     Q_DECLARE_TR_FUNCTIONS(RunController)
 };
 
@@ -100,14 +100,14 @@ QString RunController::checkOutputFolder(const QString& dirText) {
     const fs::path dir = dirText.toStdString();
     std::error_code ec;
     if (fs::exists(dir, ec)) {
-        if (!fs::is_directory(dir, ec)) return Text::tr("%1 is a file, not a folder; give a folder").arg(dirText);
-        if (!canCreateFilesIn(dir)) return Text::tr("%1 is not writable; pick a folder you can write to").arg(dirText);
+        if (!fs::is_directory(dir, ec)) return ControllerText::tr("%1 is a file, not a folder; give a folder").arg(dirText);
+        if (!canCreateFilesIn(dir)) return ControllerText::tr("%1 is not writable; pick a folder you can write to").arg(dirText);
         return {};
     }
     fs::path p = fs::absolute(dir, ec).parent_path();
     while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
     if (p.empty() || !fs::is_directory(p, ec) || !canCreateFilesIn(p))
-        return Text::tr("%1 cannot be created: %2 is not a writable folder").arg(dirText, QString::fromStdString(p.string()));
+        return ControllerText::tr("%1 cannot be created: %2 is not a writable folder").arg(dirText, QString::fromStdString(p.string()));
     return {};
 }
 
@@ -153,7 +153,7 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
         if (error) *error = why;
         return false;
     };
-    if (m_running || !m_thread || m_relay) return refuse(Text::tr("a run is in progress; stop it first"));
+    if (m_running || !m_thread || m_relay) return refuse(ControllerText::tr("a run is in progress; stop it first"));
     try {
         hr::validate_train_config(config);
         hr::validate_model_spec(config.model);
@@ -181,7 +181,7 @@ bool RunController::start(const hr::TrainConfig& config, const RunOptions& optio
         if (m_runId > 0) {
             if (const auto info = m_store->run(m_runId)) m_name = info->name;
         } else {
-            warn(Text::tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
+            warn(ControllerText::tr("This run is not recorded in the history: %1").arg(m_store->lastError()));
         }
     }
     if (options.sampleTelemetry) {

@@ -1,4 +1,5 @@
 #include "session/RunEvent.h"
+#include "base/json_limits.h"
 
 #include <cmath>
 
@@ -10,7 +11,6 @@ using json = nlohmann::json;
 
 namespace {
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 double real(const json& j, const char* key, double fallback = 0) {
     if (!j.contains(key)) return fallback;
@@ -79,17 +79,17 @@ json stepToJson(const hr::StepEvent& e) {
             {"epoch", e.epoch},
             {"step_in_epoch", e.step_in_epoch},
             {"steps_per_epoch", e.steps_per_epoch},
-            {"loss", num(e.loss)},
-            {"accuracy", num(e.accuracy)},
-            {"lr", num(e.lr)},
-            {"step_seconds", num(e.step_seconds)},
-            {"images_per_second", num(e.images_per_second)},
-            {"elapsed_seconds", num(e.elapsed_seconds)},
-            {"eta_seconds", num(e.eta_seconds)},
-            {"loss_scale", num(e.loss_scale)},
+            {"loss", hr::json_finite(e.loss)},
+            {"accuracy", hr::json_finite(e.accuracy)},
+            {"lr", hr::json_finite(e.lr)},
+            {"step_seconds", hr::json_finite(e.step_seconds)},
+            {"images_per_second", hr::json_finite(e.images_per_second)},
+            {"elapsed_seconds", hr::json_finite(e.elapsed_seconds)},
+            {"eta_seconds", hr::json_finite(e.eta_seconds)},
+            {"loss_scale", hr::json_finite(e.loss_scale)},
             {"skipped", e.skipped},
-            {"tokens_per_second", num(e.tokens_per_second)},
-            {"grad_norm", num(e.grad_norm)}};
+            {"tokens_per_second", hr::json_finite(e.tokens_per_second)},
+            {"grad_norm", hr::json_finite(e.grad_norm)}};
 }
 
 hr::StepEvent stepFromJson(const json& j) {
@@ -115,20 +115,20 @@ hr::StepEvent stepFromJson(const json& j) {
 
 json epochToJson(const hr::EpochEvent& e) {
     return {{"epoch", e.epoch},
-            {"train_loss", num(e.train_loss)},
-            {"train_accuracy", num(e.train_accuracy)},
-            {"test_loss", num(e.test_loss)},
-            {"test_accuracy", num(e.test_accuracy)},
-            {"seconds", num(e.seconds)},
-            {"images_per_second", num(e.images_per_second)},
+            {"train_loss", hr::json_finite(e.train_loss)},
+            {"train_accuracy", hr::json_finite(e.train_accuracy)},
+            {"test_loss", hr::json_finite(e.test_loss)},
+            {"test_accuracy", hr::json_finite(e.test_accuracy)},
+            {"seconds", hr::json_finite(e.seconds)},
+            {"images_per_second", hr::json_finite(e.images_per_second)},
             {"step", e.step},
-            {"tokens_per_second", num(e.tokens_per_second)}};
+            {"tokens_per_second", hr::json_finite(e.tokens_per_second)}};
 }
 
 json evalToJson(const hr::EvalEvent& e) {
-    return {{"step", e.step},          {"epoch", e.epoch},     {"test_loss", num(e.loss)},
-            {"test_accuracy", num(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
-            {"seconds", num(e.seconds)}};
+    return {{"step", e.step},          {"epoch", e.epoch},     {"test_loss", hr::json_finite(e.loss)},
+            {"test_accuracy", hr::json_finite(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
+            {"seconds", hr::json_finite(e.seconds)}};
 }
 
 hr::EvalEvent evalFromJson(const json& j) {
@@ -229,14 +229,14 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"error", r.error},
             {"error_messages", messagesToJson(r.error_messages)},
             {"bad_input", r.bad_input},
-            {"test_accuracy", num(r.test_accuracy)},
-            {"test_loss", num(r.test_loss)},
-            {"train_loss", num(r.train_loss)},
-            {"train_accuracy", num(r.train_accuracy)},
+            {"test_accuracy", hr::json_finite(r.test_accuracy)},
+            {"test_loss", hr::json_finite(r.test_loss)},
+            {"train_loss", hr::json_finite(r.train_loss)},
+            {"train_accuracy", hr::json_finite(r.train_accuracy)},
             {"steps", r.steps},
             {"epochs_completed", r.epochs_completed},
-            {"seconds", num(r.seconds)},
-            {"images_per_second", num(r.images_per_second)},
+            {"seconds", hr::json_finite(r.seconds)},
+            {"images_per_second", hr::json_finite(r.images_per_second)},
             {"epochs", epochs},
             {"ledger", ledgerSnapshotToJson(r.ledger)},
             {"device_name", r.device_name},
@@ -246,7 +246,7 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"data_source", r.data_source},
             {"strategy", r.strategy},
             {"skipped_steps", r.skipped_steps},
-            {"final_loss_scale", num(r.final_loss_scale)},
+            {"final_loss_scale", hr::json_finite(r.final_loss_scale)},
             {"host_ledger", ledgerSnapshotToJson(r.host_ledger)},
             {"out_of_memory", r.out_of_memory},
             {"oom_category", r.oom_category},
@@ -259,17 +259,17 @@ json trainResultToJson(const hr::TrainResult& r) {
             {"rank_batches", r.rank_batches},
             {"rank_peak_bytes", r.rank_peak_bytes},
             {"rank_resident_peak_bytes", r.rank_resident_peak_bytes},
-            {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
-            {"offload_bytes_per_step", num(r.offload_bytes_per_step)},
+            {"communication_bytes_per_step", hr::json_finite(r.communication_bytes_per_step)},
+            {"offload_bytes_per_step", hr::json_finite(r.offload_bytes_per_step)},
             {"lora_rank", r.lora_rank},
-            {"lora_alpha", num(r.lora_alpha)},
+            {"lora_alpha", hr::json_finite(r.lora_alpha)},
             {"lora_params", r.lora_params},
             {"frozen_params", r.frozen_params},
             {"lora_base_bits", r.lora_base_bits},
             {"quantized_params", r.quantized_params},
-            {"lora_before_loss", num(r.lora_before_loss)},
-            {"lora_before_accuracy", num(r.lora_before_accuracy)},
-            {"communication_seconds_per_step", num(r.communication_seconds_per_step)},
+            {"lora_before_loss", hr::json_finite(r.lora_before_loss)},
+            {"lora_before_accuracy", hr::json_finite(r.lora_before_accuracy)},
+            {"communication_seconds_per_step", hr::json_finite(r.communication_seconds_per_step)},
             {"resumed_from_step", r.resumed_from_step},
             {"checkpoint", r.checkpoint}};
 }
@@ -345,13 +345,13 @@ json telemetryToJson(const RankTelemetry& e) {
                         {"pci_bus_id", g.pci_bus_id},
                         {"memory_used", g.memory_used},
                         {"memory_total", g.memory_total},
-                        {"power_watts", num(g.power_watts)},
-                        {"power_limit_watts", num(g.power_limit_watts)},
-                        {"gpu_utilization", num(g.gpu_utilization)},
-                        {"memory_utilization", num(g.memory_utilization)},
-                        {"temperature_c", num(g.temperature_c)},
-                        {"sm_clock_mhz", num(g.sm_clock_mhz)},
-                        {"energy_joules", num(g.energy_joules)}});
+                        {"power_watts", hr::json_finite(g.power_watts)},
+                        {"power_limit_watts", hr::json_finite(g.power_limit_watts)},
+                        {"gpu_utilization", hr::json_finite(g.gpu_utilization)},
+                        {"memory_utilization", hr::json_finite(g.memory_utilization)},
+                        {"temperature_c", hr::json_finite(g.temperature_c)},
+                        {"sm_clock_mhz", hr::json_finite(g.sm_clock_mhz)},
+                        {"energy_joules", hr::json_finite(g.energy_joules)}});
     return {{"event", "telemetry"},
             {"rank", e.rank},
             {"host", e.host},
@@ -361,7 +361,7 @@ json telemetryToJson(const RankTelemetry& e) {
             {"machine", e.machine},
             {"t_seconds", e.sample.t_seconds},
             {"step", e.sample.step},
-            {"cpu_utilization", num(h.cpu_utilization)},
+            {"cpu_utilization", hr::json_finite(h.cpu_utilization)},
             {"cpu_count", h.cpu_count},
             {"ram_used", h.ram_used},
             {"ram_total", h.ram_total},
@@ -428,7 +428,7 @@ json runEventToJson(const RunEvent& event) {
         json operator()(const hr::MemoryEvent& e) const {
             return {{"event", "memory"},
                     {"step", e.step},
-                    {"elapsed_seconds", num(e.elapsed_seconds)},
+                    {"elapsed_seconds", hr::json_finite(e.elapsed_seconds)},
                     {"device_capacity", e.device_capacity},
                     {"ledger", ledgerSnapshotToJson(e.ledger)},
                     {"rank", e.rank}};

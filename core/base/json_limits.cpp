@@ -1,5 +1,7 @@
 #include "base/json_limits.h"
 
+#include <cmath>
+
 #include "base/error.h"
 
 namespace hr {
@@ -63,5 +65,7 @@ std::string json_brief(const nlohmann::json& v) {
     if (s.size() > 80) s = s.substr(0, 77) + "...";
     return s;
 }
+
+nlohmann::json json_finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace hr

@@ -29,4 +29,7 @@ nlohmann::ordered_json parse_ordered_json_limited(std::string_view text, const s
 // ("an array of 3 items"). Never recursive beyond a few levels, unlike dump().
 std::string json_brief(const nlohmann::json& v);
 
+// A number for a JSON record: the value, or null where it is not finite (JSON has no NaN or infinity).
+nlohmann::json json_finite(double v);
+
 }  // namespace hr

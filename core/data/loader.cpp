@@ -7,16 +7,10 @@
 
 #include "base/error.h"
 #include "memory/ledger.h"
+#include "base/splitmix.h"
 
 namespace hr {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 // Unbiased integer in [0, n) from the generator's raw output.
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {

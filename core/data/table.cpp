@@ -15,8 +15,6 @@ namespace hr {
 
 namespace {
 
-std::string num(std::int64_t v) { return std::to_string(v); }
-
 // The columns for a message: all of them, or the first 20 and how many more.
 std::string column_list(const std::vector<std::string>& columns) {
     std::string s;
@@ -62,7 +60,7 @@ public:
                         throw InputError(HR_MSG("table.unterminated_quote",
                                                 "%1, line %2: a quoted field is not closed before the end of the file; "
                                                 "add the closing \" (a \" inside a quoted field is written \"\")"),
-                                         {what_, num(line)});
+                                         {what_, std::to_string(line)});
                     const char c = s_[pos_];
                     if (c == '"') {
                         if (pos_ + 1 < n && s_[pos_ + 1] == '"') {
@@ -83,7 +81,7 @@ public:
                     throw InputError(HR_MSG("table.text_after_quote",
                                             "%1, line %2: text follows a closing quote in field %3; quote the whole "
                                             "field (a \" inside it is written \"\")"),
-                                     {what_, num(line_), num(std::int64_t(fields.size()) + 1)});
+                                     {what_, std::to_string(line_), std::to_string(std::int64_t(fields.size()) + 1)});
             } else {
                 const std::size_t start = pos_;
                 while (pos_ < n && s_[pos_] != delim_ && s_[pos_] != '\n') ++pos_;
@@ -171,7 +169,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
     const std::int64_t ncol = static_cast<std::int64_t>(columns.size());
     if (ncol > kMaxTableColumns)
         throw InputError(HR_MSG("table.too_many_columns", "%1: %2 columns is more than the %3 Headroom reads"),
-                         {what, num(ncol), num(kMaxTableColumns)});
+                         {what, std::to_string(ncol), std::to_string(kMaxTableColumns)});
     if (target.empty())
         throw InputError(HR_MSG("table.no_target", "%1: name the column to predict with --target COLUMN; the "
                                                    "table's columns are %2"),
@@ -182,7 +180,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
             if (tcol >= 0)
                 throw InputError(HR_MSG("table.target_twice", "%1: two columns are named '%2'; give the target's number "
                                                               "instead (--target %3 for the first)"),
-                                 {what, target, num(tcol + 1)});
+                                 {what, target, std::to_string(tcol + 1)});
             tcol = static_cast<int>(c);
         }
     if (tcol < 0) {
@@ -193,7 +191,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
     if (tcol < 0)
         throw InputError(HR_MSG("table.target_not_a_column", "%1: no column is named '%2'; the table's columns are "
                                                              "%3 (or give a column's number from 1 to %4)"),
-                         {what, target, column_list(columns), num(ncol)});
+                         {what, target, column_list(columns), std::to_string(ncol)});
     if (ncol < 2)
         throw InputError(HR_MSG("table.no_features", "%1: the table has only the target column '%2'; a model needs "
                                                      "at least one other column of numbers to learn from"),
@@ -211,7 +209,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
             throw InputError(HR_MSG("table.ragged_row", "%1, line %2: %3 fields, but the header names %4 columns; "
                                                         "every row needs a value for each column (quote a value that "
                                                         "holds the delimiter)"),
-                             {what, num(line), num(std::int64_t(fields.size())), num(ncol)});
+                             {what, std::to_string(line), std::to_string(std::int64_t(fields.size())), std::to_string(ncol)});
         for (std::int64_t c = 0; c < ncol; ++c) {
             const std::string& f = fields[std::size_t(c)];
             if (c == tcol) {
@@ -219,7 +217,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
                 if (v.empty())
                     throw InputError(HR_MSG("table.missing_target", "%1, line %2: the target column '%3' is empty; "
                                                                     "every sample needs its class"),
-                                     {what, num(line), columns[std::size_t(c)]});
+                                     {what, std::to_string(line), columns[std::size_t(c)]});
                 auto [it, fresh] = ids.try_emplace(v, static_cast<int>(seen.size()));
                 if (fresh) {
                     if (static_cast<int>(seen.size()) >= kMaxTableClasses)
@@ -227,7 +225,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
                                                 "%1: the target column '%2' has more than %3 different values; "
                                                 "Headroom trains classifiers, so the target must be a class (a "
                                                 "regression target is not supported)"),
-                                         {what, columns[std::size_t(c)], num(kMaxTableClasses)});
+                                         {what, columns[std::size_t(c)], std::to_string(kMaxTableClasses)});
                     seen.push_back(v);
                 }
                 label_ids.push_back(it->second);
@@ -238,11 +236,11 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
                 if (trimmed(f).empty())
                     throw InputError(HR_MSG("table.missing_value", "%1, line %2: column '%3' has no value; fill it in "
                                                                    "or remove the row (Headroom does not impute)"),
-                                     {what, num(line), columns[std::size_t(c)]});
+                                     {what, std::to_string(line), columns[std::size_t(c)]});
                 throw InputError(HR_MSG("table.not_a_number", "%1, line %2: column '%3' holds '%4', which is not a "
                                                               "finite number; every column but the target must be "
                                                               "numeric (encode categories as numbers or drop the column)"),
-                                 {what, num(line), columns[std::size_t(c)], shown(trimmed(f))});
+                                 {what, std::to_string(line), columns[std::size_t(c)], shown(trimmed(f))});
             }
             values.push_back(v);
         }
@@ -251,7 +249,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
     if (rows < 2)
         throw InputError(HR_MSG("table.too_few_rows", "%1: %2 data row(s); a table needs at least 2 (one for "
                                                       "training, one for the test set)"),
-                         {what, num(rows)});
+                         {what, std::to_string(rows)});
     if (seen.size() < 2)
         throw InputError(HR_MSG("table.one_class", "%1: the target column '%2' has only the value '%3'; a "
                                                    "classifier needs at least 2 classes"),
@@ -304,7 +302,7 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
                                  "%1, line %2: column '%3' holds %4, too far from the training rows' values to be "
                                  "held as a 32-bit float once standardised; rescale the column (a logarithm, other "
                                  "units) or remove the row"),
-                          {what, num(lines[std::size_t(r)]), columns[std::size_t(c)],
+                          {what, std::to_string(lines[std::size_t(r)]), columns[std::size_t(c)],
                            number_text(values[std::size_t(r * F + j)])});
     };
     for (std::int64_t j = 0; j < F; ++j) {

@@ -8,19 +8,13 @@
 
 #include "base/error.h"
 #include "memory/ledger.h"
+#include "base/splitmix.h"
 
 namespace hr {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::uint64_t splitmix64(std::uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 std::vector<std::string> fortune_dirs() {
     std::vector<std::string> d;

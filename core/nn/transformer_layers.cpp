@@ -32,7 +32,7 @@ struct Carve {
     std::size_t bytes() const { return off; }
 };
 
-std::int64_t attr_i(const LayerSpec& l, const char* n) { return std::llround(layer_attr(l, n)); }
+std::int64_t attr_i64(const LayerSpec& l, const char* n) { return std::llround(layer_attr(l, n)); }
 bool attr_b(const LayerSpec& l, const char* n) { return layer_attr(l, n) != 0; }
 
 Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel() / cols, cols}); }
@@ -277,10 +277,10 @@ struct Adapters {
     int bits = 0;
     std::int64_t group = 0;
 
-    Adapters(const LayerSpec& l, int base_params) : r(attr_i(l, "lora_rank")), first(base_params) {
+    Adapters(const LayerSpec& l, int base_params) : r(attr_i64(l, "lora_rank")), first(base_params) {
         s = r > 0 ? static_cast<float>(layer_attr(l, "lora_alpha") / static_cast<double>(r)) : 0.0f;
-        bits = r > 0 ? static_cast<int>(attr_i(l, "lora_base_bits")) : 0;
-        group = attr_i(l, "lora_base_group");
+        bits = r > 0 ? static_cast<int>(attr_i64(l, "lora_base_bits")) : 0;
+        group = attr_i64(l, "lora_base_group");
     }
     void declare(std::vector<ParamDecl>& p, const std::string& proj, std::int64_t out, std::int64_t in) const {
         if (r == 0) return;
@@ -309,7 +309,7 @@ struct Adapters {
 // ---- token_embedding ------------------------------------------------------------------------------
 class TokenEmbedding : public Layer {
 public:
-    explicit TokenEmbedding(const LayerSpec& s) : Layer(s), V_(attr_i(s, "vocab_size")), C_(attr_i(s, "dim")) {}
+    explicit TokenEmbedding(const LayerSpec& s) : Layer(s), V_(attr_i64(s, "vocab_size")), C_(attr_i64(s, "dim")) {}
     Shape output_shape(const Shape& in) const override { return {in[0], C_}; }
     std::vector<ParamDecl> params(const Shape&) const override { return {normal("weight", {V_, C_}, 0.02)}; }
 
@@ -328,7 +328,7 @@ private:
 class PositionEmbedding : public Layer {
 public:
     explicit PositionEmbedding(const LayerSpec& s)
-        : Layer(s), P_(attr_i(s, "max_positions")), C_(attr_i(s, "dim")) {}
+        : Layer(s), P_(attr_i64(s, "max_positions")), C_(attr_i64(s, "dim")) {}
     Shape output_shape(const Shape& in) const override { return in; }
     std::vector<ParamDecl> params(const Shape&) const override { return {normal("weight", {P_, C_}, 0.02)}; }
 
@@ -358,7 +358,7 @@ private:
 class LayerNormLayer : public Layer {
 public:
     explicit LayerNormLayer(const LayerSpec& s)
-        : Layer(s), C_(attr_i(s, "dim")), eps_(static_cast<float>(layer_attr(s, "eps"))), bias_(attr_b(s, "bias")) {}
+        : Layer(s), C_(attr_i64(s, "dim")), eps_(static_cast<float>(layer_attr(s, "eps"))), bias_(attr_b(s, "bias")) {}
     Shape output_shape(const Shape& in) const override { return in; }
     std::vector<ParamDecl> params(const Shape&) const override {
         std::vector<ParamDecl> p{ones("weight", {C_})};
@@ -392,8 +392,8 @@ private:
 class SelfAttention : public Layer {
 public:
     SelfAttention(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 4 : 2) {
-        a_.C = attr_i(s, "dim");
-        a_.H = attr_i(s, "heads");
+        a_.C = attr_i64(s, "dim");
+        a_.H = attr_i64(s, "heads");
         a_.causal = attr_b(s, "causal");
         a_.p = static_cast<float>(layer_attr(s, "dropout"));
         a_.selective = o.recompute_attention;
@@ -496,8 +496,8 @@ private:
 class Mlp : public Layer {
 public:
     Mlp(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 4 : 2) {
-        m_.C = attr_i(s, "dim");
-        m_.F = attr_i(s, "hidden");
+        m_.C = attr_i64(s, "dim");
+        m_.F = attr_i64(s, "hidden");
         if (m_.F == 0) m_.F = 4 * m_.C;
         m_.tanh_form = attr_b(s, "gelu_tanh");
         m_.p = static_cast<float>(layer_attr(s, "dropout"));
@@ -584,14 +584,14 @@ class TransformerBlock : public Layer {
 public:
     TransformerBlock(const LayerSpec& s, const LayerOptions& o)
         : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 12 : 6) {
-        C_ = attr_i(s, "dim");
+        C_ = attr_i64(s, "dim");
         a_.C = C_;
-        a_.H = attr_i(s, "heads");
+        a_.H = attr_i64(s, "heads");
         a_.causal = attr_b(s, "causal");
         a_.p = static_cast<float>(layer_attr(s, "dropout"));
         a_.selective = o.recompute_attention;
         m_.C = C_;
-        m_.F = attr_i(s, "hidden");
+        m_.F = attr_i64(s, "hidden");
         if (m_.F == 0) m_.F = 4 * C_;
         m_.tanh_form = attr_b(s, "gelu_tanh");
         m_.p = a_.p;
@@ -797,7 +797,7 @@ private:
 class LmHead : public Layer {
 public:
     explicit LmHead(const LayerSpec& s)
-        : Layer(s), C_(attr_i(s, "dim")), V_(attr_i(s, "vocab_size")), tied_(attr_b(s, "tied")) {}
+        : Layer(s), C_(attr_i64(s, "dim")), V_(attr_i64(s, "vocab_size")), tied_(attr_b(s, "tied")) {}
     Shape output_shape(const Shape& in) const override {
         Shape o = in;
         o.back() = V_;
@@ -826,7 +826,7 @@ private:
 class PatchEmbedding : public Layer {
 public:
     explicit PatchEmbedding(const LayerSpec& s)
-        : Layer(s), Ci_(attr_i(s, "in_channels")), C_(attr_i(s, "dim")), p_(attr_i(s, "patch_size")) {
+        : Layer(s), Ci_(attr_i64(s, "in_channels")), C_(attr_i64(s, "dim")), p_(attr_i64(s, "patch_size")) {
         cp_.stride_h = cp_.stride_w = static_cast<int>(p_);
     }
     Shape output_shape(const Shape& in) const override { return {(in[1] / p_) * (in[2] / p_), C_}; }
@@ -878,7 +878,7 @@ private:
 // ---- class_token (ViT): a learned token put in front of the sequence --------------------------------
 class ClassToken : public Layer {
 public:
-    explicit ClassToken(const LayerSpec& s) : Layer(s), C_(attr_i(s, "dim")) {}
+    explicit ClassToken(const LayerSpec& s) : Layer(s), C_(attr_i64(s, "dim")) {}
     Shape output_shape(const Shape& in) const override { return {in[0] + 1, C_}; }
     std::vector<ParamDecl> params(const Shape&) const override { return {zeros("weight", {1, 1, C_})}; }
     std::size_t workspace_bytes(const Backend&, std::int64_t B, const Shape&, DType dt) const override {

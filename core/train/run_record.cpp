@@ -1,4 +1,5 @@
 #include "train/run_record.h"
+#include "base/json_limits.h"
 
 #include <unistd.h>
 
@@ -18,7 +19,6 @@ namespace hr {
 
 using json = nlohmann::json;
 
-static json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json ledger_to_json(const LedgerSnapshot& s) {
     json j;
@@ -85,10 +85,10 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
     for (const auto& e : r.epochs)
         epochs.push_back({{"epoch", e.epoch},
                           {"step", e.step},
-                          {"train_loss", num(e.train_loss)},
-                          {"train_accuracy", num(e.train_accuracy)},
-                          {"test_loss", num(e.test_loss)},
-                          {"test_accuracy", num(e.test_accuracy)},
+                          {"train_loss", json_finite(e.train_loss)},
+                          {"train_accuracy", json_finite(e.train_accuracy)},
+                          {"test_loss", json_finite(e.test_loss)},
+                          {"test_accuracy", json_finite(e.test_accuracy)},
                           {"seconds", e.seconds},
                           {"images_per_second", e.images_per_second}});
     j["epochs"] = epochs;
@@ -101,8 +101,8 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
     // every evaluation: every eval_every steps, at the end of an epoch as evaluate_each_epoch says, at the end
     json evals = json::array();
     for (const auto& e : r.evals)
-        evals.push_back({{"step", e.step}, {"epoch", e.epoch}, {"test_loss", num(e.loss)},
-                         {"test_accuracy", num(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
+        evals.push_back({{"step", e.step}, {"epoch", e.epoch}, {"test_loss", json_finite(e.loss)},
+                         {"test_accuracy", json_finite(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
                          {"seconds", e.seconds}});
     j["evals"] = evals;
     // run-folder checkpoints (train/resume.h)

@@ -1,4 +1,5 @@
 #include "train/run_summary.h"
+#include "base/json_limits.h"
 
 #include <cmath>
 
@@ -9,21 +10,20 @@ namespace hr {
 using json = nlohmann::json;
 
 namespace {
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 }  // namespace
 
 json run_final_summary(const TrainResult& r) {
-    return {{"test_accuracy", num(r.test_accuracy)},
-            {"test_loss", num(r.test_loss)},
-            {"train_loss", num(r.train_loss)},
-            {"train_accuracy", num(r.train_accuracy)},
+    return {{"test_accuracy", json_finite(r.test_accuracy)},
+            {"test_loss", json_finite(r.test_loss)},
+            {"train_loss", json_finite(r.train_loss)},
+            {"train_accuracy", json_finite(r.train_accuracy)},
             {"steps", r.steps},
             {"epochs", r.epochs_completed},
             {"epochs_completed", r.epochs_completed},
-            {"seconds", num(r.seconds)},
-            {"samples_per_second", num(r.images_per_second)},
-            {"images_per_second", num(r.images_per_second)},
-            {"tokens_per_second", r.seq > 0 ? num(r.tokens_per_second) : json(nullptr)},
+            {"seconds", json_finite(r.seconds)},
+            {"samples_per_second", json_finite(r.images_per_second)},
+            {"images_per_second", json_finite(r.images_per_second)},
+            {"tokens_per_second", r.seq > 0 ? json_finite(r.tokens_per_second) : json(nullptr)},
             {"param_count", r.param_count},
             {"peak_bytes", r.ledger.peak_total},
             {"peak_reserved_bytes", r.ledger.peak_reserved},
@@ -41,10 +41,10 @@ json run_lora_summary(const TrainResult& r) {
             {"frozen_params", r.frozen_params},
             {"base", quantize_name(r.lora_base_bits)},
             {"quantized_params", r.quantized_params},
-            {"test_accuracy_before", num(r.lora_before_accuracy)},
-            {"test_loss_before", num(r.lora_before_loss)},
-            {"test_accuracy_after", num(r.test_accuracy)},
-            {"test_loss_after", num(r.test_loss)}};
+            {"test_accuracy_before", json_finite(r.lora_before_accuracy)},
+            {"test_loss_before", json_finite(r.lora_before_loss)},
+            {"test_accuracy_after", json_finite(r.test_accuracy)},
+            {"test_loss_after", json_finite(r.test_loss)}};
 }
 
 json compression_counts_json(const CompressionOptions& o, const CompressionReport& c) {
@@ -65,11 +65,11 @@ json run_compression_summary(const TrainResult& r) {
     json j = compression_counts_json(e.options, e.compression);
     j["test_samples"] = e.test_samples;
     j["test_tokens"] = e.language_model ? json(e.test_tokens) : json(nullptr);
-    j["test_accuracy_before"] = num(e.test_accuracy);
-    j["test_loss_before"] = num(e.test_loss);
-    j["test_accuracy_after"] = num(e.test_accuracy_after);
-    j["test_loss_after"] = num(e.test_loss_after);
-    j["max_abs_change"] = num(e.compression.max_abs_change);
+    j["test_accuracy_before"] = json_finite(e.test_accuracy);
+    j["test_loss_before"] = json_finite(e.test_loss);
+    j["test_accuracy_after"] = json_finite(e.test_accuracy_after);
+    j["test_loss_after"] = json_finite(e.test_loss_after);
+    j["max_abs_change"] = json_finite(e.compression.max_abs_change);
     return j;
 }
 
@@ -89,8 +89,8 @@ json run_distributed_summary(const TrainResult& r, std::int64_t batch, const std
                                                  ? std::vector<std::int64_t>(rank_batch.size(), 0)
                                                  : r.rank_communication_overhead_bytes},
             {"predicted_peak_bytes", predicted.empty() ? json(nullptr) : json(predicted)},
-            {"communication_bytes_per_step", num(r.communication_bytes_per_step)},
-            {"communication_seconds_per_step", num(r.communication_seconds_per_step)}};
+            {"communication_bytes_per_step", json_finite(r.communication_bytes_per_step)},
+            {"communication_seconds_per_step", json_finite(r.communication_seconds_per_step)}};
 }
 
 }  // namespace hr

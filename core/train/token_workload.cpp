@@ -16,6 +16,7 @@
 #include "train/config.h"
 #include "train/result.h"
 #include "train/workload.h"
+#include "base/clock.h"
 
 namespace hr {
 
@@ -50,10 +51,6 @@ void check_same_tokens(Communicator& comm, const std::vector<std::int32_t>& trai
                                 "rank %2); give every rank the same --data file and --tokenizer, and do not change "
                                 "the file while the run starts"),
                          {std::to_string(train.size()), std::to_string(comm.rank())});
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 class TokenWorkload final : public Workload {

@@ -27,12 +27,12 @@
 #include "train/device.h"
 #include "train/generate.h"
 #include "train/workload.h"
+#include "base/clock.h"
 
 namespace hr {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::size_t host_memory_bytes() {
     long pages = sysconf(_SC_PHYS_PAGES);

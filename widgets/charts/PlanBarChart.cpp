@@ -9,10 +9,6 @@
 
 namespace hrw {
 
-namespace {
-QString bytesText(std::size_t b) { return QString::fromStdString(hr::format_bytes(b)); }
-}  // namespace
-
 PlanBarChart::PlanBarChart(QWidget* parent) : QCustomPlot(parent) {
     setMinimumHeight(150);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
@@ -145,7 +141,7 @@ void PlanBarChart::relayout() {
     m_capLine->setVisible(capOnScale);
     m_capText->setVisible(m_capacity > 0);
     if (m_capacity > 0) {
-        const QString text = QStringLiteral("%1 %2").arg(m_capacityLabel, bytesText(m_capacity));
+        const QString text = QStringLiteral("%1 %2").arg(m_capacityLabel, coreBytesText(m_capacity));
         if (capOnScale) {
             const double x = double(m_capacity) / div;
             m_capLine->point1->setCoords(x, -10);
@@ -166,7 +162,7 @@ void PlanBarChart::relayout() {
         t->setVisible(show);
         if (!show) return;
         t->position->setCoords(double(bytes) / div, key);
-        t->setText(QStringLiteral(" ") + bytesText(bytes));
+        t->setText(QStringLiteral(" ") + coreBytesText(bytes));
     };
     placeTotal(m_deviceText, deviceKey, m_deviceTotal, m_deviceTotal > 0);
     placeTotal(m_hostText, hostKey, m_hostTotal, m_showHost);

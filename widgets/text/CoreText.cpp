@@ -1,5 +1,7 @@
 #include "text/CoreText.h"
 
+#include "memory/allocator.h"
+
 #include <QCoreApplication>
 
 namespace hrw {
@@ -77,5 +79,7 @@ QString coreText(const std::exception& e) {
     if (const auto* he = dynamic_cast<const hr::Error*>(&e)) return coreText(*he);
     return QString::fromUtf8(e.what());
 }
+
+QString coreBytesText(std::size_t bytes) { return QString::fromStdString(hr::format_bytes(bytes)); }
 
 }  // namespace hrw

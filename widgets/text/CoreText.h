@@ -10,6 +10,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <cstddef>
 #include <exception>
 #include <vector>
 
@@ -33,5 +34,8 @@ QString categoryText(hr::MemCategory category);
 
 // Fills %1..%9 of a (translated) template with args in one pass, as hr::Message::format_message does.
 QString fillCoreArgs(const QString& templ, const QStringList& args);
+
+// A byte count as core writes it ("1.50 MiB"), for the interface's tables and charts.
+QString coreBytesText(std::size_t bytes);
 
 }  // namespace hrw
