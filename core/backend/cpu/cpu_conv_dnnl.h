@@ -31,8 +31,10 @@ bool dnnl_conv_enabled();
 // "oneDNN 2.6.3" (empty when not compiled in).
 std::string dnnl_version();
 
-// Workspace bytes of that call at these shapes with `threads` threads; 0 when oneDNN is not enabled or
-// cannot do these shapes (then the call below must not be made).
+// Workspace bytes of that call at these shapes with `threads` threads, enough for the same call at any
+// batch n <= g.N (the most of those, exactly: a layer's workspace is sized for its planned batch and also
+// serves the smaller last batch); 0 when oneDNN is not enabled or cannot do these shapes (then the call
+// below must not be made).
 std::size_t dnnl_conv_workspace_bytes(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads);
 
 // y = conv(x, w) + bias (bias may be null)
