@@ -2,7 +2,10 @@
 // The trainer: one run's data, model, optimizer and strategies, and the one training loop every model
 // goes through (a workload, train/workload.h, supplies what differs between images and text). Blocking
 // run() on the caller's thread; request_stop()/set_paused() may be called from any thread and take effect
-// between steps. Rooms of its own: train/ranks.h (several ranks), train/out_of_memory.h (the report),
+// between steps. The step is a step runner's (train/step_runner.h: host, pipeline, device with graph
+// replay), the evaluation the Evaluator's (train/evaluator.h), a step's figures and its StepEvent
+// RunProgress's (train/step_progress.h); the trainer orchestrates them. Rooms of its own: train/ranks.h
+// (several ranks), train/out_of_memory.h (the report),
 // train/run_folder.cpp (checkpoints, resume, --init-from), train/run_summary.h (the summed-up figures),
 // plan/plan_request.h (the planner's request for a config).
 #include <atomic>
