@@ -1,13 +1,12 @@
-// headroom_dist_bench: the measurements behind scripts/bench dist (bench/dist.sh), until `headroom train
-// --ranks N` exists (the trainer integration comes next). Not a test: it asserts nothing. Each rank
-// prints nothing; rank 0 prints one JSON object on stdout.
+// headroom_dist_bench: the measurements behind scripts/bench dist (bench/dist.sh). Not a test: it asserts
+// nothing. Each rank prints nothing; rank 0 prints one JSON object on stdout.
 //
 //   [mpirun -np N] headroom_dist_bench train --preset NAME --stage dp|zero1|zero2|zero3|tp-head|pipeline|none
 //                  [--micro M]   (pipeline: M micro-batches a step, default 8)
 //                  [--batch 64] [--steps 20] [--warmup 3] [--threads 1] [--precision fp32]
 //                  [--vocab V] [--seq T]   (a language model: random token windows, its head untied)
-//       Trains on synthetic data through TrainingState on CPU ranks (Open MPI under mpirun; a world of
-//       one without it) and reports steps/s, samples/s, each rank's peak memory by category (the
+//       Trains on synthetic data with the trainer's step runner (train/step_runner.h) on CPU ranks (Open
+//       MPI under mpirun; a world of one without it) and reports steps/s, samples/s, each rank's peak memory by category (the
 //       ledger), the host time blocked on communication and the payload per step.
 //   headroom_dist_bench plan --preset NAME [--batch 64] [--precision fp32] [--optimizer adam]
 //                  [--ranks 1,2,8]
@@ -29,6 +28,9 @@
 #include "nn/transformer_spec.h"
 #include "plan/planner.h"
 #include "strategy/training_state.h"
+#include "train/step_runner.h"
+
+#include "bench_rows.h"
 
 using namespace hr;
 using json = nlohmann::json;
@@ -89,83 +91,13 @@ int train(const std::map<std::string, std::string>& a) {
     const ResolvedStrategy rs = resolve_strategy(sc, spec, B, N, rank);
     TrainingState st(spec, o, rs, 1, *be, be->allocator(), *host, host->allocator(), false, comm.get());
     Communicator* c = st.communicator();
-    // a few global batches, made before timing
-    const std::int64_t per = shape_numel(spec.input_shape);
-    std::vector<std::vector<float>> xs(4);
-    std::vector<std::vector<std::int64_t>> ys(4);
-    std::mt19937_64 g(5);
-    std::normal_distribution<float> d(0, 1);
-    std::vector<std::vector<std::int64_t>> ids(4);
-    const std::uint64_t V = static_cast<std::uint64_t>(lm ? model_vocabulary(spec) : 10);
-    for (int k = 0; k < 4; ++k) {
-        if (lm) {
-            ids[k].resize(static_cast<std::size_t>(B * per));
-            for (auto& v : ids[k]) v = static_cast<std::int64_t>(g() % V);
-        } else {
-            xs[k].resize(static_cast<std::size_t>(B * per));
-            for (auto& v : xs[k]) v = d(g);
-        }
-        ys[k].resize(static_cast<std::size_t>(lm ? B * per : B));
-        for (auto& l : ys[k]) l = static_cast<std::int64_t>(g() % V);
-    }
+    // a few global batches, made before timing; the trainer's own step runner takes them (train/step_runner.h:
+    // the pipeline's 1F1B schedule, or micro-batches with the loss read back and agreed over the ranks)
+    hrbench::RandomRows rows(st, *be, spec);
+    const std::unique_ptr<HostStepRunner> runner = make_host_step_runner(st, comm.get(), ledger.get());
     auto step = [&](int s) {
-        const auto& x = xs[static_cast<std::size_t>(s % 4)];
-        const auto& y = ys[static_cast<std::size_t>(s % 4)];
-        st.begin_step();
-        if (st.pipelined()) {  // image models: the first stage uploads, the last scores (strategy/pipeline.h)
-            const auto micro = rs.micro_batches();
-            st.pipeline_step(
-                s, micro,
-                [&](int j) {
-                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
-                    Tensor xb = st.x_staging.slice0(0, n);
-                    be->copy_from_host(x.data() + r0 * per, xb);
-                    if (st.x_model.dtype() == DType::f32) return xb;
-                    Tensor xm = st.x_model.slice0(0, n);
-                    be->copy(xb, xm);
-                    return xm;
-                },
-                [&](int j, const Tensor& logits, Tensor& dl) {
-                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
-                    Tensor yb = st.labels.slice0(0, n);
-                    be->copy_from_host(y.data() + r0, yb);
-                    dl = st.dlogits.slice0(0, n);
-                    return be->softmax_cross_entropy(logits, yb, 0.0f, dl, st.loss_grad_scale(n));
-                });
-            st.optimizer_step(o.lr);
-            return;
-        }
-        for (auto [r0, n] : rs.micro_batches()) {
-            const std::int64_t row = rs.sample_offset + r0;
-            Tensor xb = st.x_staging.slice0(0, n), yb = st.labels.slice0(0, n);
-            if (lm) {  // ids in, next tokens out; the loss's gradient overwrites the logits
-                be->copy_from_host(ids[static_cast<std::size_t>(s % 4)].data() + row * per, xb);
-                be->copy_from_host(y.data() + row * per, yb);
-                Tensor logits = st.model().forward(xb, true, st.first_sample(s, r0));
-                const float k = st.loss_grad_scale(n);
-                if (st.tp_head()) {
-                    st.tp_loss(logits, yb.reshape({n * per}), logits, k);
-                } else {
-                    Tensor lv = logits.reshape({n * per, static_cast<std::int64_t>(V)});
-                    be->cross_entropy_inplace(lv, yb.reshape({n * per}), true, k);
-                }
-                st.model().backward(logits);
-                continue;
-            }
-            be->copy_from_host(x.data() + row * per, xb);
-            be->copy_from_host(y.data() + row, yb);
-            Tensor xm = xb;
-            if (st.x_model.dtype() != DType::f32) {
-                xm = st.x_model.slice0(0, n);
-                be->copy(xb, xm);
-            }
-            Tensor logits = st.model().forward(xm, true, st.first_sample(s, r0));
-            Tensor dl = st.dlogits.slice0(0, n);
-            if (st.tp_head()) st.tp_loss(logits, yb, dl, st.loss_grad_scale(n));
-            else be->softmax_cross_entropy(logits, yb, 0.0f, dl, st.loss_grad_scale(n));
-            st.model().backward(dl);
-        }
-        st.optimizer_step(o.lr);
+        rows.set_batch(s);
+        runner->step(rows, s, o.lr);
     };
     for (int s = 0; s < warmup; ++s) step(s);
     if (comm) comm->barrier();

@@ -1,8 +1,8 @@
 // headroom_gpu_bench: Headroom's side of `scripts/bench gpu` (bench/gpu.sh, docs/benchmarks.md).
-// Trains a preset on random data on cuda:0 the way a run does (the device step without host
-// synchronisation: the next batch's upload overlapping the step, forward, loss, backward, optimizer;
-// per-step figures through the ring),
-// optionally with the steady-state step captured as a CUDA graph, and prints one JSON object:
+// Trains a preset on random data on cuda:0 with the trainer's own device step (train/step_runner.h
+// DeviceStepRunner: the step without host synchronisation, uploads, forward, loss, backward, optimizer;
+// per-step figures through the ring), optionally with the full step captured as a CUDA graph and
+// replayed, and prints one JSON object:
 // ms/step from CUDA events on the compute stream, the ledger's peak and peak plus reserved, and the
 // device's used memory. A developer tool: it links libcudart for the events (the program does not).
 // The memory three ways (issue 43, item 6): the planner's prediction for this model, batch and device
@@ -40,6 +40,9 @@
 #include "nn/model_spec.h"
 #include "plan/planner.h"
 #include "strategy/training_state.h"
+#include "train/step_runner.h"
+
+#include "bench_rows.h"
 
 using namespace hr;
 
@@ -149,46 +152,24 @@ int main(int argc, char** argv) {
         TrainingState state(spec, opt, resolve_strategy(sc, spec, batch), 1, *be, be->allocator(), *host,
                             host->allocator());
         if (graphs && !state.graph_capturable()) usage("this model cannot be captured (dropout or offload)");
-        // four random batches on the host, uploaded in turn every step (as a data loader would)
-        const std::int64_t per = shape_numel(spec.input_shape);
-        std::mt19937_64 g(1);
-        std::normal_distribution<float> nd(0, 1);
-        std::vector<std::vector<float>> xs(4, std::vector<float>(static_cast<std::size_t>(batch * per)));
-        std::vector<std::vector<std::int64_t>> ys(4, std::vector<std::int64_t>(static_cast<std::size_t>(batch)));
-        for (auto& x : xs)
-            for (auto& v : x) v = nd(g);
-        for (auto& y : ys)
-            for (auto& v : y) v = static_cast<std::int64_t>(g() % std::uint64_t(spec.num_classes));
-        StepFigureRing ring(*be, 32);
+        // four random batches on the host, uploaded in turn every step (as a data loader would), through the
+        // trainer's own device step (train/step_runner.h): the uploads, the step, a full step replayed as a
+        // CUDA graph with --graphs (captured after the first step), the figures through the ring
+        hrbench::RandomRows rows(state, *be, spec, 4, 1);
+        DeviceStepRunner runner(state, *be, ledger.get(), graphs, 32);
         std::vector<StepFigures> figures;
-        std::unique_ptr<Backend::CapturedWork> graph;
-        auto upload = [&](int k) {
-            state.upload_next(xs[static_cast<std::size_t>(k % 4)].data(), ys[static_cast<std::size_t>(k % 4)].data(),
-                              nullptr, batch);
-        };
-        upload(0);
-        // a step: take the batch uploaded during the previous step, queue the next one's upload (it
-        // overlaps this step), then the step itself; nothing waits for the device
+        const DeviceStepRunner::Sink keep = [&](const DeviceStepFigures& d) { figures.push_back(d.figures); };
         auto step = [&](int k) {
-            state.take_upload(batch);
-            upload(k + 1);
-            state.begin_device_step(opt.lr);
-            if (graph) {
-                graph->replay();
-            } else {
-                state.device_micro_step(batch, 1.0f, static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(batch));
-                state.device_optimizer_step();
-            }
-            for (const auto& f : ring.push(k, state.stats, state.control)) figures.push_back(f);
+            rows.set_batch(k);
+            DeviceStepFigures issued;
+            issued.step = issued.step_in_epoch = k + 1;
+            issued.epoch = 1;
+            issued.rows = batch;
+            issued.lr = opt.lr;
+            runner.issue(rows, k, issued, DeviceStepRunner::Clock::now(), keep);
+            runner.collect(keep);
         };
-        for (int k = 0; k < warmup; ++k) {
-            step(k);
-            if (graphs && k == 0)
-                graph = be->capture([&] {
-                    state.device_micro_step(batch, 1.0f, 0);
-                    state.device_optimizer_step();
-                });
-        }
+        for (int k = 0; k < warmup; ++k) step(k);
         be->synchronize();
         const std::size_t warmup_peak_ledger = ledger->snapshot().peak_total;
         ledger->reset_peaks();
@@ -202,7 +183,7 @@ int main(int argc, char** argv) {
         check(cudaEventSynchronize(e1), "cudaEventSynchronize");
         float ms = 0;
         check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-        for (const auto& f : ring.drain()) figures.push_back(f);
+        runner.drain(keep);
         be->synchronize();
         check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
         polling = false;

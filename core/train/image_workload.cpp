@@ -13,7 +13,7 @@
 
 namespace hr {
 
-HostRows Workload::host_rows(std::int64_t, std::int64_t) {
+HostRows StepRows::host_rows(std::int64_t, std::int64_t) {
     throw Error("internal: this workload has no host rows for the device step");
 }
 

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 
 #include "backend/cpu/cpu_backend.h"
@@ -25,7 +24,10 @@
 #include "telemetry/host_stats.h"
 #include "train/checkpoint.h"
 #include "train/device.h"
+#include "train/evaluator.h"
 #include "train/generate.h"
+#include "train/step_progress.h"
+#include "train/step_runner.h"
 #include "train/workload.h"
 #include "base/clock.h"
 
@@ -48,16 +50,6 @@ bool use_device_step(Backend& be, TrainingState& st, const Workload& work, int w
     const char* env = std::getenv("HEADROOM_DEVICE_STEP");
     if (env && *env) return std::string(env) != "0";
     return !be.device().is_cpu();
-}
-
-// This rank's micro-batches of a batch of `rows` rows: the strategy's split of a full batch (ranks that split
-// the batch always have one), or, for a shorter last batch of an epoch (one process, or ranks that all take
-// the whole batch: a split head, pipeline stages), pieces of the micro-batch size, the same on every rank.
-std::vector<std::pair<std::int64_t, std::int64_t>> micro_batches_of(const ResolvedStrategy& s, std::int64_t rows) {
-    if (s.data_world() > 1 || rows == s.rank_batch) return s.micro_batches();
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    for (std::int64_t r0 = 0; r0 < rows; r0 += s.micro_batch) out.push_back({r0, std::min(s.micro_batch, rows - r0)});
-    return out;
 }
 
 // A loss that stopped being a number ends the run the same way for every workload: one translatable
@@ -125,6 +117,32 @@ TrainResult Trainer::setup_out_of_memory(const OutOfMemory& e, const ModelSpec& 
     return failed;
 }
 
+// The run's loop state: what the steps, the evaluations and the epochs' ends share (one per run()).
+struct Trainer::Loop {
+    Loop(const TrainConfig& config, Workload& w, TrainingState& s, Backend& b, Communicator* cm, const RunLog& l,
+         const RunCursor& start, const ProgressShape& shape, MemoryLedger& ledger, const std::atomic<bool>& stop)
+        : c(config), work(w), st(s), be(b), comm(cm), log(l), progress(start, shape),
+          evaluator(w, s, cm, ledger, &stop) {}
+    const TrainConfig& c;
+    Workload& work;
+    TrainingState& st;
+    Backend& be;
+    Communicator* comm;
+    const RunLog& log;
+    RunProgress progress;
+    Evaluator evaluator;
+    std::unique_ptr<HostStepRunner> host;      // the host step (or the pipeline's)
+    std::unique_ptr<DeviceStepRunner> device;  // the step without host synchronisation, when the run takes it
+    DeviceStepRunner::Sink take;               // a device step's figures, back on the host
+    TrainResult result;
+    bool snapshots = false;  // whether this rank's parameters are the whole model's
+    bool epoch_open = false;
+    Clock::time_point epoch_start = Clock::now();
+    Clock::time_point last_memory = Clock::now() - std::chrono::seconds(10);
+    std::size_t capacity = 0;
+    RunCursor cursor() const { return progress.cursor(result.epochs); }
+};
+
 TrainResult Trainer::run() {
     const RunLog log{callbacks_.on_log};
     const TrainConfig& c = config_;
@@ -139,25 +157,105 @@ TrainResult Trainer::run() {
         log(LogLevel::info, Message(HR_MSG("run.checkpoint_auto", "checkpoint auto: the planner chose %1 block(s)"),
                                     {std::to_string(strategy.checkpoint_blocks.size())}));
     }
-    const bool tokens = is_token_model(c.model);
-    if (tokens != is_text_data(c.data))
-        throw InputError(tokens ? Message(HR_MSG("train.text_needs_text",
-                                                 "model '%1' is a language model (it takes token ids) but '%2' is not "
-                                                 "text; use --data text:fortunes or text:FILE"),
-                                          {c.model.name, c.data})
-                                : Message(HR_MSG("train.text_needs_lm",
-                                                 "'%1' is text, but model '%2' does not take tokens; pick a language "
-                                                 "model (gpt-tiny, gpt-char, ...) or image data"),
-                                          {c.data, c.model.name}));
-    impl_->workload = tokens ? make_token_workload(c, strategy, resume_, run_dir_) : make_image_workload(c, strategy);
+    check_data_fits_model(c);
+    impl_->workload = is_token_model(c.model) ? make_token_workload(c, strategy, resume_, run_dir_)
+                                              : make_image_workload(c, strategy);
     Workload& work = *impl_->workload;
     const ModelSpec& spec = work.spec();
+    start_device(strategy, env, world, log);  // before the data is loaded, so that a bad --device fails at once
+    Communicator* comm = impl_->comm.get();
+    work.load(comm, log);
 
-    // --- device (before the data is loaded, so that a bad --device fails at once) -------------------
+    // --- engine -------------------------------------------------------------------------------------
+    impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
+    Backend& be = *impl_->backend;
+    const std::size_t limit = run_memory_limit(c, be);
+    if (limit > 0)
+        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(limit);
+    try {
+        impl_->state = std::make_unique<TrainingState>(spec, c.optimizer, strategy, c.seed, be, be.allocator(),
+                                                       *impl_->host_backend, impl_->host_backend->allocator(), false,
+                                                       comm);
+        work.make_batches(*impl_->state, *impl_->ledger, be);
+        if (limit > 0 && impl_->ledger->live_total() > limit)
+            throw OutOfMemory("out of memory: the batch buffers pass the limit", 0, MemCategory::data, -1, limit,
+                              impl_->ledger->snapshot());
+    } catch (const OutOfMemory& e) {
+        return setup_out_of_memory(e, spec, be.name(), strategy);
+    }
+    TrainingState& st = *impl_->state;
+    const std::int64_t steps_per_epoch = work.steps_per_epoch();
+    const std::int64_t total_steps = c.steps > 0 ? c.steps : steps_per_epoch * c.epochs;
+    // the whole model's (a split head or a pipeline stage holds part of it)
+    const std::int64_t whole_params =
+        strategy.tp_head > 1 || strategy.pipeline > 1 ? validate_model_spec(spec).total_params : st.model().param_count();
+    // the run folder from the start: config.json (and the workload's files); resumed: the checkpoint's state
+    const RunCursor start = begin_run_folder(st, total_steps, steps_per_epoch);  // train/resume.h
+    if (!run_dir_.empty() && rank == 0) work.write_run_files(run_dir_);  // rank 0 writes the run's files
+    const ProgressShape shape{total_steps,          steps_per_epoch,         work.units_per_row(),
+                              work.rows_per_loss_weight(), work.counts_tokens(), strategy.loss_scaling};
+    Loop L(c, work, st, be, comm, log, start, shape, *impl_->ledger, stop_);
+    TrainResult& result = L.result;
+    result.device_name = be.name();
+    result.param_count = whole_params;
+    result.strategy = strategy.describe();
+    work.describe(result);
+    result.resumed_from_step = resume_ ? start.step : -1;
+    result.weights_notes = weights_notes_;
+    result.epochs = start.epochs;
+    result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
+    log(LogLevel::info, Message(HR_MSG("run.training", "training %1 (%2 parameters) on %3: %4, %5 steps (%6 per epoch), %7"),
+                                {spec.name, std::to_string(whole_params), be.name(), work.batch_text(),
+                                 std::to_string(total_steps), std::to_string(steps_per_epoch), strategy.describe()}));
+    const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
+    // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
+    // (a split head: each rank holds a slice of the last layer, so no rank's copy is the model)
+    L.snapshots = world == 1 || (strategy.shard != ShardStage::zero3 && strategy.tp_head == 1 && strategy.pipeline == 1);
+    L.capacity = be.device().is_cpu() ? host_memory_bytes() : device_total_bytes(be.device().str());
+    emit_memory(L, true);
+    impl_->ledger->reset_peaks();
+    const CommStats comm_start = comm ? comm->stats() : CommStats{};
+    // parameter offload: the host<->device bytes per step (evaluation's included, as in the communication's)
+    const double offload_start = st.offload_bytes();
+    // LoRA: the frozen model's test figures before the adapters train (the report's "before"); B starts at
+    // zero, so this is the base model (from --init-from, or as initialised)
+    if (strategy.lora_rank > 0 && !resume_) {
+        const EvalEvent before = evaluate(L);
+        result.lora_before_loss = before.loss;
+        result.lora_before_accuracy = before.accuracy;
+    }
+    start_runners(L, use_device_step(be, st, work, world, ranked));
+    train_steps(L);
+    finish_result(L);
+    if (const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step); ran > 0)
+        result.offload_bytes_per_step = (st.offload_bytes() - offload_start) / static_cast<double>(ran);
+    impl_->evaluations = L.evaluator.traffic();
+    finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)
+    emit_memory(L, true);
+    return std::move(result);
+}
+
+// The text of the data and the model agree: a language model reads text, an image model images.
+void Trainer::check_data_fits_model(const TrainConfig& c) {
+    const bool tokens = is_token_model(c.model);
+    if (tokens == is_text_data(c.data)) return;
+    throw InputError(tokens ? Message(HR_MSG("train.text_needs_text",
+                                             "model '%1' is a language model (it takes token ids) but '%2' is not "
+                                             "text; use --data text:fortunes or text:FILE"),
+                                      {c.model.name, c.data})
+                            : Message(HR_MSG("train.text_needs_lm",
+                                             "'%1' is text, but model '%2' does not take tokens; pick a language "
+                                             "model (gpt-tiny, gpt-char, ...) or image data"),
+                                      {c.data, c.model.name}));
+}
+
+// The device, its backend and ledgers, the run's communicator on several ranks (docs/distributed.md: this
+// rank's device and share of the cores), and the device line.
+void Trainer::start_device(const ResolvedStrategy& strategy, const RankEnvironment& env, int world, const RunLog& log) {
+    const TrainConfig& c = config_;
     impl_->ledger = std::make_shared<MemoryLedger>();
     impl_->host_ledger = std::make_shared<MemoryLedger>();
     Message device_note;
-    // several ranks (docs/distributed.md): this rank's device and share of the cores, the run's communicator
     const std::string device = rank_device(c.device, env);
     impl_->backend = make_backend(device, rank_threads(c.threads, world, device, env), impl_->ledger, strategy.tf32,
                                   &device_note);
@@ -182,536 +280,228 @@ TrainResult Trainer::run() {
     if (strategy.tf32 && impl_->backend->device().is_cpu())
         log(LogLevel::info, Message(HR_MSG("run.tf32_on_cpu", "precision tf32 applies to GPU matrix units; on the CPU "
                                                              "it computes in fp32")));
+}
 
-    // --- data ---------------------------------------------------------------------------------------
-    work.load(comm, log);
+void Trainer::emit_memory(Loop& L, bool force) {
+    if (!callbacks_.on_memory) return;
+    const double interval = 1.0 / std::max(1, config_.memory_events_per_second);
+    if (!force && seconds_since(L.last_memory) < interval) return;
+    L.last_memory = Clock::now();
+    callbacks_.on_memory({L.progress.at.step, L.progress.seconds(), impl_->ledger->snapshot(), L.capacity});
+}
 
-    // --- engine -------------------------------------------------------------------------------------
-    impl_->host_backend = make_cpu_backend(c.threads, impl_->host_ledger);
-    Backend& be = *impl_->backend;
-    const std::size_t limit = run_memory_limit(c, be);
-    if (limit > 0)
-        if (auto* cpu = dynamic_cast<CpuAllocator*>(&be.allocator())) cpu->set_limit(limit);
-    try {
-        impl_->state = std::make_unique<TrainingState>(spec, c.optimizer, strategy, c.seed, be, be.allocator(),
-                                                       *impl_->host_backend, impl_->host_backend->allocator(), false,
-                                                       comm);
-        work.make_batches(*impl_->state, *impl_->ledger, be);
-        if (limit > 0 && impl_->ledger->live_total() > limit)
-            throw OutOfMemory("out of memory: the batch buffers pass the limit", 0, MemCategory::data, -1, limit,
-                              impl_->ledger->snapshot());
-    } catch (const OutOfMemory& e) {
-        return setup_out_of_memory(e, spec, be.name(), strategy);
+// One evaluation: into the result, the callbacks and the log.
+EvalEvent Trainer::evaluate(Loop& L) {
+    const EvalEvent ev = L.evaluator.evaluate(L.progress.at.step, L.progress.at.epoch);
+    L.result.evals.push_back(ev);
+    L.result.test_loss = ev.loss;
+    L.result.test_accuracy = ev.accuracy;
+    if (callbacks_.on_eval) callbacks_.on_eval(ev);
+    const std::string step = std::to_string(ev.step);
+    if (L.work.counts_tokens())
+        L.log(LogLevel::info, Message(HR_MSG("run.validation_loss", "step %1: validation loss %2 per token over %3 tokens"),
+                                      {step, std::to_string(ev.loss), std::to_string(ev.tokens)}));
+    else
+        L.log(LogLevel::info, Message(HR_MSG("run.test_loss", "step %1: test loss %2, accuracy %3 over %4 samples"),
+                                      {step, std::to_string(ev.loss), std::to_string(ev.accuracy),
+                                       std::to_string(ev.samples)}));
+    return ev;
+}
+
+// The runner the run steps with: the device step (on a GPU in one process when the strategy and the
+// workload allow it; HEADROOM_DEVICE_STEP=1 on the CPU too) or the host step (or the pipeline's).
+void Trainer::start_runners(Loop& L, bool device_step) {
+    if (!device_step) {
+        L.host = make_host_step_runner(L.st, L.comm, impl_->ledger.get());
+        return;
     }
-    TrainingState& st = *impl_->state;
-    Model& model = st.model();
-    const std::int64_t B = c.batch;
-    const std::int64_t M = strategy.micro_batch;
-    const std::int64_t units = work.units_per_row();  // what accuracy counts per row: 1, or T tokens
-    const std::int64_t loss_rows = work.rows_per_loss_weight();
-    const std::int64_t steps_per_epoch = work.steps_per_epoch();
-    const std::int64_t total_steps = c.steps > 0 ? c.steps : steps_per_epoch * c.epochs;
-
-    TrainResult result;
-    result.device_name = be.name();
-    // the whole model's (a split head or a pipeline stage holds part of it)
-    const std::int64_t whole_params =
-        strategy.tp_head > 1 || strategy.pipeline > 1 ? validate_model_spec(spec).total_params : model.param_count();
-    result.param_count = whole_params;
-    result.strategy = strategy.describe();
-    work.describe(result);
-    // the run folder from the start: config.json (and the workload's files); resumed: the checkpoint's state
-    const RunCursor start = begin_run_folder(st, total_steps, steps_per_epoch);  // train/resume.h
-    if (!run_dir_.empty() && rank == 0) work.write_run_files(run_dir_);  // rank 0 writes the run's files
-    result.resumed_from_step = resume_ ? start.step : -1;
-    result.weights_notes = weights_notes_;
-    result.epochs = start.epochs;
-    result.epochs_completed = start.epochs.empty() ? 0 : start.epochs.back().epoch;
-    log(LogLevel::info, Message(HR_MSG("run.training", "training %1 (%2 parameters) on %3: %4, %5 steps (%6 per epoch), %7"),
-                                {spec.name, std::to_string(whole_params), be.name(), work.batch_text(),
-                                 std::to_string(total_steps), std::to_string(steps_per_epoch), strategy.describe()}));
-
-    const bool ranked = comm != nullptr || strategy.shard != ShardStage::none;
-    // a snapshot copies this rank's parameters: whole weights except under zero3 on several ranks
-    // (a split head: each rank holds a slice of the last layer, so no rank's copy is the model)
-    const bool snapshots = world == 1 || (strategy.shard != ShardStage::zero3 && strategy.tp_head == 1 &&
-                                          strategy.pipeline == 1);
-
-    // --- where the run is: the checkpoint cursor's figures (train/resume.h) ---------------------------
-    std::int64_t step = start.step;
-    int epoch = start.epoch;
-    std::int64_t step_in_epoch = start.step_in_epoch;
-    double loss_sum = start.loss_sum;                 // the epoch's: loss x (rows / loss_rows) per step
-    std::int64_t correct = start.correct, seen = start.seen;  // in units (samples or tokens)
-    double epoch_train_seconds = start.epoch_train_seconds;
-    double train_seconds = start.train_seconds;       // of the epochs before this one
-    std::int64_t samples_trained = start.samples_trained;
-    bool epoch_open = false;
-    auto epoch_start = Clock::now();
-    auto cursor = [&] {
-        return RunCursor{step,  epoch, step_in_epoch,       total_steps,   loss_sum,        correct,
-                         seen,  epoch_train_seconds, train_seconds, samples_trained, result.epochs};
-    };
-    auto epoch_loss = [&] {  // the epoch's mean training loss so far
-        const std::int64_t weight = seen / units / loss_rows;
-        return weight > 0 ? loss_sum / static_cast<double>(weight) : NAN;
-    };
-
-    const auto run_start = Clock::now();
-    double sps_smooth = 0;  // samples (images or sequences) per second, smoothed over recent steps
-    auto last_memory = Clock::now() - std::chrono::seconds(10);
-    const double memory_interval = 1.0 / std::max(1, c.memory_events_per_second);
-    const std::size_t capacity = be.device().is_cpu() ? host_memory_bytes() : device_total_bytes(be.device().str());
-    auto emit_memory = [&](bool force) {
-        if (!callbacks_.on_memory) return;
-        if (!force && seconds_since(last_memory) < memory_interval) return;
-        last_memory = Clock::now();
-        callbacks_.on_memory({step, seconds_since(run_start), impl_->ledger->snapshot(), capacity});
-    };
-    emit_memory(true);
-    impl_->ledger->reset_peaks();
-    const CommStats comm_start = comm ? comm->stats() : CommStats{};
-    impl_->evaluations = CommStats{};
-    // parameter offload: the host<->device bytes per step (evaluation's included, as in the communication's)
-    const double offload_start = st.offload_bytes();
-
-    auto step_event = [&](double loss, std::int64_t step_correct, std::int64_t rows, double lr, double dt, bool skipped,
-                          double loss_scale) {
-        const double sps = dt > 0 ? static_cast<double>(rows) / dt : 0;
-        sps_smooth = sps_smooth == 0 ? sps : 0.9 * sps_smooth + 0.1 * sps;
-        if (!callbacks_.on_step) return;
-        StepEvent ev;
-        ev.step = step;
-        ev.total_steps = total_steps;
-        ev.epoch = epoch;
-        ev.step_in_epoch = step_in_epoch;
-        ev.steps_per_epoch = steps_per_epoch;
-        ev.loss = loss;
-        ev.accuracy = rows ? static_cast<double>(step_correct) / static_cast<double>(rows * units) : 0;
-        ev.lr = lr;
-        ev.step_seconds = dt;
-        ev.images_per_second = sps_smooth;
-        ev.tokens_per_second = work.counts_tokens() ? sps_smooth * static_cast<double>(units) : 0;
-        ev.elapsed_seconds = seconds_since(run_start);
-        const double per_step = (train_seconds + epoch_train_seconds) / static_cast<double>(step);
-        ev.eta_seconds = per_step * static_cast<double>(total_steps - step);
-        ev.loss_scale = strategy.loss_scaling ? loss_scale : 0.0;
-        ev.skipped = skipped;
-        ev.grad_norm = st.last_grad_norm();
-        callbacks_.on_step(ev);
-    };
-
-    // --- evaluation: the same chunks on every rank, each rank its share of a chunk ----------------------
-    auto evaluate = [&]() -> EvalEvent {
-        const auto t0 = Clock::now();
-        const CommStats comm_before = comm ? comm->stats() : CommStats{};
-        impl_->ledger->set_phase("evaluate");
-        double eval_loss_sum = 0;
-        std::int64_t eval_correct = 0, eval_rows = 0;
-        // a rank whose part of a chunk is empty still runs one row (not counted), so every rank makes the
-        // same forwards (zero3 gathers in them)
-        // (a split head's ranks all evaluate every row: they are one data rank)
-        const int data_world = strategy.data_world(), data_rank = strategy.data_rank();
-        const std::int64_t chunk = strategy.eval_micro_batch * data_world;
-        work.start_eval();
-        for (std::int64_t chunk_rows; (chunk_rows = work.next_eval_chunk(chunk)) > 0;) {
-            if (stop_ && !comm) throw Cancelled();  // ranks decide stopping together, between steps
-            auto [lo, n] = rank_share(chunk_rows, data_rank, data_world);
-            const std::int64_t rows = n > 0 ? n : 1;
-            if (n == 0) lo = 0;
-            if (st.pipelined()) {  // through the stages: the first reads the rows, the last scores them
-                Tensor x;
-                if (st.first_stage()) x = work.upload_eval(lo, rows).first;
-                Tensor logits = st.pipeline_eval_forward(x, rows);
-                if (!st.last_stage()) continue;
-                auto [xl, yl] = work.upload_eval(lo, rows);
-                const LossResult r = work.eval_loss(logits, yl, lo, rows);
-                eval_loss_sum += r.loss * static_cast<double>(n * units);
-                eval_correct += r.correct;
-                eval_rows += n;
-                continue;
-            }
-            auto [x, y] = work.upload_eval(lo, rows);
-            Tensor logits = model.forward(x, false);
-            // the loss is read back on the host, after the collectives queued before it (zero3's gathers):
-            // wait for those with the rank timeout first, so that a stalled peer ends the run instead of hanging it
-            if (comm) comm->synchronize();
-            const LossResult r = work.eval_loss(logits, y, lo, rows);
-            if (n == 0) continue;
-            eval_loss_sum += r.loss * static_cast<double>(n * units);
-            eval_correct += r.correct;
-            eval_rows += n;
-        }
-        if (st.pipelined()) {  // the last stage's figures
-            const bool last = st.last_stage();
-            eval_loss_sum = comm->all_reduce_value(last ? eval_loss_sum : 0.0, ReduceOp::sum);
-            eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(last ? static_cast<double>(eval_correct) : 0.0, ReduceOp::sum));
-            eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(last ? static_cast<double>(eval_rows) : 0.0, ReduceOp::sum));
-        } else if (comm && data_world > 1) {  // weighted by samples (tokens): sums over ranks (a split head's first)
-            const double w = strategy.counts_figures() ? 1.0 : 0.0;
-            eval_loss_sum = comm->all_reduce_value(w * eval_loss_sum, ReduceOp::sum);
-            eval_correct = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(eval_correct), ReduceOp::sum));
-            eval_rows = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(eval_rows), ReduceOp::sum));
-        }
-        if (comm) {
-            impl_->evaluations.bytes += comm->stats().bytes - comm_before.bytes;
-            impl_->evaluations.wait_seconds += comm->stats().wait_seconds - comm_before.wait_seconds;
-        }
-        const std::int64_t counted = eval_rows * units;
-        EvalEvent ev;
-        ev.step = step;
-        ev.epoch = epoch;
-        ev.loss = counted ? eval_loss_sum / static_cast<double>(counted) : NAN;
-        ev.accuracy = counted ? static_cast<double>(eval_correct) / static_cast<double>(counted) : NAN;
-        ev.samples = eval_rows;
-        ev.tokens = work.counts_tokens() ? counted : 0;
-        ev.seconds = seconds_since(t0);
-        result.evals.push_back(ev);
-        result.test_loss = ev.loss;
-        result.test_accuracy = ev.accuracy;
-        if (callbacks_.on_eval) callbacks_.on_eval(ev);
-        if (work.counts_tokens())
-            log(LogLevel::info, Message(HR_MSG("run.validation_loss", "step %1: validation loss %2 per token over %3 tokens"),
-                                        {std::to_string(step), std::to_string(ev.loss), std::to_string(counted)}));
-        else
-            log(LogLevel::info, Message(HR_MSG("run.test_loss", "step %1: test loss %2, accuracy %3 over %4 samples"),
-                                        {std::to_string(step), std::to_string(ev.loss), std::to_string(ev.accuracy),
-                                         std::to_string(eval_rows)}));
-        return ev;
-    };
-
-    // The step without host synchronisation (strategy/training_state.h, issue 20), on a GPU in one
-    // process when the strategy and the workload allow it: uploads overlap the previous step, the loss and
-    // the finite check stay on the device, and the figures come back through a ring a few steps later; a
-    // step of one micro-batch without dropout is captured once as a CUDA graph and replayed.
-    // HEADROOM_DEVICE_STEP=1 takes this path on the CPU too (tests compare it with the host step), =0 never.
-    // LoRA: the frozen model's test figures before the adapters train (the report's "before"); B starts at
-    // zero, so this is the base model (from --init-from, or as initialised)
-    if (strategy.lora_rank > 0 && !resume_) {
-        const EvalEvent before = evaluate();
-        result.lora_before_loss = before.loss;
-        result.lora_before_accuracy = before.accuracy;
-    }
-    const bool device_step = use_device_step(be, st, work, world, ranked);
-    std::unique_ptr<StepFigureRing> ring;
-    std::unique_ptr<Backend::CapturedWork> graph;
-    bool graph_tried = false;
-    struct IssuedStep {
-        std::int64_t step, step_in_epoch, rows;
-        int epoch;
-        double lr, seconds;
-    };
-    std::deque<IssuedStep> issued;  // steps whose figures have not come back yet, in order
-    if (device_step) {
-        ring = std::make_unique<StepFigureRing>(be);
-        const bool graphed = st.graph_capturable() && M >= B && !be.device().is_cpu();
-        log(LogLevel::info,
-            graphed ? Message(HR_MSG("run.device_step_graph", "the step runs on the device without waiting for it (its "
-                                                              "figures arrive up to %1 steps later); a full step is "
-                                                              "captured as a CUDA graph"),
-                              {std::to_string(ring->slot_count())})
-                    : Message(HR_MSG("run.device_step", "the step runs on the device without waiting for it (its figures "
-                                                        "arrive up to %1 steps later)"),
-                              {std::to_string(ring->slot_count())}));
-    }
-    // device step: one step's figures back on the host, as the host step would have had them
-    auto take_figures = [&](const StepFigures& f) {
-        if (issued.empty() || issued.front().step != f.step)
-            throw Error("internal: the step figures arrived out of order (step " + std::to_string(f.step) + ")");
-        const IssuedStep is = issued.front();
-        issued.pop_front();
-        if (result.status == "failed") return;
+    L.device = std::make_unique<DeviceStepRunner>(L.st, L.be, impl_->ledger.get());
+    const std::string slots = std::to_string(L.device->ring_slots());
+    L.log(LogLevel::info,
+          L.device->graphed()
+              ? Message(HR_MSG("run.device_step_graph", "the step runs on the device without waiting for it (its "
+                                                        "figures arrive up to %1 steps later); a full step is "
+                                                        "captured as a CUDA graph"),
+                        {slots})
+              : Message(HR_MSG("run.device_step", "the step runs on the device without waiting for it (its figures "
+                                                  "arrive up to %1 steps later)"),
+                        {slots}));
+    // a device step's figures back on the host, as the host step would have had them
+    L.take = [this, &L](const DeviceStepFigures& d) {
+        if (L.result.status == "failed") return;
+        const StepFigures& f = d.figures;
         if (f.bad_labels > 0)
             throw Error(HR_MSG("train.bad_label",
                                "label %1 in row %2 of step %3 is outside [0, %4): the data's labels do not match the "
                                "model's classes; check num_classes and the data set"),
                         {std::to_string(f.bad_label), std::to_string(f.bad_row), std::to_string(f.step),
-                         std::to_string(spec.num_classes)});
+                         std::to_string(L.work.spec().num_classes)});
         if (!std::isfinite(f.loss)) {
-            fill_loss_not_finite(result, f.loss, f.step, is.lr);
+            fill_loss_not_finite(L.result, f.loss, f.step, d.lr);
             return;
         }
-        loss_sum += f.loss * static_cast<double>(is.rows) / static_cast<double>(loss_rows);
-        correct += f.correct;
-        seen += is.rows * units;
-        const double sps = is.seconds > 0 ? static_cast<double>(is.rows) / is.seconds : 0;
-        sps_smooth = sps_smooth == 0 ? sps : 0.9 * sps_smooth + 0.1 * sps;
-        if (!callbacks_.on_step) return;
-        StepEvent ev;
-        ev.step = f.step;
-        ev.total_steps = total_steps;
-        ev.epoch = is.epoch;
-        ev.step_in_epoch = is.step_in_epoch;
-        ev.steps_per_epoch = steps_per_epoch;
-        ev.loss = f.loss;
-        ev.accuracy = is.rows ? static_cast<double>(f.correct) / static_cast<double>(is.rows * units) : 0;
-        ev.lr = is.lr;
-        ev.step_seconds = is.seconds;
-        ev.images_per_second = sps_smooth;
-        ev.tokens_per_second = work.counts_tokens() ? sps_smooth * static_cast<double>(units) : 0;
-        ev.elapsed_seconds = seconds_since(run_start);
-        const double per_step = (train_seconds + epoch_train_seconds) / static_cast<double>(step);
-        ev.eta_seconds = per_step * static_cast<double>(total_steps - f.step);
-        ev.loss_scale = strategy.loss_scaling ? f.loss_scale : 0.0;
-        ev.skipped = f.skipped;
-        callbacks_.on_step(ev);
+        L.progress.record({d.step, d.epoch, d.step_in_epoch, d.rows, d.lr, d.seconds, f.loss, f.correct, f.loss_scale,
+                           f.skipped, 0.0},
+                          callbacks_.on_step);
     };
-    // every step issued so far back on the host (before a checkpoint, an evaluation, the epoch's end, a stop)
-    auto settle = [&] {
-        if (!device_step) return;
-        for (const StepFigures& f : ring->drain()) take_figures(f);
-        st.sync_control_to_host();
-        checkpoints_.note(cursor());
-    };
-    // one step of the device path; returns false when no batch was left in the epoch
-    auto device_step_of = [&](double lr, const auto t0) {
-        impl_->ledger->set_phase("forward");
-        const std::int64_t rows = work.batch_rows();
-        // the batch's uploads first (each waits only for the step that last read its landing buffer), then
-        // the step; a full step of one micro-batch replays the captured graph
-        const bool whole = rows == B && M >= B;
-        st.begin_device_step(lr);
-        for (std::int64_t r0 = 0; r0 < rows; r0 += M) {
-            const std::int64_t n = std::min(M, rows - r0);
-            const HostRows h = work.host_rows(r0, n);
-            st.upload_next(h.inputs, h.labels, h.targets, n);
-            st.take_upload(n);
-            if (whole && graph) {
-                graph->replay();
-            } else {
-                const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(rows));
-                st.device_micro_step(n, share, st.first_sample(step, r0));
-            }
-        }
-        impl_->ledger->set_phase("optimizer");
-        if (!(whole && graph)) st.device_optimizer_step();
-        if (whole && !graph && !graph_tried && st.graph_capturable() && !be.device().is_cpu()) {
-            graph_tried = true;  // captured after one step ran for real (every buffer exists)
-            graph = be.capture([&] {
-                st.device_micro_step(B, 1.0f, 0);
-                st.device_optimizer_step();
-            });
-        }
-        ++step;
-        ++step_in_epoch;
-        samples_trained += rows;
-        issued.push_back({step, step_in_epoch, rows, epoch, lr, 0.0});
-        for (const StepFigures& f : ring->push(step, st.stats, st.control)) take_figures(f);
-        const double dt = seconds_since(t0);  // with the ring full, the device's pace
-        issued.back().seconds = dt;
-        epoch_train_seconds += dt;
-        StepFigures f;
-        while (ring->pop(f)) take_figures(f);
-    };
-    // one step of the host path: micro-batches (gradients accumulate, each scaled by its share of the global
-    // batch, so the sum equals the gradient of the mean loss over the batch), the loss checked, the optimizer
-    auto host_step_of = [&](double lr, const auto t0) {
-        if (ranked) st.begin_step();
-        else model.zero_grad();
-        double step_loss = 0;
-        std::int64_t step_correct = 0;
-        bool finite = true;
-        const std::int64_t rows = work.batch_rows();
-        const std::int64_t global_rows = strategy.data_world() > 1 ? B : rows;  // the step's samples, all ranks
-        // dropout is keyed on the run-wide sample index, so N ranks equal one process
-        const auto micro = micro_batches_of(strategy, rows);
-        if (st.pipelined()) {
-            // the stages in the 1F1B order (strategy/pipeline.h): the first uploads each micro-batch, the last
-            // scores it; the step's figures are the last stage's
-            impl_->ledger->set_phase("forward");
-            st.pipeline_step(
-                step, micro,
-                [&](int j) {
-                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
-                    return work.upload(r0, n).first;
-                },
-                [&](int j, const Tensor& logits, Tensor& grad) {
-                    const auto [r0, n] = micro[static_cast<std::size_t>(j)];
-                    auto [x, y] = work.upload(r0, n);
-                    const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(global_rows));
-                    const LossResult r = work.loss(logits, y, r0, n, static_cast<float>(share * st.loss_scale()), grad);
-                    step_loss += r.loss * share;
-                    step_correct += r.correct;
-                    return r;
-                });
-            const bool last = st.last_stage();
-            step_loss = comm->all_reduce_value(last ? step_loss : 0.0, ReduceOp::sum);
-            step_correct = static_cast<std::int64_t>(
-                comm->all_reduce_value(last ? static_cast<double>(step_correct) : 0.0, ReduceOp::sum));
-        }
-        for (auto [r0, n] : st.pipelined() ? decltype(micro){} : micro) {
-            impl_->ledger->set_phase("forward");
-            auto [x, y] = work.upload(r0, n);
-            Tensor logits = model.forward(x, true, st.first_sample(step, r0));
-            // in single precision, as the device step takes it (the host and device steps agree to the bit)
-            const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(global_rows));
-            if (comm) comm->synchronize();  // as in evaluate: a stalled peer ends the run within the timeout
-            Tensor grad;
-            const LossResult r = work.loss(logits, y, r0, n, static_cast<float>(share * st.loss_scale()), grad);
-            if (!comm && !std::isfinite(r.loss)) {  // ranks finish the step alike and decide together
-                finite = false;
-                step_loss = r.loss;
-                break;
-            }
-            step_loss += r.loss * share;
-            step_correct += r.correct;
-            impl_->ledger->set_phase("backward");
-            model.backward(grad);
-        }
-        // the global batch's mean loss and correct rows: every rank decides alike (a split head's ranks
-        // computed the same figures already: its first counts them)
-        if (comm && strategy.data_world() > 1 && !st.pipelined()) {
-            const double w = strategy.counts_figures() ? 1.0 : 0.0;
-            step_loss = comm->all_reduce_value(w * step_loss, ReduceOp::sum);
-            step_correct = static_cast<std::int64_t>(comm->all_reduce_value(w * static_cast<double>(step_correct), ReduceOp::sum));
-            finite = std::isfinite(step_loss);
-        } else if (comm) {
-            finite = std::isfinite(step_loss);
-        }
-        if (!finite) {
-            fill_loss_not_finite(result, step_loss, step + 1, lr);
-            return;
-        }
-        impl_->ledger->set_phase("optimizer");
-        const bool applied = st.optimizer_step(lr);
-        const double dt = seconds_since(t0);
-        ++step;
-        ++step_in_epoch;
-        samples_trained += global_rows;
-        epoch_train_seconds += dt;
-        loss_sum += step_loss * static_cast<double>(global_rows) / static_cast<double>(loss_rows);
-        correct += step_correct;
-        seen += global_rows * units;
-        step_event(step_loss, step_correct, global_rows, lr, dt, !applied, st.loss_scale());
-    };
-    // the end of an epoch: its figures, the evaluation the config asks for, the epoch event
-    auto close_epoch = [&] {
-        settle();
-        epoch_open = false;
-        if (result.status == "failed") return;
-        EpochEvent ee;
-        ee.epoch = epoch;
-        ee.step = step;
-        ee.train_loss = epoch_loss();
-        ee.train_accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : NAN;
-        ee.images_per_second = epoch_train_seconds > 0 ? static_cast<double>(seen / units) / epoch_train_seconds : 0;
-        ee.tokens_per_second = work.counts_tokens() ? ee.images_per_second * static_cast<double>(units) : 0;
-        ee.test_loss = NAN;
-        ee.test_accuracy = NAN;
-        const bool last = step >= total_steps;
-        if (last || (c.evaluate_each_epoch && c.eval_every == 0)) {
-            const EvalEvent ev = evaluate();
-            ee.test_loss = ev.loss;
-            ee.test_accuracy = ev.accuracy;
-        }
-        ee.seconds = seconds_since(epoch_start);
-        result.epochs.push_back(ee);
-        result.epochs_completed = epoch;
-        result.train_loss = ee.train_loss;
-        result.train_accuracy = ee.train_accuracy;
-        checkpoints_.after_epoch(result.epochs);
-        if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
-        log(LogLevel::info,
-            std::isnan(ee.test_accuracy)
-                ? Message(HR_MSG("run.epoch", "epoch %1: train loss %2"), {std::to_string(epoch), std::to_string(ee.train_loss)})
-                : Message(HR_MSG("run.epoch_tested", "epoch %1: train loss %2, test accuracy %3"),
-                          {std::to_string(epoch), std::to_string(ee.train_loss), std::to_string(ee.test_accuracy)}));
-        train_seconds += epoch_train_seconds;
-        ++epoch;
-        step_in_epoch = 0;
-        loss_sum = 0;
-        correct = seen = 0;
-        epoch_train_seconds = 0;
-    };
+}
 
+// Every step issued so far back on the host (before a checkpoint, an evaluation, the epoch's end, a stop).
+void Trainer::settle(Loop& L) {
+    if (!L.device) return;
+    L.device->drain(L.take);
+    checkpoints_.note(L.cursor());
+}
+
+// One optimizer step with the run's runner, its figures recorded (false: the loss stopped being a number).
+void Trainer::take_step(Loop& L, double lr, Clock::time_point t0) {
+    RunProgress& p = L.progress;
+    const std::int64_t first = p.at.step;  // 0-based: dropout's key
+    if (L.device) {
+        const std::int64_t rows = L.work.batch_rows();
+        p.advance(rows);
+        const DeviceStepFigures issued{{}, p.at.step, p.at.step_in_epoch, p.at.epoch, rows, lr, 0.0};
+        p.at.epoch_train_seconds += L.device->issue(L.work, first, issued, t0, L.take);
+        L.device->collect(L.take);
+        return;
+    }
+    const HostStepResult r = L.host->step(L.work, first, lr);
+    if (!r.finite) {
+        fill_loss_not_finite(L.result, r.loss, first + 1, lr);
+        return;
+    }
+    const double dt = seconds_since(t0);
+    p.advance(r.rows);
+    p.at.epoch_train_seconds += dt;
+    p.record({p.at.step, p.at.epoch, p.at.step_in_epoch, r.rows, lr, dt, r.loss, r.correct, L.st.loss_scale(), !r.applied,
+              L.st.last_grad_norm()},
+             callbacks_.on_step);
+}
+
+// The end of an epoch: its figures, the evaluation the config asks for, the epoch event.
+void Trainer::close_epoch(Loop& L) {
+    settle(L);
+    L.epoch_open = false;
+    if (L.result.status == "failed") return;
+    RunProgress& p = L.progress;
+    EpochEvent ee = p.epoch_event();
+    if (p.at.step >= p.shape.total_steps || (L.c.evaluate_each_epoch && L.c.eval_every == 0)) {
+        const EvalEvent ev = evaluate(L);
+        ee.test_loss = ev.loss;
+        ee.test_accuracy = ev.accuracy;
+    }
+    ee.seconds = seconds_since(L.epoch_start);
+    L.result.epochs.push_back(ee);
+    L.result.epochs_completed = ee.epoch;
+    L.result.train_loss = ee.train_loss;
+    L.result.train_accuracy = ee.train_accuracy;
+    checkpoints_.after_epoch(L.result.epochs);
+    if (callbacks_.on_epoch) callbacks_.on_epoch(ee);
+    L.log(LogLevel::info,
+          std::isnan(ee.test_accuracy)
+              ? Message(HR_MSG("run.epoch", "epoch %1: train loss %2"), {std::to_string(ee.epoch), std::to_string(ee.train_loss)})
+              : Message(HR_MSG("run.epoch_tested", "epoch %1: train loss %2, test accuracy %3"),
+                        {std::to_string(ee.epoch), std::to_string(ee.train_loss), std::to_string(ee.test_accuracy)}));
+    p.next_epoch();
+}
+
+// The steps to the run's end (or a stop or a failure): stop and pause between steps, the batch, the step,
+// memory events, checkpoints, evaluations and the epochs' ends. A failure ends up in the result.
+void Trainer::train_steps(Loop& L) {
+    RunProgress& p = L.progress;
+    TrainResult& result = L.result;
+    const std::int64_t total_steps = p.shape.total_steps;
     try {
-        while (step < total_steps && result.status != "failed") {
-            if (!epoch_open) {  // a resumed run goes on in the epoch it stopped in
-                epoch_start = Clock::now();
-                work.start_epoch(epoch, step_in_epoch);
-                epoch_open = true;
+        while (p.at.step < total_steps && result.status != "failed") {
+            if (!L.epoch_open) {  // a resumed run goes on in the epoch it stopped in
+                L.epoch_start = Clock::now();
+                L.work.start_epoch(p.at.epoch, p.at.step_in_epoch);
+                L.epoch_open = true;
             }
-            if (comm) {
-                agree_on_control(*comm, stop_, paused_);
+            if (L.comm) {
+                agree_on_control(*L.comm, stop_, paused_);
             } else {
                 if (paused_ && !stop_) wait_while_paused();
                 if (stop_) {
-                    settle();  // the device step: every issued step's figures, and the cursor to save
+                    settle(L);  // the device step: every issued step's figures, and the cursor to save
                     throw Cancelled();
                 }
             }
-            if (snapshot_wanted_ && snapshots) take_snapshot(step);
-            if (!work.next_batch(step)) {  // the epoch's data ran out before its steps (never for a full epoch)
-                if (step_in_epoch == 0) throw Error("internal: an epoch without batches");
-                close_epoch();
+            if (snapshot_wanted_ && L.snapshots) take_snapshot(p.at.step);
+            if (!L.work.next_batch(p.at.step)) {  // the epoch's data ran out before its steps (never for a full epoch)
+                if (p.at.step_in_epoch == 0) throw Error("internal: an epoch without batches");
+                close_epoch(L);
                 continue;
             }
             const auto t0 = Clock::now();
-            const double lr = learning_rate_at(c.schedule, c.optimizer.lr, step, total_steps);
-            impl_->ledger->set_step(step + 1);
-            if (device_step) device_step_of(lr, t0);
-            else host_step_of(lr, t0);
+            const double lr = learning_rate_at(L.c.schedule, L.c.optimizer.lr, p.at.step, total_steps);
+            impl_->ledger->set_step(p.at.step + 1);
+            take_step(L, lr, t0);
             if (result.status == "failed") break;
-            emit_memory(false);
-            if (!device_step) checkpoints_.after_step(st, cursor());
-            else if (checkpoints_.due(step, total_steps)) {
-                settle();
-                checkpoints_.after_step(st, cursor());
+            emit_memory(L, false);
+            if (!L.device) {
+                checkpoints_.after_step(L.st, L.cursor());
+            } else if (checkpoints_.due(p.at.step, total_steps)) {
+                settle(L);
+                checkpoints_.after_step(L.st, L.cursor());
             }
-            const bool last = step >= total_steps;
-            if (c.eval_every > 0 && step % c.eval_every == 0 && !last) {
-                settle();
-                evaluate();
+            const bool last = p.at.step >= total_steps;
+            if (L.c.eval_every > 0 && p.at.step % L.c.eval_every == 0 && !last) {
+                settle(L);
+                evaluate(L);
             }
-            if (step_in_epoch >= steps_per_epoch || last) close_epoch();
+            if (p.at.step_in_epoch >= p.shape.steps_per_epoch || last) close_epoch(L);
         }
-        settle();
+        settle(L);
     } catch (const Cancelled&) {
         result.status = "stopped";
-        log(LogLevel::info, Message(HR_MSG("run.stopped_at", "stopped at step %1"), {std::to_string(step)}));
-        checkpoints_.on_stop(st, result.epochs);
+        L.log(LogLevel::info, Message(HR_MSG("run.stopped_at", "stopped at step %1"), {std::to_string(p.at.step)}));
+        checkpoints_.on_stop(L.st, result.epochs);
     } catch (const InputError&) {
         throw;
     } catch (const OutOfMemory& e) {  // during a step: the same account and advice as at setup
-        fill_out_of_memory(result, e, spec, be.name());
+        fill_out_of_memory(result, e, L.work.spec(), L.be.name());
     } catch (const Error& e) {
         result.status = "failed";
         result.error = e.what();
         result.error_messages = {e.message()};
-        log(LogLevel::info, e.message());  // in the result: the front end says it once
+        L.log(LogLevel::info, e.message());  // in the result: the front end says it once
     }
-    if (epoch_open) train_seconds += epoch_train_seconds;  // stopped or failed within an epoch
-    if (result.status == "stopped" && step_in_epoch > 0) {  // the figures of the epoch it stopped in
-        result.train_loss = epoch_loss();
-        result.train_accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : NAN;
+}
+
+// The result's figures once the steps are over: the epoch it stopped in, the final snapshot, rates, ledgers.
+void Trainer::finish_result(Loop& L) {
+    RunProgress& p = L.progress;
+    TrainResult& result = L.result;
+    const ResolvedStrategy& strategy = L.st.strategy();
+    if (L.epoch_open) p.at.train_seconds += p.at.epoch_train_seconds;  // stopped or failed within an epoch
+    if (result.status == "stopped" && p.at.step_in_epoch > 0) {  // the figures of the epoch it stopped in
+        result.train_loss = p.epoch_loss();
+        result.train_accuracy = p.epoch_accuracy();
     }
     // the final weights, for a Sample panel (not after a device failure: the device may be unusable)
-    if ((snapshot_wanted_ || callbacks_.on_snapshot) && snapshots && (result.status != "failed" || result.bad_input))
-        take_snapshot(step);
+    if ((snapshot_wanted_ || callbacks_.on_snapshot) && L.snapshots && (result.status != "failed" || result.bad_input))
+        take_snapshot(p.at.step);
     result.checkpoint = checkpoints_.last_path();
-    result.steps = step;
-    result.seconds = seconds_since(run_start);
-    result.images_per_second = train_seconds > 0 ? static_cast<double>(samples_trained) / train_seconds : 0;
-    result.tokens_per_second = work.counts_tokens() ? result.images_per_second * static_cast<double>(units) : 0;
-    result.skipped_steps = st.skipped_steps();
-    result.final_loss_scale = strategy.loss_scaling ? st.loss_scale() : 0.0;
+    result.steps = p.at.step;
+    result.seconds = p.seconds();
+    result.images_per_second =
+        p.at.train_seconds > 0 ? static_cast<double>(p.at.samples_trained) / p.at.train_seconds : 0;
+    result.tokens_per_second =
+        L.work.counts_tokens() ? result.images_per_second * static_cast<double>(p.shape.units) : 0;
+    result.skipped_steps = L.st.skipped_steps();
+    result.final_loss_scale = strategy.loss_scaling ? L.st.loss_scale() : 0.0;
     impl_->ledger->set_phase("done");
     result.ledger = impl_->ledger->snapshot();
     result.host_ledger = impl_->host_ledger->snapshot();
-    const TrainingState::LoraCounts lora = st.whole_lora_counts();  // the whole model's, on any layout
+    const TrainingState::LoraCounts lora = L.st.whole_lora_counts();  // the whole model's, on any layout
     result.lora_params = lora.adapters;
     result.frozen_params = lora.frozen;
     result.quantized_params = lora.quantized;
     result.lora_rank = strategy.lora_rank;
     result.lora_alpha = strategy.lora_alpha;
     result.lora_base_bits = strategy.lora_base_bits;
-    if (const std::int64_t ran = result.steps - std::max<std::int64_t>(0, result.resumed_from_step); ran > 0)
-        result.offload_bytes_per_step = (st.offload_bytes() - offload_start) / static_cast<double>(ran);
-    finish_ranks(result, comm_start);  // the run's distributed fields, the consolidated weights (rank 0)
-    emit_memory(true);
-    return result;
 }
-
 
 // The end of a run on several ranks (or with a sharding stage): the run's ranks and batches, what
 // communication cost per step, every rank's measured peak (to rank 0), and the consolidated weights

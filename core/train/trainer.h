@@ -2,10 +2,14 @@
 // The trainer: one run's data, model, optimizer and strategies, and the one training loop every model
 // goes through (a workload, train/workload.h, supplies what differs between images and text). Blocking
 // run() on the caller's thread; request_stop()/set_paused() may be called from any thread and take effect
-// between steps. Rooms of its own: train/ranks.h (several ranks), train/out_of_memory.h (the report),
+// between steps. The step is a step runner's (train/step_runner.h: host, pipeline, device with graph
+// replay), the evaluation the Evaluator's (train/evaluator.h), a step's figures and its StepEvent
+// RunProgress's (train/step_progress.h); the trainer orchestrates them. Rooms of its own: train/ranks.h
+// (several ranks), train/out_of_memory.h (the report),
 // train/run_folder.cpp (checkpoints, resume, --init-from), train/run_summary.h (the summed-up figures),
 // plan/plan_request.h (the planner's request for a config).
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -55,6 +59,21 @@ public:
     void set_run_folder(const std::string& dir, bool resume = false);
 
 private:
+    // run()'s rooms (trainer.cpp): the loop's shared state, and what the loop does with it. The steps
+    // themselves are the runners' (train/step_runner.h), a step's figures and event RunProgress's
+    // (train/step_progress.h), the evaluation the Evaluator's (train/evaluator.h).
+    struct Loop;
+    using Clock = std::chrono::steady_clock;
+    static void check_data_fits_model(const TrainConfig& c);
+    void start_device(const ResolvedStrategy& strategy, const RankEnvironment& env, int world, const RunLog& log);
+    void start_runners(Loop& L, bool device_step);
+    void train_steps(Loop& L);
+    void take_step(Loop& L, double lr, Clock::time_point t0);
+    void settle(Loop& L);
+    EvalEvent evaluate(Loop& L);
+    void close_epoch(Loop& L);
+    void emit_memory(Loop& L, bool force);
+    void finish_result(Loop& L);
     // The run folder at the start of run(): --init-from weights, or the resumed checkpoint; returns
     // where training starts (a fresh cursor for a new run).
     RunCursor begin_run_folder(TrainingState& state, std::int64_t total_steps, std::int64_t steps_per_epoch);

@@ -38,9 +38,26 @@ struct HostRows {
     const float* targets = nullptr;  // MSE's one-hot rows, else null
 };
 
-class Workload {
+// What a step runner (train/step_runner.h) reads of a step's batch: its rows, uploaded a micro-batch at a
+// time, their loss, and where they are on the host (the device step). A workload is one; a benchmark that
+// makes its own rows (bench/) implements these alone.
+class StepRows {
 public:
-    virtual ~Workload() = default;
+    virtual ~StepRows() = default;
+    // This rank's rows of the batch.
+    virtual std::int64_t batch_rows() const = 0;
+    // Rows [r0, r0 + n) of the batch in the micro-batch buffers: (the model's input, the targets).
+    virtual std::pair<Tensor, Tensor> upload(std::int64_t r0, std::int64_t n) = 0;
+    // A micro-batch's loss (mean over its rows) and its gradient scaled by `grad_scale`, in `grad`.
+    virtual LossResult loss(const Tensor& logits, const Tensor& targets, std::int64_t r0, std::int64_t n,
+                            float grad_scale, Tensor& grad) = 0;
+    // The step without host synchronisation (strategy/training_state.h): where the batch's rows [r0, + n)
+    // are on the host, for TrainingState::upload_next (a source that has none throws).
+    virtual HostRows host_rows(std::int64_t r0, std::int64_t n);
+};
+
+class Workload : public StepRows {
+public:
 
     // The model as it trains (a language model's with the run's sequence length).
     virtual const ModelSpec& spec() const = 0;
@@ -72,13 +89,7 @@ public:
     virtual void start_epoch(int epoch, std::int64_t batches_done) = 0;
     // The batch of step `step` (0-based, run-wide): false when the epoch has no more.
     virtual bool next_batch(std::int64_t step) = 0;
-    // This rank's rows of the batch.
-    virtual std::int64_t batch_rows() const = 0;
-    // Rows [r0, r0 + n) of the batch in the micro-batch buffers: (the model's input, the targets).
-    virtual std::pair<Tensor, Tensor> upload(std::int64_t r0, std::int64_t n) = 0;
-    // A micro-batch's loss (mean over its rows) and its gradient scaled by `grad_scale`, in `grad`.
-    virtual LossResult loss(const Tensor& logits, const Tensor& targets, std::int64_t r0, std::int64_t n,
-                            float grad_scale, Tensor& grad) = 0;
+    // (and StepRows: the batch's rows, uploaded, and their loss)
 
     // Evaluation: chunks of at most `chunk_rows` rows (the same chunks on every rank), 0 at the end.
     virtual void start_eval() = 0;
@@ -88,9 +99,8 @@ public:
     virtual LossResult eval_loss(const Tensor& logits, const Tensor& targets, std::int64_t r0, std::int64_t n) = 0;
 
     // The step without host synchronisation (strategy/training_state.h): whether this workload's rows can
-    // go through TrainingState::upload_next, and where the batch's rows [r0, + n) are on the host.
+    // go through TrainingState::upload_next (StepRows::host_rows).
     virtual bool device_step_capable() const { return false; }
-    virtual HostRows host_rows(std::int64_t r0, std::int64_t n);
 };
 
 // The workloads of train/image_workload.cpp and train/token_workload.cpp. `config` must outlive the

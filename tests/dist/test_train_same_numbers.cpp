@@ -1,0 +1,111 @@
+// ranks: none
+// No number changes on ranks (issue 44; the one-process cases: tests/unit/test_same_numbers.cpp):
+// `headroom train --ranks 2` with zero3, 2 pipeline stages and a head split over 2 ranks, on one thread
+// per rank with the CPU's reference kernels and no oneDNN (HEADROOM_CPU_KERNELS=reference and
+// HEADROOM_CPU_CONV=tap in this process's environment, which the launcher's mpirun hands to every rank:
+// with =avx2 instead the zero3 weights differ, so the pin does reach the ranks),
+// end with exactly the weights (model.safetensors: FNV-1a of every tensor's name and bytes, in name order)
+// and final figures (run.json's train and test loss and accuracy) recorded on the code before the
+// trainer's step was split into runners (545018e).
+#include <QtTest>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.h"
+#include "io/safetensors.h"
+#include "programs.h"
+#include "test_support.h"
+
+using namespace hr;
+
+namespace {
+
+const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+
+struct Fnv {
+    std::uint64_t h = 1469598103934665603ull;
+    void bytes(const void* p, std::size_t n) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        for (std::size_t i = 0; i < n; ++i) {
+            h ^= b[i];
+            h *= 1099511628211ull;
+        }
+    }
+    void number(double v) { bytes(&v, sizeof v); }
+    void text(const std::string& s) { bytes(s.data(), s.size() + 1); }
+};
+
+std::uint64_t weights_hash(const std::string& path) {
+    SafeTensorsFile f = read_safetensors(path);
+    std::sort(f.tensors.begin(), f.tensors.end(), [](const SafeTensor& a, const SafeTensor& b) { return a.name < b.name; });
+    Fnv h;
+    for (const SafeTensor& t : f.tensors) {
+        h.text(t.name);
+        h.bytes(t.data.data(), t.data.size());
+    }
+    return h.h;
+}
+
+std::uint64_t figures_hash(const std::string& run_json) {
+    const nlohmann::json j = hrtest::read_json(run_json);
+    Fnv h;
+    for (const char* k : {"train_loss", "train_accuracy", "test_loss", "test_accuracy"})
+        h.number(j["final"][k].get<double>());
+    return h.h;
+}
+
+}  // namespace
+
+class TrainSameNumbersTest : public QObject {
+    Q_OBJECT
+    std::string m_dir;
+
+private slots:
+    void initTestCase() {
+        if (QString(HR_MPIEXEC).isEmpty() || !mpi_built()) QSKIP("no mpirun or no MPI support in this build");
+        if (!QFileInfo::exists(kHeadroom)) QSKIP("the headroom binary is not built");
+        qputenv("HEADROOM_CPU_KERNELS", "reference");
+        qputenv("HEADROOM_CPU_CONV", "tap");
+        m_dir = hrtest::temp_dir("hr-same-numbers-ranks");
+    }
+
+    void sameWeightsOnTwoRanks_data() {
+        QTest::addColumn<QStringList>("layout");
+        QTest::addColumn<quint64>("weights");
+        QTest::addColumn<quint64>("figures");
+        // recorded at 545018e (before the step runners)
+        QTest::newRow("zero3") << QStringList{"--shard", "zero3"} << quint64(0x64de5232bd6e22c5ull)
+                               << quint64(0x20b52a6b868084b6ull);
+        QTest::newRow("pipeline 2") << QStringList{"--pipeline", "2", "--accumulate", "2"} << quint64(0x28c69cbfd9e005c7ull)
+                                    << quint64(0xfd7400e9fa74f730ull);
+        QTest::newRow("split head 2") << QStringList{"--tp-head", "2"} << quint64(0x10cf75ccddbc8c92ull)
+                                      << quint64(0x2261c7e2bb543ba6ull);
+    }
+
+    void sameWeightsOnTwoRanks() {
+        QFETCH(QStringList, layout);
+        QFETCH(quint64, weights);
+        QFETCH(quint64, figures);
+        const QString work = QString::fromStdString(m_dir) + "/" + QTest::currentDataTag();
+        std::filesystem::create_directories(work.toStdString());
+        QStringList args{"train", "--preset", "seed-cnn", "--data", "synthetic", "--train-limit", "64",
+                         "--test-limit", "32", "--batch", "16", "--steps", "3", "--threads", "1", "--seed", "5",
+                         "--device", "cpu", "--lr", "0.05", "--out", work + "/out", "--db", work + "/history.db",
+                         "--ranks", "2", "--quiet"};
+        args << layout;
+        const hrtest::ProcessResult r = hrtest::run_program(kHeadroom, args, work, 180000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const std::uint64_t w = weights_hash((work + "/out/model.safetensors").toStdString());
+        const std::uint64_t f = figures_hash((work + "/out/run.json").toStdString());
+        qInfo("%s: weights 0x%016llx figures 0x%016llx", QTest::currentDataTag(), static_cast<unsigned long long>(w),
+              static_cast<unsigned long long>(f));
+        QCOMPARE(quint64(w), weights);
+        QCOMPARE(quint64(f), figures);
+    }
+};
+
+QTEST_GUILESS_MAIN(TrainSameNumbersTest)
+#include "test_train_same_numbers.moc"
