@@ -405,7 +405,9 @@ private slots:
             auto m = it.next();
             starts.append({m.captured(1), m.capturedStart()});
         }
-        QVERIFY(starts.size() > 20);
+        // the archive was read: its members (with HEADROOM_UNITY a few batches plus the files built apart,
+        // the AVX2/AVX-512 kernels among them; one member a file without it)
+        QVERIFY(starts.size() >= 6);
         bool saw_avx2_object = false;
         for (int i = 0; i < starts.size(); ++i) {
             const QString name = starts[i].first;
