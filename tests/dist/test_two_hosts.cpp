@@ -53,7 +53,7 @@ QByteArray fileBytes(const QString& path) {
 
 class TwoHostsTest : public QObject {
     Q_OBJECT
-    QString m_a, m_b, m_ipA, m_ipB, m_dir, m_agent;
+    QString m_a, m_b, m_ipA, m_ipB, m_dir, m_agent, m_privtmp;
     bool m_made = false;
 
     // `mpirun` in host A over both hosts, one rank each, running headroom with `args`
@@ -64,10 +64,7 @@ class TwoHostsTest : public QObject {
                            m_ipA.section('.', 0, 2) + ".0/24", "--mca", "oob_tcp_if_include",
                            m_ipA.section('.', 0, 2) + ".0/24", kHeadroom};
         mpi << args;
-        QStringList quoted;
-        for (const QString& a : mpi) quoted << "'" + a + "'";
-        return {"netns", "exec", m_a, "unshare", "--mount", "/bin/sh", "-c",
-                "mount -t tmpfs tmpfs /tmp && exec " + quoted.join(' ')};
+        return QStringList{"netns", "exec", m_a, "unshare", "--mount", m_privtmp, m_dir + "/stage"} + mpi;
     }
 
 private slots:
@@ -97,6 +94,31 @@ private slots:
         QVERIFY(run("ip", {"-n", m_b, "link", "set", vb, "up"}));
         m_dir = QString(HR_BINARY_DIR "/two-hosts-%1").arg(pid);
         QVERIFY(QDir().mkpath(m_dir));
+        // `privtmp STAGE COMMAND...`, in a mount namespace of its own (unshare --mount): COMMAND with a /tmp of
+        // its own, a new tmpfs. Where the build tree is itself under /tmp (a clone made with mktemp -d), the
+        // tree's top folder there is bound into the new /tmp at its own path first, so that the binaries and
+        // these folders stay where they are; the tmpfs is made at STAGE and moved onto /tmp.
+        const QString binary = QStringLiteral(HR_BINARY_DIR);
+        const QString keep = binary.startsWith("/tmp/") ? "/tmp/" + binary.section('/', 2, 2) : QString();
+        m_privtmp = m_dir + "/privtmp.sh";
+        QFile privtmp(m_privtmp);
+        QVERIFY(privtmp.open(QIODevice::WriteOnly));
+        privtmp.write(QString("#!/bin/sh\n"
+                              "set -e\n"
+                              "stage=$1; shift\n"
+                              "mkdir -p \"$stage\"\n"
+                              "mount -t tmpfs tmpfs \"$stage\"\n"
+                              "keep='%1'\n"
+                              "if [ -n \"$keep\" ]; then\n"
+                              "  mkdir -p \"$stage/${keep#/tmp/}\"\n"
+                              "  mount --bind \"$keep\" \"$stage/${keep#/tmp/}\"\n"
+                              "fi\n"
+                              "mount --move \"$stage\" /tmp\n"
+                              "exec \"$@\"\n")
+                          .arg(keep)
+                          .toUtf8());
+        privtmp.close();
+        QVERIFY(QFile::setPermissions(m_privtmp, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
         // the launch agent: `agent HOST COMMAND...` runs COMMAND in HOST's namespace with a /tmp of its own
         m_agent = m_dir + "/agent.sh";
         QFile agent(m_agent);
@@ -104,8 +126,8 @@ private slots:
         agent.write(QString("#!/bin/sh\n"
                             "host=$1; shift\n"
                             "case \"$host\" in %1) ns=%2;; %3) ns=%4;; *) echo \"agent: unknown host $host\" >&2; exit 1;; esac\n"
-                            "exec ip netns exec $ns unshare --mount /bin/sh -c 'mount -t tmpfs tmpfs /tmp && exec /bin/sh -c \"$0\"' \"$*\"\n")
-                        .arg(m_ipA, m_a, m_ipB, m_b)
+                            "exec ip netns exec $ns unshare --mount %5 %6/stage-$ns /bin/sh -c \"$*\"\n")
+                        .arg(m_ipA, m_a, m_ipB, m_b, m_privtmp, m_dir)
                         .toUtf8());
         agent.close();
         QVERIFY(QFile::setPermissions(m_agent, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
