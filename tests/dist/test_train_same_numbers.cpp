@@ -17,6 +17,7 @@
 #include "dist/communicator.h"
 #include "io/safetensors.h"
 #include "programs.h"
+#include "same_numbers.h"
 #include "test_support.h"
 
 using namespace hr;
@@ -25,29 +26,8 @@ namespace {
 
 const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
 
-struct Fnv {
-    std::uint64_t h = 1469598103934665603ull;
-    void bytes(const void* p, std::size_t n) {
-        const auto* b = static_cast<const unsigned char*>(p);
-        for (std::size_t i = 0; i < n; ++i) {
-            h ^= b[i];
-            h *= 1099511628211ull;
-        }
-    }
-    void number(double v) { bytes(&v, sizeof v); }
-    void text(const std::string& s) { bytes(s.data(), s.size() + 1); }
-};
-
-std::uint64_t weights_hash(const std::string& path) {
-    SafeTensorsFile f = read_safetensors(path);
-    std::sort(f.tensors.begin(), f.tensors.end(), [](const SafeTensor& a, const SafeTensor& b) { return a.name < b.name; });
-    Fnv h;
-    for (const SafeTensor& t : f.tensors) {
-        h.text(t.name);
-        h.bytes(t.data.data(), t.data.size());
-    }
-    return h.h;
-}
+using hr_test::Fnv;
+using hr_test::weights_hash;
 
 std::uint64_t figures_hash(const std::string& run_json) {
     const nlohmann::json j = hrtest::read_json(run_json);

@@ -18,6 +18,7 @@
 #include "io/safetensors.h"
 #include "nn/model_spec.h"
 #include "nn/transformer_spec.h"
+#include "same_numbers.h"
 #include "test_support.h"
 #include "train/trainer.h"
 
@@ -25,30 +26,8 @@ using namespace hr;
 
 namespace {
 
-struct Fnv {
-    std::uint64_t h = 1469598103934665603ull;
-    void bytes(const void* p, std::size_t n) {
-        const auto* b = static_cast<const unsigned char*>(p);
-        for (std::size_t i = 0; i < n; ++i) {
-            h ^= b[i];
-            h *= 1099511628211ull;
-        }
-    }
-    void number(double v) { bytes(&v, sizeof v); }
-    void text(const std::string& s) { bytes(s.data(), s.size() + 1); }
-};
-
-// Every tensor's name and bytes, in name order.
-std::uint64_t weights_hash(const std::string& path) {
-    SafeTensorsFile f = read_safetensors(path);
-    std::sort(f.tensors.begin(), f.tensors.end(), [](const SafeTensor& a, const SafeTensor& b) { return a.name < b.name; });
-    Fnv h;
-    for (const SafeTensor& t : f.tensors) {
-        h.text(t.name);
-        h.bytes(t.data.data(), t.data.size());
-    }
-    return h.h;
-}
+using hr_test::Fnv;
+using hr_test::weights_hash;
 
 std::string text_file() {
     static const std::string path = [] {
