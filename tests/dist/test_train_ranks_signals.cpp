@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dist/communicator.h"
+#include "history_rows.h"
 #include "test_support.h"
 #include "programs.h"
 
@@ -93,18 +94,7 @@ QString runsList(const QString& db, const QString& cwd) {
     return QString::fromLocal8Bit(p.readAll());
 }
 
-// "status|error" of every run in the history, read by Python's sqlite3 (not the project's RunStore, and
-// without opening it the way `headroom runs` does, which would mark a dead process's run failed itself).
-QStringList historyRows(const QString& db) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start("/usr/bin/python3", {"-c", "import sqlite3,sys\n"
-                                       "for s,e in sqlite3.connect(sys.argv[1]).execute('SELECT status, error FROM runs'):\n"
-                                       "    print(f'{s}|{e or \"\"}')",
-                                 db});
-    p.waitForFinished(30000);
-    return QString::fromUtf8(p.readAll()).split('\n', Qt::SkipEmptyParts);
-}
+using hrtest::history_rows;
 
 nlohmann::json readJson(const std::string& path) { return hrtest::read_json(path); }
 
@@ -142,7 +132,7 @@ private slots:
         QVERIFY2(two.output.contains("stopped after"), qPrintable(two.output));
         QVERIFY2(two.processes.size() >= 3, "mpirun and two ranks below the launcher");
         for (long pid : two.processes) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
-        QCOMPARE(historyRows(w + "/two.db"), QStringList{"stopped|"});
+        QCOMPARE(history_rows(w + "/two.db"), QStringList{"stopped|"});
     }
 
     // --pause-file: while the file exists no step is taken (one process, and 2 ranks through the launcher);
@@ -221,7 +211,7 @@ private:
         QVERIFY(e.exitCode != 0);
         for (long pid : e.processes) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
         // straight after the launcher: failed, with a cause (the launcher's or rank 0's own), never running
-        const QStringList rows = historyRows(w + "/history.db");
+        const QStringList rows = history_rows(w + "/history.db");
         QCOMPARE(rows.size(), qsizetype(1));
         QVERIFY2(rows[0].startsWith("failed|") && rows[0].size() > 10, qPrintable(rows[0]));
         QVERIFY2(!rows[0].contains("the program ended during the run"), qPrintable(rows[0]));

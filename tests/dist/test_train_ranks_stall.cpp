@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dist/communicator.h"
+#include "history_rows.h"
 #include "test_support.h"
 #include "train/resume.h"
 
@@ -31,17 +32,7 @@ namespace {
 const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
 constexpr double kGrace = 2;  // HEADROOM_STOP_GRACE
 
-// "status|error" of every run in the history, read by Python's sqlite3 (not the project's RunStore)
-QStringList historyRows(const QString& db) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start("/usr/bin/python3", {"-c", "import sqlite3,sys\n"
-                                       "for s,e in sqlite3.connect(sys.argv[1]).execute('SELECT status, error FROM runs'):\n"
-                                       "    print(f'{s}|{e or \"\"}')",
-                                 db});
-    p.waitForFinished(30000);
-    return QString::fromUtf8(p.readAll()).split('\n', Qt::SkipEmptyParts);
-}
+using hrtest::history_rows;
 
 bool hasCheckpoint(const QString& dir) {
     return QDir(dir).entryList({"checkpoint-*.safetensors"}, QDir::Files).size() > 0;
@@ -127,7 +118,7 @@ class TrainRanksStallTest : public QObject {
         QVERIFY2(e.processes.size() >= 3, "mpirun and the ranks below the launcher");
         for (long pid : e.processes)
             QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
-        const QStringList rows = historyRows(w + "/history.db");
+        const QStringList rows = history_rows(w + "/history.db");
         QCOMPARE(rows.size(), qsizetype(1));
         QVERIFY2(rows[0].startsWith("failed|"), qPrintable(rows[0]));
         QVERIFY2(rows[0].contains(QString("rank %1 stopped making progress after step ").arg(victim)), qPrintable(rows[0]));
