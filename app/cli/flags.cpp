@@ -15,6 +15,7 @@
 #include "cli/flags.h"
 #include "cli/output.h"
 
+#include <QRegularExpression>
 #include <QCommandLineOption>
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -218,6 +219,20 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::device, "rank-timeout", "SECONDS",
      QT_TRANSLATE_NOOP("Cli", "several ranks: end the run when a rank makes no progress this long (default 300)"),
      [](R& r, const V& v) { r.config.rank_timeout = v.real(1, 1e6); }},
+    {FlagGroup::device, "hosts", "HOST[:SLOTS],...",
+     QT_TRANSLATE_NOOP("Cli", "several ranks: start them on these machines (mpirun --host: rank 0 on the first;\n"
+                              "SLOTS ranks on a machine, default 1); the ranks talk over the network and send\n"
+                              "their events to this process (docs/distributed.md, \"Several hosts\")"),
+     [](R& r, const V& v) {
+         const QStringList hosts = v.text().split(QLatin1Char(','));
+         for (const QString& h : hosts) {
+             static const QRegularExpression ok(QStringLiteral("^[A-Za-z0-9._\\-\\[\\]]+(:[0-9]{1,4})?$"));
+             if (!ok.match(h).hasMatch())
+                 throw BadFlag{Cli::tr("%1: '%2' is not HOST or HOST:SLOTS (names or addresses, separated by commas)")
+                                   .arg(v.flag(), h)};
+         }
+         r.hosts = v.text();
+     }},
     // ---- run
     {FlagGroup::run, "seed", "N", QT_TRANSLATE_NOOP("Cli", "seed for initialisation, shuffling and dropout (default 1)"),
      [](R& r, const V& v) { r.config.seed = v.integer<std::uint64_t>(0); }},

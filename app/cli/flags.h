@@ -37,6 +37,7 @@ struct CliRequest {
     QStringList statuses;          // runs: running, finished, failed, stopped
     QString filter;                // runs: text
     int limit = 0;                 // runs: at most this many (0: all)
+    QString hosts;                 // train --hosts HOST[:SLOTS],...: mpirun --host (several machines)
     int ranks = 1;                 // train: processes to launch through mpirun; plan: the world size
     bool quiet = false, noHistory = false, json = false, all = false, help = false;
     QString resume;                // train --resume DIR: the run folder to continue

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "backend/cuda/cuda_backend.h"
 #include "base/error.h"
@@ -35,6 +36,7 @@
 #include "train/trainer.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/rank_events.h"
 #include "cli/rank_job.h"
 #include "cli/signal_watcher.h"
 #include "memory/allocator.h"
@@ -274,9 +276,9 @@ QString resumeConfig(CliRequest& r) {
     const bool file = !r.configFile.isEmpty();
     static const QStringList allowed = {"resume", "steps", "epochs", "threads", "device", "save-every",
                                         "db", "no-history", "name", "quiet", "notify", "pause-file", "ranks", "shard",
-                                        "tp-head", "pipeline", "pipeline-split", "offload-params"};
+                                        "tp-head", "pipeline", "pipeline-split", "offload-params", "hosts"};
     static const QStringList allowedWithFile = {"resume", "config", "db", "no-history", "name", "quiet", "notify",
-                                                "pause-file", "ranks"};
+                                                "pause-file", "ranks", "hosts"};
     QStringList refused;
     for (const QString& f : r.given)
         if (!(file ? allowedWithFile : allowed).contains(f)) refused << QStringLiteral("--") + f;
@@ -350,7 +352,7 @@ QString resumeConfig(CliRequest& r) {
 // config.json; the window's multi-rank runs start this way), with only where the run goes and how it is
 // launched taken from the command line; any other run flag is refused. "" : fine.
 QString configFromFile(CliRequest& r) {
-    static const QStringList allowed = {"config", "ranks", "out", "name", "db", "no-history", "quiet", "notify", "pause-file"};
+    static const QStringList allowed = {"config", "ranks", "hosts", "out", "name", "db", "no-history", "quiet", "notify", "pause-file"};
     QStringList refused;
     for (const QString& f : r.given)
         if (!allowed.contains(f)) refused << QStringLiteral("--") + f;
@@ -506,6 +508,7 @@ private:
         t.pid = m_pid;
         t.machine = m_machine;
         t.sample = s;
+        t.progress = hr::rank_progress();  // the heartbeat the launcher watches (cli/rank_events.h)
         {
             std::lock_guard lock(m_mutex);
             t.device = m_device;
@@ -547,13 +550,60 @@ double stopGraceSeconds() {
 
 QString seconds(double s) { return QString::number(s, 'g', 3); }
 
+// The ranks the heartbeats named, for a person: "rank 1 (on HOST) stopped making progress in step 7: ...".
+QString stallText(const std::vector<RankEvents::Stall>& stalls) {
+    QStringList each;
+    for (const RankEvents::Stall& s : stalls) {
+        const QString who = s.host.empty() ? Cli::tr("rank %1").arg(s.rank)
+                                           : Cli::tr("rank %1 (on %2)").arg(s.rank).arg(QString::fromStdString(s.host));
+        const QString when = s.step > 0 ? Cli::tr("in step %1").arg(s.step) : Cli::tr("before its first step");
+        each << (s.silent ? Cli::tr("%1 stopped making progress %2: nothing was heard from it for %3 s (its process "
+                                    "stopped, or its host was cut off)")
+                                .arg(who, when, seconds(s.seconds))
+                          : Cli::tr("%1 stopped making progress %2: its process kept running for %3 s without reaching "
+                                    "the collective the other ranks wait in (a busy loop, or a call that never returns)")
+                                .arg(who, when, seconds(s.seconds)));
+    }
+    return each.join(QStringLiteral("; "));
+}
+
+// --hosts: this machine's address on the way to the first of them that is not this machine (what the ranks
+// there can reach), found by the routing table (a UDP socket connected, nothing sent); loopback when every
+// host is this machine or none resolves.
+QString addressFacing(const QString& hosts) {
+    for (const QString& entry : hosts.split(QLatin1Char(','))) {
+        QString host = entry.section(QLatin1Char(':'), 0, 0);
+        if (entry.startsWith(QLatin1Char('['))) host = entry.mid(1, entry.indexOf(QLatin1Char(']')) - 1);
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_DGRAM;
+        addrinfo* found = nullptr;
+        if (::getaddrinfo(host.toUtf8().constData(), "9", &hints, &found) != 0) continue;
+        QString local;
+        for (addrinfo* a = found; a && local.isEmpty(); a = a->ai_next) {
+            const int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+            if (fd < 0) continue;
+            sockaddr_storage me{};
+            socklen_t len = sizeof me;
+            char name[NI_MAXHOST] = {};
+            if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+                ::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
+                ::getnameinfo(reinterpret_cast<sockaddr*>(&me), len, name, sizeof name, nullptr, 0, NI_NUMERICHOST) == 0)
+                local = QString::fromLatin1(name);
+            ::close(fd);
+        }
+        ::freeaddrinfo(found);
+        if (!local.isEmpty() && !local.startsWith(QLatin1String("127.")) && local != QLatin1String("::1")) return local;
+    }
+    return QStringLiteral("127.0.0.1");
+}
+
 // After mpirun ended unsuccessfully: the run's history entry is marked failed with what the launcher knows.
 // When rank 0 did not finish it (mpirun ended it, e.g. because another rank died, or it was killed), the
 // cause is `why`; otherwise rank 0's own message stays. Either way a rank the launcher saw stopped is named
 // first, with the last step the run recorded, and the last good checkpoint is named for --resume.
 // Returns the history's run id it marked, 0 when there was none to mark.
 qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDateTime& launched, const QString& why,
-                         const QString& stalled, const QString& resumeNote, bool* launcherCause) {
+                         const QString& stalled, const QString& hung, const QString& resumeNote, bool* launcherCause) {
     if (r.noHistory) return 0;
     RunStore store;
     if (!store.open(r.db)) return 0;
@@ -574,6 +624,7 @@ qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDate
             parts << Cli::tr("%1 stopped making progress %2 (its process was stopped); every rank of the job was ended")
                          .arg(stalled, last);
         }
+        if (!hung.isEmpty()) parts << Cli::tr("%1; every rank of the job was ended").arg(hung);
         parts << (unfinished ? why : info.error);
         if (!resumeNote.isEmpty()) parts << resumeNote;
         store.finishRun(info.id, QStringLiteral("failed"), parts.join(QStringLiteral("; ")), info.finalMetrics);
@@ -618,14 +669,37 @@ int launchRanks(const CliRequest& r) {
                        "(or run one process without --ranks)\n"));
         return 2;
     }
+    // The ranks' events (their heartbeats among them) come to this process over a socket: loopback for one
+    // machine; with --hosts, this machine's address on the way to the other hosts (cli/rank_events.h).
+    RankEvents events;
+    const QString bindHost = r.hosts.isEmpty() ? QStringLiteral("127.0.0.1") : addressFacing(r.hosts);
+    QString listenError;
+    const bool listening = events.listen(bindHost, &listenError);
+    if (!listening)
+        eprint(Cli::tr("headroom train: cannot listen for the ranks' events on %1 (%2); a rank that stops making "
+                       "progress while it runs is not named, and the ranks' events reach no one\n")
+                   .arg(bindHost, listenError));
     QStringList args;
     if (::geteuid() == 0) args << QStringLiteral("--allow-run-as-root");
     args << QStringLiteral("--oversubscribe") << QStringLiteral("--bind-to") << QStringLiteral("none")
          << QStringLiteral("--stdin") << QStringLiteral("none")
-         << QStringLiteral("--mca") << QStringLiteral("btl") << QStringLiteral("self,tcp")
-         << QStringLiteral("--mca") << QStringLiteral("btl_tcp_if_include") << QStringLiteral("lo")
-         << QStringLiteral("--mca") << QStringLiteral("oob_tcp_if_include") << QStringLiteral("lo")
-         << QStringLiteral("-np") << QString::number(r.ranks) << QCoreApplication::applicationFilePath();
+         << QStringLiteral("--mca") << QStringLiteral("btl") << QStringLiteral("self,tcp");
+    if (r.hosts.isEmpty())  // one machine: loopback only. Several: Open MPI's choice, or OMPI_MCA_*_if_include
+        args << QStringLiteral("--mca") << QStringLiteral("btl_tcp_if_include") << QStringLiteral("lo")
+             << QStringLiteral("--mca") << QStringLiteral("oob_tcp_if_include") << QStringLiteral("lo");
+    else
+        args << QStringLiteral("--host") << r.hosts;
+    // the variables a rank on another machine needs too (mpirun's -x passes this process's value on)
+    QProcessEnvironment childEnv = QProcessEnvironment::systemEnvironment();
+    if (listening) {
+        childEnv.remove(QStringLiteral("HEADROOM_EVENTS_DIR"));  // this process writes the files (RankEvents)
+        childEnv.insert(QStringLiteral("HEADROOM_EVENTS_ADDR"), events.address());
+        events.forwardTo(qEnvironmentVariable("HEADROOM_EVENTS_ADDR"), qEnvironmentVariable("HEADROOM_EVENTS_DIR"));
+    }
+    for (const char* name : {"HEADROOM_EVENTS_ADDR", "HEADROOM_EVENTS_TELEMETRY_MS", "HEADROOM_TEST_SPIN",
+                             "OMP_NUM_THREADS", "OPENBLAS_CORETYPE"})
+        if (childEnv.contains(QString::fromLatin1(name))) args << QStringLiteral("-x") << QString::fromLatin1(name);
+    args << QStringLiteral("-np") << QString::number(r.ranks) << QCoreApplication::applicationFilePath();
     const QStringList own = QCoreApplication::arguments();
     for (int i = 1; i < own.size(); ++i) {
         const QString& a = own[i];
@@ -644,6 +718,7 @@ int launchRanks(const CliRequest& r) {
     }
     QProcess p;
     p.setProcessChannelMode(QProcess::ForwardedChannels);
+    p.setProcessEnvironment(childEnv);
     p.setChildProcessModifier([] { ::setpgid(0, 0); });
     struct sigaction sa {}, oldInt {}, oldTerm {};
     sa.sa_handler = onLauncherSignal;
@@ -679,9 +754,20 @@ int launchRanks(const CliRequest& r) {
         ::kill(-pid, SIGKILL);
     };
     int handled = 0;
+    std::vector<RankEvents::Stall> stalls;  // the ranks the heartbeats named, when they ended the job
     job.sample();
     while (!p.waitForFinished(100)) {
         job.sample();
+        events.pump();
+        // a rank without progress for --rank-timeout while the others wait (or one not heard from): the job ends
+        if (ending == Ending::no && stalls.empty()) {
+            stalls = events.stalls(r.config.rank_timeout, RankEvents::clock());
+            if (!stalls.empty()) {
+                eprint(Cli::tr("headroom train: %1; ending every rank (SIGTERM, then SIGKILL %2 s later)\n")
+                           .arg(stallText(stalls), seconds(grace)));
+                terminate();
+            }
+        }
         const int seen = g_launcherSignals;
         for (; handled < seen; ++handled) {
             if (ending == Ending::no) {
@@ -723,6 +809,10 @@ int launchRanks(const CliRequest& r) {
     }
     sigaction(SIGINT, &oldInt, nullptr);
     sigaction(SIGTERM, &oldTerm, nullptr);
+    events.pump();  // the last lines, passed on
+    // the other ranks' own timeout may have ended the job before the launcher judged: judged now, as it ended
+    const bool namedAtEnd = stalls.empty() && (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0);
+    if (namedAtEnd) stalls = events.stalls(r.config.rank_timeout * 0.9, RankEvents::clock(), true);
     // mpirun is gone; whatever of its job is left (a rank it lost, a helper) goes now
     if (const int left = job.signal(SIGKILL); left > 0)
         eprint(Cli::tr("headroom train: %n process(es) of the job outlived mpirun and were killed\n", nullptr, left));
@@ -735,14 +825,20 @@ int launchRanks(const CliRequest& r) {
                       "probably failed first: mpirun's message names it")
                   .arg(code);
         QStringList stalled;
-        for (int rank : job.stoppedRanks(1.0)) stalled << Cli::tr("rank %1").arg(rank);
+        const std::set<int> stopped = job.stoppedRanks(1.0);
+        for (int rank : stopped) stalled << Cli::tr("rank %1").arg(rank);
+        std::vector<RankEvents::Stall> hung;  // named by their heartbeats, not seen stopped here
+        for (const RankEvents::Stall& s : stalls)
+            if (!stopped.count(s.rank)) hung.push_back(s);
         const QString note = resumeNote(outDir);
         bool launcherCause = false;
-        const qint64 marked = markUnfinishedRun(r, outDir, launched, why, stalled.join(QStringLiteral(", ")), note, &launcherCause);
+        const qint64 marked = markUnfinishedRun(r, outDir, launched, why, stalled.join(QStringLiteral(", ")),
+                                                hung.empty() ? QString() : stallText(hung), note, &launcherCause);
         if (!stalled.isEmpty())
             eprint(Cli::tr("headroom train: %1 stopped making progress (its process was stopped); every rank of the "
                            "job was ended\n")
                        .arg(stalled.join(QStringLiteral(", "))));
+        if (namedAtEnd && !hung.empty()) eprint(Cli::tr("headroom train: %1; every rank of the job was ended\n").arg(stallText(hung)));
         if (marked > 0 && launcherCause) eprint(Cli::tr("headroom train: %1\n").arg(why));
         if (!note.isEmpty()) eprint(Cli::tr("headroom train: %1\n").arg(note));
     }
@@ -781,6 +877,8 @@ int runTrainCommand(const CliRequest& request) {
             eprint(Cli::tr("headroom train: no --preset or --model given: training %1 (--preset NAME for another)\n")
                        .arg(dataPresetText(r.config.data)));
     }
+    if (!r.hosts.isEmpty() && r.ranks < 2 && !env.launched)
+        return bad(Cli::tr("--hosts starts ranks on several machines; give --ranks N (N at least 2) too"));
     if (r.ranks > 1 && !env.launched) {
         // settings every rank would refuse alike are refused here, once, before mpirun starts
         try {

@@ -352,7 +352,7 @@ json telemetryToJson(const RankTelemetry& e) {
                         {"temperature_c", hr::json_finite(g.temperature_c)},
                         {"sm_clock_mhz", hr::json_finite(g.sm_clock_mhz)},
                         {"energy_joules", hr::json_finite(g.energy_joules)}});
-    return {{"event", "telemetry"},
+    json j = {{"event", "telemetry"},
             {"rank", e.rank},
             {"host", e.host},
             {"pid", e.pid},
@@ -367,6 +367,10 @@ json telemetryToJson(const RankTelemetry& e) {
             {"ram_total", h.ram_total},
             {"process_rss", h.process_rss},
             {"gpus", gpus}};
+    if (e.progress)
+        j["progress"] = {{"step", e.progress->step}, {"waiting", e.progress->waiting},
+                         {"still_seconds", hr::json_finite(e.progress->still_seconds)}};
+    return j;
 }
 
 RankTelemetry telemetryFromJson(const json& j) {
@@ -385,6 +389,13 @@ RankTelemetry telemetryFromJson(const json& j) {
     h.ram_used = integer<std::int64_t>(j, "ram_used", -1);
     h.ram_total = integer<std::int64_t>(j, "ram_total", -1);
     h.process_rss = integer<std::int64_t>(j, "process_rss", -1);
+    if (const auto it = j.find("progress"); it != j.end() && it->is_object()) {
+        hr::RankProgress p;
+        p.step = integer<std::int64_t>(*it, "step");
+        p.waiting = text(*it, "waiting");
+        p.still_seconds = real(*it, "still_seconds", 0);
+        e.progress = p;
+    }
     if (const auto it = j.find("gpus"); it != j.end() && it->is_array())
         for (const json& g : *it) {
             if (!g.is_object()) continue;  // not a GPU's figures: dropped, as a relay's malformed messages are

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memory/category.h"
+#include "dist/rank_progress.h"
 #include "telemetry/telemetry.h"
 #include "train/events.h"
 #include "train/trainer.h"
@@ -58,6 +59,9 @@ struct RankTelemetry {
     bool machine = false;  // this rank reports its machine: sample.host's CPU and RAM, and sample.gpus
     // host.process_rss is the rank's own; gpus are the machine's (machine), else empty
     hr::TelemetrySample sample;
+    // the heartbeat: where the rank's training stands (dist/rank_progress.h): its step, the collective it waits
+    // for, how long since either changed; absent from a program that does not send it
+    std::optional<hr::RankProgress> progress;
 };
 
 using RunEvent =

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "dist/comm_common.h"
 #include "dist/mpi_runtime.h"
+#include "dist/rank_progress.h"
 
 #ifdef HEADROOM_WITH_MPI
 #define OMPI_SKIP_MPICXX 1
@@ -401,6 +402,10 @@ public:
         if (rt_.broken()) broken_ = true;
         live();
         const auto t0 = std::chrono::steady_clock::now();
+        struct WaitNote {  // the launcher's heartbeats: this rank waits for the others (dist/rank_progress.h)
+            explicit WaitNote(const std::string& what) { note_wait_begins(what); }
+            ~WaitNote() { note_wait_ends(); }
+        } noted(w.what);
         poll_request(
             api_, w.req, timeout_seconds_,
             [&] {

@@ -15,6 +15,7 @@
 #include "data/text_data.h"
 #include "base/error.h"
 #include "dist/communicator.h"
+#include "dist/rank_progress.h"
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
@@ -436,6 +437,8 @@ void Trainer::train_steps(Loop& L) {
             const auto t0 = Clock::now();
             const double lr = learning_rate_at(L.c.schedule, L.c.optimizer.lr, p.at.step, total_steps);
             impl_->ledger->set_step(p.at.step + 1);
+            note_step_begins(p.at.step + 1);  // the launcher's heartbeats (dist/rank_progress.h)
+            spin_here_for_test(p.at.step + 1);
             take_step(L, lr, t0);
             if (result.status == "failed") break;
             emit_memory(L, false);
