@@ -1433,6 +1433,66 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <translation>headroom train：一个 rank 已结束，而被暂停的 rank 未在 %1 秒内结束；正在结束它们（SIGTERM，%1 秒后 SIGKILL）
 </translation>
     </message>
+    <message>
+        <source>several ranks: start them on these machines (mpirun --host: rank 0 on the first;
+SLOTS ranks on a machine, default 1); the ranks talk over the network and send
+their events to this process (docs/distributed.md, &quot;Several hosts&quot;)</source>
+        <translation>多个 rank：在这些机器上启动它们（mpirun --host：rank 0 在第一台上；
+SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，并把
+事件发送给本进程（docs/distributed.md，“Several hosts”）</translation>
+    </message>
+    <message>
+        <source>%1: &apos;%2&apos; is not HOST or HOST:SLOTS (names or addresses, separated by commas)</source>
+        <translation>%1：“%2”不是 HOST 或 HOST:SLOTS（主机名或地址，以逗号分隔）</translation>
+    </message>
+    <message>
+        <source>rank %1 (on %2)</source>
+        <translation>rank %1（在 %2 上）</translation>
+    </message>
+    <message>
+        <source>in step %1</source>
+        <translation>在第 %1 步中</translation>
+    </message>
+    <message>
+        <source>%1 stopped making progress %2: nothing was heard from it for %3 s (its process stopped, or its host was cut off)</source>
+        <translation>%1 %2停止了进展：%3 秒内没有收到它的任何消息（它的进程已停止，或它的主机已断开）</translation>
+    </message>
+    <message>
+        <source>%1 stopped making progress %2: its process kept running for %3 s without reaching the collective the other ranks wait in (a busy loop, or a call that never returns)</source>
+        <translation>%1 %2停止了进展：它的进程持续运行了 %3 秒，却没有到达其他 rank 正在等待的集合通信（忙循环，或一个永不返回的调用）</translation>
+    </message>
+    <message>
+        <source>%1; every rank of the job was ended</source>
+        <translation>%1；作业的所有 rank 均已结束</translation>
+    </message>
+    <message>
+        <source>headroom train: cannot listen for the ranks&apos; events on %1 (%2); a rank that stops making progress while it runs is not named, and the ranks&apos; events reach no one
+</source>
+        <translation>headroom train：无法在 %1 上监听各 rank 的事件（%2）；运行中停止进展的 rank 将无法被指出，各 rank 的事件也无人接收
+</translation>
+    </message>
+    <message>
+        <source>headroom train: the launcher cannot reach its parent at %1 (HEADROOM_EVENTS_ADDR); the ranks&apos; events are not passed on
+</source>
+        <translation>headroom train：启动器无法连接到位于 %1 的父进程（HEADROOM_EVENTS_ADDR）；各 rank 的事件不会被转发
+</translation>
+    </message>
+    <message>
+        <source>headroom train: %1; ending every rank (SIGTERM, then SIGKILL %2 s later)
+</source>
+        <translation>headroom train：%1；正在结束所有 rank（先 SIGTERM，%2 秒后 SIGKILL）
+</translation>
+    </message>
+    <message>
+        <source>headroom train: %1; every rank of the job was ended
+</source>
+        <translation>headroom train：%1；作业的所有 rank 均已结束
+</translation>
+    </message>
+    <message>
+        <source>--hosts starts ranks on several machines; give --ranks N (N at least 2) too</source>
+        <translation>--hosts 在多台机器上启动 rank；请同时给出 --ranks N（N 至少为 2）</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>

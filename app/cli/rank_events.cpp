@@ -109,9 +109,13 @@ bool RankEvents::listen(const QString& host, QString* error) {
 
 QString RankEvents::address() const { return QStringLiteral("%1:%2").arg(m_host).arg(m_port); }
 
-void RankEvents::forwardTo(const QString& address, const QString& dir) {
-    if (!address.isEmpty()) m_upstream = connectRankEventsUpstream(address);
-    else m_dir = dir;
+bool RankEvents::forwardTo(const QString& address, const QString& dir) {
+    if (address.isEmpty()) {
+        m_dir = dir;
+        return true;
+    }
+    m_upstream = connectRankEventsUpstream(address);
+    return m_upstream >= 0;
 }
 
 void RankEvents::pump() {

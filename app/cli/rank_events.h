@@ -32,7 +32,8 @@ public:
     bool listen(const QString& host, QString* error);
     QString address() const;  // "HOST:PORT" for HEADROOM_EVENTS_ADDR
     // Where the lines go on to: the parent's socket (HOST:PORT) or a folder for rank<R>.jsonl; "" for neither.
-    void forwardTo(const QString& address, const QString& dir);
+    // False when the parent's socket cannot be reached (the run goes on, its lines passed on to no one).
+    bool forwardTo(const QString& address, const QString& dir);
     // Accepts the ranks' connections and reads what they sent, whole lines, without waiting.
     void pump();
 

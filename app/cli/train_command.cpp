@@ -694,7 +694,11 @@ int launchRanks(const CliRequest& r) {
     if (listening) {
         childEnv.remove(QStringLiteral("HEADROOM_EVENTS_DIR"));  // this process writes the files (RankEvents)
         childEnv.insert(QStringLiteral("HEADROOM_EVENTS_ADDR"), events.address());
-        events.forwardTo(qEnvironmentVariable("HEADROOM_EVENTS_ADDR"), qEnvironmentVariable("HEADROOM_EVENTS_DIR"));
+        const QString parent = qEnvironmentVariable("HEADROOM_EVENTS_ADDR");
+        if (!events.forwardTo(parent, qEnvironmentVariable("HEADROOM_EVENTS_DIR")))
+            eprint(Cli::tr("headroom train: the launcher cannot reach its parent at %1 (HEADROOM_EVENTS_ADDR); the "
+                           "ranks' events are not passed on\n")
+                       .arg(parent));
     }
     for (const char* name : {"HEADROOM_EVENTS_ADDR", "HEADROOM_EVENTS_TELEMETRY_MS", "HEADROOM_TEST_SPIN",
                              "OMP_NUM_THREADS", "OPENBLAS_CORETYPE"})

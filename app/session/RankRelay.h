@@ -3,16 +3,17 @@
 // writes the run's TrainConfig to a temporary config.json and starts
 //   headroom train --config DIR/config.json --ranks N --out OUT --no-history --quiet
 // (the launcher of app/cli/train_command.cpp, which runs mpirun on the same binary) with
-// HEADROOM_EVENTS_ADDR=127.0.0.1:PORT, its own listening socket: every rank connects and sends its events
-// as JSON lines (each carrying its "rank"), so no rank needs the window's disk (issue 45). It reads them as
+// HEADROOM_EVENTS_ADDR=127.0.0.1:PORT, its own listening socket: the launcher, which receives every rank's
+// events on a socket of its own (cli/rank_events.h), passes their JSON lines (each carrying its "rank") on to
+// it, so no rank needs the window's disk (issue 45). It reads them as
 // they arrive and hands them to its sink, RunController::deliver(): rank 0's every
 // event, the other ranks' memory (tagged with their rank) and warnings, and every rank's telemetry
 // (RankTelemetry: what the rank sees of its machine, which may not be the window's). The run's end is delivered once
 // the launcher has exited, so when the controller says the run finished, no rank is left: rank 0's own
 // end when it sent one, else a failed end naming the cause (a rank's error, the launcher's last words,
 // its exit status) or, after stop(), a stopped one. The history record is the controller's (the child
-// runs with --no-history); rank 0 writes the run folder. The socket listens on loopback: ranks on other
-// hosts would need an address they can reach (not yet).
+// runs with --no-history); rank 0 writes the run folder. The socket listens on loopback (the launcher is a
+// child of this process).
 //
 // setPaused() creates or removes DIR/pause (the launcher's --pause-file): rank 0 sees it within 200 ms
 // and every rank pauses after the same step; Stop while paused still ends every rank.

@@ -6,7 +6,13 @@
 // - `headroom train` on one rank per host equals the same run on two local ranks bit for bit (and one
 //   process within float rounding: the loss within 1e-6);
 // - a host whose rank is stopped (SIGSTOP) or killed ends the run within --rank-timeout plus a margin, no process
-//   of the job left.
+//   of the job left;
+// - the same through the product: `headroom train --ranks 2 --hosts A:1,B:1` started in host A (Open MPI's
+//   launch agent and interfaces from OMPI_MCA_* variables) equals two local ranks bit for bit, and both
+//   ranks' events reach the launcher over its socket on host A's address (it writes them to its own
+//   HEADROOM_EVENTS_DIR; the ranks write no file); a rank on host B that hangs while running
+//   (HEADROOM_TEST_SPIN) is named in the history with its step, and the run ends within --rank-timeout plus
+//   the grace, no process left.
 // Needs root, `ip`, `unshare` and mpirun; skips otherwise. Folders are under the build tree, not /tmp
 // (each host's /tmp is its own).
 #include <QtTest>
@@ -22,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dist/communicator.h"
+#include "history_rows.h"
 #include "test_support.h"
 #include "programs.h"
 
@@ -65,6 +72,22 @@ class TwoHostsTest : public QObject {
                            m_ipA.section('.', 0, 2) + ".0/24", kHeadroom};
         mpi << args;
         return QStringList{"netns", "exec", m_a, "unshare", "--mount", m_privtmp, m_dir + "/stage"} + mpi;
+    }
+
+    // `headroom train ARGS --ranks 2 --hosts A:1,B:1` started in host A with a /tmp of its own
+    QStringList headroomInA(const QStringList& args) const {
+        return QStringList{"netns", "exec", m_a, "unshare", "--mount", m_privtmp, m_dir + "/stage", kHeadroom} + args +
+               QStringList{"--ranks", "2", "--hosts", m_ipA + ":1," + m_ipB + ":1"};
+    }
+    // what Open MPI needs from the environment for these hosts: the launch agent and the pair's subnet
+    QProcessEnvironment hostsEnvironment() const {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("OMP_NUM_THREADS", "1");
+        env.insert("OMPI_MCA_plm_rsh_agent", m_agent);
+        env.insert("OMPI_MCA_btl_tcp_if_include", m_ipA.section('.', 0, 2) + ".0/24");
+        env.insert("OMPI_MCA_oob_tcp_if_include", m_ipA.section('.', 0, 2) + ".0/24");
+        env.insert("HEADROOM_STOP_GRACE", "2");
+        return env;
     }
 
 private slots:
@@ -162,6 +185,92 @@ private slots:
         const nlohmann::json b = hrtest::read_json((m_dir + "/one/run.json").toStdString());
         QCOMPARE(a["distributed"]["world_size"].get<int>(), 2);
         QVERIFY(std::abs(a["final"]["train_loss"].get<double>() - b["final"]["train_loss"].get<double>()) < 1e-6);
+    }
+
+    void headroomTrainOnTwoHosts() {
+        QProcess p;
+        QProcessEnvironment env = hostsEnvironment();
+        env.insert("HEADROOM_EVENTS_DIR", m_dir + "/events");
+        p.setProcessEnvironment(env);
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        QElapsedTimer t;
+        t.start();
+        p.start("ip", headroomInA(runArgs(m_dir + "/train-two-hosts", "6")));
+        QVERIFY(p.waitForFinished(120000));
+        const QString said = QString::fromLocal8Bit(p.readAll());
+        qInfo("headroom train --ranks 2 --hosts A:1,B:1, 6 steps: %.2f s", t.elapsed() / 1000.0);
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(said));
+        if (!QFileInfo::exists(m_dir + "/local/model.safetensors")) {  // the two local ranks, when not run yet
+            QProcess local;
+            QProcessEnvironment le = QProcessEnvironment::systemEnvironment();
+            le.insert("OMP_NUM_THREADS", "1");
+            local.setProcessEnvironment(le);
+            local.start(kHeadroom, runArgs(m_dir + "/local", "6") << "--ranks" << "2");
+            QVERIFY(local.waitForFinished(120000));
+            QCOMPARE(local.exitCode(), 0);
+        }
+        const QByteArray two = fileBytes(m_dir + "/train-two-hosts/model.safetensors");
+        QVERIFY(!two.isEmpty());
+        QVERIFY2(two == fileBytes(m_dir + "/local/model.safetensors"), "headroom train on two hosts differs from two local ranks");
+        // both ranks' events came to the launcher's socket on host A's address (the ranks had no HEADROOM_EVENTS_DIR)
+        for (int rank : {0, 1}) {
+            QFile f(m_dir + QString("/events/rank%1.jsonl").arg(rank));
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+            int beats = 0;
+            bool ended = false;
+            for (const QByteArray& line : f.readAll().split('\n')) {
+                if (line.isEmpty()) continue;
+                const nlohmann::json j = nlohmann::json::parse(line.toStdString());
+                QCOMPARE(j["rank"].get<int>(), rank);
+                if (j["event"] == "telemetry" && j.contains("progress")) ++beats;
+                if (j["event"] == "end") ended = j["result"]["status"] == "finished";
+            }
+            QVERIFY2(beats > 0, qPrintable(QString("rank %1 sent no heartbeat").arg(rank)));
+            QVERIFY2(ended, qPrintable(QString("rank %1's end did not arrive").arg(rank)));
+        }
+    }
+
+    void aRankThatHangsOnHostBIsNamed() {
+        const QString w = m_dir + "/hang";
+        QDir().mkpath(w);
+        QProcess p;
+        QProcessEnvironment env = hostsEnvironment();
+        env.insert("HEADROOM_TEST_SPIN", "1:6");
+        p.setProcessEnvironment(env);
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        QStringList args = runArgs(w + "/out", "1000000");
+        args.removeAll("--no-history");
+        args << "--save-every" << "5" << "--db" << w + "/history.db";
+        p.start("ip", headroomInA(args));
+        QVERIFY(p.waitForStarted(10000));
+        QElapsedTimer t;
+        t.start();
+        std::set<long> job;
+        while (t.elapsed() < 90000 && p.state() == QProcess::Running &&
+               QDir(w + "/out").entryList({"checkpoint-*.safetensors"}, QDir::Files).isEmpty()) {
+            p.waitForFinished(100);
+            for (long pid : hrtest::processes_below(p.processId())) job.insert(pid);
+        }
+        QElapsedTimer since;  // the rank on host B spins from step 6, right after the checkpoint of step 5
+        since.start();
+        for (long pid : hrtest::processes_below(p.processId())) job.insert(pid);
+        const bool ended = p.waitForFinished(60000);
+        const double seconds = since.elapsed() / 1000.0;
+        const QString said = QString::fromLocal8Bit(p.readAll());
+        qInfo("host B's rank hangs running: the run ended after %.2f s (--rank-timeout 2 s, grace 2 s)", seconds);
+        if (!ended)
+            for (long pid : job) ::kill(static_cast<pid_t>(pid), SIGKILL);
+        QVERIFY2(ended, qPrintable(said));
+        QVERIFY(p.exitCode() != 0);
+        QVERIFY2(job.size() >= 3, "mpirun and the ranks below the launcher");
+        for (long pid : job) QVERIFY2(!hrtest::process_alive(pid), qPrintable(QString("process %1 is left").arg(pid)));
+        const QStringList rows = hrtest::history_rows(w + "/history.db");
+        QCOMPARE(rows.size(), qsizetype(1));
+        QVERIFY2(rows[0].startsWith("failed|"), qPrintable(rows[0]));
+        QVERIFY2(rows[0].contains("rank 1 (on "), qPrintable(rows[0]));
+        QVERIFY2(rows[0].contains("stopped making progress in step 6: its process kept running"), qPrintable(rows[0]));
+        QVERIFY2(rows[0].contains("the last good checkpoint is step 5"), qPrintable(rows[0]));
+        QVERIFY2(seconds < 2 + 2 + 6, qPrintable(QString("%1 s").arg(seconds)));
     }
 
     void aStoppedOrKilledHostEndsTheRun_data() {
