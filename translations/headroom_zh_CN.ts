@@ -1478,12 +1478,6 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
 </translation>
     </message>
     <message>
-        <source>headroom train: %1; ending every rank (SIGTERM, then SIGKILL %2 s later)
-</source>
-        <translation>headroom train：%1；正在结束所有 rank（先 SIGTERM，%2 秒后 SIGKILL）
-</translation>
-    </message>
-    <message>
         <source>headroom train: %1; every rank of the job was ended
 </source>
         <translation>headroom train：%1；作业的所有 rank 均已结束
@@ -1492,6 +1486,12 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
     <message>
         <source>--hosts starts ranks on several machines; give --ranks N (N at least 2) too</source>
         <translation>--hosts 在多台机器上启动 rank；请同时给出 --ranks N（N 至少为 2）</translation>
+    </message>
+    <message>
+        <source>headroom train: %1; the job ends (ranks still running after %2 s are ended)
+</source>
+        <translation>headroom train：%1；作业即将结束（%2 秒后仍在运行的 rank 将被结束）
+</translation>
     </message>
 </context>
 <context>

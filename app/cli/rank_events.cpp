@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <chrono>
 
 #include <QDir>
@@ -216,6 +217,18 @@ std::vector<RankEvents::Stall> RankEvents::stallsOf(const std::map<int, Beat>& b
             continue;
         }
         const double still = b.progress.still_seconds + silence;
+        // once the job has ended: a rank whose last word is from an earlier step than a step another rank waited
+        // in for the whole timeout did not get there (its heartbeat of the later step did not come through)
+        if (atEnd) {
+            double awaited = -1;
+            for (const auto& [other, ob] : beats)
+                if (other != rank && ob.received > 0 && !ob.progress.waiting.empty() && ob.progress.step > b.progress.step)
+                    awaited = std::max(awaited, ob.progress.still_seconds + ((ob.closed >= 0 ? ob.closed : now) - ob.received));
+            if (awaited >= timeout) {
+                out.push_back(Stall{rank, b.progress.step + 1, false, awaited, b.host});
+                continue;
+            }
+        }
         if (!b.progress.waiting.empty() || still < timeout) continue;
         // computing this long: a stall only while another rank waits for it (that rank's last word)
         bool othersWait = false;

@@ -603,7 +603,8 @@ QString addressFacing(const QString& hosts) {
 // first, with the last step the run recorded, and the last good checkpoint is named for --resume.
 // Returns the history's run id it marked, 0 when there was none to mark.
 qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDateTime& launched, const QString& why,
-                         const QString& stalled, const QString& hung, const QString& resumeNote, bool* launcherCause) {
+                         const QString& stalled, const QString& hung, const QString& resumeNote, bool userStopped,
+                         bool* launcherCause) {
     if (r.noHistory) return 0;
     RunStore store;
     if (!store.open(r.db)) return 0;
@@ -611,9 +612,12 @@ qint64 markUnfinishedRun(const CliRequest& r, const QString& outDir, const QDate
     const QString recovered = QCoreApplication::translate("RunStore", "the program ended during the run");
     for (const RunInfo& info : store.listRuns()) {
         if (info.outDir != abs || info.created < launched.addSecs(-1)) continue;
-        // still running, or just now marked failed by open() (its process is gone) without rank 0's own message
+        // still running, or just now marked failed by open() (its process is gone) without rank 0's own message,
+        // or "stopped" by a signal nobody asked for (mpirun's SIGTERM to every rank after another one's abort)
+        // while a rank had stalled
         const bool unfinished =
-            info.status == QLatin1String("running") || (info.status == QLatin1String("failed") && info.error == recovered);
+            info.status == QLatin1String("running") || (info.status == QLatin1String("failed") && info.error == recovered) ||
+            (info.status == QLatin1String("stopped") && !userStopped && (!stalled.isEmpty() || !hung.isEmpty()));
         if (!unfinished && info.status != QLatin1String("failed")) return 0;
         *launcherCause = unfinished;
         QStringList parts;
@@ -767,9 +771,12 @@ int launchRanks(const CliRequest& r) {
         if (ending == Ending::no && stalls.empty()) {
             stalls = events.stalls(r.config.rank_timeout, RankEvents::clock());
             if (!stalls.empty()) {
-                eprint(Cli::tr("headroom train: %1; ending every rank (SIGTERM, then SIGKILL %2 s later)\n")
+                // the others fail on their own timeout now and end the job (rank 0 files the failure first);
+                // ranks still there after the grace are ended (SIGTERM, then SIGKILL)
+                eprint(Cli::tr("headroom train: %1; the job ends (ranks still running after %2 s are ended)\n")
                            .arg(stallText(stalls), seconds(grace)));
-                terminate();
+                ending = Ending::asked;
+                endingSince = now();
             }
         }
         const int seen = g_launcherSignals;
@@ -837,7 +844,7 @@ int launchRanks(const CliRequest& r) {
         const QString note = resumeNote(outDir);
         bool launcherCause = false;
         const qint64 marked = markUnfinishedRun(r, outDir, launched, why, stalled.join(QStringLiteral(", ")),
-                                                hung.empty() ? QString() : stallText(hung), note, &launcherCause);
+                                                hung.empty() ? QString() : stallText(hung), note, handled > 0, &launcherCause);
         if (!stalled.isEmpty())
             eprint(Cli::tr("headroom train: %1 stopped making progress (its process was stopped); every rank of the "
                            "job was ended\n")
