@@ -216,6 +216,9 @@ std::vector<RankEvents::Stall> RankEvents::stallsOf(const std::map<int, Beat>& b
             out.push_back(Stall{rank, b.progress.step, true, silence, b.host});
             continue;
         }
+        // before its first step a rank sets up (data, model, engines) at its own pace, in no collective the
+        // heartbeats see: not judged running (the others' timeout still ends the job)
+        if (b.progress.step <= 0) continue;
         const double still = b.progress.still_seconds + silence;
         // once the job has ended: a rank whose last word is from an earlier step than a step another rank waited
         // in for the whole timeout did not get there (its heartbeat of the later step did not come through)

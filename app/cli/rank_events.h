@@ -55,7 +55,8 @@ public:
     };
     // The ranks without progress for at least `timeout` s at `now` (the launcher's clock): silent ones (nothing
     // heard for that long), and running ones that compute (wait for no collective) that long while another
-    // rank's last word was that it waits. While the job runs (atEnd false) a rank that ended or closed its
+    // rank's last word was that it waits (a rank before its first step, setting up, is judged silent only).
+    // While the job runs (atEnd false) a rank that ended or closed its
     // connection is not judged; once mpirun has ended (atEnd), every rank that did not send its end is, with
     // its silence counted up to when its connection closed (the job's end closes them all).
     std::vector<Stall> stalls(double timeout, double now, bool atEnd = false) const;
