@@ -137,37 +137,48 @@ Message describe_phase(const StepPhase& p) {
     return Message::plain("?");
 }
 
-Message explain_peak(const StepTimeline& t) {
-    // the composition: categories of at least 1 % of the peak, largest first, four at most
-    std::vector<std::pair<std::size_t, MemCategory>> parts;
+std::vector<PeakPart> peak_parts(const StepTimeline& t) {
+    std::vector<PeakPart> all;
     for (MemCategory c : all_categories())
-        if (at(t.at_peak, c) > 0) parts.push_back({at(t.at_peak, c), c});
-    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::string comp;
-    std::size_t rest = 0;
-    int named = 0;
-    for (auto [bytes, c] : parts) {
-        if (named >= 4 || bytes * 100 < t.peak_total) {
-            rest += bytes;
+        if (at(t.at_peak, c) > 0) all.push_back({c, at(t.at_peak, c)});
+    std::stable_sort(all.begin(), all.end(), [](const PeakPart& a, const PeakPart& b) { return a.bytes > b.bytes; });
+    std::vector<PeakPart> out;
+    PeakPart rest;
+    rest.rest = true;
+    for (PeakPart p : all) {
+        if (out.size() >= 4 || p.bytes * 100 < t.peak_total) {
+            rest.bytes += p.bytes;
             continue;
         }
-        if (!comp.empty()) comp += ", ";
-        std::string name = category_name(c);
-        std::replace(name.begin(), name.end(), '_', ' ');
-        if (c == MemCategory::activations && t.peak_first_layer >= 0)
-            name += t.peak_first_layer == t.peak_last_layer
-                        ? " of layer " + std::to_string(t.peak_first_layer)
-                        : " of layers " + std::to_string(t.peak_first_layer) + "\u2013" + std::to_string(t.peak_last_layer);
-        comp += name + " (" + format_bytes_short(bytes) + ")";
-        ++named;
+        if (p.category == MemCategory::activations) {
+            p.first_layer = t.peak_first_layer;
+            p.last_layer = t.peak_last_layer;
+        }
+        out.push_back(p);
     }
-    if (rest > 0) comp += (comp.empty() ? "" : ", ") + std::string("the rest (") + format_bytes_short(rest) + ")";
-    if (t.peak_phase < 0)
-        return Message(HR_MSG("timeline.peak_at_start", "peak %1 at the start of the step: %2"),
-                       {format_bytes_short(t.peak_total), comp});
+    if (rest.bytes > 0) out.push_back(rest);
+    return out;
+}
+
+Message peak_part_message(const PeakPart& p) {
+    std::string name = category_name(p.category);
+    std::replace(name.begin(), name.end(), '_', ' ');
+    const std::string b = format_bytes_short(p.bytes);
+    if (p.rest) return Message(HR_MSG("timeline.part_rest", "the rest (%1)"), {b});
+    if (p.first_layer >= 0 && p.first_layer == p.last_layer)
+        return Message(HR_MSG("timeline.part_layer", "%1 of layer %2 (%3)"), {name, std::to_string(p.first_layer), b});
+    if (p.first_layer >= 0)
+        return Message(HR_MSG("timeline.part_layers", "%1 of layers %2–%3 (%4)"),
+                       {name, std::to_string(p.first_layer), std::to_string(p.last_layer), b});
+    return Message(HR_MSG("timeline.part", "%1 (%2)"), {name, b});
+}
+
+Message explain_peak(const StepTimeline& t) {
+    std::string comp;
+    for (const PeakPart& p : peak_parts(t)) comp += (comp.empty() ? "" : ", ") + peak_part_message(p).english();
+    if (t.peak_phase < 0) return Message(kPeakAtStart, {format_bytes_short(t.peak_total), comp});
     const Message where = describe_phase(t.phases[static_cast<std::size_t>(t.peak_phase)]);
-    return Message(HR_MSG("timeline.peak", "peak %1 during %2: %3"),
-                   {format_bytes_short(t.peak_total), where.english(), comp});
+    return Message(kPeakSentence, {format_bytes_short(t.peak_total), where.english(), comp});
 }
 
 namespace {
@@ -195,6 +206,7 @@ nlohmann::json step_timeline_summary_json(const StepTimeline& t) {
     j["peak"] = explain_peak(t).english();
     if (t.peak_phase >= 0) j["peak_phase"] = timeline_phase_json(t.phases[static_cast<std::size_t>(t.peak_phase)]);
     j["peak_composition"] = timeline_categories_json(t.at_peak);
+    if (t.peak_first_layer >= 0) j["peak_layers"] = {t.peak_first_layer, t.peak_last_layer};
     j["base"] = timeline_categories_json(t.base);
     j["phase_count"] = t.phases.size();
     j["event_count"] = t.events.size();
@@ -213,6 +225,45 @@ nlohmann::json step_timeline_summary_json(const StepTimeline& t) {
     }
     j["phases"] = phases;
     return j;
+}
+
+StepTimeline step_timeline_peak_from_json(const nlohmann::json& j) {
+    StepTimeline t;
+    if (!j.is_object() || !j.contains("peak_bytes") || !j["peak_bytes"].is_number_unsigned()) return t;
+    t.step = j.value("step", std::int64_t(-1));
+    t.peak_total = j["peak_bytes"].get<std::size_t>();
+    if (j.contains("peak_composition") && j["peak_composition"].is_object())
+        for (MemCategory c : all_categories()) {
+            const auto it = j["peak_composition"].find(category_name(c));
+            if (it != j["peak_composition"].end() && it->is_number_unsigned()) at(t.at_peak, c) = it->get<std::size_t>();
+        }
+    if (j.contains("peak_layers") && j["peak_layers"].is_array() && j["peak_layers"].size() == 2 &&
+        j["peak_layers"][0].is_number_integer() && j["peak_layers"][1].is_number_integer()) {
+        t.peak_first_layer = j["peak_layers"][0].get<int>();
+        t.peak_last_layer = j["peak_layers"][1].get<int>();
+    }
+    StepPhase p;
+    if (j.contains("peak_phase") && j["peak_phase"].is_object()) {
+        const nlohmann::json& ph = j["peak_phase"];
+        const std::string kind = ph.value("kind", std::string());
+        bool known = false;
+        for (int k = 0; k <= static_cast<int>(StepPhaseKind::send); ++k)
+            if (kind == step_phase_kind_name(static_cast<StepPhaseKind>(k))) {
+                p.kind = static_cast<StepPhaseKind>(k);
+                known = true;
+            }
+        if (!known) return StepTimeline{};
+        p.layer = ph.value("layer", -1);
+        p.block = ph.value("block", -1);
+        p.micro = ph.value("micro", 0);
+        p.label = ph.value("label", std::string());
+        t.phases.push_back(p);
+        t.peak_phase = 0;
+    } else {
+        t.phases.push_back(p);  // the peak at the step's start: one phase so the timeline is not empty
+        t.peak_phase = -1;
+    }
+    return t;
 }
 
 nlohmann::json step_timeline_trace_json(const StepTimeline& t, const std::string& name) {

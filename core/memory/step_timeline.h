@@ -95,10 +95,24 @@ private:
 // The same phases and events from another base (the planner walks before it knows every category).
 StepTimeline step_timeline_with_base(const StepTimeline& t, const CategoryBytes& base);
 
-// "peak 58.1 MiB during the backward of layer 3 (conv2d): activations of layers 1–3 (41 MiB),
-// gradients (12 MiB), ..." as a translatable message (categories of at least 1 % of the peak, largest
-// first; at most four named, the rest summed as "other").
+// The peak's composition: categories of at least 1 % of the peak, largest first, four at most; the
+// rest summed (rest: true). Activations name the layers whose tensors are live then.
+struct PeakPart {
+    MemCategory category = MemCategory::other;
+    std::size_t bytes = 0;
+    int first_layer = -1, last_layer = -1;  // activations: the live layers (-1: not said)
+    bool rest = false;
+};
+std::vector<PeakPart> peak_parts(const StepTimeline& t);
+// One part as a translatable message; its %1 is the category's English name (the interface puts its
+// own name there: widgets/text/CoreText.h peakText).
+Message peak_part_message(const PeakPart& part);
+// The sentence: "peak %1 during %2: %3" (timeline.peak; %2 describe_phase, %3 the parts joined by ", ")
+// or "peak %1 at the start of the step: %2" (timeline.peak_at_start), as a message whose arguments are
+// English; the interface builds the same sentence from translated pieces (peakText).
 Message explain_peak(const StepTimeline& t);
+constexpr MessageText kPeakSentence = HR_MSG("timeline.peak", "peak %1 during %2: %3");
+constexpr MessageText kPeakAtStart = HR_MSG("timeline.peak_at_start", "peak %1 at the start of the step: %2");
 // one phase in words ("forward of layer 3 (conv2d)", "recompute of block 1", "optimizer update")
 Message describe_phase(const StepPhase& p);
 std::string format_bytes_short(std::size_t bytes);  // "58.1 MiB"
@@ -107,6 +121,9 @@ std::string format_bytes_short(std::size_t bytes);  // "58.1 MiB"
 // the end of each phase (at most kJsonPhases, evenly thinned), so the record stays small.
 constexpr std::size_t kJsonPhases = 512;
 nlohmann::json step_timeline_summary_json(const StepTimeline& t);
+// Back from that summary: a timeline with the peak's phase, bytes, composition and live layers only (what
+// explain_peak and the interface's peakText need; the report's sentence). An empty one for anything else.
+StepTimeline step_timeline_peak_from_json(const nlohmann::json& summary);
 // Chrome's Trace Event Format (the JSON object form): one complete event ("ph":"X") per phase, one
 // counter ("ph":"C") per event with the live bytes of each category, timestamps in microseconds of a
 // synthetic clock (1 µs per event; phases without events last 1 µs). Perfetto and chrome://tracing

@@ -3,6 +3,7 @@
 // seed-cnn matches an account written here from its layer shapes; the Chrome trace export passes a
 // checker written from the Trace Event Format's published description (not our own reader).
 #include <QtTest/QtTest>
+#include <QProcess>
 
 #include <set>
 #include <string>
@@ -190,6 +191,26 @@ private slots:
         QVERIFY(recomputes >= 0);
     }
 
+    // resnet-mini at batch 16, fp32, 28x28: per sample (values of 4 bytes), the stem conv 16x28x28 = 12544 and
+    // its BatchNorm 12544 (ReLU in place); block 1 (16 channels, 28x28): conv, BN, conv, BN and the sum,
+    // 5 x 12544 = 62720; block 2 (32 channels, 14x14 = 6272): body conv, BN, conv, BN, shortcut conv, BN, sum,
+    // 7 x 6272 = 43904; block 3 (64 channels, 7x7 = 3136): 7 x 3136 = 21952; the ReLUs after the blocks in
+    // place; average pool 64; flatten a view; linear 10: 153738 values = 614952 bytes a sample. Each BatchNorm
+    // keeps its mean and 1/std (2 x C values, not per sample): 2 x (16 + 16 + 16 + 3 x 32 + 3 x 64) = 672
+    // values = 2688 bytes. The peak: the forward of the last layer (the linear, depth-first index 30).
+    void resnetMiniPeakByHand() {
+        TrainConfig c = small_run("resnet-mini");
+        const MemoryPlan plan = predict_memory(plan_request(c, c.train_limit, c.test_limit));
+        const StepTimeline& t = plan.timeline;
+        const std::size_t hand = std::size_t(153738) * 4 * 16 + 2688;
+        QCOMPARE(at(t.at_peak, MemCategory::activations), hand);
+        QCOMPARE(t.peak_total, total(t.base) + hand);
+        const StepPhase& ph = t.phases[static_cast<std::size_t>(t.peak_phase)];
+        QCOMPARE(ph.kind, StepPhaseKind::forward);
+        QCOMPARE(ph.label, std::string("linear"));
+        QCOMPARE(ph.layer, 30);
+    }
+
     void chromeTraceIsWellFormed() {
         TrainConfig c = small_run("resnet-mini");
         c.strategy.checkpoint = "every:2";
@@ -213,6 +234,45 @@ private slots:
                 most = std::max(most, sum);
             }
         QCOMPARE(most, plan.timeline.peak_total);
+    }
+
+    // PyTorch 1.13's profiler (profile_memory=True) on the same model, batch and optimizer
+    // (scripts/timeline_torch_check.py): the phases in the same order, and the bytes alive at the end of the
+    // forward within 15 % of ours. The difference is known exactly: PyTorch's max-pool keeps int64 indices
+    // (ours int32: 4 bytes less for each of 1440 + 320 indices a sample), and its non-in-place ReLUs keep
+    // their own outputs while the pools' outputs are freed (the same count of values either way).
+    void pytorchProfilerAgrees() {
+        if (!QFileInfo::exists(QStringLiteral("/usr/bin/python3"))) QSKIP("no /usr/bin/python3 for the reference");
+        QProcess py;
+        py.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(HR_SOURCE_DIR "/scripts/timeline_torch_check.py"), QStringLiteral("16")});
+        QVERIFY(py.waitForFinished(300000));
+        if (py.exitCode() != 0 && py.readAllStandardError().contains("No module named 'torch'"))
+            QSKIP("no PyTorch (python3-torch) for the reference");
+        QCOMPARE(py.exitCode(), 0);
+        const nlohmann::json torch = nlohmann::json::parse(py.readAllStandardOutput().toStdString());
+        TrainConfig c = small_run("seed-cnn");
+        c.optimizer.kind = "sgd";
+        c.optimizer.momentum = 0.9;
+        const MemoryPlan plan = predict_memory(plan_request(c, c.train_limit, c.test_limit));
+        const StepTimeline& t = plan.timeline;
+        // the order of the phases' first appearance
+        std::vector<std::string> ours;
+        for (const StepPhase& p : t.phases) {
+            const std::string k = step_phase_kind_name(p.kind);
+            if (std::find(ours.begin(), ours.end(), k) == ours.end()) ours.push_back(k);
+        }
+        QCOMPARE(ours, torch["order"].get<std::vector<std::string>>());
+        // activations at the end of the forward (the last forward event)
+        std::size_t end_of_forward = 0;
+        for (const TimelineEvent& e : t.events)
+            if (t.phases[static_cast<std::size_t>(e.phase)].kind == StepPhaseKind::forward)
+                end_of_forward = at(e.live, MemCategory::activations);
+        const double theirs = torch["forward_net_bytes"].get<double>();
+        const double margin = std::abs(double(end_of_forward) - theirs) / theirs;
+        QVERIFY2(margin <= 0.15, qPrintable(QString("ours %1, PyTorch's %2").arg(end_of_forward).arg(theirs)));
+        const double index_width = (1440.0 + 320.0) * 4.0 * 16.0;
+        QVERIFY2(std::abs(double(end_of_forward) + index_width - theirs) <= 64.0,
+                 qPrintable(QString("ours %1 + %2, PyTorch's %3").arg(end_of_forward).arg(index_width).arg(theirs)));
     }
 
     // run.json's summary stays bounded however long the step
