@@ -1493,6 +1493,79 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
         <translation>headroom train：%1；作业即将结束（%2 秒后仍在运行的 rank 将被结束）
 </translation>
     </message>
+    <message>
+        <source>print one step&apos;s memory over its phases and the peak in one sentence
+(plan: predicted; train: measured in the chosen step)</source>
+        <translation>打印一个训练步骤各阶段的内存，并用一句话说明峰值
+（plan：预测值；train：所选步骤的实测值）</translation>
+    </message>
+    <message>
+        <source>write that timeline as Chrome Trace Event JSON (Perfetto, chrome://tracing)</source>
+        <translation>将该时间线写为 Chrome Trace Event JSON（Perfetto、chrome://tracing）</translation>
+    </message>
+    <message>
+        <source>train: the step whose timeline is recorded (default 0: the first steady
+one, the second)</source>
+        <translation>train：记录时间线的步骤（默认 0：第一个稳定步骤，即第二步）</translation>
+    </message>
+    <message>
+        <source>Step timeline (docs/timeline.md)</source>
+        <translation>步骤时间线（docs/timeline.md）</translation>
+    </message>
+    <message>
+        <source>wrote the step&apos;s predicted timeline to %1
+</source>
+        <translation>已将该步骤的预测时间线写入 %1
+</translation>
+    </message>
+    <message>
+        <source>Step timeline: none (pipeline stages are not walked yet; see docs/timeline.md)
+</source>
+        <translation>步骤时间线：无（尚未支持流水线阶段；见 docs/timeline.md）
+</translation>
+    </message>
+    <message>
+        <source>Step timeline (%1 phases, %2 events; * marks the peak):
+</source>
+        <translation>步骤时间线（%1 个阶段，%2 个事件；* 标记峰值）：
+</translation>
+    </message>
+    <message>
+        <source>phase</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>live</source>
+        <translation>活跃</translation>
+    </message>
+    <message>
+        <source>%1, micro-batch %2</source>
+        <translation>%1，微批次 %2</translation>
+    </message>
+    <message>
+        <source>Peak of the step: %1
+</source>
+        <translation>该步骤的峰值：%1
+</translation>
+    </message>
+    <message>
+        <source>could not write the trace to %1 (%2); choose a writable file with --trace</source>
+        <translation>无法将跟踪写入 %1（%2）；请用 --trace 选择可写的文件</translation>
+    </message>
+    <message>
+        <source>measured step %1</source>
+        <translation>实测步骤 %1</translation>
+    </message>
+    <message>
+        <source>wrote the measured timeline of step %1 to %2
+</source>
+        <translation>已将步骤 %1 的实测时间线写入 %2
+</translation>
+    </message>
+    <message>
+        <source>the folder of --trace %1 does not exist; create it or choose another file</source>
+        <translation>--trace %1 所在的文件夹不存在；请先创建它或选择其他文件</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -2673,6 +2746,10 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
     <message>
         <source>nf4 (NormalFloat, a scale per %1 values, the scales quantised too)</source>
         <translation>nf4（NormalFloat，每 %1 个值一个缩放系数，缩放系数本身也量化）</translation>
+    </message>
+    <message>
+        <source>Inside step %1: %2.</source>
+        <translation>第 %1 步内部：%2。</translation>
     </message>
 </context>
 <context>
@@ -4871,6 +4948,54 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
         <source>nf4 (NormalFloat) with a scale per %1 values, the scales quantised too</source>
         <translation>nf4（NormalFloat），每 %1 个值一个缩放系数，缩放系数本身也量化</translation>
     </message>
+    <message>
+        <source>One training step</source>
+        <translation>一个训练步骤</translation>
+    </message>
+    <message>
+        <source>Export trace…</source>
+        <translation>导出跟踪…</translation>
+    </message>
+    <message>
+        <source>Save the step&apos;s timeline as a Chrome trace file for Perfetto or chrome://tracing</source>
+        <translation>将该步骤的时间线保存为 Chrome 跟踪文件，可用 Perfetto 或 chrome://tracing 打开</translation>
+    </message>
+    <message>
+        <source>Export the step&apos;s timeline</source>
+        <translation>导出该步骤的时间线</translation>
+    </message>
+    <message>
+        <source>Chrome trace (*.json)</source>
+        <translation>Chrome 跟踪（*.json）</translation>
+    </message>
+    <message>
+        <source>Measured, step %1</source>
+        <translation>实测，第 %1 步</translation>
+    </message>
+    <message>
+        <source>Predicted: %1</source>
+        <translation>预测：%1</translation>
+    </message>
+    <message>
+        <source>No step timeline for this layout (pipeline stages are not walked yet).</source>
+        <translation>此布局没有步骤时间线（尚未支持流水线阶段）。</translation>
+    </message>
+    <message>
+        <source>Measured in step %1: %2</source>
+        <translation>第 %1 步实测：%2</translation>
+    </message>
+    <message>
+        <source>measured step %1</source>
+        <translation>实测步骤 %1</translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Could not write %1 (%2); choose another file.</source>
+        <translation>无法写入 %1（%2）；请选择其他文件。</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MonitorView</name>
@@ -5931,6 +6056,14 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
     </message>
 </context>
 <context>
+    <name>hrw::CoreText</name>
+    <message>
+        <source>, </source>
+        <comment>between the parts of a list</comment>
+        <translation>，</translation>
+    </message>
+</context>
+<context>
     <name>hrw::LiveChart</name>
     <message>
         <source>Reset view</source>
@@ -6379,6 +6512,65 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
     <message>
         <source>%1 (off the scale →)</source>
         <translation>%1（超出刻度 →）</translation>
+    </message>
+</context>
+<context>
+    <name>hrw::StepTimelineChart</name>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重算</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>reduce</source>
+        <translation>归约</translation>
+    </message>
+    <message>
+        <source>offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>update</source>
+        <translation>更新</translation>
+    </message>
+    <message>
+        <source>send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>the start of the step</source>
+        <translation>步骤开始</translation>
+    </message>
+    <message>
+        <source>%1, micro-batch %2</source>
+        <translation>%1，微批次 %2</translation>
+    </message>
+    <message>
+        <source>%1: %2 live</source>
+        <translation>%1：活跃 %2</translation>
+    </message>
+    <message>
+        <source>no timeline</source>
+        <translation>无时间线</translation>
+    </message>
+    <message>
+        <source>events of the step, in order</source>
+        <translation>该步骤的事件（按顺序）</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>峰值 %1</translation>
     </message>
 </context>
 <context>
@@ -8556,6 +8748,104 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
     <message>
         <source>cannot read %1; check that the file exists and is readable</source>
         <translation>无法读取 %1；请检查文件是否存在且可读</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.part</name>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.part_layer</name>
+    <message>
+        <source>%1 of layer %2 (%3)</source>
+        <translation>第 %2 层的%1（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.part_layers</name>
+    <message>
+        <source>%1 of layers %2–%3 (%4)</source>
+        <translation>第 %2–%3 层的%1（%4）</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.part_rest</name>
+    <message>
+        <source>the rest (%1)</source>
+        <translation>其余（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.peak</name>
+    <message>
+        <source>peak %1 during %2: %3</source>
+        <translation>峰值 %1，出现在%2期间：%3</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.peak_at_start</name>
+    <message>
+        <source>peak %1 at the start of the step: %2</source>
+        <translation>峰值 %1，出现在步骤开始时：%2</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_backward</name>
+    <message>
+        <source>the backward of layer %1 (%2)</source>
+        <translation>第 %1 层（%2）的反向</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_forward</name>
+    <message>
+        <source>the forward of layer %1 (%2)</source>
+        <translation>第 %1 层（%2）的前向</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_loss</name>
+    <message>
+        <source>the loss</source>
+        <translation>损失计算</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_offload</name>
+    <message>
+        <source>the offload transfers</source>
+        <translation>卸载传输</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_recompute</name>
+    <message>
+        <source>the recompute of checkpointed block %1</source>
+        <translation>检查点块 %1 的重算</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_reduce</name>
+    <message>
+        <source>the gradient reduction</source>
+        <translation>梯度归约</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_send</name>
+    <message>
+        <source>the pipeline sends</source>
+        <translation>流水线发送</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_update</name>
+    <message>
+        <source>the optimizer update</source>
+        <translation>优化器更新</translation>
     </message>
 </context>
 <context>

@@ -41,7 +41,7 @@ const std::vector<Subcommand>& subcommands() {
                            "again pruned/quantised (run.json final.compression; the report's what-if section)."),
          {FlagGroup::model, FlagGroup::data, FlagGroup::length, FlagGroup::memory, FlagGroup::optimizer,
           FlagGroup::training, FlagGroup::sequence, FlagGroup::tokens, FlagGroup::text, FlagGroup::device, FlagGroup::run, FlagGroup::history,
-          FlagGroup::whatif},
+          FlagGroup::whatif, FlagGroup::timeline},
          0, 0, false, runTrainCommand,
          QT_TRANSLATE_NOOP("Cli", "Exit codes: 0 finished, 1 failed or stopped, 2 bad input (a flag, file, model spec,\n"
                                   "dataset, a diverging loss, out of memory).")},
@@ -70,7 +70,7 @@ const std::vector<Subcommand>& subcommands() {
                            "and is predicted fastest, and says why each other one ranks lower or does not fit. With --prune\n"
                            "or --quantize it adds what the trained weights would take stored pruned or quantised."),
          {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::sequence, FlagGroup::device,
-          FlagGroup::plan, FlagGroup::whatif},
+          FlagGroup::plan, FlagGroup::whatif, FlagGroup::timeline},
          0, 0, false, runPlanCommand},
         {"generate", "--run RUN|--weights FILE [options]", QT_TRANSLATE_NOOP("Cli", "continue a prompt with a trained language model"),
          QT_TRANSLATE_NOOP("Cli",

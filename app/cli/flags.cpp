@@ -315,6 +315,18 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::plan, "all", nullptr,
      QT_TRANSLATE_NOOP("Cli", "with --budget: every candidate, not only the front of memory against speed"),
      [](R& r, const V&) { r.all = true; }},
+    // ---- one step's memory timeline (issue 47, docs/timeline.md)
+    {FlagGroup::timeline, "timeline", nullptr,
+     QT_TRANSLATE_NOOP("Cli", "print one step's memory over its phases and the peak in one sentence\n"
+                              "(plan: predicted; train: measured in the chosen step)"),
+     [](R& r, const V&) { r.timeline = true; }},
+    {FlagGroup::timeline, "trace", "FILE.json",
+     QT_TRANSLATE_NOOP("Cli", "write that timeline as Chrome Trace Event JSON (Perfetto, chrome://tracing)"),
+     [](R& r, const V& v) { r.trace = v.text(); }},
+    {FlagGroup::timeline, "timeline-step", "N",
+     QT_TRANSLATE_NOOP("Cli", "train: the step whose timeline is recorded (default 0: the first steady\n"
+                              "one, the second)"),
+     [](R& r, const V& v) { r.config.timeline_step = v.integer<std::int64_t>(0, hr::kMaxSteps); }},
     // ---- report
     {FlagGroup::report, "format", "FORMAT", QT_TRANSLATE_NOOP("Cli", "html, pdf, json or csv (default: from --out's extension, else html)"),
      [](R& r, const V& v) { r.format = q(v.choice(QT_TRANSLATE_NOOP("Cli", "format"), {"html", "pdf", "json", "csv"})); }},
@@ -378,6 +390,7 @@ const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::tokens, QT_TRANSLATE_NOOP("Cli", "Text")},
     {FlagGroup::text, QT_TRANSLATE_NOOP("Cli", "Evaluation")},
     {FlagGroup::generate, QT_TRANSLATE_NOOP("Cli", "Generation")},
+    {FlagGroup::timeline, QT_TRANSLATE_NOOP("Cli", "Step timeline (docs/timeline.md)")},
 };
 
 std::vector<const Flag*> flagsOf(const Subcommand& cmd) {

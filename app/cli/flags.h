@@ -33,6 +33,8 @@ struct CliRequest {
     QString name;                  // the run's name in the history
     QString notify;                // train: webhook (URL, FORMAT:URL or "settings")
     QString budget;                // plan: SIZE or "device"
+    bool timeline = false;         // train, plan: print one step's memory timeline and its peak
+    QString trace;                 // train, plan: write that timeline as Chrome trace JSON to this file
     QString format;                // report: html | pdf | json | csv ("" : from --out's suffix)
     QStringList statuses;          // runs: running, finished, failed, stopped
     QString filter;                // runs: text
@@ -77,6 +79,7 @@ enum class FlagGroup {
     sequence,   // --seq (language models; train and plan)
     tokens,     // --tokenizer, --eval-tokens (language models; train and eval)
     text,       // --eval-every (train)
+    timeline,   // --timeline, --trace, --timeline-step (one step's memory timeline; train and plan)
     generate,   // headroom generate: --run, --weights, --prompt, --tokens, --temperature, --top-k, --seed
 };
 

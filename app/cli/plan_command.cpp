@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cli/output.h"
+#include "cli/timeline_output.h"
 #include "report/plan_table.h"
 #include "session/RunText.h"
 #include "dist/communicator.h"
@@ -112,6 +113,13 @@ int runPlanCommand(const CliRequest& request) {
         const std::size_t free = hr::device_free_bytes(req.device);
         if (flags.budget.isEmpty()) {
             hr::MemoryPlan p = hr::predict_memory(req);
+            if (!flags.trace.isEmpty()) {  // before anything is printed: a bad path is the one message
+                QString error;
+                if (!writeTimelineTrace(flags.trace, p.timeline, Cli::tr("predicted"), &error)) {
+                    eprint(Cli::tr("headroom plan: %1\n").arg(error));
+                    return 2;
+                }
+            }
             if (flags.json) {
                 nlohmann::json j = hr::plan_to_json(p);
                 j["device_name"] = req.device;
@@ -120,6 +128,7 @@ int runPlanCommand(const CliRequest& request) {
                 j["param_count"] = hr::analyze_model_spec(planned.spec).total_params;
                 j["seq"] = hr::model_sequence_length(planned.spec);
                 if (c.what_if.active()) j["compression"] = whatIfJson(planned.spec, c.what_if);
+                if (flags.timeline) j["timeline"] = hr::step_timeline_summary_json(p.timeline);
                 print(q(j.dump(2) + "\n"));
                 return 0;
             }
@@ -239,6 +248,8 @@ int runPlanCommand(const CliRequest& request) {
                       .arg(bytes(static_cast<std::size_t>(p.offload_bytes)))
                       .arg(p.offload_seconds * 1e3, 0, 'f', 2)
                       .arg(bytes(static_cast<std::size_t>(p.host_link))));
+            if (flags.timeline) print(QStringLiteral("\n") + timelineText(p.timeline));
+            if (!flags.trace.isEmpty()) print(Cli::tr("wrote the step's predicted timeline to %1\n").arg(flags.trace));
             return 0;
         }
         const std::size_t budget = flags.budget == QLatin1String("device") ? free : hr::parse_bytes(flags.budget.toStdString());

@@ -37,6 +37,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/rank_events.h"
+#include "cli/timeline_output.h"
 #include "cli/rank_job.h"
 #include "cli/signal_watcher.h"
 #include "memory/allocator.h"
@@ -149,6 +150,12 @@ public:
         else m_held << line;  // the device line comes first
     }
 
+    // --timeline, --trace FILE: the chosen step's timeline after the memory table
+    void setTimeline(bool show, const QString& trace) {
+        m_timeline = show;
+        m_trace = trace;
+    }
+
     // The outcome, and the exit code.
     int finish(const RunOutcome& o, const RunStore* store) {
         endBar();
@@ -194,6 +201,17 @@ public:
             if (o.runId > 0 && store)
                 print(Cli::tr("recorded as run %1 in %2 (headroom report %1)\n").arg(o.runId).arg(store->path()));
         }
+        // the chosen step's measured timeline (docs/timeline.md), before the last line
+        const hr::StepTimeline& tl = r.step_timeline;
+        if (m_timeline && !tl.empty()) print(timelineText(tl));
+        if (!m_trace.isEmpty() && !tl.empty()) {
+            QString error;
+            if (!writeTimelineTrace(m_trace, tl, Cli::tr("measured step %1").arg(tl.step), &error)) {
+                eprint(Cli::tr("headroom train: %1\n").arg(error));
+                return 2;
+            }
+            if (!m_quiet) print(Cli::tr("wrote the measured timeline of step %1 to %2\n").arg(tl.step).arg(m_trace));
+        }
         if (r.status == "stopped")
             eprint(Cli::tr("headroom train: stopped after %1 steps; the results so far were written\n").arg(r.steps));
         if (m_tokens) {
@@ -228,6 +246,8 @@ private:
     }
 
     bool m_quiet, m_tty;
+    bool m_timeline = false;  // --timeline
+    QString m_trace;          // --trace FILE
     bool m_tokens = false;  // a language model
     bool m_table = false;   // csv:/tsv: data
     bool m_barShown = false, m_deviceShown = false;
@@ -872,6 +892,8 @@ int runTrainCommand(const CliRequest& request) {
         if (writer) eprint(Cli::tr("headroom train: %1\n").arg(message));  // every rank refuses alike: say it once
         return 2;
     };
+    if (!r.trace.isEmpty() && !QFileInfo(r.trace).absoluteDir().exists())  // refused before anything runs
+        return bad(Cli::tr("the folder of --trace %1 does not exist; create it or choose another file").arg(r.trace));
     const bool resume = !r.resume.isEmpty();
     if (resume) {
         if (const QString why = resumeConfig(r); !why.isEmpty()) return bad(why);
@@ -932,6 +954,7 @@ int runTrainCommand(const CliRequest& request) {
     options.sampleTelemetry = store != nullptr;
     options.resume = resume;
     TrainPrinter printer(controller, r.quiet);
+    printer.setTimeline(r.timeline, r.trace);
     printer.setDeviceFlag(r.config.device);
     printer.setLanguageModel(hr::is_token_model(r.config.model));
     printer.setTable(hr::is_table_data(r.config.data));

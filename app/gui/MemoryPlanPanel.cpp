@@ -1,6 +1,8 @@
 #include "gui/MemoryPlanPanel.h"
 
 #include <QCheckBox>
+#include <QFileDialog>
+#include <QSaveFile>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -17,6 +19,7 @@
 
 #include "charts/MemoryCompareChart.h"
 #include "charts/PlanBarChart.h"
+#include "charts/StepTimelineChart.h"
 #include "builder/ModelBuilder.h"
 #include "gui/OutOfMemoryDialog.h"
 #include "gui/PlanSearchTask.h"
@@ -155,6 +158,41 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
         m_rankingToggle->setText(on ? tr("Hide the ranking") : tr("Show the ranking"));
     });
 
+    // One step's memory timeline: the plan's, redrawn with every edit; after a run the measured one beside it.
+    m_timelineBox = new QGroupBox(tr("One training step"), body);
+    m_timelineBox->setObjectName(QStringLiteral("planTimeline"));
+    auto* tv = new QVBoxLayout(m_timelineBox);
+    auto* trow = new QHBoxLayout;
+    m_timelineLabel = new QLabel(m_timelineBox);
+    m_timelineLabel->setWordWrap(true);
+    m_timelineLabel->setObjectName(QStringLiteral("planTimelinePeak"));
+    trow->addWidget(m_timelineLabel, 1);
+    m_timelineExport = new QPushButton(tr("Export trace…"), m_timelineBox);
+    m_timelineExport->setObjectName(QStringLiteral("planTimelineExport"));
+    m_timelineExport->setToolTip(tr("Save the step's timeline as a Chrome trace file for Perfetto or chrome://tracing"));
+    trow->addWidget(m_timelineExport, 0, Qt::AlignTop);
+    tv->addLayout(trow);
+    auto* tcharts = new QHBoxLayout;
+    m_timelinePredicted = new hrw::StepTimelineChart(m_timelineBox);
+    m_timelinePredicted->setObjectName(QStringLiteral("planTimelinePredicted"));
+    m_timelinePredicted->setMinimumHeight(230);
+    tcharts->addWidget(m_timelinePredicted, 1);
+    m_timelineMeasured = new hrw::StepTimelineChart(m_timelineBox);
+    m_timelineMeasured->setObjectName(QStringLiteral("planTimelineMeasured"));
+    m_timelineMeasured->setMinimumHeight(230);
+    m_timelineMeasured->setVisible(false);
+    tcharts->addWidget(m_timelineMeasured, 1);
+    tv->addLayout(tcharts);
+    v->addWidget(m_timelineBox);
+    connect(m_timelineExport, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export the step's timeline"),
+                                                          QStringLiteral("headroom-step.trace.json"),
+                                                          tr("Chrome trace (*.json)"));
+        if (path.isEmpty()) return;
+        QString error;
+        if (!exportTimelineTrace(path, &error)) m_timelineLabel->setText(error);
+    });
+
     // After a run: predicted against measured.
     m_compareBox = new QGroupBox(tr("Last run: predicted against measured"), body);
     m_compareBox->setObjectName(QStringLiteral("planComparison"));
@@ -247,6 +285,8 @@ void MemoryPlanPanel::showError(const QString& message) {
     m_whatIfLabel->clear();
     m_whatIfLabel->hide();
     m_bar->clearPlan();
+    m_timelinePredicted->clearTimeline();
+    showTimelines();
     m_layers->setRowCount(0);
     m_fit->setEnabled(false);
     emit planUpdated();
@@ -325,6 +365,8 @@ void MemoryPlanPanel::showPlan(const hr::TrainConfig& c, const hr::MemoryPlan& p
     if (p.dataset_bytes) strategy += tr(" · the data set takes %1 of RAM").arg(coreBytesText(p.dataset_bytes));
     m_strategyLabel->setText(strategy);
     m_bar->setPlan(p.device, p.host, p.host_total > 0, m_capacity, capacityName);
+    m_timelinePredicted->setTimeline(p.timeline, tr("Predicted"));
+    showTimelines();
 
     QString step = tr("Predicted step time: <b>%1×</b> the FP32 step without strategies (about %2 ms here)")
                        .arg(p.relative_step_time, 0, 'f', 2)
@@ -518,6 +560,11 @@ void MemoryPlanPanel::setRunResult(const hr::TrainResult& r) {
         } catch (const std::exception&) {
         }
     }
+    if (!r.step_timeline.empty()) {
+        m_timelineMeasured->setTimeline(r.step_timeline, tr("Measured, step %1").arg(r.step_timeline.step));
+        m_timelineMeasured->setVisible(true);
+        showTimelines();
+    }
     if (r.ledger.peak_total == 0) return;  // nothing was measured (the run failed before allocating)
     const hr::MemoryPlan& p = *m_runPlan;
     struct Row {
@@ -591,7 +638,49 @@ void MemoryPlanPanel::showOutOfMemory(const hr::TrainResult& r) {
     dlg->open();
 }
 
+void MemoryPlanPanel::showTimelines() {
+    QStringList lines;
+    const hr::StepTimeline& pt = m_timelinePredicted->timeline();
+    if (!pt.empty()) lines << tr("Predicted: %1").arg(hrapp::peakText(pt).toHtmlEscaped());
+    else if (m_plan) lines << tr("No step timeline for this layout (pipeline stages are not walked yet).");
+    if (!m_timelineMeasured->isHidden() && !m_timelineMeasured->timeline().empty())
+        lines << tr("Measured in step %1: %2")
+                     .arg(m_timelineMeasured->timeline().step)
+                     .arg(hrapp::peakText(m_timelineMeasured->timeline()).toHtmlEscaped());
+    m_timelineLabel->setText(lines.join(QStringLiteral("<br>")));
+    m_timelineExport->setEnabled(!pt.empty() || !m_timelineMeasured->timeline().empty());
+}
+
+bool MemoryPlanPanel::exportTimelineTrace(const QString& path, QString* error) const {
+    // both timelines in one file: the prediction as process 1, the measured step as process 2
+    nlohmann::json all = nlohmann::json::array();
+    nlohmann::json other = nlohmann::json::object();
+    int pid = 1;
+    for (const hrw::StepTimelineChart* chart : {m_timelinePredicted, m_timelineMeasured}) {
+        const hr::StepTimeline& t = chart->timeline();
+        if (t.empty() || (chart == m_timelineMeasured && chart->isHidden())) continue;
+        const bool measured = chart == m_timelineMeasured;
+        nlohmann::json j = hr::step_timeline_trace_json(
+            t, measured ? tr("measured step %1").arg(t.step).toStdString() : tr("predicted").toStdString());
+        for (auto& e : j["traceEvents"]) {
+            e["pid"] = pid;
+            all.push_back(e);
+        }
+        other[measured ? "measured_peak" : "predicted_peak"] = hrapp::peakText(t).toStdString();
+        ++pid;
+    }
+    const std::string text = nlohmann::json{{"traceEvents", all}, {"displayTimeUnit", "ms"}, {"otherData", other}}.dump() + "\n";
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) != qint64(text.size()) || !f.commit()) {
+        if (error) *error = tr("Could not write %1 (%2); choose another file.").arg(path, f.errorString());
+        return false;
+    }
+    return true;
+}
+
 void MemoryPlanPanel::setDark(bool dark) {
+    m_timelinePredicted->setDark(dark);
+    m_timelineMeasured->setDark(dark);
     m_bar->setDark(dark);
     m_compareChart->setDark(dark);
 }

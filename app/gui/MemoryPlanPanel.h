@@ -23,6 +23,7 @@ class QTimer;
 namespace hrw {
 class MemoryCompareChart;
 class PlanBarChart;
+class StepTimelineChart;
 }
 
 namespace hrapp {
@@ -50,6 +51,12 @@ public:
 
     hrw::PlanBarChart* barChart() const { return m_bar; }
     hrw::MemoryCompareChart* compareChart() const { return m_compareChart; }
+    // One step's memory timeline (docs/timeline.md): the plan's, and after a run the measured one beside it.
+    hrw::StepTimelineChart* predictedTimelineChart() const { return m_timelinePredicted; }
+    hrw::StepTimelineChart* measuredTimelineChart() const { return m_timelineMeasured; }
+    QLabel* timelineLabel() const { return m_timelineLabel; }
+    // The timelines shown (predicted, and measured after a run) as one Chrome trace file; false with *error.
+    bool exportTimelineTrace(const QString& path, QString* error) const;
     QTableWidget* layerTable() const { return m_layers; }
     QTableWidget* rankingTable() const { return m_ranking; }
     QTableWidget* comparisonTable() const { return m_compare; }
@@ -120,6 +127,12 @@ private:
     QLabel* m_compareLabel = nullptr;
     QTableWidget* m_compare = nullptr;
     hrw::MemoryCompareChart* m_compareChart = nullptr;
+    QGroupBox* m_timelineBox = nullptr;
+    QLabel* m_timelineLabel = nullptr;
+    hrw::StepTimelineChart* m_timelinePredicted = nullptr;
+    hrw::StepTimelineChart* m_timelineMeasured = nullptr;
+    QPushButton* m_timelineExport = nullptr;
+    void showTimelines();
 };
 
 }  // namespace hrapp

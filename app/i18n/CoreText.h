@@ -8,4 +8,6 @@ using hrw::coreText;
 using hrw::fillCoreArgs;
 using hrw::categoryText;
 using hrw::coreBytesText;
+using hrw::peakText;
+using hrw::phaseText;
 }  // namespace hrapp

@@ -32,6 +32,7 @@
 
 #include "base/error.h"
 #include "i18n/CoreText.h"
+#include "memory/step_timeline.h"
 #include "nn/model_spec.h"
 #include "report/report_writer_detail.h"
 #include "strategy/tp_head.h"
@@ -445,6 +446,16 @@ void memorySection(Doc& s) {
                                            : ReportWriter::tr("All categories together peaked at %1 during %2.")
                                                  .arg(bytesText(peak), phaseText(phase.isEmpty() ? QStringLiteral("setup")
                                                                                                  : phase)));
+            }
+            // inside one step (docs/timeline.md): when the step's own peak happens and what is alive then
+            if (fm.contains(QStringLiteral("timeline"))) {
+                try {
+                    const hr::StepTimeline tl = hr::step_timeline_peak_from_json(nlohmann::json::parse(
+                        QJsonDocument(fm.value(QStringLiteral("timeline")).toObject()).toJson().toStdString()));
+                    if (!tl.empty())
+                        t.paragraphs << ReportWriter::tr("Inside step %1: %2.").arg(tl.step).arg(hrapp::peakText(tl));
+                } catch (const std::exception&) {  // a record written otherwise: no sentence
+                }
             }
         }
         units << t << s.chartUnit(QStringLiteral("memory_categories"));

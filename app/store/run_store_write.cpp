@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "memory/step_timeline.h"
 #include "train/run_summary.h"
 #include "train/trainer.h"
 #include "store/run_store_detail.h"
@@ -254,6 +255,8 @@ QJsonObject RunStore::finalMetrics(const hr::TrainResult& r, const std::vector<s
     // the figures run.json's "final" has (core/train/run_summary.h), and "distributed" for several ranks
     nlohmann::json m = hr::run_final_summary(r);
     if (r.world_size > 1) m["distributed"] = hr::run_distributed_summary(r, 0, predictedRankTotals);
+    // the chosen step's timeline, as run.json's "timeline" (bounded; the report's sentence)
+    if (!r.step_timeline.empty()) m["timeline"] = hr::step_timeline_summary_json(r.step_timeline);
     return QJsonDocument::fromJson(QByteArray::fromStdString(m.dump())).object();
 }
 

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "memory/step_timeline.h"
 #include "nn/compression.h"
 #include "nn/transformer_spec.h"
 
@@ -40,6 +41,7 @@ struct Model::Node {
     bool recompute_add = true;  // residual: the sum
     bool recompute_output = true;  // a layer run by a recompute must write its output again (LayerIO)
     Node* in_place_of = nullptr;  // an in-place ReLU: the node whose output it overwrites (and shares)
+    std::vector<char> saved_arena;  // per saved tensor: in the recompute arena
 };
 
 namespace {
@@ -389,6 +391,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 const bool per_batch = shape_numel(saved[k].shape) != shape_numel(saved_one[k].shape);
                 const bool in_arena = saved_in_arena && per_batch;
                 n.saved_in_arena = n.saved_in_arena || in_arena;
+                n.saved_arena.push_back(in_arena ? 1 : 0);
                 request(n.saved_full[k], saved[k].shape, saved[k].compute_dtype ? dt : saved[k].dtype, MemCategory::activations, n.index, in_arena);
             }
         }
@@ -584,8 +587,11 @@ Tensor Model::forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_
         Node& n = *seq.nodes[k];
         const ParamUnit* u = hooks ? &units_[static_cast<std::size_t>(n.unit)] : nullptr;
         if (u && static_cast<int>(k) == u->first_layer) hooks->before_forward(n.unit);
+        const bool mark = recorder_ && training && !recomputing_ && &seq == top_.get();
+        if (mark) timeline_forward(*recorder_, k, x.dim(0));
         forward_node(n, cur, training, first_sample);
         cur = n.y;
+        if (mark) timeline_block_end(*recorder_, k, arena_after_forward());
         if (u && static_cast<int>(k) == u->last_layer) hooks->after_forward(n.unit);
     }
     return cur;
@@ -673,8 +679,12 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
         if (top)
             for (std::size_t r = 0; r < ckpt_ranges_.size(); ++r) {
                 const auto [first, last] = ckpt_ranges_[r];
-                if (static_cast<int>(k) == last && ckpt_recompute_[r] && arena_holds_ != first) recompute_block(first, last);
+                if (static_cast<int>(k) == last && ckpt_recompute_[r] && arena_holds_ != first) {
+                    if (recorder_) timeline_recompute(*recorder_, r, current_batch_);
+                    recompute_block(first, last);
+                }
             }
+        if (top && recorder_) timeline_backward(*recorder_, k);
         Tensor xin = k > 0 ? seq.nodes[k - 1]->y : (x.defined() ? x : first_input_);
         Tensor target;
         int slot = -1;
@@ -807,6 +817,99 @@ void Model::backward_node(Node& n, const Tensor& x, const Tensor& dy, Tensor& dx
     io.seed = options_.seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(n.index + 1));
     io.first_sample = current_first_sample_;
     n.layer->backward(io);
+}
+
+// --- the step's memory timeline ------------------------------------------------------------------------
+
+void Model::timeline_bytes(const Node& n, std::int64_t rows, std::size_t& own, std::size_t& arena) const {
+    const std::size_t out_bytes = static_cast<std::size_t>(shape_numel(with_batch(rows, n.out))) * dtype_size(options_.dtype);
+    if (!n.layer) {
+        for (const Seq* q : {n.body.get(), n.shortcut.get()})
+            if (q)
+                for (const auto& c : q->nodes) timeline_bytes(*c, rows, own, arena);
+        (n.output_in_arena ? arena : own) += out_bytes;
+        return;
+    }
+    if (n.layer->output_is_view()) return;
+    if (!n.in_place_of) (n.output_in_arena ? arena : own) += out_bytes;
+    const auto decls = n.layer->saved(rows, n.in);
+    for (std::size_t i = 0; i < decls.size(); ++i) {
+        const std::size_t b = static_cast<std::size_t>(shape_numel(decls[i].shape)) *
+                              dtype_size(decls[i].compute_dtype ? options_.dtype : decls[i].dtype);
+        (i < n.saved_arena.size() && n.saved_arena[i] ? arena : own) += b;
+    }
+}
+
+void Model::timeline_forward(StepRecorder& r, std::size_t k, std::int64_t rows) {
+    const Node& n = *top_->nodes[k];
+    timeline_own_.resize(top_->nodes.size(), 0);
+    timeline_arena_.resize(top_->nodes.size(), 0);
+    std::size_t own = 0, arena = 0;
+    timeline_bytes(n, rows, own, arena);
+    r.phase(StepPhaseKind::forward, n.index, -1, n.layer ? n.layer->type() : std::string("residual"));
+    r.use(MemCategory::activations, n.index, static_cast<std::int64_t>(own + arena));
+    timeline_own_[k] += own;
+    timeline_arena_[k] += arena;
+}
+
+// After the forward of top-level node k: a checkpointed block that ends here keeps only its output; what
+// it wrote to the arena is over (unless it is the block the arena still holds for its backward).
+void Model::timeline_block_end(StepRecorder& r, std::size_t k, int holds) {
+    for (auto [first, last] : ckpt_ranges_) {
+        if (static_cast<int>(k) != last || first == holds) continue;
+        for (int i = first; i <= last; ++i) {
+            const std::size_t u = static_cast<std::size_t>(i);
+            if (timeline_arena_[u] == 0) continue;
+            r.use(MemCategory::activations, top_->nodes[u]->index, -static_cast<std::int64_t>(timeline_arena_[u]));
+            timeline_arena_[u] = 0;
+        }
+    }
+}
+
+void Model::timeline_recompute(StepRecorder& r, std::size_t block, std::int64_t rows) {
+    const auto [first, last] = ckpt_ranges_[block];
+    r.phase(StepPhaseKind::recompute, -1, static_cast<int>(block));
+    timeline_arena_.resize(top_->nodes.size(), 0);
+    for (int i = first; i <= last; ++i) {
+        const std::size_t u = static_cast<std::size_t>(i);
+        std::size_t own = 0, arena = 0;
+        timeline_bytes(*top_->nodes[u], rows, own, arena);
+        if (arena == 0) continue;
+        r.use(MemCategory::activations, top_->nodes[u]->index, static_cast<std::int64_t>(arena));
+        timeline_arena_[u] += arena;
+    }
+}
+
+void Model::timeline_backward(StepRecorder& r, std::size_t k) {
+    const Node& n = *top_->nodes[k];
+    timeline_own_.resize(top_->nodes.size(), 0);
+    timeline_arena_.resize(top_->nodes.size(), 0);
+    r.phase(StepPhaseKind::backward, n.index, -1, n.layer ? n.layer->type() : std::string("residual"));
+    const std::size_t bytes = timeline_own_[k] + timeline_arena_[k];
+    if (bytes > 0) r.use(MemCategory::activations, n.index, -static_cast<std::int64_t>(bytes));
+    timeline_own_[k] = timeline_arena_[k] = 0;
+}
+
+void Model::walk_forward_timeline(StepRecorder& r, std::int64_t rows) {
+    const int holds = arena_after_forward();
+    for (std::size_t k = 0; k < top_->nodes.size(); ++k) {
+        timeline_forward(r, k, rows);
+        timeline_block_end(r, k, holds);
+    }
+}
+
+void Model::walk_backward_timeline(StepRecorder& r, std::int64_t rows) {
+    int holds = arena_after_forward();
+    for (std::size_t k = top_->nodes.size(); k-- > 0;) {
+        for (std::size_t b = 0; b < ckpt_ranges_.size(); ++b) {
+            const auto [first, last] = ckpt_ranges_[b];
+            if (static_cast<int>(k) == last && ckpt_recompute_[b] && holds != first) {
+                timeline_recompute(r, b, rows);
+                holds = first;
+            }
+        }
+        timeline_backward(r, k);
+    }
 }
 
 NamedTensor Model::named_param(const Node& n, std::size_t i, const std::string& path) const {

@@ -44,6 +44,7 @@ public:
 };
 
 class Model;
+class StepRecorder;
 
 struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see
@@ -278,6 +279,27 @@ public:
     // The planner's step-time model counts exactly this work.
     enum class RecomputeWork { none, saved_only, full };
     std::map<int, RecomputeWork> recompute_work() const;
+
+    // --- the step's memory timeline (memory/step_timeline.h) -----------------------------------------
+    // While a recorder is set, a training forward and backward report each top-level layer's phase and
+    // the activation bytes it makes live or ends (measured: from the running step). The walks report the
+    // same for one micro-batch of `rows` rows without running anything (predicted: the planner calls them
+    // on a dry-run model). Both count bytes with timeline_bytes, so they differ only if the order does.
+    void set_step_recorder(StepRecorder* r) { recorder_ = r; }
+    StepRecorder* step_recorder() const { return recorder_; }
+    void walk_forward_timeline(StepRecorder& r, std::int64_t rows);
+    void walk_backward_timeline(StepRecorder& r, std::int64_t rows);
+
+private:
+    // the bytes of node n's output and saved tensors for `rows` rows (residual: its children's too): kept
+    // in their own buffers (own) and in the recompute arena (arena)
+    void timeline_bytes(const Node& n, std::int64_t rows, std::size_t& own, std::size_t& arena) const;
+    void timeline_forward(StepRecorder& r, std::size_t k, std::int64_t rows);
+    void timeline_block_end(StepRecorder& r, std::size_t k, int holds);
+    void timeline_recompute(StepRecorder& r, std::size_t block, std::int64_t rows);
+    void timeline_backward(StepRecorder& r, std::size_t k);
+    StepRecorder* recorder_ = nullptr;
+    std::vector<std::size_t> timeline_own_, timeline_arena_;  // per top-level node: bytes live now
 };
 
 }  // namespace hr

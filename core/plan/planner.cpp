@@ -125,6 +125,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         // the bytes of each layer's parameters as this rank's model stores them (adapters included, a QLoRA
         // base packed, a split head's rows), by ledger layer id
         std::map<int, std::size_t> layer_param_bytes;
+        StepTimeline timeline;  // the step's phases from a zero base (rebased on rp.device below)
     };
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
     // (pipeline stages: every rank is its own)
@@ -159,6 +160,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             for (const NamedTensor& t : st.model().state_dict())
                 if (t.is_buffer()) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
                 else if (!t.tied) b.layer_param_bytes[t.layer] += t.tensor.nbytes();
+            StepRecorder walk(CategoryBytes{}, -1, r);
+            st.walk_step_timeline(walk);
+            b.timeline = walk.finish();
             b.snap = device_ledger->snapshot();
             b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
             b.rp.device = b.snap.live;
@@ -197,6 +201,12 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     plan.device = chosen.rp.device;
     plan.host = chosen.rp.host;
     plan.recompute_arena = chosen.arena;
+    if (!chosen.timeline.empty()) {
+        CategoryBytes base = chosen.rp.device;
+        at(base, MemCategory::activations) = 0;
+        plan.timeline = step_timeline_with_base(chosen.timeline, base);
+        plan.timeline.rank = primary;
+    }
     plan.device_reserved = chosen.reserved;
     plan.flat_elements = chosen.layout.flat_numel;
     plan.shard_elements = chosen.layout.shard_numel;

@@ -16,6 +16,7 @@
 
 #include "base/message.h"
 #include "memory/category.h"
+#include "memory/step_timeline.h"
 #include "optim/optimizer.h"
 #include "plan/device_description.h"
 #include "strategy/strategy.h"
@@ -116,6 +117,9 @@ struct MemoryPlan {
     std::vector<int> stage_layers;
     double pipeline_bubble = 0;
     std::string split_by_time, split_by_memory;
+    // one step's memory timeline on the rank device/host describe (memory/step_timeline.h; issue 47): its
+    // phases walked on the dry-run state, from device[] with activations at zero. Empty for pipeline stages.
+    StepTimeline timeline;
 };
 
 // The bytes a plan must fit in: device_total on the CPU; on a GPU process_total plus a 5 % margin

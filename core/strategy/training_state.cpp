@@ -1,5 +1,7 @@
 #include "strategy/training_state.h"
 
+#include "memory/step_timeline.h"
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -301,7 +303,9 @@ void TrainingState::device_micro_step(std::int64_t n, float share, std::uint64_t
     Tensor xs = x_staging.slice0(0, n);
     Tensor xm = lowp ? x_model.slice0(0, n) : xs;
     if (lowp) device_.copy(xs, xm);
+    if (recorder_) recorder_->set_micro(device_micro_++);
     Tensor logits = model_->forward(xm, true, first_sample);
+    if (recorder_) recorder_->phase(StepPhaseKind::loss);
     Tensor g = dlogits.slice0(0, n);
     if (mse_) {
         Tensor ts = target_staging.slice0(0, n);
@@ -318,6 +322,8 @@ void TrainingState::device_micro_step(std::int64_t n, float share, std::uint64_t
 void TrainingState::device_optimizer_step() {
     if (!device_step_supported())
         throw Error("internal: the device step does not support optimizer offload (the update runs on the host)");
+    if (recorder_) mark_update_phases(*recorder_);
+    device_micro_ = 0;
     Tensor& grads = model_->gradients();
     Tensor& params = model_->parameters();
     if (strategy_.loss_scaling) device_.all_finite_into(grads, control);
@@ -349,7 +355,32 @@ std::uint64_t TrainingState::first_sample(std::int64_t step, std::int64_t r0) co
 
 void TrainingState::begin_step() { engine_.begin_step(); }
 
+void TrainingState::set_step_recorder(StepRecorder* r) {
+    recorder_ = r;
+    model_->set_step_recorder(r);
+}
+
+void TrainingState::mark_update_phases(StepRecorder& r) const {
+    if (strategy_.world_size > 1 || strategy_.sharded()) r.phase(StepPhaseKind::reduce);
+    if (strategy_.offload_optimizer || strategy_.offload_parameters) r.phase(StepPhaseKind::offload);
+    r.phase(StepPhaseKind::update);
+}
+
+void TrainingState::walk_step_timeline(StepRecorder& r) {
+    if (!walks_step_timeline()) return;
+    int j = 0;
+    for (auto [r0, n] : strategy_.micro_batches()) {
+        (void)r0;
+        r.set_micro(j++);
+        model_->walk_forward_timeline(r, n);
+        r.phase(StepPhaseKind::loss);
+        model_->walk_backward_timeline(r, n);
+    }
+    mark_update_phases(r);
+}
+
 bool TrainingState::optimizer_step(double lr) {
+    if (recorder_) mark_update_phases(*recorder_);
     engine_.finish_gradients();
     // data-parallel replicas of a pipeline or a split head: the part's gradients summed over them (each scaled
     // its loss by its share of the global batch)

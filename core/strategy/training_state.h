@@ -118,6 +118,16 @@ public:
     // Reads `control` back (a wait) into loss_scale() and skipped_steps(), e.g. at the end of a run.
     void sync_control_to_host();
 
+    // --- the step's memory timeline (memory/step_timeline.h; issue 47) --------------------------------
+    // set_step_recorder: the next steps report their phases to r (null: stop); the host step runner marks
+    // the micro-batches and the loss, the model its layers, optimizer_step the reduction, offload and
+    // update. walk_step_timeline reports one whole step's phases as this state takes them, running nothing
+    // (the planner's prediction, on a dry-run state). Pipeline stages are not walked (empty timeline).
+    void set_step_recorder(StepRecorder* r);
+    StepRecorder* step_recorder() const { return recorder_; }
+    void walk_step_timeline(StepRecorder& r);
+    bool walks_step_timeline() const { return !pipelined(); }
+
     // --- checkpoints and resume (train/resume.h): the same on any number of ranks --------------------
     // A checkpoint holds the model's state_dict ("model.<name>": parameters in the compute dtype, rank 0's
     // buffers), the master copy ("master") and the optimizer's state ("optimizer.momentum_buffer",
@@ -292,6 +302,9 @@ private:
     std::vector<StateBuffer> state_buffers() const;
     Tensor landing_x_, landing_labels_, landing_target_;  // GPU: where upload_next writes
     std::shared_ptr<Backend::Fence> landing_free_, landing_full_;
+    StepRecorder* recorder_ = nullptr;
+    int device_micro_ = 0;  // the device step's micro-batch, for the recorder
+    void mark_update_phases(StepRecorder& r) const;  // the reduction, offload and update phases of a step
     bool mse_ = false;
     float label_smoothing_ = 0.0f;
     bool has_dropout_ = false;

@@ -38,6 +38,9 @@ struct TrainConfig {
     // language models (docs/transformers.md); text data only
     std::int64_t seq = 0;                          // tokens per training sequence (0: the model's "input" [T])
     std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens)
+    // the step whose memory timeline is recorded (memory/step_timeline.h; --timeline-step): 1-based; 0: the
+    // first steady one (the second step, or the first of a one-step run); -1: none
+    std::int64_t timeline_step = 0;
     std::int64_t eval_every = 0;                   // validation loss every N steps (0: at the end of each epoch)
     std::int64_t eval_tokens = 65536;              // validation tokens per evaluation (0: the whole split)
     // run-folder checkpoints (train/resume.h): every N steps when > 0, else every so many seconds; and at the end

@@ -32,7 +32,8 @@ double DeviceStepRunner::issue(StepRows& rows, std::int64_t step, const DeviceSt
     const std::int64_t n_rows = issued.rows;
     // the batch's uploads first (each waits only for the step that last read its landing buffer), then the
     // step; a full step of one micro-batch replays the captured graph
-    const bool whole = n_rows == B && M >= B;
+    // (the step whose memory timeline is recorded runs op by op: a replay runs no host code to report it)
+    const bool whole = n_rows == B && M >= B && !st_.step_recorder();
     st_.begin_device_step(issued.lr);
     for (std::int64_t r0 = 0; r0 < n_rows; r0 += M) {
         const std::int64_t n = std::min(M, n_rows - r0);

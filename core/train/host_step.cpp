@@ -4,6 +4,7 @@
 
 #include "dist/communicator.h"
 #include "memory/ledger.h"
+#include "memory/step_timeline.h"
 #include "nn/model.h"
 #include "strategy/training_state.h"
 #include "train/step_runner.h"
@@ -46,7 +47,10 @@ HostStepResult HostStepRunner::micro_steps(StepRows& rows, std::int64_t step, st
                                            const std::vector<std::pair<std::int64_t, std::int64_t>>& micro) {
     HostStepResult r;
     Model& model = st_.model();
+    StepRecorder* rec = st_.step_recorder();
+    int j = 0;
     for (auto [r0, n] : micro) {
+        if (rec) rec->set_micro(j++);
         phase("forward");
         auto [x, y] = rows.upload(r0, n);
         Tensor logits = model.forward(x, true, st_.first_sample(step, r0));
@@ -62,6 +66,7 @@ HostStepResult HostStepRunner::micro_steps(StepRows& rows, std::int64_t step, st
         }
         r.loss += l.loss * share;
         r.correct += l.correct;
+        if (rec) rec->phase(StepPhaseKind::loss);
         phase("backward");
         model.backward(grad);
     }

@@ -9,6 +9,7 @@
 
 #include "base/message.h"
 #include "memory/ledger.h"
+#include "memory/step_timeline.h"
 #include "train/eval_weights.h"
 #include "train/events.h"
 
@@ -42,6 +43,7 @@ struct TrainResult {
     std::string strategy;             // ResolvedStrategy::describe()
     std::int64_t skipped_steps = 0;   // fp16: steps skipped for inf/NaN gradients
     double final_loss_scale = 0;      // fp16: the loss scale at the end (else 0)
+    StepTimeline step_timeline;       // the chosen step's memory timeline (TrainConfig::timeline_step; empty: none)
     LedgerSnapshot host_ledger;       // host memory of offloaded optimizer state (empty otherwise)
     bool out_of_memory = false;       // failed because the device (or --memory-limit) ran out
     std::string oom_category;         // the largest category when it happened

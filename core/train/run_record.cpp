@@ -1,4 +1,6 @@
 #include "train/run_record.h"
+
+#include "memory/step_timeline.h"
 #include "base/json_limits.h"
 
 #include <unistd.h>
@@ -115,6 +117,8 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                    {"measured_host", ledger_to_json(r.host_ledger)},
                    {"offload_bytes_per_step", r.offload_bytes_per_step},
                    {"predicted", nullptr}};
+    // the chosen step's timeline, summed up (memory/step_timeline.h; bounded: kJsonPhases phases at most)
+    j["timeline"] = r.step_timeline.empty() ? json(nullptr) : step_timeline_summary_json(r.step_timeline);
     // how the run was spread over ranks (docs/distributed.md); one process: world_size 1, stage "none".
     // predicted_peak_bytes is filled next to memory.predicted, by whoever has the plan (null until then).
     j["distributed"] = run_distributed_summary(r, c.batch, {});

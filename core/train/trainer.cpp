@@ -439,7 +439,21 @@ void Trainer::train_steps(Loop& L) {
             impl_->ledger->set_step(p.at.step + 1);
             note_step_begins(p.at.step + 1);  // the launcher's heartbeats (dist/rank_progress.h)
             spin_here_for_test(p.at.step + 1);
+            // the chosen step's memory timeline (memory/step_timeline.h): from the ledger's figures at its start,
+            // activations at zero (nothing saved yet); the model and the state report its phases
+            const std::int64_t chosen = L.c.timeline_step == 0 ? std::min<std::int64_t>(2, total_steps) : L.c.timeline_step;
+            std::unique_ptr<StepRecorder> recorder;
+            if (p.at.step + 1 == chosen) {
+                CategoryBytes base = impl_->ledger->snapshot().live;
+                at(base, MemCategory::activations) = 0;
+                recorder = std::make_unique<StepRecorder>(base, chosen, L.comm ? L.comm->rank() : 0);
+                L.st.set_step_recorder(recorder.get());
+            }
             take_step(L, lr, t0);
+            if (recorder) {
+                L.st.set_step_recorder(nullptr);
+                result.step_timeline = recorder->finish();
+            }
             if (result.status == "failed") break;
             emit_memory(L, false);
             if (!L.device) {

@@ -82,4 +82,23 @@ QString coreText(const std::exception& e) {
 
 QString coreBytesText(std::size_t bytes) { return QString::fromStdString(hr::format_bytes(bytes)); }
 
+QString phaseText(const hr::StepPhase& phase) { return coreText(hr::describe_phase(phase)); }
+
+QString peakText(const hr::StepTimeline& t) {
+    QStringList parts;
+    for (const hr::PeakPart& p : hr::peak_parts(t)) {
+        hr::Message m = hr::peak_part_message(p);
+        QStringList args;
+        for (const std::string& a : m.args) args << QString::fromStdString(a);
+        if (!p.rest && !args.isEmpty()) args[0] = categoryText(p.category).toLower();  // the interface's name of it
+        parts << fillCoreArgs(QCoreApplication::translate(m.id.c_str(), m.text.c_str()), args);
+    }
+    const QString comp = parts.join(QCoreApplication::translate("hrw::CoreText", ", ", "between the parts of a list"));
+    const QString bytes = QString::fromStdString(hr::format_bytes_short(t.peak_total));
+    if (t.peak_phase < 0)
+        return fillCoreArgs(QCoreApplication::translate(hr::kPeakAtStart.id, hr::kPeakAtStart.text), {bytes, comp});
+    return fillCoreArgs(QCoreApplication::translate(hr::kPeakSentence.id, hr::kPeakSentence.text),
+                        {bytes, phaseText(t.phases[static_cast<std::size_t>(t.peak_phase)]), comp});
+}
+
 }  // namespace hrw

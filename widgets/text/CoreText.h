@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/message.h"
 #include "memory/category.h"
+#include "memory/step_timeline.h"
 
 namespace hrw {
 
@@ -31,6 +32,13 @@ QString coreText(const std::exception& error);
 // A memory category as a person reads it ("Optimizer state"), in the UI language (the charts, the plan
 // table and the report say them alike).
 QString categoryText(hr::MemCategory category);
+
+// The peak of a step's memory timeline in one sentence, in the UI language ("peak 58.1 MiB during the
+// backward of layer 3 (conv2d): activations of layers 1–3 (41 MiB), gradients (12 MiB)"), built from
+// core's pieces (memory/step_timeline.h: the phase, each part) each translated.
+QString peakText(const hr::StepTimeline& timeline);
+// One phase of it ("the forward of layer 3 (conv2d)").
+QString phaseText(const hr::StepPhase& phase);
 
 // Fills %1..%9 of a (translated) template with args in one pass, as hr::Message::format_message does.
 QString fillCoreArgs(const QString& templ, const QStringList& args);
