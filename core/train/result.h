@@ -27,6 +27,7 @@ struct TrainResult {
     std::int64_t steps = 0;
     int epochs_completed = 0;
     double seconds = 0;
+    double train_seconds = 0;         // of `seconds`, the summed step time (images_per_second's denominator)
     double images_per_second = 0;     // training throughput over the whole run
     std::vector<EpochEvent> epochs;
     LedgerSnapshot ledger;            // peaks of the run
@@ -101,6 +102,7 @@ void result_fields(Result& r, F&& f) {
     f("steps", r.steps, in_final);
     f("epochs_completed", r.epochs_completed, in_final);
     f("seconds", r.seconds, in_final);
+    f("train_seconds", r.train_seconds, in_final);
     f("images_per_second", r.images_per_second, in_final);
     f("epochs", r.epochs, wire);
     f("ledger", r.ledger, wire);

@@ -61,6 +61,7 @@ TrainResult full_result() {
     r.steps = 12;
     r.epochs_completed = 3;
     r.seconds = 4.5;
+    r.train_seconds = 2.25;
     r.images_per_second = 100.5;
     EpochEvent e;
     e.epoch = 1;
@@ -187,6 +188,7 @@ private slots:
         QCOMPARE(b.steps, std::int64_t(12));
         QCOMPARE(b.epochs_completed, 3);
         QCOMPARE(b.seconds, 4.5);
+        QCOMPARE(b.train_seconds, 2.25);
         QCOMPARE(b.images_per_second, 100.5);
         QCOMPARE(b.epochs.size(), std::size_t(1));
         QCOMPARE(b.epochs[0].step, std::int64_t(4));
@@ -237,7 +239,7 @@ private slots:
         QCOMPARE(b.quantized_params, std::int64_t(900));
         // and nothing else is written: the fields above are all the record has (what_if travels as
         // run.json's final.compression)
-        QCOMPARE(j.size(), std::size_t(54));
+        QCOMPARE(j.size(), std::size_t(55));
     }
 
     void olderResultKeepsDefaults() {
@@ -283,6 +285,7 @@ private slots:
         QCOMPARE(f.at("images_per_second").get<double>(), 100.5);
         QCOMPARE(f.at("tokens_per_second").get<double>(), 321.5);
         QCOMPARE(f.at("skipped_steps").get<int>(), 2);
+        QCOMPARE(f.at("train_seconds").get<double>(), 2.25);
         QCOMPARE(f.at("final_loss_scale").get<double>(), 1024.0);
         QCOMPARE(f.at("peak_bytes").get<int>(), 1300);
         QCOMPARE(f.at("param_count").get<int>(), 1234);
