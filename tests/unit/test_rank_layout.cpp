@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include "base/error.h"
+#include "nn/model_spec.h"
+#include "plan/planner.h"
 #include "strategy/rank_layout.h"
 
 using namespace hr;
@@ -105,6 +107,33 @@ private slots:
         head.tp_head = true;
         relayout_for_resume(c, layout_of("none", 4, 1), head, 2);
         QCOMPARE(c.tp_head, 4);
+    }
+
+    // plan --all on 4 ranks: besides the ZeRO stages, a split head and pipeline stages over 2 ranks with 2
+    // data-parallel replicas (T x D, K x D) and over all 4, and never a layout rank_layout refuses
+    void planOffersTheLayoutsItAdmits() {
+        PlanRequest r;
+        r.spec = preset_model("mlp");
+        r.batch = 64;
+        r.device = "cpu";
+        r.world_size = 4;
+        r.train_samples = 6000;
+        r.test_samples = 1000;
+        const PlanSearch s = search_plans(r, std::size_t(1) << 40);
+        bool td = false, kd = false, t4 = false, k4 = false;
+        for (const PlanCandidate& c : s.candidates) {
+            const StrategyConfig& g = c.strategy;
+            td = td || (g.tp_head == 2 && g.shard == "dp");
+            kd = kd || (g.pipeline == 2 && g.shard == "dp");
+            t4 = t4 || (g.tp_head == 4 && g.shard == "none");
+            k4 = k4 || (g.pipeline == 4 && g.shard == "none");
+            QVERIFY(!(g.tp_head > 1 && g.pipeline > 1));
+            QVERIFY(g.tp_head * g.pipeline <= 4);
+        }
+        QVERIFY(td);
+        QVERIFY(kd);
+        QVERIFY(t4);
+        QVERIFY(k4);
     }
 };
 
