@@ -33,6 +33,7 @@
 #include "base/error.h"
 #include "dist/communicator.h"
 #include "data/table.h"
+#include "strategy/rank_layout.h"
 #include "train/trainer.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -344,22 +345,14 @@ QString resumeConfig(CliRequest& r) {
                                                        r.has("epochs") && !r.has("steps") ? r.config.epochs : 0, world);
     if (r.has("threads")) c.threads = r.config.threads;
     if (r.has("device")) c.device = r.config.device;
-    if (r.has("shard")) c.strategy.shard = r.config.strategy.shard;
-    // parameter offload is a layout of zero3's shards (the checkpoint is one process's): --offload-params turns
-    // it on, another --shard than zero3 turns it off
-    if (r.has("offload-params")) c.strategy.offload_parameters = true;
-    else if (r.has("shard") && c.strategy.shard != "zero3") c.strategy.offload_parameters = false;
-    // a checkpoint holds the whole head: a split head resumes on another number of ranks split over them
-    // all, or whole on one process (--tp-head changes it; strategy/tp_head.h)
-    if (r.has("tp-head")) c.strategy.tp_head = r.config.strategy.tp_head;
-    else if (c.strategy.tp_head > 1 && c.strategy.tp_head != world) c.strategy.tp_head = world > 1 ? world : 1;
-    // so do pipeline stages (another number of ranks: as many stages, balanced; one process: none)
-    if (r.has("pipeline")) c.strategy.pipeline = r.config.strategy.pipeline;
-    else if (c.strategy.pipeline > 1 && world % c.strategy.pipeline != 0) c.strategy.pipeline = world > 1 ? world : 1;
-    if (c.strategy.pipeline > 1 && !r.has("shard"))  // replicas of the stages need dp, stages alone none
-        c.strategy.shard = world > c.strategy.pipeline ? "dp" : "none";
-    if (r.has("pipeline-split")) c.strategy.pipeline_split = r.config.strategy.pipeline_split;
-    else if (static_cast<int>(c.strategy.pipeline_split.size()) != c.strategy.pipeline) c.strategy.pipeline_split.clear();
+    // the layout over the new number of ranks: what was asked, the rest as the checkpoint allows (core's policy)
+    hr::RelayoutAsked asked;
+    asked.shard = r.has("shard");
+    asked.tp_head = r.has("tp-head");
+    asked.pipeline = r.has("pipeline");
+    asked.pipeline_split = r.has("pipeline-split");
+    asked.offload_parameters = r.has("offload-params");
+    hr::relayout_for_resume(c.strategy, r.config.strategy, asked, world);
     if (r.has("save-every")) {
         c.save_every_steps = r.config.save_every_steps;
         c.save_every_seconds = r.config.save_every_seconds;

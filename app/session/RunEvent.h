@@ -1,7 +1,8 @@
 #pragma once
 // The events of one run, as plain values. The session thread makes them from the trainer's callbacks;
 // RunController records, notifies and forwards them; the CLI prints them and the window draws them.
-// Each has a JSON form (one object per event, "event" naming the kind), so they can also come from
+// Each has a JSON form (one object per event, "event" naming the kind: core's records by their one
+// serialiser, train/record_json.h and memory/ledger_json.h; the app's own below), so they can also come from
 // another process: a multi-rank run's rank 0 relays its ranks' events as JSON lines on a pipe, and the
 // controller takes them through RunController::deliver() exactly as if its own session had sent them.
 //
@@ -71,12 +72,6 @@ using RunEvent =
 nlohmann::json runEventToJson(const RunEvent& event);
 // Throws hr::InputError naming what is wrong (unknown "event", a field of the wrong type).
 RunEvent runEventFromJson(const nlohmann::json& json);
-
-// The pieces, for the run record and tests.
-nlohmann::json ledgerSnapshotToJson(const hr::LedgerSnapshot& s);
-hr::LedgerSnapshot ledgerSnapshotFromJson(const nlohmann::json& j);
-nlohmann::json trainResultToJson(const hr::TrainResult& r);
-hr::TrainResult trainResultFromJson(const nlohmann::json& j);
 
 }  // namespace hrapp
 

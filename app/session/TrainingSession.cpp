@@ -175,7 +175,6 @@ void TrainingSession::run(const SessionJob& job) {
             try {
                 fs::create_directories(job.outDir);
                 const std::string weights = (fs::path(job.outDir) / "model.safetensors").string();
-                const std::string runJson = (fs::path(job.outDir) / "run.json").string();
                 trainer.save_weights(weights);
                 end.written.push_back(weights);
                 // --prune/--quantize: the written weights as trained and pruned/quantised, into the record
@@ -185,12 +184,10 @@ void TrainingSession::run(const SessionJob& job) {
                 } catch (const hr::Error& e) {
                     emit logMessage({hr::LogLevel::warning, e.message().english(), e.message()});
                 }
-                nlohmann::json record = hr::make_run_record(job.config, r);
-                record["memory"]["predicted"] = end.predicted.valid ? hr::plan_to_json(plan) : nlohmann::json(nullptr);
-                if (end.predicted.valid)  // each rank's predicted total, next to the measured ones
-                    record["distributed"]["predicted_peak_bytes"] = end.predicted.rankDeviceTotals;
-                hr::write_file_atomic(runJson, record.dump(2) + "\n");
-                end.written.push_back(runJson);
+                // core's run folder writes run.json (train/run_record.h), with the prediction beside the measured
+                end.written.push_back(hr::write_run_record(job.outDir, job.config, r, end.predicted.valid ? &plan : nullptr,
+                                                           end.predicted.valid ? end.predicted.rankDeviceTotals
+                                                                               : std::vector<std::size_t>{}));
             } catch (const std::exception& e) {
                 end.writeError = e.what();
             }

@@ -1,6 +1,7 @@
 #include "plan/planner.h"
 
 #include "strategy/pipeline.h"
+#include "strategy/rank_layout.h"
 #include "strategy/tp_head.h"
 
 #include <unistd.h>
@@ -438,12 +439,26 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
     if (base.world_size == 1 && base.strategy.shard != "zero3") stages.push_back({"zero3", 1, 1, true});
     if (base.world_size > 1) {
         stages = {{"dp"}, {"zero1"}, {"zero2"}, {"zero3"}};
-        try {
-            tp_head_outputs(base.spec, base.world_size);
-            stages.push_back({"none", base.world_size, 1});
-        } catch (const InputError&) {  // a head that cannot be split
+        // a split head over T ranks and pipelines of K stages, for every T, K that divides the ranks: alone on
+        // all of them, or D = ranks / T (or / K) data-parallel replicas of it (T x D, K x D), where the
+        // layout admits the combination (strategy/rank_layout.h)
+        for (int parts = 2; parts <= base.world_size; ++parts) {
+            if (base.world_size % parts != 0) continue;
+            const std::string shard = parts == base.world_size ? "none" : "dp";
+            for (const bool head : {true, false}) {
+                StrategyConfig s;
+                s.shard = shard;
+                (head ? s.tp_head : s.pipeline) = parts;
+                try {
+                    (void)rank_layout(s, base.world_size);
+                    if (head) tp_head_outputs(base.spec, parts);  // a head that cannot be split: not a candidate
+                    else if (static_cast<int>(base.spec.layers.size()) < parts) continue;
+                } catch (const InputError&) {
+                    continue;
+                }
+                stages.push_back({shard, head ? parts : 1, head ? 1 : parts});
+            }
         }
-        if (static_cast<int>(base.spec.layers.size()) >= base.world_size) stages.push_back({"none", 1, base.world_size});
     }
     std::vector<std::int64_t> whole_micro = micro;  // a split head's ranks each take the whole batch
     // micro-batches are split per rank with several ranks: the divisors apply to the largest rank batch

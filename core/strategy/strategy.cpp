@@ -1,4 +1,5 @@
 #include "strategy/strategy.h"
+#include "strategy/rank_layout.h"
 
 #include <cstdio>
 
@@ -127,6 +128,50 @@ std::vector<int> parse_checkpoint(const std::string& full, int n) {
     throw bad("unknown form");
 }
 
+namespace {
+
+// LoRA and QLoRA's settings and their rules, into r (resolve_strategy's part).
+void resolve_lora(const StrategyConfig& s, const ModelSpec& spec, ResolvedStrategy& r) {
+    // LoRA: adapters on a frozen base, on one process, data-parallel ranks, a ZeRO stage (which shards the
+    // adapters' values, gradients and optimizer state: the frozen base is whole on every rank, outside the flat
+    // buffers the stages split), pipeline stages (each its layers' base and adapters) or a split head (its
+    // rows of the head's base and of B, A whole); not with parameter offload, nor QLoRA on a split head
+    if (s.lora_rank < 0 || s.lora_rank > 4096)
+        throw InputError(HR_MSG("strategy.lora_rank", "--lora must be between 1 and 4096 (the adapters' rank), got %1"),
+                         {std::to_string(s.lora_rank)});
+    if (s.lora_rank > 0 && !(s.lora_alpha >= 0 && s.lora_alpha <= 1e6))
+        throw InputError(HR_MSG("strategy.lora_alpha", "--lora-alpha must be a number from 0 (the rank) to 1000000"));
+    if (s.lora_rank > 0 && s.offload_parameters)
+        throw InputError(HR_MSG("strategy.lora_offload",
+                                "--lora trains small adapters on a frozen model: it does not combine with "
+                                "--offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)"));
+    r.lora_rank = s.lora_rank;
+    r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
+    // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
+    if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
+        r.lora_base_bits = s.quantize_base == "int8" ? 8 : s.quantize_base == "int4" ? 4 : kQuantNf4;
+    else if (!s.quantize_base.empty() && s.quantize_base != "none")
+        throw InputError(HR_MSG("strategy.quantize_base", "--quantize-base %1: use int8 (a scale per row), int4 (a "
+                                                              "scale per 64 values) or nf4 (QLoRA's 4-bit NormalFloat), "
+                                                              "or none"),
+                         {s.quantize_base});
+    if (r.lora_base_bits > 0 && s.lora_rank <= 0)
+        throw InputError(HR_MSG("strategy.quantize_base_lora",
+                                "--quantize-base %1 stores LoRA's frozen base quantised while the adapters train; add "
+                                "--lora R (for example --lora 8), or use --quantize to evaluate a trained model "
+                                "quantised"),
+                         {s.quantize_base});
+    // (a language model's lm_head has no adapters and stays unpacked: only a linear head is a packed weight)
+    if (r.lora_base_bits > 0 && s.tp_head > 1 && !spec.layers.empty() && spec.layers.back().type == "linear")
+        throw InputError(HR_MSG("strategy.quantize_base_tp",
+                                "--quantize-base %1 with --tp-head %2: a split head's rows of a packed weight are not "
+                                "built; train the split head's adapters on an unquantised base (leave --quantize-base "
+                                "out), or keep the head whole (leave --tp-head out)"),
+                         {s.quantize_base, std::to_string(s.tp_head)});
+}
+
+}  // namespace
+
 ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec, std::int64_t batch, int world_size,
                                   int rank) {
     ResolvedStrategy r;
@@ -150,67 +195,13 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     }
     if (batch < 1) throw InputError("batch size must be at least 1 (--batch)");
     r.batch = batch;
-    // a split head: its ranks train like one process on the whole batch (strategy/tp_head.h)
-    if (s.tp_head < 1)
-        throw InputError(HR_MSG("strategy.tp_head_small", "--tp-head must be at least 1, got %1"),
-                         {std::to_string(s.tp_head)});
-    const bool tp = s.tp_head > 1;
-    if (tp) {
-        const std::string n = std::to_string(s.tp_head);
-        if (world_size % s.tp_head != 0)
-            throw InputError(HR_MSG("strategy.tp_head_world",
-                                    "--tp-head %1 splits the head over %1 ranks (T x D: D data-parallel replicas of "
-                                    "it on T x D ranks), but the run has %2; start it on %1 ranks, or 2 x %1, ... "
-                                    "(--ranks, or mpirun -np)"),
-                             {n, std::to_string(world_size)});
-        const bool replicas = world_size > s.tp_head;
-        if (!replicas && s.shard != "none")
-            throw InputError(HR_MSG("strategy.tp_head_shard",
-                                    "--tp-head %1 keeps the body whole on every rank; it does not combine with "
-                                    "--shard %2 (leave --shard out)"),
-                             {n, s.shard});
-        if (replicas && s.shard != "dp")
-            throw InputError(HR_MSG("strategy.tp_head_replicas",
-                                    "--tp-head %1 on %2 ranks makes %3 data-parallel replicas of the split head: give "
-                                    "--shard dp (the replicas all-reduce their gradients; ZeRO stages with a split "
-                                    "head are not built)"),
-                             {n, std::to_string(world_size), std::to_string(world_size / s.tp_head)});
-        if (!s.rank_batch.empty())
-            throw InputError(HR_MSG("strategy.tp_head_rank_batch",
-                                    "--tp-head %1: every rank trains on the whole batch; leave --rank-batch out"),
-                             {n});
-        tp_head_outputs(spec, s.tp_head);
-    }
-    // pipeline stages: their ranks, like a split head's, train on the whole batch (strategy/pipeline.h)
-    if (s.pipeline < 1)
-        throw InputError(HR_MSG("strategy.pipeline_small", "--pipeline must be at least 1, got %1"),
-                         {std::to_string(s.pipeline)});
-    const bool pp = s.pipeline > 1;
+    // the layout over ranks and its rules (strategy/rank_layout.h); then what each dimension asks of the model:
+    // a split head's ranks and pipeline stages' train like one process on the whole batch
+    const RankLayout layout = rank_layout(s, world_size);
+    const bool tp = layout.split_head > 1, pp = layout.pipeline > 1;
+    if (tp) tp_head_outputs(spec, s.tp_head);
     if (pp) {
         const std::string n = std::to_string(s.pipeline);
-        if (world_size % s.pipeline != 0)
-            throw InputError(HR_MSG("strategy.pipeline_world",
-                                    "--pipeline %1 needs a multiple of %1 ranks (K stages x D data-parallel replicas), "
-                                    "but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)"),
-                             {n, std::to_string(world_size)});
-        if (tp)
-            throw InputError(HR_MSG("strategy.pipeline_tp", "--pipeline and --tp-head do not combine yet; pick one"));
-        const bool replicas = world_size > s.pipeline;
-        if (!replicas && s.shard != "none")
-            throw InputError(HR_MSG("strategy.pipeline_shard",
-                                    "--pipeline %1 gives each stage's rank its own layers; it does not combine with "
-                                    "--shard %2 (leave --shard out)"),
-                             {n, s.shard});
-        if (replicas && s.shard != "dp")
-            throw InputError(HR_MSG("strategy.pipeline_replicas",
-                                    "--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give "
-                                    "--shard dp (the replicas of a stage all-reduce its gradients; ZeRO stages inside a "
-                                    "pipeline are not built)"),
-                             {n, std::to_string(world_size), std::to_string(world_size / s.pipeline)});
-        if (!s.rank_batch.empty())
-            throw InputError(HR_MSG("strategy.pipeline_rank_batch",
-                                    "--pipeline %1: every stage sees the whole batch; leave --rank-batch out"),
-                             {n});
         if (s.checkpoint != "none")
             throw InputError(HR_MSG("strategy.pipeline_checkpoint",
                                     "--pipeline %1 keeps the activations of the micro-batches in flight; activation "
@@ -222,11 +213,8 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
             sp.first = r.stage_first;
             (void)pipeline_stage_spec(spec, sp, k);
         }
-    } else if (!s.pipeline_split.empty()) {
-        throw InputError(HR_MSG("strategy.pipeline_split_alone", "--pipeline-split needs --pipeline K"));
     }
-    const bool data_ranks = world_size > 1 && (!tp || world_size > s.tp_head) &&
-                            (!pp || world_size > s.pipeline);  // (K x D, T x D: per replica)
+    const bool data_ranks = layout.data > 1;  // (K x D, T x D: per replica)
     if (s.accumulate < 1) throw InputError("accumulation steps must be at least 1 (--accumulate)");
     if (s.micro_batch < 0) throw InputError("micro-batch must be positive (--micro-batch)");
     if (data_ranks) {
@@ -266,42 +254,7 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
         throw InputError("the loss-scale growth interval must be at least 1 step");
     // --- ranks -------------------------------------------------------------------------------------
     r.shard = parse_shard_stage(s.shard);
-    // LoRA: adapters on a frozen base, on one process, data-parallel ranks, a ZeRO stage (which shards the
-    // adapters' values, gradients and optimizer state: the frozen base is whole on every rank, outside the flat
-    // buffers the stages split), pipeline stages (each its layers' base and adapters) or a split head (its
-    // rows of the head's base and of B, A whole); not with parameter offload, nor QLoRA on a split head
-    if (s.lora_rank < 0 || s.lora_rank > 4096)
-        throw InputError(HR_MSG("strategy.lora_rank", "--lora must be between 1 and 4096 (the adapters' rank), got %1"),
-                         {std::to_string(s.lora_rank)});
-    if (s.lora_rank > 0 && !(s.lora_alpha >= 0 && s.lora_alpha <= 1e6))
-        throw InputError(HR_MSG("strategy.lora_alpha", "--lora-alpha must be a number from 0 (the rank) to 1000000"));
-    if (s.lora_rank > 0 && s.offload_parameters)
-        throw InputError(HR_MSG("strategy.lora_offload",
-                                "--lora trains small adapters on a frozen model: it does not combine with "
-                                "--offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)"));
-    r.lora_rank = s.lora_rank;
-    r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
-    // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
-    if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
-        r.lora_base_bits = s.quantize_base == "int8" ? 8 : s.quantize_base == "int4" ? 4 : kQuantNf4;
-    else if (!s.quantize_base.empty() && s.quantize_base != "none")
-        throw InputError(HR_MSG("strategy.quantize_base", "--quantize-base %1: use int8 (a scale per row), int4 (a "
-                                                              "scale per 64 values) or nf4 (QLoRA's 4-bit NormalFloat), "
-                                                              "or none"),
-                         {s.quantize_base});
-    if (r.lora_base_bits > 0 && s.lora_rank <= 0)
-        throw InputError(HR_MSG("strategy.quantize_base_lora",
-                                "--quantize-base %1 stores LoRA's frozen base quantised while the adapters train; add "
-                                "--lora R (for example --lora 8), or use --quantize to evaluate a trained model "
-                                "quantised"),
-                         {s.quantize_base});
-    // (a language model's lm_head has no adapters and stays unpacked: only a linear head is a packed weight)
-    if (r.lora_base_bits > 0 && s.tp_head > 1 && !spec.layers.empty() && spec.layers.back().type == "linear")
-        throw InputError(HR_MSG("strategy.quantize_base_tp",
-                                "--quantize-base %1 with --tp-head %2: a split head's rows of a packed weight are not "
-                                "built; train the split head's adapters on an unquantised base (leave --quantize-base "
-                                "out), or keep the head whole (leave --tp-head out)"),
-                         {s.quantize_base, std::to_string(s.tp_head)});
+    resolve_lora(s, spec, r);
     if (s.offload_parameters && r.shard != ShardStage::zero3)
         throw InputError(HR_MSG("strategy.offload_parameters_zero3",
                                 "--offload-params needs --shard zero3 (parameters are brought to the device unit by "

@@ -18,45 +18,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
                              std::uint64_t seed, Backend& device, Allocator& device_alloc, Backend& host,
                              Allocator& host_alloc, bool dry_run, Communicator* comm)
     : strategy_(s), full_spec_(full_spec), seed_(seed), device_(device), host_(host) {
-    // a layout across ranks times D data-parallel replicas (T x D, K x D): a group of each kind, the ranks of
-    // this rank's replica (one a part: a part of the head, a stage) and this part's replicas (replicas_comm_)
-    auto replica_groups = [&](int part) {
-        std::unique_ptr<Communicator> parts = comm->split(s.data_rank(), part);
-        replicas_comm_ = comm->split(part, s.data_rank());
-        return parts;
-    };
-    // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
-    if (s.tp_head > 1) {
-        tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.tp_head, s.tp_rank());
-        if (!dry_run && (!comm || comm->world_size() != s.world_size))
-            throw Error("internal: a tensor-parallel head needs the run's communicator");
-        if (!dry_run && s.data_world() > 1) {  // T parts x D replicas
-            tp_.heads_comm = replica_groups(s.tp_rank());
-            tp_.heads = tp_.heads_comm.get();
-        } else {
-            tp_.heads = comm;
-        }
-    }
-    // pipeline stages (strategy/pipeline.h): this rank builds its stage's layers
-    if (s.pipeline > 1) {
-        pp_.split.first = s.stage_first;
-        pp_.stage = s.stage();
-        if (!dry_run && (!comm || comm->world_size() != s.world_size))
-            throw Error("internal: pipeline stages need the run's communicator");
-        if (!dry_run && s.data_world() > 1) {  // K stages x D replicas
-            pp_.stages_comm = replica_groups(pp_.stage);
-            pp_.stages = pp_.stages_comm.get();
-        } else {
-            pp_.stages = comm;
-        }
-        // a tied head (every GPT preset): stage 0's embedding and the last stage's copy of it sum their
-        // gradients; every rank takes part in the split, the others in groups of one
-        if (!dry_run && pipeline_has_tied_head(full_spec)) {
-            const bool ends = pp_.stage == 0 || pp_.stage == s.pipeline - 1;
-            pp_.tied_comm = comm->split(ends ? s.data_rank() : s.data_world() + s.rank, pp_.stage);
-        }
-        pp_.head_copy = pipeline_copies_tied_head(full_spec, pp_.split, pp_.stage);
-    }
+    build_rank_groups(full_spec, dry_run, comm);
     const ModelSpec spec = s.tp_head > 1    ? tp_head_spec(full_spec, tp_.slice)
                            : s.pipeline > 1 ? pipeline_stage_spec(full_spec, pp_.split, pp_.stage)
                                             : full_spec;
@@ -135,6 +97,65 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     ResolvedStrategy engine_view = s;
     if (s.pipeline > 1 || s.tp_head > 1) engine_view.shard = ShardStage::none;
     engine_.attach(*model_, engine_view, comm, device, device_alloc, dry_run, &host, &host_alloc);
+    build_optimizer_state(optimizer, full_spec, device_alloc, host_alloc, dry_run);
+    build_step_buffers(spec, full_spec, device_alloc, host_alloc, last_stage, dry_run);
+}
+
+
+// The communicator groups of a layout across ranks (strategy/rank_layout.h): a split head's or pipeline
+// stages' parts, their replicas' groups and a tied head's pair of ends.
+void TrainingState::build_rank_groups(const ModelSpec& full_spec, bool dry_run, Communicator* comm) {
+    const ResolvedStrategy& s = strategy_;
+    // a layout across ranks times D data-parallel replicas (T x D, K x D): a group of each kind, the ranks of
+    // this rank's replica (one a part: a part of the head, a stage) and this part's replicas (replicas_comm_)
+    auto replica_groups = [&](int part) {
+        std::unique_ptr<Communicator> parts = comm->split(s.data_rank(), part);
+        replicas_comm_ = comm->split(part, s.data_rank());
+        return parts;
+    };
+    // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
+    if (s.tp_head > 1) {
+        tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.tp_head, s.tp_rank());
+        if (!dry_run && (!comm || comm->world_size() != s.world_size))
+            throw Error("internal: a tensor-parallel head needs the run's communicator");
+        if (!dry_run && s.data_world() > 1) {  // T parts x D replicas
+            tp_.heads_comm = replica_groups(s.tp_rank());
+            tp_.heads = tp_.heads_comm.get();
+        } else {
+            tp_.heads = comm;
+        }
+    }
+    // pipeline stages (strategy/pipeline.h): this rank builds its stage's layers
+    if (s.pipeline > 1) {
+        pp_.split.first = s.stage_first;
+        pp_.stage = s.stage();
+        if (!dry_run && (!comm || comm->world_size() != s.world_size))
+            throw Error("internal: pipeline stages need the run's communicator");
+        if (!dry_run && s.data_world() > 1) {  // K stages x D replicas
+            pp_.stages_comm = replica_groups(pp_.stage);
+            pp_.stages = pp_.stages_comm.get();
+        } else {
+            pp_.stages = comm;
+        }
+        // a tied head (every GPT preset): stage 0's embedding and the last stage's copy of it sum their
+        // gradients; every rank takes part in the split, the others in groups of one
+        if (!dry_run && pipeline_has_tied_head(full_spec)) {
+            const bool ends = pp_.stage == 0 || pp_.stage == s.pipeline - 1;
+            pp_.tied_comm = comm->split(ends ? s.data_rank() : s.data_world() + s.rank, pp_.stage);
+        }
+        pp_.head_copy = pipeline_copies_tied_head(full_spec, pp_.split, pp_.stage);
+    }
+}
+
+// The optimizer's state over what this rank updates (the whole flat buffer or its shard), on the device
+// or offloaded to the host, with its master copy, and the weight decay's segments.
+void TrainingState::build_optimizer_state(const OptimizerConfig& optimizer, const ModelSpec& full_spec,
+                                          Allocator& device_alloc, Allocator& host_alloc, bool dry_run) {
+    const ResolvedStrategy& s = strategy_;
+    Backend& device = device_;
+    Backend& host = host_;
+    (void)device;
+    (void)host;
     grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
     const std::int64_t P = engine_.state_numel();
@@ -177,6 +198,18 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         for (const auto& p : model_->decay_segments()) seg.push_back({p.begin, p.end, p.decay});
         optimizer_->set_decay_segments(std::move(seg));
     }
+}
+
+// The step's buffers: the batch's rows, the landing buffers of overlapped uploads, a split head's loss
+// reductions, the layout map and the device step's control and figures.
+void TrainingState::build_step_buffers(const ModelSpec& spec, const ModelSpec& full_spec, Allocator& device_alloc,
+                                       Allocator& host_alloc, bool last_stage, bool dry_run) {
+    const ResolvedStrategy& s = strategy_;
+    Backend& device = device_;
+    Backend& host = host_;
+    (void)device;
+    (void)host;
+    const DType dt = s.compute_dtype;
     const std::int64_t m = s.micro_batch;
     const int K = spec.num_classes;
     loss_scale_ = s.loss_scaling ? s.loss_scale_init : 1.0;

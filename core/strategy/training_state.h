@@ -246,6 +246,12 @@ private:
     std::int64_t canonical_numel_ = 0;
     bool spread() const { return strategy_.tp_head > 1 || strategy_.pipeline > 1; }
     void build_layout(const ModelSpec& full_spec);
+    // the constructor's rooms, in its order (each allocation where it always was: the ledger's figures)
+    void build_rank_groups(const ModelSpec& full_spec, bool dry_run, Communicator* comm);
+    void build_optimizer_state(const OptimizerConfig& optimizer, const ModelSpec& full_spec, Allocator& device_alloc,
+                               Allocator& host_alloc, bool dry_run);
+    void build_step_buffers(const ModelSpec& spec, const ModelSpec& full_spec, Allocator& device_alloc,
+                            Allocator& host_alloc, bool last_stage, bool dry_run);
     // Entry e whole on rank 0 (empty elsewhere; everywhere: on every rank), from this rank's part at `mine`
     // (es bytes an element; null where this rank holds none). Collective.
     std::vector<std::uint8_t> gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es,

@@ -1,7 +1,8 @@
 #pragma once
 // What a run ends with (Trainer::run): its status, final figures, the ledger's peaks and, for several ranks,
-// how the run was spread. One type for both workloads (train/workload.h); the run records are written
-// from it by train/run_record.h and train/run_summary.h.
+// how the run was spread. One type for both workloads (train/workload.h). Its one JSON form is
+// train/record_json.h's to_json/from_json over result_fields() below (the rank wire format, the history);
+// run.json's "final" (train/run_summary.h) takes the fields marked `in_final` from the same list.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -27,6 +28,7 @@ struct TrainResult {
     std::int64_t steps = 0;
     int epochs_completed = 0;
     double seconds = 0;
+    double train_seconds = 0;         // of `seconds`, the summed step time (images_per_second's denominator)
     double images_per_second = 0;     // training throughput over the whole run
     std::vector<EpochEvent> epochs;
     LedgerSnapshot ledger;            // peaks of the run
@@ -84,5 +86,68 @@ struct TrainResult {
     // when no what-if was asked for or the run wrote no weights
     WeightsEvaluation what_if;
 };
+
+// Every field of a TrainResult by its JSON name, once: f(name, member, in_final) for each. A new field is
+// its member above and one line here; `in_final` puts it into run.json's "final" and the history's
+// final_metrics as well (docs/run-json.md). what_if is written by run_summary.h's "compression" alone.
+template <typename Result, typename F>
+void result_fields(Result& r, F&& f) {
+    constexpr bool in_final = true, wire = false;
+    f("status", r.status, wire);
+    f("error", r.error, wire);
+    f("error_messages", r.error_messages, wire);
+    f("bad_input", r.bad_input, wire);
+    f("test_accuracy", r.test_accuracy, in_final);
+    f("test_loss", r.test_loss, in_final);
+    f("train_loss", r.train_loss, in_final);
+    f("train_accuracy", r.train_accuracy, in_final);
+    f("steps", r.steps, in_final);
+    f("epochs_completed", r.epochs_completed, in_final);
+    f("seconds", r.seconds, in_final);
+    f("train_seconds", r.train_seconds, in_final);
+    f("images_per_second", r.images_per_second, in_final);
+    f("epochs", r.epochs, wire);
+    f("ledger", r.ledger, wire);
+    f("tokens_per_second", r.tokens_per_second, wire);
+    f("evals", r.evals, wire);
+    f("tokenizer", r.tokenizer, wire);
+    f("vocab_size", r.vocab_size, wire);
+    f("seq", r.seq, wire);
+    f("device_name", r.device_name, wire);
+    f("param_count", r.param_count, in_final);
+    f("train_samples", r.train_samples, wire);
+    f("test_samples", r.test_samples, wire);
+    f("data_source", r.data_source, wire);
+    f("strategy", r.strategy, wire);
+    f("skipped_steps", r.skipped_steps, in_final);
+    f("final_loss_scale", r.final_loss_scale, in_final);
+    f("host_ledger", r.host_ledger, wire);
+    f("out_of_memory", r.out_of_memory, wire);
+    f("oom_category", r.oom_category, wire);
+    f("oom_limit", r.oom_limit, wire);
+    f("resumed_from_step", r.resumed_from_step, wire);
+    f("checkpoint", r.checkpoint, wire);
+    f("weights_notes", r.weights_notes, wire);
+    f("world_size", r.world_size, wire);
+    f("rank", r.rank, wire);
+    f("shard", r.shard, wire);
+    f("tp_head", r.tp_head, wire);
+    f("stage_layers", r.stage_layers, wire);
+    f("rank_batches", r.rank_batches, wire);
+    f("rank_peak_bytes", r.rank_peak_bytes, wire);
+    f("rank_resident_peak_bytes", r.rank_resident_peak_bytes, wire);
+    f("rank_communication_overhead_bytes", r.rank_communication_overhead_bytes, wire);
+    f("communication_bytes_per_step", r.communication_bytes_per_step, wire);
+    f("communication_seconds_per_step", r.communication_seconds_per_step, wire);
+    f("offload_bytes_per_step", r.offload_bytes_per_step, wire);
+    f("lora_before_loss", r.lora_before_loss, wire);
+    f("lora_before_accuracy", r.lora_before_accuracy, wire);
+    f("lora_params", r.lora_params, wire);
+    f("frozen_params", r.frozen_params, wire);
+    f("lora_rank", r.lora_rank, wire);
+    f("lora_alpha", r.lora_alpha, wire);
+    f("lora_base_bits", r.lora_base_bits, wire);
+    f("quantized_params", r.quantized_params, wire);
+}
 
 }  // namespace hr

@@ -15,33 +15,14 @@
 #include "base/error.h"
 #include "plan/device_description.h"
 #include "train/device.h"
+#include "plan/planner.h"
+#include "train/record_json.h"
 #include "train/run_summary.h"
 
 namespace hr {
 
 using json = nlohmann::json;
 
-
-json ledger_to_json(const LedgerSnapshot& s) {
-    json j;
-    json peak = json::object(), at_peak = json::object(), live = json::object();
-    for (MemCategory c : all_categories()) {
-        peak[category_name(c)] = at(s.peak, c);
-        at_peak[category_name(c)] = at(s.at_peak, c);
-        live[category_name(c)] = at(s.live, c);
-    }
-    j["peak"] = peak;
-    j["at_peak"] = at_peak;
-    j["peak_total"] = s.peak_total;
-    j["peak_phase"] = s.peak_phase;
-    j["peak_step"] = s.peak_step;
-    j["peak_reserved"] = s.peak_reserved;
-    json layers = json::array();
-    for (const auto& [layer, b] : s.layers)
-        if (layer >= 0) layers.push_back({{"layer", layer}, {"peak", b.peak}});
-    j["layers"] = layers;
-    return j;
-}
 
 json make_run_record(const TrainConfig& c, const TrainResult& r) {
     json j;
@@ -83,17 +64,7 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
                  {"train_samples", r.train_samples},
                  {"test_samples", r.test_samples},
                  {"source_dir", r.data_source}};
-    json epochs = json::array();
-    for (const auto& e : r.epochs)
-        epochs.push_back({{"epoch", e.epoch},
-                          {"step", e.step},
-                          {"train_loss", json_finite(e.train_loss)},
-                          {"train_accuracy", json_finite(e.train_accuracy)},
-                          {"test_loss", json_finite(e.test_loss)},
-                          {"test_accuracy", json_finite(e.test_accuracy)},
-                          {"seconds", e.seconds},
-                          {"images_per_second", e.images_per_second}});
-    j["epochs"] = epochs;
+    j["epochs"] = r.epochs;  // train/record_json.h, as a rank sends them
     j["final"] = run_final_summary(r);  // train/run_summary.h: the same figures as the history's final_metrics
     if (r.seq > 0) {  // language models: the tokens
         j["data"]["tokenizer"] = r.tokenizer;
@@ -101,20 +72,15 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
         j["data"]["seq"] = r.seq;
     }
     // every evaluation: every eval_every steps, at the end of an epoch as evaluate_each_epoch says, at the end
-    json evals = json::array();
-    for (const auto& e : r.evals)
-        evals.push_back({{"step", e.step}, {"epoch", e.epoch}, {"test_loss", json_finite(e.loss)},
-                         {"test_accuracy", json_finite(e.accuracy)}, {"samples", e.samples}, {"tokens", e.tokens},
-                         {"seconds", e.seconds}});
-    j["evals"] = evals;
+    j["evals"] = r.evals;
     // run-folder checkpoints (train/resume.h)
     j["resume"] = {{"resumed_from_step", r.resumed_from_step >= 0 ? json(r.resumed_from_step) : json(nullptr)},
                    {"checkpoint", r.checkpoint.empty() ? json(nullptr)
                                                        : json(std::filesystem::path(r.checkpoint).filename().string())},
                    {"init_from", c.init_from.empty() ? json(nullptr) : json(c.init_from)},
                    {"weights_match", r.weights_notes}};
-    j["memory"] = {{"measured", ledger_to_json(r.ledger)},
-                   {"measured_host", ledger_to_json(r.host_ledger)},
+    j["memory"] = {{"measured", r.ledger},  // memory/ledger_json.h
+                   {"measured_host", r.host_ledger},
                    {"offload_bytes_per_step", r.offload_bytes_per_step},
                    {"predicted", nullptr}};
     // the chosen step's timeline, summed up (memory/step_timeline.h; bounded: kJsonPhases phases at most)
@@ -123,6 +89,16 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
     // predicted_peak_bytes is filled next to memory.predicted, by whoever has the plan (null until then).
     j["distributed"] = run_distributed_summary(r, c.batch, {});
     return j;
+}
+
+std::string write_run_record(const std::string& dir, const TrainConfig& c, const TrainResult& r,
+                             const MemoryPlan* predicted, const std::vector<std::size_t>& rank_predicted) {
+    json record = make_run_record(c, r);
+    if (predicted) record["memory"]["predicted"] = plan_to_json(*predicted);
+    if (!rank_predicted.empty()) record["distributed"]["predicted_peak_bytes"] = rank_predicted;
+    const std::string path = (std::filesystem::path(dir) / "run.json").string();
+    write_file_atomic(path, record.dump(2) + "\n");
+    return path;
 }
 
 }  // namespace hr

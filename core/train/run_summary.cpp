@@ -1,36 +1,31 @@
 #include "train/run_summary.h"
+#include "base/json_fields.h"
 #include "base/json_limits.h"
 
 #include <cmath>
 
 #include "nn/compression.h"
+#include "train/record_json.h"
 
 namespace hr {
 
 using json = nlohmann::json;
 
-namespace {
-}  // namespace
-
 json run_final_summary(const TrainResult& r) {
-    return {{"test_accuracy", json_finite(r.test_accuracy)},
-            {"test_loss", json_finite(r.test_loss)},
-            {"train_loss", json_finite(r.train_loss)},
-            {"train_accuracy", json_finite(r.train_accuracy)},
-            {"steps", r.steps},
-            {"epochs", r.epochs_completed},
-            {"epochs_completed", r.epochs_completed},
-            {"seconds", json_finite(r.seconds)},
-            {"samples_per_second", json_finite(r.images_per_second)},
-            {"images_per_second", json_finite(r.images_per_second)},
-            {"tokens_per_second", r.seq > 0 ? json_finite(r.tokens_per_second) : json(nullptr)},
-            {"param_count", r.param_count},
-            {"peak_bytes", r.ledger.peak_total},
-            {"peak_reserved_bytes", r.ledger.peak_reserved},
-            {"peak_phase", r.ledger.peak_phase},
-            {"peak_step", r.ledger.peak_step},
-            {"compression", run_compression_summary(r)},
-            {"lora", run_lora_summary(r)}};
+    json j = json::object();  // the result's fields marked in_final (train/result.h), then those derived here
+    result_fields(r, [&](const char* key, const auto& v, bool in_final) {
+        if (in_final) j[key] = json_field::write(v);
+    });
+    j["epochs"] = r.epochs_completed;
+    j["samples_per_second"] = json_finite(r.images_per_second);
+    j["tokens_per_second"] = r.seq > 0 ? json_finite(r.tokens_per_second) : json(nullptr);
+    j["peak_bytes"] = r.ledger.peak_total;
+    j["peak_reserved_bytes"] = r.ledger.peak_reserved;
+    j["peak_phase"] = r.ledger.peak_phase;
+    j["peak_step"] = r.ledger.peak_step;
+    j["compression"] = run_compression_summary(r);
+    j["lora"] = run_lora_summary(r);
+    return j;
 }
 
 json run_lora_summary(const TrainResult& r) {

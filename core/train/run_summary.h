@@ -14,8 +14,10 @@
 
 namespace hr {
 
-// test/train loss and accuracy, steps, epochs (also as epochs_completed), seconds, the throughputs, the
-// parameter count, the ledger's peak (bytes, reserved bytes, phase, step) and "compression" (below).
+// The result's fields marked in_final in result_fields (train/result.h: test/train loss and accuracy,
+// steps, epochs_completed, seconds, images_per_second, the parameter count, fp16's skipped steps and final
+// loss scale, ...), then those derived here: epochs, samples_per_second, tokens_per_second, the ledger's
+// peak (bytes, reserved bytes, phase, step), "compression" and "lora" (below).
 nlohmann::json run_final_summary(const TrainResult& r);
 // --prune/--quantize: the what-if on the written weights (prune, quantize, group, test accuracy and loss
 // before and after, the weights' bytes as f32 and stored so); null without one.

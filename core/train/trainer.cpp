@@ -502,6 +502,7 @@ void Trainer::finish_result(Loop& L) {
     result.checkpoint = checkpoints_.last_path();
     result.steps = p.at.step;
     result.seconds = p.seconds();
+    result.train_seconds = p.at.train_seconds;
     result.images_per_second =
         p.at.train_seconds > 0 ? static_cast<double>(p.at.samples_trained) / p.at.train_seconds : 0;
     result.tokens_per_second =

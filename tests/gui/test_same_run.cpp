@@ -25,7 +25,7 @@ namespace {
 
 // What may differ between two runs of the same configuration: when, which id, how fast, and what the
 // process itself looked like (telemetry, memory samples over time, file paths).
-const QSet<QString> kVolatile = {"id", "created", "finished", "generated", "seconds", "images_per_second",
+const QSet<QString> kVolatile = {"id", "created", "finished", "generated", "seconds", "train_seconds", "images_per_second",
                                  "samples_per_second", "tokens_per_second",
                                  "step_seconds", "elapsed_seconds", "telemetry", "samples", "source_dir",
                                  "out_dir", "measured_resident_peak_bytes"};

@@ -176,6 +176,11 @@ private slots:
         QCOMPARE(j["evals"][2]["samples"].get<std::int64_t>(), rec.evals[2].samples);
         QCOMPARE(j["evals"][2]["test_loss"].get<double>(), r.test_loss);
         QCOMPARE(j["final"]["test_loss"].get<double>(), r.test_loss);
+        // final.train_seconds: the step times summed (the steps' own figures), a part of the run's seconds
+        double step_time = 0;
+        for (const StepEvent& e : rec.steps) step_time += e.step_seconds;
+        QVERIFY(std::abs(j["final"]["train_seconds"].get<double>() - step_time) <= 1e-9 * step_time);
+        QVERIFY(r.train_seconds > 0 && r.train_seconds < r.seconds);
         // the epoch's mean training loss is the mean of its steps' losses (every step a full batch here)
         const EpochEvent& last = rec.epochs.back();
         double sum = 0;

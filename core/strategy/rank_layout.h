@@ -1,0 +1,43 @@
+#pragma once
+// RankLayout: how one run is laid out over its ranks, one value (docs/design.md decision 10; PyTorch's
+// DeviceMesh is the model). Three dimensions multiply to the world size: D data-parallel replicas (with the
+// ZeRO stage inside that dimension: none, dp, zero1, zero2, zero3), T ranks a split head's columns are
+// spread over (strategy/tp_head.h) and K pipeline stages (strategy/pipeline.h). Rank r holds head part or
+// stage r / D and is replica r % D of it (run.json version 3 and 4).
+//
+// Every rule that refuses a combination lives in rank_layout() below, one rule each with its reason (an
+// InputError with a translatable message: app/i18n shows it in the interface language). resolve_strategy
+// (strategy/strategy.h) reads its layout from here; so does a resumed run (relayout_for_resume).
+#include <string>
+
+#include "strategy/strategy.h"
+
+namespace hr {
+
+struct RankLayout {
+    int data = 1;              // D: data-parallel replicas
+    int split_head = 1;        // T: ranks the head's output columns are split over (1: whole)
+    int pipeline = 1;          // K: pipeline stages (1: none)
+    std::string zero = "none"; // the stage inside the data dimension (as --shard): none | dp | zero1..zero3
+    int world() const { return data * split_head * pipeline; }
+};
+
+// The layout of `s` (--shard, --tp-head, --pipeline, --pipeline-split, --rank-batch) on `world_size`
+// ranks, checked: an InputError naming the rule and what to do for a combination that is not built
+// (a split head with pipeline stages; a ZeRO stage with either; replicas without --shard dp; ...).
+RankLayout rank_layout(const StrategyConfig& s, int world_size);
+
+// For a person, in English: "2 pipeline stages x 2 data-parallel replicas (dp)", "one process".
+std::string describe_rank_layout(const RankLayout& layout);
+
+// A resumed run on `world` ranks: the continued run's strategy `c` (its own) laid out again where the
+// checkpoint (which holds one process's weights) allows it. `given` holds the flags the person gave and
+// `asked` which of them: an asked dimension is taken as given; otherwise a split head spreads over all the
+// new ranks (whole on one process), pipeline stages become as many as the ranks when they no longer divide
+// them (none on one process), replicas of stages shard dp, parameter offload follows zero3.
+struct RelayoutAsked {
+    bool shard = false, tp_head = false, pipeline = false, pipeline_split = false, offload_parameters = false;
+};
+void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const RelayoutAsked& asked, int world);
+
+}  // namespace hr

@@ -1,0 +1,141 @@
+// RankLayout (strategy/rank_layout.h): a run's layout over ranks as one value, its refusals one rule each,
+// and the resume policy (what a continued run on another number of ranks becomes), checked against the
+// layouts and messages written out here by hand.
+#include <QtTest>
+
+#include "base/error.h"
+#include "nn/model_spec.h"
+#include "plan/planner.h"
+#include "strategy/rank_layout.h"
+
+using namespace hr;
+
+namespace {
+
+StrategyConfig layout_of(const std::string& shard, int tp_head, int pipeline) {
+    StrategyConfig s;
+    s.shard = shard;
+    s.tp_head = tp_head;
+    s.pipeline = pipeline;
+    return s;
+}
+
+// The id of the InputError rank_layout throws, "" when it accepts.
+std::string refusal(const StrategyConfig& s, int world) {
+    try {
+        (void)rank_layout(s, world);
+        return "";
+    } catch (const InputError& e) {
+        return e.message().id;
+    }
+}
+
+}  // namespace
+
+class TestRankLayout : public QObject {
+    Q_OBJECT
+private slots:
+    void dimensionsMultiplyToTheWorld() {
+        const RankLayout kd = rank_layout(layout_of("dp", 1, 2), 6);  // K x D
+        QCOMPARE(kd.pipeline, 2);
+        QCOMPARE(kd.data, 3);
+        QCOMPARE(kd.split_head, 1);
+        QCOMPARE(kd.world(), 6);
+        const RankLayout td = rank_layout(layout_of("dp", 2, 1), 4);  // T x D
+        QCOMPARE(td.split_head, 2);
+        QCOMPARE(td.data, 2);
+        const RankLayout z = rank_layout(layout_of("zero3", 1, 1), 4);
+        QCOMPARE(z.data, 4);
+        QCOMPARE(z.zero, std::string("zero3"));
+        QCOMPARE(rank_layout(StrategyConfig{}, 1).world(), 1);
+    }
+
+    void eachRefusalIsOneRule() {
+        QCOMPARE(refusal(layout_of("none", 2, 2), 4), std::string("strategy.pipeline_tp"));
+        QCOMPARE(refusal(layout_of("none", 1, 2), 3), std::string("strategy.pipeline_world"));
+        QCOMPARE(refusal(layout_of("zero2", 1, 2), 4), std::string("strategy.pipeline_replicas"));
+        QCOMPARE(refusal(layout_of("dp", 1, 2), 2), std::string("strategy.pipeline_shard"));
+        QCOMPARE(refusal(layout_of("none", 2, 1), 3), std::string("strategy.tp_head_world"));
+        QCOMPARE(refusal(layout_of("zero1", 2, 1), 4), std::string("strategy.tp_head_replicas"));
+        QCOMPARE(refusal(layout_of("dp", 2, 1), 2), std::string("strategy.tp_head_shard"));
+        QCOMPARE(refusal(layout_of("none", 0, 1), 1), std::string("strategy.tp_head_small"));
+        QCOMPARE(refusal(layout_of("none", 1, 0), 1), std::string("strategy.pipeline_small"));
+        StrategyConfig split;
+        split.pipeline_split = {1, 2};
+        QCOMPARE(refusal(split, 1), std::string("strategy.pipeline_split_alone"));
+        StrategyConfig rb = layout_of("none", 2, 1);
+        rb.rank_batch = {4, 4};
+        QCOMPARE(refusal(rb, 2), std::string("strategy.tp_head_rank_batch"));
+        QCOMPARE(refusal(layout_of("dp", 1, 2), 4), std::string());  // admitted
+    }
+
+    void describedForPeople() {
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("dp", 1, 2), 4)),
+                 std::string("2 pipeline stages x 2 data-parallel replicas (dp)"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("none", 2, 1), 2)), std::string("2 split-head ranks"));
+        QCOMPARE(describe_rank_layout(RankLayout{}), std::string("one process"));
+    }
+
+    void resumeRelaysOut() {
+        const StrategyConfig none_given;
+        const RelayoutAsked nothing;
+        StrategyConfig c = layout_of("none", 2, 1);  // a split head resumed on one process: whole
+        relayout_for_resume(c, none_given, nothing, 1);
+        QCOMPARE(c.tp_head, 1);
+        c = layout_of("none", 2, 1);  // ... on 3 ranks: over all three
+        relayout_for_resume(c, none_given, nothing, 3);
+        QCOMPARE(c.tp_head, 3);
+        c = layout_of("none", 1, 2);  // stages on 3 ranks: 3 stages, no replicas
+        c.pipeline_split = {2, 3};
+        relayout_for_resume(c, none_given, nothing, 3);
+        QCOMPARE(c.pipeline, 3);
+        QCOMPARE(c.shard, std::string("none"));
+        QVERIFY(c.pipeline_split.empty());  // the old split no longer fits
+        c = layout_of("none", 1, 2);  // 2 stages on 4 ranks: 2 replicas of them, dp
+        relayout_for_resume(c, none_given, nothing, 4);
+        QCOMPARE(c.pipeline, 2);
+        QCOMPARE(c.shard, std::string("dp"));
+        c = layout_of("zero3", 1, 1);  // --shard zero2 asked: parameter offload (zero3's) goes
+        c.offload_parameters = true;
+        RelayoutAsked shard;
+        shard.shard = true;
+        relayout_for_resume(c, layout_of("zero2", 1, 1), shard, 4);
+        QCOMPARE(c.shard, std::string("zero2"));
+        QCOMPARE(c.offload_parameters, false);
+        c = layout_of("none", 2, 1);  // asked dimensions are taken as given
+        RelayoutAsked head;
+        head.tp_head = true;
+        relayout_for_resume(c, layout_of("none", 4, 1), head, 2);
+        QCOMPARE(c.tp_head, 4);
+    }
+
+    // plan --all on 4 ranks: besides the ZeRO stages, a split head and pipeline stages over 2 ranks with 2
+    // data-parallel replicas (T x D, K x D) and over all 4, and never a layout rank_layout refuses
+    void planOffersTheLayoutsItAdmits() {
+        PlanRequest r;
+        r.spec = preset_model("mlp");
+        r.batch = 64;
+        r.device = "cpu";
+        r.world_size = 4;
+        r.train_samples = 6000;
+        r.test_samples = 1000;
+        const PlanSearch s = search_plans(r, std::size_t(1) << 40);
+        bool td = false, kd = false, t4 = false, k4 = false;
+        for (const PlanCandidate& c : s.candidates) {
+            const StrategyConfig& g = c.strategy;
+            td = td || (g.tp_head == 2 && g.shard == "dp");
+            kd = kd || (g.pipeline == 2 && g.shard == "dp");
+            t4 = t4 || (g.tp_head == 4 && g.shard == "none");
+            k4 = k4 || (g.pipeline == 4 && g.shard == "none");
+            QVERIFY(!(g.tp_head > 1 && g.pipeline > 1));
+            QVERIFY(g.tp_head * g.pipeline <= 4);
+        }
+        QVERIFY(td);
+        QVERIFY(kd);
+        QVERIFY(t4);
+        QVERIFY(k4);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRankLayout)
+#include "test_rank_layout.moc"
