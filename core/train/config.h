@@ -37,7 +37,9 @@ struct TrainConfig {
     double rank_timeout = 300;                     // several ranks: seconds without progress before the run fails
     // language models (docs/transformers.md); text data only
     std::int64_t seq = 0;                          // tokens per training sequence (0: the model's "input" [T])
-    std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens)
+    std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens) | a file
+    std::string chat_template = "auto";            // jsonl data: auto | plain | llama3 | chatml | mistral
+    std::string sequences = "pad";                 // jsonl data: pad (a row a window) | pack (rows joined)
     std::int64_t eval_every = 0;                   // validation loss every N steps (0: at the end of each epoch)
     std::int64_t eval_tokens = 65536;              // validation tokens per evaluation (0: the whole split)
     // run-folder checkpoints (train/resume.h): every N steps when > 0, else every so many seconds; and at the end
