@@ -209,9 +209,10 @@ public:
         if (st_->tp_head()) return st_->tp_loss(logits, targets.reshape({rows * T_}), Tensor(), 1.0f);
         Tensor lv = logits.reshape({rows * T_, V_});
         LossResult r = be_->cross_entropy_inplace(lv, targets.reshape({rows * T_}), false, 1.0f);
-        // the evaluator averages the chunks' losses over windows_ * T tokens: scaled so that the result is the
-        // summed loss over the counted targets of all windows evaluated
-        if (instruct_) r.loss *= static_cast<double>(windows_) / static_cast<double>(std::max<std::int64_t>(1, eval_counted_));
+        // the evaluator weighs each chunk's loss by its rows * T and divides by windows_ * T: scaled so that the
+        // result is the summed loss over the counted targets of all windows evaluated, over their count
+        if (instruct_)
+            r.loss *= static_cast<double>(windows_ * T_) / static_cast<double>(std::max<std::int64_t>(1, eval_counted_));
         return r;
     }
 
