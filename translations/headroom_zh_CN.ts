@@ -3921,10 +3921,6 @@ tokens), plain, llama3, chatml (Qwen) or mistral</source>
         <translation>JSONL 文件：每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;}</translation>
     </message>
     <message>
-        <source>Instruction rows: each line a prompt and its completion or a conversation; the loss is taken only on the answers. Every tenth row is for validation.</source>
-        <translation>指令数据：每行是一个提示及其补全，或一段对话；损失只在回答上计算。每第十行用于验证。</translation>
-    </message>
-    <message>
         <source>Choose a JSONL file.</source>
         <translation>请选择一个 JSONL 文件。</translation>
     </message>
@@ -3935,6 +3931,14 @@ tokens), plain, llama3, chatml (Qwen) or mistral</source>
     <message>
         <source>%1 training and %2 validation rows; %3 template%4; the loss on the text in ⟦ ⟧</source>
         <translation>%1 行训练、%2 行验证；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
+    </message>
+    <message>
+        <source>Prompts and answers, or conversations: the loss only on the answers</source>
+        <translation>提示与回答，或对话：损失只在回答上计算</translation>
+    </message>
+    <message>
+        <source>Preview (the first training rows)</source>
+        <translation>预览（前几行训练数据）</translation>
     </message>
 </context>
 <context>

@@ -567,8 +567,8 @@ void DataPanel::refreshText(bool isFile) {
 // Instruction rows: the file's rows counted and the first ones as the chosen template writes them, the
 // loss's part marked (read once per file, template and tokenizer).
 void DataPanel::refreshInstructions() {
-    m_description->setText(tr("Instruction rows: each line a prompt and its completion or a conversation; the "
-                              "loss is taken only on the answers. Every tenth row is for validation."));
+    m_description->setText(tr("Prompts and answers, or conversations: the loss only on the answers"));
+    m_previewBox->setTitle(tr("Preview (the first training rows)"));
     const QString key = dataSpec() + QLatin1Char('|') + m_chatTemplate->currentData().toString() + QLatin1Char('|') +
                         tokenizerSpec();
     if (m_path->text().trimmed().isEmpty()) {
