@@ -750,16 +750,6 @@ else all), all, matrices (weights and embeddings, not biases or norms)</source>
         <translation>每个序列的 token 数，1 到模型的位置数（默认 0：模型的位置数）</translation>
     </message>
     <message>
-        <source>byte (default), char, or bpe:N (SentencePiece BPE of N tokens, 260 to
-1000000, trained on the training text; stored next to the weights)</source>
-        <translation>byte（默认）、char 或 bpe:N（N 个 token 的 SentencePiece BPE，260 到
-1000000，在训练文本上训练；与权重存放在一起）</translation>
-    </message>
-    <message>
-        <source>unknown tokenizer &apos;%1&apos; for %2; use byte, char or bpe:N</source>
-        <translation>%2 的分词器“%1”未知；请使用 byte、char 或 bpe:N</translation>
-    </message>
-    <message>
         <source>evaluate every N steps: test loss and accuracy, a language model&apos;s validation loss (default 0: at the end of each epoch)</source>
         <translation>每 N 步评估一次：测试损失和准确率，语言模型则为验证损失（默认 0：每个 epoch 结束时）</translation>
     </message>
@@ -1034,14 +1024,6 @@ Nothing fits in %1 as set up; sharded, it %2.
     <message>
         <source>%1 changes %2 of the run in %3; a continued run keeps its own configuration except its length, threads, device, checkpoint interval and sharding stage. Start a new run (--init-from %3/model.safetensors takes its weights) to change the rest</source>
         <translation>%1 更改了 %3 中运行的 %2；续训的运行保留其自身配置，只有长度、线程数、设备、检查点间隔和分片阶段可以更改。要更改其余设置，请开始新的运行（--init-from %3/model.safetensors 可沿用其权重）</translation>
-    </message>
-    <message>
-        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
-csv:FILE or tsv:FILE (a table, with --target); for language models
-text:fortunes or text:FILE (UTF-8)</source>
-        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
-csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
-text:fortunes 或 text:FILE（UTF-8）</translation>
     </message>
     <message>
         <source>a table&apos;s class column, by name or number from 1 (csv:/tsv: data)</source>
@@ -1565,6 +1547,48 @@ one, the second)</source>
     <message>
         <source>the folder of --trace %1 does not exist; create it or choose another file</source>
         <translation>--trace %1 所在的文件夹不存在；请先创建它或选择其他文件</translation>
+    </message>
+    <message>
+        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
+csv:FILE or tsv:FILE (a table, with --target); for language models
+text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE
+({&quot;prompt&quot;, &quot;completion&quot;} or {&quot;messages&quot;: [...]} a line)</source>
+        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
+csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
+text:fortunes 或 text:FILE（UTF-8），或指令数据 jsonl:FILE
+（每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;: [...]}）</translation>
+    </message>
+    <message>
+        <source>byte (default), char, bpe:N (SentencePiece BPE of N tokens, 260 to
+1000000, trained on the training text; stored next to the weights), or a
+model&apos;s tokenizer.json / tokenizer.model file (or the folder holding it)</source>
+        <translation>byte（默认）、char、bpe:N（N 个 token 的 SentencePiece BPE，260 到
+1000000，在训练文本上训练；与权重存放在一起），或模型自带的
+tokenizer.json / tokenizer.model 文件（或包含它的文件夹）</translation>
+    </message>
+    <message>
+        <source>unknown tokenizer &apos;%1&apos; for %2; use byte, char, bpe:N, or a tokenizer.json or tokenizer.model file (or a folder holding one)</source>
+        <translation>%2 的分词器“%1”未知；请使用 byte、char、bpe:N，或 tokenizer.json、tokenizer.model 文件（或包含它的文件夹）</translation>
+    </message>
+    <message>
+        <source>instruction data (jsonl:FILE): auto (default: from the tokenizer&apos;s special
+tokens), plain, llama3, chatml (Qwen) or mistral</source>
+        <translation>指令数据（jsonl:FILE）：auto（默认：由分词器的特殊 token
+决定）、plain、llama3、chatml（Qwen）或 mistral</translation>
+    </message>
+    <message>
+        <source>chat template</source>
+        <translation>对话模板</translation>
+    </message>
+    <message>
+        <source>instruction data: pad (default: one row a sequence, padded or cut) or pack
+(the rows joined and cut into sequences)</source>
+        <translation>指令数据：pad（默认：每行一个序列，填充或截断）或 pack
+（各行拼接后切成序列）</translation>
+    </message>
+    <message>
+        <source>sequence layout</source>
+        <translation>序列布局</translation>
     </message>
 </context>
 <context>
@@ -2946,6 +2970,13 @@ one, the second)</source>
     </message>
 </context>
 <context>
+    <name>chat.unknown_template</name>
+    <message>
+        <source>unknown chat template &apos;%1&apos;; use auto (the tokenizer&apos;s family), plain, llama3, chatml or mistral (--chat-template)</source>
+        <translation>未知的对话模板“%1”；请使用 auto（按分词器的模型家族）、plain、llama3、chatml 或 mistral（--chat-template）</translation>
+    </message>
+</context>
+<context>
     <name>checkpoint.no_spec</name>
     <message>
         <source>%1 has no model_spec in its metadata and is not a GPT-2 checkpoint (no wte/wpe weights); weights written by Headroom, nanoGPT or Hugging Face GPT-2 can be read</source>
@@ -3953,6 +3984,98 @@ one, the second)</source>
     <message>
         <source>Choose the CIFAR-10 folder.</source>
         <translation>请选择 CIFAR-10 文件夹。</translation>
+    </message>
+    <message>
+        <source>Instruction rows (JSONL)</source>
+        <translation>指令数据（JSONL）</translation>
+    </message>
+    <message>
+        <source>A model&apos;s tokenizer file</source>
+        <translation>模型自带的分词器文件</translation>
+    </message>
+    <message>
+        <source>tokenizer.json or tokenizer.model, or its model folder</source>
+        <translation>tokenizer.json 或 tokenizer.model，或其模型文件夹</translation>
+    </message>
+    <message>
+        <source>From the tokenizer</source>
+        <translation>由分词器决定</translation>
+    </message>
+    <message>
+        <source>Llama 3</source>
+        <translation>Llama 3</translation>
+    </message>
+    <message>
+        <source>ChatML (Qwen)</source>
+        <translation>ChatML（Qwen）</translation>
+    </message>
+    <message>
+        <source>Mistral [INST]</source>
+        <translation>Mistral [INST]</translation>
+    </message>
+    <message>
+        <source>Plain (the texts only)</source>
+        <translation>纯文本（仅内容）</translation>
+    </message>
+    <message>
+        <source>How a conversation is written for the model; the loss is taken on the answers only</source>
+        <translation>对话如何写给模型；损失只在回答上计算</translation>
+    </message>
+    <message>
+        <source>Chat template</source>
+        <translation>对话模板</translation>
+    </message>
+    <message>
+        <source>Padded: one row a sequence</source>
+        <translation>填充：每行一个序列</translation>
+    </message>
+    <message>
+        <source>Packed: rows joined</source>
+        <translation>打包：各行拼接</translation>
+    </message>
+    <message>
+        <source>Sequences</source>
+        <translation>序列</translation>
+    </message>
+    <message>
+        <source>Choose a tokenizer file</source>
+        <translation>选择分词器文件</translation>
+    </message>
+    <message>
+        <source>Tokenizers (tokenizer.json tokenizer.model *.json *.model);;All files (*)</source>
+        <translation>分词器 (tokenizer.json tokenizer.model *.json *.model);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose instruction rows</source>
+        <translation>选择指令数据</translation>
+    </message>
+    <message>
+        <source>JSON lines (*.jsonl *.json);;All files (*)</source>
+        <translation>JSON 行 (*.jsonl *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>a JSONL file: {&quot;prompt&quot;, &quot;completion&quot;} or {&quot;messages&quot;} a line</source>
+        <translation>JSONL 文件：每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;}</translation>
+    </message>
+    <message>
+        <source>Choose a JSONL file.</source>
+        <translation>请选择一个 JSONL 文件。</translation>
+    </message>
+    <message>
+        <source> (from the tokenizer)</source>
+        <translation>（由分词器决定）</translation>
+    </message>
+    <message>
+        <source>%1 training and %2 validation rows; %3 template%4; the loss on the text in ⟦ ⟧</source>
+        <translation>%1 行训练、%2 行验证；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
+    </message>
+    <message>
+        <source>Prompts and answers, or conversations: the loss only on the answers</source>
+        <translation>提示与回答，或对话：损失只在回答上计算</translation>
+    </message>
+    <message>
+        <source>Preview (the first training rows)</source>
+        <translation>预览（前几行训练数据）</translation>
     </message>
 </context>
 <context>
@@ -6742,6 +6865,55 @@ one, the second)</source>
     </message>
 </context>
 <context>
+    <name>jsonl.bad_layout</name>
+    <message>
+        <source>unknown sequence layout &apos;%1&apos;; use pad or pack (--sequences)</source>
+        <translation>未知的序列布局“%1”；请使用 pad 或 pack（--sequences）</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.bad_row</name>
+    <message>
+        <source>line %1 of %2: %3; each line must be {&quot;prompt&quot;: ..., &quot;completion&quot;: ...} or {&quot;messages&quot;: [{&quot;role&quot;: ..., &quot;content&quot;: ...}, ...]}</source>
+        <translation>%2 第 %1 行：%3；每行必须是 {&quot;prompt&quot;: ..., &quot;completion&quot;: ...} 或 {&quot;messages&quot;: [{&quot;role&quot;: ..., &quot;content&quot;: ...}, ...]}</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.empty</name>
+    <message>
+        <source>%1 holds no rows; write one JSON object a line</source>
+        <translation>%1 中没有数据行；请每行写一个 JSON 对象</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.mistral_roles</name>
+    <message>
+        <source>line %1 of %2: message %3 is &apos;%4&apos; but Mistral&apos;s template needs user and assistant turns to alternate, starting with user (a system message only first); fix the row or pick another --chat-template</source>
+        <translation>%2 第 %1 行：第 %3 条消息是“%4”，但 Mistral 的模板要求 user 与 assistant 轮流出现、以 user 开始（system 消息只能在最前面）；请修改该行或换一个 --chat-template</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.no_file</name>
+    <message>
+        <source>JSONL file &apos;%1&apos; not found; pass --data jsonl:FILE</source>
+        <translation>找不到 JSONL 文件“%1”；请传入 --data jsonl:FILE</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.no_windows</name>
+    <message>
+        <source>the %1 rows give no window of %2 tokens (%3 tokens in all); use --sequences pad, a shorter --seq, or more rows</source>
+        <translation>%1 数据行凑不出一个 %2 个 token 的窗口（共 %3 个 token）；请使用 --sequences pad、更短的 --seq 或更多数据行</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.not_jsonl</name>
+    <message>
+        <source>&apos;%1&apos; is not instruction data; use jsonl:FILE</source>
+        <translation>“%1”不是指令数据；请使用 jsonl:FILE</translation>
+    </message>
+</context>
+<context>
     <name>layer.avgpool2d</name>
     <message>
         <source>mean over square windows (padding counted)</source>
@@ -7656,6 +7828,13 @@ one, the second)</source>
     <message>
         <source>initial weights from %1</source>
         <translation>初始权重来自 %1</translation>
+    </message>
+</context>
+<context>
+    <name>run.instructions</name>
+    <message>
+        <source>%1: %2 training and %3 validation rows, %4 chat template, %5 sequences: %6 training windows of %7 tokens, loss on %8 of %9 tokens (%10 tokenizer); %11 rows cut at the sequence length</source>
+        <translation>%1：%2 行训练、%3 行验证，%4 对话模板，%5 序列：%6 个 %7 token 的训练窗口，损失计算于 %9 个 token 中的 %8 个（%10 分词器）；%11 行在序列长度处被截断</translation>
     </message>
 </context>
 <context>
@@ -8898,6 +9077,34 @@ one, the second)</source>
     </message>
 </context>
 <context>
+    <name>tokenizer.hf_format</name>
+    <message>
+        <source>%1 is not a byte-level BPE tokenizer.json Headroom can read: %2; use the tokenizer.json of a GPT-2, Llama 3 or Qwen2 model (or a tokenizer.model)</source>
+        <translation>%1 不是 Headroom 能读取的字节级 BPE tokenizer.json：%2；请使用 GPT-2、Llama 3 或 Qwen2 模型的 tokenizer.json（或 tokenizer.model）</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.hf_json</name>
+    <message>
+        <source>%1 is not valid JSON: %2</source>
+        <translation>%1 不是有效的 JSON：%2</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.hf_regex</name>
+    <message>
+        <source>%1: the pre-tokenizer&apos;s pattern does not compile (%2 at offset %3); the file is damaged or uses a pattern PCRE2 does not know</source>
+        <translation>%1：预分词器的正则表达式无法编译（%2，位于偏移 %3）；文件已损坏，或使用了 PCRE2 不支持的写法</translation>
+    </message>
+</context>
+<context>
+    <name>tokenizer.hf_regex_limit</name>
+    <message>
+        <source>the tokenizer&apos;s pre-tokenizer pattern gave up on this text (PCRE2 error %1, its match limit); the tokenizer.json&apos;s pattern is not one a model ships with</source>
+        <translation>分词器的预分词正则在这段文本上放弃了（PCRE2 错误 %1，达到匹配上限）；该 tokenizer.json 的正则不是模型自带的那种</translation>
+    </message>
+</context>
+<context>
     <name>tokenizer.missing_file</name>
     <message>
         <source>cannot read the tokenizer file %1; it belongs next to model.safetensors (copy it along with the weights)</source>
@@ -8907,8 +9114,8 @@ one, the second)</source>
 <context>
     <name>tokenizer.unknown</name>
     <message>
-        <source>unknown tokenizer &apos;%1&apos;; use byte (the default), char, or bpe:N with N from 260 to 1000000 (--tokenizer)</source>
-        <translation>未知的分词器“%1”；请使用 byte（默认）、char 或 bpe:N（N 为 260 到 1000000）（--tokenizer）</translation>
+        <source>unknown tokenizer &apos;%1&apos;; use byte (the default), char, bpe:N with N from 260 to 1000000, or a tokenizer.json / tokenizer.model file (or the model folder holding it) (--tokenizer)</source>
+        <translation>未知的分词器“%1”；请使用 byte（默认）、char、N 为 260 到 1000000 的 bpe:N，或 tokenizer.json / tokenizer.model 文件（或包含它的模型文件夹）（--tokenizer）</translation>
     </message>
 </context>
 <context>
@@ -8968,6 +9175,13 @@ one, the second)</source>
     </message>
 </context>
 <context>
+    <name>train.jsonl_tp_head</name>
+    <message>
+        <source>instruction data (jsonl:) cannot train with a split head yet (its loss skips the prompt&apos;s tokens); leave out --tp-head</source>
+        <translation>指令数据（jsonl:）暂不能与拆分输出头一起训练（其损失跳过提示部分的 token）；请去掉 --tp-head</translation>
+    </message>
+</context>
+<context>
     <name>train.loss_not_finite</name>
     <message>
         <source>The loss became %1 at step %2; training cannot continue. Lower the learning rate (now %3, --lr), use a warm-up (--warmup), clip the gradients (--grad-clip 1) or check the data</source>
@@ -9019,8 +9233,8 @@ one, the second)</source>
 <context>
     <name>train.text_needs_text</name>
     <message>
-        <source>model &apos;%1&apos; is a language model (it takes token ids) but &apos;%2&apos; is not text; use --data text:fortunes or text:FILE</source>
-        <translation>模型“%1”是语言模型（它接受 token id），但“%2”不是文本；请使用 --data text:fortunes 或 text:FILE</translation>
+        <source>model &apos;%1&apos; is a language model (it takes token ids) but &apos;%2&apos; is not text; use --data text:fortunes, text:FILE or jsonl:FILE</source>
+        <translation>模型“%1”是语言模型（输入为 token id），但“%2”不是文本；请使用 --data text:fortunes、text:FILE 或 jsonl:FILE</translation>
     </message>
 </context>
 <context>

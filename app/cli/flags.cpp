@@ -26,6 +26,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "data/tokenizer.h"
 #include "nn/compression.h"
 #include "nn/model_spec.h"
 #include "notify/webhook_notifier.h"
@@ -69,7 +70,8 @@ const std::vector<Flag> kFlags = {
     // ---- data
     {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,\n"
                               "csv:FILE or tsv:FILE (a table, with --target); for language models\n"
-                              "text:fortunes or text:FILE (UTF-8)"),
+                              "text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE\n"
+                              "({\"prompt\", \"completion\"} or {\"messages\": [...]} a line)"),
      [](R& r, const V& v) { r.config.data = v.str(); }},
     {FlagGroup::data, "target", "COLUMN", QT_TRANSLATE_NOOP("Cli", "a table's class column, by name or number from 1 (csv:/tsv: data)"),
      [](R& r, const V& v) { r.config.target = v.str(); }},
@@ -160,17 +162,32 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::sequence, "seq", "T", QT_TRANSLATE_NOOP("Cli", "tokens per sequence, 1 to the model's positions (default 0: the model's)"),
      [](R& r, const V& v) { r.config.seq = v.integer<std::int64_t>(0, 1 << 24); }},
     {FlagGroup::tokens, "tokenizer", "K",
-     QT_TRANSLATE_NOOP("Cli", "byte (default), char, or bpe:N (SentencePiece BPE of N tokens, 260 to\n"
-                              "1000000, trained on the training text; stored next to the weights)"),
+     QT_TRANSLATE_NOOP("Cli", "byte (default), char, bpe:N (SentencePiece BPE of N tokens, 260 to\n"
+                              "1000000, trained on the training text; stored next to the weights), or a\n"
+                              "model's tokenizer.json / tokenizer.model file (or the folder holding it)"),
      [](R& r, const V& v) {
          const std::string s = v.str();
          if (s != "byte" && s != "char") {
-             if (s.rfind("bpe:", 0) != 0)
-                 throw BadFlag{Cli::tr("unknown tokenizer '%1' for %2; use byte, char or bpe:N").arg(v.text(), v.flag())};
-             (void)FlagValue(v.flag(), v.text().mid(4)).integer<std::int64_t>(260, 1000000);
+             if (s.rfind("bpe:", 0) == 0) {
+                 (void)FlagValue(v.flag(), v.text().mid(4)).integer<std::int64_t>(260, 1000000);
+             } else if (hr::tokenizer_spec_file(s).empty()) {
+                 throw BadFlag{Cli::tr("unknown tokenizer '%1' for %2; use byte, char, bpe:N, or a tokenizer.json or "
+                                       "tokenizer.model file (or a folder holding one)")
+                                   .arg(v.text(), v.flag())};
+             }
          }
          r.config.tokenizer = s;
      }},
+    {FlagGroup::tokens, "chat-template", "T",
+     QT_TRANSLATE_NOOP("Cli", "instruction data (jsonl:FILE): auto (default: from the tokenizer's special\n"
+                              "tokens), plain, llama3, chatml (Qwen) or mistral"),
+     [](R& r, const V& v) {
+         r.config.chat_template = v.choice(QT_TRANSLATE_NOOP("Cli", "chat template"), {"auto", "plain", "llama3", "chatml", "mistral"});
+     }},
+    {FlagGroup::tokens, "sequences", "L",
+     QT_TRANSLATE_NOOP("Cli", "instruction data: pad (default: one row a sequence, padded or cut) or pack\n"
+                              "(the rows joined and cut into sequences)"),
+     [](R& r, const V& v) { r.config.sequences = v.choice(QT_TRANSLATE_NOOP("Cli", "sequence layout"), {"pad", "pack"}); }},
     {FlagGroup::text, "eval-every", "N", QT_TRANSLATE_NOOP("Cli", "evaluate every N steps: test loss and accuracy, a language model's validation loss (default 0: at the end of each epoch)"),
      [](R& r, const V& v) { r.config.eval_every = v.integer<std::int64_t>(0, hr::kMaxSteps); }},
     {FlagGroup::tokens, "eval-tokens", "N", QT_TRANSLATE_NOOP("Cli", "validation tokens per evaluation (default 65536; 0: the whole split)"),

@@ -21,7 +21,10 @@
 #include "data/dataset.h"
 #include "data/idx.h"
 #include "data/table.h"
+#include "data/chat_template.h"
+#include "data/instruct_data.h"
 #include "data/text_data.h"
+#include "data/tokenizer.h"
 #include "i18n/CoreText.h"
 
 namespace hrapp {
@@ -70,6 +73,8 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     // text for language models (core/data/text_data.h)
     m_dataset->addItem(tr("Fortunes (text)"), QStringLiteral("text:fortunes"));
     m_dataset->addItem(tr("Text file (UTF-8)"), QStringLiteral("text:"));
+    // instruction rows (core/data/instruct_data.h): the loss only on the answers
+    m_dataset->addItem(tr("Instruction rows (JSONL)"), QStringLiteral("jsonl:"));
     form->addRow(tr("Dataset"), m_dataset);
     auto* pathRow = new QHBoxLayout;
     m_path = new QLineEdit(this);
@@ -94,6 +99,11 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_tokenizer->addItem(tr("Bytes (256)"), QStringLiteral("byte"));
     m_tokenizer->addItem(tr("Characters of the text"), QStringLiteral("char"));
     m_tokenizer->addItem(tr("BPE (SentencePiece)"), QStringLiteral("bpe"));
+    m_tokenizer->addItem(tr("A model's tokenizer file"), QStringLiteral("file"));
+    m_tokenizerFile = new QLineEdit(this);
+    m_tokenizerFile->setObjectName(QStringLiteral("tokenizerFile"));
+    m_tokenizerFile->setPlaceholderText(tr("tokenizer.json or tokenizer.model, or its model folder"));
+    m_tokenizerBrowse = new QPushButton(tr("Browse…"), this);
     m_bpeSize = new QSpinBox(this);
     m_bpeSize->setObjectName(QStringLiteral("bpeSize"));
     m_bpeSize->setRange(260, 1000000);
@@ -102,8 +112,27 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_bpeSize->setToolTip(tr("The BPE vocabulary, trained on the training text before the run"));
     tokenRow->addWidget(m_tokenizer, 1);
     tokenRow->addWidget(m_bpeSize);
+    tokenRow->addWidget(m_tokenizerFile, 2);
+    tokenRow->addWidget(m_tokenizerBrowse);
     m_tokenizerLabel = new QLabel(tr("Tokens"), this);
     form->addRow(m_tokenizerLabel, tokenRow);
+    // instruction rows: the chat template and how rows become sequences (--chat-template, --sequences)
+    m_chatTemplate = new QComboBox(this);
+    m_chatTemplate->setObjectName(QStringLiteral("chatTemplateCombo"));
+    m_chatTemplate->addItem(tr("From the tokenizer"), QStringLiteral("auto"));
+    m_chatTemplate->addItem(tr("Llama 3"), QStringLiteral("llama3"));
+    m_chatTemplate->addItem(tr("ChatML (Qwen)"), QStringLiteral("chatml"));
+    m_chatTemplate->addItem(tr("Mistral [INST]"), QStringLiteral("mistral"));
+    m_chatTemplate->addItem(tr("Plain (the texts only)"), QStringLiteral("plain"));
+    m_chatTemplate->setToolTip(tr("How a conversation is written for the model; the loss is taken on the answers only"));
+    m_chatTemplateLabel = new QLabel(tr("Chat template"), this);
+    form->addRow(m_chatTemplateLabel, m_chatTemplate);
+    m_sequences = new QComboBox(this);
+    m_sequences->setObjectName(QStringLiteral("sequencesCombo"));
+    m_sequences->addItem(tr("Padded: one row a sequence"), QStringLiteral("pad"));
+    m_sequences->addItem(tr("Packed: rows joined"), QStringLiteral("pack"));
+    m_sequencesLabel = new QLabel(tr("Sequences"), this);
+    form->addRow(m_sequencesLabel, m_sequences);
     m_trainLimit = new QSpinBox(this);
     m_trainLimit->setRange(0, 100000000);
     m_trainLimit->setSpecialValueText(tr("all"));
@@ -157,7 +186,34 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
         emit changed();
     });
     connect(m_bpeSize, &QSpinBox::valueChanged, this, &DataPanel::changed);
+    connect(m_tokenizerFile, &QLineEdit::editingFinished, this, [this] {
+        refresh();
+        emit changed();
+    });
+    connect(m_tokenizerBrowse, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(this, tr("Choose a tokenizer file"), m_tokenizerFile->text(),
+                                                          tr("Tokenizers (tokenizer.json tokenizer.model *.json *.model);;All files (*)"));
+        if (file.isEmpty()) return;
+        m_tokenizerFile->setText(file);
+        refresh();
+        emit changed();
+    });
+    for (QComboBox* box : {m_chatTemplate, m_sequences})
+        connect(box, &QComboBox::currentIndexChanged, this, [this] {
+            m_previewSpec.clear();
+            refresh();
+            emit changed();
+        });
     connect(m_browse, &QPushButton::clicked, this, [this] {
+        if (m_dataset->currentData().toString() == QLatin1String("jsonl:")) {
+            const QString file = QFileDialog::getOpenFileName(this, tr("Choose instruction rows"), m_path->text(),
+                                                              tr("JSON lines (*.jsonl *.json);;All files (*)"));
+            if (file.isEmpty()) return;
+            m_path->setText(file);
+            refresh();
+            emit changed();
+            return;
+        }
         if (m_dataset->currentData().toString() == QLatin1String("text:")) {
             const QString file = QFileDialog::getOpenFileName(this, tr("Choose a text file"), m_path->text(),
                                                               tr("Text (*.txt *.md);;All files (*)"));
@@ -202,10 +258,16 @@ bool DataPanel::isTable() const {
 
 QString DataPanel::target() const { return isTable() ? m_target->currentText().trimmed() : QString(); }
 
-bool DataPanel::isText() const { return m_dataset->currentData().toString().startsWith(QLatin1String("text:")); }
+bool DataPanel::isText() const {
+    const QString base = m_dataset->currentData().toString();
+    return base.startsWith(QLatin1String("text:")) || base == QLatin1String("jsonl:");
+}
+
+bool DataPanel::isInstructions() const { return m_dataset->currentData().toString() == QLatin1String("jsonl:"); }
 
 QString DataPanel::tokenizerSpec() const {
     const QString kind = m_tokenizer->currentData().toString();
+    if (kind == QLatin1String("file")) return m_tokenizerFile->text().trimmed();
     return kind == QLatin1String("bpe") ? QStringLiteral("bpe:%1").arg(m_bpeSize->value()) : kind;
 }
 
@@ -214,6 +276,9 @@ void DataPanel::setTokenizerSpec(const QString& spec) {
     if (spec.startsWith(QLatin1String("bpe:"))) {
         m_tokenizer->setCurrentIndex(m_tokenizer->findData(QStringLiteral("bpe")));
         m_bpeSize->setValue(spec.mid(4).toInt());
+    } else if (spec != QLatin1String("byte") && spec != QLatin1String("char") && !spec.isEmpty()) {
+        m_tokenizer->setCurrentIndex(m_tokenizer->findData(QStringLiteral("file")));
+        m_tokenizerFile->setText(spec);
     } else {
         const int i = m_tokenizer->findData(spec);
         m_tokenizer->setCurrentIndex(i >= 0 ? i : 0);
@@ -222,7 +287,13 @@ void DataPanel::setTokenizerSpec(const QString& spec) {
 }
 
 void DataPanel::updateTokenizerFields() {
-    m_bpeSize->setVisible(isText() && m_tokenizer->currentData().toString() == QLatin1String("bpe"));
+    const QString kind = m_tokenizer->currentData().toString();
+    m_bpeSize->setVisible(isText() && kind == QLatin1String("bpe"));
+    m_tokenizerFile->setVisible(isText() && kind == QLatin1String("file"));
+    m_tokenizerBrowse->setVisible(isText() && kind == QLatin1String("file"));
+    for (QWidget* w : {static_cast<QWidget*>(m_chatTemplate), static_cast<QWidget*>(m_chatTemplateLabel),
+                       static_cast<QWidget*>(m_sequences), static_cast<QWidget*>(m_sequencesLabel)})
+        w->setVisible(isInstructions());
 }
 
 void DataPanel::setDataSpec(const QString& spec) {
@@ -235,6 +306,9 @@ void DataPanel::setDataSpec(const QString& spec) {
     } else if (spec.startsWith(QLatin1String("text:")) && spec != QLatin1String("text:fortunes")) {
         m_dataset->setCurrentIndex(m_dataset->findData(QStringLiteral("text:")));
         m_path->setText(spec.mid(5));
+    } else if (spec.startsWith(QLatin1String("jsonl:"))) {
+        m_dataset->setCurrentIndex(m_dataset->findData(QStringLiteral("jsonl:")));
+        m_path->setText(spec.mid(6));
     } else {
         const int i = m_dataset->findData(spec);
         if (i >= 0) m_dataset->setCurrentIndex(i);
@@ -248,6 +322,10 @@ void DataPanel::applyTo(hr::TrainConfig& c) const {
     c.test_limit = m_testLimit->value();
     c.target = target().toStdString();
     if (isText()) c.tokenizer = tokenizerSpec().toStdString();
+    if (isInstructions()) {
+        c.chat_template = m_chatTemplate->currentData().toString().toStdString();
+        c.sequences = m_sequences->currentData().toString().toStdString();
+    }
 }
 
 void DataPanel::setFrom(const hr::TrainConfig& c) {
@@ -256,6 +334,15 @@ void DataPanel::setFrom(const hr::TrainConfig& c) {
     m_wantedTarget = QString::fromStdString(c.target);
     setDataSpec(QString::fromStdString(c.data));
     setTokenizerSpec(QString::fromStdString(c.tokenizer));
+    {
+        const QSignalBlocker b1(m_chatTemplate), b2(m_sequences);
+        const int t = m_chatTemplate->findData(QString::fromStdString(c.chat_template));
+        m_chatTemplate->setCurrentIndex(t >= 0 ? t : 0);
+        const int s = m_sequences->findData(QString::fromStdString(c.sequences));
+        m_sequences->setCurrentIndex(s >= 0 ? s : 0);
+    }
+    m_previewSpec.clear();
+    refresh();
 }
 
 void DataPanel::fillTargets() {
@@ -287,7 +374,7 @@ int DataPanel::previewCount() const { return m_grid->sampleCount(); }
 void DataPanel::refresh() {
     const QString base = m_dataset->currentData().toString();
     const bool isIdx = base == QLatin1String("idx:");
-    const bool isFile = base == QLatin1String("text:");
+    const bool isFile = base == QLatin1String("text:") || base == QLatin1String("jsonl:");
     if (isText()) {
         refreshText(isFile);
         return;
@@ -439,9 +526,15 @@ void DataPanel::showTextFields(bool text) {
 void DataPanel::refreshText(bool isFile) {
     showTextFields(true);
     m_pathLabel->setText(isFile ? tr("File") : tr("Folder"));
-    m_path->setPlaceholderText(isFile ? tr("a UTF-8 text file") : QString());
+    m_path->setPlaceholderText(isInstructions() ? tr("a JSONL file: {\"prompt\", \"completion\"} or {\"messages\"} a line")
+                               : isFile         ? tr("a UTF-8 text file")
+                                                : QString());
     m_path->setReadOnly(!isFile);
     m_browse->setEnabled(isFile);
+    if (isInstructions()) {
+        refreshInstructions();
+        return;
+    }
     const hr::DatasetInfo info = hr::probe_text_data(dataSpec().toStdString());
     m_description->setText(coreText(info.description_message));
     m_available = info.available;
@@ -466,6 +559,57 @@ void DataPanel::refreshText(bool isFile) {
         m_previewSpec = dataSpec();
     } catch (const std::exception& e) {
         m_available = false;
+        m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
+        m_status->setText(tr("Not available: %1").arg(coreText(e)));
+    }
+}
+
+// Instruction rows: the file's rows counted and the first ones as the chosen template writes them, the
+// loss's part marked (read once per file, template and tokenizer).
+void DataPanel::refreshInstructions() {
+    m_description->setText(tr("Prompts and answers, or conversations: the loss only on the answers"));
+    m_previewBox->setTitle(tr("Preview (the first training rows)"));
+    const QString key = dataSpec() + QLatin1Char('|') + m_chatTemplate->currentData().toString() + QLatin1Char('|') +
+                        tokenizerSpec();
+    if (m_path->text().trimmed().isEmpty()) {
+        m_available = false;
+        m_status->setStyleSheet(QString());
+        m_status->setText(tr("Choose a JSONL file."));
+        m_textPreview->clear();
+        m_previewSpec.clear();
+        return;
+    }
+    if (m_previewSpec == key) return;
+    m_textPreview->clear();
+    try {
+        const hr::InstructRows rows = hr::load_instruct_rows(dataSpec().toStdString());
+        std::string tmpl = m_chatTemplate->currentData().toString().toStdString();
+        QString from;
+        if (tmpl == "auto") {
+            const std::string tok = tokenizerSpec().toStdString();
+            tmpl = !hr::tokenizer_spec_file(tok).empty() ? hr::resolve_chat_template(tmpl, *hr::make_tokenizer(tok, ""))
+                                                          : std::string("plain");
+            from = tr(" (from the tokenizer)");
+        }
+        QString preview;
+        for (std::size_t i = 0; i < rows.train.size() && i < 3; ++i) {
+            // the loss's part between ⟦ and ⟧
+            for (const hr::ChatPart& part : hr::render_chat(tmpl, rows.train[i].messages))
+                preview += part.trained ? QStringLiteral("⟦%1⟧").arg(QString::fromStdString(part.text))
+                                        : QString::fromStdString(part.text);
+            preview += QStringLiteral("\n\n");
+        }
+        m_textPreview->setPlainText(preview);
+        m_available = true;
+        m_status->setStyleSheet(QString());
+        m_status->setText(tr("%1 training and %2 validation rows; %3 template%4; the loss on the text in ⟦ ⟧")
+                              .arg(rows.train.size())
+                              .arg(rows.validation.size())
+                              .arg(QString::fromStdString(tmpl), from));
+        m_previewSpec = key;
+    } catch (const std::exception& e) {
+        m_available = false;
+        m_previewSpec.clear();
         m_status->setStyleSheet(QStringLiteral("color: #d03030;"));
         m_status->setText(tr("Not available: %1").arg(coreText(e)));
     }

@@ -26,8 +26,9 @@ public:
     // "fashion-mnist", "mnist", "idx:DIR", "synthetic", "text:fortunes", "text:FILE"
     QString dataSpec() const;
     void setDataSpec(const QString& spec);
-    bool isText() const;  // text for a language model
-    // "byte", "char", "bpe:N" (TrainConfig::tokenizer; applied for text data only)
+    bool isText() const;  // text or instruction rows for a language model
+    bool isInstructions() const;  // jsonl: instruction rows
+    // "byte", "char", "bpe:N" or a tokenizer file (TrainConfig::tokenizer; applied for text data only)
     QString tokenizerSpec() const;
     void setTokenizerSpec(const QString& spec);
     bool isTable() const;    // csv: or tsv:
@@ -43,6 +44,7 @@ signals:
 private:
     void refresh();
     void refreshText(bool isFile);
+    void refreshInstructions();
     void showTextFields(bool text);
     void updateTokenizerFields();
     void loadPreview(const QString& dir, const QString& spec);
@@ -58,6 +60,12 @@ private:
     QString m_wantedTarget;   // setFrom's target, chosen once the columns are read
     bool m_fillingTargets = false;
     QSpinBox* m_bpeSize = nullptr;
+    QLineEdit* m_tokenizerFile = nullptr;
+    QPushButton* m_tokenizerBrowse = nullptr;
+    QComboBox* m_chatTemplate = nullptr;
+    QLabel* m_chatTemplateLabel = nullptr;
+    QComboBox* m_sequences = nullptr;
+    QLabel* m_sequencesLabel = nullptr;
     QLabel* m_tokenizerLabel = nullptr;
     QLabel* m_trainLimitLabel = nullptr;
     QLabel* m_testLimitLabel = nullptr;

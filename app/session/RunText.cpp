@@ -61,7 +61,7 @@ QString presetTrainingText(const hr::PresetTraining& t) {
 QString dataPresetText(const std::string& data) {
     const QString preset = QString::fromStdString(hr::default_preset_for_data(data));
     if (hr::is_table_data(data)) return QCoreApplication::translate("RunText", "%1, the model for tables").arg(preset);
-    if (hr::is_text_data(data)) return QCoreApplication::translate("RunText", "%1, the language model for text").arg(preset);
+    if (hr::is_token_data(data)) return QCoreApplication::translate("RunText", "%1, the language model for text").arg(preset);
     return QCoreApplication::translate("RunText", "%1, the model for images").arg(preset);
 }
 }  // namespace hrapp

@@ -71,6 +71,9 @@ struct AttentionParams {
     std::uint64_t offset = 0;    //   counter_uniform(seed, offset + ((b * H + h) * T + i) * T + j) < dropout
 };
 
+// A target that adds nothing to the loss (cross_entropy_inplace): PyTorch's default ignore_index.
+inline constexpr std::int64_t kIgnoreTarget = -100;
+
 struct LossResult {
     double loss = 0.0;          // mean over the batch (cross-entropy) or over all elements (MSE)
     std::int64_t correct = 0;   // rows whose argmax equals the label
@@ -229,7 +232,10 @@ public:
     virtual void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
                                     Tensor& dqkv, const AttentionParams& p, Tensor& workspace) = 0;
     // Fused softmax cross-entropy over a vocabulary, in place: logits (N, V) float, targets (N) i64 in
-    // [0, V). Returns the mean loss over the N rows (accumulated in f64) and the rows whose argmax is the
+    // [0, V) or kIgnoreTarget (-100, PyTorch's ignore_index: the row adds 0 to the loss sum, is never
+    // correct and its gradient row is 0). Returns the loss summed over the rows divided by N (all rows,
+    // counted or not: a caller wanting PyTorch's mean over the counted rows multiplies the loss and
+    // grad_scale by N / counted, as the token workload does) and the rows whose argmax is the
     // target. With want_grad the logits are OVERWRITTEN by grad_scale * d(mean loss)/d(logits), so no second
     // (N, V) buffer exists; without it they are left unchanged.
     virtual LossResult cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,

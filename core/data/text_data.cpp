@@ -111,6 +111,7 @@ std::size_t invalid_utf8_at(const std::string& s) {
 }  // namespace
 
 bool is_text_data(const std::string& spec) { return spec.rfind("text:", 0) == 0; }
+bool is_token_data(const std::string& spec) { return is_text_data(spec) || spec.rfind("jsonl:", 0) == 0; }
 
 TextCorpus load_text_corpus(const std::string& spec) {
     if (!is_text_data(spec))

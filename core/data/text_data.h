@@ -32,7 +32,9 @@ namespace hr {
 
 class MemoryLedger;
 
-bool is_text_data(const std::string& spec);  // "text:..."
+bool is_text_data(const std::string& spec);   // "text:..."
+// Data a language model trains on: text (text:...) or instruction rows (jsonl:..., data/instruct_data.h).
+bool is_token_data(const std::string& spec);
 
 struct TextCorpus {
     std::string spec;             // "text:fortunes"

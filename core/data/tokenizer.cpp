@@ -4,6 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -13,6 +14,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "data/hf_tokenizer.h"
 
 namespace hr {
 
@@ -180,11 +182,19 @@ private:
 
 class BpeTokenizer : public Tokenizer {
 public:
-    BpeTokenizer(std::string model, std::int64_t n, const std::string& where) : model_(std::move(model)), n_(n) {
+    // loaded: a model's own file (kind "sentencepiece"), not one trained here (kind "bpe:N")
+    BpeTokenizer(std::string model, std::int64_t n, const std::string& where, bool loaded = false)
+        : model_(std::move(model)), n_(n), loaded_(loaded) {
         const auto st = sp_.LoadFromSerializedProto(model_);
         if (!st.ok())
             throw InputError(HR_MSG("tokenizer.bpe_bad", "%1 is not a SentencePiece model: %2"), {where, st.ToString()});
         n_ = sp_.GetPieceSize();
+        if (n_ <= 0) throw InputError(HR_MSG("tokenizer.bpe_bad", "%1 is not a SentencePiece model: %2"), {where, "no pieces"});
+    }
+    std::int32_t special_id(const std::string& text) const override {
+        const int id = sp_.PieceToId(text);
+        if (id < 0 || id >= n_ || sp_.IdToPiece(id) != text) return -1;
+        return sp_.IsControl(id) || sp_.IsUnused(id) || sp_.IsUnknown(id) ? id : (sp_.IsByte(id) ? -1 : id);
     }
     static std::unique_ptr<BpeTokenizer> train(const std::string& text, std::int64_t n) {
         LinesIterator lines(text);
@@ -211,7 +221,7 @@ public:
                              {std::to_string(n), st.ToString()});
         return std::make_unique<BpeTokenizer>(std::move(model), n, "the trained tokenizer");
     }
-    std::string kind() const override { return "bpe:" + std::to_string(n_); }
+    std::string kind() const override { return loaded_ ? "sentencepiece" : "bpe:" + std::to_string(n_); }
     std::int64_t vocab_size() const override { return n_; }
     std::vector<std::int32_t> encode(const std::string& text) const override {
         std::vector<int> ids;
@@ -234,6 +244,7 @@ public:
 private:
     std::string model_;
     std::int64_t n_;
+    bool loaded_ = false;
     sentencepiece::SentencePieceProcessor sp_;
 };
 
@@ -250,13 +261,40 @@ std::int64_t bpe_size(const std::string& spec) {
 
 }  // namespace
 
+std::string tokenizer_spec_file(const std::string& spec) {
+    if (spec.empty() || spec == "byte" || spec == "char" || bpe_size(spec) != 0) return "";
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(spec, ec)) {
+        for (const char* name : {"tokenizer.json", "tokenizer.model"}) {
+            const fs::path p = fs::path(spec) / name;
+            if (fs::is_regular_file(p, ec)) return p.string();
+        }
+        return "";
+    }
+    return fs::is_regular_file(spec, ec) ? spec : "";
+}
+
+std::string tokenizer_spec_kind(const std::string& spec) {
+    const std::string file = tokenizer_spec_file(spec);
+    if (file.empty()) return spec;
+    return file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0 ? "hf-bpe" : "sentencepiece";
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path) {
+    const std::string bytes = read_file(path);
+    if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return parse_hf_tokenizer(bytes, path);
+    return std::make_unique<BpeTokenizer>(bytes, 0, path, true);
+}
+
 void validate_tokenizer_spec(const std::string& spec) {
     if (spec == "byte" || spec == "char") return;
     const std::int64_t n = bpe_size(spec);
     if (n >= 260 && n <= 1000000) return;
+    if (n == 0 && !tokenizer_spec_file(spec).empty()) return;
     throw InputError(HR_MSG("tokenizer.unknown",
-                            "unknown tokenizer '%1'; use byte (the default), char, or bpe:N with N from 260 to 1000000 "
-                            "(--tokenizer)"),
+                            "unknown tokenizer '%1'; use byte (the default), char, bpe:N with N from 260 to 1000000, "
+                            "or a tokenizer.json / tokenizer.model file (or the model folder holding it) (--tokenizer)"),
                      {spec});
 }
 
@@ -264,12 +302,15 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, const std::st
     validate_tokenizer_spec(spec);
     if (spec == "byte") return std::make_unique<ByteTokenizer>();
     if (spec == "char") return CharTokenizer::learn(training_text);
+    if (const std::string file = tokenizer_spec_file(spec); !file.empty()) return load_tokenizer_file(file);
     return BpeTokenizer::train(training_text, bpe_size(spec));
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& kind, const std::string& dir) {
     if (kind == "byte" || kind.empty()) return std::make_unique<ByteTokenizer>();
     if (kind == "char") return CharTokenizer::load(dir + "/tokenizer.json");
+    if (kind == "hf-bpe") return load_tokenizer_file(dir + "/tokenizer.json");
+    if (kind == "sentencepiece") return load_tokenizer_file(dir + "/tokenizer.model");
     if (bpe_size(kind) > 0) {
         const std::string path = dir + "/tokenizer.model";
         return std::make_unique<BpeTokenizer>(read_file(path), bpe_size(kind), path);

@@ -7,6 +7,11 @@
 //   bpe:N    a SentencePiece BPE of N pieces trained on the training text (byte fallback, so any text
 //            encodes; newlines and spaces are kept exactly); stored as tokenizer.model (SentencePiece's
 //            own file, loadable with sentencepiece.SentencePieceProcessor(model_file=...))
+//   FILE     a model's own tokenizer (--tokenizer FILE, or a folder holding one):
+//              tokenizer.json   a Hugging Face byte-level BPE (GPT-2, Llama 3, Qwen2; data/hf_tokenizer.h),
+//                               kind "hf-bpe", stored as the same file
+//              tokenizer.model  a SentencePiece model (Llama 2, Mistral), kind "sentencepiece", stored as is
+//            A folder is searched for tokenizer.json first, then tokenizer.model.
 //
 // The trainer writes the tokenizer file next to model.safetensors and names it in the file's metadata
 // ("tokenizer": "char", "tokenizer_file": "tokenizer.json"), so generation from a weights file finds it.
@@ -28,16 +33,32 @@ public:
     // Ids outside the vocabulary decode to U+FFFD. The result may end inside a UTF-8 sequence (byte);
     // valid_utf8() repairs that for display.
     virtual std::string decode(const std::vector<std::int32_t>& ids) const = 0;
+    // The id of a special (added or control) token whose text is exactly `text`, or -1: how chat templates
+    // place <|eot_id|>, <|im_end|>, <s> ... as single tokens (data/chat_template.h).
+    virtual std::int32_t special_id(const std::string& text) const {
+        (void)text;
+        return -1;
+    }
     // The file save() writes ("" when there is nothing to store, as for byte).
     virtual std::string file_name() const = 0;
     // Writes file_name() into folder `dir` (atomically); no-op without a file.
     virtual void save(const std::string& dir) const = 0;
 };
 
-// "byte", "char" or "bpe:N" (N from 260 to 1,000,000). InputError otherwise.
+// "byte", "char", "bpe:N" (N from 260 to 1,000,000), or a tokenizer file or a folder holding one (it must
+// exist). InputError otherwise.
 void validate_tokenizer_spec(const std::string& spec);
+// The file a spec names (a tokenizer.json or tokenizer.model, or the one found in a folder), "" when the
+// spec is byte, char or bpe:N (or names no such file).
+std::string tokenizer_spec_file(const std::string& spec);
+// The kind a spec gives its tokenizer: byte, char, bpe:N as written; a file "hf-bpe" (.json) or
+// "sentencepiece" (anything else); what load_tokenizer takes back from a run's folder.
+std::string tokenizer_spec_kind(const std::string& spec);
+// Loads a tokenizer file (tokenizer.json: Hugging Face byte-level BPE; else a SentencePiece model).
+// InputError naming the file and what is wrong.
+std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path);
 // Builds a tokenizer; char and bpe:N learn from `training_text` (bpe trains SentencePiece, seconds for
-// a few MB). InputError for a bad spec or a text SentencePiece cannot train on.
+// a few MB); a file spec is loaded. InputError for a bad spec or a text SentencePiece cannot train on.
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, const std::string& training_text);
 // Loads the tokenizer named `kind` (metadata "tokenizer") from folder `dir` (its file there).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& kind, const std::string& dir);

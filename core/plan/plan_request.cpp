@@ -24,7 +24,7 @@ PlanRequest plan_request(const TrainConfig& c, std::int64_t train_samples, std::
     r.test_samples = test_samples ? test_samples : c.test_limit;
     // the data set's RAM (and, when not given, its sample counts for the loader's buffers) as the probe finds
     // them: file headers and sizes, a table read once
-    if (!c.data.empty() && !is_text_data(c.data)) {
+    if (!c.data.empty() && !is_token_data(c.data)) {
         const DatasetInfo d = probe_dataset(c.data, c.target);
         if (d.available && d.train_count > 0 && d.test_count >= 0) {
             auto kept = [](std::int64_t n, std::int64_t limit) { return limit > 0 ? std::min(n, limit) : n; };

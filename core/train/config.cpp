@@ -9,6 +9,8 @@
 
 #include "base/error.h"
 #include "base/json_limits.h"
+#include "data/chat_template.h"
+#include "data/instruct_data.h"
 #include "nn/transformer_spec.h"
 
 namespace hr {
@@ -59,6 +61,8 @@ json train_config_to_json(const TrainConfig& c) {
     j["memory_limit"] = c.memory_limit;
     j["seq"] = c.seq;
     j["tokenizer"] = c.tokenizer;
+    j["chat_template"] = c.chat_template;
+    j["sequences"] = c.sequences;
     j["eval_every"] = c.eval_every;
     j["eval_tokens"] = c.eval_tokens;
     j["save_every_steps"] = c.save_every_steps;
@@ -241,6 +245,8 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "memory_limit", c.memory_limit, "");
     get(j, "seq", c.seq, "");
     get(j, "tokenizer", c.tokenizer, "");
+    get(j, "chat_template", c.chat_template, "");
+    get(j, "sequences", c.sequences, "");
     get(j, "eval_every", c.eval_every, "");
     get(j, "eval_tokens", c.eval_tokens, "");
     get(j, "save_every_steps", c.save_every_steps, "");
@@ -345,6 +351,8 @@ void validate_train_config(const TrainConfig& c) {
         check_int(b, 1, c.batch, "a rank's batch", "--rank-batch; each at least 1, together the batch size");
     check_real(c.rank_timeout, 1, 1e6, false, "rank timeout", "--rank-timeout (seconds)");
     check_int(c.seq, 0, 1 << 24, "sequence length", "--seq; 0 = the model's");
+    validate_chat_template(c.chat_template);
+    validate_sequence_layout(c.sequences);
     check_int(c.eval_every, 0, kMaxSteps, "evaluation interval", "--eval-every; 0 = at the end only");
     check_int(c.eval_tokens, 0, std::int64_t(1) << 40, "evaluation tokens", "--eval-tokens; 0 = the whole split");
     check_int(c.save_every_steps, 0, kMaxSteps, "checkpoint interval (steps)", "--save-every N");

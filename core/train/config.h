@@ -37,7 +37,9 @@ struct TrainConfig {
     double rank_timeout = 300;                     // several ranks: seconds without progress before the run fails
     // language models (docs/transformers.md); text data only
     std::int64_t seq = 0;                          // tokens per training sequence (0: the model's "input" [T])
-    std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens)
+    std::string tokenizer = "byte";                // byte | char | bpe:N (SentencePiece BPE of N tokens) | a file
+    std::string chat_template = "auto";            // jsonl data: auto | plain | llama3 | chatml | mistral
+    std::string sequences = "pad";                 // jsonl data: pad (a row a window) | pack (rows joined)
     // the step whose memory timeline is recorded (memory/step_timeline.h; --timeline-step): 1-based; 0: the
     // first steady one (the second step, or the first of a one-step run); -1: none
     std::int64_t timeline_step = 0;

@@ -83,7 +83,7 @@ PresetTraining preset_training(const std::string& preset) {
 
 std::string default_preset_for_data(const std::string& data) {
     if (is_table_data(data)) return "tabular-mlp";
-    if (is_text_data(data)) return "gpt-tiny";  // trains well in about 80 s on 2 cores (README, transformers.md)
+    if (is_token_data(data)) return "gpt-tiny";  // trains well in about 80 s on 2 cores (README, transformers.md)
     return "seed-cnn";
 }
 
@@ -117,7 +117,7 @@ void apply_preset_training(const std::string& preset, TrainConfig& c) {
 
 ModelSpec preset_model_for_data(const std::string& preset, const TrainConfig& c) {
     const auto& lm = language_model_preset_names();
-    if (std::find(lm.begin(), lm.end(), preset) == lm.end() && !is_text_data(c.data)) {
+    if (std::find(lm.begin(), lm.end(), preset) == lm.end() && !is_token_data(c.data)) {
         const DatasetInfo d = probe_dataset(c.data, c.target);
         if (!d.sample_shape.empty() && d.num_classes > 0) return preset_model(preset, d.sample_shape, d.num_classes);
     }

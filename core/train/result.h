@@ -37,6 +37,10 @@ struct TrainResult {
     std::string tokenizer;            // language models: "byte", "char", "bpe:4000"
     std::int64_t vocab_size = 0;      // the tokenizer's
     std::int64_t seq = 0;             // tokens per sequence
+    std::string chat_template;        // instruction data (jsonl:): the template used ("llama3", ...), else ""
+    std::string sequences;            // instruction data: "pad" or "pack"
+    std::int64_t trained_tokens = 0;  // instruction data: training tokens the loss is taken on
+    std::int64_t truncated_rows = 0;  // instruction data, pad: rows cut at the sequence length
     std::string device_name;          // "cpu (OpenBLAS ..., 2 threads)"
     std::int64_t param_count = 0;
     std::int64_t train_samples = 0;   // language models: training tokens

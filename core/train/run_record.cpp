@@ -70,6 +70,12 @@ json make_run_record(const TrainConfig& c, const TrainResult& r) {
         j["data"]["tokenizer"] = r.tokenizer;
         j["data"]["vocab_size"] = r.vocab_size;
         j["data"]["seq"] = r.seq;
+        if (!r.chat_template.empty()) {  // instruction data (jsonl:)
+            j["data"]["chat_template"] = r.chat_template;
+            j["data"]["sequences"] = r.sequences;
+            j["data"]["trained_tokens"] = r.trained_tokens;
+            j["data"]["truncated_rows"] = r.truncated_rows;
+        }
     }
     // every evaluation: every eval_every steps, at the end of an epoch as evaluate_each_epoch says, at the end
     j["evals"] = r.evals;

@@ -239,10 +239,10 @@ TrainResult Trainer::run() {
 // The text of the data and the model agree: a language model reads text, an image model images.
 void Trainer::check_data_fits_model(const TrainConfig& c) {
     const bool tokens = is_token_model(c.model);
-    if (tokens == is_text_data(c.data)) return;
+    if (tokens == is_token_data(c.data)) return;
     throw InputError(tokens ? Message(HR_MSG("train.text_needs_text",
                                              "model '%1' is a language model (it takes token ids) but '%2' is not "
-                                             "text; use --data text:fortunes or text:FILE"),
+                                             "text; use --data text:fortunes, text:FILE or jsonl:FILE"),
                                       {c.model.name, c.data})
                             : Message(HR_MSG("train.text_needs_lm",
                                              "'%1' is text, but model '%2' does not take tokens; pick a language "

@@ -426,6 +426,18 @@ private slots:
         const auto before = h->raw_gpu(z.g);
         QVERIFY_THROWS_EXCEPTION(Error, h->gpu->cross_entropy_inplace(z.g, y.g, true, 1.0f));
         QVERIFY(h->raw_gpu(z.g) == before);
+        // ignored targets (-100, kIgnoreTarget; instruction data's prompt): no loss, a zero gradient row, on
+        // both backends alike (tests/unit/test_instruct_data.cpp checks the CPU against PyTorch)
+        for (DType dt : kFloatTypes) {
+            Pair zi = h->rnd({6, 300}, dt, -5.0, 5.0);
+            Pair yi = h->make({6}, DType::i64, {-100.0, 7.0, -100.0, 299.0, 0.0, -100.0});
+            const LossResult c = h->cpu->cross_entropy_inplace(zi.c, yi.c, true, 0.5f);
+            const LossResult g = h->gpu->cross_entropy_inplace(zi.g, yi.g, true, 0.5f);
+            QVERIFY2(std::abs(g.loss - c.loss) <= (dt == DType::f32 ? 1e-5 : 1e-3) * std::abs(c.loss),
+                     qPrintable(QString("ignored targets %1: loss gpu %2 cpu %3").arg(dn(dt)).arg(g.loss).arg(c.loss)));
+            QCOMPARE(g.correct, c.correct);
+            QVERIFY(h->same(zi, tol_for(dt, 1e-5), QStringLiteral("ignored targets gradient")));
+        }
     }
 
     void rowCopiesAndTransposes() {

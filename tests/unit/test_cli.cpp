@@ -89,6 +89,10 @@ private slots:
         QTest::newRow("epochs and steps") << QStringList{"train", "--epochs=3", "--steps", "5"} << "give either --epochs or --steps, not both";
         QTest::newRow("size too large") << QStringList{"train", "--memory-limit", "1e30"} << "larger than 1 EiB";
         QTest::newRow("bad webhook") << QStringList{"train", "--notify", "nowhere"} << "--notify: 'nowhere' is not a webhook";
+        QTest::newRow("bad chat template") << QStringList{"train", "--chat-template", "jinja"} << "'jinja'";
+        QTest::newRow("bad sequences") << QStringList{"train", "--sequences", "stack"} << "'stack'";
+        QTest::newRow("no tokenizer file") << QStringList{"train", "--tokenizer", "/nonexistent/tokenizer.json"}
+                                           << "unknown tokenizer '/nonexistent/tokenizer.json'";
     }
     void badInput() {
         QFETCH(QStringList, args);
@@ -105,6 +109,41 @@ private slots:
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
         QCOMPARE(r.err.count('\n'), 1);  // one message
         QVERIFY(!QFile::exists(dir.path() + "/run"));
+    }
+
+    // Instruction rows (issue 46): a run says the template and layout it used in run.json; a malformed row is
+    // one message naming its line, exit code 2, nothing written.
+    void instructionRows() {
+        QTemporaryDir dir;
+        const QString rows = dir.path() + "/rows.jsonl";
+        {
+            QFile f(rows);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 30; ++i)
+                f.write(QStringLiteral("{\"messages\": [{\"role\": \"user\", \"content\": \"say %1\"}, "
+                                       "{\"role\": \"assistant\", \"content\": \"%1 %1\"}]}\n").arg(i).toUtf8());
+        }
+        Result r = run({"train", "--preset", "gpt-tiny", "--data", "jsonl:" + rows, "--chat-template", "chatml",
+                        "--sequences", "pack", "--steps", "3", "--batch", "2", "--seq", "32", "--threads", "1",
+                        "--no-history", "--out", dir.path() + "/run"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile f(dir.path() + "/run/run.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(j["config"].toObject()["chat_template"].toString(), QStringLiteral("chatml"));
+        QCOMPARE(j["data"].toObject()["chat_template"].toString(), QStringLiteral("chatml"));
+        QCOMPARE(j["data"].toObject()["sequences"].toString(), QStringLiteral("pack"));
+        QVERIFY(j["data"].toObject()["trained_tokens"].toInteger() > 0);
+        QFile bad(dir.path() + "/bad.jsonl");
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("{\"prompt\": \"a\", \"completion\": \"b\"}\n{\"prompt\": \"a\"}\n");
+        bad.close();
+        r = run({"train", "--preset", "gpt-tiny", "--data", "jsonl:" + bad.fileName(), "--steps", "3", "--no-history",
+                 "--out", dir.path() + "/bad"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("line 2 of") && r.err.contains("\"completion\" is missing"), qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY(!QFile::exists(dir.path() + "/bad"));
     }
 
     void modelSpecErrorNamesTheLayer() {

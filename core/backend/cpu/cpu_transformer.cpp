@@ -279,9 +279,9 @@ LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targe
     const std::int64_t N = dims.N, V = dims.V;
     const std::int64_t* pt = targets.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
-        if (pt[i] < 0 || pt[i] >= V)
+        if ((pt[i] < 0 || pt[i] >= V) && pt[i] != kIgnoreTarget)
             fail(op, "target " + std::to_string(pt[i]) + " in row " + std::to_string(i) + " is outside [0, " +
-                         std::to_string(V) + ")");
+                         std::to_string(V) + ") and is not " + std::to_string(kIgnoreTarget));
     std::vector<double> row_loss(static_cast<std::size_t>(N));
     std::vector<unsigned char> row_ok(static_cast<std::size_t>(N));
     dispatch_float(logits.dtype(), op, [&](auto tag) {
@@ -294,6 +294,13 @@ LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targe
             std::vector<A> row(static_cast<std::size_t>(V));
             for (std::int64_t r = b; r < e; ++r) {
                 T* z = pz + r * V;
+                if (pt[r] == kIgnoreTarget) {  // no loss, a zero gradient row
+                    row_loss[r] = 0.0;
+                    row_ok[r] = 0;
+                    if (want_grad)
+                        for (std::int64_t k = 0; k < V; ++k) store(z, k, A(0));
+                    continue;
+                }
                 A mx = A(load(z, 0));
                 std::int64_t arg = 0;
                 for (std::int64_t k = 0; k < V; ++k) {

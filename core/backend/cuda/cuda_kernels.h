@@ -121,9 +121,11 @@ struct LossOut {
 };
 // Labels are checked first (a kernel of their own): with a label outside [0, K) no dlogits is written.
 // argmax: the first NaN of a row if it has one, else its first maximum (as the CPU backend).
+// skip_ignored: a label of -100 (kIgnoreTarget) is allowed; its row adds no loss and gets a zero gradient
+// (the mean still divides by N: the caller rescales, as cross_entropy_inplace documents).
 void softmax_cross_entropy(const void* logits, DType dt, const std::int64_t* labels, std::int64_t N,
                            std::int64_t K, float label_smoothing, void* dlogits, float grad_scale, LossOut out,
-                           const Scratch& scratch, cudaStream_t s);
+                           const Scratch& scratch, cudaStream_t s, bool skip_ignored = false);
 void mse_loss(const void* pred, const void* target, DType dt, std::int64_t rows, std::int64_t cols, void* dpred,
               float grad_scale, LossOut out, const Scratch& scratch, cudaStream_t s);
 using cuda_sizes::kReduceBlocks;

@@ -299,10 +299,12 @@ __device__ __forceinline__ void block_rows_out(double loss, double ok, double* l
 }
 
 // Labels first: counts rows outside [0, K) and the first of them (order-independent results).
-__global__ void check_labels_kernel(const std::int64_t* labels, std::int64_t N, std::int64_t K, ReduceResult* r) {
+// With skip_ignored, kIgnoreTarget (-100) is allowed: its row is skipped by the loss kernel.
+__global__ void check_labels_kernel(const std::int64_t* labels, std::int64_t N, std::int64_t K, ReduceResult* r,
+                                    bool skip_ignored) {
     HR_GRID_STRIDE(i, N) {
         const std::int64_t y = labels[i];
-        if (y < 0 || y >= K) {
+        if ((y < 0 || y >= K) && !(skip_ignored && y == -100)) {
             atomicAdd(&r->bad_count, 1ull);
             atomicMin(&r->first_bad, static_cast<unsigned long long>(i));
         }
@@ -327,6 +329,11 @@ __global__ void xent_kernel(const T* z, const std::int64_t* labels, T* dz, std::
     for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kRowWarps + wid; r < N;
          r += static_cast<std::int64_t>(gridDim.x) * kRowWarps) {
         const T* zr = z + r * K;
+        if (labels[r] == -100) {  // an ignored target (allowed by the check): no loss, a zero gradient row
+            if (dz)
+                for (std::int64_t k = lane; k < K; k += 32) dz[r * K + k] = from_f<T>(0.0f);
+            continue;
+        }
         ArgMax am{-INFINITY, LLONG_MAX};
         KahanF zs;
         for (std::int64_t k = lane; k < K; k += 32) {
@@ -629,12 +636,12 @@ void batchnorm_backward(const void* x, const void* dy, void* dx, DType dt, std::
 
 void softmax_cross_entropy(const void* logits, DType dt, const std::int64_t* labels, std::int64_t N,
                            std::int64_t K, float label_smoothing, void* dlogits, float grad_scale, LossOut out,
-                           const Scratch& scratch, cudaStream_t s) {
+                           const Scratch& scratch, cudaStream_t s, bool skip_ignored) {
     ReduceResult* result = scratch.result();
     HR_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(ReduceResult), s));
     HR_CUDA_CHECK(cudaMemsetAsync(&result->first_bad, 0xFF, sizeof(result->first_bad), s));
     if (N <= 0) return;
-    check_labels_kernel<<<grid_for(N), kThreads, 0, s>>>(labels, N, K, result);
+    check_labels_kernel<<<grid_for(N), kThreads, 0, s>>>(labels, N, K, result, skip_ignored);
     HR_CUDA_CHECK_LAUNCH("check_labels_kernel");
     const unsigned blocks = loss_blocks(N);
     double* lp = scratch.reduce(0);

@@ -157,11 +157,11 @@ LossResult CudaBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targ
     // The loss kernel checks the targets first (nothing is written when one is outside [0, V)), reads
     // each row completely before it writes that row's gradient, and takes max, sum and loss in f64.
     cuda::softmax_cross_entropy(logits.raw(), logits.dtype(), targets.data<std::int64_t>(), N, V, 0.0f,
-                                want_grad ? logits.raw() : nullptr, grad_scale, {}, scratch(), compute_);
+                                want_grad ? logits.raw() : nullptr, grad_scale, {}, scratch(), compute_, true);
     const cuda::ReduceResult r = fetch_result();
     if (r.bad_count != 0)
         fail(op, "target " + std::to_string(r.bad_label) + " in row " + std::to_string(r.first_bad) + " is outside [0, " +
-                     std::to_string(V) + ")");
+                     std::to_string(V) + ") and is not " + std::to_string(kIgnoreTarget));
     LossResult res;
     res.loss = N > 0 ? r.sum / double(N) : 0.0;
     res.correct = r.count;
