@@ -14,6 +14,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "gradcheck.h"
 #include "nn/layer.h"
+#include "nn/lora_targets.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
 
@@ -390,6 +391,35 @@ private slots:
         const SpecReport r = analyze_model_spec(s);
         QVERIFY(!r.ok);
         QVERIFY2(QString::fromStdString(r.error).contains("kv_heads that divides heads"), r.error.c_str());
+    }
+
+    // --lora-targets by peft's names: the mask, the text, refusals; and the model puts adapters exactly there
+    void loraTargetsByPeftNames() {
+        QCOMPARE(parse_lora_targets("q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"), 127);
+        QCOMPARE(parse_lora_targets("v_proj, q_proj"), 0b101);
+        QCOMPARE(lora_targets_text(0), std::string("q_proj,v_proj"));
+        QCOMPARE(lora_targets_text(0b101000), std::string("o_proj,up_proj"));
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_lora_targets("q_proj,c_attn"));
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_lora_targets("q_proj,q_proj"));
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_lora_targets(""));
+        ModelSpec s = preset_model("llama-tiny");
+        apply_sequence_length(s, 8);
+        ModelOptions o;
+        o.batch = 1;
+        o.lora_rank = 4;
+        o.lora_targets = parse_lora_targets("o_proj,down_proj");
+        Model m(s, *be_, o);
+        std::vector<std::string> adapters;
+        for (const NamedTensor& n : m.state_dict())
+            if (is_lora_adapter(n.name)) adapters.push_back(n.name);
+        const std::vector<std::string> want = {
+            "model.layers.0.self_attn.o_proj.lora_A", "model.layers.0.self_attn.o_proj.lora_B",
+            "model.layers.0.mlp.down_proj.lora_A",    "model.layers.0.mlp.down_proj.lora_B",
+            "model.layers.1.self_attn.o_proj.lora_A", "model.layers.1.self_attn.o_proj.lora_B",
+            "model.layers.1.mlp.down_proj.lora_A",    "model.layers.1.mlp.down_proj.lora_B"};
+        QCOMPARE(adapters, want);
+        // (rank 4: o_proj A (4, 128) + B (128, 4), down_proj A (4, 352) + B (128, 4), two blocks)
+        QCOMPARE(m.lora_param_count(), std::int64_t(2 * (4 * 128 + 128 * 4 + 4 * 352 + 128 * 4)));
     }
 
     void ropeScalingRoundTripsThroughJson() {
