@@ -1345,13 +1345,15 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
     </message>
     <message>
         <source>built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20
-(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b
+(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b,
+llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen2.5-7b, mistral-7b
 (see headroom presets), drawn for the data&apos;s samples and classes (default:
 the data&apos;s, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a
 language model, resnet20 and tabular-mlp bring their own training settings
 (headroom presets shows them), which the other flags override</source>
         <translation>内置模型：seed-cnn、mlp、lenet5、resnet-mini、vit-tiny、resnet20
-（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b
+（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b、
+llama-tiny、llama-3.2-1b、llama-3.2-3b、llama-3.1-8b、qwen2.5-7b、mistral-7b
 （见 headroom presets），按数据的样本形状和类别构建（默认：由数据决定，
 表格用 tabular-mlp，文本用 gpt-tiny，其余用 seed-cnn）；
 语言模型、resnet20 和 tabular-mlp 自带训练设置
@@ -1432,6 +1434,14 @@ language model, resnet20 and tabular-mlp bring their own training settings
 </source>
         <translation>headroom train：一个 rank 已结束，而被暂停的 rank 未在 %1 秒内结束；正在结束它们（SIGTERM，%1 秒后 SIGKILL）
 </translation>
+    </message>
+    <message>
+        <source>with --lora on a LLaMA-family model: the projections that get adapters,
+by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+(default: q_proj,v_proj, peft&apos;s for the family)</source>
+        <translation>与 --lora 一起用于 LLaMA 系列模型：加适配器的投影，
+使用 peft 的名称 q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+（默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
     </message>
 </context>
 <context>
@@ -6257,6 +6267,10 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <source>Input (T×F)</source>
         <translation>输入（T×F）</translation>
     </message>
+    <message>
+        <source>LLaMA block</source>
+        <translation>LLaMA 块</translation>
+    </message>
 </context>
 <context>
     <name>hrw::PlanBarChart</name>
@@ -8867,6 +8881,20 @@ language model, resnet20 and tabular-mlp bring their own training settings
     <message>
         <source>%1: &quot;rope_scaling&quot; %2; write {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} or null</source>
         <translation>%1：&quot;rope_scaling&quot; %2；请写成 {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} 或 null</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_targets</name>
+    <message>
+        <source>--lora-targets %1: &apos;%2&apos; is not one of peft&apos;s projection names or is repeated; give a comma list of %3</source>
+        <translation>--lora-targets %1：&apos;%2&apos; 不是 peft 的投影名称之一，或重复出现；请给出以逗号分隔的 %3 列表</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_targets_where</name>
+    <message>
+        <source>--lora-targets chooses the projections of a LLaMA-family model&apos;s blocks that get LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and linear layers adapt all their projections)</source>
+        <translation>--lora-targets 选择 LLaMA 系列模型各块中加 LoRA 适配器的投影；它需要 --lora R 以及由 llama_block 层组成的模型（GPT 和线性层会适配其全部投影）</translation>
     </message>
 </context>
 </TS>
