@@ -49,6 +49,7 @@ CPU_CONFIGS = [  # name, label, unit, target ratio, goal beyond
     ("resnet-mini-b256", "resnet-mini, batch 256", "images", 1.2, 1.5),
     ("resnet-deep-b64", "resnet-deep, batch 64", "images", 1.2, 1.5),
     ("gpt-char", "gpt-char, batch 8, T 256", "tokens", 1.2, 1.5),
+    ("llama-tiny", "llama-tiny, batch 16, T 128", "tokens", 1.5, None),
 ]
 
 

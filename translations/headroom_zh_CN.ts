@@ -1327,13 +1327,15 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
     </message>
     <message>
         <source>built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20
-(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b
+(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b,
+llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen2.5-7b, mistral-7b
 (see headroom presets), drawn for the data&apos;s samples and classes (default:
 the data&apos;s, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a
 language model, resnet20 and tabular-mlp bring their own training settings
 (headroom presets shows them), which the other flags override</source>
         <translation>内置模型：seed-cnn、mlp、lenet5、resnet-mini、vit-tiny、resnet20
-（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b
+（CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b、
+llama-tiny、llama-3.2-1b、llama-3.2-3b、llama-3.1-8b、qwen2.5-7b、mistral-7b
 （见 headroom presets），按数据的样本形状和类别构建（默认：由数据决定，
 表格用 tabular-mlp，文本用 gpt-tiny，其余用 seed-cnn）；
 语言模型、resnet20 和 tabular-mlp 自带训练设置
@@ -1589,6 +1591,14 @@ tokens), plain, llama3, chatml (Qwen) or mistral</source>
     <message>
         <source>sequence layout</source>
         <translation>序列布局</translation>
+    </message>
+    <message>
+        <source>with --lora on a LLaMA-family model: the projections that get adapters,
+by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+(default: q_proj,v_proj, peft&apos;s for the family)</source>
+        <translation>与 --lora 一起用于 LLaMA 系列模型：加适配器的投影，
+使用 peft 的名称 q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+（默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
     </message>
 </context>
 <context>
@@ -6573,6 +6583,10 @@ tokens), plain, llama3, chatml (Qwen) or mistral</source>
         <source>Input (T×F)</source>
         <translation>输入（T×F）</translation>
     </message>
+    <message>
+        <source>LLaMA block</source>
+        <translation>LLaMA 块</translation>
+    </message>
 </context>
 <context>
     <name>hrw::PlanBarChart</name>
@@ -9305,6 +9319,146 @@ tokens), plain, llama3, chatml (Qwen) or mistral</source>
     <message>
         <source>What-if: validation loss %1 per token as trained, %2 after (%3; perplexity %4) over %5 tokens; the weights take %6 stored so instead of %7</source>
         <translation>假设分析：在 %5 个词元上，按训练所得的验证损失为每词元 %1，变换后为 %2（%3；困惑度 %4）；这样存储时权重占 %6，原为 %7</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm</name>
+    <message>
+        <source>scales each token by the reciprocal of its root mean square (LLaMA&apos;s norm)</source>
+        <translation>将每个词元除以其均方根再缩放（LLaMA 的归一化）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm.dim</name>
+    <message>
+        <source>features (the last dimension)</source>
+        <translation>特征数（最后一维）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm.eps</name>
+    <message>
+        <source>added to the mean square</source>
+        <translation>加到均方上的值</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block</name>
+    <message>
+        <source>x + attention(RMSNorm(x)) with rotary positions and grouped-query heads, then + SwiGLU MLP(RMSNorm(.)): one Llama, Mistral or Qwen2 decoder layer</source>
+        <translation>x + 注意力(RMSNorm(x))（旋转位置编码、分组查询注意力头），再 + SwiGLU MLP(RMSNorm(.))：一个 Llama、Mistral 或 Qwen2 解码层</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.dim</name>
+    <message>
+        <source>model width</source>
+        <translation>模型宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.heads</name>
+    <message>
+        <source>query heads</source>
+        <translation>查询头数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.kv_heads</name>
+    <message>
+        <source>key/value heads, dividing heads (0: as many as heads)</source>
+        <translation>键/值头数，须整除查询头数（0：与查询头数相同）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.head_dim</name>
+    <message>
+        <source>head size, even (0: dim / heads)</source>
+        <translation>每个头的维度，须为偶数（0：dim / heads）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.hidden</name>
+    <message>
+        <source>SwiGLU MLP hidden width</source>
+        <translation>SwiGLU MLP 的隐藏宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.norm_eps</name>
+    <message>
+        <source>RMSNorm epsilon</source>
+        <translation>RMSNorm 的 epsilon</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_theta</name>
+    <message>
+        <source>rotary base: frequencies theta^(-2i/D)</source>
+        <translation>旋转位置编码的基数：频率为 theta^(-2i/D)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_factor</name>
+    <message>
+        <source>Llama 3 frequency scaling factor (0: none; &quot;rope_scaling&quot; in JSON)</source>
+        <translation>Llama 3 频率缩放因子（0：不缩放；JSON 中为 &quot;rope_scaling&quot;）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_low_freq_factor</name>
+    <message>
+        <source>Llama 3 scaling: low_freq_factor</source>
+        <translation>Llama 3 缩放：low_freq_factor</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_high_freq_factor</name>
+    <message>
+        <source>Llama 3 scaling: high_freq_factor</source>
+        <translation>Llama 3 缩放：high_freq_factor</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_original_max_positions</name>
+    <message>
+        <source>Llama 3 scaling: original_max_position_embeddings</source>
+        <translation>Llama 3 缩放：original_max_position_embeddings</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.qkv_bias</name>
+    <message>
+        <source>learn biases in the q, k and v projections (Qwen2)</source>
+        <translation>在 q、k、v 投影中学习偏置（Qwen2）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.max_positions</name>
+    <message>
+        <source>longest sequence it is built for</source>
+        <translation>所支持的最长序列</translation>
+    </message>
+</context>
+<context>
+    <name>spec.rope_scaling</name>
+    <message>
+        <source>%1: &quot;rope_scaling&quot; %2; write {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} or null</source>
+        <translation>%1：&quot;rope_scaling&quot; %2；请写成 {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} 或 null</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_targets</name>
+    <message>
+        <source>--lora-targets %1: &apos;%2&apos; is not one of peft&apos;s projection names or is repeated; give a comma list of %3</source>
+        <translation>--lora-targets %1：&apos;%2&apos; 不是 peft 的投影名称之一，或重复出现；请给出以逗号分隔的 %3 列表</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_targets_where</name>
+    <message>
+        <source>--lora-targets chooses the projections of a LLaMA-family model&apos;s blocks that get LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and linear layers adapt all their projections)</source>
+        <translation>--lora-targets 选择 LLaMA 系列模型各块中加 LoRA 适配器的投影；它需要 --lora R 以及由 llama_block 层组成的模型（GPT 和线性层会适配其全部投影）</translation>
     </message>
 </context>
 </TS>

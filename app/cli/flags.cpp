@@ -59,7 +59,8 @@ using V = FlagValue;
 const std::vector<Flag> kFlags = {
     // ---- model
     {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20\n"
-                              "(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b\n"
+                              "(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b,\n"
+                              "llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen2.5-7b, mistral-7b\n"
                               "(see headroom presets), drawn for the data's samples and classes (default:\n"
                               "the data's, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a\n"
                               "language model, resnet20 and tabular-mlp bring their own training settings\n"
@@ -110,6 +111,10 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.strategy.lora_rank = v.integer<int>(1, 4096); }},
     {FlagGroup::memory, "lora-alpha", "A", QT_TRANSLATE_NOOP("Cli", "LoRA scale alpha / R (default: alpha = R)"),
      [](R& r, const V& v) { r.config.strategy.lora_alpha = v.real(0.0, 1e6); }},
+    {FlagGroup::memory, "lora-targets", "LIST", QT_TRANSLATE_NOOP("Cli", "with --lora on a LLaMA-family model: the projections that get adapters,\n"
+                              "by peft's names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj\n"
+                              "(default: q_proj,v_proj, peft's for the family)"),
+     [](R& r, const V& v) { r.config.strategy.lora_targets = v.str(); }},
     {FlagGroup::memory, "quantize-base", "Q", QT_TRANSLATE_NOOP("Cli", "QLoRA: with --lora, keep the frozen weights of the adapted\n"
                               "projections in int8 (a scale per row), int4 (a scale per 64 values) or\n"
                               "nf4 (QLoRA's 4-bit NormalFloat, its scales quantised too) while the\n"

@@ -319,8 +319,9 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             // MLP's c_fc and c_proj) gets adapters; every other parameter is frozen
             LayerSpec ls = specs[i];
             if (options_.lora_rank > 0 && (ls.type == "linear" || ls.type == "transformer_block" ||
-                                           ls.type == "self_attention" || ls.type == "mlp")) {
+                                           ls.type == "self_attention" || ls.type == "mlp" || ls.type == "llama_block")) {
                 ls.attrs["lora_rank"] = options_.lora_rank;
+                if (ls.type == "llama_block" && options_.lora_targets != 0) ls.attrs["lora_targets"] = options_.lora_targets;
                 ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
                 if (options_.lora_base_bits > 0) {
                     ls.attrs["lora_base_bits"] = options_.lora_base_bits;

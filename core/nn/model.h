@@ -92,6 +92,10 @@ struct ModelOptions {
     // other parameter of the model is frozen (ParamDecl::frozen): only the adapters are trained.
     int lora_rank = 0;
     double lora_alpha = 0;  // 0: the rank (scale 1)
+    // The projections of each llama_block that get adapters, a bit mask over peft's names in the order
+    // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (nn/lora_targets.h); 0: peft's default for
+    // the family (q_proj and v_proj). GPT layers always adapt all four of their projections.
+    int lora_targets = 0;
     // QLoRA (Dettmers et al. 2023; --quantize-base int8|int4, with lora_rank): the frozen weight of every
     // projection that carries adapters is stored quantised (tensor/quantized_format.h: int8 a scale a row,
     // int4 a scale per lora_base_group values) and dequantised into the layer's workspace at each use; the

@@ -45,7 +45,8 @@ Shape preset_input_shape(const std::string& name) {
 }
 
 std::vector<std::string> language_model_preset_names() {
-    return {"gpt-tiny", "gpt-char", "gpt2-124m", "gpt2-350m", "gpt2-774m", "gpt2-1.5b"};
+    return {"gpt-tiny",     "gpt-char",     "gpt2-124m",    "gpt2-350m", "gpt2-774m",  "gpt2-1.5b",
+            "llama-tiny",   "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "qwen2.5-7b", "mistral-7b"};
 }
 
 namespace {
@@ -62,6 +63,33 @@ ModelSpec gpt_spec(const std::string& name, int layers, int heads, int dim, int 
         s.layers.push_back(L("transformer_block", {{"dim", dim}, {"heads", heads}, {"dropout", dropout}}));
     s.layers.push_back(L("layernorm", {{"dim", dim}}));
     s.layers.push_back(L("lm_head", {{"dim", dim}, {"vocab_size", vocab}, {"tied", true}}));
+    return s;
+}
+// Hugging Face's LlamaForCausalLM (docs/transformers.md, "The LLaMA family"): embed_tokens, `layers`
+// decoder layers, the final RMSNorm and the head, with the sizes of the published config.json.
+struct LlamaSizes {
+    int vocab, dim, layers, heads, kv_heads, hidden;
+    double theta;
+    double rope_factor;  // Llama 3's rope_scaling factor (0: none), with low 1, high 4, original 8192
+    bool tied, qkv_bias;
+    double eps;
+    std::int64_t max_positions, seq;
+};
+ModelSpec llama_spec(const std::string& name, const LlamaSizes& z) {
+    ModelSpec s;
+    s.name = name;
+    s.input_shape = {z.seq};
+    s.num_classes = z.vocab;
+    s.layers.push_back(L("token_embedding", {{"vocab_size", z.vocab}, {"dim", z.dim}}));
+    for (int i = 0; i < z.layers; ++i) {
+        LayerSpec b = L("llama_block", {{"dim", z.dim}, {"heads", z.heads}, {"kv_heads", z.kv_heads}, {"hidden", z.hidden},
+                                        {"norm_eps", z.eps}, {"rope_theta", z.theta}, {"qkv_bias", z.qkv_bias},
+                                        {"max_positions", z.max_positions}});
+        if (z.rope_factor > 0) b.attrs["rope_factor"] = z.rope_factor;
+        s.layers.push_back(std::move(b));
+    }
+    s.layers.push_back(L("rmsnorm", {{"dim", z.dim}, {"eps", z.eps}}));
+    s.layers.push_back(L("lm_head", {{"dim", z.dim}, {"vocab_size", z.vocab}, {"tied", z.tied}}));
     return s;
 }
 }  // namespace
@@ -82,6 +110,25 @@ std::string preset_description(const std::string& name) {
     if (name == "gpt2-350m") return "GPT-2 medium: 24 blocks of width 1024, 16 heads, 1024 tokens, vocabulary 50304";
     if (name == "gpt2-774m") return "GPT-2 large: 36 blocks of width 1280, 20 heads, 1024 tokens, vocabulary 50304";
     if (name == "gpt2-1.5b") return "GPT-2 XL: 48 blocks of width 1600, 25 heads, 1024 tokens, vocabulary 50304";
+    if (name == "llama-tiny")
+        return "LLaMA-shaped: 2 blocks of width 128, 4 query and 2 key/value heads, SwiGLU 352, rotary positions, "
+               "128 tokens, byte vocabulary, untied head";
+    if (name == "llama-3.2-1b")
+        return "Llama 3.2 1B: 16 blocks of width 2048, 32 heads sharing 8 key/value heads, SwiGLU 8192, vocabulary "
+               "128256, rope theta 500000 with Llama 3 scaling (factor 32), tied head; planned at 2048 tokens";
+    if (name == "llama-3.2-3b")
+        return "Llama 3.2 3B: 28 blocks of width 3072, 24 heads sharing 8 key/value heads, SwiGLU 8192, vocabulary "
+               "128256, rope theta 500000 with Llama 3 scaling (factor 32), tied head; planned at 2048 tokens";
+    if (name == "llama-3.1-8b")
+        return "Llama 3.1 8B: 32 blocks of width 4096, 32 heads sharing 8 key/value heads, SwiGLU 14336, vocabulary "
+               "128256, rope theta 500000 with Llama 3 scaling (factor 8); planned at 2048 tokens";
+    if (name == "qwen2.5-7b")
+        return "Qwen2.5 7B: 28 blocks of width 3584, 28 heads sharing 4 key/value heads, SwiGLU 18944, q/k/v biases, "
+               "vocabulary 152064, rope theta 1000000; planned at 2048 tokens";
+    if (name == "mistral-7b")
+        return "Mistral 7B v0.1: 32 blocks of width 4096, 32 heads sharing 8 key/value heads, SwiGLU 14336, vocabulary "
+               "32000, rope theta 10000 (its 4096-token sliding window is not modelled: attention is full); planned "
+               "at 2048 tokens";
     return "";
 }
 
@@ -94,6 +141,18 @@ ModelSpec preset_model(const std::string& name, const Shape& shape, int num_clas
     if (name == "gpt2-350m") return gpt_spec(name, 24, 16, 1024, 1024, 50304, 0.0);
     if (name == "gpt2-774m") return gpt_spec(name, 36, 20, 1280, 1024, 50304, 0.0);
     if (name == "gpt2-1.5b") return gpt_spec(name, 48, 25, 1600, 1024, 50304, 0.0);
+    // the LLaMA family: the published config.json's sizes
+    if (name == "llama-tiny") return llama_spec(name, {256, 128, 2, 4, 2, 352, 10000, 0, false, false, 1e-5, 128, 128});
+    if (name == "llama-3.2-1b")
+        return llama_spec(name, {128256, 2048, 16, 32, 8, 8192, 500000, 32, true, false, 1e-5, 131072, 2048});
+    if (name == "llama-3.2-3b")
+        return llama_spec(name, {128256, 3072, 28, 24, 8, 8192, 500000, 32, true, false, 1e-5, 131072, 2048});
+    if (name == "llama-3.1-8b")
+        return llama_spec(name, {128256, 4096, 32, 32, 8, 14336, 500000, 8, false, false, 1e-5, 131072, 2048});
+    if (name == "qwen2.5-7b")
+        return llama_spec(name, {152064, 3584, 28, 28, 4, 18944, 1000000, 0, false, true, 1e-6, 131072, 2048});
+    if (name == "mistral-7b")
+        return llama_spec(name, {32000, 4096, 32, 32, 8, 14336, 10000, 0, false, false, 1e-5, 32768, 2048});
     ModelSpec s;
     s.name = name;
     s.input_shape = input_shape;

@@ -1,3 +1,4 @@
+#include "nn/lora_targets.h"
 #include "strategy/strategy.h"
 #include "strategy/rank_layout.h"
 
@@ -147,6 +148,16 @@ void resolve_lora(const StrategyConfig& s, const ModelSpec& spec, ResolvedStrate
                                 "--offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)"));
     r.lora_rank = s.lora_rank;
     r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
+    if (!s.lora_targets.empty()) {
+        r.lora_targets = parse_lora_targets(s.lora_targets);
+        bool llama = false;
+        for (const auto& l : spec.layers) llama = llama || l.type == "llama_block";
+        if (s.lora_rank <= 0 || !llama)
+            throw InputError(HR_MSG("strategy.lora_targets_where",
+                                    "--lora-targets chooses the projections of a LLaMA-family model's blocks that get "
+                                    "LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and "
+                                    "linear layers adapt all their projections)"));
+    }
     // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
     if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
         r.lora_base_bits = s.quantize_base == "int8" ? 8 : s.quantize_base == "int4" ? 4 : kQuantNf4;
@@ -360,6 +371,7 @@ std::string strategy_flags(const StrategyConfig& s) {
             std::snprintf(a, sizeof a, "%g", s.lora_alpha);
             f += std::string(" --lora-alpha ") + a;
         }
+        if (!s.lora_targets.empty()) f += " --lora-targets " + s.lora_targets;
         if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
             f += " --quantize-base " + s.quantize_base;
     }

@@ -34,6 +34,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.recompute_attention = s.recompute_attention;
     mo.lora_rank = s.lora_rank;
     mo.lora_alpha = s.lora_alpha;
+    mo.lora_targets = s.lora_targets;
     mo.lora_base_bits = s.lora_base_bits;
     mo.allocator = &device_alloc;
     mo.dry_run = dry_run;
@@ -679,6 +680,7 @@ void TrainingState::load_weights(const std::function<void(Model&)>& load) {
     mo.seed = seed_;
     mo.lora_rank = strategy_.lora_rank;
     mo.lora_alpha = strategy_.lora_alpha;
+    mo.lora_targets = strategy_.lora_targets;
     mo.lora_base_bits = strategy_.lora_base_bits;
     Model whole(full_spec_, *host, mo);
     load(whole);
@@ -712,6 +714,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     mo.dry_run = true;
     mo.lora_rank = strategy_.lora_rank;  // (LoRA: the adapters are the trained tensors, the rest frozen)
     mo.lora_alpha = strategy_.lora_alpha;
+    mo.lora_targets = strategy_.lora_targets;
     mo.lora_base_bits = strategy_.lora_base_bits;
     Model whole(full_spec, device_, mo);
     const FlatRemap full = make_flat_remap(whole), mine = make_flat_remap(*model_);

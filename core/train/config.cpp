@@ -45,6 +45,7 @@ json train_config_to_json(const TrainConfig& c) {
                      {"offload_parameters", c.strategy.offload_parameters},
                      {"lora_rank", c.strategy.lora_rank},
                      {"lora_alpha", c.strategy.lora_alpha},
+                     {"lora_targets", c.strategy.lora_targets},
                      {"quantize_base", c.strategy.quantize_base},
                      {"loss_scale_init", c.strategy.loss_scale_init},
                      {"loss_scale_growth_interval", c.strategy.loss_scale_growth_interval},
@@ -228,6 +229,7 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "offload_parameters", c.strategy.offload_parameters, "strategy");
         get(*s, "lora_rank", c.strategy.lora_rank, "strategy");
         get(*s, "lora_alpha", c.strategy.lora_alpha, "strategy");
+        get(*s, "lora_targets", c.strategy.lora_targets, "strategy");
         get(*s, "quantize_base", c.strategy.quantize_base, "strategy");
         get(*s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
         get(*s, "loss_scale_growth_interval", c.strategy.loss_scale_growth_interval, "strategy");

@@ -55,6 +55,12 @@ PresetTraining preset_training(const std::string& preset) {
     if (preset == "gpt2-350m") return language_model(3e-4, 3e-5, 8, 2000, 100, "byte");
     if (preset == "gpt2-774m") return language_model(2.5e-4, 2.5e-5, 4, 2000, 100, "byte");
     if (preset == "gpt2-1.5b") return language_model(2e-4, 2e-5, 4, 2000, 100, "byte");
+    // the LLaMA family: llama-tiny as gpt-tiny (docs/transformers.md measures it); the published models at
+    // a fine-tuning rate (they are meant to start from their weights, --init-from)
+    if (preset == "llama-tiny") return language_model(3e-3, 3e-4, 16, 1000, 50, "byte");
+    if (preset == "llama-3.2-1b" || preset == "llama-3.2-3b") return language_model(2e-4, 2e-5, 4, 1000, 50, "byte");
+    if (preset == "llama-3.1-8b" || preset == "qwen2.5-7b" || preset == "mistral-7b")
+        return language_model(1e-4, 1e-5, 2, 1000, 50, "byte");
     if (preset == "resnet20") {  // not measured here: the machine holds no CIFAR-10 (docs/datasets.md)
         PresetTraining t;
         t.has_training = true;

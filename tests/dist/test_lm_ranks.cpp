@@ -74,6 +74,21 @@ ModelSpec small_gpt(bool tied = false) {
     return s;
 }
 
+// The LLaMA shape at the same size: 2 llama_blocks of width 32, 4 query and 2 key/value heads, SwiGLU 64,
+// rotary positions, RMSNorm, an untied head (Hugging Face's names).
+ModelSpec small_llama() {
+    ModelSpec s;
+    s.name = "llama-ranks";
+    s.input_shape = {16};
+    s.num_classes = 256;
+    s.layers.push_back(L("token_embedding", {{"vocab_size", 256}, {"dim", 32}}));
+    for (int i = 0; i < 2; ++i)
+        s.layers.push_back(L("llama_block", {{"dim", 32}, {"heads", 4}, {"kv_heads", 2}, {"hidden", 64}, {"max_positions", 16}}));
+    s.layers.push_back(L("rmsnorm", {{"dim", 32}}));
+    s.layers.push_back(L("lm_head", {{"dim", 32}, {"vocab_size", 256}, {"tied", false}}));
+    return s;
+}
+
 // Plain ASCII lines of words, the same every time (about 12 KB).
 std::string corpus() {
     const char* words[] = {"the", "memory", "of", "a", "rank", "is", "its", "share", "and", "every", "step",
@@ -133,6 +148,8 @@ private slots:
             spec << model_spec_to_json(small_gpt()).dump(2);
             std::ofstream tied(m_dir + "/gpt-tied.json");
             tied << model_spec_to_json(small_gpt(true)).dump(2);
+            std::ofstream llama(m_dir + "/llama.json");
+            llama << model_spec_to_json(small_llama()).dump(2);
             std::ofstream text(m_dir + "/corpus.txt", std::ios::binary);
             text << corpus();
         }
@@ -143,6 +160,12 @@ private slots:
             QVERIFY2(r.exit_code == 0, qPrintable(r.output));
             m_one[o] = readJson(m_dir + "/one-" + o.toStdString() + "/run.json");
             QCOMPARE(m_one[o]["evals"].size(), std::size_t(2));  // after step 2 and at the last step
+        }
+        // the LLaMA-shaped model's
+        {
+            const Result r = run(kHeadroom, runFlags(dir, "sgd", "llama") << "--out" << dir + "/one-sgd-llama", dir);
+            QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+            m_one["sgd-llama"] = readJson(m_dir + "/one-sgd-llama/run.json");
         }
         // the tied model's, with global batches of 6 and 7
         for (int batch : {6, 7}) {
@@ -177,6 +200,9 @@ private slots:
         QTest::newRow("zero3 on 2 ranks, tied head, 3 micro-batches each, parameters offloaded")
             << 2 << "zero3" << 3 << "sgd" << 1e-6 << true << 6 << true;
         QTest::newRow("zero3 on 3 ranks, parameters offloaded") << 3 << "zero3" << 1 << "sgd" << 1e-6 << false << 6 << true;
+        // the LLaMA shape (grouped-query attention, RMSNorm, SwiGLU, rotary positions): "llama" in the tag
+        QTest::newRow("zero3 on 2 ranks, llama") << 2 << "zero3" << 1 << "sgd" << 1e-6 << false << 6 << false;
+        QTest::newRow("zero2 on 2 ranks, llama, 3 micro-batches each") << 2 << "zero2" << 3 << "sgd" << 1e-6 << false << 6 << false;
     }
 
     void ranksEqualOneProcess() {
@@ -188,8 +214,9 @@ private slots:
         QFETCH(bool, tied);
         QFETCH(int, batch);
         QFETCH(bool, offload);
-        const QString ref = tied ? QString("%1-tied-b%2").arg(optimizer).arg(batch) : optimizer;
-        const QString model = tied ? "gpt-tied" : "gpt";
+        const bool llama = QString(QTest::currentDataTag()).contains(QLatin1String("llama"));
+        const QString ref = llama ? QString("sgd-llama") : tied ? QString("%1-tied-b%2").arg(optimizer).arg(batch) : optimizer;
+        const QString model = llama ? "llama" : tied ? "gpt-tied" : "gpt";
         const nlohmann::json& one = m_one[ref];
         const std::string work = m_dir + "/" + stage.toStdString() + "-" + std::to_string(ranks) + "-" +
                                  std::to_string(accumulate) + "-" + ref.toStdString() + (offload ? "-offload" : "");

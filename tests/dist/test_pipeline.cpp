@@ -39,6 +39,11 @@ ModelSpec model_named(const std::string& name) {
         return s;
     }
     if (name == "mlp+dropout") return hrtest::mlp_with_dropout();
+    if (name == "llama-tiny") {  // grouped-query heads, rotary positions, an untied head
+        ModelSpec s = preset_model("llama-tiny");
+        apply_sequence_length(s, 16);
+        return s;
+    }
     return preset_model(name);
 }
 
@@ -330,12 +335,15 @@ private slots:
 
     void stagesEqualOneProcess_data() {
         QTest::addColumn<QString>("model");
-        for (const char* m : {"mlp", "mlp+dropout", "seed-cnn", "resnet-mini", "gpt-tiny untied"}) QTest::newRow(m) << m;
+        for (const char* m : {"mlp", "mlp+dropout", "seed-cnn", "resnet-mini", "gpt-tiny untied", "llama-tiny"})
+            QTest::newRow(m) << m;
         // LoRA (--lora 4): each stage trains its layers' adapters on its frozen layers; a stage may hold no
         // adapter at all (seed-cnn's convolutions)
         for (const char* m : {"seed-cnn lora", "mlp+dropout lora", "gpt-tiny untied lora"}) QTest::newRow(m) << m;
         // QLoRA (--quantize-base int4): each stage holds its projections' packed base
         QTest::newRow("gpt-tiny untied qlora") << "gpt-tiny untied qlora";
+        QTest::newRow("llama-tiny lora") << "llama-tiny lora";
+        QTest::newRow("llama-tiny qlora") << "llama-tiny qlora";
     }
     void stagesEqualOneProcess() {
         QFETCH(QString, model);

@@ -37,6 +37,11 @@ ModelSpec untied_gpt() {
 
 ModelSpec model_named(const std::string& name) {
     if (name == "gpt-tiny untied") return untied_gpt();
+    if (name == "llama-tiny") {  // grouped-query heads, rotary positions, an untied head
+        ModelSpec s = preset_model("llama-tiny");
+        apply_sequence_length(s, 16);
+        return s;
+    }
     if (name == "mlp smoothing") {
         ModelSpec s = preset_model("mlp");
         s.loss.label_smoothing = 0.1;
@@ -172,7 +177,7 @@ class TpHeadTest : public QObject {
 private slots:
     void headEqualsOneProcess_data() {
         QTest::addColumn<QString>("model");
-        for (const char* m : {"mlp", "mlp smoothing", "seed-cnn", "gpt-tiny untied"}) QTest::newRow(m) << m;
+        for (const char* m : {"mlp", "mlp smoothing", "seed-cnn", "gpt-tiny untied", "llama-tiny"}) QTest::newRow(m) << m;
         // LoRA (--lora 4) on a split head: each rank holds its rows of the head's frozen weight and bias and of
         // its adapter B, and the whole adapter A, whose gradient the ranks sum; the frozen base comes from a
         // file first (TrainingState::load_weights: each rank takes its rows)
@@ -180,6 +185,8 @@ private slots:
         // QLoRA (--quantize-base int4) on a language model's split head: the blocks' projections packed, the
         // lm_head (no adapters) frozen rows in f32
         QTest::newRow("gpt-tiny untied qlora") << "gpt-tiny untied qlora";
+        QTest::newRow("llama-tiny lora") << "llama-tiny lora";
+        QTest::newRow("llama-tiny qlora") << "llama-tiny qlora";
     }
     void headEqualsOneProcess() {
         QFETCH(QString, model);

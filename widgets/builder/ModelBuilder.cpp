@@ -335,6 +335,7 @@ QString ModelBuilder::layerTitle(const hr::LayerTypeInfo& info) {
     if (t == "position_embedding") return tr("Position embedding");
     if (t == "self_attention") return tr("Self-attention");
     if (t == "transformer_block") return tr("Transformer block");
+    if (t == "llama_block") return tr("LLaMA block");
     if (t == "lm_head") return tr("Language-model head");
     if (t == "patch_embedding") return tr("Patch embedding");
     if (t == "class_token") return tr("Class token");

@@ -193,4 +193,40 @@ void CudaBackend::dequantize(const Tensor& packed, int bits, std::int64_t group,
                      compute_);
 }
 
+// --- the LLaMA family ------------------------------------------------------------------------------
+
+void CudaBackend::rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) {
+    const ops::RowsCols rc = ops::check_rmsnorm_forward(GpuRules(*this), x, gamma, y, rstd);
+    auto lock = op_lock();
+    cuda::rmsnorm_forward(x.raw(), y.raw(), x.dtype(), rc.R, rc.C, vec_arg(gamma), eps, rstd.data<float>(), compute_);
+}
+
+void CudaBackend::rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd,
+                                   Tensor& dx, Tensor& dgamma) {
+    const ops::RowsCols rc = ops::check_rmsnorm_backward(GpuRules(*this), x, dy, gamma, rstd, dx, dgamma);
+    auto lock = op_lock();
+    cuda::rmsnorm_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), rc.R, rc.C, vec_arg(gamma), rstd.data<float>(),
+                           vec_arg(dgamma), scratch(), compute_);
+}
+
+void CudaBackend::rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
+    const ops::RopeDims d = ops::check_rope(GpuRules(*this), x, heads, p);
+    const std::vector<float> f = rope_frequencies(p, d.D);
+    auto lock = op_lock();
+    cuda::rope_apply(x.raw(), x.dtype(), d.B, d.T, heads, d.D, f.data(), inverse, compute_);
+}
+
+void CudaBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
+    ops::check_swiglu("swiglu_forward", GpuRules(*this), gate, up, y, Tensor());
+    auto lock = op_lock();
+    cuda::swiglu_forward(gate.raw(), up.raw(), y.raw(), gate.dtype(), gate.numel(), compute_);
+}
+
+void CudaBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
+    ops::check_swiglu("swiglu_backward", GpuRules(*this), gate, up, dgate, dup);
+    ops::check_swiglu("swiglu_backward", GpuRules(*this), gate, dy, Tensor(), Tensor());
+    auto lock = op_lock();
+    cuda::swiglu_backward(gate.raw(), up.raw(), dy.raw(), dgate.raw(), dup.raw(), gate.dtype(), gate.numel(), compute_);
+}
+
 }  // namespace hr

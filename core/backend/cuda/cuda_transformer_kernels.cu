@@ -257,6 +257,109 @@ __global__ void gelu_tanh_bwd_kernel(const T* x, const T* dy, T* dx, std::int64_
     HR_GRID_STRIDE(i, n) dx[i] = from_f<T>(to_f(dy[i]) * gelu_tanh_grad_f(to_f(x[i])));
 }
 
+// --- the LLaMA family: RMSNorm, rotary embeddings, SwiGLU (cpu_llama.cpp is the reference) -----------
+
+template <class T>
+__global__ void rmsnorm_fwd_kernel(const T* x, T* y, std::int64_t R, std::int64_t C, VecArg gamma, float eps,
+                                   float* rstd) {
+    const int lane = threadIdx.x & 31;
+    HR_WARP_ROWS(r, R) {
+        const T* xr = x + r * C;
+        float ss = 0.0f;
+        for (std::int64_t c = lane; c < C; c += 32) {
+            const float v = to_f(xr[c]);
+            ss = fmaf(v, v, ss);
+        }
+        const float rs = 1.0f / sqrtf(warp_sum_f(ss) / static_cast<float>(C) + eps);
+        T* yr = y + r * C;
+        for (std::int64_t c = lane; c < C; c += 32) yr[c] = from_f<T>(to_f(xr[c]) * rs * load_vec_f(gamma, c, 1.0f));
+        if (lane == 0) rstd[r] = rs;
+    }
+}
+
+template <class T>
+__global__ void rmsnorm_bwd_dx_kernel(const T* x, const T* dy, T* dx, std::int64_t R, std::int64_t C, VecArg gamma,
+                                      const float* rstd) {
+    const int lane = threadIdx.x & 31;
+    HR_WARP_ROWS(r, R) {
+        const T* xr = x + r * C;
+        const T* dr = dy + r * C;
+        const float rs = rstd[r];
+        float m = 0.0f;
+        for (std::int64_t c = lane; c < C; c += 32) m = fmaf(load_vec_f(gamma, c, 1.0f) * to_f(dr[c]), to_f(xr[c]), m);
+        m = warp_sum_f(m) / static_cast<float>(C);
+        T* o = dx + r * C;
+        for (std::int64_t c = lane; c < C; c += 32)
+            o[c] = from_f<T>(rs * (load_vec_f(gamma, c, 1.0f) * to_f(dr[c]) - to_f(xr[c]) * rs * rs * m));
+    }
+}
+
+// Column sums of dy * x * rstd over row slice blockIdx.y of G (as layernorm_bwd_cols_kernel)
+template <class T>
+__global__ void rmsnorm_bwd_cols_kernel(const T* x, const T* dy, std::int64_t R, std::int64_t C, const float* rstd,
+                                        int G, double* pg, bool direct, VecArg dgamma) {
+    const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    std::int64_t r0, r1;
+    slice_range(R, G, static_cast<int>(blockIdx.y), r0, r1);
+    float sg = 0.0f;
+    for (std::int64_t r = r0; r < r1; ++r) sg = fmaf(to_f(dy[r * C + c]), to_f(x[r * C + c]) * rstd[r], sg);
+    if (direct) {
+        store_vec(dgamma, c, load_vec(dgamma, c, 0.0) + static_cast<double>(sg));
+        return;
+    }
+    pg[static_cast<std::int64_t>(blockIdx.y) * C + c] = sg;
+}
+
+__global__ void rmsnorm_bwd_finish_kernel(const double* pg, int G, std::int64_t C, VecArg dgamma) {
+    HR_GRID_STRIDE(c, C) {
+        double sg = 0.0;
+        for (int g = 0; g < G; ++g) sg += pg[g * C + c];  // slice order: fixed
+        store_vec(dgamma, c, load_vec(dgamma, c, 0.0) + sg);
+    }
+}
+
+struct RopeArgs {
+    std::int64_t T, H, D;
+    float sign;  // -1: the inverse rotation
+    float f[kAttnMaxHeadDim / 2];
+};
+
+// one thread a pair (row, head, i < D/2); cos and sin of the f32 angle t * f_i taken in f64 and rounded
+template <class T>
+__global__ void rope_kernel(T* x, std::int64_t pairs, RopeArgs a) {
+    const std::int64_t half = a.D / 2;
+    HR_GRID_STRIDE(k, pairs) {
+        const std::int64_t i = k % half, rh = k / half;  // rh = row * H + h
+        const std::int64_t t = (rh / a.H) % a.T;
+        const float ang = static_cast<float>(t) * a.f[i];
+        double sd, cd;
+        sincos(static_cast<double>(ang), &sd, &cd);
+        const float c = static_cast<float>(cd), sn = static_cast<float>(sd) * a.sign;
+        T* v = x + rh * a.D;
+        const float x1 = to_f(v[i]), x2 = to_f(v[i + half]);
+        v[i] = from_f<T>(x1 * c - x2 * sn);
+        v[i + half] = from_f<T>(x2 * c + x1 * sn);
+    }
+}
+
+template <class T>
+__global__ void swiglu_fwd_kernel(const T* g, const T* u, T* y, std::int64_t n) {
+    HR_GRID_STRIDE(i, n) {
+        const float gv = to_f(g[i]);
+        y[i] = from_f<T>(gv / (1.0f + expf(-gv)) * to_f(u[i]));
+    }
+}
+template <class T>
+__global__ void swiglu_bwd_kernel(const T* g, const T* u, const T* dy, T* dg, T* du, std::int64_t n) {
+    HR_GRID_STRIDE(i, n) {
+        const float gv = to_f(g[i]), uv = to_f(u[i]), d = to_f(dy[i]);
+        const float sig = 1.0f / (1.0f + expf(-gv));
+        dg[i] = from_f<T>(d * uv * sig * (1.0f + gv * (1.0f - sig)));
+        du[i] = from_f<T>(d * gv * sig);
+    }
+}
+
 // --- attention -----------------------------------------------------------------------------------
 // A block has kAttnWarps warps; each warp owns R rows of the block (query rows in the forward and dQ
 // kernels, key rows in the dK/dV kernel) and keeps their accumulators in registers, lane l holding
@@ -286,11 +389,19 @@ static_assert(attn_smem_fwd(64, 8) <= kSmemDefault && attn_smem_dkdv(64, 8) <= k
 
 struct AttnArgs {
     int H, T, D;
+    int KV;  // key/value heads (H without grouped-query attention)
     std::int64_t C;
+    // where q, k, v (part 0, 1, 2) of token (b, t), head hh live: po + (b T + t) ps + pc + hh D (backend.h
+    // AttentionParams::planes: side by side in each token's row, or three planes)
+    std::int64_t po[3], ps[3], pc[3];
     bool causal;
     float dropout, inv_keep, scale;
     std::uint64_t seed, offset;
 };
+
+__device__ __forceinline__ std::int64_t attn_at(const AttnArgs& a, int part, std::int64_t b, std::int64_t t, int hh) {
+    return a.po[part] + (b * a.T + t) * a.ps[part] + a.pc[part] + static_cast<std::int64_t>(hh) * a.D;
+}
 
 // Dropout keep factor of probability (bh, i, j), as cpu_transformer_attention.cpp's keep_factor.
 __device__ __forceinline__ float attn_keep(const AttnArgs& a, std::int64_t bh, int i, int j) {
@@ -315,11 +426,10 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     const std::int64_t b = bh / a.H;
     const int h = static_cast<int>(bh % a.H);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const std::int64_t row = 3 * a.C;
-    const T* base = qkv + b * Tn * row;
+    const int g = h / (a.H / a.KV);  // the key/value head serving query head h
     for (int idx = threadIdx.x; idx < BR * D; idx += blockDim.x) {
         const int r = idx / D, e = idx - r * D, i = i0 + r;
-        Qs[idx] = i < Tn ? to_f(base[i * row + h * D + e]) * a.scale : 0.0f;
+        Qs[idx] = i < Tn ? to_f(qkv[attn_at(a, 0, b, i, h) + e]) * a.scale : 0.0f;
     }
     float m[R], l[R], acc[R][E];
 #pragma unroll
@@ -336,9 +446,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
             const int jj = idx / D, e = idx - jj * D, j = j0 + jj;
             float kv = 0.0f, vv = 0.0f;
             if (j < Tn) {
-                const T* rr = base + j * row + h * D + e;
-                kv = to_f(rr[a.C]);
-                vv = to_f(rr[2 * a.C]);
+                kv = to_f(qkv[attn_at(a, 1, b, j, g) + e]);
+                vv = to_f(qkv[attn_at(a, 2, b, j, g) + e]);
             }
             Ks[jj * ld + e] = kv;
             Vs[jj * ld + e] = vv;
@@ -425,21 +534,18 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     float* Ls = Vb + BR * D;  // kAttnTile
     float* Ds = Ls + kAttnTile;
     const int nkt = (Tn + BR - 1) / BR;
-    const std::int64_t bh = blockIdx.x / nkt;
+    const std::int64_t bg = blockIdx.x / nkt;  // (batch, key/value head)
     const int j0 = static_cast<int>(blockIdx.x % nkt) * BR;
-    const std::int64_t b = bh / a.H;
-    const int h = static_cast<int>(bh % a.H);
+    const std::int64_t b = bg / a.KV;
+    const int g = static_cast<int>(bg % a.KV), group = a.H / a.KV;
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const std::int64_t row = 3 * a.C;
-    const T* base = qkv + b * Tn * row;
     const T* gbase = dout + b * Tn * a.C;
     for (int idx = threadIdx.x; idx < BR * D; idx += blockDim.x) {
         const int r = idx / D, e = idx - r * D, j = j0 + r;
         float kv = 0.0f, vv = 0.0f;
         if (j < Tn) {
-            const T* rr = base + j * row + h * D + e;
-            kv = to_f(rr[a.C]);
-            vv = to_f(rr[2 * a.C]);
+            kv = to_f(qkv[attn_at(a, 1, b, j, g) + e]);
+            vv = to_f(qkv[attn_at(a, 2, b, j, g) + e]);
         }
         Kb[idx] = kv;
         Vb[idx] = vv;
@@ -450,17 +556,20 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
 #pragma unroll
         for (int k = 0; k < E; ++k) dk[r][k] = dv[r][k] = 0.0f;
     const int qstart = a.causal ? (j0 / kAttnTile) * kAttnTile : 0;
+    // the query heads this key/value head serves, in order (one without grouped-query attention)
+    for (int h = g * group; h < (g + 1) * group; ++h) {
+    const std::int64_t bh = b * a.H + h;
     for (int i0 = qstart; i0 < Tn; i0 += kAttnTile) {
         __syncthreads();
         for (int idx = threadIdx.x; idx < kAttnTile * D; idx += blockDim.x) {
             const int ii = idx / D, e = idx - ii * D, i = i0 + ii;
-            float q = 0.0f, g = 0.0f;
+            float q = 0.0f, gr = 0.0f;
             if (i < Tn) {
-                q = to_f(base[i * row + h * D + e]) * a.scale;
-                g = to_f(gbase[i * a.C + h * D + e]);
+                q = to_f(qkv[attn_at(a, 0, b, i, h) + e]) * a.scale;
+                gr = to_f(gbase[i * a.C + h * D + e]);
             }
             Qs[ii * ld + e] = q;
-            dOs[ii * ld + e] = g;
+            dOs[ii * ld + e] = gr;
         }
         for (int ii = threadIdx.x; ii < kAttnTile; ii += blockDim.x) {
             const int i = i0 + ii;
@@ -507,17 +616,19 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
             }
         }
     }
+    }  // query heads
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int j = j0 + w * R + r;
         if (j >= Tn) continue;
-        T* o = dqkv + (b * Tn + j) * row + h * D;
+        T* ok = dqkv + attn_at(a, 1, b, j, g);
+        T* ov = dqkv + attn_at(a, 2, b, j, g);
 #pragma unroll
         for (int k = 0; k < E; ++k) {
             const int e = lane + 32 * k;
             if (e < D) {
-                o[a.C + e] = from_f<T>(dk[r][k]);
-                o[2 * a.C + e] = from_f<T>(dv[r][k]);
+                ok[e] = from_f<T>(dk[r][k]);
+                ov[e] = from_f<T>(dv[r][k]);
             }
         }
     }
@@ -543,18 +654,17 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     const std::int64_t b = bh / a.H;
     const int h = static_cast<int>(bh % a.H);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const std::int64_t row = 3 * a.C;
-    const T* base = qkv + b * Tn * row;
+    const int g = h / (a.H / a.KV);  // the key/value head serving query head h
     const T* gbase = dout + b * Tn * a.C;
     for (int idx = threadIdx.x; idx < BR * D; idx += blockDim.x) {
         const int r = idx / D, e = idx - r * D, i = i0 + r;
-        float q = 0.0f, g = 0.0f;
+        float q = 0.0f, gr = 0.0f;
         if (i < Tn) {
-            q = to_f(base[i * row + h * D + e]) * a.scale;
-            g = to_f(gbase[i * a.C + h * D + e]);
+            q = to_f(qkv[attn_at(a, 0, b, i, h) + e]) * a.scale;
+            gr = to_f(gbase[i * a.C + h * D + e]);
         }
         Qb[idx] = q;
-        dOb[idx] = g;
+        dOb[idx] = gr;
     }
     for (int r = threadIdx.x; r < BR; r += blockDim.x) {
         const int i = i0 + r;
@@ -573,9 +683,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
             const int jj = idx / D, e = idx - jj * D, j = j0 + jj;
             float kv = 0.0f, vv = 0.0f;
             if (j < Tn) {
-                const T* rr = base + j * row + h * D + e;
-                kv = to_f(rr[a.C]);
-                vv = to_f(rr[2 * a.C]);
+                kv = to_f(qkv[attn_at(a, 1, b, j, g) + e]);
+                vv = to_f(qkv[attn_at(a, 2, b, j, g) + e]);
             }
             Ks[jj * ld + e] = kv;
             Vs[jj * ld + e] = vv;
@@ -618,7 +727,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     for (int r = 0; r < R; ++r) {
         const int i = i0 + w * R + r;
         if (i >= Tn) continue;
-        T* o = dqkv + (b * Tn + i) * row + h * D;
+        T* o = dqkv + attn_at(a, 0, b, i, h);
 #pragma unroll
         for (int k = 0; k < E; ++k) {
             const int e = lane + 32 * k;
@@ -627,12 +736,30 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     }
 }
 
-AttnArgs attn_args(std::int64_t T, std::int64_t C, int heads, const AttentionParams& p) {
+AttnArgs attn_args(std::int64_t B, std::int64_t T, std::int64_t C, int heads, const AttentionParams& p) {
     AttnArgs a{};
     a.H = heads;
+    a.KV = p.kv_heads > 0 ? p.kv_heads : heads;
     a.T = static_cast<int>(T);
     a.D = static_cast<int>(C / heads);
     a.C = C;
+    const std::int64_t kvd = static_cast<std::int64_t>(a.KV) * a.D;
+    if (p.planes) {
+        const std::int64_t bt = B * T;
+        const std::int64_t po[3] = {0, bt * C, bt * (C + kvd)}, ps[3] = {C, kvd, kvd};
+        for (int k = 0; k < 3; ++k) {
+            a.po[k] = po[k];
+            a.ps[k] = ps[k];
+            a.pc[k] = 0;
+        }
+    } else {
+        const std::int64_t pc[3] = {0, C, C + kvd};
+        for (int k = 0; k < 3; ++k) {
+            a.po[k] = 0;
+            a.ps[k] = C + 2 * kvd;
+            a.pc[k] = pc[k];
+        }
+    }
     a.causal = p.causal;
     a.dropout = p.dropout;
     a.inv_keep = 1.0f / (1.0f - p.dropout);
@@ -862,6 +989,87 @@ void layernorm_backward(const void* x, const void* dy, void* dx, DType dt, std::
     }
 }
 
+void rmsnorm_forward(const void* x, void* y, DType dt, std::int64_t R, std::int64_t C, VecArg gamma, float eps,
+                     float* rstd, cudaStream_t s) {
+    if (R <= 0 || C <= 0) return;
+    dispatch_float(dt, "rmsnorm_forward", [&](auto tag) {
+        using T = decltype(tag);
+        rmsnorm_fwd_kernel<T><<<row_blocks(R), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), R, C,
+                                                                  gamma, eps, rstd);
+    });
+    HR_CUDA_CHECK_LAUNCH("rmsnorm_fwd_kernel");
+}
+
+void rmsnorm_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t R, std::int64_t C, VecArg gamma,
+                      const float* rstd, VecArg dgamma, const Scratch& scratch, cudaStream_t s) {
+    if (R <= 0 || C <= 0) return;
+    const bool direct = C > cuda_sizes::kChannelPartials;
+    int G = 1;
+    if (!direct) {
+        const std::int64_t want = (R + 255) / 256;
+        const std::int64_t cap = std::min<std::int64_t>(cuda_sizes::kChannelPartials / C, 1024);
+        G = static_cast<int>(std::max<std::int64_t>(1, std::min(want, cap)));
+    }
+    double* pg = scratch.channel_partials();
+    dispatch_float(dt, "rmsnorm_backward", [&](auto tag) {
+        using T = decltype(tag);
+        rmsnorm_bwd_dx_kernel<T><<<row_blocks(R), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy),
+                                                                     static_cast<T*>(dx), R, C, gamma, rstd);
+        HR_CUDA_CHECK_LAUNCH("rmsnorm_bwd_dx_kernel");
+        const dim3 grid(static_cast<unsigned>((C + kThreads - 1) / kThreads), static_cast<unsigned>(G));
+        rmsnorm_bwd_cols_kernel<T><<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<const T*>(dy), R, C,
+                                                              rstd, G, pg, direct, dgamma);
+        HR_CUDA_CHECK_LAUNCH("rmsnorm_bwd_cols_kernel");
+    });
+    if (!direct) {
+        rmsnorm_bwd_finish_kernel<<<grid_for(C), kThreads, 0, s>>>(pg, G, C, dgamma);
+        HR_CUDA_CHECK_LAUNCH("rmsnorm_bwd_finish_kernel");
+    }
+}
+
+void rope_apply(void* x, DType dt, std::int64_t B, std::int64_t T, int heads, std::int64_t D, const float* freqs,
+                bool inverse, cudaStream_t s) {
+    const char* op = "rope_apply";
+    if (B <= 0 || T <= 0 || D <= 0) return;
+    if (D > kAttnMaxHeadDim)
+        throw Error(std::string(op) + ": head size " + std::to_string(D) + " is above the GPU kernels' limit of " +
+                    std::to_string(kAttnMaxHeadDim));
+    RopeArgs a{};
+    a.T = T;
+    a.H = heads;
+    a.D = D;
+    a.sign = inverse ? -1.0f : 1.0f;
+    for (std::int64_t i = 0; i < D / 2; ++i) a.f[i] = freqs[i];
+    const std::int64_t pairs = B * T * heads * (D / 2);
+    dispatch_float(dt, op, [&](auto tag) {
+        using Tt = decltype(tag);
+        rope_kernel<Tt><<<grid_for(pairs), kThreads, 0, s>>>(static_cast<Tt*>(x), pairs, a);
+    });
+    HR_CUDA_CHECK_LAUNCH("rope_kernel");
+}
+
+void swiglu_forward(const void* gate, const void* up, void* y, DType dt, std::int64_t n, cudaStream_t s) {
+    if (n <= 0) return;
+    dispatch_float(dt, "swiglu_forward", [&](auto tag) {
+        using T = decltype(tag);
+        swiglu_fwd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(gate), static_cast<const T*>(up),
+                                                               static_cast<T*>(y), n);
+    });
+    HR_CUDA_CHECK_LAUNCH("swiglu_fwd_kernel");
+}
+
+void swiglu_backward(const void* gate, const void* up, const void* dy, void* dgate, void* dup, DType dt, std::int64_t n,
+                     cudaStream_t s) {
+    if (n <= 0) return;
+    dispatch_float(dt, "swiglu_backward", [&](auto tag) {
+        using T = decltype(tag);
+        swiglu_bwd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(gate), static_cast<const T*>(up),
+                                                               static_cast<const T*>(dy), static_cast<T*>(dgate),
+                                                               static_cast<T*>(dup), n);
+    });
+    HR_CUDA_CHECK_LAUNCH("swiglu_bwd_kernel");
+}
+
 void gelu_tanh_forward(const void* x, void* y, DType dt, std::int64_t n, cudaStream_t s) {
     if (n <= 0) return;
     dispatch_float(dt, "gelu_tanh_forward", [&](auto tag) {
@@ -886,7 +1094,7 @@ void attention_forward(const void* qkv, void* out, float* lse, DType dt, std::in
     const char* op = "attention_forward";
     if (B <= 0 || T <= 0 || C <= 0) return;
     if (T > INT_MAX / 2) throw Error(std::string(op) + ": sequence length " + std::to_string(T) + " is too long for the GPU kernels");
-    const AttnArgs a = attn_args(T, C, heads, p);
+    const AttnArgs a = attn_args(B, T, C, heads, p);
     dispatch_float(dt, op, [&](auto tag) {
         using Tt = decltype(tag);
         dispatch_head(a.D, op, [&](auto e) {
@@ -906,7 +1114,7 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
     const char* op = "attention_backward";
     if (B <= 0 || T <= 0 || C <= 0) return;
     if (T > INT_MAX / 2) throw Error(std::string(op) + ": sequence length " + std::to_string(T) + " is too long for the GPU kernels");
-    const AttnArgs a = attn_args(T, C, heads, p);
+    const AttnArgs a = attn_args(B, T, C, heads, p);
     dispatch_float(dt, op, [&](auto tag) {
         using Tt = decltype(tag);
         const std::int64_t rows = B * heads * T;
@@ -916,7 +1124,7 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
         dispatch_head(a.D, op, [&](auto e) {
             constexpr int E = decltype(e)::value;
             constexpr int R = E <= 2 ? 8 : 2;
-            attn_dkdv_kernel<Tt, E, R><<<attn_blocks(op, B, heads, T, kAttnWarps * R), kAttnWarps * 32,
+            attn_dkdv_kernel<Tt, E, R><<<attn_blocks(op, B, a.KV, T, kAttnWarps * R), kAttnWarps * 32,
                                          attn_smem_dkdv(a.D, R), s>>>(static_cast<const Tt*>(qkv),
                                                                       static_cast<const Tt*>(dout), lse, di,
                                                                       static_cast<Tt*>(dqkv), a);

@@ -37,7 +37,20 @@ void layernorm_backward(const void* x, const void* dy, void* dx, DType dt, std::
                         const Scratch& scratch, cudaStream_t s);
 void gelu_tanh_forward(const void* x, void* y, DType dt, std::int64_t n, cudaStream_t s);
 void gelu_tanh_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t n, cudaStream_t s);
-// Flash-style attention over qkv (B, T, 3C) (backend.h). Forward: one block per (b, h, tile of query rows),
+// The LLaMA family (backend.h): RMSNorm (dgamma through column sums, as layernorm_backward), rotary
+// embeddings in place on x (B, T, heads * D) with the frequencies f (D / 2 values, host memory: they travel
+// in the launch's arguments), SwiGLU's gate (elementwise; outputs may share memory with inputs).
+void rmsnorm_forward(const void* x, void* y, DType dt, std::int64_t R, std::int64_t C, VecArg gamma, float eps,
+                     float* rstd, cudaStream_t s);
+void rmsnorm_backward(const void* x, const void* dy, void* dx, DType dt, std::int64_t R, std::int64_t C, VecArg gamma,
+                      const float* rstd, VecArg dgamma, const Scratch& scratch, cudaStream_t s);
+void rope_apply(void* x, DType dt, std::int64_t B, std::int64_t T, int heads, std::int64_t D, const float* freqs,
+                bool inverse, cudaStream_t s);
+void swiglu_forward(const void* gate, const void* up, void* y, DType dt, std::int64_t n, cudaStream_t s);
+void swiglu_backward(const void* gate, const void* up, const void* dy, void* dgate, void* dup, DType dt, std::int64_t n,
+                     cudaStream_t s);
+// Flash-style attention over qkv (B, T, 3C) (backend.h; grouped-query heads and the planes layout through
+// AttentionParams: the dK/dV kernel then runs per key/value head, summing over the query heads it serves). Forward: one block per (b, h, tile of query rows),
 // keys and values streamed through shared memory in tiles of 32 with an online softmax; out (B, T, C),
 // lse (B, H, T). Backward: di (B, H, T) f32 scratch = rowsum(dout * out); one kernel accumulates dK and
 // dV per block of keys over the query tiles, another dQ per block of queries over the key tiles (the
