@@ -122,6 +122,12 @@ SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path
 }
 }  // namespace
 
+SafeTensorsFile merge_lora_adapters(const SafeTensorsFile& file, const std::string& path) {
+    for (const auto& t : file.tensors)
+        if (is_lora_adapter(t.name)) return merged_lora(file, path);
+    return file;
+}
+
 void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::string& path) {
     Backend& be = model.backend();
     auto sd = model.state_dict();
