@@ -8743,4 +8743,130 @@ language model, resnet20 and tabular-mlp bring their own training settings
         <translation>假设分析：在 %5 个词元上，按训练所得的验证损失为每词元 %1，变换后为 %2（%3；困惑度 %4）；这样存储时权重占 %6，原为 %7</translation>
     </message>
 </context>
+<context>
+    <name>layer.rmsnorm</name>
+    <message>
+        <source>scales each token by the reciprocal of its root mean square (LLaMA&apos;s norm)</source>
+        <translation>将每个词元除以其均方根再缩放（LLaMA 的归一化）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm.dim</name>
+    <message>
+        <source>features (the last dimension)</source>
+        <translation>特征数（最后一维）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm.eps</name>
+    <message>
+        <source>added to the mean square</source>
+        <translation>加到均方上的值</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block</name>
+    <message>
+        <source>x + attention(RMSNorm(x)) with rotary positions and grouped-query heads, then + SwiGLU MLP(RMSNorm(.)): one Llama, Mistral or Qwen2 decoder layer</source>
+        <translation>x + 注意力(RMSNorm(x))（旋转位置编码、分组查询注意力头），再 + SwiGLU MLP(RMSNorm(.))：一个 Llama、Mistral 或 Qwen2 解码层</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.dim</name>
+    <message>
+        <source>model width</source>
+        <translation>模型宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.heads</name>
+    <message>
+        <source>query heads</source>
+        <translation>查询头数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.kv_heads</name>
+    <message>
+        <source>key/value heads, dividing heads (0: as many as heads)</source>
+        <translation>键/值头数，须整除查询头数（0：与查询头数相同）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.head_dim</name>
+    <message>
+        <source>head size, even (0: dim / heads)</source>
+        <translation>每个头的维度，须为偶数（0：dim / heads）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.hidden</name>
+    <message>
+        <source>SwiGLU MLP hidden width</source>
+        <translation>SwiGLU MLP 的隐藏宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.norm_eps</name>
+    <message>
+        <source>RMSNorm epsilon</source>
+        <translation>RMSNorm 的 epsilon</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_theta</name>
+    <message>
+        <source>rotary base: frequencies theta^(-2i/D)</source>
+        <translation>旋转位置编码的基数：频率为 theta^(-2i/D)</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_factor</name>
+    <message>
+        <source>Llama 3 frequency scaling factor (0: none; &quot;rope_scaling&quot; in JSON)</source>
+        <translation>Llama 3 频率缩放因子（0：不缩放；JSON 中为 &quot;rope_scaling&quot;）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_low_freq_factor</name>
+    <message>
+        <source>Llama 3 scaling: low_freq_factor</source>
+        <translation>Llama 3 缩放：low_freq_factor</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_high_freq_factor</name>
+    <message>
+        <source>Llama 3 scaling: high_freq_factor</source>
+        <translation>Llama 3 缩放：high_freq_factor</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_original_max_positions</name>
+    <message>
+        <source>Llama 3 scaling: original_max_position_embeddings</source>
+        <translation>Llama 3 缩放：original_max_position_embeddings</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.qkv_bias</name>
+    <message>
+        <source>learn biases in the q, k and v projections (Qwen2)</source>
+        <translation>在 q、k、v 投影中学习偏置（Qwen2）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.max_positions</name>
+    <message>
+        <source>longest sequence it is built for</source>
+        <translation>所支持的最长序列</translation>
+    </message>
+</context>
+<context>
+    <name>spec.rope_scaling</name>
+    <message>
+        <source>%1: &quot;rope_scaling&quot; %2; write {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} or null</source>
+        <translation>%1：&quot;rope_scaling&quot; %2；请写成 {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} 或 null</translation>
+    </message>
+</context>
 </TS>

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/device.h"
 #include "memory/allocator.h"
@@ -65,11 +66,34 @@ struct AdamArgs {
 // Scaled dot-product self-attention over a fused projection (transformer ops below).
 struct AttentionParams {
     int heads = 1;               // H; the head size is D = C / H, scores are scaled by 1/sqrt(D)
+    int kv_heads = 0;            // KV key/value heads (0: H). Grouped-query attention (Llama, Mistral, Qwen2):
+                                 //   KV divides H and KV head g serves query heads g*H/KV .. (g+1)*H/KV - 1
+    bool planes = false;         // the qkv layout: false, q | k | v side by side in each token's row (nanoGPT's
+                                 //   c_attn); true, three matrices one after another: q (B, T, H D), then
+                                 //   k (B, T, KV D), then v (B, T, KV D) (three projections' outputs)
     bool causal = true;          // query i attends to keys j <= i only
     float dropout = 0.0f;        // on the attention probabilities (pass 0 outside training)
     std::uint64_t seed = 0;      // dropout: probability (b, h, i, j) of a (B, H, T, T) problem is dropped iff
     std::uint64_t offset = 0;    //   counter_uniform(seed, offset + ((b * H + h) * T + i) * T + j) < dropout
 };
+
+// Rotary position embeddings (RoPE, Su et al. 2021) in Hugging Face's rotate_half convention: in each
+// head of size D, dimension i < D/2 pairs with i + D/2 and the pair is rotated by the angle t * f_i of
+// the token's position t (0-based) with f_i = theta^(-2i/D). Llama 3's frequency scaling (factor > 0,
+// transformers' _compute_llama3_parameters): with wavelength w_i = 2 pi / f_i, low = original_max_positions /
+// low_freq_factor and high = original_max_positions / high_freq_factor, f_i is kept when w_i < high, divided
+// by factor when w_i > low, and otherwise blended: (1 - s) f_i / factor + s f_i with
+// s = (original_max_positions / w_i - low_freq_factor) / (high_freq_factor - low_freq_factor).
+// f_i is computed in f64 and rounded to f32, the angle t * f_i taken in f32 (as transformers does).
+struct RopeParams {
+    double theta = 10000.0;
+    double factor = 0.0;  // 0: no scaling
+    double low_freq_factor = 1.0;
+    double high_freq_factor = 4.0;
+    double original_max_positions = 8192.0;
+};
+// The frequencies f_i (D/2 values, f32 as the op uses them) of RopeParams for head size D.
+std::vector<float> rope_frequencies(const RopeParams& p, std::int64_t D);
 
 struct LossResult {
     double loss = 0.0;          // mean over the batch (cross-entropy) or over all elements (MSE)
@@ -228,6 +252,25 @@ public:
     // dqkv (B, T, 3C) written, from the forward's qkv, out and lse and the output gradient dout (B, T, C).
     virtual void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
                                     Tensor& dqkv, const AttentionParams& p, Tensor& workspace) = 0;
+    // With p.kv_heads / p.planes (grouped-query attention): qkv (B, T, (H + 2 KV) D) in the layout p.planes
+    // names, out (B, T, H D), lse (B, H, T); attention_workspace_bytes(B, T, H D, H, dtype) serves it too.
+    //
+    // --- the LLaMA family's ops (CPU: backend/cpu/cpu_llama.cpp). Defaults throw Error naming the op. ---
+    // RMSNorm over the last dimension C (transformers' LlamaRMSNorm): y = gamma * x / sqrt(mean(x^2) + eps),
+    // x (R..., C), gamma (C), y like x; rstd (R) f32 receives each row's 1/sqrt(mean(x^2) + eps).
+    virtual void rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd);
+    // dx written; dgamma accumulated.
+    virtual void rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                                  Tensor& dgamma);
+    // Rotary embeddings in place: x (B, T, heads * D), D even, token t of each sample at position t.
+    // inverse: rotates back (by -angle), which is the backward of the rotation (dx from dy, in place).
+    virtual void rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse);
+    // SwiGLU's gate: y = silu(gate) * up = gate / (1 + exp(-gate)) * up; gate, up, y alike.
+    virtual void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y);
+    // dgate = dy * up * silu'(gate), dup = dy * silu(gate), written (elementwise: dgate may be gate's memory
+    // and dup up's).
+    virtual void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
+
     // Fused softmax cross-entropy over a vocabulary, in place: logits (N, V) float, targets (N) i64 in
     // [0, V). Returns the mean loss over the N rows (accumulated in f64) and the rows whose argmax is the
     // target. With want_grad the logits are OVERWRITTEN by grad_scale * d(mean loss)/d(logits), so no second

@@ -178,12 +178,21 @@ AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor&
     rules.floating(op, "qkv", qkv);
     require_same_dtype(op, "qkv", qkv, "out", out);
     require_dtype(op, "lse", lse, DType::f32);
-    if (qkv.ndim() != 3 || qkv.dim(2) % 3 != 0) fail(op, "expects qkv (B, T, 3C), got " + desc(qkv));
-    AttnDims d{qkv.dim(0), qkv.dim(1), qkv.dim(2) / 3, p.heads, 0};
-    if (p.heads < 1 || d.C % p.heads != 0)
-        fail(op, "width " + std::to_string(d.C) + " of qkv " + desc(qkv) + " is not divisible by " +
-                     std::to_string(p.heads) + " heads");
-    d.D = d.C / d.H;
+    const std::int64_t H = p.heads, KV = p.kv_heads == 0 ? p.heads : p.kv_heads;
+    if (H < 1 || KV < 1 || H % KV != 0)
+        fail(op, std::to_string(H) + " query heads cannot share " + std::to_string(KV) +
+                     " key/value heads: kv_heads must divide heads");
+    const std::int64_t parts = H + 2 * KV;  // head-sized columns of qkv per token
+    if (KV == H) {  // multi-head attention: (B, T, 3C)
+        if (qkv.ndim() != 3 || qkv.dim(2) % 3 != 0) fail(op, "expects qkv (B, T, 3C), got " + desc(qkv));
+        if (qkv.dim(2) / 3 % H != 0)
+            fail(op, "width " + std::to_string(qkv.dim(2) / 3) + " of qkv " + desc(qkv) + " is not divisible by " +
+                         std::to_string(p.heads) + " heads");
+    } else if (qkv.ndim() != 3 || qkv.dim(2) % parts != 0) {
+        fail(op, "expects qkv (B, T, (H + 2 KV) D) = (B, T, " + std::to_string(parts) + " D) for " + std::to_string(H) +
+                     " query and " + std::to_string(KV) + " key/value heads, got " + desc(qkv));
+    }
+    AttnDims d{qkv.dim(0), qkv.dim(1), qkv.dim(2) / parts * H, H, qkv.dim(2) / parts, KV};
     if (out.ndim() != 3 || out.dim(0) != d.B || out.dim(1) != d.T || out.dim(2) != d.C)
         fail(op, "out " + desc(out) + " must be " + shape_str({d.B, d.T, d.C}) + " for qkv " + desc(qkv));
     if (lse.ndim() != 3 || lse.dim(0) != d.B || lse.dim(1) != d.H || lse.dim(2) != d.T)
@@ -210,6 +219,64 @@ void check_workspace(const char* op, const TensorRules& rules, const Tensor& wor
         fail(op, "workspace " + desc(workspace) + " is smaller than the " + std::to_string(need) +
                      " bytes attention_workspace_bytes asks for");
     rules.here(op, "workspace", workspace);
+}
+
+RowsCols check_rmsnorm_forward(const TensorRules& rules, const Tensor& x, const Tensor& gamma, const Tensor& y,
+                               const Tensor& rstd) {
+    const char* op = "rmsnorm_forward";
+    rules.here(op, "x", x);
+    rules.here(op, "gamma", gamma);
+    rules.here(op, "y", y);
+    rules.here(op, "rstd", rstd);
+    rules.floating(op, "x", x);
+    rules.floating(op, "gamma", gamma);
+    require_same_dtype(op, "x", x, "y", y);
+    require_same_shape(op, "x", x, "y", y);
+    require_dtype(op, "rstd", rstd, DType::f32);
+    const RowsCols rc = rows_cols(op, x);
+    if (gamma.numel() != rc.C) fail(op, "gamma " + desc(gamma) + " must hold " + std::to_string(rc.C) + " values for x " + desc(x));
+    if (rstd.numel() != rc.R) fail(op, "rstd " + desc(rstd) + " must hold one value per row (" + std::to_string(rc.R) + ") of x " + desc(x));
+    return rc;
+}
+
+RowsCols check_rmsnorm_backward(const TensorRules& rules, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                const Tensor& rstd, const Tensor& dx, const Tensor& dgamma) {
+    const char* op = "rmsnorm_backward";
+    const RowsCols rc = check_rmsnorm_forward(rules, x, gamma, dy, rstd);
+    rules.here(op, "dx", dx);
+    rules.here(op, "dgamma", dgamma);
+    require_same_dtype(op, "x", x, "dx", dx);
+    require_same_shape(op, "x", x, "dx", dx);
+    rules.floating(op, "dgamma", dgamma);
+    if (dgamma.numel() != rc.C) fail(op, "dgamma " + desc(dgamma) + " must hold " + std::to_string(rc.C) + " values");
+    return rc;
+}
+
+RopeDims check_rope(const TensorRules& rules, const Tensor& x, int heads, const RopeParams& p) {
+    const char* op = "rope_apply";
+    rules.here(op, "x", x);
+    rules.floating(op, "x", x);
+    if (x.ndim() != 3 || heads < 1 || x.dim(2) % heads != 0 || (x.dim(2) / heads) % 2 != 0)
+        fail(op, "expects x (B, T, heads * D) with an even head size D, got " + desc(x) + " for " +
+                     std::to_string(heads) + " heads");
+    if (!(p.theta > 1.0) || !(p.factor >= 0.0) ||
+        (p.factor > 0 && !(p.high_freq_factor > p.low_freq_factor && p.low_freq_factor > 0 && p.original_max_positions > 0)))
+        fail(op, "rope_theta must exceed 1 and a llama3 scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor "
+                 "and original_max_position_embeddings > 0");
+    return {x.dim(0), x.dim(1), heads, x.dim(2) / heads};
+}
+
+void check_swiglu(const char* op, const TensorRules& rules, const Tensor& gate, const Tensor& up, const Tensor& a,
+                  const Tensor& b) {
+    rules.here(op, "gate", gate);
+    rules.here(op, "up", up);
+    rules.floating(op, "gate", gate);
+    for (const Tensor* t : {&up, &a, &b}) {
+        if (!t->defined()) continue;
+        rules.here(op, "tensor", *t);
+        require_same_dtype(op, "gate", gate, "tensor", *t);
+        require_same_shape(op, "gate", gate, "tensor", *t);
+    }
 }
 
 }  // namespace hr::ops

@@ -62,14 +62,29 @@ void check_transpose_last2(const TensorRules& rules, const Tensor& x, const Tens
 void check_dequantize(const TensorRules& rules, const Tensor& packed, int bits, std::int64_t group, const Tensor& w);
 
 struct AttnDims {
-    std::int64_t B, T, C, H, D;  // batch, sequence, width, heads, head size
+    std::int64_t B, T, C, H, D;  // batch, sequence, output width (H D), query heads, head size
+    std::int64_t KV = 0;         // key/value heads (H without grouped-query attention)
 };
-// qkv (B, T, 3C) float, out (B, T, C) of its dtype, lse (B, H, T) f32, heads dividing C, dropout in [0, 1).
+// qkv (B, T, (H + 2 KV) D) float (3C: q, k and v side by side, or three planes: backend.h), out (B, T, H D)
+// of its dtype, lse (B, H, T) f32, KV dividing H, dropout in [0, 1).
 AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor& qkv, const Tensor& out,
                          const Tensor& lse, const AttentionParams& p);
 // The backward's gradients too: dout like out, dqkv like qkv.
 AttnDims check_attention_backward(const TensorRules& rules, const Tensor& qkv, const Tensor& out, const Tensor& lse,
                                   const Tensor& dout, const Tensor& dqkv, const AttentionParams& p);
+// RMSNorm: x, y (and dy, dx) alike, gamma and dgamma (C), rstd f32 with one value per row.
+RowsCols check_rmsnorm_forward(const TensorRules& rules, const Tensor& x, const Tensor& gamma, const Tensor& y,
+                               const Tensor& rstd);
+RowsCols check_rmsnorm_backward(const TensorRules& rules, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                const Tensor& rstd, const Tensor& dx, const Tensor& dgamma);
+struct RopeDims {
+    std::int64_t B, T, H, D;
+};
+// x (B, T, heads * D) float with D even; theta > 1; a llama3 scaling's factors in order.
+RopeDims check_rope(const TensorRules& rules, const Tensor& x, int heads, const RopeParams& p);
+// SwiGLU: gate, up and the outputs a, b (b may be undefined) of one shape and float dtype.
+void check_swiglu(const char* op, const TensorRules& rules, const Tensor& gate, const Tensor& up, const Tensor& a,
+                  const Tensor& b);
 // The workspace holds at least `need` bytes and is on the device.
 void check_workspace(const char* op, const TensorRules& rules, const Tensor& workspace, std::size_t need);
 

@@ -15,7 +15,7 @@ const std::vector<std::string>& backend_op_names() {
         "elementwise", "gemm",      "bias",       "conv2d",      "maxpool2d",     "avgpool2d",
         "activation",  "dropout",   "batchnorm",  "softmax_cross_entropy", "mse_loss", "embedding",
         "layernorm",   "gelu_tanh", "attention",  "cross_entropy", "copy_rows",   "transpose",
-        "sgd_update",  "adam_update"};
+        "sgd_update",  "adam_update", "rmsnorm",    "rope",        "swiglu"};
     return names;
 }
 
@@ -41,6 +41,8 @@ std::vector<std::string> layer_backend_ops(const std::string& type) {
         {"mlp", {"gemm", "bias", "gelu_tanh", "dropout"}},
         {"transformer_block", {"layernorm", "gemm", "bias", "attention", "gelu_tanh", "dropout", "elementwise"}},
         {"lm_head", {"gemm"}},
+        {"rmsnorm", {"rmsnorm"}},
+        {"llama_block", {"rmsnorm", "gemm", "bias", "rope", "attention", "swiglu", "elementwise"}},
         {"patch_embedding", {"conv2d", "transpose"}},
         {"class_token", {"copy_rows"}},
         {"class_token_pool", {"copy_rows"}},

@@ -107,6 +107,25 @@ const std::vector<LayerTypeInfo>& layer_catalog() {
                      {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.lm_head.dim", "model width")},
                       {"vocab_size", AK::integer, 256, 2, 1e7, true, HR_MSG("layer.lm_head.vocab_size", "vocabulary size V")},
                       {"tied", AK::boolean, 1, 0, 1, false, HR_MSG("layer.lm_head.tied", "share the token embedding's weight (no parameters of its own)")}}});
+        // the LLaMA family (Llama, Mistral, Qwen2; docs/transformers.md)
+        c.push_back({"rmsnorm", "RMSNorm", "normalisation", HR_MSG("layer.rmsnorm", "scales each token by the reciprocal of its root mean square (LLaMA's norm)"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.rmsnorm.dim", "features (the last dimension)")},
+                      {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.rmsnorm.eps", "added to the mean square")}}});
+        c.push_back({"llama_block", "LLaMA block", "transformer",
+                      HR_MSG("layer.llama_block", "x + attention(RMSNorm(x)) with rotary positions and grouped-query heads, then + SwiGLU MLP(RMSNorm(.)): one Llama, Mistral or Qwen2 decoder layer"),
+                     {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.llama_block.dim", "model width")},
+                      {"heads", AK::integer, 4, 1, 4096, true, HR_MSG("layer.llama_block.heads", "query heads")},
+                      {"kv_heads", AK::integer, 0, 0, 4096, false, HR_MSG("layer.llama_block.kv_heads", "key/value heads, dividing heads (0: as many as heads)")},
+                      {"head_dim", AK::integer, 0, 0, 65536, false, HR_MSG("layer.llama_block.head_dim", "head size, even (0: dim / heads)")},
+                      {"hidden", AK::integer, 176, 1, 1e8, true, HR_MSG("layer.llama_block.hidden", "SwiGLU MLP hidden width")},
+                      {"norm_eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.llama_block.norm_eps", "RMSNorm epsilon")},
+                      {"rope_theta", AK::real, 10000, 1.0001, 1e12, false, HR_MSG("layer.llama_block.rope_theta", "rotary base: frequencies theta^(-2i/D)")},
+                      {"rope_factor", AK::real, 0, 0, 1e6, false, HR_MSG("layer.llama_block.rope_factor", "Llama 3 frequency scaling factor (0: none; \"rope_scaling\" in JSON)")},
+                      {"rope_low_freq_factor", AK::real, 1, 1e-6, 1e6, false, HR_MSG("layer.llama_block.rope_low_freq_factor", "Llama 3 scaling: low_freq_factor")},
+                      {"rope_high_freq_factor", AK::real, 4, 1e-6, 1e6, false, HR_MSG("layer.llama_block.rope_high_freq_factor", "Llama 3 scaling: high_freq_factor")},
+                      {"rope_original_max_positions", AK::integer, 8192, 1, 1e9, false, HR_MSG("layer.llama_block.rope_original_max_positions", "Llama 3 scaling: original_max_position_embeddings")},
+                      {"qkv_bias", AK::boolean, 0, 0, 1, false, HR_MSG("layer.llama_block.qkv_bias", "learn biases in the q, k and v projections (Qwen2)")},
+                      {"max_positions", AK::integer, 4096, 1, 1e8, false, HR_MSG("layer.llama_block.max_positions", "longest sequence it is built for")}}});
         c.push_back({"patch_embedding", "Patch embedding", "embedding",
                       HR_MSG("layer.patch_embedding", "cuts images into square patches and projects each to a token: (N, C, H, W) -> (N, P, dim)"),
                      {{"in_channels", AK::integer, 1, 1, 1e6, true, HR_MSG("layer.patch_embedding.in_channels", "image channels C")},

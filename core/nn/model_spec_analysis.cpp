@@ -464,7 +464,7 @@ std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
     auto top_label = [&](int i) { return top_labels[i].empty() ? spec.layers[i].type : top_labels[i]; };
     for (int i = 0; i < n; ++i) {
         const std::string& t = spec.layers[i].type;
-        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" ||
+        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" || t == "llama_block" ||
                             t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" ||
                             t == "lm_head";
         if (blocks.empty() || starts) {

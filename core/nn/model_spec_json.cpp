@@ -31,6 +31,53 @@ using AK = AttrInfo::Kind;
 static std::vector<LayerSpec> layers_from_json(const json& arr, const std::string& where, int depth,
                                                std::int64_t& count);
 
+// A llama_block's "rope_scaling" (config.json's): null, or {"type" (or "rope_type"): "llama3", "factor",
+// "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}, into the flat attributes
+// rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_max_positions.
+static void llama_rope_scaling_from_json(const json& v, const std::string& at, LayerSpec& l) {
+    if (v.is_null()) {
+        l.attrs["rope_factor"] = 0.0;
+        return;
+    }
+    auto bad = [&](const std::string& what) {
+        return InputError(HR_MSG("spec.rope_scaling", "%1: \"rope_scaling\" %2; write {\"type\": \"llama3\", \"factor\": 32.0, "
+                                                      "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+                                                      "\"original_max_position_embeddings\": 8192} or null"),
+                          {at, what});
+    };
+    if (!v.is_object()) throw bad("must be an object, got " + json_brief(v));
+    std::string kind;
+    for (const char* k : {"type", "rope_type"})
+        if (v.contains(k)) {
+            if (!v[k].is_string()) throw bad(std::string("has a non-text \"") + k + "\"");
+            kind = v[k].get<std::string>();
+        }
+    if (kind != "llama3") throw bad("of type '" + kind + "' is not supported (only llama3's frequency scaling is)");
+    const std::pair<const char*, const char*> fields[] = {{"factor", "rope_factor"},
+                                                          {"low_freq_factor", "rope_low_freq_factor"},
+                                                          {"high_freq_factor", "rope_high_freq_factor"},
+                                                          {"original_max_position_embeddings", "rope_original_max_positions"}};
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (it.key() == "type" || it.key() == "rope_type") continue;
+        bool known = false;
+        for (const auto& [src, dst] : fields)
+            if (it.key() == src) {
+                known = true;
+                if (!it->is_number() || !(it->get<double>() > 0) || !(it->get<double>() < 1e9))
+                    throw bad(std::string("field '") + src + "' must be a positive number, got " + json_brief(*it));
+                const AttrInfo* a = nullptr;
+                for (const auto& cand : find_layer_type("llama_block")->attrs)
+                    if (cand.name == dst) a = &cand;
+                l.attrs[dst] = layer_attr_json(*a, it->get<double>());
+            }
+        if (!known) throw bad("has an unknown field '" + it.key() + "'");
+    }
+    for (const auto& [src, dst] : fields)
+        if (!v.contains(src)) throw bad(std::string("lacks '") + src + "'");
+    if (!(layer_attr(l, "rope_high_freq_factor") > layer_attr(l, "rope_low_freq_factor")))
+        throw bad("needs high_freq_factor above low_freq_factor");
+}
+
 static LayerSpec layer_from_json(const json& j, const std::string& where, int depth, std::int64_t& count) {
     if (!j.is_object())
         throw InputError(HR_MSG("spec.layer_not_object", "%1: each layer must be a JSON object like {\"type\": \"relu\"}"),
@@ -59,6 +106,10 @@ static LayerSpec layer_from_json(const json& j, const std::string& where, int de
                                  {at, std::to_string(kMaxResidualDepth)});
             auto seq = layers_from_json(*it, where + "." + key, depth + 1, count);
             (key == "body" ? l.body : l.shortcut) = std::move(seq);
+            continue;
+        }
+        if (type == "llama_block" && key == "rope_scaling") {  // Hugging Face's form, kept flat inside
+            llama_rope_scaling_from_json(*it, at, l);
             continue;
         }
         const AttrInfo* a = nullptr;
@@ -222,6 +273,18 @@ static json layers_to_json(const std::vector<LayerSpec>& layers) {
         obj["type"] = l.type;
         if (!l.name.empty()) obj["name"] = l.name;
         for (auto it = l.attrs.begin(); it != l.attrs.end(); ++it) obj[it.key()] = *it;
+        if (l.type == "llama_block") {  // the rope scaling as config.json writes it
+            const bool scaled = layer_attr(l, "rope_factor") > 0;
+            if (scaled)
+                obj["rope_scaling"] = {{"type", "llama3"},
+                                       {"factor", layer_attr(l, "rope_factor")},
+                                       {"low_freq_factor", layer_attr(l, "rope_low_freq_factor")},
+                                       {"high_freq_factor", layer_attr(l, "rope_high_freq_factor")},
+                                       {"original_max_position_embeddings",
+                                        std::llround(layer_attr(l, "rope_original_max_positions"))}};
+            for (const char* k : {"rope_factor", "rope_low_freq_factor", "rope_high_freq_factor", "rope_original_max_positions"})
+                obj.erase(k);
+        }
         if (l.type == "residual") {
             obj["body"] = layers_to_json(l.body);
             if (!l.shortcut.empty()) obj["shortcut"] = layers_to_json(l.shortcut);

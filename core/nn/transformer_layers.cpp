@@ -77,11 +77,11 @@ void linear_fwd(Backend& be, const Tensor& x, const Tensor& w_in, const Tensor& 
 }
 
 // dW += dy^T x (when dW is defined: a frozen weight has none), db += sum dy (as dy^T times `ones`, a column
-// of R ones, when given), and dx = dy W when dx is defined. LoRA: h = x A^T is recomputed (R x in x rank
+// of R ones, when given), and dx = dy W when dx is defined (dx += dy W with add_dx). LoRA: h = x A^T is recomputed (R x in x rank
 // multiply-adds, instead of keeping (rows, rank) per projection), gB += s dy^T h, then h's memory takes
 // dh = s dy B, gA += dh^T x and dx += dh A. A quantised base weight is dequantised again for dx.
 void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor dw, Tensor db,
-                const Tensor& ones = Tensor(), const Lora& lora = Lora()) {
+                const Tensor& ones = Tensor(), const Lora& lora = Lora(), bool add_dx = false) {
     Tensor x2 = rows_of(x, lora.in_features(w)), dy2 = rows_of(dy, lora.out_features(w));
     if (dw.defined()) be.gemm(true, false, 1.0f, dy2, x2, 1.0f, dw);
     if (db.defined()) {
@@ -103,7 +103,7 @@ void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy,
     }
     if (dx.defined()) {
         Tensor dx2 = rows_of(dx, x2.dim(1));
-        be.gemm(false, false, 1.0f, dy2, lora.weight(be, w), 0.0f, dx2);
+        be.gemm(false, false, 1.0f, dy2, lora.weight(be, w), add_dx ? 1.0f : 0.0f, dx2);
         if (lora.on()) be.gemm(false, false, 1.0f, h, lora.A, 1.0f, dx2);
     }
 }
@@ -793,6 +793,310 @@ private:
     Adapters lora_;
 };
 
+// ---- rmsnorm (LlamaRMSNorm: the final norm of a LLaMA-family model) ---------------------------------
+class RmsNormLayer : public Layer {
+public:
+    explicit RmsNormLayer(const LayerSpec& s)
+        : Layer(s), C_(attr_i64(s, "dim")), eps_(static_cast<float>(layer_attr(s, "eps"))) {}
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::vector<ParamDecl> params(const Shape&) const override { return {ones("weight", {C_})}; }
+    std::vector<SavedDecl> saved(std::int64_t batch, const Shape& in) const override {
+        return {{"rstd", {batch, shape_numel(in) / C_}, DType::f32}};
+    }
+    bool backward_needs_dx() const override { return true; }
+    std::size_t workspace_bytes(const Backend&, std::int64_t, const Shape&, DType dt) const override {
+        return static_cast<std::size_t>(C_) * dtype_size(dt);  // a frozen weight's gradient (LoRA), never read
+    }
+    bool skips_frozen_gradients() const override { return true; }
+
+protected:
+    void forward_impl(LayerIO& io) const override {
+        io.backend->rmsnorm_forward(io.x, io.params[0], eps_, io.y, io.saved[0]);
+    }
+    void backward_impl(LayerIO& io) const override {
+        if (!io.dx.defined()) throw Error("internal: rmsnorm backward needs dx");
+        Tensor g = io.grads[0].defined() ? io.grads[0]
+                                         : Tensor(io.workspace.storage(), io.workspace.byte_offset(), {C_}, io.x.dtype());
+        io.backend->rmsnorm_backward(io.x, io.dy, io.params[0], io.saved[0], io.dx, g);
+    }
+
+private:
+    std::int64_t C_;
+    float eps_;
+};
+
+// ---- llama_block (Hugging Face's LlamaDecoderLayer; Mistral's and Qwen2's alike) ---------------------
+//
+// h = x + o_proj(attention(rope(q_proj(n1)), rope(k_proj(n1)), v_proj(n1))) with n1 = input_layernorm(x);
+// y = h + down_proj(silu(gate_proj(n2)) * up_proj(n2)) with n2 = post_attention_layernorm(h). Causal
+// grouped-query attention: KV key/value heads, each serving H/KV query heads. No biases but q, k and v's
+// with qkv_bias (Qwen2). The three projections write the planes of one qkv tensor (B, T, (H + 2 KV) D)
+// (AttentionParams::planes), rotated in place, which the memory-efficient attention reads as they are.
+//
+// Kept for backward (B, T rows): n1 and its rstd (f32), qkv after the rotation, the attention output
+// att (B, T, H D) and its log-sum-exp lse (f32, (B, H, T)) [not with selective recompute], h, n2 and its
+// rstd, gate (B, T, F) and up (B, T, F). silu(gate) * up is recomputed in backward; the attention
+// probabilities are never stored.
+//
+// LoRA (peft's names): adapters on the projections in lora_targets, a bit mask in projection order
+// q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (set by the model; 0 = q_proj and v_proj,
+// peft's default for the family).
+constexpr int kLlamaProjections = 7;
+const char* const kLlamaProjectionNames[kLlamaProjections] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                                             "self_attn.o_proj", "mlp.gate_proj",   "mlp.up_proj",
+                                                             "mlp.down_proj"};
+constexpr int kLlamaDefaultLoraTargets = 0b101;  // q_proj, v_proj
+
+class LlamaBlock : public Layer {
+public:
+    LlamaBlock(const LayerSpec& s, const LayerOptions& o) : Layer(s), lora_(s, 0) {
+        C_ = attr_i64(s, "dim");
+        H_ = attr_i64(s, "heads");
+        KV_ = attr_i64(s, "kv_heads");
+        if (KV_ == 0) KV_ = H_;
+        D_ = attr_i64(s, "head_dim");
+        if (D_ == 0) D_ = C_ / H_;
+        F_ = attr_i64(s, "hidden");
+        eps_ = static_cast<float>(layer_attr(s, "norm_eps"));
+        qkv_bias_ = attr_b(s, "qkv_bias");
+        rope_.theta = layer_attr(s, "rope_theta");
+        rope_.factor = layer_attr(s, "rope_factor");
+        rope_.low_freq_factor = layer_attr(s, "rope_low_freq_factor");
+        rope_.high_freq_factor = layer_attr(s, "rope_high_freq_factor");
+        rope_.original_max_positions = layer_attr(s, "rope_original_max_positions");
+        selective_ = o.recompute_attention;
+        targets_ = static_cast<int>(attr_i64(s, "lora_targets"));
+        if (targets_ == 0) targets_ = kLlamaDefaultLoraTargets;
+        int k = 0;
+        ln1_ = k++;
+        qw_ = k++;
+        qb_ = qkv_bias_ ? k++ : -1;
+        kw_ = k++;
+        kb_ = qkv_bias_ ? k++ : -1;
+        vw_ = k++;
+        vb_ = qkv_bias_ ? k++ : -1;
+        ow_ = k++;
+        ln2_ = k++;
+        gw_ = k++;
+        uw_ = k++;
+        dw_ = k++;
+        lora_.first = k;
+    }
+    Shape output_shape(const Shape& in) const override { return in; }
+    std::int64_t q_width() const { return H_ * D_; }
+    std::int64_t kv_width() const { return KV_ * D_; }
+    std::int64_t proj_out(int i) const {
+        const std::int64_t outs[kLlamaProjections] = {q_width(), kv_width(), kv_width(), C_, F_, F_, C_};
+        return outs[i];
+    }
+    std::int64_t proj_in(int i) const {
+        const std::int64_t ins[kLlamaProjections] = {C_, C_, C_, q_width(), C_, C_, F_};
+        return ins[i];
+    }
+    std::vector<ParamDecl> params(const Shape&) const override {
+        const std::int64_t C = C_, F = F_;
+        std::vector<ParamDecl> p{ones("input_layernorm.weight", {C})};
+        p.push_back(normal("self_attn.q_proj.weight", {q_width(), C}, 0.02));
+        if (qkv_bias_) p.push_back(zeros("self_attn.q_proj.bias", {q_width()}));
+        p.push_back(normal("self_attn.k_proj.weight", {kv_width(), C}, 0.02));
+        if (qkv_bias_) p.push_back(zeros("self_attn.k_proj.bias", {kv_width()}));
+        p.push_back(normal("self_attn.v_proj.weight", {kv_width(), C}, 0.02));
+        if (qkv_bias_) p.push_back(zeros("self_attn.v_proj.bias", {kv_width()}));
+        p.push_back(normal("self_attn.o_proj.weight", {C, q_width()}, 0.02));
+        p.push_back(ones("post_attention_layernorm.weight", {C}));
+        p.push_back(normal("mlp.gate_proj.weight", {F, C}, 0.02));
+        p.push_back(normal("mlp.up_proj.weight", {F, C}, 0.02));
+        p.push_back(normal("mlp.down_proj.weight", {C, F}, 0.02));
+        for (int i = 0; i < kLlamaProjections; ++i)
+            if (targets_ & (1 << i)) lora_.declare(p, kLlamaProjectionNames[i], proj_out(i), proj_in(i));
+        return p;
+    }
+    bool skips_frozen_gradients() const override { return true; }
+    std::vector<SavedDecl> saved(std::int64_t B, const Shape& in) const override {
+        const std::int64_t T = in[0], C = C_;
+        std::vector<SavedDecl> s{act("n1", {B, T, C}), {"rstd1", {B, T}, DType::f32},
+                                 act("qkv", {B, T, q_width() + 2 * kv_width()})};
+        if (!selective_) {
+            s.push_back(act("att", {B, T, q_width()}));
+            s.push_back({"lse", {B, H_, T}, DType::f32});
+        }
+        s.push_back(act("h", {B, T, C}));
+        s.push_back(act("n2", {B, T, C}));
+        s.push_back({"rstd2", {B, T}, DType::f32});
+        s.push_back(act("gate", {B, T, F_}));
+        s.push_back(act("up", {B, T, F_}));
+        return s;
+    }
+    std::size_t workspace_bytes(const Backend& b, std::int64_t B, const Shape& in, DType dt) const override {
+        Carve c;
+        carve(c, b, B, in[0], dt, Tensor());
+        return c.bytes();
+    }
+
+protected:
+    struct Ws {
+        Tensor attn_ws, m, dm, dqkv, c1, dh, datt, att, lse, ones;
+        LoraScratch lh;
+        Tensor lnw;
+    };
+    struct Saved {
+        Tensor n1, rstd1, qkv, att, lse, h, n2, rstd2, gate, up;
+    };
+    // attention scratch | one region holding either [m | dm] (MLP half) or dqkv (attention half) | c1 | dh |
+    // datt | with selective recompute: att, lse | ones (biases) | LoRA scratch | a frozen norm's gradient
+    void carve(Carve& c, const Backend& b, std::int64_t B, std::int64_t T, DType dt, const Tensor& base,
+               Ws* w = nullptr) const {
+        c.base = base;
+        const std::int64_t C = C_, F = F_, W = q_width() + 2 * kv_width();
+        const std::size_t aw = b.attention_workspace_bytes(B, T, q_width(), static_cast<int>(H_), dt);
+        Tensor attn = c.take({static_cast<std::int64_t>(aw)}, DType::u8);
+        Carve r;
+        r.take({B, T, F}, dt);
+        r.take({B, T, F}, dt);
+        const std::size_t mm_bytes = r.bytes();
+        const std::size_t qkv_bytes = static_cast<std::size_t>(B * T * W) * dtype_size(dt);
+        Tensor region = c.take({static_cast<std::int64_t>(std::max(mm_bytes, qkv_bytes))}, DType::u8);
+        Tensor c1 = c.take({B, T, C}, dt), dh = c.take({B, T, C}, dt), datt = c.take({B, T, q_width()}, dt);
+        Tensor att, lse;
+        if (selective_) {
+            att = c.take({B, T, q_width()}, dt);
+            lse = c.take({B, H_, T}, DType::f32);
+        }
+        Tensor ones_t;
+        if (qkv_bias_) ones_t = c.take({B * T}, dt);
+        std::int64_t largest = 0;
+        for (int i = 0; i < kLlamaProjections; ++i)
+            if (targets_ & (1 << i)) largest = std::max(largest, proj_out(i) * proj_in(i));
+        LoraScratch lh = lora_.carve(c, B * T, largest, dt);
+        Tensor lnw;
+        if (lora_.r > 0) lnw = c.take({C}, dt);
+        if (w) {
+            Carve in;
+            in.base = region;
+            Tensor m = in.take({B, T, F}, dt), dm = in.take({B, T, F}, dt);
+            Tensor dqkv = region.defined() ? Tensor(region.storage(), region.byte_offset(), {B, T, W}, dt) : Tensor();
+            *w = {attn, m, dm, dqkv, c1, dh, datt, att, lse, ones_t, lh, lnw};
+        }
+    }
+    Saved saved_views(LayerIO& io, const Ws& w) const {
+        Saved s;
+        std::size_t k = 0;
+        auto next = [&] { return io.saved[k++]; };
+        s.n1 = next();
+        s.rstd1 = next();
+        s.qkv = next();
+        if (selective_) {
+            s.att = w.att;
+            s.lse = w.lse;
+        } else {
+            s.att = next();
+            s.lse = next();
+        }
+        s.h = next();
+        s.n2 = next();
+        s.rstd2 = next();
+        s.gate = next();
+        s.up = next();
+        return s;
+    }
+    Ws scratch(LayerIO& io) const {
+        Ws w;
+        Carve c;
+        carve(c, *io.backend, io.x.dim(0), io.x.dim(1), io.x.dtype(), io.workspace, &w);
+        return w;
+    }
+    AttentionParams attn_params() const {
+        AttentionParams ap;
+        ap.heads = static_cast<int>(H_);
+        ap.kv_heads = static_cast<int>(KV_);
+        ap.planes = true;
+        ap.causal = true;
+        return ap;
+    }
+    // the q, k and v planes of a (B, T, (H + 2 KV) D) tensor
+    void planes(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v) const {
+        const std::int64_t B = qkv.dim(0), T = qkv.dim(1);
+        q = qkv.view(0, {B, T, q_width()});
+        k = qkv.view(B * T * q_width(), {B, T, kv_width()});
+        v = qkv.view(B * T * (q_width() + kv_width()), {B, T, kv_width()});
+    }
+    Lora adapter(const LayerIO& io, int proj, const LoraScratch& sc) const {
+        if (lora_.r == 0 || !(targets_ & (1 << proj))) return {};
+        int before = 0;  // adapters declared before this projection's
+        for (int i = 0; i < proj; ++i) before += (targets_ >> i) & 1;
+        return lora_.at(io, before, sc);
+    }
+
+    void forward_impl(LayerIO& io) const override {
+        Backend& be = *io.backend;
+        Ws w = scratch(io);
+        Saved s = saved_views(io, w);
+        const auto& P = io.params;
+        be.rmsnorm_forward(io.x, P[ln1_], eps_, s.n1, s.rstd1);
+        Tensor q, k, v;
+        planes(s.qkv, q, k, v);
+        linear_fwd(be, s.n1, P[qw_], at_or_none(P, qb_), q, adapter(io, 0, w.lh));
+        linear_fwd(be, s.n1, P[kw_], at_or_none(P, kb_), k, adapter(io, 1, w.lh));
+        linear_fwd(be, s.n1, P[vw_], at_or_none(P, vb_), v, adapter(io, 2, w.lh));
+        be.rope_apply(q, static_cast<int>(H_), rope_, false);
+        be.rope_apply(k, static_cast<int>(KV_), rope_, false);
+        be.attention_forward(s.qkv, s.att, s.lse, attn_params(), w.attn_ws);
+        linear_fwd(be, s.att, P[ow_], Tensor(), s.h, adapter(io, 3, w.lh));
+        be.axpy(1.0f, io.x, s.h);  // h = x + attention half
+        be.rmsnorm_forward(s.h, P[ln2_], eps_, s.n2, s.rstd2);
+        linear_fwd(be, s.n2, P[gw_], Tensor(), s.gate, adapter(io, 4, w.lh));
+        linear_fwd(be, s.n2, P[uw_], Tensor(), s.up, adapter(io, 5, w.lh));
+        // a recompute of a kept output (LayerIO::recompute_output false) stops at what backward reads
+        if (!io.recompute_output) return;
+        be.swiglu_forward(s.gate, s.up, w.m);
+        linear_fwd(be, w.m, P[dw_], Tensor(), io.y, adapter(io, 6, w.lh));
+        be.axpy(1.0f, s.h, io.y);  // y = h + MLP half
+    }
+
+    void backward_impl(LayerIO& io) const override {
+        Backend& be = *io.backend;
+        Ws w = scratch(io);
+        Saved s = saved_views(io, w);
+        const auto& P = io.params;
+        auto& G = io.grads;
+        auto grad_or = [&](int i, const Tensor& scratch) { return i < 0 ? Tensor() : G[i].defined() ? G[i] : scratch; };
+        // MLP half: y = h + down(silu(gate) * up)
+        be.swiglu_forward(s.gate, s.up, w.m);  // recomputed (cheap, saves (B, T, F))
+        linear_bwd(be, w.m, P[dw_], io.dy, w.dm, G[dw_], Tensor(), Tensor(), adapter(io, 6, w.lh));
+        be.swiglu_backward(s.gate, s.up, w.dm, w.m, w.dm);  // dgate into m, dup into dm
+        linear_bwd(be, s.n2, P[gw_], w.m, w.c1, G[gw_], Tensor(), Tensor(), adapter(io, 4, w.lh));
+        linear_bwd(be, s.n2, P[uw_], w.dm, w.c1, G[uw_], Tensor(), Tensor(), adapter(io, 5, w.lh), true);
+        Tensor g2 = grad_or(ln2_, w.lnw);
+        be.rmsnorm_backward(s.h, w.c1, P[ln2_], s.rstd2, w.dh, g2);
+        be.axpy(1.0f, io.dy, w.dh);  // dh = d(post_attention_layernorm path) + dy (the residual)
+        // attention half: h = x + o_proj(attention(...))
+        if (selective_) be.attention_forward(s.qkv, s.att, s.lse, attn_params(), w.attn_ws);
+        linear_bwd(be, s.att, P[ow_], w.dh, w.datt, G[ow_], Tensor(), Tensor(), adapter(io, 3, w.lh));
+        be.attention_backward(s.qkv, s.att, s.lse, w.datt, w.dqkv, attn_params(), w.attn_ws);
+        Tensor dq, dk, dv;
+        planes(w.dqkv, dq, dk, dv);
+        be.rope_apply(dq, static_cast<int>(H_), rope_, true);  // the rotation's backward
+        be.rope_apply(dk, static_cast<int>(KV_), rope_, true);
+        if (qkv_bias_) be.fill(w.ones, 1.0);
+        linear_bwd(be, s.n1, P[qw_], dq, w.c1, G[qw_], at_or_none(G, qb_), w.ones, adapter(io, 0, w.lh));
+        linear_bwd(be, s.n1, P[kw_], dk, w.c1, G[kw_], at_or_none(G, kb_), w.ones, adapter(io, 1, w.lh), true);
+        linear_bwd(be, s.n1, P[vw_], dv, w.c1, G[vw_], at_or_none(G, vb_), w.ones, adapter(io, 2, w.lh), true);
+        Tensor dx = io.dx.defined() ? io.dx : w.dh;  // without dx, input_layernorm's goes to scratch (dh is done)
+        Tensor g1 = grad_or(ln1_, w.lnw);
+        be.rmsnorm_backward(io.x, w.c1, P[ln1_], s.rstd1, dx, g1);
+        if (io.dx.defined()) be.axpy(1.0f, w.dh, io.dx);
+    }
+
+private:
+    std::int64_t C_ = 0, H_ = 1, KV_ = 1, D_ = 0, F_ = 0;
+    float eps_ = 1e-5f;
+    bool qkv_bias_ = false, selective_ = false;
+    RopeParams rope_;
+    int targets_ = kLlamaDefaultLoraTargets;
+    int ln1_, qw_, qb_, kw_, kb_, vw_, vb_, ow_, ln2_, gw_, uw_, dw_;
+    Adapters lora_;
+};
+
 // ---- lm_head --------------------------------------------------------------------------------------
 class LmHead : public Layer {
 public:
@@ -935,6 +1239,8 @@ std::unique_ptr<Layer> make_transformer_layer(const LayerSpec& s, const LayerOpt
     if (t == "mlp") return std::make_unique<Mlp>(s, o);
     if (t == "transformer_block") return std::make_unique<TransformerBlock>(s, o);
     if (t == "lm_head") return std::make_unique<LmHead>(s);
+    if (t == "rmsnorm") return std::make_unique<RmsNormLayer>(s);
+    if (t == "llama_block") return std::make_unique<LlamaBlock>(s, o);
     if (t == "patch_embedding") return std::make_unique<PatchEmbedding>(s);
     if (t == "class_token") return std::make_unique<ClassToken>(s);
     if (t == "class_token_pool") return std::make_unique<ClassTokenPool>(s);

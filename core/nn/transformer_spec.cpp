@@ -39,7 +39,7 @@ bool is_token_model(const ModelSpec& spec) {
 int transformer_layer_count(const ModelSpec& spec) {
     int blocks = 0, attn = 0;
     for (const auto& l : spec.layers) {
-        blocks += l.type == "transformer_block";
+        blocks += l.type == "transformer_block" || l.type == "llama_block";
         attn += l.type == "self_attention";
     }
     return blocks > 0 ? blocks : attn;
@@ -59,8 +59,34 @@ bool is_gpt_layout(const ModelSpec& spec) {
     return i + 1 == L.size();
 }
 
+bool is_llama_layout(const ModelSpec& spec) {
+    const auto& L = spec.layers;
+    std::size_t i = 0;
+    if (i >= L.size() || L[i].type != "token_embedding") return false;
+    ++i;
+    while (i < L.size() && L[i].type == "llama_block") ++i;
+    if (i >= L.size() || L[i].type != "rmsnorm") return false;
+    ++i;
+    if (i >= L.size() || L[i].type != "lm_head") return false;
+    return i + 1 == L.size();
+}
+
 std::vector<std::string> state_dict_prefixes(const ModelSpec& spec) {
     std::vector<std::string> p;
+    if (is_llama_layout(spec)) {  // Hugging Face's LlamaForCausalLM
+        int layer = 0;
+        for (const auto& l : spec.layers) {
+            if (l.type == "token_embedding")
+                p.push_back("model.embed_tokens");
+            else if (l.type == "llama_block")
+                p.push_back("model.layers." + std::to_string(layer++));
+            else if (l.type == "rmsnorm")
+                p.push_back("model.norm");
+            else
+                p.push_back("lm_head");
+        }
+        return p;
+    }
     const bool gpt = is_gpt_layout(spec);
     int block = 0;
     for (std::size_t i = 0; i < spec.layers.size(); ++i) {
@@ -89,6 +115,7 @@ std::int64_t model_sequence_length(const ModelSpec& spec) {
 
 std::int64_t model_max_positions(const ModelSpec& spec) {
     const LayerSpec* p = first_of(spec, "position_embedding");
+    if (!p) p = first_of(spec, "llama_block");  // rotary positions: the length it is built for
     return p ? A(*p, "max_positions") : 0;
 }
 
@@ -211,6 +238,55 @@ TransformerLayerShape analyze_transformer_layer(const LayerSpec& l, const Shape&
             // h1, x1, h2 + two LayerNorms' statistics + fc + mlp mask
             r.saved_bytes = attn_saved + 4 * 3 * T * C + 16 * T + 4 * T * F + (drop ? T * C : 0);
         }
+        return r;
+    }
+    if (t == "rmsnorm") {
+        r.handled = true;
+        const std::int64_t C = A(l, "dim");
+        r.label = fmt("rmsnorm(%lld)", C);
+        if (in.empty() || in.back() != C) {
+            r.error = "normalises the last dimension of size " + std::to_string(C) + ", got " + batch(in) +
+                      (in.empty() ? std::string() : "; set dim to " + std::to_string(in.back()));
+            return r;
+        }
+        r.out = in;
+        r.params = C;
+        r.saved_bytes = 4 * (shape_numel(in) / C);  // rstd, f32 per row
+        return r;
+    }
+    if (t == "llama_block") {
+        r.handled = true;
+        const std::int64_t C = A(l, "dim"), H = A(l, "heads"), KV = A(l, "kv_heads") == 0 ? H : A(l, "kv_heads");
+        const std::int64_t D = A(l, "head_dim") == 0 ? (H > 0 ? C / H : 0) : A(l, "head_dim"), F = A(l, "hidden");
+        const bool qkv_bias = B(l, "qkv_bias");
+        r.label = KV == H ? fmt("llama_block(%lld, %lld heads, mlp %lld)", C, H, F)
+                          : fmt("llama_block(%lld, %lld heads / %lld kv, mlp ", C, H, KV) + std::to_string(F) + ")";
+        if (!need_seq(C, "attention works on token sequences")) return r;
+        if (A(l, "head_dim") == 0 && C % H != 0) {
+            r.error = "dim " + std::to_string(C) + " is not divisible by " + std::to_string(H) +
+                      " heads; pick a head count that divides it or set head_dim";
+            return r;
+        }
+        if (H % KV != 0) {
+            r.error = std::to_string(H) + " query heads cannot share " + std::to_string(KV) +
+                      " key/value heads; pick a kv_heads that divides heads";
+            return r;
+        }
+        if (D % 2 != 0) {
+            r.error = "head size " + std::to_string(D) + " is odd; rotary embeddings pair dimensions, so pick an even head_dim";
+            return r;
+        }
+        const std::int64_t T = in[0], P = A(l, "max_positions");
+        if (T > P) {
+            r.error = "the sequence has " + std::to_string(T) + " tokens but the block is built for " + std::to_string(P) +
+                      "; raise max_positions to " + std::to_string(T) + " or use a shorter sequence";
+            return r;
+        }
+        r.out = in;
+        const std::int64_t Q = H * D, K = KV * D;
+        r.params = 2 * C + C * (Q + 2 * K) + (qkv_bias ? Q + 2 * K : 0) + Q * C + 3 * C * F;
+        // n1, qkv, att, h, n2 (f32), gate and up, lse (f32 per head and token), two rstd rows
+        r.saved_bytes = 4 * (T * C + T * (Q + 2 * K) + T * Q + 2 * T * C + 2 * T * F) + 4 * H * T + 8 * T;
         return r;
     }
     if (t == "mlp") {

@@ -61,6 +61,23 @@ TransformerLayerCost layer_cost(const LayerReport& r, const LayerSpec& l) {
         // kept output: everything up to the MLP's first projection; its GELU, output projection and the
         // second residual sum only feed the output (transformer_layers.cpp)
         c.recompute_kept = c.forward - (2 * T * F * C + 10 * T * F + T * C);
+    } else if (t == "rmsnorm") {
+        c.handled = true;
+        c.forward = 4 * out;
+        c.backward = 8 * out;
+    } else if (t == "llama_block") {
+        c.handled = true;
+        const double C = A(l, "dim"), H = A(l, "heads"), KV = A(l, "kv_heads") == 0 ? H : A(l, "kv_heads");
+        const double D = A(l, "head_dim") == 0 ? C / H : A(l, "head_dim"), F = A(l, "hidden");
+        const double Q = H * D, K = KV * D;
+        const double proj = 2 * T * C * (Q + 2 * K) + 2 * T * Q * C;
+        const double core = 0.5 * 4 * T * T * Q;  // causal: q k^T and p v
+        const double mm = 2 * T * C * F * 3;      // gate, up, down
+        c.forward = proj + core + mm + 8 * T * F + 2 * 4 * T * C + 2 * T * C + 6 * T * (Q + K);  // SwiGLU, norms, sums, rope
+        c.backward = 2 * proj + 2.5 * core + 2 * mm + 16 * T * F + 2 * 8 * T * C + 2 * T * C + 6 * T * (Q + K);
+        c.attention_core += core;
+        // kept output: everything up to gate and up; the SwiGLU, down_proj and the second sum only feed y
+        c.recompute_kept = c.forward - (2 * T * F * C + 8 * T * F + T * C);
     } else if (t == "lm_head") {
         c.handled = true;
         c.forward = 2 * out * A(l, "dim");

@@ -88,6 +88,13 @@ public:
                             const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
     void gelu_tanh_forward(const Tensor& x, Tensor& y) override;
     void gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+    // the LLaMA family's ops: cpu_llama.cpp
+    void rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) override;
+    void rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                          Tensor& dgamma) override;
+    void rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) override;
+    void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) override;
+    void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) override;
     std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
                                           DType dtype) const override;
     void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,

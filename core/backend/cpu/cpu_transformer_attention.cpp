@@ -9,7 +9,8 @@
 // and one f32 log-sum-exp per row. Backward recomputes each tile's probabilities from the scores and
 // the saved log-sum-exp, and accumulates dK and dV in the pair's scratch (no races: one thread per
 // pair). All scratch comes from the caller's workspace (attention_workspace_bytes), so it is in the
-// ledger.
+// ledger. Grouped-query attention splits the work over (batch, key/value head) pairs instead, each
+// handling the query heads its KV head serves, so dK and dV sum over them without races.
 // No floating-point traps are ever enabled here: this lets GCC vectorise the loops that compare and
 // select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids.
 #pragma GCC optimize("no-trapping-math")
@@ -63,63 +64,88 @@ inline A keep_factor(const AttentionParams& p, std::uint64_t base, std::int64_t 
     return counter_uniform_inline(p.seed, counter) < p.dropout ? A(0) : inv_keep;
 }
 
+// Where q, k and v of token (b, t), head hh live in qkv (backend.h AttentionParams::planes): part k (0 q,
+// 1 k, 2 v) starts at off[k], its tokens are stride[k] elements apart, its head 0 at column col[k].
+struct QkvLayout {
+    std::int64_t off[3], stride[3], col[3];
+    std::int64_t at(int k, std::int64_t b, std::int64_t t, std::int64_t T, std::int64_t hh, std::int64_t D) const {
+        return off[k] + (b * T + t) * stride[k] + col[k] + hh * D;
+    }
+};
+QkvLayout qkv_layout(const AttnDims& d, bool planes) {
+    const std::int64_t kvd = d.KV * d.D;
+    if (!planes) {
+        const std::int64_t w = d.C + 2 * kvd;
+        return {{0, 0, 0}, {w, w, w}, {0, d.C, d.C + kvd}};
+    }
+    const std::int64_t bt = d.B * d.T;
+    return {{0, bt * d.C, bt * (d.C + kvd)}, {d.C, kvd, kvd}, {0, 0, 0}};
+}
+
+// One (batch, key/value head) pair: K and V gathered once, then each query head the KV head serves
+// (one with multi-head attention) in turn.
 template <class T, class A>
-void forward_pair(const T* qkv, T* out, float* lse, const AttnDims& d, std::int64_t b, std::int64_t h,
-                  const AttentionParams& p, A* scratch) {
-    const std::int64_t Tn = d.T, D = d.D, C = d.C, row = 3 * C;
+void forward_pair(const T* qkv, T* out, float* lse, const AttnDims& d, const QkvLayout& lay, std::int64_t b,
+                  std::int64_t g, const AttentionParams& p, A* scratch) {
+    const std::int64_t Tn = d.T, D = d.D, C = d.C;
     const std::int64_t tile = std::min(kTile, Tn);
     A* K = scratch;
     A* V = K + Tn * D;
     A* Q = V + Tn * D;
     A* S = Q + tile * D;  // tile x T
     A* O = S + tile * Tn;
-    const T* base = qkv + b * Tn * row;
     for (std::int64_t j = 0; j < Tn; ++j) {
-        const T* r = base + j * row;
+        const T* rk = qkv + lay.at(1, b, j, Tn, g, D);
+        const T* rv = qkv + lay.at(2, b, j, Tn, g, D);
         for (std::int64_t e = 0; e < D; ++e) {
-            K[j * D + e] = A(load(r, C + h * D + e));
-            V[j * D + e] = A(load(r, 2 * C + h * D + e));
+            K[j * D + e] = A(load(rk, e));
+            V[j * D + e] = A(load(rv, e));
         }
     }
     const A scale = A(1) / std::sqrt(A(D));
     const bool drop = p.dropout > 0.0f;
     const A inv_keep = A(1) / (A(1) - A(p.dropout));
-    const std::uint64_t dbase = p.offset + static_cast<std::uint64_t>((b * d.H + h) * Tn) * static_cast<std::uint64_t>(Tn);
-    for (std::int64_t i0 = 0; i0 < Tn; i0 += tile) {
-        const std::int64_t r = std::min(tile, Tn - i0);
-        const std::int64_t kend = p.causal ? i0 + r : Tn;
-        for (std::int64_t i = 0; i < r; ++i) {
-            const T* q = base + (i0 + i) * row + h * D;
-            for (std::int64_t e = 0; e < D; ++e) Q[i * D + e] = A(load(q, e)) * scale;
-        }
-        gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), S, int(kend));
-        for (std::int64_t i = 0; i < r; ++i) {
-            A* s = S + i * kend;
-            const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
-            A mx = s[0];
-            for (std::int64_t j = 1; j < jn; ++j) mx = std::max(mx, s[j]);
-            A sum = 0;
-            for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - mx);
-            for (std::int64_t j = 0; j < jn; ++j) sum += s[j];
-            const A inv = A(1) / sum;
-            for (std::int64_t j = 0; j < jn; ++j) s[j] *= inv;
-            for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
-            if (drop)
-                for (std::int64_t j = 0; j < jn; ++j) s[j] *= keep_factor(p, dbase, i0 + i, Tn, j, inv_keep);
-            lse[(b * d.H + h) * Tn + i0 + i] = static_cast<float>(mx + std::log(sum));
-        }
-        gemm_rm(false, false, int(r), int(D), int(kend), A(1), S, int(kend), V, int(D), A(0), O, int(D));
-        for (std::int64_t i = 0; i < r; ++i) {
-            T* o = out + (b * Tn + i0 + i) * C + h * D;
-            for (std::int64_t e = 0; e < D; ++e) store(o, e, O[i * D + e]);
+    const std::int64_t group = d.H / d.KV;
+    for (std::int64_t h = g * group; h < (g + 1) * group; ++h) {
+        const std::uint64_t dbase =
+            p.offset + static_cast<std::uint64_t>((b * d.H + h) * Tn) * static_cast<std::uint64_t>(Tn);
+        for (std::int64_t i0 = 0; i0 < Tn; i0 += tile) {
+            const std::int64_t r = std::min(tile, Tn - i0);
+            const std::int64_t kend = p.causal ? i0 + r : Tn;
+            for (std::int64_t i = 0; i < r; ++i) {
+                const T* q = qkv + lay.at(0, b, i0 + i, Tn, h, D);
+                for (std::int64_t e = 0; e < D; ++e) Q[i * D + e] = A(load(q, e)) * scale;
+            }
+            gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), S, int(kend));
+            for (std::int64_t i = 0; i < r; ++i) {
+                A* s = S + i * kend;
+                const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
+                A mx = s[0];
+                for (std::int64_t j = 1; j < jn; ++j) mx = std::max(mx, s[j]);
+                A sum = 0;
+                for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - mx);
+                for (std::int64_t j = 0; j < jn; ++j) sum += s[j];
+                const A inv = A(1) / sum;
+                for (std::int64_t j = 0; j < jn; ++j) s[j] *= inv;
+                for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
+                if (drop)
+                    for (std::int64_t j = 0; j < jn; ++j) s[j] *= keep_factor(p, dbase, i0 + i, Tn, j, inv_keep);
+                lse[(b * d.H + h) * Tn + i0 + i] = static_cast<float>(mx + std::log(sum));
+            }
+            gemm_rm(false, false, int(r), int(D), int(kend), A(1), S, int(kend), V, int(D), A(0), O, int(D));
+            for (std::int64_t i = 0; i < r; ++i) {
+                T* o = out + (b * Tn + i0 + i) * C + h * D;
+                for (std::int64_t e = 0; e < D; ++e) store(o, e, O[i * D + e]);
+            }
         }
     }
 }
 
+// One (batch, key/value head) pair: dK and dV sum over the query heads the KV head serves.
 template <class T, class A>
 void backward_pair(const T* qkv, const T* out, const float* lse, const T* dout, T* dqkv, const AttnDims& d,
-                   std::int64_t b, std::int64_t h, const AttentionParams& p, A* scratch) {
-    const std::int64_t Tn = d.T, D = d.D, C = d.C, row = 3 * C;
+                   const QkvLayout& lay, std::int64_t b, std::int64_t g, const AttentionParams& p, A* scratch) {
+    const std::int64_t Tn = d.T, D = d.D, C = d.C;
     const std::int64_t tile = std::min(kTile, Tn);
     A* K = scratch;
     A* V = K + Tn * D;
@@ -131,83 +157,87 @@ void backward_pair(const T* qkv, const T* out, const float* lse, const T* dout, 
     A* P = dQ + tile * D;    // tile x T
     A* dP = P + tile * Tn;   // tile x T
     A* Di = dP + tile * Tn;  // tile
-    const T* base = qkv + b * Tn * row;
     for (std::int64_t j = 0; j < Tn; ++j) {
-        const T* r = base + j * row;
+        const T* rk = qkv + lay.at(1, b, j, Tn, g, D);
+        const T* rv = qkv + lay.at(2, b, j, Tn, g, D);
         for (std::int64_t e = 0; e < D; ++e) {
-            K[j * D + e] = A(load(r, C + h * D + e));
-            V[j * D + e] = A(load(r, 2 * C + h * D + e));
+            K[j * D + e] = A(load(rk, e));
+            V[j * D + e] = A(load(rv, e));
         }
     }
     std::fill(dK, dK + 2 * Tn * D, A(0));
     const A scale = A(1) / std::sqrt(A(D));
     const bool drop = p.dropout > 0.0f;
     const A inv_keep = A(1) / (A(1) - A(p.dropout));
-    const std::uint64_t dbase = p.offset + static_cast<std::uint64_t>((b * d.H + h) * Tn) * static_cast<std::uint64_t>(Tn);
-    T* dbase_q = dqkv + b * Tn * row;
-    for (std::int64_t i0 = 0; i0 < Tn; i0 += tile) {
-        const std::int64_t r = std::min(tile, Tn - i0);
-        const std::int64_t kend = p.causal ? i0 + r : Tn;
-        for (std::int64_t i = 0; i < r; ++i) {
-            const T* q = base + (i0 + i) * row + h * D;
-            const T* go = dout + (b * Tn + i0 + i) * C + h * D;
-            const T* o = out + (b * Tn + i0 + i) * C + h * D;
-            A di = 0;
-            for (std::int64_t e = 0; e < D; ++e) {
-                Q[i * D + e] = A(load(q, e)) * scale;
-                dO[i * D + e] = A(load(go, e));
-                di += dO[i * D + e] * A(load(o, e));
-            }
-            Di[i] = di;
-        }
-        // P = exp(S - lse) on the visible keys, 0 elsewhere
-        gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), P, int(kend));
-        for (std::int64_t i = 0; i < r; ++i) {
-            A* s = P + i * kend;
-            const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
-            const A l = A(lse[(b * d.H + h) * Tn + i0 + i]);
-            for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - l);
-            for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
-        }
-        // dP = dO V^T
-        gemm_rm(false, true, int(r), int(kend), int(D), A(1), dO, int(D), V, int(D), A(0), dP, int(kend));
-        if (drop) {
-            // dropped probabilities Pd = P * keep / (1 - p): dV += Pd^T dO, and dP picks up the same factors
-            A* Pd = Di + tile;  // tile x T
+    const std::int64_t group = d.H / d.KV;
+    for (std::int64_t h = g * group; h < (g + 1) * group; ++h) {
+        const std::uint64_t dbase =
+            p.offset + static_cast<std::uint64_t>((b * d.H + h) * Tn) * static_cast<std::uint64_t>(Tn);
+        for (std::int64_t i0 = 0; i0 < Tn; i0 += tile) {
+            const std::int64_t r = std::min(tile, Tn - i0);
+            const std::int64_t kend = p.causal ? i0 + r : Tn;
             for (std::int64_t i = 0; i < r; ++i) {
-                const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
-                const A* s = P + i * kend;
-                A* g = dP + i * kend;
-                A* pd = Pd + i * kend;
-                for (std::int64_t j = 0; j < kend; ++j) {
-                    const A f = j < jn ? keep_factor(p, dbase, i0 + i, Tn, j, inv_keep) : A(0);
-                    pd[j] = s[j] * f;
-                    g[j] *= f;
+                const T* q = qkv + lay.at(0, b, i0 + i, Tn, h, D);
+                const T* go = dout + (b * Tn + i0 + i) * C + h * D;
+                const T* o = out + (b * Tn + i0 + i) * C + h * D;
+                A di = 0;
+                for (std::int64_t e = 0; e < D; ++e) {
+                    Q[i * D + e] = A(load(q, e)) * scale;
+                    dO[i * D + e] = A(load(go, e));
+                    di += dO[i * D + e] * A(load(o, e));
                 }
+                Di[i] = di;
             }
-            gemm_rm(true, false, int(kend), int(D), int(r), A(1), Pd, int(kend), dO, int(D), A(1), dV, int(D));
-        } else {
-            gemm_rm(true, false, int(kend), int(D), int(r), A(1), P, int(kend), dO, int(D), A(1), dV, int(D));
-        }
-        // dS = P * (dP - D_i), written over dP
-        for (std::int64_t i = 0; i < r; ++i) {
-            const A* s = P + i * kend;
-            A* g = dP + i * kend;
-            for (std::int64_t j = 0; j < kend; ++j) g[j] = s[j] * (g[j] - Di[i]);
-        }
-        // dQ = dS K * scale; dK += dS^T (Q * scale)
-        gemm_rm(false, false, int(r), int(D), int(kend), scale, dP, int(kend), K, int(D), A(0), dQ, int(D));
-        gemm_rm(true, false, int(kend), int(D), int(r), A(1), dP, int(kend), Q, int(D), A(1), dK, int(D));
-        for (std::int64_t i = 0; i < r; ++i) {
-            T* o = dbase_q + (i0 + i) * row + h * D;
-            for (std::int64_t e = 0; e < D; ++e) store(o, e, dQ[i * D + e]);
+            // P = exp(S - lse) on the visible keys, 0 elsewhere
+            gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), P, int(kend));
+            for (std::int64_t i = 0; i < r; ++i) {
+                A* s = P + i * kend;
+                const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
+                const A l = A(lse[(b * d.H + h) * Tn + i0 + i]);
+                for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - l);
+                for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
+            }
+            // dP = dO V^T
+            gemm_rm(false, true, int(r), int(kend), int(D), A(1), dO, int(D), V, int(D), A(0), dP, int(kend));
+            if (drop) {
+                // dropped probabilities Pd = P * keep / (1 - p): dV += Pd^T dO, and dP picks up the same factors
+                A* Pd = Di + tile;  // tile x T
+                for (std::int64_t i = 0; i < r; ++i) {
+                    const std::int64_t jn = p.causal ? i0 + i + 1 : kend;
+                    const A* s = P + i * kend;
+                    A* gp = dP + i * kend;
+                    A* pd = Pd + i * kend;
+                    for (std::int64_t j = 0; j < kend; ++j) {
+                        const A f = j < jn ? keep_factor(p, dbase, i0 + i, Tn, j, inv_keep) : A(0);
+                        pd[j] = s[j] * f;
+                        gp[j] *= f;
+                    }
+                }
+                gemm_rm(true, false, int(kend), int(D), int(r), A(1), Pd, int(kend), dO, int(D), A(1), dV, int(D));
+            } else {
+                gemm_rm(true, false, int(kend), int(D), int(r), A(1), P, int(kend), dO, int(D), A(1), dV, int(D));
+            }
+            // dS = P * (dP - D_i), written over dP
+            for (std::int64_t i = 0; i < r; ++i) {
+                const A* s = P + i * kend;
+                A* gp = dP + i * kend;
+                for (std::int64_t j = 0; j < kend; ++j) gp[j] = s[j] * (gp[j] - Di[i]);
+            }
+            // dQ = dS K * scale; dK += dS^T (Q * scale)
+            gemm_rm(false, false, int(r), int(D), int(kend), scale, dP, int(kend), K, int(D), A(0), dQ, int(D));
+            gemm_rm(true, false, int(kend), int(D), int(r), A(1), dP, int(kend), Q, int(D), A(1), dK, int(D));
+            for (std::int64_t i = 0; i < r; ++i) {
+                T* o = dqkv + lay.at(0, b, i0 + i, Tn, h, D);
+                for (std::int64_t e = 0; e < D; ++e) store(o, e, dQ[i * D + e]);
+            }
         }
     }
     for (std::int64_t j = 0; j < Tn; ++j) {
-        T* o = dbase_q + j * row;
+        T* ok = dqkv + lay.at(1, b, j, Tn, g, D);
+        T* ov = dqkv + lay.at(2, b, j, Tn, g, D);
         for (std::int64_t e = 0; e < D; ++e) {
-            store(o, C + h * D + e, dK[j * D + e]);
-            store(o, 2 * C + h * D + e, dV[j * D + e]);
+            store(ok, e, dK[j * D + e]);
+            store(ov, e, dV[j * D + e]);
         }
     }
 }
@@ -234,9 +264,10 @@ void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, 
                                    Tensor& workspace) {
     const char* op = "attention_forward";
     const AttnDims d = check_attention(op, host_tensor_rules(), qkv, out, lse, p);
-    const std::int64_t pairs = d.B * d.H;
+    const std::int64_t pairs = d.B * d.KV;  // (batch, key/value head)
     const int nt = attention_threads(threads_, pairs);
     const std::int64_t per = scratch_per_thread(d.T, d.D);
+    const QkvLayout lay = qkv_layout(d, p.planes);
     dispatch_float(qkv.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -247,7 +278,7 @@ void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, 
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (std::int64_t bh = 0; bh < pairs; ++bh) {
             A* s = reinterpret_cast<A*>(workspace.raw()) + per * omp_get_thread_num();
-            forward_pair<T, A>(pq, po, pl, d, bh / d.H, bh % d.H, p, s);
+            forward_pair<T, A>(pq, po, pl, d, lay, bh / d.KV, bh % d.KV, p, s);
         }
     });
 }
@@ -256,9 +287,10 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& out, const 
                                     Tensor& dqkv, const AttentionParams& p, Tensor& workspace) {
     const char* op = "attention_backward";
     const AttnDims d = check_attention_backward(host_tensor_rules(), qkv, out, lse, dout, dqkv, p);
-    const std::int64_t pairs = d.B * d.H;
+    const std::int64_t pairs = d.B * d.KV;
     const int nt = attention_threads(threads_, pairs);
     const std::int64_t per = scratch_per_thread(d.T, d.D);
+    const QkvLayout lay = qkv_layout(d, p.planes);
     dispatch_float(qkv.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -271,7 +303,7 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& out, const 
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (std::int64_t bh = 0; bh < pairs; ++bh) {
             A* s = reinterpret_cast<A*>(workspace.raw()) + per * omp_get_thread_num();
-            backward_pair<T, A>(pq, po, pl, pg, pd, d, bh / d.H, bh % d.H, p, s);
+            backward_pair<T, A>(pq, po, pl, pg, pd, d, lay, bh / d.KV, bh % d.KV, p, s);
         }
     });
 }

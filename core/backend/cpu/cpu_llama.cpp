@@ -1,0 +1,211 @@
+// CpuBackend: the LLaMA family's ops of backend.h (RMSNorm, rotary embeddings, SwiGLU's gate), the
+// reference the CUDA kernels agree with. Rows are split in static chunks; a row's result never depends on
+// the split, and dgamma's partial sums are combined in chunk order, so results are deterministic.
+#pragma GCC optimize("no-trapping-math")
+
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_common.h"
+#include "backend/cpu/cpu_transformer_math.h"
+#include "backend/transformer_checks.h"
+
+namespace hr {
+
+using namespace cpu;
+
+namespace {
+
+// Runs f(chunk, begin, end) over nt static chunks of [0, n) on the thread pool (chunk order fixed).
+template <class F>
+void llama_chunks(int threads, std::int64_t n, std::int64_t work_per_item, F&& f) {
+    const std::int64_t work = n * std::max<std::int64_t>(work_per_item, 1);
+    const int nt = (threads <= 1 || work < kParallelGrain / 4 || n < 2) ? 1 : static_cast<int>(std::min<std::int64_t>(threads, n));
+    if (nt == 1) {
+        if (n > 0) f(0, std::int64_t{0}, n);
+        return;
+    }
+    parallel_for(nt, nt, [&](std::int64_t t) {
+        const std::int64_t b = n * t / nt, e = n * (t + 1) / nt;
+        if (e > b) f(static_cast<int>(t), b, e);
+    });
+}
+
+int llama_chunk_count(int threads, std::int64_t n, std::int64_t work_per_item) {
+    const std::int64_t work = n * std::max<std::int64_t>(work_per_item, 1);
+    return (threads <= 1 || work < kParallelGrain / 4 || n < 2) ? 1 : static_cast<int>(std::min<std::int64_t>(threads, n));
+}
+
+template <class A>
+inline A silu_of(A g) {
+    return g / (A(1) + std::exp(-g));
+}
+
+}  // namespace
+
+// --- RMSNorm ---------------------------------------------------------------------------------------
+
+void CpuBackend::rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) {
+    const char* op = "rmsnorm_forward";
+    const RowsCols rc = check_rmsnorm_forward(host_tensor_rules(), x, gamma, y, rstd);
+    const std::int64_t R = rc.R, C = rc.C;
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        dispatch_float(gamma.dtype(), op, [&](auto ptag) {
+            using P = decltype(ptag);
+            const T* px = x.data<T>();
+            T* py = y.data<T>();
+            const P* pg = gamma.data<P>();
+            float* pr = rstd.data<float>();
+            std::vector<A> g(static_cast<std::size_t>(C));
+            for (std::int64_t c = 0; c < C; ++c) g[c] = A(load(pg, c));
+            llama_chunks(threads_, R, C, [&](int, std::int64_t rb, std::int64_t re) {
+                for (std::int64_t r = rb; r < re; ++r) {
+                    const T* xr = px + r * C;
+                    A ss = 0;
+                    for (std::int64_t c = 0; c < C; ++c) {
+                        const A v = A(load(xr, c));
+                        ss += v * v;
+                    }
+                    const A rs = A(1) / std::sqrt(ss / A(C) + A(eps));
+                    T* yr = py + r * C;
+                    for (std::int64_t c = 0; c < C; ++c) store(yr, c, A(load(xr, c)) * rs * g[c]);
+                    pr[r] = static_cast<float>(rs);
+                }
+            });
+        });
+    });
+}
+
+// y = g * x * r with r = (mean(x^2) + eps)^-1/2: dx = r * (g dy - x * r^2 * mean(g dy x)), dg += sum dy x r.
+void CpuBackend::rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                                  Tensor& dgamma) {
+    const char* op = "rmsnorm_backward";
+    const RowsCols rc = check_rmsnorm_backward(host_tensor_rules(), x, dy, gamma, rstd, dx, dgamma);
+    const std::int64_t R = rc.R, C = rc.C;
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        dispatch_float(gamma.dtype(), op, [&](auto ptag) {
+            using P = decltype(ptag);
+            const T* px = x.data<T>();
+            const T* pd = dy.data<T>();
+            T* pdx = dx.data<T>();
+            const P* pg = gamma.data<P>();
+            const float* pr = rstd.data<float>();
+            std::vector<A> g(static_cast<std::size_t>(C));
+            for (std::int64_t c = 0; c < C; ++c) g[c] = A(load(pg, c));
+            const int nt = llama_chunk_count(threads_, R, C);
+            std::vector<std::vector<double>> part(static_cast<std::size_t>(nt), std::vector<double>(C, 0.0));
+            llama_chunks(threads_, R, C, [&](int t, std::int64_t rb, std::int64_t re) {
+                std::vector<A> sg(static_cast<std::size_t>(C), A(0));
+                for (std::int64_t r = rb; r < re; ++r) {
+                    const T* xr = px + r * C;
+                    const T* dr = pd + r * C;
+                    const A rs = A(pr[r]);
+                    A m = 0;
+                    for (std::int64_t c = 0; c < C; ++c) {
+                        const A xv = A(load(xr, c)), dv = A(load(dr, c));
+                        m += g[c] * dv * xv;
+                        sg[c] += dv * xv * rs;
+                    }
+                    m /= A(C);
+                    T* o = pdx + r * C;
+                    for (std::int64_t c = 0; c < C; ++c)
+                        store(o, c, rs * (g[c] * A(load(dr, c)) - A(load(xr, c)) * rs * rs * m));
+                }
+                for (std::int64_t c = 0; c < C; ++c) part[t][c] += double(sg[c]);
+            });
+            std::vector<double> tot(C, 0.0);
+            for (int t = 0; t < nt; ++t)
+                for (std::int64_t c = 0; c < C; ++c) tot[c] += part[t][c];
+            dispatch_float(dgamma.dtype(), op, [&](auto otag) {
+                using O = decltype(otag);
+                O* po = dgamma.data<O>();
+                for (std::int64_t c = 0; c < C; ++c) store(po, c, Acc<O>(double(load(po, c)) + tot[c]));
+            });
+        });
+    });
+}
+
+// --- rotary embeddings -----------------------------------------------------------------------------
+
+void CpuBackend::rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
+    const char* op = "rope_apply";
+    const RopeDims d = check_rope(host_tensor_rules(), x, heads, p);
+    const std::int64_t half = d.D / 2;
+    const std::vector<float> f = rope_frequencies(p, d.D);
+    // cos and sin of each (position, frequency): angle t * f_i in f32, as transformers forms it
+    std::vector<float> cs(static_cast<std::size_t>(d.T * half)), sn(static_cast<std::size_t>(d.T * half));
+    for (std::int64_t t = 0; t < d.T; ++t)
+        for (std::int64_t i = 0; i < half; ++i) {
+            const float a = static_cast<float>(t) * f[i];
+            cs[t * half + i] = static_cast<float>(std::cos(static_cast<double>(a)));
+            sn[t * half + i] = static_cast<float>(std::sin(static_cast<double>(a))) * (inverse ? -1.0f : 1.0f);
+        }
+    const std::int64_t rows = d.B * d.T;
+    dispatch_float(x.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        T* px = x.data<T>();
+        llama_chunks(threads_, rows, d.H * d.D, [&](int, std::int64_t rb, std::int64_t re) {
+            for (std::int64_t r = rb; r < re; ++r) {
+                const std::int64_t t = r % d.T;
+                const float* c = cs.data() + t * half;
+                const float* s = sn.data() + t * half;
+                for (std::int64_t h = 0; h < d.H; ++h) {
+                    T* v = px + r * d.H * d.D + h * d.D;
+                    for (std::int64_t i = 0; i < half; ++i) {
+                        const A x1 = A(load(v, i)), x2 = A(load(v, i + half));
+                        store(v, i, x1 * A(c[i]) - x2 * A(s[i]));
+                        store(v, i + half, x2 * A(c[i]) + x1 * A(s[i]));
+                    }
+                }
+            }
+        });
+    });
+}
+
+// --- SwiGLU ----------------------------------------------------------------------------------------
+
+void CpuBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
+    const char* op = "swiglu_forward";
+    check_swiglu(op, host_tensor_rules(), gate, up, y, Tensor());
+    dispatch_float(gate.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        const T* pg = gate.data<T>();
+        const T* pu = up.data<T>();
+        T* py = y.data<T>();
+        llama_chunks(threads_, gate.numel(), 1, [&](int, std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i) store(py, i, silu_of(A(load(pg, i))) * A(load(pu, i)));
+        });
+    });
+}
+
+void CpuBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
+    const char* op = "swiglu_backward";
+    check_swiglu(op, host_tensor_rules(), gate, up, dgate, dup);
+    check_swiglu(op, host_tensor_rules(), gate, dy, Tensor(), Tensor());
+    dispatch_float(gate.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        const T* pg = gate.data<T>();
+        const T* pu = up.data<T>();
+        const T* pd = dy.data<T>();
+        T* pdg = dgate.data<T>();
+        T* pdu = dup.data<T>();
+        llama_chunks(threads_, gate.numel(), 1, [&](int, std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i) {
+                const A g = A(load(pg, i)), u = A(load(pu, i)), d = A(load(pd, i));
+                const A sig = A(1) / (A(1) + std::exp(-g));
+                store(pdg, i, d * u * sig * (A(1) + g * (A(1) - sig)));
+                store(pdu, i, d * g * sig);
+            }
+        });
+    });
+}
+
+}  // namespace hr
