@@ -1,4 +1,4 @@
-// `headroom export RUN --hf DIR`: a trained model as a Hugging Face model folder (core/train/hf_export.h).
+// `headroom export RUN --hf DIR`: a trained model as a Hugging Face model folder (core/train/hf_model.h).
 //
 // RUN is a run folder or its model.safetensors. The folder gets config.json, model.safetensors (sharded
 // above --shard-size, with model.safetensors.index.json) and the run's tokenizer file; a LoRA run's
@@ -11,7 +11,7 @@
 #include "cli/output.h"
 #include "session/RunText.h"
 #include "memory/allocator.h"
-#include "train/hf_export.h"
+#include "train/hf_model.h"
 
 namespace hrapp {
 

@@ -261,53 +261,36 @@ json hf_model_spec_json(const HfConfig& c, std::int64_t seq) {
 
 ModelSpec hf_model_spec(const HfConfig& c, std::int64_t seq) { return model_spec_from_json(hf_model_spec_json(c, seq)); }
 
-bool is_llama_spec(const ModelSpec& spec) {
-    const auto& L = spec.layers;
-    if (L.size() < 4 || L.front().type != "token_embedding" || L.back().type != "lm_head" ||
-        L[L.size() - 2].type != "rmsnorm")
-        return false;
-    for (std::size_t i = 1; i + 2 < L.size(); ++i)
-        if (L[i].type != "llama_block") return false;
-    return true;
-}
-
 HfConfig hf_config_of_spec(const ModelSpec& spec, const std::string& torch_dtype) {
-    if (!is_llama_spec(spec))
+    if (!is_llama_layout(spec) || spec.layers.size() < 4)
         throw InputError(HR_MSG("hf_config.not_llama", "model '%1' is not in the LLaMA layout (token_embedding, "
                                                        "llama_block..., rmsnorm, lm_head), so it has no Hugging Face "
                                                        "config; export its model.safetensors instead"),
                          {spec.name});
     const auto& L = spec.layers;
-    const LayerSpec& b = L[1];
-    auto num = [&](const LayerSpec& l, const char* k, double def) {
-        return l.attrs.contains(k) && l.attrs.at(k).is_number() ? l.attrs.at(k).get<double>() : def;
-    };
-    auto integer = [&](const LayerSpec& l, const char* k, std::int64_t def) {
-        return static_cast<std::int64_t>(num(l, k, static_cast<double>(def)));
-    };
+    const LayerSpec& b = L[1];  // every block alike (a config.json has one of each size)
+    auto integer = [](const LayerSpec& l, const char* k) { return static_cast<std::int64_t>(layer_attr(l, k)); };
     HfConfig c;
-    c.hidden_size = integer(b, "dim", 0);
-    c.num_attention_heads = integer(b, "heads", 1);
-    c.num_key_value_heads = integer(b, "kv_heads", c.num_attention_heads);
-    c.head_dim = integer(b, "head_dim", c.hidden_size / std::max<std::int64_t>(1, c.num_attention_heads));
-    c.intermediate_size = integer(b, "hidden", 0);
-    c.rms_norm_eps = num(b, "norm_eps", 1e-5);
-    c.rope_theta = num(b, "rope_theta", 10000.0);
-    c.qkv_bias = b.attrs.contains("qkv_bias") && b.attrs.at("qkv_bias").is_boolean() && b.attrs.at("qkv_bias").get<bool>();
-    c.max_position_embeddings = integer(b, "max_positions", model_sequence_length(spec));
-    if (b.attrs.contains("rope_scaling") && b.attrs.at("rope_scaling").is_object()) {
-        const json& r = b.attrs.at("rope_scaling");
+    c.hidden_size = integer(b, "dim");
+    c.num_attention_heads = integer(b, "heads");
+    c.num_key_value_heads = integer(b, "kv_heads") > 0 ? integer(b, "kv_heads") : c.num_attention_heads;
+    c.head_dim = integer(b, "head_dim") > 0 ? integer(b, "head_dim") : c.hidden_size / std::max<std::int64_t>(1, c.num_attention_heads);
+    c.intermediate_size = integer(b, "hidden");
+    c.rms_norm_eps = layer_attr(b, "norm_eps");
+    c.rope_theta = layer_attr(b, "rope_theta");
+    c.qkv_bias = layer_attr(b, "qkv_bias") != 0;
+    c.max_position_embeddings = integer(b, "max_positions");
+    if (layer_attr(b, "rope_factor") > 0) {
         HfRopeScaling s;
-        s.factor = r.value("factor", s.factor);
-        s.low_freq_factor = r.value("low_freq_factor", s.low_freq_factor);
-        s.high_freq_factor = r.value("high_freq_factor", s.high_freq_factor);
-        s.original_max_position_embeddings = r.value("original_max_position_embeddings", s.original_max_position_embeddings);
+        s.factor = layer_attr(b, "rope_factor");
+        s.low_freq_factor = layer_attr(b, "rope_low_freq_factor");
+        s.high_freq_factor = layer_attr(b, "rope_high_freq_factor");
+        s.original_max_position_embeddings = integer(b, "rope_original_max_positions");
         c.rope_scaling = s;
     }
     c.num_hidden_layers = static_cast<std::int64_t>(L.size()) - 3;
-    c.vocab_size = integer(L.front(), "vocab_size", 0);
-    const LayerSpec& head = L.back();
-    c.tie_word_embeddings = head.attrs.contains("tied") && head.attrs.at("tied").is_boolean() && head.attrs.at("tied").get<bool>();
+    c.vocab_size = integer(L.front(), "vocab_size");
+    c.tie_word_embeddings = layer_attr(L.back(), "tied") != 0;
     c.architecture = c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
     c.model_type = c.qkv_bias ? "qwen2" : "llama";
     c.name = spec.name;

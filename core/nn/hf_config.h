@@ -86,7 +86,5 @@ ModelSpec hf_model_spec(const HfConfig& c, std::int64_t seq = 0);
 HfConfig hf_config_of_spec(const ModelSpec& spec, const std::string& torch_dtype = "float32");
 // A config.json as transformers writes it (the fields above, plus bos/eos left out: no tokenizer is implied).
 nlohmann::json hf_config_json(const HfConfig& c);
-// True when the spec is the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head).
-bool is_llama_spec(const ModelSpec& spec);
 
 }  // namespace hr

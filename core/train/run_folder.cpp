@@ -14,47 +14,12 @@
 #include "nn/transformer_spec.h"
 #include "strategy/training_state.h"
 #include "train/checkpoint.h"
+#include "train/hf_model.h"
 #include "train/trainer.h"
 
 namespace hr {
 
 namespace {
-// A Hugging Face model folder (config.json + model.safetensors or shards with their index, memory-mapped), or a
-// peft adapter folder on one (its base folder's weights and the adapters: loaded as the model's adapters under
-// --lora, merged into the weights without): Hugging Face's names, checked strictly (load_model_state).
-void load_hf_folder_weights(Model& model, const std::string& path) {
-    if (is_peft_adapter_folder(path)) {
-        PeftAdapter a = read_peft_adapter(path);
-        if (a.base_dir.empty() || !is_hf_model_folder(a.base_dir))
-            throw InputError(HR_MSG("weights.peft_base", "%1: the adapter's base model '%2' (base_model_name_or_path "
-                                                         "in adapter_config.json) is not a Hugging Face model folder "
-                                                         "here; put the base model's folder there or correct the path"),
-                             {path, a.config.base_model_name_or_path});
-        SafeTensorsFile file = read_hf_weights(a.base_dir);
-        for (auto& t : a.tensors.tensors) file.tensors.push_back(std::move(t));
-        file.metadata["lora_scale"] = a.tensors.metadata.at("lora_scale");
-        bool model_adapters = false;
-        for (const auto& nt : model.state_dict()) model_adapters = model_adapters || is_lora_adapter(nt.name);
-        if (!model_adapters)  // merged in f32 (train/checkpoint.h): bf16/f16 weights and adapters widened first
-            for (auto& t : file.tensors)
-                if (t.dtype == DType::bf16 || t.dtype == DType::f16) {
-                    std::vector<std::uint8_t> f(t.nbytes() * 2);
-                    for (std::size_t k = 0; k < t.nbytes() / 2; ++k) {
-                        std::uint16_t h;
-                        std::memcpy(&h, t.bytes() + 2 * k, 2);
-                        const float v = t.dtype == DType::bf16 ? bf16_to_f32(h) : f16_to_f32(h);
-                        std::memcpy(f.data() + 4 * k, &v, 4);
-                    }
-                    t.materialize();
-                    t.data = std::move(f);
-                    t.dtype = DType::f32;
-                }
-        load_model_state(model, file, path);
-        return;
-    }
-    load_model_state(model, read_hf_weights(path), path);
-}
-
 // --init-from for a language model: a Hugging Face model or adapter folder as above. A GPT (nanoGPT layout) takes nanoGPT's names and Hugging Face GPT-2's
 // (GPT2LMHeadModel or GPT2Model, Conv1D weights [in, out] transposed, mask buffers ignored, the tied head
 // under either name: train/checkpoint.h load_model_state), with DDP's "module." prefix stripped; a file

@@ -23,7 +23,7 @@
 #include "strategy/training_state.h"
 #include "telemetry/host_stats.h"
 #include "train/checkpoint.h"
-#include "train/hf_export.h"
+#include "train/hf_model.h"
 #include "train/device.h"
 #include "train/evaluator.h"
 #include "train/generate.h"
@@ -585,7 +585,7 @@ void Trainer::save_weights(const std::string& path, const std::string& run_json_
     }
     write_safetensors(path, f);
     if (const ResolvedStrategy& rs = impl_->state->strategy(); rs.lora_rank > 0) {
-        // a LLaMA-layout LoRA run: its adapters in peft's layout too, beside the weights (train/hf_export.h);
+        // a LLaMA-layout LoRA run: its adapters in peft's layout too, beside the weights (train/hf_model.h);
         // the base is the model folder it started from, when it did
         const std::string dir = std::filesystem::path(path).parent_path().string();
         std::string base;

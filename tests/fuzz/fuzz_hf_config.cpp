@@ -7,6 +7,7 @@
 #include "base/json_limits.h"
 #include "fuzz_support.h"
 #include "nn/hf_config.h"
+#include "nn/transformer_spec.h"
 #include "nn/model_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -22,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!hr::find_layer_type("llama_block")) return;
         const hr::ModelSpec s = hr::model_spec_from_json(spec);
         const hr::SpecReport r = hr::analyze_model_spec(s);
-        if (r.ok && !hr::is_llama_spec(s)) hrfuzz::finding("a config's spec is not the LLaMA layout");
+        if (r.ok && !hr::is_llama_layout(s)) hrfuzz::finding("a config's spec is not the LLaMA layout");
     });
     return 0;
 }

@@ -241,7 +241,7 @@ private slots:
         if (!find_layer_type("llama_block")) QSKIP("llama_block is not in this build's layer catalog");
         const HfConfig c = parse_hf_config(json::parse(kLlama32_1b), "l");
         const ModelSpec s = hf_model_spec(c, 128);
-        QVERIFY(is_llama_spec(s));
+        QVERIFY(is_llama_layout(s));
         QCOMPARE(model_sequence_length(s), 128);
         HfConfig back = hf_config_of_spec(s, "bfloat16");
         back.name = c.name;

@@ -1,6 +1,6 @@
 #pragma once
-// A trained model as a Hugging Face model folder, and a LoRA run's adapters as peft's adapter folder
-// (docs/transformers.md, "Hugging Face models"). The weights are the run's model.safetensors: LoRA's
+// Hugging Face model folders into a model (--init-from DIR), a trained model out as one, and a LoRA run's
+// adapters as peft's adapter folder (docs/transformers.md, "Hugging Face models"). The weights are the run's model.safetensors: LoRA's
 // adapters merged into their weights for the model folder (PEFT's merge_and_unload), written on their own
 // for the adapter folder; names are Hugging Face's already (the LLaMA layout's state_dict, nn/hf_config.h).
 #include <cstdint>
@@ -12,6 +12,15 @@
 #include "nn/model_spec.h"
 
 namespace hr {
+
+class Model;
+
+// Loads a Hugging Face model folder (config.json + model.safetensors, or shards with their index;
+// memory-mapped, bf16/f16 converted) into `model`, or a peft adapter folder: its base folder's weights
+// (base_model_name_or_path) with the adapters, loaded as the model's adapters when it has them (--lora R, R
+// the adapter's r), merged into the weights when it has none. Hugging Face's names, checked strictly
+// (train/checkpoint.h load_model_state): InputError naming the file and tensor, the model unchanged.
+void load_hf_folder_weights(Model& model, const std::string& path);
 
 struct HfExportResult {
     std::vector<std::string> files;  // written into the folder, in order (config.json first)

@@ -1,14 +1,17 @@
-// Export to Hugging Face's folders (train/hf_export.h).
-#include "train/hf_export.h"
+// Hugging Face model and adapter folders into a model and out of a run (train/hf_model.h).
+#include "train/hf_model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "nn/hf_config.h"
+#include "nn/transformer_spec.h"
 #include "nn/layer.h"
+#include "nn/model.h"
 #include "train/checkpoint.h"
 
 namespace hr {
@@ -23,14 +26,29 @@ HfExportResult export_hf_folder(const std::string& weights_in, const std::string
     if (fs::is_directory(weights, ec)) weights = (fs::path(weights) / "model.safetensors").string();
     const SafeTensorsFile raw = read_safetensors(weights, SafetensorsRead::mapped);
     const ModelSpec spec = model_spec_of(raw, weights);
-    const HfConfig config = hf_config_of_spec(spec, "float32");  // refuses a model of another layout
+    HfConfig config = hf_config_of_spec(spec, "float32");  // refuses a model of another layout
     SafeTensorsFile merged = merge_lora_adapters(raw, weights);
     SafeTensorsFile out;
     out.metadata["format"] = "pt";  // what transformers' save_pretrained writes
+    bool all_bf16 = true;
     for (auto& t : merged.tensors) {
         if (config.tie_word_embeddings && t.name == "lm_head.weight") continue;  // transformers ties it on loading
+        if (t.dtype == DType::f64) {  // a model trained in f64 (tests): written as float32, transformers' widest
+            std::vector<std::uint8_t> f(t.nbytes() / 2);
+            for (std::size_t k = 0; k < t.nbytes() / 8; ++k) {
+                double d;
+                std::memcpy(&d, t.bytes() + 8 * k, 8);
+                const float v = static_cast<float>(d);
+                std::memcpy(f.data() + 4 * k, &v, 4);
+            }
+            t.materialize();
+            t.data = std::move(f);
+            t.dtype = DType::f32;
+        }
+        all_bf16 = all_bf16 && t.dtype == DType::bf16;
         out.tensors.push_back(std::move(t));
     }
+    if (all_bf16 && !out.tensors.empty()) config.torch_dtype = "bfloat16";
     // the tokenizer beside the weights, when the run had one
     fs::path tokenizer;
     if (const auto it = raw.metadata.find("tokenizer_file"); it != raw.metadata.end() && !it->second.empty()) {
@@ -63,9 +81,42 @@ HfExportResult export_hf_folder(const std::string& weights_in, const std::string
     return r;
 }
 
+void load_hf_folder_weights(Model& model, const std::string& path) {
+    if (is_peft_adapter_folder(path)) {
+        PeftAdapter a = read_peft_adapter(path);
+        if (a.base_dir.empty() || !is_hf_model_folder(a.base_dir))
+            throw InputError(HR_MSG("weights.peft_base", "%1: the adapter's base model '%2' (base_model_name_or_path "
+                                                         "in adapter_config.json) is not a Hugging Face model folder "
+                                                         "here; put the base model's folder there or correct the path"),
+                             {path, a.config.base_model_name_or_path});
+        SafeTensorsFile file = read_hf_weights(a.base_dir);
+        for (auto& t : a.tensors.tensors) file.tensors.push_back(std::move(t));
+        file.metadata["lora_scale"] = a.tensors.metadata.at("lora_scale");
+        bool model_adapters = false;
+        for (const auto& nt : model.state_dict()) model_adapters = model_adapters || is_lora_adapter(nt.name);
+        if (!model_adapters)  // merged in f32 (train/checkpoint.h): bf16/f16 weights and adapters widened first
+            for (auto& t : file.tensors)
+                if (t.dtype == DType::bf16 || t.dtype == DType::f16) {
+                    std::vector<std::uint8_t> f(t.nbytes() * 2);
+                    for (std::size_t k = 0; k < t.nbytes() / 2; ++k) {
+                        std::uint16_t h;
+                        std::memcpy(&h, t.bytes() + 2 * k, 2);
+                        const float v = t.dtype == DType::bf16 ? bf16_to_f32(h) : f16_to_f32(h);
+                        std::memcpy(f.data() + 4 * k, &v, 4);
+                    }
+                    t.materialize();
+                    t.data = std::move(f);
+                    t.dtype = DType::f32;
+                }
+        load_model_state(model, file, path);
+        return;
+    }
+    load_model_state(model, read_hf_weights(path), path);
+}
+
 bool write_run_peft_adapter(const std::string& dir, const SafeTensorsFile& state, const ModelSpec& spec, int rank,
                             double alpha, double dropout, const std::string& base_model) {
-    if (rank <= 0 || !is_llama_spec(spec)) return false;
+    if (rank <= 0 || !is_llama_layout(spec)) return false;
     SafeTensorsFile adapters;
     std::set<std::string> targets;
     for (const auto& t : state.tensors) {
