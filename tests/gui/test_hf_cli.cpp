@@ -5,13 +5,17 @@
 // optimizer state), and `headroom export --hf` writes a folder transformers reads, refusing other layouts
 // with nothing written.
 #include <QtTest/QtTest>
+#include <QMenu>
+#include <QMenuBar>
 #include <QRegularExpression>
 
 #include <filesystem>
 #include <fstream>
 
 #include "backend/cpu/cpu_backend.h"
+#include "builder/ModelBuilder.h"
 #include "cli/commands.h"
+#include "gui/MainWindow.h"
 #include "cli/flags.h"
 #include "cli/output.h"
 #include "memory/ledger.h"
@@ -54,6 +58,36 @@ class TestHfCli : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("HeadroomTest"));
+    }
+
+    void windowFromHfConfig() {
+        // Model > From a Hugging Face config…, beside the presets: the same spec as --model-config
+        const QString cfg = m_dir.filePath(QStringLiteral("config.json"));
+        hfcli_write(cfg, kTinyLlama);
+        MainWindow w;
+        w.setPersistState(false);
+        w.resize(1366, 768);
+        w.show();
+        QAction* action = nullptr;
+        for (QAction* menu : w.menuBar()->actions())
+            if (menu->menu())
+                for (QAction* a : menu->menu()->actions())
+                    if (a->text() == MainWindow::tr("From a Hugging Face &config…")) action = a;
+        QVERIFY(action);
+        QVERIFY(w.openHfConfig(cfg));
+        QVERIFY(hr::is_llama_layout(w.builder()->spec()));
+        QCOMPARE(w.builder()->spec(), hr::hf_model_spec(hr::load_hf_config(cfg.toStdString())));
+        QVERIFY(w.trainConfig().model_source.rfind("hf:", 0) == 0);
+        if (const QByteArray shot = qgetenv("HEADROOM_HF_SHOT"); !shot.isEmpty()) w.grab().save(QString::fromLocal8Bit(shot));
+        const QString bad = m_dir.filePath(QStringLiteral("bad.json"));
+        hfcli_write(bad, kUnknownArch);
+        QVERIFY(!w.openHfConfig(bad));
+        QVERIFY(hr::is_llama_layout(w.builder()->spec()));  // unchanged
+    }
+
     void modelConfigBuildsTheSpec() {
         const QString cfg = m_dir.filePath(QStringLiteral("config.json"));
         hfcli_write(cfg, kTinyLlama);
