@@ -1600,6 +1600,84 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
 使用 peft 的名称 q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
 （默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
     </message>
+    <message>
+        <source>write a trained LLaMA-family model as a Hugging Face model folder</source>
+        <translation>把训练好的 LLaMA 系列模型写成 Hugging Face 模型文件夹</translation>
+    </message>
+    <message>
+        <source>RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded
+with model.safetensors.index.json above --shard-size) and the run&apos;s tokenizer file; transformers&apos;
+from_pretrained(DIR) loads it. A LoRA run&apos;s adapters are merged into the weights; its run
+folder holds them in peft&apos;s layout as well (adapter_model.safetensors, adapter_config.json).</source>
+        <translation>RUN 为运行文件夹或其中的 model.safetensors。DIR 中写入 config.json、model.safetensors（超过 --shard-size
+时分片，并附 model.safetensors.index.json）以及该运行的分词器文件；transformers 的
+from_pretrained(DIR) 可直接加载。LoRA 运行的适配器会合并进权重；其运行文件夹中
+另有 peft 格式的适配器（adapter_model.safetensors、adapter_config.json）。</translation>
+    </message>
+    <message>
+        <source>headroom export: %1
+</source>
+        <translation>headroom export：%1
+</translation>
+    </message>
+    <message>
+        <source>give the folder to write with --hf DIR</source>
+        <translation>请用 --hf DIR 指定要写入的文件夹</translation>
+    </message>
+    <message>
+        <source>wrote %1 (%2 files, %3 of weights): %4
+</source>
+        <translation>已写入 %1（%2 个文件，权重 %3）：%4
+</translation>
+    </message>
+    <message>
+        <source>a Hugging Face config.json, or the folder that holds it:
+LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM, built for --seq
+tokens (default 2048); trains with gpt-tiny&apos;s settings unless flags say
+otherwise (docs/transformers.md, &quot;Hugging Face models&quot;)</source>
+        <translation>Hugging Face 的 config.json 或包含它的文件夹：
+LlamaForCausalLM、MistralForCausalLM 或 Qwen2ForCausalLM，按 --seq
+个词元构建（默认 2048）；除非另有选项，按 gpt-tiny 的设置训练
+（docs/transformers.md，“Hugging Face models”）</translation>
+    </message>
+    <message>
+        <source>write a Hugging Face model folder: config.json, model.safetensors
+(LoRA adapters merged), the tokenizer file</source>
+        <translation>写出 Hugging Face 模型文件夹：config.json、model.safetensors
+（LoRA 适配器已合并）以及分词器文件</translation>
+    </message>
+    <message>
+        <source>split the weights into shards of at most SIZE, with
+model.safetensors.index.json (default 5GB, as transformers)</source>
+        <translation>把权重拆成每个不超过 SIZE 的分片，并附
+model.safetensors.index.json（默认 5GB，与 transformers 相同）</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>As asked (batch %1, %2): %3 of %4, %5
+</source>
+        <translation>按要求（批大小 %1，%2）：%3 / %4，%5
+</translation>
+    </message>
+    <message>
+        <source>Largest batch that fits at sequence %1: %2; longest sequence at batch %3: %4 (the model&apos;s limit %5)
+
+</source>
+        <translation>序列长度 %1 下能放下的最大批大小：%2；批大小 %3 下能放下的最长序列：%4（模型上限 %5）
+
+</translation>
+    </message>
+    <message>
+        <source>Fine-tuning on 1 to 8 cards of %1 each (per-card memory of the fastest configuration that fits; the same search as --all):
+
+</source>
+        <translation>在 1 到 8 张每张 %1 的卡上微调（每张卡的内存，取能放下的最快配置；与 --all 相同的搜索）：
+
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -1711,6 +1789,54 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>Left out: %1 combinations that add nothing (offload that moves nothing off the device, or the same plan as a row above).</source>
         <translation>已省略：%1 个没有额外作用的组合（卸载不会把任何数据移出设备，或与上面某行的方案相同）。</translation>
+    </message>
+    <message>
+        <source>full fine-tuning</source>
+        <translation>全量微调</translation>
+    </message>
+    <message>
+        <source>LoRA r=%1</source>
+        <translation>LoRA r=%1</translation>
+    </message>
+    <message>
+        <source>QLoRA nf4 r=%1</source>
+        <translation>QLoRA nf4 r=%1</translation>
+    </message>
+    <message>
+        <source>method</source>
+        <translation>方法</translation>
+    </message>
+    <message>
+        <source>checkpointing</source>
+        <translation>梯度检查点</translation>
+    </message>
+    <message>
+        <source>ZeRO-3</source>
+        <translation>ZeRO-3</translation>
+    </message>
+    <message>
+        <source>1 card</source>
+        <translation>1 张卡</translation>
+    </message>
+    <message>
+        <source>%1 cards</source>
+        <translation>%1 张卡</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
     </message>
 </context>
 <context>
@@ -2785,6 +2911,10 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
         <source>Inside step %1: %2.</source>
         <translation>第 %1 步内部：%2。</translation>
     </message>
+    <message>
+        <source>the Hugging Face config %1</source>
+        <translation>Hugging Face 配置 %1</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -3806,6 +3936,244 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     </message>
 </context>
 <context>
+    <name>hf_config.architecture</name>
+    <message>
+        <source>%1: &apos;%2&apos; is not an architecture Headroom builds; it reads LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM (model_type llama, mistral, qwen2)</source>
+        <translation>%1：“%2”不是 Headroom 能构建的架构；支持 LlamaForCausalLM、MistralForCausalLM 和 Qwen2ForCausalLM（model_type 为 llama、mistral、qwen2）</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.architectures</name>
+    <message>
+        <source>%1: &quot;architectures&quot; must be a list of names such as [&quot;LlamaForCausalLM&quot;], got %2</source>
+        <translation>%1：&quot;architectures&quot; 必须是名称列表，例如 [&quot;LlamaForCausalLM&quot;]，实际为 %2</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.attention_bias</name>
+    <message>
+        <source>%1: &quot;attention_bias&quot;: true (biases on q, k, v and o projections) is not supported; Headroom&apos;s LLaMA block has biases on q, k and v only (Qwen2)</source>
+        <translation>%1：不支持 &quot;attention_bias&quot;: true（q、k、v 和 o 投影都带偏置）；Headroom 的 LLaMA 块只在 q、k、v 上有偏置（Qwen2）</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.bool</name>
+    <message>
+        <source>%1: &quot;%2&quot; must be true or false, got %3</source>
+        <translation>%1：&quot;%2&quot; 必须为 true 或 false，实际为 %3</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.head_dim</name>
+    <message>
+        <source>%1: the head size %2 must be even and at most %3 (rotary embeddings pair a head&apos;s dimensions); correct hidden_size, num_attention_heads or head_dim</source>
+        <translation>%1：头大小 %2 必须为偶数且不超过 %3（旋转位置编码把一个头的维度两两配对）；请修改 hidden_size、num_attention_heads 或 head_dim</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.head_split</name>
+    <message>
+        <source>%1: hidden_size %2 is not a multiple of num_attention_heads %3 and no head_dim is given; give &quot;head_dim&quot; or correct the sizes</source>
+        <translation>%1：hidden_size %2 不是 num_attention_heads %3 的倍数，且未给出 head_dim；请给出 &quot;head_dim&quot; 或修正尺寸</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.hidden_act</name>
+    <message>
+        <source>%1: &quot;hidden_act&quot; &apos;%2&apos; is not supported; the LLaMA block&apos;s MLP is SwiGLU (&quot;silu&quot;)</source>
+        <translation>%1：不支持 &quot;hidden_act&quot; “%2”；LLaMA 块的 MLP 是 SwiGLU（&quot;silu&quot;）</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.int_range</name>
+    <message>
+        <source>%1: &quot;%2&quot; must be an integer from %3 to %4, got %5; correct it or use the model&apos;s own config.json</source>
+        <translation>%1：&quot;%2&quot; 必须是 %3 到 %4 之间的整数，实际为 %5；请修正，或使用该模型自带的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.kv_heads</name>
+    <message>
+        <source>%1: num_attention_heads %2 is not a multiple of num_key_value_heads %3; each key/value head serves a whole group of query heads: correct one of them</source>
+        <translation>%1：num_attention_heads %2 不是 num_key_value_heads %3 的倍数；每个键/值头服务一整组查询头：请修正其中之一</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.missing</name>
+    <message>
+        <source>%1: &quot;%2&quot; is missing; every config.json of this architecture has it: use the model&apos;s own config.json</source>
+        <translation>%1：缺少 &quot;%2&quot;；该架构的每个 config.json 都有这一项：请使用该模型自带的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.mlp_bias</name>
+    <message>
+        <source>%1: &quot;mlp_bias&quot;: true is not supported; the LLaMA block&apos;s MLP has no biases</source>
+        <translation>%1：不支持 &quot;mlp_bias&quot;: true；LLaMA 块的 MLP 没有偏置</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.no_architecture</name>
+    <message>
+        <source>%1: neither &quot;architectures&quot; nor &quot;model_type&quot; says which model this is; is it a Hugging Face config.json?</source>
+        <translation>%1：&quot;architectures&quot; 和 &quot;model_type&quot; 都没有说明这是哪种模型；这是 Hugging Face 的 config.json 吗？</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.not_file</name>
+    <message>
+        <source>%1: is not a regular file; give a model&apos;s config.json</source>
+        <translation>%1：不是普通文件；请给出模型的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.not_found</name>
+    <message>
+        <source>%1: file not found; give a model&apos;s config.json or the folder that holds it</source>
+        <translation>%1：找不到文件；请给出模型的 config.json 或包含它的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.not_llama</name>
+    <message>
+        <source>model &apos;%1&apos; is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), so it has no Hugging Face config; export its model.safetensors instead</source>
+        <translation>模型“%1”不是 LLaMA 结构（token_embedding、llama_block…、rmsnorm、lm_head），因此没有 Hugging Face 配置；请改为导出它的 model.safetensors</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.not_object</name>
+    <message>
+        <source>%1: a config.json is one JSON object (&quot;architectures&quot;, &quot;hidden_size&quot;, ...), got %2; point to a model&apos;s config.json</source>
+        <translation>%1：config.json 是一个 JSON 对象（&quot;architectures&quot;、&quot;hidden_size&quot; 等），实际为 %2；请指向模型的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.real_range</name>
+    <message>
+        <source>%1: &quot;%2&quot; must be a number greater than %3 and less than %4, got %5; correct it or use the model&apos;s own config.json</source>
+        <translation>%1：&quot;%2&quot; 必须是大于 %3 且小于 %4 的数，实际为 %5；请修正，或使用该模型自带的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.rope_scaling</name>
+    <message>
+        <source>%1: &quot;rope_scaling&quot; must be null or an object such as Llama 3&apos;s {&quot;rope_type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 8.0, ...}, got %2</source>
+        <translation>%1：&quot;rope_scaling&quot; 必须为 null 或对象，例如 Llama 3 的 {&quot;rope_type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 8.0, ...}，实际为 %2</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.rope_type</name>
+    <message>
+        <source>%1: rope_scaling of type &apos;%2&apos; is not supported; Headroom builds plain RoPE (rope_scaling null) and Llama 3&apos;s (&quot;rope_type&quot;: &quot;llama3&quot;)</source>
+        <translation>%1：不支持类型为“%2”的 rope_scaling；Headroom 支持普通 RoPE（rope_scaling 为 null）和 Llama 3 的缩放（&quot;rope_type&quot;: &quot;llama3&quot;）</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.string</name>
+    <message>
+        <source>%1: &quot;%2&quot; must be a string, got %3</source>
+        <translation>%1：&quot;%2&quot; 必须是字符串，实际为 %3</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.too_large</name>
+    <message>
+        <source>%1: %2 bytes is larger than a config.json can be (%3 bytes); is it the right file?</source>
+        <translation>%1：%2 字节，超出 config.json 可能的大小（%3 字节）；文件是否选对了？</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.torch_dtype</name>
+    <message>
+        <source>%1: &quot;torch_dtype&quot; &apos;%2&apos; is not one Headroom reads; it reads float32, bfloat16 and float16</source>
+        <translation>%1：Headroom 不读取 &quot;torch_dtype&quot; “%2”；支持 float32、bfloat16 和 float16</translation>
+    </message>
+</context>
+<context>
+    <name>hf_config.unreadable</name>
+    <message>
+        <source>%1: cannot be read; check its permissions</source>
+        <translation>%1：无法读取；请检查其权限</translation>
+    </message>
+</context>
+<context>
+    <name>hf_export.copy</name>
+    <message>
+        <source>cannot copy the tokenizer %1 to %2 (%3)</source>
+        <translation>无法把分词器 %1 复制到 %2（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>hf_export.folder</name>
+    <message>
+        <source>cannot create the folder %1 (%2); pick a folder you can write to</source>
+        <translation>无法创建文件夹 %1（%2）；请选择一个有写权限的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>hf_export.tokenizer</name>
+    <message>
+        <source>%1 names the tokenizer file %2, which is not beside it; export from the run folder the weights were written in</source>
+        <translation>%1 指明的分词器文件 %2 不在它旁边；请从写出这些权重的运行文件夹导出</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.index</name>
+    <message>
+        <source>%1: %2; the index is damaged: write it again with the model&apos;s weights (save_pretrained) or download it again</source>
+        <translation>%1：%2；该索引已损坏：请随模型权重重新写出（save_pretrained）或重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.index_tensor</name>
+    <message>
+        <source>%1 places tensor &apos;%2&apos; in %3, which does not hold it; the shards and the index do not belong together: download them again</source>
+        <translation>%1 把张量“%2”放在 %3 中，但该文件里没有它；分片与索引不配套：请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.missing_file</name>
+    <message>
+        <source>%1: file not found; a Hugging Face folder needs it</source>
+        <translation>%1：找不到文件；Hugging Face 文件夹需要它</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.missing_shard</name>
+    <message>
+        <source>%1 names the shard %2, which is not in %3; download the missing shard (every file the index names) and try again</source>
+        <translation>%1 列出的分片 %2 不在 %3 中；请下载缺少的分片（索引列出的每个文件）后重试</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.shard_tensor</name>
+    <message>
+        <source>%1 holds tensor &apos;%2&apos;, which %3 places %4; the shards and the index do not belong together: download them again</source>
+        <translation>%1 中有张量“%2”，而 %3 把它放在 %4；分片与索引不配套：请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.shard_twice</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; is in two shards; the folder is damaged</source>
+        <translation>%1：张量“%2”出现在两个分片中；文件夹已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.too_large</name>
+    <message>
+        <source>%1: %2 bytes is more than such a file can be (%3 bytes); the folder is damaged or the file is not what its name says</source>
+        <translation>%1：%2 字节，超出此类文件可能的大小（%3 字节）；文件夹已损坏，或文件与其名称不符</translation>
+    </message>
+</context>
+<context>
+    <name>hf_folder.unreadable</name>
+    <message>
+        <source>%1: cannot be read; check its permissions</source>
+        <translation>%1：无法读取；请检查其权限</translation>
+    </message>
+</context>
+<context>
     <name>hrapp::DataPanel</name>
     <message>
         <source>Fashion-MNIST</source>
@@ -4746,6 +5114,22 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>No model was chosen, so the builder now holds %1 (Model &gt; Presets for another).</source>
         <translation>尚未选择模型，因此构建器现在使用 %1（可在“模型 &gt; 预设”中选择其他模型）。</translation>
+    </message>
+    <message>
+        <source>From a Hugging Face &amp;config…</source>
+        <translation>从 Hugging Face 配置(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Build a Llama, Mistral or Qwen2 model from its config.json (no weights are needed to plan it)</source>
+        <translation>根据 config.json 构建 Llama、Mistral 或 Qwen2 模型（做内存规划无需权重）</translation>
+    </message>
+    <message>
+        <source>From a Hugging Face config</source>
+        <translation>从 Hugging Face 配置</translation>
+    </message>
+    <message>
+        <source>Hugging Face config (config.json *.json);;All files (*)</source>
+        <translation>Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
     </message>
 </context>
 <context>
@@ -7180,6 +7564,104 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     </message>
 </context>
 <context>
+    <name>layer.llama_block</name>
+    <message>
+        <source>x + attention(RMSNorm(x)) with rotary positions and grouped-query heads, then + SwiGLU MLP(RMSNorm(.)): one Llama, Mistral or Qwen2 decoder layer</source>
+        <translation>x + 注意力(RMSNorm(x))（旋转位置编码、分组查询注意力头），再 + SwiGLU MLP(RMSNorm(.))：一个 Llama、Mistral 或 Qwen2 解码层</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.dim</name>
+    <message>
+        <source>model width</source>
+        <translation>模型宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.head_dim</name>
+    <message>
+        <source>head size, even (0: dim / heads)</source>
+        <translation>每个头的维度，须为偶数（0：dim / heads）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.heads</name>
+    <message>
+        <source>query heads</source>
+        <translation>查询头数</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.hidden</name>
+    <message>
+        <source>SwiGLU MLP hidden width</source>
+        <translation>SwiGLU MLP 的隐藏宽度</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.kv_heads</name>
+    <message>
+        <source>key/value heads, dividing heads (0: as many as heads)</source>
+        <translation>键/值头数，须整除查询头数（0：与查询头数相同）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.max_positions</name>
+    <message>
+        <source>longest sequence it is built for</source>
+        <translation>所支持的最长序列</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.norm_eps</name>
+    <message>
+        <source>RMSNorm epsilon</source>
+        <translation>RMSNorm 的 epsilon</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.qkv_bias</name>
+    <message>
+        <source>learn biases in the q, k and v projections (Qwen2)</source>
+        <translation>在 q、k、v 投影中学习偏置（Qwen2）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_factor</name>
+    <message>
+        <source>Llama 3 frequency scaling factor (0: none; &quot;rope_scaling&quot; in JSON)</source>
+        <translation>Llama 3 频率缩放因子（0：不缩放；JSON 中为 &quot;rope_scaling&quot;）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_high_freq_factor</name>
+    <message>
+        <source>Llama 3 scaling: high_freq_factor</source>
+        <translation>Llama 3 缩放：high_freq_factor</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_low_freq_factor</name>
+    <message>
+        <source>Llama 3 scaling: low_freq_factor</source>
+        <translation>Llama 3 缩放：low_freq_factor</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_original_max_positions</name>
+    <message>
+        <source>Llama 3 scaling: original_max_position_embeddings</source>
+        <translation>Llama 3 缩放：original_max_position_embeddings</translation>
+    </message>
+</context>
+<context>
+    <name>layer.llama_block.rope_theta</name>
+    <message>
+        <source>rotary base: frequencies theta^(-2i/D)</source>
+        <translation>旋转位置编码的基数：频率为 theta^(-2i/D)</translation>
+    </message>
+</context>
+<context>
     <name>layer.lm_head</name>
     <message>
         <source>scores every vocabulary token at each position: (N, T, dim) -&gt; (N, T, V)</source>
@@ -7345,6 +7827,27 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>output = body(x) + shortcut(x); shortcut is the identity when empty</source>
         <translation>输出 = body(x) + shortcut(x)；shortcut 为空时即恒等映射</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm</name>
+    <message>
+        <source>scales each token by the reciprocal of its root mean square (LLaMA&apos;s norm)</source>
+        <translation>将每个词元除以其均方根再缩放（LLaMA 的归一化）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm.dim</name>
+    <message>
+        <source>features (the last dimension)</source>
+        <translation>特征数（最后一维）</translation>
+    </message>
+</context>
+<context>
+    <name>layer.rmsnorm.eps</name>
+    <message>
+        <source>added to the mean square</source>
+        <translation>加到均方上的值</translation>
     </message>
 </context>
 <context>
@@ -7597,6 +8100,34 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>gradient clipping must be 0 (off) or a positive norm (--grad-clip)</source>
         <translation>梯度裁剪必须为 0（关闭）或正的范数（--grad-clip）</translation>
+    </message>
+</context>
+<context>
+    <name>peft.field</name>
+    <message>
+        <source>%1: &quot;%2&quot; must be %3, got %4; the adapter_config.json is not a peft LoRA adapter&apos;s</source>
+        <translation>%1：&quot;%2&quot; 必须是 %3，实际为 %4；该 adapter_config.json 不是 peft LoRA 适配器的配置</translation>
+    </message>
+</context>
+<context>
+    <name>peft.name</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; is not a peft LoRA adapter&apos;s (base_model.model.NAME.lora_A.weight or .lora_B.weight)</source>
+        <translation>%1：张量“%2”不是 peft LoRA 适配器的张量（base_model.model.NAME.lora_A.weight 或 .lora_B.weight）</translation>
+    </message>
+</context>
+<context>
+    <name>peft.shape</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; has shape %3, which does not have rank r = %4 of adapter_config.json; the adapter&apos;s files do not belong together</source>
+        <translation>%1：张量“%2”的形状为 %3，与 adapter_config.json 中的秩 r = %4 不符；适配器的文件不配套</translation>
+    </message>
+</context>
+<context>
+    <name>peft.type</name>
+    <message>
+        <source>%1: peft_type %2 is not LORA; Headroom reads LoRA adapters only</source>
+        <translation>%1：peft_type %2 不是 LORA；Headroom 只读取 LoRA 适配器</translation>
     </message>
 </context>
 <context>
@@ -7926,6 +8457,13 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>%1: tensor &apos;%2&apos;: %3; the file is damaged or not a safetensors file</source>
         <translation>%1：张量“%2”：%3；文件已损坏或不是 safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>safetensors.cannot_map</name>
+    <message>
+        <source>%1: cannot be memory-mapped (%2)</source>
+        <translation>%1：无法内存映射（%2）</translation>
     </message>
 </context>
 <context>
@@ -8437,6 +8975,13 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>layer %1 (%2): body gives %3 but the shortcut gives %4; they must match to be added: keep channels and size equal in the body and the shortcut</source>
         <translation>第 %1 层（%2）：主体输出 %3，而捷径输出 %4；两者必须一致才能相加：请使主体和捷径的通道数和尺寸一致</translation>
+    </message>
+</context>
+<context>
+    <name>spec.rope_scaling</name>
+    <message>
+        <source>%1: &quot;rope_scaling&quot; %2; write {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} or null</source>
+        <translation>%1：&quot;rope_scaling&quot; %2；请写成 {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} 或 null</translation>
     </message>
 </context>
 <context>
@@ -9277,6 +9822,13 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>%1 has LoRA adapters but no lora_scale in its metadata, so they cannot be merged into the weights; train with --lora to use them</source>
         <translation>%1 含有 LoRA 适配器，但元数据中没有 lora_scale，无法把它们合并进权重；请用 --lora 训练来使用它们</translation>
+    </message>
+</context>
+<context>
+    <name>weights.peft_base</name>
+    <message>
+        <source>%1: the adapter&apos;s base model &apos;%2&apos; (base_model_name_or_path in adapter_config.json) is not a Hugging Face model folder here; put the base model&apos;s folder there or correct the path</source>
+        <translation>%1：适配器的基础模型“%2”（adapter_config.json 中的 base_model_name_or_path）在此处不是 Hugging Face 模型文件夹；请把基础模型文件夹放到那里，或修正路径</translation>
     </message>
 </context>
 <context>

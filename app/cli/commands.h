@@ -15,6 +15,7 @@ int runPresetsCommand(const CliRequest& request);  // info_commands.cpp
 int runDevicesCommand(const CliRequest& request);  // info_commands.cpp
 int runRunsCommand(const CliRequest& request);     // info_commands.cpp
 int runGenerateCommand(const CliRequest& request); // generate_command.cpp
+int runExportCommand(const CliRequest& request);   // export_command.cpp
 
 // The per-category table "category  predicted  measured  difference  host" printed after a run and
 // by plan (measured, host: null to leave the column out).

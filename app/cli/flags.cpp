@@ -27,7 +27,9 @@
 
 #include "base/error.h"
 #include "data/tokenizer.h"
+#include "io/hf_folder.h"
 #include "nn/compression.h"
+#include "nn/hf_config.h"
 #include "nn/model_spec.h"
 #include "notify/webhook_notifier.h"
 #include "plan/planner.h"
@@ -68,6 +70,11 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.preset = v.str(); }},
     {FlagGroup::model, "model", "FILE.json", QT_TRANSLATE_NOOP("Cli", "a model spec (docs/model-spec.md)"),
      [](R& r, const V& v) { r.modelFile = v.str(); }},
+    {FlagGroup::model, "model-config", "FILE", QT_TRANSLATE_NOOP("Cli", "a Hugging Face config.json, or the folder that holds it:\n"
+                              "LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM, built for --seq\n"
+                              "tokens (default 2048); trains with gpt-tiny's settings unless flags say\n"
+                              "otherwise (docs/transformers.md, \"Hugging Face models\")"),
+     [](R& r, const V& v) { r.modelConfig = v.str(); }},
     // ---- data
     {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,\n"
                               "csv:FILE or tsv:FILE (a table, with --target); for language models\n"
@@ -321,6 +328,13 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) {
          r.config.what_if.bits = hr::quantize_bits(v.choice(QT_TRANSLATE_NOOP("Cli", "quantisation"), {"int8", "int4", "nf4"}));
      }},
+    // ---- export
+    {FlagGroup::exporting, "hf", "DIR", QT_TRANSLATE_NOOP("Cli", "write a Hugging Face model folder: config.json, model.safetensors\n"
+                              "(LoRA adapters merged), the tokenizer file"),
+     [](R& r, const V& v) { r.exportHf = v.text(); }},
+    {FlagGroup::exporting, "shard-size", "SIZE", QT_TRANSLATE_NOOP("Cli", "split the weights into shards of at most SIZE, with\n"
+                              "model.safetensors.index.json (default 5GB, as transformers)"),
+     [](R& r, const V& v) { r.shardBytes = v.bytes(); }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
      [](R& r, const V& v) { r.db = v.text(); }},
@@ -390,7 +404,8 @@ const std::vector<Flag> kFlags = {
 };
 
 // Flags that exclude each other, in every spelling (--epochs=3 --steps 5 as well).
-const std::vector<std::pair<const char*, const char*>> kExclusive = {{"epochs", "steps"}, {"preset", "model"}, {"run", "weights"}};
+const std::vector<std::pair<const char*, const char*>> kExclusive = {{"epochs", "steps"}, {"preset", "model"}, {"run", "weights"},
+                                                                     {"preset", "model-config"}, {"model", "model-config"}};
 
 const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::model, QT_TRANSLATE_NOOP("Cli", "Model (one of)")},
@@ -413,6 +428,7 @@ const std::map<FlagGroup, const char*> kGroupTitles = {
     {FlagGroup::text, QT_TRANSLATE_NOOP("Cli", "Evaluation")},
     {FlagGroup::generate, QT_TRANSLATE_NOOP("Cli", "Generation")},
     {FlagGroup::timeline, QT_TRANSLATE_NOOP("Cli", "Step timeline (docs/timeline.md)")},
+    {FlagGroup::exporting, QT_TRANSLATE_NOOP("Cli", "Export")},
 };
 
 std::vector<const Flag*> flagsOf(const Subcommand& cmd) {
@@ -557,7 +573,17 @@ CliRequest parseCommandLine(const Subcommand& cmd, const QStringList& args) {
     // data decides the preset, by the rule the window follows too (hr::default_preset_for_data): a table
     // trains tabular-mlp, text gpt-tiny, images seed-cnn
     const QStringList given = parser.optionNames();
-    if (given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model"))) {
+    // a Hugging Face model (--model-config, or --init-from a model folder with no other model named) trains
+    // with a language model's settings (text data, AdamW, ...): gpt-tiny's
+    const bool hfModel = given.contains(QStringLiteral("model-config")) ||
+                         (!given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model")) &&
+                          given.contains(QStringLiteral("init-from")) &&
+                          (hr::is_hf_model_folder(parser.value(QStringLiteral("init-from")).toStdString()) ||
+                           hr::is_peft_adapter_folder(parser.value(QStringLiteral("init-from")).toStdString())));
+    if (hfModel && !given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model"))) {
+        r.preset = "gpt-tiny";
+        r.config = defaultTrainConfig(r.preset);
+    } else if (given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model"))) {
         r.config = defaultTrainConfig(parser.value(QStringLiteral("preset")).toStdString());
     } else if (!given.contains(QStringLiteral("preset")) && !given.contains(QStringLiteral("model"))) {
         const std::string data = given.contains(QStringLiteral("data")) ? parser.value(QStringLiteral("data")).toStdString() : r.config.data;
@@ -635,9 +661,18 @@ namespace hrapp {
 
 void resolveModel(CliRequest& r) {
     hr::TrainConfig& c = r.config;
+    // --init-from a Hugging Face model folder (or a peft adapter on one) with no model named: its config.json
+    std::string hfConfig = r.modelConfig;
+    if (hfConfig.empty() && r.modelFile.empty() && !r.has("preset") && !c.init_from.empty()) {
+        if (hr::is_hf_model_folder(c.init_from)) hfConfig = c.init_from;
+        else if (hr::is_peft_adapter_folder(c.init_from)) hfConfig = hr::read_peft_adapter(c.init_from).base_dir;
+    }
     if (!r.modelFile.empty()) {
         c.model = hr::load_model_spec(r.modelFile);
         c.model_source = "file:" + r.modelFile;
+    } else if (!hfConfig.empty()) {
+        c.model = hr::hf_model_spec(hr::load_hf_config(hfConfig));
+        c.model_source = "hf:" + hfConfig;
     } else {
         c.model = hr::preset_model_for_data(r.preset, c);  // drawn for the data's samples and classes
         c.model_source = "preset:" + r.preset;

@@ -26,6 +26,7 @@ struct CliRequest {
     QString command;               // "train", "plan", ...
     hr::TrainConfig config;        // defaultTrainConfig() with the run flags applied
     std::string preset = "seed-cnn", modelFile;
+    std::string modelConfig;       // --model-config: a Hugging Face config.json or its folder (nn/hf_config.h)
     bool presetFromData = false;   // no --preset or --model: preset is the data's (hr::default_preset_for_data)
     double labelSmoothing = -1;    // < 0: the model's own
     QString out;                   // train: the output folder; report: the file
@@ -46,6 +47,8 @@ struct CliRequest {
     QString configFile;            // train --config FILE.json: a whole TrainConfig (a run folder's config.json)
     QString pauseFile;             // train --pause-file FILE: paused between steps while FILE exists
     QString weights;               // eval / generate --weights FILE (a model.safetensors file)
+    QString exportHf;              // export --hf DIR: the Hugging Face model folder to write
+    std::uint64_t shardBytes = 0;  // export --shard-size SIZE (0: 5 GB, transformers' default)
     QStringList positional;        // RUN of report, NAME of presets
     // generate (app/cli/generate_command.cpp)
     QString run;                   // a run id, 'last', a run's name, or a run folder
@@ -80,6 +83,7 @@ enum class FlagGroup {
     tokens,     // --tokenizer, --eval-tokens (language models; train and eval)
     text,       // --eval-every (train)
     timeline,   // --timeline, --trace, --timeline-step (one step's memory timeline; train and plan)
+    exporting,  // headroom export: --hf, --shard-size
     generate,   // headroom generate: --run, --weights, --prompt, --tokens, --temperature, --top-k, --seed
 };
 

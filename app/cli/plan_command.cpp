@@ -94,6 +94,69 @@ QString categoryTable(const hr::CategoryBytes& predicted, const hr::CategoryByte
     return out;
 }
 
+namespace {
+
+// A language model within a budget (issue 46): the asked configuration's categories, the largest batch and
+// the longest sequence that fit with its strategies, and the fine-tuning table (report/plan_table.h).
+void fineTuningPlan(const hr::PlanRequest& req, std::size_t budget) {
+    auto fits = [&](const hr::PlanRequest& r) {
+        try {
+            return hr::plan_fit_bytes(hr::predict_memory(r)) <= budget;
+        } catch (const hr::Error&) {
+            return false;
+        }
+    };
+    const hr::MemoryPlan asked = hr::predict_memory(req);
+    print(QCoreApplication::translate("Cli", "As asked (batch %1, %2): %3 of %4, %5\n")
+              .arg(req.batch)
+              .arg(q(asked.strategy.describe()))
+              .arg(bytes(hr::plan_fit_bytes(asked)), bytes(budget))
+              .arg(hr::plan_fit_bytes(asked) <= budget ? QCoreApplication::translate("Cli", "fits")
+                                                       : QCoreApplication::translate("Cli", "does NOT fit")));
+    print(categoryTable(asked.device, nullptr, asked.host_total ? &asked.host : nullptr));
+    // the largest batch (doubling, then halving the gap) and the longest sequence with these strategies
+    auto largest = [&](std::int64_t lo, std::int64_t cap, auto&& with) -> std::int64_t {
+        if (!fits(with(lo))) return 0;
+        std::int64_t hi = lo;
+        while (hi < cap && fits(with(std::min(cap, hi * 2)))) hi = std::min(cap, hi * 2);
+        std::int64_t bad = std::min(cap, hi * 2);
+        if (hi == cap) return cap;
+        while (bad - hi > 1) {
+            const std::int64_t mid = hi + (bad - hi) / 2;
+            (fits(with(mid)) ? hi : bad) = mid;
+        }
+        return hi;
+    };
+    const std::int64_t batch = largest(1, std::int64_t{1} << 20, [&](std::int64_t b) {
+        hr::PlanRequest r = req;
+        r.batch = b;
+        r.strategy.micro_batch = 0;
+        r.strategy.accumulate = 1;
+        return r;
+    });
+    const std::int64_t maxSeq = std::max<std::int64_t>(1, hr::model_max_positions(req.spec));
+    const std::int64_t seq = largest(1, maxSeq, [&](std::int64_t t) {
+        hr::PlanRequest r = req;
+        r.seq = t;
+        return r;
+    });
+    print(QCoreApplication::translate("Cli", "Largest batch that fits at sequence %1: %2; longest sequence at batch %3: %4 (the model's limit %5)\n\n")
+              .arg(hr::model_sequence_length([&] {
+                  hr::ModelSpec s = req.spec;
+                  hr::apply_sequence_length(s, req.seq);
+                  return s;
+              }()))
+              .arg(batch)
+              .arg(req.batch)
+              .arg(seq)
+              .arg(maxSeq));
+    print(QCoreApplication::translate("Cli", "Fine-tuning on 1 to 8 cards of %1 each (per-card memory of the fastest configuration that fits; the same search as --all):\n\n")
+              .arg(bytes(budget)));
+    print(fineTuningTable(req, budget) + QLatin1Char('\n'));
+}
+
+}  // namespace
+
 int runPlanCommand(const CliRequest& request) {
     CliRequest flags = request;
     try {
@@ -253,6 +316,7 @@ int runPlanCommand(const CliRequest& request) {
             return 0;
         }
         const std::size_t budget = flags.budget == QLatin1String("device") ? free : hr::parse_bytes(flags.budget.toStdString());
+        if (!flags.json && hr::is_token_model(c.model)) fineTuningPlan(req, budget);
         hr::PlanSearch s = hr::search_plans(req, budget);
         const bool defaults = !s.candidates.empty() && s.candidates.front().plan.device_defaults;
         if (flags.json) {

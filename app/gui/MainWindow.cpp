@@ -1,4 +1,5 @@
 #include "gui/MainWindow.h"
+#include "nn/hf_config.h"
 
 #include <QAction>
 #include <QApplication>
@@ -432,6 +433,15 @@ void MainWindow::buildMenus() {
         });
     }
     m_presetMenu->setToolTipsVisible(true);
+    // beside the presets: a LLaMA-family model from a Hugging Face config.json (docs/transformers.md)
+    QAction* hf = model->addAction(tr("From a Hugging Face &config…"));
+    hf->setStatusTip(tr("Build a Llama, Mistral or Qwen2 model from its config.json (no weights are needed to plan it)"));
+    connect(hf, &QAction::triggered, this, [this] {
+        if (!maybeSave()) return;
+        const QString path = QFileDialog::getOpenFileName(this, tr("From a Hugging Face config"), QString(),
+                                                          tr("Hugging Face config (config.json *.json);;All files (*)"));
+        if (!path.isEmpty()) openHfConfig(path);
+    });
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(m_startAction);
@@ -580,6 +590,32 @@ void MainWindow::followData() {
     } catch (const std::exception&) {
         // a preset that cannot take this data (seed-cnn on a table): the run says so when it starts
     }
+}
+
+bool MainWindow::openHfConfig(const QString& path) {
+    try {
+        const hr::ModelSpec spec = hr::hf_model_spec(hr::load_hf_config(path.toStdString()));
+        // a language model's training settings (text data, AdamW, ...): what `headroom train --model-config` uses
+        hr::TrainConfig c = trainConfig();
+        hr::apply_preset_training("gpt-tiny", c);
+        m_applyingPreset = true;
+        setTrainConfig(c);
+        m_applyingPreset = false;
+        m_builder->resetSpec(spec);
+    } catch (const hr::Error& e) {
+        m_applyingPreset = false;
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("From a Hugging Face config"),
+                                    tr("Could not open %1:\n%2").arg(path, messageText(e.message())), QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        return false;
+    }
+    m_file.clear();
+    m_modelSource = QStringLiteral("hf:") + path;
+    m_modelChosen = true;
+    m_builder->undoStack()->setClean();
+    updateTitle();
+    return true;
 }
 
 void MainWindow::openModelDialog() {

@@ -83,6 +83,8 @@ public:
     // A configuration override for tests and screenshots (applied to the panels).
     void setTrainConfig(const hr::TrainConfig& config);
     bool openModel(const QString& path);
+    // A LLaMA-family model from a Hugging Face config.json (Model > From a Hugging Face config…).
+    bool openHfConfig(const QString& path);
     bool saveModel(const QString& path);
     // The person's choice of a preset (the Presets menu): kept whatever data is chosen afterwards.
     void loadPreset(const QString& name);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/error.h"
 #include "memory/allocator.h"
 #include "i18n/CoreText.h"
 
@@ -103,6 +104,68 @@ QString planSearchTable(const hr::PlanSearch& s, bool all) {
                   "same plan as a row above).")
                    .arg(s.duplicates) +
                QLatin1Char('\n');
+    return out;
+}
+
+QString fineTuningTable(const hr::PlanRequest& request, std::size_t budget) {
+    const int rank = request.strategy.lora_rank > 0 ? request.strategy.lora_rank : 16;
+    struct Method {
+        QString name;
+        int lora;
+        const char* quantize;
+    };
+    const std::vector<Method> methods = {{PlanTable::tr("full fine-tuning"), 0, "none"},
+                                         {PlanTable::tr("LoRA r=%1").arg(rank), rank, "none"},
+                                         {PlanTable::tr("QLoRA nf4 r=%1").arg(rank), rank, "nf4"}};
+    const std::vector<int> cards = {1, 2, 4, 8};
+    QStringList header = {PlanTable::tr("method"), PlanTable::tr("checkpointing"), PlanTable::tr("ZeRO-3")};
+    for (int n : cards) header << (n == 1 ? PlanTable::tr("1 card") : PlanTable::tr("%1 cards").arg(n));
+    std::vector<QStringList> rows;
+    for (const Method& m : methods) {
+        // cell[checkpointing][zero3][card]: the fastest fitting candidate's per-card bytes
+        std::vector<std::vector<std::vector<QString>>> cell(2, std::vector<std::vector<QString>>(2, std::vector<QString>(cards.size(), QStringLiteral("-"))));
+        for (std::size_t k = 0; k < cards.size(); ++k) {
+            hr::PlanRequest r = request;
+            r.strategy.lora_rank = m.lora;
+            r.strategy.quantize_base = m.quantize;
+            if (m.lora == 0) r.strategy.lora_alpha = 0;
+            r.world_size = cards[k];
+            if (r.world_size > 1) {
+                r.strategy.shard = "dp";
+                r.strategy.rank_batch.clear();
+                if (r.batch % r.world_size != 0) r.batch = ((r.batch + r.world_size - 1) / r.world_size) * r.world_size;
+            }
+            hr::PlanSearch s;
+            try {
+                s = hr::search_plans(r, budget);
+            } catch (const hr::Error&) {
+                continue;  // a layout this model cannot take: "-"
+            }
+            for (const auto& c : s.candidates) {  // fitting ones first, fastest first
+                if (!c.fits) break;
+                const int ck = c.strategy.checkpoint == "none" ? 0 : 1, z = c.strategy.shard == "zero3" ? 1 : 0;
+                if (cell[ck][z][k] == QLatin1String("-"))
+                    cell[ck][z][k] = QString::fromStdString(hr::format_bytes(hr::plan_fit_bytes(c.plan)));
+            }
+        }
+        for (int ck = 0; ck < 2; ++ck)
+            for (int z = 0; z < 2; ++z) {
+                QStringList row = {m.name, ck ? PlanTable::tr("on") : PlanTable::tr("none"), z ? PlanTable::tr("yes") : PlanTable::tr("no")};
+                for (std::size_t k = 0; k < cards.size(); ++k) row << cell[ck][z][k];
+                rows.push_back(row);
+            }
+    }
+    std::vector<int> width(header.size(), 0);
+    for (int i = 0; i < header.size(); ++i) width[i] = displayWidth(header[i]);
+    for (const auto& r : rows)
+        for (int i = 0; i < r.size(); ++i) width[i] = std::max(width[i], displayWidth(r[i]));
+    auto line = [&](const QStringList& r) {
+        QString out;
+        for (int i = 0; i < r.size(); ++i) out += QStringLiteral("  ") + padDisplay(r[i], width[i], i >= 3);
+        return out + QLatin1Char('\n');
+    };
+    QString out = line(header);
+    for (const auto& r : rows) out += line(r);
     return out;
 }
 

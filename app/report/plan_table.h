@@ -13,6 +13,13 @@ namespace hrapp {
 
 QString planSearchTable(const hr::PlanSearch& search, bool all);
 
+// Fine-tuning a language model on 1, 2, 4 and 8 cards of `budget` each: full fine-tuning, LoRA of rank R
+// (the request's, else 16) and QLoRA (nf4 base, rank R), each searched with hr::search_plans (the
+// enumeration --all prints) on that many ranks; a row per method x checkpointing (none / on) x ZeRO-3
+// (off / on), a column per card count, each cell the per-card bytes of the fastest configuration of that
+// row that fits (or "-"). `headroom plan --budget` prints it for a language model.
+QString fineTuningTable(const hr::PlanRequest& request, std::size_t budget);
+
 // The translation context of the table's texts.
 class PlanTable {
     Q_DECLARE_TR_FUNCTIONS(PlanTable)

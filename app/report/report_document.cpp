@@ -745,6 +745,7 @@ void dataSection(Doc& s) {
             QString text = src;
             if (src.startsWith(QLatin1String("preset:"))) text = ReportWriter::tr("the preset %1").arg(src.mid(7));
             else if (src.startsWith(QLatin1String("file:"))) text = ReportWriter::tr("the file %1").arg(src.mid(5));
+            else if (src.startsWith(QLatin1String("hf:"))) text = ReportWriter::tr("the Hugging Face config %1").arg(src.mid(3));
             else if (src == QLatin1String("builder")) text = ReportWriter::tr("built in the window");
             u.keyValues.push_back({ReportWriter::tr("Model"), text});
         }

@@ -3,6 +3,7 @@
 #include "base/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,14 @@ std::string offsets_str(std::uint64_t b, std::uint64_t e) {
 
 }  // namespace
 
+void SafeTensor::materialize() {
+    if (!mapped) return;
+    data.assign(mapped, mapped + mapped_size);
+    mapped = nullptr;
+    mapped_size = 0;
+    mapping.reset();
+}
+
 const SafeTensor* SafeTensorsFile::find(const std::string& name) const {
     for (const auto& t : tensors)
         if (t.name == name) return &t;
@@ -74,10 +83,10 @@ std::string safetensors_header(const SafeTensorsFile& file) {
             if (d < 0) throw Error("safetensors: tensor '" + t.name + "' has a negative dimension in " + shape_str(t.shape));
         std::uint64_t bytes = 0;
         if (!checked_mul(static_cast<std::uint64_t>(shape_numel(t.shape)), std::uint64_t{dtype_size(t.dtype)}, bytes) ||
-            bytes != t.data.size())
+            bytes != t.nbytes())
             throw Error("safetensors: tensor '" + t.name + "' " + shape_str(t.shape) + " " +
                         dtype_safetensors_name(t.dtype) + " needs " + std::to_string(bytes) + " bytes but holds " +
-                        std::to_string(t.data.size()));
+                        std::to_string(t.nbytes()));
         ojson e = ojson::object();
         e["dtype"] = dtype_safetensors_name(t.dtype);
         e["shape"] = ojson::array();
@@ -100,11 +109,11 @@ void write_safetensors(const std::string& path, const SafeTensorsFile& file) {
     out.write(len, 8);
     out.write(header);
     for (const auto& t : file.tensors)
-        if (!t.data.empty()) out.write(t.data.data(), t.data.size());
+        if (t.nbytes() > 0) out.write(t.bytes(), t.nbytes());
     out.commit();
 }
 
-SafeTensorsFile read_safetensors(const std::string& path) {
+SafeTensorsFile read_safetensors(const std::string& path, SafetensorsRead mode) {
     // Every refusal names the file; most end with the same advice.
     auto bad = [&](MessageText t, std::vector<std::string> args = {}) -> InputError {
         args.insert(args.begin(), path);
@@ -280,6 +289,27 @@ SafeTensorsFile read_safetensors(const std::string& path) {
                                                  "uses (a hole at the end); the file is damaged or not a safetensors "
                                                  "file"),
                   {std::to_string(buffer_size - expected)});
+    if (mode == SafetensorsRead::mapped && buffer_size > 0) {
+        // the whole file, read-only and private; the tensors' pointers are offsets into it
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw bad(HR_MSG("safetensors.cannot_open", "%1: cannot open (%2); check its permissions"), {std::strerror(errno)});
+        void* p = ::mmap(nullptr, static_cast<std::size_t>(file_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        const int map_errno = errno;
+        ::close(fd);
+        if (p == MAP_FAILED)
+            throw bad(HR_MSG("safetensors.cannot_map", "%1: cannot be memory-mapped (%2)"), {std::strerror(map_errno)});
+        const std::size_t len = static_cast<std::size_t>(file_size);
+        std::shared_ptr<const void> mapping(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+        const auto* base = static_cast<const std::uint8_t*>(p) + 8 + n;
+        for (const auto& e : entries) {
+            SafeTensor& t = out.tensors[e.index];
+            t.mapping = mapping;
+            t.mapped = base + e.begin;
+            t.mapped_size = static_cast<std::size_t>(e.end - e.begin);
+        }
+        return out;
+    }
     for (const auto& e : entries) {
         SafeTensor& t = out.tensors[e.index];
         t.data.resize(static_cast<std::size_t>(e.end - e.begin));  // the tensors tile the file: total <= its size

@@ -9,6 +9,7 @@
 // "__metadata__" first when there is any. Files load with safetensors.torch.load_file.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,18 @@ struct SafeTensor {
     std::string name;
     DType dtype = DType::f32;
     Shape shape;                     // () for a scalar
-    std::vector<std::uint8_t> data;  // host bytes, little-endian, numel * dtype_size
+    std::vector<std::uint8_t> data;  // host bytes, little-endian, numel * dtype_size (empty when mapped)
+    // A tensor of a file read with SafetensorsRead::mapped: its bytes in the file's read-only mapping,
+    // which `mapping` keeps alive (shared by the file's tensors; unmapped when the last copy goes).
+    std::shared_ptr<const void> mapping;
+    const std::uint8_t* mapped = nullptr;
+    std::size_t mapped_size = 0;
+
+    // The tensor's bytes wherever they are (the mapping or data).
+    const std::uint8_t* bytes() const { return mapped ? mapped : data.data(); }
+    std::size_t nbytes() const { return mapped ? mapped_size : data.size(); }
+    // Copies mapped bytes into data (to change them); nothing for a tensor already in data.
+    void materialize();
 };
 
 struct SafeTensorsFile {
@@ -43,7 +55,11 @@ void write_safetensors(const std::string& path, const SafeTensorsFile& file);
 // file and the problem. Header arithmetic (shapes, dtype sizes, offsets) is overflow-checked, and every
 // allocation is bounded by the file's size: the tensors must tile the data buffer exactly. Tensors come
 // back in the header's key order.
-SafeTensorsFile read_safetensors(const std::string& path);
+// SafetensorsRead::mapped maps the file read-only (mmap) instead of copying it: the tensors point into
+// the mapping (SafeTensor::bytes), so a model folder of many GiB is read page by page as it is used;
+// the checks are the same.
+enum class SafetensorsRead { copy, mapped };
+SafeTensorsFile read_safetensors(const std::string& path, SafetensorsRead mode = SafetensorsRead::copy);
 
 // Largest header accepted by the reader (as the reference implementation: 100 MB).
 constexpr std::uint64_t kSafetensorsMaxHeader = 100'000'000;

@@ -69,9 +69,10 @@ const SafeTensor* find_any(const SafeTensorsFile& f, const std::vector<std::stri
 std::vector<std::uint8_t> transposed(const SafeTensor& t) {
     const std::size_t rows = static_cast<std::size_t>(t.shape[0]), cols = static_cast<std::size_t>(t.shape[1]);
     const std::size_t es = dtype_size(t.dtype);
-    std::vector<std::uint8_t> out(t.data.size());
+    std::vector<std::uint8_t> out(t.nbytes());
+    const std::uint8_t* in = t.bytes();
     for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) std::memcpy(&out[(c * rows + r) * es], &t.data[(r * cols + c) * es], es);
+        for (std::size_t c = 0; c < cols; ++c) std::memcpy(&out[(c * rows + r) * es], &in[(r * cols + c) * es], es);
     return out;
 }
 
@@ -106,8 +107,9 @@ SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path
                                                           "%3 with A %4 and B %5 expected); the file is damaged"),
                              {path, stem, w ? shape_str(w->shape) : std::string("?"), shape_str(a.shape), shape_str(b ? b->shape : Shape{})});
         const std::int64_t R = a.shape[0], in = a.shape[1], rows = b->shape[0];
-        const auto* A = reinterpret_cast<const float*>(a.data.data());
-        const auto* B = reinterpret_cast<const float*>(b->data.data());
+        const auto* A = reinterpret_cast<const float*>(a.bytes());
+        const auto* B = reinterpret_cast<const float*>(b->bytes());
+        w->materialize();  // changed in place: out of a mapped file first
         auto* W = reinterpret_cast<float*>(w->data.data());
         for (std::int64_t o = 0; o < rows; ++o)
             for (std::int64_t i = 0; i < in; ++i) {
@@ -119,6 +121,12 @@ SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path
     return out;
 }
 }  // namespace
+
+SafeTensorsFile merge_lora_adapters(const SafeTensorsFile& file, const std::string& path) {
+    for (const auto& t : file.tensors)
+        if (is_lora_adapter(t.name)) return merged_lora(file, path);
+    return file;
+}
 
 void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::string& path) {
     Backend& be = model.backend();
@@ -182,7 +190,7 @@ void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::s
         if (!src[i].t || sd[i].tied) continue;
         const SafeTensor& t = *src[i].t;
         std::vector<std::uint8_t> flipped;
-        const std::uint8_t* bytes = t.data.data();
+        const std::uint8_t* bytes = t.bytes();
         if (src[i].transpose) {
             flipped = transposed(t);
             bytes = flipped.data();
@@ -217,7 +225,7 @@ void load_model_state(Model& model, const SafeTensorsFile& file_in, const std::s
             // convert through a host tensor of the file's dtype
             CpuAllocator host(std::make_shared<MemoryLedger>());
             Tensor s = Tensor::empty(host, dst.shape(), t.dtype, MemCategory::other);
-            std::memcpy(s.raw(), bytes, t.data.size());
+            std::memcpy(s.raw(), bytes, t.nbytes());
             Tensor tmp = Tensor::empty(be.allocator(), dst.shape(), t.dtype, MemCategory::other);
             be.copy_from_host(s.raw(), tmp);
             be.copy(tmp, dst);

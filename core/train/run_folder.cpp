@@ -6,21 +6,29 @@
 
 #include "base/error.h"
 #include "dist/communicator.h"
+#include "io/hf_folder.h"
 #include "io/safetensors.h"
+#include "nn/layer.h"
+#include <cstring>
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
 #include "strategy/training_state.h"
 #include "train/checkpoint.h"
+#include "train/hf_model.h"
 #include "train/trainer.h"
 
 namespace hr {
 
 namespace {
-// --init-from for a language model. A GPT (nanoGPT layout) takes nanoGPT's names and Hugging Face GPT-2's
+// --init-from for a language model: a Hugging Face model or adapter folder as above. A GPT (nanoGPT layout) takes nanoGPT's names and Hugging Face GPT-2's
 // (GPT2LMHeadModel or GPT2Model, Conv1D weights [in, out] transposed, mask buffers ignored, the tied head
 // under either name: train/checkpoint.h load_model_state), with DDP's "module." prefix stripped; a file
 // with other names is matched by order as for image models (train/resume.h load_weights_into).
 WeightsMatch load_language_model_weights(Model& model, const std::string& path) {
+    if (is_hf_model_folder(path) || is_peft_adapter_folder(path)) {
+        load_hf_folder_weights(model, path);
+        return {};
+    }
     if (!is_gpt_layout(model.spec())) return load_weights_into(model, path);
     SafeTensorsFile file = read_safetensors(path);
     WeightsMatch m;

@@ -24,6 +24,7 @@
 #include "strategy/training_state.h"
 #include "telemetry/host_stats.h"
 #include "train/checkpoint.h"
+#include "train/hf_model.h"
 #include "train/device.h"
 #include "train/evaluator.h"
 #include "train/generate.h"
@@ -601,6 +602,16 @@ void Trainer::save_weights(const std::string& path, const std::string& run_json_
         impl_->workload->tokenizer()->save(dir.empty() ? "." : dir);
     }
     write_safetensors(path, f);
+    if (const ResolvedStrategy& rs = impl_->state->strategy(); rs.lora_rank > 0) {
+        // a LLaMA-layout LoRA run: its adapters in peft's layout too, beside the weights (train/hf_model.h);
+        // the base is the model folder it started from, when it did
+        const std::string dir = std::filesystem::path(path).parent_path().string();
+        std::string base;
+        if (is_hf_model_folder(config_.init_from)) base = std::filesystem::absolute(config_.init_from).string();
+        else if (is_peft_adapter_folder(config_.init_from)) base = read_peft_adapter(config_.init_from).base_dir;
+        write_run_peft_adapter(dir.empty() ? "." : dir, f, impl_->state->model().spec(), rs.lora_rank, rs.lora_alpha,
+                               0.0, base);
+    }
 }
 
 void Trainer::request_snapshot() { snapshot_wanted_ = true; }
