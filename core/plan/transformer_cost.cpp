@@ -5,7 +5,7 @@
 namespace hr {
 
 namespace {
-double A(const LayerSpec& l, const char* n) { return layer_attr(l, n); }
+double cost_attr(const LayerSpec& l, const char* n) { return layer_attr(l, n); }
 
 // attention on (T, C): the q/k/v and output projections, and the core (scores and weighted sum)
 void attention(double T, double C, bool causal, TransformerLayerCost& c) {
@@ -40,21 +40,21 @@ TransformerLayerCost layer_cost(const LayerReport& r, const LayerSpec& l) {
         c.backward = 16 * out;
     } else if (t == "self_attention") {
         c.handled = true;
-        const double C = A(l, "dim");
-        attention(T, C, A(l, "causal") != 0, c);
+        const double C = cost_attr(l, "dim");
+        attention(T, C, cost_attr(l, "causal") != 0, c);
         // kept output: the q/k/v projection and the core (none of the core with selective recompute,
         // counted by the planner as attention_core); the output projection is skipped
         c.recompute_kept = c.forward - 2 * T * C * C;
     } else if (t == "mlp") {
         c.handled = true;
-        const double C = A(l, "dim"), F = A(l, "hidden") == 0 ? 4 * C : A(l, "hidden");
+        const double C = cost_attr(l, "dim"), F = cost_attr(l, "hidden") == 0 ? 4 * C : cost_attr(l, "hidden");
         const double rows = out / C;
         mlp(rows, C, F, c);
         c.recompute_kept = 2 * rows * C * F;  // the first projection only (its output is what backward reads)
     } else if (t == "transformer_block") {
         c.handled = true;
-        const double C = A(l, "dim"), F = A(l, "hidden") == 0 ? 4 * C : A(l, "hidden");
-        attention(T, C, A(l, "causal") != 0, c);
+        const double C = cost_attr(l, "dim"), F = cost_attr(l, "hidden") == 0 ? 4 * C : cost_attr(l, "hidden");
+        attention(T, C, cost_attr(l, "causal") != 0, c);
         mlp(T, C, F, c);
         c.forward += 2 * 8 * T * C + 2 * T * C;  // two LayerNorms, two residual additions
         c.backward += 2 * 16 * T * C + 2 * T * C;
@@ -67,8 +67,8 @@ TransformerLayerCost layer_cost(const LayerReport& r, const LayerSpec& l) {
         c.backward = 8 * out;
     } else if (t == "llama_block") {
         c.handled = true;
-        const double C = A(l, "dim"), H = A(l, "heads"), KV = A(l, "kv_heads") == 0 ? H : A(l, "kv_heads");
-        const double D = A(l, "head_dim") == 0 ? C / H : A(l, "head_dim"), F = A(l, "hidden");
+        const double C = cost_attr(l, "dim"), H = cost_attr(l, "heads"), KV = cost_attr(l, "kv_heads") == 0 ? H : cost_attr(l, "kv_heads");
+        const double D = cost_attr(l, "head_dim") == 0 ? C / H : cost_attr(l, "head_dim"), F = cost_attr(l, "hidden");
         const double Q = H * D, K = KV * D;
         const double proj = 2 * T * C * (Q + 2 * K) + 2 * T * Q * C;
         const double core = 0.5 * 4 * T * T * Q;  // causal: q k^T and p v
@@ -80,12 +80,12 @@ TransformerLayerCost layer_cost(const LayerReport& r, const LayerSpec& l) {
         c.recompute_kept = c.forward - (2 * T * F * C + 8 * T * F + T * C);
     } else if (t == "lm_head") {
         c.handled = true;
-        c.forward = 2 * out * A(l, "dim");
+        c.forward = 2 * out * cost_attr(l, "dim");
         c.backward = 2 * c.forward;
     } else if (t == "patch_embedding") {
         c.handled = true;
-        const double p = A(l, "patch_size");
-        c.forward = 2 * out * A(l, "in_channels") * p * p;
+        const double p = cost_attr(l, "patch_size");
+        c.forward = 2 * out * cost_attr(l, "in_channels") * p * p;
         c.backward = 2 * c.forward;
     }
     return c;
