@@ -1,5 +1,7 @@
 #include "memory/step_timeline.h"
 
+#include "base/error.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -306,6 +308,69 @@ nlohmann::json step_timeline_trace_json(const StepTimeline& t, const std::string
     return nlohmann::json{{"traceEvents", events},
                           {"displayTimeUnit", "ms"},
                           {"otherData", {{"peak", explain_peak(t).english()}, {"peak_bytes", t.peak_total}}}};
+}
+
+void to_json(nlohmann::json& j, const StepTimeline& t) {
+    if (t.empty()) {
+        j = nullptr;
+        return;
+    }
+    nlohmann::json phases = nlohmann::json::array(), events = nlohmann::json::array();
+    for (const auto& p : t.phases)
+        phases.push_back({static_cast<int>(p.kind), p.layer, p.block, p.micro, p.label});
+    for (const auto& e : t.events) events.push_back({e.phase, static_cast<int>(e.category), e.layer, e.delta});
+    j = {{"step", t.step}, {"rank", t.rank}, {"base", t.base}, {"phases", phases}, {"events", events},
+         {"truncated", t.truncated}, {"peak_event", t.peak_event}, {"peak_phase", t.peak_phase},
+         {"peak_total", t.peak_total}, {"at_peak", t.at_peak}, {"peak_first_layer", t.peak_first_layer},
+         {"peak_last_layer", t.peak_last_layer}, {"max_phase_events", t.max_phase_events}};
+}
+
+void from_json(const nlohmann::json& j, StepTimeline& t) {
+    t = StepTimeline{};
+    if (j.is_null()) return;
+    try {
+        t.step = j.at("step").get<std::int64_t>();
+        t.rank = j.at("rank").get<int>();
+        t.base = j.at("base").get<CategoryBytes>();
+        for (const auto& p : j.at("phases")) {
+            const int kind = p.at(0).get<int>();
+            if (kind < 0 || kind > static_cast<int>(StepPhaseKind::send)) throw std::out_of_range("phase kind");
+            t.phases.push_back({static_cast<StepPhaseKind>(kind), p.at(1).get<int>(), p.at(2).get<int>(),
+                                p.at(3).get<int>(), p.at(4).get<std::string>()});
+        }
+        if (j.at("events").size() > StepTimeline::kMaxEvents) throw std::out_of_range("events");
+        CategoryBytes live = t.base;
+        std::size_t total = 0;
+        for (auto b : live) total += b;
+        for (const auto& e : j.at("events")) {
+            TimelineEvent ev;
+            ev.phase = e.at(0).get<int>();
+            const int cat = e.at(1).get<int>();
+            if (ev.phase < 0 || static_cast<std::size_t>(ev.phase) >= t.phases.size() || cat < 0 ||
+                cat >= static_cast<int>(kMemCategoryCount))
+                throw std::out_of_range("event");
+            ev.category = static_cast<MemCategory>(cat);
+            ev.layer = e.at(2).get<int>();
+            ev.delta = e.at(3).get<std::int64_t>();
+            live[cat] = static_cast<std::size_t>(static_cast<std::int64_t>(live[cat]) + ev.delta);
+            total = static_cast<std::size_t>(static_cast<std::int64_t>(total) + ev.delta);
+            ev.live = live;
+            ev.live_total = total;
+            t.events.push_back(ev);
+        }
+        t.truncated = j.at("truncated").get<bool>();
+        t.peak_event = j.at("peak_event").get<int>();
+        t.peak_phase = j.at("peak_phase").get<int>();
+        t.peak_total = j.at("peak_total").get<std::size_t>();
+        t.at_peak = j.at("at_peak").get<CategoryBytes>();
+        t.peak_first_layer = j.at("peak_first_layer").get<int>();
+        t.peak_last_layer = j.at("peak_last_layer").get<int>();
+        t.max_phase_events = j.at("max_phase_events").get<std::size_t>();
+    } catch (const std::exception& e) {
+        t = StepTimeline{};
+        throw InputError(std::string("a step timeline record is malformed (") + e.what() +
+                         "); it comes from a rank of another Headroom version: run the same version everywhere");
+    }
 }
 
 }  // namespace hr

@@ -124,6 +124,11 @@ nlohmann::json step_timeline_summary_json(const StepTimeline& t);
 // Back from that summary: a timeline with the peak's phase, bytes, composition and live layers only (what
 // explain_peak and the interface's peakText need; the report's sentence). An empty one for anything else.
 StepTimeline step_timeline_peak_from_json(const nlohmann::json& summary);
+// The whole timeline's one JSON form (a rank's result line to its parent, train/record_json.h): every
+// phase and event, so the parent's summary is the rank's own. Events are [phase, category, layer, delta]
+// (live bytes are recomputed from the base on reading). from_json throws InputError on a malformed form.
+void to_json(nlohmann::json& j, const StepTimeline& t);
+void from_json(const nlohmann::json& j, StepTimeline& t);
 // Chrome's Trace Event Format (the JSON object form): one complete event ("ph":"X") per phase, one
 // counter ("ph":"C") per event with the live bytes of each category, timestamps in microseconds of a
 // synthetic clock (1 µs per event; phases without events last 1 µs). Perfetto and chrome://tracing

@@ -117,6 +117,10 @@ void result_fields(Result& r, F&& f) {
     f("tokenizer", r.tokenizer, wire);
     f("vocab_size", r.vocab_size, wire);
     f("seq", r.seq, wire);
+    f("chat_template", r.chat_template, wire);
+    f("sequences", r.sequences, wire);
+    f("trained_tokens", r.trained_tokens, wire);
+    f("truncated_rows", r.truncated_rows, wire);
     f("device_name", r.device_name, wire);
     f("param_count", r.param_count, in_final);
     f("train_samples", r.train_samples, wire);
@@ -152,6 +156,7 @@ void result_fields(Result& r, F&& f) {
     f("lora_alpha", r.lora_alpha, wire);
     f("lora_base_bits", r.lora_base_bits, wire);
     f("quantized_params", r.quantized_params, wire);
+    f("step_timeline", r.step_timeline, wire);  // memory/step_timeline.h; run.json gets its summary
 }
 
 }  // namespace hr

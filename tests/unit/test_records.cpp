@@ -239,7 +239,36 @@ private slots:
         QCOMPARE(b.quantized_params, std::int64_t(900));
         // and nothing else is written: the fields above are all the record has (what_if travels as
         // run.json's final.compression)
-        QCOMPARE(j.size(), std::size_t(55));
+        QCOMPARE(j.size(), std::size_t(60));
+    }
+
+    // A rank's step timeline reaches its parent whole: the parent's run.json summary is the rank's own.
+    void stepTimelineTravelsWhole() {
+        CategoryBytes base{};
+        base[static_cast<int>(MemCategory::parameters)] = 4096;
+        StepRecorder rec(base, 2, 1);
+        rec.phase(StepPhaseKind::forward, 0, -1, "linear");
+        rec.use(MemCategory::activations, 0, 1000);
+        rec.phase(StepPhaseKind::forward, 1, -1, "relu");
+        rec.use(MemCategory::activations, 1, 500);
+        rec.phase(StepPhaseKind::backward, 1, -1, "relu");
+        rec.use(MemCategory::activations, 1, -500);
+        rec.phase(StepPhaseKind::update);
+        TrainResult r;
+        r.step_timeline = rec.finish();
+        QCOMPARE(r.step_timeline.peak_total, std::size_t(4096 + 1500));  // written out: base + both layers
+        const nlohmann::json j = r;
+        const TrainResult b = j.get<TrainResult>();
+        QCOMPARE(b.step_timeline.events.size(), r.step_timeline.events.size());
+        QCOMPARE(b.step_timeline.events.back().live_total, r.step_timeline.events.back().live_total);
+        QCOMPARE(QString::fromStdString(step_timeline_summary_json(b.step_timeline).dump()),
+                 QString::fromStdString(step_timeline_summary_json(r.step_timeline).dump()));
+        nlohmann::json bad = j;
+        bad["step_timeline"]["events"][0][1] = 99;  // no such category
+        QVERIFY_THROWS_EXCEPTION(InputError, (void)bad.get<TrainResult>());
+        nlohmann::json none = j;
+        none.erase("step_timeline");  // an older rank: no timeline
+        QVERIFY(none.get<TrainResult>().step_timeline.empty());
     }
 
     void olderResultKeepsDefaults() {
