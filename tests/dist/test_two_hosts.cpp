@@ -282,7 +282,10 @@ private slots:
         QFETCH(int, sig);
         QProcess p;
         p.setProcessChannelMode(QProcess::MergedChannels);
-        p.start("ip", mpirunInA(runArgs(m_dir + "/stall-" + QTest::currentDataTag(), "1000000")));
+        // a checkpoint each step: its first file says the ranks train (past their setup, whose waits a stopped
+        // rank would hold without the steps' timeout on a machine loaded enough to be slow to start)
+        const QString out = m_dir + "/stall-" + QTest::currentDataTag();
+        p.start("ip", mpirunInA(runArgs(out, "1000000") + QStringList{"--save-every", "1"}));
         QVERIFY(p.waitForStarted(10000));
         QElapsedTimer t;
         t.start();
@@ -292,7 +295,10 @@ private slots:
             ranks = hrtest::rank_processes(p.processId());
         }
         QCOMPARE(int(ranks.size()), 2);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // training
+        while (QDir(out).entryList({"checkpoint-*.safetensors"}, QDir::Files).isEmpty() && t.elapsed() < 90000 &&
+               p.state() == QProcess::Running)
+            p.waitForFinished(100);
+        QVERIFY2(!QDir(out).entryList({"checkpoint-*.safetensors"}, QDir::Files).isEmpty(), "the ranks never trained");
         const std::set<long> job = hrtest::processes_below(p.processId());
         ::kill(static_cast<pid_t>(ranks.at(1)), sig);  // the rank on host B
         QElapsedTimer since;
