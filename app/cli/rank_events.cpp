@@ -21,8 +21,6 @@
 
 namespace hrapp {
 
-namespace {
-
 // A TCP connection to HOST:PORT for forwarding (sends time out after 10 s); -1 when it cannot be made.
 int connectRankEventsUpstream(const QString& address) {
     const qsizetype colon = address.lastIndexOf(QLatin1Char(':'));
@@ -58,6 +56,8 @@ bool sendAllRankEvents(int fd, const std::string& bytes) {
     }
     return true;
 }
+
+namespace {
 
 constexpr std::size_t kLongestEventLine = 16 << 20;  // a line longer than this is no event: the peer is dropped
 

@@ -21,6 +21,12 @@
 
 namespace hrapp {
 
+// A TCP connection to HOST:PORT ("[v6]:PORT" too) for event lines; sends time out after 10 s, so a parent
+// that stopped reading does not hold a rank for good. -1 when it cannot be made.
+int connectRankEventsUpstream(const QString& address);
+// Sends all of `bytes` (EINTR retried); false when the peer is gone.
+bool sendAllRankEvents(int fd, const std::string& bytes);
+
 class RankEvents {
 public:
     RankEvents() = default;

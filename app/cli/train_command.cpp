@@ -392,7 +392,7 @@ public:
     EventStream(RunController& c, const QString& dir, const QString& address, int rank, bool reportsMachine)
         : m_rank(rank), m_machine(reportsMachine) {
         if (!address.isEmpty()) {
-            m_socket = connectTo(address);
+            m_socket = connectRankEventsUpstream(address);
             if (m_socket < 0) {
                 eprint(Cli::tr("headroom train: rank %1 cannot reach its parent at %2 (HEADROOM_EVENTS_ADDR); its events are "
                                "not sent\n")
@@ -459,47 +459,15 @@ private:
         const std::string line = j.dump() + "\n";
         std::lock_guard lock(m_mutex);
         if (m_socket >= 0) {
-            for (std::size_t sent = 0; sent < line.size();) {
-                const ssize_t n = ::send(m_socket, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) {  // the parent is gone: training goes on, unheard
-                    ::close(m_socket);
-                    m_socket = -1;
-                    return;
-                }
-                sent += static_cast<std::size_t>(n);
+            if (!sendAllRankEvents(m_socket, line)) {  // the parent is gone: training goes on, unheard
+                ::close(m_socket);
+                m_socket = -1;
             }
             return;
         }
         if (!m_file) return;
         std::fwrite(line.data(), 1, line.size(), m_file);
         std::fflush(m_file);
-    }
-    // A TCP connection to HOST:PORT (sends time out after 10 s: a parent that stopped reading does not
-    // hold a rank for good); -1 when it cannot be made.
-    static int connectTo(const QString& address) {
-        const qsizetype colon = address.lastIndexOf(QLatin1Char(':'));
-        if (colon <= 0) return -1;
-        QString host = address.left(colon);
-        if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']'))) host = host.mid(1, host.size() - 2);
-        const QByteArray h = host.toUtf8(), port = address.mid(colon + 1).toUtf8();
-        addrinfo hints{};
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo* found = nullptr;
-        if (::getaddrinfo(h.constData(), port.constData(), &hints, &found) != 0) return -1;
-        int fd = -1;
-        for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-            fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-            if (fd < 0) continue;
-            timeval tv{10, 0};
-            ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // connect() too
-            if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-                ::close(fd);
-                fd = -1;
-            }
-        }
-        ::freeaddrinfo(found);
-        return fd;
     }
     // "cuda:K": its NVML index, found by the PCI address CUDA gives for it (NVML's order need not be
     // CUDA's: CUDA_VISIBLE_DEVICES, fastest-first enumeration)
