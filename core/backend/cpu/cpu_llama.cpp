@@ -1,7 +1,7 @@
 // CpuBackend: the LLaMA family's ops of backend.h (RMSNorm, rotary embeddings, SwiGLU's gate), the
 // reference the CUDA kernels agree with. Rows are split in static chunks; a row's result never depends on
 // the split, and dgamma's partial sums are combined in chunk order, so results are deterministic.
-#pragma GCC optimize("no-trapping-math")
+// Compiled with -fno-trapping-math, outside the unity batches (core/CMakeLists.txt).
 
 #include <cmath>
 #include <vector>
@@ -17,29 +17,20 @@ using namespace cpu;
 
 namespace {
 
-// Runs f(chunk, begin, end) over nt static chunks of [0, n) on the thread pool (chunk order fixed).
-template <class F>
-void llama_chunks(int threads, std::int64_t n, std::int64_t work_per_item, F&& f) {
-    const std::int64_t work = n * std::max<std::int64_t>(work_per_item, 1);
-    const int nt = (threads <= 1 || work < kParallelGrain / 4 || n < 2) ? 1 : static_cast<int>(std::min<std::int64_t>(threads, n));
-    if (nt == 1) {
-        if (n > 0) f(0, std::int64_t{0}, n);
-        return;
-    }
-    parallel_for(nt, nt, [&](std::int64_t t) {
-        const std::int64_t b = n * t / nt, e = n * (t + 1) / nt;
-        if (e > b) f(static_cast<int>(t), b, e);
-    });
+// The chunk count for n rows of work_per_item each (cpu_transformer_math.h threads_for), and the runner.
+int llama_chunk_count(int threads, std::int64_t n, std::int64_t work_per_item) {
+    const int nt = threads_for(threads, n * std::max<std::int64_t>(work_per_item, 1));
+    return n < 2 ? 1 : static_cast<int>(std::min<std::int64_t>(nt, n));
 }
 
-int llama_chunk_count(int threads, std::int64_t n, std::int64_t work_per_item) {
-    const std::int64_t work = n * std::max<std::int64_t>(work_per_item, 1);
-    return (threads <= 1 || work < kParallelGrain / 4 || n < 2) ? 1 : static_cast<int>(std::min<std::int64_t>(threads, n));
+template <class F>
+void llama_chunks(int threads, std::int64_t n, std::int64_t work_per_item, F&& f) {
+    chunks_indexed(llama_chunk_count(threads, n, work_per_item), n, f);
 }
 
 template <class A>
 inline A silu_of(A g) {
-    return g / (A(1) + std::exp(-g));
+    return g / (A(1) + exp_fast(-g));  // f32: the vectorisable exp; f64 (gradchecks): std::exp
 }
 
 }  // namespace
@@ -200,7 +191,7 @@ void CpuBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Ten
         llama_chunks(threads_, gate.numel(), 1, [&](int, std::int64_t b, std::int64_t e) {
             for (std::int64_t i = b; i < e; ++i) {
                 const A g = A(load(pg, i)), u = A(load(pu, i)), d = A(load(pd, i));
-                const A sig = A(1) / (A(1) + std::exp(-g));
+                const A sig = A(1) / (A(1) + exp_fast(-g));
                 store(pdg, i, d * u * sig * (A(1) + g * (A(1) - sig)));
                 store(pdu, i, d * g * sig);
             }

@@ -3,10 +3,8 @@
 // row copies and transposes the vision transformer needs. Every loop runs in the compute type (f32, or
 // f64 for f64 tensors) over static partitions, so results do not depend on scheduling.
 // No floating-point traps are ever enabled here: this lets GCC vectorise the loops that compare and
-// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids.
-#pragma GCC optimize("no-trapping-math")
-
-#include <omp.h>
+// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids. The flag is
+// set for this file in core/CMakeLists.txt, which keeps it out of the unity batches.
 
 #include <algorithm>
 #include <cmath>
@@ -33,29 +31,6 @@ const ops::TensorRules& host_tensor_rules() {
 }  // namespace cpu
 
 using namespace cpu;
-
-namespace {
-
-// Runs f(t, begin, end) for nt static chunks of [0, n); t is the chunk index (0 .. nt-1).
-template <class F>
-void chunks_indexed(int nt, std::int64_t n, F&& f) {
-    if (nt <= 1 || n <= 1) {
-        if (n > 0) f(0, std::int64_t{0}, n);
-        return;
-    }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int t = 0; t < nt; ++t) {
-        const std::int64_t b = n * t / nt, e = n * (t + 1) / nt;
-        if (e > b) f(t, b, e);
-    }
-}
-
-int threads_for(int threads, std::int64_t work) {
-    if (threads <= 1 || work < kParallelGrain / 4) return 1;
-    return threads;
-}
-
-}  // namespace
 
 // --- embeddings ------------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // CpuBackend: memory-efficient self-attention (backend.h attention_forward / attention_backward).
 //
-// Work is split over (batch, head) pairs with OpenMP (static schedule: each pair is handled by one
-// thread from start to end, so results do not depend on scheduling). For one pair, K and V are
+// Work is split over (batch, head) pairs on the CPU backend's thread pool (each pair is handled by one
+// thread from start to end, in its slot's scratch, so results do not depend on scheduling). For one pair, K and V are
 // gathered once into f32 (f64 for f64) scratch; queries are then processed in tiles of kTile rows:
 // the tile's scores against the keys it may see (all of them, or those up to its last row when
 // causal) are formed with one GEMM, softmaxed row by row, and multiplied into V with a second. So the
@@ -12,10 +12,8 @@
 // ledger. Grouped-query attention splits the work over (batch, key/value head) pairs instead, each
 // handling the query heads its KV head serves, so dK and dV sum over them without races.
 // No floating-point traps are ever enabled here: this lets GCC vectorise the loops that compare and
-// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids.
-#pragma GCC optimize("no-trapping-math")
-
-#include <omp.h>
+// select (exp_fast in cpu_transformer_math.h), which -ftrapping-math, the default, forbids. The flag is
+// set for this file in core/CMakeLists.txt, which keeps it out of the unity batches.
 
 #include <algorithm>
 #include <cmath>
@@ -275,11 +273,10 @@ void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, 
         const T* pq = qkv.data<T>();
         T* po = out.data<T>();
         float* pl = lse.data<float>();
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (std::int64_t bh = 0; bh < pairs; ++bh) {
-            A* s = reinterpret_cast<A*>(workspace.raw()) + per * omp_get_thread_num();
+        parallel_for_slots(nt, pairs, [&](std::int64_t bh, int slot) {
+            A* s = reinterpret_cast<A*>(workspace.raw()) + per * slot;
             forward_pair<T, A>(pq, po, pl, d, lay, bh / d.KV, bh % d.KV, p, s);
-        }
+        });
     });
 }
 
@@ -300,11 +297,10 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& out, const 
         const T* pg = dout.data<T>();
         T* pd = dqkv.data<T>();
         const float* pl = lse.data<float>();
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (std::int64_t bh = 0; bh < pairs; ++bh) {
-            A* s = reinterpret_cast<A*>(workspace.raw()) + per * omp_get_thread_num();
+        parallel_for_slots(nt, pairs, [&](std::int64_t bh, int slot) {
+            A* s = reinterpret_cast<A*>(workspace.raw()) + per * slot;
             backward_pair<T, A>(pq, po, pl, pg, pd, d, lay, bh / d.KV, bh % d.KV, p, s);
-        }
+        });
     });
 }
 

@@ -2,9 +2,13 @@
 // Vectorisable elementwise math for the CPU transformer ops. f32 uses a polynomial exp (the compiler
 // turns the loops that call it into AVX2 code; libm's expf/tanhf are scalar calls); f64 (gradient
 // checks) uses the exact std::exp.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "backend/cpu/cpu_common.h"
+#include "backend/cpu/thread_pool.h"
 
 namespace hr::cpu {
 
@@ -59,6 +63,29 @@ inline float counter_uniform_inline(std::uint64_t seed, std::uint64_t counter) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z = z ^ (z >> 31);
     return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+
+// The transformer and LLaMA ops run on the CPU backend's one thread pool (thread_pool.h), like the GEMMs
+// between them: OpenMP's workers, which spin after each region, would take turns with the pool's for the
+// same cores. Runs f(t, begin, end) for nt static chunks of [0, n); t is the chunk index (0 .. nt-1), so
+// per-chunk partial sums combine in a fixed order whichever thread runs a chunk.
+template <class F>
+void chunks_indexed(int nt, std::int64_t n, F&& f) {
+    if (nt <= 1 || n <= 1) {
+        if (n > 0) f(0, std::int64_t{0}, n);
+        return;
+    }
+    parallel_for(nt, nt, [&](std::int64_t t) {
+        const std::int64_t b = n * t / nt, e = n * (t + 1) / nt;
+        if (e > b) f(static_cast<int>(t), b, e);
+    });
+}
+
+// How many threads `work` (about one multiply-add a unit) is worth: all of them, or one below the grain.
+inline int threads_for(int threads, std::int64_t work) {
+    if (threads <= 1 || work < kParallelGrain / 4) return 1;
+    return threads;
 }
 
 }  // namespace hr::cpu
