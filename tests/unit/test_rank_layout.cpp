@@ -53,13 +53,19 @@ private slots:
     void eachRefusalIsOneRule() {
         QCOMPARE(refusal(layout_of("none", 2, 2), 4), std::string("strategy.pipeline_tp"));
         QCOMPARE(refusal(layout_of("none", 1, 2), 3), std::string("strategy.pipeline_world"));
-        QCOMPARE(refusal(layout_of("zero2", 1, 2), 4), std::string("strategy.pipeline_replicas"));
+        QCOMPARE(refusal(layout_of("none", 1, 2), 4), std::string("strategy.pipeline_replicas"));
+        QCOMPARE(refusal(layout_of("zero2", 1, 2), 4), std::string("strategy.pipeline_zero"));
+        QCOMPARE(refusal(layout_of("zero3", 1, 2), 4), std::string("strategy.pipeline_zero"));
         QCOMPARE(refusal(layout_of("dp", 1, 2), 2), std::string("strategy.pipeline_shard"));
         QCOMPARE(refusal(layout_of("none", 2, 1), 3), std::string("strategy.tp_head_world"));
-        QCOMPARE(refusal(layout_of("zero1", 2, 1), 4), std::string("strategy.tp_head_replicas"));
+        QCOMPARE(refusal(layout_of("none", 2, 1), 4), std::string("strategy.tp_head_replicas"));
+        QCOMPARE(refusal(layout_of("zero2", 2, 1), 4), std::string("strategy.tp_head_zero"));
+        QCOMPARE(refusal(layout_of("zero3", 2, 1), 4), std::string("strategy.tp_head_zero"));
+        QCOMPARE(refusal(layout_of("zero1", 2, 1), 2), std::string("strategy.tp_head_shard"));  // no replicas to shard over
         QCOMPARE(refusal(layout_of("dp", 2, 1), 2), std::string("strategy.tp_head_shard"));
         QCOMPARE(refusal(layout_of("none", 0, 1), 1), std::string("strategy.tp_head_small"));
         QCOMPARE(refusal(layout_of("none", 1, 0), 1), std::string("strategy.pipeline_small"));
+        QCOMPARE(refusal(layout_of("none", 1, 1), 2), std::string("strategy.ranks_without_shard"));
         StrategyConfig split;
         split.pipeline_split = {1, 2};
         QCOMPARE(refusal(split, 1), std::string("strategy.pipeline_split_alone"));
@@ -67,6 +73,44 @@ private slots:
         rb.rank_batch = {4, 4};
         QCOMPARE(refusal(rb, 2), std::string("strategy.tp_head_rank_batch"));
         QCOMPARE(refusal(layout_of("dp", 1, 2), 4), std::string());  // admitted
+        QCOMPARE(refusal(layout_of("zero1", 1, 2), 4), std::string());  // ZeRO-1 inside pipeline stages
+        QCOMPARE(refusal(layout_of("zero1", 2, 1), 6), std::string());  // ZeRO-1 with a split head
+    }
+
+    // The window's choices (app/gui/TrainingSetupPanel) on 4 ranks, against the layouts written out by hand.
+    void choicesLayOutRuns() {
+        struct Want {
+            const char* choice;
+            int data, split_head, pipeline;
+            const char* zero;
+        };
+        const Want four[] = {{"dp", 4, 1, 1, "dp"},          {"zero1", 4, 1, 1, "zero1"},
+                             {"zero2", 4, 1, 1, "zero2"},    {"zero3", 4, 1, 1, "zero3"},
+                             {"tp-head", 1, 4, 1, "none"},   {"tp-head-dp", 2, 2, 1, "dp"},
+                             {"tp-head-zero1", 2, 2, 1, "zero1"}, {"pipeline", 1, 1, 4, "none"},
+                             {"pipeline-dp", 2, 1, 2, "dp"}, {"pipeline-zero1", 2, 1, 2, "zero1"}};
+        QCOMPARE(layout_choices().size(), std::size(four) + 1);  // and "none"
+        for (const Want& w : four) {
+            StrategyConfig s;
+            s.pipeline_split = {1, 2};
+            apply_layout_choice(s, w.choice, 4);
+            const RankLayout l = rank_layout(s, 4);  // (a stale split cleared without stages)
+            QCOMPARE(l.data, w.data);
+            QCOMPARE(l.split_head, w.split_head);
+            QCOMPARE(l.pipeline, w.pipeline);
+            QCOMPARE(l.zero, std::string(w.zero));
+            QCOMPARE(layout_choice_of(s), std::string(w.choice));
+            QVERIFY(s.pipeline > 1 || s.pipeline_split.empty());
+        }
+        // on 2 or 3 ranks the replicated choices are refused by their rule, "none" by its own
+        StrategyConfig s;
+        apply_layout_choice(s, "pipeline-zero1", 2);
+        QCOMPARE(refusal(s, 2), std::string("strategy.pipeline_shard"));
+        apply_layout_choice(s, "tp-head-dp", 3);
+        QCOMPARE(refusal(s, 3), std::string("strategy.tp_head_world"));
+        apply_layout_choice(s, "none", 3);
+        QCOMPARE(refusal(s, 3), std::string("strategy.ranks_without_shard"));
+        QVERIFY_THROWS_EXCEPTION(InputError, apply_layout_choice(s, "zero4", 2));
     }
 
     void describedForPeople() {
@@ -74,6 +118,14 @@ private slots:
                  std::string("2 pipeline stages x 2 data-parallel replicas (dp)"));
         QCOMPARE(describe_rank_layout(rank_layout(layout_of("none", 2, 1), 2)), std::string("2 split-head ranks"));
         QCOMPARE(describe_rank_layout(RankLayout{}), std::string("one process"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("zero1", 2, 1), 6)),
+                 std::string("2 split-head ranks x 3 data-parallel replicas (zero1)"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("zero3", 1, 1), 4)), std::string("4 data-parallel replicas (zero3)"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("zero2", 1, 1), 1)), std::string("one process (zero2)"));
+        // the message behind it: an id app/ translates, the numbers as arguments
+        const Message m = describe_rank_layout_message(rank_layout(layout_of("zero1", 1, 2), 4));
+        QCOMPARE(m.id, std::string("layout.kd"));
+        QCOMPARE(m.args, (std::vector<std::string>{"2", "2", "zero1"}));
     }
 
     void resumeRelaysOut() {
