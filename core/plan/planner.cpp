@@ -446,20 +446,23 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         // layout admits the combination (strategy/rank_layout.h)
         for (int parts = 2; parts <= base.world_size; ++parts) {
             if (base.world_size % parts != 0) continue;
-            const std::string shard = parts == base.world_size ? "none" : "dp";
-            for (const bool head : {true, false}) {
-                StrategyConfig s;
-                s.shard = shard;
-                (head ? s.tp_head : s.pipeline) = parts;
-                try {
-                    (void)rank_layout(s, base.world_size);
-                    if (head) tp_head_outputs(base.spec, parts);  // a head that cannot be split: not a candidate
-                    else if (static_cast<int>(base.spec.layers.size()) < parts) continue;
-                } catch (const InputError&) {
-                    continue;
+            // (the replicas all-reduce (dp) or shard the optimizer state over them too (zero1))
+            const std::vector<std::string> shards = parts == base.world_size ? std::vector<std::string>{"none"}
+                                                                             : std::vector<std::string>{"dp", "zero1"};
+            for (const std::string& shard : shards)
+                for (const bool head : {true, false}) {
+                    StrategyConfig s;
+                    s.shard = shard;
+                    (head ? s.tp_head : s.pipeline) = parts;
+                    try {
+                        (void)rank_layout(s, base.world_size);
+                        if (head) tp_head_outputs(base.spec, parts);  // a head that cannot be split: not a candidate
+                        else if (static_cast<int>(base.spec.layers.size()) < parts) continue;
+                    } catch (const InputError&) {
+                        continue;
+                    }
+                    stages.push_back({shard, head ? parts : 1, head ? 1 : parts});
                 }
-                stages.push_back({shard, head ? parts : 1, head ? 1 : parts});
-            }
         }
     }
     std::vector<std::int64_t> whole_micro = micro;  // a split head's ranks each take the whole batch

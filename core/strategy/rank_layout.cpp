@@ -164,8 +164,12 @@ void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const R
     // so do pipeline stages (another number of ranks: as many stages, balanced; one process: none)
     if (asked.pipeline) c.pipeline = given.pipeline;
     else if (c.pipeline > 1 && world % c.pipeline != 0) c.pipeline = world > 1 ? world : 1;
-    if (c.pipeline > 1 && !asked.shard)  // replicas of the stages need dp, stages alone none
-        c.shard = world > c.pipeline ? "dp" : "none";
+    // replicas of the stages (of a split head's parts) keep dp or zero1 (others take dp), the parts alone none
+    auto replicas_shard = [&](int parts) -> std::string {
+        return world > parts ? (c.shard == "zero1" ? "zero1" : "dp") : "none";
+    };
+    if (c.pipeline > 1 && !asked.shard) c.shard = replicas_shard(c.pipeline);
+    else if (c.tp_head > 1 && !asked.shard) c.shard = replicas_shard(c.tp_head);
     if (asked.pipeline_split) c.pipeline_split = given.pipeline_split;
     else if (static_cast<int>(c.pipeline_split.size()) != c.pipeline) c.pipeline_split.clear();
 }

@@ -52,7 +52,8 @@ std::string layout_choice_of(const StrategyConfig& s);
 // checkpoint (which holds one process's weights) allows it. `given` holds the flags the person gave and
 // `asked` which of them: an asked dimension is taken as given; otherwise a split head spreads over all the
 // new ranks (whole on one process), pipeline stages become as many as the ranks when they no longer divide
-// them (none on one process), replicas of stages shard dp, parameter offload follows zero3.
+// them (none on one process), replicas of stages or head parts keep dp or zero1 (dp otherwise; none
+// without replicas), parameter offload follows zero3.
 struct RelayoutAsked {
     bool shard = false, tp_head = false, pipeline = false, pipeline_split = false, offload_parameters = false;
 };

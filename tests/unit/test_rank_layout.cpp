@@ -147,6 +147,17 @@ private slots:
         relayout_for_resume(c, none_given, nothing, 4);
         QCOMPARE(c.pipeline, 2);
         QCOMPARE(c.shard, std::string("dp"));
+        c = layout_of("zero1", 1, 2);  // ... ZeRO-1 inside them stays
+        relayout_for_resume(c, none_given, nothing, 4);
+        QCOMPARE(c.shard, std::string("zero1"));
+        c = layout_of("zero1", 1, 2);  // 2 sharded stages resumed on 2 ranks: no replicas, no ZeRO
+        relayout_for_resume(c, none_given, nothing, 2);
+        QCOMPARE(c.shard, std::string("none"));
+        c = layout_of("dp", 2, 1);  // a split head x 2 replicas on 4 ranks: over all four, no replicas left
+        relayout_for_resume(c, none_given, nothing, 4);
+        QCOMPARE(c.tp_head, 4);
+        QCOMPARE(c.shard, std::string("none"));
+        QCOMPARE(refusal(c, 4), std::string());
         c = layout_of("zero3", 1, 1);  // --shard zero2 asked: parameter offload (zero3's) goes
         c.offload_parameters = true;
         RelayoutAsked shard;
@@ -162,7 +173,7 @@ private slots:
     }
 
     // plan --all on 4 ranks: besides the ZeRO stages, a split head and pipeline stages over 2 ranks with 2
-    // data-parallel replicas (T x D, K x D) and over all 4, and never a layout rank_layout refuses
+    // data-parallel replicas (T x D, K x D; dp and zero1) and over all 4, and never a layout rank_layout refuses
     void planOffersTheLayoutsItAdmits() {
         PlanRequest r;
         r.spec = preset_model("mlp");
@@ -171,12 +182,20 @@ private slots:
         r.world_size = 4;
         r.train_samples = 6000;
         r.test_samples = 1000;
+        r.optimizer.momentum = 0.9;  // (an optimizer state to shard: the momentum)
         const PlanSearch s = search_plans(r, std::size_t(1) << 40);
         bool td = false, kd = false, t4 = false, k4 = false;
+        // ZeRO-1 inside them: the same layouts with the optimizer state halved over the 2 replicas (the smallest
+        // of each kind, written out: the largest rank's state, every candidate without offload)
+        std::size_t state[2][2] = {{SIZE_MAX, SIZE_MAX}, {SIZE_MAX, SIZE_MAX}};  // [head?][zero1?]
         for (const PlanCandidate& c : s.candidates) {
             const StrategyConfig& g = c.strategy;
             td = td || (g.tp_head == 2 && g.shard == "dp");
             kd = kd || (g.pipeline == 2 && g.shard == "dp");
+            if ((g.tp_head == 2 || g.pipeline == 2) && !g.offload_optimizer && (g.shard == "dp" || g.shard == "zero1")) {
+                std::size_t& m = state[g.tp_head == 2 ? 1 : 0][g.shard == "zero1" ? 1 : 0];
+                m = std::min(m, at(c.plan.device, MemCategory::optimizer_state));
+            }
             t4 = t4 || (g.tp_head == 4 && g.shard == "none");
             k4 = k4 || (g.pipeline == 4 && g.shard == "none");
             QVERIFY(!(g.tp_head > 1 && g.pipeline > 1));
@@ -184,6 +203,12 @@ private slots:
         }
         QVERIFY(td);
         QVERIFY(kd);
+        for (int head = 0; head < 2; ++head) {
+            QVERIFY(state[head][1] != SIZE_MAX);  // offered
+            qInfo("%s: optimizer state %zu bytes with dp, %zu with zero1", head ? "T x D" : "K x D", state[head][0],
+                  state[head][1]);
+            QVERIFY(state[head][1] < state[head][0] && 2 * state[head][1] >= state[head][0]);  // about half (padding)
+        }
         QVERIFY(t4);
         QVERIFY(k4);
     }
