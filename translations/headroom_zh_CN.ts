@@ -1289,10 +1289,10 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     </message>
     <message>
         <source>split the last layer&apos;s output columns over N ranks (tensor-parallel head; the body
-runs whole on every rank; --ranks N, or N x D with --shard dp for D data-parallel
-replicas of it; default 1: off)</source>
+runs whole on every rank; --ranks N, or N x D with --shard dp or zero1 for D
+data-parallel replicas of it; default 1: off)</source>
         <translation>把最后一层的输出列拆分到 N 个进程上（张量并行输出头；模型主体在每个进程上完整运行；
---ranks N，或配合 --shard dp 使用 N x D 个进程，得到它的 D 个数据并行副本；
+--ranks N，或配合 --shard dp 或 zero1 使用 N x D 个进程，得到它的 D 个数据并行副本；
 默认 1：关闭）</translation>
     </message>
     <message>
@@ -1319,10 +1319,10 @@ output row), int4 (a scale per 64 values) or nf4 (4-bit NormalFloat, a scale per
     </message>
     <message>
         <source>pipeline parallel: the layers in K stages of consecutive layers, one per rank
-(--ranks K, or K x D with --shard dp for D data-parallel replicas; micro-batches
+(--ranks K, or K x D with --shard dp or zero1 for D data-parallel replicas; micro-batches
 from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</source>
         <translation>流水线并行：把模型的层分成 K 个由连续层组成的阶段，每个进程一个
-（--ranks K，或配合 --shard dp 使用 K x D 个进程，得到 D 个数据并行副本；
+（--ranks K，或配合 --shard dp 或 zero1 使用 K x D 个进程，得到 D 个数据并行副本；
 来自 --accumulate 或 --micro-batch 的微批次按 1F1B 顺序执行；默认 1：关闭）</translation>
     </message>
     <message>
@@ -9163,8 +9163,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 <context>
     <name>strategy.pipeline_tp</name>
     <message>
-        <source>--pipeline and --tp-head do not combine yet; pick one</source>
-        <translation>--pipeline 与 --tp-head 目前还不能组合；请选择其一</translation>
+        <source>--pipeline %1 and --tp-head %2 do not combine: a split head in the last stage, its columns over that stage&apos;s ranks, is not built (every stage would need its own group of ranks and the loss its own schedule); pick one, each also with data-parallel replicas (--shard dp or zero1)</source>
+        <translation>--pipeline %1 与 --tp-head %2 不能组合：把拆分输出头放在最后一个阶段、其列分布到该阶段各进程上的做法尚未实现（每个阶段都需要自己的进程组，损失也需要自己的调度）；请选择其一，二者都可以再加上数据并行副本（--shard dp 或 zero1）</translation>
     </message>
 </context>
 <context>

@@ -85,7 +85,12 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
         throw InputError(HR_MSG("strategy.tp_head_small", "--tp-head must be at least 1, got %1"),
                          {std::to_string(s.tp_head)});
     if (s.tp_head > 1 && s.pipeline > 1)  // (the combination first: neither dimension's rules then matter)
-        throw InputError(HR_MSG("strategy.pipeline_tp", "--pipeline and --tp-head do not combine yet; pick one"));
+        throw InputError(HR_MSG("strategy.pipeline_tp",
+                                "--pipeline %1 and --tp-head %2 do not combine: a split head in the last stage, its "
+                                "columns over that stage's ranks, is not built (every stage would need its own group "
+                                "of ranks and the loss its own schedule); pick one, each also with data-parallel "
+                                "replicas (--shard dp or zero1)"),
+                         {std::to_string(s.pipeline), std::to_string(s.tp_head)});
     if (s.tp_head > 1) check_model_split(s, world_size, true);
     if (s.pipeline < 1)
         throw InputError(HR_MSG("strategy.pipeline_small", "--pipeline must be at least 1, got %1"),
