@@ -1289,10 +1289,10 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     </message>
     <message>
         <source>split the last layer&apos;s output columns over N ranks (tensor-parallel head; the body
-runs whole on every rank; --ranks N, or N x D with --shard dp for D data-parallel
-replicas of it; default 1: off)</source>
+runs whole on every rank; --ranks N, or N x D with --shard dp or zero1 for D
+data-parallel replicas of it; default 1: off)</source>
         <translation>把最后一层的输出列拆分到 N 个进程上（张量并行输出头；模型主体在每个进程上完整运行；
---ranks N，或配合 --shard dp 使用 N x D 个进程，得到它的 D 个数据并行副本；
+--ranks N，或配合 --shard dp 或 zero1 使用 N x D 个进程，得到它的 D 个数据并行副本；
 默认 1：关闭）</translation>
     </message>
     <message>
@@ -1319,10 +1319,10 @@ output row), int4 (a scale per 64 values) or nf4 (4-bit NormalFloat, a scale per
     </message>
     <message>
         <source>pipeline parallel: the layers in K stages of consecutive layers, one per rank
-(--ranks K, or K x D with --shard dp for D data-parallel replicas; micro-batches
+(--ranks K, or K x D with --shard dp or zero1 for D data-parallel replicas; micro-batches
 from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</source>
         <translation>流水线并行：把模型的层分成 K 个由连续层组成的阶段，每个进程一个
-（--ranks K，或配合 --shard dp 使用 K x D 个进程，得到 D 个数据并行副本；
+（--ranks K，或配合 --shard dp 或 zero1 使用 K x D 个进程，得到 D 个数据并行副本；
 来自 --accumulate 或 --micro-batch 的微批次按 1F1B 顺序执行；默认 1：关闭）</translation>
     </message>
     <message>
@@ -6516,6 +6516,10 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
         <translation>流水线阶段 × 2 个数据并行副本</translation>
     </message>
     <message>
+        <source>Pipeline stages × 2 replicas, ZeRO-1</source>
+        <translation>流水线阶段 × 2 个副本，ZeRO-1</translation>
+    </message>
+    <message>
         <source>off (train every weight)</source>
         <translation>关闭（训练全部权重）</translation>
     </message>
@@ -6558,6 +6562,10 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     <message>
         <source>Tensor-parallel head × 2 data-parallel replicas</source>
         <translation>张量并行输出头 × 2 个数据并行副本</translation>
+    </message>
+    <message>
+        <source>Tensor-parallel head × 2 replicas, ZeRO-1</source>
+        <translation>张量并行输出头 × 2 个副本，ZeRO-1</translation>
     </message>
     <message>
         <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, the head&apos;s parts or the stages are half as many and run twice, each copy on half the batch</source>
@@ -9127,8 +9135,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 <context>
     <name>strategy.pipeline_replicas</name>
     <message>
-        <source>--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give --shard dp (the replicas of a stage all-reduce its gradients; ZeRO stages inside a pipeline are not built)</source>
-        <translation>--pipeline %1 在 %2 个 rank 上会形成 %3 个流水线的数据并行副本：请给出 --shard dp（同一阶段的各副本对其梯度做 all-reduce；流水线内的 ZeRO 阶段尚未实现）</translation>
+        <source>--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give --shard dp (the replicas of a stage all-reduce its gradients) or zero1 (and shard the stage&apos;s optimizer state over them)</source>
+        <translation>--pipeline %1 在 %2 个 rank 上会形成 %3 个流水线的数据并行副本：请给出 --shard dp（同一阶段的各副本对其梯度做 all-reduce）或 zero1（并把该阶段的优化器状态分片到各副本上）</translation>
     </message>
 </context>
 <context>
@@ -9155,8 +9163,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 <context>
     <name>strategy.pipeline_tp</name>
     <message>
-        <source>--pipeline and --tp-head do not combine yet; pick one</source>
-        <translation>--pipeline 与 --tp-head 目前还不能组合；请选择其一</translation>
+        <source>--pipeline %1 and --tp-head %2 do not combine: a split head in the last stage, its columns over that stage&apos;s ranks, is not built (every stage would need its own group of ranks and the loss its own schedule); pick one, each also with data-parallel replicas (--shard dp or zero1)</source>
+        <translation>--pipeline %1 与 --tp-head %2 不能组合：把拆分输出头放在最后一个阶段、其列分布到该阶段各进程上的做法尚未实现（每个阶段都需要自己的进程组，损失也需要自己的调度）；请选择其一，二者都可以再加上数据并行副本（--shard dp 或 zero1）</translation>
     </message>
 </context>
 <context>
@@ -9239,8 +9247,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 <context>
     <name>strategy.tp_head_replicas</name>
     <message>
-        <source>--tp-head %1 on %2 ranks makes %3 data-parallel replicas of the split head: give --shard dp (the replicas all-reduce their gradients; ZeRO stages with a split head are not built)</source>
-        <translation>--tp-head %1 在 %2 个进程上会形成拆分输出头的 %3 个数据并行副本：请加上 --shard dp（各副本对梯度做 all-reduce；拆分输出头与 ZeRO 阶段的组合尚未实现）</translation>
+        <source>--tp-head %1 on %2 ranks makes %3 data-parallel replicas of the split head: give --shard dp (the replicas all-reduce their gradients) or zero1 (and shard the optimizer state over them)</source>
+        <translation>--tp-head %1 在 %2 个进程上会形成拆分输出头的 %3 个数据并行副本：请加上 --shard dp（各副本对梯度做 all-reduce）或 zero1（并把优化器状态分片到各副本上）</translation>
     </message>
 </context>
 <context>
@@ -9262,6 +9270,90 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     <message>
         <source>--tp-head %1 splits the head over %1 ranks (T x D: D data-parallel replicas of it on T x D ranks), but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)</source>
         <translation>--tp-head %1 把输出头拆分到 %1 个进程上（T x D：在 T x D 个进程上得到它的 D 个数据并行副本），但本次运行有 %2 个进程；请在 %1 个、2 x %1 个……进程上启动（--ranks，或 mpirun -np）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.d</name>
+    <message>
+        <source>%1 data-parallel replicas (%2)</source>
+        <translation>%1 个数据并行副本（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.k</name>
+    <message>
+        <source>%1 pipeline stages</source>
+        <translation>%1 个流水线阶段</translation>
+    </message>
+</context>
+<context>
+    <name>layout.kd</name>
+    <message>
+        <source>%1 pipeline stages x %2 data-parallel replicas (%3)</source>
+        <translation>%1 个流水线阶段 × %2 个数据并行副本（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.kt</name>
+    <message>
+        <source>%1 pipeline stages x %2 split-head ranks</source>
+        <translation>%1 个流水线阶段 × %2 个拆分输出头进程</translation>
+    </message>
+</context>
+<context>
+    <name>layout.ktd</name>
+    <message>
+        <source>%1 pipeline stages x %2 split-head ranks x %3 data-parallel replicas (%4)</source>
+        <translation>%1 个流水线阶段 × %2 个拆分输出头进程 × %3 个数据并行副本（%4）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.one</name>
+    <message>
+        <source>one process</source>
+        <translation>单进程</translation>
+    </message>
+</context>
+<context>
+    <name>layout.one_sharded</name>
+    <message>
+        <source>one process (%1)</source>
+        <translation>单进程（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.t</name>
+    <message>
+        <source>%1 split-head ranks</source>
+        <translation>%1 个拆分输出头进程</translation>
+    </message>
+</context>
+<context>
+    <name>layout.td</name>
+    <message>
+        <source>%1 split-head ranks x %2 data-parallel replicas (%3)</source>
+        <translation>%1 个拆分输出头进程 × %2 个数据并行副本（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.unknown_choice</name>
+    <message>
+        <source>unknown layout &apos;%1&apos;</source>
+        <translation>未知的布局“%1”</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_zero</name>
+    <message>
+        <source>--pipeline %1 with --shard %2 is not built: a stage&apos;s models in flight share one gradient buffer and a tied head sums whole gradients, which zero2 and zero3 would shard; give --shard zero1 (each stage&apos;s optimizer state sharded over its %3 replicas) or dp</source>
+        <translation>--pipeline %1 与 --shard %2 的组合尚未实现：一个阶段中同时在途的各模型共用一个梯度缓冲区，绑定的输出头要对完整的梯度求和，而 zero2 和 zero3 会把梯度分片；请使用 --shard zero1（每个阶段的优化器状态分片到它的 %3 个副本上）或 dp</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.tp_head_zero</name>
+    <message>
+        <source>--tp-head %1 with --shard %2 is not built: the split head&apos;s ranks sum whole gradients (the norm&apos;s head rows, LoRA&apos;s adapter), which zero2 and zero3 would shard; give --shard zero1 (the optimizer state sharded over the %3 replicas) or dp</source>
+        <translation>--tp-head %1 与 --shard %2 的组合尚未实现：拆分输出头的各进程要对完整的梯度求和（范数中输出头的行、LoRA 的适配器），而 zero2 和 zero3 会把梯度分片；请使用 --shard zero1（优化器状态分片到 %3 个副本上）或 dp</translation>
     </message>
 </context>
 <context>

@@ -229,12 +229,12 @@ const std::vector<Flag> kFlags = {
      }},
     {FlagGroup::device, "tp-head", "N",
      QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over N ranks (tensor-parallel head; the body\n"
-                              "runs whole on every rank; --ranks N, or N x D with --shard dp for D data-parallel\n"
-                              "replicas of it; default 1: off)"),
+                              "runs whole on every rank; --ranks N, or N x D with --shard dp or zero1 for D\n"
+                              "data-parallel replicas of it; default 1: off)"),
      [](R& r, const V& v) { r.config.strategy.tp_head = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "pipeline", "K",
      QT_TRANSLATE_NOOP("Cli", "pipeline parallel: the layers in K stages of consecutive layers, one per rank\n"
-                              "(--ranks K, or K x D with --shard dp for D data-parallel replicas; micro-batches\n"
+                              "(--ranks K, or K x D with --shard dp or zero1 for D data-parallel replicas; micro-batches\n"
                               "from --accumulate or --micro-batch run in the 1F1B order; default 1: off)"),
      [](R& r, const V& v) { r.config.strategy.pipeline = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "pipeline-split", "N,N,...",

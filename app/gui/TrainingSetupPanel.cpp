@@ -18,6 +18,8 @@
 #include <QVBoxLayout>
 
 #include "gui/RuntimeInfo.h"
+#include "i18n/CoreText.h"
+#include "strategy/rank_layout.h"
 #include "nn/transformer_spec.h"
 #include "tensor/quantized_format.h"
 
@@ -65,7 +67,8 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_ranks->setObjectName(QStringLiteral("ranksCombo"));
     m_ranks->addItem(tr("One process (the device above)"), QString());
     {
-        const int cores = std::max(2, QThread::idealThreadCount());
+        // (at least 4: the layouts of 2 replicas need 4 ranks; mpirun oversubscribes a smaller machine)
+        const int cores = std::max(4, QThread::idealThreadCount());
         for (int n = 2; n <= cores; ++n) m_ranks->addItem(tr("CPU × %1 ranks").arg(n), QStringLiteral("cpu:%1").arg(n));
         QStringList gpus;
         for (const DeviceChoice& d : availableDevices())
@@ -227,20 +230,15 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     mf->addRow(tr("Memory limit"), m_memoryLimit);
     m_sharding = new QComboBox(memBox);
     m_sharding->setObjectName(QStringLiteral("shardingCombo"));
-    m_sharding->addItem(tr("None"), QStringLiteral("none"));
-    m_sharding->addItem(tr("Data parallel (replicated)"), QStringLiteral("dp"));
-    m_sharding->addItem(tr("ZeRO-1 (optimizer state)"), QStringLiteral("zero1"));
-    m_sharding->addItem(tr("ZeRO-2 (+ gradients)"), QStringLiteral("zero2"));
-    m_sharding->addItem(tr("ZeRO-3 (+ parameters)"), QStringLiteral("zero3"));
-    // the last layer's columns split over the ranks, the body whole on each (strategy/tp_head.h)
-    m_sharding->addItem(tr("Tensor-parallel head (last layer split)"), QStringLiteral("tp-head"));
-    // the head split over half the ranks, on 2 data-parallel replicas (an even number of ranks, 4 or more)
-    m_sharding->addItem(tr("Tensor-parallel head × 2 data-parallel replicas"), QStringLiteral("tp-head-dp"));
-    // the layers in stages, one per rank (strategy/pipeline.h)
-    m_sharding->addItem(tr("Pipeline stages (layers split)"), QStringLiteral("pipeline"));
-    // half as many stages, each on 2 data-parallel replicas (an even number of ranks, 4 or more)
-    m_sharding->addItem(tr("Pipeline stages × 2 data-parallel replicas"), QStringLiteral("pipeline-dp"));
+    // the layouts of a run over ranks, core's list (strategy/rank_layout.h: the choices and what each sets)
+    for (const std::string& choice : hr::layout_choices())
+        m_sharding->addItem(layoutChoiceText(choice), QString::fromStdString(choice));
     mf->addRow(tr("Sharding"), m_sharding);
+    m_layoutText = new QLabel(memBox);
+    m_layoutText->setObjectName(QStringLiteral("layoutDescription"));
+    m_layoutText->setWordWrap(true);
+    mf->addRow(QString(), m_layoutText);
+    connect(m_sharding, &QComboBox::currentIndexChanged, this, &TrainingSetupPanel::updateLayoutText);
     outer->addWidget(memBox);
 
     // What-if after training: the written weights evaluated again pruned and/or quantised (the report's section).
@@ -344,17 +342,9 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     const QString r = m_ranks->currentData().toString();
     if (r.startsWith(QLatin1String("cpu:"))) c.device = "cpu";
     else if (r.startsWith(QLatin1String("cuda:"))) c.device = r.toStdString();
-    const QString sharing = m_sharding->currentData().toString();
-    const bool splitHead = !r.isEmpty() && sharing == QLatin1String("tp-head");
-    const bool stages = !r.isEmpty() && sharing == QLatin1String("pipeline");
-    const bool replicated = !r.isEmpty() && sharing == QLatin1String("pipeline-dp");  // K stages x 2 replicas
-    const bool splitReplicated = !r.isEmpty() && sharing == QLatin1String("tp-head-dp");  // T parts x 2 replicas
-    c.strategy.shard = replicated || splitReplicated       ? "dp"
-                       : r.isEmpty() || splitHead || stages ? "none"
-                                                            : sharing.toStdString();
-    c.strategy.tp_head = splitHead ? ranks() : splitReplicated ? std::max(1, ranks() / 2) : 1;
-    c.strategy.pipeline = stages ? ranks() : replicated ? std::max(1, ranks() / 2) : 1;
-    if (!stages && !replicated) c.strategy.pipeline_split.clear();
+    // the layout: the Sharding choice on the chosen ranks (one process: none), as core maps it
+    hr::apply_layout_choice(c.strategy, r.isEmpty() ? "none" : m_sharding->currentData().toString().toStdString(),
+                            ranks());
     if (c.strategy.offload_parameters) {  // the parameters are brought over unit by unit, as zero3 gathers them
         c.strategy.shard = "zero3";
         c.strategy.tp_head = 1;
@@ -436,11 +426,37 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_offloadParams->setChecked(s.offload_parameters);
     m_loraRank->setValue(s.lora_rank);
     setCombo(m_loraBase, QString::fromStdString(s.quantize_base));
-    setCombo(m_sharding, s.pipeline > 1 && s.shard == "dp" ? QStringLiteral("pipeline-dp")
-                         : s.pipeline > 1                  ? QStringLiteral("pipeline")
-                         : s.tp_head > 1 && s.shard == "dp" ? QStringLiteral("tp-head-dp")
-                         : s.tp_head > 1                    ? QStringLiteral("tp-head")
-                                                            : QString::fromStdString(s.shard));
+    setCombo(m_sharding, QString::fromStdString(hr::layout_choice_of(s)));
+}
+
+QString TrainingSetupPanel::layoutChoiceText(const std::string& c) const {
+    if (c == "none") return tr("None");
+    if (c == "dp") return tr("Data parallel (replicated)");
+    if (c == "zero1") return tr("ZeRO-1 (optimizer state)");
+    if (c == "zero2") return tr("ZeRO-2 (+ gradients)");
+    if (c == "zero3") return tr("ZeRO-3 (+ parameters)");
+    // the last layer's columns split over the ranks, the body whole on each (strategy/tp_head.h)
+    if (c == "tp-head") return tr("Tensor-parallel head (last layer split)");
+    // the head split over half the ranks, on 2 data-parallel replicas (an even number of ranks, 4 or more)
+    if (c == "tp-head-dp") return tr("Tensor-parallel head × 2 data-parallel replicas");
+    if (c == "tp-head-zero1") return tr("Tensor-parallel head × 2 replicas, ZeRO-1");
+    // the layers in stages, one per rank (strategy/pipeline.h)
+    if (c == "pipeline") return tr("Pipeline stages (layers split)");
+    // half as many stages, each on 2 data-parallel replicas (an even number of ranks, 4 or more)
+    if (c == "pipeline-dp") return tr("Pipeline stages × 2 data-parallel replicas");
+    if (c == "pipeline-zero1") return tr("Pipeline stages × 2 replicas, ZeRO-1");
+    return QString::fromStdString(c);
+}
+
+void TrainingSetupPanel::updateLayoutText() {
+    if (!m_layoutText || !m_quantize) return;  // (while the panel is being built)
+    hr::TrainConfig c;
+    applyTo(c);
+    try {
+        m_layoutText->setText(coreText(hr::describe_rank_layout_message(hr::rank_layout(c.strategy, ranks()))));
+    } catch (const hr::InputError& e) {
+        m_layoutText->setText(coreText(e));
+    }
 }
 
 int TrainingSetupPanel::ranks() const {
@@ -470,20 +486,29 @@ void TrainingSetupPanel::updateRankFields() {
     const bool several = !r.isEmpty();
     const bool offloaded = m_offloadParams && m_offloadParams->isChecked();  // zero3, whatever the box says
     m_sharding->setEnabled(several && !offloaded);
-    // several ranks need a way to share the work: "None" is for one process only
+    // with several ranks, the choices rank_layout admits on them ("None" is for one process only; a layout
+    // of 2 replicas needs an even number of ranks, 4 or more); one that no longer fits falls back to its layout
+    // without replicas, or to data parallel
     if (auto* model = qobject_cast<QStandardItemModel*>(m_sharding->model())) {
-        model->item(0)->setEnabled(!several);
-        // stages x 2 replicas: an even number of ranks, at least 4
         const int n = ranks();
-        const bool pairs = several && n >= 4 && n % 2 == 0;
-        for (const char* replicated : {"pipeline-dp", "tp-head-dp"}) {
-            const int i = m_sharding->findData(QLatin1String(replicated));
-            model->item(i)->setEnabled(pairs);
-            if (m_sharding->currentIndex() == i && !pairs)  // back to the layout without replicas
-                m_sharding->setCurrentIndex(m_sharding->findData(QString::fromLatin1(replicated).chopped(3)));
+        auto fits = [&](const QString& choice) {
+            if (!several) return choice == QLatin1String("none");
+            hr::StrategyConfig s;
+            hr::apply_layout_choice(s, choice.toStdString(), n);
+            try {
+                (void)hr::rank_layout(s, n);
+                return true;
+            } catch (const hr::InputError&) {
+                return false;
+            }
+        };
+        for (int i = 0; i < m_sharding->count(); ++i) model->item(i)->setEnabled(!several || fits(m_sharding->itemData(i).toString()));
+        const QString now = m_sharding->currentData().toString();
+        if (several && !fits(now)) {
+            const QString part = now.section(QLatin1Char('-'), 0, now.startsWith(QLatin1String("tp-head")) ? 1 : 0);
+            m_sharding->setCurrentIndex(m_sharding->findData(part != now && fits(part) ? part : QStringLiteral("dp")));
         }
     }
-    if (several && m_sharding->currentIndex() == 0) m_sharding->setCurrentIndex(1);
     if (!several) m_sharding->setCurrentIndex(0);
     if (offloaded) m_sharding->setCurrentIndex(m_sharding->findData(QStringLiteral("zero3")));  // (one rank too)
     m_sharding->setToolTip(several ? tr("How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 "
@@ -495,6 +520,7 @@ void TrainingSetupPanel::updateRankFields() {
                                         "are half as many and run twice, each copy on half the batch")
                                    : tr("Sharding spreads a run over several ranks: choose more than one in Ranks"));
     m_device->setEnabled(!several);  // the ranks entry says where they train
+    updateLayoutText();
 }
 
 void TrainingSetupPanel::setMemoryLimit(std::size_t bytes) {

@@ -43,6 +43,10 @@ private:
     void updateScheduleFields();
     void updateCheckpointFields();
     void updateRankFields();
+    // The layout the Sharding choice gives on the chosen ranks, described (hr::describe_rank_layout_message, in
+    // the interface language), or rank_layout's refusal of it.
+    void updateLayoutText();
+    QString layoutChoiceText(const std::string& choice) const;
     QString checkpointText() const;
     void setCheckpointText(const QString& text);
 
@@ -77,7 +81,8 @@ private:
     QCheckBox* m_offloadParams = nullptr;
     QComboBox* m_loraBase = nullptr;  // QLoRA: the frozen base's storage (none, int8, int4)
     QSpinBox* m_loraRank = nullptr;  // LoRA adapters' rank, 0: off  // parameter offload (ZeRO-Infinity): implies zero3 and m_offload
-    QComboBox* m_sharding = nullptr;
+    QComboBox* m_sharding = nullptr;  // data: a layout choice (hr::layout_choices)
+    QLabel* m_layoutText = nullptr;
     // What-if after training (TrainConfig::what_if): pruning and quantisation of the written weights
     QGroupBox* m_whatIfBox = nullptr;
     QDoubleSpinBox* m_prune = nullptr;  // percent

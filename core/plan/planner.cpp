@@ -233,8 +233,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
                                    (static_cast<double>(tp_rows * in) * dtype_size(plan.strategy.compute_dtype) +
                                     static_cast<double>(5 * tp_rows) * 4.0);
         if (plan.strategy.data_world() > 1)  // T x D: the replicas' all-reduce of the rank's gradients, then the
-            plan.communication_bytes +=        // first replica's buffers
-                static_cast<double>(chosen.layout.flat_numel) * dtype_size(plan.strategy.compute_dtype) +
+            plan.communication_bytes +=        // first replica's buffers (zero1: and the parameters' all-gather)
+                static_cast<double>(chosen.layout.flat_numel) * dtype_size(plan.strategy.compute_dtype) *
+                    (plan.strategy.sharded() ? 2.0 : 1.0) +
                 chosen.buffer_bytes;
     }
     const std::string head_path = std::to_string(req.spec.layers.size() - 1);
@@ -257,8 +258,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
                     plan.communication_bytes += static_cast<double>(l.attrs.value("vocab_size", std::int64_t{0}) *
                                                                     l.attrs.value("dim", std::int64_t{0})) * es;
         if (plan.strategy.data_world() > 1)  // the replicas' all-reduce of the stage's gradients, then the
-            plan.communication_bytes +=        // first replica's buffers
-                static_cast<double>(chosen.layout.flat_numel) * es + chosen.buffer_bytes;
+            plan.communication_bytes +=        // first replica's buffers (zero1: and the parameters' all-gather)
+                static_cast<double>(chosen.layout.flat_numel) * es * (plan.strategy.sharded() ? 2.0 : 1.0) +
+                chosen.buffer_bytes;
         plan.pipeline_bubble = pipeline_bubble(K, static_cast<int>(plan.strategy.accumulate));
         plan.split_by_time = pipeline_balanced_split(req.spec, K, true).text();
         plan.split_by_memory = pipeline_balanced_split(req.spec, K, false, plan.strategy.micro_batch).text();
@@ -444,20 +446,23 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
         // layout admits the combination (strategy/rank_layout.h)
         for (int parts = 2; parts <= base.world_size; ++parts) {
             if (base.world_size % parts != 0) continue;
-            const std::string shard = parts == base.world_size ? "none" : "dp";
-            for (const bool head : {true, false}) {
-                StrategyConfig s;
-                s.shard = shard;
-                (head ? s.tp_head : s.pipeline) = parts;
-                try {
-                    (void)rank_layout(s, base.world_size);
-                    if (head) tp_head_outputs(base.spec, parts);  // a head that cannot be split: not a candidate
-                    else if (static_cast<int>(base.spec.layers.size()) < parts) continue;
-                } catch (const InputError&) {
-                    continue;
+            // (the replicas all-reduce (dp) or shard the optimizer state over them too (zero1))
+            const std::vector<std::string> shards = parts == base.world_size ? std::vector<std::string>{"none"}
+                                                                             : std::vector<std::string>{"dp", "zero1"};
+            for (const std::string& shard : shards)
+                for (const bool head : {true, false}) {
+                    StrategyConfig s;
+                    s.shard = shard;
+                    (head ? s.tp_head : s.pipeline) = parts;
+                    try {
+                        (void)rank_layout(s, base.world_size);
+                        if (head) tp_head_outputs(base.spec, parts);  // a head that cannot be split: not a candidate
+                        else if (static_cast<int>(base.spec.layers.size()) < parts) continue;
+                    } catch (const InputError&) {
+                        continue;
+                    }
+                    stages.push_back({shard, head ? parts : 1, head ? 1 : parts});
                 }
-                stages.push_back({shard, head ? parts : 1, head ? 1 : parts});
-            }
         }
     }
     std::vector<std::int64_t> whole_micro = micro;  // a split head's ranks each take the whole batch

@@ -1,5 +1,7 @@
 #include "strategy/rank_layout.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace hr {
@@ -35,17 +37,34 @@ void check_model_split(const StrategyConfig& s, int world, bool head) {
                                 "--shard %2 (leave --shard out)"),
                          {n, s.shard});
     }
-    if (replicas && s.shard != "dp") {
+    // with replicas: dp, or ZeRO-1 inside the dimension (each part's optimizer state sharded over its D
+    // replicas, TrainingState's zero engine); the stages that shard gradients or parameters are not built
+    if (replicas && (s.shard == "zero2" || s.shard == "zero3")) {
+        if (head)
+            throw InputError(HR_MSG("strategy.tp_head_zero",
+                                    "--tp-head %1 with --shard %2 is not built: the split head's ranks sum whole "
+                                    "gradients (the norm's head rows, LoRA's adapter), which zero2 and zero3 would "
+                                    "shard; give --shard zero1 (the optimizer state sharded over the %3 replicas) "
+                                    "or dp"),
+                             {n, s.shard, std::to_string(world / parts)});
+        throw InputError(HR_MSG("strategy.pipeline_zero",
+                                "--pipeline %1 with --shard %2 is not built: a stage's models in flight share "
+                                "one gradient buffer and a tied head sums whole gradients, which zero2 and zero3 "
+                                "would shard; give --shard zero1 (each stage's optimizer state sharded over its %3 "
+                                "replicas) or dp"),
+                         {n, s.shard, std::to_string(world / parts)});
+    }
+    if (replicas && s.shard != "dp" && s.shard != "zero1") {
         if (head)
             throw InputError(HR_MSG("strategy.tp_head_replicas",
                                     "--tp-head %1 on %2 ranks makes %3 data-parallel replicas of the split head: give "
-                                    "--shard dp (the replicas all-reduce their gradients; ZeRO stages with a split "
-                                    "head are not built)"),
+                                    "--shard dp (the replicas all-reduce their gradients) or zero1 (and shard the "
+                                    "optimizer state over them)"),
                              {n, std::to_string(world), std::to_string(world / parts)});
         throw InputError(HR_MSG("strategy.pipeline_replicas",
                                 "--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give "
-                                "--shard dp (the replicas of a stage all-reduce its gradients; ZeRO stages inside a "
-                                "pipeline are not built)"),
+                                "--shard dp (the replicas of a stage all-reduce its gradients) or zero1 (and shard "
+                                "the stage's optimizer state over them)"),
                          {n, std::to_string(world), std::to_string(world / parts)});
     }
     if (!s.rank_batch.empty()) {
@@ -66,7 +85,12 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
         throw InputError(HR_MSG("strategy.tp_head_small", "--tp-head must be at least 1, got %1"),
                          {std::to_string(s.tp_head)});
     if (s.tp_head > 1 && s.pipeline > 1)  // (the combination first: neither dimension's rules then matter)
-        throw InputError(HR_MSG("strategy.pipeline_tp", "--pipeline and --tp-head do not combine yet; pick one"));
+        throw InputError(HR_MSG("strategy.pipeline_tp",
+                                "--pipeline %1 and --tp-head %2 do not combine: a split head in the last stage, its "
+                                "columns over that stage's ranks, is not built (every stage would need its own group "
+                                "of ranks and the loss its own schedule); pick one, each also with data-parallel "
+                                "replicas (--shard dp or zero1)"),
+                         {std::to_string(s.pipeline), std::to_string(s.tp_head)});
     if (s.tp_head > 1) check_model_split(s, world_size, true);
     if (s.pipeline < 1)
         throw InputError(HR_MSG("strategy.pipeline_small", "--pipeline must be at least 1, got %1"),
@@ -74,6 +98,10 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
     if (s.pipeline > 1) check_model_split(s, world_size, false);
     else if (!s.pipeline_split.empty())
         throw InputError(HR_MSG("strategy.pipeline_split_alone", "--pipeline-split needs --pipeline K"));
+    if (s.tp_head == 1 && s.pipeline == 1 && world_size > 1 && s.shard == "none")
+        throw InputError(HR_MSG("strategy.ranks_without_shard",
+                                "%1 ranks need a way to share the work: --shard dp, zero1, zero2 or zero3"),
+                         {std::to_string(world_size)});
     RankLayout l;
     l.split_head = s.tp_head;
     l.pipeline = s.pipeline;
@@ -82,19 +110,50 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
     return l;
 }
 
-std::string describe_rank_layout(const RankLayout& l) {
-    std::string out;
-    auto part = [&](int n, const char* one, const char* many) {
-        if (n <= 1) return;
-        if (!out.empty()) out += " x ";
-        out += std::to_string(n) + " " + (n == 1 ? one : many);
-    };
-    part(l.pipeline, "pipeline stage", "pipeline stages");
-    part(l.split_head, "split-head rank", "split-head ranks");
-    part(l.data, "data-parallel replica", "data-parallel replicas");
-    if (out.empty()) return "one process";
-    if (l.data > 1) out += " (" + l.zero + ")";
-    return out;
+Message describe_rank_layout_message(const RankLayout& l) {
+    const bool k = l.pipeline > 1, t = l.split_head > 1, d = l.data > 1;
+    const std::string K = std::to_string(l.pipeline), T = std::to_string(l.split_head), D = std::to_string(l.data);
+    // one template per combination of dimensions (each a whole sentence part a translator sees)
+    if (k && t && d)
+        return {HR_MSG("layout.ktd", "%1 pipeline stages x %2 split-head ranks x %3 data-parallel replicas (%4)"),
+                {K, T, D, l.zero}};
+    if (k && t) return {HR_MSG("layout.kt", "%1 pipeline stages x %2 split-head ranks"), {K, T}};
+    if (k && d) return {HR_MSG("layout.kd", "%1 pipeline stages x %2 data-parallel replicas (%3)"), {K, D, l.zero}};
+    if (t && d) return {HR_MSG("layout.td", "%1 split-head ranks x %2 data-parallel replicas (%3)"), {T, D, l.zero}};
+    if (k) return {HR_MSG("layout.k", "%1 pipeline stages"), {K}};
+    if (t) return {HR_MSG("layout.t", "%1 split-head ranks"), {T}};
+    if (d) return {HR_MSG("layout.d", "%1 data-parallel replicas (%2)"), {D, l.zero}};
+    if (l.zero != "none") return {HR_MSG("layout.one_sharded", "one process (%1)"), {l.zero}};
+    return {HR_MSG("layout.one", "one process")};
+}
+
+std::string describe_rank_layout(const RankLayout& l) { return describe_rank_layout_message(l).english(); }
+
+const std::vector<std::string>& layout_choices() {
+    static const std::vector<std::string> c = {"none",     "dp",          "zero1",         "zero2",
+                                               "zero3",    "tp-head",     "tp-head-dp",    "tp-head-zero1",
+                                               "pipeline", "pipeline-dp", "pipeline-zero1"};
+    return c;
+}
+
+void apply_layout_choice(StrategyConfig& s, const std::string& choice, int world) {
+    const auto dash = choice.find('-', choice.rfind("tp-head", 0) == 0 ? 3 : 0);  // (tp-head's own dash skipped)
+    const std::string part = choice.substr(0, dash), data = dash == std::string::npos ? "" : choice.substr(dash + 1);
+    if (std::find(layout_choices().begin(), layout_choices().end(), choice) == layout_choices().end())
+        throw InputError(HR_MSG("layout.unknown_choice", "unknown layout '%1'"), {choice});
+    const bool head = part == "tp-head", stages = part == "pipeline";
+    // (2 replicas of at least 2 parts: on fewer than 4 ranks rank_layout refuses what this gives)
+    const int parts = !head && !stages ? 1 : data.empty() ? world : std::max(2, world / 2);
+    s.tp_head = head ? parts : 1;
+    s.pipeline = stages ? parts : 1;
+    s.shard = head || stages ? (data.empty() ? "none" : data) : choice;
+    if (!stages) s.pipeline_split.clear();
+}
+
+std::string layout_choice_of(const StrategyConfig& s) {
+    const std::string part = s.pipeline > 1 ? "pipeline" : s.tp_head > 1 ? "tp-head" : "";
+    const std::string c = part.empty() ? s.shard : s.shard == "none" ? part : part + "-" + s.shard;
+    return std::find(layout_choices().begin(), layout_choices().end(), c) == layout_choices().end() ? "" : c;
 }
 
 void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const RelayoutAsked& asked, int world) {
@@ -110,8 +169,12 @@ void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const R
     // so do pipeline stages (another number of ranks: as many stages, balanced; one process: none)
     if (asked.pipeline) c.pipeline = given.pipeline;
     else if (c.pipeline > 1 && world % c.pipeline != 0) c.pipeline = world > 1 ? world : 1;
-    if (c.pipeline > 1 && !asked.shard)  // replicas of the stages need dp, stages alone none
-        c.shard = world > c.pipeline ? "dp" : "none";
+    // replicas of the stages (of a split head's parts) keep dp or zero1 (others take dp), the parts alone none
+    auto replicas_shard = [&](int parts) -> std::string {
+        return world > parts ? (c.shard == "zero1" ? "zero1" : "dp") : "none";
+    };
+    if (c.pipeline > 1 && !asked.shard) c.shard = replicas_shard(c.pipeline);
+    else if (c.tp_head > 1 && !asked.shard) c.shard = replicas_shard(c.tp_head);
     if (asked.pipeline_split) c.pipeline_split = given.pipeline_split;
     else if (static_cast<int>(c.pipeline_split.size()) != c.pipeline) c.pipeline_split.clear();
 }

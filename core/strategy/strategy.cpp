@@ -70,10 +70,12 @@ std::string ResolvedStrategy::describe() const {
         for (int k = 0; k < pipeline; ++k)
             s += (k ? "," : "") + std::to_string(stage_first[static_cast<std::size_t>(k) + 1] - stage_first[static_cast<std::size_t>(k)]);
         s += " layers)";
-        if (world_size > pipeline) s += " x " + std::to_string(world_size / pipeline) + " dp replicas";
+        if (world_size > pipeline)
+            s += " x " + std::to_string(world_size / pipeline) + " dp replicas" + (sharded() ? " (zero1)" : "");
     } else if (tp_head > 1) {
         s += " + head split over " + std::to_string(tp_head) + " ranks";
-        if (world_size > tp_head) s += " x " + std::to_string(world_size / tp_head) + " dp replicas";
+        if (world_size > tp_head)
+            s += " x " + std::to_string(world_size / tp_head) + " dp replicas" + (sharded() ? " (zero1)" : "");
     } else if (world_size > 1 || shard != ShardStage::none)
         s += std::string(" + ") + shard_stage_name(shard) + " x " + std::to_string(world_size) + " rank" +
              (world_size == 1 ? "" : "s");
@@ -301,10 +303,6 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
         r.eval_micro_batch = r.micro_batch;
         return r;
     }
-    if (world_size > 1 && r.shard == ShardStage::none)
-        throw InputError(HR_MSG("strategy.ranks_without_shard",
-                                "%1 ranks need a way to share the work: --shard dp, zero1, zero2 or zero3"),
-                         {std::to_string(world_size)});
     if (!s.rank_batch.empty()) {
         if (static_cast<int>(s.rank_batch.size()) != world_size)
             throw InputError(HR_MSG("strategy.rank_batch_count",

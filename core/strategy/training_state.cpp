@@ -40,7 +40,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.dry_run = dry_run;
     // sharding (strategy/sharding.h): units padded to split evenly; zero2 keeps no flat gradient buffer,
     // zero3 no flat parameter buffer either (the engine binds each unit's views to its buffers)
-    mo.unit_pad_multiple = s.sharded() ? s.world_size : 1;
+    mo.unit_pad_multiple = s.sharded() ? s.data_world() : 1;  // (over a layout's replicas: ZeRO-1 in each part)
     mo.allocate_grads = s.shard < ShardStage::zero2;
     mo.allocate_params = s.shard < ShardStage::zero3;
     mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;  // (pipelines: below)
@@ -98,6 +98,14 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     ResolvedStrategy engine_view = s;
     if (s.pipeline > 1 || s.tp_head > 1) engine_view.shard = ShardStage::none;
     engine_.attach(*model_, engine_view, comm, device, device_alloc, dry_run, &host, &host_alloc);
+    if (zero_in_layout()) {  // ZeRO-1 over this part's replicas (rank_layout admits zero1 only)
+        if (s.shard != ShardStage::zero1) throw Error("internal: only zero1 shards inside a layout across ranks");
+        ResolvedStrategy replicas = s;
+        replicas.world_size = s.data_world();
+        replicas.rank = s.data_rank();
+        replicas.tp_head = replicas.pipeline = 1;
+        zero_engine_.attach(*model_, replicas, replicas_comm_.get(), device, device_alloc, dry_run, &host, &host_alloc);
+    }
     build_optimizer_state(optimizer, full_spec, device_alloc, host_alloc, dry_run);
     build_step_buffers(spec, full_spec, device_alloc, host_alloc, last_stage, dry_run);
 }
@@ -159,9 +167,10 @@ void TrainingState::build_optimizer_state(const OptimizerConfig& optimizer, cons
     (void)host;
     grad_clip_ = optimizer.grad_clip;
     // the optimizer's state covers what this rank updates: the whole flat buffer, or its shard
-    const std::int64_t P = engine_.state_numel();
+    const ShardEngine& sh = sharder();
+    const std::int64_t P = sh.state_numel();
     const DType dt = s.compute_dtype;
-    const std::vector<Tensor> params = engine_.param_pieces();
+    const std::vector<Tensor> params = sh.param_pieces();
     if (s.offload_optimizer) {
         // ZeRO-Offload style: the f32 master copy and the optimizer state live on the host, the update
         // runs there; the device keeps only the compute-dtype parameters and gradients.
@@ -173,10 +182,10 @@ void TrainingState::build_optimizer_state(const OptimizerConfig& optimizer, cons
         }
         optimizer_ = std::make_unique<Optimizer>(optimizer, host, host_alloc, P, DType::f32);
         if (!dry_run && s.offload_parameters) {  // master := the host's parameter shard
-            std::vector<Tensor> masters = engine_.pieces_of(master_);
+            std::vector<Tensor> masters = sh.pieces_of(master_);
             for (std::size_t i = 0; i < params.size(); ++i) host.copy(params[i], masters[i]);
         } else if (!dry_run) {  // master := parameters, through the host gradient buffer (same dtype)
-            const std::vector<Tensor> staged = engine_.pieces_of(host_grads_);
+            const std::vector<Tensor> staged = sh.pieces_of(host_grads_);
             for (std::size_t i = 0; i < params.size(); ++i) device.copy_to_host(params[i], staged[i].raw());
             host.copy(host_grads_, master_);
         }
@@ -184,7 +193,7 @@ void TrainingState::build_optimizer_state(const OptimizerConfig& optimizer, cons
         master_ = Tensor::empty(device_alloc, {P}, DType::f32, MemCategory::master_weights);
         optimizer_ = std::make_unique<Optimizer>(optimizer, device, device_alloc, P, DType::f32);
         if (!dry_run) {
-            std::vector<Tensor> masters = engine_.pieces_of(master_);
+            std::vector<Tensor> masters = sh.pieces_of(master_);
             for (std::size_t i = 0; i < params.size(); ++i) device.copy(params[i], masters[i]);
         }
     } else {
@@ -434,11 +443,12 @@ bool TrainingState::optimizer_step(double lr) {
     // the checks below read gradients back on the host: first wait for the gradients' collectives with the
     // rank timeout (NCCL's wait() only orders the device; a stalled peer would block the read forever)
     if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) c->synchronize();
-    const std::vector<Tensor> grads = engine_.grad_pieces();
-    std::vector<Tensor> params = engine_.param_pieces();
+    ShardEngine& sh = sharder();  // (ZeRO inside a layout: this rank's shard of its part's all-reduced gradients)
+    const std::vector<Tensor> grads = sh.grad_pieces();
+    std::vector<Tensor> params = sh.param_pieces();
     if (strategy_.loss_scaling) {
         bool finite = true;
-        for (const Tensor& g : grads) finite = finite && engine_.pieces_holder().all_finite(g);
+        for (const Tensor& g : grads) finite = finite && sh.pieces_holder().all_finite(g);
         // every rank skips, or none does (each sees only its shard of the gradients)
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) finite = all_ranks_agree(*c, finite);
         if (!finite) {
@@ -453,7 +463,10 @@ bool TrainingState::optimizer_step(double lr) {
     if (grad_clip_ > 0) {
         // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1
         double sq = 0;
-        for (const Tensor& g : grads) sq += engine_.pieces_holder().sum_squares(g);
+        if (zero_in_layout())  // the part's whole gradients (all-reduced over the replicas), as with dp
+            sq = device_.sum_squares(model_->gradients());
+        else
+            for (const Tensor& g : grads) sq += engine_.pieces_holder().sum_squares(g);
         if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
             double head = 0;
             for (const LayoutEntry& t : layout_)
@@ -466,39 +479,40 @@ bool TrainingState::optimizer_step(double lr) {
             sq = engine_.communicator()->all_reduce_value(sq, ReduceOp::sum) / strategy_.data_world();
         }
         // sharded gradients: each rank holds a part of the global norm's sum
-        if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded())
+        if (Communicator* c = engine_.communicator(); c && c->world_size() > 1 && strategy_.sharded() && !zero_in_layout())
             sq = c->all_reduce_value(sq, ReduceOp::sum);
         grad_norm_ = std::sqrt(sq) / loss_scale_;
         const double coef = grad_clip_ / (grad_norm_ + 1e-6);
         if (coef < 1.0) inv = static_cast<float>(coef / loss_scale_);
     }
     if (strategy_.offload_parameters) {  // every piece is on the host: the update writes the parameters there
-        std::vector<Tensor> masters = engine_.pieces_of(master_);
-        optimizer_->step(masters, grads, lr, inv, engine_.piece_flat_offsets());
+        std::vector<Tensor> masters = sh.pieces_of(master_);
+        optimizer_->step(masters, grads, lr, inv, sh.piece_flat_offsets());
         for (std::size_t i = 0; i < params.size(); ++i) host_.copy(masters[i], params[i]);
     } else if (strategy_.offload_optimizer) {
-        std::vector<Tensor> host_grads = engine_.pieces_of(host_grads_), masters = engine_.pieces_of(master_);
+        std::vector<Tensor> host_grads = sh.pieces_of(host_grads_), masters = sh.pieces_of(master_);
         for (std::size_t i = 0; i < grads.size(); ++i) device_.copy_to_host(grads[i], host_grads[i].raw());
-        optimizer_->step(masters, host_grads, lr, inv, engine_.piece_flat_offsets());
+        optimizer_->step(masters, host_grads, lr, inv, sh.piece_flat_offsets());
         if (host_params_.defined()) {
             host_.copy(master_, host_params_);
-            const std::vector<Tensor> staged = engine_.pieces_of(host_params_);
+            const std::vector<Tensor> staged = sh.pieces_of(host_params_);
             for (std::size_t i = 0; i < params.size(); ++i) device_.copy_from_host(staged[i].raw(), params[i]);
         } else {
             for (std::size_t i = 0; i < params.size(); ++i) device_.copy_from_host(masters[i].raw(), params[i]);
         }
     } else if (strategy_.master_weights) {
-        std::vector<Tensor> masters = engine_.pieces_of(master_);
-        optimizer_->step(masters, grads, lr, inv, engine_.piece_flat_offsets());
+        std::vector<Tensor> masters = sh.pieces_of(master_);
+        optimizer_->step(masters, grads, lr, inv, sh.piece_flat_offsets());
         for (std::size_t i = 0; i < params.size(); ++i) device_.copy(masters[i], params[i]);
     } else {
-        optimizer_->step(params, grads, lr, inv, engine_.piece_flat_offsets());
+        optimizer_->step(params, grads, lr, inv, sh.piece_flat_offsets());
     }
     if (strategy_.loss_scaling && ++good_steps_ >= strategy_.loss_scale_growth_interval) {
         loss_scale_ *= 2;
         good_steps_ = 0;
     }
     engine_.publish_parameters();
+    if (zero_in_layout()) zero_engine_.publish_parameters();  // the replicas' shards, all-gathered over them
     engine_.broadcast_buffers();
     // a stage's (a split head part's) batch-norm statistics: its first replica's (DDP's broadcast_buffers)
     if (replicas_comm_) {
@@ -633,16 +647,17 @@ void TrainingState::restore_scalars(const ResumeScalars& s) {
 
 void TrainingState::sync_master_from_params() {
     if (!master_.defined()) return;
-    const std::vector<Tensor> params = engine_.param_pieces();
+    const ShardEngine& sh = sharder();
+    const std::vector<Tensor> params = sh.param_pieces();
     if (strategy_.offload_parameters) {
-        std::vector<Tensor> masters = engine_.pieces_of(master_);
+        std::vector<Tensor> masters = sh.pieces_of(master_);
         for (std::size_t i = 0; i < params.size(); ++i) host_.copy(params[i], masters[i]);
     } else if (strategy_.offload_optimizer) {
-        const std::vector<Tensor> staged = engine_.pieces_of(host_grads_);
+        const std::vector<Tensor> staged = sh.pieces_of(host_grads_);
         for (std::size_t i = 0; i < params.size(); ++i) device_.copy_to_host(params[i], staged[i].raw());
         host_.copy(host_grads_, master_);
     } else {
-        std::vector<Tensor> masters = engine_.pieces_of(master_);
+        std::vector<Tensor> masters = sh.pieces_of(master_);
         for (std::size_t i = 0; i < params.size(); ++i) device_.copy(params[i], masters[i]);
     }
 }
@@ -836,8 +851,12 @@ std::vector<TrainingState::HostTensor> TrainingState::layout_gather_checkpoint()
     // master copy and optimizer state: this rank's flat buffer, into one process's layout
     for (const StateBuffer& b : state_buffers()) {
         const std::size_t es = dtype_size(b.tensor.dtype());
-        std::vector<std::uint8_t> flat(b.tensor.nbytes());
-        b.holder->copy_to_host(b.tensor, flat.data());
+        // (ZeRO inside the layout: this part's shards gathered over its replicas into its flat layout first)
+        std::vector<std::uint8_t> flat(zero_in_layout() ? static_cast<std::size_t>(model_->flat_numel()) * es
+                                                        : b.tensor.nbytes(),
+                                       0);
+        if (zero_in_layout()) zero_engine_.gather_state(b.tensor, *b.holder, flat.data());
+        else b.holder->copy_to_host(b.tensor, flat.data());
         std::vector<std::uint8_t> canonical;
         if (root) canonical.assign(static_cast<std::size_t>(canonical_numel_) * es, 0);
         for (const LayoutEntry& e : layout_) {
@@ -876,14 +895,16 @@ void TrainingState::layout_restore_checkpoint(const std::function<const std::uin
         }
         if (!src) throw Error("internal: checkpoint tensor " + b.name + " missing after the checks");
         const std::size_t es = dtype_size(b.tensor.dtype());
-        std::vector<std::uint8_t> flat(b.tensor.nbytes(), 0);
+        std::vector<std::uint8_t> flat(
+            zero_in_layout() ? static_cast<std::size_t>(model_->flat_numel()) * es : b.tensor.nbytes(), 0);
         for (const LayoutEntry& e : layout_) {
             if (e.run_offset < 0) continue;
             std::memcpy(flat.data() + static_cast<std::size_t>(e.run_offset) * es,
                         src + static_cast<std::size_t>(e.canonical_offset + first_row(e)) * es,
                         static_cast<std::size_t>(e.numel) * es);
         }
-        b.holder->copy_from_host(flat.data(), b.tensor);
+        if (zero_in_layout()) zero_engine_.scatter_state(flat.data(), b.tensor, *b.holder);  // this rank's shard
+        else b.holder->copy_from_host(flat.data(), b.tensor);
     }
 }
 

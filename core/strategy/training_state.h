@@ -47,7 +47,7 @@ public:
 
     Model& model() { return *model_; }
     const ResolvedStrategy& strategy() const { return strategy_; }
-    const ShardLayout& shard_layout() const { return engine_.layout(); }
+    const ShardLayout& shard_layout() const { return sharder().layout(); }
     // parameter offload: host<->device bytes copied so far, both ways (ShardEngine's count; 0 otherwise)
     double offload_bytes() const { return engine_.offload_to_device_bytes() + engine_.offload_to_host_bytes(); }
     Communicator* communicator() const { return engine_.communicator(); }
@@ -294,6 +294,15 @@ private:
     Backend& device_;
     Backend& host_;
     ShardEngine engine_;  // before model_: the model's unit hooks point at it
+    // ZeRO-1 inside a layout across ranks (K x D or T x D with --shard zero1; PyTorch's ZeroRedundancyOptimizer):
+    // the replicas all-reduce the part's gradients as with dp, each updates its shard of the part's flat buffer
+    // (its optimizer state and master copy are that shard) and the replicas all-gather the parameters. An
+    // engine over the part's replicas (replicas_comm_: world D, rank data_rank), without unit hooks.
+    ShardEngine zero_engine_;
+    bool zero_in_layout() const { return spread() && strategy_.sharded(); }
+    // the engine whose pieces the update works on: the replicas' under ZeRO inside a layout, else the run's
+    const ShardEngine& sharder() const { return zero_in_layout() ? zero_engine_ : engine_; }
+    ShardEngine& sharder() { return zero_in_layout() ? zero_engine_ : engine_; }
     std::unique_ptr<Model> model_;
     std::unique_ptr<Optimizer> optimizer_;
     Tensor master_;        // f32 copy the optimizer updates (device, or host when offloaded); P or S elements

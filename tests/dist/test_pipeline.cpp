@@ -7,7 +7,7 @@
 // index), residual blocks, and a language model. A GPT whose head is tied to its embedding: to 1e-6 (the
 // stages hold a copy each and sum its gradients). Also: the 1F1B schedule itself, a split given by hand
 // (uneven cards), checkpoints that move between the layouts both ways, the planner's prediction per
-// stage, and the strategy's refusals.
+// stage, stages x data-parallel replicas with dp and with ZeRO-1 inside them, and the strategy's refusals.
 #include <map>
 #include <random>
 #include <set>
@@ -445,6 +445,92 @@ private slots:
         });
     }
 
+    // ZeRO-1 inside pipeline stages (4 ranks: 2 stages x 2 replicas, --shard zero1): the replicas of a stage
+    // all-reduce its gradients as with dp, each updates its half of the stage's flat buffer (the momentum is
+    // that half only) and they all-gather the parameters. Against one process with SGD, weight decay and a clip
+    // that binds (the global norm over the stages): the weights to 1e-6 after 4 steps, the replicas of a stage
+    // alike, the optimizer state half the stage's, each rank's ledger the planner's prediction, and checkpoints
+    // that move both ways between one process and the sharded stages. gpt-tiny's head is tied to its embedding
+    // (the two ends sum their gradients before the replicas do); mlp+dropout's masks follow the sample index.
+    void stagesTimesZeroReplicasEqualOneProcess_data() {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"gpt-tiny", "mlp+dropout"}) QTest::newRow(m) << m;
+    }
+    void stagesTimesZeroReplicasEqualOneProcess() {
+        QFETCH(QString, model);
+        if (comm().world_size() != 4) QSKIP("2 stages x 2 replicas need 4 ranks");
+        ModelSpec spec = model_named(model.toStdString());
+        if (is_token_model(spec)) apply_sequence_length(spec, 16);
+        OptimizerConfig o = sgd();
+        o.weight_decay = 0.01;
+        o.grad_clip = 0.5;
+        DIST_GUARD({
+            StrategyConfig sc = pipeline_of(2);
+            sc.shard = "zero1";
+            Trainee ref(spec, one_process(), kBatch, o, nullptr);
+            Trainee pp(spec, sc, kBatch, o, &comm());
+            const ResolvedStrategy& rs = pp.st->strategy();
+            DIST_VERIFY(rs.stage() == comm().rank() / 2 && rs.data_rank() == comm().rank() % 2 && rs.rank_batch == 6,
+                        "rank r is stage r / 2 of replica r % 2, on half the batch");
+            // the shard: this replica's half of its stage's flat buffer, and the momentum is that half (f32)
+            const ShardLayout& L = pp.st->shard_layout();
+            const std::size_t momentum = pp.ledger->snapshot().live[static_cast<std::size_t>(MemCategory::optimizer_state)];
+            qInfo("rank %d: stage of %lld elements, shard %lld; optimizer state %zu bytes", comm().rank(),
+                  (long long)L.flat_numel, (long long)L.shard_numel, momentum);
+            DIST_VERIFY(L.world_size == 2 && L.rank == comm().rank() % 2 && L.flat_numel == pp.st->model().flat_numel() &&
+                            2 * L.shard_numel == L.flat_numel && momentum == static_cast<std::size_t>(L.shard_numel) * 4,
+                        "the optimizer state is this replica's half of the stage");
+            for (int s = 0; s < kSteps; ++s) {
+                step(ref, static_cast<std::uint64_t>(s));
+                step(pp, static_cast<std::uint64_t>(s));
+            }
+            const auto wr = ref.weights(), wp = pp.weights();
+            std::string worst;
+            const double rel = comm().all_reduce_value(hrtest::worst_relative(wp, wr, &worst), ReduceOp::max);
+            const auto w0 = Trainee(spec, one_process(), kBatch, o, nullptr).weights();
+            const double moved = hrtest::worst_relative(w0, wr);  // (relative to the trained values: biases start at 0)
+            qInfo("%s in 2 stages x 2 zero1 replicas: worst relative difference to one process %.3g (%s); the steps "
+                  "moved the weights by %.3g; grad norm %.6g vs %.6g", qPrintable(model), rel, worst.c_str(), moved,
+                  pp.st->last_grad_norm(), ref.st->last_grad_norm());
+            DIST_VERIFY(rel <= 1e-6 && moved > 1e-3, "the weights are one process's");
+            DIST_VERIFY(ref.st->last_grad_norm() > 2 * o.grad_clip, "the clip binds");
+            DIST_VERIFY(all_ranks_agree(comm(), std::abs(pp.st->last_grad_norm() - ref.st->last_grad_norm()) <=
+                                                    1e-6 * ref.st->last_grad_norm()),
+                        "the global norm is one process's");
+            // the replicas of a stage hold the same parameters, bit for bit (the all-gather of their halves)
+            const Tensor& mine = pp.st->model().parameters();
+            std::vector<float> v(static_cast<std::size_t>(mine.numel()));
+            pp.be->copy_to_host(mine, v.data());
+            double sum = 0;
+            for (std::size_t i = 0; i < v.size(); ++i) sum += static_cast<double>(v[i]) * (1.0 + 1e-3 * static_cast<double>(i));
+            bool alike = true;
+            for (int st = 0; st < 2; ++st) {
+                const double a = comm().all_reduce_value(comm().rank() == st * 2 ? sum : 0.0, ReduceOp::sum);
+                const double b = comm().all_reduce_value(comm().rank() == st * 2 + 1 ? sum : 0.0, ReduceOp::sum);
+                alike = alike && a == b;
+            }
+            DIST_VERIFY(alike, "every replica of a stage holds the same parameters");
+            DIST_VERIFY(all_ranks_agree(comm(), plan_is_ledger(spec, sc, o, pp)), "the plan of each rank is its ledger");
+            // checkpoints: the sharded stages' continue on one process, one process's in sharded stages
+            Trainee half(spec, sc, kBatch, o, &comm());
+            for (int s = 0; s < 2; ++s) step(half, static_cast<std::uint64_t>(s));
+            const auto ck = checkpoint_everywhere(*half.st);
+            Trainee cont(spec, one_process(), kBatch, o, nullptr);
+            restore_from(*cont.st, ck, half.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step(cont, static_cast<std::uint64_t>(s));
+            const double rel1 = comm().all_reduce_value(hrtest::worst_relative(cont.weights(), wr), ReduceOp::max);
+            Trainee one(spec, one_process(), kBatch, o, nullptr);
+            for (int s = 0; s < 2; ++s) step(one, static_cast<std::uint64_t>(s));
+            const auto ck1 = checkpoint_everywhere(*one.st);
+            Trainee pp2(spec, sc, kBatch, o, &comm());
+            restore_from(*pp2.st, ck1, one.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step(pp2, static_cast<std::uint64_t>(s));
+            const double rel2 = comm().all_reduce_value(hrtest::worst_relative(pp2.weights(), wr), ReduceOp::max);
+            qInfo("zero1 stages -> one process: %.3g; one process -> zero1 stages: %.3g", rel1, rel2);
+            DIST_VERIFY(rel1 <= 1e-6 && rel2 <= 1e-6, "checkpoints move between one process and the sharded stages");
+        });
+    }
+
     // A head tied to the token embedding (every GPT preset; Megatron-LM's embedding group): the last stage
     // holds a copy of the weight, initialised as the embedding, and the two stages sum their gradients of it
     // each step. Against one process, with SGD and a gradient clip that binds (the copy must count once in
@@ -636,7 +722,9 @@ private slots:
         QVERIFY(refused(mlp, pipeline_of(N), N + 1, "start it on"));
         StrategyConfig z = pipeline_of(N);
         z.shard = "zero1";
-        QVERIFY(refused(mlp, z, N, "--shard"));
+        QVERIFY(refused(mlp, z, N, "--shard"));  // stages alone: no replicas to shard over
+        z.shard = "zero2";  // K x D: zero1 or dp only
+        QVERIFY(refused(mlp, z, 2 * N, "with --shard zero2 is not built"));
         StrategyConfig ck = pipeline_of(N);
         ck.checkpoint = "all";
         QVERIFY(refused(mlp, ck, N, "--checkpoint"));

@@ -7,7 +7,7 @@
 // the head's share of the parameters, checkpoints that move between the layouts both ways, and the
 // strategy's refusals. At 4 ranks every check runs on 2 head parts x 2 data-parallel replicas (--tp-head 2
 // --shard dp: rank r holds part r / 2 of replica r % 2, each replica half the batch), and the replicas of
-// a part are bit-identical.
+// a part are bit-identical; with --shard zero1 too (zeroReplicasEqualOneProcess).
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
@@ -376,6 +376,91 @@ private slots:
         });
     }
 
+    // ZeRO-1 with a split head (4 ranks: 2 head parts x 2 replicas, --tp-head 2 --shard zero1): the replicas of a
+    // part all-reduce its gradients as with dp, each updates its half of the part's flat buffer (the momentum is
+    // that half only) and they all-gather the parameters. Against one process with SGD, weight decay and a clip
+    // that binds (the global norm: the body once, every part's head rows): the weights within the bounds of
+    // headEqualsOneProcess after 4 steps, the replicas of a part bit-identical, the optimizer state half the
+    // part's, each rank's ledger the planner's prediction, and checkpoints that move both ways.
+    void zeroReplicasEqualOneProcess_data() {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"mlp", "gpt-tiny untied"}) QTest::newRow(m) << m;
+    }
+    void zeroReplicasEqualOneProcess() {
+        QFETCH(QString, model);
+        if (comm().world_size() != 4) QSKIP("2 head parts x 2 replicas need 4 ranks");
+        const ModelSpec spec = model_named(model.toStdString());
+        OptimizerConfig o = optimizer_for(model.toStdString());
+        o.weight_decay = 0.01;
+        o.grad_clip = 0.5;
+        StrategyConfig sc;
+        sc.tp_head = 2;
+        sc.shard = "zero1";
+        DIST_GUARD({
+            Trainee ref(spec, StrategyConfig{}, kBatch, o, nullptr);
+            Trainee tp(spec, sc, kBatch, o, &comm());
+            const ShardLayout& L = tp.st->shard_layout();
+            const std::size_t momentum = tp.ledger->snapshot().live[static_cast<std::size_t>(MemCategory::optimizer_state)];
+            DIST_VERIFY(L.world_size == 2 && L.rank == comm().rank() % 2 && L.flat_numel == tp.st->model().flat_numel() &&
+                            2 * L.shard_numel == L.flat_numel && momentum == static_cast<std::size_t>(L.shard_numel) * 4,
+                        "the optimizer state is this replica's half of the part");
+            for (int s = 0; s < kSteps; ++s) {
+                step_of(ref, static_cast<std::uint64_t>(s));
+                step_of(tp, static_cast<std::uint64_t>(s));
+            }
+            const auto wr = ref.weights(), wt = tp.weights();
+            std::string which;
+            const double rel = comm().all_reduce_value(hrtest::worst_relative(wt, wr, &which), ReduceOp::max);
+            const double moved = hrtest::worst_relative(Trainee(spec, StrategyConfig{}, kBatch, o, nullptr).weights(), wr);
+            qInfo("%s, head split over 2 ranks x 2 zero1 replicas: worst relative difference to one process %.3g (%s); "
+                  "moved %.3g; grad norm %.6g vs %.6g", qPrintable(model), rel, which.c_str(), moved,
+                  tp.st->last_grad_norm(), ref.st->last_grad_norm());
+            const double bound = is_token_model(spec) ? 2e-6 : 1e-6;  // (headEqualsOneProcess says why)
+            DIST_VERIFY(rel <= bound && moved > 1e-3, "weights (the head gathered) equal one process after 4 steps");
+            DIST_VERIFY(ref.st->last_grad_norm() > 2 * o.grad_clip, "the clip binds");
+            DIST_VERIFY(all_ranks_agree(comm(), std::abs(tp.st->last_grad_norm() - ref.st->last_grad_norm()) <=
+                                                    1e-6 * ref.st->last_grad_norm()),
+                        "the global norm is one process's");
+            DIST_VERIFY(replicas_agree(*tp.st), "the replicas of a part of the head are bit-identical");
+            PlanRequest r;
+            r.spec = spec;
+            r.batch = kBatch;
+            r.strategy = sc;
+            r.optimizer = o;
+            r.threads = 1;
+            r.world_size = 4;
+            r.rank = comm().rank();
+            const MemoryPlan p = predict_memory(r);
+            const CategoryBytes live = tp.ledger->snapshot().live;
+            bool same = true;
+            for (MemCategory c : {MemCategory::parameters, MemCategory::gradients, MemCategory::optimizer_state,
+                                  MemCategory::activations, MemCategory::workspace, MemCategory::communication})
+                if (at(p.device, c) != live[static_cast<std::size_t>(c)]) {
+                    same = false;
+                    qWarning("rank %d: %s planned %zu, ledger %zu", comm().rank(), category_name(c), at(p.device, c),
+                             live[static_cast<std::size_t>(c)]);
+                }
+            DIST_VERIFY(all_ranks_agree(comm(), same), "the plan of each rank is its ledger");
+            // checkpoints: the sharded split run continues on one process, one process's continues sharded
+            Trainee half(spec, sc, kBatch, o, &comm());
+            for (int s = 0; s < 2; ++s) step_of(half, static_cast<std::uint64_t>(s));
+            const auto ck = checkpoint_everywhere(*half.st);
+            Trainee cont(spec, StrategyConfig{}, kBatch, o, nullptr);
+            restore_from(*cont.st, ck, half.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step_of(cont, static_cast<std::uint64_t>(s));
+            const double rel1 = comm().all_reduce_value(hrtest::worst_relative(cont.weights(), wr), ReduceOp::max);
+            Trainee first(spec, StrategyConfig{}, kBatch, o, nullptr);
+            for (int s = 0; s < 2; ++s) step_of(first, static_cast<std::uint64_t>(s));
+            const auto ck1 = checkpoint_everywhere(*first.st);
+            Trainee tp2(spec, sc, kBatch, o, &comm());
+            restore_from(*tp2.st, ck1, first.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step_of(tp2, static_cast<std::uint64_t>(s));
+            const double rel2 = comm().all_reduce_value(hrtest::worst_relative(tp2.weights(), wr), ReduceOp::max);
+            qInfo("zero1 split -> one process: %.3g; one process -> zero1 split: %.3g", rel1, rel2);
+            DIST_VERIFY(rel1 <= bound && rel2 <= bound, "checkpoints move between one process and the sharded split head");
+        });
+    }
+
     // What the strategy refuses, with the flag named and what to do.
     void refusals() {
         const int N = comm().world_size();
@@ -392,7 +477,7 @@ private slots:
         StrategyConfig sc = split_head(N);
         QVERIFY(refused(mlp, sc, N + 1, "start it on"));  // the ranks do not match
         StrategyConfig z = sc;
-        z.shard = "zero1";
+        z.shard = N == 4 ? "zero3" : "zero1";  // (on all the ranks no replicas to shard over; T x D: zero1 or dp)
         QVERIFY(refused(mlp, z, N, "--shard"));
         QVERIFY(refused(preset_model("gpt-tiny"), sc, N, "tied"));  // the head is the embedding's weight
         ModelSpec conv_end = mlp;
@@ -409,7 +494,9 @@ private slots:
         two.tp_head = 2;
         QVERIFY(refused(mlp, two, 4, "--shard dp"));
         two.shard = "zero2";
-        QVERIFY(refused(mlp, two, 4, "ZeRO stages with a split head are not built"));
+        QVERIFY(refused(mlp, two, 4, "--tp-head 2 with --shard zero2 is not built"));
+        two.shard = "zero1";  // (admitted: ZeRO-1 over the replicas)
+        QCOMPARE(resolve_strategy(two, mlp, kBatch, 4, 1).shard, ShardStage::zero1);
         two.shard = "dp";
         QVERIFY(refused(mlp, two, 3, "start it on"));
         QCOMPARE(resolve_strategy(two, mlp, kBatch, 4, 3).data_world(), 2);

@@ -434,6 +434,55 @@ private slots:
         QVERIFY(!fs::exists(work + "/bad"));
     }
 
+    // ZeRO-1 inside a layout (--pipeline 2 or --tp-head 2 with --shard zero1 on 4 ranks): each part's optimizer
+    // state sharded over its 2 replicas, its parameters all-gathered after the update. The weights are one
+    // process's to 1e-6, every rank's peak is the planner's, the measured traffic too (the all-gather
+    // included), and the checkpoint continues on the same 4 ranks (stages: the layout kept, zero1 inside it; a
+    // split head: spread over the 4) equal to the reference continued.
+    void zeroInsideALayoutEqualsOneProcess_data() {
+        QTest::addColumn<QString>("flag");
+        QTest::newRow("--pipeline 2 --shard zero1") << "--pipeline";
+        QTest::newRow("--tp-head 2 --shard zero1") << "--tp-head";
+    }
+    void zeroInsideALayoutEqualsOneProcess() {
+        QFETCH(QString, flag);
+        const std::string work = m_dir + "/zero1" + flag.toStdString();
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "4" << flag << "2" << "--shard" << "zero1" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("%s 2 x 2 zero1 replicas vs one process: largest relative difference %.3g", qPrintable(flag), g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 4);
+        QCOMPARE(j["config"]["strategy"]["shard"].get<std::string>(), std::string("zero1"));
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        compareTraffic(j);
+        compareTestMetrics(j);
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
+        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "4", "--steps", "6", "--quiet",
+                                         "--db", w + "/history.db"}, w);
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        // the resume policy (strategy/rank_layout.h relayout_for_resume): stages on a multiple of them keep their
+        // replicas and zero1 inside; a split head spreads over all the ranks (no replicas left, no ZeRO)
+        const nlohmann::json c = readJson(work + "/cont/run.json");
+        const bool stages = flag == QLatin1String("--pipeline");
+        QVERIFY2(c["config"]["strategy"]["shard"] == (stages ? "zero1" : "none") &&
+                     c["config"]["strategy"][stages ? "pipeline" : "tp_head"] == (stages ? 2 : 4),
+                 c["config"]["strategy"].dump().c_str());
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
+                                         w + "/history.db"}, w);
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("  continued on 4 ranks: %.3g from the reference continued", g_worst);
+    }
+
     // A stage of few parameters (seed-cnn's first convolution alone: 1,280 B of gradients) has no idle memory
     // to move the checkpoint's tensors through: it keeps 1 MiB of its own from the start, so the planner's
     // peak is still the ledger's on every rank (it once borrowed the megabyte at checkpoint time, unforeseen)

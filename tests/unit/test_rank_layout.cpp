@@ -53,13 +53,19 @@ private slots:
     void eachRefusalIsOneRule() {
         QCOMPARE(refusal(layout_of("none", 2, 2), 4), std::string("strategy.pipeline_tp"));
         QCOMPARE(refusal(layout_of("none", 1, 2), 3), std::string("strategy.pipeline_world"));
-        QCOMPARE(refusal(layout_of("zero2", 1, 2), 4), std::string("strategy.pipeline_replicas"));
+        QCOMPARE(refusal(layout_of("none", 1, 2), 4), std::string("strategy.pipeline_replicas"));
+        QCOMPARE(refusal(layout_of("zero2", 1, 2), 4), std::string("strategy.pipeline_zero"));
+        QCOMPARE(refusal(layout_of("zero3", 1, 2), 4), std::string("strategy.pipeline_zero"));
         QCOMPARE(refusal(layout_of("dp", 1, 2), 2), std::string("strategy.pipeline_shard"));
         QCOMPARE(refusal(layout_of("none", 2, 1), 3), std::string("strategy.tp_head_world"));
-        QCOMPARE(refusal(layout_of("zero1", 2, 1), 4), std::string("strategy.tp_head_replicas"));
+        QCOMPARE(refusal(layout_of("none", 2, 1), 4), std::string("strategy.tp_head_replicas"));
+        QCOMPARE(refusal(layout_of("zero2", 2, 1), 4), std::string("strategy.tp_head_zero"));
+        QCOMPARE(refusal(layout_of("zero3", 2, 1), 4), std::string("strategy.tp_head_zero"));
+        QCOMPARE(refusal(layout_of("zero1", 2, 1), 2), std::string("strategy.tp_head_shard"));  // no replicas to shard over
         QCOMPARE(refusal(layout_of("dp", 2, 1), 2), std::string("strategy.tp_head_shard"));
         QCOMPARE(refusal(layout_of("none", 0, 1), 1), std::string("strategy.tp_head_small"));
         QCOMPARE(refusal(layout_of("none", 1, 0), 1), std::string("strategy.pipeline_small"));
+        QCOMPARE(refusal(layout_of("none", 1, 1), 2), std::string("strategy.ranks_without_shard"));
         StrategyConfig split;
         split.pipeline_split = {1, 2};
         QCOMPARE(refusal(split, 1), std::string("strategy.pipeline_split_alone"));
@@ -67,6 +73,44 @@ private slots:
         rb.rank_batch = {4, 4};
         QCOMPARE(refusal(rb, 2), std::string("strategy.tp_head_rank_batch"));
         QCOMPARE(refusal(layout_of("dp", 1, 2), 4), std::string());  // admitted
+        QCOMPARE(refusal(layout_of("zero1", 1, 2), 4), std::string());  // ZeRO-1 inside pipeline stages
+        QCOMPARE(refusal(layout_of("zero1", 2, 1), 6), std::string());  // ZeRO-1 with a split head
+    }
+
+    // The window's choices (app/gui/TrainingSetupPanel) on 4 ranks, against the layouts written out by hand.
+    void choicesLayOutRuns() {
+        struct Want {
+            const char* choice;
+            int data, split_head, pipeline;
+            const char* zero;
+        };
+        const Want four[] = {{"dp", 4, 1, 1, "dp"},          {"zero1", 4, 1, 1, "zero1"},
+                             {"zero2", 4, 1, 1, "zero2"},    {"zero3", 4, 1, 1, "zero3"},
+                             {"tp-head", 1, 4, 1, "none"},   {"tp-head-dp", 2, 2, 1, "dp"},
+                             {"tp-head-zero1", 2, 2, 1, "zero1"}, {"pipeline", 1, 1, 4, "none"},
+                             {"pipeline-dp", 2, 1, 2, "dp"}, {"pipeline-zero1", 2, 1, 2, "zero1"}};
+        QCOMPARE(layout_choices().size(), std::size(four) + 1);  // and "none"
+        for (const Want& w : four) {
+            StrategyConfig s;
+            s.pipeline_split = {1, 2};
+            apply_layout_choice(s, w.choice, 4);
+            const RankLayout l = rank_layout(s, 4);  // (a stale split cleared without stages)
+            QCOMPARE(l.data, w.data);
+            QCOMPARE(l.split_head, w.split_head);
+            QCOMPARE(l.pipeline, w.pipeline);
+            QCOMPARE(l.zero, std::string(w.zero));
+            QCOMPARE(layout_choice_of(s), std::string(w.choice));
+            QVERIFY(s.pipeline > 1 || s.pipeline_split.empty());
+        }
+        // on 2 or 3 ranks the replicated choices are refused by their rule, "none" by its own
+        StrategyConfig s;
+        apply_layout_choice(s, "pipeline-zero1", 2);
+        QCOMPARE(refusal(s, 2), std::string("strategy.pipeline_shard"));
+        apply_layout_choice(s, "tp-head-dp", 3);
+        QCOMPARE(refusal(s, 3), std::string("strategy.tp_head_world"));
+        apply_layout_choice(s, "none", 3);
+        QCOMPARE(refusal(s, 3), std::string("strategy.ranks_without_shard"));
+        QVERIFY_THROWS_EXCEPTION(InputError, apply_layout_choice(s, "zero4", 2));
     }
 
     void describedForPeople() {
@@ -74,6 +118,14 @@ private slots:
                  std::string("2 pipeline stages x 2 data-parallel replicas (dp)"));
         QCOMPARE(describe_rank_layout(rank_layout(layout_of("none", 2, 1), 2)), std::string("2 split-head ranks"));
         QCOMPARE(describe_rank_layout(RankLayout{}), std::string("one process"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("zero1", 2, 1), 6)),
+                 std::string("2 split-head ranks x 3 data-parallel replicas (zero1)"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("zero3", 1, 1), 4)), std::string("4 data-parallel replicas (zero3)"));
+        QCOMPARE(describe_rank_layout(rank_layout(layout_of("zero2", 1, 1), 1)), std::string("one process (zero2)"));
+        // the message behind it: an id app/ translates, the numbers as arguments
+        const Message m = describe_rank_layout_message(rank_layout(layout_of("zero1", 1, 2), 4));
+        QCOMPARE(m.id, std::string("layout.kd"));
+        QCOMPARE(m.args, (std::vector<std::string>{"2", "2", "zero1"}));
     }
 
     void resumeRelaysOut() {
@@ -95,6 +147,17 @@ private slots:
         relayout_for_resume(c, none_given, nothing, 4);
         QCOMPARE(c.pipeline, 2);
         QCOMPARE(c.shard, std::string("dp"));
+        c = layout_of("zero1", 1, 2);  // ... ZeRO-1 inside them stays
+        relayout_for_resume(c, none_given, nothing, 4);
+        QCOMPARE(c.shard, std::string("zero1"));
+        c = layout_of("zero1", 1, 2);  // 2 sharded stages resumed on 2 ranks: no replicas, no ZeRO
+        relayout_for_resume(c, none_given, nothing, 2);
+        QCOMPARE(c.shard, std::string("none"));
+        c = layout_of("dp", 2, 1);  // a split head x 2 replicas on 4 ranks: over all four, no replicas left
+        relayout_for_resume(c, none_given, nothing, 4);
+        QCOMPARE(c.tp_head, 4);
+        QCOMPARE(c.shard, std::string("none"));
+        QCOMPARE(refusal(c, 4), std::string());
         c = layout_of("zero3", 1, 1);  // --shard zero2 asked: parameter offload (zero3's) goes
         c.offload_parameters = true;
         RelayoutAsked shard;
@@ -110,7 +173,7 @@ private slots:
     }
 
     // plan --all on 4 ranks: besides the ZeRO stages, a split head and pipeline stages over 2 ranks with 2
-    // data-parallel replicas (T x D, K x D) and over all 4, and never a layout rank_layout refuses
+    // data-parallel replicas (T x D, K x D; dp and zero1) and over all 4, and never a layout rank_layout refuses
     void planOffersTheLayoutsItAdmits() {
         PlanRequest r;
         r.spec = preset_model("mlp");
@@ -119,12 +182,20 @@ private slots:
         r.world_size = 4;
         r.train_samples = 6000;
         r.test_samples = 1000;
+        r.optimizer.momentum = 0.9;  // (an optimizer state to shard: the momentum)
         const PlanSearch s = search_plans(r, std::size_t(1) << 40);
         bool td = false, kd = false, t4 = false, k4 = false;
+        // ZeRO-1 inside them: the same layouts with the optimizer state halved over the 2 replicas (the smallest
+        // of each kind, written out: the largest rank's state, every candidate without offload)
+        std::size_t state[2][2] = {{SIZE_MAX, SIZE_MAX}, {SIZE_MAX, SIZE_MAX}};  // [head?][zero1?]
         for (const PlanCandidate& c : s.candidates) {
             const StrategyConfig& g = c.strategy;
             td = td || (g.tp_head == 2 && g.shard == "dp");
             kd = kd || (g.pipeline == 2 && g.shard == "dp");
+            if ((g.tp_head == 2 || g.pipeline == 2) && !g.offload_optimizer && (g.shard == "dp" || g.shard == "zero1")) {
+                std::size_t& m = state[g.tp_head == 2 ? 1 : 0][g.shard == "zero1" ? 1 : 0];
+                m = std::min(m, at(c.plan.device, MemCategory::optimizer_state));
+            }
             t4 = t4 || (g.tp_head == 4 && g.shard == "none");
             k4 = k4 || (g.pipeline == 4 && g.shard == "none");
             QVERIFY(!(g.tp_head > 1 && g.pipeline > 1));
@@ -132,6 +203,12 @@ private slots:
         }
         QVERIFY(td);
         QVERIFY(kd);
+        for (int head = 0; head < 2; ++head) {
+            QVERIFY(state[head][1] != SIZE_MAX);  // offered
+            qInfo("%s: optimizer state %zu bytes with dp, %zu with zero1", head ? "T x D" : "K x D", state[head][0],
+                  state[head][1]);
+            QVERIFY(state[head][1] < state[head][0] && 2 * state[head][1] >= state[head][0]);  // about half (padding)
+        }
         QVERIFY(t4);
         QVERIFY(k4);
     }
