@@ -114,6 +114,7 @@ void DataLoader::start_epoch(int epoch) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         ++generation_;
+        release_held();
         while (!ready_.empty()) {
             free_.push_back(ready_.front());
             ready_.pop_front();
@@ -127,31 +128,32 @@ void DataLoader::start_epoch(int epoch) {
     work_cv_.notify_all();
 }
 
+void DataLoader::release_held() {
+    if (held_ >= 0) free_.push_back(held_);
+    held_ = -1;
+}
+
 bool DataLoader::next(Batch& out) {
     if (!started_) start_epoch(0);
-    int slot_index;
     {
         std::unique_lock<std::mutex> lock(mutex_);
+        release_held();  // the previous batch's slot: the worker may refill it now
+        work_cv_.notify_all();
         if (error_) std::rethrow_exception(error_);
         if (consumed_ >= steps_) return false;
         ready_cv_.wait(lock, [&] { return !ready_.empty() || error_ || stop_; });
         if (error_) std::rethrow_exception(error_);
         if (ready_.empty()) return false;
-        slot_index = ready_.front();
+        held_ = ready_.front();
         ready_.pop_front();
         ++consumed_;
     }
-    // The slot is ours until it goes back to free_: copy without holding the lock.
-    const Slot& s = slots_[slot_index];
+    // The slot is the consumer's until its next call: the worker only takes slots from free_.
+    const Slot& s = slots_[held_];
     out.size = s.size;
     out.index = s.index;
-    out.images.assign(s.images.begin(), s.images.begin() + s.size * sample_numel_);
-    out.labels.assign(s.labels.begin(), s.labels.begin() + s.size);
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        free_.push_back(slot_index);
-    }
-    work_cv_.notify_all();
+    out.images = std::span<const float>(s.images.data(), static_cast<std::size_t>(s.size * sample_numel_));
+    out.labels = std::span<const std::int64_t>(s.labels.data(), static_cast<std::size_t>(s.size));
     return true;
 }
 

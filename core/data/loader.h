@@ -14,7 +14,10 @@
 //
 // Memory: the prefetch pool (prefetch_depth slots of batch_size samples, images + labels) is
 // allocated once and recorded in the optional MemoryLedger under MemCategory::data; the figure is
-// exact and stays constant for the loader's lifetime. The caller's Batch is not included.
+// exact and stays constant for the loader's lifetime. A Batch is a view of the slot it came from (no copy:
+// a copy per batch was memory that grew with the batch outside the ledger, issue 46 item 7); the consumer
+// holds that slot until its next call of next() or start_epoch(), so at most prefetch_depth - 1 batches are
+// prepared ahead of the one in use.
 //
 // Threading: next() and start_epoch() are called from one consumer thread. start_epoch() may be
 // called at any time (also mid-epoch: batches not yet consumed are dropped). The destructor stops
@@ -25,6 +28,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -34,9 +38,10 @@ namespace hr {
 
 class MemoryLedger;
 
+// Valid until the loader's next call of next() or start_epoch() (or its end).
 struct Batch {
-    std::vector<float> images;         // (B, C, H, W) normalised f32
-    std::vector<std::int64_t> labels;  // (B)
+    std::span<const float> images;         // (B, C, H, W) normalised f32
+    std::span<const std::int64_t> labels;  // (B)
     std::int64_t size = 0;             // B: batch_size, or less for the last batch without drop_last
     std::int64_t index = 0;            // batch number within the epoch, from 0
 };
@@ -80,6 +85,7 @@ private:
         std::int64_t index = 0;
     };
     void worker_loop();
+    void release_held();  // the consumer's slot back to the free ones (under mutex_)
     void fill(Slot& slot, const std::vector<std::int64_t>& order, std::int64_t batch_index) const;
 
     const Dataset& dataset_;
@@ -100,6 +106,7 @@ private:
     std::condition_variable ready_cv_;  // consumer waits: ready slot or error
     std::deque<int> free_;              // slot indices
     std::deque<int> ready_;             // slot indices, in batch order
+    int held_ = -1;                     // the slot the consumer's Batch views, if any
     std::shared_ptr<const std::vector<std::int64_t>> order_;
     std::uint64_t generation_ = 0;      // bumped by start_epoch; stale work is discarded
     bool started_ = false;

@@ -5,7 +5,9 @@
 #include <cstring>
 
 namespace hr {
-namespace {
+// NVML's types and entry points (a named namespace: NvmlSource::Impl holds them, and a class with members of
+// anonymous-namespace types draws -Wsubobject-linkage when a unity batch includes this file).
+namespace nvml_api {
 
 // The subset of NVML's C API used here, declared by hand (ABI of nvml.h, stable since NVML 4).
 using nvmlReturn_t = int;  // NVML_SUCCESS = 0
@@ -48,7 +50,8 @@ using FnDeviceGetTotalEnergyConsumption = nvmlReturn_t (*)(nvmlDevice_t, unsigne
 using FnDeviceGetPciInfo = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
 using FnSystemGetDriverVersion = nvmlReturn_t (*)(char*, unsigned int);
 
-}  // namespace
+}  // namespace nvml_api
+using namespace nvml_api;
 
 struct NvmlSource::Impl {
     std::string library;

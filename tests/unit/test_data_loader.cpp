@@ -88,6 +88,30 @@ private slots:
         QVERIFY(!l.next(b));  // still at the end of the epoch
     }
 
+    // A batch is a view of its slot: while the consumer holds it the prefetch thread must not refill it
+    // (it has time to: every other slot is ready long before the check), and the batch's rows stay the
+    // samples of its own place in the epoch's order; depth 1 (the consumer's slot is the only one) still
+    // goes through every epoch.
+    void held_batch_is_not_refilled() {
+        Dataset d = make_ids(400);
+        for (int depth : {1, 2, 3}) {
+            DataLoader l(d, 16, true, 5, false, 0.0f, 1.0f, nullptr, depth);
+            for (int epoch = 0; epoch < 2; ++epoch) {
+                l.start_epoch(epoch);
+                const std::vector<std::int64_t> order = l.epoch_order(epoch);
+                Batch b;
+                std::int64_t seen = 0;
+                while (l.next(b)) {
+                    QThread::msleep(2);
+                    for (std::int64_t j = 0; j < b.size; ++j)
+                        QCOMPARE(sample_id(b, j), order[static_cast<std::size_t>(b.index * 16 + j)]);
+                    seen += b.size;
+                }
+                QCOMPARE(seen, std::int64_t{400});
+            }
+        }
+    }
+
     void seeded_order() {
         Dataset d = make_ids(500);
         DataLoader a(d, 32, true, 7, false, 0.0f, 1.0f);
@@ -145,7 +169,8 @@ private slots:
             Batch b;
             QVERIFY(l.next(b));
             QCOMPARE(b.size, std::int64_t{1});
-            QCOMPARE(b.labels, std::vector<std::int64_t>{3});
+            QCOMPARE(b.labels.size(), std::size_t{1});
+            QCOMPARE(b.labels[0], std::int64_t{3});
             QCOMPARE(b.images.size(), std::size_t{256});
             for (int i = 0; i < 6; ++i) QCOMPARE(bits(b.images[probes[i]]), c.expect[i]);
             for (int v = 0; v < 256; ++v) {
