@@ -82,6 +82,15 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
     return l;
 }
 
+RankLayout resolved_layout(const ResolvedStrategy& s) {
+    RankLayout l;
+    l.split_head = s.tp_head;
+    l.pipeline = s.pipeline;
+    l.data = s.data_world();
+    l.zero = shard_stage_name(s.shard);
+    return l;
+}
+
 std::string describe_rank_layout(const RankLayout& l) {
     std::string out;
     auto part = [&](int n, const char* one, const char* many) {

@@ -27,6 +27,10 @@ struct RankLayout {
 // (a split head with pipeline stages; a ZeRO stage with either; replicas without --shard dp; ...).
 RankLayout rank_layout(const StrategyConfig& s, int world_size);
 
+// The layout a resolved strategy runs (its rules were checked when it was resolved): what TrainingState
+// builds its part of the model from (strategy/model_part.h).
+RankLayout resolved_layout(const ResolvedStrategy& s);
+
 // For a person, in English: "2 pipeline stages x 2 data-parallel replicas (dp)", "one process".
 std::string describe_rank_layout(const RankLayout& layout);
 
