@@ -45,13 +45,13 @@ namespace {
 }
 }  // namespace
 
-void Backend::rmsnorm_forward(const Tensor&, const Tensor&, float, Tensor&, Tensor&) { not_here(*this, "rmsnorm_forward"); }
-void Backend::rmsnorm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
+void Backend::do_rmsnorm_forward(const Tensor&, const Tensor&, float, Tensor&, Tensor&) { not_here(*this, "rmsnorm_forward"); }
+void Backend::do_rmsnorm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
     not_here(*this, "rmsnorm_backward");
 }
-void Backend::rope_apply(Tensor&, int, const RopeParams&, bool) { not_here(*this, "rope_apply"); }
-void Backend::swiglu_forward(const Tensor&, const Tensor&, Tensor&) { not_here(*this, "swiglu_forward"); }
-void Backend::swiglu_backward(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
+void Backend::do_rope_apply(Tensor&, int, const RopeParams&, bool) { not_here(*this, "rope_apply"); }
+void Backend::do_swiglu_forward(const Tensor&, const Tensor&, Tensor&) { not_here(*this, "swiglu_forward"); }
+void Backend::do_swiglu_backward(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
     not_here(*this, "swiglu_backward");
 }
 

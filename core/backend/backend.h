@@ -10,7 +10,9 @@
 //   (docs/design.md decision 1).
 // - Float ops accept f32, f64, bf16 and f16 unless stated; inputs and outputs of one call share a
 //   dtype unless stated. Index tensors are i32 (pooling) / i64 (labels); masks are u8.
-// - Each op validates what it relies on and throws hr::Error naming the op and the shapes.
+// - Each op's arguments are checked once, here above the backends (op_dispatch.cpp: op_checks.h and
+//   transformer_checks.h, against the backend's tensor_rules()), before the backend's do_ op runs; a bad
+//   call throws hr::Error naming the op and the shapes, the same on every backend.
 // - Order: ops run in the order they are called. A GPU backend queues them (the host returns early);
 //   ops that return a host value (a LossResult, a double, a bool) wait for the device. The ops under
 //   "ordering" and "the step without host synchronisation" below let a training step run with none of
@@ -27,6 +29,10 @@
 #include "tensor/tensor.h"
 
 namespace hr {
+
+namespace ops {
+class TensorRules;  // op_checks.h
+}
 
 struct Conv2dParams {
     int stride_h = 1, stride_w = 1;
@@ -118,131 +124,127 @@ public:
     // embedding, layernorm, gelu_tanh, attention, cross_entropy (cross_entropy_inplace), copy_rows,
     // transpose (transpose_last2), sgd_update, adam_update. Asked at setup (TrainingState), so a model
     // a backend cannot run fails there, naming the op, not mid-run.
+    // Where this backend wants its tensors and which float types it computes in: what the argument checks
+    // above every backend (op_checks.h) ask of it.
+    virtual const ops::TensorRules& tensor_rules() const = 0;
     virtual bool supports(const std::string& op, DType dtype) const {
         (void)op;
         return dtype_is_float(dtype);
     }
 
     // --- data movement -------------------------------------------------------------------------
-    virtual void fill(Tensor& t, double value) = 0;
+    void fill(Tensor& t, double value);
     // dst = src, converting dtype when they differ (same numel). Both on this backend's device.
-    virtual void copy(const Tensor& src, Tensor& dst) = 0;
-    virtual void copy_from_host(const void* src, Tensor& dst) = 0;  // src holds dst.nbytes() of dst.dtype()
-    virtual void copy_to_host(const Tensor& src, void* dst) = 0;
+    void copy(const Tensor& src, Tensor& dst);
+    void copy_from_host(const void* src, Tensor& dst);  // src holds dst.nbytes() of dst.dtype()
+    void copy_to_host(const Tensor& src, void* dst);
 
     // --- elementwise -----------------------------------------------------------------------------
-    virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;   // out = a + b
-    virtual void axpy(float alpha, const Tensor& x, Tensor& y) = 0;        // y += alpha * x
-    virtual void scale(Tensor& x, float alpha) = 0;                        // x *= alpha
+    void add(const Tensor& a, const Tensor& b, Tensor& out);   // out = a + b
+    void axpy(float alpha, const Tensor& x, Tensor& y);        // y += alpha * x
+    void scale(Tensor& x, float alpha);                        // x *= alpha
 
     // --- linear algebra --------------------------------------------------------------------------
     // C = alpha * op(A) @ op(B) + beta * C with A, B, C 2-D. op(A) is (M, K), op(B) is (K, N), C (M, N).
-    virtual void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-                      Tensor& c) = 0;
+    void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+              Tensor& c);
     // y viewed as (N, C, S): y[n, c, s] += bias[c]
-    virtual void add_bias(Tensor& y, const Tensor& bias) = 0;
+    void add_bias(Tensor& y, const Tensor& bias);
     // dy viewed as (N, C, S): dbias[c] += sum_{n, s} dy[n, c, s]
-    virtual void bias_grad(const Tensor& dy, Tensor& dbias) = 0;
+    void bias_grad(const Tensor& dy, Tensor& dbias);
 
     // --- convolution (groups = 1) ----------------------------------------------------------------
     // Scratch bytes the three conv calls need for these shapes (category workspace, owned by the caller).
-    virtual std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y,
-                                               const Conv2dParams& p, DType dtype) const = 0;
+    std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y,
+                                       const Conv2dParams& p, DType dtype) const;
     // y = conv(x, w) (+ bias when defined). x (N, C, H, W), w (K, C, kh, kw), y (N, K, Ho, Wo)
-    virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
-                                const Conv2dParams& p, Tensor& workspace) = 0;
+    void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                        const Conv2dParams& p, Tensor& workspace);
     // dx = conv_transpose(dy, w)   (written)
-    virtual void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
-                                      Tensor& workspace) = 0;
+    void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                              Tensor& workspace);
     // dw += corr(x, dy); dbias += sum(dy) when dbias is defined   (accumulated)
-    virtual void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
-                                        const Conv2dParams& p, Tensor& workspace) = 0;
+    void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                const Conv2dParams& p, Tensor& workspace);
     // Both of a layer's backward calls: dx (when defined) as conv2d_backward_data, then dw and dbias as
     // conv2d_backward_filter. A backend may share work between them (the CPU backend reorders dy once for
     // oneDNN); the workspace is the one conv2d_workspace_bytes asks for.
-    virtual void conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx, Tensor& dw,
-                                 Tensor& dbias, const Conv2dParams& p, Tensor& workspace) {
-        if (dx.defined()) conv2d_backward_data(dy, w, dx, p, workspace);
-        conv2d_backward_filter(x, dy, dw, dbias, p, workspace);
-    }
+    void conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx, Tensor& dw,
+                         Tensor& dbias, const Conv2dParams& p, Tensor& workspace);
 
     // --- pooling ---------------------------------------------------------------------------------
     // indices (i32, same shape as y) receive the flat h*W+w position of each maximum within its plane.
-    virtual void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) = 0;
-    virtual void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) = 0;  // dx written
+    void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p);
+    void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx);  // dx written
     // The same, told the forward's pooling windows: a GPU then gathers per input element in f32 in the
     // CPU's order (deterministic, one rounding) instead of scattering. Default: the form above.
-    virtual void maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
-                                            const Pool2dParams& p) {
-        maxpool2d_backward(dy, indices, dx);
-    }
+    void maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
+                                    const Pool2dParams& p);
     // count_include_pad = true (PyTorch's default)
-    virtual void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) = 0;
-    virtual void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) = 0;
+    void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p);
+    void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p);
 
     // --- activations -----------------------------------------------------------------------------
     // alpha: negative slope of leaky_relu. GELU is the exact (erf) form, as torch.nn.GELU().
-    virtual void activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) = 0;
+    void activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y);
     // dx = dy * f'(x); x and y are the forward input and output (either may be used).
-    virtual void activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
-                                     const Tensor& dy, Tensor& dx) = 0;
+    void activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                             const Tensor& dy, Tensor& dx);
 
     // --- dropout (counter-based RNG: element i's keep/drop depends only on seed, offset + i) ------
-    virtual void dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
-                                 std::uint64_t offset) = 0;
-    virtual void dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) = 0;
+    void dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                         std::uint64_t offset);
+    void dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx);
 
     // --- batch norm over (N, H, W) per channel; statistics tensors are f32 of shape (C) ----------
     // Training: normalise with batch statistics (biased variance), save mean and 1/sqrt(var + eps),
     // update running_mean/var (unbiased variance) with momentum, as torch.nn.BatchNorm2d.
-    virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                                         Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
-                                         Tensor& running_var, float momentum, float eps) = 0;
-    virtual void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                         const Tensor& running_mean, const Tensor& running_var, float eps,
-                                         Tensor& y) = 0;
+    void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                 Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                 Tensor& running_var, float momentum, float eps);
+    void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& running_mean, const Tensor& running_var, float eps,
+                                 Tensor& y);
     // Activation checkpointing's recompute of a training forward: y from x again, with the statistics
     // save_mean / save_invstd that batchnorm_forward_train saved for this same x, and no running update.
     // A backend may skip the statistics pass (the CPU backend does, bit for bit); the default runs
     // batchnorm_forward_train again with momentum 0 (same values written again).
-    virtual void batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                                             Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
-                                             Tensor& running_var, float eps) {
-        batchnorm_forward_train(x, gamma, beta, y, save_mean, save_invstd, running_mean, running_var, 0.0f, eps);
-    }
+    void batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                     Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                     Tensor& running_var, float eps);
     // dx written; dgamma, dbeta accumulated.
-    virtual void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                    const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
-                                    Tensor& dgamma, Tensor& dbeta) = 0;
+    void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                            const Tensor& save_mean, const Tensor& save_invstd, Tensor& dx,
+                            Tensor& dgamma, Tensor& dbeta);
 
     // --- losses ----------------------------------------------------------------------------------
     // logits (N, K) float, labels (N) i64. When dlogits is defined it receives
     // grad_scale * d(mean loss)/d(logits) (written).
-    virtual LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
-                                             Tensor& dlogits, float grad_scale) = 0;
+    LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                     Tensor& dlogits, float grad_scale);
     // pred, target same shape; mean over all elements. correct counts rows where argmax(pred) == argmax(target).
-    virtual LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) = 0;
+    LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale);
 
     // --- transformer ops (CPU: backend/cpu/cpu_transformer*.cpp) ---------------------------------
     // Sequences are (B, T, C) row-major: token t of sample b is row b * T + t. Statistics (mean, rstd,
     // lse) are f32 whatever the activation dtype. Unless stated, outputs must not alias inputs.
     //
     // Embedding: ids (any shape, i64, each in [0, V)), table (V, C), y (ids..., C): y[i, :] = table[ids[i], :].
-    virtual void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) = 0;
+    void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y);
     // dtable[ids[i], :] += dy[i, :] (accumulated; the sum for a row is taken in a fixed order).
-    virtual void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) = 0;
+    void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable);
     // LayerNorm over the last dimension C (as torch.nn.LayerNorm, biased variance): x (R..., C), gamma and
     // beta (C) (beta may be undefined: no bias), y like x; mean and rstd (R) f32 receive each row's mean
     // and 1/sqrt(var + eps).
-    virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
-                                   Tensor& mean, Tensor& rstd) = 0;
+    void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                           Tensor& mean, Tensor& rstd);
     // dx written; dgamma and dbeta (undefined when there is no bias) accumulated.
-    virtual void layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
-                                    const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+    void layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+                            const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta);
     // GELU, tanh form (torch.nn.GELU(approximate='tanh'), GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
     // Elementwise: y may be x, dx may be dy.
-    virtual void gelu_tanh_forward(const Tensor& x, Tensor& y) = 0;
-    virtual void gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) = 0;
+    void gelu_tanh_forward(const Tensor& x, Tensor& y);
+    void gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx);
     // Self-attention core, memory-efficient: qkv (B, T, 3C) holds q | k | v along the last dimension, head h
     // at columns h*D .. h*D + D - 1 of each (nanoGPT's c_attn split); out (B, T, C) = softmax(q k^T / sqrt(D)
     // [+ causal mask]) v with head h written to columns h*D ..; lse (B, H, T) f32 receives the natural
@@ -250,29 +252,29 @@ public:
     // backward recomputes the probabilities tile by tile from qkv and lse.
     virtual std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
                                                   DType dtype) const = 0;
-    virtual void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
-                                   Tensor& workspace) = 0;
+    void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                           Tensor& workspace);
     // dqkv (B, T, 3C) written, from the forward's qkv, out and lse and the output gradient dout (B, T, C).
-    virtual void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
-                                    Tensor& dqkv, const AttentionParams& p, Tensor& workspace) = 0;
+    void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+                            Tensor& dqkv, const AttentionParams& p, Tensor& workspace);
     // With p.kv_heads / p.planes (grouped-query attention): qkv (B, T, (H + 2 KV) D) in the layout p.planes
     // names, out (B, T, H D), lse (B, H, T); attention_workspace_bytes(B, T, H D, H, dtype) serves it too.
     //
     // --- the LLaMA family's ops (CPU: backend/cpu/cpu_llama.cpp). Defaults throw Error naming the op. ---
     // RMSNorm over the last dimension C (transformers' LlamaRMSNorm): y = gamma * x / sqrt(mean(x^2) + eps),
     // x (R..., C), gamma (C), y like x; rstd (R) f32 receives each row's 1/sqrt(mean(x^2) + eps).
-    virtual void rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd);
+    void rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd);
     // dx written; dgamma accumulated.
-    virtual void rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
-                                  Tensor& dgamma);
+    void rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                          Tensor& dgamma);
     // Rotary embeddings in place: x (B, T, heads * D), D even, token t of each sample at position t.
     // inverse: rotates back (by -angle), which is the backward of the rotation (dx from dy, in place).
-    virtual void rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse);
+    void rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse);
     // SwiGLU's gate: y = silu(gate) * up = gate / (1 + exp(-gate)) * up; gate, up, y alike.
-    virtual void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y);
+    void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y);
     // dgate = dy * up * silu'(gate), dup = dy * silu(gate), written (elementwise: dgate may be gate's memory
     // and dup up's).
-    virtual void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
+    void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
 
     // Fused softmax cross-entropy over a vocabulary, in place: logits (N, V) float, targets (N) i64 in
     // [0, V) or kIgnoreTarget (-100, PyTorch's ignore_index: the row adds 0 to the loss sum, is never
@@ -281,26 +283,26 @@ public:
     // grad_scale by N / counted, as the token workload does) and the rows whose argmax is the
     // target. With want_grad the logits are OVERWRITTEN by grad_scale * d(mean loss)/d(logits), so no second
     // (N, V) buffer exists; without it they are left unchanged.
-    virtual LossResult cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,
-                                             float grad_scale) = 0;
+    LossResult cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,
+                                     float grad_scale);
     // Row blocks of sequences: src (Ns, S, C), dst (N, D, C); for every n: dst[n, dst_row + r, :] =
     // src[n or 0, src_row + r, :] for r < rows (src with Ns = 1 is broadcast over n). Same float dtype.
-    virtual void copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
-                           std::int64_t rows) = 0;
+    void copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+                   std::int64_t rows);
     // x (N, A, B) -> y (N, B, A): y[n, b, a] = x[n, a, b].
-    virtual void transpose_last2(const Tensor& x, Tensor& y) = 0;
+    void transpose_last2(const Tensor& x, Tensor& y);
     // A quantised weight (QLoRA's frozen base, tensor/quantized_format.h): w (rows, cols), a float dtype,
     // gets the values q x s of `packed` (u8, at least quantized_bytes(rows, cols, bits, group)), bits 8 or 4.
-    virtual void dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) = 0;
+    void dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w);
 
     // --- reductions ------------------------------------------------------------------------------
-    virtual double sum_squares(const Tensor& x) = 0;
-    virtual bool all_finite(const Tensor& x) = 0;
+    double sum_squares(const Tensor& x);
+    bool all_finite(const Tensor& x);
 
     // --- optimizer updates over flat buffers (one pass each) -------------------------------------
     // param f32 (or f64); grad any float dtype; momentum_buf undefined when momentum == 0.
-    virtual void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) = 0;
-    virtual void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) = 0;
+    void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a);
+    void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a);
 
     // --- ordering, asynchronous copies and captured work ------------------------------------------
     // (Defaults: a backend whose ops have finished when they return; fences are null and always done.)
@@ -318,17 +320,11 @@ public:
     // reads dst; null: all work queued so far), and work queued later does NOT wait for it: call
     // wait_fence(returned fence) before reading dst. The host may reuse src when this returns. This is
     // how the next batch uploads while the current step runs.
-    virtual std::shared_ptr<Fence> upload_async(const void* src, Tensor& dst, const Fence* reads_done) {
-        copy_from_host(src, dst);
-        return nullptr;
-    }
+    std::shared_ptr<Fence> upload_async(const void* src, Tensor& dst, const Fence* reads_done);
     // Host memory the device can copy into without the host waiting (page-locked on a GPU), zeroed.
     virtual std::shared_ptr<void> host_buffer(std::size_t bytes);
     // dst (host_buffer memory) = src, queued: read dst once the returned fence is done.
-    virtual std::shared_ptr<Fence> copy_to_host_async(const Tensor& src, void* dst) {
-        copy_to_host(src, dst);
-        return nullptr;
-    }
+    std::shared_ptr<Fence> copy_to_host_async(const Tensor& src, void* dst);
     // Work captured once and queued again as a whole (a CUDA graph).
     class CapturedWork {
     public:
@@ -345,7 +341,7 @@ public:
 
     // --- device counters ---------------------------------------------------------------------------
     // counter (i64, one element) += by, on the device (BatchNorm's num_batches_tracked).
-    virtual void increment(Tensor& counter, std::int64_t by = 1);
+    void increment(Tensor& counter, std::int64_t by = 1);
 
     // --- the step without host synchronisation ----------------------------------------------------
     // A step's changing scalars live in a StepControl tensor on the device (f64, kStepControlFields) and
@@ -358,26 +354,134 @@ public:
     // first NaN if a row has one, else the first maximum). A label outside [0, K) writes nothing to
     // dlogits and stats; it adds the number of bad rows to stats[bad_labels] and, when that was 0, sets
     // stats[bad_label] and stats[bad_row] to the first one (the host reports it when it reads the stats).
-    virtual void softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
-                                            Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
-                                            double weight);
-    virtual void mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
-                               const Tensor& control, Tensor& stats, double weight);
+    void softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                    Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
+                                    double weight);
+    void mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+                       const Tensor& control, Tensor& stats, double weight);
     // control[found_inf] = 1 when x holds an inf or NaN (never cleared here).
-    virtual void all_finite_into(const Tensor& x, Tensor& control);
+    void all_finite_into(const Tensor& x, Tensor& control);
     // sgd_update / adam_update with the step's scalars from control: lr = control[lr]; gradients are
     // multiplied by a.grad_scale / control[loss_scale]; SGD's first step is control[opt_step] == 0 and
     // Adam's bias correction uses t = control[opt_step] + 1; nothing changes when control[found_inf]
     // is set. a.lr, a.first_step and a.step are ignored. control itself is not changed.
-    virtual void sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
-                                const Tensor& control);
-    virtual void adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
-                                 const Tensor& control);
+    void sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+                        const Tensor& control);
+    void adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+                         const Tensor& control);
     // After the updates of a step: when control[found_inf] is set, skipped += 1 and (dynamic) the loss
     // scale halves (not below 1) and good_steps = 0; otherwise opt_step += 1 and (dynamic) good_steps += 1,
     // doubling the loss scale and restarting the count when it reaches growth_interval (as
     // torch.cuda.amp.GradScaler). found_inf is left for the step's figures; clear it before the next step.
-    virtual void step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval);
+    void step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval);
+
+protected:
+    // What a backend implements: each op above, called by it (op_dispatch.cpp) once the op's arguments
+    // passed its checks (op_checks.h, transformer_checks.h, against tensor_rules()). A backend assumes
+    // valid arguments and checks only what is its own (the GPU's 32-bit sizes, a workspace it sized, data
+    // such as labels and token ids in range). The defaults are the reference forms described above.
+    virtual void do_fill(Tensor& t, double value) = 0;
+    virtual void do_copy(const Tensor& src, Tensor& dst) = 0;
+    virtual void do_copy_from_host(const void* src, Tensor& dst) = 0;
+    virtual void do_copy_to_host(const Tensor& src, void* dst) = 0;
+    virtual void do_add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+    virtual void do_axpy(float alpha, const Tensor& x, Tensor& y) = 0;
+    virtual void do_scale(Tensor& x, float alpha) = 0;
+    virtual void do_gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                         Tensor& c) = 0;
+    virtual void do_add_bias(Tensor& y, const Tensor& bias) = 0;
+    virtual void do_bias_grad(const Tensor& dy, Tensor& dbias) = 0;
+    virtual std::size_t do_conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                                                  DType dtype) const = 0;
+    virtual void do_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                                   const Conv2dParams& p, Tensor& workspace) = 0;
+    virtual void do_conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                                         Tensor& workspace) = 0;
+    virtual void do_conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
+                                           const Conv2dParams& p, Tensor& workspace) = 0;
+    virtual void do_conv2d_backward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx, Tensor& dw,
+                                    Tensor& dbias, const Conv2dParams& p, Tensor& workspace) {
+        if (dx.defined()) conv2d_backward_data(dy, w, dx, p, workspace);
+        conv2d_backward_filter(x, dy, dw, dbias, p, workspace);
+    }
+    virtual void do_maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) = 0;
+    virtual void do_maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) = 0;
+    virtual void do_maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
+                                               const Pool2dParams& p) {
+        maxpool2d_backward(dy, indices, dx);
+    }
+    virtual void do_avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) = 0;
+    virtual void do_avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) = 0;
+    virtual void do_activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) = 0;
+    virtual void do_activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                                        const Tensor& dy, Tensor& dx) = 0;
+    virtual void do_dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                                    std::uint64_t offset) = 0;
+    virtual void do_dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) = 0;
+    virtual void do_batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                            Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                            Tensor& running_var, float momentum, float eps) = 0;
+    virtual void do_batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            const Tensor& running_mean, const Tensor& running_var, float eps,
+                                            Tensor& y) = 0;
+    virtual void do_batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                                Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
+                                                Tensor& running_var, float eps) {
+        batchnorm_forward_train(x, gamma, beta, y, save_mean, save_invstd, running_mean, running_var, 0.0f, eps);
+    }
+    virtual void do_batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                                       const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+    virtual LossResult do_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                                Tensor& dlogits, float grad_scale) = 0;
+    virtual LossResult do_mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) = 0;
+    virtual void do_embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) = 0;
+    virtual void do_embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) = 0;
+    virtual void do_layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                                      Tensor& mean, Tensor& rstd) = 0;
+    virtual void do_layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+                                       const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+    virtual void do_gelu_tanh_forward(const Tensor& x, Tensor& y) = 0;
+    virtual void do_gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) = 0;
+    virtual void do_attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                                      Tensor& workspace) = 0;
+    virtual void do_attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+                                       Tensor& dqkv, const AttentionParams& p, Tensor& workspace) = 0;
+    virtual void do_rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd);
+    virtual void do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd,
+                                     Tensor& dx, Tensor& dgamma);
+    virtual void do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse);
+    virtual void do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y);
+    virtual void do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
+    virtual LossResult do_cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,
+                                                float grad_scale) = 0;
+    virtual void do_copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+                              std::int64_t rows) = 0;
+    virtual void do_transpose_last2(const Tensor& x, Tensor& y) = 0;
+    virtual void do_dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) = 0;
+    virtual double do_sum_squares(const Tensor& x) = 0;
+    virtual bool do_all_finite(const Tensor& x) = 0;
+    virtual void do_sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) = 0;
+    virtual void do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) = 0;
+    virtual std::shared_ptr<Fence> do_upload_async(const void* src, Tensor& dst, const Fence* reads_done) {
+        copy_from_host(src, dst);
+        return nullptr;
+    }
+    virtual std::shared_ptr<Fence> do_copy_to_host_async(const Tensor& src, void* dst) {
+        copy_to_host(src, dst);
+        return nullptr;
+    }
+    virtual void do_increment(Tensor& counter, std::int64_t by);
+    virtual void do_softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                               Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
+                                               double weight);
+    virtual void do_mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+                                  const Tensor& control, Tensor& stats, double weight);
+    virtual void do_all_finite_into(const Tensor& x, Tensor& control);
+    virtual void do_sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+                                   const Tensor& control);
+    virtual void do_adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+                                    const Tensor& control);
+    virtual void do_step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval);
 };
 
 enum StepControlField : int {

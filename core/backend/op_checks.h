@@ -1,8 +1,12 @@
 #pragma once
-// Argument checks shared by every backend (CPU and CUDA), with the same messages on each: a tensor's
-// description, the failure every op throws, same shape / dtype rules, and the geometry of convolution,
-// pooling, batch norm and per-channel vectors. What only one backend requires (where its tensors live,
-// which float types it computes in) stays with it. The transformer ops' contract is transformer_checks.h.
+// The argument checks of every op of backend.h, made once above the backends (ggml's way): Backend's
+// public op (backend/op_dispatch.cpp) runs the op's check_* below, then the backend's do_* op, so the CPU
+// and the CUDA backend refuse a bad call with the same message and neither checks it again. What only
+// one backend requires is asked of its TensorRules (where its tensors live, which float types it
+// computes in); a backend's own limits (the GPU's 32-bit sizes, a workspace its kernels size) stay with
+// it. Here: a tensor's description, the failure every op throws, same shape / dtype rules, the geometry
+// of convolution, pooling, batch norm, and the older ops' checks (op_checks.cpp); the transformer ops'
+// contract is transformer_checks.h.
 #include <cstdint>
 #include <string>
 
@@ -18,6 +22,16 @@ inline std::string desc(const Tensor& t) {
 }
 
 [[noreturn]] inline void fail(const char* op, const std::string& what) { throw Error(std::string(op) + ": " + what); }
+
+// Where a backend wants its tensors and which float types it computes in; both throw Error naming op.
+// Backend::tensor_rules() gives a backend's (the CPU: any defined host tensor, f32/f64/bf16/f16; the GPU:
+// its own device, no f64).
+class TensorRules {
+public:
+    virtual ~TensorRules() = default;
+    virtual void here(const char* op, const char* name, const Tensor& t) const = 0;      // defined, on this device
+    virtual void floating(const char* op, const char* name, const Tensor& t) const = 0;  // a float type it computes in
+};
 
 inline void require_same_shape(const char* op, const char* an, const Tensor& a, const char* bn, const Tensor& b) {
     if (a.shape() != b.shape())
@@ -106,5 +120,64 @@ inline void bn_dims(const char* op, const Tensor& x, std::int64_t& N, std::int64
     C = x.dim(1);
     S = x.ndim() == 4 ? x.dim(2) * x.dim(3) : 1;
 }
+
+// --- the older ops' checks (op_checks.cpp), one per op of backend.h, in its order --------------------
+void check_fill(const TensorRules& r, const Tensor& t);
+void check_copy(const TensorRules& r, const Tensor& src, const Tensor& dst);
+// copy_from_host and upload_async (op names the op): dst here, a source when there are bytes to copy.
+void check_from_host(const char* op, const TensorRules& r, const void* src, const Tensor& dst);
+// copy_to_host and copy_to_host_async.
+void check_to_host(const char* op, const TensorRules& r, const Tensor& src, const void* dst);
+void check_add(const TensorRules& r, const Tensor& a, const Tensor& b, const Tensor& out);
+void check_axpy(const TensorRules& r, const Tensor& x, const Tensor& y);
+void check_scale(const TensorRules& r, const Tensor& x);
+void check_gemm(const TensorRules& r, bool trans_a, bool trans_b, const Tensor& a, const Tensor& b, const Tensor& c);
+// add_bias (y, bias) and bias_grad (dy, dbias): y viewed as (N, C, S), the vector (C).
+void check_bias(const char* op, const char* yn, const char* bn, const TensorRules& r, const Tensor& y,
+                const Tensor& bias);
+// conv2d_workspace_bytes: the geometry and a float dtype.
+void check_conv2d_shapes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p, DType dtype);
+void check_conv2d_forward(const TensorRules& r, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                          const Conv2dParams& p);
+void check_conv2d_backward_data(const char* op, const TensorRules& r, const Tensor& dy, const Tensor& w,
+                                const Tensor& dx, const Conv2dParams& p);
+void check_conv2d_backward_filter(const char* op, const TensorRules& r, const Tensor& x, const Tensor& dy,
+                                  const Tensor& dw, const Tensor& dbias, const Conv2dParams& p);
+void check_maxpool2d_forward(const TensorRules& r, const Tensor& x, const Tensor& y, const Tensor& indices,
+                             const Pool2dParams& p);
+// p: the forward's pooling windows (maxpool2d_backward_windows), null when not told.
+void check_maxpool2d_backward(const TensorRules& r, const Tensor& dy, const Tensor& indices, const Tensor& dx,
+                              const Pool2dParams* p);
+void check_avgpool2d_forward(const TensorRules& r, const Tensor& x, const Tensor& y, const Pool2dParams& p);
+void check_avgpool2d_backward(const TensorRules& r, const Tensor& dy, const Tensor& dx, const Pool2dParams& p);
+void check_activation_forward(const TensorRules& r, const Tensor& x, const Tensor& y);
+void check_activation_backward(const TensorRules& r, ActivationKind kind, const Tensor& x, const Tensor& y,
+                               const Tensor& dy, const Tensor& dx);
+void check_dropout_forward(const TensorRules& r, const Tensor& x, const Tensor& y, const Tensor& mask, float p);
+void check_dropout_backward(const TensorRules& r, const Tensor& dy, const Tensor& mask, const Tensor& dx);
+// Batch norm: x and y (N, C, H, W) or (N, C) alike; the vectors (C) float, `required` ones defined.
+void check_batchnorm_forward_train(const char* op, const TensorRules& r, const Tensor& x, const Tensor& gamma,
+                                   const Tensor& beta, const Tensor& y, const Tensor& save_mean,
+                                   const Tensor& save_invstd, const Tensor& running_mean, const Tensor& running_var);
+void check_batchnorm_forward_infer(const TensorRules& r, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                   const Tensor& running_mean, const Tensor& running_var, const Tensor& y);
+void check_batchnorm_backward(const TensorRules& r, const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                              const Tensor& save_mean, const Tensor& save_invstd, const Tensor& dx,
+                              const Tensor& dgamma, const Tensor& dbeta);
+// softmax_cross_entropy(_into): logits (N, K) float, K > 0, labels (N) i64, dlogits like logits when defined.
+void check_softmax_cross_entropy(const char* op, const TensorRules& r, const Tensor& logits, const Tensor& labels,
+                                 float label_smoothing, const Tensor& dlogits);
+void check_mse_loss(const char* op, const TensorRules& r, const Tensor& pred, const Tensor& target,
+                    const Tensor& dpred);
+// A StepControl / StepStats tensor: here, f64, at least `fields` values.
+void check_fields(const char* op, const TensorRules& r, const char* name, const Tensor& t, int fields);
+// sum_squares (x float too) and all_finite, all_finite_into (any dtype: an integer tensor is finite).
+void check_reduce(const char* op, const TensorRules& r, const Tensor& x, bool need_float);
+void check_increment(const TensorRules& r, const Tensor& counter);
+void check_sgd_update(const char* op, const TensorRules& r, const Tensor& param, const Tensor& grad,
+                      const Tensor& momentum_buf, const SgdArgs& a);
+// with_step: a.step is read (adam_update; adam_update_ctl takes the step from control).
+void check_adam_update(const char* op, const TensorRules& r, const Tensor& param, const Tensor& grad, const Tensor& m,
+                       const Tensor& v, const AdamArgs& a, bool with_step);
 
 }  // namespace hr::ops

@@ -14,30 +14,18 @@ namespace hr {
 
 namespace {
 
-std::string desc_of(const Tensor& t) {
-    return t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.shape()) : "undefined";
-}
-
-void require_f64_fields(const char* op, const char* name, const Tensor& t, int fields) {
-    if (!t.defined() || t.dtype() != DType::f64 || t.numel() < fields)
-        throw Error(std::string(op) + ": " + name + " must be an f64 tensor of at least " + std::to_string(fields) +
-                    " elements, got " + desc_of(t));
-}
-
 using Control = std::array<double, kStepControlFields>;
 using Stats = std::array<double, kStepStatsFields>;
 
-Control read_control(Backend& b, const char* op, const Tensor& control) {
+Control read_control(Backend& b, const Tensor& control) {
     Control c{};
     c[kCtlLossScale] = 1.0;
     if (!control.defined()) return c;
-    require_f64_fields(op, "control", control, kStepControlFields);
     b.copy_to_host(control.view(0, {kStepControlFields}), c.data());
     return c;
 }
 
-Stats read_stats(Backend& b, const char* op, const Tensor& stats) {
-    require_f64_fields(op, "stats", stats, kStepStatsFields);
+Stats read_stats(Backend& b, const Tensor& stats) {
     Stats s{};
     b.copy_to_host(stats.view(0, {kStepStatsFields}), s.data());
     return s;
@@ -49,10 +37,8 @@ void write_stats(Backend& b, Tensor& stats, const Stats& s) {
 }
 
 // Counts labels outside [0, K); the first one's value and row go to first_label / first_row.
-std::int64_t bad_labels(Backend& b, const char* op, const Tensor& labels, std::int64_t K, std::int64_t& first_label,
+std::int64_t bad_labels(Backend& b, const Tensor& labels, std::int64_t K, std::int64_t& first_label,
                         std::int64_t& first_row) {
-    if (!labels.defined() || labels.dtype() != DType::i64)
-        throw Error(std::string(op) + ": labels must be i64, got " + desc_of(labels));
     std::vector<std::int64_t> host(static_cast<std::size_t>(labels.numel()));
     b.copy_to_host(labels, host.data());
     std::int64_t bad = 0;
@@ -74,35 +60,29 @@ std::shared_ptr<void> Backend::host_buffer(std::size_t bytes) {
     return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 
-void Backend::increment(Tensor& counter, std::int64_t by) {
-    if (!counter.defined() || counter.dtype() != DType::i64 || counter.numel() != 1)
-        throw Error("increment: counter must be one i64 element, got " + desc_of(counter));
+void Backend::do_increment(Tensor& counter, std::int64_t by) {
     std::int64_t v = 0;
     copy_to_host(counter, &v);
     v += by;
     copy_from_host(&v, counter);
 }
 
-void Backend::softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+void Backend::do_softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
                                          Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
                                          double weight) {
-    const char* op = "softmax_cross_entropy_into";
-    const Control c = read_control(*this, op, control);
-    Stats s = read_stats(*this, op, stats);
-    if (logits.defined() && logits.ndim() == 2 && labels.defined() && labels.numel() == logits.dim(0)) {
-        std::int64_t label = 0, row = 0;
-        const std::int64_t bad = bad_labels(*this, op, labels, logits.dim(1), label, row);
-        if (bad > 0) {  // validated first: dlogits is not written
-            if (s[kStatBadLabels] == 0) {
-                s[kStatBadLabel] = static_cast<double>(label);
-                s[kStatBadRow] = static_cast<double>(row);
-            }
-            s[kStatBadLabels] += static_cast<double>(bad);
-            write_stats(*this, stats, s);
-            return;
+    const Control c = read_control(*this, control);
+    Stats s = read_stats(*this, stats);
+    std::int64_t label = 0, row = 0;
+    const std::int64_t bad = bad_labels(*this, labels, logits.dim(1), label, row);
+    if (bad > 0) {  // validated first: dlogits is not written
+        if (s[kStatBadLabels] == 0) {
+            s[kStatBadLabel] = static_cast<double>(label);
+            s[kStatBadRow] = static_cast<double>(row);
         }
+        s[kStatBadLabels] += static_cast<double>(bad);
+        write_stats(*this, stats, s);
+        return;
     }
-    // (other shape errors are the plain op's to report)
     const LossResult r = softmax_cross_entropy(logits, labels, label_smoothing, dlogits,
                                                static_cast<float>(grad_scale * c[kCtlLossScale]));
     s[kStatLoss] += weight * r.loss;
@@ -110,29 +90,26 @@ void Backend::softmax_cross_entropy_into(const Tensor& logits, const Tensor& lab
     write_stats(*this, stats, s);
 }
 
-void Backend::mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+void Backend::do_mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
                             const Tensor& control, Tensor& stats, double weight) {
-    const char* op = "mse_loss_into";
-    const Control c = read_control(*this, op, control);
-    Stats s = read_stats(*this, op, stats);
+    const Control c = read_control(*this, control);
+    Stats s = read_stats(*this, stats);
     const LossResult r = mse_loss(pred, target, dpred, static_cast<float>(grad_scale * c[kCtlLossScale]));
     s[kStatLoss] += weight * r.loss;
     s[kStatCorrect] += static_cast<double>(r.correct);
     write_stats(*this, stats, s);
 }
 
-void Backend::all_finite_into(const Tensor& x, Tensor& control) {
-    require_f64_fields("all_finite_into", "control", control, kStepControlFields);
+void Backend::do_all_finite_into(const Tensor& x, Tensor& control) {
     if (all_finite(x)) return;
     const double one = 1.0;
     Tensor flag = control.view(kCtlFoundInf, {1});
     copy_from_host(&one, flag);
 }
 
-void Backend::sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+void Backend::do_sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
                              const Tensor& control) {
-    require_f64_fields("sgd_update_ctl", "control", control, kStepControlFields);
-    const Control c = read_control(*this, "sgd_update_ctl", control);
+    const Control c = read_control(*this, control);
     if (c[kCtlFoundInf] != 0.0) return;
     SgdArgs b = a;
     b.lr = static_cast<float>(c[kCtlLr]);
@@ -141,10 +118,9 @@ void Backend::sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum
     sgd_update(param, grad, momentum_buf, b);
 }
 
-void Backend::adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+void Backend::do_adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
                               const Tensor& control) {
-    require_f64_fields("adam_update_ctl", "control", control, kStepControlFields);
-    const Control c = read_control(*this, "adam_update_ctl", control);
+    const Control c = read_control(*this, control);
     if (c[kCtlFoundInf] != 0.0) return;
     AdamArgs b = a;
     b.lr = static_cast<float>(c[kCtlLr]);
@@ -153,9 +129,8 @@ void Backend::adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tens
     adam_update(param, grad, m, v, b);
 }
 
-void Backend::step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) {
-    require_f64_fields("step_control_end", "control", control, kStepControlFields);
-    Control c = read_control(*this, "step_control_end", control);
+void Backend::do_step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) {
+    Control c = read_control(*this, control);
     if (c[kCtlFoundInf] != 0.0) {
         c[kCtlSkipped] += 1;
         if (dynamic_loss_scale) {

@@ -19,7 +19,7 @@ EmbeddingDims check_embedding_forward(const TensorRules& rules, const Tensor& id
     rules.floating(op, "table", table);
     require_same_dtype(op, "table", table, "y", y);
     if (table.ndim() != 2) fail(op, "expects table (V, C), got " + desc(table));
-    const EmbeddingDims d{table.dim(0), table.dim(1), ids.numel()};
+    const EmbeddingDims d = embedding_dims(ids, table);
     if (y.numel() != d.N * d.C || y.dim(-1) != d.C)
         fail(op, "y " + desc(y) + " must hold ids " + desc(ids) + " x " + std::to_string(d.C) + " values");
     return d;
@@ -170,6 +170,12 @@ void check_dequantize(const TensorRules& rules, const Tensor& packed, int bits, 
                      " bytes, what w " + desc(w) + " takes at " + std::to_string(bits) + " bits");
 }
 
+AttnDims attention_dims(const Tensor& qkv, const AttentionParams& p) {
+    const std::int64_t H = p.heads, KV = p.kv_heads == 0 ? p.heads : p.kv_heads;
+    const std::int64_t parts = H + 2 * KV;  // head-sized columns of qkv per token
+    return {qkv.dim(0), qkv.dim(1), qkv.dim(2) / parts * H, H, qkv.dim(2) / parts, KV};
+}
+
 AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor& qkv, const Tensor& out,
                          const Tensor& lse, const AttentionParams& p) {
     rules.here(op, "qkv", qkv);
@@ -192,7 +198,7 @@ AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor&
         fail(op, "expects qkv (B, T, (H + 2 KV) D) = (B, T, " + std::to_string(parts) + " D) for " + std::to_string(H) +
                      " query and " + std::to_string(KV) + " key/value heads, got " + desc(qkv));
     }
-    AttnDims d{qkv.dim(0), qkv.dim(1), qkv.dim(2) / parts * H, H, qkv.dim(2) / parts, KV};
+    const AttnDims d = attention_dims(qkv, p);
     if (out.ndim() != 3 || out.dim(0) != d.B || out.dim(1) != d.T || out.dim(2) != d.C)
         fail(op, "out " + desc(out) + " must be " + shape_str({d.B, d.T, d.C}) + " for qkv " + desc(qkv));
     if (lse.ndim() != 3 || lse.dim(0) != d.B || lse.dim(1) != d.H || lse.dim(2) != d.T)
@@ -263,7 +269,7 @@ RopeDims check_rope(const TensorRules& rules, const Tensor& x, int heads, const 
         (p.factor > 0 && !(p.high_freq_factor > p.low_freq_factor && p.low_freq_factor > 0 && p.original_max_positions > 0)))
         fail(op, "rope_theta must exceed 1 and a llama3 scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor "
                  "and original_max_position_embeddings > 0");
-    return {x.dim(0), x.dim(1), heads, x.dim(2) / heads};
+    return rope_dims(x, heads);
 }
 
 void check_swiglu(const char* op, const TensorRules& rules, const Tensor& gate, const Tensor& up, const Tensor& a,

@@ -1,9 +1,9 @@
 #pragma once
-// The argument contract of the transformer ops of backend.h, checked the same way, with the same
-// messages, by the CPU backend (the reference) and the CUDA backend. Each check takes the backend's
-// own rules for where a tensor must be and which float types it computes in (TensorRules: the CPU takes
-// any defined host tensor and f32/f64/bf16/f16; the GPU wants its own device and refuses f64), then
-// checks dtypes and shapes and returns the sizes the op needs.
+// The argument contract of the transformer ops of backend.h, checked once above the backends
+// (backend/op_dispatch.cpp), with the same messages on the CPU (the reference) and the GPU. Each check
+// takes the backend's own rules for where a tensor must be and which float types it computes in
+// (op_checks.h's TensorRules: the CPU takes any defined host tensor and f32/f64/bf16/f16; the GPU wants
+// its own device and refuses f64), then checks dtypes and shapes and returns the sizes the op needs.
 #include <cstdint>
 #include <string>
 
@@ -13,23 +13,26 @@
 
 namespace hr::ops {
 
-// Where a backend wants its tensors and which float types it computes in; both throw Error naming op.
-class TensorRules {
-public:
-    virtual ~TensorRules() = default;
-    virtual void here(const char* op, const char* name, const Tensor& t) const = 0;      // defined, on this device
-    virtual void floating(const char* op, const char* name, const Tensor& t) const = 0;  // a float type it computes in
-};
-
 // Rows and width of a tensor viewed as (R, C) over its last dimension.
 struct RowsCols {
     std::int64_t R = 0, C = 0;
 };
 RowsCols rows_cols(const char* op, const Tensor& t);
 
+// The sizes of an op's arguments that passed its check (what a backend's do_ op reads; no checks).
+inline RowsCols rows_cols_of(const Tensor& t) {
+    RowsCols rc;
+    rc.C = t.dim(-1);
+    rc.R = rc.C > 0 ? t.numel() / rc.C : 0;
+    return rc;
+}
+
 struct EmbeddingDims {
     std::int64_t V = 0, C = 0, N = 0;  // table rows, width, token ids
 };
+inline EmbeddingDims embedding_dims(const Tensor& ids, const Tensor& table) {
+    return {table.dim(0), table.dim(1), ids.numel()};
+}
 // ids i64 (any shape, N ids), table (V, C) float, y N x C of the table's dtype.
 EmbeddingDims check_embedding_forward(const TensorRules& rules, const Tensor& ids, const Tensor& table, const Tensor& y);
 // ids i64, dy N x C float, dtable (V, C) float.
@@ -65,6 +68,7 @@ struct AttnDims {
     std::int64_t B, T, C, H, D;  // batch, sequence, output width (H D), query heads, head size
     std::int64_t KV = 0;         // key/value heads (H without grouped-query attention)
 };
+AttnDims attention_dims(const Tensor& qkv, const AttentionParams& p);  // (of arguments that passed the check)
 // qkv (B, T, (H + 2 KV) D) float (3C: q, k and v side by side, or three planes: backend.h), out (B, T, H D)
 // of its dtype, lse (B, H, T) f32, KV dividing H, dropout in [0, 1).
 AttnDims check_attention(const char* op, const TensorRules& rules, const Tensor& qkv, const Tensor& out,
@@ -80,6 +84,7 @@ RowsCols check_rmsnorm_backward(const TensorRules& rules, const Tensor& x, const
 struct RopeDims {
     std::int64_t B, T, H, D;
 };
+inline RopeDims rope_dims(const Tensor& x, int heads) { return {x.dim(0), x.dim(1), heads, x.dim(2) / heads}; }
 // x (B, T, heads * D) float with D even; theta > 1; a llama3 scaling's factors in order.
 RopeDims check_rope(const TensorRules& rules, const Tensor& x, int heads, const RopeParams& p);
 // SwiGLU: gate, up and the outputs a, b (b may be undefined) of one shape and float dtype.

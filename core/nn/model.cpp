@@ -65,7 +65,7 @@ bool backward_reads_y(const std::string& t) { return t == "relu" || t == "tanh" 
 
 Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
     : spec_(spec), backend_(backend), options_(options) {
-    report_ = options_.stage_output ? validate_model_stage(spec_) : validate_model_spec(spec_);
+    report_ = options_.part.stage_output ? validate_model_stage(spec_) : validate_model_spec(spec_);
     if (options_.batch < 1) throw InputError("batch size must be at least 1");
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
@@ -74,12 +74,12 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
         (options_.lora_rank <= 0 || !quantized_format_known(options_.lora_base_bits) || options_.lora_base_group < 1))
         throw Error("internal: a quantised LoRA base needs LoRA, int8, int4 or nf4 and a group of at least 1");
     takes_tokens_ = is_token_model(spec_);
-    torch_prefix_ = options_.name_prefixes.empty() ? state_dict_prefixes(spec_) : options_.name_prefixes;
-    if (torch_prefix_.size() < spec_.layers.size() + static_cast<std::size_t>(options_.layer_offset))
+    torch_prefix_ = options_.part.name_prefixes.empty() ? state_dict_prefixes(spec_) : options_.part.name_prefixes;
+    if (torch_prefix_.size() < spec_.layers.size() + static_cast<std::size_t>(options_.part.layer_offset))
         throw Error("internal: a pipeline stage's names do not cover its layers");
     layer_options_.recompute_attention = options_.recompute_attention;
     layer_options_.transformer_layers =
-        options_.transformer_layers > 0 ? options_.transformer_layers : transformer_layer_count(spec_);
+        options_.part.transformer_layers > 0 ? options_.part.transformer_layers : transformer_layer_count(spec_);
     {
         auto blocks = checkpoint_blocks(spec_);
         // units = checkpoint blocks; their slices of the flat buffers are laid out while building
@@ -97,7 +97,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     }
     // 1) the graph with its activations; parameter offsets are laid out while building
     top_ = std::make_unique<Seq>();
-    int next_index = options_.node_offset;  // a pipeline stage: the whole model's depth-first indices
+    int next_index = options_.part.node_offset;  // a pipeline stage: the whole model's depth-first indices
     std::size_t offset = 0;
     build_seq(*top_, spec_.layers, "", spec_.input_shape, next_index, offset, true, 0);
     // 2) flat parameter and gradient buffers (every tensor starts on a kParamAlignBytes boundary, every
@@ -107,7 +107,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     const std::int64_t flat = static_cast<std::int64_t>((offset + align - 1) / align * align);
     flat_numel_ = flat;
     // (a pipeline stage may hold no adapter: the whole model is checked, TrainingState::build_layout)
-    if (options_.lora_rank > 0 && lora_values_ == 0 && !options_.stage_output)
+    if (options_.lora_rank > 0 && lora_values_ == 0 && !options_.part.stage_output)
         throw InputError(HR_MSG("model.lora_no_linear",
                                 "--lora %1 adds adapters to linear layers and transformer projections, but this model "
                                 "has neither; leave --lora out"),
@@ -117,10 +117,10 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (frozen_offset_ > 0) {
         // the frozen base (category parameters), and one scratch for the gradients of frozen tensors whose
         // layer computes them anyway (the largest of those; workspace: nothing reads it)
-        if (options_.frozen_from) {
-            if (options_.frozen_from->frozen_offset_ != frozen_offset_)
+        if (options_.part.frozen_from) {
+            if (options_.part.frozen_from->frozen_offset_ != frozen_offset_)
                 throw Error("internal: a shared frozen base of another layout");
-            frozen_ = options_.frozen_from->frozen_;
+            frozen_ = options_.part.frozen_from->frozen_;
         } else {
             frozen_ = Tensor::empty(a, {static_cast<std::int64_t>(frozen_offset_)}, options_.dtype, MemCategory::parameters);
         }
@@ -231,7 +231,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     if (!options_.dry_run && params_.defined()) init_params(-1);
     // zero3 (no flat parameter buffer) initialises the trainable units one by one (init_unit_parameters);
     // the frozen base (LoRA), in units of no trainable values too, here
-    else if (!options_.dry_run && frozen_.defined() && !options_.frozen_from) init_params(-1, true);
+    else if (!options_.dry_run && frozen_.defined() && !options_.part.frozen_from) init_params(-1, true);
 }
 
 Model::~Model() = default;
@@ -291,7 +291,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
         Node& n = *node;
         n.index = next_index++;
         n.unit = building_unit_;
-        n.path = prefix.empty() ? std::to_string(i + static_cast<std::size_t>(options_.layer_offset))
+        n.path = prefix.empty() ? std::to_string(i + static_cast<std::size_t>(options_.part.layer_offset))
                                 : prefix + "." + std::to_string(i);
         n.spec = specs[i];
         n.in = cur;
@@ -485,15 +485,15 @@ void Model::init_params(int unit, bool frozen_only) {
             // a tensor-parallel head's slice: the whole head's values are drawn, its rows kept
             std::int64_t skip = 0, drawn = cnt;
             // (its adapter A, (R, in), is whole: only B's rows are the head's)
-            if (options_.head_total > 0 && n == top_->nodes.back().get() && !d.shape.empty() && d.shape[0] > 0 &&
+            if (options_.part.head_total > 0 && n == top_->nodes.back().get() && !d.shape.empty() && d.shape[0] > 0 &&
                 !is_lora_a(d.name)) {
                 const std::int64_t per_row = cnt / d.shape[0];
-                skip = options_.head_first * per_row;
-                drawn = options_.head_total * per_row;
+                skip = options_.part.head_first * per_row;
+                drawn = options_.part.head_total * per_row;
             }
             host.assign(static_cast<std::size_t>(drawn), 0.0);
             // a pipeline stage's copy of a tied head: the token embedding's values (its key, its init)
-            const std::string key = options_.head_copies_token_embedding && n->layer && n->layer->type() == "lm_head"
+            const std::string key = options_.part.head_copies_token_embedding && n->layer && n->layer->type() == "lm_head"
                                         ? std::string("0.weight")
                                         : n->path + "." + d.name;
             if (d.init == ParamDecl::Init::ones) {
@@ -710,8 +710,8 @@ void Model::backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_
             backward_node(n, xin, cur_dy, target);
             cur_dy = target;
             cur_slot = slot;
-            if (top && k + 1 == seq.nodes.size() && options_.head_input_grad_hook && target.defined())
-                options_.head_input_grad_hook(target);
+            if (top && k + 1 == seq.nodes.size() && options_.part.head_input_grad_hook && target.defined())
+                options_.part.head_input_grad_hook(target);
         }
         if (unit_done) hooks->after_backward(n.unit);
     }

@@ -46,6 +46,33 @@ public:
 class Model;
 class StepRecorder;
 
+// The part of a whole model one process builds, where its spec's layers sit in the whole model: the
+// strategy makes it once from the rank's place in the layout (strategy/model_part.h, rank_model_part);
+// the model reads nothing else of the layout. Default: the whole model.
+struct ModelPart {
+    // A pipeline stage (strategy/pipeline.h): the spec holds top-level layers [layer_offset, ...) of a whole
+    // model. Its nodes take the whole model's paths and depth-first indices (node_offset), and its
+    // state_dict the whole model's prefixes (name_prefixes), so initial weights, dropout masks, names and
+    // ledger layer ids are the whole model's; transformer_layers (> 0) is the whole model's block count
+    // (GPT-2's init scale). stage_output: the last layer's output goes to the next stage, not to a loss
+    // (the spec's end is not checked against the classes).
+    int layer_offset = 0, node_offset = 0, transformer_layers = 0;
+    std::vector<std::string> name_prefixes;
+    bool stage_output = false;
+    // A pipeline stage's copy of a head tied to the token embedding (strategy/pipeline.h): the spec's lm_head
+    // is untied, and its weight is initialised as the whole model's token embedding (layer "0").
+    bool head_copies_token_embedding = false;
+    // A split head (strategy/tp_head.h): the last layer holds rows [head_first, + its outputs) of a head of
+    // head_total outputs, initialised as those rows of the whole head (head_total 0: whole).
+    // head_input_grad_hook, when set, gets the last layer's input gradient in backward before the layers
+    // below read it (the sum over the head's ranks, in place).
+    std::int64_t head_first = 0, head_total = 0;
+    std::function<void(Tensor&)> head_input_grad_hook;
+    // A pipeline stage's further models (one per micro-batch in flight, strategy/training_state.h): the
+    // frozen base (LoRA) is `frozen_from`'s, a model of the same spec and options, not a copy of its own.
+    const Model* frozen_from = nullptr;
+};
+
 struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see
     DType dtype = DType::f32;    // parameters, activations and gradients (f64 for gradient checks)
@@ -65,27 +92,9 @@ struct ModelOptions {
     // Selective recompute (--checkpoint attention): attention layers keep neither the attention core's
     // output nor its log-sum-exp; backward recomputes them from the kept qkv (nn/transformer_layers.h).
     bool recompute_attention = false;
-    // Tensor-parallel head (strategy/tp_head.h): the last layer holds rows [head_first, + its outputs) of
-    // a head of head_total outputs, initialised as those rows of the whole head (head_total 0: whole).
-    // head_input_grad_hook, when set, gets the last layer's input gradient in backward before the layers
-    // below read it (the sum over the head's ranks, in place).
-    std::int64_t head_first = 0, head_total = 0;
-    std::function<void(Tensor&)> head_input_grad_hook;
-    // Pipeline stage (strategy/pipeline.h): the spec holds top-level layers [layer_offset, ...) of a whole
-    // model. Its nodes take the whole model's paths and depth-first indices (node_offset), and its
-    // state_dict the whole model's prefixes (name_prefixes), so initial weights, dropout masks, names and
-    // ledger layer ids are the whole model's; transformer_layers (> 0) is the whole model's block count
-    // (GPT-2's init scale). stage_output: the last layer's output goes to the next stage, not to a loss
-    // (the spec's end is not checked against the classes).
-    int layer_offset = 0, node_offset = 0, transformer_layers = 0;
-    std::vector<std::string> name_prefixes;
-    bool stage_output = false;
-    // A pipeline stage's copy of a head tied to the token embedding (strategy/pipeline.h): the spec's lm_head
-    // is untied, and its weight is initialised as the whole model's token embedding (layer "0").
-    bool head_copies_token_embedding = false;
-    // A pipeline stage's further models (one per micro-batch in flight, strategy/training_state.h): the
-    // frozen base (LoRA) is `frozen_from`'s, a model of the same spec and options, not a copy of its own.
-    const Model* frozen_from = nullptr;
+    // Which part of the whole model this is (the whole one by default): a pipeline stage's layers, a split
+    // head's rows. Built by the strategy from the rank's place in the layout (strategy/model_part.h).
+    ModelPart part;
     // LoRA (--lora R, Hu et al. 2021, PEFT's defaults): every `linear` layer and every transformer projection
     // (attention's c_attn and c_proj, the MLP's c_fc and c_proj) gets low-rank adapters
     // y = x W^T + b + (alpha / R) (x A^T) B^T, A (R, in) uniform as PyTorch's default, B (out, R) zero; every

@@ -254,9 +254,9 @@ public:
     PlanningBackend(const DeviceDescription& d, int threads, std::shared_ptr<MemoryLedger> ledger, bool tf32)
         : CpuBackend(threads, std::move(ledger)), d_(d), tf32_(tf32) {}
 
-    std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
-                                       DType dtype) const override {
-        if (!d_.gpu()) return CpuBackend::conv2d_workspace_bytes(x, w, y, p, dtype);
+    std::size_t do_conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                                          DType dtype) const override {
+        if (!d_.gpu()) return CpuBackend::do_conv2d_workspace_bytes(x, w, y, p, dtype);
         if (!d_.present) return estimated_conv_workspace(x, w, dtype, d_.conv_workspace_limit);
         GpuSizer& s = sizer_for(d_.index);
         std::lock_guard<std::mutex> lock(s.mutex);

@@ -110,6 +110,15 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
     return l;
 }
 
+RankLayout resolved_layout(const ResolvedStrategy& s) {
+    RankLayout l;
+    l.split_head = s.tp_head;
+    l.pipeline = s.pipeline;
+    l.data = s.data_world();
+    l.zero = shard_stage_name(s.shard);
+    return l;
+}
+
 Message describe_rank_layout_message(const RankLayout& l) {
     const bool k = l.pipeline > 1, t = l.split_head > 1, d = l.data > 1;
     const std::string K = std::to_string(l.pipeline), T = std::to_string(l.split_head), D = std::to_string(l.data);
@@ -154,6 +163,7 @@ std::string layout_choice_of(const StrategyConfig& s) {
     const std::string part = s.pipeline > 1 ? "pipeline" : s.tp_head > 1 ? "tp-head" : "";
     const std::string c = part.empty() ? s.shard : s.shard == "none" ? part : part + "-" + s.shard;
     return std::find(layout_choices().begin(), layout_choices().end(), c) == layout_choices().end() ? "" : c;
+
 }
 
 void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const RelayoutAsked& asked, int world) {

@@ -30,6 +30,10 @@ struct RankLayout {
 // (a split head with pipeline stages; zero2 or zero3 with either; replicas without --shard dp or zero1; ...).
 RankLayout rank_layout(const StrategyConfig& s, int world_size);
 
+// The layout a resolved strategy runs (its rules were checked when it was resolved): what TrainingState
+// builds its part of the model from (strategy/model_part.h).
+RankLayout resolved_layout(const ResolvedStrategy& s);
+
 // For a person: "2 pipeline stages x 2 data-parallel replicas (zero1)", "one process" — as a message app/
 // translates (app/i18n CoreText), and its English.
 Message describe_rank_layout_message(const RankLayout& layout);

@@ -11,6 +11,7 @@
 #include "nn/backend_ops.h"
 #include "memory/counting_allocator.h"
 #include "nn/transformer_spec.h"
+#include "strategy/model_part.h"
 
 namespace hr {
 
@@ -19,9 +20,18 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
                              Allocator& host_alloc, bool dry_run, Communicator* comm)
     : strategy_(s), full_spec_(full_spec), seed_(seed), device_(device), host_(host) {
     build_rank_groups(full_spec, dry_run, comm);
-    const ModelSpec spec = s.tp_head > 1    ? tp_head_spec(full_spec, tp_.slice)
-                           : s.pipeline > 1 ? pipeline_stage_spec(full_spec, pp_.split, pp_.stage)
-                                            : full_spec;
+    // this rank's part of the whole model (strategy/model_part.h): its split head's rows or its stage's layers;
+    // a split head's input gradient is summed over the head's ranks before the body's backward
+    RankPlace place;
+    place.head = tp_.slice;
+    place.split = pp_.split;
+    place.stage = pp_.stage;
+    place.head_copy = pp_.head_copy;
+    std::function<void(Tensor&)> head_grad_sum;
+    if (s.tp_head > 1 && !dry_run)
+        head_grad_sum = [heads = tp_.heads](Tensor& dx) { heads->all_reduce(dx, ReduceOp::sum).wait(); };
+    const RankModelPart mine = rank_model_part(full_spec, resolved_layout(s), place, std::move(head_grad_sum));
+    const ModelSpec& spec = mine.spec;
     const bool last_stage = s.pipeline == 1 || pp_.stage == s.pipeline - 1;
     // what the model, its loss and its optimizer need of the backends, before anything is allocated
     check_backend_needs(training_backend_needs(spec, optimizer, s.compute_dtype, s.master_weights, s.offload_optimizer),
@@ -44,30 +54,14 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.allocate_grads = s.shard < ShardStage::zero2;
     mo.allocate_params = s.shard < ShardStage::zero3;
     mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;  // (pipelines: below)
-    if (s.tp_head > 1) {
-        mo.head_first = tp_.slice.first;
-        mo.head_total = tp_.slice.total;
-        // the head's input gradient is a sum over every rank's columns: all-reduced before the body's backward
-        if (!dry_run)
-            mo.head_input_grad_hook = [heads = tp_.heads](Tensor& dx) {
-                heads->all_reduce(dx, ReduceOp::sum).wait();
-            };
-    }
-    if (s.pipeline > 1) {  // the whole model's names, paths and indices for this stage's layers
-        mo.layer_offset = pp_.split.first[static_cast<std::size_t>(pp_.stage)];
-        mo.node_offset = pipeline_node_offset(full_spec, pp_.split, pp_.stage);
-        mo.transformer_layers = transformer_layer_count(full_spec);
-        mo.name_prefixes = state_dict_prefixes(full_spec);
-        mo.stage_output = true;  // every stage's spec is a part (the whole one is checked by the trainer)
-        mo.head_copies_token_embedding = pp_.head_copy;
-    }
+    mo.part = mine.part;
     model_ = std::make_unique<Model>(spec, device, mo);
     if (s.pipeline > 1) {
         // one model per micro-batch in flight (1F1B: K - s), on the first one's parameters, gradients and buffers
         const int M = pipeline_in_flight(s.pipeline, pp_.stage, static_cast<int>(s.accumulate));
         ModelOptions more = mo;
         more.allocate_params = more.allocate_grads = false;
-        more.frozen_from = model_.get();  // (LoRA: one frozen base a stage, which --init-from and resuming write)
+        more.part = further_model_part(mo.part, *model_);
         for (int i = 1; i < M; ++i) {
             auto inst = std::make_unique<Model>(spec, device, more);
             for (std::size_t u = 0; u < model_->param_units().size(); ++u) {

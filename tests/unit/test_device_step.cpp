@@ -374,8 +374,9 @@ private slots:
         // a backend whose GEMM is off by a little fails, naming it
         struct BadGemm : CpuBackend {
             using CpuBackend::CpuBackend;
-            void gemm(bool ta, bool tb, float alpha, const Tensor& x, const Tensor& w, float beta, Tensor& c) override {
-                CpuBackend::gemm(ta, tb, alpha * 1.01f, x, w, beta, c);
+            void do_gemm(bool ta, bool tb, float alpha, const Tensor& x, const Tensor& w, float beta,
+                         Tensor& c) override {
+                CpuBackend::do_gemm(ta, tb, alpha * 1.01f, x, w, beta, c);
             }
         } bad(1, std::make_shared<MemoryLedger>());
         const SelfTestResult r = backend_self_test(bad, *b);
@@ -384,7 +385,7 @@ private slots:
         // one whose convolution throws fails, saying so
         struct BadConv : CpuBackend {
             using CpuBackend::CpuBackend;
-            void conv2d_backward_data(const Tensor&, const Tensor&, Tensor&, const Conv2dParams&, Tensor&) override {
+            void do_conv2d_backward_data(const Tensor&, const Tensor&, Tensor&, const Conv2dParams&, Tensor&) override {
                 throw Error("no kernel for this shape");
             }
         } bad2(1, std::make_shared<MemoryLedger>());

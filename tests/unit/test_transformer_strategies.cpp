@@ -45,17 +45,18 @@ class FlopCountingCpu : public CpuBackend {
 public:
     using CpuBackend::CpuBackend;
     double flops = 0;
-    void gemm(bool ta, bool tb, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c) override {
+protected:
+    void do_gemm(bool ta, bool tb, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c) override {
         const double K = static_cast<double>(ta ? a.dim(0) : a.dim(1));
         flops += 2.0 * static_cast<double>(c.dim(0)) * static_cast<double>(c.dim(1)) * K;
-        CpuBackend::gemm(ta, tb, alpha, a, b, beta, c);
+        CpuBackend::do_gemm(ta, tb, alpha, a, b, beta, c);
     }
-    void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
-                           Tensor& workspace) override {
+    void do_attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                              Tensor& workspace) override {
         const double B = static_cast<double>(qkv.dim(0)), T = static_cast<double>(qkv.dim(1)),
                      C = static_cast<double>(qkv.dim(2)) / 3;
         flops += (p.causal ? 0.5 : 1.0) * 4 * T * T * C * B;
-        CpuBackend::attention_forward(qkv, out, lse, p, workspace);
+        CpuBackend::do_attention_forward(qkv, out, lse, p, workspace);
     }
 };
 

@@ -82,8 +82,7 @@ void CpuBackend::set_threads(int threads) { threads_ = resolve_threads(threads);
 
 // --- data movement -------------------------------------------------------------------------------
 
-void CpuBackend::fill(Tensor& t, double value) {
-    require_defined("fill", "tensor", t);
+void CpuBackend::do_fill(Tensor& t, double value) {
     const std::int64_t n = t.numel();
     if (is_int(t.dtype())) {
         void* p = t.raw();
@@ -101,11 +100,7 @@ void CpuBackend::fill(Tensor& t, double value) {
     });
 }
 
-void CpuBackend::copy(const Tensor& src, Tensor& dst) {
-    require_defined("copy", "src", src);
-    require_defined("copy", "dst", dst);
-    if (src.numel() != dst.numel())
-        fail("copy", "src " + desc(src) + " and dst " + desc(dst) + " must have the same number of elements");
+void CpuBackend::do_copy(const Tensor& src, Tensor& dst) {
     const std::int64_t n = src.numel();
     if (src.dtype() == dst.dtype()) {
         if (src.raw() != dst.raw()) std::memmove(dst.raw(), src.raw(), src.nbytes());
@@ -129,29 +124,18 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
     });
 }
 
-void CpuBackend::copy_from_host(const void* src, Tensor& dst) {
-    require_defined("copy_from_host", "dst", dst);
-    if (dst.nbytes() && !src) fail("copy_from_host", "source pointer is null for dst " + desc(dst));
+void CpuBackend::do_copy_from_host(const void* src, Tensor& dst) {
     if (dst.nbytes()) std::memcpy(dst.raw(), src, dst.nbytes());
 }
 
-void CpuBackend::copy_to_host(const Tensor& src, void* dst) {
-    require_defined("copy_to_host", "src", src);
-    if (src.nbytes() && !dst) fail("copy_to_host", "destination pointer is null for src " + desc(src));
+void CpuBackend::do_copy_to_host(const Tensor& src, void* dst) {
     if (src.nbytes()) std::memcpy(dst, src.raw(), src.nbytes());
 }
 
 // --- elementwise ---------------------------------------------------------------------------------
 
-void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
+void CpuBackend::do_add(const Tensor& a, const Tensor& b, Tensor& out) {
     const char* op = "add";
-    require_defined(op, "a", a);
-    require_defined(op, "b", b);
-    require_defined(op, "out", out);
-    require_same_shape(op, "a", a, "b", b);
-    require_same_shape(op, "a", a, "out", out);
-    require_same_dtype(op, "a", a, "b", b);
-    require_same_dtype(op, "a", a, "out", out);
     dispatch_float(a.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         const T* pa = a.data<T>();
@@ -163,11 +147,8 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
     });
 }
 
-void CpuBackend::axpy(float alpha, const Tensor& x, Tensor& y) {
+void CpuBackend::do_axpy(float alpha, const Tensor& x, Tensor& y) {
     const char* op = "axpy";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    if (x.numel() != y.numel()) fail(op, "x " + desc(x) + " and y " + desc(y) + " must have the same number of elements");
     // x and y may differ in float dtype (e.g. bf16 gradients into f32 master gradients).
     dispatch_float(x.dtype(), op, [&](auto xtag) {
         using X = decltype(xtag);
@@ -184,8 +165,7 @@ void CpuBackend::axpy(float alpha, const Tensor& x, Tensor& y) {
     });
 }
 
-void CpuBackend::scale(Tensor& x, float alpha) {
-    require_defined("scale", "x", x);
+void CpuBackend::do_scale(Tensor& x, float alpha) {
     dispatch_float(x.dtype(), "scale", [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -242,24 +222,12 @@ void blas_gemm(int threads, bool ta, bool tb, int M, int N, int K, T alpha, cons
 
 }  // namespace
 
-void CpuBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+void CpuBackend::do_gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
                       Tensor& c) {
     const char* op = "gemm";
-    require_defined(op, "a", a);
-    require_defined(op, "b", b);
-    require_defined(op, "c", c);
-    if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
-        fail(op, "expects 2-D a, b, c; got a " + desc(a) + ", b " + desc(b) + ", c " + desc(c));
-    require_same_dtype(op, "a", a, "b", b);
-    require_same_dtype(op, "a", a, "c", c);
     const std::int64_t M = trans_a ? a.dim(1) : a.dim(0);
     const std::int64_t K = trans_a ? a.dim(0) : a.dim(1);
-    const std::int64_t Kb = trans_b ? b.dim(1) : b.dim(0);
     const std::int64_t N = trans_b ? b.dim(0) : b.dim(1);
-    if (K != Kb || c.dim(0) != M || c.dim(1) != N)
-        fail(op, std::string("shapes do not match: op(a) ") + shape_str({M, K}) + " @ op(b) " + shape_str({Kb, N}) +
-                     " -> c " + shape_str(c.shape()) + " (a " + desc(a) + (trans_a ? " transposed" : "") + ", b " +
-                     desc(b) + (trans_b ? " transposed" : "") + ")");
     const int lda = static_cast<int>(std::max<std::int64_t>(1, a.dim(1)));
     const int ldb = static_cast<int>(std::max<std::int64_t>(1, b.dim(1)));
     const int ldc = static_cast<int>(std::max<std::int64_t>(1, c.dim(1)));
@@ -291,10 +259,8 @@ void CpuBackend::gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, 
     });
 }
 
-void CpuBackend::add_bias(Tensor& y, const Tensor& bias) {
+void CpuBackend::do_add_bias(Tensor& y, const Tensor& bias) {
     const char* op = "add_bias";
-    require_defined(op, "y", y);
-    require_defined(op, "bias", bias);
     std::int64_t N, C, S;
     ncs(op, y, bias, "bias", N, C, S);
     dispatch_float(y.dtype(), op, [&](auto tag) {
@@ -315,10 +281,8 @@ void CpuBackend::add_bias(Tensor& y, const Tensor& bias) {
     });
 }
 
-void CpuBackend::bias_grad(const Tensor& dy, Tensor& dbias) {
+void CpuBackend::do_bias_grad(const Tensor& dy, Tensor& dbias) {
     const char* op = "bias_grad";
-    require_defined(op, "dy", dy);
-    require_defined(op, "dbias", dbias);
     std::int64_t N, C, S;
     ncs(op, dy, dbias, "dbias", N, C, S);
     dispatch_float(dy.dtype(), op, [&](auto tag) {
@@ -347,14 +311,8 @@ void CpuBackend::bias_grad(const Tensor& dy, Tensor& dbias) {
 // --- pooling -------------------------------------------------------------------------------------
 
 
-void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) {
+void CpuBackend::do_maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) {
     const char* op = "maxpool2d_forward";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_defined(op, "indices", indices);
-    check_pool(op, x, y, p);
-    require_dtype(op, "indices", indices, DType::i32);
-    require_same_shape(op, "y", y, "indices", indices);
     const std::int64_t planes = x.dim(0) * x.dim(1);
     const int H = int(x.dim(2)), W = int(x.dim(3)), Ho = int(y.dim(2)), Wo = int(y.dim(3));
     const bool fast_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 && p.pad_h == 0 &&
@@ -426,16 +384,8 @@ void CpuBackend::maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, 
     });
 }
 
-void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) {
+void CpuBackend::do_maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) {
     const char* op = "maxpool2d_backward";
-    require_defined(op, "dy", dy);
-    require_defined(op, "indices", indices);
-    require_defined(op, "dx", dx);
-    require_dtype(op, "indices", indices, DType::i32);
-    require_same_shape(op, "dy", dy, "indices", indices);
-    require_same_dtype(op, "dy", dy, "dx", dx);
-    if (dy.ndim() != 4 || dx.ndim() != 4 || dy.dim(0) != dx.dim(0) || dy.dim(1) != dx.dim(1))
-        fail(op, "expects dy (N, C, Ho, Wo) and dx (N, C, H, W), got dy " + desc(dy) + ", dx " + desc(dx));
     const std::int64_t planes = dx.dim(0) * dx.dim(1);
     const std::int64_t HW = dx.dim(2) * dx.dim(3), HoWo = dy.dim(2) * dy.dim(3);
     // Each chunk checks the indices of its planes before it scatters them (no exceptions inside parallel
@@ -488,11 +438,8 @@ void CpuBackend::maxpool2d_backward(const Tensor& dy, const Tensor& indices, Ten
                      " is outside the plane of dx " + desc(dx));
 }
 
-void CpuBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) {
+void CpuBackend::do_avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) {
     const char* op = "avgpool2d_forward";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    check_pool(op, x, y, p);
     const std::int64_t planes = x.dim(0) * x.dim(1);
     const int H = int(x.dim(2)), W = int(x.dim(3)), Ho = int(y.dim(2)), Wo = int(y.dim(3));
     dispatch_float(x.dtype(), op, [&](auto tag) {
@@ -525,11 +472,8 @@ void CpuBackend::avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParam
     });
 }
 
-void CpuBackend::avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) {
+void CpuBackend::do_avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) {
     const char* op = "avgpool2d_backward";
-    require_defined(op, "dy", dy);
-    require_defined(op, "dx", dx);
-    check_pool(op, dx, dy, p);
     const std::int64_t planes = dx.dim(0) * dx.dim(1);
     const int H = int(dx.dim(2)), W = int(dx.dim(3)), Ho = int(dy.dim(2)), Wo = int(dy.dim(3));
     dispatch_float(dx.dtype(), op, [&](auto tag) {
@@ -572,12 +516,8 @@ C gelu_cdf(C x) {
 
 }  // namespace
 
-void CpuBackend::activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
+void CpuBackend::do_activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
     const char* op = "activation_forward";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -615,26 +555,11 @@ void CpuBackend::activation_forward(ActivationKind kind, float alpha, const Tens
     });
 }
 
-void CpuBackend::activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+void CpuBackend::do_activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
                                      const Tensor& dy, Tensor& dx) {
     const char* op = "activation_backward";
-    require_defined(op, "dy", dy);
-    require_defined(op, "dx", dx);
-    require_same_shape(op, "dy", dy, "dx", dx);
-    require_same_dtype(op, "dy", dy, "dx", dx);
     // relu/leaky_relu/gelu read x (relu falls back to y); tanh/sigmoid read y (or recompute from x).
-    const bool need_x = kind == ActivationKind::gelu || kind == ActivationKind::leaky_relu;
     const bool have_x = x.defined(), have_y = y.defined();
-    if (need_x && !have_x) fail(op, "this activation's backward needs the forward input x");
-    if (!have_x && !have_y) fail(op, "needs the forward input x or output y; both are undefined");
-    if (have_x) {
-        require_same_shape(op, "x", x, "dy", dy);
-        require_same_dtype(op, "x", x, "dy", dy);
-    }
-    if (have_y) {
-        require_same_shape(op, "y", y, "dy", dy);
-        require_same_dtype(op, "y", y, "dy", dy);
-    }
     dispatch_float(dy.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -686,17 +611,9 @@ void CpuBackend::activation_backward(ActivationKind kind, float alpha, const Ten
 
 // --- dropout -------------------------------------------------------------------------------------
 
-void CpuBackend::dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+void CpuBackend::do_dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
                                  std::uint64_t offset) {
     const char* op = "dropout_forward";
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_defined(op, "mask", mask);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
-    require_dtype(op, "mask", mask, DType::u8);
-    if (mask.numel() != x.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as x " + desc(x));
-    if (!(p >= 0.0f && p <= 1.0f)) fail(op, "probability p = " + std::to_string(p) + " must be in [0, 1]");
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;
@@ -714,15 +631,8 @@ void CpuBackend::dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float
     });
 }
 
-void CpuBackend::dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) {
+void CpuBackend::do_dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) {
     const char* op = "dropout_backward";
-    require_defined(op, "dy", dy);
-    require_defined(op, "mask", mask);
-    require_defined(op, "dx", dx);
-    require_same_shape(op, "dy", dy, "dx", dx);
-    require_same_dtype(op, "dy", dy, "dx", dx);
-    require_dtype(op, "mask", mask, DType::u8);
-    if (mask.numel() != dy.numel()) fail(op, "mask " + desc(mask) + " must have as many elements as dy " + desc(dy));
     dispatch_float(dy.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using C = Acc<T>;

@@ -37,9 +37,9 @@ inline A silu_of(A g) {
 
 // --- RMSNorm ---------------------------------------------------------------------------------------
 
-void CpuBackend::rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) {
+void CpuBackend::do_rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) {
     const char* op = "rmsnorm_forward";
-    const RowsCols rc = check_rmsnorm_forward(host_tensor_rules(), x, gamma, y, rstd);
+    const RowsCols rc = rows_cols_of(x);
     const std::int64_t R = rc.R, C = rc.C;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -71,10 +71,10 @@ void CpuBackend::rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps
 }
 
 // y = g * x * r with r = (mean(x^2) + eps)^-1/2: dx = r * (g dy - x * r^2 * mean(g dy x)), dg += sum dy x r.
-void CpuBackend::rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+void CpuBackend::do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
                                   Tensor& dgamma) {
     const char* op = "rmsnorm_backward";
-    const RowsCols rc = check_rmsnorm_backward(host_tensor_rules(), x, dy, gamma, rstd, dx, dgamma);
+    const RowsCols rc = rows_cols_of(x);
     const std::int64_t R = rc.R, C = rc.C;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -123,9 +123,9 @@ void CpuBackend::rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tenso
 
 // --- rotary embeddings -----------------------------------------------------------------------------
 
-void CpuBackend::rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
+void CpuBackend::do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
     const char* op = "rope_apply";
-    const RopeDims d = check_rope(host_tensor_rules(), x, heads, p);
+    const RopeDims d = rope_dims(x, heads);
     const std::int64_t half = d.D / 2;
     const std::vector<float> f = rope_frequencies(p, d.D);
     // cos and sin of each (position, frequency): angle t * f_i in f32, as transformers forms it
@@ -161,9 +161,8 @@ void CpuBackend::rope_apply(Tensor& x, int heads, const RopeParams& p, bool inve
 
 // --- SwiGLU ----------------------------------------------------------------------------------------
 
-void CpuBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
+void CpuBackend::do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
     const char* op = "swiglu_forward";
-    check_swiglu(op, host_tensor_rules(), gate, up, y, Tensor());
     dispatch_float(gate.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -176,10 +175,8 @@ void CpuBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y)
     });
 }
 
-void CpuBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
+void CpuBackend::do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
     const char* op = "swiglu_backward";
-    check_swiglu(op, host_tensor_rules(), gate, up, dgate, dup);
-    check_swiglu(op, host_tensor_rules(), gate, dy, Tensor(), Tensor());
     dispatch_float(gate.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;

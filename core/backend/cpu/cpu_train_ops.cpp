@@ -16,10 +16,9 @@ using namespace cpu;
 namespace {
 
 // A (C) vector of any float dtype as doubles; an undefined tensor gives `fallback` everywhere.
-std::vector<double> read_vec(const char* op, const char* name, const Tensor& t, std::int64_t C, double fallback) {
+std::vector<double> read_vec(const char* op, const Tensor& t, std::int64_t C, double fallback) {
     std::vector<double> out(static_cast<std::size_t>(C), fallback);
     if (!t.defined()) return out;
-    if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
     dispatch_float(t.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         const T* p = t.data<T>();
@@ -35,12 +34,6 @@ void write_vec(const char* op, Tensor& t, const std::vector<double>& v, bool acc
         for (std::size_t i = 0; i < v.size(); ++i)
             store(p, i, static_cast<Acc<T>>(accumulate ? load(p, i) + v[i] : v[i]));
     });
-}
-
-void check_vec(const char* op, const char* name, const Tensor& t, std::int64_t C) {
-    require_defined(op, name, t);
-    require_float(op, name, t);
-    if (t.numel() != C) fail(op, std::string(name) + " " + desc(t) + " must have shape (" + std::to_string(C) + ")");
 }
 
 bool f32_or_undefined(const Tensor& t) { return !t.defined() || t.dtype() == DType::f32; }
@@ -73,31 +66,17 @@ void bn_affine(double gamma, double beta, float invstd, float& a, float& b) {
     b = float(beta);
 }
 
-// The batch-norm forwards' common contract: x and y defined, of one shape and dtype; x viewed as (N, C, S).
-void bn_forward_dims(const char* op, const Tensor& x, const Tensor& y, std::int64_t& N, std::int64_t& C,
-                     std::int64_t& S) {
-    require_defined(op, "x", x);
-    require_defined(op, "y", y);
-    require_same_shape(op, "x", x, "y", y);
-    require_same_dtype(op, "x", x, "y", y);
-    bn_dims(op, x, N, C, S);
-}
 }  // namespace
 
-void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+void CpuBackend::do_batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                          Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
                                          Tensor& running_var, float momentum, float eps) {
     const char* op = "batchnorm_forward_train";
     std::int64_t N, C, S;
-    bn_forward_dims(op, x, y, N, C, S);
+    bn_dims(op, x, N, C, S);
     const std::int64_t M = N * S;
-    if (M <= 1) fail(op, "needs more than one value per channel, got x " + desc(x));
-    check_vec(op, "save_mean", save_mean, C);
-    check_vec(op, "save_invstd", save_invstd, C);
-    if (running_mean.defined()) check_vec(op, "running_mean", running_mean, C);
-    if (running_var.defined()) check_vec(op, "running_var", running_var, C);
-    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
-    const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
+    const std::vector<double> g = read_vec(op, gamma, C, 1.0);
+    const std::vector<double> bt = read_vec(op, beta, C, 0.0);
     std::vector<double> mean(C), var(C), invstd(C);
     if (bn_fast(kernels_, x, S, {&gamma, &beta, &save_mean, &save_invstd, &running_mean, &running_var})) {
         // A block of channels per chunk (bn_channel_block): shifted sums (shift = the channel's first value)
@@ -170,12 +149,12 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
     }
     const double mom = momentum;
     if (running_mean.defined()) {
-        std::vector<double> rm = read_vec(op, "running_mean", running_mean, C, 0.0);
+        std::vector<double> rm = read_vec(op, running_mean, C, 0.0);
         for (std::int64_t c = 0; c < C; ++c) rm[c] = (1.0 - mom) * rm[c] + mom * mean[c];
         write_vec(op, running_mean, rm, false);
     }
     if (running_var.defined()) {
-        std::vector<double> rv = read_vec(op, "running_var", running_var, C, 1.0);
+        std::vector<double> rv = read_vec(op, running_var, C, 1.0);
         const double unbias = double(M) / double(M - 1);
         for (std::int64_t c = 0; c < C; ++c) rv[c] = (1.0 - mom) * rv[c] + mom * var[c] * unbias;
         write_vec(op, running_var, rv, false);
@@ -185,20 +164,18 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
 // The fast path of batchnorm_forward_train without its statistics pass: the same per-channel affine from
 // the saved f32 mean and 1/std, so y is bit for bit what the forward wrote. Other layouts and dtypes run
 // the whole forward again (their statistics are kept in double, the saved ones are rounded).
-void CpuBackend::batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+void CpuBackend::do_batchnorm_forward_recompute(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                              Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean,
                                              Tensor& running_var, float eps) {
     const char* op = "batchnorm_forward_recompute";
     std::int64_t N, C, S;
-    bn_forward_dims(op, x, y, N, C, S);
-    check_vec(op, "save_mean", save_mean, C);
-    check_vec(op, "save_invstd", save_invstd, C);
+    bn_dims(op, x, N, C, S);
     if (!bn_fast(kernels_, x, S, {&gamma, &beta, &save_mean, &save_invstd, &running_mean, &running_var})) {
         batchnorm_forward_train(x, gamma, beta, y, save_mean, save_invstd, running_mean, running_var, 0.0f, eps);
         return;
     }
-    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
-    const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
+    const std::vector<double> g = read_vec(op, gamma, C, 1.0);
+    const std::vector<double> bt = read_vec(op, beta, C, 0.0);
     const float* px = x.data<float>();
     float* py = y.data<float>();
     const float* sm = save_mean.data<float>();
@@ -214,18 +191,16 @@ void CpuBackend::batchnorm_forward_recompute(const Tensor& x, const Tensor& gamm
     });
 }
 
-void CpuBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+void CpuBackend::do_batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                          const Tensor& running_mean, const Tensor& running_var, float eps,
                                          Tensor& y) {
     const char* op = "batchnorm_forward_infer";
     std::int64_t N, C, S;
-    bn_forward_dims(op, x, y, N, C, S);
-    check_vec(op, "running_mean", running_mean, C);
-    check_vec(op, "running_var", running_var, C);
-    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
-    const std::vector<double> bt = read_vec(op, "beta", beta, C, 0.0);
-    const std::vector<double> rm = read_vec(op, "running_mean", running_mean, C, 0.0);
-    const std::vector<double> rv = read_vec(op, "running_var", running_var, C, 1.0);
+    bn_dims(op, x, N, C, S);
+    const std::vector<double> g = read_vec(op, gamma, C, 1.0);
+    const std::vector<double> bt = read_vec(op, beta, C, 0.0);
+    const std::vector<double> rm = read_vec(op, running_mean, C, 0.0);
+    const std::vector<double> rv = read_vec(op, running_var, C, 1.0);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using Cmp = Acc<T>;
@@ -245,26 +220,15 @@ void CpuBackend::batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, c
     });
 }
 
-void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+void CpuBackend::do_batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
                                     const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
     const char* op = "batchnorm_backward";
-    require_defined(op, "x", x);
-    require_defined(op, "dy", dy);
-    require_defined(op, "dx", dx);
-    require_same_shape(op, "x", x, "dy", dy);
-    require_same_shape(op, "x", x, "dx", dx);
-    require_same_dtype(op, "x", x, "dy", dy);
-    require_same_dtype(op, "x", x, "dx", dx);
     std::int64_t N, C, S;
     bn_dims(op, x, N, C, S);
     const std::int64_t M = N * S;
-    check_vec(op, "save_mean", save_mean, C);
-    check_vec(op, "save_invstd", save_invstd, C);
-    if (dgamma.defined()) check_vec(op, "dgamma", dgamma, C);
-    if (dbeta.defined()) check_vec(op, "dbeta", dbeta, C);
-    const std::vector<double> g = read_vec(op, "gamma", gamma, C, 1.0);
-    const std::vector<double> mean = read_vec(op, "save_mean", save_mean, C, 0.0);
-    const std::vector<double> invstd = read_vec(op, "save_invstd", save_invstd, C, 1.0);
+    const std::vector<double> g = read_vec(op, gamma, C, 1.0);
+    const std::vector<double> mean = read_vec(op, save_mean, C, 0.0);
+    const std::vector<double> invstd = read_vec(op, save_invstd, C, 1.0);
     std::vector<double> sum_dy(C), sum_dy_xhat(C);
     if (bn_fast(kernels_, x, S, {&gamma, &save_mean, &save_invstd, &dgamma, &dbeta})) {
         const float* px = x.data<float>();
@@ -339,23 +303,11 @@ void CpuBackend::batchnorm_backward(const Tensor& x, const Tensor& dy, const Ten
 
 // --- losses --------------------------------------------------------------------------------------
 
-LossResult CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+LossResult CpuBackend::do_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
                                              Tensor& dlogits, float grad_scale) {
     const char* op = "softmax_cross_entropy";
-    require_defined(op, "logits", logits);
-    require_defined(op, "labels", labels);
-    if (logits.ndim() != 2) fail(op, "expects logits (N, K), got " + desc(logits));
-    require_dtype(op, "labels", labels, DType::i64);
     const std::int64_t N = logits.dim(0), K = logits.dim(1);
-    if (labels.numel() != N) fail(op, "labels " + desc(labels) + " must have shape (" + std::to_string(N) + ") for logits " + desc(logits));
-    if (K <= 0) fail(op, "logits " + desc(logits) + " has no classes");
     const bool want_grad = dlogits.defined();
-    if (want_grad) {
-        require_same_shape(op, "logits", logits, "dlogits", dlogits);
-        require_same_dtype(op, "logits", logits, "dlogits", dlogits);
-    }
-    if (!(label_smoothing >= 0.0f && label_smoothing <= 1.0f))
-        fail(op, "label_smoothing " + std::to_string(label_smoothing) + " must be in [0, 1]");
     const std::int64_t* pl = labels.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
         if (pl[i] < 0 || pl[i] >= K)
@@ -418,16 +370,8 @@ LossResult CpuBackend::softmax_cross_entropy(const Tensor& logits, const Tensor&
     return res;
 }
 
-LossResult CpuBackend::mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) {
+LossResult CpuBackend::do_mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) {
     const char* op = "mse_loss";
-    require_defined(op, "pred", pred);
-    require_defined(op, "target", target);
-    require_same_shape(op, "pred", pred, "target", target);
-    require_same_dtype(op, "pred", pred, "target", target);
-    if (dpred.defined()) {
-        require_same_shape(op, "pred", pred, "dpred", dpred);
-        require_same_dtype(op, "pred", pred, "dpred", dpred);
-    }
     const std::int64_t n = pred.numel();
     const std::int64_t rows = pred.ndim() >= 1 ? pred.dim(0) : 1;
     const std::int64_t cols = rows ? n / rows : 0;
@@ -465,8 +409,7 @@ LossResult CpuBackend::mse_loss(const Tensor& pred, const Tensor& target, Tensor
 
 // --- reductions ----------------------------------------------------------------------------------
 
-double CpuBackend::sum_squares(const Tensor& x) {
-    require_defined("sum_squares", "x", x);
+double CpuBackend::do_sum_squares(const Tensor& x) {
     const std::int64_t n = x.numel();
     // Fixed-size blocks summed in order: the result does not depend on the thread count.
     constexpr std::int64_t block = 1 << 14;
@@ -492,8 +435,7 @@ double CpuBackend::sum_squares(const Tensor& x) {
     return total;
 }
 
-bool CpuBackend::all_finite(const Tensor& x) {
-    require_defined("all_finite", "x", x);
+bool CpuBackend::do_all_finite(const Tensor& x) {
     bool ok = true;
     if (!dtype_is_float(x.dtype())) return true;
     dispatch_float(x.dtype(), "all_finite", [&](auto tag) {
@@ -518,23 +460,6 @@ bool CpuBackend::all_finite(const Tensor& x) {
 
 namespace {
 
-void check_param(const char* op, const Tensor& param, const Tensor& grad) {
-    require_defined(op, "param", param);
-    require_defined(op, "grad", grad);
-    if (param.dtype() != DType::f32 && param.dtype() != DType::f64)
-        fail(op, "param " + desc(param) + " must be f32 or f64 (keep master weights for low precision)");
-    require_float(op, "grad", grad);
-    if (grad.numel() != param.numel())
-        fail(op, "grad " + desc(grad) + " must have as many elements as param " + desc(param));
-}
-
-void check_state(const char* op, const char* name, const Tensor& s, const Tensor& param) {
-    require_defined(op, name, s);
-    if (s.numel() != param.numel())
-        fail(op, std::string(name) + " " + desc(s) + " must have as many elements as param " + desc(param));
-    if (s.dtype() != DType::f32 && s.dtype() != DType::f64) fail(op, std::string(name) + " " + desc(s) + " must be f32 or f64");
-}
-
 template <class F>
 void dispatch_f32_f64(DType t, F&& f) {
     if (t == DType::f64)
@@ -545,13 +470,9 @@ void dispatch_f32_f64(DType t, F&& f) {
 
 }  // namespace
 
-void CpuBackend::sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) {
+void CpuBackend::do_sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) {
     const char* op = "sgd_update";
-    check_param(op, param, grad);
     const bool use_mom = a.momentum != 0.0f;
-    if (use_mom) check_state(op, "momentum_buf", momentum_buf, param);
-    if (a.nesterov && (a.momentum <= 0.0f || a.dampening != 0.0f))
-        fail(op, "nesterov momentum requires momentum > 0 and dampening = 0");
     const std::int64_t n = param.numel();
     dispatch_f32_f64(param.dtype(), [&](auto ptag) {
         using P = decltype(ptag);
@@ -581,13 +502,8 @@ void CpuBackend::sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_
     });
 }
 
-void CpuBackend::adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
+void CpuBackend::do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
     const char* op = "adam_update";
-    check_param(op, param, grad);
-    check_state(op, "m", m, param);
-    check_state(op, "v", v, param);
-    if (m.dtype() != v.dtype()) fail(op, "m " + desc(m) + " and v " + desc(v) + " must share a dtype");
-    if (a.step < 1) fail(op, "step " + std::to_string(a.step) + " must be >= 1 (it is 1-based)");
     const std::int64_t n = param.numel();
     // As torch.optim.Adam (single-tensor path): bias corrections in double, then per element.
     const double bc1 = 1.0 - std::pow(double(a.beta1), double(a.step));

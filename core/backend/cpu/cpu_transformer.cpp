@@ -32,11 +32,13 @@ const ops::TensorRules& host_tensor_rules() {
 
 using namespace cpu;
 
+const ops::TensorRules& CpuBackend::tensor_rules() const { return host_tensor_rules(); }
+
 // --- embeddings ------------------------------------------------------------------------------------
 
-void CpuBackend::embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) {
+void CpuBackend::do_embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) {
     const char* op = "embedding_forward";
-    const EmbeddingDims dims = check_embedding_forward(host_tensor_rules(), ids, table, y);
+    const EmbeddingDims dims = embedding_dims(ids, table);
     const std::int64_t V = dims.V, C = dims.C, N = dims.N;
     const std::int64_t* pi = ids.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
@@ -54,9 +56,9 @@ void CpuBackend::embedding_forward(const Tensor& ids, const Tensor& table, Tenso
                     });
 }
 
-void CpuBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) {
+void CpuBackend::do_embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) {
     const char* op = "embedding_backward";
-    const EmbeddingDims dims = check_embedding_backward(host_tensor_rules(), ids, dy, dtable);
+    const EmbeddingDims dims = embedding_dims(ids, dtable);
     const std::int64_t V = dims.V, C = dims.C, N = dims.N;
     const std::int64_t* pi = ids.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
@@ -99,10 +101,10 @@ void CpuBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor&
 
 // --- LayerNorm -------------------------------------------------------------------------------------
 
-void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+void CpuBackend::do_layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                    Tensor& mean, Tensor& rstd) {
     const char* op = "layernorm_forward";
-    const RowsCols rc = check_layernorm_forward(host_tensor_rules(), x, gamma, beta, y, mean, rstd);
+    const RowsCols rc = rows_cols_of(x);
     const std::int64_t R = rc.R, C = rc.C;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -147,10 +149,10 @@ void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const T
     });
 }
 
-void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+void CpuBackend::do_layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
                                     const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
     const char* op = "layernorm_backward";
-    const RowsCols rc = check_layernorm_backward(host_tensor_rules(), x, dy, gamma, mean, rstd, dx, dgamma, dbeta);
+    const RowsCols rc = rows_cols_of(x);
     const std::int64_t R = rc.R, C = rc.C;
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
@@ -217,9 +219,8 @@ void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Ten
 // --- GELU, tanh form -------------------------------------------------------------------------------
 
 
-void CpuBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
+void CpuBackend::do_gelu_tanh_forward(const Tensor& x, Tensor& y) {
     const char* op = "gelu_tanh_forward";
-    check_gelu_forward(host_tensor_rules(), x, y);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -231,9 +232,8 @@ void CpuBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
     });
 }
 
-void CpuBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
+void CpuBackend::do_gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
     const char* op = "gelu_tanh_backward";
-    check_gelu_backward(host_tensor_rules(), x, dy, dx);
     dispatch_float(x.dtype(), op, [&](auto tag) {
         using T = decltype(tag);
         using A = Acc<T>;
@@ -248,9 +248,9 @@ void CpuBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& d
 
 // --- fused cross-entropy over a vocabulary, in place -----------------------------------------------
 
-LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
+LossResult CpuBackend::do_cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
     const char* op = "cross_entropy_inplace";
-    const VocabDims dims = check_cross_entropy(host_tensor_rules(), logits, targets);
+    const VocabDims dims{logits.dim(0), logits.dim(1)};
     const std::int64_t N = dims.N, V = dims.V;
     const std::int64_t* pt = targets.data<std::int64_t>();
     for (std::int64_t i = 0; i < N; ++i)
@@ -312,9 +312,8 @@ LossResult CpuBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targe
 
 // --- sequence plumbing -----------------------------------------------------------------------------
 
-void CpuBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+void CpuBackend::do_copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
                            std::int64_t rows) {
-    check_copy_rows(host_tensor_rules(), src, src_row, dst, dst_row, rows);
     const std::int64_t N = dst.dim(0), S = src.dim(1), D = dst.dim(1), C = dst.dim(2);
     const std::size_t es = dtype_size(dst.dtype());
     const char* ps = static_cast<const char*>(src.raw());
@@ -326,8 +325,7 @@ void CpuBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst,
                     static_cast<std::size_t>(rows * C) * es);
 }
 
-void CpuBackend::transpose_last2(const Tensor& x, Tensor& y) {
-    check_transpose_last2(host_tensor_rules(), x, y);
+void CpuBackend::do_transpose_last2(const Tensor& x, Tensor& y) {
     const std::int64_t N = x.dim(0), A = x.dim(1), B = x.dim(2);
     const std::size_t es = dtype_size(x.dtype());
     const char* px = static_cast<const char*>(x.raw());
@@ -342,8 +340,7 @@ void CpuBackend::transpose_last2(const Tensor& x, Tensor& y) {
                     });
 }
 
-void CpuBackend::dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
-    check_dequantize(host_tensor_rules(), packed, bits, group, w);
+void CpuBackend::do_dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
     const std::int64_t rows = w.dim(0), cols = w.dim(1);
     const auto* p = static_cast<const std::uint8_t*>(packed.raw());
     const DType dt = w.dtype();

@@ -258,10 +258,10 @@ std::size_t CpuBackend::attention_workspace_bytes(std::int64_t B, std::int64_t T
     return static_cast<std::size_t>(scratch_per_thread(T, D)) * es * static_cast<std::size_t>(nt);
 }
 
-void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+void CpuBackend::do_attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
                                    Tensor& workspace) {
     const char* op = "attention_forward";
-    const AttnDims d = check_attention(op, host_tensor_rules(), qkv, out, lse, p);
+    const AttnDims d = attention_dims(qkv, p);
     const std::int64_t pairs = d.B * d.KV;  // (batch, key/value head)
     const int nt = attention_threads(threads_, pairs);
     const std::int64_t per = scratch_per_thread(d.T, d.D);
@@ -280,10 +280,10 @@ void CpuBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, 
     });
 }
 
-void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+void CpuBackend::do_attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
                                     Tensor& dqkv, const AttentionParams& p, Tensor& workspace) {
     const char* op = "attention_backward";
-    const AttnDims d = check_attention_backward(host_tensor_rules(), qkv, out, lse, dout, dqkv, p);
+    const AttnDims d = attention_dims(qkv, p);
     const std::int64_t pairs = d.B * d.KV;
     const int nt = attention_threads(threads_, pairs);
     const std::int64_t per = scratch_per_thread(d.T, d.D);

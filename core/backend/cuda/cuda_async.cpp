@@ -65,9 +65,7 @@ void CudaBackend::fence_sync(const Fence* f) {
     HR_CUDA_CHECK(cudaEventSynchronize(ev));  // without the lock: other threads' ops may go on
 }
 
-std::shared_ptr<Backend::Fence> CudaBackend::upload_async(const void* src, Tensor& dst, const Fence* reads_done) {
-    require_here("upload_async", "dst", dst);
-    if (dst.nbytes() && !src) fail("upload_async", "source pointer is null for dst " + desc(dst));
+std::shared_ptr<Backend::Fence> CudaBackend::do_upload_async(const void* src, Tensor& dst, const Fence* reads_done) {
     auto lock = op_lock();
     require_not_capturing("upload_async");
     // The fence: only the work that still reads dst (or, not told, everything queued so far).
@@ -91,9 +89,7 @@ std::shared_ptr<void> CudaBackend::host_buffer(std::size_t bytes) {
     return std::shared_ptr<void>(p, [](void* q) { (void)cudaFreeHost(q); });
 }
 
-std::shared_ptr<Backend::Fence> CudaBackend::copy_to_host_async(const Tensor& src, void* dst) {
-    require_here("copy_to_host_async", "src", src);
-    if (src.nbytes() && !dst) fail("copy_to_host_async", "destination pointer is null for src " + desc(src));
+std::shared_ptr<Backend::Fence> CudaBackend::do_copy_to_host_async(const Tensor& src, void* dst) {
     auto lock = op_lock();
     require_not_capturing("copy_to_host_async");
     auto f = std::make_shared<CudaFence>();

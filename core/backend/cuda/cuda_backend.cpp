@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "backend/cuda_compat.h"
+#include "backend/checked_ops.h"
 #include "backend/op_checks.h"  // the argument checks every backend shares
 
 // HEADROOM_CUDA_ARCHS_TEXT: the architectures built, as an explicit list where CMake's form could be
@@ -296,10 +297,15 @@ CudaCachingAllocator::CudaCachingAllocator(int device, std::shared_ptr<MemoryLed
                                            const std::atomic<bool>* capturing)
     : CachingAllocator(Device::cuda(device), std::move(ledger), cuda_heap(device, stream, capturing)) {}
 
+// A caller of any op on this backend gets Backend's, checked above the backends (op_dispatch.cpp).
+#define HR_CUDA_CHECKED_ABOVE(op) HR_ASSERT_CHECKED_ABOVE_ONE(CudaBackend, op)
+HR_BACKEND_CHECKED_OPS(HR_CUDA_CHECKED_ABOVE)
+#undef HR_CUDA_CHECKED_ABOVE
+
 // --- construction --------------------------------------------------------------------------------
 
 CudaBackend::CudaBackend(int device, std::shared_ptr<MemoryLedger> ledger, const CudaBackendOptions& options)
-    : device_(device), options_(options) {
+    : device_(device), rules_(std::make_unique<cuda_detail::GpuRules>(*this)), options_(options) {
     try {
         HR_CUDA_CHECK(cudaSetDevice(device_));
         cudaDeviceProp prop{};
@@ -394,6 +400,8 @@ std::unique_lock<std::recursive_mutex> CudaBackend::op_lock() const {
     return lock;
 }
 
+const ops::TensorRules& CudaBackend::tensor_rules() const { return *rules_; }
+
 void CudaBackend::require_here(const char* op, const char* name, const Tensor& t) const {
     if (!t.defined()) fail(op, std::string(name) + " is undefined");
     if (t.device() != Device::cuda(device_))
@@ -425,8 +433,7 @@ cuda::ReduceResult CudaBackend::fetch_result() {
 
 // --- data movement -------------------------------------------------------------------------------
 
-void CudaBackend::fill(Tensor& t, double value) {
-    require_here("fill", "tensor", t);
+void CudaBackend::do_fill(Tensor& t, double value) {
     auto lock = op_lock();
     const std::uint64_t bits = fill_pattern_of(t.dtype(), value);
     if (t.nbytes() == 0) return;
@@ -436,12 +443,8 @@ void CudaBackend::fill(Tensor& t, double value) {
         cuda::fill_pattern(t.raw(), t.numel(), static_cast<int>(dtype_size(t.dtype())), bits, compute_);
 }
 
-void CudaBackend::copy(const Tensor& src, Tensor& dst) {
+void CudaBackend::do_copy(const Tensor& src, Tensor& dst) {
     const char* op = "copy";
-    require_here(op, "src", src);
-    require_here(op, "dst", dst);
-    if (src.numel() != dst.numel())
-        fail(op, "src " + desc(src) + " and dst " + desc(dst) + " must have the same number of elements");
     auto lock = op_lock();
     if (src.nbytes() == 0) return;
     if (src.dtype() == dst.dtype()) {
@@ -518,10 +521,8 @@ void CudaBackend::staged_upload(const void* src, Tensor& dst, cudaStream_t strea
     if (stream == copy_) HR_CUDA_CHECK(cudaEventRecord(copy_done_, copy_));
 }
 
-void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
-    require_here("copy_from_host", "dst", dst);
+void CudaBackend::do_copy_from_host(const void* src, Tensor& dst) {
     const std::size_t total = dst.nbytes();
-    if (total && !src) fail("copy_from_host", "source pointer is null for dst " + desc(dst));
     if (!total) return;
     auto lock = op_lock();
     require_not_capturing("copy_from_host");
@@ -539,9 +540,7 @@ void CudaBackend::copy_from_host(const void* src, Tensor& dst) {
     HR_CUDA_CHECK(cudaStreamWaitEvent(compute_, copy_done_, 0));
 }
 
-void CudaBackend::copy_to_host(const Tensor& src, void* dst) {
-    require_here("copy_to_host", "src", src);
-    if (src.nbytes() && !dst) fail("copy_to_host", "destination pointer is null for src " + desc(src));
+void CudaBackend::do_copy_to_host(const Tensor& src, void* dst) {
     if (!src.nbytes()) return;
     auto lock = op_lock();
     require_not_capturing("copy_to_host");

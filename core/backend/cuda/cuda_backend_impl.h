@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend/cuda/caching_allocator.h"
+#include "backend/op_checks.h"  // ops::TensorRules
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_kernels.h"
@@ -71,113 +72,21 @@ public:
     Allocator& allocator() override { return *allocator_; }
     void set_threads(int) override {}
     int threads() const override { return 1; }
+    // tensors on this backend's device; f32, bf16 and f16 (cuda_detail::GpuRules)
+    const ops::TensorRules& tensor_rules() const override;
     void synchronize() override;
 
-    void fill(Tensor& t, double value) override;
-    void copy(const Tensor& src, Tensor& dst) override;
-    void copy_from_host(const void* src, Tensor& dst) override;
-    void copy_to_host(const Tensor& src, void* dst) override;
-
-    void add(const Tensor& a, const Tensor& b, Tensor& out) override;
-    void axpy(float alpha, const Tensor& x, Tensor& y) override;
-    void scale(Tensor& x, float alpha) override;
-
-    void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
-              Tensor& c) override;
-    void add_bias(Tensor& y, const Tensor& bias) override;
-    void bias_grad(const Tensor& dy, Tensor& dbias) override;
-
-    std::size_t conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
-                                       DType dtype) const override;
-    void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const Conv2dParams& p,
-                        Tensor& workspace) override;
-    void conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
-                              Tensor& workspace) override;
-    void conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias,
-                                const Conv2dParams& p, Tensor& workspace) override;
-
-    void maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) override;
-    void maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) override;
-    void maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
-                                    const Pool2dParams& p) override;
-    void avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) override;
-    void avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) override;
-
-    void activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) override;
-    void activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y, const Tensor& dy,
-                             Tensor& dx) override;
-
-    void dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
-                         std::uint64_t offset) override;
-    void dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) override;
-
-    void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
-                                 Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean, Tensor& running_var,
-                                 float momentum, float eps) override;
-    void batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                 const Tensor& running_mean, const Tensor& running_var, float eps,
-                                 Tensor& y) override;
-    void batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
-                            const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
-
-    LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
-                                     Tensor& dlogits, float grad_scale) override;
-    LossResult mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) override;
-
     // transformer ops (cuda_transformer.cpp; kernels in cuda_transformer_kernels.cu)
-    void embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) override;
-    void embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) override;
-    void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y, Tensor& mean,
-                           Tensor& rstd) override;
-    void layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
-                            const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
-    void gelu_tanh_forward(const Tensor& x, Tensor& y) override;
-    void gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
-    void rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) override;
-    void rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
-                          Tensor& dgamma) override;
-    void rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) override;
-    void swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) override;
-    void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) override;
     std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
                                           DType dtype) const override;
-    void attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
-                           Tensor& workspace) override;
-    void attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dqkv,
-                            const AttentionParams& p, Tensor& workspace) override;
-    LossResult cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) override;
-    void copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
-                   std::int64_t rows) override;
-    void transpose_last2(const Tensor& x, Tensor& y) override;
-    void dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) override;
-
-    double sum_squares(const Tensor& x) override;
-    bool all_finite(const Tensor& x) override;
-
-    void sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
-    void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
 
     // ordering, asynchronous copies, capture (cuda_async.cpp); step control (cuda_backend.cpp)
     std::shared_ptr<Fence> record_fence() override;
     void wait_fence(const Fence* f) override;
     bool fence_done(const Fence* f) override;
     void fence_sync(const Fence* f) override;
-    std::shared_ptr<Fence> upload_async(const void* src, Tensor& dst, const Fence* reads_done) override;
     std::shared_ptr<void> host_buffer(std::size_t bytes) override;
-    std::shared_ptr<Fence> copy_to_host_async(const Tensor& src, void* dst) override;
     std::unique_ptr<CapturedWork> capture(const std::function<void()>& work) override;
-    void increment(Tensor& counter, std::int64_t by) override;
-    void softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
-                                    Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
-                                    double weight) override;
-    void mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
-                       const Tensor& control, Tensor& stats, double weight) override;
-    void all_finite_into(const Tensor& x, Tensor& control) override;
-    void sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
-                        const Tensor& control) override;
-    void adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
-                         const Tensor& control) override;
-    void step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) override;
 
     cudaStream_t compute_stream() const { return compute_; }
     void set_tf32(bool on);
@@ -195,6 +104,95 @@ public:
     bool capturing() const { return capturing_.load(); }
     void set_capturing(bool on) { capturing_.store(on); }
 
+protected:
+    // The ops (backend.h), their arguments checked above the backends (backend/op_dispatch.cpp); what
+    // only the GPU requires (32-bit sizes, a workspace cuDNN sized) is checked here.
+    void do_fill(Tensor& t, double value) override;
+    void do_copy(const Tensor& src, Tensor& dst) override;
+    void do_copy_from_host(const void* src, Tensor& dst) override;
+    void do_copy_to_host(const Tensor& src, void* dst) override;
+    void do_add(const Tensor& a, const Tensor& b, Tensor& out) override;
+    void do_axpy(float alpha, const Tensor& x, Tensor& y) override;
+    void do_scale(Tensor& x, float alpha) override;
+    void do_gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta,
+                 Tensor& c) override;
+    void do_add_bias(Tensor& y, const Tensor& bias) override;
+    void do_bias_grad(const Tensor& dy, Tensor& dbias) override;
+    std::size_t do_conv2d_workspace_bytes(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p,
+                                          DType dtype) const override;
+    void do_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const Conv2dParams& p,
+                           Tensor& workspace) override;
+    void do_conv2d_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2dParams& p,
+                                 Tensor& workspace) override;
+    void do_conv2d_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& dbias, const Conv2dParams& p,
+                                   Tensor& workspace) override;
+    void do_maxpool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const Pool2dParams& p) override;
+    void do_maxpool2d_backward(const Tensor& dy, const Tensor& indices, Tensor& dx) override;
+    void do_maxpool2d_backward_windows(const Tensor& dy, const Tensor& indices, Tensor& dx,
+                                       const Pool2dParams& p) override;
+    void do_avgpool2d_forward(const Tensor& x, Tensor& y, const Pool2dParams& p) override;
+    void do_avgpool2d_backward(const Tensor& dy, Tensor& dx, const Pool2dParams& p) override;
+    void do_activation_forward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) override;
+    void do_activation_backward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y, const Tensor& dy,
+                                Tensor& dx) override;
+    void do_dropout_forward(const Tensor& x, Tensor& y, Tensor& mask, float p, std::uint64_t seed,
+                            std::uint64_t offset) override;
+    void do_dropout_backward(const Tensor& dy, const Tensor& mask, float p, Tensor& dx) override;
+    void do_batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                    Tensor& save_mean, Tensor& save_invstd, Tensor& running_mean, Tensor& running_var,
+                                    float momentum, float eps) override;
+    void do_batchnorm_forward_infer(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                    const Tensor& running_mean, const Tensor& running_var, float eps,
+                                    Tensor& y) override;
+    void do_batchnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& save_mean,
+                               const Tensor& save_invstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+    LossResult do_softmax_cross_entropy(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                        Tensor& dlogits, float grad_scale) override;
+    LossResult do_mse_loss(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale) override;
+    void do_embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) override;
+    void do_embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) override;
+    void do_layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                              Tensor& mean, Tensor& rstd) override;
+    void do_layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+                               const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+    void do_gelu_tanh_forward(const Tensor& x, Tensor& y) override;
+    void do_gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) override;
+    void do_rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) override;
+    void do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                             Tensor& dgamma) override;
+    void do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) override;
+    void do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) override;
+    void do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
+                            Tensor& dup) override;
+    void do_attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+                              Tensor& workspace) override;
+    void do_attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+                               Tensor& dqkv, const AttentionParams& p, Tensor& workspace) override;
+    LossResult do_cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,
+                                        float grad_scale) override;
+    void do_copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+                      std::int64_t rows) override;
+    void do_transpose_last2(const Tensor& x, Tensor& y) override;
+    void do_dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) override;
+    double do_sum_squares(const Tensor& x) override;
+    bool do_all_finite(const Tensor& x) override;
+    void do_sgd_update(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a) override;
+    void do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
+    std::shared_ptr<Fence> do_upload_async(const void* src, Tensor& dst, const Fence* reads_done) override;
+    std::shared_ptr<Fence> do_copy_to_host_async(const Tensor& src, void* dst) override;
+    void do_increment(Tensor& counter, std::int64_t by) override;
+    void do_softmax_cross_entropy_into(const Tensor& logits, const Tensor& labels, float label_smoothing,
+                                       Tensor& dlogits, float grad_scale, const Tensor& control, Tensor& stats,
+                                       double weight) override;
+    void do_mse_loss_into(const Tensor& pred, const Tensor& target, Tensor& dpred, float grad_scale,
+                          const Tensor& control, Tensor& stats, double weight) override;
+    void do_all_finite_into(const Tensor& x, Tensor& control) override;
+    void do_sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& momentum_buf, const SgdArgs& a,
+                           const Tensor& control) override;
+    void do_adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,
+                            const Tensor& control) override;
+    void do_step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) override;
+
 private:
     friend class CudaGraph;
     void release() noexcept;  // frees everything the constructor created; idempotent
@@ -209,6 +207,7 @@ private:
     cuda::Scratch scratch() const { return cuda::Scratch{static_cast<char*>(scratch_.raw())}; }
 
     int device_;
+    std::unique_ptr<ops::TensorRules> rules_;  // tensor_rules(): cuda_detail::GpuRules over this backend
     CudaBackendOptions options_;
     int cc_major_ = 0, cc_minor_ = 0;
     std::string device_name_;

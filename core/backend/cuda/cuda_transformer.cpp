@@ -1,7 +1,7 @@
-// CudaBackend: the transformer ops of backend.h. Validation as the CPU backend
-// (backend/cpu/cpu_transformer*.cpp, the reference these are parity-tested against in
-// tests/cuda/test_cuda_transformer.cpp), then a launcher from cuda_transformer_kernels.h. The fused
-// cross-entropy reuses the loss kernel of softmax_cross_entropy, writing the gradient over the logits.
+// CudaBackend: the transformer ops of backend.h, their arguments checked above the backends
+// (backend/op_dispatch.cpp, transformer_checks.h: the contract and messages of the CPU, the reference these
+// are parity-tested against in tests/cuda/test_cuda_transformer.cpp), then a launcher from
+// cuda_transformer_kernels.h. The fused cross-entropy reuses the loss kernel of softmax_cross_entropy, writing the gradient over the logits.
 //
 // Differences from the CPU that a caller can see: token ids live on the device, so embedding_forward
 // cannot throw for an id outside [0, V) without waiting for the GPU; it fills that row with NaN (the run
@@ -17,20 +17,9 @@
 
 namespace hr {
 
-using ops::desc;
 using ops::fail;
-using ops::require_dtype;
-using ops::require_float;
-using ops::require_same_dtype;
-using ops::require_same_shape;
 
 namespace {
-
-void require_gpu_float_tf(const char* op, const char* name, const Tensor& t) {
-    if (t.dtype() == DType::f64)
-        fail(op, std::string(name) + " " + desc(t) + ": f64 is not supported on the GPU; use f32 (or bf16/f16)");
-    require_float(op, name, t);
-}
 
 cuda::VecArg vec_arg(const Tensor& t) {
     cuda::VecArg v;
@@ -41,18 +30,7 @@ cuda::VecArg vec_arg(const Tensor& t) {
     return v;
 }
 
-// The GPU's rules: tensors on this backend's device; f32, bf16 and f16 (not f64).
-class GpuRules final : public ops::TensorRules {
-public:
-    explicit GpuRules(const CudaBackend& be) : be_(be) {}
-    void here(const char* op, const char* name, const Tensor& t) const override { be_.require_here(op, name, t); }
-    void floating(const char* op, const char* name, const Tensor& t) const override { require_gpu_float_tf(op, name, t); }
-
-private:
-    const CudaBackend& be_;
-};
-
-// The shared contract, then what the GPU kernels add: heads of at most kAttnMaxHeadDim, T within int.
+// The shared contract was checked above the backends; what the GPU kernels add: heads of at most kAttnMaxHeadDim, T within int.
 ops::AttnDims gpu_attention_dims(const char* op, const ops::AttnDims& d) {
     if (d.D > cuda::kAttnMaxHeadDim)
         // the translated refusal the GPU gave for every transformer op before the kernels existed
@@ -69,15 +47,15 @@ ops::AttnDims gpu_attention_dims(const char* op, const ops::AttnDims& d) {
 
 // --- embeddings ------------------------------------------------------------------------------------
 
-void CudaBackend::embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) {
-    const ops::EmbeddingDims d = ops::check_embedding_forward(GpuRules(*this), ids, table, y);
+void CudaBackend::do_embedding_forward(const Tensor& ids, const Tensor& table, Tensor& y) {
+    const ops::EmbeddingDims d = ops::embedding_dims(ids, table);
     const std::int64_t V = d.V, C = d.C, N = d.N;
     auto lock = op_lock();
     cuda::embedding_forward(ids.data<std::int64_t>(), N, table.raw(), y.raw(), y.dtype(), V, C, compute_);
 }
 
-void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) {
-    const ops::EmbeddingDims d = ops::check_embedding_backward(GpuRules(*this), ids, dy, dtable);
+void CudaBackend::do_embedding_backward(const Tensor& ids, const Tensor& dy, Tensor& dtable) {
+    const ops::EmbeddingDims d = ops::embedding_dims(ids, dtable);
     const std::int64_t V = d.V, C = d.C, N = d.N;
     auto lock = op_lock();
     cuda::embedding_backward(ids.data<std::int64_t>(), N, dy.raw(), dy.dtype(), dtable.raw(), dtable.dtype(), V, C,
@@ -86,19 +64,18 @@ void CudaBackend::embedding_backward(const Tensor& ids, const Tensor& dy, Tensor
 
 // --- LayerNorm -------------------------------------------------------------------------------------
 
-void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+void CudaBackend::do_layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
                                     Tensor& mean, Tensor& rstd) {
-    const ops::RowsCols rc = ops::check_layernorm_forward(GpuRules(*this), x, gamma, beta, y, mean, rstd);
+    const ops::RowsCols rc = ops::rows_cols_of(x);
     const std::int64_t R = rc.R, C = rc.C;
     auto lock = op_lock();
     cuda::layernorm_forward(x.raw(), y.raw(), x.dtype(), R, C, vec_arg(gamma), vec_arg(beta), eps, mean.data<float>(),
                             rstd.data<float>(), compute_);
 }
 
-void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
+void CudaBackend::do_layernorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& mean,
                                      const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-    const ops::RowsCols rc =
-        ops::check_layernorm_backward(GpuRules(*this), x, dy, gamma, mean, rstd, dx, dgamma, dbeta);
+    const ops::RowsCols rc = ops::rows_cols_of(x);
     const std::int64_t R = rc.R, C = rc.C;
     auto lock = op_lock();
     cuda::layernorm_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), R, C, vec_arg(gamma), mean.data<float>(),
@@ -107,14 +84,12 @@ void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& dy, const Te
 
 // --- GELU, tanh form -------------------------------------------------------------------------------
 
-void CudaBackend::gelu_tanh_forward(const Tensor& x, Tensor& y) {
-    ops::check_gelu_forward(GpuRules(*this), x, y);
+void CudaBackend::do_gelu_tanh_forward(const Tensor& x, Tensor& y) {
     auto lock = op_lock();
     cuda::gelu_tanh_forward(x.raw(), y.raw(), x.dtype(), x.numel(), compute_);
 }
 
-void CudaBackend::gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
-    ops::check_gelu_backward(GpuRules(*this), x, dy, dx);
+void CudaBackend::do_gelu_tanh_backward(const Tensor& x, const Tensor& dy, Tensor& dx) {
     auto lock = op_lock();
     cuda::gelu_tanh_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), x.numel(), compute_);
 }
@@ -126,21 +101,20 @@ std::size_t CudaBackend::attention_workspace_bytes(std::int64_t B, std::int64_t 
     return cuda_sizes::attention_workspace_bytes(B, T, C, heads);
 }
 
-void CudaBackend::attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
+void CudaBackend::do_attention_forward(const Tensor& qkv, Tensor& out, Tensor& lse, const AttentionParams& p,
                                     Tensor&) {
     const char* op = "attention_forward";
-    const ops::AttnDims d = gpu_attention_dims(op, ops::check_attention(op, GpuRules(*this), qkv, out, lse, p));
+    const ops::AttnDims d = gpu_attention_dims(op, ops::attention_dims(qkv, p));
     auto lock = op_lock();
     cuda::attention_forward(qkv.raw(), out.raw(), lse.data<float>(), qkv.dtype(), d.B, d.T, d.C, static_cast<int>(d.H),
                             p, compute_);
 }
 
-void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
+void CudaBackend::do_attention_backward(const Tensor& qkv, const Tensor& out, const Tensor& lse, const Tensor& dout,
                                      Tensor& dqkv, const AttentionParams& p, Tensor& workspace) {
     const char* op = "attention_backward";
-    const GpuRules rules(*this);
-    const ops::AttnDims d = gpu_attention_dims(op, ops::check_attention_backward(rules, qkv, out, lse, dout, dqkv, p));
-    ops::check_workspace(op, rules, workspace,
+    const ops::AttnDims d = gpu_attention_dims(op, ops::attention_dims(qkv, p));
+    ops::check_workspace(op, tensor_rules(), workspace,  // the GPU's own size of it
                          cuda_sizes::attention_workspace_bytes(d.B, d.T, d.C, static_cast<int>(d.H)));
     auto lock = op_lock();
     cuda::attention_backward(qkv.raw(), out.raw(), lse.data<float>(), dout.raw(), dqkv.raw(), qkv.dtype(), d.B, d.T, d.C,
@@ -149,10 +123,9 @@ void CudaBackend::attention_backward(const Tensor& qkv, const Tensor& out, const
 
 // --- fused cross-entropy over a vocabulary, in place -----------------------------------------------
 
-LossResult CudaBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
+LossResult CudaBackend::do_cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
     const char* op = "cross_entropy_inplace";
-    const ops::VocabDims dims = ops::check_cross_entropy(GpuRules(*this), logits, targets);
-    const std::int64_t N = dims.N, V = dims.V;
+    const std::int64_t N = logits.dim(0), V = logits.dim(1);
     auto lock = op_lock();
     // The loss kernel checks the targets first (nothing is written when one is outside [0, V)), reads
     // each row completely before it writes that row's gradient, and takes max, sum and loss in f64.
@@ -170,24 +143,21 @@ LossResult CudaBackend::cross_entropy_inplace(Tensor& logits, const Tensor& targ
 
 // --- sequence plumbing -----------------------------------------------------------------------------
 
-void CudaBackend::copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
+void CudaBackend::do_copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,
                             std::int64_t rows) {
-    ops::check_copy_rows(GpuRules(*this), src, src_row, dst, dst_row, rows);
     const std::int64_t N = dst.dim(0);
     auto lock = op_lock();
     cuda::copy_rows(src.raw(), dst.raw(), static_cast<int>(dtype_size(dst.dtype())), N, src.dim(0) == 1 && N != 1,
                     src.dim(1), src_row, dst.dim(1), dst_row, rows, dst.dim(2), compute_);
 }
 
-void CudaBackend::transpose_last2(const Tensor& x, Tensor& y) {
-    ops::check_transpose_last2(GpuRules(*this), x, y);
+void CudaBackend::do_transpose_last2(const Tensor& x, Tensor& y) {
     auto lock = op_lock();
     cuda::transpose_last2(x.raw(), y.raw(), static_cast<int>(dtype_size(x.dtype())), x.dim(0), x.dim(1), x.dim(2),
                           compute_);
 }
 
-void CudaBackend::dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
-    ops::check_dequantize(GpuRules(*this), packed, bits, group, w);
+void CudaBackend::do_dequantize(const Tensor& packed, int bits, std::int64_t group, Tensor& w) {
     auto lock = op_lock();
     cuda::dequantize(static_cast<const std::uint8_t*>(packed.raw()), w.raw(), w.dtype(), w.dim(0), w.dim(1), bits, group,
                      compute_);
@@ -195,36 +165,33 @@ void CudaBackend::dequantize(const Tensor& packed, int bits, std::int64_t group,
 
 // --- the LLaMA family ------------------------------------------------------------------------------
 
-void CudaBackend::rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) {
-    const ops::RowsCols rc = ops::check_rmsnorm_forward(GpuRules(*this), x, gamma, y, rstd);
+void CudaBackend::do_rmsnorm_forward(const Tensor& x, const Tensor& gamma, float eps, Tensor& y, Tensor& rstd) {
+    const ops::RowsCols rc = ops::rows_cols_of(x);
     auto lock = op_lock();
     cuda::rmsnorm_forward(x.raw(), y.raw(), x.dtype(), rc.R, rc.C, vec_arg(gamma), eps, rstd.data<float>(), compute_);
 }
 
-void CudaBackend::rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd,
+void CudaBackend::do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd,
                                    Tensor& dx, Tensor& dgamma) {
-    const ops::RowsCols rc = ops::check_rmsnorm_backward(GpuRules(*this), x, dy, gamma, rstd, dx, dgamma);
+    const ops::RowsCols rc = ops::rows_cols_of(x);
     auto lock = op_lock();
     cuda::rmsnorm_backward(x.raw(), dy.raw(), dx.raw(), x.dtype(), rc.R, rc.C, vec_arg(gamma), rstd.data<float>(),
                            vec_arg(dgamma), scratch(), compute_);
 }
 
-void CudaBackend::rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
-    const ops::RopeDims d = ops::check_rope(GpuRules(*this), x, heads, p);
+void CudaBackend::do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
+    const ops::RopeDims d = ops::rope_dims(x, heads);
     const std::vector<float> f = rope_frequencies(p, d.D);
     auto lock = op_lock();
     cuda::rope_apply(x.raw(), x.dtype(), d.B, d.T, heads, d.D, f.data(), inverse, compute_);
 }
 
-void CudaBackend::swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
-    ops::check_swiglu("swiglu_forward", GpuRules(*this), gate, up, y, Tensor());
+void CudaBackend::do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) {
     auto lock = op_lock();
     cuda::swiglu_forward(gate.raw(), up.raw(), y.raw(), gate.dtype(), gate.numel(), compute_);
 }
 
-void CudaBackend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
-    ops::check_swiglu("swiglu_backward", GpuRules(*this), gate, up, dgate, dup);
-    ops::check_swiglu("swiglu_backward", GpuRules(*this), gate, dy, Tensor(), Tensor());
+void CudaBackend::do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup) {
     auto lock = op_lock();
     cuda::swiglu_backward(gate.raw(), up.raw(), dy.raw(), dgate.raw(), dup.raw(), gate.dtype(), gate.numel(), compute_);
 }
