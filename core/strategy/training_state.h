@@ -122,11 +122,13 @@ public:
     // set_step_recorder: the next steps report their phases to r (null: stop); the host step runner marks
     // the micro-batches and the loss, the model its layers, optimizer_step the reduction, offload and
     // update. walk_step_timeline reports one whole step's phases as this state takes them, running nothing
-    // (the planner's prediction, on a dry-run state). Pipeline stages are not walked (empty timeline).
+    // (the planner's prediction, on a dry-run state). A pipeline stage (pipeline_step) reports its 1F1B
+    // schedule: per action the messages of its group (send/receive phases; a received micro-batch's
+    // activations live until its backward, the first stage's copy of the input alike), then the forward
+    // or the loss and backward of micro-batch j on its model.
     void set_step_recorder(StepRecorder* r);
     StepRecorder* step_recorder() const { return recorder_; }
     void walk_step_timeline(StepRecorder& r);
-    bool walks_step_timeline() const { return !pipelined(); }
 
     // --- checkpoints and resume (train/resume.h): the same on any number of ranks --------------------
     // A checkpoint holds the model's state_dict ("model.<name>": parameters in the compute dtype, rank 0's
@@ -311,6 +313,12 @@ private:
     StepRecorder* recorder_ = nullptr;
     int device_micro_ = 0;  // the device step's micro-batch, for the recorder
     void mark_update_phases(StepRecorder& r) const;  // the reduction, offload and update phases of a step
+    // pipeline stages: a group's messages as send/receive phases (a received micro-batch's input becomes
+    // live); micro-batch j's input at the first stage (starts) or after its backward (ends)
+    void timeline_pipeline_messages(StepRecorder& r, const std::vector<PipelineMessage>& group,
+                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& micro) const;
+    void timeline_pipeline_input(StepRecorder& r, std::int64_t n, bool starts) const;
+    std::int64_t pipeline_input_bytes(std::int64_t n) const;
     bool mse_ = false;
     float label_smoothing_ = 0.0f;
     bool has_dropout_ = false;
