@@ -7070,6 +7070,10 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
         <translation>接收</translation>
     </message>
     <message>
+        <source>gather</source>
+        <translation>收集</translation>
+    </message>
+    <message>
         <source>the start of the step</source>
         <translation>步骤开始</translation>
     </message>
@@ -9570,6 +9574,13 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     <message>
         <source>the gradient reduction</source>
         <translation>梯度归约</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_gather</name>
+    <message>
+        <source>the gather of unit %1's parameters</source>
+        <translation>收集单元 %1 的参数</translation>
     </message>
 </context>
 <context>

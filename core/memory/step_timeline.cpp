@@ -18,6 +18,7 @@ const char* step_phase_kind_name(StepPhaseKind k) {
         case StepPhaseKind::update: return "update";
         case StepPhaseKind::send: return "send";
         case StepPhaseKind::receive: return "receive";
+        case StepPhaseKind::gather: return "gather";
     }
     return "?";
 }
@@ -153,6 +154,9 @@ Message describe_phase(const StepPhase& p) {
                                       "the pipeline receive of activations from stage %1"),
                                {std::to_string(p.peer)});
             return Message(HR_MSG("timeline.phase_receive_input", "the copy of the input into the first stage"));
+        case StepPhaseKind::gather:
+            return Message(HR_MSG("timeline.phase_gather", "the gather of unit %1's parameters"),
+                           {std::to_string(p.block)});
     }
     return Message::plain("?");
 }
@@ -322,7 +326,7 @@ nlohmann::json step_timeline_trace_json(const StepTimeline& t, const std::string
         args["live_bytes"] = live_total;
         std::string pname = step_phase_kind_name(ph.kind);
         if (ph.layer >= 0) pname += " " + std::to_string(ph.layer);
-        if (ph.block >= 0) pname += " block " + std::to_string(ph.block);
+        if (ph.block >= 0) pname += (ph.kind == StepPhaseKind::gather ? " unit " : " block ") + std::to_string(ph.block);
         if (ph.kind == StepPhaseKind::send || ph.kind == StepPhaseKind::receive) {
             pname += " " + ph.label;
             if (ph.peer >= 0) pname += (ph.kind == StepPhaseKind::send ? " to " : " from ") + std::to_string(ph.peer);

@@ -30,14 +30,14 @@
 
 namespace hr {
 
-enum class StepPhaseKind : int { forward = 0, recompute, loss, backward, reduce, offload, update, send, receive };
-constexpr StepPhaseKind kLastStepPhaseKind = StepPhaseKind::receive;
+enum class StepPhaseKind : int { forward = 0, recompute, loss, backward, reduce, offload, update, send, receive, gather };
+constexpr StepPhaseKind kLastStepPhaseKind = StepPhaseKind::gather;
 const char* step_phase_kind_name(StepPhaseKind k);  // "forward", "recompute", ...
 
 struct StepPhase {
     StepPhaseKind kind = StepPhaseKind::forward;
     int layer = -1;        // forward/backward: the top-level layer's index (model numbering)
-    int block = -1;        // recompute: the checkpointed block's index
+    int block = -1;        // recompute: the checkpointed block's index; gather: the unit's (ZeRO-3)
     int micro = 0;         // which micro-batch (0-based)
     std::string label;     // the layer's label ("conv2d", "transformer_block"), for people; send/receive: what
                            // moves ("activations", "gradient"; a first stage's receive: "input", the batch's rows)

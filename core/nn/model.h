@@ -32,6 +32,8 @@ struct ParamUnit {
     std::int64_t values = 0;              // trainable values in it (numel minus padding)
 };
 
+class StepRecorder;
+
 class UnitHooks {
 public:
     virtual ~UnitHooks() = default;
@@ -41,10 +43,13 @@ public:
     virtual void after_forward(int unit) {}
     virtual void before_backward(int unit) {}
     virtual void after_backward(int unit) {}
+    // The step's memory timeline (memory/step_timeline.h): what before_forward and before_backward make live
+    // (ZeRO-3's gathers), reported without running anything, at the same places of the planner's walk.
+    virtual void walk_before_forward(StepRecorder& r, int unit) {}
+    virtual void walk_before_backward(StepRecorder& r, int unit) {}
 };
 
 class Model;
-class StepRecorder;
 
 struct ModelOptions {
     std::int64_t batch = 64;     // largest batch forward() will see

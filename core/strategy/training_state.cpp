@@ -393,6 +393,15 @@ void TrainingState::set_step_recorder(StepRecorder* r) {
     recorder_ = r;
     model_->set_step_recorder(r);
     for (auto& m : pp_.extra) m->set_step_recorder(r);  // a pipeline stage's models in flight
+    engine_.set_step_recorder(r);                         // zero3's gathers
+}
+
+CategoryBytes TrainingState::timeline_base(CategoryBytes live) const {
+    at(live, MemCategory::activations) = 0;
+    std::size_t& comm = at(live, MemCategory::communication);
+    const std::size_t idle = timeline_idle_bytes();
+    comm = comm > idle ? comm - idle : 0;
+    return live;
 }
 
 void TrainingState::mark_update_phases(StepRecorder& r) const {
@@ -429,6 +438,7 @@ void TrainingState::walk_step_timeline(StepRecorder& r) {
         mark_update_phases(r);
         return;
     }
+    engine_.begin_timeline_walk();
     int j = 0;
     for (auto [r0, n] : strategy_.micro_batches()) {
         (void)r0;
@@ -438,6 +448,7 @@ void TrainingState::walk_step_timeline(StepRecorder& r) {
         model_->walk_backward_timeline(r, n);
     }
     mark_update_phases(r);
+    engine_.walk_after_update(r);  // (optimizer_step's publish_parameters)
 }
 
 bool TrainingState::optimizer_step(double lr) {

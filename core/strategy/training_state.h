@@ -129,6 +129,11 @@ public:
     void set_step_recorder(StepRecorder* r);
     StepRecorder* step_recorder() const { return recorder_; }
     void walk_step_timeline(StepRecorder& r);
+    // The timeline's base from the ledger's live bytes (measured) or the plan's (predicted, after the walk):
+    // activations at zero (nothing saved yet), and zero3's gather buffers only with the units they hold
+    // (ShardEngine::timeline_idle_bytes; a gather is an event).
+    CategoryBytes timeline_base(CategoryBytes live) const;
+    std::size_t timeline_idle_bytes() const { return engine_.timeline_idle_bytes(); }
 
     // --- checkpoints and resume (train/resume.h): the same on any number of ranks --------------------
     // A checkpoint holds the model's state_dict ("model.<name>": parameters in the compute dtype, rank 0's

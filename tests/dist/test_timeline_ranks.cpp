@@ -16,10 +16,13 @@ using hrtest::Trainee;
 
 namespace {
 
-// Trainee::step with the phases the host step runner marks (the micro-batch, the loss)
-StepTimeline measured_step(Trainee& t) {
-    CategoryBytes base = t.ledger->snapshot().live;
-    at(base, MemCategory::activations) = 0;
+// Trainee::step with the phases the host step runner marks (the micro-batch, the loss); the state's
+// second step, the first steady one (zero3's gather buffers hold what an update leaves), as the trainer's
+// default. `moved`: the payload bytes the rank's communicator counted in it.
+StepTimeline measured_step(Trainee& t, double* moved = nullptr) {
+    t.step(0);
+    const double before = comm().stats().bytes;
+    const CategoryBytes base = t.st->timeline_base(t.ledger->snapshot().live);
     StepRecorder rec(base, 1, comm().rank());
     TrainingState& st = *t.st;
     st.set_step_recorder(&rec);
@@ -44,14 +47,14 @@ StepTimeline measured_step(Trainee& t) {
     }
     st.optimizer_step(t.lr);
     st.set_step_recorder(nullptr);
+    if (moved) *moved = comm().stats().bytes - before;
     return rec.finish();
 }
 
 // A pipeline stage's step: the 1F1B schedule (TrainingState::pipeline_step), stage 0 fed this replica's rows,
 // the last stage's loss over them (as the trainer's PipelineStepRunner)
 StepTimeline measured_pipeline_step(Trainee& t) {
-    CategoryBytes base = t.ledger->snapshot().live;
-    at(base, MemCategory::activations) = 0;
+    const CategoryBytes base = t.st->timeline_base(t.ledger->snapshot().live);
     StepRecorder rec(base, 1, comm().rank());
     TrainingState& st = *t.st;
     st.set_step_recorder(&rec);
@@ -125,9 +128,12 @@ private slots:
         const std::int64_t batch = 8 * N;
         if (uneven && N == 2) sc.rank_batch = {10, 6};
         StepTimeline m, p;
+        double moved = 0;
+        std::int64_t flat = 0;
         DIST_GUARD({
             Trainee t(spec, sc, batch, o, &comm());
-            m = measured_step(t);
+            m = measured_step(t, &moved);
+            flat = t.st->shard_layout().flat_numel;
             PlanRequest req;
             req.spec = spec;
             req.batch = batch;
@@ -146,6 +152,26 @@ private slots:
         int reduces = 0;
         for (const StepPhase& ph : m.phases) reduces += ph.kind == StepPhaseKind::reduce;
         DIST_VERIFY(reduces == (N > 1 ? 1 : 0), "one gradient reduction phase with ranks");
+        // zero3: the gathers are events (ShardEngine::record_gathers), checked against the communicator's own
+        // count of the step's payload: a reduce-scatter of every unit per micro-batch (P elements, f32) and
+        // the all-gathers, whose bytes are what the gather phases make live
+        if (stage == "zero3") {
+            double gathered = 0;
+            int gathers = 0;
+            bool only_communication = true;
+            for (const TimelineEvent& e : m.events)
+                if (m.phases[static_cast<std::size_t>(e.phase)].kind == StepPhaseKind::gather) {
+                    only_communication = only_communication && e.category == MemCategory::communication;
+                    if (e.delta > 0) gathered += double(e.delta), ++gathers;
+                }
+            DIST_VERIFY(gathers > 0 && only_communication, "zero3's gathers are phases with communication bytes");
+            const double expect = double(accumulate) * double(flat) * 4.0 + gathered;
+            if (std::abs(moved - expect) > 0.5)
+                std::fprintf(stderr, "rank %d: the communicator moved %.0f bytes, the timeline says %.0f\n", r, moved, expect);
+            DIST_VERIFY(std::abs(moved - expect) <= 0.5, "the gathered bytes are the all-gathers' payload");
+            // the step ends as it began: units 0 and 1 gathered for the next one
+            DIST_VERIFY(m.events.back().live == m.base, "the step's end equals its start");
+        }
         // uneven batches: rank 0's 10 rows keep more activations than rank 1's 6
         if (uneven && N == 2) {
             const double mine = double(at(m.at_peak, MemCategory::activations));

@@ -21,6 +21,7 @@ QString StepTimelineChart::kindText(hr::StepPhaseKind k) {
         case hr::StepPhaseKind::update: return tr("update");
         case hr::StepPhaseKind::send: return tr("send");
         case hr::StepPhaseKind::receive: return tr("receive");
+        case hr::StepPhaseKind::gather: return tr("gather");
     }
     return {};
 }
@@ -140,7 +141,7 @@ void StepTimelineChart::rebuild() {
             if (k == lastKind) continue;
             lastKind = k;
             if (k == hr::StepPhaseKind::loss || k == hr::StepPhaseKind::reduce || k == hr::StepPhaseKind::offload ||
-                k == hr::StepPhaseKind::send || k == hr::StepPhaseKind::receive)
+                k == hr::StepPhaseKind::send || k == hr::StepPhaseKind::receive || k == hr::StepPhaseKind::gather)
                 continue;
             if (static_cast<int>(i) - last < gap) continue;
             last = static_cast<int>(i);
