@@ -9584,6 +9584,13 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     </message>
 </context>
 <context>
+    <name>timeline.phase_head_reduce</name>
+    <message>
+        <source>the all-reduce of the split head's input gradient</source>
+        <translation>拆分输出头的输入梯度全归约</translation>
+    </message>
+</context>
+<context>
     <name>timeline.phase_receive_activations</name>
     <message>
         <source>the pipeline receive of activations from stage %1</source>

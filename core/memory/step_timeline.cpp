@@ -134,7 +134,10 @@ Message describe_phase(const StepPhase& p) {
             return Message(HR_MSG("timeline.phase_recompute", "the recompute of checkpointed block %1"),
                            {std::to_string(p.block)});
         case StepPhaseKind::loss: return Message(HR_MSG("timeline.phase_loss", "the loss"));
-        case StepPhaseKind::reduce: return Message(HR_MSG("timeline.phase_reduce", "the gradient reduction"));
+        case StepPhaseKind::reduce:
+            if (p.label == "head input gradient")
+                return Message(HR_MSG("timeline.phase_head_reduce", "the all-reduce of the split head's input gradient"));
+            return Message(HR_MSG("timeline.phase_reduce", "the gradient reduction"));
         case StepPhaseKind::offload: return Message(HR_MSG("timeline.phase_offload", "the offload transfers"));
         case StepPhaseKind::update: return Message(HR_MSG("timeline.phase_update", "the optimizer update"));
         case StepPhaseKind::send:

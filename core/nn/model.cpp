@@ -918,6 +918,7 @@ void Model::walk_backward_timeline(StepRecorder& r, std::int64_t rows) {
             }
         }
         timeline_backward(r, k);
+        if (k + 1 == top_->nodes.size() && k > 0 && options_.head_input_grad_walk) options_.head_input_grad_walk(r);
     }
 }
 

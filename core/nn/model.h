@@ -76,6 +76,8 @@ struct ModelOptions {
     // below read it (the sum over the head's ranks, in place).
     std::int64_t head_first = 0, head_total = 0;
     std::function<void(Tensor&)> head_input_grad_hook;
+    // the step's memory timeline: the planner's walk reports that hook's place (a dry run sets no hook)
+    std::function<void(StepRecorder&)> head_input_grad_walk;
     // Pipeline stage (strategy/pipeline.h): the spec holds top-level layers [layer_offset, ...) of a whole
     // model. Its nodes take the whole model's paths and depth-first indices (node_offset), and its
     // state_dict the whole model's prefixes (name_prefixes), so initial weights, dropout masks, names and

@@ -49,9 +49,12 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
         mo.head_total = tp_.slice.total;
         // the head's input gradient is a sum over every rank's columns: all-reduced before the body's backward
         if (!dry_run)
-            mo.head_input_grad_hook = [heads = tp_.heads](Tensor& dx) {
-                heads->all_reduce(dx, ReduceOp::sum).wait();
+            mo.head_input_grad_hook = [this](Tensor& dx) {
+                if (recorder_) timeline_head_reduce(*recorder_);
+                tp_.heads->all_reduce(dx, ReduceOp::sum).wait();
             };
+        else
+            mo.head_input_grad_walk = [this](StepRecorder& r) { timeline_head_reduce(r); };
     }
     if (s.pipeline > 1) {  // the whole model's names, paths and indices for this stage's layers
         mo.layer_offset = pp_.split.first[static_cast<std::size_t>(pp_.stage)];
@@ -399,7 +402,8 @@ void TrainingState::set_step_recorder(StepRecorder* r) {
 CategoryBytes TrainingState::timeline_base(CategoryBytes live) const {
     at(live, MemCategory::activations) = 0;
     std::size_t& comm = at(live, MemCategory::communication);
-    const std::size_t idle = timeline_idle_bytes();
+    std::size_t idle = timeline_idle_bytes();
+    if (tp_.loss.reduce.defined()) idle += tp_.loss.reduce.nbytes();  // in use in the loss (timeline_tp_loss_bytes)
     comm = comm > idle ? comm - idle : 0;
     return live;
 }
@@ -445,6 +449,11 @@ void TrainingState::walk_step_timeline(StepRecorder& r) {
         r.set_micro(j++);
         model_->walk_forward_timeline(r, n);
         r.phase(StepPhaseKind::loss);
+        if (tp_head()) {  // tp_loss: its reduction buffer in use
+            const std::int64_t b = timeline_tp_loss_bytes(n * (model_->takes_tokens() ? full_spec_.input_shape[0] : 1));
+            r.use(MemCategory::communication, -1, b);
+            r.use(MemCategory::communication, -1, -b);
+        }
         model_->walk_backward_timeline(r, n);
     }
     mark_update_phases(r);
@@ -964,6 +973,23 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
 }
 
 // --- pipeline stages ----------------------------------------------------------------------------------
+
+// A split head: the loss's reductions pass through tp_.loss.reduce, 3 floats a row of logits, in use while
+// tp_loss runs; the head's input gradient is all-reduced in place (the model's gradient buffer): a phase.
+std::int64_t TrainingState::timeline_tp_loss_bytes(std::int64_t rows) const { return rows * 3 * 4; }
+
+void TrainingState::timeline_head_reduce(StepRecorder& r) const {
+    r.phase(StepPhaseKind::reduce, -1, -1, "head input gradient");
+}
+
+LossResult TrainingState::tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
+    const std::int64_t b = recorder_ && grad.defined() ? timeline_tp_loss_bytes(logits.numel() / logits.dim(-1)) : 0;
+    if (b) recorder_->use(MemCategory::communication, -1, b);
+    const LossResult l = tp_cross_entropy(device_, *tp_.heads, tp_.slice, logits, labels, label_smoothing_, grad,
+                                          grad_scale, tp_.loss);
+    if (b) recorder_->use(MemCategory::communication, -1, -b);
+    return l;
+}
 
 std::int64_t TrainingState::pipeline_input_bytes(std::int64_t n) const {
     const Tensor& in = pp_.input.front();

@@ -178,10 +178,7 @@ public:
     // so a run with a split head resumes on one process and the other way round; so do pipeline stages'.
     bool tp_head() const { return strategy_.tp_head > 1; }
     // The split cross-entropy over this rank's logits columns (collective; tp_cross_entropy).
-    LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
-        return tp_cross_entropy(device_, *tp_.heads, tp_.slice, logits, labels, label_smoothing_, grad,
-                                grad_scale, tp_.loss);
-    }
+    LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale);
 
     // --- pipeline stages (strategy/pipeline.h; strategy().pipeline > 1) ----------------------------
     bool pipelined() const { return strategy_.pipeline > 1; }
@@ -324,6 +321,9 @@ private:
                                     const std::vector<std::pair<std::int64_t, std::int64_t>>& micro) const;
     void timeline_pipeline_input(StepRecorder& r, std::int64_t n, bool starts) const;
     std::int64_t pipeline_input_bytes(std::int64_t n) const;
+    // a split head: the loss buffer's bytes for `rows` rows of logits, and the input gradient's all-reduce
+    std::int64_t timeline_tp_loss_bytes(std::int64_t rows) const;
+    void timeline_head_reduce(StepRecorder& r) const;
     bool mse_ = false;
     float label_smoothing_ = 0.0f;
     bool has_dropout_ = false;

@@ -42,7 +42,8 @@ StepTimeline measured_step(Trainee& t, double* moved = nullptr) {
         Tensor logits = st.model().forward(xs, true, st.first_sample(1, r0));
         rec.phase(StepPhaseKind::loss);
         Tensor g = st.dlogits.slice0(0, n);
-        t.be->softmax_cross_entropy(logits, yb, 0.0f, g, st.loss_grad_scale(n));
+        if (st.tp_head()) st.tp_loss(logits, yb, g, st.loss_grad_scale(n));  // a split head's columns
+        else t.be->softmax_cross_entropy(logits, yb, 0.0f, g, st.loss_grad_scale(n));
         st.model().backward(g);
     }
     st.optimizer_step(t.lr);
@@ -111,6 +112,7 @@ private slots:
         QTest::addColumn<bool>("uneven");
         QTest::newRow("dp, uneven batches") << "dp" << 1 << true;
         QTest::newRow("zero3 + accumulation") << "zero3" << 2 << false;
+        QTest::newRow("split head + accumulation") << "tp" << 2 << false;
     }
 
     void eachRankMeasuredEqualsPredicted() {
@@ -124,6 +126,10 @@ private slots:
         o.momentum = 0.9;
         StrategyConfig sc;
         sc.shard = stage.toStdString();
+        if (stage == "tp") {  // --tp-head 2 (x 2 data replicas on 4 ranks)
+            sc.tp_head = 2;
+            sc.shard = N > 2 ? "dp" : "none";
+        }
         sc.accumulate = accumulate;
         const std::int64_t batch = 8 * N;
         if (uneven && N == 2) sc.rank_batch = {10, 6};
@@ -149,9 +155,30 @@ private slots:
         if (!same) std::fprintf(stderr, "rank %d: %s\n", r, why.c_str());
         DIST_VERIFY(same, "this rank's measured timeline equals its prediction");
         DIST_VERIFY(m.peak_total - total(m.base) == p.peak_total - total(p.base), "the step's own peak");
-        int reduces = 0;
-        for (const StepPhase& ph : m.phases) reduces += ph.kind == StepPhaseKind::reduce;
-        DIST_VERIFY(reduces == (N > 1 ? 1 : 0), "one gradient reduction phase with ranks");
+        int reduces = 0, head_reduces = 0;
+        for (const StepPhase& ph : m.phases) {
+            reduces += ph.kind == StepPhaseKind::reduce && ph.label.empty();
+            head_reduces += ph.kind == StepPhaseKind::reduce && ph.label == "head input gradient";
+        }
+        const bool gradient_reduce = stage != "tp" || N > 2;  // a split head alone reduces no gradients
+        DIST_VERIFY(reduces == (gradient_reduce ? 1 : 0), "one gradient reduction phase with data replicas");
+        // a split head: per micro-batch its input gradient's all-reduce (a phase), and its loss's reduction
+        // buffer in use in the loss, 3 floats (4 bytes) a row: by hand, the micro-batch's rows x 12 bytes
+        if (stage == "tp") {
+            DIST_VERIFY(head_reduces == accumulate, "one all-reduce of the head's input gradient per micro-batch");
+            const std::int64_t rows = batch / (N / 2) / accumulate;
+            bool loss_bytes = true;
+            int loss_events = 0;
+            for (const TimelineEvent& e : m.events)
+                if (m.phases[static_cast<std::size_t>(e.phase)].kind == StepPhaseKind::loss) {
+                    ++loss_events;
+                    loss_bytes = loss_bytes && e.category == MemCategory::communication &&
+                                 std::abs(e.delta) == rows * 12;
+                }
+            DIST_VERIFY(loss_bytes && loss_events == 2 * accumulate, "the loss buffer's bytes, by hand");
+        } else {
+            DIST_VERIFY(head_reduces == 0, "no head all-reduce without a split head");
+        }
         // zero3: the gathers are events (ShardEngine::record_gathers), checked against the communicator's own
         // count of the step's payload: a reduce-scatter of every unit per micro-batch (P elements, f32) and
         // the all-gathers, whose bytes are what the gather phases make live
