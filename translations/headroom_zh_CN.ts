@@ -1503,9 +1503,9 @@ one, the second)</source>
 </translation>
     </message>
     <message>
-        <source>Step timeline: none (pipeline stages are not walked yet; see docs/timeline.md)
+        <source>Step timeline: none (the run ended before the chosen step; see --timeline-step)
 </source>
-        <translation>步骤时间线：无（尚未支持流水线阶段；见 docs/timeline.md）
+        <translation>步骤时间线：无（运行在所选步骤之前结束；见 --timeline-step）
 </translation>
     </message>
     <message>
@@ -5494,10 +5494,6 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
         <translation>预测：%1</translation>
     </message>
     <message>
-        <source>No step timeline for this layout (pipeline stages are not walked yet).</source>
-        <translation>此布局没有步骤时间线（尚未支持流水线阶段）。</translation>
-    </message>
-    <message>
         <source>Measured in step %1: %2</source>
         <translation>第 %1 步实测：%2</translation>
     </message>
@@ -7076,6 +7072,14 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     <message>
         <source>send</source>
         <translation>发送</translation>
+    </message>
+    <message>
+        <source>receive</source>
+        <translation>接收</translation>
+    </message>
+    <message>
+        <source>gather</source>
+        <translation>收集</translation>
     </message>
     <message>
         <source>the start of the step</source>
@@ -9665,10 +9669,52 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     </message>
 </context>
 <context>
-    <name>timeline.phase_send</name>
+    <name>timeline.phase_gather</name>
     <message>
-        <source>the pipeline sends</source>
-        <translation>流水线发送</translation>
+        <source>the gather of unit %1's parameters</source>
+        <translation>收集单元 %1 的参数</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_head_reduce</name>
+    <message>
+        <source>the all-reduce of the split head's input gradient</source>
+        <translation>拆分输出头的输入梯度全归约</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_receive_activations</name>
+    <message>
+        <source>the pipeline receive of activations from stage %1</source>
+        <translation>流水线从阶段 %1 接收激活</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_receive_gradient</name>
+    <message>
+        <source>the pipeline receive of the output gradient from stage %1</source>
+        <translation>流水线从阶段 %1 接收输出梯度</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_receive_input</name>
+    <message>
+        <source>the copy of the input into the first stage</source>
+        <translation>把输入复制到第一个阶段</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_send_activations</name>
+    <message>
+        <source>the pipeline send of activations to stage %1</source>
+        <translation>流水线向阶段 %1 发送激活</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_send_gradient</name>
+    <message>
+        <source>the pipeline send of the input gradient to stage %1</source>
+        <translation>流水线向阶段 %1 发送输入梯度</translation>
     </message>
 </context>
 <context>

@@ -9,7 +9,7 @@ namespace hrapp {
 
 QString timelineText(const hr::StepTimeline& t) {
     if (t.empty())
-        return Cli::tr("Step timeline: none (pipeline stages are not walked yet; see docs/timeline.md)\n");
+        return Cli::tr("Step timeline: none (the run ended before the chosen step; see --timeline-step)\n");
     QString out = Cli::tr("Step timeline (%1 phases, %2 events; * marks the peak):\n").arg(t.phases.size()).arg(t.events.size());
     out += QStringLiteral("  %1 %2 %3 %4\n")
                .arg(QStringLiteral("#"), 5)

@@ -642,7 +642,6 @@ void MemoryPlanPanel::showTimelines() {
     QStringList lines;
     const hr::StepTimeline& pt = m_timelinePredicted->timeline();
     if (!pt.empty()) lines << tr("Predicted: %1").arg(hrapp::peakText(pt).toHtmlEscaped());
-    else if (m_plan) lines << tr("No step timeline for this layout (pipeline stages are not walked yet).");
     if (!m_timelineMeasured->isHidden() && !m_timelineMeasured->timeline().empty())
         lines << tr("Measured in step %1: %2")
                      .arg(m_timelineMeasured->timeline().step)

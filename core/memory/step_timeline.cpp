@@ -17,6 +17,8 @@ const char* step_phase_kind_name(StepPhaseKind k) {
         case StepPhaseKind::offload: return "offload";
         case StepPhaseKind::update: return "update";
         case StepPhaseKind::send: return "send";
+        case StepPhaseKind::receive: return "receive";
+        case StepPhaseKind::gather: return "gather";
     }
     return "?";
 }
@@ -39,8 +41,9 @@ StepRecorder::StepRecorder(const CategoryBytes& base, std::int64_t step, int ran
     t_.at_peak = base;
 }
 
-void StepRecorder::phase(StepPhaseKind kind, int layer, int block, const std::string& label) {
+void StepRecorder::phase(StepPhaseKind kind, int layer, int block, const std::string& label, int peer) {
     StepPhase p;
+    p.peer = peer;
     p.kind = kind;
     p.layer = layer;
     p.block = block;
@@ -102,7 +105,7 @@ StepTimeline step_timeline_with_base(const StepTimeline& t, const CategoryBytes&
     for (std::size_t p = 0; p < t.phases.size(); ++p) {
         const StepPhase& ph = t.phases[p];
         r.set_micro(ph.micro);
-        r.phase(ph.kind, ph.layer, ph.block, ph.label);
+        r.phase(ph.kind, ph.layer, ph.block, ph.label, ph.peer);
         for (; ev < t.events.size() && t.events[ev].phase == static_cast<int>(p); ++ev)
             r.use(t.events[ev].category, t.events[ev].layer, t.events[ev].delta);
     }
@@ -131,10 +134,32 @@ Message describe_phase(const StepPhase& p) {
             return Message(HR_MSG("timeline.phase_recompute", "the recompute of checkpointed block %1"),
                            {std::to_string(p.block)});
         case StepPhaseKind::loss: return Message(HR_MSG("timeline.phase_loss", "the loss"));
-        case StepPhaseKind::reduce: return Message(HR_MSG("timeline.phase_reduce", "the gradient reduction"));
+        case StepPhaseKind::reduce:
+            if (p.label == "head input gradient")
+                return Message(HR_MSG("timeline.phase_head_reduce", "the all-reduce of the split head's input gradient"));
+            return Message(HR_MSG("timeline.phase_reduce", "the gradient reduction"));
         case StepPhaseKind::offload: return Message(HR_MSG("timeline.phase_offload", "the offload transfers"));
         case StepPhaseKind::update: return Message(HR_MSG("timeline.phase_update", "the optimizer update"));
-        case StepPhaseKind::send: return Message(HR_MSG("timeline.phase_send", "the pipeline sends"));
+        case StepPhaseKind::send:
+            if (p.label == "gradient")
+                return Message(HR_MSG("timeline.phase_send_gradient",
+                                      "the pipeline send of the input gradient to stage %1"),
+                               {std::to_string(p.peer)});
+            return Message(HR_MSG("timeline.phase_send_activations", "the pipeline send of activations to stage %1"),
+                           {std::to_string(p.peer)});
+        case StepPhaseKind::receive:
+            if (p.label == "gradient")
+                return Message(HR_MSG("timeline.phase_receive_gradient",
+                                      "the pipeline receive of the output gradient from stage %1"),
+                               {std::to_string(p.peer)});
+            if (p.label == "activations")
+                return Message(HR_MSG("timeline.phase_receive_activations",
+                                      "the pipeline receive of activations from stage %1"),
+                               {std::to_string(p.peer)});
+            return Message(HR_MSG("timeline.phase_receive_input", "the copy of the input into the first stage"));
+        case StepPhaseKind::gather:
+            return Message(HR_MSG("timeline.phase_gather", "the gather of unit %1's parameters"),
+                           {std::to_string(p.block)});
     }
     return Message::plain("?");
 }
@@ -196,6 +221,7 @@ nlohmann::json timeline_phase_json(const StepPhase& p) {
     if (p.layer >= 0) o["layer"] = p.layer;
     if (p.block >= 0) o["block"] = p.block;
     if (!p.label.empty()) o["label"] = p.label;
+    if (p.peer >= 0) o["peer"] = p.peer;
     return o;
 }
 }  // namespace
@@ -249,7 +275,7 @@ StepTimeline step_timeline_peak_from_json(const nlohmann::json& j) {
         const nlohmann::json& ph = j["peak_phase"];
         const std::string kind = ph.value("kind", std::string());
         bool known = false;
-        for (int k = 0; k <= static_cast<int>(StepPhaseKind::send); ++k)
+        for (int k = 0; k <= static_cast<int>(kLastStepPhaseKind); ++k)
             if (kind == step_phase_kind_name(static_cast<StepPhaseKind>(k))) {
                 p.kind = static_cast<StepPhaseKind>(k);
                 known = true;
@@ -259,6 +285,7 @@ StepTimeline step_timeline_peak_from_json(const nlohmann::json& j) {
         p.block = ph.value("block", -1);
         p.micro = ph.value("micro", 0);
         p.label = ph.value("label", std::string());
+        p.peer = ph.value("peer", -1);
         t.phases.push_back(p);
         t.peak_phase = 0;
     } else {
@@ -298,10 +325,15 @@ nlohmann::json step_timeline_trace_json(const StepTimeline& t, const std::string
         if (ph.layer >= 0) args["layer"] = ph.layer;
         if (ph.block >= 0) args["block"] = ph.block;
         if (!ph.label.empty()) args["label"] = ph.label;
+        if (ph.peer >= 0) args["peer"] = ph.peer;
         args["live_bytes"] = live_total;
         std::string pname = step_phase_kind_name(ph.kind);
         if (ph.layer >= 0) pname += " " + std::to_string(ph.layer);
-        if (ph.block >= 0) pname += " block " + std::to_string(ph.block);
+        if (ph.block >= 0) pname += (ph.kind == StepPhaseKind::gather ? " unit " : " block ") + std::to_string(ph.block);
+        if (ph.kind == StepPhaseKind::send || ph.kind == StepPhaseKind::receive) {
+            pname += " " + ph.label;
+            if (ph.peer >= 0) pname += (ph.kind == StepPhaseKind::send ? " to " : " from ") + std::to_string(ph.peer);
+        }
         events.push_back({{"name", pname}, {"cat", step_phase_kind_name(ph.kind)}, {"ph", "X"}, {"ts", start},
                           {"dur", ts - start}, {"pid", pid}, {"tid", 1}, {"args", args}});
     }
@@ -317,7 +349,7 @@ void to_json(nlohmann::json& j, const StepTimeline& t) {
     }
     nlohmann::json phases = nlohmann::json::array(), events = nlohmann::json::array();
     for (const auto& p : t.phases)
-        phases.push_back({static_cast<int>(p.kind), p.layer, p.block, p.micro, p.label});
+        phases.push_back({static_cast<int>(p.kind), p.layer, p.block, p.micro, p.label, p.peer});
     for (const auto& e : t.events) events.push_back({e.phase, static_cast<int>(e.category), e.layer, e.delta});
     j = {{"step", t.step}, {"rank", t.rank}, {"base", t.base}, {"phases", phases}, {"events", events},
          {"truncated", t.truncated}, {"peak_event", t.peak_event}, {"peak_phase", t.peak_phase},
@@ -334,9 +366,9 @@ void from_json(const nlohmann::json& j, StepTimeline& t) {
         t.base = j.at("base").get<CategoryBytes>();
         for (const auto& p : j.at("phases")) {
             const int kind = p.at(0).get<int>();
-            if (kind < 0 || kind > static_cast<int>(StepPhaseKind::send)) throw std::out_of_range("phase kind");
+            if (kind < 0 || kind > static_cast<int>(kLastStepPhaseKind)) throw std::out_of_range("phase kind");
             t.phases.push_back({static_cast<StepPhaseKind>(kind), p.at(1).get<int>(), p.at(2).get<int>(),
-                                p.at(3).get<int>(), p.at(4).get<std::string>()});
+                                p.at(3).get<int>(), p.at(4).get<std::string>(), p.at(5).get<int>()});
         }
         if (j.at("events").size() > StepTimeline::kMaxEvents) throw std::out_of_range("events");
         CategoryBytes live = t.base;

@@ -1,7 +1,8 @@
 #pragma once
 // StepTimeline: the memory of one training step over its phases (issue 47). A step is a list of phases
 // (forward of layer i, recompute of checkpointed block j, backward of layer i, the loss, gradient
-// reduction, offload transfers, the optimizer update, pipeline sends); each phase holds the events that
+// reduction, offload transfers, the optimizer update, a pipeline stage's sends and receives); each phase
+// holds the events that
 // happen in it (category, layer, +bytes when a tensor starts being needed, -bytes when its last reader
 // is done), and every event carries the live bytes by category after it.
 //
@@ -29,15 +30,18 @@
 
 namespace hr {
 
-enum class StepPhaseKind : int { forward = 0, recompute, loss, backward, reduce, offload, update, send };
+enum class StepPhaseKind : int { forward = 0, recompute, loss, backward, reduce, offload, update, send, receive, gather };
+constexpr StepPhaseKind kLastStepPhaseKind = StepPhaseKind::gather;
 const char* step_phase_kind_name(StepPhaseKind k);  // "forward", "recompute", ...
 
 struct StepPhase {
     StepPhaseKind kind = StepPhaseKind::forward;
     int layer = -1;        // forward/backward: the top-level layer's index (model numbering)
-    int block = -1;        // recompute: the checkpointed block's index
+    int block = -1;        // recompute: the checkpointed block's index; gather: the unit's (ZeRO-3)
     int micro = 0;         // which micro-batch (0-based)
-    std::string label;     // the layer's label ("conv2d", "transformer_block"), for people
+    std::string label;     // the layer's label ("conv2d", "transformer_block"), for people; send/receive: what
+                           // moves ("activations", "gradient"; a first stage's receive: "input", the batch's rows)
+    int peer = -1;         // send/receive: the other pipeline stage (-1: none, the input's copy)
 };
 
 struct TimelineEvent {
@@ -75,7 +79,7 @@ class StepRecorder {
 public:
     explicit StepRecorder(const CategoryBytes& base, std::int64_t step = -1, int rank = 0);
     // a new phase; events until the next one belong to it
-    void phase(StepPhaseKind kind, int layer = -1, int block = -1, const std::string& label = {});
+    void phase(StepPhaseKind kind, int layer = -1, int block = -1, const std::string& label = {}, int peer = -1);
     void set_micro(int micro) { micro_ = micro; }
     void use(MemCategory category, int layer, std::int64_t delta);
     // Finishes: the peak and its composition. Activations still live at the end are ended in a last
@@ -113,7 +117,8 @@ Message peak_part_message(const PeakPart& part);
 Message explain_peak(const StepTimeline& t);
 constexpr MessageText kPeakSentence = HR_MSG("timeline.peak", "peak %1 during %2: %3");
 constexpr MessageText kPeakAtStart = HR_MSG("timeline.peak_at_start", "peak %1 at the start of the step: %2");
-// one phase in words ("forward of layer 3 (conv2d)", "recompute of block 1", "optimizer update")
+// one phase in words ("forward of layer 3 (conv2d)", "recompute of block 1", "optimizer update",
+// "the pipeline receive of activations from stage 0")
 Message describe_phase(const StepPhase& p);
 std::string format_bytes_short(std::size_t bytes);  // "58.1 MiB"
 

@@ -893,7 +893,11 @@ void Model::timeline_backward(StepRecorder& r, std::size_t k) {
 
 void Model::walk_forward_timeline(StepRecorder& r, std::int64_t rows) {
     const int holds = arena_after_forward();
+    UnitHooks* hooks = options_.hooks;  // where forward_seq calls before_forward
     for (std::size_t k = 0; k < top_->nodes.size(); ++k) {
+        const int unit = top_->nodes[k]->unit;
+        if (hooks && static_cast<int>(k) == units_[static_cast<std::size_t>(unit)].first_layer)
+            hooks->walk_before_forward(r, unit);
         timeline_forward(r, k, rows);
         timeline_block_end(r, k, holds);
     }
@@ -901,7 +905,11 @@ void Model::walk_forward_timeline(StepRecorder& r, std::int64_t rows) {
 
 void Model::walk_backward_timeline(StepRecorder& r, std::int64_t rows) {
     int holds = arena_after_forward();
+    UnitHooks* hooks = options_.hooks;  // where backward_seq calls before_backward (before a recompute)
     for (std::size_t k = top_->nodes.size(); k-- > 0;) {
+        const int unit = top_->nodes[k]->unit;
+        if (hooks && static_cast<int>(k) == units_[static_cast<std::size_t>(unit)].last_layer)
+            hooks->walk_before_backward(r, unit);
         for (std::size_t b = 0; b < ckpt_ranges_.size(); ++b) {
             const auto [first, last] = ckpt_ranges_[b];
             if (static_cast<int>(k) == last && ckpt_recompute_[b] && holds != first) {
@@ -910,6 +918,7 @@ void Model::walk_backward_timeline(StepRecorder& r, std::int64_t rows) {
             }
         }
         timeline_backward(r, k);
+        if (k + 1 == top_->nodes.size() && k > 0 && options_.part.head_input_grad_walk) options_.part.head_input_grad_walk(r);
     }
 }
 

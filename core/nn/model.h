@@ -32,6 +32,8 @@ struct ParamUnit {
     std::int64_t values = 0;              // trainable values in it (numel minus padding)
 };
 
+class StepRecorder;
+
 class UnitHooks {
 public:
     virtual ~UnitHooks() = default;
@@ -41,10 +43,13 @@ public:
     virtual void after_forward(int unit) {}
     virtual void before_backward(int unit) {}
     virtual void after_backward(int unit) {}
+    // The step's memory timeline (memory/step_timeline.h): what before_forward and before_backward make live
+    // (ZeRO-3's gathers), reported without running anything, at the same places of the planner's walk.
+    virtual void walk_before_forward(StepRecorder& r, int unit) {}
+    virtual void walk_before_backward(StepRecorder& r, int unit) {}
 };
 
 class Model;
-class StepRecorder;
 
 // The part of a whole model one process builds, where its spec's layers sit in the whole model: the
 // strategy makes it once from the rank's place in the layout (strategy/model_part.h, rank_model_part);
@@ -68,6 +73,8 @@ struct ModelPart {
     // below read it (the sum over the head's ranks, in place).
     std::int64_t head_first = 0, head_total = 0;
     std::function<void(Tensor&)> head_input_grad_hook;
+    // the step's memory timeline: the planner's walk reports that hook's place (a dry run sets no hook)
+    std::function<void(StepRecorder&)> head_input_grad_walk;
     // A pipeline stage's further models (one per micro-batch in flight, strategy/training_state.h): the
     // frozen base (LoRA) is `frozen_from`'s, a model of the same spec and options, not a copy of its own.
     const Model* frozen_from = nullptr;

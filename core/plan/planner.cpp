@@ -127,6 +127,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         // base packed, a split head's rows), by ledger layer id
         std::map<int, std::size_t> layer_param_bytes;
         StepTimeline timeline;  // the step's phases from a zero base (rebased on rp.device below)
+        std::size_t timeline_idle = 0;  // what the base leaves out (TrainingState::timeline_idle_bytes)
     };
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
     // (pipeline stages: every rank is its own)
@@ -164,6 +165,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             StepRecorder walk(CategoryBytes{}, -1, r);
             st.walk_step_timeline(walk);
             b.timeline = walk.finish();
+            b.timeline_idle = st.timeline_idle_bytes();  // (after the walk: the state a step starts in)
             b.snap = device_ledger->snapshot();
             b.reserved = b.snap.live_total + (gpu ? b.snap.reserved_free : 0);
             b.rp.device = b.snap.live;
@@ -203,8 +205,11 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     plan.host = chosen.rp.host;
     plan.recompute_arena = chosen.arena;
     if (!chosen.timeline.empty()) {
+        // TrainingState::timeline_base's rule: activations at zero, zero3's idle gather buffers left out
         CategoryBytes base = chosen.rp.device;
         at(base, MemCategory::activations) = 0;
+        std::size_t& comm = at(base, MemCategory::communication);
+        comm = comm > chosen.timeline_idle ? comm - chosen.timeline_idle : 0;
         plan.timeline = step_timeline_with_base(chosen.timeline, base);
         plan.timeline.rank = primary;
     }

@@ -118,7 +118,8 @@ struct MemoryPlan {
     double pipeline_bubble = 0;
     std::string split_by_time, split_by_memory;
     // one step's memory timeline on the rank device/host describe (memory/step_timeline.h; issue 47): its
-    // phases walked on the dry-run state, from device[] with activations at zero. Empty for pipeline stages.
+    // phases walked on the dry-run state, from device[] with activations at zero (pipeline stages: this
+    // rank's stage and its 1F1B schedule).
     StepTimeline timeline;
 };
 

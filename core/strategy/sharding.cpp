@@ -1,5 +1,7 @@
 #include "strategy/sharding.h"
 
+#include "memory/step_timeline.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -343,7 +345,16 @@ void ShardEngine::publish_parameters() {
         for (auto& h : hs) h.wait();
     } else if (stage_ == ShardStage::zero3) {
         // the gathered copies are stale now; start gathering the next step's first two units
-        start_gathers(schedule_.after_update());
+        if (recorder_) {
+            const int held[3] = {schedule_.holds(0), schedule_.holds(1), schedule_.holds(2)};
+            const std::vector<int> units = schedule_.after_update();
+            for (int b = 0; b < 3; ++b)
+                if (held[b] >= 0) recorder_->use(MemCategory::communication, -1, -static_cast<std::int64_t>(unit_bytes(held[b])));
+            record_after_update(*recorder_, units);
+            start_gathers(units);
+        } else {
+            start_gathers(schedule_.after_update());
+        }
     }
     comm_->check();
 }
@@ -381,7 +392,10 @@ void ShardEngine::before_forward(int u) {
     if (!comm_) return;
     comm_->progress();
     if (stage_ == ShardStage::zero3) {
-        start_gathers(schedule_.before_forward(u));
+        int held[3] = {schedule_.holds(0), schedule_.holds(1), schedule_.holds(2)};
+        const std::vector<int> units = schedule_.before_forward(u);
+        if (recorder_) record_gathers(*recorder_, held, units);
+        start_gathers(units);
         wait_gathered(u);
         if (u == layout_.tied_head_unit) wait_gathered(layout_.tied_unit);
     }
@@ -395,7 +409,10 @@ void ShardEngine::before_backward(int u) {
     if (!comm_) return;
     comm_->progress();
     if (stage_ == ShardStage::zero3) {
-        start_gathers(schedule_.before_backward(u));
+        int held[3] = {schedule_.holds(0), schedule_.holds(1), schedule_.holds(2)};
+        const std::vector<int> units = schedule_.before_backward(u);
+        if (recorder_) record_gathers(*recorder_, held, units);
+        start_gathers(units);
         wait_gathered(u);
         if (u == layout_.tied_head_unit) wait_gathered(layout_.tied_unit);
     }
@@ -430,6 +447,63 @@ void ShardEngine::after_backward(int u) {
     }
     if (u == 0) ++backwards_done_;
     comm_->progress();
+}
+
+// ---- the step's memory timeline ------------------------------------------------------------------------
+
+std::size_t ShardEngine::unit_bytes(int u) const {
+    return static_cast<std::size_t>(unit(u).numel) * dtype_size(model_->options().dtype);
+}
+
+void ShardEngine::record_gathers(StepRecorder& r, int held[3], const std::vector<int>& units) const {
+    for (int u : units) {
+        const int b = layout_.buffer_of(u);
+        r.phase(StepPhaseKind::gather, -1, u);
+        if (held[b] >= 0) r.use(MemCategory::communication, -1, -static_cast<std::int64_t>(unit_bytes(held[b])));
+        r.use(MemCategory::communication, -1, static_cast<std::int64_t>(unit_bytes(u)));
+        held[b] = u;
+    }
+}
+
+void ShardEngine::record_after_update(StepRecorder& r, const std::vector<int>& units) const {
+    int none[3] = {-1, -1, -1};
+    record_gathers(r, none, units);
+}
+
+void ShardEngine::begin_timeline_walk() {
+    if (stage_ != ShardStage::zero3 || !dry_run_) return;
+    schedule_ = GatherSchedule(layout_);  // a step starts after an update: units 0 and 1 gathered
+    schedule_.after_update();
+}
+
+void ShardEngine::walk_before_forward(StepRecorder& r, int u) {
+    if (stage_ != ShardStage::zero3 || !dry_run_) return;
+    int held[3] = {schedule_.holds(0), schedule_.holds(1), schedule_.holds(2)};
+    record_gathers(r, held, schedule_.before_forward(u));
+}
+
+void ShardEngine::walk_before_backward(StepRecorder& r, int u) {
+    if (stage_ != ShardStage::zero3 || !dry_run_) return;
+    int held[3] = {schedule_.holds(0), schedule_.holds(1), schedule_.holds(2)};
+    record_gathers(r, held, schedule_.before_backward(u));
+}
+
+void ShardEngine::walk_after_update(StepRecorder& r) {
+    if (stage_ != ShardStage::zero3 || !dry_run_) return;
+    for (int b = 0; b < 3; ++b)
+        if (schedule_.holds(b) >= 0) r.use(MemCategory::communication, -1, -static_cast<std::int64_t>(unit_bytes(schedule_.holds(b))));
+    record_after_update(r, schedule_.after_update());
+}
+
+std::size_t ShardEngine::timeline_idle_bytes() const {
+    if (stage_ != ShardStage::zero3) return 0;
+    std::size_t idle = 0;
+    for (int b = 0; b < 3; ++b) {
+        if (!gather_[b].defined()) continue;
+        idle += gather_[b].nbytes();
+        if (schedule_.holds(b) >= 0) idle -= unit_bytes(schedule_.holds(b));
+    }
+    return idle;
 }
 
 // ---- checkpoints (train/resume.h) ------------------------------------------------------------------------

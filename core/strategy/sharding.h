@@ -219,6 +219,21 @@ public:
     void before_backward(int unit) override;
     void after_backward(int unit) override;
 
+    // --- the step's memory timeline (memory/step_timeline.h) -----------------------------------------
+    // zero3: each gather is a phase (block: the unit) in which the unit's bytes become live in its gather
+    // buffer (category communication) and those of the unit it overwrites end; after the update every
+    // gathered copy ends and units 0 and 1 are gathered for the next step. The recorder (measured) sees the
+    // schedule the engine runs; the walk (planner, dry run) replays it from the steady state a step starts
+    // in (begin_timeline_walk: after an update), the same places in the same order.
+    void set_step_recorder(StepRecorder* r) { recorder_ = r; }
+    void begin_timeline_walk();
+    void walk_before_forward(StepRecorder& r, int unit) override;
+    void walk_before_backward(StepRecorder& r, int unit) override;
+    void walk_after_update(StepRecorder& r);
+    // Bytes of the gather buffers holding no unit now (or more than their unit): not live at the step's
+    // start in the timeline's terms (TrainingState::timeline_base takes them out of the base).
+    std::size_t timeline_idle_bytes() const;
+
 private:
     const UnitShard& unit(int u) const { return layout_.units[static_cast<std::size_t>(u)]; }
     void launch_unit_reduction(int u);
@@ -252,6 +267,11 @@ private:
     };
     Pending bucket_pending_[3], gather_pending_[3];
     GatherSchedule schedule_;
+    StepRecorder* recorder_ = nullptr;
+    std::size_t unit_bytes(int u) const;
+    // gathers `units` as phases, the buffers holding `held` before them (updated)
+    void record_gathers(StepRecorder& r, int held[3], const std::vector<int>& units) const;
+    void record_after_update(StepRecorder& r, const std::vector<int>& units) const;
     std::vector<CommHandle> unit_reduction_;  // dp, zero1: one per unit, issued in the last micro-batch
     std::vector<bool> unit_reduced_;
     std::int64_t backwards_done_ = 0;         // backward passes finished in this step

@@ -29,7 +29,10 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     place.head_copy = pp_.head_copy;
     std::function<void(Tensor&)> head_grad_sum;
     if (s.tp_head > 1 && !dry_run)
-        head_grad_sum = [heads = tp_.heads](Tensor& dx) { heads->all_reduce(dx, ReduceOp::sum).wait(); };
+        head_grad_sum = [this](Tensor& dx) {
+            if (recorder_) timeline_head_reduce(*recorder_);
+            tp_.heads->all_reduce(dx, ReduceOp::sum).wait();
+        };
     const RankModelPart mine = rank_model_part(full_spec, resolved_layout(s), place, std::move(head_grad_sum));
     const ModelSpec& spec = mine.spec;
     const bool last_stage = s.pipeline == 1 || pp_.stage == s.pipeline - 1;
@@ -55,6 +58,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.allocate_params = s.shard < ShardStage::zero3;
     mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;  // (pipelines: below)
     mo.part = mine.part;
+    if (s.tp_head > 1 && dry_run)  // the step's memory timeline: the planner's walk reports the head's reduce
+        mo.part.head_input_grad_walk = [this](StepRecorder& r) { timeline_head_reduce(r); };
     model_ = std::make_unique<Model>(spec, device, mo);
     if (s.pipeline > 1) {
         // one model per micro-batch in flight (1F1B: K - s), on the first one's parameters, gradients and buffers
@@ -395,25 +400,69 @@ void TrainingState::begin_step() { engine_.begin_step(); }
 void TrainingState::set_step_recorder(StepRecorder* r) {
     recorder_ = r;
     model_->set_step_recorder(r);
+    for (auto& m : pp_.extra) m->set_step_recorder(r);  // a pipeline stage's models in flight
+    engine_.set_step_recorder(r);                         // zero3's gathers
+}
+
+CategoryBytes TrainingState::timeline_base(CategoryBytes live) const {
+    at(live, MemCategory::activations) = 0;
+    std::size_t& comm = at(live, MemCategory::communication);
+    std::size_t idle = timeline_idle_bytes();
+    if (tp_.loss.reduce.defined()) idle += tp_.loss.reduce.nbytes();  // in use in the loss (timeline_tp_loss_bytes)
+    comm = comm > idle ? comm - idle : 0;
+    return live;
 }
 
 void TrainingState::mark_update_phases(StepRecorder& r) const {
-    if (strategy_.world_size > 1 || strategy_.sharded()) r.phase(StepPhaseKind::reduce);
+    // the gradients' collectives of optimizer_step: data-parallel replicas or shards, a tied head's two stages,
+    // a split head's LoRA adapter (a pipeline or split head alone reduces nothing else there)
+    if (strategy_.data_world() > 1 || strategy_.sharded() || pp_.tied_numel > 0 || tp_.lora_a_numel > 0)
+        r.phase(StepPhaseKind::reduce);
     if (strategy_.offload_optimizer || strategy_.offload_parameters) r.phase(StepPhaseKind::offload);
     r.phase(StepPhaseKind::update);
 }
 
 void TrainingState::walk_step_timeline(StepRecorder& r) {
-    if (!walks_step_timeline()) return;
+    if (pipelined()) {  // pipeline_step's schedule, its recorder calls in the same order
+        const auto micro = strategy_.micro_batches();
+        const int K = strategy_.pipeline, s = pp_.stage, M = static_cast<int>(pp_.input.size());
+        const auto order = pipeline_schedule(K, s, static_cast<int>(micro.size()));
+        const auto groups = pipeline_exchanges(K, s, static_cast<int>(micro.size()));
+        for (std::size_t t = 0; t < order.size(); ++t) {
+            timeline_pipeline_messages(r, groups[t], micro);
+            const auto [forward, j] = order[t];
+            const std::int64_t n = micro[static_cast<std::size_t>(j)].second;
+            Model& mdl = j % M == 0 ? *model_ : *pp_.extra[static_cast<std::size_t>(j % M) - 1];
+            r.set_micro(j);
+            if (forward) {
+                if (s == 0) timeline_pipeline_input(r, n, true);
+                mdl.walk_forward_timeline(r, n);
+            } else {
+                if (s == K - 1) r.phase(StepPhaseKind::loss);
+                mdl.walk_backward_timeline(r, n);
+                timeline_pipeline_input(r, n, false);
+            }
+        }
+        timeline_pipeline_messages(r, groups.back(), micro);
+        mark_update_phases(r);
+        return;
+    }
+    engine_.begin_timeline_walk();
     int j = 0;
     for (auto [r0, n] : strategy_.micro_batches()) {
         (void)r0;
         r.set_micro(j++);
         model_->walk_forward_timeline(r, n);
         r.phase(StepPhaseKind::loss);
+        if (tp_head()) {  // tp_loss: its reduction buffer in use
+            const std::int64_t b = timeline_tp_loss_bytes(n * (model_->takes_tokens() ? full_spec_.input_shape[0] : 1));
+            r.use(MemCategory::communication, -1, b);
+            r.use(MemCategory::communication, -1, -b);
+        }
         model_->walk_backward_timeline(r, n);
     }
     mark_update_phases(r);
+    engine_.walk_after_update(r);  // (optimizer_step's publish_parameters)
 }
 
 bool TrainingState::optimizer_step(double lr) {
@@ -942,6 +991,50 @@ std::vector<NamedTensor> TrainingState::layout_consolidated_state_dict(Allocator
 
 // --- pipeline stages ----------------------------------------------------------------------------------
 
+// A split head: the loss's reductions pass through tp_.loss.reduce, 3 floats a row of logits, in use while
+// tp_loss runs; the head's input gradient is all-reduced in place (the model's gradient buffer): a phase.
+std::int64_t TrainingState::timeline_tp_loss_bytes(std::int64_t rows) const { return rows * 3 * 4; }
+
+void TrainingState::timeline_head_reduce(StepRecorder& r) const {
+    r.phase(StepPhaseKind::reduce, -1, -1, "head input gradient");
+}
+
+LossResult TrainingState::tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
+    const std::int64_t b = recorder_ && grad.defined() ? timeline_tp_loss_bytes(logits.numel() / logits.dim(-1)) : 0;
+    if (b) recorder_->use(MemCategory::communication, -1, b);
+    const LossResult l = tp_cross_entropy(device_, *tp_.heads, tp_.slice, logits, labels, label_smoothing_, grad,
+                                          grad_scale, tp_.loss);
+    if (b) recorder_->use(MemCategory::communication, -1, -b);
+    return l;
+}
+
+std::int64_t TrainingState::pipeline_input_bytes(std::int64_t n) const {
+    const Tensor& in = pp_.input.front();
+    return static_cast<std::int64_t>(in.nbytes()) / in.dim(0) * n;
+}
+
+// What a stage's step makes live beyond its models' own tensors: the input of each micro-batch in flight
+// (pp_.input, category activations), from its receive (the first stage: its copy) to its backward. The
+// gradients on the wire go through pp_.dx and pp_.dy, one buffer each, allocated up front and counted in
+// the base (communication): their phases have no events.
+void TrainingState::timeline_pipeline_messages(StepRecorder& r, const std::vector<PipelineMessage>& group,
+                                               const std::vector<std::pair<std::int64_t, std::int64_t>>& micro) const {
+    for (const PipelineMessage& msg : group) {
+        r.set_micro(msg.micro);
+        r.phase(msg.send ? StepPhaseKind::send : StepPhaseKind::receive, -1, -1,
+                msg.activation ? "activations" : "gradient", msg.peer_stage(pp_.stage));
+        if (!msg.send && msg.activation)
+            r.use(MemCategory::activations, model_->options().part.node_offset,
+                  pipeline_input_bytes(micro[static_cast<std::size_t>(msg.micro)].second));
+    }
+}
+
+void TrainingState::timeline_pipeline_input(StepRecorder& r, std::int64_t n, bool starts) const {
+    if (starts) r.phase(StepPhaseKind::receive, -1, -1, "input");
+    const std::int64_t b = pipeline_input_bytes(n);
+    r.use(MemCategory::activations, model_->options().part.node_offset, starts ? b : -b);
+}
+
 void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair<std::int64_t, std::int64_t>>& micro,
                                   const std::function<Tensor(int)>& input,
                                   const std::function<LossResult(int, const Tensor&, Tensor&)>& loss) {
@@ -969,18 +1062,23 @@ void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair
     };
     const auto order = pipeline_schedule(K, s, m);
     const auto groups = pipeline_exchanges(K, s, m);
+    StepRecorder* rec = recorder_;  // the step's memory timeline (walk_step_timeline: the same calls)
     for (std::size_t t = 0; t < order.size(); ++t) {
+        if (rec) timeline_pipeline_messages(*rec, groups[t], micro);
         exchange(groups[t]);
         const auto [forward, j] = order[t];
         const auto i = static_cast<std::size_t>(j % M);
         const auto [r0, n] = micro[static_cast<std::size_t>(j)];
         Model& mdl = model_of(static_cast<int>(i));
+        if (rec) rec->set_micro(j);
         if (forward) {
             Tensor x = pp_.input[i].slice0(0, n);
+            if (rec && s == 0) timeline_pipeline_input(*rec, n, true);
             if (s == 0) device_.copy(input(j), x);  // kept for the first layer's backward
             out[i] = mdl.forward(x, true, first_sample(step, r0));
         } else {
             Tensor dy;
+            if (rec && s == K - 1) rec->phase(StepPhaseKind::loss);
             if (s == K - 1) loss(j, out[i], dy);
             else dy = pp_.dy.slice0(0, n);
             if (s == 0) mdl.backward(dy);
@@ -988,8 +1086,10 @@ void TrainingState::pipeline_step(std::int64_t step, const std::vector<std::pair
                 Tensor dx = pp_.dx.slice0(0, n);
                 mdl.backward_to(dy, dx);
             }
+            if (rec) timeline_pipeline_input(*rec, n, false);
         }
     }
+    if (rec) timeline_pipeline_messages(*rec, groups.back(), micro);
     exchange(groups.back());
 }
 

@@ -122,11 +122,18 @@ public:
     // set_step_recorder: the next steps report their phases to r (null: stop); the host step runner marks
     // the micro-batches and the loss, the model its layers, optimizer_step the reduction, offload and
     // update. walk_step_timeline reports one whole step's phases as this state takes them, running nothing
-    // (the planner's prediction, on a dry-run state). Pipeline stages are not walked (empty timeline).
+    // (the planner's prediction, on a dry-run state). A pipeline stage (pipeline_step) reports its 1F1B
+    // schedule: per action the messages of its group (send/receive phases; a received micro-batch's
+    // activations live until its backward, the first stage's copy of the input alike), then the forward
+    // or the loss and backward of micro-batch j on its model.
     void set_step_recorder(StepRecorder* r);
     StepRecorder* step_recorder() const { return recorder_; }
     void walk_step_timeline(StepRecorder& r);
-    bool walks_step_timeline() const { return !pipelined(); }
+    // The timeline's base from the ledger's live bytes (measured) or the plan's (predicted, after the walk):
+    // activations at zero (nothing saved yet), and zero3's gather buffers only with the units they hold
+    // (ShardEngine::timeline_idle_bytes; a gather is an event).
+    CategoryBytes timeline_base(CategoryBytes live) const;
+    std::size_t timeline_idle_bytes() const { return engine_.timeline_idle_bytes(); }
 
     // --- checkpoints and resume (train/resume.h): the same on any number of ranks --------------------
     // A checkpoint holds the model's state_dict ("model.<name>": parameters in the compute dtype, rank 0's
@@ -171,10 +178,7 @@ public:
     // so a run with a split head resumes on one process and the other way round; so do pipeline stages'.
     bool tp_head() const { return strategy_.tp_head > 1; }
     // The split cross-entropy over this rank's logits columns (collective; tp_cross_entropy).
-    LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale) {
-        return tp_cross_entropy(device_, *tp_.heads, tp_.slice, logits, labels, label_smoothing_, grad,
-                                grad_scale, tp_.loss);
-    }
+    LossResult tp_loss(const Tensor& logits, const Tensor& labels, Tensor grad, float grad_scale);
 
     // --- pipeline stages (strategy/pipeline.h; strategy().pipeline > 1) ----------------------------
     bool pipelined() const { return strategy_.pipeline > 1; }
@@ -320,6 +324,15 @@ private:
     StepRecorder* recorder_ = nullptr;
     int device_micro_ = 0;  // the device step's micro-batch, for the recorder
     void mark_update_phases(StepRecorder& r) const;  // the reduction, offload and update phases of a step
+    // pipeline stages: a group's messages as send/receive phases (a received micro-batch's input becomes
+    // live); micro-batch j's input at the first stage (starts) or after its backward (ends)
+    void timeline_pipeline_messages(StepRecorder& r, const std::vector<PipelineMessage>& group,
+                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& micro) const;
+    void timeline_pipeline_input(StepRecorder& r, std::int64_t n, bool starts) const;
+    std::int64_t pipeline_input_bytes(std::int64_t n) const;
+    // a split head: the loss buffer's bytes for `rows` rows of logits, and the input gradient's all-reduce
+    std::int64_t timeline_tp_loss_bytes(std::int64_t rows) const;
+    void timeline_head_reduce(StepRecorder& r) const;
     bool mse_ = false;
     float label_smoothing_ = 0.0f;
     bool has_dropout_ = false;

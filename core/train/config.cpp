@@ -66,6 +66,7 @@ json train_config_to_json(const TrainConfig& c) {
     j["sequences"] = c.sequences;
     j["eval_every"] = c.eval_every;
     j["eval_tokens"] = c.eval_tokens;
+    j["timeline_step"] = c.timeline_step;  // a resumed run records the same step's timeline
     j["save_every_steps"] = c.save_every_steps;
     j["save_every_seconds"] = c.save_every_seconds;
     j["init_from"] = c.init_from;
@@ -251,6 +252,7 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "sequences", c.sequences, "");
     get(j, "eval_every", c.eval_every, "");
     get(j, "eval_tokens", c.eval_tokens, "");
+    get(j, "timeline_step", c.timeline_step, "");
     get(j, "save_every_steps", c.save_every_steps, "");
     get(j, "save_every_seconds", c.save_every_seconds, "");
     get(j, "init_from", c.init_from, "");
@@ -357,6 +359,7 @@ void validate_train_config(const TrainConfig& c) {
     validate_sequence_layout(c.sequences);
     check_int(c.eval_every, 0, kMaxSteps, "evaluation interval", "--eval-every; 0 = at the end only");
     check_int(c.eval_tokens, 0, std::int64_t(1) << 40, "evaluation tokens", "--eval-tokens; 0 = the whole split");
+    check_int(c.timeline_step, -1, kMaxSteps, "timeline step", "--timeline-step; 0 = the first steady step, -1 = none");
     check_int(c.save_every_steps, 0, kMaxSteps, "checkpoint interval (steps)", "--save-every N");
     if (!std::isfinite(c.save_every_seconds) || c.save_every_seconds <= 0 || c.save_every_seconds > 1e9)
         throw InputError(HR_MSG("config.save_every_seconds",

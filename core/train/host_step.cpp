@@ -58,6 +58,7 @@ HostStepResult HostStepRunner::micro_steps(StepRows& rows, std::int64_t step, st
         const float share = static_cast<float>(static_cast<double>(n) / static_cast<double>(global_rows));
         if (comm_) comm_->synchronize();  // as in evaluation: a stalled peer ends the run within the timeout
         Tensor grad;
+        if (rec) rec->phase(StepPhaseKind::loss);  // (a split head's loss buffer is in use in it)
         const LossResult l = rows.loss(logits, y, r0, n, static_cast<float>(share * st_.loss_scale()), grad);
         if (!comm_ && !std::isfinite(l.loss)) {  // ranks finish the step alike and decide together
             r.finite = false;
@@ -66,7 +67,6 @@ HostStepResult HostStepRunner::micro_steps(StepRows& rows, std::int64_t step, st
         }
         r.loss += l.loss * share;
         r.correct += l.correct;
-        if (rec) rec->phase(StepPhaseKind::loss);
         phase("backward");
         model.backward(grad);
     }

@@ -445,8 +445,7 @@ void Trainer::train_steps(Loop& L) {
             const std::int64_t chosen = L.c.timeline_step == 0 ? std::min<std::int64_t>(2, total_steps) : L.c.timeline_step;
             std::unique_ptr<StepRecorder> recorder;
             if (p.at.step + 1 == chosen) {
-                CategoryBytes base = impl_->ledger->snapshot().live;
-                at(base, MemCategory::activations) = 0;
+                const CategoryBytes base = L.st.timeline_base(impl_->ledger->snapshot().live);
                 recorder = std::make_unique<StepRecorder>(base, chosen, L.comm ? L.comm->rank() : 0);
                 L.st.set_step_recorder(recorder.get());
             }

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/json_limits.h"
 #include "train/config.h"
+#include "train/resume.h"
 
 using namespace hr;
 using json = nlohmann::json;
@@ -182,6 +183,26 @@ private slots:
         validate_train_config(lm);
         lm.what_if.bits = 0;
         validate_train_config(lm);
+    }
+
+    // --timeline-step is kept in the run folder's config.json (write_run_config / read_run_config, what
+    // --resume and the window's Continue read), so a resumed run records the same chosen step; a record
+    // from before it has none (0: the first steady step); the range is checked
+    void timeline_step_is_kept() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        TrainConfig c;
+        c.timeline_step = 7;
+        write_run_config(dir.path().toStdString(), c);
+        QCOMPARE(read_run_config(dir.path().toStdString()).timeline_step, std::int64_t(7));
+        c.timeline_step = -1;  // none
+        write_run_config(dir.path().toStdString(), c);
+        QCOMPARE(read_run_config(dir.path().toStdString()).timeline_step, std::int64_t(-1));
+        QCOMPARE(train_config_from_json(json::object()).timeline_step, std::int64_t(0));
+        expect_read_error({{"timeline_step", "second"}}, "config.field_not_integer", {"'timeline_step'"});
+        TrainConfig bad;
+        bad.timeline_step = -2;
+        expect_invalid(bad, "config.range", {"timeline step", "--timeline-step"});
     }
 
     void run_json_round_trip() {

@@ -20,6 +20,8 @@ QString StepTimelineChart::kindText(hr::StepPhaseKind k) {
         case hr::StepPhaseKind::offload: return tr("offload");
         case hr::StepPhaseKind::update: return tr("update");
         case hr::StepPhaseKind::send: return tr("send");
+        case hr::StepPhaseKind::receive: return tr("receive");
+        case hr::StepPhaseKind::gather: return tr("gather");
     }
     return {};
 }
@@ -138,7 +140,9 @@ void StepTimelineChart::rebuild() {
             const hr::StepPhaseKind k = t.phases[static_cast<std::size_t>(m_points[i].phase)].kind;
             if (k == lastKind) continue;
             lastKind = k;
-            if (k == hr::StepPhaseKind::loss || k == hr::StepPhaseKind::reduce || k == hr::StepPhaseKind::offload) continue;
+            if (k == hr::StepPhaseKind::loss || k == hr::StepPhaseKind::reduce || k == hr::StepPhaseKind::offload ||
+                k == hr::StepPhaseKind::send || k == hr::StepPhaseKind::receive || k == hr::StepPhaseKind::gather)
+                continue;
             if (static_cast<int>(i) - last < gap) continue;
             last = static_cast<int>(i);
             m_phaseTicks->addTick(static_cast<double>(i), kindText(k));
