@@ -384,12 +384,14 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 request(n.y_full, with_batch(B, n.out), dt, MemCategory::activations, n.index, output_in_arena);
             }
             auto saved = n.layer->saved(B, cur);
-            auto saved_one = n.layer->saved(1, cur);
+            // (told apart at batches 1 and 2: at B = 1 every tensor has its batch-1 size, and a micro-batch of
+            // one sample must checkpoint like any other)
+            auto saved_one = n.layer->saved(1, cur), saved_two = n.layer->saved(2, cur);
             n.saved_full.resize(saved.size());
             for (std::size_t k = 0; k < saved.size(); ++k) {
                 // Saved tensors that do not grow with the batch (BatchNorm's mean and 1/std, a few bytes per
                 // channel) stay out of the arena, so a recompute need not run the layer just for them.
-                const bool per_batch = shape_numel(saved[k].shape) != shape_numel(saved_one[k].shape);
+                const bool per_batch = shape_numel(saved_two[k].shape) != shape_numel(saved_one[k].shape);
                 const bool in_arena = saved_in_arena && per_batch;
                 n.saved_in_arena = n.saved_in_arena || in_arena;
                 n.saved_arena.push_back(in_arena ? 1 : 0);

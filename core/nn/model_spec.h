@@ -19,7 +19,10 @@ namespace hr {
 constexpr int kMaxResidualDepth = 64;                            // residual blocks inside residual blocks
 constexpr std::int64_t kMaxLayers = 10'000;                      // all layers, nested ones included
 constexpr std::int64_t kMaxSampleElements = std::int64_t{1} << 31;  // any tensor of one sample (8 GiB f32)
-constexpr std::int64_t kMaxParams = std::int64_t{1} << 36;       // trainable parameters in all (~68.7 billion)
+// trainable parameters, per layer and in all (~1.1 trillion: Llama 3.1 405B plans with room to spare). Planning
+// counts bytes on counting allocators and never allocates per parameter; a run that asks for more memory than
+// the machine has fails at its allocation with the out-of-memory report.
+constexpr std::int64_t kMaxParams = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxActivationBytesPerSample = std::int64_t{1} << 38;  // saved for backward (256 GiB)
 constexpr int kMaxClasses = 1 << 24;                             // num_classes
 constexpr std::uintmax_t kMaxSpecFileBytes = 64u << 20;          // a model spec file (64 MiB)

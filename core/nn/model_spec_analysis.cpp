@@ -5,7 +5,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <sstream>
+#include <utility>
 
 #include "base/checked_math.h"
 #include "base/error.h"
@@ -345,7 +347,44 @@ struct Analyzer {
 
 }  // namespace
 
+namespace {
+
+SpecReport analyze_model_spec_uncached(const ModelSpec& spec);
+
+// The last few specs analysed on this thread and their reports. The planner's search builds hundreds of
+// training states of one spec (each model, its strategy and its checkpoint blocks ask for the report), and the
+// analysis is a pure function of the spec: a spec equal to one analysed before gets the same report, copied.
+struct SpecReportCache {
+    static constexpr std::size_t kEntries = 8;
+    std::deque<std::pair<ModelSpec, SpecReport>> entries;  // most recent first
+
+    SpecReport get(const ModelSpec& spec) {
+        for (auto it = entries.begin(); it != entries.end(); ++it)
+            if (it->first == spec) {
+                if (it != entries.begin()) {
+                    auto hit = std::move(*it);
+                    entries.erase(it);
+                    entries.push_front(std::move(hit));
+                }
+                return entries.front().second;
+            }
+        SpecReport r = analyze_model_spec_uncached(spec);
+        entries.emplace_front(spec, r);
+        if (entries.size() > kEntries) entries.pop_back();
+        return r;
+    }
+};
+
+}  // namespace
+
 SpecReport analyze_model_spec(const ModelSpec& spec) {
+    thread_local SpecReportCache cache;
+    return cache.get(spec);
+}
+
+namespace {
+
+SpecReport analyze_model_spec_uncached(const ModelSpec& spec) {
     Analyzer a;
     a.spec = &spec;
     auto model_error = [&](Message m) {
@@ -418,6 +457,8 @@ SpecReport analyze_model_spec(const ModelSpec& spec) {
     for (const auto& r : a.rep.layers) a.rep.activation_bytes_per_sample += r.activation_bytes_per_sample;
     return a.rep;
 }
+
+}  // namespace
 
 SpecReport validate_model_spec(const ModelSpec& spec) {
     SpecReport r = analyze_model_spec(spec);

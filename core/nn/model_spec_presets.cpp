@@ -46,7 +46,8 @@ Shape preset_input_shape(const std::string& name) {
 
 std::vector<std::string> language_model_preset_names() {
     return {"gpt-tiny",     "gpt-char",     "gpt2-124m",    "gpt2-350m", "gpt2-774m",  "gpt2-1.5b",
-            "llama-tiny",   "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "qwen2.5-7b", "mistral-7b"};
+            "llama-tiny",   "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b",
+            "mistral-7b"};
 }
 
 namespace {
@@ -122,6 +123,9 @@ std::string preset_description(const std::string& name) {
     if (name == "llama-3.1-8b")
         return "Llama 3.1 8B: 32 blocks of width 4096, 32 heads sharing 8 key/value heads, SwiGLU 14336, vocabulary "
                "128256, rope theta 500000 with Llama 3 scaling (factor 8); planned at 2048 tokens";
+    if (name == "llama-3.1-70b")
+        return "Llama 3.1 70B: 80 blocks of width 8192, 64 heads sharing 8 key/value heads, SwiGLU 28672, vocabulary "
+               "128256, rope theta 500000 with Llama 3 scaling (factor 8); planned at 2048 tokens";
     if (name == "qwen2.5-7b")
         return "Qwen2.5 7B: 28 blocks of width 3584, 28 heads sharing 4 key/value heads, SwiGLU 18944, q/k/v biases, "
                "vocabulary 152064, rope theta 1000000; planned at 2048 tokens";
@@ -149,6 +153,8 @@ ModelSpec preset_model(const std::string& name, const Shape& shape, int num_clas
         return llama_spec(name, {128256, 3072, 28, 24, 8, 8192, 500000, 32, true, false, 1e-5, 131072, 2048});
     if (name == "llama-3.1-8b")
         return llama_spec(name, {128256, 4096, 32, 32, 8, 14336, 500000, 8, false, false, 1e-5, 131072, 2048});
+    if (name == "llama-3.1-70b")
+        return llama_spec(name, {128256, 8192, 80, 64, 8, 28672, 500000, 8, false, false, 1e-5, 131072, 2048});
     if (name == "qwen2.5-7b")
         return llama_spec(name, {152064, 3584, 28, 28, 4, 18944, 1000000, 0, false, true, 1e-6, 131072, 2048});
     if (name == "mistral-7b")

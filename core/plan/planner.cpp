@@ -130,10 +130,10 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         std::size_t timeline_idle = 0;  // what the base leaves out (TrainingState::timeline_idle_bytes)
     };
     // (keyed on the rank's batch and, with a split head, its columns: an uneven split differs by rank)
-    // (pipeline stages: every rank is its own)
+    // (pipeline stages: keyed on the stage, r / D of D data-parallel replicas: a stage's replicas hold the same)
     auto key_of = [&](int r) -> std::pair<std::int64_t, std::int64_t> {
         const int T = plan.strategy.tp_head;
-        const std::int64_t cols = plan.strategy.pipeline > 1 ? r
+        const std::int64_t cols = plan.strategy.pipeline > 1 ? r / (N / plan.strategy.pipeline)
                                   : T > 1 ? tp_head_slice(tp_head_outputs(req.spec, T), T, r / plan.strategy.data_world()).count
                                           : 0;
         return {plan.strategy.rank_batches[static_cast<std::size_t>(r)], cols};

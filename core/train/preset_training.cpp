@@ -59,7 +59,7 @@ PresetTraining preset_training(const std::string& preset) {
     // a fine-tuning rate (they are meant to start from their weights, --init-from)
     if (preset == "llama-tiny") return language_model(3e-3, 3e-4, 16, 1000, 50, "byte");
     if (preset == "llama-3.2-1b" || preset == "llama-3.2-3b") return language_model(2e-4, 2e-5, 4, 1000, 50, "byte");
-    if (preset == "llama-3.1-8b" || preset == "qwen2.5-7b" || preset == "mistral-7b")
+    if (preset == "llama-3.1-8b" || preset == "llama-3.1-70b" || preset == "qwen2.5-7b" || preset == "mistral-7b")
         return language_model(1e-4, 1e-5, 2, 1000, 50, "byte");
     if (preset == "resnet20") {  // not measured here: the machine holds no CIFAR-10 (docs/datasets.md)
         PresetTraining t;

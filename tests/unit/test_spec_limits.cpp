@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "nn/model_spec.h"
+#include "nn/transformer_spec.h"
 #include "plan/planner.h"
 #include "test_support.h"
 
@@ -133,16 +134,66 @@ private slots:
         // 10^6 x 10^6 x 1024 x 1024 weights is 10^24: it wrapped negative before.
         std::vector<LayerSpec> ten;
         for (int i = 0; i < 10; ++i) ten.push_back(conv(1000000, 1000000, 1024, 512));
-        expect_analysis_error(spec_of({1000000, 1, 1}, ten), "spec.layer_params_limit", "0", "68719476736 parameters");
+        expect_analysis_error(spec_of({1000000, 1, 1}, ten), "spec.layer_params_limit", "0", "1099511627776 parameters");
+        // 4 x 10^12 weights: past 2^40 in one layer, without any overflow
+        expect_analysis_error(spec_of({1000000, 2, 2}, {conv(1000000, 1000000, 2)}), "spec.layer_params_limit", "0",
+                              "more than 1099511627776 parameters");
     }
 
     void ten_convs_pass_the_total() {
-        // 10^10 parameters each: the seventh passes 2^36 in all.
+        // 10^12 parameters each (and 10^6 biases): the second passes 2^40 in all.
         std::vector<LayerSpec> ten;
-        for (int i = 0; i < 10; ++i) ten.push_back(conv(100000, 100000, 1));
-        expect_analysis_error(spec_of({100000, 1, 1}, ten), "spec.total_params_limit", "6", "more than 68719476736");
-        SpecReport r = analyze_model_spec(spec_of({100000, 1, 1}, ten));
-        QCOMPARE(r.total_params, std::int64_t{7} * 10000000000 + 7 * 100000);  // weights + biases, as far as it got
+        for (int i = 0; i < 10; ++i) ten.push_back(conv(1000000, 1000000, 1));
+        expect_analysis_error(spec_of({1000000, 1, 1}, ten), "spec.total_params_limit", "1", "more than 1099511627776");
+        SpecReport r = analyze_model_spec(spec_of({1000000, 1, 1}, ten));
+        QCOMPARE(r.total_params, std::int64_t{2} * 1000000000000 + 2 * 1000000);  // weights + biases, as far as it got
+    }
+
+    // Today's largest published models plan (issue 46): Llama 3.1 70B (the preset) and 405B (its config.json),
+    // with their published parameter counts, and planning them allocates nothing per parameter: the process's
+    // resident memory (the OS's view) grows by far less than one layer's weights while the planner builds
+    // the 405B run's whole training state.
+    void largest_llamas_plan_without_allocating_them() {
+        if (!find_layer_type("llama_block")) QSKIP("llama_block is not in this build's layer catalog");
+        const ModelSpec l70 = preset_model("llama-3.1-70b");
+        QCOMPARE(analyze_model_spec(l70).total_params, 70553706496LL);  // the model card's 70.6B
+        ModelSpec l405 = l70;
+        l405.name = "llama-3.1-405b";
+        for (LayerSpec& l : l405.layers) {
+            if (l.attrs.contains("dim")) l.attrs["dim"] = 16384;
+            if (l.type == "llama_block") {
+                l.attrs["heads"] = 128;
+                l.attrs["hidden"] = 53248;
+            }
+        }
+        l405.layers.insert(l405.layers.begin() + 1, 126 - 80, l405.layers[1]);
+        QCOMPARE(analyze_model_spec(l405).total_params, 405853388800LL);  // 405.85B
+        auto rss = [] {
+            std::ifstream f("/proc/self/status");
+            std::string k;
+            std::size_t kb = 0;
+            std::string line;
+            while (std::getline(f, line))
+                if (line.rfind("VmRSS:", 0) == 0) kb = std::stoull(line.substr(6));
+            return kb * 1024;
+        };
+        for (const ModelSpec* s : std::initializer_list<const ModelSpec*>{&l70, &l405}) {
+            PlanRequest req;
+            req.spec = *s;
+            req.batch = 1;
+            req.threads = 1;
+            req.strategy.precision = "bf16";
+            req.strategy.checkpoint = "all";
+            req.optimizer.kind = "adamw";
+            const std::size_t before = rss();
+            const MemoryPlan p = predict_memory(req);
+            const std::size_t grown = rss() > before ? rss() - before : 0;
+            // bf16 weights, gradients and AdamW's two f32 moments with f32 master weights: 16 bytes a parameter
+            const auto params = static_cast<std::size_t>(analyze_model_spec(*s).total_params);
+            QVERIFY(at(p.device, MemCategory::parameters) >= params * 2);
+            QVERIFY(p.device_total > params * 16);
+            QVERIFY2(grown < (std::size_t{256} << 20), std::to_string(grown).c_str());
+        }
     }
 
     void conv_unfold_and_output_limits() {
