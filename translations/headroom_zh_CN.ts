@@ -6540,8 +6540,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
         <translation>int4（QLoRA，每 64 个值一个缩放因子）</translation>
     </message>
     <message>
-        <source>QLoRA: the frozen weights of the projections that carry adapters are stored quantised while the adapters train, and dequantised each time a layer uses them; the plan shows the smaller parameters and the one dequantised projection in the workspace</source>
-        <translation>QLoRA：训练适配器期间，带适配器的投影层的冻结权重以量化形式存储，层每次使用时再反量化；计划中可见变小的参数，以及工作区中一个反量化后的投影层</translation>
+        <source>QLoRA: the frozen weight of every projection of the base (adapted or not; not the embeddings, norms or head) is stored quantised while the adapters train, and dequantised each time a layer uses it; the plan shows the smaller parameters and the one dequantised projection in the workspace</source>
+        <translation>QLoRA：训练适配器期间，基座中每个投影层的冻结权重（无论是否带适配器；嵌入、归一化层和输出头除外）以量化形式存储，层每次使用时再反量化；计划中可见变小的参数，以及工作区中一个反量化后的投影层</translation>
     </message>
     <message>
         <source>LoRA base</source>

@@ -210,8 +210,9 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_loraBase->addItem(tr("int8 (QLoRA, a scale per row)"), QStringLiteral("int8"));
     m_loraBase->addItem(tr("int4 (QLoRA, a scale per 64 values)"), QStringLiteral("int4"));
     m_loraBase->addItem(tr("nf4 (QLoRA's NormalFloat, the scales quantised too)"), QStringLiteral("nf4"));
-    m_loraBase->setToolTip(tr("QLoRA: the frozen weights of the projections that carry adapters are stored quantised "
-                              "while the adapters train, and dequantised each time a layer uses them; the plan "
+    m_loraBase->setToolTip(tr("QLoRA: the frozen weight of every projection of the base (adapted or not; not the "
+                              "embeddings, norms or head) is stored quantised while the adapters train, and "
+                              "dequantised each time a layer uses it; the plan "
                               "shows the smaller parameters and the one dequantised projection in the workspace"));
     m_loraBase->setEnabled(false);
     connect(m_loraRank, &QSpinBox::valueChanged, m_loraBase, [this](int r) { m_loraBase->setEnabled(r > 0); });

@@ -645,7 +645,7 @@ void strategiesSection(Doc& s) {
                     text += ReportWriter::tr(": %1 trained values against %2 frozen")
                                 .arg(lora.value(QStringLiteral("adapter_params")).toInteger())
                                 .arg(lora.value(QStringLiteral("frozen_params")).toInteger());
-                    // QLoRA: the adapted projections' frozen weights stored quantised while the adapters trained
+                    // QLoRA: every base projection's frozen weight stored quantised while the adapters trained
                     const QString base = lora.value(QStringLiteral("base")).toString();
                     if (base == QLatin1String("int8") || base == QLatin1String("int4") || base == QLatin1String("nf4"))
                         text += ReportWriter::tr(" (%1 of them stored %2 while training: QLoRA)")

@@ -113,9 +113,10 @@ struct ModelOptions {
     // the family (q_proj and v_proj). GPT layers always adapt all four of their projections.
     int lora_targets = 0;
     // QLoRA (Dettmers et al. 2023; --quantize-base int8|int4, with lora_rank): the frozen weight of every
-    // projection that carries adapters is stored quantised (tensor/quantized_format.h: int8 a scale a row,
+    // projection of the base (a LLaMA block's seven, adapted or not; GPT blocks' four and linear layers,
+    // which all carry adapters) is stored quantised (tensor/quantized_format.h: int8 a scale a row,
     // int4 a scale per lora_base_group values) and dequantised into the layer's workspace at each use; the
-    // other frozen tensors (embeddings, convolutions, norms, biases) stay in the model's dtype.
+    // other frozen tensors (embeddings, lm_head, convolutions, norms, biases) stay in the model's dtype.
     int lora_base_bits = 0;
     std::int64_t lora_base_group = 64;
 };

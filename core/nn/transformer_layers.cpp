@@ -42,22 +42,25 @@ Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel()
 // workspace. Undefined A: no adapter.
 // QLoRA (ModelOptions::lora_base_bits > 0): the frozen weight is packed (tensor/quantized_format.h, u8) and
 // each use dequantises it into wq, scratch of the layer's workspace that serves every projection in turn.
+// QLoRA quantises every projection of the base, adapted or not (bitsandbytes' load_in_4bit): a projection
+// without an adapter has bits > 0 and no A.
 struct Lora {
     Tensor A, B, gA, gB, h, wq;
     float s = 0;
     int bits = 0;
     std::int64_t group = 0;
+    std::int64_t out = 0, in = 0;  // the base weight's shape (packed: its bytes say nothing of it)
     bool on() const { return A.defined(); }
     Tensor rows(std::int64_t n) const { return h.view(0, {n, A.dim(0)}); }
     // The base weight (out, in) to multiply by: w itself, or a quantised w's values in wq.
     Tensor weight(Backend& be, const Tensor& w) const {
-        if (bits == 0 || !on()) return w;
-        Tensor W = wq.view(0, {B.dim(0), A.dim(1)});
+        if (bits == 0) return w;
+        Tensor W = wq.view(0, {out, in});
         be.dequantize(w, bits, group, W);
         return W;
     }
-    std::int64_t in_features(const Tensor& w) const { return bits > 0 && on() ? A.dim(1) : w.dim(1); }
-    std::int64_t out_features(const Tensor& w) const { return bits > 0 && on() ? B.dim(0) : w.dim(0); }
+    std::int64_t in_features(const Tensor& w) const { return bits > 0 ? in : w.dim(1); }
+    std::int64_t out_features(const Tensor& w) const { return bits > 0 ? out : w.dim(0); }
 };
 
 // y (R, out) = x (R, in) W^T + b, on any (..., in) / (..., out) tensors. The bias is broadcast into y
@@ -282,10 +285,14 @@ struct Adapters {
         bits = r > 0 ? static_cast<int>(attr_i64(l, "lora_base_bits")) : 0;
         group = attr_i64(l, "lora_base_group");
     }
+    // QLoRA: the projection's weight is taken packed (Lora::weight dequantises it), with or without an adapter
+    void pack(std::vector<ParamDecl>& p, const std::string& proj) const {
+        for (ParamDecl& d : p)
+            if (d.name == proj + ".weight") d.packed = bits > 0;
+    }
     void declare(std::vector<ParamDecl>& p, const std::string& proj, std::int64_t out, std::int64_t in) const {
         if (r == 0) return;
-        for (ParamDecl& d : p)  // QLoRA: the projection's weight is taken packed (Lora::weight dequantises it)
-            if (d.name == proj + ".weight") d.packed = bits > 0;
+        pack(p, proj);
         p.push_back({proj + ".lora_A", {r, in}, ParamDecl::Init::uniform_fan_in, in});
         p.push_back({proj + ".lora_B", {out, r}, ParamDecl::Init::zeros, r});
     }
@@ -301,8 +308,28 @@ struct Adapters {
         if (r == 0) return {};
         const auto a = static_cast<std::size_t>(first + 2 * proj);
         const bool g = io.grads.size() > a + 1;  // (forward has no gradients)
-        return {io.params[a], io.params[a + 1], g ? io.grads[a] : Tensor(), g ? io.grads[a + 1] : Tensor(), sc.h, sc.wq,
-                s, bits, group};
+        return {io.params[a],
+                io.params[a + 1],
+                g ? io.grads[a] : Tensor(),
+                g ? io.grads[a + 1] : Tensor(),
+                sc.h,
+                sc.wq,
+                s,
+                bits,
+                group,
+                io.params[a + 1].dim(0),
+                io.params[a].dim(1)};
+    }
+    // QLoRA: a projection (out, in) of the quantised base that carries no adapter
+    Lora base_only(std::int64_t out, std::int64_t in, const LoraScratch& sc) const {
+        if (r == 0 || bits == 0) return {};
+        Lora l;
+        l.wq = sc.wq;
+        l.bits = bits;
+        l.group = group;
+        l.out = out;
+        l.in = in;
+        return l;
     }
 };
 
@@ -907,8 +934,12 @@ public:
         p.push_back(normal("mlp.gate_proj.weight", {F, C}, 0.02));
         p.push_back(normal("mlp.up_proj.weight", {F, C}, 0.02));
         p.push_back(normal("mlp.down_proj.weight", {C, F}, 0.02));
-        for (int i = 0; i < kLlamaProjections; ++i)
-            if (targets_ & (1 << i)) lora_.declare(p, kLlamaProjectionNames[i], proj_out(i), proj_in(i));
+        for (int i = 0; i < kLlamaProjections; ++i) {
+            if (targets_ & (1 << i))
+                lora_.declare(p, kLlamaProjectionNames[i], proj_out(i), proj_in(i));
+            else if (lora_.r > 0)  // QLoRA: the projections without adapters are quantised too
+                lora_.pack(p, kLlamaProjectionNames[i]);
+        }
         return p;
     }
     bool skips_frozen_gradients() const override { return true; }
@@ -964,9 +995,8 @@ protected:
         }
         Tensor ones_t;
         if (qkv_bias_) ones_t = c.take({B * T}, dt);
-        std::int64_t largest = 0;
-        for (int i = 0; i < kLlamaProjections; ++i)
-            if (targets_ & (1 << i)) largest = std::max(largest, proj_out(i) * proj_in(i));
+        std::int64_t largest = 0;  // QLoRA's dequantisation scratch: every projection is quantised
+        for (int i = 0; i < kLlamaProjections; ++i) largest = std::max(largest, proj_out(i) * proj_in(i));
         LoraScratch lh = lora_.carve(c, B * T, largest, dt);
         Tensor lnw;
         if (lora_.r > 0) lnw = c.take({C}, dt);
@@ -1021,7 +1051,8 @@ protected:
         v = qkv.view(B * T * (q_width() + kv_width()), {B, T, kv_width()});
     }
     Lora adapter(const LayerIO& io, int proj, const LoraScratch& sc) const {
-        if (lora_.r == 0 || !(targets_ & (1 << proj))) return {};
+        if (lora_.r == 0) return {};
+        if (!(targets_ & (1 << proj))) return lora_.base_only(proj_out(proj), proj_in(proj), sc);
         int before = 0;  // adapters declared before this projection's
         for (int i = 0; i < proj; ++i) before += (targets_ >> i) & 1;
         return lora_.at(io, before, sc);

@@ -160,7 +160,7 @@ void resolve_lora(const StrategyConfig& s, const ModelSpec& spec, ResolvedStrate
                                     "LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and "
                                     "linear layers adapt all their projections)"));
     }
-    // QLoRA: the adapted projections' frozen weights stored quantised while the adapters train
+    // QLoRA: every base projection's frozen weight stored quantised while the adapters train
     if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")
         r.lora_base_bits = s.quantize_base == "int8" ? 8 : s.quantize_base == "int4" ? 4 : kQuantNf4;
     else if (!s.quantize_base.empty() && s.quantize_base != "none")

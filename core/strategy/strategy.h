@@ -52,8 +52,9 @@ struct StrategyConfig {
     // peft's target_modules for a LLaMA-family model: a comma list of q_proj, k_proj, v_proj, o_proj,
     // gate_proj, up_proj, down_proj (empty: q_proj,v_proj, peft's default for the family)
     std::string lora_targets;
-    // QLoRA (ModelOptions::lora_base_bits): "int8", "int4" or "nf4" stores the frozen weights of the adapted
-    // projections quantised while the adapters train; "none" keeps them in the compute dtype. Needs lora_rank.
+    // QLoRA (ModelOptions::lora_base_bits): "int8", "int4" or "nf4" stores the frozen weight of every
+    // projection of the base quantised (adapted or not, as bitsandbytes' load_in_4bit quantises every linear
+    // layer but the head) while the adapters train; "none" keeps them in the compute dtype. Needs lora_rank.
     std::string quantize_base = "none";
 };
 
@@ -97,7 +98,7 @@ struct ResolvedStrategy {
     int lora_rank = 0;         // LoRA adapters (0: off), scale lora_alpha / lora_rank
     double lora_alpha = 0;
     int lora_targets = 0;      // ModelOptions::lora_targets (0: the family's default)
-    int lora_base_bits = 0;    // QLoRA: the adapted projections' frozen weights in 8 or 4 bits (0: not quantised)
+    int lora_base_bits = 0;    // QLoRA: every base projection's frozen weight in 8 or 4 bits (0: not quantised)
     int data_world() const { return tp_head > 1 ? world_size / tp_head : pipeline > 1 ? world_size / pipeline : world_size; }
     int data_rank() const { return data_world() > 1 ? rank % data_world() : 0; }
     int stage() const { return pipeline > 1 ? rank / data_world() : 0; }
