@@ -5135,6 +5135,22 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 <context>
     <name>hrapp::MemoryPlanPanel</name>
     <message>
+        <source>Fine-tuning on 1 to 8 cards</source>
+        <translation>在 1 到 8 张卡上微调</translation>
+    </message>
+    <message>
+        <source>Computing the fine-tuning table for %1 per card…</source>
+        <translation>正在计算每张卡 %1 的微调表…</translation>
+    </message>
+    <message>
+        <source>No fine-tuning table for these settings: %1</source>
+        <translation>这些设置没有微调表：%1</translation>
+    </message>
+    <message>
+        <source>Per card, the memory of the fastest configuration that fits %1 (the memory limit, else the device&apos;s free memory); “-”: nothing fits. The same search as Fit to device and `headroom plan --budget`.</source>
+        <translation>每张卡上能放进 %1（内存上限，否则为设备的可用内存）的最快配置所占的内存；“-”：没有能放下的配置。与“适配设备”和 `headroom plan --budget` 是同一搜索。</translation>
+    </message>
+    <message>
         <source>checkpoint %1/%2 blocks</source>
         <translation>梯度检查点 %1/%2 个块</translation>
     </message>

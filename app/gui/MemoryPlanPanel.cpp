@@ -26,6 +26,7 @@
 #include "i18n/CoreText.h"
 #include "memory/allocator.h"
 #include "nn/compression.h"
+#include "nn/transformer_spec.h"
 #include "train/trainer.h"
 
 namespace hrapp {
@@ -158,6 +159,27 @@ MemoryPlanPanel::MemoryPlanPanel(QWidget* parent) : QWidget(parent) {
         m_rankingToggle->setText(on ? tr("Hide the ranking") : tr("Show the ranking"));
     });
 
+    // Language models: the fine-tuning table (full / LoRA / QLoRA x checkpointing x ZeRO-3 on 1-8 cards), the
+    // one `headroom plan --budget` prints, computed on a worker thread when the setup or the budget changes.
+    m_tuneBox = new QGroupBox(tr("Fine-tuning on 1 to 8 cards"), body);
+    m_tuneBox->setObjectName(QStringLiteral("planFineTuning"));
+    auto* ftv = new QVBoxLayout(m_tuneBox);
+    m_tuneLabel = new QLabel(m_tuneBox);
+    m_tuneLabel->setObjectName(QStringLiteral("planFineTuningNote"));
+    m_tuneLabel->setWordWrap(true);
+    ftv->addWidget(m_tuneLabel);
+    m_tune = table({}, m_tuneBox);
+    m_tune->setObjectName(QStringLiteral("planFineTuningTable"));
+    m_tune->setSelectionMode(QAbstractItemView::NoSelection);
+    m_tune->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_tune->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_tune->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    ftv->addWidget(m_tune, 0, Qt::AlignLeft);
+    m_tuneBox->setVisible(false);
+    v->addWidget(m_tuneBox);
+    m_tuneTask = new FineTuningTableTask(this);
+    connect(m_tuneTask, &FineTuningTableTask::finished, this, &MemoryPlanPanel::fineTuningFinished);
+
     // One step's memory timeline: the plan's, redrawn with every edit; after a run the measured one beside it.
     m_timelineBox = new QGroupBox(tr("One training step"), body);
     m_timelineBox->setObjectName(QStringLiteral("planTimeline"));
@@ -271,9 +293,79 @@ void MemoryPlanPanel::updateNow() {
         }
         m_capacity = c.memory_limit ? c.memory_limit : free;
         showPlan(c, p);
+        updateFineTuning(c, req);
     } catch (const std::exception& e) {
         showError(tr("No memory plan for these settings: %1").arg(coreText(e)));
     }
+}
+
+bool MemoryPlanPanel::isFineTuningBusy() const { return m_tuneTask->isRunning() || m_tunePending.has_value(); }
+
+void MemoryPlanPanel::updateFineTuning(const hr::TrainConfig& c, const hr::PlanRequest& req) {
+    if (!hr::is_token_model(c.model) || m_capacity == 0) {
+        m_tuneBox->setVisible(false);
+        m_tunePending.reset();
+        return;
+    }
+    m_tuneBox->setVisible(true);
+    const QString key = QString::fromStdString(hr::train_config_to_json(c).dump()) + QLatin1Char('|') + QString::number(m_capacity);
+    if (m_tuneTask->isRunning()) {
+        if (key == m_tuneKey) {
+            m_tunePending.reset();  // the one computing is this one
+        } else {
+            m_tunePending = req;
+            m_tunePendingBudget = m_capacity;
+            m_tunePendingKey = key;
+        }
+        return;
+    }
+    if (key == m_tuneKey) return;  // shown already
+    m_tunePending = req;
+    m_tunePendingBudget = m_capacity;
+    m_tunePendingKey = key;
+    startFineTuning();
+}
+
+void MemoryPlanPanel::startFineTuning() {
+    if (!m_tunePending || m_tuneTask->isRunning()) return;
+    const hr::PlanRequest req = *m_tunePending;
+    m_tunePending.reset();
+    m_tuneKey = m_tunePendingKey;
+    m_tuneBudget = m_tunePendingBudget;
+    m_tuneLabel->setText(tr("Computing the fine-tuning table for %1 per card…").arg(coreBytesText(m_tuneBudget)));
+    m_tuneTask->start(req, m_tuneBudget);
+}
+
+void MemoryPlanPanel::fineTuningFinished(const FineTuningCells& cells, const QString& error) {
+    if (m_tunePending) {  // the setup changed meanwhile: this table is not for it
+        startFineTuning();
+        return;
+    }
+    if (!error.isEmpty()) {
+        m_tune->setRowCount(0);
+        m_tuneLabel->setText(tr("No fine-tuning table for these settings: %1").arg(error));
+        emit fineTuningUpdated();
+        return;
+    }
+    m_tuneLabel->setText(tr("Per card, the memory of the fastest configuration that fits %1 (the memory limit, "
+                            "else the device's free memory); “-”: nothing fits. The same search as Fit to device "
+                            "and `headroom plan --budget`.")
+                             .arg(coreBytesText(m_tuneBudget)));
+    m_tune->clear();
+    m_tune->setColumnCount(int(cells.header.size()));
+    m_tune->setHorizontalHeaderLabels(cells.header);
+    m_tune->setRowCount(int(cells.rows.size()));
+    for (int r = 0; r < int(cells.rows.size()); ++r)
+        for (int k = 0; k < int(cells.rows[std::size_t(r)].size()); ++k)
+            m_tune->setItem(r, k, cell(cells.rows[std::size_t(r)][k], k >= 3));
+    // every row shown, no scrolling inside the table (the tab scrolls)
+    m_tune->resizeColumnsToContents();
+    int width = 2 * m_tune->frameWidth();
+    for (int k = 0; k < m_tune->columnCount(); ++k) width += m_tune->columnWidth(k);
+    int height = 2 * m_tune->frameWidth() + m_tune->horizontalHeader()->sizeHint().height();
+    for (int r = 0; r < m_tune->rowCount(); ++r) height += m_tune->rowHeight(r);
+    m_tune->setFixedSize(width + 4, height + 2);
+    emit fineTuningUpdated();
 }
 
 void MemoryPlanPanel::showError(const QString& message) {
@@ -289,6 +381,7 @@ void MemoryPlanPanel::showError(const QString& message) {
     showTimelines();
     m_layers->setRowCount(0);
     m_fit->setEnabled(false);
+    m_tuneBox->setVisible(false);
     emit planUpdated();
 }
 

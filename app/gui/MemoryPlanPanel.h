@@ -29,6 +29,8 @@ class StepTimelineChart;
 namespace hrapp {
 
 class PlanSearchTask;
+class FineTuningTableTask;
+struct FineTuningCells;
 
 class MemoryPlanPanel : public QWidget {
     Q_OBJECT
@@ -64,6 +66,13 @@ public:
     QCheckBox* allCandidatesBox() const { return m_allCandidates; }
     QLabel* summaryLabel() const { return m_summary; }
     QLabel* whatIfLabel() const;  // hidden unless the Training setup asks for a what-if
+    // Language models: the fine-tuning table (report/plan_table.h, what `headroom plan --budget` prints) for
+    // the memory limit (else the device's free memory) per card, computed on a worker thread.
+    QGroupBox* fineTuningBox() const { return m_tuneBox; }
+    QTableWidget* fineTuningView() const { return m_tune; }
+    QLabel* fineTuningLabel() const { return m_tuneLabel; }
+    bool isFineTuningBusy() const;  // computing, or another computation waits
+    std::size_t fineTuningBudget() const { return m_tuneBudget; }  // the per-card budget of the table shown
 
     // Runs: the plan for the configuration a run starts with, then its measured peaks.
     void setRunStarted(const hr::TrainConfig& config);
@@ -92,6 +101,8 @@ signals:
     void fitFinished();
     // The predicted-against-measured comparison of a finished run is shown.
     void comparisonReady();
+    // The fine-tuning table is filled (or says why it could not be).
+    void fineTuningUpdated();
 
 private:
     void showPlan(const hr::TrainConfig& config, const hr::MemoryPlan& plan);
@@ -99,6 +110,9 @@ private:
     void showError(const QString& message);
     void fillRanking(const hr::PlanSearch& search);
     void searchFinished(const hr::PlanSearch& search, const QString& error);
+    void updateFineTuning(const hr::TrainConfig& config, const hr::PlanRequest& request);
+    void startFineTuning();
+    void fineTuningFinished(const FineTuningCells& cells, const QString& error);
 
     std::function<hr::TrainConfig()> m_source;
     QTimer* m_debounce = nullptr;
@@ -133,6 +147,16 @@ private:
     hrw::StepTimelineChart* m_timelineMeasured = nullptr;
     QPushButton* m_timelineExport = nullptr;
     void showTimelines();
+
+    QGroupBox* m_tuneBox = nullptr;
+    QLabel* m_tuneLabel = nullptr;
+    QTableWidget* m_tune = nullptr;
+    FineTuningTableTask* m_tuneTask = nullptr;
+    QString m_tuneKey;                 // the configuration and budget of the table shown or computing
+    std::size_t m_tuneBudget = 0;      // the budget of the table shown or computing
+    std::optional<hr::PlanRequest> m_tunePending;  // the next one, once the running one ends
+    std::size_t m_tunePendingBudget = 0;
+    QString m_tunePendingKey;
 };
 
 }  // namespace hrapp

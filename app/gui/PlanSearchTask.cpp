@@ -14,6 +14,20 @@ struct Outcome {
     hr::PlanSearch search;
     std::exception_ptr error;
 };
+struct FineTuningOutcome {
+    FineTuningCells cells;
+    std::exception_ptr error;
+};
+QString planTaskErrorText(const std::exception_ptr& error) {
+    if (!error) return {};
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return coreText(e);
+    } catch (...) {
+        return PlanSearchTask::tr("the planner failed");
+    }
+}
 }  // namespace
 
 PlanSearchTask::PlanSearchTask(QObject* parent) : QObject(parent) {}
@@ -40,17 +54,36 @@ bool PlanSearchTask::start(const hr::PlanRequest& request, std::size_t budget) {
     connect(m_thread, &QThread::finished, this, [this, outcome] {
         m_thread->deleteLater();
         m_thread = nullptr;
-        QString error;
-        if (outcome->error) {
-            try {
-                std::rethrow_exception(outcome->error);
-            } catch (const std::exception& e) {
-                error = coreText(e);
-            } catch (...) {
-                error = tr("the planner failed");
-            }
+        emit finished(outcome->search, planTaskErrorText(outcome->error));
+    });
+    m_thread->start(QThread::LowPriority);
+    return true;
+}
+
+FineTuningTableTask::FineTuningTableTask(QObject* parent) : QObject(parent) {}
+
+FineTuningTableTask::~FineTuningTableTask() {
+    if (m_thread) {
+        m_thread->wait();
+        delete m_thread;
+    }
+}
+
+bool FineTuningTableTask::start(const hr::PlanRequest& request, std::size_t budget) {
+    if (m_thread) return false;
+    auto outcome = std::make_shared<FineTuningOutcome>();
+    m_thread = QThread::create([request, budget, outcome] {
+        try {
+            outcome->cells = fineTuningCells(request, budget);
+        } catch (...) {
+            outcome->error = std::current_exception();
         }
-        emit finished(outcome->search, error);
+    });
+    m_thread->setObjectName(QStringLiteral("fine-tuning table"));
+    connect(m_thread, &QThread::finished, this, [this, outcome] {
+        m_thread->deleteLater();
+        m_thread = nullptr;
+        emit finished(outcome->cells, planTaskErrorText(outcome->error));
     });
     m_thread->start(QThread::LowPriority);
     return true;

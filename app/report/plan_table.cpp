@@ -107,7 +107,7 @@ QString planSearchTable(const hr::PlanSearch& s, bool all) {
     return out;
 }
 
-QString fineTuningTable(const hr::PlanRequest& request, std::size_t budget) {
+FineTuningCells fineTuningCells(const hr::PlanRequest& request, std::size_t budget) {
     const int rank = request.strategy.lora_rank > 0 ? request.strategy.lora_rank : 16;
     struct Method {
         QString name;
@@ -155,6 +155,14 @@ QString fineTuningTable(const hr::PlanRequest& request, std::size_t budget) {
                 rows.push_back(row);
             }
     }
+    return {header, rows};
+}
+
+QString fineTuningTable(const hr::PlanRequest& request, std::size_t budget) { return fineTuningTable(fineTuningCells(request, budget)); }
+
+QString fineTuningTable(const FineTuningCells& cells) {
+    const QStringList& header = cells.header;
+    const std::vector<QStringList>& rows = cells.rows;
     std::vector<int> width(header.size(), 0);
     for (int i = 0; i < header.size(); ++i) width[i] = displayWidth(header[i]);
     for (const auto& r : rows)

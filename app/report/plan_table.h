@@ -6,6 +6,9 @@
 // aligned in either language. `headroom plan --budget` prints it (app/cli/plan_command.cpp).
 #include <QCoreApplication>
 #include <QString>
+#include <QStringList>
+
+#include <vector>
 
 #include "plan/planner.h"
 
@@ -19,6 +22,15 @@ QString planSearchTable(const hr::PlanSearch& search, bool all);
 // (off / on), a column per card count, each cell the per-card bytes of the fastest configuration of that
 // row that fits (or "-"). `headroom plan --budget` prints it for a language model.
 QString fineTuningTable(const hr::PlanRequest& request, std::size_t budget);
+
+// The same table's texts, a row per method x checkpointing x ZeRO-3 (the window's Memory plan tab shows
+// them in a table widget; fineTuningTable lays them out for a terminal).
+struct FineTuningCells {
+    QStringList header;
+    std::vector<QStringList> rows;
+};
+FineTuningCells fineTuningCells(const hr::PlanRequest& request, std::size_t budget);
+QString fineTuningTable(const FineTuningCells& cells);
 
 // The translation context of the table's texts.
 class PlanTable {

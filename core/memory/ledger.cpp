@@ -19,7 +19,7 @@ std::uint64_t MemoryLedger::on_alloc(std::size_t bytes, MemCategory category, in
     auto& lb = s_.layers[layer];
     lb.live += bytes;
     lb.peak = std::max(lb.peak, lb.live);
-    at(layer_live_split_[layer], category) += bytes;
+    at(layer_split_locked(layer).live, category) += bytes;
     update_peaks_locked();
     LedgerEvent ev{std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(), step_,
                    category, layer, static_cast<std::int64_t>(bytes), s_.live_total};
@@ -41,7 +41,7 @@ void MemoryLedger::on_free(std::uint64_t id) {
     at(s_.live, e.category) -= e.bytes;
     s_.live_total -= e.bytes;
     s_.layers[e.layer].live -= e.bytes;
-    at(layer_live_split_[e.layer], e.category) -= e.bytes;
+    at(layer_split_locked(e.layer).live, e.category) -= e.bytes;
     LedgerEvent ev{std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(), step_,
                    e.category, e.layer, -static_cast<std::int64_t>(e.bytes), s_.live_total};
     if (timeline_.size() < kTimelineCapacity) {
@@ -66,8 +66,28 @@ void MemoryLedger::update_peaks_locked() {
         s_.at_peak = s_.live;
         s_.peak_phase = phase_;
         s_.peak_step = step_;
-        s_.layer_peak_split = layer_live_split_;
+        ++peak_epoch_;  // every layer's split at this peak is its live split now (saved when it changes)
     }
+}
+
+MemoryLedger::LayerSplit& MemoryLedger::layer_split_locked(int layer) {
+    auto [it, created] = layer_split_.try_emplace(layer);
+    LayerSplit& l = it->second;
+    if (created) {
+        l.created_epoch = peak_epoch_;
+        l.saved_epoch = peak_epoch_;  // not in the last peak's map: nothing to save
+    } else if (l.saved_epoch < peak_epoch_) {
+        l.at_peak = l.live;
+        l.saved_epoch = peak_epoch_;
+    }
+    return l;
+}
+
+std::map<int, CategoryBytes> MemoryLedger::layer_peak_split_locked() const {
+    std::map<int, CategoryBytes> out;
+    for (const auto& [layer, l] : layer_split_)
+        if (l.created_epoch < peak_epoch_) out.emplace_hint(out.end(), layer, l.saved_epoch < peak_epoch_ ? l.live : l.at_peak);
+    return out;
 }
 
 void MemoryLedger::set_step(std::int64_t step) {
@@ -88,13 +108,15 @@ void MemoryLedger::reset_peaks() {
     s_.peak_reserved = s_.live_total + s_.reserved_free;
     s_.peak_phase = phase_;
     s_.peak_step = step_;
-    s_.layer_peak_split = layer_live_split_;
+    ++peak_epoch_;
     for (auto& [k, v] : s_.layers) v.peak = v.live;
 }
 
 LedgerSnapshot MemoryLedger::snapshot() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return s_;
+    LedgerSnapshot out = s_;
+    out.layer_peak_split = layer_peak_split_locked();
+    return out;
 }
 
 std::vector<LedgerEvent> MemoryLedger::timeline() const {

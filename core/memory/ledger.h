@@ -69,13 +69,25 @@ private:
         int layer;
     };
     void update_peaks_locked();
+    // Per layer: its live bytes by category and, lazily, its split at the total peak. A new peak copies no
+    // map: it only advances peak_epoch_ (O(1)); a layer's split is saved as it was at the peak the first
+    // time the layer changes after it (saved_epoch < peak_epoch_), and snapshot() assembles the map.
+    struct LayerSplit {
+        CategoryBytes live{};
+        CategoryBytes at_peak{};         // valid when saved_epoch == peak_epoch_
+        std::uint64_t saved_epoch = 0;
+        std::uint64_t created_epoch = 0;  // in the peak's map when created before it (created_epoch < peak_epoch_)
+    };
+    LayerSplit& layer_split_locked(int layer);  // saves its peak split before a change
+    std::map<int, CategoryBytes> layer_peak_split_locked() const;
 
     mutable std::mutex mutex_;
     std::chrono::steady_clock::time_point start_;
     std::uint64_t next_id_ = 1;
     std::unordered_map<std::uint64_t, Entry> entries_;
     LedgerSnapshot s_;
-    std::map<int, CategoryBytes> layer_live_split_;
+    std::map<int, LayerSplit> layer_split_;
+    std::uint64_t peak_epoch_ = 0;  // advances at each new total peak (and reset_peaks)
     std::int64_t step_ = -1;
     std::string phase_ = "setup";
     std::vector<LedgerEvent> timeline_;  // ring buffer

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <unordered_map>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
@@ -762,22 +764,104 @@ void TrainingState::load_weights(const std::function<void(Model&)>& load) {
     sync_master_from_params();
 }
 
+namespace {
+
+// What build_layout needs of one process's model of the whole spec: its flat layout and its tensors' names,
+// shapes and kinds. A pure function of the spec and the options below; the planner's search builds hundreds
+// of training states of one spec, so the last few are kept per thread (plain values: no tensor outlives the
+// counting allocator of the model it came from).
+struct WholeModelTensor {
+    std::string name;
+    DType dtype = DType::f32;
+    Shape shape;
+    std::int64_t numel = 0;
+    bool trainable = false, tied = false, frozen = false;
+    int layer = -1;
+    int quantized_bits = 0;
+    std::int64_t quantized_group = 0;
+    Shape quantized_shape;
+    bool is_buffer() const { return !trainable && !frozen; }
+};
+struct WholeModelLayout {
+    ModelSpec spec;
+    Device device;
+    DType dtype = DType::f32;
+    int lora_rank = 0, lora_targets = 0, lora_base_bits = 0;
+    double lora_alpha = 0;
+    FlatRemap full;
+    std::vector<WholeModelTensor> all;
+};
+
+const WholeModelLayout& whole_model_layout(const ModelSpec& full_spec, Backend& backend, const ResolvedStrategy& s) {
+    thread_local std::deque<WholeModelLayout> cache;  // most recent first
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->device == backend.device() && it->dtype == s.compute_dtype && it->lora_rank == s.lora_rank &&
+            it->lora_alpha == s.lora_alpha && it->lora_targets == s.lora_targets &&
+            it->lora_base_bits == s.lora_base_bits && it->spec == full_spec) {
+            if (it != cache.begin()) {
+                WholeModelLayout hit = std::move(*it);
+                cache.erase(it);
+                cache.push_front(std::move(hit));
+            }
+            return cache.front();
+        }
+    WholeModelLayout w;
+    w.spec = full_spec;
+    w.device = backend.device();
+    w.dtype = s.compute_dtype;
+    w.lora_rank = s.lora_rank;
+    w.lora_alpha = s.lora_alpha;
+    w.lora_targets = s.lora_targets;
+    w.lora_base_bits = s.lora_base_bits;
+    {
+        // one process's model of the whole spec, counted only (no memory): its flat layout is the canonical one
+        CountingAllocator counting(backend.device());
+        ModelOptions mo;
+        mo.batch = 1;
+        mo.dtype = s.compute_dtype;
+        mo.allocator = &counting;
+        mo.dry_run = true;
+        mo.lora_rank = s.lora_rank;  // (LoRA: the adapters are the trained tensors, the rest frozen)
+        mo.lora_alpha = s.lora_alpha;
+        mo.lora_targets = s.lora_targets;
+        mo.lora_base_bits = s.lora_base_bits;
+        Model whole(full_spec, backend, mo);
+        w.full = make_flat_remap(whole);
+        for (const NamedTensor& t : whole.state_dict()) {
+            WholeModelTensor x;
+            x.name = t.name;
+            x.dtype = t.tensor.dtype();
+            x.shape = t.tensor.shape();
+            x.numel = t.tensor.numel();
+            x.trainable = t.trainable;
+            x.tied = t.tied;
+            x.frozen = t.frozen;
+            x.layer = t.layer;
+            x.quantized_bits = t.quantized_bits;
+            x.quantized_group = t.quantized_group;
+            x.quantized_shape = t.quantized_shape;
+            w.all.push_back(std::move(x));
+        }
+    }
+    cache.push_front(std::move(w));
+    if (cache.size() > 4) cache.pop_back();
+    return cache.front();
+}
+
+}  // namespace
+
 void TrainingState::build_layout(const ModelSpec& full_spec) {
-    // one process's model of the whole spec, counted only (no memory): its flat layout is the canonical one
-    CountingAllocator counting(device_.device());
-    ModelOptions mo;
-    mo.batch = 1;
-    mo.dtype = strategy_.compute_dtype;
-    mo.allocator = &counting;
-    mo.dry_run = true;
-    mo.lora_rank = strategy_.lora_rank;  // (LoRA: the adapters are the trained tensors, the rest frozen)
-    mo.lora_alpha = strategy_.lora_alpha;
-    mo.lora_targets = strategy_.lora_targets;
-    mo.lora_base_bits = strategy_.lora_base_bits;
-    Model whole(full_spec, device_, mo);
-    const FlatRemap full = make_flat_remap(whole), mine = make_flat_remap(*model_);
+    const WholeModelLayout& whole = whole_model_layout(full_spec, device_, strategy_);
+    const FlatRemap& full = whole.full;
+    const FlatRemap mine = make_flat_remap(*model_);
     canonical_numel_ = full.canonical_numel;
-    const std::vector<NamedTensor> all = whole.state_dict(), here = model_->state_dict();
+    const std::vector<WholeModelTensor>& all = whole.all;
+    const std::vector<NamedTensor> here = model_->state_dict();
+    // this rank's tensors by name (the last of a name, as a scan would find it): one lookup per tensor, not a
+    // scan of them all (quadratic in the layers)
+    std::unordered_map<std::string, const NamedTensor*> here_by_name;
+    here_by_name.reserve(here.size());
+    for (const NamedTensor& h : here) here_by_name[h.name] = &h;
     // where each stage's nodes start (the whole model's depth-first indices)
     std::vector<int> node_first;
     if (pipelined())
@@ -788,11 +872,11 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     const bool tied_head = pipelined() && pipeline_has_tied_head(full_spec);
     std::int64_t embedding_offset = -1;
     layout_.clear();
-    for (const NamedTensor& t : all) {
+    for (const WholeModelTensor& t : all) {
         LayoutEntry e;
         e.name = t.name;
-        e.dtype = t.tensor.dtype();
-        e.full_shape = t.tensor.shape();
+        e.dtype = t.dtype;
+        e.full_shape = t.shape;
         e.trainable = t.trainable;
         e.tied = t.tied;
         e.frozen = t.frozen;
@@ -808,11 +892,10 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
             // a split head's weight and bias, frozen too (LoRA), and its adapter B: by rows. Its adapter A
             // (R, in) is whole on every rank (its gradient is summed over them, optimizer_step)
             e.rows = true;
-            e.per_row = t.tensor.numel() / tp_.slice.total;
+            e.per_row = t.numel / tp_.slice.total;
         }
-        const NamedTensor* local = nullptr;
-        for (const NamedTensor& h : here)
-            if (h.name == t.name) local = &h;
+        const auto found = here_by_name.find(t.name);
+        const NamedTensor* local = found != here_by_name.end() ? found->second : nullptr;
         if (local) e.numel = local->tensor.numel();
         if ((e.owner < 0 || e.owner == strategy_.rank) && !local)
             throw Error("internal: tensor " + t.name + " is missing from this rank's model");
@@ -830,7 +913,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
                 e.run_offset = mine.tensor_offsets[k_here++];
             }
         }
-        if (!e.rows && local && e.numel != t.tensor.numel())
+        if (!e.rows && local && e.numel != t.numel)
             throw Error("internal: tensor " + t.name + " differs from the whole model's");
         // a split head's adapter A: whole on every rank, each adds its columns' part of the gradient
         if (!pipelined() && t.layer == head_layer && is_lora_a(t.name) && e.run_offset >= 0) {

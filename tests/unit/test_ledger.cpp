@@ -2,6 +2,10 @@
 // live/peak bookkeeping and the timeline.
 #include <QtTest>
 
+#include <map>
+#include <random>
+#include <tuple>
+
 #include "backend/cpu/cpu_backend.h"
 #include "nn/model.h"
 #include "optim/optimizer.h"
@@ -34,6 +38,49 @@ private slots:
         QCOMPARE(tl.back().live_total, std::size_t(0));
         ledger->reset_peaks();
         QCOMPARE(ledger->snapshot().peak_total, std::size_t(0));
+    }
+
+    // Each layer's split at the total peak, against a replay that copies every layer's live split whenever
+    // the total reaches a new high (the plain definition): random allocations and frees over 40 layers,
+    // layers first seen after a peak, and reset_peaks between.
+    void layerPeakSplitMatchesAPlainReplay() {
+        MemoryLedger ledger;
+        std::map<int, CategoryBytes> live, at_peak;
+        std::size_t total = 0, peak = 0;
+        std::vector<std::tuple<std::uint64_t, std::size_t, MemCategory, int>> held;
+        std::mt19937 rng(7);
+        for (int i = 0; i < 4000; ++i) {
+            if (i == 1500 || i == 3100) {
+                ledger.reset_peaks();
+                at_peak = live;
+                peak = total;
+            }
+            if (!held.empty() && rng() % 5 < 2) {
+                const std::size_t k = rng() % held.size();
+                const auto [id, bytes, cat, layer] = held[k];
+                held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+                ledger.on_free(id);
+                at(live[layer], cat) -= bytes;
+                total -= bytes;
+            } else {
+                const std::size_t bytes = 1 + rng() % 4096;
+                const MemCategory cat = all_categories()[rng() % all_categories().size()];
+                const int layer = static_cast<int>(rng() % (i < 2000 ? 20 : 40)) - 1;  // new layers later
+                held.emplace_back(ledger.on_alloc(bytes, cat, layer), bytes, cat, layer);
+                at(live[layer], cat) += bytes;
+                total += bytes;
+                if (total > peak) {
+                    peak = total;
+                    at_peak = live;
+                }
+            }
+            if (i % 97 == 0 || i == 3999) {
+                const LedgerSnapshot s = ledger.snapshot();
+                QCOMPARE(s.peak_total, peak);
+                QCOMPARE(s.layer_peak_split.size(), at_peak.size());
+                for (const auto& [layer, split] : at_peak) QVERIFY2(s.layer_peak_split.at(layer) == split, qPrintable(QString::number(i)));
+            }
+        }
     }
 
     void timelineIsBounded() {
