@@ -463,12 +463,21 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
             // a tied head is the token embedding's weight again (as in state_dict())
             const bool tied = n->param_decls[i].tied_to_token_embedding;
             const std::int64_t at_ = tied ? token_embedding_->param_offsets[0] : n->param_offsets[i];
-            NamedTensor t{path + "." + n->param_decls[i].name, flat.view(at_, n->param_decls[i].shape), true, n->index};
+            NamedTensor t;
+            t.name = path + "." + n->param_decls[i].name;
+            t.tensor = flat.view(at_, n->param_decls[i].shape);
+            t.layer = n->index;
             t.tied = tied;
             out.push_back(t);
         }
-        for (std::size_t i = 0; i < n->buffers.size(); ++i)
-            out.push_back({path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
+        for (std::size_t i = 0; i < n->buffers.size(); ++i) {
+            NamedTensor b;
+            b.name = path + "." + n->buffer_names[i];
+            b.tensor = n->buffers[i];
+            b.trainable = false;
+            b.layer = n->index;
+            out.push_back(b);
+        }
     }
     return out;
 }

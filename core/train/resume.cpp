@@ -277,7 +277,14 @@ std::string write_checkpoint(const std::string& dir, TrainingState& state, const
     if (state.strategy().rank != 0) return {};
     fs::create_directories(dir);
     SafeTensorsFile f;
-    for (auto& h : gathered) f.tensors.push_back({std::move(h.name), h.dtype, std::move(h.shape), std::move(h.data)});
+    for (auto& h : gathered) {
+        SafeTensor t;
+        t.name = std::move(h.name);
+        t.dtype = h.dtype;
+        t.shape = std::move(h.shape);
+        t.data = std::move(h.data);
+        f.tensors.push_back(std::move(t));
+    }
     gathered.clear();
     f.metadata["format"] = "pt";
     f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
