@@ -1290,10 +1290,11 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     <message>
         <source>split the last layer&apos;s output columns over N ranks (tensor-parallel head; the body
 runs whole on every rank; --ranks N, or N x D with --shard dp or zero1 for D
-data-parallel replicas of it; default 1: off)</source>
+data-parallel replicas of it; with --pipeline K: --ranks K x N, the last stage&apos;s
+head split; default 1: off)</source>
         <translation>把最后一层的输出列拆分到 N 个进程上（张量并行输出头；模型主体在每个进程上完整运行；
 --ranks N，或配合 --shard dp 或 zero1 使用 N x D 个进程，得到它的 D 个数据并行副本；
-默认 1：关闭）</translation>
+配合 --pipeline K：--ranks K x N，拆分最后一个阶段的输出头；默认 1：关闭）</translation>
     </message>
     <message>
         <source>nf4 (NormalFloat) with a scale per %1 values, the scales quantised too</source>
@@ -2830,6 +2831,14 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     <message>
         <source>stage %1: layers %2–%3</source>
         <translation>阶段 %1：层 %2–%3</translation>
+    </message>
+    <message>
+        <source>stage %1: layers %2–%3, head columns %4–%5 of %6</source>
+        <translation>阶段 %1：层 %2–%3，输出头第 %4–%5 列（共 %6 列）</translation>
+    </message>
+    <message>
+        <source>%1 pipeline stages of consecutive layers, each on %2 ranks (%3 ranks): the last stage&apos;s output columns are split over its ranks, the earlier stages&apos; ranks run the same rows, every rank on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %4 per training step and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
+        <translation>%1 个由连续层组成的流水线阶段，每个阶段占 %2 个进程（共 %3 个进程）：最后一个阶段的输出列拆分到其各进程上，之前各阶段的进程处理相同的行，每个进程都以微批次（1F1B 调度）处理整个批次。每个进程每个训练步交给通信器 %4，每步等待通信 %5（进程 0 的数据）。</translation>
     </message>
     <message>
         <source>Parameters and gradients</source>
@@ -9183,8 +9192,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 <context>
     <name>strategy.pipeline_tp</name>
     <message>
-        <source>--pipeline %1 and --tp-head %2 do not combine: a split head in the last stage, its columns over that stage&apos;s ranks, is not built (every stage would need its own group of ranks and the loss its own schedule); pick one, each also with data-parallel replicas (--shard dp or zero1)</source>
-        <translation>--pipeline %1 与 --tp-head %2 不能组合：把拆分输出头放在最后一个阶段、其列分布到该阶段各进程上的做法尚未实现（每个阶段都需要自己的进程组，损失也需要自己的调度）；请选择其一，二者都可以再加上数据并行副本（--shard dp 或 zero1）</translation>
+        <source>--pipeline %1 with --tp-head %2 runs on exactly %1 x %2 = %3 ranks (each stage on %2 ranks, the last stage&apos;s head split over them); data-parallel replicas of it, --shard and --rank-batch are not built: start it on %3 ranks and leave --shard and --rank-batch out</source>
+        <translation>--pipeline %1 与 --tp-head %2 组合时恰好运行在 %1 x %2 = %3 个进程上（每个阶段占 %2 个进程，最后一个阶段的输出头拆分到这些进程上）；其数据并行副本、--shard 和 --rank-batch 尚未实现：请在 %3 个进程上启动，并去掉 --shard 和 --rank-batch</translation>
     </message>
 </context>
 <context>

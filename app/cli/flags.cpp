@@ -230,7 +230,8 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::device, "tp-head", "N",
      QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over N ranks (tensor-parallel head; the body\n"
                               "runs whole on every rank; --ranks N, or N x D with --shard dp or zero1 for D\n"
-                              "data-parallel replicas of it; default 1: off)"),
+                              "data-parallel replicas of it; with --pipeline K: --ranks K x N, the last stage's\n"
+                              "head split; default 1: off)"),
      [](R& r, const V& v) { r.config.strategy.tp_head = v.integer<int>(1, 4096); }},
     {FlagGroup::device, "pipeline", "K",
      QT_TRANSLATE_NOOP("Cli", "pipeline parallel: the layers in K stages of consecutive layers, one per rank\n"

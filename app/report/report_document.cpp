@@ -490,10 +490,23 @@ void memorySection(Doc& s) {
             // K stages x D data-parallel replicas: rank r is stage r / D of replica r % D
             const int stages = static_cast<int>(stageFirst.size()) - 1;
             // (a split head's T x D alike: rank r holds head part r / D of replica r % D)
-            const int replicas = pipeline && stages > 0 && world % stages == 0 ? world / stages
+            // (K stages x a head split over T ranks: rank r is stage r / T, head part r % T of the last stage)
+            const bool stagesTimesHead = pipeline && tpHead > 1 && world == stages * tpHead;
+            const int replicas = stagesTimesHead                                   ? 1
+                                 : pipeline && stages > 0 && world % stages == 0 ? world / stages
                                  : tpHead > 1 && world % tpHead == 0       ? world / tpHead
                                                                            : 1;
-            if (pipeline && replicas > 1)
+            if (stagesTimesHead)
+                r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers, each on %2 ranks (%3 ranks): the "
+                                                 "last stage's output columns are split over its ranks, the earlier "
+                                                 "stages' ranks run the same rows, every rank on the whole batch in "
+                                                 "micro-batches (1F1B schedule). Each rank handed its communicator %4 per "
+                                                 "training step and spent %5 per step waiting on communication (rank 0's "
+                                                 "figures).")
+                                    .arg(stages)
+                                    .arg(tpHead)
+                                    .arg(QString::number(world), bytesPerStep, waitPerStep);
+            else if (pipeline && replicas > 1)
                 r.paragraphs << ReportWriter::tr("%1 pipeline stages of consecutive layers times %2 data-parallel replicas "
                                                  "(%3 ranks): each replica takes its share of the batch through its "
                                                  "stages in micro-batches (1F1B schedule), and the replicas of a stage "
@@ -531,6 +544,19 @@ void memorySection(Doc& s) {
                                    "%4 per step waiting on communication (rank 0's figures).")
                                     .arg(QString::number(world), stage, bytesPerStep, waitPerStep);
             auto layoutOf = [&](int rank) -> QString {
+                if (stagesTimesHead && rank < world) {
+                    const std::size_t st = static_cast<std::size_t>(rank / tpHead);
+                    if (static_cast<int>(st) + 1 < stages || headOutputs <= 0)
+                        return ReportWriter::tr("stage %1: layers %2–%3").arg(st).arg(stageFirst[st]).arg(stageFirst[st + 1] - 1);
+                    const hr::TpHeadSlice sl = hr::tp_head_slice(headOutputs, tpHead, rank % tpHead);
+                    return ReportWriter::tr("stage %1: layers %2–%3, head columns %4–%5 of %6")
+                        .arg(st)
+                        .arg(stageFirst[st])
+                        .arg(stageFirst[st + 1] - 1)
+                        .arg(sl.first)
+                        .arg(sl.first + sl.count - 1)
+                        .arg(headOutputs);
+                }
                 if (pipeline && rank / replicas + 1 < static_cast<int>(stageFirst.size())) {
                     const std::size_t st = static_cast<std::size_t>(rank / replicas);
                     if (replicas > 1)

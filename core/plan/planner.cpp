@@ -255,7 +255,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         double per_sample = 0;
         if (s > 0) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s)] - 1));
         if (s < K - 1) per_sample += 2.0 * static_cast<double>(out_numel(first[static_cast<std::size_t>(s) + 1] - 1));
-        plan.communication_bytes = per_sample * es * static_cast<double>(plan.strategy.rank_batch);
+        // (K x T: the last stage's ranks add the split head's traffic, computed above; the earlier ones none)
+        const double head_bytes = plan.strategy.tp_head > 1 && s == K - 1 ? plan.communication_bytes : 0.0;
+        plan.communication_bytes = head_bytes + per_sample * es * static_cast<double>(plan.strategy.rank_batch);
         // a tied head: stage 0 and the last stage all-reduce the shared weight's gradient (V x C) once a step
         if (pipeline_has_tied_head(req.spec) && (s == 0 || s == K - 1))
             for (const LayerSpec& l : req.spec.layers)

@@ -7,14 +7,9 @@ namespace hr {
 RankModelPart rank_model_part(const ModelSpec& full, const RankLayout& layout, const RankPlace& place,
                               std::function<void(Tensor&)> head_grad_sum) {
     RankModelPart r;
-    if (layout.split_head > 1) {
-        // the last layer holds the slice's rows of the whole head, initialised as those rows; the head's input
-        // gradient is a sum over every rank's columns, all-reduced before the body's backward
-        r.spec = tp_head_spec(full, place.head);
-        r.part.head_first = place.head.first;
-        r.part.head_total = place.head.total;
-        r.part.head_input_grad_hook = std::move(head_grad_sum);
-    } else if (layout.pipeline > 1) {
+    r.spec = full;
+    const bool last_stage = layout.pipeline == 1 || place.stage == layout.pipeline - 1;
+    if (layout.pipeline > 1) {
         // the whole model's names, paths and indices for this stage's layers
         r.spec = pipeline_stage_spec(full, place.split, place.stage);
         r.part.layer_offset = place.split.first[static_cast<std::size_t>(place.stage)];
@@ -23,8 +18,15 @@ RankModelPart rank_model_part(const ModelSpec& full, const RankLayout& layout, c
         r.part.name_prefixes = state_dict_prefixes(full);
         r.part.stage_output = true;  // every stage's spec is a part (the whole one is checked by the trainer)
         r.part.head_copies_token_embedding = place.head_copy;
-    } else {
-        r.spec = full;
+    }
+    if (layout.split_head > 1 && last_stage) {
+        // (K x T: only the last stage's head is split; the earlier stages are whole on each of their T ranks)
+        // the last layer holds the slice's rows of the whole head, initialised as those rows; the head's input
+        // gradient is a sum over every rank's columns, all-reduced before the body's backward
+        r.spec = tp_head_spec(r.spec, place.head);
+        r.part.head_first = place.head.first;
+        r.part.head_total = place.head.total;
+        r.part.head_input_grad_hook = std::move(head_grad_sum);
     }
     return r;
 }

@@ -84,17 +84,26 @@ RankLayout rank_layout(const StrategyConfig& s, int world_size) {
     if (s.tp_head < 1)
         throw InputError(HR_MSG("strategy.tp_head_small", "--tp-head must be at least 1, got %1"),
                          {std::to_string(s.tp_head)});
-    if (s.tp_head > 1 && s.pipeline > 1)  // (the combination first: neither dimension's rules then matter)
-        throw InputError(HR_MSG("strategy.pipeline_tp",
-                                "--pipeline %1 and --tp-head %2 do not combine: a split head in the last stage, its "
-                                "columns over that stage's ranks, is not built (every stage would need its own group "
-                                "of ranks and the loss its own schedule); pick one, each also with data-parallel "
-                                "replicas (--shard dp or zero1)"),
-                         {std::to_string(s.pipeline), std::to_string(s.tp_head)});
-    if (s.tp_head > 1) check_model_split(s, world_size, true);
     if (s.pipeline < 1)
         throw InputError(HR_MSG("strategy.pipeline_small", "--pipeline must be at least 1, got %1"),
                          {std::to_string(s.pipeline)});
+    // K stages x T split-head ranks: every stage on T ranks (the earlier stages' T ranks replicas on the same
+    // rows), the last stage's head split over its T. Data-parallel replicas of that are not built: one rule
+    if (s.tp_head > 1 && s.pipeline > 1) {
+        if (world_size != s.pipeline * s.tp_head || s.shard != "none" || !s.rank_batch.empty())
+            throw InputError(HR_MSG("strategy.pipeline_tp",
+                                    "--pipeline %1 with --tp-head %2 runs on exactly %1 x %2 = %3 ranks (each stage on "
+                                    "%2 ranks, the last stage's head split over them); data-parallel replicas of it, "
+                                    "--shard and --rank-batch are not built: start it on %3 ranks and leave --shard "
+                                    "and --rank-batch out"),
+                             {std::to_string(s.pipeline), std::to_string(s.tp_head),
+                              std::to_string(s.pipeline * s.tp_head)});
+        RankLayout l;
+        l.split_head = s.tp_head;
+        l.pipeline = s.pipeline;
+        return l;
+    }
+    if (s.tp_head > 1) check_model_split(s, world_size, true);
     if (s.pipeline > 1) check_model_split(s, world_size, false);
     else if (!s.pipeline_split.empty())
         throw InputError(HR_MSG("strategy.pipeline_split_alone", "--pipeline-split needs --pipeline K"));
@@ -160,6 +169,7 @@ void apply_layout_choice(StrategyConfig& s, const std::string& choice, int world
 }
 
 std::string layout_choice_of(const StrategyConfig& s) {
+    if (s.pipeline > 1 && s.tp_head > 1) return "";  // K x T: no choice of the window's lays it out
     const std::string part = s.pipeline > 1 ? "pipeline" : s.tp_head > 1 ? "tp-head" : "";
     const std::string c = part.empty() ? s.shard : s.shard == "none" ? part : part + "-" + s.shard;
     return std::find(layout_choices().begin(), layout_choices().end(), c) == layout_choices().end() ? "" : c;
@@ -174,7 +184,10 @@ void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const R
     else if (asked.shard && c.shard != "zero3") c.offload_parameters = false;
     // a checkpoint holds the whole head: a split head resumes on another number of ranks split over them
     // all, or whole on one process (strategy/tp_head.h)
+    // (K x T, neither asked: kept on K x T ranks; on another number the head is whole again, the stages as below)
+    const bool kt = c.tp_head > 1 && c.pipeline > 1 && !asked.tp_head && !asked.pipeline;
     if (asked.tp_head) c.tp_head = given.tp_head;
+    else if (kt) c.tp_head = world == c.tp_head * c.pipeline ? c.tp_head : 1;
     else if (c.tp_head > 1 && c.tp_head != world) c.tp_head = world > 1 ? world : 1;
     // so do pipeline stages (another number of ranks: as many stages, balanced; one process: none)
     if (asked.pipeline) c.pipeline = given.pipeline;
@@ -183,7 +196,7 @@ void relayout_for_resume(StrategyConfig& c, const StrategyConfig& given, const R
     auto replicas_shard = [&](int parts) -> std::string {
         return world > parts ? (c.shard == "zero1" ? "zero1" : "dp") : "none";
     };
-    if (c.pipeline > 1 && !asked.shard) c.shard = replicas_shard(c.pipeline);
+    if (c.pipeline > 1 && !asked.shard) c.shard = replicas_shard(c.pipeline * c.tp_head);  // (K x T: none)
     else if (c.tp_head > 1 && !asked.shard) c.shard = replicas_shard(c.tp_head);
     if (asked.pipeline_split) c.pipeline_split = given.pipeline_split;
     else if (static_cast<int>(c.pipeline_split.size()) != c.pipeline) c.pipeline_split.clear();

@@ -4,7 +4,8 @@
 // ZeRO stage inside that dimension: none, dp, zero1, zero2, zero3; with a split head or pipeline stages dp
 // or zero1, their optimizer state sharded over the replicas of each part), T ranks a split head's columns are
 // spread over (strategy/tp_head.h) and K pipeline stages (strategy/pipeline.h). Rank r holds head part or
-// stage r / D and is replica r % D of it (run.json version 3 and 4).
+// stage r / D and is replica r % D of it (run.json version 3 and 4). K stages x T (D = 1, no --shard): every
+// stage on T ranks, the last stage's head split over them; rank r runs stage r / T, head part r % T.
 //
 // Every rule that refuses a combination lives in rank_layout() below, one rule each with its reason (an
 // InputError with a translatable message: app/i18n shows it in the interface language). resolve_strategy
@@ -27,7 +28,8 @@ struct RankLayout {
 
 // The layout of `s` (--shard, --tp-head, --pipeline, --pipeline-split, --rank-batch) on `world_size`
 // ranks, checked: an InputError naming the rule and what to do for a combination that is not built
-// (a split head with pipeline stages; zero2 or zero3 with either; replicas without --shard dp or zero1; ...).
+// (a split head with pipeline stages on other than K x T ranks or with --shard; zero2 or zero3 with either;
+// replicas without --shard dp or zero1; ...).
 RankLayout rank_layout(const StrategyConfig& s, int world_size);
 
 // The layout a resolved strategy runs (its rules were checked when it was resolved): what TrainingState
@@ -49,7 +51,7 @@ const std::vector<std::string>& layout_choices();
 // Sets s.shard, s.tp_head and s.pipeline as `choice` lays a run out on `world` ranks (pipeline_split is
 // cleared without stages); an InputError for an unknown choice. Whether the result fits is rank_layout's.
 void apply_layout_choice(StrategyConfig& s, const std::string& choice, int world);
-// The choice that lays out `s` (the inverse of apply_layout_choice; "" when none does).
+// The choice that lays out `s` (the inverse of apply_layout_choice; "" when none does: K x T, for one).
 std::string layout_choice_of(const StrategyConfig& s);
 
 // A resumed run on `world` ranks: the continued run's strategy `c` (its own) laid out again where the

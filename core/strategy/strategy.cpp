@@ -70,7 +70,8 @@ std::string ResolvedStrategy::describe() const {
         for (int k = 0; k < pipeline; ++k)
             s += (k ? "," : "") + std::to_string(stage_first[static_cast<std::size_t>(k) + 1] - stage_first[static_cast<std::size_t>(k)]);
         s += " layers)";
-        if (world_size > pipeline)
+        if (tp_head > 1) s += " + the last stage's head split over " + std::to_string(tp_head) + " ranks";
+        else if (world_size > pipeline)
             s += " x " + std::to_string(world_size / pipeline) + " dp replicas" + (sharded() ? " (zero1)" : "");
     } else if (tp_head > 1) {
         s += " + head split over " + std::to_string(tp_head) + " ranks";
@@ -276,7 +277,7 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
     r.rank = rank;
     r.tp_head = s.tp_head;
     r.pipeline = s.pipeline;
-    const int group = pp ? s.pipeline : tp ? s.tp_head : 1;
+    const int group = layout.pipeline * layout.split_head;  // (K x T: every stage on T ranks)
     if ((pp || tp) && world_size > group) {
         // K stages x D replicas: rank r is stage r / D of replica r % D; the batch is split over the
         // replicas as data parallel over D ranks splits it, every stage of a replica taking its share.

@@ -2,6 +2,7 @@
 // Memory strategies (docs/design.md decision 5): precision, activation checkpointing, gradient
 // accumulation, optimizer offload and sharding over ranks (strategy/sharding.h). StrategyConfig is what a user asks for; ResolvedStrategy is the
 // checked, concrete form the trainer and the planner both use, so they reason about the same thing.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -99,10 +100,12 @@ struct ResolvedStrategy {
     double lora_alpha = 0;
     int lora_targets = 0;      // ModelOptions::lora_targets (0: the family's default)
     int lora_base_bits = 0;    // QLoRA: every base projection's frozen weight in 8 or 4 bits (0: not quantised)
-    int data_world() const { return tp_head > 1 ? world_size / tp_head : pipeline > 1 ? world_size / pipeline : world_size; }
+    // Rank r of K stages x T split-head ranks x D replicas is (stage x T + head part) x D + replica: K x D,
+    // T x D as above; K x T (D = 1): stage r / T, part r % T of the last stage's head (strategy/rank_layout.h).
+    int data_world() const { return world_size / (std::max(1, tp_head) * std::max(1, pipeline)); }
     int data_rank() const { return data_world() > 1 ? rank % data_world() : 0; }
-    int stage() const { return pipeline > 1 ? rank / data_world() : 0; }
-    int tp_rank() const { return tp_head > 1 ? rank / data_world() : 0; }  // which part of the head
+    int stage() const { return pipeline > 1 ? rank / (world_size / pipeline) : 0; }
+    int tp_rank() const { return tp_head > 1 ? (rank / data_world()) % tp_head : 0; }  // which part of the head
     // Whether this rank's step and evaluation figures count in sums over the run's ranks: of a split head's
     // ranks, which compute the same figures, the first (pipelines: the last stage, said where they sum).
     bool counts_figures() const { return tp_rank() == 0; }

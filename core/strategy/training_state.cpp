@@ -38,6 +38,8 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     const RankModelPart mine = rank_model_part(full_spec, resolved_layout(s), place, std::move(head_grad_sum));
     const ModelSpec& spec = mine.spec;
     const bool last_stage = s.pipeline == 1 || pp_.stage == s.pipeline - 1;
+    // (K x T: the last stage's head is split, the earlier stages are whole on each of their T ranks)
+    const bool split_head = s.tp_head > 1 && last_stage;
     // what the model, its loss and its optimizer need of the backends, before anything is allocated
     check_backend_needs(training_backend_needs(spec, optimizer, s.compute_dtype, s.master_weights, s.offload_optimizer),
                         device, host);
@@ -60,7 +62,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.allocate_params = s.shard < ShardStage::zero3;
     mo.hooks = s.shard != ShardStage::none && s.pipeline == 1 ? &engine_ : nullptr;  // (pipelines: below)
     mo.part = mine.part;
-    if (s.tp_head > 1 && dry_run)  // the step's memory timeline: the planner's walk reports the head's reduce
+    if (split_head && dry_run)  // the step's memory timeline: the planner's walk reports the head's reduce
         mo.part.head_input_grad_walk = [this](StepRecorder& r) { timeline_head_reduce(r); };
     model_ = std::make_unique<Model>(spec, device, mo);
     if (s.pipeline > 1) {
@@ -123,6 +125,28 @@ void TrainingState::build_rank_groups(const ModelSpec& full_spec, bool dry_run, 
         replicas_comm_ = comm->split(part, s.data_rank());
         return parts;
     };
+    // K pipeline stages x T split-head ranks (D = 1, rank_layout): the stages of this rank's part of the head
+    // (rank = stage, this part's ranks of every stage) pass the activations; the last stage's T ranks split the
+    // head and its loss. The earlier stages' T ranks run the same rows on the same parameters: replicas
+    // without a reduction (the last stage's ranks all-reduce the head's input gradient, so each sends back
+    // the same gradient), as a split head's body is (strategy/tp_head.h)
+    if (s.tp_head > 1 && s.pipeline > 1) {
+        tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.tp_head, s.tp_rank());
+        pp_.split.first = s.stage_first;
+        pp_.stage = s.stage();
+        pp_.head_copy = false;  // (a split head is untied: tp_head_outputs)
+        if (dry_run) {
+            tp_.heads = pp_.stages = comm;
+            return;
+        }
+        if (!comm || comm->world_size() != s.world_size || s.data_world() != 1)
+            throw Error("internal: pipeline stages with a split head need the run's communicator and no replicas");
+        pp_.stages_comm = comm->split(s.tp_rank(), pp_.stage);
+        pp_.stages = pp_.stages_comm.get();
+        tp_.heads_comm = comm->split(pp_.stage, s.tp_rank());
+        tp_.heads = tp_.heads_comm.get();
+        return;
+    }
     // a tensor-parallel head (strategy/tp_head.h): this rank builds the model with its slice of the head
     if (s.tp_head > 1) {
         tp_.slice = tp_head_slice(tp_head_outputs(full_spec, s.tp_head), s.tp_head, s.tp_rank());
@@ -252,9 +276,10 @@ void TrainingState::build_step_buffers(const ModelSpec& spec, const ModelSpec& f
         landing_labels_ = Tensor::empty(device_alloc, {m}, DType::i64, MemCategory::data);
         if (spec.loss.type == "mse") landing_target_ = Tensor::empty(device_alloc, {m, K}, DType::f32, MemCategory::data);
     }
-    if (s.tp_head > 1) {
+    if (s.tp_head > 1 && last_stage) {
         // the split loss's reductions (3 floats a row) and, on a GPU, the host copy it works in
-        const std::int64_t rows = m * (model_->takes_tokens() ? spec.input_shape[0] : 1);
+        // (a language model's rows are its tokens; K x T: the last stage takes activations, not tokens)
+        const std::int64_t rows = m * (is_token_model(full_spec) ? full_spec.input_shape[0] : 1);
         tp_.loss.reduce = Tensor::empty(device_alloc, {3 * rows}, DType::f32, MemCategory::communication);
         if (device_alloc.device().is_cpu()) {
             tp_.loss.host = tp_.loss.reduce;
@@ -512,7 +537,14 @@ bool TrainingState::optimizer_step(double lr) {
             sq = device_.sum_squares(model_->gradients());
         else
             for (const Tensor& g : grads) sq += engine_.pieces_holder().sum_squares(g);
-        if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
+        if (strategy_.tp_head > 1 && strategy_.pipeline > 1) {  // K x T: each stage's once, every head slice
+            double head = 0;
+            for (const LayoutEntry& t : layout_)
+                if (t.rows && t.run_offset >= 0)
+                    head += device_.sum_squares(model_->gradients().view(t.run_offset, {t.numel}));
+            const double own = (strategy_.tp_rank() == 0 ? std::max(0.0, sq - head) : 0.0) + head;
+            sq = engine_.communicator()->all_reduce_value(own, ReduceOp::sum);
+        } else if (strategy_.tp_head > 1) {  // the body's once (a replica on every rank), every rank's head slice
             double head = 0;
             for (const LayoutEntry& t : layout_)
                 if (t.rows && t.run_offset >= 0)
@@ -887,8 +919,9 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
             int k_of = 0;
             for (int k = 0; k < strategy_.pipeline; ++k)
                 if (t.layer >= node_first[static_cast<std::size_t>(k)]) k_of = k;
-            e.owner = k_of * strategy_.data_world();
-        } else if (t.layer == head_layer && !t.is_buffer() && !is_lora_a(t.name)) {
+            e.owner = k_of * strategy_.tp_head * strategy_.data_world();  // (K x T: the stage's first rank)
+        }
+        if (strategy_.tp_head > 1 && t.layer == head_layer && !t.is_buffer() && !is_lora_a(t.name)) {
             // a split head's weight and bias, frozen too (LoRA), and its adapter B: by rows. Its adapter A
             // (R, in) is whole on every rank (its gradient is summed over them, optimizer_step)
             e.rows = true;
@@ -916,7 +949,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
         if (!e.rows && local && e.numel != t.numel)
             throw Error("internal: tensor " + t.name + " differs from the whole model's");
         // a split head's adapter A: whole on every rank, each adds its columns' part of the gradient
-        if (!pipelined() && t.layer == head_layer && is_lora_a(t.name) && e.run_offset >= 0) {
+        if (strategy_.tp_head > 1 && t.layer == head_layer && is_lora_a(t.name) && e.run_offset >= 0) {
             tp_.lora_a_offset = e.run_offset;
             tp_.lora_a_numel = e.numel;
         }
@@ -930,21 +963,23 @@ std::vector<std::uint8_t> TrainingState::gather_entry(const LayoutEntry& e, cons
     const bool root = strategy_.rank == 0 || everywhere;
     const std::size_t bytes = static_cast<std::size_t>(shape_numel(e.full_shape)) * es;
     std::vector<std::uint8_t> out;
-    if (e.rows) {  // every part's rows: part t's from rank t x D (its first replica)
+    if (e.rows) {  // every part's rows: part t's from rank (last stage x T + t) x D (its first replica)
         const TpHeadSlice& sl = tp_.slice;
         const int D = strategy_.data_world();
+        const int first = (strategy_.pipeline - 1) * strategy_.tp_head * D;  // the last stage's first rank
         const std::size_t per_row = static_cast<std::size_t>(e.per_row) * es;
-        if (root) {
-            out.assign(bytes, 0);
-            std::memcpy(out.data() + static_cast<std::size_t>(sl.first) * per_row, mine,
-                        static_cast<std::size_t>(sl.count) * per_row);
-        }
+        if (root) out.assign(bytes, 0);
         std::vector<std::uint8_t> rows;
-        for (int r = everywhere ? 0 : 1; r < sl.ranks; ++r) {  // (part 0's rows are on rank 0 already)
+        for (int r = 0; r < sl.ranks; ++r) {
             const std::size_t n = static_cast<std::size_t>(sl.count_of(r)) * per_row;
-            if (r * D == strategy_.rank) rows.assign(mine, mine + n);
+            const int holder = first + r * D;
+            if (holder == 0 && !everywhere) {  // part 0's rows are on rank 0 already
+                if (root) std::memcpy(out.data() + static_cast<std::size_t>(sl.first_of(r)) * per_row, mine, n);
+                continue;
+            }
+            if (holder == strategy_.rank) rows.assign(mine, mine + n);
             else rows.assign(n, 0);
-            engine_.broadcast_bytes(rows.data(), n, r * D);
+            engine_.broadcast_bytes(rows.data(), n, holder);
             if (root) std::memcpy(out.data() + static_cast<std::size_t>(sl.first_of(r)) * per_row, rows.data(), n);
         }
         return out;

@@ -58,8 +58,8 @@ EvalEvent Evaluator::evaluate(std::int64_t step, int epoch) {
         correct += r.correct;
         rows_done += n;
     }
-    if (st_.pipelined()) {  // the last stage's figures
-        const bool last = st_.last_stage();
+    if (st_.pipelined()) {  // the last stage's figures (K x T: its first head part's, the others' are the same)
+        const bool last = st_.last_stage() && strategy.counts_figures();
         loss_sum = comm_->all_reduce_value(last ? loss_sum : 0.0, ReduceOp::sum);
         correct = static_cast<std::int64_t>(comm_->all_reduce_value(last ? static_cast<double>(correct) : 0.0, ReduceOp::sum));
         rows_done = static_cast<std::int64_t>(comm_->all_reduce_value(last ? static_cast<double>(rows_done) : 0.0, ReduceOp::sum));

@@ -109,8 +109,8 @@ HostStepResult PipelineStepRunner::micro_steps(StepRows& rows, std::int64_t step
 }
 
 void PipelineStepRunner::agree(HostStepResult& r) {
-    // the last stage's figures, on every stage
-    const bool last = st_.last_stage();
+    // the last stage's figures, on every stage (K x T: its first head part's; the others computed the same)
+    const bool last = st_.last_stage() && st_.strategy().counts_figures();
     r.loss = comm_->all_reduce_value(last ? r.loss : 0.0, ReduceOp::sum);
     r.correct = static_cast<std::int64_t>(comm_->all_reduce_value(last ? static_cast<double>(r.correct) : 0.0, ReduceOp::sum));
     r.finite = std::isfinite(r.loss);

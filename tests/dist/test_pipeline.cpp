@@ -7,7 +7,8 @@
 // index), residual blocks, and a language model. A GPT whose head is tied to its embedding: to 1e-6 (the
 // stages hold a copy each and sum its gradients). Also: the 1F1B schedule itself, a split given by hand
 // (uneven cards), checkpoints that move between the layouts both ways, the planner's prediction per
-// stage, stages x data-parallel replicas with dp and with ZeRO-1 inside them, and the strategy's refusals.
+// stage, stages x data-parallel replicas with dp and with ZeRO-1 inside them, stages x a head split over each
+// stage's ranks (K x T), and the strategy's refusals.
 #include <map>
 #include <random>
 #include <set>
@@ -93,8 +94,14 @@ std::pair<Tensor, Tensor> upload(Trainee& t, const Rows& rows, std::int64_t r0, 
 }
 
 // A micro-batch's loss and its gradient (the logits' own buffer for a language model, as the trainer does).
+// A split head in the last stage (K x T): its columns' part of the loss (strategy/tp_head.h), as the workloads do.
 LossResult loss_of(Trainee& t, const Tensor& logits, const Tensor& y, std::int64_t n, Tensor& grad) {
     const float k = t.st->loss_grad_scale(n);
+    if (t.st->tp_head()) {
+        const bool tokens = is_token_model(t.spec);
+        grad = tokens ? logits : t.st->dlogits.slice0(0, n);
+        return t.st->tp_loss(logits, tokens ? y.reshape({n * t.spec.input_shape[0]}) : y, grad, k);
+    }
     if (is_token_model(t.spec)) {
         const std::int64_t T = t.spec.input_shape[0];
         grad = logits;
@@ -528,6 +535,97 @@ private slots:
             const double rel2 = comm().all_reduce_value(hrtest::worst_relative(pp2.weights(), wr), ReduceOp::max);
             qInfo("zero1 stages -> one process: %.3g; one process -> zero1 stages: %.3g", rel1, rel2);
             DIST_VERIFY(rel1 <= 1e-6 && rel2 <= 1e-6, "checkpoints move between one process and the sharded stages");
+        });
+    }
+
+    // K pipeline stages x T split-head ranks (4 ranks: --pipeline 2 --tp-head 2): rank r is stage r / 2, part
+    // r % 2 of the last stage's head; the first stage's two ranks run the same rows as replicas without a
+    // reduction. Against one process with SGD, weight decay and a clip that binds (the global norm counts each
+    // stage once and every head part): the weights to 1e-6 after 4 steps (the head's input gradient is a sum
+    // over its parts), the step's loss, the first stage's two ranks bit-identical, each rank's ledger the
+    // planner's prediction, and checkpoints that move both ways between one process and K x T. With LoRA too.
+    void stagesTimesSplitHeadEqualsOneProcess_data() {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"mlp", "gpt-tiny untied"}) QTest::newRow(m) << m;
+        // LoRA (--lora 4): the split head's adapter A is whole on each of the last stage's ranks, its gradient
+        // summed over them
+        QTest::newRow("mlp+dropout lora") << "mlp+dropout lora";
+    }
+    void stagesTimesSplitHeadEqualsOneProcess() {
+        QFETCH(QString, model);
+        if (comm().world_size() != 4) QSKIP("2 stages x a head split over 2 ranks need 4 ranks");
+        const bool lora = model.endsWith(QLatin1String(" lora"));
+        const ModelSpec spec = model_named(lora ? model.chopped(5).toStdString() : model.toStdString());
+        OptimizerConfig o = sgd();
+        o.weight_decay = 0.01;
+        o.grad_clip = lora ? 0.05 : 0.5;  // (the adapters' gradients are small)
+        DIST_GUARD({
+            StrategyConfig sc = pipeline_of(2), one = one_process();
+            sc.tp_head = 2;
+            if (lora) sc.lora_rank = one.lora_rank = 4;
+            Trainee ref(spec, one, kBatch, o, nullptr);
+            Trainee pt(spec, sc, kBatch, o, &comm());
+            const ResolvedStrategy& rs = pt.st->strategy();
+            DIST_VERIFY(rs.stage() == comm().rank() / 2 && rs.tp_rank() == comm().rank() % 2 && rs.data_world() == 1 &&
+                            rs.rank_batch == kBatch,
+                        "rank r is stage r / 2, head part r % 2, on the whole batch");
+            // the last stage's ranks hold half the head's columns each (and its other layers whole): the first
+            // stage and one of them hold less than the whole model, with the other more
+            auto held_on = [&](int r) {
+                return comm().all_reduce_value(comm().rank() == r ? static_cast<double>(pt.st->model().param_count()) : 0.0,
+                                               ReduceOp::sum);
+            };
+            const double h0 = held_on(0), h1 = held_on(1), h2 = held_on(2), h3 = held_on(3);
+            const double whole = static_cast<double>(ref.st->model().param_count());
+            DIST_VERIFY(h0 == h1 && h2 == h3 && h0 + h2 < whole && h0 + h2 + h3 > whole,
+                        "the last stage's ranks hold parts of the head");
+            double lr = 0, lp = 0;
+            for (int s = 0; s < kSteps; ++s) {
+                lr = step(ref, static_cast<std::uint64_t>(s));
+                const double mine = step(pt, static_cast<std::uint64_t>(s));  // (the last stage's; 0 before it)
+                lp = comm().all_reduce_value(comm().rank() == 2 ? mine : 0.0, ReduceOp::sum);
+            }
+            const auto wr = ref.weights(), wp = pt.weights();
+            std::string worst;
+            const double rel = comm().all_reduce_value(hrtest::worst_relative(wp, wr, &worst), ReduceOp::max);
+            const auto w0 = Trainee(spec, one, kBatch, o, nullptr).weights();
+            const double moved = hrtest::worst_relative(w0, wr);
+            qInfo("%s in 2 stages x a head split over 2 ranks: worst relative difference to one process %.3g (%s); "
+                  "the steps moved the weights by %.3g; loss %.7f vs %.7f; grad norm %.6g vs %.6g",
+                  qPrintable(model), rel, worst.c_str(), moved, lp, lr, pt.st->last_grad_norm(), ref.st->last_grad_norm());
+            DIST_VERIFY(wp.size() == wr.size() && rel <= 1e-6 && moved > 1e-3, "the weights are one process's");
+            DIST_VERIFY(std::abs(lp - lr) <= 1e-6 * std::abs(lr), "the step's loss is one process's");
+            DIST_VERIFY(ref.st->last_grad_norm() > 2 * o.grad_clip, "the clip binds");
+            DIST_VERIFY(all_ranks_agree(comm(), std::abs(pt.st->last_grad_norm() - ref.st->last_grad_norm()) <=
+                                                    1e-6 * ref.st->last_grad_norm()),
+                        "the global norm is one process's");
+            // the first stage's two ranks hold the same parameters, bit for bit
+            const Tensor& p = pt.st->model().parameters();
+            std::vector<float> v(static_cast<std::size_t>(p.numel()));
+            pt.be->copy_to_host(p, v.data());
+            double sum = 0;
+            for (std::size_t i = 0; i < v.size(); ++i) sum += static_cast<double>(v[i]) * (1.0 + 1e-3 * static_cast<double>(i));
+            const double a = comm().all_reduce_value(comm().rank() == 0 ? sum : 0.0, ReduceOp::sum);
+            const double b = comm().all_reduce_value(comm().rank() == 1 ? sum : 0.0, ReduceOp::sum);
+            DIST_VERIFY(a == b, "the first stage's ranks hold the same parameters");
+            DIST_VERIFY(all_ranks_agree(comm(), plan_is_ledger(spec, sc, o, pt)), "the plan of each rank is its ledger");
+            // checkpoints: K x T's continues on one process, one process's in K x T
+            Trainee half(spec, sc, kBatch, o, &comm());
+            for (int s = 0; s < 2; ++s) step(half, static_cast<std::uint64_t>(s));
+            const auto ck = checkpoint_everywhere(*half.st);
+            Trainee cont(spec, one, kBatch, o, nullptr);
+            restore_from(*cont.st, ck, half.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step(cont, static_cast<std::uint64_t>(s));
+            const double rel1 = comm().all_reduce_value(hrtest::worst_relative(cont.weights(), wr), ReduceOp::max);
+            Trainee first(spec, one, kBatch, o, nullptr);
+            for (int s = 0; s < 2; ++s) step(first, static_cast<std::uint64_t>(s));
+            const auto ck1 = checkpoint_everywhere(*first.st);
+            Trainee pt2(spec, sc, kBatch, o, &comm());
+            restore_from(*pt2.st, ck1, first.st->resume_scalars());
+            for (int s = 2; s < kSteps; ++s) step(pt2, static_cast<std::uint64_t>(s));
+            const double rel2 = comm().all_reduce_value(hrtest::worst_relative(pt2.weights(), wr), ReduceOp::max);
+            qInfo("K x T -> one process: %.3g; one process -> K x T: %.3g", rel1, rel2);
+            DIST_VERIFY(rel1 <= 1e-6 && rel2 <= 1e-6, "checkpoints move between one process and K x T");
         });
     }
 

@@ -483,6 +483,59 @@ private slots:
         qInfo("  continued on 4 ranks: %.3g from the reference continued", g_worst);
     }
 
+    // 2 pipeline stages x a head split over 2 ranks (--ranks 4 --pipeline 2 --tp-head 2, the reference's two
+    // micro-batches): stage 0 on ranks 0 and 1 (the same rows), stage 1 on ranks 2 and 3 with half the head's
+    // columns each. The weights are one process's to 1e-6 (the head's input gradient is a sum over its parts),
+    // every rank's peak is the planner's, the traffic too, the test figures one process's; the report says
+    // what each rank holds; the run continues on the same 4 ranks (the layout kept) equal to the reference
+    // continued.
+    void stagesTimesSplitHeadEqualsOneProcess() {
+        const std::string work = m_dir + "/pipeline-tp";
+        fs::create_directories(work);
+        const QString w = QString::fromStdString(work);
+        QStringList args = runFlags(w + "/out", w + "/history.db");
+        args << "--ranks" << "4" << "--pipeline" << "2" << "--tp-head" << "2" << "--accumulate" << "2" << "--quiet";
+        const Result r = run(kHeadroom, args, w);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        QString why = compareWeights(work + "/out/model.safetensors", m_reference.toStdString(), 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("2 stages x a head split over 2 ranks vs one process: largest relative difference %.3g", g_worst);
+        const nlohmann::json j = readJson(work + "/out/run.json");
+        QCOMPARE(j["distributed"]["world_size"].get<int>(), 4);
+        QCOMPARE(j["distributed"]["tp_head"].get<int>(), 2);
+        QVERIFY2(j["distributed"]["pipeline_layers"] == nlohmann::json({2, 4}), j["distributed"].dump().c_str());
+        QVERIFY2(j["distributed"]["predicted_peak_bytes"] == j["distributed"]["measured_peak_bytes"],
+                 j["distributed"].dump().c_str());
+        QCOMPARE(j["model"]["param_count"].get<std::int64_t>(), std::int64_t(235146));  // the whole model's
+        compareTraffic(j);
+        compareTestMetrics(j);
+        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
+        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
+        QFile page(w + "/report.html");
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        QVERIFY(text.contains("2 pipeline stages of consecutive layers, each on 2 ranks"));
+        QVERIFY2(text.contains(QString::fromUtf8("stage 0: layers 0–1")) &&
+                     text.contains(QString::fromUtf8("stage 1: layers 2–5, head columns 0–4 of 10")) &&
+                     text.contains(QString::fromUtf8("stage 1: layers 2–5, head columns 5–9 of 10")),
+                 "the layout across the ranks");
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
+        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "4", "--steps", "6", "--quiet",
+                                         "--db", w + "/history.db"}, w);
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        const nlohmann::json c = readJson(work + "/cont/run.json");
+        QVERIFY2(c["config"]["strategy"]["tp_head"] == 2 && c["config"]["strategy"]["pipeline"] == 2 &&
+                     c["config"]["strategy"]["shard"] == "none",
+                 c["config"]["strategy"].dump().c_str());
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
+                                         w + "/history.db"}, w);
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        qInfo("  continued on 4 ranks: %.3g from the reference continued", g_worst);
+    }
+
     // A stage of few parameters (seed-cnn's first convolution alone: 1,280 B of gradients) has no idle memory
     // to move the checkpoint's tensors through: it keeps 1 MiB of its own from the start, so the planner's
     // peak is still the ledger's on every rank (it once borrowed the megabyte at checkpoint time, unforeseen)

@@ -44,6 +44,12 @@ private slots:
         const RankLayout td = rank_layout(layout_of("dp", 2, 1), 4);  // T x D
         QCOMPARE(td.split_head, 2);
         QCOMPARE(td.data, 2);
+        const RankLayout kt = rank_layout(layout_of("none", 2, 2), 4);  // K x T
+        QCOMPARE(kt.pipeline, 2);
+        QCOMPARE(kt.split_head, 2);
+        QCOMPARE(kt.data, 1);
+        QCOMPARE(describe_rank_layout(kt), std::string("2 pipeline stages x 2 split-head ranks"));
+        QCOMPARE(layout_choice_of(layout_of("none", 2, 2)), std::string());  // (the window offers no K x T)
         const RankLayout z = rank_layout(layout_of("zero3", 1, 1), 4);
         QCOMPARE(z.data, 4);
         QCOMPARE(z.zero, std::string("zero3"));
@@ -51,7 +57,12 @@ private slots:
     }
 
     void eachRefusalIsOneRule() {
-        QCOMPARE(refusal(layout_of("none", 2, 2), 4), std::string("strategy.pipeline_tp"));
+        // K x T is built on exactly K x T ranks without --shard; replicas of it (or a shard) are one rule
+        QCOMPARE(refusal(layout_of("none", 2, 2), 4), std::string());
+        QCOMPARE(refusal(layout_of("dp", 2, 2), 8), std::string("strategy.pipeline_tp"));
+        QCOMPARE(refusal(layout_of("zero1", 2, 2), 8), std::string("strategy.pipeline_tp"));
+        QCOMPARE(refusal(layout_of("dp", 2, 2), 4), std::string("strategy.pipeline_tp"));
+        QCOMPARE(refusal(layout_of("none", 2, 2), 6), std::string("strategy.pipeline_tp"));
         QCOMPARE(refusal(layout_of("none", 1, 2), 3), std::string("strategy.pipeline_world"));
         QCOMPARE(refusal(layout_of("none", 1, 2), 4), std::string("strategy.pipeline_replicas"));
         QCOMPARE(refusal(layout_of("zero2", 1, 2), 4), std::string("strategy.pipeline_zero"));
@@ -158,6 +169,27 @@ private slots:
         QCOMPARE(c.tp_head, 4);
         QCOMPARE(c.shard, std::string("none"));
         QCOMPARE(refusal(c, 4), std::string());
+        c = layout_of("none", 2, 2);  // 2 stages x a split head of 2 resumed on 4 ranks: as it was
+        relayout_for_resume(c, none_given, nothing, 4);
+        QCOMPARE(c.tp_head, 2);
+        QCOMPARE(c.pipeline, 2);
+        QCOMPARE(c.shard, std::string("none"));
+        QCOMPARE(refusal(c, 4), std::string());
+        c = layout_of("none", 2, 2);  // ... on 2 ranks: the head whole, 2 stages
+        relayout_for_resume(c, none_given, nothing, 2);
+        QCOMPARE(c.tp_head, 1);
+        QCOMPARE(c.pipeline, 2);
+        QCOMPARE(refusal(c, 2), std::string());
+        c = layout_of("none", 2, 2);  // ... on 8 ranks: the head whole, 2 stages x 4 dp replicas
+        relayout_for_resume(c, none_given, nothing, 8);
+        QCOMPARE(c.tp_head, 1);
+        QCOMPARE(c.shard, std::string("dp"));
+        QCOMPARE(refusal(c, 8), std::string());
+        c = layout_of("none", 2, 2);  // ... on one process: whole
+        relayout_for_resume(c, none_given, nothing, 1);
+        QCOMPARE(c.tp_head, 1);
+        QCOMPARE(c.pipeline, 1);
+        QCOMPARE(refusal(c, 1), std::string());
         c = layout_of("zero3", 1, 1);  // --shard zero2 asked: parameter offload (zero3's) goes
         c.offload_parameters = true;
         RelayoutAsked shard;
