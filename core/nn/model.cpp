@@ -935,7 +935,11 @@ void Model::walk_backward_timeline(StepRecorder& r, std::int64_t rows) {
 
 NamedTensor Model::named_param(const Node& n, std::size_t i, const std::string& path) const {
     const ParamDecl& d = n.param_decls[i];
-    NamedTensor t{path + "." + d.name, n.params[i], !d.frozen, n.index};  // (LoRA's base: saved, never trained)
+    NamedTensor t;
+    t.name = path + "." + d.name;
+    t.tensor = n.params[i];
+    t.trainable = !d.frozen;  // (LoRA's base: saved, never trained)
+    t.layer = n.index;
     t.tied = d.tied_to_token_embedding;
     t.frozen = d.frozen;
     if (n.packed_bytes[i] > 0) {
@@ -954,8 +958,14 @@ std::vector<NamedTensor> Model::state_dict() const {
         const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
         for (std::size_t i = 0; i < n->params.size(); ++i) out.push_back(named_param(*n, i, path));
-        for (std::size_t i = 0; i < n->buffers.size(); ++i)
-            out.push_back({path + "." + n->buffer_names[i], n->buffers[i], false, n->index});
+        for (std::size_t i = 0; i < n->buffers.size(); ++i) {
+            NamedTensor b;
+            b.name = path + "." + n->buffer_names[i];
+            b.tensor = n->buffers[i];
+            b.trainable = false;
+            b.layer = n->index;
+            out.push_back(b);
+        }
     }
     return out;
 }
