@@ -45,6 +45,17 @@ struct Model::Node {
 };
 
 namespace {
+
+// A state_dict entry of a buffer (BatchNorm's running statistics): saved, never trained.
+NamedTensor buffer_entry(std::string name, const Tensor& t, int layer) {
+    NamedTensor b;
+    b.name = std::move(name);
+    b.tensor = t;
+    b.trainable = false;
+    b.layer = layer;
+    return b;
+}
+
 std::uint64_t hash_str(const std::string& s) {
     std::uint64_t h = 1469598103934665603ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -470,14 +481,8 @@ std::vector<NamedTensor> Model::state_dict_in(const Tensor& flat) const {
             t.tied = tied;
             out.push_back(t);
         }
-        for (std::size_t i = 0; i < n->buffers.size(); ++i) {
-            NamedTensor b;
-            b.name = path + "." + n->buffer_names[i];
-            b.tensor = n->buffers[i];
-            b.trainable = false;
-            b.layer = n->index;
-            out.push_back(b);
-        }
+        for (std::size_t i = 0; i < n->buffers.size(); ++i)
+            out.push_back(buffer_entry(path + "." + n->buffer_names[i], n->buffers[i], n->index));
     }
     return out;
 }
@@ -958,14 +963,8 @@ std::vector<NamedTensor> Model::state_dict() const {
         const std::size_t top = static_cast<std::size_t>(std::stoul(n->path.substr(0, dot)));
         const std::string path = torch_prefix_[top] + (dot == std::string::npos ? std::string() : n->path.substr(dot));
         for (std::size_t i = 0; i < n->params.size(); ++i) out.push_back(named_param(*n, i, path));
-        for (std::size_t i = 0; i < n->buffers.size(); ++i) {
-            NamedTensor b;
-            b.name = path + "." + n->buffer_names[i];
-            b.tensor = n->buffers[i];
-            b.trainable = false;
-            b.layer = n->index;
-            out.push_back(b);
-        }
+        for (std::size_t i = 0; i < n->buffers.size(); ++i)
+            out.push_back(buffer_entry(path + "." + n->buffer_names[i], n->buffers[i], n->index));
     }
     return out;
 }
