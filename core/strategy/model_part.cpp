@@ -7,8 +7,9 @@ namespace hr {
 RankModelPart rank_model_part(const ModelSpec& full, const RankLayout& layout, const RankPlace& place,
                               std::function<void(Tensor&)> head_grad_sum) {
     RankModelPart r;
-    r.spec = full;
     const bool last_stage = layout.pipeline == 1 || place.stage == layout.pipeline - 1;
+    // (one copy of the spec at most: the planner builds a training state per candidate)
+    if (layout.pipeline == 1 && layout.split_head == 1) r.spec = full;
     if (layout.pipeline > 1) {
         // the whole model's names, paths and indices for this stage's layers
         r.spec = pipeline_stage_spec(full, place.split, place.stage);
@@ -23,7 +24,7 @@ RankModelPart rank_model_part(const ModelSpec& full, const RankLayout& layout, c
         // (K x T: only the last stage's head is split; the earlier stages are whole on each of their T ranks)
         // the last layer holds the slice's rows of the whole head, initialised as those rows; the head's input
         // gradient is a sum over every rank's columns, all-reduced before the body's backward
-        r.spec = tp_head_spec(r.spec, place.head);
+        r.spec = tp_head_spec(layout.pipeline > 1 ? r.spec : full, place.head);
         r.part.head_first = place.head.first;
         r.part.head_total = place.head.total;
         r.part.head_input_grad_hook = std::move(head_grad_sum);
