@@ -1329,15 +1329,15 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
     <message>
         <source>built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20
 (CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b,
-llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen2.5-7b, mistral-7b
-(see headroom presets), drawn for the data&apos;s samples and classes (default:
+llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, llama-3.1-70b, qwen2.5-7b,
+mistral-7b (see headroom presets), drawn for the data&apos;s samples and classes (default:
 the data&apos;s, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a
 language model, resnet20 and tabular-mlp bring their own training settings
 (headroom presets shows them), which the other flags override</source>
         <translation>内置模型：seed-cnn、mlp、lenet5、resnet-mini、vit-tiny、resnet20
 （CIFAR-10）、tabular-mlp（表格）、gpt-tiny、gpt-char、gpt2-124m ... gpt2-1.5b、
-llama-tiny、llama-3.2-1b、llama-3.2-3b、llama-3.1-8b、qwen2.5-7b、mistral-7b
-（见 headroom presets），按数据的样本形状和类别构建（默认：由数据决定，
+llama-tiny、llama-3.2-1b、llama-3.2-3b、llama-3.1-8b、llama-3.1-70b、qwen2.5-7b、
+mistral-7b（见 headroom presets），按数据的样本形状和类别构建（默认：由数据决定，
 表格用 tabular-mlp，文本用 gpt-tiny，其余用 seed-cnn）；
 语言模型、resnet20 和 tabular-mlp 自带训练设置
 （headroom presets 列出），其他参数可覆盖它们</translation>
@@ -1672,10 +1672,14 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 </translation>
     </message>
     <message>
-        <source>Fine-tuning on 1 to 8 cards of %1 each (per-card memory of the fastest configuration that fits; the same search as --all):
+        <source>Fine-tuning on 1 to 8 cards of %1 each (per-card memory at this batch, sequence and precision, from the same search as --all;
+checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in host memory; &quot;(over)&quot;: does not fit;
+&quot;-&quot;: no such configuration):
 
 </source>
-        <translation>在 1 到 8 张每张 %1 的卡上微调（每张卡的内存，取能放下的最快配置；与 --all 相同的搜索）：
+        <translation>在 1 到 8 张每张 %1 的卡上微调（每张卡在此批大小、序列长度和精度下的内存，来自与 --all 相同的搜索；
+检查点“on”即 %2；单卡 ZeRO-3 把参数放在主机内存；“（超出）”：放不下；
+“-”：没有这种配置）：
 
 </translation>
     </message>
@@ -1838,6 +1842,10 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     <message>
         <source>no</source>
         <translation>否</translation>
+    </message>
+    <message>
+        <source>%1 (over)</source>
+        <translation>%1（超出）</translation>
     </message>
 </context>
 <context>
@@ -5156,8 +5164,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
         <translation>这些设置没有微调表：%1</translation>
     </message>
     <message>
-        <source>Per card, the memory of the fastest configuration that fits %1 (the memory limit, else the device&apos;s free memory); “-”: nothing fits. The same search as Fit to device and `headroom plan --budget`.</source>
-        <translation>每张卡上能放进 %1（内存上限，否则为设备的可用内存）的最快配置所占的内存；“-”：没有能放下的配置。与“适配设备”和 `headroom plan --budget` 是同一搜索。</translation>
+        <source>Per card, the memory at this batch, sequence and precision, with only the method, checkpointing and ZeRO-3 changed (ZeRO-3 on one card keeps the parameters in host memory); “(over)”: more than %1 (the memory limit, else the device&apos;s free memory); “-”: no such configuration. The same search as Fit to device and `headroom plan --budget`.</source>
+        <translation>每张卡在此批大小、序列长度和精度下的内存，只改变方法、检查点和 ZeRO-3（单卡 ZeRO-3 把参数放在主机内存）；“（超出）”：超过 %1（内存上限，否则为设备的空闲内存）；“-”：没有这种配置。与“适配设备”和 `headroom plan --budget` 相同的搜索。</translation>
     </message>
     <message>
         <source>checkpoint %1/%2 blocks</source>

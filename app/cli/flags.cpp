@@ -62,7 +62,8 @@ const std::vector<Flag> kFlags = {
     // ---- model
     {FlagGroup::model, "preset", "NAME", QT_TRANSLATE_NOOP("Cli", "built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20\n"
                               "(CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b,\n"
-                              "llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen2.5-7b, mistral-7b\n"
+                              "llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, llama-3.1-70b, qwen2.5-7b,\n"
+                              "mistral-7b "
                               "(see headroom presets), drawn for the data's samples and classes (default:\n"
                               "the data's, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a\n"
                               "language model, resnet20 and tabular-mlp bring their own training settings\n"

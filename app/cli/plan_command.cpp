@@ -150,8 +150,11 @@ void fineTuningPlan(const hr::PlanRequest& req, std::size_t budget) {
               .arg(req.batch)
               .arg(seq)
               .arg(maxSeq));
-    print(QCoreApplication::translate("Cli", "Fine-tuning on 1 to 8 cards of %1 each (per-card memory of the fastest configuration that fits; the same search as --all):\n\n")
-              .arg(bytes(budget)));
+    print(QCoreApplication::translate("Cli", "Fine-tuning on 1 to 8 cards of %1 each (per-card memory at this batch, sequence and precision, from the same search as --all;\n"
+                                      "checkpointing \"on\" is %2; ZeRO-3 on 1 card keeps the parameters in host memory; \"(over)\": does not fit;\n"
+                                      "\"-\": no such configuration):\n\n")
+              .arg(bytes(budget))
+              .arg(req.strategy.checkpoint == "every:2" ? QStringLiteral("--checkpoint every:2") : QStringLiteral("--checkpoint all")));
     print(fineTuningTable(req, budget) + QLatin1Char('\n'));
 }
 

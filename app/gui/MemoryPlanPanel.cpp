@@ -347,8 +347,9 @@ void MemoryPlanPanel::fineTuningFinished(const FineTuningCells& cells, const QSt
         emit fineTuningUpdated();
         return;
     }
-    m_tuneLabel->setText(tr("Per card, the memory of the fastest configuration that fits %1 (the memory limit, "
-                            "else the device's free memory); “-”: nothing fits. The same search as Fit to device "
+    m_tuneLabel->setText(tr("Per card, the memory at this batch, sequence and precision, with only the method, "
+                            "checkpointing and ZeRO-3 changed (ZeRO-3 on one card keeps the parameters in host memory); “(over)”: more than %1 (the memory limit, else the "
+                            "device's free memory); “-”: no such configuration. The same search as Fit to device "
                             "and `headroom plan --budget`.")
                              .arg(coreBytesText(m_tuneBudget)));
     m_tune->clear();

@@ -121,8 +121,14 @@ FineTuningCells fineTuningCells(const hr::PlanRequest& request, std::size_t budg
     QStringList header = {PlanTable::tr("method"), PlanTable::tr("checkpointing"), PlanTable::tr("ZeRO-3")};
     for (int n : cards) header << (n == 1 ? PlanTable::tr("1 card") : PlanTable::tr("%1 cards").arg(n));
     std::vector<QStringList> rows;
+    // A cell is one configuration of the search, the asked one with only the table's axes changed: the
+    // asked precision, batch (no micro-batches), optimizer placement; checkpointing none, or the asked
+    // checkpointing (all when none was asked); plain data parallelism, or ZeRO-3 (on one card ZeRO-3 keeps
+    // the parameters on the host: its only form there). So the cells compare what each method and trick
+    // costs, like for like; a cell over the budget is marked, "-" where the search has no such row.
+    const std::string precision = request.strategy.precision == "fp16" ? "bf16" : request.strategy.precision;
+    const std::string checkpointOn = request.strategy.checkpoint == "every:2" ? "every:2" : "all";
     for (const Method& m : methods) {
-        // cell[checkpointing][zero3][card]: the fastest fitting candidate's per-card bytes
         std::vector<std::vector<std::vector<QString>>> cell(2, std::vector<std::vector<QString>>(2, std::vector<QString>(cards.size(), QStringLiteral("-"))));
         for (std::size_t k = 0; k < cards.size(); ++k) {
             hr::PlanRequest r = request;
@@ -141,12 +147,26 @@ FineTuningCells fineTuningCells(const hr::PlanRequest& request, std::size_t budg
             } catch (const hr::Error&) {
                 continue;  // a layout this model cannot take: "-"
             }
-            for (const auto& c : s.candidates) {  // fitting ones first, fastest first
-                if (!c.fits) break;
-                const int ck = c.strategy.checkpoint == "none" ? 0 : 1, z = c.strategy.shard == "zero3" ? 1 : 0;
-                if (cell[ck][z][k] == QLatin1String("-"))
-                    cell[ck][z][k] = QString::fromStdString(hr::format_bytes(hr::plan_fit_bytes(c.plan)));
-            }
+            for (int ck = 0; ck < 2; ++ck)
+                for (int z = 0; z < 2; ++z) {
+                    const hr::PlanCandidate* pick = nullptr;
+                    int pickDistance = 0;
+                    for (const hr::PlanCandidate& c : s.candidates) {
+                        const hr::StrategyConfig& cs = c.strategy;
+                        if (cs.precision != precision || cs.checkpoint != (ck ? checkpointOn : std::string("none")) ||
+                            cs.micro_batch != 0 || cs.tp_head > 1 || cs.pipeline > 1 || (cs.shard == "zero3") != (z == 1) ||
+                            (!z && r.world_size > 1 && cs.shard != "dp"))
+                            continue;
+                        // the asked optimizer placement, else the nearest the search kept (one card's ZeRO-3
+                        // offloads the parameters; an offload that moves nothing is left out of the search)
+                        const int distance = int(cs.offload_optimizer != request.strategy.offload_optimizer) +
+                                             int(cs.offload_parameters != request.strategy.offload_parameters);
+                        if (!pick || distance < pickDistance) pick = &c, pickDistance = distance;
+                    }
+                    if (!pick) continue;
+                    const QString bytes = QString::fromStdString(hr::format_bytes(hr::plan_fit_bytes(pick->plan)));
+                    cell[ck][z][k] = pick->fits ? bytes : PlanTable::tr("%1 (over)").arg(bytes);
+                }
         }
         for (int ck = 0; ck < 2; ++ck)
             for (int z = 0; z < 2; ++z) {

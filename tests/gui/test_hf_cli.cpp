@@ -131,22 +131,48 @@ private slots:
         QVERIFY2(rc == 0, qPrintable(out.err() + out.out()));
         const QString text = out.out();
         QVERIFY2(text.contains(QLatin1String("Largest batch that fits at sequence 64")), qPrintable(text));
-        // the rows without checkpointing or ZeRO-3: full > LoRA > QLoRA on one card
-        std::map<QString, std::size_t> one;
+        // every cell: the asked configuration with only method, checkpointing and ZeRO-3 changed
+        std::map<QString, std::vector<std::size_t>> cells;  // "method|checkpointing|zero3" -> 1, 2, 4, 8 cards
         for (const QString& line : text.split(QLatin1Char('\n'))) {
             const QStringList cols = line.split(QStringLiteral("  "), Qt::SkipEmptyParts);
-            if (cols.size() < 7) continue;
-            const QString method = cols[0].trimmed();
-            if (cols[1].trimmed() == QLatin1String("none") && cols[2].trimmed() == QLatin1String("no") && cols[3].trimmed() != QLatin1String("-"))
-                one[method] = hfcli_bytes(cols[3].trimmed());
+            if (cols.size() != 7 || !cols[1].trimmed().contains(QRegularExpression(QStringLiteral("^(none|on)$")))) continue;
+            std::vector<std::size_t> v;
+            for (int k = 3; k < 7; ++k) v.push_back(cols[k].trimmed() == QLatin1String("-") ? 0 : hfcli_bytes(cols[k].trimmed()));
+            cells[cols[0].trimmed() + QLatin1Char('|') + cols[1].trimmed() + QLatin1Char('|') + cols[2].trimmed()] = v;
         }
-        QVERIFY2(one.count(QStringLiteral("full fine-tuning")), qPrintable(text));
+        QVERIFY2(cells.size() == 12, qPrintable(text));
+        // the asked configuration itself (full fine-tuning, no checkpointing, one card) is the "As asked" total
+        const QRegularExpressionMatch asked =
+            QRegularExpression(QStringLiteral("As asked \\(batch 4, fp32\\): ([0-9.]+ [KMG]?i?B) of")).match(text);
+        QVERIFY2(asked.hasMatch(), qPrintable(text));
+        QCOMPARE(cells[QStringLiteral("full fine-tuning|none|no")][0], hfcli_bytes(asked.captured(1)));
         // a one-card budget the model fits in fits on 8 cards too, each holding less with ZeRO-3
         QVERIFY2(text.contains(QRegularExpression(QStringLiteral("full fine-tuning +none +yes( +[0-9.]+ [KMG]?i?B){4}"))), qPrintable(text));
-        if (!one.count(QStringLiteral("LoRA r=16")))
+        if (cells[QStringLiteral("LoRA r=16|none|no")][0] == 0)
             QSKIP("LoRA on llama_block is not in this build: its rows are '-'");
-        QVERIFY(one[QStringLiteral("full fine-tuning")] > one[QStringLiteral("LoRA r=16")]);
-        QVERIFY(one[QStringLiteral("LoRA r=16")] > one[QStringLiteral("QLoRA nf4 r=16")]);
+        // like for like: on every card count, LoRA needs less than full fine-tuning and QLoRA less than LoRA
+        // (the same batch, sequence and precision), and checkpointing less than none
+        for (const QString ck : {QStringLiteral("none"), QStringLiteral("on")})
+            for (std::size_t k = 0; k < 4; ++k) {
+                const std::size_t full = cells[QStringLiteral("full fine-tuning|") + ck + QStringLiteral("|no")][k],
+                                  lora = cells[QStringLiteral("LoRA r=16|") + ck + QStringLiteral("|no")][k],
+                                  qlora = cells[QStringLiteral("QLoRA nf4 r=16|") + ck + QStringLiteral("|no")][k];
+                QVERIFY2(full > lora && lora > qlora && qlora > 0, qPrintable(text));
+            }
+        for (const QString m : {QStringLiteral("full fine-tuning"), QStringLiteral("LoRA r=16"), QStringLiteral("QLoRA nf4 r=16")})
+            for (std::size_t k = 0; k < 4; ++k)
+                QVERIFY2(cells[m + QStringLiteral("|on|no")][k] < cells[m + QStringLiteral("|none|no")][k], qPrintable(text));
+        // a budget between the sizes: the cells keep their bytes and the larger ones are marked over it
+        OutputCapture out2;
+        QCOMPARE(runPlanCommand(hfcli_parse("plan", {QStringLiteral("--model-config"), cfg, QStringLiteral("--seq"), QStringLiteral("64"),
+                                                      QStringLiteral("--batch"), QStringLiteral("4"), QStringLiteral("--optimizer"),
+                                                      QStringLiteral("adamw"), QStringLiteral("--device"), QStringLiteral("cpu"),
+                                                      QStringLiteral("--budget"), QString::number(cells[QStringLiteral("LoRA r=16|none|no")][0])})),
+                 0);
+        QVERIFY2(out2.out().contains(QRegularExpression(QStringLiteral("full fine-tuning +none +no +[0-9.]+ [KMG]?i?B \\(over\\)"))),
+                 qPrintable(out2.out()));
+        QVERIFY2(out2.out().contains(QRegularExpression(QStringLiteral("QLoRA nf4 r=16 +none +no +[0-9.]+ [KMG]?i?B  "))),
+                 qPrintable(out2.out()));
     }
 
     void exportsAFolder() {
