@@ -105,6 +105,30 @@ private:
         QVERIFY2(std::fabs(a - b) <= 1e-6 * std::fabs(b), qPrintable(QString("test loss %1 vs %2").arg(a, 0, 'g', 17).arg(b, 0, 'g', 17)));
     }
 
+    // The last run's HTML report (headroom report last), "" when it could not be written.
+    static QString reportHtml(const QString& w) {
+        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
+        QFile page(w + "/report.html");
+        if (html.exit_code != 0 || !page.open(QIODevice::ReadOnly)) return {};
+        return QString::fromUtf8(page.readAll());
+    }
+
+    // Continued: the run in work/out resumed on `ranks` ranks (0: as it was) and one process's reference
+    // resumed on one process, 2 more steps each, from copies (a resumed run writes into its folder); their
+    // weights compared (largest relative difference in g_worst). "" when equal within tol, else why not.
+    QString continueBoth(const std::string& work, int ranks, double tol) {
+        const QString w = QString::fromStdString(work);
+        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
+        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
+        QStringList args{"train", "--resume", w + "/cont", "--steps", "6", "--quiet", "--db", w + "/history.db"};
+        if (ranks > 0) args << "--ranks" << QString::number(ranks);
+        const Result a = run(kHeadroom, args, w);
+        if (a.exit_code != 0) return QStringLiteral("the run on ranks did not continue: ") + a.output;
+        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db", w + "/history.db"}, w);
+        if (b.exit_code != 0) return QStringLiteral("the reference did not continue: ") + b.output;
+        return compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", tol);
+    }
+
 private slots:
     void initTestCase() {
         if (QString(HR_MPIEXEC).isEmpty() || !mpi_built()) QSKIP("no mpirun or no MPI support in this build");
@@ -172,11 +196,8 @@ private slots:
                                 "measured_resident_peak_bytes"})
             QVERIFY2(fm[key] == j["distributed"][key], qPrintable(QString("%1: %2 vs %3").arg(key, fm[key].dump().c_str(), j["distributed"][key].dump().c_str())));
         QCOMPARE(fm["communication_bytes_per_step"].get<double>(), j["distributed"]["communication_bytes_per_step"].get<double>());
-        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
-        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
-        QFile page(w + "/report.html");
-        QVERIFY(page.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(page.readAll());
+        const QString text = reportHtml(w);
+        QVERIFY(!text.isEmpty());
         QVERIFY(text.contains("Resident peak (OS)"));
         QVERIFY(text.contains("2 ranks, sharding stage zero2"));
         QVERIFY(!text.contains("world_size"));  // the table, not the raw JSON under Final metrics
@@ -269,27 +290,15 @@ private slots:
         QCOMPARE(j["config"]["strategy"]["tp_head"].get<int>(), 3);
         compareTraffic(j);
         compareTestMetrics(j);
-        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
-        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
-        QFile page(w + "/report.html");
-        QVERIFY(page.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(page.readAll());
+        const QString text = reportHtml(w);
+        QVERIFY(!text.isEmpty());
         QVERIFY(text.contains("3 ranks with a tensor-parallel head"));
         QVERIFY2(text.contains(QString::fromUtf8("head columns 0–3 of 10")) &&
                      text.contains(QString::fromUtf8("head columns 7–9 of 10")),
                  "the layout across the ranks");
         // continued: the split run on 2 ranks, one process's run on one process, 2 more steps each (copies:
         // a resumed run writes into its folder)
-        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
-        const std::string one = QFileInfo(m_reference).absolutePath().toStdString();
-        fs::copy(one, work + "/one", fs::copy_options::recursive);
-        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "2", "--steps", "6", "--quiet",
-                                         "--db", w + "/history.db"}, w);
-        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
-        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
-                                         w + "/history.db"}, w);
-        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
-        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        why = continueBoth(work, 2, 1e-6);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("continued on 2 ranks with the head split vs one process continued: %.3g", g_worst);
         const nlohmann::json k = readJson(work + "/cont/run.json");
@@ -319,22 +328,11 @@ private slots:
         QCOMPARE(j["model"]["param_count"].get<std::int64_t>(), std::int64_t(235146));  // the whole model's
         compareTraffic(j);
         compareTestMetrics(j);
-        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
-        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
-        QFile page(w + "/report.html");
-        QVERIFY(page.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(page.readAll());
+        const QString text = reportHtml(w);
+        QVERIFY(!text.isEmpty());
         QVERIFY(text.contains("2 pipeline stages"));
         QVERIFY2(text.contains(QString::fromUtf8("stage 1: layers 2–5")), "the layout across the ranks");
-        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
-        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
-        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "3", "--steps", "6", "--quiet",
-                                         "--db", w + "/history.db"}, w);
-        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
-        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
-                                         w + "/history.db"}, w);
-        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
-        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 0.0);
+        why = continueBoth(work, 3, 0.0);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         const nlohmann::json k = readJson(work + "/cont/run.json");
         QCOMPARE(k["distributed"]["pipeline_layers"].size(), std::size_t(3));
@@ -364,15 +362,7 @@ private slots:
                  j["distributed"].dump().c_str());
         compareTraffic(j);
         compareTestMetrics(j);
-        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
-        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
-        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "1", "--steps", "6", "--quiet",
-                                         "--db", w + "/history.db"}, w);
-        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
-        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
-                                         w + "/history.db"}, w);
-        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
-        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        why = continueBoth(work, 1, 1e-6);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("  continued as one process: %.3g from the reference continued", g_worst);
         // 3 ranks for 2 stages: refused, naming the multiple
@@ -407,24 +397,13 @@ private slots:
                  j["distributed"].dump().c_str());
         compareTraffic(j);
         compareTestMetrics(j);
-        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
-        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
-        QFile page(w + "/report.html");
-        QVERIFY(page.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(page.readAll());
+        const QString text = reportHtml(w);
+        QVERIFY(!text.isEmpty());
         QVERIFY(text.contains("A tensor-parallel head over 2 ranks times 2 data-parallel replicas"));
         QVERIFY2(text.contains(QString::fromUtf8("head columns 0–4 of 10, replica 1")) &&
                      text.contains(QString::fromUtf8("head columns 5–9 of 10, replica 0")),
                  "the layout across the ranks");
-        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
-        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
-        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "1", "--steps", "6", "--quiet",
-                                         "--db", w + "/history.db"}, w);
-        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
-        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
-                                         w + "/history.db"}, w);
-        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
-        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
+        why = continueBoth(work, 1, 1e-6);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("  continued as one process: %.3g from the reference continued", g_worst);
         args = runFlags(w + "/bad", w + "/history.db");
@@ -463,11 +442,8 @@ private slots:
                  j["distributed"].dump().c_str());
         compareTraffic(j);
         compareTestMetrics(j);
-        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
-        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
-        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "4", "--steps", "6", "--quiet",
-                                         "--db", w + "/history.db"}, w);
-        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        why = continueBoth(work, 4, 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         // the resume policy (strategy/rank_layout.h relayout_for_resume): stages on a multiple of them keep their
         // replicas and zero1 inside; a split head spreads over all the ranks (no replicas left, no ZeRO)
         const nlohmann::json c = readJson(work + "/cont/run.json");
@@ -475,11 +451,6 @@ private slots:
         QVERIFY2(c["config"]["strategy"]["shard"] == (stages ? "zero1" : "none") &&
                      c["config"]["strategy"][stages ? "pipeline" : "tp_head"] == (stages ? 2 : 4),
                  c["config"]["strategy"].dump().c_str());
-        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
-                                         w + "/history.db"}, w);
-        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
-        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
-        QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("  continued on 4 ranks: %.3g from the reference continued", g_worst);
     }
 
@@ -509,30 +480,19 @@ private slots:
         QCOMPARE(j["model"]["param_count"].get<std::int64_t>(), std::int64_t(235146));  // the whole model's
         compareTraffic(j);
         compareTestMetrics(j);
-        const Result html = run(kHeadroom, {"report", "last", "--db", w + "/history.db", "--format", "html", "--out", w + "/report.html"}, w);
-        QVERIFY2(html.exit_code == 0, qPrintable(html.output));
-        QFile page(w + "/report.html");
-        QVERIFY(page.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(page.readAll());
+        const QString text = reportHtml(w);
+        QVERIFY(!text.isEmpty());
         QVERIFY(text.contains("2 pipeline stages of consecutive layers, each on 2 ranks"));
         QVERIFY2(text.contains(QString::fromUtf8("stage 0: layers 0–1")) &&
                      text.contains(QString::fromUtf8("stage 1: layers 2–5, head columns 0–4 of 10")) &&
                      text.contains(QString::fromUtf8("stage 1: layers 2–5, head columns 5–9 of 10")),
                  "the layout across the ranks");
-        fs::copy(work + "/out", work + "/cont", fs::copy_options::recursive);
-        fs::copy(QFileInfo(m_reference).absolutePath().toStdString(), work + "/one", fs::copy_options::recursive);
-        const Result a = run(kHeadroom, {"train", "--resume", w + "/cont", "--ranks", "4", "--steps", "6", "--quiet",
-                                         "--db", w + "/history.db"}, w);
-        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        why = continueBoth(work, 4, 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         const nlohmann::json c = readJson(work + "/cont/run.json");
         QVERIFY2(c["config"]["strategy"]["tp_head"] == 2 && c["config"]["strategy"]["pipeline"] == 2 &&
                      c["config"]["strategy"]["shard"] == "none",
                  c["config"]["strategy"].dump().c_str());
-        const Result b = run(kHeadroom, {"train", "--resume", w + "/one", "--steps", "6", "--quiet", "--db",
-                                         w + "/history.db"}, w);
-        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
-        why = compareWeights(work + "/cont/model.safetensors", work + "/one/model.safetensors", 1e-6);
-        QVERIFY2(why.isEmpty(), qPrintable(why));
         qInfo("  continued on 4 ranks: %.3g from the reference continued", g_worst);
     }
 
