@@ -51,6 +51,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.recompute_attention = s.recompute_attention;
     mo.lora_rank = s.lora_rank;
     mo.lora_alpha = s.lora_alpha;
+    mo.lora_dropout = s.lora_dropout;
     mo.lora_targets = s.lora_targets;
     mo.lora_base_bits = s.lora_base_bits;
     mo.allocator = &device_alloc;

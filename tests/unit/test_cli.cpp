@@ -91,6 +91,14 @@ private slots:
         QTest::newRow("bad webhook") << QStringList{"train", "--notify", "nowhere"} << "--notify: 'nowhere' is not a webhook";
         QTest::newRow("bad chat template") << QStringList{"train", "--chat-template", "jinja"} << "'jinja'";
         QTest::newRow("bad sequences") << QStringList{"train", "--sequences", "stack"} << "'stack'";
+        QTest::newRow("lora dropout 1.5") << QStringList{"train", "--lora", "4", "--lora-dropout", "1.5"}
+                                          << "--lora-dropout expects a number in [0, 1), got '1.5'";
+        QTest::newRow("lora dropout negative") << QStringList{"train", "--lora", "4", "--lora-dropout", "-0.1"}
+                                               << "--lora-dropout expects a number in [0, 1), got '-0.1'";
+        QTest::newRow("lora dropout abc") << QStringList{"train", "--lora", "4", "--lora-dropout", "abc"}
+                                          << "--lora-dropout expects a number in [0, 1), got 'abc'";
+        QTest::newRow("lora dropout without lora") << QStringList{"train", "--lora-dropout", "0.1"}
+                                                   << "--lora-dropout drops the input of LoRA's adapters: it needs --lora R";
         QTest::newRow("no tokenizer file") << QStringList{"train", "--tokenizer", "/nonexistent/tokenizer.json"}
                                            << "unknown tokenizer '/nonexistent/tokenizer.json'";
     }
