@@ -301,6 +301,57 @@ private slots:
         QVERIFY(moved);
     }
 
+    // --lora-dropout (peft's lora_dropout) on a LLaMA model from a Hugging Face folder: config.json, run.json
+    // (strategy and final.lora) and peft's adapter_config.json carry it; the planner predicts the ledger with it
+    // on (the dropped input and its mask in the workspace); the adapters train otherwise than without it; a run
+    // --init-from the adapter folder trains on with the adapter's lora_dropout, or the flag's when given.
+    void loraDropoutRoundTripsThroughPeft() {
+        QTemporaryDir dir;
+        const QString d = dir.path();
+        const QStringList common{"--data", "text:fortunes", "--batch", "2", "--seq", "32", "--eval-tokens", "256",
+                                 "--threads", "1", "--no-history", "--lr", "0.01", "--warmup", "0"};
+        Result r = run(QStringList{"train", "--preset", "llama-tiny", "--steps", "1", "--out", d + "/base"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run({"export", d + "/base", "--hf", d + "/hf"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto read = [&](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        };
+        const QStringList lora{"--init-from", d + "/hf", "--lora", "4", "--steps", "3"};
+        r = run(QStringList{"train", "--lora-dropout", "0.25", "--out", d + "/drop"} + lora + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(QStringList{"train", "--out", d + "/plain"} + lora + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject j = read(d + "/drop/run.json");
+        QCOMPARE(j["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(j["final"].toObject()["lora"].toObject()["dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/drop/config.json")["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/drop/adapter_config.json")["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/plain/adapter_config.json")["lora_dropout"].toDouble(), 0.0);
+        const QJsonObject measured = j["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        const QJsonObject predicted = j["memory"].toObject()["predicted"].toObject()["device"].toObject();
+        for (const QString& cat : measured.keys()) QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
+        // the workspace holds the widest adapted input (q_proj's and v_proj's: 128 wide) dropped, and its mask
+        const double plainWs = read(d + "/plain/run.json")["memory"].toObject()["measured"].toObject()["peak"].toObject()["workspace"].toDouble();
+        QVERIFY2(measured["workspace"].toDouble() >= plainWs + 2 * 32 * 128 * (4 + 1),
+                 qPrintable(QStringLiteral("%1 vs %2").arg(measured["workspace"].toDouble()).arg(plainWs)));
+        const hr::SafeTensorsFile a = hr::read_safetensors((d + "/drop/adapter_model.safetensors").toStdString());
+        const hr::SafeTensorsFile b = hr::read_safetensors((d + "/plain/adapter_model.safetensors").toStdString());
+        QCOMPARE(a.tensors.size(), b.tensors.size());
+        bool differ = false;
+        for (const hr::SafeTensor& t : a.tensors) differ = differ || b.find(t.name)->data != t.data;
+        QVERIFY(differ);
+        // from the adapter folder: its lora_dropout, unless the flag says otherwise
+        const QStringList again{"--init-from", d + "/drop", "--lora", "4", "--steps", "1"};
+        r = run(QStringList{"train", "--out", d + "/on"} + again + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(read(d + "/on/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        r = run(QStringList{"train", "--lora-dropout", "0", "--out", d + "/off"} + again + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(read(d + "/off/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.0);
+    }
+
     // QLoRA (--quantize-base): the adapters train on the base's projections stored int8 / int4. Against an
     // independent route: the base file's projections fake-quantised here (absmax, round half to even, q x s in
     // f32, as bitsandbytes and torch compute it) and plain LoRA on that file. Same data, same steps: the
