@@ -2863,6 +2863,10 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
         <translation>：训练 %1 个数值，冻结 %2 个</translation>
     </message>
     <message>
+        <source>, their input dropped with probability %1 while training</source>
+        <translation>，训练时其输入以概率 %1 丢弃</translation>
+    </message>
+    <message>
         <source>; test accuracy %1 before training, %2 after</source>
         <translation>；测试准确率训练前 %1，训练后 %2</translation>
     </message>
