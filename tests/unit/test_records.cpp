@@ -241,7 +241,7 @@ private slots:
         QCOMPARE(b.quantized_params, std::int64_t(900));
         // and nothing else is written: the fields above are all the record has (what_if travels as
         // run.json's final.compression)
-        QCOMPARE(j.size(), std::size_t(60));
+        QCOMPARE(j.size(), std::size_t(61));
     }
 
     // A rank's step timeline reaches its parent whole: the parent's run.json summary is the rank's own.
