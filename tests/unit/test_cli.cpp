@@ -342,8 +342,12 @@ private slots:
         bool differ = false;
         for (const hr::SafeTensor& t : a.tensors) differ = differ || b.find(t.name)->data != t.data;
         QVERIFY(differ);
-        // from the adapter folder: its lora_dropout, unless the flag says otherwise
-        const QStringList again{"--init-from", d + "/drop", "--lora", "4", "--steps", "1"};
+        // from the adapter folder (its two files alone: the run folder's own config.json reads as a model
+        // folder's to --init-from): its lora_dropout, unless the flag says otherwise
+        QVERIFY(QDir().mkpath(d + "/adapter"));
+        for (const char* f : {"/adapter_config.json", "/adapter_model.safetensors"})
+            QVERIFY(QFile::copy(d + "/drop" + f, d + "/adapter" + f));
+        const QStringList again{"--init-from", d + "/adapter", "--lora", "4", "--steps", "1"};
         r = run(QStringList{"train", "--out", d + "/on"} + again + common);
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QCOMPARE(read(d + "/on/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
