@@ -1209,6 +1209,12 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <translation>LoRA 缩放系数 alpha / R（默认 alpha = R）</translation>
     </message>
     <message>
+        <source>with --lora: drop each adapter&apos;s input with probability P while
+training, peft&apos;s lora_dropout (default: 0, none)</source>
+        <translation>与 --lora 一起使用：训练时以概率 P 丢弃每个适配器的输入，
+即 peft 的 lora_dropout（默认 0，不丢弃）</translation>
+    </message>
+    <message>
         <source>LoRA: train rank-R adapters on every linear layer and transformer
 projection, the rest of the model frozen (no gradients or optimizer state
 for it); with --init-from, a trained model is fine-tuned; the test
@@ -2863,6 +2869,10 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>: %1 trained values against %2 frozen</source>
         <translation>：训练 %1 个数值，冻结 %2 个</translation>
+    </message>
+    <message>
+        <source>, their input dropped with probability %1 while training</source>
+        <translation>，训练时其输入以概率 %1 丢弃</translation>
     </message>
     <message>
         <source>; test accuracy %1 before training, %2 after</source>
@@ -9125,6 +9135,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>--batch %1 is smaller than the %2 ranks; every rank needs a sample</source>
         <translation>--batch %1 小于 rank 数 %2；每个 rank 至少需要一个样本</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_dropout</name>
+    <message>
+        <source>--lora-dropout must be a probability from 0 up to (not including) 1, got %1</source>
+        <translation>--lora-dropout 必须是从 0 到 1（不含 1）的概率，实际为 %1</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_dropout_without_lora</name>
+    <message>
+        <source>--lora-dropout drops the input of LoRA&apos;s adapters: it needs --lora R</source>
+        <translation>--lora-dropout 丢弃的是 LoRA 适配器的输入：需要同时指定 --lora R</translation>
     </message>
 </context>
 <context>

@@ -119,6 +119,9 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.config.strategy.lora_rank = v.integer<int>(1, 4096); }},
     {FlagGroup::memory, "lora-alpha", "A", QT_TRANSLATE_NOOP("Cli", "LoRA scale alpha / R (default: alpha = R)"),
      [](R& r, const V& v) { r.config.strategy.lora_alpha = v.real(0.0, 1e6); }},
+    {FlagGroup::memory, "lora-dropout", "P", QT_TRANSLATE_NOOP("Cli", "with --lora: drop each adapter's input with probability P while\n"
+                              "training, peft's lora_dropout (default: 0, none)"),
+     [](R& r, const V& v) { r.config.strategy.lora_dropout = v.real(0.0, 1.0, false, true); }},
     {FlagGroup::memory, "lora-targets", "LIST", QT_TRANSLATE_NOOP("Cli", "with --lora on a LLaMA-family model: the projections that get adapters,\n"
                               "by peft's names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj\n"
                               "(default: q_proj,v_proj, peft's for the family)"),
@@ -680,6 +683,11 @@ void resolveModel(CliRequest& r) {
         c.model_source = "preset:" + r.preset;
     }
     if (r.labelSmoothing >= 0) c.model.loss.label_smoothing = r.labelSmoothing;
+    // LoRA from a peft adapter: its lora_dropout trains on unless --lora-dropout says otherwise (as
+    // PeftModel.from_pretrained(..., is_trainable=True) keeps the adapter's config)
+    if (c.strategy.lora_rank > 0 && !r.has("lora-dropout") && !c.init_from.empty() &&
+        hr::is_peft_adapter_folder(c.init_from))
+        c.strategy.lora_dropout = hr::read_peft_adapter(c.init_from).config.lora_dropout;
 }
 
 }  // namespace hrapp

@@ -667,6 +667,8 @@ void strategiesSection(Doc& s) {
                                                     ? st.value(QStringLiteral("lora_alpha")).toDouble() / rank
                                                     : 1.0,
                                                 3));
+                if (const double p = st.value(QStringLiteral("lora_dropout")).toDouble(0); p > 0)
+                    text += ReportWriter::tr(", their input dropped with probability %1 while training").arg(numText(p, 3));
                 if (!lora.isEmpty()) {
                     text += ReportWriter::tr(": %1 trained values against %2 frozen")
                                 .arg(lora.value(QStringLiteral("adapter_params")).toInteger())

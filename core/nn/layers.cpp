@@ -101,6 +101,8 @@ public:
         // dequantised into the workspace's first (out, in) values at each use
         bits_ = r_ > 0 ? static_cast<int>(attr_i(s, "lora_base_bits")) : 0;
         group_ = attr_i(s, "lora_base_group");
+        // LoRA dropout (ModelOptions::lora_dropout, peft's): the adapter's input is dropout(x) while training
+        p_ = r_ > 0 ? static_cast<float>(layer_attr(s, "lora_dropout")) : 0.0f;
     }
     Shape output_shape(const Shape& in) const override {
         Shape o = in;  // (in) -> (out), (T, in) -> (T, out)
@@ -122,10 +124,13 @@ public:
         if (r_ == 0) return {};
         return {{"lora_h", {batch * rows_per_sample(in), r_}, DType::f32, true}};
     }
-    // LoRA: dh (rows, R); QLoRA: the dequantised weight (out, in) before it
+    // LoRA: dh (rows, R); QLoRA: the dequantised weight (out, in) before it; LoRA dropout: the dropped input
+    // xd (rows, in) and its mask (rows * in, u8) after it
     std::size_t workspace_bytes(const Backend&, std::int64_t batch, const Shape& in, DType dtype) const override {
         if (r_ == 0) return 0;
-        return dh_offset(dtype) + static_cast<std::size_t>(batch * rows_per_sample(in) * r_) * dtype_size(dtype);
+        const std::int64_t rows = batch * rows_per_sample(in);
+        if (p_ > 0) return mask_offset(rows, dtype) + static_cast<std::size_t>(rows * fi_);
+        return dh_offset(dtype) + static_cast<std::size_t>(rows * r_) * dtype_size(dtype);
     }
     bool skips_frozen_gradients() const override { return true; }
 
@@ -140,10 +145,10 @@ protected:
             if (bias_) io.backend->add_bias(y, io.params[1]);
         }
         if (r_ == 0) return;
-        // LoRA: h = x A^T (rows, R), kept; y += (alpha / R) h B^T
+        // LoRA: h = dropout(x) A^T (rows, R), kept; y += (alpha / R) h B^T
         const std::int64_t rows = x.dim(0);
         Tensor h = io.saved[0].view(0, {rows, r_});
-        io.backend->gemm(false, true, 1.0f, x, io.params[lora_a()], 0.0f, h);
+        io.backend->gemm(false, true, 1.0f, lora_input(io, x), io.params[lora_a()], 0.0f, h);
         if (output) io.backend->gemm(false, true, scale_, h, io.params[lora_a() + 1], 1.0f, y);
     }
     void backward_impl(LayerIO& io) const override {
@@ -157,17 +162,25 @@ protected:
         if (io.grads[0].defined()) io.backend->gemm(true, false, 1.0f, dy, x, 1.0f, io.grads[0]);
         if (bias_ && io.grads[1].defined()) io.backend->bias_grad(dy, io.grads[1]);
         if (r_ == 0) return;
-        // LoRA: dB += s dy^T h; dh = s dy B (rows, R); dA += dh^T x; dx += dh A
+        // LoRA: dB += s dy^T h; dh = s dy B (rows, R); dA += dh^T x; dx += dh A. With LoRA dropout, x is the
+        // dropped input xd (its mask drawn again, as forward drew it) and dx += mask (dh A) / (1 - p)
         const std::int64_t rows = x.dim(0);
         const int a = lora_a();
         Tensor h = io.saved[0].view(0, {rows, r_});
         io.backend->gemm(true, false, scale_, dy, h, 1.0f, io.grads[a + 1]);
         Tensor dh(io.workspace.storage(), io.workspace.byte_offset() + dh_offset(dy.dtype()), {rows, r_}, dy.dtype());
         io.backend->gemm(false, false, scale_, dy, io.params[a + 1], 0.0f, dh);
-        io.backend->gemm(true, false, 1.0f, dh, x, 1.0f, io.grads[a]);
+        Tensor xa = lora_input(io, x);
+        io.backend->gemm(true, false, 1.0f, dh, xa, 1.0f, io.grads[a]);
         if (io.dx.defined()) {
             Tensor dx = io.dx.reshape({io.dx.numel() / fi_, fi_});
-            io.backend->gemm(false, false, 1.0f, dh, io.params[a], 1.0f, dx);
+            if (!lora_drops(io)) {
+                io.backend->gemm(false, false, 1.0f, dh, io.params[a], 1.0f, dx);
+            } else {  // xd's memory takes dh A, then the mask and 1 / (1 - p)
+                io.backend->gemm(false, false, 1.0f, dh, io.params[a], 0.0f, xa);
+                io.backend->dropout_backward(xa, lora_mask(io, rows), p_, xa);
+                io.backend->axpy(1.0f, xa, dx);
+            }
         }
     }
 
@@ -184,6 +197,30 @@ private:
         if (bits_ == 0) return 0;
         return (static_cast<std::size_t>(fo_ * fi_) * dtype_size(dtype) + 255) / 256 * 256;
     }
+    std::size_t xd_offset(std::int64_t rows, DType dtype) const {
+        return (dh_offset(dtype) + static_cast<std::size_t>(rows * r_) * dtype_size(dtype) + 255) / 256 * 256;
+    }
+    std::size_t mask_offset(std::int64_t rows, DType dtype) const {
+        return (xd_offset(rows, dtype) + static_cast<std::size_t>(rows * fi_) * dtype_size(dtype) + 255) / 256 * 256;
+    }
+    Tensor lora_mask(const LayerIO& io, std::int64_t rows) const {
+        return Tensor(io.workspace.storage(), io.workspace.byte_offset() + mask_offset(rows, io.x.dtype()), {rows * fi_},
+                      DType::u8);
+    }
+    // The adapter's input x (rows, in): x itself, or while training with LoRA dropout dropout(x) in the
+    // workspace. Element (row, j) draws counter (first_sample * rows per sample + row) * in + j of the
+    // layer's LoRA stream, so backward draws the same mask again (nothing is kept), whatever the micro-batch.
+    bool lora_drops(const LayerIO& io) const { return io.training && p_ > 0; }
+    Tensor lora_input(const LayerIO& io, const Tensor& x) const {
+        if (!lora_drops(io)) return x;
+        const std::int64_t rows = x.dim(0);
+        Tensor xd(io.workspace.storage(), io.workspace.byte_offset() + xd_offset(rows, x.dtype()), {rows, fi_}, x.dtype());
+        Tensor mask = lora_mask(io, rows);
+        const std::uint64_t first_row =
+            io.first_sample * static_cast<std::uint64_t>(rows / io.x.dim(0));
+        io.backend->dropout_forward(x, xd, mask, p_, io.seed ^ 0xA24BAED4963EE407ull, first_row * static_cast<std::uint64_t>(fi_));
+        return xd;
+    }
     std::int64_t rows_per_sample(const Shape& in) const {
         std::int64_t r = 1;
         for (std::size_t k = 0; k + 1 < in.size(); ++k) r *= in[k];
@@ -195,6 +232,7 @@ private:
     float scale_ = 0.0f;
     int bits_ = 0;
     std::int64_t group_ = 64;
+    float p_ = 0.0f;
 };
 
 // ---- pooling --------------------------------------------------------------------------------------

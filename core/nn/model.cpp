@@ -334,6 +334,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 ls.attrs["lora_rank"] = options_.lora_rank;
                 if (ls.type == "llama_block" && options_.lora_targets != 0) ls.attrs["lora_targets"] = options_.lora_targets;
                 ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
+                if (options_.lora_dropout > 0) ls.attrs["lora_dropout"] = options_.lora_dropout;
                 if (options_.lora_base_bits > 0) {
                     ls.attrs["lora_base_bits"] = options_.lora_base_bits;
                     ls.attrs["lora_base_group"] = options_.lora_base_group;

@@ -108,6 +108,12 @@ struct ModelOptions {
     // other parameter of the model is frozen (ParamDecl::frozen): only the adapters are trained.
     int lora_rank = 0;
     double lora_alpha = 0;  // 0: the rank (scale 1)
+    // peft's lora_dropout, in [0, 1): while training, each adapter's input is dropout(x) (inverted scaling,
+    // one mask per projection and forward, the base path undropped); the mask is drawn from the layer's seed
+    // and the run-wide row, so backward, a recompute, micro-batches and ranks draw it again identically
+    // (nn/transformer_layers.cpp, Lora). It is not kept: the layer's workspace holds the dropped input and
+    // its mask while a projection uses them.
+    double lora_dropout = 0;
     // The projections of each llama_block that get adapters, a bit mask over peft's names in the order
     // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (nn/lora_targets.h); 0: peft's default for
     // the family (q_proj and v_proj). GPT layers always adapt all four of their projections.

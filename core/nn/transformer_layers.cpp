@@ -44,14 +44,31 @@ Tensor rows_of(const Tensor& t, std::int64_t cols) { return t.reshape({t.numel()
 // each use dequantises it into wq, scratch of the layer's workspace that serves every projection in turn.
 // QLoRA quantises every projection of the base, adapted or not (bitsandbytes' load_in_4bit): a projection
 // without an adapter has bits > 0 and no A.
+// LoRA dropout (ModelOptions::lora_dropout, peft's lora_dropout): while training, the adapter's input is
+// dropout(x) with probability p, one mask per projection and forward, inverted scaling 1/(1 - p); the base
+// path sees x itself. The mask is not kept: element (row, j) of the input draws
+// counter_uniform(seed, first_row * in + row * in + j) (backend.h), so backward draws the same mask again
+// into the same scratch (xd, the dropped input (rows, in), and mask, u8), as the recompute of h does.
 struct Lora {
     Tensor A, B, gA, gB, h, wq;
     float s = 0;
     int bits = 0;
     std::int64_t group = 0;
     std::int64_t out = 0, in = 0;  // the base weight's shape (packed: its bytes say nothing of it)
+    float p = 0;                   // LoRA dropout while training (0: none)
+    std::uint64_t seed = 0;        // the projection's own dropout stream
+    std::uint64_t first_row = 0;   // run-wide index of x's first row (first_sample * rows per sample)
+    Tensor xd, mask;               // scratch of at least rows * in values (dtype, u8) when p > 0
     bool on() const { return A.defined(); }
+    bool drops() const { return on() && p > 0; }
     Tensor rows(std::int64_t n) const { return h.view(0, {n, A.dim(0)}); }
+    // the adapter's input: x2 (rows, in) itself, or dropout(x2) drawn into xd (its mask into `mask`)
+    Tensor input(Backend& be, const Tensor& x2) const {
+        if (!drops()) return x2;
+        Tensor d = xd.view(0, x2.shape()), m = mask.view(0, {x2.numel()});
+        be.dropout_forward(x2, d, m, p, seed, first_row * static_cast<std::uint64_t>(x2.dim(1)));
+        return d;
+    }
     // The base weight (out, in) to multiply by: w itself, or a quantised w's values in wq.
     Tensor weight(Backend& be, const Tensor& w) const {
         if (bits == 0) return w;
@@ -74,8 +91,8 @@ void linear_fwd(Backend& be, const Tensor& x, const Tensor& w_in, const Tensor& 
     }
     be.gemm(false, true, 1.0f, x2, w, b.defined() ? 1.0f : 0.0f, y2);
     if (!lora.on()) return;
-    Tensor h = lora.rows(x2.dim(0));  // h = x A^T, then y += s h B^T
-    be.gemm(false, true, 1.0f, x2, lora.A, 0.0f, h);
+    Tensor h = lora.rows(x2.dim(0));  // h = dropout(x) A^T, then y += s h B^T
+    be.gemm(false, true, 1.0f, lora.input(be, x2), lora.A, 0.0f, h);
     be.gemm(false, true, lora.s, h, lora.B, 1.0f, y2);
 }
 
@@ -83,6 +100,8 @@ void linear_fwd(Backend& be, const Tensor& x, const Tensor& w_in, const Tensor& 
 // of R ones, when given), and dx = dy W when dx is defined (dx += dy W with add_dx). LoRA: h = x A^T is recomputed (R x in x rank
 // multiply-adds, instead of keeping (rows, rank) per projection), gB += s dy^T h, then h's memory takes
 // dh = s dy B, gA += dh^T x and dx += dh A. A quantised base weight is dequantised again for dx.
+// LoRA dropout: x above is the dropped input xd, drawn again with its mask; then xd's memory takes dh A and
+// dx += mask (dh A) / (1 - p).
 void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor dx, Tensor dw, Tensor db,
                 const Tensor& ones = Tensor(), const Lora& lora = Lora(), bool add_dx = false) {
     Tensor x2 = rows_of(x, lora.in_features(w)), dy2 = rows_of(dy, lora.out_features(w));
@@ -95,19 +114,26 @@ void linear_bwd(Backend& be, const Tensor& x, const Tensor& w, const Tensor& dy,
             be.bias_grad(dy2, db);
         }
     }
-    Tensor h;
+    Tensor h, xa;
     if (lora.on()) {
         Tensor gA = lora.gA, gB = lora.gB;
         h = lora.rows(x2.dim(0));
-        be.gemm(false, true, 1.0f, x2, lora.A, 0.0f, h);
+        xa = lora.input(be, x2);
+        be.gemm(false, true, 1.0f, xa, lora.A, 0.0f, h);
         be.gemm(true, false, lora.s, dy2, h, 1.0f, gB);
         be.gemm(false, false, lora.s, dy2, lora.B, 0.0f, h);  // dh
-        be.gemm(true, false, 1.0f, h, x2, 1.0f, gA);
+        be.gemm(true, false, 1.0f, h, xa, 1.0f, gA);
     }
     if (dx.defined()) {
         Tensor dx2 = rows_of(dx, x2.dim(1));
         be.gemm(false, false, 1.0f, dy2, lora.weight(be, w), add_dx ? 1.0f : 0.0f, dx2);
-        if (lora.on()) be.gemm(false, false, 1.0f, h, lora.A, 1.0f, dx2);
+        if (lora.drops()) {  // dx += mask (dh A) / (1 - p), through xd's memory (xd is done)
+            be.gemm(false, false, 1.0f, h, lora.A, 0.0f, xa);
+            be.dropout_backward(xa, lora.mask.view(0, {xa.numel()}), lora.p, xa);
+            be.axpy(1.0f, xa, dx2);
+        } else if (lora.on()) {
+            be.gemm(false, false, 1.0f, h, lora.A, 1.0f, dx2);
+        }
     }
 }
 
@@ -270,8 +296,10 @@ Tensor at_or_none(const std::vector<Tensor>& v, int i) { return i >= 0 ? v[stati
 // h is a (rows, R) scratch carved from the layer's workspace (one serves every projection in turn).
 // QLoRA (lora_base_bits > 0, set by the model as well): the projections' frozen weights are packed, and a
 // scratch of the largest projection's (out, in) values takes each one dequantised in turn.
+// LoRA dropout (lora_dropout > 0, set by the model too): xd and mask, the dropped input of the widest
+// adapted projection (rows, largest in) and its mask, serve every projection in turn.
 struct LoraScratch {
-    Tensor h, wq;
+    Tensor h, wq, xd, mask;
 };
 struct Adapters {
     std::int64_t r = 0;
@@ -279,11 +307,13 @@ struct Adapters {
     int first = 0;  // the index of the first projection's A
     int bits = 0;
     std::int64_t group = 0;
+    float p = 0;  // LoRA dropout
 
     Adapters(const LayerSpec& l, int base_params) : r(attr_i64(l, "lora_rank")), first(base_params) {
         s = r > 0 ? static_cast<float>(layer_attr(l, "lora_alpha") / static_cast<double>(r)) : 0.0f;
         bits = r > 0 ? static_cast<int>(attr_i64(l, "lora_base_bits")) : 0;
         group = attr_i64(l, "lora_base_group");
+        p = r > 0 ? static_cast<float>(layer_attr(l, "lora_dropout")) : 0.0f;
     }
     // QLoRA: the projection's weight is taken packed (Lora::weight dequantises it), with or without an adapter
     void pack(std::vector<ParamDecl>& p, const std::string& proj) const {
@@ -296,29 +326,46 @@ struct Adapters {
         p.push_back({proj + ".lora_A", {r, in}, ParamDecl::Init::uniform_fan_in, in});
         p.push_back({proj + ".lora_B", {out, r}, ParamDecl::Init::zeros, r});
     }
-    // largest_weight: the most values of one projection's weight (QLoRA's dequantisation scratch)
-    LoraScratch carve(Carve& c, std::int64_t rows, std::int64_t largest_weight, DType dt) const {
+    // largest_weight: the most values of one projection's weight (QLoRA's dequantisation scratch);
+    // largest_in: the widest input of an adapted projection (LoRA dropout's scratch)
+    LoraScratch carve(Carve& c, std::int64_t rows, std::int64_t largest_weight, std::int64_t largest_in, DType dt) const {
         if (r == 0) return {};
         LoraScratch l;
         l.h = c.take({rows, r}, dt);
         if (bits > 0) l.wq = c.take({largest_weight}, dt);
+        if (p > 0) {
+            l.xd = c.take({rows * largest_in}, dt);
+            l.mask = c.take({rows * largest_in}, DType::u8);
+        }
         return l;
     }
-    Lora at(const LayerIO& io, int proj, const LoraScratch& sc) const {
+    // proj: the adapter's place among the layer's adapters; site: the projection's place in the layer (its
+    // dropout stream)
+    Lora at(const LayerIO& io, int proj, const LoraScratch& sc, int site = -1) const {
         if (r == 0) return {};
         const auto a = static_cast<std::size_t>(first + 2 * proj);
         const bool g = io.grads.size() > a + 1;  // (forward has no gradients)
-        return {io.params[a],
-                io.params[a + 1],
-                g ? io.grads[a] : Tensor(),
-                g ? io.grads[a + 1] : Tensor(),
-                sc.h,
-                sc.wq,
-                s,
-                bits,
-                group,
-                io.params[a + 1].dim(0),
-                io.params[a].dim(1)};
+        Lora l;
+        l.A = io.params[a];
+        l.B = io.params[a + 1];
+        l.gA = g ? io.grads[a] : Tensor();
+        l.gB = g ? io.grads[a + 1] : Tensor();
+        l.h = sc.h;
+        l.wq = sc.wq;
+        l.s = s;
+        l.bits = bits;
+        l.group = group;
+        l.out = io.params[a + 1].dim(0);
+        l.in = io.params[a].dim(1);
+        if (io.training && p > 0) {
+            l.p = p;
+            l.seed = site_seed(io.seed, 16 + (site < 0 ? proj : site));
+            const std::int64_t per_sample = io.x.numel() / io.x.dim(0);  // (T, C) or (C): T rows or one
+            l.first_row = io.first_sample * static_cast<std::uint64_t>(per_sample / io.x.shape().back());
+            l.xd = sc.xd;
+            l.mask = sc.mask;
+        }
+        return l;
     }
     // QLoRA: a projection (out, in) of the quantised base that carries no adapter
     Lora base_only(std::int64_t out, std::int64_t in, const LoraScratch& sc) const {
@@ -473,7 +520,7 @@ protected:
             lse = c.take({B, a_.H, T}, DType::f32);
         }
         Tensor ones = c.take({B * T}, dt);
-        LoraScratch lh = lora_.carve(c, B * T, 3 * a_.C * a_.C, dt);
+        LoraScratch lh = lora_.carve(c, B * T, 3 * a_.C * a_.C, a_.C, dt);
         if (w) *w = {attn, da, datt, dqkv, att, lse, ones, lh};
     }
     void views(LayerIO& io, Tensor& qkv, Tensor& att, Tensor& lse, Tensor& mask, Ws& w) const {
@@ -562,7 +609,7 @@ protected:
         c.base = base;
         Tensor g = c.take({R, m_.F}, dt), dg = c.take({R, m_.F}, dt), dm = c.take({R, m_.C}, dt);
         Tensor ones = c.take({R}, dt);
-        LoraScratch lh = lora_.carve(c, R, m_.F * m_.C, dt);
+        LoraScratch lh = lora_.carve(c, R, m_.F * m_.C, std::max(m_.F, m_.C), dt);
         if (w) *w = {g, dg, dm, ones, lh};
     }
     void forward_impl(LayerIO& io) const override {
@@ -719,7 +766,7 @@ protected:
         }
         Tensor ones = c.take({B * T}, dt);
         // LoRA: the adapters' (B T, R) scratch, and where the frozen layer norms' gradients go (never read)
-        LoraScratch lh = lora_.carve(c, B * T, std::max(3 * C * C, F * C), dt);
+        LoraScratch lh = lora_.carve(c, B * T, std::max(3 * C * C, F * C), std::max(C, F), dt);
         Tensor lnw, lnb;
         if (lora_.r > 0) {
             lnw = c.take({C}, dt);
@@ -996,8 +1043,12 @@ protected:
         Tensor ones_t;
         if (qkv_bias_) ones_t = c.take({B * T}, dt);
         std::int64_t largest = 0;  // QLoRA's dequantisation scratch: every projection is quantised
-        for (int i = 0; i < kLlamaProjections; ++i) largest = std::max(largest, proj_out(i) * proj_in(i));
-        LoraScratch lh = lora_.carve(c, B * T, largest, dt);
+        std::int64_t widest = 0;  // LoRA dropout's scratch: the widest adapted projection's input
+        for (int i = 0; i < kLlamaProjections; ++i) {
+            largest = std::max(largest, proj_out(i) * proj_in(i));
+            if (targets_ & (1 << i)) widest = std::max(widest, proj_in(i));
+        }
+        LoraScratch lh = lora_.carve(c, B * T, largest, widest, dt);
         Tensor lnw;
         if (lora_.r > 0) lnw = c.take({C}, dt);
         if (w) {
@@ -1055,7 +1106,7 @@ protected:
         if (!(targets_ & (1 << proj))) return lora_.base_only(proj_out(proj), proj_in(proj), sc);
         int before = 0;  // adapters declared before this projection's
         for (int i = 0; i < proj; ++i) before += (targets_ >> i) & 1;
-        return lora_.at(io, before, sc);
+        return lora_.at(io, before, sc, proj);
     }
 
     void forward_impl(LayerIO& io) const override {

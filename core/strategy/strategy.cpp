@@ -58,7 +58,12 @@ std::string ResolvedStrategy::describe() const {
     if (lora_rank > 0) {
         char a[32];
         std::snprintf(a, sizeof a, "%g", lora_alpha);
-        s += " + LoRA rank " + std::to_string(lora_rank) + " (alpha " + a + ")";
+        s += " + LoRA rank " + std::to_string(lora_rank) + " (alpha " + a;
+        if (lora_dropout > 0) {
+            std::snprintf(a, sizeof a, "%g", lora_dropout);
+            s += std::string(", dropout ") + a;
+        }
+        s += ")";
         if (lora_base_bits > 0) s += std::string(" on an ") + quantize_name(lora_base_bits) + " base";
     }
     if (offload_parameters)
@@ -149,8 +154,16 @@ void resolve_lora(const StrategyConfig& s, const ModelSpec& spec, ResolvedStrate
         throw InputError(HR_MSG("strategy.lora_offload",
                                 "--lora trains small adapters on a frozen model: it does not combine with "
                                 "--offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)"));
+    if (!(s.lora_dropout >= 0 && s.lora_dropout < 1))
+        throw InputError(HR_MSG("strategy.lora_dropout",
+                                "--lora-dropout must be a probability from 0 up to (not including) 1, got %1"),
+                         {std::to_string(s.lora_dropout)});
+    if (s.lora_dropout > 0 && s.lora_rank <= 0)
+        throw InputError(HR_MSG("strategy.lora_dropout_without_lora",
+                                "--lora-dropout drops the input of LoRA's adapters: it needs --lora R"));
     r.lora_rank = s.lora_rank;
     r.lora_alpha = s.lora_rank > 0 && s.lora_alpha == 0 ? s.lora_rank : s.lora_alpha;
+    r.lora_dropout = s.lora_dropout;
     if (!s.lora_targets.empty()) {
         r.lora_targets = parse_lora_targets(s.lora_targets);
         bool llama = false;
@@ -369,6 +382,11 @@ std::string strategy_flags(const StrategyConfig& s) {
             char a[32];
             std::snprintf(a, sizeof a, "%g", s.lora_alpha);
             f += std::string(" --lora-alpha ") + a;
+        }
+        if (s.lora_dropout > 0) {
+            char a[32];
+            std::snprintf(a, sizeof a, "%.17g", s.lora_dropout);
+            f += std::string(" --lora-dropout ") + a;
         }
         if (!s.lora_targets.empty()) f += " --lora-targets " + s.lora_targets;
         if (s.quantize_base == "int8" || s.quantize_base == "int4" || s.quantize_base == "nf4")

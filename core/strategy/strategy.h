@@ -50,6 +50,9 @@ struct StrategyConfig {
     // model frozen (0: off); alpha 0 means the rank
     int lora_rank = 0;
     double lora_alpha = 0;
+    // peft's lora_dropout: while training, each adapter's input is dropout(x) with this probability, in [0, 1)
+    // (0: none; nn/model.h ModelOptions::lora_dropout). Needs lora_rank.
+    double lora_dropout = 0;
     // peft's target_modules for a LLaMA-family model: a comma list of q_proj, k_proj, v_proj, o_proj,
     // gate_proj, up_proj, down_proj (empty: q_proj,v_proj, peft's default for the family)
     std::string lora_targets;
@@ -98,6 +101,7 @@ struct ResolvedStrategy {
     std::vector<int> stage_first;
     int lora_rank = 0;         // LoRA adapters (0: off), scale lora_alpha / lora_rank
     double lora_alpha = 0;
+    double lora_dropout = 0;   // ModelOptions::lora_dropout (0: none)
     int lora_targets = 0;      // ModelOptions::lora_targets (0: the family's default)
     int lora_base_bits = 0;    // QLoRA: every base projection's frozen weight in 8 or 4 bits (0: not quantised)
     // Rank r of K stages x T split-head ranks x D replicas is (stage x T + head part) x D + replica: K x D,

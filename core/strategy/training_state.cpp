@@ -51,6 +51,7 @@ TrainingState::TrainingState(const ModelSpec& full_spec, const OptimizerConfig& 
     mo.recompute_attention = s.recompute_attention;
     mo.lora_rank = s.lora_rank;
     mo.lora_alpha = s.lora_alpha;
+    mo.lora_dropout = s.lora_dropout;
     mo.lora_targets = s.lora_targets;
     mo.lora_base_bits = s.lora_base_bits;
     mo.allocator = &device_alloc;
@@ -300,7 +301,8 @@ void TrainingState::build_step_buffers(const ModelSpec& spec, const ModelSpec& f
     stats = Tensor::empty(device_alloc, {kStepStatsFields}, DType::f64, MemCategory::other);
     mse_ = spec.loss.type == "mse";
     label_smoothing_ = static_cast<float>(spec.loss.label_smoothing);
-    has_dropout_ = spec_has_layer(spec.layers, "dropout");
+    // (LoRA dropout's masks are keyed on the run-wide sample as well: a captured graph would replay one step's)
+    has_dropout_ = spec_has_layer(spec.layers, "dropout") || (strategy_.lora_rank > 0 && strategy_.lora_dropout > 0);
     if (!dry_run) {
         double c[kStepControlFields] = {};
         c[kCtlLossScale] = loss_scale_;

@@ -45,6 +45,7 @@ json train_config_to_json(const TrainConfig& c) {
                      {"offload_parameters", c.strategy.offload_parameters},
                      {"lora_rank", c.strategy.lora_rank},
                      {"lora_alpha", c.strategy.lora_alpha},
+                     {"lora_dropout", c.strategy.lora_dropout},
                      {"lora_targets", c.strategy.lora_targets},
                      {"quantize_base", c.strategy.quantize_base},
                      {"loss_scale_init", c.strategy.loss_scale_init},
@@ -230,6 +231,7 @@ TrainConfig train_config_from_json(const json& j) {
         get(*s, "offload_parameters", c.strategy.offload_parameters, "strategy");
         get(*s, "lora_rank", c.strategy.lora_rank, "strategy");
         get(*s, "lora_alpha", c.strategy.lora_alpha, "strategy");
+        get(*s, "lora_dropout", c.strategy.lora_dropout, "strategy");
         get(*s, "lora_targets", c.strategy.lora_targets, "strategy");
         get(*s, "quantize_base", c.strategy.quantize_base, "strategy");
         get(*s, "loss_scale_init", c.strategy.loss_scale_init, "strategy");
@@ -336,6 +338,7 @@ void validate_train_config(const TrainConfig& c) {
     check_int(s.accumulate, 1, c.batch, "accumulation steps", "--accumulate; at most the batch size");
     check_int(s.micro_batch, 0, c.batch, "micro-batch", "--micro-batch; 0 = off, at most the batch size");
     check_real(s.loss_scale_init, 1e-30, 1e38, false, "initial loss scale", "strategy.loss_scale_init");
+    check_real(s.lora_dropout, 0, 1, true, "LoRA dropout", "--lora-dropout; 0 = none");
     check_int(s.loss_scale_growth_interval, 1, kMaxSteps, "loss scale growth interval",
               "strategy.loss_scale_growth_interval");
     if (s.shard != "none" && s.shard != "dp" && s.shard != "zero1" && s.shard != "zero2" && s.shard != "zero3")

@@ -82,6 +82,7 @@ struct TrainResult {
     std::int64_t lora_params = 0, frozen_params = 0;
     int lora_rank = 0;
     double lora_alpha = 0;
+    double lora_dropout = 0;  // --lora-dropout: the probability each adapter's input is dropped while training
     // QLoRA (--quantize-base): the bits of the quantised base (0: not quantised) and its values stored so
     int lora_base_bits = 0;
     std::int64_t quantized_params = 0;
@@ -154,6 +155,7 @@ void result_fields(Result& r, F&& f) {
     f("frozen_params", r.frozen_params, wire);
     f("lora_rank", r.lora_rank, wire);
     f("lora_alpha", r.lora_alpha, wire);
+    f("lora_dropout", r.lora_dropout, wire);
     f("lora_base_bits", r.lora_base_bits, wire);
     f("quantized_params", r.quantized_params, wire);
     f("step_timeline", r.step_timeline, wire);  // memory/step_timeline.h; run.json gets its summary

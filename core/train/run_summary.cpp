@@ -32,6 +32,7 @@ json run_lora_summary(const TrainResult& r) {
     if (r.lora_rank <= 0) return nullptr;
     return {{"rank", r.lora_rank},
             {"alpha", r.lora_alpha},
+            {"dropout", r.lora_dropout},
             {"adapter_params", r.lora_params},
             {"frozen_params", r.frozen_params},
             {"base", quantize_name(r.lora_base_bits)},

@@ -518,6 +518,7 @@ void Trainer::finish_result(Loop& L) {
     result.quantized_params = lora.quantized;
     result.lora_rank = strategy.lora_rank;
     result.lora_alpha = strategy.lora_alpha;
+    result.lora_dropout = strategy.lora_dropout;
     result.lora_base_bits = strategy.lora_base_bits;
 }
 
@@ -609,7 +610,7 @@ void Trainer::save_weights(const std::string& path, const std::string& run_json_
         if (is_hf_model_folder(config_.init_from)) base = std::filesystem::absolute(config_.init_from).string();
         else if (is_peft_adapter_folder(config_.init_from)) base = read_peft_adapter(config_.init_from).base_dir;
         write_run_peft_adapter(dir.empty() ? "." : dir, f, impl_->state->model().spec(), rs.lora_rank, rs.lora_alpha,
-                               0.0, base);
+                               rs.lora_dropout, base);
     }
 }
 

@@ -351,15 +351,19 @@ private slots:
         QTest::newRow("gpt-tiny untied qlora") << "gpt-tiny untied qlora";
         QTest::newRow("llama-tiny lora") << "llama-tiny lora";
         QTest::newRow("llama-tiny qlora") << "llama-tiny qlora";
+        // LoRA dropout (--lora-dropout 0.2): each adapter's masks follow the run-wide row on every stage
+        QTest::newRow("gpt-tiny untied dlora") << "gpt-tiny untied dlora";
+        QTest::newRow("llama-tiny dlora") << "llama-tiny dlora";
     }
     void stagesEqualOneProcess() {
         QFETCH(QString, model);
         const int N = comm().world_size();
-        const bool qlora = model.endsWith(QLatin1String(" qlora"));
-        const bool lora = qlora || model.endsWith(QLatin1String(" lora"));
-        const ModelSpec spec = model_named(lora ? model.chopped(qlora ? 6 : 5).toStdString() : model.toStdString());
+        const bool qlora = model.endsWith(QLatin1String(" qlora")), dlora = model.endsWith(QLatin1String(" dlora"));
+        const bool lora = qlora || dlora || model.endsWith(QLatin1String(" lora"));
+        const ModelSpec spec = model_named(lora ? model.chopped(qlora || dlora ? 6 : 5).toStdString() : model.toStdString());
         StrategyConfig one = one_process(), stages = pipeline_of(N);
         if (lora) one.lora_rank = stages.lora_rank = 4;
+        if (dlora) one.lora_dropout = stages.lora_dropout = 0.2;
         if (qlora) one.quantize_base = stages.quantize_base = "int4";
         DIST_GUARD({
             Trainee ref(spec, one, kBatch, sgd(), nullptr);

@@ -121,16 +121,21 @@ private slots:
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("stage");
         QTest::addColumn<QString>("base");
+        QTest::addColumn<double>("lora_dropout");
         for (const char* m : {"seed-cnn", "mlp+dropout"})
             for (const char* s : {"zero1", "zero2", "zero3"})
-                QTest::newRow((std::string(m) + " " + s).c_str()) << m << s << "none";
-        QTest::newRow("seed-cnn zero2 int8 base") << "seed-cnn" << "zero2" << "int8";
-        QTest::newRow("mlp+dropout zero3 int4 base") << "mlp+dropout" << "zero3" << "int4";
+                QTest::newRow((std::string(m) + " " + s).c_str()) << m << s << "none" << 0.0;
+        QTest::newRow("seed-cnn zero2 int8 base") << "seed-cnn" << "zero2" << "int8" << 0.0;
+        QTest::newRow("mlp+dropout zero3 int4 base") << "mlp+dropout" << "zero3" << "int4" << 0.0;
+        // LoRA dropout (--lora-dropout 0.3): a rank's masks are those of its rows in the whole batch
+        QTest::newRow("mlp+dropout zero2 lora dropout") << "mlp+dropout" << "zero2" << "none" << 0.3;
+        QTest::newRow("seed-cnn zero3 lora dropout") << "seed-cnn" << "zero3" << "none" << 0.3;
     }
     void loraUnderEveryStageEqualsOneProcess() {
         QFETCH(QString, model);
         QFETCH(QString, stage);
         QFETCH(QString, base);
+        QFETCH(double, lora_dropout);
         const int N = comm().world_size();
         const ModelSpec spec = model_named(model.toStdString());
         const OptimizerConfig o = optimizer_for(model.toStdString());
@@ -140,6 +145,7 @@ private slots:
             one.lora_rank = 4;
             one.lora_alpha = 8;
             one.quantize_base = base.toStdString();
+            one.lora_dropout = lora_dropout;
             Trainee ref(spec, one, kBatch, o, nullptr);
             StrategyConfig sc = one;
             sc.accumulate = 1;

@@ -187,17 +187,21 @@ private slots:
         QTest::newRow("gpt-tiny untied qlora") << "gpt-tiny untied qlora";
         QTest::newRow("llama-tiny lora") << "llama-tiny lora";
         QTest::newRow("llama-tiny qlora") << "llama-tiny qlora";
+        // LoRA dropout (--lora-dropout 0.2): every rank draws the same masks over the whole input
+        QTest::newRow("mlp dlora") << "mlp dlora";
+        QTest::newRow("llama-tiny dlora") << "llama-tiny dlora";
     }
     void headEqualsOneProcess() {
         QFETCH(QString, model);
         const int N = comm().world_size();
-        const bool qlora = model.endsWith(QLatin1String(" qlora"));
-        const bool lora = qlora || model.endsWith(QLatin1String(" lora"));
+        const bool qlora = model.endsWith(QLatin1String(" qlora")), dlora = model.endsWith(QLatin1String(" dlora"));
+        const bool lora = qlora || dlora || model.endsWith(QLatin1String(" lora"));
         const ModelSpec spec = model_named(lora ? model.section(' ', 0, -2).toStdString() : model.toStdString());
         const OptimizerConfig o = optimizer_for(model.toStdString());
         StrategyConfig one, split = split_head(N);
         if (lora) one.lora_rank = split.lora_rank = 4;
         if (qlora) one.quantize_base = split.quantize_base = "int4";
+        if (dlora) one.lora_dropout = split.lora_dropout = 0.2;
         DIST_GUARD({
             Trainee ref(spec, one, kBatch, o, nullptr);
             Trainee tp(spec, split, kBatch, o, &comm());

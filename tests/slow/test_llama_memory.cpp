@@ -58,7 +58,7 @@ class LlamaMemoryTest : public QObject {
     Q_OBJECT
 
     void plan_equals_ledger(const ModelSpec& spec, const std::string& precision, const std::string& checkpoint,
-                            std::int64_t batch, int lora) {
+                            std::int64_t batch, int lora, double lora_dropout = 0) {
         TrainConfig c;
         c.model = spec;
         c.data = text_data();
@@ -74,6 +74,7 @@ class LlamaMemoryTest : public QObject {
         c.strategy.checkpoint = checkpoint;
         c.strategy.lora_rank = lora;
         if (lora > 0) c.strategy.lora_targets = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
+        c.strategy.lora_dropout = lora_dropout;
         TrainResult r = Trainer(c).run();
         QVERIFY2(r.status == "finished", r.error.c_str());
         const MemoryPlan p = predict_memory(plan_request(c, r.train_samples, r.test_samples));
@@ -124,17 +125,23 @@ private slots:
         QTest::addColumn<QString>("precision");
         QTest::addColumn<QString>("checkpoint");
         QTest::addColumn<int>("lora");
+        QTest::addColumn<double>("lora_dropout");
         for (const char* p : {"fp32", "bf16", "fp16"})
-            for (const char* c : {"none", "all", "attention"}) QTest::newRow((std::string(p) + " " + c).c_str()) << p << c << 0;
-        QTest::newRow("bf16 all lora 8") << "bf16" << "all" << 8;
+            for (const char* c : {"none", "all", "attention"})
+                QTest::newRow((std::string(p) + " " + c).c_str()) << p << c << 0 << 0.0;
+        QTest::newRow("bf16 all lora 8") << "bf16" << "all" << 8 << 0.0;
+        // LoRA dropout: the dropped input of the widest projection (down_proj's) and its mask in the workspace
+        QTest::newRow("bf16 all lora 8 dropout 0.1") << "bf16" << "all" << 8 << 0.1;
+        QTest::newRow("fp32 none lora 8 dropout 0.1") << "fp32" << "none" << 8 << 0.1;
     }
     void llamaTinyPlanEqualsLedger() {
         QFETCH(QString, precision);
         QFETCH(QString, checkpoint);
         QFETCH(int, lora);
+        QFETCH(double, lora_dropout);
         ModelSpec s = preset_model("llama-tiny");
         apply_sequence_length(s, 64);
-        plan_equals_ledger(s, precision.toStdString(), checkpoint.toStdString(), 8, lora);
+        plan_equals_ledger(s, precision.toStdString(), checkpoint.toStdString(), 8, lora, lora_dropout);
     }
     void llama100mPlanEqualsLedger_data() {
         QTest::addColumn<QString>("precision");

@@ -150,13 +150,20 @@ private slots:
         QTest::addColumn<QString>("checkpoint");
         QTest::addColumn<int>("batch");
         QTest::addColumn<int>("micro");
+        QTest::addColumn<double>("lora_dropout");  // > 0: LoRA rank 2 with this dropout (masks drawn again)
         // (every:2 of the small LLaMA checkpoints its embedding and its last block, whose tensors the arena
         // holds after the forward: nothing to save, so it is left out)
         for (const char* m : {"gpt", "llama"})
             for (const char* c : {"all", "every:2", "attention+all"}) {
                 if (std::string(m) == "llama" && std::string(c) == "every:2") continue;
-                QTest::newRow((std::string(m) + " " + c + " batch 1").c_str()) << m << c << 1 << 0;
-                QTest::newRow((std::string(m) + " " + c + " micro-batch 1 of 3").c_str()) << m << c << 3 << 1;
+                QTest::newRow((std::string(m) + " " + c + " batch 1").c_str()) << m << c << 1 << 0 << 0.0;
+                QTest::newRow((std::string(m) + " " + c + " micro-batch 1 of 3").c_str()) << m << c << 3 << 1 << 0.0;
+            }
+        // LoRA dropout: a checkpointed block's recompute draws its adapters' masks again, the same
+        for (const char* m : {"gpt", "llama"})
+            for (const char* c : {"all", "attention+all"}) {
+                QTest::newRow((std::string(m) + " " + c + " lora dropout").c_str()) << m << c << 2 << 0 << 0.3;
+                QTest::newRow((std::string(m) + " " + c + " lora dropout micro-batch 1 of 3").c_str()) << m << c << 3 << 1 << 0.3;
             }
     }
     void batchOneRunCheckpoints() {
@@ -164,6 +171,7 @@ private slots:
         QFETCH(QString, checkpoint);
         QFETCH(int, batch);
         QFETCH(int, micro);
+        QFETCH(double, lora_dropout);
         if (model == QLatin1String("llama") && !find_layer_type("llama_block")) QSKIP("no llama_block in this build");
         ModelSpec spec = model == QLatin1String("llama") ? small_llama() : preset_model("gpt-tiny");
         if (model == QLatin1String("gpt")) apply_sequence_length(spec, 8);
@@ -178,8 +186,23 @@ private slots:
         StrategyConfig plain, ck;
         plain.micro_batch = ck.micro_batch = micro;
         if (micro > 0) plain.accumulate = ck.accumulate = batch / micro;
+        if (lora_dropout > 0) {
+            plain.lora_rank = ck.lora_rank = 2;
+            plain.lora_dropout = ck.lora_dropout = lora_dropout;
+            if (model == QLatin1String("llama"))
+                plain.lora_targets = ck.lora_targets = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
+        }
         ck.checkpoint = checkpoint.toStdString();
         CkpRun a(spec, plain, batch, o), b(spec, ck, batch, o);
+        if (lora_dropout > 0) {  // B moved off zero, alike in both, so that every adapter's gradient counts
+            for (CkpRun* run : {&a, &b}) {
+                Tensor p = run->st->model().parameters();
+                std::vector<float> v(static_cast<std::size_t>(p.numel()));
+                std::memcpy(v.data(), p.raw(), v.size() * 4);
+                for (std::size_t i = 0; i < v.size(); ++i) v[i] += 0.01f * float(int(i % 7) - 3);
+                run->be->copy_from_host(v.data(), p);
+            }
+        }
         QVERIFY(b.setup_activations < a.setup_activations);
         for (int s = 0; s < 2; ++s) {
             QCOMPARE(a.step(x, y, batch), b.step(x, y, batch));
@@ -193,9 +216,14 @@ private slots:
         r.threads = 2;
         r.strategy = ck;
         r.optimizer = o;
-        QCOMPARE(at(predict_memory(r).device, MemCategory::activations), b.setup_activations);
+        const MemoryPlan pb = predict_memory(r);
+        QCOMPARE(at(pb.device, MemCategory::activations), b.setup_activations);
         r.strategy = plain;
-        QCOMPARE(at(predict_memory(r).device, MemCategory::activations), a.setup_activations);
+        const MemoryPlan pa = predict_memory(r);
+        QCOMPARE(at(pa.device, MemCategory::activations), a.setup_activations);
+        // and the workspace (LoRA dropout's dropped input and mask are there), as the ledger's peak after the steps
+        QCOMPARE(at(pb.device, MemCategory::workspace), at(b.ledger->snapshot().peak, MemCategory::workspace));
+        QCOMPARE(at(pa.device, MemCategory::workspace), at(a.ledger->snapshot().peak, MemCategory::workspace));
     }
 };
 

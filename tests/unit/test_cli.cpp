@@ -91,6 +91,14 @@ private slots:
         QTest::newRow("bad webhook") << QStringList{"train", "--notify", "nowhere"} << "--notify: 'nowhere' is not a webhook";
         QTest::newRow("bad chat template") << QStringList{"train", "--chat-template", "jinja"} << "'jinja'";
         QTest::newRow("bad sequences") << QStringList{"train", "--sequences", "stack"} << "'stack'";
+        QTest::newRow("lora dropout 1.5") << QStringList{"train", "--lora", "4", "--lora-dropout", "1.5"}
+                                          << "--lora-dropout expects a number in [0, 1), got '1.5'";
+        QTest::newRow("lora dropout negative") << QStringList{"train", "--lora", "4", "--lora-dropout", "-0.1"}
+                                               << "--lora-dropout expects a number in [0, 1), got '-0.1'";
+        QTest::newRow("lora dropout abc") << QStringList{"train", "--lora", "4", "--lora-dropout", "abc"}
+                                          << "--lora-dropout expects a number in [0, 1), got 'abc'";
+        QTest::newRow("lora dropout without lora") << QStringList{"train", "--lora-dropout", "0.1"}
+                                                   << "--lora-dropout drops the input of LoRA's adapters: it needs --lora R";
         QTest::newRow("no tokenizer file") << QStringList{"train", "--tokenizer", "/nonexistent/tokenizer.json"}
                                            << "unknown tokenizer '/nonexistent/tokenizer.json'";
     }
@@ -291,6 +299,61 @@ private slots:
         bool moved = false;
         for (std::size_t i = 0; i < bfc->data.size() / 4; ++i) moved = moved || reinterpret_cast<const float*>(bfc->data.data())[i] != 0;
         QVERIFY(moved);
+    }
+
+    // --lora-dropout (peft's lora_dropout) on a LLaMA model from a Hugging Face folder: config.json, run.json
+    // (strategy and final.lora) and peft's adapter_config.json carry it; the planner predicts the ledger with it
+    // on (the dropped input and its mask in the workspace); the adapters train otherwise than without it; a run
+    // --init-from the adapter folder trains on with the adapter's lora_dropout, or the flag's when given.
+    void loraDropoutRoundTripsThroughPeft() {
+        QTemporaryDir dir;
+        const QString d = dir.path();
+        const QStringList common{"--data", "text:fortunes", "--batch", "2", "--seq", "32", "--eval-tokens", "256",
+                                 "--threads", "1", "--no-history", "--lr", "0.01", "--warmup", "0"};
+        Result r = run(QStringList{"train", "--preset", "llama-tiny", "--steps", "1", "--out", d + "/base"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run({"export", d + "/base", "--hf", d + "/hf"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto read = [&](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+        };
+        const QStringList lora{"--init-from", d + "/hf", "--lora", "4", "--steps", "3"};
+        r = run(QStringList{"train", "--lora-dropout", "0.25", "--out", d + "/drop"} + lora + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(QStringList{"train", "--out", d + "/plain"} + lora + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject j = read(d + "/drop/run.json");
+        QCOMPARE(j["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(j["final"].toObject()["lora"].toObject()["dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/drop/config.json")["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/drop/adapter_config.json")["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/plain/adapter_config.json")["lora_dropout"].toDouble(), 0.0);
+        const QJsonObject measured = j["memory"].toObject()["measured"].toObject()["peak"].toObject();
+        const QJsonObject predicted = j["memory"].toObject()["predicted"].toObject()["device"].toObject();
+        for (const QString& cat : measured.keys()) QCOMPARE(predicted[cat].toDouble(), measured[cat].toDouble());
+        // the workspace holds the widest adapted input (q_proj's and v_proj's: 128 wide) dropped, and its mask
+        const double plainWs = read(d + "/plain/run.json")["memory"].toObject()["measured"].toObject()["peak"].toObject()["workspace"].toDouble();
+        QVERIFY2(measured["workspace"].toDouble() >= plainWs + 2 * 32 * 128 * (4 + 1),
+                 qPrintable(QStringLiteral("%1 vs %2").arg(measured["workspace"].toDouble()).arg(plainWs)));
+        const hr::SafeTensorsFile a = hr::read_safetensors((d + "/drop/adapter_model.safetensors").toStdString());
+        const hr::SafeTensorsFile b = hr::read_safetensors((d + "/plain/adapter_model.safetensors").toStdString());
+        QCOMPARE(a.tensors.size(), b.tensors.size());
+        bool differ = false;
+        for (const hr::SafeTensor& t : a.tensors) differ = differ || b.find(t.name)->data != t.data;
+        QVERIFY(differ);
+        // from the adapter folder (its two files alone: the run folder's own config.json reads as a model
+        // folder's to --init-from): its lora_dropout, unless the flag says otherwise
+        QVERIFY(QDir().mkpath(d + "/adapter"));
+        for (const char* f : {"/adapter_config.json", "/adapter_model.safetensors"})
+            QVERIFY(QFile::copy(d + "/drop" + f, d + "/adapter" + f));
+        const QStringList again{"--init-from", d + "/adapter", "--lora", "4", "--steps", "1"};
+        r = run(QStringList{"train", "--out", d + "/on"} + again + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(read(d + "/on/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        r = run(QStringList{"train", "--lora-dropout", "0", "--out", d + "/off"} + again + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(read(d + "/off/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.0);
     }
 
     // QLoRA (--quantize-base): the adapters train on the base's projections stored int8 / int4. Against an

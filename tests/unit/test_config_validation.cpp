@@ -93,6 +93,24 @@ private slots:
         validate_train_config(c);
     }
 
+    // --lora-dropout in [0, 1), as read back from a config.json (a resume) too
+    void lora_dropout_in_zero_one() {
+        TrainConfig c;
+        for (double bad : {1.0, 1.5, -0.1, std::nan(""), double(INFINITY)}) {
+            c.strategy.lora_dropout = bad;
+            expect_invalid(c, "config.real_range", {"LoRA dropout must be a number in [0, 1)", "--lora-dropout"});
+        }
+        json j = train_config_to_json(TrainConfig{});
+        j["strategy"]["lora_dropout"] = 1.5;
+        expect_invalid(train_config_from_json(j), "config.real_range", {"LoRA dropout", "1.5"});
+        j["strategy"]["lora_dropout"] = "high";
+        expect_read_error(j, "config.field_not_number", {"'strategy.lora_dropout'"});
+        j["strategy"]["lora_dropout"] = 0.05;
+        QCOMPARE(train_config_from_json(j).strategy.lora_dropout, 0.05);
+        c.strategy.lora_dropout = 0.99;
+        validate_train_config(c);
+    }
+
     void steps_epochs_batch_bounded() {
         TrainConfig c;
         c.steps = INT64_MAX;  // overflowed (total_steps + steps_per_epoch - 1) in the trainer

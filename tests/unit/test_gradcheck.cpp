@@ -118,6 +118,59 @@ private slots:
         check_layer({L("linear", {{"in_features", 4}, {"out_features", 3}, {"bias", false}, {"lora_rank", 3}, {"lora_alpha", 6}}),
                      {5, 4}});
     }
+    // LoRA dropout (peft's lora_dropout): the adapter's input dropped, the mask drawn again in backward
+    void linearLoraDropout() {
+        check_layer({L("linear", {{"in_features", 7}, {"out_features", 5}, {"lora_rank", 2}, {"lora_alpha", 3},
+                                  {"lora_dropout", 0.4}}),
+                     {7}});
+        check_layer({L("linear", {{"in_features", 4}, {"out_features", 3}, {"bias", false}, {"lora_rank", 3},
+                                  {"lora_alpha", 6}, {"lora_dropout", 0.2}}),
+                     {5, 4}});
+    }
+    // LoRA dropout's masks, seen through the adapter's kept h = dropout(x) A^T with A = I and x = 1: over
+    // 64 x 256 inputs the kept fraction is 1 - p (within 4.5 standard deviations), a kept value is exactly
+    // 1 / (1 - p); at eval h = x; and the masks follow the run-wide sample, so a batch of 4 taken as two of 2
+    // (micro-batches, ranks) draws the same masks as the whole batch
+    void linearLoraDropoutMask() {
+        const std::int64_t in = 256, N = 64;
+        const double p = 0.3;
+        LayerSpec s = L("linear", {{"in_features", in}, {"out_features", 2}, {"lora_rank", in}, {"lora_alpha", in},
+                                   {"lora_dropout", p}});
+        auto layer = make_layer(s);
+        auto h_of = [&](std::int64_t batch, std::uint64_t first, bool training) {
+            LayerIO io;
+            io.backend = be_.get();
+            io.training = training;
+            io.x = t({batch, in});
+            io.y = t({batch, 2});
+            be_->fill(io.x, 1.0);
+            for (auto& d : layer->params({in})) {
+                io.params.push_back(t(d.shape));
+                be_->fill(io.params.back(), 0.0);
+            }
+            Tensor& A = io.params[2];  // (weight, bias, lora_A, lora_B)
+            for (std::int64_t i = 0; i < in; ++i) A.data<double>()[i * in + i] = 1.0;
+            for (auto& d : layer->saved(batch, {in})) io.saved.push_back(t(d.shape, DType::f64));
+            io.workspace = t({static_cast<std::int64_t>(layer->workspace_bytes(*be_, batch, {in}, DType::f64))}, DType::u8);
+            io.seed = 11;
+            io.first_sample = first;
+            layer->forward(io);
+            return std::vector<double>(io.saved[0].data<double>(), io.saved[0].data<double>() + batch * in);
+        };
+        const std::vector<double> h = h_of(N, 0, true);
+        std::int64_t kept = 0;
+        for (double v : h) {
+            QVERIFY(v == 0.0 || v == 1.0 / (1.0 - double(float(p))));  // (p reaches the op as a float)
+            kept += v != 0.0;
+        }
+        const double n = double(h.size()), frac = double(kept) / n;
+        QVERIFY2(std::abs(frac - (1 - p)) <= 4.5 * std::sqrt(p * (1 - p) / n), qPrintable(QString::number(frac)));
+        for (double v : h_of(N, 0, false)) QCOMPARE(v, 1.0);  // eval: identity
+        const std::vector<double> whole = h_of(4, 8, true), a = h_of(2, 8, true), b = h_of(2, 10, true);
+        QVERIFY(std::equal(a.begin(), a.end(), whole.begin()));
+        QVERIFY(std::equal(b.begin(), b.end(), whole.begin() + 2 * in));
+        QVERIFY(!std::equal(a.begin(), a.end(), b.begin()));
+    }
     void linearNoBias() { check_layer({L("linear", {{"in_features", 4}, {"out_features", 3}, {"bias", false}}), {4}}); }
     void conv2d() {
         check_layer({L("conv2d", {{"in_channels", 2}, {"out_channels", 3}, {"kernel_size", 3}}), {2, 6, 5}});

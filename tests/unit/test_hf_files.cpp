@@ -344,12 +344,14 @@ private slots:
         QCOMPARE(j["task_type"].get<std::string>(), std::string("CAUSAL_LM"));
         QCOMPARE(j["r"].get<int>(), 2);
         QCOMPARE(j["lora_alpha"].get<double>(), 8.0);
+        QCOMPARE(j["lora_dropout"].get<double>(), 0.05);
         QCOMPARE(j["target_modules"], json::array({"q_proj", "v_proj"}));
         const SafeTensorsFile raw = read_safetensors((fs::path(d) / "adapter_model.safetensors").string());
         QVERIFY(raw.find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"));
         QVERIFY(is_peft_adapter_folder(d));
         const PeftAdapter back = read_peft_adapter(d);
         QCOMPARE(back.config.r, 2);
+        QCOMPARE(back.config.lora_dropout, 0.05);
         QCOMPARE(back.tensors.metadata.at("lora_scale"), std::string("4"));
         QVERIFY(back.tensors.find("model.layers.0.self_attn.q_proj.lora_B"));
         QCOMPARE(back.base_dir, (fs::path(d) / "../base").lexically_normal().string());

@@ -32,7 +32,9 @@ LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*
 }
 
 // One LlamaDecoderLayer in plain torch (f64 throughout): reads x, the parameters in declaration order and
-// dy from argv[1]; prints y, dx and every parameter's gradient as f64 hex.
+// dy from argv[1]; prints y, dx and every parameter's gradient as f64 hex. With argv[16..18] (r, alpha / r,
+// p): peft's LoRA on all seven projections, linear(x) + s * lora_B(lora_A(dropout(x))), each adapter's
+// dropout given as its keep mask (read after dy) times 1 / (1 - p), as nn.Dropout scales.
 const char* const kTorchLlamaBlock = R"(
 import math, sys, torch
 a = sys.argv
@@ -56,8 +58,22 @@ wv = take(KV * D, C); bv = take(KV * D) if bias else None
 wo = take(C, H * D)
 ln2 = take(C)
 wg = take(F, C); wu = take(F, C); wd = take(C, F)
+lora = len(a) > 16
+dims = [(H * D, C), (KV * D, C), (KV * D, C), (C, H * D), (F, C), (F, C), (C, F)]
+if lora:
+    r, sc, p = int(a[16]), float(a[17]), float(a[18])
+    ad = [(take(r, i), take(o, r)) for (o, i) in dims]
 dy = take(B, T, C, grad=False)
+masks = [take(B, T, i, grad=False) for (o, i) in dims] if lora else None
 params = [p for p in [ln1, wq, bq, wk, bk, wv, bv, wo, ln2, wg, wu, wd] if p is not None]
+if lora:
+    params += [t for pair in ad for t in pair]
+def lin(k, h, w, b=None):
+    y = torch.nn.functional.linear(h, w, b)
+    if lora:
+        A, Bm = ad[k]
+        y = y + sc * torch.nn.functional.linear(torch.nn.functional.linear(h * masks[k] / (1 - p), A), Bm)
+    return y
 def rms(h, w):  # LlamaRMSNorm
     var = h.pow(2).mean(-1, keepdim=True)
     return w * (h * torch.rsqrt(var + eps))
@@ -78,9 +94,9 @@ cos, sin = emb.cos().double(), emb.sin().double()
 def rotate_half(t):
     return torch.cat((-t[..., D // 2:], t[..., :D // 2]), dim=-1)
 n1 = rms(x, ln1)
-q = torch.nn.functional.linear(n1, wq, bq).view(B, T, H, D).transpose(1, 2)
-k = torch.nn.functional.linear(n1, wk, bk).view(B, T, KV, D).transpose(1, 2)
-v = torch.nn.functional.linear(n1, wv, bv).view(B, T, KV, D).transpose(1, 2)
+q = lin(0, n1, wq, bq).view(B, T, H, D).transpose(1, 2)
+k = lin(1, n1, wk, bk).view(B, T, KV, D).transpose(1, 2)
+v = lin(2, n1, wv, bv).view(B, T, KV, D).transpose(1, 2)
 q = q * cos + rotate_half(q) * sin
 k = k * cos + rotate_half(k) * sin
 k = k[:, :, None].expand(B, KV, H // KV, T, D).reshape(B, H, T, D)  # repeat_kv
@@ -88,10 +104,10 @@ v = v[:, :, None].expand(B, KV, H // KV, T, D).reshape(B, H, T, D)
 s = q @ k.transpose(2, 3) / math.sqrt(D)
 s = s + torch.full((T, T), float('-inf'), dtype=torch.float64).triu(1)
 o = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(B, T, H * D)
-h = x + torch.nn.functional.linear(o, wo)
+h = x + lin(3, o, wo)
 n2 = rms(h, ln2)
-m = torch.nn.functional.silu(torch.nn.functional.linear(n2, wg)) * torch.nn.functional.linear(n2, wu)
-y = h + torch.nn.functional.linear(m, wd)
+m = torch.nn.functional.silu(lin(4, n2, wg)) * lin(5, n2, wu)
+y = h + lin(6, m, wd)
 y.backward(dy)
 out = [y.detach(), x.grad] + [p.grad for p in params]
 sys.stdout.write(torch.cat([t.reshape(-1) for t in out]).numpy().tobytes().hex())
@@ -109,9 +125,17 @@ struct BlockCase {
     std::int64_t C = 16, H = 4, KV = 2, D = 0, F = 24;
     double theta = 10000, factor = 0;
     bool bias = false;
+    int lora = 0;               // LoRA of this rank on all seven projections, alpha 3
+    double lora_dropout = 0;    // and its dropout
     LayerSpec spec() const {
         LayerSpec s = L("llama_block", {{"dim", C}, {"heads", H}, {"kv_heads", KV}, {"head_dim", D}, {"hidden", F},
                                         {"rope_theta", theta}, {"qkv_bias", bias}, {"max_positions", 64}});
+        if (lora > 0) {
+            s.attrs["lora_rank"] = lora;
+            s.attrs["lora_alpha"] = 3.0;
+            s.attrs["lora_targets"] = 127;
+            if (lora_dropout > 0) s.attrs["lora_dropout"] = lora_dropout;
+        }
         if (factor > 0) {
             s.attrs["rope_factor"] = factor;
             s.attrs["rope_low_freq_factor"] = 1.0;
@@ -207,6 +231,25 @@ private:
         fill(io.x, -1, 1);
         for (auto& p : io.params) fill(p, -0.3, 0.3);
         fill(io.dy, -1, 1);
+        // LoRA dropout: the keep masks Headroom draws, written here from the generator backend.h exposes
+        // (projection k's stream, element (run-wide row, j) at counter row * in + j), handed to the reference
+        io.seed = 7;
+        io.first_sample = 3;
+        std::int64_t kept = 0, drawn = 0;
+        if (c.lora > 0) {
+            const std::int64_t ins[7] = {c.C, c.C, c.C, c.H * D, c.C, c.C, c.F};
+            for (int k = 0; k < 7; ++k) {
+                const std::uint64_t seed = 7ull ^ (0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(16 + k + 1));
+                for (std::int64_t row = 0; row < B * T; ++row)
+                    for (std::int64_t j = 0; j < ins[k]; ++j) {
+                        const std::uint64_t counter = static_cast<std::uint64_t>((3 * T + row) * ins[k] + j);
+                        const bool keep = c.lora_dropout == 0 || counter_uniform(seed, counter) >= float(c.lora_dropout);
+                        all.push_back(keep ? 1.0 : 0.0);
+                        kept += keep;
+                        ++drawn;
+                    }
+            }
+        }
         QTemporaryDir dir;
         const QString input = dir.filePath(QStringLiteral("in.f64"));
         {
@@ -218,6 +261,12 @@ private:
         for (std::int64_t v : {B, T, c.C, c.H, c.KV, D, c.F}) args << QString::number(v);
         for (double v : {1e-5, c.theta, c.factor, 1.0, 4.0, 8192.0}) args << QString::number(v, 'g', 17);
         args << (c.bias ? QStringLiteral("1") : QStringLiteral("0"));
+        if (c.lora > 0) {
+            args << QString::number(c.lora) << QString::number(3.0 / c.lora, 'g', 17)
+                 << QString::number(c.lora_dropout, 'g', 17);
+            if (c.lora_dropout > 0)  // (the masks drop something, and not everything)
+                QVERIFY(kept > drawn / 2 && kept < drawn);
+        }
         QProcess py;
         py.start(QStringLiteral("/usr/bin/python3"), args);
         QVERIFY(py.waitForFinished(120000));
@@ -266,6 +315,18 @@ private slots:
         s.attrs["lora_alpha"] = 4;
         s.attrs["lora_targets"] = 127;
         check_layer(s, {4, 8}, 2, {}, true);
+    }
+    void blockGradcheckLoraDropout() {
+        LayerSpec s = BlockCase{8, 2, 1, 0, 12}.spec();
+        s.attrs["lora_rank"] = 2;
+        s.attrs["lora_alpha"] = 4;
+        s.attrs["lora_targets"] = 127;
+        s.attrs["lora_dropout"] = 0.3;
+        check_layer(s, {4, 8}, 2, {}, true);
+        LayerOptions o;
+        o.recompute_attention = true;
+        s.attrs["lora_targets"] = 0b1010101;  // q, v, gate, down
+        check_layer(s, {5, 8}, 2, o, false);
     }
     void blockLoraDefaultTargetsArePeftsForLlama() {
         LayerSpec s = BlockCase{8, 2, 1, 0, 12}.spec();
@@ -323,6 +384,13 @@ private slots:
     void blockMatchesTorchGroupedQuery() { against_torch({16, 4, 2, 0, 24}); }
     void blockMatchesTorchLlama3RopeScaling() { against_torch({16, 2, 1, 8, 20, 500000, 32}); }
     void blockMatchesTorchQkvBiasHeadDim() { against_torch({12, 2, 2, 8, 18, 1000000, 0, true}); }
+    // peft's LoRA with lora_dropout on all seven projections, the reference given the masks Headroom draws;
+    // then p = 0 (no masks) and a head_dim apart from dim / heads with q/k/v biases
+    void blockLoraDropoutMatchesTorch() {
+        against_torch({16, 4, 2, 0, 24, 10000, 0, false, 2, 0.3});
+        against_torch({12, 2, 2, 8, 18, 1000000, 0, true, 3, 0.0});
+        against_torch({12, 2, 2, 8, 18, 1000000, 0, true, 3, 0.5});
+    }
 
     void ropeFrequenciesFollowLlama3() {
         RopeParams p;

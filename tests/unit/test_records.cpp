@@ -112,6 +112,7 @@ TrainResult full_result() {
     r.frozen_params = 1000;
     r.lora_rank = 4;
     r.lora_alpha = 8;
+    r.lora_dropout = 0.25;
     r.lora_base_bits = 4;
     r.quantized_params = 900;
     return r;
@@ -235,11 +236,12 @@ private slots:
         QCOMPARE(b.frozen_params, std::int64_t(1000));
         QCOMPARE(b.lora_rank, 4);
         QCOMPARE(b.lora_alpha, 8.0);
+        QCOMPARE(b.lora_dropout, 0.25);
         QCOMPARE(b.lora_base_bits, 4);
         QCOMPARE(b.quantized_params, std::int64_t(900));
         // and nothing else is written: the fields above are all the record has (what_if travels as
         // run.json's final.compression)
-        QCOMPARE(j.size(), std::size_t(60));
+        QCOMPARE(j.size(), std::size_t(61));
     }
 
     // A rank's step timeline reaches its parent whole: the parent's run.json summary is the rank's own.

@@ -162,7 +162,8 @@ private:
 
     // lora > 0: LoRA of that rank; the flat buffers (what is checked) hold only the adapters, moved off
     // their initial B = 0 so that every term of their gradients counts
-    void check_model(const ModelSpec& s, bool tokens, bool selective, std::vector<int> ckpt = {}, int lora = 0) {
+    void check_model(const ModelSpec& s, bool tokens, bool selective, std::vector<int> ckpt = {}, int lora = 0,
+                     double lora_dropout = 0) {
         ModelOptions o;
         o.batch = 2;
         o.dtype = DType::f64;
@@ -171,6 +172,7 @@ private:
         o.checkpoint_blocks = ckpt;
         o.lora_rank = lora;
         o.lora_alpha = 3;
+        o.lora_dropout = lora_dropout;
         Model m(s, *be_, o);
         std::mt19937_64 g(9);
         if (lora > 0) {
@@ -272,6 +274,27 @@ private slots:
         c.options.recompute_attention = true;
         c.frozen_base = true;
         check_layer(c);
+    }
+    // LoRA dropout (peft's lora_dropout; the model sets the attribute): each adapter's input dropped with its
+    // own mask, which backward draws again (nothing kept): a mask backward drew otherwise than forward would
+    // miss finite differences. Every projection of each layer, the base trained or frozen, selective recompute
+    void loraDropoutGradcheck() {
+        check_layer({L("transformer_block", {{"dim", 8}, {"heads", 2}, {"lora_rank", 2}, {"lora_alpha", 3}, {"lora_dropout", 0.4}}),
+                     {5, 8}});
+        LayerCase c{L("transformer_block", {{"dim", 6}, {"heads", 3}, {"hidden", 10}, {"dropout", 0.3}, {"bias", false},
+                                            {"lora_rank", 3}, {"lora_alpha", 6}, {"lora_dropout", 0.25}}),
+                    {4, 6}};
+        c.frozen_base = true;
+        check_layer(c);
+        LayerCase sel{L("self_attention", {{"dim", 8}, {"heads", 2}, {"dropout", 0.2}, {"lora_rank", 2}, {"lora_alpha", 5},
+                                           {"lora_dropout", 0.5}}),
+                      {6, 8}};
+        sel.options.recompute_attention = true;
+        check_layer(sel);
+        LayerCase m{L("mlp", {{"dim", 5}, {"hidden", 9}, {"lora_rank", 1}, {"lora_alpha", 1}, {"lora_dropout", 0.3}}), {4, 5}};
+        m.frozen_base = true;
+        check_layer(m);
+        check_layer({L("mlp", {{"dim", 5}, {"lora_rank", 2}, {"lora_alpha", 2}, {"lora_dropout", 0.3}}), {5}});  // (B, C)
     }
     void selfAttentionAndMlpLora() {
         check_layer({L("self_attention", {{"dim", 8}, {"heads", 2}, {"lora_rank", 2}, {"lora_alpha", 5}}), {6, 8}});
@@ -398,6 +421,9 @@ private slots:
         const ModelSpec s = tiny_gpt(true);
         check_model(s, true, false, {}, 2);
         check_model(s, true, true, {0, 1}, 1);  // selective recompute and checkpointed blocks
+        // LoRA dropout through the graph, with blocks checkpointed: the recompute draws the same masks
+        check_model(s, true, false, {}, 2, 0.3);
+        check_model(s, true, true, {0, 1}, 1, 0.3);
         ModelOptions o;
         o.batch = 2;
         o.dtype = DType::f64;
