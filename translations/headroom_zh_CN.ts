@@ -787,9 +787,13 @@ plan：不使用设备，预测 N 个 rank 中的每一个</translation>
     </message>
     <message>
         <source>start from these weights (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,
-or matched by order and shape, printed as a table)</source>
+or matched by order and shape, printed as a table); or a Hugging Face model
+folder, a peft adapter folder, or a Headroom run folder (its model.safetensors;
+a LoRA run&apos;s: its adapters on their base model)</source>
         <translation>从这些权重开始（Headroom 或 PyTorch 的名称、DDP 的 module. 前缀，
-或按顺序和形状匹配，并以表格打印）</translation>
+或按顺序和形状匹配，并以表格打印）；也可以是 Hugging Face 模型文件夹、
+peft 适配器文件夹或 Headroom 运行文件夹（用其 model.safetensors；
+LoRA 运行的文件夹：其适配器加在其基础模型上）</translation>
     </message>
     <message>
         <source>the weights to evaluate (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,

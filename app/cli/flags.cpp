@@ -22,6 +22,7 @@
 #include <QUrl>
 
 #include <charconv>
+#include <filesystem>
 #include <cmath>
 #include <map>
 
@@ -316,8 +317,17 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.configFile = v.text(); }},
     {FlagGroup::run, "init-from", "FILE.safetensors",
      QT_TRANSLATE_NOOP("Cli", "start from these weights (Headroom's or PyTorch's names, DDP's module. prefix,\n"
-                              "or matched by order and shape, printed as a table)"),
-     [](R& r, const V& v) { r.config.init_from = v.str(); }},
+                              "or matched by order and shape, printed as a table); or a Hugging Face model\n"
+                              "folder, a peft adapter folder, or a Headroom run folder (its model.safetensors;\n"
+                              "a LoRA run's: its adapters on their base model)"),
+     [](R& r, const V& v) {
+         // a run folder of Headroom's without adapters: the weights it wrote (a LoRA run's folder is also a
+         // peft adapter folder, read as one)
+         const std::string path = v.str();
+         r.config.init_from = hr::is_headroom_run_folder(path) && !hr::is_peft_adapter_folder(path)
+                                  ? (std::filesystem::path(path) / "model.safetensors").string()
+                                  : path;
+     }},
     {FlagGroup::weights, "weights", "FILE.safetensors",
      QT_TRANSLATE_NOOP("Cli", "the weights to evaluate (Headroom's or PyTorch's names, DDP's module. prefix,\n"
                               "or matched by order and shape)"),

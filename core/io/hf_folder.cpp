@@ -44,11 +44,22 @@ bool hff_plain_name(const std::string& s) {
 
 }  // namespace
 
+bool is_headroom_run_folder(const std::string& dir) {
+    // Headroom's config.json (train/config.h) names its model source and strategy, which a Hugging Face
+    // config never does; a config that cannot be read is left to the reader that needs it to say why
+    try {
+        const json j = parse_json_limited(hff_read_text(fs::path(dir) / "config.json", 64u << 20), dir + "/config.json");
+        return j.is_object() && j.contains("model_source") && j.contains("strategy");
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 bool is_hf_model_folder(const std::string& dir) {
     std::error_code ec;
     const fs::path d(dir);
     return fs::is_directory(d, ec) && fs::exists(d / "config.json", ec) &&
-           (fs::exists(d / "model.safetensors", ec) || fs::exists(d / kHfIndexFile, ec));
+           (fs::exists(d / "model.safetensors", ec) || fs::exists(d / kHfIndexFile, ec)) && !is_headroom_run_folder(dir);
 }
 
 bool is_peft_adapter_folder(const std::string& dir) {

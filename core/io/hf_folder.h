@@ -31,8 +31,12 @@ constexpr std::size_t kHfMaxShards = 4096;               // shard files one inde
 // Exports split the weights into shards of at most this many bytes (transformers' default is 5 GB).
 constexpr std::uint64_t kHfDefaultShardBytes = 5'000'000'000ULL;
 
-// A folder with config.json and model.safetensors or model.safetensors.index.json.
+// A folder with config.json and model.safetensors or model.safetensors.index.json, the config not
+// Headroom's own (a run folder: is_headroom_run_folder).
 bool is_hf_model_folder(const std::string& dir);
+// A folder whose config.json is a Headroom run's (train/config.h: it has "model_source" and "strategy").
+// A LoRA run's folder is also a peft adapter folder (its adapter files beside the weights).
+bool is_headroom_run_folder(const std::string& dir);
 // A folder with adapter_config.json (a peft adapter).
 bool is_peft_adapter_folder(const std::string& dir);
 

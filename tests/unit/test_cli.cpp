@@ -342,15 +342,20 @@ private slots:
         bool differ = false;
         for (const hr::SafeTensor& t : a.tensors) differ = differ || b.find(t.name)->data != t.data;
         QVERIFY(differ);
-        // from the adapter folder (its two files alone: the run folder's own config.json reads as a model
-        // folder's to --init-from): its lora_dropout, unless the flag says otherwise
+        // from the run folder itself (its config.json is Headroom's, its adapter files peft's) and from the adapter
+        // files alone in a folder: the adapter's lora_dropout, unless the flag says otherwise
         QVERIFY(QDir().mkpath(d + "/adapter"));
         for (const char* f : {"/adapter_config.json", "/adapter_model.safetensors"})
             QVERIFY(QFile::copy(d + "/drop" + f, d + "/adapter" + f));
-        const QStringList again{"--init-from", d + "/adapter", "--lora", "4", "--steps", "1"};
-        r = run(QStringList{"train", "--out", d + "/on"} + again + common);
+        r = run(QStringList{"train", "--init-from", d + "/drop", "--lora", "4", "--steps", "1", "--out", d + "/on"} + common);
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QCOMPARE(read(d + "/on/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.25);
+        QCOMPARE(read(d + "/on/adapter_config.json")["base_model_name_or_path"], read(d + "/drop/adapter_config.json")["base_model_name_or_path"]);
+        // a run folder without adapters: the weights it wrote
+        r = run(QStringList{"train", "--preset", "llama-tiny", "--init-from", d + "/base", "--steps", "1", "--out", d + "/cont"} + common);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(read(d + "/cont/run.json")["config"].toObject()["init_from"].toString().endsWith(QLatin1String("/base/model.safetensors")));
+        const QStringList again{"--init-from", d + "/adapter", "--lora", "4", "--steps", "1"};
         r = run(QStringList{"train", "--lora-dropout", "0", "--out", d + "/off"} + again + common);
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QCOMPARE(read(d + "/off/run.json")["config"].toObject()["strategy"].toObject()["lora_dropout"].toDouble(), 0.0);
