@@ -255,12 +255,6 @@ CheckpointMapper CheckpointMapper::rank_part(const Model& model, const ModelSpec
     return m;
 }
 
-const TensorPlace* CheckpointMapper::find(const std::string& name) const {
-    for (const TensorPlace& p : places_)
-        if (p.name == name) return &p;
-    return nullptr;
-}
-
 std::vector<CheckpointResumeTensor> CheckpointMapper::resume_tensors(const std::vector<StateBuffer>& buffers) const {
     std::vector<CheckpointResumeTensor> out;
     for (const StateBuffer& b : buffers) out.push_back({b.name, b.tensor.dtype(), {canonical_numel_}});

@@ -129,8 +129,6 @@ public:
     // every tensor whole on every rank (one process, data-parallel ranks)
     bool trivial() const { return trivial_; }
     const TpHeadSlice& head_slice() const { return slice_; }
-    // the place of a name (null: not the whole model's)
-    const TensorPlace* find(const std::string& name) const;
 
     // The checkpoint's tensors, in order: the model's, then each state buffer's as one process's flat buffer.
     std::vector<CheckpointTensor> tensors(const std::vector<StateBuffer>& buffers) const;
