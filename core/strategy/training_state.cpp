@@ -186,7 +186,6 @@ void TrainingState::begin_device_step(double lr) {
     device_.copy_from_host(&lr, lr_slot);
 }
 
-
 void TrainingState::upload_next(const float* x, const std::int64_t* y, const float* target, std::int64_t n) {
     buffers_.upload_next(x, y, target, n);
 }
