@@ -117,7 +117,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     const std::size_t align = param_align_elements(options_.dtype);
     const std::int64_t flat = static_cast<std::int64_t>((offset + align - 1) / align * align);
     flat_numel_ = flat;
-    // (a pipeline stage may hold no adapter: the whole model is checked, TrainingState::build_layout)
+    // (a pipeline stage may hold no adapter: the whole model is checked, CheckpointMapper::rank_part)
     if (options_.lora_rank > 0 && lora_values_ == 0 && !options_.part.stage_output)
         throw InputError(HR_MSG("model.lora_no_linear",
                                 "--lora %1 adds adapters to linear layers and transformer projections, but this model "

@@ -29,7 +29,11 @@
 #include "dist/communicator.h"
 #include "nn/model.h"
 #include "optim/optimizer.h"
+#include "strategy/checkpoint_mapper.h"
+#include "strategy/optimizer_state.h"
+#include "strategy/rank_groups.h"
 #include "strategy/sharding.h"
+#include "strategy/step_buffers.h"
 #include "strategy/strategy.h"
 #include "strategy/pipeline.h"
 #include "strategy/tp_head.h"
@@ -37,6 +41,9 @@
 namespace hr {
 
 class TrainingState {
+    // its rooms (each a type of its own): the step's buffers first, which the public batch tensors below are
+    StepBuffers buffers_;
+
 public:
     // comm: the run's communicator when strategy.world_size > 1 (its rank and size must match the
     // strategy's); may be null for one process (a single-rank communicator is made for a sharded stage)
@@ -44,6 +51,8 @@ public:
     TrainingState(const ModelSpec& spec, const OptimizerConfig& optimizer, const ResolvedStrategy& strategy,
                   std::uint64_t seed, Backend& device, Allocator& device_alloc, Backend& host, Allocator& host_alloc,
                   bool dry_run = false, Communicator* comm = nullptr);
+    TrainingState(const TrainingState&) = delete;
+    TrainingState& operator=(const TrainingState&) = delete;
 
     Model& model() { return *model_; }
     const ResolvedStrategy& strategy() const { return strategy_; }
@@ -56,7 +65,8 @@ public:
     // x_model/target_model are in the compute dtype (the same tensors when that is f32).
     // Language models (Model::takes_tokens): x_staging = x_model are the token ids (M, T) i64 and labels
     // the next tokens (M, T) i64; there is no dlogits: the fused loss writes the gradient over the logits.
-    Tensor x_staging, x_model, labels, dlogits, target_staging, target_model;
+    // (StepBuffers' own tensors)
+    Tensor &x_staging, &x_model, &labels, &dlogits, &target_staging, &target_model;
 
     // Factor the loss gradient is multiplied by (the fp16 loss scale, else 1).
     float loss_scale() const { return static_cast<float>(loss_scale_); }
@@ -93,7 +103,7 @@ public:
     // and nothing in it waits for the device. device_micro_step + device_optimizer_step of a full
     // batch is what a CUDA graph captures (Backend::capture) when graph_capturable(); the partial last
     // batch of an epoch runs op by op (the graph's shapes are fixed).
-    Tensor control, stats;
+    Tensor &control, &stats;
     // Zeroes the gradients and the figures, clears found_inf and writes the learning rate (an upload).
     void begin_device_step(double lr);
     // One micro-batch of n rows already uploaded to x_staging and labels (target_staging for MSE):
@@ -141,27 +151,13 @@ public:
     // "optimizer.exp_avg", "optimizer.exp_avg_sq"), the last ones as whole flat buffers in one process's
     // layout (strategy/sharding.h FlatRemap: shape {P of one process}), so a checkpoint written on N ranks
     // resumes on M. Names, dtypes and shapes of what this run's checkpoint holds, in order:
-    struct CheckpointTensor {
-        std::string name;
-        DType dtype = DType::f32;
-        Shape shape;
-        bool model = false;  // "model.<name>"
-        bool tied = false;   // a tied head (the token embedding's weight again): optional on reading
-    };
+    // (strategy/checkpoint_mapper.h: one mapper of the whole model's tensors onto this rank, for every layout)
+    using CheckpointTensor = ::hr::CheckpointTensor;
+    using ResumeTensor = ::hr::CheckpointResumeTensor;
+    using HostTensor = ::hr::CheckpointHostTensor;
     std::vector<CheckpointTensor> checkpoint_tensors() const;
     // The non-model part of it (master, optimizer state).
-    struct ResumeTensor {
-        std::string name;
-        DType dtype = DType::f32;
-        Shape shape;
-    };
     std::vector<ResumeTensor> resume_tensors() const;
-    struct HostTensor {
-        std::string name;
-        DType dtype = DType::f32;
-        Shape shape;
-        std::vector<std::uint8_t> data;
-    };
     // Between steps. Collective on several ranks (every rank calls it): the checkpoint's tensors with
     // their data, gathered from the shards, on rank 0; an empty list on the other ranks. Allocates nothing
     // on the device (strategy/sharding.h gather_state).
@@ -182,9 +178,9 @@ public:
 
     // --- pipeline stages (strategy/pipeline.h; strategy().pipeline > 1) ----------------------------
     bool pipelined() const { return strategy_.pipeline > 1; }
-    int stage() const { return pp_.stage; }
-    bool first_stage() const { return pp_.stage == 0; }
-    bool last_stage() const { return !pipelined() || pp_.stage == strategy_.pipeline - 1; }
+    int stage() const { return groups_.stage; }
+    bool first_stage() const { return groups_.stage == 0; }
+    bool last_stage() const { return !pipelined() || groups_.stage == strategy_.pipeline - 1; }
     // LoRA's counts of the whole model (run.json final.lora): the adapters' values, the frozen base's, and of
     // those the ones stored quantised. A layout across ranks counts every tensor once from its layout (a
     // stage's copy of a tied head is the embedding's, a split head's rows are the whole head's); else the model's.
@@ -192,7 +188,9 @@ public:
         std::int64_t adapters = 0, frozen = 0, quantized = 0;
     };
     LoraCounts whole_lora_counts() const;
-    const PipelineSplit& pipeline_split() const { return pp_.split; }
+    const PipelineSplit& pipeline_split() const { return groups_.split; }
+    // where each tensor of the whole model lies on this rank (the checkpoints' and consolidation's walk)
+    const CheckpointMapper& checkpoint_mapper() const { return mapper_; }
     // One step's micro-batches through this stage in the 1F1B order, between begin_step and
     // optimizer_step. input(j): stage 0's micro-batch j in the buffers (the model's input); loss(j, logits,
     // grad): the last stage's loss of micro-batch j, its gradient in `grad` (scaled as loss_grad_scale).
@@ -225,74 +223,28 @@ public:
     }
 
 private:
-    // A layout across ranks (a split head, pipeline stages): every state_dict entry of the whole model, in
-    // its order, and where it lies: checkpoints and the consolidated weights are the whole model's.
-    struct LayoutEntry {
-        std::string name;
-        DType dtype = DType::f32;
-        Shape full_shape;
-        bool trainable = false, tied = false, frozen = false;
-        int owner = -1;                       // the rank holding it (-1: every rank, whole or by rows)
-        bool rows = false;                    // split by rows over the ranks (a split head)
-        std::int64_t per_row = 1;             // elements per row (rows)
-        std::int64_t canonical_offset = -1;   // trainable, untied: in one process's flat layout
-        std::int64_t run_offset = -1;         // trainable, untied, held here: in this rank's flat buffers
-        std::int64_t numel = 0;               // elements held here (rows: this rank's)
-        bool embedding = false;               // the token embedding's weight, to which a head is tied
-        bool copy = false;                    // a pipeline stage's copy of a tied head: restored from the
-                                              // token embedding's state (canonical_offset is the embedding's),
-                                              // never written (the embedding is)
-        int quantized_bits = 0;               // QLoRA's base weight: packed bytes (NamedTensor::quantized)
-        std::int64_t quantized_group = 0;
-        Shape quantized_shape;
-    };
-    std::vector<LayoutEntry> layout_;
-    std::int64_t canonical_numel_ = 0;
     bool spread() const { return strategy_.tp_head > 1 || strategy_.pipeline > 1; }
-    void build_layout(const ModelSpec& full_spec);
     // the constructor's rooms, in its order (each allocation where it always was: the ledger's figures)
-    void build_rank_groups(const ModelSpec& full_spec, bool dry_run, Communicator* comm);
-    void build_optimizer_state(const OptimizerConfig& optimizer, const ModelSpec& full_spec, Allocator& device_alloc,
-                               Allocator& host_alloc, bool dry_run);
-    void build_step_buffers(const ModelSpec& spec, const ModelSpec& full_spec, Allocator& device_alloc,
-                            Allocator& host_alloc, bool last_stage, bool dry_run);
-    // Entry e whole on rank 0 (empty elsewhere; everywhere: on every rank), from this rank's part at `mine`
-    // (es bytes an element; null where this rank holds none). Collective.
-    std::vector<std::uint8_t> gather_entry(const LayoutEntry& e, const std::uint8_t* mine, std::size_t es,
-                                           bool everywhere = false);
-    std::vector<HostTensor> layout_gather_checkpoint();
-    void layout_restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data);
-    std::vector<NamedTensor> layout_consolidated_state_dict(Allocator& alloc);
+    void build_model(const ModelSpec& spec, const ModelSpec& full_spec, Allocator& device_alloc, bool dry_run);
+    void build_pipeline_models(const ModelSpec& spec, const ModelSpec& full_spec, const ModelOptions& mo,
+                               Allocator& device_alloc);
+    void attach_engines(Communicator* comm, Allocator& device_alloc, Allocator& host_alloc, bool dry_run);
+    void build_checkpoint_mapper();
+    CheckpointIo checkpoint_io();
+    double clip_norm_squares(const std::vector<Tensor>& grads);  // the global norm's sum over this rank's part
     struct TpState {
-        TpHeadSlice slice;
-        TpLossBuffers loss;
         std::int64_t lora_a_offset = 0, lora_a_numel = 0;  // LoRA: the head's adapter A in the flat gradients
-        // the parts of this rank's replica (rank = part), which split the loss and sum the head's input
-        // gradient: with D = 1 the run's communicator, with T x D a group of its own (heads_comm)
-        std::unique_ptr<Communicator> heads_comm;
-        Communicator* heads = nullptr;
     } tp_;
     struct PipeState {
-        PipelineSplit split;
-        int stage = 0;
         std::vector<std::unique_ptr<Model>> extra;  // models 1.. of the micro-batches in flight
         std::vector<Tensor> input;                  // per model: the stage's input
         Tensor dx, dy;  // the input's gradient to the stage before (stage > 0), the output's from the next
-        // the stages of this rank's replica (rank = stage): with D = 1 the run's communicator, with K x D a
-        // group of its own (stages_comm)
-        std::unique_ptr<Communicator> stages_comm;
-        Communicator* stages = nullptr;
-        // A head tied to the token embedding (strategy/pipeline.h): stage 0 and the last stage of each replica
-        // (the head's copy) sum their gradients of the weight over tied_comm; where it lies in this rank's
-        // flat gradients (numel 0: this stage holds neither, or they are frozen)
-        std::unique_ptr<Communicator> tied_comm;
+        // a head tied to the token embedding: where its gradient lies in this rank's flat gradients (numel 0:
+        // this stage holds neither, or they are frozen), summed over groups_.tied
         std::int64_t tied_offset = 0, tied_numel = 0;
-        bool head_copy = false;  // this stage holds the copy
     } pp_;
-    // K x D or T x D: this rank's part (stage, part of the head) in every replica; they all-reduce its gradients
-    // before the update and take the first replica's buffers (null with one replica)
-    std::unique_ptr<Communicator> replicas_comm_;
     ResolvedStrategy strategy_;
+    RankGroups groups_;       // this rank's place and communicator groups (strategy/rank_groups.h)
     ModelSpec full_spec_;     // the whole model (a layout across ranks builds a part of it)
     std::uint64_t seed_ = 0;
     Backend& device_;
@@ -301,26 +253,16 @@ private:
     // ZeRO-1 inside a layout across ranks (K x D or T x D with --shard zero1; PyTorch's ZeroRedundancyOptimizer):
     // the replicas all-reduce the part's gradients as with dp, each updates its shard of the part's flat buffer
     // (its optimizer state and master copy are that shard) and the replicas all-gather the parameters. An
-    // engine over the part's replicas (replicas_comm_: world D, rank data_rank), without unit hooks.
+    // engine over the part's replicas (groups_.replicas: world D, rank data_rank), without unit hooks.
     ShardEngine zero_engine_;
     bool zero_in_layout() const { return spread() && strategy_.sharded(); }
     // the engine whose pieces the update works on: the replicas' under ZeRO inside a layout, else the run's
     const ShardEngine& sharder() const { return zero_in_layout() ? zero_engine_ : engine_; }
     ShardEngine& sharder() { return zero_in_layout() ? zero_engine_ : engine_; }
     std::unique_ptr<Model> model_;
-    std::unique_ptr<Optimizer> optimizer_;
-    Tensor master_;        // f32 copy the optimizer updates (device, or host when offloaded); P or S elements
-    Tensor host_grads_;    // offload: gradients copied to the host (compute dtype)
-    Tensor host_params_;   // offload + low precision: master cast to the compute dtype before upload
+    OptimizerState optim_;     // the optimizer, its state and master copy (strategy/optimizer_state.h)
+    CheckpointMapper mapper_;  // the whole model's tensors on this rank (strategy/checkpoint_mapper.h)
     static bool spec_has_layer(const std::vector<LayerSpec>& layers, const std::string& type);
-    struct StateBuffer {  // master and optimizer state: this rank's part, and whose memory holds it
-        std::string name;
-        Tensor tensor;
-        Backend* holder = nullptr;
-    };
-    std::vector<StateBuffer> state_buffers() const;
-    Tensor landing_x_, landing_labels_, landing_target_;  // GPU: where upload_next writes
-    std::shared_ptr<Backend::Fence> landing_free_, landing_full_;
     StepRecorder* recorder_ = nullptr;
     int device_micro_ = 0;  // the device step's micro-batch, for the recorder
     void mark_update_phases(StepRecorder& r) const;  // the reduction, offload and update phases of a step
@@ -337,7 +279,6 @@ private:
     float label_smoothing_ = 0.0f;
     bool has_dropout_ = false;
     double loss_scale_ = 1.0;
-    double grad_clip_ = 0.0;
     double grad_norm_ = 0.0;
     std::int64_t good_steps_ = 0;
     std::int64_t skipped_ = 0;
