@@ -104,8 +104,10 @@ private slots:
                         hr::cpu::sgemm(ta, tb, m, n, k, alpha, a.data(), ta ? m : k, b.data(), tb ? k : n, beta,
                                        mine.data(), n);
                         direct(f, ta, tb, m, n, k, alpha, a.data(), b.data(), beta, ref.data());
+                        const QString which =
+                            QStringLiteral("ta %1 tb %2 alpha %3 beta %4").arg(ta).arg(tb).arg(alpha).arg(beta);
                         QVERIFY2(std::memcmp(mine.data(), ref.data(), mine.size() * sizeof(float)) == 0,
-                                 qPrintable(QStringLiteral("ta %1 tb %2 alpha %3 beta %4").arg(ta).arg(tb).arg(alpha).arg(beta)));
+                                 qPrintable(which));
                     }
     }
 };
