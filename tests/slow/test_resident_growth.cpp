@@ -5,12 +5,11 @@
 // neither sees the other's peak; the batch sizes are large enough that training, not loading the data set,
 // makes the process's peak. (llama-tiny and the ~100M LLaMA: test_llama_memory.)
 //
-// Two known gaps, stated rather than hidden (QEXPECT_FAIL, so the test fails the day they close):
-// - oneDNN's backward-filter primitives keep memory of their own that grows with their chunk's samples
-//   (resnet-mini +4.3 % between batch 256 and 1024; with HEADROOM_CPU_CONV=tap, Headroom's own convolution,
-//   +0.003 %, the row "resnet-mini, own convolution");
-// - mlp between 4096 and 16384 grows about 1 KB a sample more than its ledger outside the heap (heaptrack
-//   sees the heap equal to the ledger plus the data set): not found yet.
+// Found by it and fixed (docs/design.md decision 9): the data loader's copy of each batch (seed-cnn);
+// OpenBLAS's packing buffer, resident in proportion to a GEMM's rows (mlp, +5.0 % between 4096 and 16384;
+// core/backend/cpu/blas.cpp); oneDNN primitives made for every chunk size a layer's workspace was sized for
+// (resnet-mini, +4.3 % between 256 and 1024; core/backend/cpu/cpu_conv_dnnl.cpp). The row "resnet-mini, own
+// convolution" (HEADROOM_CPU_CONV=tap) keeps Headroom's own convolution measured as well.
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -57,20 +56,17 @@ private slots:
         QTest::addColumn<int>("b2");
         QTest::addColumn<QStringList>("extra");
         QTest::addColumn<bool>("ownConvolution");
-        QTest::addColumn<QString>("knownGap");
         const QStringList none;
         const QStringList synthetic{"--data", "synthetic"};
-        QTest::newRow("seed-cnn") << "seed-cnn" << 1024 << 4096 << none << false << QString();
-        QTest::newRow("lenet5") << "lenet5" << 256 << 1024 << none << false << QString();
-        QTest::newRow("vit-tiny") << "vit-tiny" << 256 << 1024 << none << false << QString();
-        QTest::newRow("resnet20") << "resnet20" << 64 << 256 << synthetic << false << QString();
-        QTest::newRow("gpt-tiny") << "gpt-tiny" << 8 << 64 << QStringList{"--eval-tokens", "256"} << false << QString();
-        QTest::newRow("gpt-char") << "gpt-char" << 4 << 16 << QStringList{"--eval-tokens", "256"} << false << QString();
-        QTest::newRow("resnet-mini, own convolution") << "resnet-mini" << 256 << 1024 << none << true << QString();
-        QTest::newRow("resnet-mini") << "resnet-mini" << 256 << 1024 << none << false
-                                     << QStringLiteral("oneDNN's backward-filter primitives hold memory of their own");
-        QTest::newRow("mlp") << "mlp" << 4096 << 16384 << none << false
-                             << QStringLiteral("about 1 KB a sample outside the heap, not found yet");
+        QTest::newRow("seed-cnn") << "seed-cnn" << 1024 << 4096 << none << false;
+        QTest::newRow("lenet5") << "lenet5" << 256 << 1024 << none << false;
+        QTest::newRow("vit-tiny") << "vit-tiny" << 256 << 1024 << none << false;
+        QTest::newRow("resnet20") << "resnet20" << 64 << 256 << synthetic << false;
+        QTest::newRow("gpt-tiny") << "gpt-tiny" << 8 << 64 << QStringList{"--eval-tokens", "256"} << false;
+        QTest::newRow("gpt-char") << "gpt-char" << 4 << 16 << QStringList{"--eval-tokens", "256"} << false;
+        QTest::newRow("resnet-mini, own convolution") << "resnet-mini" << 256 << 1024 << none << true;
+        QTest::newRow("resnet-mini") << "resnet-mini" << 256 << 1024 << none << false;
+        QTest::newRow("mlp") << "mlp" << 4096 << 16384 << none << false;
     }
 
     void ledgerGrowsAsResidentMemory() {
@@ -79,7 +75,6 @@ private slots:
         QFETCH(int, b2);
         QFETCH(QStringList, extra);
         QFETCH(bool, ownConvolution);
-        QFETCH(QString, knownGap);
         if (!QFileInfo::exists(kHeadroomBin)) QSKIP("the headroom binary is not built");
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         if (ownConvolution) env.insert(QStringLiteral("HEADROOM_CPU_CONV"), QStringLiteral("tap"));
@@ -91,8 +86,6 @@ private slots:
         qInfo("%s, batch %d -> %d: ledger grows %.0f bytes, resident memory %.0f (%+.2f %%)", qPrintable(preset), b1, b2,
               ledger, resident, 100.0 * (resident - ledger) / ledger);
         QVERIFY(ledger > 0);
-        const QByteArray gap = knownGap.toUtf8();
-        if (!gap.isEmpty()) QEXPECT_FAIL("", gap.constData(), Continue);
         QVERIFY2(std::abs(resident - ledger) <= 0.03 * ledger, qPrintable(QString::number(resident / ledger)));
     }
 };

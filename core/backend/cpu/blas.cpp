@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 
@@ -76,18 +78,60 @@ const Blas& blas() {
     return b;
 }
 
+// OpenBLAS packs the rows of C's operand op(A) (its B operand: it works on the transposed, column-major
+// problem) into a buffer of its own, mmap'd once for each caller at a time (BUFFER_SIZE, 128 MiB on x86-64)
+// and made resident only as far as a call packs: min(k, GEMM_Q) x rows floats (for k = 256, 1 KB a row).
+// One call over a batch's rows therefore made memory resident in proportion to the batch, outside the heap
+// and outside the ledger (mlp, batch 4096 -> 16384: about 1 KB a sample, +4.9 %; issue 46 item 7). So a call
+// is cut into pieces of `rows_per_call` rows of C, the last piece taking the rest: the buffer's resident part
+// stays below a constant (about 2 MB + 32 MiB / n a call) whatever the batch. The numbers stay the same to the
+// bit: every piece starts at a multiple of 768 rows from the call's first, so OpenBLAS's kernels cover the
+// rows in the same tiles as in one call (the Haswell kernels' results depend on a row's place in its tile),
+// and every piece has at least 2^23 multiply-adds, so OpenBLAS takes its blocked path for each piece, as for
+// the whole call, not its direct or small-matrix kernels (which sum in another order; checked on the SkylakeX
+// and Haswell kernels of 0.3.21 over random shapes, both transposes, alpha and beta).
+std::int64_t rows_per_call(int n, int k) {
+    constexpr std::int64_t kTile = 768, kMinWork = std::int64_t(1) << 23;
+    const std::int64_t nk = std::max<std::int64_t>(1, static_cast<std::int64_t>(n) * k);
+    return (kMinWork / nk / kTile + 1) * kTile;
+}
+
+template <class T, class F>
+void by_rows(F&& gemm, bool ta, int m, int n, int k, const T* a, int lda, T* c, int ldc) {
+    const std::int64_t rows = rows_per_call(n, k);
+    if (m < 2 * rows) {
+        gemm(m, a, c);
+        return;
+    }
+    for (std::int64_t m0 = 0; m0 < m; m0 += rows) {
+        const std::int64_t m1 = m - m0 < 2 * rows ? m : m0 + rows;  // the last piece takes the rest
+        gemm(static_cast<int>(m1 - m0), ta ? a + m0 : a + m0 * lda, c + m0 * ldc);
+        if (m1 == m) break;
+    }
+}
+
 }  // namespace
 
 void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
            float beta, float* c, int ldc) {
-    blas().sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                 ldc);
+    const auto& f = blas().sgemm;
+    by_rows<float>(
+        [&](int rows, const float* ap, float* cp) {
+            f(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, rows, n, k, alpha, ap, lda, b, ldb, beta, cp,
+              ldc);
+        },
+        ta, m, n, k, a, lda, c, ldc);
 }
 
 void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
            double beta, double* c, int ldc) {
-    blas().dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                 ldc);
+    const auto& f = blas().dgemm;
+    by_rows<double>(
+        [&](int rows, const double* ap, double* cp) {
+            f(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, rows, n, k, alpha, ap, lda, b, ldb, beta, cp,
+              ldc);
+        },
+        ta, m, n, k, a, lda, c, ldc);
 }
 
 std::string blas_description() { return blas().description; }

@@ -96,13 +96,17 @@ dnnl::stream& thread_stream() {
 // its output | the scratchpad of the primitive and the reorders; each 64-byte aligned.
 struct Operand {
     memory::desc user, prim;
-    std::optional<dnnl::reorder> re;  // user -> prim for inputs, prim -> user for the output
-    std::size_t at = 0;               // in the slot (per-chunk operands) or the shared area (weights)
+    std::optional<dnnl::reorder::primitive_desc> re_pd;  // user -> prim for inputs, prim -> user for the output
+    mutable std::optional<dnnl::reorder> re;             // made from re_pd by build()
+    std::size_t at = 0;  // in the slot (per-chunk operands) or the shared area (weights)
     int arg = 0;
 };
 
+// The primitive descriptors are made with the plan; the primitives (oneDNN's JIT-compiled code and objects)
+// only by build(), on the plan's first call: see there.
 struct ChunkPlan {
-    dnnl::primitive prim;
+    std::optional<dnnl::primitive_desc> pd;
+    mutable dnnl::primitive prim;
     Operand in[2];  // per chunk
     int n_in = 0;
     Operand out;    // per chunk
@@ -110,8 +114,10 @@ struct ChunkPlan {
     bool has_wts = false;
     // both backward calls in one (ConvKind::backward): prim is backward weights, prim2 backward data on the
     // same reordered dy (in[1]), with the weights and the output out2 (dx)
-    std::optional<dnnl::primitive> prim2;
+    std::optional<dnnl::primitive_desc> pd2;
+    mutable std::optional<dnnl::primitive> prim2;
     Operand out2;
+    mutable std::once_flag built;
     std::size_t at_scratch = 0, slot_bytes = 0, shared_bytes = 0;
 };
 
@@ -137,21 +143,21 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
     auto reorder = [&](const memory::desc& from, const memory::desc& to) {
         const dnnl::reorder::primitive_desc rpd(eng, from, eng, to, attr);
         scratch = std::max(scratch, rpd.scratchpad_desc().get_size());
-        return dnnl::reorder(rpd);
+        return rpd;
     };
     auto input = [&](const memory::desc& user, const memory::desc& prim, int arg) {
-        Operand o{user, prim, std::nullopt, 0, arg};
-        if (prim != user) o.re = reorder(user, prim);
+        Operand o{user, prim, std::nullopt, std::nullopt, 0, arg};
+        if (prim != user) o.re_pd = reorder(user, prim);
         return o;
     };
     auto output = [&](const memory::desc& prim, const memory::desc& user, int arg) {
-        Operand o{user, prim, std::nullopt, 0, arg};
-        if (prim != user) o.re = reorder(prim, user);
+        Operand o{user, prim, std::nullopt, std::nullopt, 0, arg};
+        if (prim != user) o.re_pd = reorder(prim, user);
         return o;
     };
     if (kind == ConvKind::forward) {
         scratch = fwd.scratchpad_desc().get_size();
-        plan->prim = dnnl::convolution_forward(fwd);
+        plan->pd = fwd;
         plan->in[plan->n_in++] = input(u_src, fwd.src_desc(), DNNL_ARG_SRC);
         plan->wts = input(u_w, fwd.weights_desc(), DNNL_ARG_WEIGHTS);
         plan->has_wts = true;
@@ -162,7 +168,7 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
                                                   pad_r),
             attr, eng, fwd);
         scratch = pd.scratchpad_desc().get_size();
-        plan->prim = dnnl::convolution_backward_data(pd);
+        plan->pd = pd;
         plan->in[plan->n_in++] = input(u_dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
         plan->wts = input(u_w, pd.weights_desc(), DNNL_ARG_WEIGHTS);
         plan->has_wts = true;
@@ -173,7 +179,7 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
                                                      pad_l, pad_r),
             attr, eng, fwd);
         scratch = pd.scratchpad_desc().get_size();
-        plan->prim = dnnl::convolution_backward_weights(pd);
+        plan->pd = pd;
         plan->in[plan->n_in++] = input(u_src, pd.src_desc(), DNNL_ARG_SRC);
         plan->in[plan->n_in++] = input(u_dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
         plan->out = output(pd.diff_weights_desc(), u_w, DNNL_ARG_DIFF_WEIGHTS);
@@ -186,7 +192,7 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
             if (dpd.diff_dst_desc() != pd.diff_dst_desc())
                 throw dnnl::error(dnnl_unimplemented, "backward data and weights want dy in different layouts");
             scratch = std::max(scratch, dpd.scratchpad_desc().get_size());
-            plan->prim2 = dnnl::convolution_backward_data(dpd);
+            plan->pd2 = dpd;
             plan->wts = input(u_w, dpd.weights_desc(), DNNL_ARG_WEIGHTS);
             plan->has_wts = true;
             plan->out2 = output(dpd.diff_src_desc(), u_src, DNNL_ARG_DIFF_SRC);
@@ -195,37 +201,40 @@ std::unique_ptr<ChunkPlan> make_plan(ConvKind kind, const ConvGeom& g, const Con
     std::size_t at = 0;
     for (int i = 0; i < plan->n_in; ++i) {
         plan->in[i].at = at;
-        if (plan->in[i].re) at += align_up(plan->in[i].prim.get_size());
+        if (plan->in[i].re_pd) at += align_up(plan->in[i].prim.get_size());
     }
     plan->out.at = at;
-    if (plan->out.re) at += align_up(plan->out.prim.get_size());
+    if (plan->out.re_pd) at += align_up(plan->out.prim.get_size());
     plan->out2.at = at;
-    if (plan->prim2 && plan->out2.re) at += align_up(plan->out2.prim.get_size());
+    if (plan->pd2 && plan->out2.re_pd) at += align_up(plan->out2.prim.get_size());
     plan->at_scratch = at;
     plan->slot_bytes = at + align_up(std::max<std::size_t>(scratch, 1));
-    plan->shared_bytes = plan->has_wts && plan->wts.re ? align_up(plan->wts.prim.get_size()) : 0;
+    plan->shared_bytes = plan->has_wts && plan->wts.re_pd ? align_up(plan->wts.prim.get_size()) : 0;
     return plan;
 }
 
 using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                        std::int64_t, int, int, int, int, std::int64_t, std::int64_t>;
 
+// What sizing a workspace needs of a plan: its bytes (the plan itself is not kept).
+struct PlanBytes {
+    std::size_t slot_bytes = 0, shared_bytes = 0;
+};
+
 std::mutex g_mutex;
 std::map<Key, std::unique_ptr<ChunkPlan>> g_plans;  // a null entry: oneDNN cannot do these shapes
+std::map<Key, std::optional<PlanBytes>> g_bytes;    // likewise (nullopt)
 
-// The plan for chunks of mb samples (built once; thread-safe). Null when oneDNN refuses the shapes.
-const ChunkPlan* plan_for(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
-    const Key key{static_cast<int>(kind), mb, g.C, g.H, g.W, g.K, g.kh, g.kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w,
-                  g.Ho, g.Wo};
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_plans.find(key);
-    if (it != g_plans.end()) return it->second.get();
-    // plans are never dropped (a call holds pointers to them without the lock); a session of many odd
-    // shapes (the window's what-ifs, tests) stops adding them and uses the tap kernels instead
-    if (g_plans.size() >= 1024) return nullptr;
+Key key_of(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
+    return Key{static_cast<int>(kind), mb, g.C, g.H, g.W, g.K, g.kh, g.kw, p.stride_h, p.stride_w, p.pad_h, p.pad_w,
+               g.Ho, g.Wo};
+}
+
+// A new plan, null when oneDNN refuses the shapes. oneDNN fixes a primitive's thread split when its
+// descriptor is created (from OpenMP's thread count then) and executes with that many threads: created for
+// 1, as every chunk runs on one thread.
+std::unique_ptr<ChunkPlan> new_plan(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
     std::unique_ptr<ChunkPlan> plan;
-    // oneDNN fixes a primitive's thread split when it is created (from OpenMP's thread count then) and
-    // executes with that many threads: created for 1, as every chunk runs on one thread
     const int omp_threads = omp_get_max_threads();
     omp_set_num_threads(1);
     try {
@@ -234,7 +243,35 @@ const ChunkPlan* plan_for(ConvKind kind, const ConvGeom& g, const Conv2dParams& 
         plan.reset();  // unsupported here: the caller uses the tap kernels
     }
     omp_set_num_threads(omp_threads);
-    return g_plans.emplace(key, std::move(plan)).first->second.get();
+    return plan;
+}
+
+// The plan for chunks of mb samples that a call runs (made once; thread-safe; never dropped: a call holds
+// pointers to it without the lock). Null when oneDNN refuses the shapes.
+const ChunkPlan* plan_for(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
+    const Key key = key_of(kind, g, p, mb);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_plans.find(key);
+    if (it != g_plans.end()) return it->second.get();
+    return g_plans.emplace(key, new_plan(kind, g, p, mb)).first->second.get();
+}
+
+// The bytes of the plan for chunks of mb samples, for sizing a workspace: from a plan made and dropped
+// (or the one a call has made), so that sizing keeps no oneDNN objects. It sizes for every batch n <= N,
+// ceil(N / 16) chunk sizes a layer, of which a run executes two or three: kept, their primitive
+// descriptors alone held memory outside the ledger that grew with the planned batch (resnet-mini, about
+// 30 MB more resident memory than ledger between batch 256 and 1024, +4.3 %; issue 46 item 7).
+std::optional<PlanBytes> bytes_for(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, std::int64_t mb) {
+    const Key key = key_of(kind, g, p, mb);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto b = g_bytes.find(key);
+    if (b != g_bytes.end()) return b->second;
+    std::optional<PlanBytes> bytes;
+    auto it = g_plans.find(key);
+    const std::unique_ptr<ChunkPlan> made = it == g_plans.end() ? new_plan(kind, g, p, mb) : nullptr;
+    if (const ChunkPlan* plan = it == g_plans.end() ? made.get() : it->second.get())
+        bytes = PlanBytes{plan->slot_bytes, plan->shared_bytes};
+    return g_bytes.emplace(key, bytes).first->second;
 }
 
 // HEADROOM_CPU_CONV: unset or "dnnl" (all three calls), "wgrad" (backward filter only), "tap" (none)
@@ -258,15 +295,16 @@ std::int64_t call_chunks(ConvKind kind, std::int64_t N) {
 }
 
 struct CallLayout {
-    const ChunkPlan* lo = nullptr;  // chunks of floor(N / G) samples
+    bool ok = false;                // oneDNN can do it
+    const ChunkPlan* lo = nullptr;  // chunks of floor(N / G) samples (for a call that runs: with_plans)
     const ChunkPlan* hi = nullptr;  // and of ceil(N / G)
     std::int64_t chunks = 0, per_chunk = 0;
     std::size_t at_shared_hi = 0, at_slots = 0, slot = 0, bytes = 0;
     const ChunkPlan& of(std::int64_t samples, std::int64_t N) const { return samples == N / chunks ? *lo : *hi; }
 };
 
-// null plans when oneDNN cannot do it
-CallLayout call_layout(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads) {
+// !ok when oneDNN cannot do it; with_plans: the plans too, for a call that runs (sizing needs their bytes only)
+CallLayout call_layout(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads, bool with_plans) {
     CallLayout l;
     const int kinds = enabled_kinds();
     const bool enabled = kind == ConvKind::backward ? (kinds & 6) == 6 : (kinds >> static_cast<int>(kind) & 1) != 0;
@@ -278,22 +316,44 @@ CallLayout call_layout(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, 
     if (g.C % 16 != 0 || g.K % 16 != 0) return l;
     l.chunks = call_chunks(kind, g.N);
     const std::int64_t mlo = g.N / l.chunks, mhi = (g.N + l.chunks - 1) / l.chunks;
-    l.lo = plan_for(kind, g, p, mlo);
-    l.hi = mhi == mlo ? l.lo : plan_for(kind, g, p, mhi);
-    if (!l.lo || !l.hi) {
-        l.lo = l.hi = nullptr;
-        return l;
+    const std::optional<PlanBytes> lo = bytes_for(kind, g, p, mlo), hi = mhi == mlo ? lo : bytes_for(kind, g, p, mhi);
+    if (!lo || !hi) return l;
+    if (with_plans) {
+        l.lo = plan_for(kind, g, p, mlo);
+        l.hi = mhi == mlo ? l.lo : plan_for(kind, g, p, mhi);
+        if (!l.lo || !l.hi) return l;
     }
+    l.ok = true;
     // backward weights: the chunks' partial dw and db first
     l.per_chunk = kind == ConvKind::backward_weights || kind == ConvKind::backward ? g.K * g.R() + g.K : 0;
     std::size_t at = align_up(static_cast<std::size_t>(l.chunks * l.per_chunk) * sizeof(float));
-    at += l.lo->shared_bytes;
+    at += lo->shared_bytes;
     l.at_shared_hi = at;
-    if (l.hi != l.lo) at += l.hi->shared_bytes;
+    if (mhi != mlo) at += hi->shared_bytes;
     l.at_slots = at;
-    l.slot = std::max(l.lo->slot_bytes, l.hi->slot_bytes);
+    l.slot = std::max(lo->slot_bytes, hi->slot_bytes);
     l.bytes = l.at_slots + static_cast<std::size_t>(thread_slots(threads)) * l.slot + kAlign;
     return l;
+}
+
+// A plan's primitives (oneDNN's JIT-compiled kernels), made on the plan's first call: a plan made only to
+// size a workspace (bytes_for) is dropped without ever compiling them. Created for one OpenMP thread, as the
+// descriptors were.
+void build(const ChunkPlan& c) {
+    std::call_once(c.built, [&] {
+        const int omp_threads = omp_get_max_threads();
+        omp_set_num_threads(1);
+        try {
+            c.prim = dnnl::primitive(*c.pd);
+            if (c.pd2) c.prim2 = dnnl::primitive(*c.pd2);
+            for (const Operand* o : {&c.in[0], &c.in[1], &c.out, &c.out2, &c.wts})
+                if (o->re_pd) o->re = dnnl::reorder(*o->re_pd);
+        } catch (...) {
+            omp_set_num_threads(omp_threads);
+            throw;
+        }
+        omp_set_num_threads(omp_threads);
+    });
 }
 
 char* aligned(void* ws) {
@@ -307,6 +367,10 @@ char* aligned(void* ws) {
 void run_call(ConvKind kind, int threads, const ConvGeom& g, const Conv2dParams& p, const float* in0,
               std::int64_t in0_stride, const float* in1, std::int64_t in1_stride, const float* w, float* out,
               std::int64_t out_stride, float* out2, std::int64_t out2_stride, void* workspace, const CallLayout& l) {
+    // the backend calls only where the workspace was sized for oneDNN, from the same shapes
+    if (!l.ok) throw Error("internal: oneDNN refused a convolution whose workspace it had sized");
+    build(*l.lo);
+    if (l.hi != l.lo) build(*l.hi);
     char* base = aligned(workspace);
     auto& eng = cpu_engine();
     const std::size_t at_shared_lo = align_up(static_cast<std::size_t>(l.chunks * l.per_chunk) * sizeof(float));
@@ -392,8 +456,9 @@ std::string dnnl_version() {
 //   pair there is ((1,1) (2,2) (3,3) (4,4) (2,3) (3,4));
 //   backward filter (min(n, 16) chunks): n < 16 runs chunks of 1 (most partials at n = min(N, 15)); from
 //   16 on, G = 16 and n = 16m gives (m, m), n = 16m + 1 .. 16m + 15 all give (m, m + 1).
-// So oneDNN primitives for at most ceil(N / 16) chunk sizes per call kind (4 for forward and backward
-// data), built once and cached (plan_for).
+// So oneDNN primitive descriptors for at most ceil(N / 16) chunk sizes per call kind (4 for forward and
+// backward data), made once and cached (plan_for); the primitives themselves only for the chunk sizes a
+// call runs (build).
 std::size_t dnnl_conv_workspace_bytes(ConvKind kind, const ConvGeom& g, const Conv2dParams& p, int threads) {
     if (g.N < 1) return 0;
     const bool wgrad = kind == ConvKind::backward_weights || kind == ConvKind::backward;
@@ -401,8 +466,8 @@ std::size_t dnnl_conv_workspace_bytes(ConvKind kind, const ConvGeom& g, const Co
     auto at = [&](std::int64_t n) {
         ConvGeom gn = g;
         gn.N = n;
-        const CallLayout l = call_layout(kind, gn, p, threads);
-        if (!l.lo) return false;
+        const CallLayout l = call_layout(kind, gn, p, threads, false);
+        if (!l.ok) return false;
         most = std::max(most, l.bytes);
         return true;
     };
@@ -419,7 +484,7 @@ std::size_t dnnl_conv_workspace_bytes(ConvKind kind, const ConvGeom& g, const Co
 
 void dnnl_conv_forward(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* w,
                        const float* bias, float* y, void* workspace) {
-    const CallLayout l = call_layout(ConvKind::forward, g, p, threads);
+    const CallLayout l = call_layout(ConvKind::forward, g, p, threads, true);
     const std::int64_t P = g.P();
     run_call(ConvKind::forward, threads, g, p, x, g.C * g.H * g.W, nullptr, 0, w, y, g.K * P, nullptr, 0, workspace, l);
     if (bias)
@@ -434,7 +499,7 @@ void dnnl_conv_forward(int threads, const ConvGeom& g, const Conv2dParams& p, co
 
 void dnnl_conv_backward_data(int threads, const ConvGeom& g, const Conv2dParams& p, const float* dy, const float* w,
                              float* dx, void* workspace) {
-    const CallLayout l = call_layout(ConvKind::backward_data, g, p, threads);
+    const CallLayout l = call_layout(ConvKind::backward_data, g, p, threads, true);
     run_call(ConvKind::backward_data, threads, g, p, dy, g.K * g.P(), nullptr, 0, w, dx, g.C * g.H * g.W, nullptr, 0,
              workspace, l);
 }
@@ -465,7 +530,7 @@ void finish_wgrad(int threads, const ConvGeom& g, const float* dy, float* dw, fl
 
 void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
                                float* dw, float* db, void* workspace) {
-    const CallLayout l = call_layout(ConvKind::backward_weights, g, p, threads);
+    const CallLayout l = call_layout(ConvKind::backward_weights, g, p, threads, true);
     run_call(ConvKind::backward_weights, threads, g, p, x, g.C * g.H * g.W, dy, g.K * g.P(), nullptr, nullptr, 0,
              nullptr, 0, workspace, l);
     finish_wgrad(threads, g, dy, dw, db, workspace, l);
@@ -473,7 +538,7 @@ void dnnl_conv_backward_filter(int threads, const ConvGeom& g, const Conv2dParam
 
 void dnnl_conv_backward(int threads, const ConvGeom& g, const Conv2dParams& p, const float* x, const float* dy,
                         const float* w, float* dx, float* dw, float* db, void* workspace) {
-    const CallLayout l = call_layout(ConvKind::backward, g, p, threads);
+    const CallLayout l = call_layout(ConvKind::backward, g, p, threads, true);
     run_call(ConvKind::backward, threads, g, p, x, g.C * g.H * g.W, dy, g.K * g.P(), w, nullptr, 0, dx, g.C * g.H * g.W,
              workspace, l);
     finish_wgrad(threads, g, dy, dw, db, workspace, l);

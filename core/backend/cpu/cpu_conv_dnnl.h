@@ -15,7 +15,9 @@
 // told 1, so no second thread pool spins on the cores) and backward filter sums the chunks' partial dw in
 // chunk order. oneDNN works in its blocked layouts; the reorders from and to NCHW/OIHW and its
 // scratchpads live in the layer's workspace (dnnl_conv_workspace_bytes), so the ledger and the planner
-// count them.
+// count them. Sizing a workspace keeps only bytes: oneDNN's primitive descriptors and primitives (JIT-compiled
+// code) are kept for the chunk sizes a call runs, not for every batch the workspace is sized for, so their
+// memory, outside the ledger, does not grow with the planned batch.
 #include <cstddef>
 #include <string>
 
