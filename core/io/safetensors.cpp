@@ -64,7 +64,15 @@ const SafeTensor* SafeTensorsFile::find(const std::string& name) const {
     return nullptr;
 }
 
-std::string safetensors_header(const SafeTensorsFile& file) {
+namespace {
+std::string header_of(const SafeTensorsFile& file, bool layout_only);
+}
+
+std::string safetensors_header(const SafeTensorsFile& file) { return header_of(file, false); }
+
+namespace {
+// layout_only: the tensors' data is not there yet (SafeTensorsStream); their sizes come from the shapes
+std::string header_of(const SafeTensorsFile& file, bool layout_only) {
     ojson h = ojson::object();
     if (!file.metadata.empty()) {
         ojson m = ojson::object();
@@ -83,7 +91,7 @@ std::string safetensors_header(const SafeTensorsFile& file) {
             if (d < 0) throw Error("safetensors: tensor '" + t.name + "' has a negative dimension in " + shape_str(t.shape));
         std::uint64_t bytes = 0;
         if (!checked_mul(static_cast<std::uint64_t>(shape_numel(t.shape)), std::uint64_t{dtype_size(t.dtype)}, bytes) ||
-            bytes != t.nbytes())
+            (!layout_only && bytes != t.nbytes()))
             throw Error("safetensors: tensor '" + t.name + "' " + shape_str(t.shape) + " " +
                         dtype_safetensors_name(t.dtype) + " needs " + std::to_string(bytes) + " bytes but holds " +
                         std::to_string(t.nbytes()));
@@ -99,6 +107,7 @@ std::string safetensors_header(const SafeTensorsFile& file) {
     s.append((8 - s.size() % 8) % 8, ' ');
     return s;
 }
+}  // namespace
 
 void write_safetensors(const std::string& path, const SafeTensorsFile& file) {
     std::string header = safetensors_header(file);  // validates before touching the disk
@@ -111,6 +120,40 @@ void write_safetensors(const std::string& path, const SafeTensorsFile& file) {
     for (const auto& t : file.tensors)
         if (t.nbytes() > 0) out.write(t.bytes(), t.nbytes());
     out.commit();
+}
+
+SafeTensorsStream::SafeTensorsStream(const std::string& path, const SafeTensorsFile& layout)
+    : header_(header_of(layout, true)), out_(path) {  // the header checked before the file is made
+    for (const auto& t : layout.tensors)
+        sizes_.emplace_back(t.name, static_cast<std::uint64_t>(shape_numel(t.shape)) * dtype_size(t.dtype));
+    unsigned char len[8];
+    const std::uint64_t n = header_.size();
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+    out_.write(len, 8);
+    out_.write(header_);
+}
+
+void SafeTensorsStream::append(const std::string& name, const std::uint8_t* bytes, std::size_t n) {
+    // past the tensors that are whole (and those of no bytes) to the one these bytes belong to
+    while (at_ < sizes_.size() && written_ == sizes_[at_].second && sizes_[at_].first != name) {
+        ++at_;
+        written_ = 0;
+    }
+    if (at_ == sizes_.size() || sizes_[at_].first != name || n > sizes_[at_].second - written_)
+        throw Error("internal: safetensors stream " + out_.path() + ": " + std::to_string(n) + " bytes of '" + name +
+                    "' out of the header's order or past its size");
+    if (n > 0) out_.write(bytes, n);
+    written_ += n;
+}
+
+void SafeTensorsStream::commit() {
+    while (at_ < sizes_.size() && written_ == sizes_[at_].second) {
+        ++at_;
+        written_ = 0;
+    }
+    if (at_ != sizes_.size())
+        throw Error("internal: safetensors stream " + out_.path() + ": tensor '" + sizes_[at_].first + "' is not whole");
+    out_.commit();
 }
 
 SafeTensorsFile read_safetensors(const std::string& path, SafetensorsRead mode) {

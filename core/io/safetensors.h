@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/dtype.h"
 #include "base/shape.h"
 
@@ -50,6 +51,26 @@ std::string safetensors_header(const SafeTensorsFile& file);
 // Writes through AtomicFile (base/atomic_file.h): on any failure the temporary file is removed, an
 // existing file at `path` is left unchanged, and an Error names the path and reason.
 void write_safetensors(const std::string& path, const SafeTensorsFile& file);
+
+// A safetensors file written tensor by tensor, so that the writer holds no more than one piece at a time:
+// `layout` gives every tensor's name, dtype and shape (its data empty) and the metadata; the header is
+// checked as write_safetensors checks it before the file is created. append() takes the next bytes, in the
+// layout's order, of the tensor `name` (a tensor may come in several pieces); an Error for bytes out of order
+// or past a tensor's size. commit() checks that every tensor came whole, then commits as AtomicFile does;
+// without it (an exception, say) nothing is left at `path`.
+class SafeTensorsStream {
+public:
+    SafeTensorsStream(const std::string& path, const SafeTensorsFile& layout);
+    void append(const std::string& name, const std::uint8_t* bytes, std::size_t n);
+    void commit();
+
+private:
+    std::string header_;
+    std::vector<std::pair<std::string, std::uint64_t>> sizes_;
+    std::size_t at_ = 0;         // the tensor being written
+    std::uint64_t written_ = 0;  // its bytes so far
+    AtomicFile out_;
+};
 
 // Reads and checks a file; a malformed one is an InputError (an HR_MSG id, base/message.h) naming the
 // file and the problem. Header arithmetic (shapes, dtype sizes, offsets) is overflow-checked, and every

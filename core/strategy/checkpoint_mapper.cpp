@@ -311,8 +311,16 @@ std::size_t state_flat_bytes(const Model& model, const StateBuffer& b) {
 }  // namespace
 
 std::vector<CheckpointHostTensor> CheckpointMapper::gather(CheckpointIo& io) const {
-    const bool root = rank_ == 0;
     std::vector<CheckpointHostTensor> out;
+    gather(io, [&](const std::string& name, DType dtype, const Shape& shape, const std::uint8_t* bytes, std::size_t n) {
+        if (out.empty() || out.back().name != name) out.push_back({name, dtype, shape, {}});
+        out.back().data.insert(out.back().data.end(), bytes, bytes + n);
+    });
+    return out;
+}
+
+void CheckpointMapper::gather(CheckpointIo& io, const Sink& sink) const {
+    const bool root = rank_ == 0;
     // zero3: the parameters gathered from the shards into this run's flat layout, on rank 0
     std::vector<std::uint8_t> params;
     if (params_sharded_) {
@@ -337,33 +345,61 @@ std::vector<CheckpointHostTensor> CheckpointMapper::gather(CheckpointIo& io) con
                 io.device.copy_to_host(nt.tensor, mine.data());
             }
         }
-        std::vector<std::uint8_t> whole = gather_held(io.run, p.held, mine.empty() ? nullptr : mine.data(), es, false);
-        if (root) out.push_back({"model." + p.name, p.dtype, p.full_shape, std::move(whole)});
+        const std::vector<std::uint8_t> whole = gather_held(io.run, p.held, mine.empty() ? nullptr : mine.data(), es, false);
+        if (root) sink("model." + p.name, p.dtype, p.full_shape, whole.data(), whole.size());
     }
     params.clear();
     params.shrink_to_fit();
     // master copy and optimizer state: this rank's flat buffer (the shards gathered by their engine), its
-    // stretches into one process's layout
+    // stretches into one process's layout. The written stretches in one process's order: when they tile its
+    // buffer (they do but for a layout that skips some), each goes to the sink as it comes, else through a
+    // whole copy of the buffer.
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < stretches_.size(); ++i)
+        if (stretches_[i].written) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return stretches_[a].canonical_offset < stretches_[b].canonical_offset;
+    });
+    std::int64_t at = 0;
+    bool tiles = true;
+    for (const std::size_t i : order) {
+        tiles = tiles && stretches_[i].canonical_offset == at;
+        at += stretches_[i].held.whole_numel;
+    }
+    tiles = tiles && at == canonical_numel_;
+    // (every rank's buffer whole and alike, its stretches tiling one process's: each read from the buffer itself)
+    const bool direct = trivial_ && tiles && io.state.layout().stage < ShardStage::zero1;
+    std::vector<std::uint8_t> piece;
     for (const StateBuffer& b : io.buffers) {
         const std::size_t es = dtype_size(b.tensor.dtype());
+        const Shape shape{canonical_numel_};
+        if (direct) {
+            for (const std::size_t i : order) {
+                const FlatStretch& st = stretches_[i];
+                if (!root) continue;
+                piece.resize(static_cast<std::size_t>(st.held.whole_numel) * es);
+                b.holder->copy_to_host(b.tensor.view(st.run_offset, {st.held.whole_numel}), piece.data());
+                sink(b.name, b.tensor.dtype(), shape, piece.data(), piece.size());
+            }
+            continue;
+        }
         const bool keeps = root || !trivial_;  // (a layout: every rank may send a stretch)
         std::vector<std::uint8_t> flat;
         if (keeps) flat.assign(state_flat_bytes(io.model, b), 0);
         io.state.gather_state(b.tensor, *b.holder, keeps ? flat.data() : nullptr);
         std::vector<std::uint8_t> canonical;
-        if (root) canonical.assign(static_cast<std::size_t>(canonical_numel_) * es, 0);
-        for (const FlatStretch& st : stretches_) {
-            if (!st.written) continue;  // (a tied head's copy: the embedding's state is written)
+        if (root && !tiles) canonical.assign(static_cast<std::size_t>(canonical_numel_) * es, 0);
+        for (const std::size_t i : order) {
+            const FlatStretch& st = stretches_[i];
             const std::uint8_t* src =
                 keeps && st.run_offset >= 0 ? flat.data() + static_cast<std::size_t>(st.run_offset) * es : nullptr;
-            std::vector<std::uint8_t> whole = gather_held(io.run, st.held, src, es, false);
-            if (root)
-                std::memcpy(canonical.data() + static_cast<std::size_t>(st.canonical_offset) * es, whole.data(),
-                            whole.size());
+            const std::vector<std::uint8_t> whole = gather_held(io.run, st.held, src, es, false);
+            if (!root) continue;
+            if (tiles) sink(b.name, b.tensor.dtype(), shape, whole.data(), whole.size());
+            else std::memcpy(canonical.data() + static_cast<std::size_t>(st.canonical_offset) * es, whole.data(), whole.size());
         }
-        if (root) out.push_back({b.name, b.tensor.dtype(), {canonical_numel_}, std::move(canonical)});
+        if (root && !tiles) sink(b.name, b.tensor.dtype(), shape, canonical.data(), canonical.size());
     }
-    return out;
 }
 
 void CheckpointMapper::restore(CheckpointIo& io, const std::function<const std::uint8_t*(const std::string&)>& data,

@@ -135,6 +135,12 @@ public:
     std::vector<CheckpointResumeTensor> resume_tensors(const std::vector<StateBuffer>& buffers) const;
     // Collective: the checkpoint on rank 0 (empty elsewhere). Allocates nothing on the device.
     std::vector<CheckpointHostTensor> gather(CheckpointIo& io) const;
+    // The same walk, each tensor handed to `sink` on rank 0 as it is gathered, in tensors()' order (a state
+    // buffer in pieces, each following the last, when its stretches tile it), so that rank 0 holds one
+    // tensor, or one state buffer's flat copy, at a time rather than the whole checkpoint.
+    using Sink = std::function<void(const std::string& name, DType dtype, const Shape& shape, const std::uint8_t* bytes,
+                                    std::size_t n)>;
+    void gather(CheckpointIo& io, const Sink& sink) const;
     // Every rank from the whole tensors (data(name): null only for a tied one, or for a state buffer that
     // `missing` makes itself, returning true). No communication but zero3's own.
     void restore(CheckpointIo& io, const std::function<const std::uint8_t*(const std::string&)>& data,

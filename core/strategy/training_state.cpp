@@ -430,6 +430,11 @@ std::vector<TrainingState::HostTensor> TrainingState::gather_checkpoint() {
     return mapper_.gather(io);
 }
 
+void TrainingState::gather_checkpoint(const CheckpointMapper::Sink& sink) {
+    CheckpointIo io = checkpoint_io();
+    mapper_.gather(io, sink);
+}
+
 void TrainingState::restore_checkpoint(const std::function<const std::uint8_t*(const std::string&)>& data) {
     CheckpointIo io = checkpoint_io();
     // (an f32 master copy the checkpoint lacks, written without optimizer offload: the parameters themselves)

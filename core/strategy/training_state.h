@@ -162,6 +162,8 @@ public:
     // their data, gathered from the shards, on rank 0; an empty list on the other ranks. Allocates nothing
     // on the device (strategy/sharding.h gather_state).
     std::vector<HostTensor> gather_checkpoint();
+    // The same, each tensor handed to `sink` on rank 0 as it is gathered (CheckpointMapper::gather).
+    void gather_checkpoint(const CheckpointMapper::Sink& sink);
     // Puts a checkpoint's tensors into this rank's state (its shards, under zero1-3); data(name) gives the
     // bytes of each checkpoint_tensors() entry (checked by the caller: present, same dtype and shape; null
     // only for a tied one). No communication: every rank has the whole tensors.

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/atomic_file.h"
@@ -272,25 +274,43 @@ void broadcast_checkpoint(TrainingState& state, Checkpoint& ck) {
 
 std::string write_checkpoint(const std::string& dir, TrainingState& state, const RunCursor& c, std::uint64_t seed,
                              int keep) {
-    // every rank: the whole tensors, gathered from the shards (collective on several ranks)
-    std::vector<TrainingState::HostTensor> gathered = state.gather_checkpoint();
-    if (state.strategy().rank != 0) return {};
-    fs::create_directories(dir);
-    SafeTensorsFile f;
-    for (auto& h : gathered) {
-        SafeTensor t;
-        t.name = std::move(h.name);
-        t.dtype = h.dtype;
-        t.shape = std::move(h.shape);
-        t.data = std::move(h.data);
-        f.tensors.push_back(std::move(t));
-    }
-    gathered.clear();
-    f.metadata["format"] = "pt";
-    f.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
-    f.metadata["model_spec"] = model_spec_to_json(state.model().spec()).dump();
+    // every rank: the whole tensors, gathered from the shards (collective on several ranks); rank 0 writes each
+    // as it comes, so that it holds one tensor (or one state buffer's flat copy) at a time, not the checkpoint.
+    // A failure on rank 0 is kept until the walk ends: the other ranks are in its collectives.
+    const bool root = state.strategy().rank == 0;
+    std::optional<SafeTensorsStream> out;
+    std::exception_ptr failed;
+    auto attempt = [&](const auto& f) {
+        if (failed) return;
+        try {
+            f();
+        } catch (...) {
+            failed = std::current_exception();
+        }
+    };
     const std::string stem = checkpoint_stem(dir, c.step);
-    write_safetensors(stem + ".safetensors", f);
+    if (root)
+        attempt([&] {
+            fs::create_directories(dir);
+            SafeTensorsFile layout;
+            for (const TrainingState::CheckpointTensor& e : state.checkpoint_tensors()) {
+                SafeTensor t;
+                t.name = e.name;
+                t.dtype = e.dtype;
+                t.shape = e.shape;
+                layout.tensors.push_back(std::move(t));
+            }
+            layout.metadata["format"] = "pt";
+            layout.metadata["producer"] = std::string("headroom ") + HEADROOM_VERSION;
+            layout.metadata["model_spec"] = model_spec_to_json(state.model().spec()).dump();
+            out.emplace(stem + ".safetensors", layout);
+        });
+    state.gather_checkpoint([&](const std::string& name, DType, const Shape&, const std::uint8_t* bytes, std::size_t n) {
+        attempt([&] { out->append(name, bytes, n); });
+    });
+    if (!root) return {};
+    if (failed) std::rethrow_exception(failed);
+    out->commit();
     const TrainingState::ResumeScalars s = state.resume_scalars();
     json epochs = json::array();
     for (const auto& e : c.epochs) epochs.push_back(epoch_to_json(e));

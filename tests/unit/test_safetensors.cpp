@@ -146,6 +146,56 @@ private slots:
         QCOMPARE(safetensors_header(f), expected.substr(8, 144));
     }
 
+    // SafeTensorsStream (checkpoints, train/resume.cpp): the known file again, its tensors handed over in pieces
+    // (one of no bytes), equal to the bytes written out by hand above; bytes out of order or past a tensor, and
+    // a commit before every tensor is whole, are refused and leave nothing at the path.
+    void stream_writes_the_known_file_in_pieces() {
+        SafeTensorsFile layout;
+        layout.metadata["format"] = "pt";
+        layout.tensors = {SafeTensor{"a", DType::f32, {2}, {}}, SafeTensor{"e", DType::f32, {0}, {}},
+                          SafeTensor{"b", DType::u8, {1, 3}, {}}};
+        const std::string expected_header =
+            "{\"__metadata__\":{\"format\":\"pt\"},"
+            "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+            "\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]},"
+            "\"b\":{\"dtype\":\"U8\",\"shape\":[1,3],\"data_offsets\":[8,11]}}";
+        const std::string padded = expected_header + std::string((8 - expected_header.size() % 8) % 8, ' ');
+        const std::string data("\x00\x00\x80\x3f\x00\x00\x20\xc0\x07\x08\x09", 11);
+        const auto bytes = [&](std::size_t at) { return reinterpret_cast<const std::uint8_t*>(data.data()) + at; };
+        const std::string path = dir_ + "/streamed.safetensors";
+        {
+            SafeTensorsStream out(path, layout);
+            out.append("a", bytes(0), 3);  // a tensor in pieces
+            out.append("a", bytes(3), 5);
+            out.append("b", bytes(8), 1);  // past "e", which has no bytes
+            QVERIFY(!fs::exists(path));    // nothing there before the commit
+            out.append("b", bytes(9), 2);
+            out.commit();
+        }
+        QCOMPARE(read_bytes(path), le64(padded.size()) + padded + data);
+        const SafeTensorsFile back = read_safetensors(path);
+        QCOMPARE(back.tensors.size(), std::size_t(3));
+        // refused: out of the header's order, past a tensor's size, a commit with a tensor not whole
+        const std::string never = dir_ + "/never-streamed.safetensors";
+        {
+            SafeTensorsStream out(never, layout);
+            QVERIFY_THROWS_EXCEPTION(Error, out.append("b", bytes(8), 3));
+        }
+        {
+            SafeTensorsStream out(never, layout);
+            QVERIFY_THROWS_EXCEPTION(Error, out.append("a", bytes(0), 9));
+        }
+        {
+            SafeTensorsStream out(never, layout);
+            out.append("a", bytes(0), 8);
+            out.append("b", bytes(8), 2);
+            QVERIFY_THROWS_EXCEPTION(Error, out.commit());
+        }
+        QVERIFY(!fs::exists(never));
+        const std::vector<std::string> left = dir_entries(dir_);
+        QVERIFY(std::none_of(left.begin(), left.end(), [](const std::string& n) { return n.find("never") != std::string::npos; }));
+    }
+
     void writer_rejects_bad_descriptions() {
         std::mt19937 rng(1);
         SafeTensorsFile f;
