@@ -76,7 +76,12 @@ bool backward_reads_y(const std::string& t) { return t == "relu" || t == "tanh" 
 
 Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
     : spec_(spec), backend_(backend), options_(options) {
-    report_ = options_.part.stage_output ? validate_model_stage(spec_) : validate_model_spec(spec_);
+    if (options_.part.stage_output) {
+        report_ = std::make_shared<const SpecReport>(validate_model_stage(spec_));
+    } else {  // (shared with analyze_model_spec's cache: a model of a spec seen before copies no report)
+        report_ = analyze_model_spec_shared(spec_);
+        if (!report_->ok) throw InputError(report_->error_message);
+    }
     if (options_.batch < 1) throw InputError("batch size must be at least 1");
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
@@ -206,9 +211,9 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
             for (Node* r : d.residuals) r->dx_body_full = d.dx_body.view(0, with_batch(options_.batch, r->in));
         }
     }
-    if (counted != report_.total_params)
+    if (counted != report_->total_params)
         throw Error("internal: parameter layout (" + std::to_string(counted) + ") disagrees with the spec report (" +
-                    std::to_string(report_.total_params) + ")");
+                    std::to_string(report_->total_params) + ")");
     // 2b) the recompute arena shared by the checkpointed blocks
     if (arena_bytes_ > 0) {
         arena_ = Tensor::empty(a, {static_cast<std::int64_t>(arena_bytes_)}, DType::u8, MemCategory::activations);

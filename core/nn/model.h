@@ -178,7 +178,7 @@ public:
     Tensor& parameters() { return params_; }
     Tensor& gradients() { return grads_; }
     void zero_grad();
-    std::int64_t param_count() const { return report_.total_params; }  // the spec's values, no padding
+    std::int64_t param_count() const { return report_->total_params; }  // the spec's values, no padding
     // LoRA: the adapters' values (what is trained) and the frozen base's; 0 and 0 without LoRA
     std::int64_t lora_param_count() const { return lora_values_; }
     std::int64_t frozen_param_count() const { return frozen_values_; }
@@ -192,7 +192,7 @@ public:
     bool takes_tokens() const { return takes_tokens_; }
 
     const ModelSpec& spec() const { return spec_; }
-    const SpecReport& report() const { return report_; }
+    const SpecReport& report() const { return *report_; }
     const ModelOptions& options() const { return options_; }
     Backend& backend() { return backend_; }
 
@@ -239,7 +239,7 @@ private:
     bool mark_recompute(Seq& seq, std::size_t first, std::size_t last, bool out_valid);
 
     ModelSpec spec_;
-    SpecReport report_;
+    std::shared_ptr<const SpecReport> report_;  // never null once built
     Backend& backend_;
     ModelOptions options_;
     LayerOptions layer_options_;

@@ -89,7 +89,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         throw InputError(HR_MSG("plan.bad_rank", "rank %1 does not exist with %2 ranks (0..%3)"),
                          {std::to_string(req.rank), std::to_string(N), std::to_string(N - 1)});
     plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch, N, std::max(0, req.rank));
-    SpecReport rep = validate_model_spec(req.spec);
+    const std::shared_ptr<const SpecReport> shared_rep = analyze_model_spec_shared(req.spec);  // (no copy)
+    if (!shared_rep->ok) throw InputError(shared_rep->error_message);
+    const SpecReport& rep = *shared_rep;
     if (req.strategy.checkpoint == "auto") {
         // auto: the cheapest set of blocks (by recompute FLOPs per byte saved) that fits the device
         PlanRequest fixed = req;
