@@ -97,7 +97,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     layer_options_.transformer_layers =
         options_.part.transformer_layers > 0 ? options_.part.transformer_layers : transformer_layer_count(spec_);
     {
-        auto blocks = checkpoint_blocks(spec_);
+        auto blocks = checkpoint_blocks(spec_, *report_);
         // units = checkpoint blocks; their slices of the flat buffers are laid out while building
         unit_of_top_.assign(spec_.layers.size(), 0);
         for (std::size_t u = 0; u < blocks.size(); ++u) {
@@ -958,6 +958,16 @@ NamedTensor Model::named_param(const Node& n, std::size_t i, const std::string& 
         t.quantized_shape = d.shape;
     }
     return t;
+}
+
+Model::StateBytes Model::state_bytes() const {
+    StateBytes out;  // state_dict()'s tensors, in its order, without their names
+    for (Node* n : nodes_) {
+        for (std::size_t i = 0; i < n->params.size(); ++i)
+            if (!n->param_decls[i].tied_to_token_embedding) out.layer_param_bytes[n->index] += n->params[i].nbytes();
+        for (const Tensor& b : n->buffers) out.buffer_bytes += static_cast<double>(b.nbytes());
+    }
+    return out;
 }
 
 std::vector<NamedTensor> Model::state_dict() const {

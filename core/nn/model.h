@@ -186,6 +186,13 @@ public:
     std::int64_t quantized_param_count() const { return quantized_values_; }
     std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
     std::vector<NamedTensor> state_dict() const;
+    // Of state_dict()'s tensors: each layer's parameter bytes as stored (a tied head's left out: they are the
+    // token embedding's) and all buffers' bytes, without building the names (the planner asks for every rank)
+    struct StateBytes {
+        std::map<int, std::size_t> layer_param_bytes;
+        double buffer_bytes = 0;
+    };
+    StateBytes state_bytes() const;
     // Weight-decay segments of the flat buffer (see ParamSegment).
     std::vector<ParamSegment> decay_segments() const;
     // True when the model takes token ids (its first layer is a token embedding).

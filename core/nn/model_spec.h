@@ -115,6 +115,8 @@ struct CheckpointBlock {
 bool relu_in_place_after(const std::string& producer_type);
 
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec);
+// The same from the spec's report (analyze_model_spec(spec)'s, or a stage's), without asking for it again.
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec, const SpecReport& report);
 
 // ---- presets ----------------------------------------------------------------------------------------
 // image models (seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20) and tabular-mlp for tables

@@ -496,9 +496,11 @@ bool relu_in_place_after(const std::string& t) {
 }
 
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
+    return checkpoint_blocks(spec, *analyze_model_spec_shared(spec));
+}
+
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec, const SpecReport& rep) {
     std::vector<CheckpointBlock> blocks;
-    const std::shared_ptr<const SpecReport> shared = analyze_model_spec_shared(spec);
-    const SpecReport& rep = *shared;
     const int n = static_cast<int>(spec.layers.size());
     // Labels of the top-level layers, found in one pass (a search per block was quadratic).
     std::vector<std::string> top_labels(spec.layers.size());

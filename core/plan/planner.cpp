@@ -161,9 +161,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             b.arena = st.model().recompute_arena_bytes();
             b.recompute = st.model().recompute_work();
             b.layout = st.shard_layout();
-            for (const NamedTensor& t : st.model().state_dict())
-                if (t.is_buffer()) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
-                else if (!t.tied) b.layer_param_bytes[t.layer] += t.tensor.nbytes();
+            Model::StateBytes sb = st.model().state_bytes();  // (state_dict's tensors, without names)
+            b.buffer_bytes = sb.buffer_bytes;
+            b.layer_param_bytes = std::move(sb.layer_param_bytes);
             StepRecorder walk(CategoryBytes{}, -1, r);
             st.walk_step_timeline(walk);
             b.timeline = walk.finish();
