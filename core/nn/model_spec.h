@@ -117,6 +117,8 @@ bool relu_in_place_after(const std::string& producer_type);
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec);
 // The same from the spec's report (analyze_model_spec(spec)'s, or a stage's), without asking for it again.
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec, const SpecReport& report);
+// checkpoint_blocks(spec).size(), from the layers' types alone (no report, no labels)
+int checkpoint_block_count(const ModelSpec& spec);
 
 // ---- presets ----------------------------------------------------------------------------------------
 // image models (seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20) and tabular-mlp for tables

@@ -495,6 +495,21 @@ bool relu_in_place_after(const std::string& t) {
            t == "dropout" || t == "residual";
 }
 
+namespace {
+// A layer that starts a checkpoint block (the layers after it up to the next such join its block).
+bool starts_checkpoint_block(const std::string& t) {
+    return t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" || t == "llama_block" ||
+           t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" || t == "lm_head";
+}
+}  // namespace
+
+int checkpoint_block_count(const ModelSpec& spec) {
+    int n = 0;
+    for (const LayerSpec& l : spec.layers)
+        if (n == 0 || starts_checkpoint_block(l.type)) ++n;
+    return n;
+}
+
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
     return checkpoint_blocks(spec, *analyze_model_spec_shared(spec));
 }
@@ -511,11 +526,7 @@ std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec, const Spec
         }
     auto top_label = [&](int i) { return top_labels[i].empty() ? spec.layers[i].type : top_labels[i]; };
     for (int i = 0; i < n; ++i) {
-        const std::string& t = spec.layers[i].type;
-        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" || t == "llama_block" ||
-                            t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" ||
-                            t == "lm_head";
-        if (blocks.empty() || starts) {
+        if (blocks.empty() || starts_checkpoint_block(spec.layers[i].type)) {
             blocks.push_back({i, i, ""});
         } else {
             blocks.back().last = i;

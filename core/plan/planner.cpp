@@ -336,7 +336,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     plan.peak_phase = "setup: every buffer is allocated before the first step, so the peak holds from step 1";
 
     // checkpoint blocks and the arena
-    auto blocks = checkpoint_blocks(req.spec);
+    auto blocks = checkpoint_blocks(req.spec, rep);
     std::vector<bool> ck(blocks.size(), false);
     for (int b : plan.strategy.checkpoint_blocks) ck[static_cast<std::size_t>(b)] = true;
     for (auto& lp : plan.layers) {

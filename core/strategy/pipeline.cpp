@@ -164,12 +164,18 @@ Shape pipeline_layer_output(const ModelSpec& spec, int layer) {
 }
 
 int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int stage) {
-    const int a = split.first[static_cast<std::size_t>(stage)];
-    const std::shared_ptr<const SpecReport> rep = valid_report(spec);
-    int offset = 0;
-    for (const LayerReport& r : rep->layers)
-        if (top_of(r.path) < a) ++offset;
-    return offset;
+    return pipeline_node_offsets(spec, split)[static_cast<std::size_t>(stage)];
+}
+
+std::vector<int> pipeline_node_offsets(const ModelSpec& spec, const PipelineSplit& split) {
+    const std::shared_ptr<const SpecReport> rep = valid_report(spec);  // (one report for every stage)
+    std::vector<int> offsets(static_cast<std::size_t>(split.stages()), 0);
+    for (const LayerReport& r : rep->layers) {
+        const int top = top_of(r.path);
+        for (int k = 0; k < split.stages(); ++k)
+            if (top < split.first[static_cast<std::size_t>(k)]) ++offsets[static_cast<std::size_t>(k)];
+    }
+    return offsets;
 }
 
 std::vector<std::pair<bool, int>> pipeline_schedule(int stages, int stage, int m) {

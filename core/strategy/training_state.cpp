@@ -897,7 +897,7 @@ void TrainingState::build_layout(const ModelSpec& full_spec) {
     // where each stage's nodes start (the whole model's depth-first indices)
     std::vector<int> node_first;
     if (pipelined())
-        for (int k = 0; k < strategy_.pipeline; ++k) node_first.push_back(pipeline_node_offset(full_spec, pp_.split, k));
+        node_first = pipeline_node_offsets(full_spec, pp_.split);
     // a split head is the last layer: its node is the last one depth-first
     const int head_layer = all.empty() ? -1 : all.back().layer;
     std::size_t k_all = 0, k_here = 0;  // indices into the flat remaps' tensor offsets

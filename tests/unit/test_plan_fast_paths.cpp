@@ -1,8 +1,9 @@
-// The planner's fast paths (issue 46 item 6: a 70B plan in about a second) against the slower forms they
+// The planner's fast paths (issue 46 item 6: planning a 70B config quickly) against the slower forms they
 // replace, which stay in the code as the reference: the shared spec report against a fresh analysis (and a
 // spec changed after it was cached), the model's state bytes against its state_dict, the checkpoint blocks
 // from a given report against those from the spec, a pipeline stage's spec against the whole spec copied and
-// cut (the earlier construction), and the parameter counts against a hand account.
+// cut (the earlier construction), the block count and every stage's first node against the longer forms, and
+// a parameter count against a hand account.
 #include <QtTest>
 
 #include <map>
@@ -107,6 +108,8 @@ private slots:
                 QCOMPARE(a[i].label, b[i].label);
             }
         }
+        for (const char* name : {"seed-cnn", "mlp", "lenet5", "resnet-mini", "vit-tiny", "gpt-tiny", "llama-3.1-70b"})
+            QCOMPARE(checkpoint_block_count(preset_model(name)), static_cast<int>(checkpoint_blocks(preset_model(name)).size()));
         // llama-3.2-1b: the token embedding, 16 blocks, the final norm with the head after it
         QCOMPARE(checkpoint_blocks(preset_model("llama-3.2-1b")).size(), std::size_t{18});
     }
@@ -127,6 +130,16 @@ private slots:
                     layers += static_cast<int>(fast.layers.size());
                 }
                 QCOMPARE(layers, L);
+                // every stage's first node at once, against each stage's alone and a count of the report's rows
+                const std::vector<int> offsets = pipeline_node_offsets(spec, split);
+                const SpecReport rep = analyze_model_spec(spec);
+                for (int k = 0; k < K; ++k) {
+                    QCOMPARE(offsets[static_cast<std::size_t>(k)], pipeline_node_offset(spec, split, k));
+                    int before = 0;
+                    for (const LayerReport& r : rep.layers)
+                        if (std::stoi(r.path.substr(0, r.path.find('.'))) < split.first[static_cast<std::size_t>(k)]) ++before;
+                    QCOMPARE(offsets[static_cast<std::size_t>(k)], before);
+                }
             }
         }
     }
