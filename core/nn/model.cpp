@@ -76,7 +76,12 @@ bool backward_reads_y(const std::string& t) { return t == "relu" || t == "tanh" 
 
 Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& options)
     : spec_(spec), backend_(backend), options_(options) {
-    report_ = options_.part.stage_output ? validate_model_stage(spec_) : validate_model_spec(spec_);
+    if (options_.part.stage_output) {
+        report_ = std::make_shared<const SpecReport>(validate_model_stage(spec_));
+    } else {  // (shared with analyze_model_spec's cache: a model of a spec seen before copies no report)
+        report_ = analyze_model_spec_shared(spec_);
+        if (!report_->ok) throw InputError(report_->error_message);
+    }
     if (options_.batch < 1) throw InputError("batch size must be at least 1");
     if (!dtype_is_float(options_.dtype)) throw Error("internal: model dtype must be a float type");
     Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
@@ -92,7 +97,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     layer_options_.transformer_layers =
         options_.part.transformer_layers > 0 ? options_.part.transformer_layers : transformer_layer_count(spec_);
     {
-        auto blocks = checkpoint_blocks(spec_);
+        auto blocks = checkpoint_blocks(spec_, *report_);
         // units = checkpoint blocks; their slices of the flat buffers are laid out while building
         unit_of_top_.assign(spec_.layers.size(), 0);
         for (std::size_t u = 0; u < blocks.size(); ++u) {
@@ -206,9 +211,9 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
             for (Node* r : d.residuals) r->dx_body_full = d.dx_body.view(0, with_batch(options_.batch, r->in));
         }
     }
-    if (counted != report_.total_params)
+    if (counted != report_->total_params)
         throw Error("internal: parameter layout (" + std::to_string(counted) + ") disagrees with the spec report (" +
-                    std::to_string(report_.total_params) + ")");
+                    std::to_string(report_->total_params) + ")");
     // 2b) the recompute arena shared by the checkpointed blocks
     if (arena_bytes_ > 0) {
         arena_ = Tensor::empty(a, {static_cast<std::int64_t>(arena_bytes_)}, DType::u8, MemCategory::activations);
@@ -954,6 +959,16 @@ NamedTensor Model::named_param(const Node& n, std::size_t i, const std::string& 
         t.quantized_shape = d.shape;
     }
     return t;
+}
+
+Model::StateBytes Model::state_bytes() const {
+    StateBytes out;  // state_dict()'s tensors, in its order, without their names
+    for (Node* n : nodes_) {
+        for (std::size_t i = 0; i < n->params.size(); ++i)
+            if (!n->param_decls[i].tied_to_token_embedding) out.layer_param_bytes[n->index] += n->params[i].nbytes();
+        for (const Tensor& b : n->buffers) out.buffer_bytes += static_cast<double>(b.nbytes());
+    }
+    return out;
 }
 
 std::vector<NamedTensor> Model::state_dict() const {

@@ -184,7 +184,7 @@ public:
     Tensor& parameters() { return params_; }
     Tensor& gradients() { return grads_; }
     void zero_grad();
-    std::int64_t param_count() const { return report_.total_params; }  // the spec's values, no padding
+    std::int64_t param_count() const { return report_->total_params; }  // the spec's values, no padding
     // LoRA: the adapters' values (what is trained) and the frozen base's; 0 and 0 without LoRA
     std::int64_t lora_param_count() const { return lora_values_; }
     std::int64_t frozen_param_count() const { return frozen_values_; }
@@ -192,13 +192,20 @@ public:
     std::int64_t quantized_param_count() const { return quantized_values_; }
     std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
     std::vector<NamedTensor> state_dict() const;
+    // Of state_dict()'s tensors: each layer's parameter bytes as stored (a tied head's left out: they are the
+    // token embedding's) and all buffers' bytes, without building the names (the planner asks for every rank)
+    struct StateBytes {
+        std::map<int, std::size_t> layer_param_bytes;
+        double buffer_bytes = 0;
+    };
+    StateBytes state_bytes() const;
     // Weight-decay segments of the flat buffer (see ParamSegment).
     std::vector<ParamSegment> decay_segments() const;
     // True when the model takes token ids (its first layer is a token embedding).
     bool takes_tokens() const { return takes_tokens_; }
 
     const ModelSpec& spec() const { return spec_; }
-    const SpecReport& report() const { return report_; }
+    const SpecReport& report() const { return *report_; }
     const ModelOptions& options() const { return options_; }
     Backend& backend() { return backend_; }
 
@@ -245,7 +252,7 @@ private:
     bool mark_recompute(Seq& seq, std::size_t first, std::size_t last, bool out_valid);
 
     ModelSpec spec_;
-    SpecReport report_;
+    std::shared_ptr<const SpecReport> report_;  // never null once built
     Backend& backend_;
     ModelOptions options_;
     LayerOptions layer_options_;

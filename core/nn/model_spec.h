@@ -3,6 +3,7 @@
 // and the presets. Everything here is cheap and never touches a backend, so the GUI calls it on
 // every edit.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,8 @@ struct SpecReport {
 
 // Never throws for model errors: they land in the report (for the GUI).
 SpecReport analyze_model_spec(const ModelSpec& spec);
+// The same report, shared with the per-thread cache of the last few specs (no copy; never null).
+std::shared_ptr<const SpecReport> analyze_model_spec_shared(const ModelSpec& spec);
 // Throws InputError with report.error when the spec is invalid.
 SpecReport validate_model_spec(const ModelSpec& spec);
 // The same for a pipeline stage whose output goes to the next stage: its end is not checked against the
@@ -112,6 +115,10 @@ struct CheckpointBlock {
 bool relu_in_place_after(const std::string& producer_type);
 
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec);
+// The same from the spec's report (analyze_model_spec(spec)'s, or a stage's), without asking for it again.
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec, const SpecReport& report);
+// checkpoint_blocks(spec).size(), from the layers' types alone (no report, no labels)
+int checkpoint_block_count(const ModelSpec& spec);
 
 // ---- presets ----------------------------------------------------------------------------------------
 // image models (seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20) and tabular-mlp for tables

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -353,12 +354,13 @@ SpecReport analyze_model_spec_uncached(const ModelSpec& spec);
 
 // The last few specs analysed on this thread and their reports. The planner's search builds hundreds of
 // training states of one spec (each model, its strategy and its checkpoint blocks ask for the report), and the
-// analysis is a pure function of the spec: a spec equal to one analysed before gets the same report, copied.
+// analysis is a pure function of the spec: a spec equal to one analysed before gets the same report, shared
+// (analyze_model_spec_shared) or copied (analyze_model_spec).
 struct SpecReportCache {
     static constexpr std::size_t kEntries = 8;
-    std::deque<std::pair<ModelSpec, SpecReport>> entries;  // most recent first
+    std::deque<std::pair<ModelSpec, std::shared_ptr<const SpecReport>>> entries;  // most recent first
 
-    SpecReport get(const ModelSpec& spec) {
+    std::shared_ptr<const SpecReport> get(const ModelSpec& spec) {
         for (auto it = entries.begin(); it != entries.end(); ++it)
             if (it->first == spec) {
                 if (it != entries.begin()) {
@@ -368,7 +370,7 @@ struct SpecReportCache {
                 }
                 return entries.front().second;
             }
-        SpecReport r = analyze_model_spec_uncached(spec);
+        auto r = std::make_shared<const SpecReport>(analyze_model_spec_uncached(spec));
         entries.emplace_front(spec, r);
         if (entries.size() > kEntries) entries.pop_back();
         return r;
@@ -377,10 +379,12 @@ struct SpecReportCache {
 
 }  // namespace
 
-SpecReport analyze_model_spec(const ModelSpec& spec) {
+std::shared_ptr<const SpecReport> analyze_model_spec_shared(const ModelSpec& spec) {
     thread_local SpecReportCache cache;
     return cache.get(spec);
 }
+
+SpecReport analyze_model_spec(const ModelSpec& spec) { return *analyze_model_spec_shared(spec); }
 
 namespace {
 
@@ -491,9 +495,27 @@ bool relu_in_place_after(const std::string& t) {
            t == "dropout" || t == "residual";
 }
 
+namespace {
+// A layer that starts a checkpoint block (the layers after it up to the next such join its block).
+bool starts_checkpoint_block(const std::string& t) {
+    return t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" || t == "llama_block" ||
+           t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" || t == "lm_head";
+}
+}  // namespace
+
+int checkpoint_block_count(const ModelSpec& spec) {
+    int n = 0;
+    for (const LayerSpec& l : spec.layers)
+        if (n == 0 || starts_checkpoint_block(l.type)) ++n;
+    return n;
+}
+
 std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
+    return checkpoint_blocks(spec, *analyze_model_spec_shared(spec));
+}
+
+std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec, const SpecReport& rep) {
     std::vector<CheckpointBlock> blocks;
-    SpecReport rep = analyze_model_spec(spec);
     const int n = static_cast<int>(spec.layers.size());
     // Labels of the top-level layers, found in one pass (a search per block was quadratic).
     std::vector<std::string> top_labels(spec.layers.size());
@@ -504,11 +526,7 @@ std::vector<CheckpointBlock> checkpoint_blocks(const ModelSpec& spec) {
         }
     auto top_label = [&](int i) { return top_labels[i].empty() ? spec.layers[i].type : top_labels[i]; };
     for (int i = 0; i < n; ++i) {
-        const std::string& t = spec.layers[i].type;
-        const bool starts = t == "conv2d" || t == "linear" || t == "residual" || t == "transformer_block" || t == "llama_block" ||
-                            t == "token_embedding" || t == "patch_embedding" || t == "self_attention" || t == "mlp" ||
-                            t == "lm_head";
-        if (blocks.empty() || starts) {
+        if (blocks.empty() || starts_checkpoint_block(spec.layers[i].type)) {
             blocks.push_back({i, i, ""});
         } else {
             blocks.back().last = i;

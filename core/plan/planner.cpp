@@ -89,7 +89,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         throw InputError(HR_MSG("plan.bad_rank", "rank %1 does not exist with %2 ranks (0..%3)"),
                          {std::to_string(req.rank), std::to_string(N), std::to_string(N - 1)});
     plan.strategy = resolve_strategy(req.strategy, req.spec, req.batch, N, std::max(0, req.rank));
-    SpecReport rep = validate_model_spec(req.spec);
+    const std::shared_ptr<const SpecReport> shared_rep = analyze_model_spec_shared(req.spec);  // (no copy)
+    if (!shared_rep->ok) throw InputError(shared_rep->error_message);
+    const SpecReport& rep = *shared_rep;
     if (req.strategy.checkpoint == "auto") {
         // auto: the cheapest set of blocks (by recompute FLOPs per byte saved) that fits the device
         PlanRequest fixed = req;
@@ -159,9 +161,9 @@ MemoryPlan predict_memory(const PlanRequest& request) {
             b.arena = st.model().recompute_arena_bytes();
             b.recompute = st.model().recompute_work();
             b.layout = st.shard_layout();
-            for (const NamedTensor& t : st.model().state_dict())
-                if (t.is_buffer()) b.buffer_bytes += static_cast<double>(t.tensor.nbytes());
-                else if (!t.tied) b.layer_param_bytes[t.layer] += t.tensor.nbytes();
+            Model::StateBytes sb = st.model().state_bytes();  // (state_dict's tensors, without names)
+            b.buffer_bytes = sb.buffer_bytes;
+            b.layer_param_bytes = std::move(sb.layer_param_bytes);
             StepRecorder walk(CategoryBytes{}, -1, r);
             st.walk_step_timeline(walk);
             b.timeline = walk.finish();
@@ -334,7 +336,7 @@ MemoryPlan predict_memory(const PlanRequest& request) {
     plan.peak_phase = "setup: every buffer is allocated before the first step, so the peak holds from step 1";
 
     // checkpoint blocks and the arena
-    auto blocks = checkpoint_blocks(req.spec);
+    auto blocks = checkpoint_blocks(req.spec, rep);
     std::vector<bool> ck(blocks.size(), false);
     for (int b : plan.strategy.checkpoint_blocks) ck[static_cast<std::size_t>(b)] = true;
     for (auto& lp : plan.layers) {

@@ -184,8 +184,7 @@ CheckpointMapper CheckpointMapper::rank_part(const Model& model, const ModelSpec
     for (std::size_t i = 0; i < here.size(); ++i) here_by_name[here[i].name] = i;
     // where each stage's nodes start (the whole model's depth-first indices)
     std::vector<int> node_first;
-    if (pipelined)
-        for (int k = 0; k < s.pipeline; ++k) node_first.push_back(pipeline_node_offset(full_spec, split, k));
+    if (pipelined) node_first = pipeline_node_offsets(full_spec, split);
     // a split head is the last layer: its node is the last one depth-first
     const int head_layer = all.empty() ? -1 : all.back().layer;
     std::size_t k_all = 0, k_here = 0;  // indices into the flat remaps' tensor offsets

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "base/error.h"
 
@@ -10,6 +11,13 @@ namespace hr {
 namespace {
 
 int top_of(const std::string& path) { return std::stoi(path.substr(0, path.find('.'))); }
+
+// The spec's report, shared with analyze_model_spec's cache (no copy); InputError when the spec is invalid.
+std::shared_ptr<const SpecReport> valid_report(const ModelSpec& spec) {
+    std::shared_ptr<const SpecReport> rep = analyze_model_spec_shared(spec);
+    if (!rep->ok) throw InputError(rep->error_message);
+    return rep;
+}
 
 }  // namespace
 
@@ -20,7 +28,8 @@ std::string PipelineSplit::text() const {
 }
 
 std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, std::int64_t batch) {
-    const SpecReport rep = validate_model_spec(spec);
+    const std::shared_ptr<const SpecReport> shared = valid_report(spec);
+    const SpecReport& rep = *shared;
     std::vector<double> cost(spec.layers.size(), 0.0);
     for (const LayerReport& r : rep.layers) {
         if (r.type == "residual") continue;  // its layers are counted
@@ -115,8 +124,11 @@ PipelineSplit pipeline_split(const ModelSpec& spec, int stages, const std::vecto
 
 ModelSpec pipeline_stage_spec(const ModelSpec& spec, const PipelineSplit& split, int stage) {
     const int a = split.first[static_cast<std::size_t>(stage)], b = split.first[static_cast<std::size_t>(stage) + 1];
-    ModelSpec s = spec;
+    ModelSpec s;  // the spec's fields with the stage's layers only (a copy of every layer was most of its cost)
     s.name = spec.name + " (stage " + std::to_string(stage) + ")";
+    s.input_shape = spec.input_shape;
+    s.num_classes = spec.num_classes;
+    s.loss = spec.loss;
     s.layers.assign(spec.layers.begin() + a, spec.layers.begin() + b);
     // a head tied to the token embedding, in a later stage than the embedding's: that stage holds a copy
     // of the weight (its own parameter; the two stages sum their gradients, pipeline_copies_tied_head)
@@ -144,19 +156,26 @@ bool pipeline_has_tied_head(const ModelSpec& spec) {
 }
 
 Shape pipeline_layer_output(const ModelSpec& spec, int layer) {
-    const SpecReport rep = validate_model_spec(spec);
-    for (const LayerReport& r : rep.layers)
-        if (r.path == std::to_string(layer)) return r.output_shape;
+    const std::shared_ptr<const SpecReport> rep = valid_report(spec);
+    const std::string path = std::to_string(layer);
+    for (const LayerReport& r : rep->layers)
+        if (r.path == path) return r.output_shape;
     throw Error("internal: the model has no top-level layer " + std::to_string(layer));
 }
 
 int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int stage) {
-    const int a = split.first[static_cast<std::size_t>(stage)];
-    const SpecReport rep = validate_model_spec(spec);
-    int offset = 0;
-    for (const LayerReport& r : rep.layers)
-        if (top_of(r.path) < a) ++offset;
-    return offset;
+    return pipeline_node_offsets(spec, split)[static_cast<std::size_t>(stage)];
+}
+
+std::vector<int> pipeline_node_offsets(const ModelSpec& spec, const PipelineSplit& split) {
+    const std::shared_ptr<const SpecReport> rep = valid_report(spec);  // (one report for every stage)
+    std::vector<int> offsets(static_cast<std::size_t>(split.stages()), 0);
+    for (const LayerReport& r : rep->layers) {
+        const int top = top_of(r.path);
+        for (int k = 0; k < split.stages(); ++k)
+            if (top < split.first[static_cast<std::size_t>(k)]) ++offsets[static_cast<std::size_t>(k)];
+    }
+    return offsets;
 }
 
 std::vector<std::pair<bool, int>> pipeline_schedule(int stages, int stage, int m) {

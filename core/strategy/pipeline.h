@@ -50,6 +50,8 @@ bool pipeline_has_tied_head(const ModelSpec& spec);
 Shape pipeline_layer_output(const ModelSpec& spec, int layer);
 // Depth-first index of stage s's first node in the whole model (the ledger's layer ids).
 int pipeline_node_offset(const ModelSpec& spec, const PipelineSplit& split, int stage);
+// pipeline_node_offset of every stage, from one report
+std::vector<int> pipeline_node_offsets(const ModelSpec& spec, const PipelineSplit& split);
 
 // The 1F1B order of one step on stage s of K with m micro-batches: (forward?, micro-batch) in turn.
 std::vector<std::pair<bool, int>> pipeline_schedule(int stages, int stage, int micro_batches);

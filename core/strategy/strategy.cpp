@@ -269,7 +269,7 @@ ResolvedStrategy resolve_strategy(const StrategyConfig& s, const ModelSpec& spec
         r.micro_batch = batch;
         r.accumulate = 1;
     }
-    const int nblocks = static_cast<int>(checkpoint_blocks(spec).size());
+    const int nblocks = checkpoint_block_count(spec);
     r.checkpoint_blocks = parse_checkpoint(s.checkpoint, nblocks);
     r.recompute_attention = split_checkpoint(s.checkpoint).first;
     r.offload_optimizer = s.offload_optimizer || s.offload_parameters;
