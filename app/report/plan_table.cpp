@@ -3,6 +3,10 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -128,50 +132,82 @@ FineTuningCells fineTuningCells(const hr::PlanRequest& request, std::size_t budg
     // costs, like for like; a cell over the budget is marked, "-" where the search has no such row.
     const std::string precision = request.strategy.precision == "fp16" ? "bf16" : request.strategy.precision;
     const std::string checkpointOn = request.strategy.checkpoint == "every:2" ? "every:2" : "all";
-    for (const Method& m : methods) {
-        std::vector<std::vector<std::vector<QString>>> cell(2, std::vector<std::vector<QString>>(2, std::vector<QString>(cards.size(), QStringLiteral("-"))));
-        for (std::size_t k = 0; k < cards.size(); ++k) {
-            hr::PlanRequest r = request;
-            r.strategy.lora_rank = m.lora;
-            r.strategy.quantize_base = m.quantize;
-            if (m.lora == 0) r.strategy.lora_alpha = 0;
-            r.world_size = cards[k];
-            if (r.world_size > 1) {
-                r.strategy.shard = "dp";
-                r.strategy.rank_batch.clear();
-                if (r.batch % r.world_size != 0) r.batch = ((r.batch + r.world_size - 1) / r.world_size) * r.world_size;
-            }
-            hr::PlanSearch s;
-            try {
-                s = hr::search_plans(r, budget);
-            } catch (const hr::Error&) {
-                continue;  // a layout this model cannot take: "-"
-            }
-            for (int ck = 0; ck < 2; ++ck)
-                for (int z = 0; z < 2; ++z) {
-                    const hr::PlanCandidate* pick = nullptr;
-                    int pickDistance = 0;
-                    for (const hr::PlanCandidate& c : s.candidates) {
-                        const hr::StrategyConfig& cs = c.strategy;
-                        if (cs.precision != precision || cs.checkpoint != (ck ? checkpointOn : std::string("none")) ||
-                            cs.micro_batch != 0 || cs.tp_head > 1 || cs.pipeline > 1 || (cs.shard == "zero3") != (z == 1) ||
-                            (!z && r.world_size > 1 && cs.shard != "dp"))
-                            continue;
-                        // the asked optimizer placement, else the nearest the search kept (one card's ZeRO-3
-                        // offloads the parameters; an offload that moves nothing is left out of the search)
-                        const int distance = int(cs.offload_optimizer != request.strategy.offload_optimizer) +
-                                             int(cs.offload_parameters != request.strategy.offload_parameters);
-                        if (!pick || distance < pickDistance) pick = &c, pickDistance = distance;
-                    }
-                    if (!pick) continue;
-                    const QString bytes = QString::fromStdString(hr::format_bytes(hr::plan_fit_bytes(pick->plan)));
-                    cell[ck][z][k] = pick->fits ? bytes : PlanTable::tr("%1 (over)").arg(bytes);
-                }
+    // cell[method][checkpointing][zero3][card]
+    std::vector<std::vector<std::vector<std::vector<QString>>>> cell(
+        methods.size(), std::vector<std::vector<std::vector<QString>>>(
+                            2, std::vector<std::vector<QString>>(2, std::vector<QString>(cards.size(), QStringLiteral("-")))));
+    // one search a method and card count, only the combinations a cell can be (search_plans' `only`), on as
+    // many threads as the machine has (each search is independent; the planner's caches are per thread)
+    auto fill = [&](std::size_t task) {
+        const Method& m = methods[task / cards.size()];
+        const std::size_t k = task % cards.size();
+        hr::PlanRequest r = request;
+        r.strategy.lora_rank = m.lora;
+        r.strategy.quantize_base = m.quantize;
+        if (m.lora == 0) r.strategy.lora_alpha = 0;
+        r.world_size = cards[k];
+        if (r.world_size > 1) {
+            r.strategy.shard = "dp";
+            r.strategy.rank_batch.clear();
+            if (r.batch % r.world_size != 0) r.batch = ((r.batch + r.world_size - 1) / r.world_size) * r.world_size;
+        }
+        auto inCell = [&](const hr::StrategyConfig& cs, int ck, int z) {
+            return cs.precision == precision && cs.checkpoint == (ck ? checkpointOn : std::string("none")) &&
+                   cs.micro_batch == 0 && cs.tp_head <= 1 && cs.pipeline <= 1 && (cs.shard == "zero3") == (z == 1) &&
+                   (z || r.world_size == 1 || cs.shard == "dp");
+        };
+        hr::PlanSearch s;
+        try {
+            s = hr::search_plans(r, budget, [&](const hr::StrategyConfig& cs) {
+                return inCell(cs, 0, 0) || inCell(cs, 0, 1) || inCell(cs, 1, 0) || inCell(cs, 1, 1);
+            });
+        } catch (const hr::Error&) {
+            return;  // a layout this model cannot take: "-"
         }
         for (int ck = 0; ck < 2; ++ck)
             for (int z = 0; z < 2; ++z) {
+                const hr::PlanCandidate* pick = nullptr;
+                int pickDistance = 0;
+                for (const hr::PlanCandidate& c : s.candidates) {
+                    if (!inCell(c.strategy, ck, z)) continue;
+                    // the asked optimizer placement, else the nearest the search kept (one card's ZeRO-3
+                    // offloads the parameters; an offload that moves nothing is left out of the search)
+                    const int distance = int(c.strategy.offload_optimizer != request.strategy.offload_optimizer) +
+                                         int(c.strategy.offload_parameters != request.strategy.offload_parameters);
+                    if (!pick || distance < pickDistance) pick = &c, pickDistance = distance;
+                }
+                if (!pick) continue;
+                const QString bytes = QString::fromStdString(hr::format_bytes(hr::plan_fit_bytes(pick->plan)));
+                cell[task / cards.size()][std::size_t(ck)][std::size_t(z)][k] =
+                    pick->fits ? bytes : PlanTable::tr("%1 (over)").arg(bytes);
+            }
+    };
+    const std::size_t tasks = methods.size() * cards.size();
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failed;
+    std::mutex failedMutex;
+    auto worker = [&] {
+        for (std::size_t t; (t = next++) < tasks;) {
+            try {
+                fill(t);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failedMutex);
+                if (!failed) failed = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    const std::size_t extra = std::min<std::size_t>(tasks, std::max(1u, std::thread::hardware_concurrency())) - 1;
+    for (std::size_t i = 0; i < extra; ++i) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
+    if (failed) std::rethrow_exception(failed);
+    for (std::size_t mi = 0; mi < methods.size(); ++mi) {
+        const Method& m = methods[mi];
+        for (int ck = 0; ck < 2; ++ck)
+            for (int z = 0; z < 2; ++z) {
                 QStringList row = {m.name, ck ? PlanTable::tr("on") : PlanTable::tr("none"), z ? PlanTable::tr("yes") : PlanTable::tr("no")};
-                for (std::size_t k = 0; k < cards.size(); ++k) row << cell[ck][z][k];
+                for (std::size_t k = 0; k < cards.size(); ++k) row << cell[mi][std::size_t(ck)][std::size_t(z)][k];
                 rows.push_back(row);
             }
     }

@@ -427,7 +427,7 @@ static bool adds_nothing(const MemoryPlan& a, const MemoryPlan& b) {
            a.strategy.offload_parameters == b.strategy.offload_parameters;
 }
 
-PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
+PlanSearch search_plans(const PlanRequest& base, std::size_t budget, const std::function<bool(const StrategyConfig&)>& only) {
     PlanSearch out;
     out.budget = budget;
     std::vector<std::string> precisions = {"fp32", "bf16"};
@@ -511,6 +511,7 @@ PlanSearch search_plans(const PlanRequest& base, std::size_t budget) {
                         r.strategy.accumulate = 1;
                         r.strategy.offload_optimizer = off >= 1;
                         r.strategy.offload_parameters = off == 2;
+                        if (only && !only(r.strategy)) continue;
                         PlanCandidate c;
                         c.strategy = r.strategy;
                         try {

@@ -8,6 +8,7 @@
 // batch), so it predicts every rank's ledger exactly, for any world size, without the devices (what-if:
 // "8 GPUs, zero3").
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,7 +162,10 @@ struct PlanSearch {
 // blocks), or offload that moves nothing off the device (SGD without momentum in fp32). The fitting
 // candidates on the Pareto front of device memory and predicted step time are marked (ties: the first
 // in the ranking).
-PlanSearch search_plans(const PlanRequest& base, std::size_t budget_bytes);
+// `only`, when given, picks the combinations to predict before any is (the rest are neither predicted nor
+// listed): a view of this one enumeration for a caller that needs a few of its rows (the fine-tuning table).
+PlanSearch search_plans(const PlanRequest& base, std::size_t budget_bytes,
+                        const std::function<bool(const StrategyConfig&)>& only = {});
 
 // Free memory of a device: MemAvailable for "cpu", cudaMemGetInfo for a present GPU, the table's
 // capacity for a GPU planned for without having it; InputError for an unknown device.
