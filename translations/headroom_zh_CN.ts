@@ -8050,6 +8050,76 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>layout.d</name>
+    <message>
+        <source>%1 data-parallel replicas (%2)</source>
+        <translation>%1 个数据并行副本（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.k</name>
+    <message>
+        <source>%1 pipeline stages</source>
+        <translation>%1 个流水线阶段</translation>
+    </message>
+</context>
+<context>
+    <name>layout.kd</name>
+    <message>
+        <source>%1 pipeline stages x %2 data-parallel replicas (%3)</source>
+        <translation>%1 个流水线阶段 × %2 个数据并行副本（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.kt</name>
+    <message>
+        <source>%1 pipeline stages x %2 split-head ranks</source>
+        <translation>%1 个流水线阶段 × %2 个拆分输出头进程</translation>
+    </message>
+</context>
+<context>
+    <name>layout.ktd</name>
+    <message>
+        <source>%1 pipeline stages x %2 split-head ranks x %3 data-parallel replicas (%4)</source>
+        <translation>%1 个流水线阶段 × %2 个拆分输出头进程 × %3 个数据并行副本（%4）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.one</name>
+    <message>
+        <source>one process</source>
+        <translation>单进程</translation>
+    </message>
+</context>
+<context>
+    <name>layout.one_sharded</name>
+    <message>
+        <source>one process (%1)</source>
+        <translation>单进程（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.t</name>
+    <message>
+        <source>%1 split-head ranks</source>
+        <translation>%1 个拆分输出头进程</translation>
+    </message>
+</context>
+<context>
+    <name>layout.td</name>
+    <message>
+        <source>%1 split-head ranks x %2 data-parallel replicas (%3)</source>
+        <translation>%1 个拆分输出头进程 × %2 个数据并行副本（%3）</translation>
+    </message>
+</context>
+<context>
+    <name>layout.unknown_choice</name>
+    <message>
+        <source>unknown layout &apos;%1&apos;</source>
+        <translation>未知的布局“%1”</translation>
+    </message>
+</context>
+<context>
     <name>model.lora_no_linear</name>
     <message>
         <source>--lora %1 adds adapters to linear layers and transformer projections, but this model has neither; leave --lora out</source>
@@ -9142,6 +9212,13 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>strategy.lora_alpha</name>
+    <message>
+        <source>--lora-alpha must be a number from 0 (the rank) to 1000000</source>
+        <translation>--lora-alpha 必须是 0（即秩）到 1000000 之间的数</translation>
+    </message>
+</context>
+<context>
     <name>strategy.lora_dropout</name>
     <message>
         <source>--lora-dropout must be a probability from 0 up to (not including) 1, got %1</source>
@@ -9156,13 +9233,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
-    <name>strategy.lora_alpha</name>
-    <message>
-        <source>--lora-alpha must be a number from 0 (the rank) to 1000000</source>
-        <translation>--lora-alpha 必须是 0（即秩）到 1000000 之间的数</translation>
-    </message>
-</context>
-<context>
     <name>strategy.lora_offload</name>
     <message>
         <source>--lora trains small adapters on a frozen model: it does not combine with --offload-params (one process, --shard dp, the ZeRO stages, --pipeline and --tp-head do)</source>
@@ -9174,6 +9244,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>--lora must be between 1 and 4096 (the adapters&apos; rank), got %1</source>
         <translation>--lora 必须在 1 到 4096 之间（适配器的秩），实际为 %1</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_targets</name>
+    <message>
+        <source>--lora-targets %1: &apos;%2&apos; is not one of peft&apos;s projection names or is repeated; give a comma list of %3</source>
+        <translation>--lora-targets %1：&apos;%2&apos; 不是 peft 的投影名称之一，或重复出现；请给出以逗号分隔的 %3 列表</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.lora_targets_where</name>
+    <message>
+        <source>--lora-targets chooses the projections of a LLaMA-family model&apos;s blocks that get LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and linear layers adapt all their projections)</source>
+        <translation>--lora-targets 选择 LLaMA 系列模型各块中加 LoRA 适配器的投影；它需要 --lora R 以及由 llama_block 层组成的模型（GPT 和线性层会适配其全部投影）</translation>
     </message>
 </context>
 <context>
@@ -9237,6 +9321,13 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>--pipeline %1 needs a multiple of %1 ranks (K stages x D data-parallel replicas), but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)</source>
         <translation>--pipeline %1 需要 %1 的整数倍个 rank（K 个阶段 × D 个数据并行副本），但本次运行有 %2 个；请在 %1 个、2 × %1 个……rank 上启动（--ranks，或 mpirun -np）</translation>
+    </message>
+</context>
+<context>
+    <name>strategy.pipeline_zero</name>
+    <message>
+        <source>--pipeline %1 with --shard %2 is not built: a stage&apos;s models in flight share one gradient buffer and a tied head sums whole gradients, which zero2 and zero3 would shard; give --shard zero1 (each stage&apos;s optimizer state sharded over its %3 replicas) or dp</source>
+        <translation>--pipeline %1 与 --shard %2 的组合尚未实现：一个阶段中同时在途的各模型共用一个梯度缓冲区，绑定的输出头要对完整的梯度求和，而 zero2 和 zero3 会把梯度分片；请使用 --shard zero1（每个阶段的优化器状态分片到它的 %3 个副本上）或 dp</translation>
     </message>
 </context>
 <context>
@@ -9335,83 +9426,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>--tp-head %1 splits the head over %1 ranks (T x D: D data-parallel replicas of it on T x D ranks), but the run has %2; start it on %1 ranks, or 2 x %1, ... (--ranks, or mpirun -np)</source>
         <translation>--tp-head %1 把输出头拆分到 %1 个进程上（T x D：在 T x D 个进程上得到它的 D 个数据并行副本），但本次运行有 %2 个进程；请在 %1 个、2 x %1 个……进程上启动（--ranks，或 mpirun -np）</translation>
-    </message>
-</context>
-<context>
-    <name>layout.d</name>
-    <message>
-        <source>%1 data-parallel replicas (%2)</source>
-        <translation>%1 个数据并行副本（%2）</translation>
-    </message>
-</context>
-<context>
-    <name>layout.k</name>
-    <message>
-        <source>%1 pipeline stages</source>
-        <translation>%1 个流水线阶段</translation>
-    </message>
-</context>
-<context>
-    <name>layout.kd</name>
-    <message>
-        <source>%1 pipeline stages x %2 data-parallel replicas (%3)</source>
-        <translation>%1 个流水线阶段 × %2 个数据并行副本（%3）</translation>
-    </message>
-</context>
-<context>
-    <name>layout.kt</name>
-    <message>
-        <source>%1 pipeline stages x %2 split-head ranks</source>
-        <translation>%1 个流水线阶段 × %2 个拆分输出头进程</translation>
-    </message>
-</context>
-<context>
-    <name>layout.ktd</name>
-    <message>
-        <source>%1 pipeline stages x %2 split-head ranks x %3 data-parallel replicas (%4)</source>
-        <translation>%1 个流水线阶段 × %2 个拆分输出头进程 × %3 个数据并行副本（%4）</translation>
-    </message>
-</context>
-<context>
-    <name>layout.one</name>
-    <message>
-        <source>one process</source>
-        <translation>单进程</translation>
-    </message>
-</context>
-<context>
-    <name>layout.one_sharded</name>
-    <message>
-        <source>one process (%1)</source>
-        <translation>单进程（%1）</translation>
-    </message>
-</context>
-<context>
-    <name>layout.t</name>
-    <message>
-        <source>%1 split-head ranks</source>
-        <translation>%1 个拆分输出头进程</translation>
-    </message>
-</context>
-<context>
-    <name>layout.td</name>
-    <message>
-        <source>%1 split-head ranks x %2 data-parallel replicas (%3)</source>
-        <translation>%1 个拆分输出头进程 × %2 个数据并行副本（%3）</translation>
-    </message>
-</context>
-<context>
-    <name>layout.unknown_choice</name>
-    <message>
-        <source>unknown layout &apos;%1&apos;</source>
-        <translation>未知的布局“%1”</translation>
-    </message>
-</context>
-<context>
-    <name>strategy.pipeline_zero</name>
-    <message>
-        <source>--pipeline %1 with --shard %2 is not built: a stage&apos;s models in flight share one gradient buffer and a tied head sums whole gradients, which zero2 and zero3 would shard; give --shard zero1 (each stage&apos;s optimizer state sharded over its %3 replicas) or dp</source>
-        <translation>--pipeline %1 与 --shard %2 的组合尚未实现：一个阶段中同时在途的各模型共用一个梯度缓冲区，绑定的输出头要对完整的梯度求和，而 zero2 和 zero3 会把梯度分片；请使用 --shard zero1（每个阶段的优化器状态分片到它的 %3 个副本上）或 dp</translation>
     </message>
 </context>
 <context>
@@ -9702,6 +9716,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>timeline.phase_gather</name>
+    <message>
+        <source>the gather of unit %1&apos;s parameters</source>
+        <translation>收集单元 %1 的参数</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_head_reduce</name>
+    <message>
+        <source>the all-reduce of the split head&apos;s input gradient</source>
+        <translation>拆分输出头的输入梯度全归约</translation>
+    </message>
+</context>
+<context>
     <name>timeline.phase_loss</name>
     <message>
         <source>the loss</source>
@@ -9713,34 +9741,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>the offload transfers</source>
         <translation>卸载传输</translation>
-    </message>
-</context>
-<context>
-    <name>timeline.phase_recompute</name>
-    <message>
-        <source>the recompute of checkpointed block %1</source>
-        <translation>检查点块 %1 的重算</translation>
-    </message>
-</context>
-<context>
-    <name>timeline.phase_reduce</name>
-    <message>
-        <source>the gradient reduction</source>
-        <translation>梯度归约</translation>
-    </message>
-</context>
-<context>
-    <name>timeline.phase_gather</name>
-    <message>
-        <source>the gather of unit %1's parameters</source>
-        <translation>收集单元 %1 的参数</translation>
-    </message>
-</context>
-<context>
-    <name>timeline.phase_head_reduce</name>
-    <message>
-        <source>the all-reduce of the split head's input gradient</source>
-        <translation>拆分输出头的输入梯度全归约</translation>
     </message>
 </context>
 <context>
@@ -9762,6 +9762,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>the copy of the input into the first stage</source>
         <translation>把输入复制到第一个阶段</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_recompute</name>
+    <message>
+        <source>the recompute of checkpointed block %1</source>
+        <translation>检查点块 %1 的重算</translation>
+    </message>
+</context>
+<context>
+    <name>timeline.phase_reduce</name>
+    <message>
+        <source>the gradient reduction</source>
+        <translation>梯度归约</translation>
     </message>
 </context>
 <context>
@@ -10070,20 +10084,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>What-if: validation loss %1 per token as trained, %2 after (%3; perplexity %4) over %5 tokens; the weights take %6 stored so instead of %7</source>
         <translation>假设分析：在 %5 个词元上，按训练所得的验证损失为每词元 %1，变换后为 %2（%3；困惑度 %4）；这样存储时权重占 %6，原为 %7</translation>
-    </message>
-</context>
-<context>
-    <name>strategy.lora_targets</name>
-    <message>
-        <source>--lora-targets %1: &apos;%2&apos; is not one of peft&apos;s projection names or is repeated; give a comma list of %3</source>
-        <translation>--lora-targets %1：&apos;%2&apos; 不是 peft 的投影名称之一，或重复出现；请给出以逗号分隔的 %3 列表</translation>
-    </message>
-</context>
-<context>
-    <name>strategy.lora_targets_where</name>
-    <message>
-        <source>--lora-targets chooses the projections of a LLaMA-family model&apos;s blocks that get LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and linear layers adapt all their projections)</source>
-        <translation>--lora-targets 选择 LLaMA 系列模型各块中加 LoRA 适配器的投影；它需要 --lora R 以及由 llama_block 层组成的模型（GPT 和线性层会适配其全部投影）</translation>
     </message>
 </context>
 </TS>
