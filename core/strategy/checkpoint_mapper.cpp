@@ -128,7 +128,11 @@ CheckpointMapper CheckpointMapper::whole_model(const Model& model, const Resolve
         m.stretches_.push_back(st);
     }
     std::size_t k = 0, run = 0;
-    std::vector<std::pair<const void*, std::int64_t>> placed;  // (view, flat offset) of each untied trainable tensor
+    // (view, flat offset) of each untied trainable tensor; a view is its storage and byte offset (a dry run's
+    // storage holds no memory: no address to compare)
+    using ViewKey = std::pair<const void*, std::size_t>;
+    const auto key = [](const Tensor& t) { return ViewKey{t.storage().get(), t.byte_offset()}; };
+    std::vector<std::pair<ViewKey, std::int64_t>> placed;
     const std::vector<NamedTensor> here = model.state_dict();
     for (std::size_t i = 0; i < here.size(); ++i) {
         const NamedTensor& nt = here[i];
@@ -144,11 +148,11 @@ CheckpointMapper CheckpointMapper::whole_model(const Model& model, const Resolve
                 ++run;
             if (run < remap.runs.size())
                 p.canonical_offset = p.run_offset - remap.runs[run].run_offset + remap.runs[run].canonical_offset;
-            placed.push_back({nt.tensor.raw(), p.run_offset});
+            placed.push_back({key(nt.tensor), p.run_offset});
         }
         if (nt.tied)  // a tied head: the token embedding's weight (the same view; the model's first), from its place
             for (const auto& [view, off] : placed)
-                if (view == nt.tensor.raw()) {
+                if (view == key(nt.tensor)) {
                     p.param_offset = off;
                     break;
                 }
