@@ -36,7 +36,7 @@ function(hr_add_sanitize_tests)
   file(GLOB tests CONFIGURE_DEPENDS ${dir}/unit/test_*.cpp)
   foreach(src IN LISTS tests)
     file(READ ${src} text)
-    string(FIND "${text}" "HR_BINARY_DIR \"/headroom\"" needs_app)
+    string(FIND "${text}" "qbinary_path(\"headroom\")" needs_app)
     if(NOT needs_app EQUAL -1)
       continue()
     endif()
@@ -46,7 +46,7 @@ function(hr_add_sanitize_tests)
     add_test(NAME sanitize_${name} COMMAND test_${name})
     # detect_leaks: LeakSanitizer is part of ASan; halt_on_error is the default for ASan.
     set_tests_properties(sanitize_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
-      ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};${HEADROOM_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
+      ENVIRONMENT "${HR_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
   endforeach()
   # The window's tests (tests/gui) under the same sanitizers: the session thread, the rank relay and the
   # window's teardown are where object lifetimes cross threads. Qt's own allocations that live until
@@ -62,7 +62,7 @@ function(hr_add_sanitize_tests)
     add_dependencies(test_${name} headroom)  # some start the headroom binary (ranks, the CLI)
     add_test(NAME sanitize_gui_${name} COMMAND test_${name})
     set_tests_properties(sanitize_gui_${name} PROPERTIES LABELS "sanitize" TIMEOUT 1500
-      ENVIRONMENT "QT_QPA_PLATFORM=offscreen;HEADROOM_SOURCE_DIR=${CMAKE_SOURCE_DIR};${HEADROOM_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=0:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
+      ENVIRONMENT "${HR_TEST_ENVIRONMENT};ASAN_OPTIONS=detect_leaks=0:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1")
   endforeach()
   add_subdirectory(${dir}/fuzz ${CMAKE_BINARY_DIR}/tests/fuzz)
 endfunction()

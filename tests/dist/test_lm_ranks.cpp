@@ -43,7 +43,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 using Result = hrtest::ProcessResult;
 

@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 // A small run: an MLP on synthetic data, global batch 66 (an even split on 1, 2 and 3 ranks), 4 steps
 // an epoch, so 10 steps stop mid-epoch.

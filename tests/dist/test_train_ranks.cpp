@@ -35,7 +35,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 // The same small run everywhere: an MLP on synthetic data, 4 steps of a global batch of 64.
 QStringList runFlags(const QString& out, const QString& db) {

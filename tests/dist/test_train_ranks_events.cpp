@@ -18,7 +18,7 @@
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 QStringList shortRun(const QString& out) {
     return {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256", "--test-limit", "64",

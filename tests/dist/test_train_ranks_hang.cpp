@@ -25,7 +25,7 @@
 
 namespace {
 
-const QString kHangHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHangHeadroom = hrtest::qbinary_path("headroom");
 constexpr double kHangGrace = 2;  // HEADROOM_STOP_GRACE
 constexpr int kSpinStep = 6;      // the first checkpoint is step 5 (--save-every 5): the rank spins right after it
 

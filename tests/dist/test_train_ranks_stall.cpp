@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 constexpr double kGrace = 2;  // HEADROOM_STOP_GRACE
 
 using hrtest::history_rows;

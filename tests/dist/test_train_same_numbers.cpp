@@ -24,7 +24,7 @@ using namespace hr;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 using hr_test::Fnv;
 using hr_test::weights_hash;

@@ -34,7 +34,7 @@
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 QStringList runArgs(const QString& out, const QString& steps) {
     return {"train", "--preset", "mlp", "--data", "synthetic", "--train-limit", "256", "--test-limit", "64",
@@ -115,13 +115,13 @@ private slots:
         for (const QString& ns : {m_a, m_b}) QVERIFY(run("ip", {"-n", ns, "link", "set", "lo", "up"}));
         QVERIFY(run("ip", {"-n", m_a, "link", "set", va, "up"}));
         QVERIFY(run("ip", {"-n", m_b, "link", "set", vb, "up"}));
-        m_dir = QString(HR_BINARY_DIR "/two-hosts-%1").arg(pid);
+        m_dir = hrtest::qbinary_path("two-hosts-%1").arg(pid);
         QVERIFY(QDir().mkpath(m_dir));
         // `privtmp STAGE COMMAND...`, in a mount namespace of its own (unshare --mount): COMMAND with a /tmp of
         // its own, a new tmpfs. Where the build tree is itself under /tmp (a clone made with mktemp -d), the
         // tree's top folder there is bound into the new /tmp at its own path first, so that the binaries and
         // these folders stay where they are; the tmpfs is made at STAGE and moved onto /tmp.
-        const QString binary = QStringLiteral(HR_BINARY_DIR);
+        const QString binary = hrtest::qbinary_path();
         const QString keep = binary.startsWith("/tmp/") ? "/tmp/" + binary.section('/', 2, 2) : QString();
         m_privtmp = m_dir + "/privtmp.sh";
         QFile privtmp(m_privtmp);

@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include "test_support.h"
 
 #include <fstream>
 
@@ -31,7 +32,7 @@ using namespace hrapp;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 hr::TrainConfig rankConfig(std::int64_t steps) {
     hr::TrainConfig c = defaultTrainConfig();

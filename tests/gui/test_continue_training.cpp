@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include "test_support.h"
 
 #include "gui/MainWindow.h"
 #include "gui/RunsView.h"
@@ -195,7 +196,7 @@ private slots:
     // checkpoint interval and stage is refused naming the fields, and the folder stays as it was; the right
     // one continues the run from its checkpoint to FILE's length.
     void resumeWithTheContinuedConfigFile() {
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         const QString dir = m_dir.filePath(QStringLiteral("resume-config"));
         const QString run = dir + QStringLiteral("/run");
         QDir().mkpath(dir);

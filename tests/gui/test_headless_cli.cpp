@@ -9,10 +9,11 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
+#include "test_support.h"
 
 class TestHeadlessCli : public QObject {
     Q_OBJECT
-    const QString m_exe = QStringLiteral(HR_BINARY_DIR "/headroom-cli");
+    const QString m_exe = hrtest::qbinary_path("headroom-cli");
     QTemporaryDir m_dir;
 
     // runs headroom-cli with no display at all

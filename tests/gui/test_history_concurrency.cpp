@@ -149,7 +149,7 @@ class TestHistoryConcurrency : public QObject {
     // N `headroom train` runs of 2 steps started at once against `db`, while this process opens the same
     // history (as the window does). Every run must be recorded and finished with its steps.
     void trainRunsAtOnce(const QString& db, int n, int runsBefore) {
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         QVERIFY2(QFileInfo::exists(exe), "build the headroom target");
         std::vector<std::unique_ptr<QProcess>> processes;
         const QString tag = QFileInfo(db).baseName();

@@ -5,6 +5,7 @@
 // code 2; `headroom plan --seq` of gpt2-1.5b answers quickly with the parameter count computed here
 // from the preset's shapes; `train` on a language model ends with test_loss= after a tokens/s line.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -58,7 +59,7 @@ class TestLanguageModelCli : public QObject {
     QTemporaryDir m_dir;
     QString m_run;  // a gpt-tiny run folder with a char tokenizer
 
-    QString exe() const { return QStringLiteral(HR_BINARY_DIR "/headroom"); }
+    QString exe() const { return hrtest::qbinary_path("headroom"); }
     struct Result {
         int code;
         QString out, err;

@@ -4,6 +4,7 @@
 // final metrics (validation loss per token) equal what rank 0 wrote in run.json, which says 2 ranks, and
 // the epoch and steps relayed are run.json's.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QComboBox>
 #include <QSignalSpy>
@@ -24,7 +25,7 @@ using namespace hrapp;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 nlohmann::json readJson(const QString& path) { return hrtest::read_json(path.toStdString()); }
 

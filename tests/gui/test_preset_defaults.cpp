@@ -8,6 +8,7 @@
 // gpt-tiny, images seed-cnn, by one rule (hr::default_preset_for_data) in `headroom train` and in the window
 // until the person chooses a model; a preset the person names is kept and a mismatch refused with its reason.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -345,7 +346,7 @@ private slots:
     // The same, as a person runs it: the table and the text train; a named image preset on a table is
     // refused with its reason, nothing written
     void withoutAPresetTheCommandLineTrainsTheDatasModel() {
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         QVERIFY2(QFileInfo::exists(exe), "build the headroom target");
         const QString table = writeTable(m_dir.filePath(QStringLiteral("cli.csv")));
         const QString tableRun = m_dir.filePath(QStringLiteral("table-run"));

@@ -35,7 +35,7 @@ using namespace hrapp;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 bool haveMpirun() { return !QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty(); }
@@ -147,7 +147,7 @@ private slots:
         if (!QFileInfo::exists(kHeadroom)) QSKIP("the headroom binary is not built");
         const QString lib = m_dir.filePath(QStringLiteral("driver"));
         QVERIFY(QDir().mkpath(lib));
-        QVERIFY(QFile::link(QStringLiteral(HR_FAKE_NVML), lib + QStringLiteral("/libnvidia-ml.so.1")));
+        QVERIFY(QFile::link(hrtest::qbinary_path("tests/libfake-nvidia-ml.so"), lib + QStringLiteral("/libnvidia-ml.so.1")));
         const QByteArray oldPath = qgetenv("LD_LIBRARY_PATH");
         qputenv("LD_LIBRARY_PATH", (lib + QLatin1Char(':')).toLocal8Bit() + oldPath);  // the children's, not ours
         qputenv("FAKE_NVML", "2gpus");

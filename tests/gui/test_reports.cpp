@@ -574,7 +574,7 @@ private slots:
     void jsonValidatesAgainstSchema() {
         RunStore store;
         QVERIFY(store.open(m_db));
-        QFile sf(QStringLiteral(HR_SOURCE_DIR) + "/docs/report.schema.json");
+        QFile sf(hrtest::qsource_path("docs/report.schema.json"));
         QVERIFY(sf.open(QIODevice::ReadOnly));
         const QJsonObject schema = QJsonDocument::fromJson(sf.readAll()).object();
         QVERIFY(schema.contains("$schema"));

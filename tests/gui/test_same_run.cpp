@@ -4,6 +4,7 @@
 // RunController; this test holds them to it from the outside: `headroom train` as a separate process,
 // the window in this one, one history database, one webhook.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QDirIterator>
 #include <QJsonArray>
@@ -158,7 +159,7 @@ private slots:
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(HR_BINARY_DIR "/headroom"), cliFlags());
+        p.start(hrtest::qbinary_path("headroom"), cliFlags());
         QVERIFY(p.waitForStarted(10000));
         QVERIFY(QTest::qWaitFor([&] { return p.state() == QProcess::NotRunning; }, 300000));  // serve the webhook meanwhile
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());

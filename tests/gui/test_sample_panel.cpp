@@ -7,6 +7,7 @@
 // core's non-streamed Generator make it for the same weights and prompt, partial texts on screen before
 // the end are prefixes of it, and Stop ends a long generation within seconds, its text a prefix too.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QFile>
 #include <QProcess>
@@ -148,7 +149,7 @@ private slots:
         QCOMPARE(ref.ids.size(), std::size_t(600));
         const QString full = QString::fromStdString(ref.text);
         QCOMPARE(panel.text(), full);
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         if (QFile::exists(exe)) {  // and what `headroom generate` prints for the same weights and prompt
             QProcess p;
             p.start(exe, {"generate", "--weights", weights, "--prompt", "little pigs", "--tokens", "600", "--temperature", "0"});

@@ -38,7 +38,7 @@ using namespace hrapp;
 
 namespace {
 
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 bool haveMpirun() { return !QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty(); }
 

@@ -16,6 +16,7 @@
 #include <QTranslator>
 #include <QTreeWidget>
 #include <QXmlStreamReader>
+#include "test_support.h"
 
 #include <cctype>
 
@@ -166,7 +167,7 @@ private slots:
     }
 
     void tsFileIsComplete() {
-        QFile f(QStringLiteral(HR_SOURCE_DIR "/translations/headroom_zh_CN.ts"));
+        QFile f(hrtest::qsource_path("translations/headroom_zh_CN.ts"));
         QVERIFY2(f.open(QIODevice::ReadOnly), "translations/headroom_zh_CN.ts is missing");
         QXmlStreamReader xml(&f);
         int messages = 0;
@@ -191,10 +192,10 @@ private slots:
     }
 
     void everyCoreMessageHasAFinishedTranslation() {
-        const auto translations = finishedTranslations(QStringLiteral(HR_SOURCE_DIR "/translations/headroom_zh_CN.ts"));
+        const auto translations = finishedTranslations(hrtest::qsource_path("translations/headroom_zh_CN.ts"));
         QVERIFY(!translations.isEmpty());
         QVector<CoreMessage> uses;
-        QDirIterator it(QStringLiteral(HR_SOURCE_DIR "/core"),
+        QDirIterator it(hrtest::qsource_path("core"),
                         {QStringLiteral("*.cpp"), QStringLiteral("*.h"), QStringLiteral("*.cu"), QStringLiteral("*.cuh")},
                         QDir::Files, QDirIterator::Subdirectories);
         while (it.hasNext()) uses += hrMsgUses(it.next());
@@ -343,19 +344,19 @@ private slots:
         QVERIFY(hrapp::applicationIcon(bin).isNull() || !hrapp::applicationIcon(bin).availableSizes().contains(QSize(48, 48)));
         const QString qm = prefix.filePath("share/headroom/translations/headroom_zh_CN.qm");
         QVERIFY(QDir().mkpath(QFileInfo(qm).path()));
-        QVERIFY(QFile::copy(QStringLiteral(HR_BINARY_DIR "/share/headroom/translations/headroom_zh_CN.qm"), qm));
+        QVERIFY(QFile::copy(hrtest::qbinary_path("share/headroom/translations/headroom_zh_CN.qm"), qm));
         QCOMPARE(hrapp::translationFile("zh_CN", bin), qm);
         QCOMPARE(hrapp::translationFile("xx", bin), QString());
         const QString png = prefix.filePath("share/icons/hicolor/48x48/apps/io.headroom.Headroom.png");
         QVERIFY(QDir().mkpath(QFileInfo(png).path()));
-        QVERIFY(QFile::copy(QStringLiteral(HR_BINARY_DIR "/share/icons/hicolor/48x48/apps/io.headroom.Headroom.png"), png));
+        QVERIFY(QFile::copy(hrtest::qbinary_path("share/icons/hicolor/48x48/apps/io.headroom.Headroom.png"), png));
         const QIcon icon = hrapp::applicationIcon(bin);
         QVERIFY(!icon.isNull());
         QVERIFY(icon.availableSizes().contains(QSize(48, 48)));
         // and the build tree has the same layout next to build/headroom
-        QCOMPARE(hrapp::translationFile("zh_CN", QStringLiteral(HR_BINARY_DIR)),
-                 QStringLiteral(HR_BINARY_DIR "/share/headroom/translations/headroom_zh_CN.qm"));
-        QVERIFY(!hrapp::applicationIcon(QStringLiteral(HR_BINARY_DIR)).isNull());
+        QCOMPARE(hrapp::translationFile("zh_CN", hrtest::qbinary_path()),
+                 hrtest::qbinary_path("share/headroom/translations/headroom_zh_CN.qm"));
+        QVERIFY(!hrapp::applicationIcon(hrtest::qbinary_path()).isNull());
         // the window's language switch loads the file it finds
         QTranslator t;
         QVERIFY(t.load(qm));

@@ -69,7 +69,7 @@ class CudaConfigureTest : public QObject {
     std::string configure(const std::string& archs) {
         const std::string dir = hrtest::temp_dir("hr-cuda-configure");
         const Ran r = run(QString::fromStdString(cmake_),
-                          {"-S", HR_SOURCE_DIR, "-B", QString::fromStdString(dir), "-DCMAKE_BUILD_TYPE=Release",
+                          {"-S", hrtest::qsource_path(), "-B", QString::fromStdString(dir), "-DCMAKE_BUILD_TYPE=Release",
                            "-DHEADROOM_WITH_CUDA=ON", QString::fromStdString("-DCMAKE_CUDA_COMPILER=" + nvcc_),
                            QString::fromStdString("-DHEADROOM_CUDA_ARCHS=" + archs)},
                           300000);
@@ -92,7 +92,7 @@ class CudaConfigureTest : public QObject {
 
 private slots:
     void initTestCase() {
-        const std::string cache = std::string(HR_BINARY_DIR) + "/CMakeCache.txt";
+        const std::string cache = hrtest::binary_path("CMakeCache.txt");
         if (cache_value(cache, "HEADROOM_WITH_CUDA") != "ON")
             QSKIP("this build has no CUDA module (-DHEADROOM_WITH_CUDA=OFF)");
         nvcc_ = cache_value(cache, "CMAKE_CUDA_COMPILER");

@@ -98,7 +98,7 @@ private:
     QJsonObject python(const QStringList& args) {
         QProcess p;
         p.setProcessChannelMode(QProcess::MergedChannels);
-        p.start(QString::fromUtf8(kPython), QStringList{QStringLiteral(HR_SOURCE_DIR "/bench/gpt_interop.py")} + args);
+        p.start(QString::fromUtf8(kPython), QStringList{hrtest::qsource_path("bench/gpt_interop.py")} + args);
         if (!p.waitForFinished(600000)) return {{"error", "gpt_interop.py did not finish within 10 minutes"}};
         const QByteArray text = p.readAll();
         qInfo("%s", text.trimmed().constData());

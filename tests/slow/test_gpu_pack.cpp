@@ -9,6 +9,7 @@
 // at most 8 files, a results line for every planned check (a skipped one with its reason), and the pack with
 // the tree stays under 64 MiB. Nothing is written into the source tree.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>
@@ -67,13 +68,13 @@ private slots:
         QVERIFY(tmp_.isValid());
         checkout_ = tmp_.filePath(QStringLiteral("checkout"));
         QVERIFY(QDir().mkpath(checkout_ + QStringLiteral("/.devpack")));
-        const QString own = QStringLiteral(HR_SOURCE_DIR "/.devpack/runtime.tar.xz");  // a developer's own pack
+        const QString own = hrtest::qsource_path(".devpack/runtime.tar.xz");  // a developer's own pack
         const QDateTime own_before = QFileInfo(own).lastModified();
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("HEADROOM_PACK_OUT"), checkout_ + QStringLiteral("/.devpack"));
         const Result r = run(QStringLiteral("bash"),
-                             {QStringLiteral(HR_SOURCE_DIR "/scripts/package"), QStringLiteral("--gpu-check"),
-                              QStringLiteral(HR_BINARY_DIR)},
+                             {hrtest::qsource_path("scripts/package"), QStringLiteral("--gpu-check"),
+                              hrtest::qbinary_path()},
                              env, 900000);  // xz over some 150 MB: minutes on a busy 2-core machine
         qInfo("%s", qPrintable(r.out.trimmed()));
         QVERIFY2(r.code == 0, qPrintable(r.out));
@@ -89,7 +90,7 @@ private slots:
         for (const char* f : {"rt/build/headroom", "rt/lib/libQt6Core.so.6", "rt/lib/libopenblas.so.0", "rt/lib/libmpi.so.40",
                               "rt/plugins/platforms/libqoffscreen.so", "rt/plugins/sqldrivers/libqsqlite.so", "rt/needs.txt", "rt/build/CTestTestfile.cmake"})
             QVERIFY2(list.out.contains(QString::fromLatin1(f)), f);
-        if (QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so"))) {
+        if (QFileInfo::exists(hrtest::qbinary_path("libheadroom_cuda.so"))) {
             QVERIFY(list.out.contains(QStringLiteral("rt/build/libheadroom_cuda.so")));
             QVERIFY(list.out.contains(QStringLiteral("test_cuda_backend")));
         }
@@ -102,7 +103,7 @@ private slots:
         QProcessEnvironment env = clean_env(tmp_.filePath(QStringLiteral("unpack1")));
         QVERIFY(QDir().mkpath(tmp_.filePath(QStringLiteral("nothing"))));
         env.insert(QStringLiteral("HEADROOM_DEVPACK_SEARCH"), tmp_.filePath(QStringLiteral("nothing")));
-        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
+        const QString rel = QDir(hrtest::qsource_path()).relativeFilePath(hrtest::qbinary_path());
         const Result r = run(QStringLiteral("bash"), {checkout_ + QStringLiteral("/.devpack/run.sh"), rel + QStringLiteral("/headroom"),
                                                       QStringLiteral("devices")},
                              env);
@@ -122,7 +123,7 @@ private slots:
     }
 
     void startsWithoutTheToolkit() {
-        if (!QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so")))
+        if (!QFileInfo::exists(hrtest::qbinary_path("libheadroom_cuda.so")))
             QSKIP("this build has no CUDA module: there is no toolkit to hide");
         if (!QFileInfo::exists(QStringLiteral("/usr/local/cuda"))) QSKIP("no /usr/local/cuda to hide");
         // a private mount namespace with an empty folder over the toolkit (root only; CI runs as root)
@@ -130,7 +131,7 @@ private slots:
                                  QProcessEnvironment::systemEnvironment(), 20000);
         if (probe.code != 0) QSKIP(qPrintable(QStringLiteral("unshare -m is not allowed here: ") + probe.out.trimmed()));
         QVERIFY(QDir().mkpath(tmp_.filePath(QStringLiteral("empty"))));
-        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
+        const QString rel = QDir(hrtest::qsource_path()).relativeFilePath(hrtest::qbinary_path());
         const QString script = QStringLiteral("mount --bind '%1' /usr/local/cuda && exec bash '%2' '%3/headroom' devices")
                                    .arg(tmp_.filePath(QStringLiteral("empty")), checkout_ + QStringLiteral("/.devpack/run.sh"), rel);
         const Result r = run(QStringLiteral("unshare"), {QStringLiteral("-m"), QStringLiteral("bash"), QStringLiteral("-c"), script},
@@ -146,14 +147,14 @@ private slots:
     // The GPU call, rehearsed on this machine: the CUDA checks skip (no device) and say why; the budget, the
     // files and the results are what the GPU machine's call will have.
     void rehearsesTheGpuCall() {
-        if (!QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so")))
+        if (!QFileInfo::exists(hrtest::qbinary_path("libheadroom_cuda.so")))
             QSKIP("this build has no CUDA module (built without nvcc): there is no GPU call to rehearse");
         // the tree as a GPU call copies it (what git tracks or would track), and the pack
         const QString tree = tmp_.filePath(QStringLiteral("tree"));
         QVERIFY(QDir().mkpath(tree));
         const QString copy = QStringLiteral("cd '%1' && git ls-files -z -c -o --exclude-standard | tar -cf - --null -T - | "
                                             "tar -C '%2' -xf - && cp -r '%3' '%2/.devpack'")
-                                 .arg(QStringLiteral(HR_SOURCE_DIR), tree, checkout_ + QStringLiteral("/.devpack"));
+                                 .arg(hrtest::qsource_path(), tree, checkout_ + QStringLiteral("/.devpack"));
         const Result c = run(QStringLiteral("bash"), {QStringLiteral("-c"), copy}, QProcessEnvironment::systemEnvironment());
         QVERIFY2(c.code == 0, qPrintable(c.out));
         const Result du = run(QStringLiteral("du"), {QStringLiteral("-sb"), tree}, QProcessEnvironment::systemEnvironment());
@@ -168,7 +169,7 @@ private slots:
         const QString out = tmp_.filePath(QStringLiteral("gpu-check-out"));
         QProcessEnvironment env = clean_env(tmp_.filePath(QStringLiteral("unpack3")));
         env.insert(QStringLiteral("DEADLINE"), QString::number(deadline));
-        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
+        const QString rel = QDir(hrtest::qsource_path()).relativeFilePath(hrtest::qbinary_path());
         env.insert(QStringLiteral("HEADROOM_BUILD_DIR"), tree + QStringLiteral("/") + rel);
         QElapsedTimer clock;
         clock.start();

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 class KillResumeTest : public QObject {
     Q_OBJECT
 
-    QString exe() const { return QStringLiteral(HR_BINARY_DIR "/headroom"); }
+    QString exe() const { return hrtest::qbinary_path("headroom"); }
 
 private slots:
     void killThenResume() {

@@ -5,6 +5,7 @@
 // (/proc VmHWM, as run.json's measured_resident_peak_bytes) within 3 %, each batch size in its own headroom
 // process so that neither sees the other's peak; and the same for the ~100M model between batch 2 and 8.
 #include <QtTest>
+#include "test_support.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@ using namespace hr;
 
 namespace {
 
-const QString kHeadroomBin = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroomBin = hrtest::qbinary_path("headroom");
 
 LayerSpec LL(const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a = {}) {
     LayerSpec s = default_layer(type);
@@ -44,7 +45,7 @@ ModelSpec llama_100m() {
 }
 
 std::string text_data() {
-    return probe_text_data("text:fortunes").available ? "text:fortunes" : "text:" HR_SOURCE_DIR "/README.md";
+    return probe_text_data("text:fortunes").available ? "text:fortunes" : "text:" + hrtest::source_path("README.md");
 }
 
 bool close2(std::size_t predicted, std::size_t measured) {

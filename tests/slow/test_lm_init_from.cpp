@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kPython = "/usr/bin/python3";
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 
 LayerSpec L(const std::string& type, std::initializer_list<std::pair<const char*, nlohmann::json>> a = {}) {
     LayerSpec s = default_layer(type);
@@ -117,7 +117,7 @@ private slots:
         Model m(small_gpt(), *be, o);
         write_safetensors(m_dir + "/start.safetensors", model_state_file(m));
         const Result r = run(QString::fromUtf8(kPython),
-                             {QStringLiteral(HR_SOURCE_DIR "/tests/support/lm_init_from.py"),
+                             {hrtest::qsource_path("tests/support/lm_init_from.py"),
                               QString::fromStdString(m_dir + "/start.safetensors"),
                               QString::fromStdString(m_dir + "/corpus.txt"), "16", "20", QString::fromStdString(m_dir)});
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
@@ -198,7 +198,7 @@ private slots:
                                             << "--prune" << "0.5" << "--quantize" << "int4");
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
         const std::string weights = out + "/model.safetensors";
-        const Result py = run(QString::fromUtf8(kPython), {QStringLiteral(HR_SOURCE_DIR "/tests/support/lm_what_if.py"),
+        const Result py = run(QString::fromUtf8(kPython), {hrtest::qsource_path("tests/support/lm_what_if.py"),
                                                            QString::fromStdString(weights),
                                                            QString::fromStdString(m_dir + "/corpus.txt"), "16", "0.5:4", "0:8"});
         QVERIFY2(py.exit_code == 0, qPrintable(py.output));

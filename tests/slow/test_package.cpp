@@ -4,6 +4,7 @@
 // `dpkg -x` the program runs from there: --version and a three-step headless training run. The
 // desktop entry, AppStream metainfo (appstreamcli), icons, translations and man page are in place.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -79,7 +80,7 @@ private slots:
             if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty())
                 QSKIP(qPrintable(QStringLiteral("%1 is not installed (scripts/setup installs it)").arg(tool)));
         QVERIFY(m_tmp.isValid());
-        const QString config = QStringLiteral(HR_BINARY_DIR "/CPackConfig.cmake");
+        const QString config = hrtest::qbinary_path("CPackConfig.cmake");
         QVERIFY2(QFile::exists(config), "no CPackConfig.cmake: the build does not include cmake/Package.cmake");
         {
             QFile f(config);

@@ -4,6 +4,7 @@
 // (gpt-tiny on text, with selective attention recompute), and what-if plans for models far larger than
 // the machine answer quickly without allocating.
 #include <QtTest>
+#include "test_support.h"
 
 #include <sys/resource.h>
 
@@ -64,7 +65,7 @@ private slots:
         c.steps = 2;
         c.batch = 64;
         if (lm) {
-            c.data = probe_text_data("text:fortunes").available ? "text:fortunes" : "text:" HR_SOURCE_DIR "/README.md";
+            c.data = probe_text_data("text:fortunes").available ? "text:fortunes" : "text:" + hrtest::source_path("README.md");
             c.batch = 8;
             c.seq = 64;
             c.train_limit = 0;

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
+#include "test_support.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@
 using namespace hr;
 
 namespace {
-const QString kHeadroom = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroom = hrtest::qbinary_path("headroom");
 }  // namespace
 
 class TestPresetTraining : public QObject {

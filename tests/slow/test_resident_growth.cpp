@@ -11,6 +11,7 @@
 // (resnet-mini, +4.3 % between 256 and 1024; core/backend/cpu/cpu_conv_dnnl.cpp). The row "resnet-mini, own
 // convolution" (HEADROOM_CPU_CONV=tap) keeps Headroom's own convolution measured as well.
 #include <QtTest>
+#include "test_support.h"
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,7 @@
 
 namespace {
 
-const QString kHeadroomBin = QStringLiteral(HR_BINARY_DIR "/headroom");
+const QString kHeadroomBin = hrtest::qbinary_path("headroom");
 
 struct Peaks {
     double ledger = -1, resident = -1;

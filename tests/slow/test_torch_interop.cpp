@@ -81,7 +81,7 @@ private:
         QProcess p;
         p.setProcessChannelMode(QProcess::MergedChannels);
         p.start(QString::fromUtf8(kPython),
-                {QStringLiteral(HR_SOURCE_DIR "/bench/torch_interop.py"), QString::fromStdString(weights),
+                {hrtest::qsource_path("bench/torch_interop.py"), QString::fromStdString(weights),
                  QString::fromStdString(in), QString::fromStdString(lg), QString::number(n)});
         QVERIFY2(p.waitForFinished(300000), "torch_interop.py did not finish within 5 minutes");
         const QByteArray text = p.readAll();

@@ -194,12 +194,12 @@ private slots:
         const std::string dir = hrtest::temp_dir("weights-in-torch");
         const std::string script = dir + "/train.py";
         std::ofstream(script) << kScript;
-        const Run py = run("/usr/bin/python3", {QString::fromStdString(script), QStringLiteral(HR_SOURCE_DIR),
+        const Run py = run("/usr/bin/python3", {QString::fromStdString(script), hrtest::qsource_path(),
                                                 QString::fromStdString(dir)});
         QVERIFY2(py.code == 0, qPrintable(py.err));
         const double torchAcc = value(py.out, QStringLiteral("torch_accuracy"));
         QVERIFY2(torchAcc > 0.5, qPrintable(py.out));  // it learned something, so the comparison means something
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         for (const char* file : {"ddp", "torch", "bf16"}) {
             const Run e = run(exe, {"eval", "--weights", QString::fromStdString(dir) + "/" + file + ".safetensors",
                                     "--preset", "seed-cnn", "--data", "fashion-mnist", "--test-limit", "2000",
@@ -255,7 +255,7 @@ private slots:
         if (run("/usr/bin/python3", {"-c", "import torch"}).code != 0) QSKIP("/usr/bin/python3 cannot import torch");
         const std::string dir = hrtest::temp_dir("weights-in-trained");
         const QString out = QString::fromStdString(dir) + "/run";
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         const Run t = run(exe, {"train", "--preset", "seed-cnn", "--data", "fashion-mnist", "--steps", "300",
                                 "--test-limit", "2000", "--device", "cpu", "--threads", "2",
                                 "--prune", "0.6", "--quantize", "int4", "--out", out, "--no-history"});
@@ -274,7 +274,7 @@ private slots:
         QVERIFY(std::abs(c.value("test_accuracy_before").toDouble() - record.value("final").toObject().value("test_accuracy").toDouble()) <= 1e-9);
         const std::string script = dir + "/check.py";
         std::ofstream(script) << kTrainedScript;
-        const Run py = run("/usr/bin/python3", {QString::fromStdString(script), QStringLiteral(HR_SOURCE_DIR),
+        const Run py = run("/usr/bin/python3", {QString::fromStdString(script), hrtest::qsource_path(),
                                                 out + "/model.safetensors", "0.6", "4", "2000"});
         QVERIFY2(py.code == 0, qPrintable(py.err));
         const double before = value(py.out, QStringLiteral("torch_before")), after = value(py.out, QStringLiteral("torch_after"));
@@ -308,7 +308,7 @@ private slots:
         if (hrtest::fashion_mnist_dir().empty()) QSKIP("Fashion-MNIST is not installed (dataset-fashion-mnist)");
         if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) QSKIP("no mpirun on PATH");
         const QString dir = QString::fromStdString(hrtest::temp_dir("weights-in-layouts"));
-        const QString exe = QStringLiteral(HR_BINARY_DIR "/headroom");
+        const QString exe = hrtest::qbinary_path("headroom");
         const QStringList common = {"--preset", "mlp", "--data", "fashion-mnist", "--test-limit", "2000", "--device", "cpu",
                                     "--threads", "1", "--no-history", "--quiet"};
         const Run base = run(exe, QStringList{"train", "--steps", "30", "--out", dir + "/base"} + common);

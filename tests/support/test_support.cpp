@@ -80,6 +80,67 @@ std::string temp_dir(const std::string& prefix) {
     return (base / prefix).string();
 }
 
+namespace {
+// The build folder this program lies in: the nearest folder above /proc/self/exe with a CMakeCache.txt.
+std::filesystem::path own_build_dir() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    for (auto d = exe.parent_path(); !d.empty(); d = d.parent_path()) {
+        if (std::filesystem::exists(d / "CMakeCache.txt", ec)) return d;
+        if (d == d.root_path()) break;
+    }
+    return {};
+}
+std::string cache_value(const std::filesystem::path& cache, const std::string& key) {
+    std::ifstream in(cache);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key + ":", 0) == 0) {
+            const auto eq = line.find('=');
+            if (eq != std::string::npos) return line.substr(eq + 1);
+        }
+    return {};
+}
+[[noreturn]] void no_dir(const char* var) {
+    std::fprintf(stderr,
+                 "test: %s is not set and no CMakeCache.txt lies above this program: run it through ctest "
+                 "(ctest -R NAME in the build folder), or set HEADROOM_SOURCE_DIR to the checkout and "
+                 "HEADROOM_BINARY_DIR to the build folder\n",
+                 var);
+    std::exit(2);
+}
+std::string env_dir(const char* var) {
+    const char* v = std::getenv(var);
+    return v && *v ? std::string(v) : std::string();
+}
+std::string joined(const std::string& dir, const std::string& rel) { return rel.empty() ? dir : dir + "/" + rel; }
+}  // namespace
+
+const std::string& binary_dir() {
+    static const std::string dir = [] {
+        std::string d = env_dir("HEADROOM_BINARY_DIR");
+        if (d.empty()) d = own_build_dir().string();
+        if (d.empty()) no_dir("HEADROOM_BINARY_DIR");
+        return d;
+    }();
+    return dir;
+}
+const std::string& source_dir() {
+    static const std::string dir = [] {
+        std::string d = env_dir("HEADROOM_SOURCE_DIR");
+        if (d.empty()) {
+            const auto build = own_build_dir();
+            if (!build.empty()) d = cache_value(build / "CMakeCache.txt", "CMAKE_HOME_DIRECTORY");
+        }
+        if (d.empty()) no_dir("HEADROOM_SOURCE_DIR");
+        return d;
+    }();
+    return dir;
+}
+std::string source_path(const std::string& rel) { return joined(source_dir(), rel); }
+std::string binary_path(const std::string& rel) { return joined(binary_dir(), rel); }
+
 std::string fashion_mnist_dir() {
     const char* env = std::getenv("HEADROOM_DATA_DIR");
     std::vector<std::string> candidates;

@@ -3,8 +3,22 @@
 #include <map>
 #include <set>
 #include <string>
+#include "test_support.h"
 
 namespace hrtest {
+
+// --- the checkout and the build folder, at run time ------------------------------------------------------
+// CTest gives every test program HEADROOM_SOURCE_DIR (the checkout) and HEADROOM_BINARY_DIR (the build
+// folder); they are not compiled in, so a second clone's test objects are the same bytes and hit ccache.
+// A program started by hand (./build/tests/test_x) finds them from its own location: the build folder is
+// the nearest folder above it with a CMakeCache.txt, the checkout is that cache's CMAKE_HOME_DIRECTORY.
+// Neither found: the program stops at once with a message that says what to set.
+const std::string& source_dir();
+const std::string& binary_dir();
+// source_dir() or binary_dir() + "/" + rel (no "/" when rel is empty)
+std::string source_path(const std::string& rel = {});
+std::string binary_path(const std::string& rel = {});
+
 
 // A fresh empty directory under the system temp folder, removed at process exit.
 std::string temp_dir(const std::string& prefix);
@@ -23,3 +37,13 @@ bool process_alive(long pid);
 double process_cpu_seconds(long pid);
 
 }  // namespace hrtest
+
+#ifdef QT_CORE_LIB
+#include <QString>
+namespace hrtest {
+// The same as QStrings, for the Qt Test programs: hrtest::qbinary_path("headroom") was
+// hrtest::qbinary_path("headroom").
+inline QString qsource_path(const std::string& rel = {}) { return QString::fromStdString(source_path(rel)); }
+inline QString qbinary_path(const std::string& rel = {}) { return QString::fromStdString(binary_path(rel)); }
+}  // namespace hrtest
+#endif

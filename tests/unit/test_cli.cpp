@@ -2,6 +2,7 @@
 // nothing on disk; a short run writes run.json (predicted and measured memory) and model.safetensors;
 // plan predicts and searches; out of memory names the category and prints flags that fit.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QDir>
 #include <QFile>
@@ -22,7 +23,7 @@
 class CliTest : public QObject {
     Q_OBJECT
 
-    QString exe() const { return QStringLiteral(HR_BINARY_DIR "/headroom"); }
+    QString exe() const { return hrtest::qbinary_path("headroom"); }
 
     struct Result {
         int code;

@@ -9,6 +9,7 @@
 //   AVX instruction, and the AVX2 object defines no code the linker could share with baseline code.
 #include <cstring>
 #include <QtTest/QtTest>
+#include "test_support.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -387,7 +388,7 @@ private slots:
     }
 
     void baselineObjectsHaveNoAvx() {
-        const QString lib = QStringLiteral(HR_BINARY_DIR "/core/libheadroom_core.a");
+        const QString lib = hrtest::qbinary_path("core/libheadroom_core.a");
         if (!QFileInfo::exists(lib)) QSKIP("libheadroom_core.a not found (not a static build)");
         QProcess objdump;
         objdump.start("objdump", {"-d", "--no-show-raw-insn", lib});

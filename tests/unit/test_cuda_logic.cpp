@@ -5,6 +5,7 @@
 // missing), including that the program itself links no CUDA library; whether a driver and a GPU can run
 // the module (driver versions and compute capabilities as a machine would report them).
 #include <QtTest>
+#include "test_support.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -190,7 +191,7 @@ private slots:
         // headroom_core loads CUDA only through the module: this test (which links headroom_core) and
         // the program must start on a machine without the CUDA libraries
         std::vector<std::string> files = {"/proc/self/exe"};
-        const std::string program = std::string(HR_BINARY_DIR) + "/headroom";
+        const std::string program = hrtest::binary_path("headroom");
         if (std::filesystem::exists(program)) files.push_back(program);
         for (const auto& f : files) {
             const std::string deps = run_output("ldd " + f + " 2>&1");

@@ -31,7 +31,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const QString kRoundTripScript = QStringLiteral(HR_SOURCE_DIR "/tests/support/hf_round_trip.py");
+const QString kRoundTripScript = hrtest::qsource_path("tests/support/hf_round_trip.py");
 
 // Runs the reference script; "" with *skip set when there is no PyTorch.
 QString hfrt_python(const QStringList& args, QString* skip) {

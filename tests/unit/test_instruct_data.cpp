@@ -310,7 +310,7 @@ private slots:
         }
         QProcess py;
         py.start(QStringLiteral("/usr/bin/python3"),
-                 {QStringLiteral(HR_SOURCE_DIR "/tests/support/masked_cross_entropy.py"), QString::fromStdString(dir + "/z.f32"),
+                 {hrtest::qsource_path("tests/support/masked_cross_entropy.py"), QString::fromStdString(dir + "/z.f32"),
                   QString::fromStdString(dir + "/y.i64"), QString::number(N), QString::number(V)});
         QVERIFY(py.waitForFinished(120000));
         if (py.exitCode() != 0 && py.readAllStandardError().contains("No module named 'torch'"))

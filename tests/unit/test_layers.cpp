@@ -10,6 +10,7 @@
 // - core/backend/cpu and core/backend/cuda include nothing from each other (what they share, the argument
 //   checks, is core/backend/op_checks.h and transformer_checks.h).
 #include <QtTest>
+#include "test_support.h"
 
 #include <QDirIterator>
 #include <QFile>
@@ -57,7 +58,7 @@ QStringList crossings(const QString& root, const QString& dir, const QStringList
 
 class TestLayers : public QObject {
     Q_OBJECT
-    const QString m_root = QStringLiteral(HR_SOURCE_DIR);
+    const QString m_root = hrtest::qsource_path();
 
 private slots:
     void theTreeIsThere() {

@@ -64,7 +64,7 @@ private slots:
             f << nlohmann::json(sample_texts()).dump();
         }
         QProcess py;
-        py.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(HR_SOURCE_DIR "/tests/support/tokenizer_reference.py"),
+        py.start(QStringLiteral("/usr/bin/python3"), {hrtest::qsource_path("tests/support/tokenizer_reference.py"),
                                                       QString::fromStdString(dir_)});
         QVERIFY(py.waitForFinished(300000));
         const QByteArray err = py.readAllStandardError();

@@ -7,6 +7,7 @@
 //   and every one documented is still read;
 // - every script and benchmark a script runs by path is in the tree and executable.
 #include <QTest>
+#include "test_support.h"
 
 #include <filesystem>
 #include <fstream>
@@ -34,7 +35,7 @@ std::vector<std::filesystem::path> files_under(std::initializer_list<const char*
                                                std::initializer_list<const char*> exts) {
     std::vector<std::filesystem::path> out;
     for (const char* d : dirs) {
-        const std::filesystem::path root = std::filesystem::path(HR_SOURCE_DIR) / d;
+        const std::filesystem::path root = std::filesystem::path(hrtest::source_dir()) / d;
         if (!std::filesystem::exists(root)) continue;
         for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
             if (!e.is_regular_file()) continue;
@@ -87,10 +88,10 @@ private slots:
 
     void theAskerUsesTheSameList() {
         // nccl_communicator.cpp resolves HR_CUDA_RUNTIME_FUNCTIONS, not a list of its own
-        const std::string src = read_file(std::filesystem::path(HR_SOURCE_DIR) / "core/dist/nccl_communicator.cpp");
+        const std::string src = read_file(std::filesystem::path(hrtest::source_dir()) / "core/dist/nccl_communicator.cpp");
         QVERIFY(src.find("#define HR_CUDART_FUNCTIONS(X) HR_CUDA_RUNTIME_FUNCTIONS(X)") != std::string::npos);
         const std::string entry =
-            read_file(std::filesystem::path(HR_SOURCE_DIR) / "core/backend/cuda/cuda_module_entry.cpp");
+            read_file(std::filesystem::path(hrtest::source_dir()) / "core/backend/cuda/cuda_module_entry.cpp");
         QVERIFY(entry.find("HR_CUDA_RUNTIME_FUNCTIONS(HR_CUDA_RUNTIME_ENTRY)") != std::string::npos);
         // and no other file asks the module for a runtime function by a name outside the list
         const std::set<std::string> listed(std::begin(kCudaRuntimeFunctionNames), std::end(kCudaRuntimeFunctionNames));
@@ -123,7 +124,7 @@ private slots:
                                     "HEADROOM_NCCL_LIBRARY", "HEADROOM_MPI_LIBRARY"})
             read.erase(defined);
         QVERIFY(read.count("HEADROOM_CUDA_MODULE"));
-        const std::string doc = read_file(std::filesystem::path(HR_SOURCE_DIR) / "docs/environment.md");
+        const std::string doc = read_file(std::filesystem::path(hrtest::source_dir()) / "docs/environment.md");
         QVERIFY2(!doc.empty(), "docs/environment.md is missing");
         const std::set<std::string> documented = matches(doc, std::regex("`(HEADROOM_[A-Z0-9_]+)`"));
         for (const auto& n : read)
@@ -138,11 +139,11 @@ private slots:
         std::set<std::string> refs;
         for (const auto& f : files_under({"scripts", ".ci"}, {""}))
             for (const auto& n : matches(read_file(f), ref)) refs.insert(n);
-        for (const auto& n : matches(read_file(std::filesystem::path(HR_SOURCE_DIR) / "README.md"), ref))
+        for (const auto& n : matches(read_file(std::filesystem::path(hrtest::source_dir()) / "README.md"), ref))
             refs.insert(n);
         QVERIFY(refs.count("scripts/setup") && refs.count("scripts/test") && refs.count("scripts/demo"));
         for (const auto& n : refs) {
-            const auto path = std::filesystem::path(HR_SOURCE_DIR) / n;
+            const auto path = std::filesystem::path(hrtest::source_dir()) / n;
             QVERIFY2(std::filesystem::exists(path), (n + " is run by a script but is not in the tree").c_str());
             if (n.rfind("scripts/", 0) == 0 && n.find('.') == std::string::npos) {  // run as a program
                 const auto perms = std::filesystem::status(path).permissions();

@@ -4,6 +4,7 @@
 // checker written from the Trace Event Format's published description (not our own reader).
 #include <QtTest/QtTest>
 #include <QProcess>
+#include "test_support.h"
 
 #include <set>
 #include <string>
@@ -244,7 +245,7 @@ private slots:
     void pytorchProfilerAgrees() {
         if (!QFileInfo::exists(QStringLiteral("/usr/bin/python3"))) QSKIP("no /usr/bin/python3 for the reference");
         QProcess py;
-        py.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(HR_SOURCE_DIR "/scripts/timeline_torch_check.py"), QStringLiteral("16")});
+        py.start(QStringLiteral("/usr/bin/python3"), {hrtest::qsource_path("scripts/timeline_torch_check.py"), QStringLiteral("16")});
         QVERIFY(py.waitForFinished(300000));
         if (py.exitCode() != 0 && py.readAllStandardError().contains("No module named 'torch'"))
             QSKIP("no PyTorch (python3-torch) for the reference");

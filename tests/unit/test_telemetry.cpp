@@ -50,7 +50,7 @@ public:
 
 // Keeps the fake NVML loaded while a test runs (so its call counters survive the source's dlclose).
 struct FakeNvml {
-    void* handle = dlopen(HR_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen(hrtest::binary_path("tests/libfake-nvidia-ml.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     ~FakeNvml() {
         if (handle) dlclose(handle);
     }
@@ -138,7 +138,7 @@ private slots:
         qputenv("FAKE_NVML", "2gpus");
         const int inits = fake.inits(), shutdowns = fake.shutdowns();
         {
-            hr::NvmlSource src(HR_FAKE_NVML);
+            hr::NvmlSource src(hrtest::binary_path("tests/libfake-nvidia-ml.so"));
             QVERIFY(src.library_loaded());
             QVERIFY2(src.available(), src.status().c_str());
             QCOMPARE(src.device_count(), 2);
@@ -198,7 +198,7 @@ private slots:
         const int shutdowns = fake.shutdowns();
         qputenv("FAKE_NVML", "init-fails");
         {
-            hr::NvmlSource src(HR_FAKE_NVML);
+            hr::NvmlSource src(hrtest::binary_path("tests/libfake-nvidia-ml.so"));
             QVERIFY(src.library_loaded());
             QVERIFY(!src.available());
             QCOMPARE(src.device_count(), 0);
@@ -208,7 +208,7 @@ private slots:
         QCOMPARE(fake.shutdowns(), shutdowns);  // nothing to shut down after a failed init
         qputenv("FAKE_NVML", "no-gpus");
         {
-            hr::NvmlSource src(HR_FAKE_NVML);
+            hr::NvmlSource src(hrtest::binary_path("tests/libfake-nvidia-ml.so"));
             QVERIFY(!src.available());
             QVERIFY(src.sample().empty());
             QCOMPARE(src.status(), std::string("NVML 999.88.7: no NVIDIA GPU found"));
