@@ -1,5 +1,5 @@
 // Writes the fuzzers' seed corpora: small real files and files from our own writers.
-//   build-fuzz/tests/fuzz/hr_fuzz_seeds tests/fuzz/corpus [FASHION_MNIST_DIR]
+//   cmake --build build-fuzz --target hr_fuzz_seeds && build-fuzz/tests/fuzz/hr_fuzz_seeds tests/fuzz/corpus [FASHION_MNIST_DIR]
 // Each seed stays small (a few KB): libFuzzer's input length follows the largest seed.
 #include <zlib.h>
 
