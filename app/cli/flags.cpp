@@ -34,6 +34,7 @@
 #include "nn/model_spec.h"
 #include "notify/webhook_notifier.h"
 #include "plan/planner.h"
+#include "train/config.h"
 #include "train/resume.h"
 #include "session/RunDefaults.h"
 #include "session/RunText.h"
@@ -42,11 +43,8 @@ namespace hrapp {
 
 namespace {
 
-
-// Steps and step counts stay far below INT64_MAX: the trainer multiplies a step by the batch
-// (up to 2^24) to number samples.
-constexpr std::int64_t kMaxSteps = 100'000'000'000LL;
-constexpr std::int64_t kMaxBatch = 1 << 24;
+// Steps and batch sizes take core's bounds (hr::kMaxSteps, hr::kMaxBatch in train/config.h, which
+// validate_train_config checks too), so a flag accepts exactly what a run accepts.
 
 struct Flag {
     FlagGroup group;
@@ -93,10 +91,10 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::length, "epochs", "N", QT_TRANSLATE_NOOP("Cli", "passes over the training set (default 1)"),
      [](R& r, const V& v) { r.config.epochs = v.integer<int>(1, 100000); }},
     {FlagGroup::length, "steps", "N", QT_TRANSLATE_NOOP("Cli", "train exactly N steps instead (evaluates at the end)"),
-     [](R& r, const V& v) { r.config.steps = v.integer<std::int64_t>(1, kMaxSteps); }},
+     [](R& r, const V& v) { r.config.steps = v.integer<std::int64_t>(1, hr::kMaxSteps); }},
     // ---- batch and memory strategies
     {FlagGroup::memory, "batch", "N", QT_TRANSLATE_NOOP("Cli", "samples per optimizer step (default 64)"),
-     [](R& r, const V& v) { r.config.batch = v.integer<std::int64_t>(1, kMaxBatch); }},
+     [](R& r, const V& v) { r.config.batch = v.integer<std::int64_t>(1, hr::kMaxBatch); }},
     {FlagGroup::memory, "precision", "P",
      QT_TRANSLATE_NOOP("Cli", "fp32 (default), tf32, bf16, fp16 (mixed precision, f32 master weights;\n"
                               "fp16 with dynamic loss scaling)"),
@@ -105,9 +103,9 @@ const std::vector<Flag> kFlags = {
                               "attention (transformers: recompute only the attention core)"),
      [](R& r, const V& v) { r.config.strategy.checkpoint = v.str(); }},
     {FlagGroup::memory, "micro-batch", "N", QT_TRANSLATE_NOOP("Cli", "forward/backward N samples at a time, accumulating gradients"),
-     [](R& r, const V& v) { r.config.strategy.micro_batch = v.integer<std::int64_t>(1, kMaxBatch); }},
+     [](R& r, const V& v) { r.config.strategy.micro_batch = v.integer<std::int64_t>(1, hr::kMaxBatch); }},
     {FlagGroup::memory, "accumulate", "N", QT_TRANSLATE_NOOP("Cli", "or: split each batch into N micro-batches"),
-     [](R& r, const V& v) { r.config.strategy.accumulate = v.integer<std::int64_t>(1, kMaxBatch); }},
+     [](R& r, const V& v) { r.config.strategy.accumulate = v.integer<std::int64_t>(1, hr::kMaxBatch); }},
     {FlagGroup::memory, "offload-optimizer", nullptr, QT_TRANSLATE_NOOP("Cli", "optimizer state and master weights in host memory"),
      [](R& r, const V&) { r.config.strategy.offload_optimizer = true; }},
     {FlagGroup::memory, "offload-params", nullptr, QT_TRANSLATE_NOOP("Cli", "parameters and gradients in host memory too, each unit brought\n"
@@ -153,9 +151,9 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::training, "schedule", "KIND", QT_TRANSLATE_NOOP("Cli", "learning rate schedule: constant (default), step, cosine"),
      [](R& r, const V& v) { r.config.schedule.kind = v.choice(QT_TRANSLATE_NOOP("Cli", "schedule"), {"constant", "step", "cosine"}); }},
     {FlagGroup::training, "warmup", "N", QT_TRANSLATE_NOOP("Cli", "linear warm-up steps (default 0)"),
-     [](R& r, const V& v) { r.config.schedule.warmup_steps = v.integer<std::int64_t>(0, kMaxSteps); }},
+     [](R& r, const V& v) { r.config.schedule.warmup_steps = v.integer<std::int64_t>(0, hr::kMaxSteps); }},
     {FlagGroup::training, "step-size", "N", QT_TRANSLATE_NOOP("Cli", "step schedule: steps between decays (default 1000)"),
-     [](R& r, const V& v) { r.config.schedule.step_size = v.integer<std::int64_t>(1, kMaxSteps); }},
+     [](R& r, const V& v) { r.config.schedule.step_size = v.integer<std::int64_t>(1, hr::kMaxSteps); }},
     {FlagGroup::training, "gamma", "F", QT_TRANSLATE_NOOP("Cli", "step schedule: decay factor in (0, 1] (default 0.1)"),
      [](R& r, const V& v) { r.config.schedule.gamma = v.real(0, 1, true, false); }},
     {FlagGroup::training, "min-lr", "F", QT_TRANSLATE_NOOP("Cli", "cosine schedule: final learning rate (default 0)"),
@@ -230,7 +228,7 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) {
          r.config.strategy.rank_batch.clear();
          for (const QString& part : v.text().split(QLatin1Char(',')))
-             r.config.strategy.rank_batch.push_back(FlagValue(v.flag(), part.trimmed()).integer<std::int64_t>(1, kMaxBatch));
+             r.config.strategy.rank_batch.push_back(FlagValue(v.flag(), part.trimmed()).integer<std::int64_t>(1, hr::kMaxBatch));
      }},
     {FlagGroup::device, "tp-head", "N",
      QT_TRANSLATE_NOOP("Cli", "split the last layer's output columns over N ranks (tensor-parallel head; the body\n"

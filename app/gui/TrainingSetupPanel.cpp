@@ -21,6 +21,7 @@
 #include "i18n/CoreText.h"
 #include "strategy/rank_layout.h"
 #include "nn/transformer_spec.h"
+#include "train/config.h"
 #include "tensor/quantized_format.h"
 
 namespace hrapp {
@@ -82,12 +83,13 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_ranks->setToolTip(tr("Train on several processes (ranks) of this machine, launched through mpirun; "
                            "each rank takes its share of every batch"));
     rf->addRow(tr("Ranks"), m_ranks);
-    m_batch = spin(runBox, 1, 1 << 20);
+    // the boxes stop at core's bounds (train/config.h), as the flags do
+    m_batch = spin(runBox, 1, int(hr::kMaxBatch));
     m_batch->setObjectName(QStringLiteral("batchSpin"));
     rf->addRow(tr("Batch size"), m_batch);
-    m_epochs = spin(runBox, 1, 100000);
+    m_epochs = spin(runBox, 1, hr::kMaxEpochs);
     rf->addRow(tr("Epochs"), m_epochs);
-    m_steps = spin(runBox, 0, 2000000000);
+    m_steps = spin(runBox, 0, int(hr::kMaxSteps));
     m_steps->setObjectName(QStringLiteral("stepsSpin"));
     m_steps->setSpecialValueText(tr("by epochs"));
     m_steps->setToolTip(tr("Train this many steps instead of whole epochs (0: use epochs)"));
@@ -177,7 +179,7 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
     m_checkpointList->setToolTip(tr("Tick the blocks to checkpoint"));
     m_checkpointList->setMaximumHeight(120);
     mf->addRow(QString(), m_checkpointList);
-    m_microBatch = spin(memBox, 0, 1 << 20);
+    m_microBatch = spin(memBox, 0, int(hr::kMaxBatch));
     m_microBatch->setObjectName(QStringLiteral("microBatchSpin"));
     m_microBatch->setSpecialValueText(tr("whole batch"));
     m_microBatch->setToolTip(tr("Samples per forward/backward pass; the batch is split into micro-batches "

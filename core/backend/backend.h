@@ -372,7 +372,8 @@ public:
     // After the updates of a step: when control[found_inf] is set, skipped += 1 and (dynamic) the loss
     // scale halves (not below 1) and good_steps = 0; otherwise opt_step += 1 and (dynamic) good_steps += 1,
     // doubling the loss scale and restarting the count when it reaches growth_interval (as
-    // torch.cuda.amp.GradScaler). found_inf is left for the step's figures; clear it before the next step.
+    // torch.cuda.amp.GradScaler; the rule is update_loss_scale in backend/update_rules.h, the host step's too).
+    // found_inf is left for the step's figures; clear it before the next step.
     void step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval);
 
 protected:

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/window_size.h"
 
 namespace hr::ops {
 
@@ -84,8 +85,8 @@ inline ConvGeom conv_geom(const char* op, const Shape& x, const Shape& w, const 
     if (w[1] != g.C)
         fail(op, "w " + shape_str(w) + " expects " + std::to_string(w[1]) + " input channels but x " + shape_str(x) +
                      " has " + std::to_string(g.C) + " (groups = 1 only)");
-    g.Ho = (g.H + 2 * p.pad_h - p.dilation_h * (g.kh - 1) - 1) / p.stride_h + 1;
-    g.Wo = (g.W + 2 * p.pad_w - p.dilation_w * (g.kw - 1) - 1) / p.stride_w + 1;
+    g.Ho = window_output_size(g.H, g.kh, p.stride_h, p.pad_h, p.dilation_h);
+    g.Wo = window_output_size(g.W, g.kw, p.stride_w, p.pad_w, p.dilation_w);
     if (g.Ho <= 0 || g.Wo <= 0)
         fail(op, "kernel " + shape_str(w) + " with " + params_str(p) + " does not fit input " + shape_str(x));
     if (y[0] != g.N || y[1] != g.K || y[2] != g.Ho || y[3] != g.Wo)
@@ -103,8 +104,8 @@ inline void check_pool(const char* op, const Tensor& x, const Tensor& y, const P
         fail(op, "invalid pooling parameters: kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
                      ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +
                      std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w));
-    const std::int64_t ho = (x.dim(2) + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
-    const std::int64_t wo = (x.dim(3) + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+    const std::int64_t ho = window_output_size(x.dim(2), p.kernel_h, p.stride_h, p.pad_h);
+    const std::int64_t wo = window_output_size(x.dim(3), p.kernel_w, p.stride_w, p.pad_w);
     if (y.dim(0) != x.dim(0) || y.dim(1) != x.dim(1) || y.dim(2) != ho || y.dim(3) != wo)
         fail(op, "for x " + desc(x) + " with kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) +
                      ", stride " + std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", padding " +

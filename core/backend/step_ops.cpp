@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/update_rules.h"
 #include "base/error.h"
 
 namespace hr {
@@ -131,19 +132,9 @@ void Backend::do_adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, T
 
 void Backend::do_step_control_end(Tensor& control, bool dynamic_loss_scale, std::int64_t growth_interval) {
     Control c = read_control(*this, control);
-    if (c[kCtlFoundInf] != 0.0) {
-        c[kCtlSkipped] += 1;
-        if (dynamic_loss_scale) {
-            c[kCtlLossScale] = std::max(1.0, c[kCtlLossScale] / 2);
-            c[kCtlGoodSteps] = 0;
-        }
-    } else {
-        c[kCtlOptStep] += 1;
-        if (dynamic_loss_scale && (c[kCtlGoodSteps] += 1) >= static_cast<double>(growth_interval)) {
-            c[kCtlLossScale] *= 2;
-            c[kCtlGoodSteps] = 0;
-        }
-    }
+    const bool overflowed = c[kCtlFoundInf] != 0.0;
+    c[overflowed ? kCtlSkipped : kCtlOptStep] += 1;
+    if (dynamic_loss_scale) update_loss_scale(overflowed, c[kCtlLossScale], c[kCtlGoodSteps], growth_interval);
     Tensor v = control.view(0, {kStepControlFields});
     copy_from_host(c.data(), v);
 }

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/window_size.h"
 #include "nn/layer.h"
 #include "nn/transformer_layers.h"
 
@@ -49,7 +50,7 @@ public:
         p_.dilation_h = p_.dilation_w = attr_i(s, "dilation");
     }
     Shape output_shape(const Shape& in) const override {
-        auto o = [&](std::int64_t v) { return (v + 2 * p_.pad_h - p_.dilation_h * (k_ - 1) - 1) / p_.stride_h + 1; };
+        auto o = [&](std::int64_t v) { return window_output_size(v, k_, p_.stride_h, p_.pad_h, p_.dilation_h); };
         return {co_, o(in[1]), o(in[2])};
     }
     std::vector<ParamDecl> params(const Shape&) const override {
@@ -246,7 +247,8 @@ Pool2dParams pool_params(const LayerSpec& s) {
 }
 
 Shape pool_out(const Shape& in, const Pool2dParams& p) {
-    return {in[0], (in[1] + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1, (in[2] + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1};
+    return {in[0], window_output_size(in[1], p.kernel_h, p.stride_h, p.pad_h),
+            window_output_size(in[2], p.kernel_w, p.stride_w, p.pad_w)};
 }
 
 class MaxPool2d : public Layer {

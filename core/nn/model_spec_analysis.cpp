@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/checked_math.h"
+#include "base/window_size.h"
 #include "base/error.h"
 #include "nn/model_spec_detail.h"
 #include "nn/transformer_spec.h"
@@ -63,12 +64,6 @@ struct Analyzer {
             rep.error_message = Message::plain(rep.error);
             rep.error_layer = static_cast<int>(&r - rep.layers.data());
         }
-    }
-
-    // Output size of a window; the operands are bounded (per-sample limit, catalog ranges), so this
-    // cannot overflow.
-    static std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d) {
-        return (in + 2 * p - d * (k - 1) - 1) / s + 1;
     }
 
     // Returns the output shape, or empty on error (inference stops).
@@ -161,7 +156,8 @@ struct Analyzer {
                 R().label = label;
                 return {};
             }
-            std::int64_t ho = pool_out(in[1], k, s, p, d), wo = pool_out(in[2], k, s, p, d);
+            // the operands are bounded (per-sample limit, catalog ranges): no overflow
+            std::int64_t ho = window_output_size(in[1], k, s, p, d), wo = window_output_size(in[2], k, s, p, d);
             if (ho < 1 || wo < 1) {
                 fail(R(), HR_MSG("spec.conv_kernel_fit", "layer %1 (%2): kernel %3 (dilation %4) does not fit input "
                                                          "%5; use a smaller kernel, more padding, or fewer pooling "
@@ -204,7 +200,7 @@ struct Analyzer {
                 R().label = label;
                 return {};
             }
-            std::int64_t ho = pool_out(in[1], k, s, p, 1), wo = pool_out(in[2], k, s, p, 1);
+            std::int64_t ho = window_output_size(in[1], k, s, p), wo = window_output_size(in[2], k, s, p);
             if (ho < 1 || wo < 1) {
                 fail(R(), HR_MSG("spec.pool_window_fit", "layer %1 (%2): window %3 is larger than the input %4; use a "
                                                          "smaller kernel_size or remove a pooling layer before it"),

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/update_rules.h"
 #include "base/error.h"
 #include "nn/backend_ops.h"
 #include "strategy/model_part.h"
@@ -344,8 +345,7 @@ bool TrainingState::optimizer_step(double lr) {
         if (Communicator* c = engine_.communicator(); c && c->world_size() > 1) finite = all_ranks_agree(*c, finite);
         if (!finite) {
             ++skipped_;
-            good_steps_ = 0;
-            loss_scale_ = std::max(1.0, loss_scale_ / 2);
+            update_loss_scale(true, loss_scale_, good_steps_, strategy_.loss_scale_growth_interval);
             engine_.broadcast_buffers();
             return false;
         }
@@ -358,10 +358,7 @@ bool TrainingState::optimizer_step(double lr) {
         if (coef < 1.0) inv = static_cast<float>(coef / loss_scale_);
     }
     optim_.update(sh, grads, lr, inv);
-    if (strategy_.loss_scaling && ++good_steps_ >= strategy_.loss_scale_growth_interval) {
-        loss_scale_ *= 2;
-        good_steps_ = 0;
-    }
+    if (strategy_.loss_scaling) update_loss_scale(false, loss_scale_, good_steps_, strategy_.loss_scale_growth_interval);
     engine_.publish_parameters();
     if (zero_in_layout()) zero_engine_.publish_parameters();  // the replicas' shards, all-gathered over them
     engine_.broadcast_buffers();

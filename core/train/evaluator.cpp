@@ -58,16 +58,11 @@ EvalEvent Evaluator::evaluate(std::int64_t step, int epoch) {
         correct += r.correct;
         rows_done += n;
     }
-    if (st_.pipelined()) {  // the last stage's figures (K x T: its first head part's, the others' are the same)
-        const bool last = st_.last_stage() && strategy.counts_figures();
-        loss_sum = comm_->all_reduce_value(last ? loss_sum : 0.0, ReduceOp::sum);
-        correct = static_cast<std::int64_t>(comm_->all_reduce_value(last ? static_cast<double>(correct) : 0.0, ReduceOp::sum));
-        rows_done = static_cast<std::int64_t>(comm_->all_reduce_value(last ? static_cast<double>(rows_done) : 0.0, ReduceOp::sum));
-    } else if (comm_ && data_world > 1) {  // weighted by samples (tokens): sums over ranks (a split head's first)
-        const double w = strategy.counts_figures() ? 1.0 : 0.0;
-        loss_sum = comm_->all_reduce_value(w * loss_sum, ReduceOp::sum);
-        correct = static_cast<std::int64_t>(comm_->all_reduce_value(w * static_cast<double>(correct), ReduceOp::sum));
-        rows_done = static_cast<std::int64_t>(comm_->all_reduce_value(w * static_cast<double>(rows_done), ReduceOp::sum));
+    {  // weighted by samples (tokens): sums over the ranks that count them (train/ranks.h)
+        double correct_sum = static_cast<double>(correct), rows_sum = static_cast<double>(rows_done);
+        agree_on_figures(comm_, st_, {&loss_sum, &correct_sum, &rows_sum});
+        correct = static_cast<std::int64_t>(correct_sum);
+        rows_done = static_cast<std::int64_t>(rows_sum);
     }
     if (comm_) {
         traffic_.bytes += comm_->stats().bytes - comm_before.bytes;

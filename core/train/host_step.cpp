@@ -7,6 +7,7 @@
 #include "memory/step_timeline.h"
 #include "nn/model.h"
 #include "strategy/training_state.h"
+#include "train/ranks.h"
 #include "train/step_runner.h"
 #include "train/workload.h"
 
@@ -75,14 +76,11 @@ HostStepResult HostStepRunner::micro_steps(StepRows& rows, std::int64_t step, st
 
 void HostStepRunner::agree(HostStepResult& r) {
     if (!comm_) return;
-    // the global batch's mean loss and correct rows: every rank decides alike (a split head's ranks
-    // computed the same figures already: its first counts them)
-    const ResolvedStrategy& s = st_.strategy();
-    if (s.data_world() > 1) {
-        const double w = s.counts_figures() ? 1.0 : 0.0;
-        r.loss = comm_->all_reduce_value(w * r.loss, ReduceOp::sum);
-        r.correct = static_cast<std::int64_t>(comm_->all_reduce_value(w * static_cast<double>(r.correct), ReduceOp::sum));
-    }
+    // the global batch's mean loss and correct rows: every rank decides alike (train/ranks.h: which ranks'
+    // figures count, pipeline stages' and a split head's included)
+    double correct = static_cast<double>(r.correct);
+    agree_on_figures(comm_, st_, {&r.loss, &correct});
+    r.correct = static_cast<std::int64_t>(correct);
     r.finite = std::isfinite(r.loss);
 }
 
@@ -106,14 +104,6 @@ HostStepResult PipelineStepRunner::micro_steps(StepRows& rows, std::int64_t step
             return l;
         });
     return r;
-}
-
-void PipelineStepRunner::agree(HostStepResult& r) {
-    // the last stage's figures, on every stage (K x T: its first head part's; the others computed the same)
-    const bool last = st_.last_stage() && st_.strategy().counts_figures();
-    r.loss = comm_->all_reduce_value(last ? r.loss : 0.0, ReduceOp::sum);
-    r.correct = static_cast<std::int64_t>(comm_->all_reduce_value(last ? static_cast<double>(r.correct) : 0.0, ReduceOp::sum));
-    r.finite = std::isfinite(r.loss);
 }
 
 std::unique_ptr<HostStepRunner> make_host_step_runner(TrainingState& st, Communicator* comm, MemoryLedger* ledger) {

@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "base/error.h"
 #include "dist/communicator.h"
+#include "strategy/training_state.h"
 #include "train/device.h"
 
 namespace hr {
@@ -93,6 +94,13 @@ int world_size_of_run() {
 
 void abort_ranks(const std::string& reason) noexcept {
     if (auto& comm = process_communicator(); comm && comm->world_size() > 1) comm->abort_all(reason);
+}
+
+void agree_on_figures(Communicator* comm, const TrainingState& st, std::initializer_list<double*> figures) {
+    const ResolvedStrategy& s = st.strategy();
+    if (!comm || (!st.pipelined() && s.data_world() <= 1)) return;
+    const bool counts = s.counts_figures() && st.last_stage();  // (every rank is a last stage without stages)
+    for (double* f : figures) *f = comm->all_reduce_value(counts ? *f : 0.0, ReduceOp::sum);
 }
 
 }  // namespace hr

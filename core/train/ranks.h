@@ -4,6 +4,7 @@
 // rank's share of an evaluation.
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@ namespace hr {
 struct RankEnvironment;
 class Backend;
 class Communicator;
+class TrainingState;
 
 // The world size of this process's run: mpirun's, else 1.
 int world_size_of_run();
@@ -35,5 +37,11 @@ std::shared_ptr<Communicator> run_communicator(Backend& be, double timeout_secon
 void agree_on_control(Communicator& comm, const std::atomic<bool>& stop, const std::atomic<bool>& paused);
 // Evaluation on several ranks: rank `rank`'s part [first, + count) of `rows` rows (count may be 0).
 std::pair<std::int64_t, std::int64_t> rank_share(std::int64_t rows, int rank, int world);
+// How the ranks agree on a run's figures (a step's loss and correct rows, an evaluation's sums): each of
+// `figures` becomes the sum over the run's ranks of the ranks that count it, the same on every rank.
+// Pipeline stages: the last stage's (K x T: its first head part's; the others computed the same); data
+// replicas: every replica's (T x D: each replica's first head part's). One process (`comm` null), or ranks
+// that all hold the same figures (a split head alone): left as they are.
+void agree_on_figures(Communicator* comm, const TrainingState& st, std::initializer_list<double*> figures);
 
 }  // namespace hr

@@ -58,8 +58,8 @@ protected:
     // The micro-batches' forward and backward; the figures before the ranks agree on them.
     virtual HostStepResult micro_steps(StepRows& rows, std::int64_t step, std::int64_t global_rows,
                                        const std::vector<std::pair<std::int64_t, std::int64_t>>& micro);
-    // The global batch's figures, the same on every rank.
-    virtual void agree(HostStepResult& r);
+    // The global batch's figures, the same on every rank (agree_on_figures, train/ranks.h).
+    void agree(HostStepResult& r);
     void phase(const char* name);
     TrainingState& st_;
     Communicator* comm_;
@@ -73,7 +73,6 @@ public:
 protected:
     HostStepResult micro_steps(StepRows& rows, std::int64_t step, std::int64_t global_rows,
                                const std::vector<std::pair<std::int64_t, std::int64_t>>& micro) override;
-    void agree(HostStepResult& r) override;
 };
 
 // The runner for a state's layout: pipeline stages or the host step.

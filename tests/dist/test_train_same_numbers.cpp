@@ -1,6 +1,7 @@
 // ranks: none
 // No number changes on ranks (issue 44; the one-process cases: tests/unit/test_same_numbers.cpp):
-// `headroom train --ranks 2` with zero3, 2 pipeline stages and a head split over 2 ranks, on one thread
+// `headroom train --ranks 2` with zero3, 2 pipeline stages and a head split over 2 ranks, and (issue 55)
+// `--ranks 4` with 2 stages x 2 data-parallel replicas (K x D) and 2 stages x a head split over 2 (K x T), on one thread
 // per rank with the CPU's reference kernels and no oneDNN (HEADROOM_CPU_KERNELS=reference and
 // HEADROOM_CPU_CONV=tap in this process's environment, which the launcher's mpirun hands to every rank:
 // with =avx2 instead the zero3 weights differ, so the pin does reach the ranks),
@@ -56,20 +57,26 @@ private slots:
         m_dir = hrtest::temp_dir("hr-same-numbers-ranks");
     }
 
-    void sameWeightsOnTwoRanks_data() {
+    void sameWeightsOnRanks_data() {
         QTest::addColumn<QStringList>("layout");
         QTest::addColumn<quint64>("weights");
         QTest::addColumn<quint64>("figures");
         // recorded at 545018e (before the step runners)
-        QTest::newRow("zero3") << QStringList{"--shard", "zero3"} << quint64(0x64de5232bd6e22c5ull)
+        QTest::newRow("zero3") << QStringList{"--ranks", "2", "--shard", "zero3"} << quint64(0x64de5232bd6e22c5ull)
                                << quint64(0x20b52a6b868084b6ull);
-        QTest::newRow("pipeline 2") << QStringList{"--pipeline", "2", "--accumulate", "2"} << quint64(0x28c69cbfd9e005c7ull)
+        QTest::newRow("pipeline 2") << QStringList{"--ranks", "2", "--pipeline", "2", "--accumulate", "2"} << quint64(0x28c69cbfd9e005c7ull)
                                     << quint64(0xfd7400e9fa74f730ull);
-        QTest::newRow("split head 2") << QStringList{"--tp-head", "2"} << quint64(0x10cf75ccddbc8c92ull)
+        QTest::newRow("split head 2") << QStringList{"--ranks", "2", "--tp-head", "2"} << quint64(0x10cf75ccddbc8c92ull)
                                       << quint64(0x2261c7e2bb543ba6ull);
+        // recorded at 530b3a7 (issue 55): 2 pipeline stages x 2 data-parallel replicas (K x D) and 2 stages
+        // x a head split over 2 ranks (K x T), 4 ranks each
+        QTest::newRow("pipeline 2 x dp 2") << QStringList{"--ranks", "4", "--pipeline", "2", "--shard", "dp", "--accumulate", "2"}
+                                           << quint64(0x564e20c46c2bd0eaull) << quint64(0x610eb4410a6f0f28ull);
+        QTest::newRow("pipeline 2 x split head 2") << QStringList{"--ranks", "4", "--pipeline", "2", "--tp-head", "2", "--accumulate", "2"}
+                                                   << quint64(0xa97c53a9c317b309ull) << quint64(0x6734886a2b4502beull);
     }
 
-    void sameWeightsOnTwoRanks() {
+    void sameWeightsOnRanks() {
         QFETCH(QStringList, layout);
         QFETCH(quint64, weights);
         QFETCH(quint64, figures);
@@ -78,7 +85,7 @@ private slots:
         QStringList args{"train", "--preset", "seed-cnn", "--data", "synthetic", "--train-limit", "64",
                          "--test-limit", "32", "--batch", "16", "--steps", "3", "--threads", "1", "--seed", "5",
                          "--device", "cpu", "--lr", "0.05", "--out", work + "/out", "--db", work + "/history.db",
-                         "--ranks", "2", "--quiet"};
+                         "--quiet"};
         args << layout;
         const hrtest::ProcessResult r = hrtest::run_program(kHeadroom, args, work, 180000);
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));

@@ -5,11 +5,14 @@
 
 #include <QTemporaryDir>
 
+#include <tuple>
+
 #include "cli/cli.h"
 #include "cli/flags.h"
 #include "cli/output.h"
 #include "notify/webhook_notifier.h"
 #include "session/RunDefaults.h"
+#include "train/config.h"
 
 using namespace hrapp;
 
@@ -41,9 +44,9 @@ private slots:
         QTest::addColumn<QString>("message");
         QTest::newRow("epochs 2^32+1") << QStringList{"--epochs", "4294967297"} << "--epochs expects an integer from 1 to 100000, got '4294967297'";
         QTest::newRow("threads 2^32") << QStringList{"--threads", "4294967296"} << "--threads expects an integer from 0 to 1024";
-        QTest::newRow("steps INT64_MAX") << QStringList{"--steps", "9223372036854775807"} << "--steps expects an integer from 1 to 100000000000";
+        QTest::newRow("steps INT64_MAX") << QStringList{"--steps", "9223372036854775807"} << "--steps expects an integer from 1 to 1000000000,";
         QTest::newRow("steps past INT64_MAX") << QStringList{"--steps", "9223372036854775808"} << "--steps expects an integer";
-        QTest::newRow("steps 1e11+1") << QStringList{"--steps", "100000000001"} << "--steps expects an integer";
+        QTest::newRow("steps 1e9+1") << QStringList{"--steps", "1000000001"} << "--steps expects an integer from 1 to 1000000000,";
         QTest::newRow("batch 2^64") << QStringList{"--batch", "18446744073709551616"} << "--batch expects an integer from 1 to 16777216";
         QTest::newRow("seed 2^64") << QStringList{"--seed", "18446744073709551616"} << "--seed expects an integer from 0 to 18446744073709551615";
         QTest::newRow("seed -1") << QStringList{"--seed", "-1"} << "--seed expects an integer from 0";
@@ -63,15 +66,33 @@ private slots:
     }
 
     void integersThatFitAreExact() {
-        CliRequest r = parse("train", {"--steps", "100000000000", "--seed", "18446744073709551615", "--threads", "1024",
+        CliRequest r = parse("train", {"--steps", "1000000000", "--seed", "18446744073709551615", "--threads", "1024",
                                        "--batch=16777216", "--train-limit", "9223372036854775807"});
-        QCOMPARE(r.config.steps, std::int64_t(100000000000));
+        QCOMPARE(r.config.steps, std::int64_t(1000000000));  // core's hr::kMaxSteps
         QCOMPARE(r.config.seed, std::uint64_t(18446744073709551615ULL));
         QCOMPARE(r.config.threads, 1024);
         QCOMPARE(r.config.batch, std::int64_t(16777216));
         QCOMPARE(r.config.train_limit, std::int64_t(9223372036854775807LL));
         // decimal always: a leading zero is not octal
         QCOMPARE(parse("train", {"--epochs", "010"}).config.epochs, 10);
+    }
+
+    // The flags take core's bounds (train/config.h, which validate_train_config checks): the largest value a
+    // run accepts parses, and one more is refused by the flag with its range, before any run starts.
+    void flagsTakeCoresLimits() {
+        const QString steps = QString::number(hr::kMaxSteps), batch = QString::number(hr::kMaxBatch);
+        QCOMPARE(parse("train", {"--steps", steps}).config.steps, hr::kMaxSteps);
+        QCOMPARE(parse("train", {"--batch", batch}).config.batch, hr::kMaxBatch);
+        QCOMPARE(parse("train", {"--micro-batch", batch}).config.strategy.micro_batch, hr::kMaxBatch);
+        QCOMPARE(parse("train", {"--warmup", steps}).config.schedule.warmup_steps, hr::kMaxSteps);
+        const QString steps1 = QString::number(hr::kMaxSteps + 1), batch1 = QString::number(hr::kMaxBatch + 1);
+        for (const auto& [flag, value, max] : {std::tuple{"--steps", steps1, steps}, std::tuple{"--batch", batch1, batch},
+                                              std::tuple{"--micro-batch", batch1, batch},
+                                              std::tuple{"--warmup", steps1, steps}}) {
+            const QString m = refusal("train", {flag, value});
+            QVERIFY2(m.contains(QString("%1 expects an integer from").arg(flag)) && m.contains(QString(" to %1,").arg(max)),
+                     qPrintable(m));
+        }
     }
 
     void eitherOrInEverySpelling_data() {

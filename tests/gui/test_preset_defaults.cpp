@@ -236,6 +236,16 @@ private slots:
         batch->setValue(32);
         w.loadPreset(QStringLiteral("lenet5"));
         QCOMPARE(w.trainConfig().batch, std::int64_t(32));
+        // the boxes stop where core's checks do (train/config.h), as the flags (test_cli_flags): the largest
+        // batch a run accepts can be typed, one more cannot
+        QCOMPARE(std::int64_t(batch->maximum()), hr::kMaxBatch);
+        QCOMPARE(std::int64_t(steps->maximum()), hr::kMaxSteps);
+        auto* micro = w.setupPanel()->findChild<QSpinBox*>(QStringLiteral("microBatchSpin"));
+        QVERIFY(micro);
+        QCOMPARE(std::int64_t(micro->maximum()), hr::kMaxBatch);
+        batch->setValue(int(hr::kMaxBatch));
+        QCOMPARE(w.trainConfig().batch, hr::kMaxBatch);
+        batch->setValue(32);
     }
 
     // What-if after training (issue 23 item 4): the window's Prune and Quantise fields are --prune and

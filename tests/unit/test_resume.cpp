@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "io/safetensors.h"
@@ -193,6 +195,43 @@ private slots:
         QCOMPARE(differing(a, b), 0);
         // the configuration read back is the run's own
         QCOMPARE(train_config_to_json(read_run_config(dir)).dump(), train_config_to_json(c).dump());
+    }
+
+    // A checkpoint's epoch lines are the epoch's one JSON form (train/record_json.h), tokens_per_second
+    // included (issue 55: they were written a second way that dropped it): every field of EpochEvent is in the
+    // file, a value read back is the value written, a line without it (an older checkpoint) still reads,
+    // and one out of range is refused by name.
+    void epochLinesAreTheRecords() {
+        TrainConfig c = config("mlp", 8);  // 6 steps an epoch: the checkpoint at step 8 holds epoch 1
+        const std::string dir = hrtest::temp_dir("resume-epochs");
+        train(c, dir, false);
+        const std::string path = dir + "/checkpoint-000000008.json";
+        std::ifstream in(path);
+        nlohmann::json j = nlohmann::json::parse(in);
+        QCOMPARE(int(j["epochs"].size()), 1);
+        nlohmann::json& line = j["epochs"][0];
+        for (const char* k : {"epoch", "step", "train_loss", "train_accuracy", "test_loss", "test_accuracy", "seconds",
+                              "images_per_second", "tokens_per_second"})
+            QVERIFY2(line.contains(k), k);
+        QCOMPARE(line["epoch"].get<int>(), 1);
+        QCOMPARE(line["step"].get<std::int64_t>(), std::int64_t(6));
+        line["tokens_per_second"] = 1234.5;
+        line["images_per_second"] = 678.25;
+        Checkpoint ck = parse_checkpoint_json(j.dump(), "test");
+        QCOMPARE(int(ck.cursor.epochs.size()), 1);
+        QCOMPARE(ck.cursor.epochs[0].tokens_per_second, 1234.5);
+        QCOMPARE(ck.cursor.epochs[0].images_per_second, 678.25);
+        QCOMPARE(ck.cursor.epochs[0].step, std::int64_t(6));
+        line.erase("tokens_per_second");  // an older checkpoint: 0, as an epoch without tokens
+        ck = parse_checkpoint_json(j.dump(), "test");
+        QCOMPARE(ck.cursor.epochs[0].tokens_per_second, 0.0);
+        line["tokens_per_second"] = -1.0;
+        try {
+            (void)parse_checkpoint_json(j.dump(), "test");
+            QFAIL("a negative tokens_per_second was read");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("tokens_per_second") != std::string::npos, e.what());
+        }
     }
 
     // The folder of a multi-rank run written before they wrote checkpoints (run.json, no config.json, no

@@ -6,7 +6,10 @@
 // figures the run reported: every step's loss, accuracy and loss scale, every evaluation's loss and
 // accuracy, and the result's train and test figures. The paths: the host step (seed-cnn, resnet-mini,
 // gpt-tiny), micro-batches with an evaluation every 2 steps, and the device step taken on the CPU
-// (HEADROOM_DEVICE_STEP=1) whole and in micro-batches (to the bit the host step's weights). The runs on ranks: tests/dist/test_train_same_numbers.cpp.
+// (HEADROOM_DEVICE_STEP=1) whole and in micro-batches (to the bit the host step's weights); since issue 55
+// also LLaMA (llama-tiny: llama_block), LoRA on it, QLoRA over an NF4 base, and fp16 with dynamic loss
+// scaling on the host and the device step, each with at least one step that overflows and is skipped.
+// The runs on ranks: tests/dist/test_train_same_numbers.cpp.
 // A structural change must leave every hash as it is; a change meant to change numbers updates them
 // and says so.
 #include <QtTest>
@@ -45,6 +48,25 @@ TrainConfig config_of(const QString& name) {
     c.seed = 11;
     c.device = "cpu";
     c.memory_events_per_second = 1;
+    if (name.startsWith("llama-tiny")) {
+        // the llama_block path (RMSNorm, RoPE, grouped-query attention, SwiGLU); LoRA adapters on the
+        // family's default targets, and QLoRA: the frozen base's projections stored in NF4
+        c.model = preset_model("llama-tiny");
+        apply_sequence_length(c.model, 16);
+        c.data = "text:" + text_file();
+        c.batch = 4;
+        c.steps = 3;
+        c.eval_tokens = 128;
+        c.optimizer.kind = "adamw";
+        c.optimizer.lr = 1e-3;
+        if (name.contains("lora")) {
+            c.strategy.lora_rank = 4;
+            c.strategy.lora_alpha = 8;
+            c.optimizer.lr = 1e-2;
+        }
+        if (name.contains("qlora")) c.strategy.quantize_base = "nf4";
+        return c;
+    }
     if (name.startsWith("gpt-tiny")) {
         c.model = preset_model("gpt-tiny");
         apply_sequence_length(c.model, 16);
@@ -71,6 +93,13 @@ TrainConfig config_of(const QString& name) {
         c.optimizer.kind = "adam";
         c.optimizer.lr = 1e-3;
     }
+    if (name.contains("fp16")) {
+        // dynamic loss scaling: 2^20 overflows f16 in some steps (skipped, the scale halved) and fits in
+        // others; every 2nd good step in a row doubles the scale
+        c.strategy.precision = "fp16";
+        c.strategy.loss_scale_init = 1048576.0;
+        c.strategy.loss_scale_growth_interval = 2;
+    }
     if (name.contains("micro")) c.strategy.accumulate = 2;
     if (name.contains("eval")) c.eval_every = 2;
     return c;
@@ -79,6 +108,7 @@ TrainConfig config_of(const QString& name) {
 struct Hashes {
     std::uint64_t weights = 0, figures = 0;
     bool device_step = false;  // the run said it took the device step
+    int skipped = 0, applied = 0;  // steps skipped (an overflow under fp16 loss scaling) and taken
 };
 
 Hashes run_case(const QString& name) {
@@ -86,6 +116,7 @@ Hashes run_case(const QString& name) {
     if (device_step) qputenv("HEADROOM_DEVICE_STEP", "1");
     else qunsetenv("HEADROOM_DEVICE_STEP");
     Fnv figures;
+    int skipped = 0, applied = 0;
     TrainCallbacks cb;
     cb.on_step = [&](const StepEvent& e) {
         figures.number(static_cast<double>(e.step));
@@ -94,6 +125,7 @@ Hashes run_case(const QString& name) {
         figures.number(e.lr);
         figures.number(e.loss_scale);
         figures.number(e.skipped ? 1.0 : 0.0);
+        (e.skipped ? skipped : applied) += 1;
     };
     cb.on_eval = [&](const EvalEvent& e) {
         figures.number(static_cast<double>(e.step));
@@ -115,7 +147,7 @@ Hashes run_case(const QString& name) {
     figures.number(r.test_accuracy);
     const std::string path = hrtest::temp_dir("same-numbers") + "/model.safetensors";
     t.save_weights(path);
-    return {weights_hash(path), figures.h, said_device_step};
+    return {weights_hash(path), figures.h, said_device_step, skipped, applied};
 }
 
 }  // namespace
@@ -145,6 +177,12 @@ private slots:
         QTest::newRow("seed-cnn micro eval") << QString("seed-cnn micro eval") << quint64(0x88725cba93c424beull) << quint64(0x83cc5c8b1c47d4d3ull);
         QTest::newRow("seed-cnn device") << QString("seed-cnn device") << quint64(0xac746f8d4e802e75ull) << quint64(0x8e1a07f1ed5b69afull);
         QTest::newRow("seed-cnn device micro") << QString("seed-cnn device micro") << quint64(0x88725cba93c424beull) << quint64(0xcbc1a995a49530fdull);
+        // recorded at 530b3a7 (issue 55, before its one rule each for the duplicated rules)
+        QTest::newRow("llama-tiny") << QString("llama-tiny") << quint64(0x749be7ede2ce1cd9ull) << quint64(0x67925752d7a84124ull);
+        QTest::newRow("llama-tiny lora") << QString("llama-tiny lora") << quint64(0x826a03038b774defull) << quint64(0xecf88a0e9a7f990dull);
+        QTest::newRow("llama-tiny qlora nf4") << QString("llama-tiny qlora nf4") << quint64(0xc71791aaf1e3d056ull) << quint64(0x3d532be776b03513ull);
+        QTest::newRow("seed-cnn fp16") << QString("seed-cnn fp16") << quint64(0x92906268e1bd570eull) << quint64(0x31df62940c8ec19cull);
+        QTest::newRow("seed-cnn fp16 device") << QString("seed-cnn fp16 device") << quint64(0x92906268e1bd570eull) << quint64(0x31df62940c8ec19cull);
     }
 
     void sameWeightsAndFigures() {
@@ -153,8 +191,15 @@ private slots:
         QFETCH(quint64, figures);
         const Hashes h = run_case(name);
         QCOMPARE(h.device_step, name.contains("device"));
-        qInfo("%s: weights 0x%016llx figures 0x%016llx", qPrintable(name), static_cast<unsigned long long>(h.weights),
-              static_cast<unsigned long long>(h.figures));
+        qInfo("%s: weights 0x%016llx figures 0x%016llx (%d steps taken, %d skipped)", qPrintable(name),
+              static_cast<unsigned long long>(h.weights), static_cast<unsigned long long>(h.figures), h.applied, h.skipped);
+        if (name.contains("fp16")) {
+            // the case guards the loss scaling rule only if a step overflowed and a step was taken
+            QVERIFY2(h.skipped >= 1 && h.applied >= 1,
+                     qPrintable(QString("%1 skipped, %2 taken").arg(h.skipped).arg(h.applied)));
+        } else {
+            QCOMPARE(h.skipped, 0);
+        }
         QCOMPARE(quint64(h.weights), weights);
         QCOMPARE(quint64(h.figures), figures);
     }

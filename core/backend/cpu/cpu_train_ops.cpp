@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_common.h"
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/update_rules.h"
 
 namespace hr {
 
@@ -505,11 +506,11 @@ void CpuBackend::do_sgd_update(Tensor& param, const Tensor& grad, Tensor& moment
 void CpuBackend::do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
     const char* op = "adam_update";
     const std::int64_t n = param.numel();
-    // As torch.optim.Adam (single-tensor path): bias corrections in double, then per element.
-    const double bc1 = 1.0 - std::pow(double(a.beta1), double(a.step));
-    const double bc2 = 1.0 - std::pow(double(a.beta2), double(a.step));
-    const double step_size = double(a.lr) / bc1;
-    const double bc2_sqrt = std::sqrt(bc2);
+    // As torch.optim.Adam (single-tensor path): bias corrections in double (backend/update_rules.h), then per
+    // element.
+    const AdamBiasCorrection bc = adam_bias_correction(a.lr, a.beta1, a.beta2, double(a.step));
+    const double step_size = bc.step_size;
+    const double bc2_sqrt = bc.bc2_sqrt;
     dispatch_f32_f64(param.dtype(), [&](auto ptag) {
         using P = decltype(ptag);
         dispatch_float(grad.dtype(), op, [&](auto gtag) {

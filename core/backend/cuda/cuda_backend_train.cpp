@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/update_rules.h"
+
 namespace hr {
 
 using ops::bn_dims;
@@ -161,11 +163,10 @@ void CudaBackend::do_sgd_update_ctl(Tensor& param, const Tensor& grad, Tensor& m
 
 void CudaBackend::do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) {
     auto lock = op_lock();
-    // As torch.optim.Adam (single-tensor path): bias corrections in double, then per element.
-    const double bc1 = 1.0 - std::pow(double(a.beta1), double(a.step));
-    const double bc2 = 1.0 - std::pow(double(a.beta2), double(a.step));
+    // As torch.optim.Adam (single-tensor path): bias corrections in double (backend/update_rules.h), then per element.
+    const AdamBiasCorrection bc = adam_bias_correction(a.lr, a.beta1, a.beta2, double(a.step));
     cuda::adam_update(param.data<float>(), grad.raw(), grad.dtype(), m.data<float>(), v.data<float>(), param.numel(),
-                      a, double(a.lr) / bc1, std::sqrt(bc2), nullptr, compute_);
+                      a, bc.step_size, bc.bc2_sqrt, nullptr, compute_);
 }
 
 void CudaBackend::do_adam_update_ctl(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a,

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/update_rules.h"
 
 namespace hr::cuda {
 
@@ -498,13 +499,11 @@ __global__ void adam_kernel(float* p, const G* g, float* m, float* v, std::int64
         if (control[kCtlFoundInf] != 0.0) return;
         __shared__ AdamScalars shared;
         if (threadIdx.x == 0) {
-            const double t = control[kCtlOptStep] + 1.0;
             const float lr = static_cast<float>(control[kCtlLr]);
-            const double bc1 = 1.0 - pow(static_cast<double>(beta1), t);
-            const double bc2 = 1.0 - pow(static_cast<double>(b2), t);
+            const AdamBiasCorrection bc = adam_bias_correction(lr, beta1, b2, control[kCtlOptStep] + 1.0);
             shared.gs = sc.gs * static_cast<float>(1.0 / control[kCtlLossScale]);
-            shared.ss = static_cast<float>(static_cast<double>(lr) / bc1);
-            shared.bcs = static_cast<float>(sqrt(bc2));
+            shared.ss = static_cast<float>(bc.step_size);
+            shared.bcs = static_cast<float>(bc.bc2_sqrt);
             shared.decay = 1.0f - lr * wd;
         }
         __syncthreads();
@@ -530,22 +529,9 @@ __global__ void adam_kernel(float* p, const G* g, float* m, float* v, std::int64
 }
 
 __global__ void step_control_end_kernel(double* c, bool dynamic, long long growth_interval) {
-    if (c[kCtlFoundInf] != 0.0) {
-        c[kCtlSkipped] += 1.0;
-        if (dynamic) {
-            c[kCtlLossScale] = fmax(1.0, c[kCtlLossScale] / 2.0);
-            c[kCtlGoodSteps] = 0.0;
-        }
-    } else {
-        c[kCtlOptStep] += 1.0;
-        if (dynamic) {
-            c[kCtlGoodSteps] += 1.0;
-            if (c[kCtlGoodSteps] >= static_cast<double>(growth_interval)) {
-                c[kCtlLossScale] *= 2.0;
-                c[kCtlGoodSteps] = 0.0;
-            }
-        }
-    }
+    const bool overflowed = c[kCtlFoundInf] != 0.0;
+    c[overflowed ? kCtlSkipped : kCtlOptStep] += 1.0;
+    if (dynamic) update_loss_scale(overflowed, c[kCtlLossScale], c[kCtlGoodSteps], growth_interval);
 }
 
 unsigned channel_threads_blocks(std::int64_t C) { return static_cast<unsigned>((C + kThreads - 1) / kThreads); }
