@@ -27,6 +27,8 @@ public:
     // any defined host tensor; f32, f64, bf16 and f16 (cpu::host_tensor_rules, cpu_transformer.cpp)
     const ops::TensorRules& tensor_rules() const override;
 
+    std::size_t attention_cached_workspace_bytes(std::int64_t n, std::int64_t L, int heads, int kv_heads,
+                                                 std::int64_t D, DType dtype) const override;
     std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
                                           DType dtype) const override;
 
@@ -95,6 +97,9 @@ protected:
     void do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
                              Tensor& dgamma) override;
     void do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) override;
+    void do_rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first) override;
+    void do_attention_cached(const Tensor& qkv, Tensor& k_cache, Tensor& v_cache, std::int64_t pos,
+                             const AttentionParams& p, Tensor& out, Tensor& workspace) override;
     void do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) override;
     void do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
                             Tensor& dup) override;
@@ -114,6 +119,8 @@ protected:
     void do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
 
 private:
+    // rope_apply / rope_apply_at: tokens t of each sample at position first + t
+    void rope_rotate(Tensor& x, int heads, const RopeParams& p, bool inverse, std::int64_t first);
     CpuAllocator allocator_;
     int threads_ = 1;
     const cpu::FastKernels* kernels_ = nullptr;  // null: reference code only
