@@ -54,6 +54,7 @@ Generator::Generator(const SafeTensorsFile& weights, std::shared_ptr<const Token
     context_ = model_sequence_length(spec_);
     ledger_ = std::make_shared<MemoryLedger>();
     backend_ = make_cpu_backend(threads, ledger_);
+    if (auto* cpu = dynamic_cast<CpuBackend*>(backend_.get())) cpu->use_gemv_for_one_row(true);
     ModelOptions o;
     o.batch = 1;
     o.dtype = DType::f32;

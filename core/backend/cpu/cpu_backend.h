@@ -37,6 +37,10 @@ public:
     void use_reference_kernels(bool reference);
     // "avx512", "avx2" or "reference"
     std::string kernels_name() const;
+    // f32 products with one row (M = 1) as matrix-vector products (cblas_sgemv), which read the weights once
+    // where sgemm packs them first: the Generator's backend, decoding one token at a time (train/generate.h).
+    // Off by default: training keeps sgemm's summation order whatever the rows.
+    void use_gemv_for_one_row(bool on) { gemv_one_row_ = on; }
 
 protected:
     // The ops (backend.h), their arguments checked above the backends (backend/op_dispatch.cpp).
@@ -123,6 +127,7 @@ private:
     void rope_rotate(Tensor& x, int heads, const RopeParams& p, bool inverse, std::int64_t first);
     CpuAllocator allocator_;
     int threads_ = 1;
+    bool gemv_one_row_ = false;
     const cpu::FastKernels* kernels_ = nullptr;  // null: reference code only
     std::vector<float> scratch_;  // f32 staging for bf16/f16 GEMM, reused between calls
 };
