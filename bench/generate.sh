@@ -21,8 +21,11 @@ THREADS="${THREADS:-2}"
 CONTEXTS="${CONTEXTS:-64 256}"
 MODELS="${MODELS:-llama-tiny llama-76m}"
 mkdir -p "$OUT"
-cmake --build "$BUILD" -j"${BENCH_THREADS:-2}" --target headroom >/dev/null
-H="$BUILD/headroom"
+# HEADROOM: a headroom binary to use as it is (default: build/headroom, built first)
+if [[ -n "${HEADROOM:-}" ]]; then H="$HEADROOM"; else
+  cmake --build "$BUILD" -j"${BENCH_THREADS:-2}" --target headroom >/dev/null
+  H="$BUILD/headroom"
+fi
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 report="$OUT/generate-$(date +%Y%m%d-%H%M%S).txt"
 {
