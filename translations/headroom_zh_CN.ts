@@ -872,12 +872,6 @@ or matched by order and shape)</source>
         <translation>--run %1：该运行的文件夹 %2 已不存在；请给出 --weights FILE</translation>
     </message>
     <message>
-        <source>generated %1 tokens in %2 s (%3 tokens/s; %4 tokenizer, context %5)
-</source>
-        <translation>在 %2 秒内生成了 %1 个 token（%3 token/秒；%4 分词器，上下文 %5）
-</translation>
-    </message>
-    <message>
         <source>%1 ranks, %2; the table is rank %3 (the one that needs the most); communication %4 per step
 </source>
         <translation>%1 个 rank，%2；表中是 rank %3（需要内存最多的那个）；每步通信 %4
@@ -1691,6 +1685,24 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 检查点“on”即 %2；单卡 ZeRO-3 把参数放在主机内存；“（超出）”：放不下；
 “-”：没有这种配置）：
 
+</translation>
+    </message>
+    <message>
+        <source>re-run the model over the whole context for every token instead of keeping keys and values (slower; the same tokens)</source>
+        <translation>每个 token 都对整个上下文重新运行模型，而不保留键和值（更慢；生成的 token 相同）</translation>
+    </message>
+    <message>
+        <source>key/value cache %1 MB</source>
+        <translation>键值缓存 %1 MB</translation>
+    </message>
+    <message>
+        <source>no key/value cache</source>
+        <translation>无键值缓存</translation>
+    </message>
+    <message>
+        <source>generated %1 tokens in %2 s (%3 tokens/s; %4 tokenizer, context %5, %6)
+</source>
+        <translation>在 %2 秒内生成了 %1 个 token（%3 token/秒；%4 分词器，上下文 %5，%6）
 </translation>
     </message>
 </context>

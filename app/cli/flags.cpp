@@ -411,6 +411,9 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.seed = v.integer<std::uint64_t>(0); }},
     {FlagGroup::generate, "threads", "N", QT_TRANSLATE_NOOP("Cli", "CPU threads, 0 to 1024 (default 0: all cores)"),
      [](R& r, const V& v) { r.threads = v.integer<int>(0, 1024); }},
+    {FlagGroup::generate, "no-kv-cache", nullptr,
+     QT_TRANSLATE_NOOP("Cli", "re-run the model over the whole context for every token instead of keeping keys and values (slower; the same tokens)"),
+     [](R& r, const V&) { r.noKvCache = true; }},
     // ---- presets
     {FlagGroup::presets, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "print the preset NAME's model spec as JSON"),
      [](R& r, const V&) { r.json = true; }},

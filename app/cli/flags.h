@@ -58,6 +58,7 @@ struct CliRequest {
     int topK = 0;
     std::uint64_t seed = 1;
     int threads = 0;
+    bool noKvCache = false;        // generate --no-kv-cache: re-run whole windows (the reference path)
     QSet<QString> given;           // long names of the flags on the command line ("epochs", ...)
     bool has(const char* flag) const { return given.contains(QLatin1String(flag)); }
 };

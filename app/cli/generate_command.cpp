@@ -97,14 +97,19 @@ int runGenerateCommand(const CliRequest& r) {
         o.temperature = r.temperature;
         o.top_k = r.topK;
         o.seed = r.seed;
+        o.kv_cache = !r.noKvCache;
         const hr::GenerateResult g = generator->generate(o);
         print(q(g.text) + QLatin1Char('\n'));
-        eprint(Cli::tr("generated %1 tokens in %2 s (%3 tokens/s; %4 tokenizer, context %5)\n")
+        const QString cache = g.cached_tokens > 0
+                                  ? Cli::tr("key/value cache %1 MB").arg(double(generator->kv_cache_bytes()) / 1e6, 0, 'f', 1)
+                                  : Cli::tr("no key/value cache");
+        eprint(Cli::tr("generated %1 tokens in %2 s (%3 tokens/s; %4 tokenizer, context %5, %6)\n")
                    .arg(static_cast<qint64>(g.ids.size()))
                    .arg(g.seconds, 0, 'f', 2)
                    .arg(g.tokens_per_second, 0, 'f', 1)
                    .arg(q(generator->tokenizer().kind()))
-                   .arg(generator->context()));
+                   .arg(generator->context())
+                   .arg(cache));
         return 0;
     } catch (const hr::InputError& e) {
         return bad(messageText(e.message()));

@@ -54,5 +54,13 @@ void Backend::do_swiglu_forward(const Tensor&, const Tensor&, Tensor&) { not_her
 void Backend::do_swiglu_backward(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
     not_here(*this, "swiglu_backward");
 }
+void Backend::do_rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first) {
+    if (first != 0) not_here(*this, "rope_apply_at");
+    do_rope_apply(x, heads, p, false);
+}
+void Backend::do_attention_cached(const Tensor&, Tensor&, Tensor&, std::int64_t, const AttentionParams&, Tensor&,
+                                  Tensor&) {
+    not_here(*this, "attention_cached");
+}
 
 }  // namespace hr

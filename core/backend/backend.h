@@ -276,6 +276,26 @@ public:
     // and dup up's).
     void swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
 
+    // --- decoding with a key/value cache (generation, nn/model.h forward_cached; CPU:
+    // cpu_transformer_attention.cpp, cpu_llama.cpp). Defaults throw Error naming the op. ---
+    // rope_apply for tokens at positions first .. first + T - 1: token t is rotated as position first + t
+    // (the same f32 angle (first + t) * f_i as rope_apply gives that position in a whole sequence).
+    void rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first);
+    // Scratch bytes attention_cached needs for up to n new tokens over a cache of L positions, `heads` query
+    // and kv_heads key/value heads of size D (category workspace, owned by the caller).
+    virtual std::size_t attention_cached_workspace_bytes(std::int64_t n, std::int64_t L, int heads, int kv_heads,
+                                                         std::int64_t D, DType dtype) const {
+        (void)n, (void)L, (void)heads, (void)kv_heads, (void)D, (void)dtype;
+        return 0;
+    }
+    // Causal attention of n new tokens at positions pos .. pos + n - 1 of one sequence against a key/value
+    // cache: qkv (1, n, ...) in p's layout (as attention_forward; p.causal, no dropout); the new tokens'
+    // keys and values are written to rows pos .. pos + n - 1 of k_cache and v_cache, (KV, L, D) each in
+    // qkv's dtype, and out (1, n, H D) gets softmax(q k^T / sqrt(D)) v of each new token i over cache rows
+    // 0 .. pos + i: the rows attention_forward gives for those tokens of the whole sequence. No lse.
+    void attention_cached(const Tensor& qkv, Tensor& k_cache, Tensor& v_cache, std::int64_t pos,
+                          const AttentionParams& p, Tensor& out, Tensor& workspace);
+
     // Fused softmax cross-entropy over a vocabulary, in place: logits (N, V) float, targets (N) i64 in
     // [0, V) or kIgnoreTarget (-100, PyTorch's ignore_index: the row adds 0 to the loss sum, is never
     // correct and its gradient row is 0). Returns the loss summed over the rows divided by N (all rows,
@@ -453,6 +473,9 @@ protected:
     virtual void do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse);
     virtual void do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y);
     virtual void do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate, Tensor& dup);
+    virtual void do_rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first);
+    virtual void do_attention_cached(const Tensor& qkv, Tensor& k_cache, Tensor& v_cache, std::int64_t pos,
+                                     const AttentionParams& p, Tensor& out, Tensor& workspace);
     virtual LossResult do_cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad,
                                                 float grad_scale) = 0;
     virtual void do_copy_rows(const Tensor& src, std::int64_t src_row, Tensor& dst, std::int64_t dst_row,

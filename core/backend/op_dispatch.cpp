@@ -288,6 +288,20 @@ void Backend::swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor
     do_swiglu_backward(gate, up, dy, dgate, dup);
 }
 
+void Backend::rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first) {
+    const ops::TensorRules& r = tensor_rules();
+    ops::check_rope(r, x, heads, p);
+    if (first < 0) throw Error("rope_apply_at: the first position " + std::to_string(first) + " is negative");
+    do_rope_apply_at(x, heads, p, first);
+}
+
+void Backend::attention_cached(const Tensor& qkv, Tensor& k_cache, Tensor& v_cache, std::int64_t pos,
+                               const AttentionParams& p, Tensor& out, Tensor& workspace) {
+    const ops::TensorRules& r = tensor_rules();
+    ops::check_attention_cached(r, qkv, k_cache, v_cache, pos, p, out);
+    do_attention_cached(qkv, k_cache, v_cache, pos, p, out, workspace);
+}
+
 LossResult Backend::cross_entropy_inplace(Tensor& logits, const Tensor& targets, bool want_grad, float grad_scale) {
     const ops::TensorRules& r = tensor_rules();
     ops::check_cross_entropy(r, logits, targets);

@@ -258,6 +258,35 @@ RowsCols check_rmsnorm_backward(const TensorRules& rules, const Tensor& x, const
     return rc;
 }
 
+AttnDims check_attention_cached(const TensorRules& rules, const Tensor& qkv, const Tensor& k_cache,
+                                const Tensor& v_cache, std::int64_t pos, const AttentionParams& p, const Tensor& out) {
+    const char* op = "attention_cached";
+    rules.here(op, "k_cache", k_cache);
+    rules.here(op, "v_cache", v_cache);
+    if (qkv.ndim() != 3 || qkv.dim(0) != 1) fail(op, "expects qkv (1, n, ...) of one sequence, got " + desc(qkv));
+    rules.here(op, "qkv", qkv);
+    rules.here(op, "out", out);
+    rules.floating(op, "qkv", qkv);
+    require_same_dtype(op, "qkv", qkv, "out", out);
+    const std::int64_t H = p.heads, KV = p.kv_heads == 0 ? p.heads : p.kv_heads;
+    if (H < 1 || KV < 1 || H % KV != 0 || qkv.dim(2) % (H + 2 * KV) != 0)
+        fail(op, "expects qkv (1, n, (H + 2 KV) D) for " + std::to_string(H) + " query and " + std::to_string(KV) +
+                     " key/value heads, got " + desc(qkv));
+    const AttnDims d = attention_dims(qkv, p);
+    if (out.ndim() != 3 || out.dim(0) != 1 || out.dim(1) != d.T || out.dim(2) != d.C)
+        fail(op, "out " + desc(out) + " must be " + shape_str({1, d.T, d.C}) + " for qkv " + desc(qkv));
+    if (!p.causal || p.dropout != 0.0f) fail(op, "decodes causal attention without dropout only");
+    require_same_dtype(op, "qkv", qkv, "k_cache", k_cache);
+    require_same_dtype(op, "qkv", qkv, "v_cache", v_cache);
+    if (k_cache.ndim() != 3 || k_cache.dim(0) != d.KV || k_cache.dim(2) != d.D || v_cache.shape() != k_cache.shape())
+        fail(op, "k_cache " + desc(k_cache) + " and v_cache " + desc(v_cache) + " must both be (" +
+                     std::to_string(d.KV) + ", L, " + std::to_string(d.D) + ") for qkv " + desc(qkv));
+    if (pos < 0 || pos + d.T > k_cache.dim(1))
+        fail(op, "positions " + std::to_string(pos) + " .. " + std::to_string(pos + d.T - 1) +
+                     " do not fit a cache of " + std::to_string(k_cache.dim(1)) + " positions");
+    return d;
+}
+
 RopeDims check_rope(const TensorRules& rules, const Tensor& x, int heads, const RopeParams& p) {
     const char* op = "rope_apply";
     rules.here(op, "x", x);

@@ -86,6 +86,10 @@ struct RopeDims {
 };
 inline RopeDims rope_dims(const Tensor& x, int heads) { return {x.dim(0), x.dim(1), heads, x.dim(2) / heads}; }
 // x (B, T, heads * D) float with D even; theta > 1; a llama3 scaling's factors in order.
+// attention_cached (backend.h): qkv (1, n, ...) in p's layout, caches (KV, L, D) of qkv's dtype with
+// pos + n <= L, out (1, n, H D); causal, no dropout.
+AttnDims check_attention_cached(const TensorRules& rules, const Tensor& qkv, const Tensor& k_cache,
+                                const Tensor& v_cache, std::int64_t pos, const AttentionParams& p, const Tensor& out);
 RopeDims check_rope(const TensorRules& rules, const Tensor& x, int heads, const RopeParams& p);
 // SwiGLU: gate, up and the outputs a, b (b may be undefined) of one shape and float dtype.
 void check_swiglu(const char* op, const TensorRules& rules, const Tensor& gate, const Tensor& up, const Tensor& a,

@@ -66,6 +66,13 @@ struct SavedDecl {
     bool compute_dtype = false;  // stored in the model's activation dtype (then `dtype` is ignored)
 };
 
+// Decoding with a key/value cache (Model::forward_cached, generation): an attention layer's keys and values
+// of one sequence's earlier positions, where the input's own go, and the attention's scratch.
+struct KvCacheSlot {
+    Tensor k, v;       // (KV heads, positions, head size) each, in the model's dtype (Layer::kv_cache_shape)
+    Tensor workspace;  // attention_cached's scratch, shared by every layer
+};
+
 struct LayerIO {
     Backend* backend = nullptr;
     bool training = true;
@@ -87,6 +94,12 @@ struct LayerIO {
                                   // (a layer may skip the work that only feeds y)
     std::uint64_t first_sample = 0;  // run-wide index of x's first sample (layers that key several
                                      // dropout sites on it; `counter` is first_sample * numel(out))
+    // Decoding with a key/value cache (Model::forward_cached; one sequence, not training): x holds the
+    // tokens at positions position .. position + T - 1; a layer with a cache (Layer::decoding() cached)
+    // attends over its earlier positions in *kv and appends this input's keys and values there.
+    bool decoding = false;
+    std::int64_t position = 0;
+    const KvCacheSlot* kv = nullptr;
 };
 
 // Build-time choices the model passes to the layers it makes.
@@ -117,6 +130,23 @@ public:
     virtual bool output_is_view() const { return false; }
     // backward() needs a dx tensor even where the model does not want the input gradient.
     virtual bool backward_needs_dx() const { return false; }
+    // Decoding with a key/value cache (Model::forward_cached): per_position, the layer's forward is right
+    // for any run of positions given LayerIO::position (it treats each position on its own, or reads the
+    // position: a position embedding); cached, it attends causally over earlier positions and keeps their
+    // keys and values (kv_cache_shape); none, it cannot decode so (the model then re-runs whole windows).
+    enum class Decoding { none, per_position, cached };
+    virtual Decoding decoding() const { return Decoding::none; }
+    // cached: the shape of each of its key and value caches for `positions` positions (KV, positions, D),
+    // and the scratch attention_cached needs for up to n new tokens at once
+    virtual Shape kv_cache_shape(std::int64_t positions) const {
+        (void)positions;
+        return {};
+    }
+    virtual std::size_t kv_cache_workspace_bytes(const Backend& b, std::int64_t n, std::int64_t positions,
+                                                 DType dtype) const {
+        (void)b, (void)n, (void)positions, (void)dtype;
+        return 0;
+    }
     // backward() leaves a frozen parameter's gradient alone when LayerIO::grads holds no tensor for it
     // (else the model hands it a scratch buffer).
     virtual bool skips_frozen_gradients() const { return false; }

@@ -322,6 +322,7 @@ private:
 class Dropout : public Layer {
 public:
     explicit Dropout(const LayerSpec& s) : Layer(s), p_(static_cast<float>(layer_attr(s, "p"))) {}
+    Decoding decoding() const override { return Decoding::per_position; }  // (not training: a copy)
     Shape output_shape(const Shape& in) const override { return in; }
     std::vector<SavedDecl> saved(std::int64_t batch, const Shape& in) const override {
         return {{"mask", with_batch(batch, in), DType::u8}};

@@ -42,6 +42,7 @@ struct Model::Node {
     bool recompute_output = true;  // a layer run by a recompute must write its output again (LayerIO)
     Node* in_place_of = nullptr;  // an in-place ReLU: the node whose output it overwrites (and shares)
     std::vector<char> saved_arena;  // per saved tensor: in the recompute arena
+    KvCacheSlot kv;                 // decoding (Model::forward_cached): a cached attention layer's keys and values
 };
 
 namespace {
@@ -656,7 +657,70 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     io.first_sample = first_sample;
     io.recompute = recomputing_;
     io.recompute_output = !recomputing_ || n.recompute_output;
+    if (decode_position_ >= 0) {
+        io.decoding = true;
+        io.position = decode_position_;
+        if (n.kv.k.defined()) io.kv = &n.kv;
+    }
     n.layer->forward(io);
+}
+
+bool Model::can_decode_cached() const {
+    if (!takes_tokens_) return false;
+    for (const Node* n : nodes_)
+        if (n->layer && n->layer->decoding() == Layer::Decoding::none) return false;
+    return true;
+}
+
+void Model::release_kv_cache() {
+    for (Node* n : nodes_) n->kv = KvCacheSlot();
+    kv_workspace_ = Tensor();
+    kv_positions_ = 0;
+}
+
+void Model::allocate_kv_cache(std::int64_t positions) {
+    release_kv_cache();
+    if (!can_decode_cached())
+        throw Error("internal: a key/value cache for model '" + spec_.name + "', whose layers cannot decode with one");
+    if (positions < 1 || positions > spec_.input_shape[0])
+        throw Error("internal: a key/value cache of " + std::to_string(positions) + " positions for a model of " +
+                    std::to_string(spec_.input_shape[0]));
+    Allocator& a = options_.allocator ? *options_.allocator : backend_.allocator();
+    std::size_t ws = 0;
+    for (Node* n : nodes_) {
+        if (!n->layer || n->layer->decoding() != Layer::Decoding::cached) continue;
+        const Shape s = n->layer->kv_cache_shape(positions);
+        n->kv.k = Tensor::empty(a, s, options_.dtype, MemCategory::activations, n->index);
+        n->kv.v = Tensor::empty(a, s, options_.dtype, MemCategory::activations, n->index);
+        ws = std::max(ws, n->layer->kv_cache_workspace_bytes(backend_, positions, positions, options_.dtype));
+    }
+    if (ws > 0) kv_workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
+    for (Node* n : nodes_)
+        if (n->kv.k.defined()) n->kv.workspace = kv_workspace_;
+    kv_positions_ = positions;
+}
+
+std::size_t Model::kv_cache_bytes() const {
+    std::size_t b = 0;
+    for (const Node* n : nodes_)
+        if (n->kv.k.defined()) b += n->kv.k.nbytes() + n->kv.v.nbytes();
+    return b;
+}
+
+Tensor Model::forward_cached(const Tensor& ids, std::int64_t position) {
+    if (kv_positions_ == 0) throw Error("internal: forward_cached without a key/value cache (allocate_kv_cache)");
+    if (ids.ndim() != 2 || ids.dim(0) != 1 || ids.dtype() != DType::i64 || ids.dim(1) < 1 || position < 0 ||
+        position + ids.dim(1) > kv_positions_)
+        throw Error("internal: forward_cached of " + shape_str(ids.shape()) + " " + dtype_name(ids.dtype()) +
+                    " at position " + std::to_string(position) + " with a cache of " + std::to_string(kv_positions_) +
+                    " positions");
+    current_batch_ = 0;  // no backward after this
+    decode_position_ = position;
+    struct Reset {
+        std::int64_t& p;
+        ~Reset() { p = -1; }
+    } reset{decode_position_};
+    return forward_seq(*top_, ids, false, 0);
 }
 
 void Model::backward_to(const Tensor& dy, Tensor& dx) {

@@ -212,6 +212,27 @@ public:
     // Bytes the model allocates, by category (what the ledger will see from this model).
     CategoryBytes allocated_bytes() const;
 
+    // --- decoding with a key/value cache (generation: train/generate.h) -------------------------------
+    // Whether forward_cached can run this model: a token model whose every layer decodes per position or
+    // keeps a key/value cache (Layer::decoding: GPT's and the LLaMA family's causal attention), built for
+    // batch 1 or more.
+    bool can_decode_cached() const;
+    // Allocates the cache of one sequence of up to `positions` tokens (at most the spec's sequence length):
+    // each attention layer's keys and values, 2 x positions x (KV heads x head size) values of the model's
+    // dtype (category activations, on the layer's index), and attention_cached's scratch for up to
+    // `positions` new tokens at once (workspace). Again: the old cache is freed first.
+    void allocate_kv_cache(std::int64_t positions);
+    void release_kv_cache();
+    std::int64_t kv_cache_positions() const { return kv_positions_; }
+    // The cache's bytes: its keys and values, and its scratch
+    std::size_t kv_cache_bytes() const;
+    std::size_t kv_cache_workspace_bytes() const { return kv_workspace_.defined() ? kv_workspace_.nbytes() : 0; }
+    // ids (1, n) i64: the tokens at positions position .. position + n - 1 of the sequence whose positions
+    // 0 .. position - 1 went through forward_cached before (their keys and values are in the cache; later
+    // ones are overwritten). Returns the logits (1, n, V) that forward() over the whole sequence gives for
+    // those positions (up to rounding), a view valid until the next forward.
+    Tensor forward_cached(const Tensor& ids, std::int64_t position);
+
     // --- units (sharding) -------------------------------------------------------------------------
     const std::vector<ParamUnit>& param_units() const { return units_; }
     // Flat buffer length of the layout (also when the model allocates no flat buffer).
@@ -333,6 +354,10 @@ private:
     void timeline_recompute(StepRecorder& r, std::size_t block, std::int64_t rows);
     void timeline_backward(StepRecorder& r, std::size_t k);
     StepRecorder* recorder_ = nullptr;
+    // decoding with a key/value cache: -1 outside forward_cached, else the first new token's position
+    std::int64_t decode_position_ = -1;
+    std::int64_t kv_positions_ = 0;
+    Tensor kv_workspace_;
     std::vector<std::size_t> timeline_own_, timeline_arena_;  // per top-level node: bytes live now
 };
 

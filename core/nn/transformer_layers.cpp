@@ -195,13 +195,29 @@ struct AttentionHalf {
             if (drop(io)) be.dropout_forward(tmp, tmp, mask, p, site_seed(io.seed, site + 1), resid_offset(io, T));
             return;
         }
-        be.attention_forward(qkv, att, lse, params(io, T, site), attn_ws);
+        core(be, io, qkv, att, lse, attn_ws, site);
         if (drop(io)) {
             linear_fwd(be, att, w_proj, b_proj, tmp, lp);
             be.dropout_forward(tmp, out, mask, p, site_seed(io.seed, site + 1), resid_offset(io, T));
         } else {
             linear_fwd(be, att, w_proj, b_proj, out, lp);
         }
+    }
+
+    // the attention core: over the whole sequence, or (decoding, LayerIO::kv) the new tokens over the cache
+    void core(Backend& be, const LayerIO& io, const Tensor& qkv, Tensor& att, Tensor& lse, Tensor& attn_ws,
+              int site) const {
+        if (!io.decoding) {
+            be.attention_forward(qkv, att, lse, params(io, qkv.dim(1), site), attn_ws);
+            return;
+        }
+        Tensor k = io.kv->k, v = io.kv->v, ws = io.kv->workspace;
+        be.attention_cached(qkv, k, v, io.position, params(io, qkv.dim(1), site), att, ws);
+    }
+    Shape kv_shape(std::int64_t positions) const { return {H, positions, C / H}; }
+    std::size_t kv_workspace(const Backend& b, std::int64_t n, std::int64_t positions, DType dt) const {
+        const int h = static_cast<int>(H);
+        return b.attention_cached_workspace_bytes(n, positions, h, h, C / H, dt);
     }
 
     // dout (B, T, C) -> dh (B, T, C) written when defined; parameter gradients accumulated.
@@ -388,6 +404,7 @@ public:
     std::vector<ParamDecl> params(const Shape&) const override { return {normal("weight", {V_, C_}, 0.02)}; }
 
 protected:
+    Decoding decoding() const override { return Decoding::per_position; }
     void forward_impl(LayerIO& io) const override { io.backend->embedding_forward(io.x, io.params[0], io.y); }
     void backward_impl(LayerIO& io) const override {
         if (io.grads[0].defined()) io.backend->embedding_backward(io.x, io.dy, io.grads[0]);  // (frozen: none)
@@ -407,13 +424,18 @@ public:
     std::vector<ParamDecl> params(const Shape&) const override { return {normal("weight", {P_, C_}, 0.02)}; }
 
 protected:
-    // y (N, t, C) = x + weight[:t]: the first t rows of the table, added to every sample
+    Decoding decoding() const override { return Decoding::per_position; }
+    // y (N, t, C) = x + weight[:t]: the first t rows of the table, added to every sample (decoding: rows
+    // position .. position + t - 1)
     void forward_impl(LayerIO& io) const override {
         const std::int64_t N = io.x.dim(0), tc = io.x.numel() / N;
-        if (tc > P_ * C_) throw Error("internal: position_embedding input " + shape_str(io.x.shape()) + " is longer than its table");
+        const std::int64_t first = io.decoding ? io.position * C_ : 0;
+        if (first + tc > P_ * C_)
+            throw Error("internal: position_embedding input " + shape_str(io.x.shape()) + " at position " +
+                        std::to_string(io.decoding ? io.position : 0) + " runs past its table");
         io.backend->copy(io.x, io.y);
         Tensor y2 = io.y.reshape({N, tc});
-        io.backend->add_bias(y2, io.params[0].view(0, {tc}));
+        io.backend->add_bias(y2, io.params[0].view(first, {tc}));
     }
     void backward_impl(LayerIO& io) const override {
         const std::int64_t N = io.dy.dim(0), tc = io.dy.numel() / N;
@@ -431,6 +453,7 @@ private:
 // ---- layernorm ------------------------------------------------------------------------------------
 class LayerNormLayer : public Layer {
 public:
+    Decoding decoding() const override { return Decoding::per_position; }
     explicit LayerNormLayer(const LayerSpec& s)
         : Layer(s), C_(attr_i64(s, "dim")), eps_(static_cast<float>(layer_attr(s, "eps"))), bias_(attr_b(s, "bias")) {}
     Shape output_shape(const Shape& in) const override { return in; }
@@ -465,6 +488,13 @@ private:
 // ---- self_attention -------------------------------------------------------------------------------
 class SelfAttention : public Layer {
 public:
+    // decoding: causal attention keeps its keys and values (kv_cache_shape)
+    Decoding decoding() const override { return a_.causal ? Decoding::cached : Decoding::none; }
+    Shape kv_cache_shape(std::int64_t positions) const override { return a_.kv_shape(positions); }
+    std::size_t kv_cache_workspace_bytes(const Backend& b, std::int64_t n, std::int64_t positions,
+                                         DType dt) const override {
+        return a_.kv_workspace(b, n, positions, dt);
+    }
     SelfAttention(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 4 : 2) {
         a_.C = attr_i64(s, "dim");
         a_.H = attr_i64(s, "heads");
@@ -569,6 +599,7 @@ private:
 // ---- mlp ------------------------------------------------------------------------------------------
 class Mlp : public Layer {
 public:
+    Decoding decoding() const override { return Decoding::per_position; }
     Mlp(const LayerSpec& s, const LayerOptions& o) : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 4 : 2) {
         m_.C = attr_i64(s, "dim");
         m_.F = attr_i64(s, "hidden");
@@ -656,6 +687,13 @@ private:
 // the attention probabilities are never stored (recomputed tile by tile).
 class TransformerBlock : public Layer {
 public:
+    // decoding: causal attention keeps its keys and values (kv_cache_shape)
+    Decoding decoding() const override { return a_.causal ? Decoding::cached : Decoding::none; }
+    Shape kv_cache_shape(std::int64_t positions) const override { return a_.kv_shape(positions); }
+    std::size_t kv_cache_workspace_bytes(const Backend& b, std::int64_t n, std::int64_t positions,
+                                         DType dt) const override {
+        return a_.kv_workspace(b, n, positions, dt);
+    }
     TransformerBlock(const LayerSpec& s, const LayerOptions& o)
         : Layer(s), opt_(o), lora_(s, attr_b(s, "bias") ? 12 : 6) {
         C_ = attr_i64(s, "dim");
@@ -870,6 +908,7 @@ private:
 // ---- rmsnorm (LlamaRMSNorm: the final norm of a LLaMA-family model) ---------------------------------
 class RmsNormLayer : public Layer {
 public:
+    Decoding decoding() const override { return Decoding::per_position; }
     explicit RmsNormLayer(const LayerSpec& s)
         : Layer(s), C_(attr_i64(s, "dim")), eps_(static_cast<float>(layer_attr(s, "eps"))) {}
     Shape output_shape(const Shape& in) const override { return in; }
@@ -923,6 +962,12 @@ constexpr int kLlamaDefaultLoraTargets = 0b101;  // q_proj, v_proj
 
 class LlamaBlock : public Layer {
 public:
+    Decoding decoding() const override { return Decoding::cached; }
+    Shape kv_cache_shape(std::int64_t positions) const override { return {KV_, positions, D_}; }
+    std::size_t kv_cache_workspace_bytes(const Backend& b, std::int64_t n, std::int64_t positions,
+                                         DType dt) const override {
+        return b.attention_cached_workspace_bytes(n, positions, static_cast<int>(H_), static_cast<int>(KV_), D_, dt);
+    }
     LlamaBlock(const LayerSpec& s, const LayerOptions& o) : Layer(s), lora_(s, 0) {
         C_ = attr_i64(s, "dim");
         H_ = attr_i64(s, "heads");
@@ -1120,9 +1165,16 @@ protected:
         linear_fwd(be, s.n1, P[qw_], at_or_none(P, qb_), q, adapter(io, 0, w.lh));
         linear_fwd(be, s.n1, P[kw_], at_or_none(P, kb_), k, adapter(io, 1, w.lh));
         linear_fwd(be, s.n1, P[vw_], at_or_none(P, vb_), v, adapter(io, 2, w.lh));
-        be.rope_apply(q, static_cast<int>(H_), rope_, false);
-        be.rope_apply(k, static_cast<int>(KV_), rope_, false);
-        be.attention_forward(s.qkv, s.att, s.lse, attn_params(), w.attn_ws);
+        if (io.decoding) {  // the new tokens at their positions, attending over the cache
+            be.rope_apply_at(q, static_cast<int>(H_), rope_, io.position);
+            be.rope_apply_at(k, static_cast<int>(KV_), rope_, io.position);
+            Tensor kc = io.kv->k, vc = io.kv->v, ws = io.kv->workspace;
+            be.attention_cached(s.qkv, kc, vc, io.position, attn_params(), s.att, ws);
+        } else {
+            be.rope_apply(q, static_cast<int>(H_), rope_, false);
+            be.rope_apply(k, static_cast<int>(KV_), rope_, false);
+            be.attention_forward(s.qkv, s.att, s.lse, attn_params(), w.attn_ws);
+        }
         linear_fwd(be, s.att, P[ow_], Tensor(), s.h, adapter(io, 3, w.lh));
         be.axpy(1.0f, io.x, s.h);  // h = x + attention half
         be.rmsnorm_forward(s.h, P[ln2_], eps_, s.n2, s.rstd2);
@@ -1182,6 +1234,7 @@ private:
 // ---- lm_head --------------------------------------------------------------------------------------
 class LmHead : public Layer {
 public:
+    Decoding decoding() const override { return Decoding::per_position; }
     explicit LmHead(const LayerSpec& s)
         : Layer(s), C_(attr_i64(s, "dim")), V_(attr_i64(s, "vocab_size")), tied_(attr_b(s, "tied")) {}
     Shape output_shape(const Shape& in) const override {

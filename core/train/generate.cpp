@@ -52,13 +52,20 @@ Generator::Generator(const SafeTensorsFile& weights, std::shared_ptr<const Token
                          {tokenizer_->kind(), std::to_string(tokenizer_->vocab_size()),
                           std::to_string(model_vocabulary(spec_))});
     context_ = model_sequence_length(spec_);
-    backend_ = make_cpu_backend(threads, std::make_shared<MemoryLedger>());
+    ledger_ = std::make_shared<MemoryLedger>();
+    backend_ = make_cpu_backend(threads, ledger_);
+    if (auto* cpu = dynamic_cast<CpuBackend*>(backend_.get())) cpu->use_gemv_for_one_row(true);
     ModelOptions o;
     o.batch = 1;
     o.dtype = DType::f32;
     model_ = std::make_unique<Model>(spec_, *backend_, o);
     load_model_state(*model_, weights, where);
+    if (model_->can_decode_cached()) model_->allocate_kv_cache(context_);
 }
+
+bool Generator::has_kv_cache() const { return model_->kv_cache_positions() > 0; }
+std::size_t Generator::kv_cache_bytes() const { return model_->kv_cache_bytes(); }
+std::size_t Generator::kv_cache_workspace_bytes() const { return model_->kv_cache_workspace_bytes(); }
 
 Generator::~Generator() = default;
 
@@ -113,16 +120,33 @@ GenerateResult Generator::generate_streaming(const GenerateOptions& o, const Tok
     std::vector<double> p(static_cast<std::size_t>(usable));
     std::vector<std::int32_t> order(static_cast<std::size_t>(usable));
     std::mt19937_64 gen(o.seed * 0x9E3779B97F4A7C15ull + 0x5EEDull);
+    const bool use_cache = o.kv_cache && has_kv_cache();
+    std::int64_t cached = 0;  // positions of the sequence whose keys and values the cache holds
     for (std::int64_t k = 0; k < o.tokens; ++k) {
-        // the window: the last T tokens
-        const std::int64_t t = std::min<std::int64_t>(context_, static_cast<std::int64_t>(ids.size()));
-        Tensor xt = x.view(0, {1, t});
-        std::int64_t* px = xt.data<std::int64_t>();
-        for (std::int64_t i = 0; i < t; ++i) px[i] = ids[ids.size() - static_cast<std::size_t>(t) + static_cast<std::size_t>(i)];
-        Tensor xd = xdev.view(0, {1, t});
-        backend_->copy_from_host(px, xd);
-        Tensor logits = model_->forward(xd, false);  // (1, t, V)
-        backend_->copy_to_host(logits.view((t - 1) * V, {V}), row.data());
+        const auto len = static_cast<std::int64_t>(ids.size());
+        if (use_cache && len <= context_) {
+            // the tokens the cache has not seen (the prompt, then the last one) at their positions
+            const std::int64_t n = len - cached;
+            Tensor xt = x.view(0, {1, n});
+            std::int64_t* px = xt.data<std::int64_t>();
+            for (std::int64_t i = 0; i < n; ++i) px[i] = ids[static_cast<std::size_t>(cached + i)];
+            Tensor xd = xdev.view(0, {1, n});
+            backend_->copy_from_host(px, xd);
+            Tensor logits = model_->forward_cached(xd, cached);  // (1, n, V)
+            backend_->copy_to_host(logits.view((n - 1) * V, {V}), row.data());
+            if (n == 1) ++r.cached_tokens;
+            cached = len;
+        } else {
+            // the window: the last T tokens
+            const std::int64_t t = std::min<std::int64_t>(context_, len);
+            Tensor xt = x.view(0, {1, t});
+            std::int64_t* px = xt.data<std::int64_t>();
+            for (std::int64_t i = 0; i < t; ++i) px[i] = ids[ids.size() - static_cast<std::size_t>(t) + static_cast<std::size_t>(i)];
+            Tensor xd = xdev.view(0, {1, t});
+            backend_->copy_from_host(px, xd);
+            Tensor logits = model_->forward(xd, false);  // (1, t, V)
+            backend_->copy_to_host(logits.view((t - 1) * V, {V}), row.data());
+        }
         std::int32_t next = 0;
         if (o.temperature == 0) {
             next = static_cast<std::int32_t>(std::max_element(row.begin(), row.begin() + usable) - row.begin());

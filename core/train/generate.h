@@ -4,9 +4,17 @@
 //
 // A Generator owns a CPU backend of its own (its own threads and memory ledger) and an f32 copy of the
 // model for batch 1, so it runs on any thread, including while a training run goes on elsewhere; one
-// Generator serves one thread at a time. It decodes by re-running the model over the last T tokens for
-// every new token (T: the sequence length the model was trained with), which costs O(T) per token;
-// there is no key/value cache. Temperature 0 picks the most likely token (greedy, deterministic);
+// Generator serves one thread at a time.
+//
+// GPT and LLaMA-family models decode with a key/value cache (Model::forward_cached): the prompt goes
+// through the model once, filling each attention layer's keys and values, and each new token is then a
+// one-token forward that attends over the cached positions (O(1) model work per token besides that
+// attention). The cache holds T positions (T: the sequence length the model was trained with) and lives
+// in the Generator's memory ledger: 2 x T x (KV heads x head size) f32 values per attention layer,
+// category activations, plus the attention's scratch (workspace); kv_cache_bytes() says how much. Once
+// prompt and completion exceed T tokens, each further token re-runs the model over the last T tokens, as
+// every token did before the cache (a sliding window: the same tokens as without a cache, O(T) per
+// token). Models with other layers always decode that way. Temperature 0 picks the most likely token (greedy, deterministic);
 // otherwise logits / temperature, optionally only the top_k most likely, are sampled with a generator
 // seeded by `seed` (the same seed, weights and prompt give the same text). Tokens the tokenizer cannot
 // decode (a vocabulary padded past the tokenizer's, as GPT-2's 50304) are never sampled.
@@ -35,6 +43,9 @@ struct GenerateOptions {
     double temperature = 0.8;   // 0: greedy
     int top_k = 0;              // 0: the whole vocabulary
     std::uint64_t seed = 1;
+    // false: never use the key/value cache, re-run the model over the last T tokens for every token (the
+    // reference the cache is tested against; the same tokens at temperature 0)
+    bool kv_cache = true;
 };
 
 struct GenerateResult {
@@ -44,6 +55,7 @@ struct GenerateResult {
     std::vector<std::int32_t> ids;         // the generated tokens
     double seconds = 0;
     double tokens_per_second = 0;
+    std::int64_t cached_tokens = 0;  // tokens computed by a one-token forward against the key/value cache
 };
 
 // One new token, as generate() hands it to a per-token callback (on the generating thread, right after
@@ -61,6 +73,7 @@ using TokenCallback = std::function<bool(const GeneratedToken& token)>;
 
 class Model;
 class Backend;
+class MemoryLedger;
 
 class Generator {
 public:
@@ -85,12 +98,19 @@ public:
     const ModelSpec& spec() const { return spec_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     std::int64_t context() const { return context_; }  // T
+    // Whether this model decodes with a key/value cache, and the cache's bytes (keys and values; its scratch)
+    bool has_kv_cache() const;
+    std::size_t kv_cache_bytes() const;
+    std::size_t kv_cache_workspace_bytes() const;
+    // The memory ledger of the Generator's backend (the model for batch 1 and the cache)
+    const MemoryLedger& ledger() const { return *ledger_; }
 
 private:
     Generator(const SafeTensorsFile& weights, std::shared_ptr<const Tokenizer> tokenizer, const std::string& where,
               int threads);
     ModelSpec spec_;
     std::shared_ptr<const Tokenizer> tokenizer_;
+    std::shared_ptr<MemoryLedger> ledger_;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<Model> model_;
     std::int64_t context_ = 0;

@@ -19,12 +19,14 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                          int);
+using SgemvFn = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using SetThreadsFn = void (*)(int);
 using ConfigFn = char* (*)();
 
 struct Blas {
     SgemmFn sgemm = nullptr;
     DgemmFn dgemm = nullptr;
+    SgemvFn sgemv = nullptr;
     std::string description;
 };
 
@@ -56,6 +58,7 @@ const Blas& blas() {
         }
         b.sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
         b.dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+        b.sgemv = reinterpret_cast<SgemvFn>(dlsym(h, "cblas_sgemv"));
         if (!b.sgemm || !b.dgemm) {
             error = "the loaded OpenBLAS has no cblas_sgemm/cblas_dgemm; reinstall libopenblas0";
             return;
@@ -132,6 +135,20 @@ void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a,
               ldc);
         },
         ta, m, n, k, a, lda, c, ldc);
+}
+
+void sgemv(bool trans, int n, int k, float alpha, const float* a, int lda, const float* x, int incx, float beta,
+           float* y) {
+    const Blas& b = blas();
+    if (!b.sgemv) {  // (every OpenBLAS has it; as a product of one row, should one not)
+        sgemm(false, !trans, 1, n, k, alpha, x, incx == 1 ? k : 1, a, lda, beta, y, n);
+        return;
+    }
+    // row-major: trans false is y = A x with A (n rows, k columns); trans true, y = A^T x with A (k, n)
+    if (trans)
+        b.sgemv(kRowMajor, kTrans, k, n, alpha, a, lda, x, incx, beta, y, 1);
+    else
+        b.sgemv(kRowMajor, kNoTrans, n, k, alpha, a, lda, x, incx, beta, y, 1);
 }
 
 std::string blas_description() { return blas().description; }

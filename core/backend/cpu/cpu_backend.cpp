@@ -185,7 +185,24 @@ namespace {
 // `threads` static parts, each a single-threaded BLAS call.
 template <class T>
 void blas_gemm(int threads, bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
-               T beta, T* C, int ldc) {
+               T beta, T* C, int ldc, bool gemv = false) {
+    if constexpr (std::is_same_v<T, float>) {
+        // one row of C (decoding one token, CpuBackend::use_gemv_for_one_row): a matrix-vector product,
+        // op(B)^T times A's row, over `threads` blocks of C's columns
+        if (gemv && M == 1 && K > 0 && N > 0) {
+            const int incx = ta ? lda : 1;
+            const int nt = (threads <= 1 || static_cast<double>(N) * K < (1 << 18)) ? 1 : std::min(threads, std::max(1, N / 64));
+            parallel_for(threads, nt, [&](std::int64_t t) {
+                const int b = static_cast<int>(static_cast<std::int64_t>(N) * t / nt);
+                const int e = static_cast<int>(static_cast<std::int64_t>(N) * (t + 1) / nt);
+                if (e <= b) return;
+                // tb: B (N, K), rows b .. e; else B (K, N), columns b .. e
+                const T* bb = tb ? B + static_cast<std::int64_t>(b) * ldb : B + b;
+                cpu::sgemv(!tb, e - b, K, alpha, bb, ldb, A, incx, beta, C + b);
+            });
+            return;
+        }
+    }
     auto call = [&](int m0, int m1, int n0, int n1) {
         const T* a = ta ? A + m0 : A + static_cast<std::int64_t>(m0) * lda;
         const T* b = tb ? B + static_cast<std::int64_t>(n0) * ldb : B + n0;
@@ -235,7 +252,7 @@ void CpuBackend::do_gemm(bool trans_a, bool trans_b, float alpha, const Tensor& 
         using T = decltype(tag);
         if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
             blas_gemm<T>(threads_, trans_a, trans_b, int(M), int(N), int(K), T(alpha), a.data<T>(), lda, b.data<T>(),
-                         ldb, T(beta), c.data<T>(), ldc);
+                         ldb, T(beta), c.data<T>(), ldc, gemv_one_row_);
         } else {
             // Low precision: convert to f32 scratch, sgemm, convert back.
             const std::int64_t na = a.numel(), nb = b.numel(), nc = c.numel();

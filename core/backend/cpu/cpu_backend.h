@@ -27,6 +27,8 @@ public:
     // any defined host tensor; f32, f64, bf16 and f16 (cpu::host_tensor_rules, cpu_transformer.cpp)
     const ops::TensorRules& tensor_rules() const override;
 
+    std::size_t attention_cached_workspace_bytes(std::int64_t n, std::int64_t L, int heads, int kv_heads,
+                                                 std::int64_t D, DType dtype) const override;
     std::size_t attention_workspace_bytes(std::int64_t B, std::int64_t T, std::int64_t C, int heads,
                                           DType dtype) const override;
 
@@ -35,6 +37,10 @@ public:
     void use_reference_kernels(bool reference);
     // "avx512", "avx2" or "reference"
     std::string kernels_name() const;
+    // f32 products with one row (M = 1) as matrix-vector products (cblas_sgemv), which read the weights once
+    // where sgemm packs them first: the Generator's backend, decoding one token at a time (train/generate.h).
+    // Off by default: training keeps sgemm's summation order whatever the rows.
+    void use_gemv_for_one_row(bool on) { gemv_one_row_ = on; }
 
 protected:
     // The ops (backend.h), their arguments checked above the backends (backend/op_dispatch.cpp).
@@ -95,6 +101,9 @@ protected:
     void do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
                              Tensor& dgamma) override;
     void do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) override;
+    void do_rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first) override;
+    void do_attention_cached(const Tensor& qkv, Tensor& k_cache, Tensor& v_cache, std::int64_t pos,
+                             const AttentionParams& p, Tensor& out, Tensor& workspace) override;
     void do_swiglu_forward(const Tensor& gate, const Tensor& up, Tensor& y) override;
     void do_swiglu_backward(const Tensor& gate, const Tensor& up, const Tensor& dy, Tensor& dgate,
                             Tensor& dup) override;
@@ -114,8 +123,11 @@ protected:
     void do_adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamArgs& a) override;
 
 private:
+    // rope_apply / rope_apply_at: tokens t of each sample at position first + t
+    void rope_rotate(Tensor& x, int heads, const RopeParams& p, bool inverse, std::int64_t first);
     CpuAllocator allocator_;
     int threads_ = 1;
+    bool gemv_one_row_ = false;
     const cpu::FastKernels* kernels_ = nullptr;  // null: reference code only
     std::vector<float> scratch_;  // f32 staging for bf16/f16 GEMM, reused between calls
 };

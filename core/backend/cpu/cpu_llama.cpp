@@ -124,6 +124,14 @@ void CpuBackend::do_rmsnorm_backward(const Tensor& x, const Tensor& dy, const Te
 // --- rotary embeddings -----------------------------------------------------------------------------
 
 void CpuBackend::do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool inverse) {
+    rope_rotate(x, heads, p, inverse, 0);
+}
+
+void CpuBackend::do_rope_apply_at(Tensor& x, int heads, const RopeParams& p, std::int64_t first) {
+    rope_rotate(x, heads, p, false, first);
+}
+
+void CpuBackend::rope_rotate(Tensor& x, int heads, const RopeParams& p, bool inverse, std::int64_t first) {
     const char* op = "rope_apply";
     const RopeDims d = rope_dims(x, heads);
     const std::int64_t half = d.D / 2;
@@ -132,7 +140,7 @@ void CpuBackend::do_rope_apply(Tensor& x, int heads, const RopeParams& p, bool i
     std::vector<float> cs(static_cast<std::size_t>(d.T * half)), sn(static_cast<std::size_t>(d.T * half));
     for (std::int64_t t = 0; t < d.T; ++t)
         for (std::int64_t i = 0; i < half; ++i) {
-            const float a = static_cast<float>(t) * f[i];
+            const float a = static_cast<float>(first + t) * f[i];
             cs[t * half + i] = static_cast<float>(std::cos(static_cast<double>(a)));
             sn[t * half + i] = static_cast<float>(std::sin(static_cast<double>(a))) * (inverse ? -1.0f : 1.0f);
         }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_backend.h"
@@ -240,6 +241,76 @@ void backward_pair(const T* qkv, const T* out, const float* lse, const T* dout, 
     }
 }
 
+// Decoding against a cache (attention_cached): one key/value head g, the query heads it serves, for the n
+// new tokens at positions pos ..; K and V are the cache's rows 0 .. pos + n - 1 (f32 and f64 read in place,
+// other types gathered into the scratch first). The tiles, scores and softmax are forward_pair's, so a new
+// token gets the row the whole sequence's forward gives it (up to the GEMMs' own rounding).
+template <class T, class A>
+void cached_group(const T* qkv, const T* kc, const T* vc, T* out, const AttnDims& d, const QkvLayout& lay,
+                  std::int64_t L, std::int64_t pos, std::int64_t g, A* scratch) {
+    const std::int64_t n = d.T, D = d.D, C = d.C, total = pos + n;
+    const std::int64_t tile = std::min(kTile, n);
+    const T* kg = kc + g * L * D;
+    const T* vg = vc + g * L * D;
+    const A* K;
+    const A* V;
+    A* w = scratch;
+    if constexpr (std::is_same_v<T, A>) {
+        K = kg;
+        V = vg;
+    } else {
+        A* k = w;
+        A* v = w + L * D;
+        for (std::int64_t j = 0; j < total * D; ++j) {
+            k[j] = A(load(kg, j));
+            v[j] = A(load(vg, j));
+        }
+        K = k;
+        V = v;
+        w += 2 * L * D;
+    }
+    A* Q = w;
+    A* S = Q + tile * D;  // tile x total
+    A* O = S + tile * L;
+    const A scale = A(1) / std::sqrt(A(D));
+    const std::int64_t group = d.H / d.KV;
+    for (std::int64_t h = g * group; h < (g + 1) * group; ++h) {
+        for (std::int64_t i0 = 0; i0 < n; i0 += tile) {
+            const std::int64_t r = std::min(tile, n - i0);
+            const std::int64_t kend = pos + i0 + r;
+            for (std::int64_t i = 0; i < r; ++i) {
+                const T* q = qkv + lay.at(0, 0, i0 + i, n, h, D);
+                for (std::int64_t e = 0; e < D; ++e) Q[i * D + e] = A(load(q, e)) * scale;
+            }
+            gemm_rm(false, true, int(r), int(kend), int(D), A(1), Q, int(D), K, int(D), A(0), S, int(kend));
+            for (std::int64_t i = 0; i < r; ++i) {
+                A* s = S + i * kend;
+                const std::int64_t jn = pos + i0 + i + 1;
+                A mx = s[0];
+                for (std::int64_t j = 1; j < jn; ++j) mx = std::max(mx, s[j]);
+                A sum = 0;
+                for (std::int64_t j = 0; j < jn; ++j) s[j] = exp_fast(s[j] - mx);
+                for (std::int64_t j = 0; j < jn; ++j) sum += s[j];
+                const A inv = A(1) / sum;
+                for (std::int64_t j = 0; j < jn; ++j) s[j] *= inv;
+                for (std::int64_t j = jn; j < kend; ++j) s[j] = A(0);
+            }
+            gemm_rm(false, false, int(r), int(D), int(kend), A(1), S, int(kend), V, int(D), A(0), O, int(D));
+            for (std::int64_t i = 0; i < r; ++i) {
+                T* o = out + (i0 + i) * C + h * D;
+                for (std::int64_t e = 0; e < D; ++e) store(o, e, O[i * D + e]);
+            }
+        }
+    }
+}
+
+// Scratch elements (compute type) one thread of attention_cached needs: Q and O tiles, the scores, and K
+// and V gathered unless the cache is read in place.
+std::int64_t cached_scratch_per_thread(std::int64_t n, std::int64_t L, std::int64_t D, bool gather) {
+    const std::int64_t tile = std::min(kTile, std::max<std::int64_t>(n, 1));
+    return 2 * tile * D + tile * L + (gather ? 2 * L * D : 0);
+}
+
 template <class A>
 A* thread_scratch(const char* op, Tensor& workspace, std::int64_t per_thread, int thread, int nt) {
     const std::size_t need = static_cast<std::size_t>(per_thread) * sizeof(A) * static_cast<std::size_t>(nt);
@@ -276,6 +347,44 @@ void CpuBackend::do_attention_forward(const Tensor& qkv, Tensor& out, Tensor& ls
         parallel_for_slots(nt, pairs, [&](std::int64_t bh, int slot) {
             A* s = reinterpret_cast<A*>(workspace.raw()) + per * slot;
             forward_pair<T, A>(pq, po, pl, d, lay, bh / d.KV, bh % d.KV, p, s);
+        });
+    });
+}
+
+std::size_t CpuBackend::attention_cached_workspace_bytes(std::int64_t n, std::int64_t L, int heads, int kv_heads,
+                                                        std::int64_t D, DType dtype) const {
+    if (heads < 1 || kv_heads < 1 || n < 1 || L < 1 || D < 1) return 0;
+    const bool gather = dtype != DType::f32 && dtype != DType::f64;
+    const std::size_t es = dtype == DType::f64 ? 8 : 4;
+    const int nt = attention_threads(threads_, kv_heads);
+    return static_cast<std::size_t>(cached_scratch_per_thread(n, L, D, gather)) * es * static_cast<std::size_t>(nt);
+}
+
+void CpuBackend::do_attention_cached(const Tensor& qkv, Tensor& k_cache, Tensor& v_cache, std::int64_t pos,
+                                     const AttentionParams& p, Tensor& out, Tensor& workspace) {
+    const char* op = "attention_cached";
+    const AttnDims d = attention_dims(qkv, p);
+    const std::int64_t L = k_cache.dim(1), n = d.T, D = d.D;
+    const int nt = attention_threads(threads_, d.KV);
+    const QkvLayout lay = qkv_layout(d, p.planes);
+    dispatch_float(qkv.dtype(), op, [&](auto tag) {
+        using T = decltype(tag);
+        using A = Acc<T>;
+        const std::int64_t per = cached_scratch_per_thread(n, L, D, !std::is_same_v<T, A>);
+        thread_scratch<A>(op, workspace, per, 0, nt);  // size check before the parallel region
+        const T* pq = qkv.data<T>();
+        T* pk = k_cache.data<T>();
+        T* pv = v_cache.data<T>();
+        T* po = out.data<T>();
+        // the new tokens' keys and values into the cache rows pos ..
+        for (std::int64_t g = 0; g < d.KV; ++g)
+            for (std::int64_t i = 0; i < n; ++i) {
+                std::copy_n(pq + lay.at(1, 0, i, n, g, D), D, pk + (g * L + pos + i) * D);
+                std::copy_n(pq + lay.at(2, 0, i, n, g, D), D, pv + (g * L + pos + i) * D);
+            }
+        parallel_for_slots(nt, d.KV, [&](std::int64_t g, int slot) {
+            A* s = reinterpret_cast<A*>(workspace.raw()) + per * slot;
+            cached_group<T, A>(pq, pk, pv, po, d, lay, L, pos, g, s);
         });
     });
 }
