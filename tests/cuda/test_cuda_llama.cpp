@@ -44,20 +44,20 @@ constexpr double kTolBf16 = 2e-2;
 double tol_of(DType dt) { return dt == DType::f32 ? kTolF32 : kTolBf16; }
 QString dn(DType dt) { return QString::fromLatin1(dtype_name(dt)); }
 
-// llama-tiny, 20 steps of AdamW on the CPU and on the GPU (lm_config below): the bound on |train loss GPU -
-// train loss CPU| / train loss CPU, fixed before any GPU run. The GPU differs from the CPU by the order of
-// its sums (cuBLAS's and the kernels' reductions against the CPU's blocked loops) and by fused multiply-adds:
-// f32 rounding at every op, a relative 6e-8 per rounding, grown by 20 steps of training. The CPU shows that
-// growth itself: the same run with 1 and with 2 threads sums in different orders (its GEMM splits and
-// reductions), and measured on the 2-core Xeon (2026-12-07) the two losses differ by <SPREAD>. 20x that
-// spread (a different reduction order in every op, not only in the threaded ones) and at least 1e-4 is the
-// bound; the existing small-GPT test (test_cuda_transformer) allows 1e-3 after 8 steps.
-constexpr double kLlamaTinyLossBound = 1e-3;
-// bf16 on the GPU against bf16 on the CPU: bf16 rounds to 2^-9 relative (3.9e-3 per rounding): the CPU's own
-// bf16 run differs from its f32 run by <BF16SPREAD> after the same 20 steps; the GPU's bf16 against the CPU's
-// bf16 is bounded by that spread (two bf16 runs of different sum orders differ by about as much as bf16 from
-// f32), doubled.
-constexpr double kLlamaTinyBf16LossBound = 2e-2;
+// llama-tiny, 20 steps of AdamW on the CPU and on the GPU (lm_config below): bounds on the relative difference
+// of the losses, |GPU - CPU| / CPU, fixed before any GPU run. The GPU differs from the CPU by the order of its
+// sums (cuBLAS's and the kernels' reductions against the CPU's blocked loops) and by fused multiply-adds: f32
+// rounding in every op, a relative 6e-8 each, grown through 20 steps of training. The CPU shows that growth
+// itself: the same 20 steps with 1 thread and with 2 sum in different orders (the GEMMs' splits, the
+// threaded reductions). Measured with this file's own cases on the 2-core Xeon (2026-12-07, with initTestCase's
+// gpu_ = make_cpu_backend(1, ...) and the "GPU" trainers on lm_config("cpu", precision, 1)): train loss 2.9821193 against 2.9821274 (2.7e-6 relative), validation loss
+// 1.5088347 against 1.5088635 (1.9e-5). The GPU reorders every op, not only the threaded ones: 20 times the
+// larger spread, 3.8e-4, rounded up, bounds both losses.
+constexpr double kLlamaTinyLossBound = 4e-4;
+// bf16 on the GPU against bf16 on the CPU (bf16 rounds to 2^-9, 2e-3 relative, at every stored value): the
+// CPU's own two bf16 runs (1 and 2 threads) ended at 2.9873124 and 2.9860920 (4.1e-4 relative; bf16 against
+// f32 on the CPU: 1.3e-3). 20 times that spread, rounded up.
+constexpr double kLlamaTinyBf16LossBound = 1e-2;
 
 template <class T>
 std::vector<T> as(const std::vector<float>& v, DType dt) {
@@ -191,10 +191,8 @@ std::string text_file() {
     return path;
 }
 
-// llama-tiny (the preset: dim 128, 2 layers, 4 heads sharing 2 key/value heads, head size 32), 20 steps.
-// The CLI run with the same settings (how the bounds above were measured on the CPU):
-//   headroom train --preset llama-tiny --data text:items.txt --steps 20 --batch 8 --seq 64 --threads T --seed 5
-//     --optimizer adamw --lr 3e-3 --weight-decay 0.1 --grad-clip 1 --eval-tokens 1024 --device cpu [--precision bf16]
+// llama-tiny (the preset: dim 128, 2 layers, 4 heads sharing 2 key/value heads, head size 32), 20 steps of
+// AdamW at batch 8, 64 tokens, on the generated text above.
 TrainConfig lm_config(const std::string& device, const std::string& precision = "fp32", int threads = 2) {
     TrainConfig c;
     c.model = preset_model("llama-tiny");
@@ -326,9 +324,10 @@ private slots:
             int bits;
             std::int64_t rows, cols, group;
         };
-        // int4 and NF4 with an odd column count (a row ends in the middle of a byte, the next starts there);
+        // int8 (one scale a row, the group unused); int4 and NF4 with an odd column count (a row ends in the
+        // middle of a byte, the next starts there);
         // NF4's 67 x 5 = 335 scales fill more than one block of 256 (two f32 steps of the double quantisation)
-        const Case cases[] = {{"int8", 8, 37, 300, 0}, {"int4", 4, 37, 301, 64}, {"nf4", kQuantNf4, 67, 301, 64}};
+        const Case cases[] = {{"int8", 8, 37, 300, 64}, {"int4", 4, 37, 301, 64}, {"nf4", kQuantNf4, 67, 301, 64}};
         std::mt19937 g(11);
         std::normal_distribution<float> n(0.0f, 0.05f);
         for (const Case& k : cases) {
@@ -399,7 +398,7 @@ private slots:
         d.checks = 1;
         QVERIFY(std::isfinite(g.train_loss) && std::isfinite(g.test_loss));
         QVERIFY2(rel <= kLlamaTinyLossBound, qPrintable(QString("train loss GPU %1 vs CPU %2").arg(g.train_loss).arg(c.train_loss)));
-        QVERIFY2(std::abs(g.test_loss - c.test_loss) <= 2 * kLlamaTinyLossBound * c.test_loss,
+        QVERIFY2(std::abs(g.test_loss - c.test_loss) <= kLlamaTinyLossBound * c.test_loss,
                  qPrintable(QString("validation loss GPU %1 vs CPU %2").arg(g.test_loss).arg(c.test_loss)));
         // bf16 on both
         Trainer cb(lm_config("cpu", "bf16"));
