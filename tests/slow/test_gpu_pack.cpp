@@ -65,87 +65,6 @@ class GpuPackTest : public QObject {
         return env;
     }
 
-private slots:
-    void initTestCase() {
-        QVERIFY(tmp_.isValid());
-        checkout_ = tmp_.filePath(QStringLiteral("checkout"));
-        QVERIFY(QDir().mkpath(checkout_ + QStringLiteral("/.devpack")));
-        const QString own = QStringLiteral(HR_SOURCE_DIR "/.devpack/runtime.tar.xz");  // a developer's own pack
-        const QDateTime own_before = QFileInfo(own).lastModified();
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("HEADROOM_PACK_OUT"), checkout_ + QStringLiteral("/.devpack"));
-        const Result r = run(QStringLiteral("bash"),
-                             {QStringLiteral(HR_SOURCE_DIR "/scripts/package"), QStringLiteral("--gpu-check"),
-                              QStringLiteral(HR_BINARY_DIR)},
-                             env, 900000);  // xz over some 150 MB: minutes on a busy 2-core machine
-        qInfo("%s", qPrintable(r.out.trimmed()));
-        QVERIFY2(r.code == 0, qPrintable(r.out));
-        QCOMPARE(QFileInfo(own).lastModified(), own_before);  // nothing written into the source tree
-    }
-
-    void packHoldsTheProgramsAndTheirLibraries() {
-        const QString archive = checkout_ + QStringLiteral("/.devpack/runtime.tar.xz");
-        const qint64 size = QFileInfo(archive).size();
-        QVERIFY2(size > 0 && size < 64ll * 1024 * 1024, qPrintable(QString::number(size)));
-        const Result list = run(QStringLiteral("tar"), {QStringLiteral("-tJf"), archive}, QProcessEnvironment::systemEnvironment());
-        QCOMPARE(list.code, 0);
-        for (const char* f : {"rt/build/headroom", "rt/lib/libQt6Core.so.6", "rt/lib/libopenblas.so.0", "rt/lib/libmpi.so.40",
-                              "rt/plugins/platforms/libqoffscreen.so", "rt/plugins/sqldrivers/libqsqlite.so", "rt/needs.txt", "rt/build/CTestTestfile.cmake"})
-            QVERIFY2(list.out.contains(QString::fromLatin1(f)), f);
-        if (QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so"))) {
-            QVERIFY(list.out.contains(QStringLiteral("rt/build/libheadroom_cuda.so")));
-            QVERIFY(list.out.contains(QStringLiteral("test_cuda_backend")));
-        }
-        // the NVIDIA libraries are looked for on arrival, never packed
-        for (const char* f : {"libcublas", "libcudnn", "libnccl", "libcuda.so", "libnvidia-ml"})
-            QVERIFY2(!list.out.contains(QStringLiteral("rt/lib/") + QString::fromLatin1(f)), f);
-    }
-
-    void startsInACleanFolderAndSaysWhatIsMissing() {
-        QProcessEnvironment env = clean_env(tmp_.filePath(QStringLiteral("unpack1")));
-        QVERIFY(QDir().mkpath(tmp_.filePath(QStringLiteral("nothing"))));
-        env.insert(QStringLiteral("HEADROOM_DEVPACK_SEARCH"), tmp_.filePath(QStringLiteral("nothing")));
-        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
-        const Result r = run(QStringLiteral("bash"), {checkout_ + QStringLiteral("/.devpack/run.sh"), rel + QStringLiteral("/headroom"),
-                                                      QStringLiteral("devices")},
-                             env);
-        qInfo("%s", qPrintable(r.out.trimmed()));
-        QVERIFY2(r.code == 0, qPrintable(r.out));
-        QVERIFY2(r.out.contains(QStringLiteral("run.sh: MISSING libcublas.so.13")), qPrintable(r.out));
-        QVERIFY2(r.out.contains(QStringLiteral("run.sh: MISSING libcuda.so.1")), qPrintable(r.out));
-        QVERIFY2(r.out.contains(QStringLiteral("cpu      ")), qPrintable(r.out));  // the program ran
-        QVERIFY2(r.out.contains(QStringLiteral("cuda     ")), qPrintable(r.out));  // and said about CUDA
-        // the packed tree, linked into the clean folder, and its Qt from the pack
-        QVERIFY(QFileInfo(checkout_ + QStringLiteral("/") + rel).isSymLink());
-        QProcessEnvironment lenv = QProcessEnvironment::systemEnvironment();
-        lenv.insert(QStringLiteral("LD_LIBRARY_PATH"), tmp_.filePath(QStringLiteral("unpack1/rt/lib")));
-        const Result ldd = run(QStringLiteral("ldd"), {tmp_.filePath(QStringLiteral("unpack1/rt/build/headroom"))}, lenv);
-        QVERIFY2(ldd.out.contains(tmp_.filePath(QStringLiteral("unpack1/rt/lib/libQt6Core.so.6"))), qPrintable(ldd.out));
-        QVERIFY2(!ldd.out.contains(QStringLiteral("not found")), qPrintable(ldd.out));
-    }
-
-    void startsWithoutTheToolkit() {
-        if (!QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so")))
-            QSKIP("this build has no CUDA module: there is no toolkit to hide");
-        if (!QFileInfo::exists(QStringLiteral("/usr/local/cuda"))) QSKIP("no /usr/local/cuda to hide");
-        // a private mount namespace with an empty folder over the toolkit (root only; CI runs as root)
-        const Result probe = run(QStringLiteral("unshare"), {QStringLiteral("-m"), QStringLiteral("true")},
-                                 QProcessEnvironment::systemEnvironment(), 20000);
-        if (probe.code != 0) QSKIP(qPrintable(QStringLiteral("unshare -m is not allowed here: ") + probe.out.trimmed()));
-        QVERIFY(QDir().mkpath(tmp_.filePath(QStringLiteral("empty"))));
-        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
-        const QString script = QStringLiteral("mount --bind '%1' /usr/local/cuda && exec bash '%2' '%3/headroom' devices")
-                                   .arg(tmp_.filePath(QStringLiteral("empty")), checkout_ + QStringLiteral("/.devpack/run.sh"), rel);
-        const Result r = run(QStringLiteral("unshare"), {QStringLiteral("-m"), QStringLiteral("bash"), QStringLiteral("-c"), script},
-                             clean_env(tmp_.filePath(QStringLiteral("unpack2"))));
-        qInfo("%s", qPrintable(r.out.trimmed()));
-        QVERIFY2(r.code == 0, qPrintable(r.out));
-        // run.sh says what the module cannot find; the program starts and says why CUDA is not used
-        QVERIFY2(r.out.contains(QStringLiteral("libheadroom_cuda.so: libcublas.so.13")), qPrintable(r.out));
-        QVERIFY2(r.out.contains(QStringLiteral("cpu      ")), qPrintable(r.out));
-        QVERIFY2(r.out.contains(QStringLiteral("does not load: libcublas.so.13")), qPrintable(r.out));
-    }
-
     // The tree as a GPU call copies it (what git tracks or would track) and the pack, once: both rehearsals'.
     QString tree_with_pack() {
         const QString tree = tmp_.filePath(QStringLiteral("tree"));
@@ -264,6 +183,87 @@ private slots:
         QFile summary(c.out + QStringLiteral("/summary.txt"));
         QVERIFY(summary.open(QIODevice::ReadOnly));
         QVERIFY(summary.readAll().contains("--- gpu-check: exit"));
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(tmp_.isValid());
+        checkout_ = tmp_.filePath(QStringLiteral("checkout"));
+        QVERIFY(QDir().mkpath(checkout_ + QStringLiteral("/.devpack")));
+        const QString own = QStringLiteral(HR_SOURCE_DIR "/.devpack/runtime.tar.xz");  // a developer's own pack
+        const QDateTime own_before = QFileInfo(own).lastModified();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("HEADROOM_PACK_OUT"), checkout_ + QStringLiteral("/.devpack"));
+        const Result r = run(QStringLiteral("bash"),
+                             {QStringLiteral(HR_SOURCE_DIR "/scripts/package"), QStringLiteral("--gpu-check"),
+                              QStringLiteral(HR_BINARY_DIR)},
+                             env, 900000);  // xz over some 150 MB: minutes on a busy 2-core machine
+        qInfo("%s", qPrintable(r.out.trimmed()));
+        QVERIFY2(r.code == 0, qPrintable(r.out));
+        QCOMPARE(QFileInfo(own).lastModified(), own_before);  // nothing written into the source tree
+    }
+
+    void packHoldsTheProgramsAndTheirLibraries() {
+        const QString archive = checkout_ + QStringLiteral("/.devpack/runtime.tar.xz");
+        const qint64 size = QFileInfo(archive).size();
+        QVERIFY2(size > 0 && size < 64ll * 1024 * 1024, qPrintable(QString::number(size)));
+        const Result list = run(QStringLiteral("tar"), {QStringLiteral("-tJf"), archive}, QProcessEnvironment::systemEnvironment());
+        QCOMPARE(list.code, 0);
+        for (const char* f : {"rt/build/headroom", "rt/lib/libQt6Core.so.6", "rt/lib/libopenblas.so.0", "rt/lib/libmpi.so.40",
+                              "rt/plugins/platforms/libqoffscreen.so", "rt/plugins/sqldrivers/libqsqlite.so", "rt/needs.txt", "rt/build/CTestTestfile.cmake"})
+            QVERIFY2(list.out.contains(QString::fromLatin1(f)), f);
+        if (QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so"))) {
+            QVERIFY(list.out.contains(QStringLiteral("rt/build/libheadroom_cuda.so")));
+            QVERIFY(list.out.contains(QStringLiteral("test_cuda_backend")));
+        }
+        // the NVIDIA libraries are looked for on arrival, never packed
+        for (const char* f : {"libcublas", "libcudnn", "libnccl", "libcuda.so", "libnvidia-ml"})
+            QVERIFY2(!list.out.contains(QStringLiteral("rt/lib/") + QString::fromLatin1(f)), f);
+    }
+
+    void startsInACleanFolderAndSaysWhatIsMissing() {
+        QProcessEnvironment env = clean_env(tmp_.filePath(QStringLiteral("unpack1")));
+        QVERIFY(QDir().mkpath(tmp_.filePath(QStringLiteral("nothing"))));
+        env.insert(QStringLiteral("HEADROOM_DEVPACK_SEARCH"), tmp_.filePath(QStringLiteral("nothing")));
+        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
+        const Result r = run(QStringLiteral("bash"), {checkout_ + QStringLiteral("/.devpack/run.sh"), rel + QStringLiteral("/headroom"),
+                                                      QStringLiteral("devices")},
+                             env);
+        qInfo("%s", qPrintable(r.out.trimmed()));
+        QVERIFY2(r.code == 0, qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("run.sh: MISSING libcublas.so.13")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("run.sh: MISSING libcuda.so.1")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("cpu      ")), qPrintable(r.out));  // the program ran
+        QVERIFY2(r.out.contains(QStringLiteral("cuda     ")), qPrintable(r.out));  // and said about CUDA
+        // the packed tree, linked into the clean folder, and its Qt from the pack
+        QVERIFY(QFileInfo(checkout_ + QStringLiteral("/") + rel).isSymLink());
+        QProcessEnvironment lenv = QProcessEnvironment::systemEnvironment();
+        lenv.insert(QStringLiteral("LD_LIBRARY_PATH"), tmp_.filePath(QStringLiteral("unpack1/rt/lib")));
+        const Result ldd = run(QStringLiteral("ldd"), {tmp_.filePath(QStringLiteral("unpack1/rt/build/headroom"))}, lenv);
+        QVERIFY2(ldd.out.contains(tmp_.filePath(QStringLiteral("unpack1/rt/lib/libQt6Core.so.6"))), qPrintable(ldd.out));
+        QVERIFY2(!ldd.out.contains(QStringLiteral("not found")), qPrintable(ldd.out));
+    }
+
+    void startsWithoutTheToolkit() {
+        if (!QFileInfo::exists(QStringLiteral(HR_BINARY_DIR "/libheadroom_cuda.so")))
+            QSKIP("this build has no CUDA module: there is no toolkit to hide");
+        if (!QFileInfo::exists(QStringLiteral("/usr/local/cuda"))) QSKIP("no /usr/local/cuda to hide");
+        // a private mount namespace with an empty folder over the toolkit (root only; CI runs as root)
+        const Result probe = run(QStringLiteral("unshare"), {QStringLiteral("-m"), QStringLiteral("true")},
+                                 QProcessEnvironment::systemEnvironment(), 20000);
+        if (probe.code != 0) QSKIP(qPrintable(QStringLiteral("unshare -m is not allowed here: ") + probe.out.trimmed()));
+        QVERIFY(QDir().mkpath(tmp_.filePath(QStringLiteral("empty"))));
+        const QString rel = QDir(QStringLiteral(HR_SOURCE_DIR)).relativeFilePath(QStringLiteral(HR_BINARY_DIR));
+        const QString script = QStringLiteral("mount --bind '%1' /usr/local/cuda && exec bash '%2' '%3/headroom' devices")
+                                   .arg(tmp_.filePath(QStringLiteral("empty")), checkout_ + QStringLiteral("/.devpack/run.sh"), rel);
+        const Result r = run(QStringLiteral("unshare"), {QStringLiteral("-m"), QStringLiteral("bash"), QStringLiteral("-c"), script},
+                             clean_env(tmp_.filePath(QStringLiteral("unpack2"))));
+        qInfo("%s", qPrintable(r.out.trimmed()));
+        QVERIFY2(r.code == 0, qPrintable(r.out));
+        // run.sh says what the module cannot find; the program starts and says why CUDA is not used
+        QVERIFY2(r.out.contains(QStringLiteral("libheadroom_cuda.so: libcublas.so.13")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("cpu      ")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("does not load: libcublas.so.13")), qPrintable(r.out));
     }
 
     // The GPU call, rehearsed on this machine: the CUDA checks skip (no device) and say why; the budget, the
