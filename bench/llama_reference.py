@@ -5,6 +5,8 @@ in plain PyTorch 1.13 eager ops (no scaled_dot_product_attention in 1.13: the ex
 transformers' eager attention), the same batch, sequence length and optimizer as transformer_bench
 (AdamW (0.9, 0.99), weight decay 0.1 on matrices, gradient norm clipped to 1), timed the same way.
   llama_reference.py --spec SPEC.json --batch 16 --steps 30 --warmup 2 --threads 2
+On a GPU (scripts/gpu-check's bench row beside Headroom's on cuda:0): --gpu (f32, as Headroom's fp32 row; --bf16:
+bf16 autocast), timed between torch.cuda.synchronize() calls, with the peak of torch.cuda.max_memory_allocated().
 Tokens are random ids (throughput does not depend on them). Prints one JSON object like transformer_reference.py."""
 import argparse
 import json
@@ -109,29 +111,41 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--bf16", action="store_true", help="bf16 autocast (with --gpu)")
     a = ap.parse_args()
     spec = json.load(open(a.spec))
     T, V = spec["input"][0], spec["num_classes"]
     torch.manual_seed(1)
-    torch.set_num_threads(a.threads)
-    model = Llama(spec)
+    dev = "cuda" if a.gpu else "cpu"
+    if a.gpu and not torch.cuda.is_available():
+        print(json.dumps({"error": "--gpu: this PyTorch (%s) has no CUDA device" % torch.__version__}))
+        sys.exit(1)
+    if not a.gpu:
+        torch.set_num_threads(a.threads)
+    model = Llama(spec).to(dev)
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.99), eps=1e-8)
-    data = torch.randint(0, V, (a.steps, a.batch, T + 1))
+    data = torch.randint(0, V, (a.steps, a.batch, T + 1)).to(dev)
     times, cpu, losses = [], [], []
     model.train()
     loop_t0 = time.perf_counter()
     for s in range(a.steps):
         x, y = data[s, :, :T], data[s, :, 1:]
+        if a.gpu:
+            torch.cuda.synchronize()
         t0, c0 = time.perf_counter(), time.process_time()
-        loss = F.cross_entropy(model(x).view(-1, V), y.reshape(-1))
+        with torch.autocast(dev, dtype=torch.bfloat16, enabled=a.gpu and a.bf16):
+            loss = F.cross_entropy(model(x).view(-1, V).float(), y.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
+        if a.gpu:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
         losses.append(loss.item())
@@ -140,13 +154,16 @@ def main():
     timed = times[a.warmup:] or times[-1:]
     mean = sum(timed) / len(timed)
     tc = cpu[a.warmup:] or cpu[-1:]
-    print(json.dumps({"torch": torch.__version__, "device": "cpu", "threads": a.threads,
-                      "params": sum(p.numel() for p in params), "batch": a.batch, "seq": T, "steps": a.steps,
-                      "timed_steps": len(timed), "step_ms": 1000 * mean,
-                      "step_ms_median": 1000 * sorted(timed)[len(timed) // 2], "tokens_per_second": a.batch * T / mean,
-                      "loop_seconds": loop_seconds, "loop_tokens_per_second": a.steps * a.batch * T / loop_seconds,
-                      "loss_first": losses[0], "loss_last": losses[-1], "compile": False, "checkpoint": False,
-                      "step_cpu_ms_median": 1000 * sorted(tc)[len(tc) // 2]}))
+    out = {"torch": torch.__version__, "device": dev, "threads": None if a.gpu else a.threads,
+           "params": sum(p.numel() for p in params), "batch": a.batch, "seq": T, "steps": a.steps,
+           "timed_steps": len(timed), "step_ms": 1000 * mean,
+           "step_ms_median": 1000 * sorted(timed)[len(timed) // 2], "tokens_per_second": a.batch * T / mean,
+           "loop_seconds": loop_seconds, "loop_tokens_per_second": a.steps * a.batch * T / loop_seconds,
+           "loss_first": losses[0], "loss_last": losses[-1], "compile": False, "checkpoint": False,
+           "step_cpu_ms_median": 1000 * sorted(tc)[len(tc) // 2], "precision": "bf16" if a.gpu and a.bf16 else "fp32"}
+    if a.gpu:
+        out["peak_bytes"] = torch.cuda.max_memory_allocated()
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

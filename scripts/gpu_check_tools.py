@@ -18,12 +18,14 @@ OUT/results.jsonl, one a figure, as they come (a cut keeps what ran), and writes
                             one line; a VALUE that reads as JSON (a number, true) is kept as such
   summary RESULTS           the human summary of a results file, on stdout
 Every line has "check", "status" (pass, fail, skip, cut, info) and "t" (seconds since the epoch).
+Standard library only, and sqlite3 only where a history is read (imported there: a Python whose sqlite3 does not
+load, e.g. under a library path with another libsqlite3, still reads and writes every other figure; gpu-check
+runs this helper without the pack's library path in any case).
 """
 import json
 import math
 import os
 import re
-import sqlite3
 import sys
 import time
 
@@ -196,6 +198,10 @@ def history_telemetry(db, out_path, check, name):
     window). Appends the rows to out_path; returns a summary."""
     if not db or not os.path.exists(db):
         return {"telemetry_status": "no history database"}
+    try:
+        import sqlite3  # here, not at the top: see the top of this file
+    except Exception as e:  # noqa: BLE001 - ImportError, or an OSError from the library itself
+        return {"telemetry_status": "Python's sqlite3 does not load here (%s): the history was not read" % e}
     try:
         con = sqlite3.connect(db)
         rows = con.execute("SELECT t, step, gpu, gpu_name, gpu_mem_used, gpu_mem_total, power_w, gpu_util, mem_util, "
