@@ -4,6 +4,7 @@
 // found), and on the tree itself against a reading of the source independent of ctags: where rank_layout()
 // starts and where its closing brace is. Fails when ctags is missing or the script is broken.
 #include <QtTest>
+#include "test_support.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,7 +14,7 @@
 
 namespace {
 
-const QString kScript = QStringLiteral(HR_SOURCE_DIR "/scripts/count-code");
+const QString kScript = hrtest::qsource_path("scripts/count-code");
 
 QJsonObject countCode(const QStringList& args, const QString& dir) {
     QProcess p;
@@ -102,11 +103,11 @@ private slots:
     }
 
     void treeCounted() {
-        const QJsonObject c = countCode({}, QStringLiteral(HR_SOURCE_DIR));
+        const QJsonObject c = countCode({}, hrtest::qsource_path());
         QVERIFY2(!c.isEmpty(), "count-code gave no JSON");
         // a known function, where a plain reading of the file puts it: its signature line to the first
         // line after it that is a lone closing brace
-        QFile src(QStringLiteral(HR_SOURCE_DIR "/core/strategy/rank_layout.cpp"));
+        QFile src(hrtest::qsource_path("core/strategy/rank_layout.cpp"));
         QVERIFY(src.open(QIODevice::ReadOnly | QIODevice::Text));
         const QStringList lines = QString::fromUtf8(src.readAll()).split('\n');
         const int start = int(lines.indexOf("RankLayout rank_layout(const StrategyConfig& s, int world_size) {")) + 1;
