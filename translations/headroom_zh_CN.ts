@@ -1562,16 +1562,6 @@ one, the second)</source>
         <translation>--trace %1 所在的文件夹不存在；请先创建它或选择其他文件</translation>
     </message>
     <message>
-        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
-csv:FILE or tsv:FILE (a table, with --target); for language models
-text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE
-({&quot;prompt&quot;, &quot;completion&quot;} or {&quot;messages&quot;: [...]} a line)</source>
-        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
-csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
-text:fortunes 或 text:FILE（UTF-8），或指令数据 jsonl:FILE
-（每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;: [...]}）</translation>
-    </message>
-    <message>
         <source>byte (default), char, bpe:N (SentencePiece BPE of N tokens, 260 to
 1000000, trained on the training text; stored next to the weights), or a
 model&apos;s tokenizer.json / tokenizer.model file (or the folder holding it)</source>
@@ -1692,6 +1682,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 “-”：没有这种配置）：
 
 </translation>
+    </message>
+    <message>
+        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
+csv:FILE or tsv:FILE (a table, with --target); for language models
+text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE
+({&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [...]}, Alpaca&apos;s {&quot;instruction&quot;,
+&quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [...]}, a row a line
+or one .json array)</source>
+        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
+csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
+text:fortunes 或 text:FILE（UTF-8），或指令数据 jsonl:FILE
+（{&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [...]}、Alpaca 的 {&quot;instruction&quot;,
+&quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [...]}，每行一条
+或一个 .json 数组）</translation>
     </message>
 </context>
 <context>
@@ -4395,10 +4399,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <translation>请选择 CIFAR-10 文件夹。</translation>
     </message>
     <message>
-        <source>Instruction rows (JSONL)</source>
-        <translation>指令数据（JSONL）</translation>
-    </message>
-    <message>
         <source>A model&apos;s tokenizer file</source>
         <translation>模型自带的分词器文件</translation>
     </message>
@@ -4459,14 +4459,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <translation>选择指令数据</translation>
     </message>
     <message>
-        <source>JSON lines (*.jsonl *.json);;All files (*)</source>
-        <translation>JSON 行 (*.jsonl *.json);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>a JSONL file: {&quot;prompt&quot;, &quot;completion&quot;} or {&quot;messages&quot;} a line</source>
-        <translation>JSONL 文件：每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;}</translation>
-    </message>
-    <message>
         <source>Choose a JSONL file.</source>
         <translation>请选择一个 JSONL 文件。</translation>
     </message>
@@ -4475,16 +4467,72 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <translation>（由分词器决定）</translation>
     </message>
     <message>
-        <source>%1 training and %2 validation rows; %3 template%4; the loss on the text in ⟦ ⟧</source>
-        <translation>%1 行训练、%2 行验证；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
-    </message>
-    <message>
         <source>Prompts and answers, or conversations: the loss only on the answers</source>
         <translation>提示与回答，或对话：损失只在回答上计算</translation>
     </message>
     <message>
         <source>Preview (the first training rows)</source>
         <translation>预览（前几行训练数据）</translation>
+    </message>
+    <message>
+        <source>Instruction rows (JSONL or JSON)</source>
+        <translation>指令数据行（JSONL 或 JSON）</translation>
+    </message>
+    <message>
+        <source>Instruction rows (*.jsonl *.json);;All files (*)</source>
+        <translation>指令数据行 (*.jsonl *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>a .jsonl or .json file: prompt/completion, messages, Alpaca or ShareGPT rows</source>
+        <translation>一个 .jsonl 或 .json 文件：prompt/completion、messages、Alpaca 或 ShareGPT 格式的行</translation>
+    </message>
+    <message>
+        <source>element %1 (line %2)</source>
+        <translation>第 %1 个元素（第 %2 行）</translation>
+    </message>
+    <message>
+        <source>line %1</source>
+        <translation>第 %1 行</translation>
+    </message>
+    <message>
+        <source>── %1: %2 tokens ──</source>
+        <translation>── %1：%2 个词元 ──</translation>
+    </message>
+    <message>
+        <source>── %1: %2 tokens of %3: cut, the last %4 not read ──</source>
+        <translation>── %1：%2 个词元，序列长度 %3：被截断，最后 %4 个不会读到 ──</translation>
+    </message>
+    <message>
+        <source>── %1: %2 tokens of %3 ──</source>
+        <translation>── %1：%2 个词元，序列长度 %3 ──</translation>
+    </message>
+    <message>
+        <source>%1 training and %2 validation rows (a JSON array, %5 layout); %3 template%4; the loss on the text in ⟦ ⟧</source>
+        <translation>%1 行训练、%2 行验证（JSON 数组，%5 格式）；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
+    </message>
+    <message>
+        <source>%1 training and %2 validation rows (%5 layout); %3 template%4; the loss on the text in ⟦ ⟧</source>
+        <translation>%1 行训练、%2 行验证（%5 格式）；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
+    </message>
+    <message>
+        <source>Token counts: the BPE is trained on these rows when the run starts; choose bytes, characters or a model&apos;s tokenizer to count here.</source>
+        <translation>词元数：BPE 在运行开始时才用这些行训练；选择字节、字符或模型自己的分词器即可在此计数。</translation>
+    </message>
+    <message>
+        <source>The model has no sequence length: build a language model to count rows against it.</source>
+        <translation>模型没有序列长度：请构建一个语言模型，才能按它统计各行。</translation>
+    </message>
+    <message>
+        <source>Packed: the file&apos;s %1 rows make %2 training and %3 validation sequences of %4 tokens (%5 rows longer than one sequence run on into the next).</source>
+        <translation>拼接：文件的 %1 行组成 %2 个训练序列和 %3 个验证序列，每个 %4 个词元（%5 行比一个序列长，延续到下一个序列）。</translation>
+    </message>
+    <message>
+        <source>Padded: %1 of the file&apos;s %2 rows are longer than a sequence of %3 tokens and are cut.</source>
+        <translation>填充：文件的 %2 行中有 %1 行长于 %3 个词元的序列，会被截断。</translation>
+    </message>
+    <message>
+        <source>The longest row: %1, %2 tokens (%3 tokenizer).</source>
+        <translation>最长的一行：%1，%2 个词元（%3 分词器）。</translation>
     </message>
 </context>
 <context>
@@ -6622,6 +6670,46 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <source>nf4 (NormalFloat, a scale per 64 values, the scales quantised too)</source>
         <translation>nf4（NormalFloat，每 64 个值一个缩放系数，缩放系数本身也量化）</translation>
     </message>
+    <message>
+        <source>the rank</source>
+        <translation>等于秩</translation>
+    </message>
+    <message>
+        <source>LoRA alpha: the adapters&apos; output is scaled by alpha / rank (peft&apos;s lora_alpha; the rank when not set)</source>
+        <translation>LoRA alpha：适配器的输出乘以 alpha / 秩（即 peft 的 lora_alpha；未设置时等于秩）</translation>
+    </message>
+    <message>
+        <source>LoRA alpha</source>
+        <translation>LoRA alpha</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>LoRA dropout: while training, each adapter&apos;s input is dropped with this probability (peft&apos;s lora_dropout); the plan counts the dropped input and its mask as workspace</source>
+        <translation>LoRA dropout：训练时每个适配器的输入按此概率丢弃（即 peft 的 lora_dropout）；内存计划把丢弃后的输入及其掩码计入工作区</translation>
+    </message>
+    <message>
+        <source>LoRA dropout</source>
+        <translation>LoRA dropout</translation>
+    </message>
+    <message>
+        <source>Adapters on the attention&apos;s %1 of every block</source>
+        <translation>在每个块注意力的 %1 上加适配器</translation>
+    </message>
+    <message>
+        <source>Adapters on the MLP&apos;s %1 of every block</source>
+        <translation>在每个块 MLP 的 %1 上加适配器</translation>
+    </message>
+    <message>
+        <source>The projections of each block that get LoRA adapters (peft&apos;s target_modules); the others stay frozen</source>
+        <translation>每个块中加 LoRA 适配器的投影（即 peft 的 target_modules）；其余投影保持冻结</translation>
+    </message>
+    <message>
+        <source>LoRA on</source>
+        <translation>LoRA 作用于</translation>
+    </message>
 </context>
 <context>
     <name>hrw::CoreText</name>
@@ -7322,6 +7410,27 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>jsonl.bad_array</name>
+    <message>
+        <source>%1 starts a JSON list but is not valid JSON (near line %2); a .json file must hold one list of rows [{...}, {...}], a .jsonl file one row a line</source>
+        <translation>%1 以 JSON 列表开头，但不是有效的 JSON（约在第 %2 行）；.json 文件必须包含一个由各行组成的列表 [{...}, {...}]，.jsonl 文件则每行一条</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.bad_array_plain</name>
+    <message>
+        <source>%1 starts a JSON list but is not valid JSON; a .json file must hold one list of rows [{...}, {...}], a .jsonl file one row a line</source>
+        <translation>%1 以 JSON 列表开头，但不是有效的 JSON；.json 文件必须包含一个由各行组成的列表 [{...}, {...}]，.jsonl 文件则每行一条</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.bad_element</name>
+    <message>
+        <source>element %1 (line %2) of %3: %4; each row must be {&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}, Alpaca&apos;s {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</source>
+        <translation>%3 第 %1 个元素（第 %2 行）：%4；每行必须是 {&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}、Alpaca 的 {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</translation>
+    </message>
+</context>
+<context>
     <name>jsonl.bad_layout</name>
     <message>
         <source>unknown sequence layout &apos;%1&apos;; use pad or pack (--sequences)</source>
@@ -7331,8 +7440,8 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 <context>
     <name>jsonl.bad_row</name>
     <message>
-        <source>line %1 of %2: %3; each line must be {&quot;prompt&quot;: ..., &quot;completion&quot;: ...} or {&quot;messages&quot;: [{&quot;role&quot;: ..., &quot;content&quot;: ...}, ...]}</source>
-        <translation>%2 第 %1 行：%3；每行必须是 {&quot;prompt&quot;: ..., &quot;completion&quot;: ...} 或 {&quot;messages&quot;: [{&quot;role&quot;: ..., &quot;content&quot;: ...}, ...]}</translation>
+        <source>line %1 of %2: %3; each row must be {&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}, Alpaca&apos;s {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</source>
+        <translation>%2 第 %1 行：%3；每行必须是 {&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}、Alpaca 的 {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</translation>
     </message>
 </context>
 <context>
@@ -8502,6 +8611,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>initial weights from %1</source>
         <translation>初始权重来自 %1</translation>
+    </message>
+</context>
+<context>
+    <name>run.instruction_layout</name>
+    <message>
+        <source>%1: one row a line in the %2 layout (detected from the first row)</source>
+        <translation>%1：每行一条，%2 格式（由第一行识别）</translation>
+    </message>
+</context>
+<context>
+    <name>run.instruction_layout_array</name>
+    <message>
+        <source>%1: a JSON array of rows in the %2 layout (detected from the first row)</source>
+        <translation>%1：JSON 数组，各行为 %2 格式（由第一行识别）</translation>
     </message>
 </context>
 <context>

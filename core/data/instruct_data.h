@@ -45,8 +45,8 @@ const char* instruct_layout_name(InstructLayout l);  // "prompt/completion", "me
 
 struct InstructRow {
     std::int64_t line = 0;                 // 1-based line of the file (a JSON array: where the element starts)
-    std::int64_t element = 0;              // a JSON array: the 1-based element (0 in JSONL)
     std::vector<ChatMessage> messages;     // prompt/completion rows: user + assistant
+    std::int64_t element = 0;              // a JSON array: the 1-based element (0 in JSONL)
 };
 
 struct InstructRows {
@@ -55,8 +55,8 @@ struct InstructRows {
     bool json_array = false;        // one JSON array rather than a row a line
     std::vector<InstructRow> train, validation;
     bool validation_apart = false;  // validation holds its own rows (ten or more rows), not the training rows
-    std::string all_text() const;
-    std::vector<const InstructRow*> file_rows() const;  // each row of the file once, in the file's order  // every content (what char and bpe:N tokenizers learn from)
+    std::string all_text() const;  // every content (what char and bpe:N tokenizers learn from)
+    std::vector<const InstructRow*> file_rows() const;  // each row of the file once, in the file's order
 };
 
 // Parses a JSONL text or a JSON array (`where` names it in messages). InputError "line N of FILE: ..." or

@@ -11,6 +11,7 @@
 #include <QPlainTextEdit>
 #include <QTemporaryDir>
 
+#include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
 #include "train/config.h"
 
@@ -159,6 +160,41 @@ private slots:
         // text data hides the figures
         panel.setDataSpec(QStringLiteral("text:fortunes"));
         QVERIFY(!stats->isVisible());
+    }
+
+    // The same panel in Chinese: the figures' sentences are translated (rendered for a person to look at).
+    void chinesePanel() {
+        QCOMPARE(hrapp::installTranslators(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        {
+            QTemporaryDir dir;
+            const QString path = dir.filePath(QStringLiteral("share.jsonl"));
+            {
+                QFile f(path);
+                QVERIFY(f.open(QIODevice::WriteOnly));
+                for (int i = 0; i < 12; ++i)
+                    f.write(QStringLiteral("{\"conversations\": [{\"from\": \"system\", \"value\": \"Be brief.\"}, "
+                                           "{\"from\": \"human\", \"value\": \"What is %1 + %1?\"}, {\"from\": \"gpt\", "
+                                           "\"value\": \"%2.\"}]}\n")
+                                .arg(i)
+                                .arg(2 * i)
+                                .toUtf8());
+            }
+            hrapp::DataPanel panel;
+            panel.resize(640, 700);
+            panel.setSequenceLength(40);
+            panel.setDataSpec(QStringLiteral("jsonl:") + path);
+            panel.setTokenizerSpec(QStringLiteral("byte"));
+            auto* tmpl = panel.findChild<QComboBox*>(QStringLiteral("chatTemplateCombo"));
+            tmpl->setCurrentIndex(tmpl->findData(QStringLiteral("chatml")));
+            panel.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&panel));
+            const QString stats = panel.findChild<QLabel*>(QStringLiteral("instructionTokens"))->text();
+            QVERIFY2(stats.contains(QStringLiteral("填充")) && !stats.contains(QStringLiteral("Padded")), qPrintable(stats));
+            const QString shots = qEnvironmentVariableIsSet("HEADROOM_SHOT_DIR") ? qEnvironmentVariable("HEADROOM_SHOT_DIR")
+                                                                                 : dir.path();
+            QVERIFY(panel.grab().save(shots + QStringLiteral("/data-panel-token-counts-zh_CN.png")));
+        }
+        hrapp::installTranslators(QStringLiteral("en"));
     }
 };
 
