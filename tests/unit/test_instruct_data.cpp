@@ -195,7 +195,7 @@ private slots:
         QTest::newRow("no completion") << "{\"prompt\": \"hi\"}" << "\"completion\" is missing";
         QTest::newRow("empty completion") << "{\"prompt\": \"hi\", \"completion\": \"\"}" << "\"completion\" is empty";
         QTest::newRow("number") << "{\"prompt\": \"hi\", \"completion\": 4}" << "\"completion\" is missing or not a string";
-        QTest::newRow("other keys") << "{\"text\": \"hi\"}" << "neither";
+        QTest::newRow("other keys") << "{\"text\": \"hi\"}" << "none of \"prompt\"/\"completion\", \"messages\"";
         QTest::newRow("no assistant") << "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}" << "no assistant";
         QTest::newRow("bad role") << "{\"messages\": [{\"role\": \"bot\", \"content\": \"hi\"}]}" << "role 'bot'";
         QTest::newRow("bad message") << "{\"messages\": [{\"role\": \"user\"}]}" << "a message is not";
