@@ -26,7 +26,9 @@
 #include "gui/MainWindow.h"
 #include "gui/MemoryPlanPanel.h"
 #include "gui/TrainingSetupPanel.h"
+#include "gui/DataPanel.h"
 #include "memory/ledger.h"
+#include "nn/transformer_spec.h"
 
 using namespace hrapp;
 
@@ -121,6 +123,9 @@ private slots:
             QVERIFY2(box[n], n);
         }
         QVERIFY(box["q_proj"]->isChecked() && box["v_proj"]->isChecked() && !box["k_proj"]->isChecked());  // peft's default
+        // the Data panel counts instruction rows against the model's sequence (its input [T], 0 < T)
+        QVERIFY(hr::model_sequence_length(w.trainConfig().model) > 0);
+        QCOMPARE(w.dataPanel()->sequenceLength(), qint64(hr::model_sequence_length(w.trainConfig().model)));
 
         rank->setValue(8);
         QVERIFY(targets->isEnabled() && alpha->isEnabled() && dropout->isEnabled());
