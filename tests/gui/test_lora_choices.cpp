@@ -12,6 +12,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -190,6 +191,11 @@ private slots:
         QVERIFY(box["k_proj"]->isChecked() && box["o_proj"]->isChecked() && !box["down_proj"]->isChecked());
         QCOMPARE(alpha->value(), 4.0);
         compare(QStringLiteral("k_proj,o_proj"), 4, 0.1);
+        // the plan's strategy line names them
+        bool named = false;
+        for (QLabel* l : plan->findChildren<QLabel*>())
+            named = named || l->text().contains(QStringLiteral("LoRA rank 8 (k_proj,o_proj)"));
+        QVERIFY(named);
         // LoRA off: nothing of it in the configuration (core refuses targets and dropout without a rank)
         rank->setValue(0);
         QVERIFY(!targets->isEnabled());
