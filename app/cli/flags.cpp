@@ -79,7 +79,9 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::data, "data", "SPEC", QT_TRANSLATE_NOOP("Cli", "fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,\n"
                               "csv:FILE or tsv:FILE (a table, with --target); for language models\n"
                               "text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE\n"
-                              "({\"prompt\", \"completion\"} or {\"messages\": [...]} a line)"),
+                              "({\"prompt\", \"completion\"}, {\"messages\": [...]}, Alpaca's {\"instruction\",\n"
+                              "\"input\", \"output\"} or ShareGPT's {\"conversations\": [...]}, a row a line\n"
+                              "or one .json array)"),
      [](R& r, const V& v) { r.config.data = v.str(); }},
     {FlagGroup::data, "target", "COLUMN", QT_TRANSLATE_NOOP("Cli", "a table's class column, by name or number from 1 (csv:/tsv: data)"),
      [](R& r, const V& v) { r.config.target = v.str(); }},

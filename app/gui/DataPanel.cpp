@@ -74,7 +74,7 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_dataset->addItem(tr("Fortunes (text)"), QStringLiteral("text:fortunes"));
     m_dataset->addItem(tr("Text file (UTF-8)"), QStringLiteral("text:"));
     // instruction rows (core/data/instruct_data.h): the loss only on the answers
-    m_dataset->addItem(tr("Instruction rows (JSONL)"), QStringLiteral("jsonl:"));
+    m_dataset->addItem(tr("Instruction rows (JSONL or JSON)"), QStringLiteral("jsonl:"));
     form->addRow(tr("Dataset"), m_dataset);
     auto* pathRow = new QHBoxLayout;
     m_path = new QLineEdit(this);
@@ -156,6 +156,12 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     m_status->setObjectName(QStringLiteral("dataStatus"));
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     outer->addWidget(m_status);
+    m_tokenStats = new QLabel(this);
+    m_tokenStats->setWordWrap(true);
+    m_tokenStats->setObjectName(QStringLiteral("instructionTokens"));
+    m_tokenStats->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_tokenStats->setVisible(false);
+    outer->addWidget(m_tokenStats);
     m_previewBox = new QGroupBox(tr("Preview (test set)"), this);
     auto* pl = new QVBoxLayout(m_previewBox);
     m_grid = new hrw::ImageGrid(m_previewBox);
@@ -207,7 +213,7 @@ DataPanel::DataPanel(QWidget* parent) : QWidget(parent) {
     connect(m_browse, &QPushButton::clicked, this, [this] {
         if (m_dataset->currentData().toString() == QLatin1String("jsonl:")) {
             const QString file = QFileDialog::getOpenFileName(this, tr("Choose instruction rows"), m_path->text(),
-                                                              tr("JSON lines (*.jsonl *.json);;All files (*)"));
+                                                              tr("Instruction rows (*.jsonl *.json);;All files (*)"));
             if (file.isEmpty()) return;
             m_path->setText(file);
             refresh();
@@ -371,7 +377,17 @@ void DataPanel::fillTargets() {
 
 int DataPanel::previewCount() const { return m_grid->sampleCount(); }
 
+void DataPanel::setSequenceLength(qint64 seq) {
+    if (seq == m_seq) return;
+    m_seq = seq;
+    if (isInstructions()) {
+        m_previewSpec.clear();
+        refresh();
+    }
+}
+
 void DataPanel::refresh() {
+    m_tokenStats->setVisible(isInstructions());
     const QString base = m_dataset->currentData().toString();
     const bool isIdx = base == QLatin1String("idx:");
     const bool isFile = base == QLatin1String("text:") || base == QLatin1String("jsonl:");
@@ -526,7 +542,7 @@ void DataPanel::showTextFields(bool text) {
 void DataPanel::refreshText(bool isFile) {
     showTextFields(true);
     m_pathLabel->setText(isFile ? tr("File") : tr("Folder"));
-    m_path->setPlaceholderText(isInstructions() ? tr("a JSONL file: {\"prompt\", \"completion\"} or {\"messages\"} a line")
+    m_path->setPlaceholderText(isInstructions() ? tr("a .jsonl or .json file: prompt/completion, messages, Alpaca or ShareGPT rows")
                                : isFile         ? tr("a UTF-8 text file")
                                                 : QString());
     m_path->setReadOnly(!isFile);
@@ -565,34 +581,64 @@ void DataPanel::refreshText(bool isFile) {
 }
 
 // Instruction rows: the file's rows counted and the first ones as the chosen template writes them, the
-// loss's part marked (read once per file, template and tokenizer).
+// loss's part marked; each row's tokens (the run's tokenizer) against the sequence length, how many rows
+// are cut (padded sequences) or how many sequences they pack into, and the longest row (read once per
+// file, template, tokenizer, layout and sequence length).
 void DataPanel::refreshInstructions() {
     m_description->setText(tr("Prompts and answers, or conversations: the loss only on the answers"));
     m_previewBox->setTitle(tr("Preview (the first training rows)"));
+    const QString layout = m_sequences->currentData().toString();
     const QString key = dataSpec() + QLatin1Char('|') + m_chatTemplate->currentData().toString() + QLatin1Char('|') +
-                        tokenizerSpec();
+                        tokenizerSpec() + QLatin1Char('|') + layout + QLatin1Char('|') + QString::number(m_seq);
     if (m_path->text().trimmed().isEmpty()) {
         m_available = false;
         m_status->setStyleSheet(QString());
         m_status->setText(tr("Choose a JSONL file."));
+        m_tokenStats->clear();
         m_textPreview->clear();
         m_previewSpec.clear();
         return;
     }
     if (m_previewSpec == key) return;
     m_textPreview->clear();
+    m_tokenStats->clear();
     try {
         const hr::InstructRows rows = hr::load_instruct_rows(dataSpec().toStdString());
         std::string tmpl = m_chatTemplate->currentData().toString().toStdString();
+        const std::string tokSpec = tokenizerSpec().toStdString();
+        // the run's tokenizer: a model's file as it is, bytes, or the characters of these rows; a BPE is
+        // trained when the run starts (counting with it here would train it on every change)
+        std::unique_ptr<hr::Tokenizer> tok;
+        if (tokSpec.rfind("bpe", 0) != 0) tok = hr::make_tokenizer(tokSpec, rows.all_text());
         QString from;
         if (tmpl == "auto") {
-            const std::string tok = tokenizerSpec().toStdString();
-            tmpl = !hr::tokenizer_spec_file(tok).empty() ? hr::resolve_chat_template(tmpl, *hr::make_tokenizer(tok, ""))
-                                                          : std::string("plain");
+            tmpl = tok ? hr::resolve_chat_template(tmpl, *tok) : std::string("plain");
             from = tr(" (from the tokenizer)");
         }
+        auto rowName = [](const hr::InstructRow& r) {
+            return r.element > 0 ? tr("element %1 (line %2)").arg(r.element).arg(r.line) : tr("line %1").arg(r.line);
+        };
+        auto countTokens = [&](const hr::InstructRow& r) {
+            std::vector<std::int32_t> ids;
+            std::vector<unsigned char> trained;
+            hr::encode_chat(hr::render_chat(tmpl, r.messages), *tok, ids, trained);
+            return qint64(ids.size());
+        };
+        const qint64 seq = m_seq;
         QString preview;
         for (std::size_t i = 0; i < rows.train.size() && i < 3; ++i) {
+            if (tok) {
+                const qint64 n = countTokens(rows.train[i]);
+                // a padded sequence reads seq tokens and the target after them (core/data/instruct_data.h)
+                preview += seq <= 0           ? tr("── %1: %2 tokens ──").arg(rowName(rows.train[i])).arg(n)
+                           : n > seq + 1      ? tr("── %1: %2 tokens of %3: cut, the last %4 not read ──")
+                                                    .arg(rowName(rows.train[i]))
+                                                    .arg(n)
+                                                    .arg(seq)
+                                                    .arg(n - seq - 1)
+                                              : tr("── %1: %2 tokens of %3 ──").arg(rowName(rows.train[i])).arg(n).arg(seq);
+                preview += QLatin1Char('\n');
+            }
             // the loss's part between ⟦ and ⟧
             for (const hr::ChatPart& part : hr::render_chat(tmpl, rows.train[i].messages))
                 preview += part.trained ? QStringLiteral("⟦%1⟧").arg(QString::fromStdString(part.text))
@@ -602,10 +648,59 @@ void DataPanel::refreshInstructions() {
         m_textPreview->setPlainText(preview);
         m_available = true;
         m_status->setStyleSheet(QString());
-        m_status->setText(tr("%1 training and %2 validation rows; %3 template%4; the loss on the text in ⟦ ⟧")
+        const QString layoutName = QString::fromLatin1(hr::instruct_layout_name(rows.layout));
+        m_status->setText((rows.json_array ? tr("%1 training and %2 validation rows (a JSON array, %5 layout); %3 "
+                                                "template%4; the loss on the text in ⟦ ⟧")
+                                           : tr("%1 training and %2 validation rows (%5 layout); %3 template%4; the "
+                                                "loss on the text in ⟦ ⟧"))
                               .arg(rows.train.size())
                               .arg(rows.validation.size())
-                              .arg(QString::fromStdString(tmpl), from));
+                              .arg(QString::fromStdString(tmpl), from, layoutName));
+        if (!tok) {
+            m_tokenStats->setText(tr("Token counts: the BPE is trained on these rows when the run starts; choose "
+                                     "bytes, characters or a model's tokenizer to count here."));
+        } else {
+            // every row of the file once; the longest; with padding, the rows longer than a sequence are cut;
+            // packed, each split's tokens make consecutive sequences of seq
+            qint64 cut = 0, longest = -1;
+            const hr::InstructRow* longestRow = nullptr;
+            const std::vector<const hr::InstructRow*> all = rows.file_rows();
+            for (const hr::InstructRow* r : all) {
+                const qint64 n = countTokens(*r);
+                if (seq > 0 && n > seq + 1) ++cut;
+                if (n > longest) {
+                    longest = n;
+                    longestRow = r;
+                }
+            }
+            auto packed = [&](const std::vector<hr::InstructRow>& split) {
+                qint64 tokens = 0;
+                for (const hr::InstructRow& r : split) tokens += countTokens(r);
+                return seq > 0 && tokens > 0 ? (tokens - 1) / seq : 0;
+            };
+            QStringList lines;
+            if (seq <= 0)
+                lines << tr("The model has no sequence length: build a language model to count rows against it.");
+            else if (layout == QLatin1String("pack"))
+                lines << tr("Packed: the file's %1 rows make %2 training and %3 validation sequences of %4 tokens "
+                            "(%5 rows longer than one sequence run on into the next).")
+                             .arg(all.size())
+                             .arg(packed(rows.train))
+                             .arg(packed(rows.validation))
+                             .arg(seq)
+                             .arg(cut);
+            else
+                lines << tr("Padded: %1 of the file's %2 rows are longer than a sequence of %3 tokens and are cut.")
+                             .arg(cut)
+                             .arg(all.size())
+                             .arg(seq);
+            if (longestRow)
+                lines << tr("The longest row: %1, %2 tokens (%3 tokenizer).")
+                             .arg(rowName(*longestRow))
+                             .arg(longest)
+                             .arg(QString::fromStdString(tok->kind()));
+            m_tokenStats->setText(lines.join(QLatin1Char('\n')));
+        }
         m_previewSpec = key;
     } catch (const std::exception& e) {
         m_available = false;

@@ -36,6 +36,10 @@ public:
     void applyTo(hr::TrainConfig& config) const;
     void setFrom(const hr::TrainConfig& config);
     bool isAvailable() const { return m_available; }
+    // The tokens a training sequence holds (--seq; the model's input [T] unless the run says otherwise):
+    // instruction rows are counted against it.
+    void setSequenceLength(qint64 seq);
+    qint64 sequenceLength() const { return m_seq; }
     int previewCount() const;
 
 signals:
@@ -76,6 +80,8 @@ private:
     QPushButton* m_browse = nullptr;
     QLabel* m_description = nullptr;
     QLabel* m_status = nullptr;
+    QLabel* m_tokenStats = nullptr;  // instruction rows: tokens against --seq, rows cut or packed, the longest
+    qint64 m_seq = 0;
     QSpinBox* m_trainLimit = nullptr;
     QSpinBox* m_testLimit = nullptr;
     hrw::ImageGrid* m_grid = nullptr;

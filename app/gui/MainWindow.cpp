@@ -40,6 +40,7 @@
 #include "charts/LiveChart.h"
 #include "gui/AppSettings.h"
 #include "gui/DataPanel.h"
+#include "nn/transformer_spec.h"
 #include "gui/ForegroundCpu.h"
 #include "gui/SamplePanel.h"
 #include "gui/HardwareView.h"
@@ -168,6 +169,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     applyNotifySettings();
     installLogSink();
     connect(m_builder, &hrw::ModelBuilder::specChanged, this, [this] {
+        followSequenceLength();
         updateRunActions();
         updateTitle();
     });
@@ -178,6 +180,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
 
     buildMemoryPlan();
+    followSequenceLength();
     // the data's preset (seed-cnn for the default Fashion-MNIST), not yet the person's choice
     applyPreset(QString::fromStdString(hr::default_preset_for_data(m_data->dataSpec().toStdString())), true);
     applyChartTheme();
@@ -562,6 +565,10 @@ bool MainWindow::applyPreset(const QString& name, bool keepData) {
     }
 }
 
+void MainWindow::followSequenceLength() {
+    m_data->setSequenceLength(m_config.seq > 0 ? m_config.seq : hr::model_sequence_length(m_builder->spec()));
+}
+
 void MainWindow::followData() {
     // a preset not edited since it was loaded follows the data's samples and classes (a CIFAR-10 image, a
     // table's columns), as `headroom train --preset NAME --data ...` draws it
@@ -710,6 +717,7 @@ void MainWindow::setTrainConfig(const hr::TrainConfig& c) {
     m_data->setFrom(c);
     m_setup->setFrom(c);
     followData();
+    followSequenceLength();
 }
 
 // ---- running ------------------------------------------------------------------------------------------

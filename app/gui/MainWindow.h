@@ -93,6 +93,7 @@ public:
     // data as `headroom train` without --preset picks it (hr::default_preset_for_data: a table tabular-mlp,
     // text gpt-tiny, images seed-cnn), said in the status bar.
     void followData();
+    void followSequenceLength();  // the Data panel counts instruction rows against the run's --seq
     // Whether the model in the builder is the person's choice (false: the data's default preset).
     bool modelChosen() const { return m_modelChosen; }
     // Writes the report of a run; the format follows the suffix (.html, .pdf, .json, .csv; none: HTML).

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/lora_targets.h"
 #include "charts/MemoryCompareChart.h"
 #include "charts/PlanBarChart.h"
 #include "charts/StepTimelineChart.h"
@@ -68,6 +69,9 @@ static QString describeStrategy(const hr::ResolvedStrategy& r, std::size_t block
         parts << MemoryPlanPanel::tr("LoRA rank %1 on an %2 base").arg(r.lora_rank).arg(QString::fromLatin1(hr::quantize_name(r.lora_base_bits)));
     else if (r.lora_rank > 0)
         parts << MemoryPlanPanel::tr("LoRA rank %1").arg(r.lora_rank);
+    // the projections chosen (peft's names; none listed: every linear layer, or q_proj,v_proj by default)
+    if (r.lora_rank > 0 && r.lora_targets != 0)
+        parts.last() += QStringLiteral(" (%1)").arg(QString::fromStdString(hr::lora_targets_text(r.lora_targets)));
     if (r.offload_parameters)
         parts << MemoryPlanPanel::tr("parameter offload");
     else if (r.offload_optimizer)

@@ -8,10 +8,12 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QThread>
@@ -20,6 +22,7 @@
 #include "gui/RuntimeInfo.h"
 #include "i18n/CoreText.h"
 #include "strategy/rank_layout.h"
+#include "nn/lora_targets.h"
 #include "nn/transformer_spec.h"
 #include "train/config.h"
 #include "tensor/quantized_format.h"
@@ -216,9 +219,58 @@ TrainingSetupPanel::TrainingSetupPanel(QWidget* parent) : QWidget(parent) {
                               "embeddings, norms or head) is stored quantised while the adapters train, and "
                               "dequantised each time a layer uses it; the plan "
                               "shows the smaller parameters and the one dequantised projection in the workspace"));
-    m_loraBase->setEnabled(false);
-    connect(m_loraRank, &QSpinBox::valueChanged, m_loraBase, [this](int r) { m_loraBase->setEnabled(r > 0); });
     mf->addRow(tr("LoRA base"), m_loraBase);
+    // peft's LoraConfig: lora_alpha (the adapters' output scaled by alpha / rank), lora_dropout and, in a
+    // LLaMA-family block, target_modules (--lora-alpha, --lora-dropout, --lora-targets)
+    m_loraAlpha = new QDoubleSpinBox(memBox);
+    m_loraAlpha->setObjectName(QStringLiteral("loraAlphaSpin"));
+    m_loraAlpha->setRange(0, 1e6);
+    m_loraAlpha->setDecimals(1);
+    m_loraAlpha->setSpecialValueText(tr("the rank"));
+    m_loraAlpha->setToolTip(tr("LoRA alpha: the adapters' output is scaled by alpha / rank (peft's lora_alpha; "
+                               "the rank when not set)"));
+    mf->addRow(tr("LoRA alpha"), m_loraAlpha);
+    m_loraDropout = new QDoubleSpinBox(memBox);
+    m_loraDropout->setObjectName(QStringLiteral("loraDropoutSpin"));
+    m_loraDropout->setRange(0, 0.95);
+    m_loraDropout->setDecimals(2);
+    m_loraDropout->setSingleStep(0.05);
+    m_loraDropout->setSpecialValueText(tr("none"));
+    m_loraDropout->setToolTip(tr("LoRA dropout: while training, each adapter's input is dropped with this probability "
+                                 "(peft's lora_dropout); the plan counts the dropped input and its mask as workspace"));
+    mf->addRow(tr("LoRA dropout"), m_loraDropout);
+    m_loraTargets = new QWidget(memBox);
+    m_loraTargets->setObjectName(QStringLiteral("loraTargets"));
+    auto* tg = new QGridLayout(m_loraTargets);
+    tg->setContentsMargins(0, 0, 0, 0);
+    tg->setHorizontalSpacing(8);
+    tg->setVerticalSpacing(2);
+    for (const std::string& name : hr::lora_target_names()) {
+        auto* box = new QCheckBox(QString::fromStdString(name), m_loraTargets);
+        box->setObjectName(QStringLiteral("loraTarget_") + QString::fromStdString(name));
+        const bool attention = name == "q_proj" || name == "k_proj" || name == "v_proj" || name == "o_proj";
+        box->setToolTip(attention ? tr("Adapters on the attention's %1 of every block").arg(QString::fromStdString(name))
+                                  : tr("Adapters on the MLP's %1 of every block").arg(QString::fromStdString(name)));
+        box->setChecked(name == "q_proj" || name == "v_proj");  // peft's default for the family
+        // the attention's four projections on the first row, the MLP's three on the second
+        const int i = int(m_loraTargetBoxes.size());
+        tg->addWidget(box, i < 4 ? 0 : 1, i < 4 ? i : i - 4);
+        m_loraTargetBoxes.push_back(box);
+        connect(box, &QCheckBox::toggled, this, [this, box](bool on) {
+            // at least one projection: the last box cannot be cleared
+            if (on) return;
+            for (QCheckBox* b : m_loraTargetBoxes)
+                if (b->isChecked()) return;
+            const QSignalBlocker block(box);
+            box->setChecked(true);
+        });
+    }
+    m_loraTargets->setToolTip(tr("The projections of each block that get LoRA adapters (peft's target_modules); the "
+                                 "others stay frozen"));
+    m_loraTargetsLabel = new QLabel(tr("LoRA on"), memBox);
+    mf->addRow(m_loraTargetsLabel, m_loraTargets);
+    connect(m_loraRank, &QSpinBox::valueChanged, this, [this] { updateLoraFields(); });
+    updateLoraFields();
     connect(m_offloadParams, &QCheckBox::toggled, this, [this](bool on) {
         if (on) m_offload->setChecked(true);
         m_offload->setEnabled(!on);
@@ -340,6 +392,11 @@ void TrainingSetupPanel::applyTo(hr::TrainConfig& c) const {
     c.strategy.offload_parameters = m_offloadParams->isChecked();
     c.strategy.lora_rank = m_loraRank->value();
     c.strategy.quantize_base = c.strategy.lora_rank > 0 ? m_loraBase->currentData().toString().toStdString() : "none";
+    // alpha, dropout and the targets apply with LoRA only (core refuses them without it); the targets in a
+    // LLaMA-family model only
+    c.strategy.lora_alpha = c.strategy.lora_rank > 0 ? m_loraAlpha->value() : 0;
+    c.strategy.lora_dropout = c.strategy.lora_rank > 0 ? m_loraDropout->value() : 0;
+    c.strategy.lora_targets = c.strategy.lora_rank > 0 && m_llama ? loraTargetsText().toStdString() : std::string();
     c.memory_limit = std::size_t(m_memoryLimit->value()) << 20;
     // several ranks: their device kind (or GPU list) and the sharding stage; one process: no sharding
     const QString r = m_ranks->currentData().toString();
@@ -397,7 +454,31 @@ void TrainingSetupPanel::setFrom(const hr::TrainConfig& c) {
 
 namespace hrapp {
 
+QString TrainingSetupPanel::loraTargetsText() const {
+    QStringList names;
+    for (QCheckBox* b : m_loraTargetBoxes)
+        if (b->isChecked()) names << b->text();
+    return names.join(QLatin1Char(','));
+}
+
+void TrainingSetupPanel::updateLoraFields() {
+    const bool on = m_loraRank->value() > 0;
+    m_loraBase->setEnabled(on);
+    m_loraAlpha->setEnabled(on);
+    m_loraDropout->setEnabled(on);
+    m_loraTargets->setEnabled(on);
+    // a box per projection kind the model has: LLaMA-family blocks (GPT blocks and linear layers adapt all)
+    m_loraTargets->setVisible(m_llama);
+    m_loraTargetsLabel->setVisible(m_llama);
+}
+
 void TrainingSetupPanel::setModelSpec(const hr::ModelSpec& spec) {
+    bool llama = false;
+    for (const auto& l : spec.layers) llama = llama || l.type == "llama_block";
+    if (llama != m_llama) {
+        m_llama = llama;
+        updateLoraFields();
+    }
     const QString keep = checkpointText();
     std::vector<hr::CheckpointBlock> blocks;
     try {
@@ -429,6 +510,21 @@ void TrainingSetupPanel::setStrategy(const hr::StrategyConfig& s) {
     m_offloadParams->setChecked(s.offload_parameters);
     m_loraRank->setValue(s.lora_rank);
     setCombo(m_loraBase, QString::fromStdString(s.quantize_base));
+    m_loraAlpha->setValue(s.lora_alpha);
+    m_loraDropout->setValue(s.lora_dropout);
+    {
+        int mask = 0;
+        try {
+            mask = hr::parse_lora_targets(s.lora_targets);
+        } catch (const std::exception&) {
+            // a list the run refuses with its reason; the boxes keep peft's default
+        }
+        if (mask == 0) mask = hr::parse_lora_targets("q_proj,v_proj");
+        std::vector<QSignalBlocker> blocks;
+        for (QCheckBox* b : m_loraTargetBoxes) blocks.emplace_back(b);
+        for (std::size_t i = 0; i < m_loraTargetBoxes.size(); ++i) m_loraTargetBoxes[i]->setChecked(mask & (1 << i));
+    }
+    updateLoraFields();
     setCombo(m_sharding, QString::fromStdString(hr::layout_choice_of(s)));
 }
 

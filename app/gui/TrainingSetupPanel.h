@@ -43,6 +43,8 @@ private:
     void updateScheduleFields();
     void updateCheckpointFields();
     void updateRankFields();
+    void updateLoraFields();
+    QString loraTargetsText() const;  // the boxes as peft's comma list
     // The layout the Sharding choice gives on the chosen ranks, described (hr::describe_rank_layout_message, in
     // the interface language), or rank_layout's refusal of it.
     void updateLayoutText();
@@ -80,7 +82,13 @@ private:
     QCheckBox* m_offload = nullptr;
     QCheckBox* m_offloadParams = nullptr;
     QComboBox* m_loraBase = nullptr;  // QLoRA: the frozen base's storage (none, int8, int4)
-    QSpinBox* m_loraRank = nullptr;  // LoRA adapters' rank, 0: off  // parameter offload (ZeRO-Infinity): implies zero3 and m_offload
+    QSpinBox* m_loraRank = nullptr;  // LoRA adapters' rank, 0: off
+    QDoubleSpinBox* m_loraAlpha = nullptr;    // peft's lora_alpha (0: the rank)
+    QDoubleSpinBox* m_loraDropout = nullptr;  // peft's lora_dropout
+    QWidget* m_loraTargets = nullptr;         // a box per projection kind of a LLaMA-family block (peft's names)
+    QLabel* m_loraTargetsLabel = nullptr;
+    std::vector<QCheckBox*> m_loraTargetBoxes;  // in hr::lora_target_names()'s order
+    bool m_llama = false;                     // the model has llama_block layers: --lora-targets applies
     QComboBox* m_sharding = nullptr;  // data: a layout choice (hr::layout_choices)
     QLabel* m_layoutText = nullptr;
     // What-if after training (TrainConfig::what_if): pruning and quantisation of the written weights

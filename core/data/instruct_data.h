@@ -1,9 +1,15 @@
 #pragma once
-// Instruction data for language models: `--data jsonl:FILE`, one JSON object a line, either
+// Instruction data for language models: `--data jsonl:FILE`, rows in one of four layouts:
 //   {"prompt": "...", "completion": "..."}                       (a user turn and the assistant's answer)
 //   {"messages": [{"role": "system"|"user"|"assistant", "content": "..."}, ...]}   (at least one assistant)
+//   {"instruction": "...", "input": "...", "output": "..."}      (Alpaca; "input" and "system" optional: the
+//                                                                  user turn is instruction + "\n" + input)
+//   {"conversations": [{"from": "system"|"human"|"gpt", "value": "..."}, ...]}   (ShareGPT; at least one gpt)
+// either one JSON object a line (JSONL) or one JSON array of them (a .json file: the text's first character
+// is '['). The layout is detected from the first row; Alpaca and ShareGPT files hold that layout only,
+// prompt/completion and messages rows may mix (as they always could).
 // Blank lines are skipped. A malformed row stops the run before anything is written, with one message
-// naming its line and what is wrong. Every tenth row (index 9, 19, ...) is for validation; a file of fewer
+// naming its line (in a JSON array: its element and line) and what is wrong. Every tenth row (index 9, 19, ...) is for validation; a file of fewer
 // than ten rows validates on its training rows.
 //
 // Each row is rendered by a chat template (data/chat_template.h) and tokenized; the loss is taken only on
@@ -34,19 +40,28 @@ bool is_jsonl_data(const std::string& spec);  // "jsonl:..."
 // "pad" or "pack"; InputError otherwise.
 void validate_sequence_layout(const std::string& layout);
 
+enum class InstructLayout { prompt_completion, messages, alpaca, sharegpt };
+const char* instruct_layout_name(InstructLayout l);  // "prompt/completion", "messages", "Alpaca", "ShareGPT"
+
 struct InstructRow {
-    std::int64_t line = 0;                 // 1-based line of the file
+    std::int64_t line = 0;                 // 1-based line of the file (a JSON array: where the element starts)
     std::vector<ChatMessage> messages;     // prompt/completion rows: user + assistant
+    std::int64_t element = 0;              // a JSON array: the 1-based element (0 in JSONL)
 };
 
 struct InstructRows {
     std::string spec, source;
+    InstructLayout layout = InstructLayout::prompt_completion;  // the first row's
+    bool json_array = false;        // one JSON array rather than a row a line
     std::vector<InstructRow> train, validation;
+    bool validation_apart = false;  // validation holds its own rows (ten or more rows), not the training rows
     std::string all_text() const;  // every content (what char and bpe:N tokenizers learn from)
+    std::vector<const InstructRow*> file_rows() const;  // each row of the file once, in the file's order
 };
 
-// Parses a JSONL text (`where` names it in messages). InputError "line N of FILE: ..." for a malformed row.
-InstructRows parse_instruct_jsonl(const std::string& text, const std::string& where);
+// Parses a JSONL text or a JSON array (`where` names it in messages). InputError "line N of FILE: ..." or
+// "element K (line N) of FILE: ..." for a malformed row.
+InstructRows parse_instruct_data(const std::string& text, const std::string& where);
 // Reads and parses jsonl:FILE.
 InstructRows load_instruct_rows(const std::string& spec);
 // The mistral template's rule (user and assistant alternate, starting with user; system only first).

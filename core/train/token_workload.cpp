@@ -222,6 +222,15 @@ private:
         const auto t0 = std::chrono::steady_clock::now();
         InstructRows rows = load_instruct_rows(c_.data);
         source_ = rows.source;
+        // the layout the rows were read in, detected from the first row
+        const std::vector<std::string> layout_args = {rows.source, instruct_layout_name(rows.layout)};
+        log(LogLevel::info,
+            rows.json_array ? Message(HR_MSG("run.instruction_layout_array",
+                                             "%1: a JSON array of rows in the %2 layout (detected from the first row)"),
+                                      layout_args)
+                            : Message(HR_MSG("run.instruction_layout",
+                                             "%1: one row a line in the %2 layout (detected from the first row)"),
+                                      layout_args));
         if (resume_) {
             tokenizer_ = resumed_tokenizer(c_.tokenizer, run_dir_);
         } else {

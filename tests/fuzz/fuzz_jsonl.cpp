@@ -1,5 +1,6 @@
-// Fuzzes the instruction data reader (core/data/instruct_data.cpp): JSONL rows of prompt/completion or
-// messages, then every chat template and both sequence layouts with the byte tokenizer.
+// Fuzzes the instruction data reader (core/data/instruct_data.cpp): rows of prompt/completion, messages,
+// Alpaca or ShareGPT, a row a line or one JSON array (seeds of each in corpus/jsonl), then every chat
+// template and both sequence layouts with the byte tokenizer.
 // Input: the file. Rows that parse must give windows whose targets are -100 or a byte, counted as they say.
 #include <cstdint>
 #include <string>
@@ -11,8 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string text(reinterpret_cast<const char*>(data), size);
     static const auto tok = hr::make_tokenizer("byte", "");
     hrfuzz::expect_ok_or_input_error([&] {
-        const hr::InstructRows rows = hr::parse_instruct_jsonl(text, "rows.jsonl");
+        const hr::InstructRows rows = hr::parse_instruct_data(text, "rows.jsonl");
         if (rows.train.empty() || rows.validation.empty()) hrfuzz::finding("a split without rows");
+        for (const auto* r : rows.file_rows())
+            if (r->line < 1 || (rows.json_array && r->element < 1)) hrfuzz::finding("a row without its place");
         for (const char* t : {"plain", "llama3", "chatml", "mistral"})
             for (const char* layout : {"pad", "pack"}) {
                 for (const auto& r : rows.train) hr::check_chat_roles(t, r, "rows.jsonl");

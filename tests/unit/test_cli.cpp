@@ -153,6 +153,37 @@ private slots:
         QVERIFY2(r.err.contains("line 2 of") && r.err.contains("\"completion\" is missing"), qPrintable(r.err));
         QCOMPARE(r.err.count('\n'), 1);
         QVERIFY(!QFile::exists(dir.path() + "/bad"));
+
+        // issue 57: ShareGPT rows as one .json array, the layout named in the log; a bad element named by its
+        // index and line, nothing written
+        const QString share = dir.path() + "/share.json";
+        {
+            QFile s(share);
+            QVERIFY(s.open(QIODevice::WriteOnly));
+            s.write("[\n");
+            for (int i = 0; i < 12; ++i)
+                s.write(QStringLiteral("%1{\"conversations\": [{\"from\": \"human\", \"value\": \"say %2\"}, "
+                                       "{\"from\": \"gpt\", \"value\": \"%2 %2\"}]}\n")
+                            .arg(i ? QStringLiteral(",") : QString())
+                            .arg(i)
+                            .toUtf8());
+            s.write("]\n");
+        }
+        r = run({"train", "--preset", "gpt-tiny", "--data", "jsonl:" + share, "--steps", "2", "--batch", "2",
+                 "--seq", "32", "--threads", "1", "--no-history", "--out", dir.path() + "/share"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2((r.out + r.err).contains(share + ": a JSON array of rows in the ShareGPT layout (detected from the first row)"),
+                 qPrintable(r.out + r.err));
+        QFile badShare(dir.path() + "/bad.json");
+        QVERIFY(badShare.open(QIODevice::WriteOnly));
+        badShare.write("[\n{\"conversations\": [{\"from\": \"human\", \"value\": \"a\"}, {\"from\": \"gpt\", \"value\": \"b\"}]},\n"
+                       "{\"conversations\": [{\"from\": \"bot\", \"value\": \"a\"}]}\n]\n");
+        badShare.close();
+        r = run({"train", "--preset", "gpt-tiny", "--data", "jsonl:" + badShare.fileName(), "--steps", "2", "--no-history",
+                 "--out", dir.path() + "/bad2"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("element 2 (line 3) of") && r.err.contains("'bot' is not system, human or gpt"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.path() + "/bad2"));
     }
 
     void modelSpecErrorNamesTheLayer() {

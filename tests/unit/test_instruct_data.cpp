@@ -195,7 +195,7 @@ private slots:
         QTest::newRow("no completion") << "{\"prompt\": \"hi\"}" << "\"completion\" is missing";
         QTest::newRow("empty completion") << "{\"prompt\": \"hi\", \"completion\": \"\"}" << "\"completion\" is empty";
         QTest::newRow("number") << "{\"prompt\": \"hi\", \"completion\": 4}" << "\"completion\" is missing or not a string";
-        QTest::newRow("other keys") << "{\"text\": \"hi\"}" << "neither";
+        QTest::newRow("other keys") << "{\"text\": \"hi\"}" << "none of \"prompt\"/\"completion\", \"messages\"";
         QTest::newRow("no assistant") << "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}" << "no assistant";
         QTest::newRow("bad role") << "{\"messages\": [{\"role\": \"bot\", \"content\": \"hi\"}]}" << "role 'bot'";
         QTest::newRow("bad message") << "{\"messages\": [{\"role\": \"user\"}]}" << "a message is not";
@@ -207,13 +207,144 @@ private slots:
         const std::string good = "{\"prompt\": \"2+2=\", \"completion\": \"4\"}\n";
         const std::string text = good + "\n" + good + row.toStdString() + "\n" + good;
         try {
-            parse_instruct_jsonl(text, "rows.jsonl");
+            parse_instruct_data(text, "rows.jsonl");
             QFAIL("accepted");
         } catch (const InputError& e) {
             const std::string m = e.what();
             QVERIFY2(m.rfind("line 4 of rows.jsonl: ", 0) == 0, m.c_str());
             QVERIFY2(m.find(says.toStdString()) != std::string::npos, m.c_str());
         }
+    }
+
+    // Alpaca and ShareGPT rows, a row a line and as one JSON array: the same conversation as the Llama 3
+    // template writes it, written out here by hand from the layouts' definitions (Alpaca: the user turn is
+    // the instruction, a line break and the input; ShareGPT: human -> user, gpt -> assistant), the loss on
+    // the answer and <|eot_id|> only. The layout is the first row's.
+    void alpacaAndShareGptLayouts() {
+        SpecialByteTokenizer tok;
+        const std::string hdr = "<|start_header_id|>", end_hdr = "<|end_header_id|>\n\n", eot = "<|eot_id|>";
+        const std::string want_alpaca = "<|begin_of_text|>" + hdr + "system" + end_hdr + "Be brief." + eot + hdr +
+                                        "user" + end_hdr + "Add the numbers.\n2 and 3" + eot + hdr + "assistant" +
+                                        end_hdr + "5" + eot;
+        const std::string want_share = "<|begin_of_text|>" + hdr + "system" + end_hdr + "Be brief." + eot + hdr +
+                                       "user" + end_hdr + "Hi" + eot + hdr + "assistant" + end_hdr + "Hello." + eot +
+                                       hdr + "user" + end_hdr + "2+2?" + eot + hdr + "assistant" + end_hdr + "4" + eot;
+        const std::string alpaca_row =
+            R"({"system": "Be brief.", "instruction": "Add the numbers.", "input": "2 and 3", "output": "5"})";
+        const std::string alpaca_no_input = R"({"instruction": "Say hi", "input": "", "output": "hi"})";
+        const std::string share_row =
+            R"({"conversations": [{"from": "system", "value": "Be brief."}, {"from": "human", "value": "Hi"}, )"
+            R"({"from": "gpt", "value": "Hello."}, {"from": "human", "value": "2+2?"}, {"from": "gpt", "value": "4"}]})";
+        struct Case {
+            std::string text, first, trained;
+            InstructLayout layout;
+            bool array;
+        };
+        const std::vector<Case> cases = {
+            {alpaca_row + "\n" + alpaca_no_input + "\n", want_alpaca, "5" + eot, InstructLayout::alpaca, false},
+            {"[\n  " + alpaca_row + ",\n  " + alpaca_no_input + "\n]\n", want_alpaca, "5" + eot, InstructLayout::alpaca, true},
+            {"\xEF\xBB\xBF" + share_row + "\n\n" + share_row + "\n", want_share, "Hello." + eot + "4" + eot,
+             InstructLayout::sharegpt, false},
+            {"[" + share_row + ", " + share_row + "]", want_share, "Hello." + eot + "4" + eot, InstructLayout::sharegpt, true},
+        };
+        for (const Case& c : cases) {
+            const InstructRows r = parse_instruct_data(c.text, "rows");
+            QCOMPARE(r.layout, c.layout);
+            QCOMPARE(r.json_array, c.array);
+            QCOMPARE(r.train.size(), std::size_t(2));
+            const auto parts = render_chat("llama3", r.train[0].messages);
+            QCOMPARE(chat_text(parts), c.first);
+            std::vector<std::int32_t> ids;
+            std::vector<unsigned char> tr;
+            encode_chat(parts, tok, ids, tr);
+            std::vector<std::int32_t> trained;
+            for (std::size_t i = 0; i < ids.size(); ++i)
+                if (tr[i]) trained.push_back(ids[i]);
+            QCOMPARE(tok.decode(trained), c.trained);
+        }
+        // Alpaca without an input: the instruction alone is the user turn
+        const InstructRows r = parse_instruct_data(alpaca_row + "\n" + alpaca_no_input + "\n", "rows");
+        QCOMPARE(r.train[1].messages.size(), std::size_t(2));
+        QCOMPARE(r.train[1].messages[0].content, std::string("Say hi"));
+        QCOMPARE(r.train[1].line, std::int64_t(2));
+        // a JSON array's rows know their element and line
+        const InstructRows a = parse_instruct_data("[\n  " + alpaca_row + ",\n\n  " + alpaca_no_input + "\n]\n", "rows");
+        QCOMPARE(a.train[1].element, std::int64_t(2));
+        QCOMPARE(a.train[1].line, std::int64_t(4));
+        QCOMPARE(std::string(instruct_layout_name(InstructLayout::sharegpt)), std::string("ShareGPT"));
+    }
+
+    // A bad row of the new layouts, in JSONL (its line) and in a JSON array (its element and line), and a
+    // row in another layout than the first row's.
+    void badRowsOfTheNewLayouts_data() {
+        QTest::addColumn<QString>("row");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("no output") << R"({"instruction": "a", "input": "b"})" << "\"output\" is missing";
+        QTest::newRow("empty output") << R"({"instruction": "a", "output": ""})" << "\"output\" is empty";
+        QTest::newRow("empty instruction") << R"({"instruction": "", "input": "", "output": "x"})" << "both empty";
+        QTest::newRow("input number") << R"({"instruction": "a", "input": 3, "output": "x"})" << "\"input\" is not a string";
+        QTest::newRow("bad from") << R"({"conversations": [{"from": "bot", "value": "x"}]})" << "'bot' is not system, human or gpt";
+        QTest::newRow("no gpt") << R"({"conversations": [{"from": "human", "value": "x"}]})" << "no gpt turn";
+        QTest::newRow("bad turn") << R"({"conversations": [{"from": "human"}]})" << "a turn is not";
+        QTest::newRow("other layout") << R"({"prompt": "a", "completion": "b"})" << "prompt/completion layout in a file of";
+        QTest::newRow("unknown") << R"({"text": "a"})" << "none of";
+    }
+    void badRowsOfTheNewLayouts() {
+        QFETCH(QString, row);
+        QFETCH(QString, says);
+        const bool share = row.contains(QStringLiteral("conversations"));
+        const std::string good = share ? R"({"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]})"
+                                       : R"({"instruction": "2+2", "output": "4"})";
+        // the first row sets the layout: a ShareGPT file for the ShareGPT rows, else Alpaca
+        for (bool array : {false, true}) {
+            const std::string text = array ? "[\n" + good + ",\n\n" + good + ",\n" + row.toStdString() + ",\n" + good + "\n]"
+                                           : good + "\n\n" + good + "\n" + row.toStdString() + "\n" + good + "\n";
+            try {
+                parse_instruct_data(text, "rows.json");
+                QFAIL("accepted");
+            } catch (const InputError& e) {
+                const std::string m = e.what();
+                const std::string at = array ? "element 3 (line 5) of rows.json: " : "line 4 of rows.json: ";
+                QVERIFY2(m.rfind(at, 0) == 0, m.c_str());
+                QVERIFY2(m.find(says.toStdString()) != std::string::npos, m.c_str());
+            }
+        }
+    }
+
+    // A .json file that is not a valid array names the line near the fault; nothing is read.
+    void brokenJsonArray() {
+        try {
+            parse_instruct_data("[\n{\"instruction\": \"a\", \"output\": \"b\"},\n{\"instruction\": \"a\" \"output\": \"b\"}\n]", "rows.json");
+            QFAIL("accepted");
+        } catch (const InputError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("rows.json starts a JSON list but is not valid JSON (near line 3)") != std::string::npos, m.c_str());
+        }
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_instruct_data("[]", "rows.json"));
+        QVERIFY_THROWS_EXCEPTION(InputError, parse_instruct_data("[1, 2]", "rows.json"));
+    }
+
+    // A run reads a .json array of Alpaca rows through jsonl:FILE and names the layout in its log.
+    void trainsOnAnAlpacaArray() {
+        std::string text = "[\n";
+        for (int i = 0; i < 12; ++i)
+            text += std::string(i ? ",\n" : "") + "{\"instruction\": \"k" + std::to_string(i % 3) +
+                    "\", \"input\": \"\", \"output\": \"v" + std::to_string(i % 3) + "\"}";
+        text += "\n]\n";
+        const std::string path = write_jsonl("alpaca.json", text);
+        TrainConfig c = instruct_config(path);
+        c.steps = 3;
+        std::vector<std::string> lines;
+        c.chat_template = "plain";
+        TrainCallbacks cb;
+        cb.on_log = [&](const LogEvent& e) { lines.push_back(e.message); };
+        TrainResult r = Trainer(c, cb).run();
+        QVERIFY2(r.status == "finished", r.error.c_str());
+        // plain template, byte tokenizer: the answers' bytes of the 11 training rows ("vN" each)
+        QCOMPARE(r.trained_tokens, std::int64_t(11 * 2));
+        bool named = false;
+        for (const auto& l : lines) named = named || l == path + ": a JSON array of rows in the Alpaca layout (detected from the first row)";
+        QVERIFY(named);
     }
 
     void rowsAndSplit() {
