@@ -192,6 +192,7 @@ private slots:
     void initTestCase() {
         if (!fs::exists(kModules + "/onnxruntime-node"))
             QSKIP("tests/runtimes/node_modules has no onnxruntime-node: scripts/setup installs it (npm ci)");
+        if (hrtest::run_program("node", {"--version"}).exit_code != 0) QSKIP("node is not installed (Debian's nodejs)");
         if (hrtest::run_program("/usr/bin/python3", {"-c", "import onnx"}).exit_code != 0)
             QSKIP("python3-onnx is not installed (scripts/setup installs it)");
         if (hrtest::fashion_mnist_dir().empty())
