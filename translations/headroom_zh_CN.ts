@@ -1612,28 +1612,10 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
 （默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
     </message>
     <message>
-        <source>write a trained LLaMA-family model as a Hugging Face model folder</source>
-        <translation>把训练好的 LLaMA 系列模型写成 Hugging Face 模型文件夹</translation>
-    </message>
-    <message>
-        <source>RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded
-with model.safetensors.index.json above --shard-size) and the run&apos;s tokenizer file; transformers&apos;
-from_pretrained(DIR) loads it. A LoRA run&apos;s adapters are merged into the weights; its run
-folder holds them in peft&apos;s layout as well (adapter_model.safetensors, adapter_config.json).</source>
-        <translation>RUN 为运行文件夹或其中的 model.safetensors。DIR 中写入 config.json、model.safetensors（超过 --shard-size
-时分片，并附 model.safetensors.index.json）以及该运行的分词器文件；transformers 的
-from_pretrained(DIR) 可直接加载。LoRA 运行的适配器会合并进权重；其运行文件夹中
-另有 peft 格式的适配器（adapter_model.safetensors、adapter_config.json）。</translation>
-    </message>
-    <message>
         <source>headroom export: %1
 </source>
         <translation>headroom export：%1
 </translation>
-    </message>
-    <message>
-        <source>give the folder to write with --hf DIR</source>
-        <translation>请用 --hf DIR 指定要写入的文件夹</translation>
     </message>
     <message>
         <source>wrote %1 (%2 files, %3 of weights): %4
@@ -1692,6 +1674,54 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 “-”：没有这种配置）：
 
 </translation>
+    </message>
+    <message>
+        <source>write a trained model as a Hugging Face model folder or an ONNX file</source>
+        <translation>将训练好的模型写为 Hugging Face 模型文件夹或 ONNX 文件</translation>
+    </message>
+    <message>
+        <source>RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets
+config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)
+and the run&apos;s tokenizer file; transformers&apos; from_pretrained(DIR) loads it. A LoRA run&apos;s adapters
+are merged into the weights; its run folder holds them in peft&apos;s layout as well
+(adapter_model.safetensors, adapter_config.json).
+--onnx FILE (an image or table model): one ONNX file at opset 17 for ONNX Runtime, input
+&quot;input&quot; (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the
+run&apos;s normalisation in the graph, output &quot;logits&quot; (batch, classes); docs/export.md.</source>
+        <translation>RUN 是运行文件夹或其中的 model.safetensors。--hf DIR（LLaMA 系列模型）：DIR 中写入
+config.json、model.safetensors（超过 --shard-size 时分片，并附 model.safetensors.index.json）
+以及该运行的分词器文件；transformers 的 from_pretrained(DIR) 可加载。LoRA 运行的适配器
+会合并进权重；其运行文件夹也以 peft 的布局保存适配器
+（adapter_model.safetensors、adapter_config.json）。
+--onnx FILE（图像或表格模型）：供 ONNX Runtime 使用的单个 opset 17 ONNX 文件，输入
+&quot;input&quot; 为 (batch, C, H, W) 的 [0, 1] 范围像素或 (batch, F) 的原始表格特征，该运行的
+归一化包含在计算图中，输出 &quot;logits&quot; (batch, classes)；见 docs/export.md。</translation>
+    </message>
+    <message>
+        <source>wrote %1 (%2, %3): %4 nodes, opset %5, input &quot;input&quot; (batch, %6), output &quot;logits&quot; (batch, %7)%8
+</source>
+        <translation>已写入 %1（%2，%3）：%4 个节点，opset %5，输入 &quot;input&quot; (batch, %6)，输出 &quot;logits&quot; (batch, %7)%8
+</translation>
+    </message>
+    <message>
+        <source>; the what-if&apos;s weights</source>
+        <translation>；假设分析的权重</translation>
+    </message>
+    <message>
+        <source>give one of --hf DIR (a Hugging Face model folder) and --onnx FILE (an ONNX file)</source>
+        <translation>请给出 --hf DIR（Hugging Face 模型文件夹）和 --onnx FILE（ONNX 文件）中的一个</translation>
+    </message>
+    <message>
+        <source>--prune and --quantize go with --onnx FILE</source>
+        <translation>--prune 和 --quantize 只能与 --onnx FILE 一起使用</translation>
+    </message>
+    <message>
+        <source>write an image or table model as an ONNX file (opset 17, the
+input&apos;s normalisation in the graph; with --prune/--quantize the
+what-if&apos;s weights)</source>
+        <translation>将图像或表格模型写为 ONNX 文件（opset 17，输入的归一化
+包含在计算图中；配合 --prune/--quantize 时写入
+假设分析的权重）</translation>
     </message>
 </context>
 <context>
@@ -5936,6 +5966,26 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <source>It trained on %1 ranks and goes on on %1 ranks.</source>
         <translation>它在 %1 个 rank 上训练，将继续在 %1 个 rank 上训练。</translation>
     </message>
+    <message>
+        <source>Export as ONNX…</source>
+        <translation>导出为 ONNX…</translation>
+    </message>
+    <message>
+        <source>Export as ONNX</source>
+        <translation>导出为 ONNX</translation>
+    </message>
+    <message>
+        <source>The run left no model.safetensors in an output folder, so there is no model to export</source>
+        <translation>该运行没有在输出文件夹中留下 model.safetensors，因此没有可导出的模型</translation>
+    </message>
+    <message>
+        <source>ONNX files (*.onnx)</source>
+        <translation>ONNX 文件 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>Wrote %1 (%2, opset %3): input &quot;input&quot;, output &quot;logits&quot;; the input&apos;s normalisation is in the graph (docs/export.md)</source>
+        <translation>已写入 %1（%2，opset %3）：输入 &quot;input&quot;，输出 &quot;logits&quot;；输入的归一化已包含在计算图中（见 docs/export.md）</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::RuntimeInfo</name>
@@ -8138,6 +8188,55 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>the model takes token ids (N, T) i64 with 1 &lt;= T &lt;= %1, got %2 %3; shorten the sequence or build the model for a longer one</source>
         <translation>模型接受 token id (N, T) i64，且 1 &lt;= T &lt;= %1，得到的是 %2 %3；请缩短序列，或为更长的序列构建模型</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.data</name>
+    <message>
+        <source>the graph takes the normalisation of the run&apos;s data &apos;%1&apos; (%2), which does not load: %3</source>
+        <translation>计算图需要该运行数据“%1”（%2）的归一化参数，但该数据无法加载：%3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.data_shape</name>
+    <message>
+        <source>the run&apos;s data &apos;%1&apos; has samples of shape %2 but the model takes %3</source>
+        <translation>该运行的数据“%1”的样本形状为 %2，但模型接受 %3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.language_model</name>
+    <message>
+        <source>&apos;%1&apos; is a language model: ONNX export covers image and table models; write a language model as a Hugging Face model folder (headroom export RUN --hf DIR) or as GGUF for llama.cpp</source>
+        <translation>“%1”是语言模型：ONNX 导出只支持图像和表格模型；请将语言模型写为 Hugging Face 模型文件夹（headroom export RUN --hf DIR）或供 llama.cpp 使用的 GGUF</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_config</name>
+    <message>
+        <source>%1 is not in a run folder (no config.json beside it): ONNX export needs the run&apos;s data for the input&apos;s normalisation</source>
+        <translation>%1 不在运行文件夹中（旁边没有 config.json）：ONNX 导出需要该运行的数据来确定输入的归一化</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_mapping</name>
+    <message>
+        <source>layer %1 (%2) has no ONNX mapping; ONNX export covers %3</source>
+        <translation>第 %1 层（%2）没有 ONNX 映射；ONNX 导出支持 %3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_weights</name>
+    <message>
+        <source>%1 holds no model.safetensors; give a finished run&apos;s folder</source>
+        <translation>%1 中没有 model.safetensors；请给出已完成运行的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.too_large</name>
+    <message>
+        <source>&apos;%1&apos; is too large for one ONNX file (2 GiB: protobuf&apos;s limit)</source>
+        <translation>“%1”太大，无法写入单个 ONNX 文件（2 GiB：protobuf 的上限）</translation>
     </message>
 </context>
 <context>

@@ -28,6 +28,7 @@
 #include "test_support.h"
 #include "train/checkpoint.h"
 #include "train/device.h"
+#include "train/eval_weights.h"
 #include "train/preset_training.h"
 #include "train/resume.h"
 #include "train/trainer.h"
@@ -157,9 +158,11 @@ class OnnxExportTest : public QObject {
     // export, check, run at batch 7 (all) and 1 (the first images); prints the figures for the closing note
     void export_and_compare(const std::string& run, const std::string& name, const std::vector<float>& raw,
                             const std::vector<float>& seen, const Shape& sample, const std::vector<std::int64_t>& labels,
-                            int classes, Agreement* out = nullptr) {
+                            int classes, Agreement* out = nullptr, const CompressionOptions& what_if = {},
+                            const std::string& reference = "") {
         const std::string file = run + "/model.onnx";
-        const OnnxExportResult res = export_onnx(run, file);
+        const OnnxExportResult res = export_onnx(run, file, what_if);
+        QCOMPARE(res.compressed, what_if.active());
         QCOMPARE(res.opset, 17);
         QCOMPARE(std::uint64_t(fs::file_size(file)), res.bytes);
         check_with_onnx(file);
@@ -168,7 +171,8 @@ class OnnxExportTest : public QObject {
         write_floats(input, raw);
         QString shape;
         for (auto d : sample) shape += (shape.isEmpty() ? "" : ",") + QString::number(d);
-        const std::vector<float> ours = headroom_logits(run + "/model.safetensors", seen, count);
+        const std::vector<float> ours =
+            headroom_logits(reference.empty() ? run + "/model.safetensors" : reference, seen, count);
         const std::vector<float> ort7 = run_onnx(file, input, shape, count, 7);
         QCOMPARE(ort7.size(), ours.size());
         const Agreement a = compare(ort7, ours, classes, labels);
@@ -276,6 +280,34 @@ private slots:
         qInfo("resnet-mini after one epoch: Headroom's report %lld/10000, ONNX Runtime %lld/10000",
               static_cast<long long>(reported), static_cast<long long>(a.correct));
         QCOMPARE(a.correct, reported);
+    }
+
+    void aWhatIfExportsAsTheFloatsItComputes() {
+        // seed-cnn pruned by half and quantised to int8: ONNX Runtime computes what Headroom computes with the
+        // what-if's weights, and scores `headroom eval --prune 0.5 --quantize int8`'s accuracy, to the image
+        const std::string run = train("seed-cnn", 192);
+        CompressionOptions w;
+        w.prune = 0.5;
+        w.bits = 8;
+        TrainConfig c = read_run_config(run);
+        c.test_limit = 0;
+        const WeightsEvaluation e = evaluate_weights(c, run + "/model.safetensors", w);
+        QVERIFY(e.compressed);
+        // the reference: the model with the what-if applied, its state written out
+        SafeTensorsFile file = read_safetensors(run + "/model.safetensors");
+        auto ledger = std::make_shared<MemoryLedger>();
+        std::unique_ptr<Backend> be = make_backend("cpu", 1, ledger, false, nullptr);
+        ModelOptions mo;
+        mo.batch = 1;
+        Model m(model_spec_of(file, run), *be, mo);
+        load_model_state(m, file, run);
+        compress_model_weights(m, w);
+        const std::string reference = dir_ + "/what-if.safetensors";
+        write_safetensors(reference, model_state_file(m));
+        Agreement a;
+        export_and_compare(run, "seed-cnn (prune 0.5, int8)", raw_, seen_, {1, 28, 28}, fashion_.test.labels, 10, &a, w,
+                           reference);
+        QCOMPARE(a.correct, std::llround(e.test_accuracy_after * 10000));
     }
 
     void aLanguageModelIsRefusedAndNothingIsWritten() {
