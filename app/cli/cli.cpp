@@ -72,13 +72,17 @@ const std::vector<Subcommand>& subcommands() {
          {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::sequence, FlagGroup::device,
           FlagGroup::plan, FlagGroup::whatif, FlagGroup::timeline},
          0, 0, false, runPlanCommand},
-        {"export", "RUN --hf DIR [options]", QT_TRANSLATE_NOOP("Cli", "write a trained LLaMA-family model as a Hugging Face model folder"),
+        {"export", "RUN --hf DIR|--onnx FILE [options]", QT_TRANSLATE_NOOP("Cli", "write a trained model as a Hugging Face model folder or an ONNX file"),
          QT_TRANSLATE_NOOP("Cli",
-                           "RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded\n"
-                           "with model.safetensors.index.json above --shard-size) and the run's tokenizer file; transformers'\n"
-                           "from_pretrained(DIR) loads it. A LoRA run's adapters are merged into the weights; its run\n"
-                           "folder holds them in peft's layout as well (adapter_model.safetensors, adapter_config.json)."),
-         {FlagGroup::exporting}, 1, 1, false, runExportCommand},
+                           "RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets\n"
+                           "config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)\n"
+                           "and the run's tokenizer file; transformers' from_pretrained(DIR) loads it. A LoRA run's adapters\n"
+                           "are merged into the weights; its run folder holds them in peft's layout as well\n"
+                           "(adapter_model.safetensors, adapter_config.json).\n"
+                           "--onnx FILE (an image or table model): one ONNX file at opset 17 for ONNX Runtime, input\n"
+                           "\"input\" (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the\n"
+                           "run's normalisation in the graph, output \"logits\" (batch, classes); docs/export.md."),
+         {FlagGroup::exporting, FlagGroup::whatif}, 1, 1, false, runExportCommand},
         {"generate", "--run RUN|--weights FILE [options]", QT_TRANSLATE_NOOP("Cli", "continue a prompt with a trained language model"),
          QT_TRANSLATE_NOOP("Cli",
                            "Loads a language model's weights and the tokenizer stored next to them (a run from the history,\n"

@@ -347,6 +347,10 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::exporting, "hf", "DIR", QT_TRANSLATE_NOOP("Cli", "write a Hugging Face model folder: config.json, model.safetensors\n"
                               "(LoRA adapters merged), the tokenizer file"),
      [](R& r, const V& v) { r.exportHf = v.text(); }},
+    {FlagGroup::exporting, "onnx", "FILE", QT_TRANSLATE_NOOP("Cli", "write an image or table model as an ONNX file (opset 17, the\n"
+                              "input's normalisation in the graph; with --prune/--quantize the\n"
+                              "what-if's weights)"),
+     [](R& r, const V& v) { r.exportOnnx = v.text(); }},
     {FlagGroup::exporting, "shard-size", "SIZE", QT_TRANSLATE_NOOP("Cli", "split the weights into shards of at most SIZE, with\n"
                               "model.safetensors.index.json (default 5GB, as transformers)"),
      [](R& r, const V& v) { r.shardBytes = v.bytes(); }},

@@ -48,6 +48,7 @@ struct CliRequest {
     QString pauseFile;             // train --pause-file FILE: paused between steps while FILE exists
     QString weights;               // eval / generate --weights FILE (a model.safetensors file)
     QString exportHf;              // export --hf DIR: the Hugging Face model folder to write
+    QString exportOnnx;            // export --onnx FILE: the ONNX file to write (exporters/onnx)
     std::uint64_t shardBytes = 0;  // export --shard-size SIZE (0: 5 GB, transformers' default)
     QStringList positional;        // RUN of report, NAME of presets
     // generate (app/cli/generate_command.cpp)

@@ -3,6 +3,8 @@
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QApplication>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QSpinBox>
@@ -25,6 +27,8 @@
 #include <cmath>
 
 #include "charts/LiveChart.h"
+#include "exporters/onnx/onnx_export.h"
+#include "memory/allocator.h"
 #include "base/error.h"
 #include "session/RunController.h"
 #include "session/RunText.h"
@@ -201,6 +205,7 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
             menu.addAction(tr("Rename"), this, &RunsView::renameSelected);
             menu.addAction(tr("Load into builder"), this, [this, ids] { emit loadRequested(ids.first()); });
             menu.addAction(tr("Export report…"), this, [this, ids] { emit exportRequested(ids.first()); });
+            menu.addAction(tr("Export as ONNX…"), this, [this, ids] { exportOnnx(ids.first()); });
             QAction* cont = menu.addAction(tr("Continue training…"), this, &RunsView::continueSelected);
             const QString why = continueBlocker(ids.first());
             cont->setEnabled(why.isEmpty());
@@ -427,6 +432,44 @@ QString RunsView::continueBlocker(qint64 runId) const {
             .arg(info->outDir);
     }
     return {};
+}
+
+QString RunsView::exportOnnx(qint64 runId, const QString& file, bool ask) {
+    auto tell = [&](QMessageBox::Icon icon, const QString& text) {
+        if (ask) {
+            auto* box = new QMessageBox(icon, tr("Export as ONNX"), text, QMessageBox::Ok, this);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+        }
+        return text;
+    };
+    const auto info = m_store && m_store->isOpen() ? m_store->run(runId) : std::nullopt;
+    if (!info) return tell(QMessageBox::Warning, tr("The run is not in the history"));
+    if (info->outDir.isEmpty() || !QFileInfo::exists(info->outDir + QStringLiteral("/model.safetensors")))
+        return tell(QMessageBox::Warning, tr("The run left no model.safetensors in an output folder, so there is no "
+                                             "model to export"));
+    QString target = file;
+    if (target.isEmpty()) {
+        if (!ask) return {};
+        target = QFileDialog::getSaveFileName(this, tr("Export as ONNX"), info->outDir + QStringLiteral("/model.onnx"),
+                                              tr("ONNX files (*.onnx)"));
+        if (target.isEmpty()) return {};
+    }
+    if (ask) QApplication::setOverrideCursor(Qt::WaitCursor);
+    QString text;
+    QMessageBox::Icon icon = QMessageBox::Information;
+    try {
+        const hr::OnnxExportResult r = hr::export_onnx(info->outDir.toStdString(), target.toStdString());
+        text = tr("Wrote %1 (%2, opset %3): input \"input\", output \"logits\"; the input's normalisation is in "
+                  "the graph (docs/export.md)")
+                   .arg(target, QString::fromStdString(hr::format_bytes(static_cast<std::size_t>(r.bytes))))
+                   .arg(r.opset);
+    } catch (const hr::Error& e) {
+        text = messageText(e.message());
+        icon = QMessageBox::Warning;
+    }
+    if (ask) QApplication::restoreOverrideCursor();
+    return tell(icon, text);
 }
 
 void RunsView::continueSelected() {

@@ -62,6 +62,10 @@ public:
     // when `ask`, else uses `totalLength` (<= 0: the run's own); emits continueRequested. False when
     // the run cannot be continued (a message box says why when `ask`) or the dialog was cancelled.
     bool continueRun(qint64 runId, bool ask = true, qint64 totalLength = 0);
+    // Export as ONNX: the run's model (its folder's model.safetensors) as an ONNX file (exporters/onnx): `file`,
+    // or, when empty, one asked for. Returns the message shown (the file written, or why not: a language model,
+    // a run without a folder); nothing is written on error. `ask` false: no dialogs (tests).
+    QString exportOnnx(qint64 runId, const QString& file = QString(), bool ask = true);
 
 public slots:
     void reload();  // re-reads the store (keeps the selection)

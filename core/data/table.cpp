@@ -349,6 +349,8 @@ DatasetPair parse_table(const std::string& text, char delimiter, const std::stri
         summary->rows = rows;
         summary->target_column = tcol;
         summary->classes = classes;
+        summary->feature_mean = mean;
+        summary->feature_std = sd;
         summary->test_rows.clear();
         for (std::int64_t r = 0; r < rows; ++r)
             if (is_test[std::size_t(r)]) summary->test_rows.push_back(r);

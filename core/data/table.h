@@ -36,6 +36,9 @@ struct TableSummary {
     int target_column = -1;            // index into columns
     std::vector<std::string> classes;  // the target's values, in class order
     std::vector<std::int64_t> test_rows;  // the data rows (from 0) of the test set, in file order
+    // each feature column's training-row mean and population standard deviation (1 for a constant column):
+    // the features are (value - mean) / std (the ONNX export bakes them into its graph)
+    std::vector<double> feature_mean, feature_std;
 };
 
 // Reads and checks the table of `spec` ("csv:FILE", "tsv:FILE") with `target` as the class column

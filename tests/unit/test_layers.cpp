@@ -77,6 +77,16 @@ private slots:
         QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1Char('\n'))));
     }
 
+    void theExportersStayOutOfCore() {
+        // exporters/ (the ONNX file: exporters/onnx) is on core, never the reverse, and knows no front end or Qt
+        QVERIFY(includesUnder(m_root, QStringLiteral("exporters")).size() > 5);
+        QStringList bad = crossings(m_root, QStringLiteral("core"), {QStringLiteral("exporters/")});
+        bad += crossings(m_root, QStringLiteral("exporters"),
+                         {QStringLiteral("gui/"), QStringLiteral("cli/"), QStringLiteral("session/"), QStringLiteral("widgets/"),
+                          QStringLiteral("Q")});
+        QVERIFY2(bad.isEmpty(), qPrintable(bad.join(QLatin1Char('\n'))));
+    }
+
     void widgetsKnowNoApp() {
         const QStringList app = {QStringLiteral("gui/"), QStringLiteral("cli/"), QStringLiteral("session/"), QStringLiteral("store/"),
                                  QStringLiteral("report/"), QStringLiteral("notify/")};
