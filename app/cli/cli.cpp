@@ -72,12 +72,15 @@ const std::vector<Subcommand>& subcommands() {
          {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::sequence, FlagGroup::device,
           FlagGroup::plan, FlagGroup::whatif, FlagGroup::timeline},
          0, 0, false, runPlanCommand},
-        {"export", "RUN --hf DIR [options]", QT_TRANSLATE_NOOP("Cli", "write a trained LLaMA-family model as a Hugging Face model folder"),
+        {"export", "RUN --hf DIR | --gguf FILE [options]", QT_TRANSLATE_NOOP("Cli", "write a trained LLaMA-family model as a Hugging Face model folder or a GGUF file"),
          QT_TRANSLATE_NOOP("Cli",
                            "RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded\n"
                            "with model.safetensors.index.json above --shard-size) and the run's tokenizer file; transformers'\n"
                            "from_pretrained(DIR) loads it. A LoRA run's adapters are merged into the weights; its run\n"
-                           "folder holds them in peft's layout as well (adapter_model.safetensors, adapter_config.json)."),
+                           "folder holds them in peft's layout as well (adapter_model.safetensors, adapter_config.json).\n"
+                           "With --gguf FILE it writes one GGUF file that llama.cpp, Ollama and LM Studio load: the weights\n"
+                           "in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and the\n"
+                           "chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written."),
          {FlagGroup::exporting}, 1, 1, false, runExportCommand},
         {"generate", "--run RUN|--weights FILE [options]", QT_TRANSLATE_NOOP("Cli", "continue a prompt with a trained language model"),
          QT_TRANSLATE_NOOP("Cli",

@@ -1,4 +1,5 @@
-// `headroom export RUN --hf DIR`: a trained model as a Hugging Face model folder (core/train/hf_model.h).
+// `headroom export RUN --hf DIR`: a trained model as a Hugging Face model folder (core/train/hf_model.h);
+// `headroom export RUN --gguf FILE [--type T]`: as one GGUF file for llama.cpp (core/train/gguf_export.h).
 //
 // RUN is a run folder or its model.safetensors. The folder gets config.json, model.safetensors (sharded
 // above --shard-size, with model.safetensors.index.json) and the run's tokenizer file; a LoRA run's
@@ -11,6 +12,7 @@
 #include "cli/output.h"
 #include "session/RunText.h"
 #include "memory/allocator.h"
+#include "train/gguf_export.h"
 #include "train/hf_model.h"
 
 namespace hrapp {
@@ -20,8 +22,23 @@ int runExportCommand(const CliRequest& r) {
         eprint(Cli::tr("headroom export: %1\n").arg(message));
         return 2;
     };
-    if (r.exportHf.isEmpty()) return bad(Cli::tr("give the folder to write with --hf DIR"));
+    if (r.exportHf.isEmpty() == r.exportGguf.isEmpty())
+        return bad(Cli::tr("give either the folder to write with --hf DIR or the file with --gguf FILE"));
+    if (!r.ggufType.isEmpty() && r.exportGguf.isEmpty()) return bad(Cli::tr("--type is the GGUF file's type: give --gguf FILE"));
     try {
+        if (!r.exportGguf.isEmpty()) {
+            const hr::GgufExportResult res = hr::export_gguf(r.positional.value(0).toStdString(), r.exportGguf.toStdString(),
+                                                             hr::parse_gguf_type(r.ggufType.isEmpty() ? "f16" : r.ggufType.toStdString()));
+            print(Cli::tr("wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)\n")
+                      .arg(r.exportGguf)
+                      .arg(q(res.architecture))
+                      .arg(r.ggufType.isEmpty() ? QStringLiteral("f16") : r.ggufType)
+                      .arg(res.tensors)
+                      .arg(q(hr::format_bytes(static_cast<std::size_t>(res.file_bytes))))
+                      .arg(q(res.tokenizer))
+                      .arg(res.chat_template.empty() ? QString() : Cli::tr(", chat template %1").arg(q(res.chat_template))));
+            return 0;
+        }
         const hr::HfExportResult res = hr::export_hf_folder(r.positional.value(0).toStdString(), r.exportHf.toStdString(),
                                                             r.shardBytes > 0 ? r.shardBytes : hr::kHfDefaultShardBytes);
         print(Cli::tr("wrote %1 (%2 files, %3 of weights): %4\n")

@@ -49,6 +49,8 @@ struct CliRequest {
     QString weights;               // eval / generate --weights FILE (a model.safetensors file)
     QString exportHf;              // export --hf DIR: the Hugging Face model folder to write
     std::uint64_t shardBytes = 0;  // export --shard-size SIZE (0: 5 GB, transformers' default)
+    QString exportGguf;            // export --gguf FILE: the GGUF file to write
+    QString ggufType;              // export --type f32|f16|bf16|q8_0 (empty: f16)
     QStringList positional;        // RUN of report, NAME of presets
     // generate (app/cli/generate_command.cpp)
     QString run;                   // a run id, 'last', a run's name, or a run folder
