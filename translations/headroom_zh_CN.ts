@@ -1612,28 +1612,10 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
 （默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
     </message>
     <message>
-        <source>write a trained LLaMA-family model as a Hugging Face model folder</source>
-        <translation>把训练好的 LLaMA 系列模型写成 Hugging Face 模型文件夹</translation>
-    </message>
-    <message>
-        <source>RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded
-with model.safetensors.index.json above --shard-size) and the run&apos;s tokenizer file; transformers&apos;
-from_pretrained(DIR) loads it. A LoRA run&apos;s adapters are merged into the weights; its run
-folder holds them in peft&apos;s layout as well (adapter_model.safetensors, adapter_config.json).</source>
-        <translation>RUN 为运行文件夹或其中的 model.safetensors。DIR 中写入 config.json、model.safetensors（超过 --shard-size
-时分片，并附 model.safetensors.index.json）以及该运行的分词器文件；transformers 的
-from_pretrained(DIR) 可直接加载。LoRA 运行的适配器会合并进权重；其运行文件夹中
-另有 peft 格式的适配器（adapter_model.safetensors、adapter_config.json）。</translation>
-    </message>
-    <message>
         <source>headroom export: %1
 </source>
         <translation>headroom export：%1
 </translation>
-    </message>
-    <message>
-        <source>give the folder to write with --hf DIR</source>
-        <translation>请用 --hf DIR 指定要写入的文件夹</translation>
     </message>
     <message>
         <source>wrote %1 (%2 files, %3 of weights): %4
@@ -1692,6 +1674,60 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 “-”：没有这种配置）：
 
 </translation>
+    </message>
+    <message>
+        <source>write a trained LLaMA-family model as a Hugging Face model folder or a GGUF file</source>
+        <translation>把训练好的 LLaMA 系列模型写成 Hugging Face 模型文件夹或 GGUF 文件</translation>
+    </message>
+    <message>
+        <source>RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded
+with model.safetensors.index.json above --shard-size) and the run&apos;s tokenizer file; transformers&apos;
+from_pretrained(DIR) loads it. A LoRA run&apos;s adapters are merged into the weights; its run
+folder holds them in peft&apos;s layout as well (adapter_model.safetensors, adapter_config.json).
+With --gguf FILE it writes one GGUF file that llama.cpp, Ollama and LM Studio load: the weights
+in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and the
+chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written.</source>
+        <translation>RUN 为运行文件夹或其中的 model.safetensors。DIR 中写入 config.json、model.safetensors（超过 --shard-size
+时分片，并附 model.safetensors.index.json）以及运行的分词器文件；transformers 的
+from_pretrained(DIR) 可以加载它。LoRA 运行的适配器会合并进权重；其运行文件夹
+也按 peft 的布局保存了适配器（adapter_model.safetensors、adapter_config.json）。
+使用 --gguf FILE 时写出一个 llama.cpp、Ollama 和 LM Studio 可加载的 GGUF 文件：权重
+为 --type 指定的类型（默认 f16），另含分词器（字节分词器，或字节级 BPE tokenizer.json）以及
+该模型家族的对话模板。GGUF 无法容纳的模型或分词器会被拒绝，不写出任何文件。</translation>
+    </message>
+    <message>
+        <source>give either the folder to write with --hf DIR or the file with --gguf FILE</source>
+        <translation>请用 --hf DIR 指定要写的文件夹，或用 --gguf FILE 指定要写的文件（二选一）</translation>
+    </message>
+    <message>
+        <source>--type is the GGUF file&apos;s type: give --gguf FILE</source>
+        <translation>--type 是 GGUF 文件的类型：请同时给出 --gguf FILE</translation>
+    </message>
+    <message>
+        <source>wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)
+</source>
+        <translation>已写入 %1（%2，%3，%4 个张量，%5；分词器 %6%7）
+</translation>
+    </message>
+    <message>
+        <source>, chat template %1</source>
+        <translation>，对话模板 %1</translation>
+    </message>
+    <message>
+        <source>or: write one GGUF file for llama.cpp, Ollama and LM Studio (the
+tokenizer and chat template inside; LoRA adapters merged)</source>
+        <translation>或：写出一个供 llama.cpp、Ollama 和 LM Studio 使用的 GGUF 文件（内含
+分词器和对话模板；LoRA 适配器已合并）</translation>
+    </message>
+    <message>
+        <source>the GGUF file&apos;s weight type: f32, f16, bf16 or q8_0 (default f16;
+1-D tensors f32, q8_0 rows not a multiple of 32 f16)</source>
+        <translation>GGUF 文件的权重类型：f32、f16、bf16 或 q8_0（默认 f16；
+一维张量为 f32，q8_0 下行长不是 32 的倍数的矩阵为 f16）</translation>
+    </message>
+    <message>
+        <source>GGUF type</source>
+        <translation>GGUF 类型</translation>
     </message>
 </context>
 <context>
@@ -3964,6 +4000,104 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>the %1 tokenizer has %2 tokens but the model only %3; the tokenizer file does not belong to these weights</source>
         <translation>%1 分词器有 %2 个 token，而模型只有 %3 个；该分词器文件与这些权重不匹配</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.dtype</name>
+    <message>
+        <source>%1: the tensor &apos;%2&apos; is stored as %3, not a float type</source>
+        <translation>%1：张量“%2”以 %3 存储，不是浮点类型</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.extra</name>
+    <message>
+        <source>GGUF writer: more values than the layout&apos;s tensors hold</source>
+        <translation>GGUF 写入器：给出的数值多于布局中张量能容纳的数量</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.incomplete</name>
+    <message>
+        <source>GGUF writer: tensor &apos;%1&apos; was not written whole</source>
+        <translation>GGUF 写入器：张量“%1”没有完整写入</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.key</name>
+    <message>
+        <source>GGUF metadata key &apos;%1&apos; is empty or given twice</source>
+        <translation>GGUF 元数据键“%1”为空或重复</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.layout</name>
+    <message>
+        <source>%1: the model &apos;%2&apos; is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), the one llama.cpp&apos;s llama and qwen2 architectures read; a GPT with learned positions or a custom spec has no GGUF form here. Export a LLaMA-family run</source>
+        <translation>%1：模型“%2”不是 LLaMA 布局（token_embedding、llama_block...、rmsnorm、lm_head），而 llama.cpp 的 llama 和 qwen2 架构只读这种布局；带可学习位置编码的 GPT 或自定义规格在这里没有 GGUF 形式。请导出 LLaMA 系列的运行</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.missing</name>
+    <message>
+        <source>%1: the tensor llama.cpp reads as &apos;%2&apos; is missing; export the model.safetensors a run wrote</source>
+        <translation>%1：缺少 llama.cpp 读作“%2”的张量；请导出某次运行写出的 model.safetensors</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.name</name>
+    <message>
+        <source>GGUF tensor name &apos;%1&apos; is empty or given twice</source>
+        <translation>GGUF 张量名“%1”为空或重复</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.rope</name>
+    <message>
+        <source>%1: Llama 3 rope scaling on a qwen2 model has no GGUF form; export a model without rope_scaling</source>
+        <translation>%1：qwen2 模型上的 Llama 3 RoPE 缩放没有 GGUF 形式；请导出不带 rope_scaling 的模型</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.rows</name>
+    <message>
+        <source>GGUF writer: %1 values do not make whole rows of tensor &apos;%2&apos;</source>
+        <translation>GGUF 写入器：%1 个数值不能构成张量“%2”的整行</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.shape</name>
+    <message>
+        <source>GGUF tensor &apos;%1&apos; has a shape its type cannot hold</source>
+        <translation>GGUF 张量“%1”的形状无法用其类型存储</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.shape_of</name>
+    <message>
+        <source>%1: the tensor &apos;%2&apos; does not have the shape the model&apos;s configuration gives it; the file is damaged</source>
+        <translation>%1：张量“%2”的形状与模型配置给出的不符；文件已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.tensor</name>
+    <message>
+        <source>%1: the tensor &apos;%2&apos; has no place in llama.cpp&apos;s %3 architecture; export a model in the plain LLaMA layout</source>
+        <translation>%1：张量“%2”在 llama.cpp 的 %3 架构中没有位置；请导出标准 LLaMA 布局的模型</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.tokenizer</name>
+    <message>
+        <source>%1: the run&apos;s tokenizer (%2) cannot go into the GGUF file: %3. GGUF export takes the byte tokenizer or a Hugging Face byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen2); train with one of them</source>
+        <translation>%1：该运行的分词器（%2）无法写入 GGUF 文件：%3。GGUF 导出支持字节分词器或 Hugging Face 字节级 BPE tokenizer.json（GPT-2、Llama 3、Qwen2）；请用其中之一训练</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.type</name>
+    <message>
+        <source>unknown GGUF type &apos;%1&apos;; pick f32, f16, bf16 or q8_0</source>
+        <translation>未知的 GGUF 类型“%1”；请选择 f32、f16、bf16 或 q8_0</translation>
     </message>
 </context>
 <context>

@@ -355,7 +355,7 @@ const std::vector<Flag> kFlags = {
      [](R& r, const V& v) { r.exportGguf = v.text(); }},
     {FlagGroup::exporting, "type", "T", QT_TRANSLATE_NOOP("Cli", "the GGUF file's weight type: f32, f16, bf16 or q8_0 (default f16;\n"
                               "1-D tensors f32, q8_0 rows not a multiple of 32 f16)"),
-     [](R& r, const V& v) { r.ggufType = v.choice(QT_TRANSLATE_NOOP("Cli", "GGUF type"), {"f32", "f16", "bf16", "q8_0"}); }},
+     [](R& r, const V& v) { r.ggufType = QString::fromStdString(v.choice(QT_TRANSLATE_NOOP("Cli", "GGUF type"), {"f32", "f16", "bf16", "q8_0"})); }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
      [](R& r, const V& v) { r.db = v.text(); }},
