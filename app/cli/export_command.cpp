@@ -24,11 +24,13 @@ int runExportCommand(const CliRequest& r) {
     };
     if (r.exportHf.isEmpty() == r.exportGguf.isEmpty())
         return bad(Cli::tr("give either the folder to write with --hf DIR or the file with --gguf FILE"));
-    if (!r.ggufType.isEmpty() && r.exportGguf.isEmpty()) return bad(Cli::tr("--type is the GGUF file's type: give --gguf FILE"));
+    if ((!r.ggufType.isEmpty() || r.ollama) && r.exportGguf.isEmpty())
+        return bad(Cli::tr("--type and --ollama are for a GGUF file: give --gguf FILE"));
     try {
         if (!r.exportGguf.isEmpty()) {
             const hr::GgufExportResult res = hr::export_gguf(r.positional.value(0).toStdString(), r.exportGguf.toStdString(),
-                                                             hr::parse_gguf_type(r.ggufType.isEmpty() ? "f16" : r.ggufType.toStdString()));
+                                                             hr::parse_gguf_type(r.ggufType.isEmpty() ? "f16" : r.ggufType.toStdString()),
+                                                             r.ollama);
             print(Cli::tr("wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)\n")
                       .arg(r.exportGguf)
                       .arg(q(res.architecture))
@@ -37,6 +39,7 @@ int runExportCommand(const CliRequest& r) {
                       .arg(q(hr::format_bytes(static_cast<std::size_t>(res.file_bytes))))
                       .arg(q(res.tokenizer))
                       .arg(res.chat_template.empty() ? QString() : Cli::tr(", chat template %1").arg(q(res.chat_template))));
+            if (!res.modelfile.empty()) print(Cli::tr("wrote %1 (for ollama create)\n").arg(q(res.modelfile)));
             return 0;
         }
         const hr::HfExportResult res = hr::export_hf_folder(r.positional.value(0).toStdString(), r.exportHf.toStdString(),

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "base/atomic_file.h"
 #include "base/dtype.h"
 #include "base/error.h"
 #include "nn/hf_config.h"
@@ -237,7 +238,23 @@ GgufTensorType parse_gguf_type(const std::string& name) {
     throw InputError(HR_MSG("gguf.type", "unknown GGUF type '%1'; pick f32, f16, bf16 or q8_0"), {name});
 }
 
-GgufExportResult export_gguf(const std::string& weights_in, const std::string& path, GgufTensorType type) {
+std::string ollama_modelfile(const std::string& gguf_name, const std::string& chat_template) {
+    // Ollama's Go templates: llama.cpp adds <|begin_of_text|> itself (add_bos_token), so the template does not
+    std::string tmpl = "{{ range .Messages }}{{ .Content }}{{ end }}", stop;
+    if (chat_template == "llama3") {
+        tmpl = "{{ range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n{{ .Content }}<|eot_id|>{{ end }}"
+               "<|start_header_id|>assistant<|end_header_id|>\n\n";
+        stop = "<|eot_id|>";
+    } else if (chat_template == "chatml") {
+        tmpl = "{{ range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n";
+        stop = "<|im_end|>";
+    }
+    std::string m = "FROM ./" + gguf_name + "\nTEMPLATE \"\"\"" + tmpl + "\"\"\"\n";
+    if (!stop.empty()) m += "PARAMETER stop \"" + stop + "\"\n";
+    return m;
+}
+
+GgufExportResult export_gguf(const std::string& weights_in, const std::string& path, GgufTensorType type, bool ollama) {
     std::error_code ec;
     std::string weights = weights_in;
     if (fs::is_directory(weights, ec)) weights = (fs::path(weights) / "model.safetensors").string();
@@ -398,6 +415,11 @@ GgufExportResult export_gguf(const std::string& weights_in, const std::string& p
     }
     r.file_bytes = w.file_bytes();
     w.commit();
+    if (ollama) {
+        const fs::path p(path);
+        r.modelfile = (p.parent_path() / "Modelfile").string();
+        write_file_atomic(r.modelfile, ollama_modelfile(p.filename().string(), r.chat_template));
+    }
     return r;
 }
 

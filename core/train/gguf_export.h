@@ -15,6 +15,9 @@
 // its added tokens (special ones as control tokens) and the tokenizer.ggml.pre name llama.cpp knows for its
 // pre-tokenizer pattern (gpt-2, llama-bpe, qwen2; any other pattern is refused). A chat template for the
 // tokenizer's family (llama3, chatml) is written as tokenizer.chat_template.
+// With `ollama`, an Ollama Modelfile is written beside the file (FILE's folder, "Modelfile"): FROM ./FILE, the
+// chat template in Ollama's Go template syntax over .Messages (llama3, chatml; plain: the contents one after
+// the other) ending with the assistant's header, and PARAMETER stop for the token that ends a turn.
 // Refused, with nothing written: a model that is not in the LLaMA layout (a GPT with learned positions, a
 // custom spec), a char, bpe:N or SentencePiece tokenizer.
 #include <cstdint>
@@ -28,6 +31,7 @@ struct GgufExportResult {
     std::string architecture;  // "llama" or "qwen2"
     std::string tokenizer;     // "gpt2 (256 bytes)", "gpt2 (llama-bpe)", ...
     std::string chat_template; // the named template written, "" for none
+    std::string modelfile;     // the Modelfile's path, "" when none was asked
     std::int64_t tensors = 0;
     std::uint64_t file_bytes = 0;
 };
@@ -37,6 +41,11 @@ GgufTensorType parse_gguf_type(const std::string& name);
 
 // Reads a model.safetensors written by Headroom (or the run folder holding one) and writes `path`.
 // Everything is checked before the file is begun; InputError naming what cannot be expressed.
-GgufExportResult export_gguf(const std::string& weights, const std::string& path, GgufTensorType type);
+GgufExportResult export_gguf(const std::string& weights, const std::string& path, GgufTensorType type,
+                             bool ollama = false);
+
+// The Modelfile's text for a GGUF file named `gguf_name` whose chat template is `chat_template` ("llama3",
+// "chatml" or "" for plain).
+std::string ollama_modelfile(const std::string& gguf_name, const std::string& chat_template);
 
 }  // namespace hr

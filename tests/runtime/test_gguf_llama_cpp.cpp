@@ -29,6 +29,7 @@
 #include "io/safetensors.h"
 #include "programs.h"
 #include "test_support.h"
+#include "data/chat_template.h"
 #include "train/checkpoint.h"
 #include "train/generate.h"
 
@@ -68,9 +69,11 @@ class GgufLlamaCppTest : public QObject {
     }
 
     // Trains `out` with the common language-model settings plus `args`.
-    bool train(const QString& out, const QStringList& args) {
-        const QStringList common{"train", "--data", "text:fortunes", "--batch", "8", "--seq", "64", "--eval-tokens", "256",
-                                 "--threads", "2", "--no-history", "--optimizer", "adamw", "--lr", "0.003", "--out", out};
+    // (quick: one step of batch 1 and 16 tokens, for a run only exported)
+    bool train(const QString& out, const QStringList& args, bool quick = false) {
+        const QStringList common{"train", "--data", "text:fortunes", "--batch", quick ? "1" : "8", "--seq", quick ? "16" : "64",
+                                 "--eval-tokens", "256", "--threads", "2", "--no-history", "--optimizer", "adamw", "--lr",
+                                 "0.003", "--out", out};
         const auto r = headroom(common + args);
         if (r.exit_code != 0) qWarning("%s", qPrintable(r.output));
         return r.exit_code == 0;
@@ -216,7 +219,7 @@ private slots:
         const QString base = QString::fromStdString(dir_ + "/tiny/model.safetensors");
         if (!QFileInfo::exists(base)) QSKIP("llamaTinyByteTokenizer's run is missing");
         const QString run = QString::fromStdString(dir_ + "/lora");
-        QVERIFY(train(run, {"--init-from", base, "--lora", "4", "--lora-alpha", "8", "--steps", "60", "--lr", "0.01"}));
+        QVERIFY(train(run, {"--init-from", base, "--lora", "4", "--lora-alpha", "8", "--steps", "60"}));
         QVERIFY(read_safetensors(run.toStdString() + "/model.safetensors").find("model.layers.0.self_attn.q_proj.lora_A"));
         QVERIFY(!check("lora", run.toStdString() + "/model.safetensors", "f32").empty());
     }
@@ -272,12 +275,73 @@ private slots:
         QVERIFY(!check("qwen2", run.toStdString() + "/model.safetensors", "f16").empty());
     }
 
+    // --ollama: the Modelfile's TEMPLATE, rendered by Go's text/template as Ollama renders it, gives Headroom's own
+    // rendering of two conversations (--chat-template llama3 / chatml / plain) up to the assistant's turn;
+    // llama3's <|begin_of_text|> is llama.cpp's to add (add_bos_token), not the template's.
+    void ollamaModelfileRendersAsHeadroom() {
+        const QString go = QStringLiteral("/usr/bin/go");
+        if (!QFileInfo::exists(go)) QSKIP("no Go (Debian's golang) to render the Modelfile's template");
+        const std::vector<std::vector<ChatMessage>> conversations = {
+            {{"system", "You are terse."}, {"user", "What is 2+2?"}, {"assistant", "4"}, {"user", "And 3+3?"}},
+            {{"user", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x99\x82 hello  world\nsecond line"}}};
+        struct Case {
+            std::string run, name, stop;
+        };
+        int checked = 0;
+        for (const Case& c : {Case{"llama3", "llama3", "<|eot_id|>"}, Case{"qwen2", "chatml", "<|im_end|>"}, Case{"tiny", "plain", ""}}) {
+            const std::string weights = dir_ + "/" + c.run + "/model.safetensors";
+            if (!fs::exists(weights)) continue;  // its case skipped or failed above
+            const std::string out = dir_ + "/ollama-" + c.run;
+            fs::create_directories(out);
+            const auto e = headroom({"export", QString::fromStdString(weights), "--gguf", QString::fromStdString(out + "/m.gguf"),
+                                     "--type", "q8_0", "--ollama"});
+            QVERIFY2(e.exit_code == 0, qPrintable(e.output));
+            std::stringstream mf;
+            mf << std::ifstream(out + "/Modelfile").rdbuf();
+            QVERIFY2(mf.str().rfind("FROM ./m.gguf\n", 0) == 0, mf.str().c_str());
+            QCOMPARE(mf.str().find("PARAMETER stop \"" + c.stop + "\"") != std::string::npos, !c.stop.empty());
+            for (const auto& conv : conversations) {
+                std::ofstream(out + "/conversation.json") << [&] {
+                    json j = json::array();
+                    for (const auto& m : conv) j.push_back({{"role", m.role}, {"content", m.content}});
+                    return j.dump();
+                }();
+                QProcess p;
+                QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+                env.insert("GOCACHE", QString::fromStdString(dir_ + "/gocache"));
+                env.insert("HOME", QString::fromStdString(dir_));
+                p.setProcessEnvironment(env);
+                p.start(go, {"run", QStringLiteral(HR_SOURCE_DIR "/tests/support/ollama_template.go"),
+                             QString::fromStdString(out + "/Modelfile"), QString::fromStdString(out + "/conversation.json")});
+                QVERIFY(p.waitForFinished(300000));
+                QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+                const std::string theirs = p.readAllStandardOutput().toStdString();
+                // Headroom's rendering with an empty assistant turn, cut before the token that ends it
+                auto with_turn = conv;
+                with_turn.push_back({"assistant", ""});
+                std::string mine = chat_text(render_chat(c.name, with_turn));
+                if (c.name == "llama3") {
+                    QVERIFY(mine.rfind("<|begin_of_text|>", 0) == 0);
+                    mine = mine.substr(std::string("<|begin_of_text|>").size());
+                    QVERIFY(mine.size() > 10 && mine.substr(mine.size() - 10) == "<|eot_id|>");
+                    mine.resize(mine.size() - 10);
+                } else if (c.name == "chatml") {
+                    QVERIFY(mine.size() > 11 && mine.substr(mine.size() - 11) == "<|im_end|>\n");
+                    mine.resize(mine.size() - 11);
+                }
+                QCOMPARE(QString::fromStdString(theirs), QString::fromStdString(mine));
+                ++checked;
+            }
+        }
+        qInfo("Modelfile templates rendered by Go equal Headroom's rendering: %d conversations", checked);
+        if (checked == 0) QSKIP("no run to export (the cases above skipped)");
+    }
+
     // What GGUF cannot hold is refused in one message, and no file is left.
     void refusesWhatItCannotExpress() {
-        const QStringList quick{"--steps", "1", "--batch", "1", "--seq", "16"};
         const QString gpt = QString::fromStdString(dir_ + "/gpt"), chr = QString::fromStdString(dir_ + "/char");
-        QVERIFY(train(gpt, QStringList{"--preset", "gpt-tiny"} + quick));
-        QVERIFY(train(chr, QStringList{"--preset", "llama-tiny", "--tokenizer", "char"} + quick));
+        QVERIFY(train(gpt, {"--preset", "gpt-tiny", "--steps", "1"}, true));
+        QVERIFY(train(chr, {"--preset", "llama-tiny", "--tokenizer", "char", "--steps", "1"}, true));
         const QString out = QString::fromStdString(dir_ + "/refused.gguf");
         auto r = headroom({"export", gpt, "--gguf", out});
         QCOMPARE(r.exit_code, 2);
