@@ -1700,10 +1700,6 @@ from_pretrained(DIR) 可以加载它。LoRA 运行的适配器会合并进权重
         <translation>请用 --hf DIR 指定要写的文件夹，或用 --gguf FILE 指定要写的文件（二选一）</translation>
     </message>
     <message>
-        <source>--type is the GGUF file&apos;s type: give --gguf FILE</source>
-        <translation>--type 是 GGUF 文件的类型：请同时给出 --gguf FILE</translation>
-    </message>
-    <message>
         <source>wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)
 </source>
         <translation>已写入 %1（%2，%3，%4 个张量，%5；分词器 %6%7）
@@ -1728,6 +1724,22 @@ tokenizer and chat template inside; LoRA adapters merged)</source>
     <message>
         <source>GGUF type</source>
         <translation>GGUF 类型</translation>
+    </message>
+    <message>
+        <source>--type and --ollama are for a GGUF file: give --gguf FILE</source>
+        <translation>--type 和 --ollama 用于 GGUF 文件：请同时给出 --gguf FILE</translation>
+    </message>
+    <message>
+        <source>wrote %1 (for ollama create)
+</source>
+        <translation>已写入 %1（供 ollama create 使用）
+</translation>
+    </message>
+    <message>
+        <source>with --gguf: an Ollama Modelfile beside the file (FROM, the chat
+template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</source>
+        <translation>与 --gguf 一起使用：在该文件旁写出 Ollama 的 Modelfile（FROM、按 Ollama
+语法写的对话模板、PARAMETER stop）；之后运行：ollama create NAME</translation>
     </message>
 </context>
 <context>
