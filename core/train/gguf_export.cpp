@@ -210,15 +210,27 @@ std::string gguf_name(const std::string& hf) {
     return it == block.end() ? "" : "blk." + n + "." + it->second;
 }
 
-// Value k of a tensor's bytes as f32.
-float gguf_value_at(const SafeTensor& t, std::size_t k) {
+// Values [k, k + n) of a tensor's bytes as f32, into `out`.
+void gguf_values(const SafeTensor& t, std::size_t k, std::size_t n, float* out) {
     const std::uint8_t* p = t.bytes();
     switch (t.dtype) {
-        case DType::f32: { float v; std::memcpy(&v, p + 4 * k, 4); return v; }
-        case DType::f64: { double v; std::memcpy(&v, p + 8 * k, 8); return static_cast<float>(v); }
-        case DType::bf16: { std::uint16_t h; std::memcpy(&h, p + 2 * k, 2); return bf16_to_f32(h); }
-        case DType::f16: { std::uint16_t h; std::memcpy(&h, p + 2 * k, 2); return f16_to_f32(h); }
-        default: return 0;
+        case DType::f32: std::memcpy(out, p + 4 * k, 4 * n); return;
+        case DType::f64:
+            for (std::size_t i = 0; i < n; ++i) {
+                double v;
+                std::memcpy(&v, p + 8 * (k + i), 8);
+                out[i] = static_cast<float>(v);
+            }
+            return;
+        case DType::bf16:
+        case DType::f16:
+            for (std::size_t i = 0; i < n; ++i) {
+                std::uint16_t h;
+                std::memcpy(&h, p + 2 * (k + i), 2);
+                out[i] = t.dtype == DType::bf16 ? bf16_to_f32(h) : f16_to_f32(h);
+            }
+            return;
+        default: std::fill(out, out + n, 0.0f);
     }
 }
 
@@ -406,9 +418,8 @@ GgufExportResult export_gguf(const std::string& weights_in, const std::string& p
             const std::int64_t rn = std::min(chunk, nrows - r0);
             rows.resize(static_cast<std::size_t>(rn * row_len));
             for (std::int64_t i = 0; i < rn; ++i) {
-                const std::size_t s = static_cast<std::size_t>(src_row(r0 + i) * row_len);
-                for (std::int64_t k = 0; k < row_len; ++k)
-                    rows[static_cast<std::size_t>(i * row_len + k)] = gguf_value_at(*p.src, s + static_cast<std::size_t>(k));
+                gguf_values(*p.src, static_cast<std::size_t>(src_row(r0 + i) * row_len), static_cast<std::size_t>(row_len),
+                            rows.data() + i * row_len);
             }
             w.append_rows(rows.data(), rows.size());
         }

@@ -219,7 +219,7 @@ private slots:
         const QString base = QString::fromStdString(dir_ + "/tiny/model.safetensors");
         if (!QFileInfo::exists(base)) QSKIP("llamaTinyByteTokenizer's run is missing");
         const QString run = QString::fromStdString(dir_ + "/lora");
-        QVERIFY(train(run, {"--init-from", base, "--lora", "4", "--lora-alpha", "8", "--steps", "60"}));
+        QVERIFY(train(run, {"--preset", "llama-tiny", "--init-from", base, "--lora", "4", "--lora-alpha", "8", "--steps", "60"}));
         QVERIFY(read_safetensors(run.toStdString() + "/model.safetensors").find("model.layers.0.self_attn.q_proj.lora_A"));
         QVERIFY(!check("lora", run.toStdString() + "/model.safetensors", "f32").empty());
     }
