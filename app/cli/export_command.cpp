@@ -1,4 +1,5 @@
 // `headroom export RUN --hf DIR`: a trained model as a Hugging Face model folder (core/train/hf_model.h).
+// `headroom export RUN --gguf FILE [--type T]`: as one GGUF file for llama.cpp (core/train/gguf_export.h).
 // `headroom export RUN --onnx FILE`: an image or table model as an ONNX file (exporters/onnx/onnx_export.h), with
 // --prune/--quantize the what-if's weights as the floats it computes.
 //
@@ -14,6 +15,7 @@
 #include "exporters/onnx/onnx_export.h"
 #include "session/RunText.h"
 #include "memory/allocator.h"
+#include "train/gguf_export.h"
 #include "train/hf_model.h"
 
 namespace hrapp {
@@ -52,11 +54,30 @@ int runExportCommand(const CliRequest& r) {
         eprint(Cli::tr("headroom export: %1\n").arg(message));
         return 2;
     };
-    if (r.exportHf.isEmpty() == r.exportOnnx.isEmpty())
-        return bad(Cli::tr("give one of --hf DIR (a Hugging Face model folder) and --onnx FILE (an ONNX file)"));
+    const int targets = int(!r.exportHf.isEmpty()) + int(!r.exportGguf.isEmpty()) + int(!r.exportOnnx.isEmpty());
+    if (targets != 1)
+        return bad(Cli::tr("give one of --hf DIR (a Hugging Face model folder), --gguf FILE (a GGUF file) and --onnx FILE "
+                           "(an ONNX file)"));
+    if ((!r.ggufType.isEmpty() || r.ollama) && r.exportGguf.isEmpty())
+        return bad(Cli::tr("--type and --ollama are for a GGUF file: give --gguf FILE"));
     if (!r.exportOnnx.isEmpty()) return runOnnxExport(r);
     if (r.config.what_if.active()) return bad(Cli::tr("--prune and --quantize go with --onnx FILE"));
     try {
+        if (!r.exportGguf.isEmpty()) {
+            const hr::GgufExportResult res = hr::export_gguf(r.positional.value(0).toStdString(), r.exportGguf.toStdString(),
+                                                             hr::parse_gguf_type(r.ggufType.isEmpty() ? "f16" : r.ggufType.toStdString()),
+                                                             r.ollama);
+            print(Cli::tr("wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)\n")
+                      .arg(r.exportGguf)
+                      .arg(q(res.architecture))
+                      .arg(r.ggufType.isEmpty() ? QStringLiteral("f16") : r.ggufType)
+                      .arg(res.tensors)
+                      .arg(q(hr::format_bytes(static_cast<std::size_t>(res.file_bytes))))
+                      .arg(q(res.tokenizer))
+                      .arg(res.chat_template.empty() ? QString() : Cli::tr(", chat template %1").arg(q(res.chat_template))));
+            if (!res.modelfile.empty()) print(Cli::tr("wrote %1 (for ollama create)\n").arg(q(res.modelfile)));
+            return 0;
+        }
         const hr::HfExportResult res = hr::export_hf_folder(r.positional.value(0).toStdString(), r.exportHf.toStdString(),
                                                             r.shardBytes > 0 ? r.shardBytes : hr::kHfDefaultShardBytes);
         print(Cli::tr("wrote %1 (%2 files, %3 of weights): %4\n")

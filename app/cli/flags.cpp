@@ -354,6 +354,15 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::exporting, "shard-size", "SIZE", QT_TRANSLATE_NOOP("Cli", "split the weights into shards of at most SIZE, with\n"
                               "model.safetensors.index.json (default 5GB, as transformers)"),
      [](R& r, const V& v) { r.shardBytes = v.bytes(); }},
+    {FlagGroup::exporting, "gguf", "FILE", QT_TRANSLATE_NOOP("Cli", "or: write one GGUF file for llama.cpp, Ollama and LM Studio (the\n"
+                              "tokenizer and chat template inside; LoRA adapters merged)"),
+     [](R& r, const V& v) { r.exportGguf = v.text(); }},
+    {FlagGroup::exporting, "type", "T", QT_TRANSLATE_NOOP("Cli", "the GGUF file's weight type: f32, f16, bf16 or q8_0 (default f16;\n"
+                              "1-D tensors f32, q8_0 rows not a multiple of 32 f16)"),
+     [](R& r, const V& v) { r.ggufType = QString::fromStdString(v.choice(QT_TRANSLATE_NOOP("Cli", "GGUF type"), {"f32", "f16", "bf16", "q8_0"})); }},
+    {FlagGroup::exporting, "ollama", nullptr, QT_TRANSLATE_NOOP("Cli", "with --gguf: an Ollama Modelfile beside the file (FROM, the chat\n"
+                              "template in Ollama's syntax, PARAMETER stop); then: ollama create NAME"),
+     [](R& r, const V&) { r.ollama = true; }},
     // ---- history
     {FlagGroup::history, "db", "FILE", QT_TRANSLATE_NOOP("Cli", "run history database (default: the user's data folder)"),
      [](R& r, const V& v) { r.db = v.text(); }},

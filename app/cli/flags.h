@@ -50,6 +50,9 @@ struct CliRequest {
     QString exportHf;              // export --hf DIR: the Hugging Face model folder to write
     QString exportOnnx;            // export --onnx FILE: the ONNX file to write (exporters/onnx)
     std::uint64_t shardBytes = 0;  // export --shard-size SIZE (0: 5 GB, transformers' default)
+    QString exportGguf;            // export --gguf FILE: the GGUF file to write
+    QString ggufType;              // export --type f32|f16|bf16|q8_0 (empty: f16)
+    bool ollama = false;           // export --ollama: a Modelfile beside the GGUF file
     QStringList positional;        // RUN of report, NAME of presets
     // generate (app/cli/generate_command.cpp)
     QString run;                   // a run id, 'last', a run's name, or a run folder

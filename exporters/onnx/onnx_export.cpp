@@ -410,7 +410,7 @@ void check_exportable(const ModelSpec& spec) {
                 throw InputError(HR_MSG("onnx.language_model",
                                         "'%1' is a language model: ONNX export covers image and table models; write a "
                                         "language model as a Hugging Face model folder (headroom export RUN --hf DIR) "
-                                        "or as GGUF for llama.cpp"),
+                                        "or as a GGUF file for llama.cpp (headroom export RUN --gguf FILE)"),
                                  {spec.name});
             walk(l.body);
             walk(l.shortcut);
