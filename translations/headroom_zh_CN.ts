@@ -1556,16 +1556,6 @@ one, the second)</source>
         <translation>--trace %1 所在的文件夹不存在；请先创建它或选择其他文件</translation>
     </message>
     <message>
-        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
-csv:FILE or tsv:FILE (a table, with --target); for language models
-text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE
-({&quot;prompt&quot;, &quot;completion&quot;} or {&quot;messages&quot;: [...]} a line)</source>
-        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
-csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
-text:fortunes 或 text:FILE（UTF-8），或指令数据 jsonl:FILE
-（每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;: [...]}）</translation>
-    </message>
-    <message>
         <source>byte (default), char, bpe:N (SentencePiece BPE of N tokens, 260 to
 1000000, trained on the training text; stored next to the weights), or a
 model&apos;s tokenizer.json / tokenizer.model file (or the folder holding it)</source>
@@ -1606,28 +1596,10 @@ by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
 （默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
     </message>
     <message>
-        <source>write a trained LLaMA-family model as a Hugging Face model folder</source>
-        <translation>把训练好的 LLaMA 系列模型写成 Hugging Face 模型文件夹</translation>
-    </message>
-    <message>
-        <source>RUN is a run folder or its model.safetensors. DIR gets config.json, model.safetensors (sharded
-with model.safetensors.index.json above --shard-size) and the run&apos;s tokenizer file; transformers&apos;
-from_pretrained(DIR) loads it. A LoRA run&apos;s adapters are merged into the weights; its run
-folder holds them in peft&apos;s layout as well (adapter_model.safetensors, adapter_config.json).</source>
-        <translation>RUN 为运行文件夹或其中的 model.safetensors。DIR 中写入 config.json、model.safetensors（超过 --shard-size
-时分片，并附 model.safetensors.index.json）以及该运行的分词器文件；transformers 的
-from_pretrained(DIR) 可直接加载。LoRA 运行的适配器会合并进权重；其运行文件夹中
-另有 peft 格式的适配器（adapter_model.safetensors、adapter_config.json）。</translation>
-    </message>
-    <message>
         <source>headroom export: %1
 </source>
         <translation>headroom export：%1
 </translation>
-    </message>
-    <message>
-        <source>give the folder to write with --hf DIR</source>
-        <translation>请用 --hf DIR 指定要写入的文件夹</translation>
     </message>
     <message>
         <source>wrote %1 (%2 files, %3 of weights): %4
@@ -1704,6 +1676,116 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 </source>
         <translation>在 %2 秒内生成了 %1 个 token（%3 token/秒；%4 分词器，上下文 %5，%6）
 </translation>
+    </message>
+    <message>
+        <source>write a trained model as a Hugging Face model folder, a GGUF file or an ONNX file</source>
+        <translation>将训练好的模型写为 Hugging Face 模型文件夹、GGUF 文件或 ONNX 文件</translation>
+    </message>
+    <message>
+        <source>RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets
+config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)
+and the run&apos;s tokenizer file; transformers&apos; from_pretrained(DIR) loads it. A LoRA run&apos;s adapters
+are merged into the weights; its run folder holds them in peft&apos;s layout as well
+(adapter_model.safetensors, adapter_config.json).
+--gguf FILE (a LLaMA-family model): one GGUF file that llama.cpp, Ollama and LM Studio load: the
+weights in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and
+the chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written.
+--onnx FILE (an image or table model): one ONNX file at opset 17 for ONNX Runtime, input
+&quot;input&quot; (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the
+run&apos;s normalisation in the graph, output &quot;logits&quot; (batch, classes); docs/export.md.</source>
+        <translation>RUN 是运行文件夹或其中的 model.safetensors。--hf DIR（LLaMA 系列模型）：DIR 中写入
+config.json、model.safetensors（超过 --shard-size 时分片，并附 model.safetensors.index.json）
+以及该运行的分词器文件；transformers 的 from_pretrained(DIR) 可加载。LoRA 运行的适配器
+会合并进权重；其运行文件夹也以 peft 的布局保存适配器
+（adapter_model.safetensors、adapter_config.json）。
+--gguf FILE（LLaMA 系列模型）：写出一个 llama.cpp、Ollama 和 LM Studio 可加载的 GGUF 文件：
+权重为 --type 指定的类型（默认 f16），另含分词器（字节分词器，或字节级 BPE tokenizer.json）以及
+该模型家族的对话模板。GGUF 无法容纳的模型或分词器会被拒绝，不写出任何文件。
+--onnx FILE（图像或表格模型）：供 ONNX Runtime 使用的单个 opset 17 ONNX 文件，输入
+&quot;input&quot; 为 (batch, C, H, W) 的 [0, 1] 范围像素或 (batch, F) 的原始表格特征，该运行的
+归一化包含在计算图中，输出 &quot;logits&quot; (batch, classes)；见 docs/export.md。</translation>
+    </message>
+    <message>
+        <source>wrote %1 (%2, %3): %4 nodes, opset %5, input &quot;input&quot; (batch, %6), output &quot;logits&quot; (batch, %7)%8
+</source>
+        <translation>已写入 %1（%2，%3）：%4 个节点，opset %5，输入 &quot;input&quot; (batch, %6)，输出 &quot;logits&quot; (batch, %7)%8
+</translation>
+    </message>
+    <message>
+        <source>; the what-if&apos;s weights</source>
+        <translation>；假设分析的权重</translation>
+    </message>
+    <message>
+        <source>give one of --hf DIR (a Hugging Face model folder), --gguf FILE (a GGUF file) and --onnx FILE (an ONNX file)</source>
+        <translation>请给出 --hf DIR（Hugging Face 模型文件夹）、--gguf FILE（GGUF 文件）和 --onnx FILE（ONNX 文件）中的一个</translation>
+    </message>
+    <message>
+        <source>--type and --ollama are for a GGUF file: give --gguf FILE</source>
+        <translation>--type 和 --ollama 用于 GGUF 文件：请同时给出 --gguf FILE</translation>
+    </message>
+    <message>
+        <source>--prune and --quantize go with --onnx FILE</source>
+        <translation>--prune 和 --quantize 只能与 --onnx FILE 一起使用</translation>
+    </message>
+    <message>
+        <source>wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)
+</source>
+        <translation>已写入 %1（%2，%3，%4 个张量，%5；分词器 %6%7）
+</translation>
+    </message>
+    <message>
+        <source>, chat template %1</source>
+        <translation>，对话模板 %1</translation>
+    </message>
+    <message>
+        <source>wrote %1 (for ollama create)
+</source>
+        <translation>已写入 %1（供 ollama create 使用）
+</translation>
+    </message>
+    <message>
+        <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
+csv:FILE or tsv:FILE (a table, with --target); for language models
+text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE
+({&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [...]}, Alpaca&apos;s {&quot;instruction&quot;,
+&quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [...]}, a row a line
+or one .json array)</source>
+        <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
+csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
+text:fortunes 或 text:FILE（UTF-8），或指令数据 jsonl:FILE
+（{&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [...]}、Alpaca 的 {&quot;instruction&quot;,
+&quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [...]}，每行一条
+或一个 .json 数组）</translation>
+    </message>
+    <message>
+        <source>write an image or table model as an ONNX file (opset 17, the
+input&apos;s normalisation in the graph; with --prune/--quantize the
+what-if&apos;s weights)</source>
+        <translation>将图像或表格模型写为 ONNX 文件（opset 17，输入的归一化
+包含在计算图中；配合 --prune/--quantize 时写入
+假设分析的权重）</translation>
+    </message>
+    <message>
+        <source>or: write one GGUF file for llama.cpp, Ollama and LM Studio (the
+tokenizer and chat template inside; LoRA adapters merged)</source>
+        <translation>或：写出一个供 llama.cpp、Ollama 和 LM Studio 使用的 GGUF 文件（内含
+分词器和对话模板；LoRA 适配器已合并）</translation>
+    </message>
+    <message>
+        <source>the GGUF file&apos;s weight type: f32, f16, bf16 or q8_0 (default f16;
+1-D tensors f32, q8_0 rows not a multiple of 32 f16)</source>
+        <translation>GGUF 文件的权重类型：f32、f16、bf16 或 q8_0（默认 f16；
+一维张量为 f32，q8_0 下行长不是 32 的倍数的矩阵为 f16）</translation>
+    </message>
+    <message>
+        <source>GGUF type</source>
+        <translation>GGUF 类型</translation>
+    </message>
+    <message>
+        <source>with --gguf: an Ollama Modelfile beside the file (FROM, the chat
+template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</source>
+        <translation>与 --gguf 一起使用：在该文件旁写出 Ollama 的 Modelfile（FROM、按 Ollama
+语法写的对话模板、PARAMETER stop）；之后运行：ollama create NAME</translation>
     </message>
 </context>
 <context>
@@ -3979,6 +4061,104 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>gguf.dtype</name>
+    <message>
+        <source>%1: the tensor &apos;%2&apos; is stored as %3, not a float type</source>
+        <translation>%1：张量“%2”以 %3 存储，不是浮点类型</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.extra</name>
+    <message>
+        <source>GGUF writer: more values than the layout&apos;s tensors hold</source>
+        <translation>GGUF 写入器：给出的数值多于布局中张量能容纳的数量</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.incomplete</name>
+    <message>
+        <source>GGUF writer: tensor &apos;%1&apos; was not written whole</source>
+        <translation>GGUF 写入器：张量“%1”没有完整写入</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.key</name>
+    <message>
+        <source>GGUF metadata key &apos;%1&apos; is empty or given twice</source>
+        <translation>GGUF 元数据键“%1”为空或重复</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.layout</name>
+    <message>
+        <source>%1: the model &apos;%2&apos; is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), the one llama.cpp&apos;s llama and qwen2 architectures read; a GPT with learned positions or a custom spec has no GGUF form here. Export a LLaMA-family run</source>
+        <translation>%1：模型“%2”不是 LLaMA 布局（token_embedding、llama_block...、rmsnorm、lm_head），而 llama.cpp 的 llama 和 qwen2 架构只读这种布局；带可学习位置编码的 GPT 或自定义规格在这里没有 GGUF 形式。请导出 LLaMA 系列的运行</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.missing</name>
+    <message>
+        <source>%1: the tensor llama.cpp reads as &apos;%2&apos; is missing; export the model.safetensors a run wrote</source>
+        <translation>%1：缺少 llama.cpp 读作“%2”的张量；请导出某次运行写出的 model.safetensors</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.name</name>
+    <message>
+        <source>GGUF tensor name &apos;%1&apos; is empty or given twice</source>
+        <translation>GGUF 张量名“%1”为空或重复</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.rope</name>
+    <message>
+        <source>%1: Llama 3 rope scaling on a qwen2 model has no GGUF form; export a model without rope_scaling</source>
+        <translation>%1：qwen2 模型上的 Llama 3 RoPE 缩放没有 GGUF 形式；请导出不带 rope_scaling 的模型</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.rows</name>
+    <message>
+        <source>GGUF writer: %1 values do not make whole rows of tensor &apos;%2&apos;</source>
+        <translation>GGUF 写入器：%1 个数值不能构成张量“%2”的整行</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.shape</name>
+    <message>
+        <source>GGUF tensor &apos;%1&apos; has a shape its type cannot hold</source>
+        <translation>GGUF 张量“%1”的形状无法用其类型存储</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.shape_of</name>
+    <message>
+        <source>%1: the tensor &apos;%2&apos; does not have the shape the model&apos;s configuration gives it; the file is damaged</source>
+        <translation>%1：张量“%2”的形状与模型配置给出的不符；文件已损坏</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.tensor</name>
+    <message>
+        <source>%1: the tensor &apos;%2&apos; has no place in llama.cpp&apos;s %3 architecture; export a model in the plain LLaMA layout</source>
+        <translation>%1：张量“%2”在 llama.cpp 的 %3 架构中没有位置；请导出标准 LLaMA 布局的模型</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.tokenizer</name>
+    <message>
+        <source>%1: the run&apos;s tokenizer (%2) cannot go into the GGUF file: %3. GGUF export takes the byte tokenizer or a Hugging Face byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen2); train with one of them</source>
+        <translation>%1：该运行的分词器（%2）无法写入 GGUF 文件：%3。GGUF 导出支持字节分词器或 Hugging Face 字节级 BPE tokenizer.json（GPT-2、Llama 3、Qwen2）；请用其中之一训练</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.type</name>
+    <message>
+        <source>unknown GGUF type &apos;%1&apos;; pick f32, f16, bf16 or q8_0</source>
+        <translation>未知的 GGUF 类型“%1”；请选择 f32、f16、bf16 或 q8_0</translation>
+    </message>
+</context>
+<context>
     <name>hf_config.architecture</name>
     <message>
         <source>%1: &apos;%2&apos; is not an architecture Headroom builds; it reads LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM (model_type llama, mistral, qwen2)</source>
@@ -4407,10 +4587,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <translation>请选择 CIFAR-10 文件夹。</translation>
     </message>
     <message>
-        <source>Instruction rows (JSONL)</source>
-        <translation>指令数据（JSONL）</translation>
-    </message>
-    <message>
         <source>A model&apos;s tokenizer file</source>
         <translation>模型自带的分词器文件</translation>
     </message>
@@ -4471,14 +4647,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <translation>选择指令数据</translation>
     </message>
     <message>
-        <source>JSON lines (*.jsonl *.json);;All files (*)</source>
-        <translation>JSON 行 (*.jsonl *.json);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>a JSONL file: {&quot;prompt&quot;, &quot;completion&quot;} or {&quot;messages&quot;} a line</source>
-        <translation>JSONL 文件：每行一个 {&quot;prompt&quot;, &quot;completion&quot;} 或 {&quot;messages&quot;}</translation>
-    </message>
-    <message>
         <source>Choose a JSONL file.</source>
         <translation>请选择一个 JSONL 文件。</translation>
     </message>
@@ -4487,16 +4655,72 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <translation>（由分词器决定）</translation>
     </message>
     <message>
-        <source>%1 training and %2 validation rows; %3 template%4; the loss on the text in ⟦ ⟧</source>
-        <translation>%1 行训练、%2 行验证；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
-    </message>
-    <message>
         <source>Prompts and answers, or conversations: the loss only on the answers</source>
         <translation>提示与回答，或对话：损失只在回答上计算</translation>
     </message>
     <message>
         <source>Preview (the first training rows)</source>
         <translation>预览（前几行训练数据）</translation>
+    </message>
+    <message>
+        <source>Instruction rows (JSONL or JSON)</source>
+        <translation>指令数据行（JSONL 或 JSON）</translation>
+    </message>
+    <message>
+        <source>Instruction rows (*.jsonl *.json);;All files (*)</source>
+        <translation>指令数据行 (*.jsonl *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>a .jsonl or .json file: prompt/completion, messages, Alpaca or ShareGPT rows</source>
+        <translation>一个 .jsonl 或 .json 文件：prompt/completion、messages、Alpaca 或 ShareGPT 格式的行</translation>
+    </message>
+    <message>
+        <source>element %1 (line %2)</source>
+        <translation>第 %1 个元素（第 %2 行）</translation>
+    </message>
+    <message>
+        <source>line %1</source>
+        <translation>第 %1 行</translation>
+    </message>
+    <message>
+        <source>── %1: %2 tokens ──</source>
+        <translation>── %1：%2 个词元 ──</translation>
+    </message>
+    <message>
+        <source>── %1: %2 tokens of %3: cut, the last %4 not read ──</source>
+        <translation>── %1：%2 个词元，序列长度 %3：被截断，最后 %4 个不会读到 ──</translation>
+    </message>
+    <message>
+        <source>── %1: %2 tokens of %3 ──</source>
+        <translation>── %1：%2 个词元，序列长度 %3 ──</translation>
+    </message>
+    <message>
+        <source>%1 training and %2 validation rows (a JSON array, %5 layout); %3 template%4; the loss on the text in ⟦ ⟧</source>
+        <translation>%1 行训练、%2 行验证（JSON 数组，%5 格式）；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
+    </message>
+    <message>
+        <source>%1 training and %2 validation rows (%5 layout); %3 template%4; the loss on the text in ⟦ ⟧</source>
+        <translation>%1 行训练、%2 行验证（%5 格式）；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
+    </message>
+    <message>
+        <source>Token counts: the BPE is trained on these rows when the run starts; choose bytes, characters or a model&apos;s tokenizer to count here.</source>
+        <translation>词元数：BPE 在运行开始时才用这些行训练；选择字节、字符或模型自己的分词器即可在此计数。</translation>
+    </message>
+    <message>
+        <source>The model has no sequence length: build a language model to count rows against it.</source>
+        <translation>模型没有序列长度：请构建一个语言模型，才能按它统计各行。</translation>
+    </message>
+    <message>
+        <source>Packed: the file&apos;s %1 rows make %2 training and %3 validation sequences of %4 tokens (%5 rows longer than one sequence run on into the next).</source>
+        <translation>拼接：文件的 %1 行组成 %2 个训练序列和 %3 个验证序列，每个 %4 个词元（%5 行比一个序列长，延续到下一个序列）。</translation>
+    </message>
+    <message>
+        <source>Padded: %1 of the file&apos;s %2 rows are longer than a sequence of %3 tokens and are cut.</source>
+        <translation>填充：文件的 %2 行中有 %1 行长于 %3 个词元的序列，会被截断。</translation>
+    </message>
+    <message>
+        <source>The longest row: %1, %2 tokens (%3 tokenizer).</source>
+        <translation>最长的一行：%1，%2 个词元（%3 分词器）。</translation>
     </message>
 </context>
 <context>
@@ -5948,6 +6172,26 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
         <source>It trained on %1 ranks and goes on on %1 ranks.</source>
         <translation>它在 %1 个 rank 上训练，将继续在 %1 个 rank 上训练。</translation>
     </message>
+    <message>
+        <source>Export as ONNX…</source>
+        <translation>导出为 ONNX…</translation>
+    </message>
+    <message>
+        <source>Export as ONNX</source>
+        <translation>导出为 ONNX</translation>
+    </message>
+    <message>
+        <source>The run left no model.safetensors in an output folder, so there is no model to export</source>
+        <translation>该运行没有在输出文件夹中留下 model.safetensors，因此没有可导出的模型</translation>
+    </message>
+    <message>
+        <source>ONNX files (*.onnx)</source>
+        <translation>ONNX 文件 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>Wrote %1 (%2, opset %3): input &quot;input&quot;, output &quot;logits&quot;; the input&apos;s normalisation is in the graph (docs/export.md)</source>
+        <translation>已写入 %1（%2，opset %3）：输入 &quot;input&quot;，输出 &quot;logits&quot;；输入的归一化已包含在计算图中（见 docs/export.md）</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::RuntimeInfo</name>
@@ -6633,6 +6877,46 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>nf4 (NormalFloat, a scale per 64 values, the scales quantised too)</source>
         <translation>nf4（NormalFloat，每 64 个值一个缩放系数，缩放系数本身也量化）</translation>
+    </message>
+    <message>
+        <source>the rank</source>
+        <translation>等于秩</translation>
+    </message>
+    <message>
+        <source>LoRA alpha: the adapters&apos; output is scaled by alpha / rank (peft&apos;s lora_alpha; the rank when not set)</source>
+        <translation>LoRA alpha：适配器的输出乘以 alpha / 秩（即 peft 的 lora_alpha；未设置时等于秩）</translation>
+    </message>
+    <message>
+        <source>LoRA alpha</source>
+        <translation>LoRA alpha</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>LoRA dropout: while training, each adapter&apos;s input is dropped with this probability (peft&apos;s lora_dropout); the plan counts the dropped input and its mask as workspace</source>
+        <translation>LoRA dropout：训练时每个适配器的输入按此概率丢弃（即 peft 的 lora_dropout）；内存计划把丢弃后的输入及其掩码计入工作区</translation>
+    </message>
+    <message>
+        <source>LoRA dropout</source>
+        <translation>LoRA dropout</translation>
+    </message>
+    <message>
+        <source>Adapters on the attention&apos;s %1 of every block</source>
+        <translation>在每个块注意力的 %1 上加适配器</translation>
+    </message>
+    <message>
+        <source>Adapters on the MLP&apos;s %1 of every block</source>
+        <translation>在每个块 MLP 的 %1 上加适配器</translation>
+    </message>
+    <message>
+        <source>The projections of each block that get LoRA adapters (peft&apos;s target_modules); the others stay frozen</source>
+        <translation>每个块中加 LoRA 适配器的投影（即 peft 的 target_modules）；其余投影保持冻结</translation>
+    </message>
+    <message>
+        <source>LoRA on</source>
+        <translation>LoRA 作用于</translation>
     </message>
 </context>
 <context>
@@ -7334,6 +7618,27 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>jsonl.bad_array</name>
+    <message>
+        <source>%1 starts a JSON list but is not valid JSON (near line %2); a .json file must hold one list of rows [{...}, {...}], a .jsonl file one row a line</source>
+        <translation>%1 以 JSON 列表开头，但不是有效的 JSON（约在第 %2 行）；.json 文件必须包含一个由各行组成的列表 [{...}, {...}]，.jsonl 文件则每行一条</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.bad_array_plain</name>
+    <message>
+        <source>%1 starts a JSON list but is not valid JSON; a .json file must hold one list of rows [{...}, {...}], a .jsonl file one row a line</source>
+        <translation>%1 以 JSON 列表开头，但不是有效的 JSON；.json 文件必须包含一个由各行组成的列表 [{...}, {...}]，.jsonl 文件则每行一条</translation>
+    </message>
+</context>
+<context>
+    <name>jsonl.bad_element</name>
+    <message>
+        <source>element %1 (line %2) of %3: %4; each row must be {&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}, Alpaca&apos;s {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</source>
+        <translation>%3 第 %1 个元素（第 %2 行）：%4；每行必须是 {&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}、Alpaca 的 {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</translation>
+    </message>
+</context>
+<context>
     <name>jsonl.bad_layout</name>
     <message>
         <source>unknown sequence layout &apos;%1&apos;; use pad or pack (--sequences)</source>
@@ -7343,8 +7648,8 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 <context>
     <name>jsonl.bad_row</name>
     <message>
-        <source>line %1 of %2: %3; each line must be {&quot;prompt&quot;: ..., &quot;completion&quot;: ...} or {&quot;messages&quot;: [{&quot;role&quot;: ..., &quot;content&quot;: ...}, ...]}</source>
-        <translation>%2 第 %1 行：%3；每行必须是 {&quot;prompt&quot;: ..., &quot;completion&quot;: ...} 或 {&quot;messages&quot;: [{&quot;role&quot;: ..., &quot;content&quot;: ...}, ...]}</translation>
+        <source>line %1 of %2: %3; each row must be {&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}, Alpaca&apos;s {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</source>
+        <translation>%2 第 %1 行：%3；每行必须是 {&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}、Alpaca 的 {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</translation>
     </message>
 </context>
 <context>
@@ -8153,6 +8458,55 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     </message>
 </context>
 <context>
+    <name>onnx.data</name>
+    <message>
+        <source>the graph takes the normalisation of the run&apos;s data &apos;%1&apos; (%2), which does not load: %3</source>
+        <translation>计算图需要该运行数据“%1”（%2）的归一化参数，但该数据无法加载：%3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.data_shape</name>
+    <message>
+        <source>the run&apos;s data &apos;%1&apos; has samples of shape %2 but the model takes %3</source>
+        <translation>该运行的数据“%1”的样本形状为 %2，但模型接受 %3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.language_model</name>
+    <message>
+        <source>&apos;%1&apos; is a language model: ONNX export covers image and table models; write a language model as a Hugging Face model folder (headroom export RUN --hf DIR) or as a GGUF file for llama.cpp (headroom export RUN --gguf FILE)</source>
+        <translation>“%1”是语言模型：ONNX 导出只支持图像和表格模型；请将语言模型写为 Hugging Face 模型文件夹（headroom export RUN --hf DIR）或供 llama.cpp 使用的 GGUF 文件（headroom export RUN --gguf FILE）</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_config</name>
+    <message>
+        <source>%1 is not in a run folder (no config.json beside it): ONNX export needs the run&apos;s data for the input&apos;s normalisation</source>
+        <translation>%1 不在运行文件夹中（旁边没有 config.json）：ONNX 导出需要该运行的数据来确定输入的归一化</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_mapping</name>
+    <message>
+        <source>layer %1 (%2) has no ONNX mapping; ONNX export covers %3</source>
+        <translation>第 %1 层（%2）没有 ONNX 映射；ONNX 导出支持 %3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_weights</name>
+    <message>
+        <source>%1 holds no model.safetensors; give a finished run&apos;s folder</source>
+        <translation>%1 中没有 model.safetensors；请给出已完成运行的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.too_large</name>
+    <message>
+        <source>&apos;%1&apos; is too large for one ONNX file (2 GiB: protobuf&apos;s limit)</source>
+        <translation>“%1”太大，无法写入单个 ONNX 文件（2 GiB：protobuf 的上限）</translation>
+    </message>
+</context>
+<context>
     <name>oom.cut_activations</name>
     <message>
         <source>The largest category is %1; to cut it: --checkpoint all, --precision bf16, or a smaller --micro-batch with accumulation.</source>
@@ -8514,6 +8868,20 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
     <message>
         <source>initial weights from %1</source>
         <translation>初始权重来自 %1</translation>
+    </message>
+</context>
+<context>
+    <name>run.instruction_layout</name>
+    <message>
+        <source>%1: one row a line in the %2 layout (detected from the first row)</source>
+        <translation>%1：每行一条，%2 格式（由第一行识别）</translation>
+    </message>
+</context>
+<context>
+    <name>run.instruction_layout_array</name>
+    <message>
+        <source>%1: a JSON array of rows in the %2 layout (detected from the first row)</source>
+        <translation>%1：JSON 数组，各行为 %2 格式（由第一行识别）</translation>
     </message>
 </context>
 <context>
