@@ -202,23 +202,25 @@ private slots:
     // file, a value read back is the value written, a line without it (an older checkpoint) still reads,
     // and one out of range is refused by name.
     void epochLinesAreTheRecords() {
-        TrainConfig c = config("mlp", 8);  // 6 steps an epoch: the checkpoint at step 8 holds epoch 1
+        // 6 steps an epoch: the last checkpoint (step 8, the run's end) holds epoch 1 and the run's last epoch
+        TrainConfig c = config("mlp", 8);
         const std::string dir = hrtest::temp_dir("resume-epochs");
         train(c, dir, false);
         const std::string path = dir + "/checkpoint-000000008.json";
         std::ifstream in(path);
         nlohmann::json j = nlohmann::json::parse(in);
-        QCOMPARE(int(j["epochs"].size()), 1);
+        QCOMPARE(int(j["epochs"].size()), 2);
+        for (const nlohmann::json& e : j["epochs"])
+            for (const char* k : {"epoch", "step", "train_loss", "train_accuracy", "test_loss", "test_accuracy",
+                                  "seconds", "images_per_second", "tokens_per_second"})
+                QVERIFY2(e.contains(k), k);
         nlohmann::json& line = j["epochs"][0];
-        for (const char* k : {"epoch", "step", "train_loss", "train_accuracy", "test_loss", "test_accuracy", "seconds",
-                              "images_per_second", "tokens_per_second"})
-            QVERIFY2(line.contains(k), k);
         QCOMPARE(line["epoch"].get<int>(), 1);
         QCOMPARE(line["step"].get<std::int64_t>(), std::int64_t(6));
         line["tokens_per_second"] = 1234.5;
         line["images_per_second"] = 678.25;
         Checkpoint ck = parse_checkpoint_json(j.dump(), "test");
-        QCOMPARE(int(ck.cursor.epochs.size()), 1);
+        QCOMPARE(int(ck.cursor.epochs.size()), 2);
         QCOMPARE(ck.cursor.epochs[0].tokens_per_second, 1234.5);
         QCOMPARE(ck.cursor.epochs[0].images_per_second, 678.25);
         QCOMPARE(ck.cursor.epochs[0].step, std::int64_t(6));
