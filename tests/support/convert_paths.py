@@ -53,4 +53,5 @@ def convert(path):
 
 
 for p in sys.argv[1:]:
-    convert(p)
+    if not p.endswith(('test_support.h', 'convert_paths.py')):
+        convert(p)

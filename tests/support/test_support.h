@@ -3,7 +3,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include "test_support.h"
 
 namespace hrtest {
 
@@ -18,7 +17,6 @@ const std::string& binary_dir();
 // source_dir() or binary_dir() + "/" + rel (no "/" when rel is empty)
 std::string source_path(const std::string& rel = {});
 std::string binary_path(const std::string& rel = {});
-
 
 // A fresh empty directory under the system temp folder, removed at process exit.
 std::string temp_dir(const std::string& prefix);
@@ -41,8 +39,8 @@ double process_cpu_seconds(long pid);
 #ifdef QT_CORE_LIB
 #include <QString>
 namespace hrtest {
-// The same as QStrings, for the Qt Test programs: hrtest::qbinary_path("headroom") was
-// hrtest::qbinary_path("headroom").
+// The same as QStrings, for the Qt Test programs: the build's `headroom` is hrtest::qbinary_path("headroom")
+// (what the compile-time HR_BINARY_DIR macro gave before; tests/support/convert_paths.py rewrites old code).
 inline QString qsource_path(const std::string& rel = {}) { return QString::fromStdString(source_path(rel)); }
 inline QString qbinary_path(const std::string& rel = {}) { return QString::fromStdString(binary_path(rel)); }
 }  // namespace hrtest
