@@ -21,8 +21,17 @@ if(HEADROOM_SANITIZE)
   set(HEADROOM_WITH_CUDA OFF CACHE BOOL "Build the CUDA backend (needs nvcc, cuBLAS, cuDNN)" FORCE)
   set(HR_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   # -O1: the sanitizers' recommendation (Debug's -O0 makes the unit tests several times slower).
-  add_compile_options(${HR_SANITIZE_FLAGS} -fsanitize=fuzzer-no-link -O1 -g)
+  # -gline-tables-only (after Debug's -g, so it wins): the files and lines the sanitizers' and libFuzzer's
+  # stack traces print, without the types and variables a debugger reads, which were most of the objects'
+  # size and a good part of their compile and link time (docs/benchmarks.md, "The inner loop").
+  add_compile_options(${HR_SANITIZE_FLAGS} -fsanitize=fuzzer-no-link -O1 -gline-tables-only)
   add_link_options(${HR_SANITIZE_FLAGS})
+  # LLVM's linker when installed (scripts/setup's test packages: lld): some 100 programs link the
+  # instrumented static core, and GNU ld took seconds for each.
+  find_program(HEADROOM_LLD ld.lld)
+  if(HEADROOM_LLD)
+    add_link_options(-fuse-ld=lld)
+  endif()
   message(STATUS "Headroom: sanitizer build (ASan + UBSan, libFuzzer targets); CUDA and bench off")
 endif()
 
