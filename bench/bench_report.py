@@ -86,9 +86,41 @@ def _rounds(d):
     return out
 
 
+def _gemm(d, rounds):
+    """The machine's GEMM rates of this run: per peer and dtype the median over rounds of each round's best call
+    (GFLOP/s), and per dtype the best of the two peers (the machine's rate the shares are of)."""
+    out = {"headroom": {}, "pytorch": {}, "machine": {}, "flags": [], "torch_bf16_instructions": None}
+    for peer, key in (("headroom", "headroom"), ("torch", "pytorch")):
+        xs = []
+        for r, _ in rounds:
+            try:
+                xs.append(json.load(open(os.path.join(d, "gemm-%s-%d.json" % (peer, r)))))
+            except (OSError, ValueError):
+                pass
+        for dt in ("f32", "bf16"):
+            v = _med([x[dt]["best_gflops"] for x in xs if dt in x])
+            if v == v:
+                out[key][dt] = v
+        if xs and peer == "headroom":
+            out["flags"] = xs[0].get("cpu_flags", [])
+        if xs and peer == "torch":
+            out["torch_bf16_instructions"] = xs[0].get("mkldnn_bf16")
+    for dt in ("f32", "bf16"):
+        vs = [out[k][dt] for k in ("headroom", "pytorch") if dt in out[k]]
+        if vs:
+            out["machine"][dt] = max(vs)
+    return out
+
+
+def _flops_per_unit(x, unit):
+    return x.get("flops_per_image" if unit == "images" else "flops_per_token", float("nan"))
+
+
 def report_cpu(a, m):
     d = a.raw
     rounds = _rounds(d)
+    gemm = _gemm(d, rounds)
+    share_rows = []
     loud = [(r, l) for r, l in rounds if l > a.max_load]
     rows, lines, res_cfg, per_round = [], [], {}, []
     device = ""
@@ -126,6 +158,17 @@ def report_cpu(a, m):
         rows.append([label, unit + "/s", "%.0f" % o_rate, "%.0f" % t_rate if theirs else "-",
                      show(ratio, "%.2fx"), "%.1f / %s" % (o_step, "%.1f" % t_step if theirs else "-"),
                      "%d / %d" % (len(ours), len(theirs))])
+        # work per second (the planner's FLOPs per sample, the same count for both) against the machine's GEMM rates
+        fpu = _med([_flops_per_unit(x, unit) for x in ours.values()])
+        if fpu == fpu and gemm["machine"].get("f32"):
+            g_o, g_t = o_rate * fpu / 1e9, (t_rate * fpu / 1e9 if theirs else float("nan"))
+            f32, bf16 = gemm["machine"]["f32"], gemm["machine"].get("bf16", float("nan"))
+            entry.update({"flops_per_sample": fpu, "headroom_gflops": g_o, "pytorch_gflops": g_t,
+                          "headroom_share_of_f32_gemm": g_o / f32, "pytorch_share_of_f32_gemm": g_t / f32,
+                          "headroom_share_of_bf16_gemm": g_o / bf16, "pytorch_share_of_bf16_gemm": g_t / bf16})
+            pct = lambda v: "%.0f %%" % (100 * v) if v == v else "-"  # noqa: E731
+            share_rows.append([label, "%.3g" % (fpu / 1e6), "%.1f" % g_o, "%.1f" % g_t if g_t == g_t else "-",
+                               pct(g_o / f32), pct(g_t / f32), pct(g_o / bf16), pct(g_t / bf16)])
         res_cfg[name] = entry
     # checkpointing overhead: Headroom runs of resnet-deep with and without --checkpoint all
     plain = [x for x in (_load_round(d, "resnet-deep-b64", "headroom", r) for r, _ in rounds) if x]
@@ -145,7 +188,7 @@ def report_cpu(a, m):
                          % (100 * over, s0, s1, a0 / 2 ** 20, a1 / 2 ** 20, -100 * cut, met(over <= 0.25)))
     res = {"bench": "cpu", "machine": m, "threads": a.threads, "openblas_coretype": a.coretype, "device": device,
            "rounds": [{"round": r, "load_before": l} for r, l in rounds], "max_load": a.max_load,
-           "train_limit": a.train_limit, "configs": res_cfg}
+           "train_limit": a.train_limit, "configs": res_cfg, "gemm": gemm}
     if loud:
         res["refused"] = True
         lines.insert(0, "NOT REPORTED: the 1-minute load average before %s was above %.2f after waiting for it to fall "
@@ -176,6 +219,24 @@ def report_cpu(a, m):
                                a.coretype or "-", len(rounds), device))
     body = table(["model", "unit", "Headroom", "PyTorch", "ratio of medians", "median step ms (H / P)",
                   "rounds (H / P)"], rows)
+    if gemm["machine"]:
+        fmt = lambda k, dt: "%.1f" % gemm[k][dt] if dt in gemm[k] else "-"  # noqa: E731
+        flags = gemm["flags"]
+        body += ("\n\nThe machine's GEMM rate in this run (2048² matmul, GFLOP/s, median over rounds of each round's "
+                 "best call; CPU flags: %s%s; PyTorch's bf16 instructions (oneDNN): %s):\n\n"
+                 % (" ".join(flags) or "-",
+                    "" if "avx512f" in flags else " (no AVX-512)",
+                    {True: "yes", False: "no", None: "-"}[gemm["torch_bf16_instructions"]]))
+        body += table(["", "f32", "bf16"],
+                      [["Headroom's backend (OpenBLAS sgemm; bf16 converted to f32 around it)", fmt("headroom", "f32"),
+                        fmt("headroom", "bf16")],
+                       ["PyTorch torch.matmul", fmt("pytorch", "f32"), fmt("pytorch", "bf16")],
+                       ["the machine's rate (the better of the two)", fmt("machine", "f32"), fmt("machine", "bf16")]])
+    if share_rows:
+        body += ("\n\nShare of the machine (GFLOP/s = the planner's FLOPs per sample, forward + backward, × the median "
+                 "rate; the configurations run in fp32):\n\n")
+        body += table(["model", "MFLOP per sample", "Headroom GFLOP/s", "PyTorch GFLOP/s", "Headroom / f32 GEMM",
+                       "PyTorch / f32 GEMM", "Headroom / bf16 GEMM", "PyTorch / bf16 GEMM"], share_rows)
     body += "\n\nEvery round (load average before it: %s):\n\n" % ", ".join("%d: %.2f" % (r, l) for r, l in rounds)
     body += table(["round", "model", "Headroom", "PyTorch", "ratio"], per_round)
     return res, title, body, lines

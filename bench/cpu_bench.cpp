@@ -29,6 +29,7 @@
 
 #include "base/error.h"
 #include "nn/model_spec.h"
+#include "plan/plan_request.h"
 #include "train/trainer.h"
 
 using json = nlohmann::json;
@@ -149,6 +150,13 @@ int main(int argc, char** argv) {
                     {"train_loss", r.train_loss},
                     {"activations_peak_bytes", hr::at(r.ledger.peak, hr::MemCategory::activations)},
                     {"peak_total_bytes", r.ledger.peak_total}};
+        {  // the planner's count of a step's work (forward + backward + recompute; a multiply-add is 2 FLOPs), for the
+           // share of the machine's GEMM rate (scripts/bench cpu)
+            const hr::MemoryPlan plan = hr::predict_memory(hr::plan_request(c));
+            const double flops = plan.forward_flops + plan.backward_flops + plan.recompute_flops;
+            out["step_flops"] = flops;
+            out["flops_per_image"] = flops / double(c.batch);
+        }
         std::printf("%s\n", out.dump().c_str());
         return r.status == "finished" ? 0 : 1;
     } catch (const hr::Error& e) {

@@ -155,6 +155,13 @@ int main(int argc, char** argv) {
         const double loop_seconds = std::chrono::duration<double>(loop_end - loop_start).count();
         j["loop_seconds"] = loop_seconds;
         j["loop_tokens_per_second"] = loop_seconds > 0 ? double(batch * seq * steps) / loop_seconds : 0.0;
+        {  // the planner's count of a step's work (forward + backward + recompute; a multiply-add is 2 FLOPs), for the
+           // share of the machine's GEMM rate (scripts/bench cpu)
+            const hr::MemoryPlan plan = hr::predict_memory(hr::plan_request(c));
+            const double flops = plan.forward_flops + plan.backward_flops + plan.recompute_flops;
+            j["step_flops"] = flops;
+            j["flops_per_token"] = flops / double(batch * seq);
+        }
         if (!cpu_s.empty()) {
             std::vector<double> c2(cpu_s.begin() + std::min<std::size_t>(cpu_s.size() - 1, warmup > 0 ? warmup - 1 : 0),
                                    cpu_s.end());

@@ -8472,6 +8472,27 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     </message>
 </context>
 <context>
+    <name>onnx.extension</name>
+    <message>
+        <source>%1 does not end in .onnx; give an ONNX file name (FILE.onnx), so that no other file is replaced by mistake</source>
+        <translation>%1 不以 .onnx 结尾；请给出 ONNX 文件名（FILE.onnx），以免误将其他文件替换</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.file_is_folder</name>
+    <message>
+        <source>%1 is a folder; give a file name in it, such as %2</source>
+        <translation>%1 是一个文件夹；请给出其中的文件名，例如 %2</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.folder_is_file</name>
+    <message>
+        <source>%1 is a file, not a folder; give the ONNX file in a folder</source>
+        <translation>%1 是文件而不是文件夹；请把 ONNX 文件放在一个文件夹中</translation>
+    </message>
+</context>
+<context>
     <name>onnx.language_model</name>
     <message>
         <source>&apos;%1&apos; is a language model: ONNX export covers image and table models; write a language model as a Hugging Face model folder (headroom export RUN --hf DIR) or as a GGUF file for llama.cpp (headroom export RUN --gguf FILE)</source>
@@ -8486,10 +8507,31 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     </message>
 </context>
 <context>
+    <name>onnx.no_file</name>
+    <message>
+        <source>give the ONNX file to write (--onnx FILE)</source>
+        <translation>请给出要写入的 ONNX 文件（--onnx FILE）</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_folder</name>
+    <message>
+        <source>the folder %1 does not exist; create it or give a file in another folder</source>
+        <translation>文件夹 %1 不存在；请先创建它，或给出另一个文件夹中的文件</translation>
+    </message>
+</context>
+<context>
     <name>onnx.no_mapping</name>
     <message>
         <source>layer %1 (%2) has no ONNX mapping; ONNX export covers %3</source>
         <translation>第 %1 层（%2）没有 ONNX 映射；ONNX 导出支持 %3</translation>
+    </message>
+</context>
+<context>
+    <name>onnx.no_run</name>
+    <message>
+        <source>%1 does not exist; give a run folder or the model.safetensors inside one</source>
+        <translation>%1 不存在；请给出运行文件夹或其中的 model.safetensors</translation>
     </message>
 </context>
 <context>

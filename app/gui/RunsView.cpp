@@ -454,6 +454,7 @@ QString RunsView::exportOnnx(qint64 runId, const QString& file, bool ask) {
         target = QFileDialog::getSaveFileName(this, tr("Export as ONNX"), info->outDir + QStringLiteral("/model.onnx"),
                                               tr("ONNX files (*.onnx)"));
         if (target.isEmpty()) return {};
+        if (QFileInfo(target).suffix().isEmpty()) target += QStringLiteral(".onnx");  // the export takes FILE.onnx only
     }
     if (ask) QApplication::setOverrideCursor(Qt::WaitCursor);
     QString text;

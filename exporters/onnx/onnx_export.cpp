@@ -8,6 +8,7 @@
 #include "exporters/onnx/onnx_export.h"
 #include "exporters/onnx/onnx_proto.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -472,6 +473,30 @@ std::string number(double v) {
     return s.str();
 }
 
+// FILE as a person types it: an ONNX file name in an existing folder; never a folder, never another file (the
+// run's weights) by a slip of the name. An existing .onnx file is replaced (atomically, once the new one is whole).
+void check_destination(const std::string& file) {
+    std::error_code ec;
+    if (file.empty()) throw InputError(HR_MSG("onnx.no_file", "give the ONNX file to write (--onnx FILE)"), {});
+    if (fs::is_directory(file, ec))
+        throw InputError(HR_MSG("onnx.file_is_folder", "%1 is a folder; give a file name in it, such as %2"),
+                         {file, (fs::path(file) / "model.onnx").string()});
+    std::string ext = fs::path(file).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext != ".onnx")
+        throw InputError(HR_MSG("onnx.extension", "%1 does not end in .onnx; give an ONNX file name (FILE.onnx), so "
+                                                  "that no other file is replaced by mistake"),
+                         {file});
+    const fs::path folder = fs::path(file).parent_path();
+    if (!folder.empty() && fs::exists(folder, ec) && !fs::is_directory(folder, ec))
+        throw InputError(HR_MSG("onnx.folder_is_file", "%1 is a file, not a folder; give the ONNX file in a folder"),
+                         {folder.string()});
+    if (!folder.empty() && !fs::is_directory(folder, ec))
+        throw InputError(HR_MSG("onnx.no_folder", "the folder %1 does not exist; create it or give a file in another "
+                                                  "folder"),
+                         {folder.string()});
+}
+
 }  // namespace
 
 std::vector<std::string> onnx_layer_types() {
@@ -481,8 +506,13 @@ std::vector<std::string> onnx_layer_types() {
 }
 
 OnnxExportResult export_onnx(const std::string& run, const std::string& file, const CompressionOptions& what_if) {
+    check_destination(file);
     // the run folder and its weights
     std::error_code ec;
+    if (!fs::exists(run, ec))
+        throw InputError(HR_MSG("onnx.no_run", "%1 does not exist; give a run folder or the model.safetensors inside "
+                                               "one"),
+                         {run});
     const bool is_dir = fs::is_directory(run, ec);
     const std::string weights = is_dir ? (fs::path(run) / "model.safetensors").string() : run;
     const std::string dir = is_dir ? run : fs::path(run).parent_path().string();
@@ -495,6 +525,9 @@ OnnxExportResult export_onnx(const std::string& run, const std::string& file, co
                                                   "needs the run's data for the input's normalisation"),
                          {weights});
     validate_compression(what_if);
+    // the temporary file now, beside FILE: a folder that cannot be written to is found before the work; on any
+    // error below it is removed and FILE is untouched
+    AtomicFile out(file);
     SafeTensorsFile file_state = merge_lora_adapters(read_safetensors(weights), weights);
     const ModelSpec spec = model_spec_of(file_state, weights);
     check_exportable(spec);
@@ -568,7 +601,8 @@ OnnxExportResult export_onnx(const std::string& run, const std::string& file, co
     if (bytes.size() > (std::size_t{1} << 31) - 1)
         throw InputError(HR_MSG("onnx.too_large", "'%1' is too large for one ONNX file (2 GiB: protobuf's limit)"),
                          {spec.name});
-    write_file_atomic(file, bytes);
+    out.write(bytes);
+    out.commit();
 
     res.model = spec.name;
     res.bytes = bytes.size();

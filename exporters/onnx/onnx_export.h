@@ -1,8 +1,8 @@
 #pragma once
 // A trained image or table model as an ONNX file (docs/export.md), for ONNX Runtime, TensorRT, OpenVINO.
 //
-// Plain C++: protobuf and ONNX (Debian's libonnx, ONNX 1.12) stay inside onnx_export.cpp. The file holds one
-// graph at opset 17 (ai.onnx), IR version 8:
+// Plain C++: the protobuf wire format is written by onnx_proto.cpp (no libprotobuf, no libonnx; docs/export.md says
+// why). The file holds one graph at opset 17 (ai.onnx), IR version 8:
 //   input  "input"   float32 (batch, C, H, W): pixel values on the [0, 1] scale (u8 / 255, torchvision's
 //                    ToTensor), or (batch, F) for a table: the CSV's raw feature values, in its column order
 //   output "logits"  float32 (batch, classes): the scores before softmax
@@ -38,9 +38,11 @@ struct OnnxExportResult {
 // RUN: a run folder (its config.json and model.safetensors) or the model.safetensors inside one; config.json
 // names the data whose normalisation the graph takes, which is read again (the run's data options). `what_if`
 // active: the weights pruned/quantised as `headroom eval --prune/--quantize` computes them, written as floats.
-// Everything is built and checked (ONNX's checker and strict shape inference) before `file` is written, through
-// a temporary file and a rename: on any error (InputError: a language model, a layer type without a mapping, a
-// run without its config or data) nothing is left at `file` and an existing file there is unchanged.
+// FILE must end in .onnx, in an existing folder; an existing file there is replaced once the new one is whole. The
+// bytes go to a temporary file beside FILE (made first, so an unwritable folder is found before the work) and a
+// rename: on any error (InputError: a language model, a layer type without a mapping, a run without its config or
+// data, a bad FILE; Error: the system refused the write) nothing is left at `file` and an existing file is unchanged.
+// ONNX's checker and ONNX Runtime are the tests' (tests/runtime/test_onnx_export*.cpp).
 OnnxExportResult export_onnx(const std::string& run, const std::string& file, const CompressionOptions& what_if = {});
 
 // The layer types export_onnx maps (one table entry each; residual blocks included).
