@@ -113,9 +113,13 @@ void MainWindow::updateWeightsNote() {
         const hr::ModelFolder& f = *m_folder;
         QStringList lines;
         lines << tr("Initial weights: %1").arg(QDir::toNativeSeparators(QString::fromStdString(f.path)));
-        lines << tr("%1 parameters stored as %2 in %n file(s), %3", "", int(f.weight_files.size()))
-                     .arg(locale.toString(qlonglong(f.stored_params)), QString::fromStdString(f.dtype_text()),
-                          hrw::ModelBuilder::formatBytes(double(f.stored_bytes)));
+        const QString count = locale.toString(qlonglong(f.stored_params));
+        const QString dtype = QString::fromStdString(f.dtype_text());
+        const QString size = hrw::ModelBuilder::formatBytes(double(f.stored_bytes));
+        lines << (f.weight_files.size() == 1
+                      ? tr("%1 parameters stored as %2 in one file, %3").arg(count, dtype, size)
+                      : tr("%1 parameters stored as %2 in %3 files, %4")
+                            .arg(count, dtype, QString::number(f.weight_files.size()), size));
         if (f.kind == hr::ModelFolder::Kind::peft_adapter)
             lines << tr("LoRA adapter (rank %1, alpha %2) on %3")
                          .arg(f.lora_rank)

@@ -197,6 +197,7 @@ ModelFolder open_model_folder(const std::string& path, const std::string& config
                              {path});
         }
         f.init_from = path;
+        f.config_file = (p / "config.json").string();
     } else {
         throw InputError(HR_MSG("model_folder.missing", "%1 does not exist; open a model folder or a .safetensors file"),
                          {path});
