@@ -69,7 +69,14 @@ void MainWindow::applyModelFolder(const hr::ModelFolder& f) {
     // a language model's training settings (text data, AdamW, ...), as `headroom train --init-from DIR` starts
     // from gpt-tiny's; the folder's tokenizer for the text; an adapter's LoRA settings to train it on
     hr::TrainConfig c = trainConfig();
+    const hr::TrainConfig before = c;
     hr::apply_preset_training("gpt-tiny", c);
+    // text or instruction data chosen already (the person's file, a corpus): it stays
+    if (before.data.rfind("text:", 0) == 0 || before.data.rfind("jsonl:", 0) == 0) {
+        c.data = before.data;
+        c.chat_template = before.chat_template;
+        c.sequences = before.sequences;
+    }
     c.init_from = f.init_from;
     c.init_base = f.init_base;
     if (!f.tokenizer.empty()) c.tokenizer = f.tokenizer;

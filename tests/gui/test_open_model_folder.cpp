@@ -351,8 +351,25 @@ private slots:
         w.start();
         QVERIFY(finished.wait(600000));
         QCOMPARE(QString::fromStdString(w.lastResult().status), QStringLiteral("finished"));
-        // the adapter's B is trained: its frozen-base loss before is the base's, its first evaluation not
-        QCOMPARE(w.lastResult().lora_before_loss, cliBefore);
+        // the same as `headroom train --init-from ADAPTER --init-base DIR`: the adapters (B trained, not zero) on
+        // the base, evaluated before training on
+        const QString out2 = m_tmp.filePath(QStringLiteral("cli-adapter"));
+        const auto cli2 = hrtest::run_program(
+            hrtest::qbinary_path("headroom"),
+            {"train", "--init-from", QString::fromStdString(adapter.string()), "--init-base", dir, "--tokenizer",
+             dir + "/tokenizer.json", "--data", "text:fortunes", "--seq", "16", "--batch", "2", "--steps", "1",
+             "--eval-tokens", "256", "--seed", "3", "--optimizer", "adamw", "--lr", "0.001", "--lora", "4", "--threads",
+             "1", "--device", "cpu", "--no-history", "--out", out2},
+            QString(), 600000);
+        QVERIFY2(cli2.exit_code == 0, qPrintable(cli2.output));
+        const double adapterBefore = omf_find_double(hrtest::read_json((out2 + QStringLiteral("/run.json")).toStdString()),
+                                                     "test_loss_before");
+        qInfo("the adapter on its base at step 0: window %.9g, headroom train --init-from ADAPTER --init-base DIR %.9g",
+              w.lastResult().lora_before_loss, adapterBefore);
+        // (equal to 1e-9 relative, not to the bit: a difference of ~1e-10 remains, not yet explained)
+        QVERIFY2(std::abs(w.lastResult().lora_before_loss - adapterBefore) <= 1e-9 * std::abs(adapterBefore),
+                 qPrintable(QString::number(w.lastResult().lora_before_loss - adapterBefore)));
+        QVERIFY(w.lastResult().lora_before_loss != cliBefore);  // the adapter's trained B counts
     }
 
     // A lone .safetensors file with its config.json beside it, or asked for.
@@ -442,7 +459,10 @@ private slots:
         QVERIFY(bytes >= (std::uint64_t(2) << 30));
         MainWindow w;
         prepare(w);
-        QTest::qWait(200);
+        // a language model's data chosen first (the Data panel reads the fortunes corpus once, on its own
+        // thread's time: not the opening's)
+        w.loadPreset(QStringLiteral("llama-tiny"));
+        QTest::qWait(300);
         QElapsedTimer clock;
         qint64 last = 0, maxGap = 0, maxAfter = 0;
         bool applied = false, counted = false;
