@@ -20,6 +20,7 @@
 #include "gui/MainWindow.h"
 #include "gui/ModelFolderOpener.h"
 #include "gui/RunsView.h"
+#include "gui/TrainingSetupPanel.h"
 #include "io/hf_folder.h"
 #include "store/run_store.h"
 #include "train/preset_training.h"
@@ -87,9 +88,18 @@ void MainWindow::applyModelFolder(const hr::ModelFolder& f) {
         c.strategy.lora_targets = f.lora_targets;
     }
     m_applyingPreset = true;
-    setTrainConfig(c);
+    // the Data panel only when its fields change (it reads its data's preview again when set)
+    if (c.data == before.data && c.tokenizer == before.tokenizer && c.chat_template == before.chat_template &&
+        c.sequences == before.sequences && c.target == before.target && c.train_limit == before.train_limit &&
+        c.test_limit == before.test_limit) {
+        m_config = c;
+        m_setup->setFrom(c);
+    } else {
+        setTrainConfig(c);
+    }
     m_applyingPreset = false;
     m_builder->resetSpec(f.model);
+    followSequenceLength();
     m_builder->undoStack()->setClean();
     m_file.clear();
     // the model's config.json, as the command line records it (model_source "hf:PATH")

@@ -33,6 +33,7 @@
 #include "base/dtype.h"
 #include "builder/ModelBuilder.h"
 #include "gui/MainWindow.h"
+#include "gui/MemoryPlanPanel.h"
 #include "gui/ModelFolderOpener.h"
 #include "gui/AppSettings.h"
 #include "io/hf_folder.h"
@@ -274,6 +275,8 @@ private slots:
         QCOMPARE(c.model_source, "hf:" + m_dir.string());
         QCOMPARE(w.modelFolder()->tokenizer_vocab, std::int64_t(266));
         QCOMPARE(w.modelFolder()->config_template, std::string("llama3"));
+        w.memoryPlan()->updateNow();  // the plan follows (debounced): drawn before the picture
+        QTest::qWait(100);
         w.grab().save(m_shots + QStringLiteral("/open-model-folder-en.png"));
         // another model chosen: runs no longer start from the folder
         w.loadPreset(QStringLiteral("llama-tiny"));
