@@ -1787,6 +1787,20 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
         <translation>与 --gguf 一起使用：在该文件旁写出 Ollama 的 Modelfile（FROM、按 Ollama
 语法写的对话模板、PARAMETER stop）；之后运行：ollama create NAME</translation>
     </message>
+    <message>
+        <source>with --init-from a peft adapter folder: its base model&apos;s folder, when the adapter&apos;s
+base_model_name_or_path is a hub name or a path not on this machine</source>
+        <translation>与指向 peft 适配器文件夹的 --init-from 同用：其基础模型的文件夹，用于适配器的
+base_model_name_or_path 是 Hub 名称或本机上不存在的路径时</translation>
+    </message>
+    <message>
+        <source>Weights in %1: %2 parameters stored as %3 in %4 file(s), %5
+
+</source>
+        <translation>%1 中的权重：%2 个参数，以 %3 存储于 %4 个文件，%5
+
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -5398,6 +5412,70 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
         <source>Hugging Face config (config.json *.json);;All files (*)</source>
         <translation>Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
     </message>
+    <message>
+        <source>Could not open %1</source>
+        <translation>无法打开 %1</translation>
+    </message>
+    <message>
+        <source>Open model &amp;folder…</source>
+        <translation>打开模型文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Start from a model&apos;s weights: a Hugging Face model folder, a .safetensors file or a peft adapter folder (or drop one on the window)</source>
+        <translation>从模型的权重开始：Hugging Face 模型文件夹、.safetensors 文件或 peft 适配器文件夹（也可拖放到窗口上）</translation>
+    </message>
+    <message>
+        <source>Open model folder</source>
+        <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>Opened %1: the next run starts from its weights</source>
+        <translation>已打开 %1：下一次运行将从其权重开始</translation>
+    </message>
+    <message>
+        <source>Initial weights: %1</source>
+        <translation>初始权重：%1</translation>
+    </message>
+    <message>
+        <source>%1 parameters stored as %2 in one file, %3</source>
+        <translation>%1 个参数，以 %2 存储于一个文件，%3</translation>
+    </message>
+    <message>
+        <source>%1 parameters stored as %2 in %3 files, %4</source>
+        <translation>%1 个参数，以 %2 存储于 %3 个文件，%4</translation>
+    </message>
+    <message>
+        <source>LoRA adapter (rank %1, alpha %2) on %3</source>
+        <translation>LoRA 适配器（秩 %1，alpha %2），基础模型 %3</translation>
+    </message>
+    <message>
+        <source>No tokenizer beside the weights: choose one in the Data panel</source>
+        <translation>权重旁没有分词器：请在“数据”面板中选择一个</translation>
+    </message>
+    <message>
+        <source> (tokenizer_config.json has a template Headroom does not write)</source>
+        <translation>（tokenizer_config.json 中的模板不是 Headroom 所写的格式）</translation>
+    </message>
+    <message>
+        <source> (tokenizer_config.json: %1)</source>
+        <translation>（tokenizer_config.json：%1）</translation>
+    </message>
+    <message>
+        <source>Tokenizer: %1, %2 tokens; chat template %3</source>
+        <translation>分词器：%1，%2 个词元；对话模板 %3</translation>
+    </message>
+    <message>
+        <source>Fine-tune from this run</source>
+        <translation>从此运行微调</translation>
+    </message>
+    <message>
+        <source>The run &quot;%1&quot; wrote no weights (%2 is not there); pick a run that finished or saved a checkpoint</source>
+        <translation>运行“%1”没有写出权重（%2 不存在）；请选择已完成或已保存检查点的运行</translation>
+    </message>
+    <message>
+        <source>The next run starts from the weights of run &quot;%1&quot;</source>
+        <translation>下一次运行将从运行“%1”的权重开始</translation>
+    </message>
 </context>
 <context>
     <name>hrapp::MemoryPlanPanel</name>
@@ -5794,6 +5872,43 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     </message>
 </context>
 <context>
+    <name>hrapp::ModelFolderOpener</name>
+    <message>
+        <source>Open model folder</source>
+        <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <source>the folder could not be read</source>
+        <translation>无法读取该文件夹</translation>
+    </message>
+    <message>
+        <source>Could not open %1:
+%2</source>
+        <translation>无法打开 %1：
+%2</translation>
+    </message>
+    <message>
+        <source>The base model of %1 (%2)</source>
+        <translation>%1 的基础模型（%2）</translation>
+    </message>
+    <message>
+        <source>The config.json of %1</source>
+        <translation>%1 的 config.json</translation>
+    </message>
+    <message>
+        <source>Hugging Face config (config.json *.json);;All files (*)</source>
+        <translation>Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
     <name>hrapp::MonitorView</name>
     <message>
         <source>Test accuracy</source>
@@ -6129,10 +6244,6 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
         <translation>该运行仍在进行中</translation>
     </message>
     <message>
-        <source>The run finished its length; Continue training is for a stopped or failed run. To train it further, start a new run from its weights (headroom train --init-from FOLDER/model.safetensors)</source>
-        <translation>该运行已完成其全部长度；“继续训练”用于已停止或失败的运行。若要进一步训练，请从它的权重开始新的运行（headroom train --init-from FOLDER/model.safetensors）</translation>
-    </message>
-    <message>
         <source>Run #%1 already continued this run from its folder&apos;s checkpoint; continue that run instead</source>
         <translation>运行 #%1 已从该文件夹的检查点继续了此运行；请改为继续那个运行</translation>
     </message>
@@ -6191,6 +6302,18 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>Wrote %1 (%2, opset %3): input &quot;input&quot;, output &quot;logits&quot;; the input&apos;s normalisation is in the graph (docs/export.md)</source>
         <translation>已写入 %1（%2，opset %3）：输入 &quot;input&quot;，输出 &quot;logits&quot;；输入的归一化已包含在计算图中（见 docs/export.md）</translation>
+    </message>
+    <message>
+        <source>Fine-tune from this run</source>
+        <translation>从此运行微调</translation>
+    </message>
+    <message>
+        <source>Load this run&apos;s model and settings and start the next run from the weights it wrote</source>
+        <translation>载入此运行的模型和设置，下一次运行从它写出的权重开始</translation>
+    </message>
+    <message>
+        <source>The run finished its length; Continue training is for a stopped or failed run. To train it further, start a new run from its weights: Fine-tune from this run (its menu)</source>
+        <translation>该运行已训练完其长度；“继续训练”用于已停止或失败的运行。要进一步训练，请从其权重开始新的运行：“从此运行微调”（其右键菜单）</translation>
     </message>
 </context>
 <context>
@@ -8455,6 +8578,90 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>the model takes token ids (N, T) i64 with 1 &lt;= T &lt;= %1, got %2 %3; shorten the sequence or build the model for a longer one</source>
         <translation>模型接受 token id (N, T) i64，且 1 &lt;= T &lt;= %1，得到的是 %2 %3；请缩短序列，或为更长的序列构建模型</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.big_file</name>
+    <message>
+        <source>%1 is larger than %2 bytes or cannot be read; it is not the file a model folder holds: download it again</source>
+        <translation>%1 大于 %2 字节或无法读取；它不是模型文件夹中应有的文件：请重新下载</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.dtype</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; is stored as %3, not as floating-point numbers; a model&apos;s weights are f32, bf16 or f16</source>
+        <translation>%1：张量“%2”以 %3 存储，不是浮点数；模型的权重应为 f32、bf16 或 f16</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.file_no_config</name>
+    <message>
+        <source>%1 has no config.json beside it; the weights alone do not say the model: give the config.json the model came with</source>
+        <translation>%1 旁边没有 config.json；仅凭权重无法确定模型：请提供模型自带的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.missing</name>
+    <message>
+        <source>%1 does not exist; open a model folder or a .safetensors file</source>
+        <translation>%1 不存在；请打开模型文件夹或 .safetensors 文件</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.missing_tensor</name>
+    <message>
+        <source>%1 has no tensor &apos;%2&apos;, which the model of %3 needs; the weights and the config.json do not belong together: use the config.json that came with them</source>
+        <translation>%1 中没有 %3 的模型所需的张量“%2”；权重与 config.json 不匹配：请使用权重自带的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.no_config</name>
+    <message>
+        <source>%1 has no config.json; a Hugging Face model folder holds config.json beside its weights: open the folder the model was downloaded or saved into</source>
+        <translation>%1 中没有 config.json；Hugging Face 模型文件夹在权重旁有 config.json：请打开模型下载或保存到的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.no_weights</name>
+    <message>
+        <source>%1 has a config.json but no weights (model.safetensors, or shards with model.safetensors.index.json); to plan the model without weights use Model &gt; From a Hugging Face config</source>
+        <translation>%1 有 config.json 但没有权重（model.safetensors，或带 model.safetensors.index.json 的分片）；要在没有权重时规划模型，请用“模型 &gt; 从 Hugging Face 配置”</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.not_weights</name>
+    <message>
+        <source>%1 is not a .safetensors file or a model folder; open a Hugging Face model folder (config.json and its weights), a .safetensors file or a peft adapter folder</source>
+        <translation>%1 不是 .safetensors 文件或模型文件夹；请打开 Hugging Face 模型文件夹（config.json 及其权重）、.safetensors 文件或 peft 适配器文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.peft_base</name>
+    <message>
+        <source>the adapter in %1 was trained on &apos;%2&apos; (base_model_name_or_path), which is not a model folder here; choose the base model&apos;s folder (--init-base DIR)</source>
+        <translation>%1 中的适配器是在“%2”（base_model_name_or_path）上训练的，它在本机不是模型文件夹；请选择基础模型的文件夹（--init-base DIR）</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.run_folder</name>
+    <message>
+        <source>%1 is a Headroom run folder; start from its weights with Fine-tune from this run in the Runs tab</source>
+        <translation>%1 是 Headroom 运行文件夹；请在“运行”标签页中用“从此运行微调”从其权重开始</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.shape</name>
+    <message>
+        <source>%1: tensor &apos;%2&apos; has shape %3 but the model of %4 needs %5; the weights and the config.json do not belong together: use the config.json that came with them</source>
+        <translation>%1：张量“%2”的形状为 %3，但 %4 的模型需要 %5；权重与 config.json 不匹配：请使用权重自带的 config.json</translation>
+    </message>
+</context>
+<context>
+    <name>model_folder.unexpected_tensor</name>
+    <message>
+        <source>%1 holds tensor &apos;%2&apos;, which the model of %3 does not have; the weights and the config.json do not belong together: use the config.json that came with them</source>
+        <translation>%1 含有张量“%2”，而 %3 的模型没有它；权重与 config.json 不匹配：请使用权重自带的 config.json</translation>
     </message>
 </context>
 <context>

@@ -328,6 +328,10 @@ const std::vector<Flag> kFlags = {
                                   ? (std::filesystem::path(path) / "model.safetensors").string()
                                   : path;
      }},
+    {FlagGroup::run, "init-base", "DIR",
+     QT_TRANSLATE_NOOP("Cli", "with --init-from a peft adapter folder: its base model's folder, when the adapter's\n"
+                              "base_model_name_or_path is a hub name or a path not on this machine"),
+     [](R& r, const V& v) { r.config.init_base = v.str(); }},
     {FlagGroup::weights, "weights", "FILE.safetensors",
      QT_TRANSLATE_NOOP("Cli", "the weights to evaluate (Headroom's or PyTorch's names, DDP's module. prefix,\n"
                               "or matched by order and shape)"),
@@ -696,7 +700,8 @@ void resolveModel(CliRequest& r) {
     std::string hfConfig = r.modelConfig;
     if (hfConfig.empty() && r.modelFile.empty() && !r.has("preset") && !c.init_from.empty()) {
         if (hr::is_hf_model_folder(c.init_from)) hfConfig = c.init_from;
-        else if (hr::is_peft_adapter_folder(c.init_from)) hfConfig = hr::read_peft_adapter(c.init_from).base_dir;
+        else if (hr::is_peft_adapter_folder(c.init_from))
+            hfConfig = c.init_base.empty() ? hr::read_peft_adapter(c.init_from).base_dir : c.init_base;
     }
     if (!r.modelFile.empty()) {
         c.model = hr::load_model_spec(r.modelFile);

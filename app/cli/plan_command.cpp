@@ -13,6 +13,8 @@
 #include "session/RunText.h"
 #include "dist/communicator.h"
 #include "train/ranks.h"
+#include "train/model_folder.h"
+#include "io/hf_folder.h"
 #include "memory/allocator.h"
 #include "train/device.h"
 #include "train/run_record.h"
@@ -35,6 +37,19 @@ QString parameterText(const hr::ModelSpec& spec) {
                               : v >= 1e6 ? QStringLiteral("%1 M").arg(v / 1e6, 0, 'f', 1)
                                          : QStringLiteral("%1 k").arg(v / 1e3, 0, 'f', 1);
     return QStringLiteral("%1 (%2)").arg(QLocale::c().toString(static_cast<qlonglong>(n)), shortForm);
+}
+
+// --model-config DIR of a folder with weights: what they hold, from their headers (train/model_folder.h;
+// the window's File > Open model folder… shows the same), checked against the model; "" for a config alone.
+QString weightsText(const std::string& modelConfig) {
+    if (modelConfig.empty() || !hr::is_hf_model_folder(modelConfig)) return {};
+    const hr::ModelFolder f = hr::open_model_folder(modelConfig);
+    return QCoreApplication::translate("Cli", "Weights in %1: %2 parameters stored as %3 in %4 file(s), %5\n\n")
+        .arg(q(modelConfig))
+        .arg(f.stored_params)
+        .arg(q(f.dtype_text()))
+        .arg(f.weight_files.size())
+        .arg(bytes(f.stored_bytes));
 }
 
 // --prune/--quantize: what the trained weights would take stored so (nn/compression.h), from the shapes.
@@ -253,6 +268,7 @@ int runPlanCommand(const CliRequest& request) {
                           .arg(c.batch)
                           .arg(c.batch * T)
                           .arg(parameterText(planned.spec)));
+            print(weightsText(flags.modelConfig));
             if (p.device_defaults)
                 print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(hrapp::messageText(p.device_note)));
             print(categoryTable(p.device, nullptr, p.host_total ? &p.host : nullptr));
@@ -352,6 +368,7 @@ int runPlanCommand(const CliRequest& request) {
                       .arg(c.batch)
                       .arg(c.batch * T)
                       .arg(parameterText(planned.spec)));
+        print(weightsText(flags.modelConfig));
         if (defaults)
             print(QCoreApplication::translate("Cli", "Device figures: %1\n\n").arg(hrapp::messageText(s.candidates.front().plan.device_note)));
         // the front of memory against speed (every candidate with --all, or when nothing fits), aligned

@@ -551,7 +551,14 @@ void DataPanel::refreshText(bool isFile) {
         refreshInstructions();
         return;
     }
-    const hr::DatasetInfo info = hr::probe_text_data(dataSpec().toStdString());
+    // a built-in corpus (text:fortunes reads hundreds of files) is probed once: its files do not change while
+    // the window is open, and settings applied again (a model folder opened) must not read it again
+    const std::string spec = dataSpec().toStdString();
+    if (isFile || spec != m_probedSpec) {
+        m_probed = hr::probe_text_data(spec);
+        m_probedSpec = isFile ? std::string() : spec;
+    }
+    const hr::DatasetInfo info = m_probed;
     m_description->setText(coreText(info.description_message));
     m_available = info.available;
     if (!isFile) m_path->setText(QString::fromStdString(info.location));

@@ -2,6 +2,7 @@
 // The Data panel: which dataset, where it is, how many samples, and a preview grid.
 #include <QWidget>
 
+#include "data/dataset.h"
 #include "train/config.h"
 
 class QComboBox;
@@ -75,6 +76,8 @@ private:
     QLabel* m_testLimitLabel = nullptr;
     QGroupBox* m_previewBox = nullptr;
     QPlainTextEdit* m_textPreview = nullptr;
+    hr::DatasetInfo m_probed;  // the last built-in text corpus probed (refreshText)
+    std::string m_probedSpec;
     QString m_previewSpec;  // the text whose validation split the preview shows ("" : none)
     QLineEdit* m_path = nullptr;
     QPushButton* m_browse = nullptr;

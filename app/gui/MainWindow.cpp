@@ -158,6 +158,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_hardware, &HardwareView::saveChartRequested, this, &MainWindow::saveChart);
     connect(m_runsView, &RunsView::saveChartRequested, this, &MainWindow::saveChart);
     connect(m_runsView, &RunsView::loadRequested, this, &MainWindow::loadRun);
+    connect(m_runsView, &RunsView::fineTuneRequested, this, &MainWindow::fineTuneFromRun);
     connect(m_runsView, &RunsView::exportRequested, this, [this](qint64 id) { exportReportDialog(id); });
     connect(m_runsView, &RunsView::continueRequested, this, &MainWindow::continueRun);
     connect(m_store, &RunStore::writeFailed, this, [this](const QString& message) {
@@ -339,6 +340,7 @@ void MainWindow::buildActions() {
     m_newAction = new QAction(style()->standardIcon(QStyle::SP_FileIcon), tr("&New model"), this);
     m_newAction->setShortcut(QKeySequence::New);
     connect(m_newAction, &QAction::triggered, this, &MainWindow::newModel);
+    buildModelFolderActions();  // File > Open model folder… (MainWindowModelFolder.cpp)
     m_openAction = new QAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open model…"), this);
     m_openAction->setShortcut(QKeySequence::Open);
     connect(m_openAction, &QAction::triggered, this, &MainWindow::openModelDialog);
@@ -401,6 +403,7 @@ void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(m_newAction);
     file->addAction(m_openAction);
+    file->addAction(m_openFolderAction);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addSeparator();
     file->addAction(m_saveAction);
@@ -511,6 +514,7 @@ bool MainWindow::maybeSave() {
 
 void MainWindow::newModel() {
     if (!maybeSave()) return;
+    forgetInitialWeights();
     hr::ModelSpec spec;
     spec.name = tr("untitled").toStdString();
     m_builder->resetSpec(spec);
@@ -532,6 +536,7 @@ bool MainWindow::applyPreset(const QString& name, bool keepData) {
         // resnet20 their data too: the same defaults `headroom train --preset NAME` starts from
         // (session/RunDefaults.h). Leaving one for another image preset brings the generic ones back. Device,
         // threads, ranks and memory strategies stay; a preset that names no data keeps the window's.
+        forgetInitialWeights();  // a preset's model: the opened weights are not its
         const QString previous = m_modelSource.startsWith(QLatin1String("preset:")) ? m_modelSource.mid(7) : QString();
         const hr::PresetTraining training = hr::preset_training(name.toStdString());
         hr::TrainConfig c = trainConfig();
@@ -602,6 +607,7 @@ void MainWindow::followData() {
 bool MainWindow::openHfConfig(const QString& path) {
     try {
         const hr::ModelSpec spec = hr::hf_model_spec(hr::load_hf_config(path.toStdString()));
+        forgetInitialWeights();  // the architecture only
         // a language model's training settings (text data, AdamW, ...): what `headroom train --model-config` uses
         hr::TrainConfig c = trainConfig();
         hr::apply_preset_training("gpt-tiny", c);
@@ -634,7 +640,9 @@ void MainWindow::openModelDialog() {
 
 bool MainWindow::openModel(const QString& path) {
     try {
-        m_builder->resetSpec(hr::load_model_spec(path.toStdString()));
+        hr::ModelSpec spec = hr::load_model_spec(path.toStdString());
+        forgetInitialWeights();
+        m_builder->resetSpec(spec);
     } catch (const std::exception& e) {
         auto* box = new QMessageBox(QMessageBox::Warning, tr("Open model"),
                                     tr("Could not open %1:\n%2").arg(path, QString::fromUtf8(e.what())),
@@ -1059,7 +1067,9 @@ bool MainWindow::loadRun(qint64 runId) {
         m_file.clear();
         m_modelSource = QString::fromStdString(config.model_source);
         m_modelChosen = true;  // the run's model, whatever its data
+        m_folder.reset();
         setTrainConfig(config);
+        updateWeightsNote();
         updateTitle();
     } catch (const std::exception& e) {
         QMessageBox::warning(this, tr("Load into builder"),

@@ -8,10 +8,13 @@
 #include <QPointer>
 #include <QStringList>
 
+#include <optional>
+
 #include "session/RunController.h"
 #include "session/RunDefaults.h"
 #include "session/TrainingSession.h"
 #include "telemetry/telemetry.h"
+#include "train/model_folder.h"
 
 class QAction;
 class QDockWidget;
@@ -29,6 +32,7 @@ class ModelBuilder;
 namespace hrapp {
 
 class DataPanel;
+class ModelFolderOpener;
 class MemoryPlanPanel;
 class MonitorView;
 class TrainingSetupPanel;
@@ -83,6 +87,14 @@ public:
     // A configuration override for tests and screenshots (applied to the panels).
     void setTrainConfig(const hr::TrainConfig& config);
     bool openModel(const QString& path);
+    // File > Open model folder… (and a folder or .safetensors file dropped on the window): opens it on a
+    // worker (ModelFolderOpener); when done the builder holds its model and runs start from its weights as
+    // `headroom train --init-from` does. False when an opening is under way.
+    bool openModelFolder(const QString& path);
+    ModelFolderOpener* modelFolderOpener() const { return m_opener; }
+    QAction* openFolderAction() const { return m_openFolderAction; }
+    // The folder the builder's model and the next run's weights come from (none: not opened from one).
+    const std::optional<hr::ModelFolder>& modelFolder() const { return m_folder; }
     // A LLaMA-family model from a Hugging Face config.json (Model > From a Hugging Face config…).
     bool openHfConfig(const QString& path);
     bool saveModel(const QString& path);
@@ -117,6 +129,10 @@ public slots:
     // The Runs tab's Continue training: resumes the run's folder to the new total length (steps > 0,
     // else epochs > 0, else the run's own), recorded as continuing runId.
     void continueRun(qint64 runId, qint64 totalSteps, int totalEpochs);
+    // The Runs tab's Fine-tune from this run: the run's model and settings (loadRun), and the next run
+    // starts from the weights it wrote (its folder's model.safetensors, or for a LoRA run its adapters on
+    // their base, as `headroom train --init-from FOLDER` takes them). False when it cannot.
+    bool fineTuneFromRun(qint64 runId);
     // File > Export report…: runId 0 picks the run selected in the Runs tab, else the last run.
     void exportReportDialog(qint64 runId = 0);
 
@@ -125,6 +141,8 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
     void showEvent(QShowEvent* event) override;
 
 private:
@@ -158,6 +176,11 @@ private:
     void applyNotifySettings();
     QWidget* buildMonitorTab();
     void buildMemoryPlan();  // MainWindowMemoryPlan.cpp
+    // MainWindowModelFolder.cpp
+    void buildModelFolderActions();
+    void applyModelFolder(const hr::ModelFolder& folder);
+    void forgetInitialWeights();  // the model changes: runs no longer start from the opened weights
+    void updateWeightsNote();
     void onLog(int level, const QString& message);
     void stopAndWait();
     void installLogSink();
@@ -202,6 +225,9 @@ private:
 
     QAction* m_newAction = nullptr;
     QAction* m_openAction = nullptr;
+    QAction* m_openFolderAction = nullptr;
+    ModelFolderOpener* m_opener = nullptr;
+    std::optional<hr::ModelFolder> m_folder;
     QAction* m_saveAction = nullptr;
     QAction* m_saveAsAction = nullptr;
     QAction* m_quitAction = nullptr;

@@ -210,6 +210,11 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
             const QString why = continueBlocker(ids.first());
             cont->setEnabled(why.isEmpty());
             cont->setToolTip(why);
+            // a new run from this run's weights (--init-from its folder), in the window
+            QAction* tune = menu.addAction(tr("Fine-tune from this run"), this, [this, ids] { emit fineTuneRequested(ids.first()); });
+            tune->setObjectName(QStringLiteral("fineTuneAction"));
+            tune->setToolTip(tr("Load this run's model and settings and start the next run from the weights it wrote"));
+            tune->setEnabled(m_activeRun == 0);
             menu.addSeparator();
         }
         menu.addAction(ids.size() == 1 ? tr("Delete…") : tr("Delete %1 runs…").arg(ids.size()), this, &RunsView::deleteSelected);
@@ -413,7 +418,7 @@ QString RunsView::continueBlocker(qint64 runId) const {
     if (info->status == QLatin1String("running")) return tr("The run is still in progress");
     if (info->status == QLatin1String("finished"))
         return tr("The run finished its length; Continue training is for a stopped or failed run. To train it "
-                  "further, start a new run from its weights (headroom train --init-from FOLDER/model.safetensors)");
+                  "further, start a new run from its weights: Fine-tune from this run (its menu)");
     if (!info->continuedBy.isEmpty())
         return tr("Run #%1 already continued this run from its folder's checkpoint; continue that run instead")
             .arg(info->continuedBy.last());

@@ -79,6 +79,8 @@ signals:
     // Continue the run from its checkpoint to totalSteps (> 0) or, when the run counts epochs, totalEpochs.
     void continueRequested(qint64 runId, qint64 totalSteps, int totalEpochs);
     void saveChartRequested(hrw::LiveChart* chart);
+    // Fine-tune from this run: a new run from the weights the run wrote (MainWindow::fineTuneFromRun).
+    void fineTuneRequested(qint64 runId);
 
 protected:
     void resizeEvent(QResizeEvent* event) override;

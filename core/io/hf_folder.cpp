@@ -102,10 +102,11 @@ HfIndex parse_hf_index(const std::string& text, const std::string& what) {
     return idx;
 }
 
-SafeTensorsFile read_hf_weights(const std::string& dir) {
+SafeTensorsFile read_hf_weights(const std::string& dir, const HfFileProgress& on_file) {
     const fs::path d(dir);
     std::error_code ec;
     if (!fs::exists(d / kHfIndexFile, ec)) {
+        if (on_file) on_file(0, 1, (d / "model.safetensors").string());
         SafeTensorsFile f = read_safetensors((d / "model.safetensors").string(), SafetensorsRead::mapped);
         return f;
     }
@@ -121,8 +122,10 @@ SafeTensorsFile read_hf_weights(const std::string& dir) {
     std::map<std::string, std::string> where(idx.weight_map.begin(), idx.weight_map.end());
     SafeTensorsFile out;
     std::set<std::string> loaded;
-    for (const auto& s : idx.shards) {
+    for (std::size_t k = 0; k < idx.shards.size(); ++k) {
+        const std::string& s = idx.shards[k];
         const std::string path = (d / s).string();
+        if (on_file) on_file(k, idx.shards.size(), path);
         SafeTensorsFile f = read_safetensors(path, SafetensorsRead::mapped);
         for (auto& t : f.tensors) {
             const auto w = where.find(t.name);

@@ -16,6 +16,7 @@
 // exists, every tensor lies in the shard the index says and in no other; a refusal is one InputError naming
 // the file and what to do. Weights are memory-mapped (io/safetensors.h, SafetensorsRead::mapped).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,10 @@ struct HfIndex {
 HfIndex parse_hf_index(const std::string& text, const std::string& what);
 
 // The weights of a model folder, every shard's tensors in one file description (memory-mapped).
-SafeTensorsFile read_hf_weights(const std::string& dir);
+// on_file, when given, is called before each weights file is read (its index from 0, how many there are,
+// its path): a progress report, which may throw (Cancelled) to stop.
+using HfFileProgress = std::function<void(std::size_t index, std::size_t count, const std::string& path)>;
+SafeTensorsFile read_hf_weights(const std::string& dir, const HfFileProgress& on_file = {});
 
 // Writes `file`'s tensors into `dir` as model.safetensors, or, when they exceed shard_bytes, as shards
 // model-0000K-of-0000N.safetensors plus model.safetensors.index.json (each written atomically). Returns the

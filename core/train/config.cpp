@@ -71,6 +71,7 @@ json train_config_to_json(const TrainConfig& c) {
     j["save_every_steps"] = c.save_every_steps;
     j["save_every_seconds"] = c.save_every_seconds;
     j["init_from"] = c.init_from;
+    j["init_base"] = c.init_base;
     j["what_if"] = {{"prune", c.what_if.prune},
                     {"quantize", quantize_name(c.what_if.bits)},
                     {"group", c.what_if.group}};
@@ -258,6 +259,7 @@ TrainConfig train_config_from_json(const json& j) {
     get(j, "save_every_steps", c.save_every_steps, "");
     get(j, "save_every_seconds", c.save_every_seconds, "");
     get(j, "init_from", c.init_from, "");
+    get(j, "init_base", c.init_base, "");
     if (const json* w = section(j, "what_if")) {
         get(*w, "prune", c.what_if.prune, "what_if");
         std::string q = "none";

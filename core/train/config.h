@@ -49,6 +49,9 @@ struct TrainConfig {
     std::int64_t save_every_steps = 0;             // --save-every N
     double save_every_seconds = 600;               // --save-every 10m
     std::string init_from;                         // --init-from FILE.safetensors: the starting weights
+    // --init-base DIR: a peft adapter's base model folder (init_from an adapter folder whose
+    // base_model_name_or_path is a hub name or a path not here); "" = the adapter's own
+    std::string init_base;
     // --prune S / --quantize int8|int4 (issue 23 item 4): when the run has finished, its weights are evaluated
     // on the test split as trained and again pruned/quantised (nn/compression.h); run.json "compression"
     CompressionOptions what_if;

@@ -81,9 +81,10 @@ HfExportResult export_hf_folder(const std::string& weights_in, const std::string
     return r;
 }
 
-void load_hf_folder_weights(Model& model, const std::string& path) {
+void load_hf_folder_weights(Model& model, const std::string& path, const std::string& base_dir) {
     if (is_peft_adapter_folder(path)) {
         PeftAdapter a = read_peft_adapter(path);
+        if (!base_dir.empty()) a.base_dir = base_dir;
         if (a.base_dir.empty() || !is_hf_model_folder(a.base_dir))
             throw InputError(HR_MSG("weights.peft_base", "%1: the adapter's base model '%2' (base_model_name_or_path "
                                                          "in adapter_config.json) is not a Hugging Face model folder "

@@ -20,7 +20,9 @@ class Model;
 // (base_model_name_or_path) with the adapters, loaded as the model's adapters when it has them (--lora R, R
 // the adapter's r), merged into the weights when it has none. Hugging Face's names, checked strictly
 // (train/checkpoint.h load_model_state): InputError naming the file and tensor, the model unchanged.
-void load_hf_folder_weights(Model& model, const std::string& path);
+// base_dir, when not empty, is the adapter's base model folder in place of its base_model_name_or_path
+// (--init-base: the base named by a hub name, downloaded elsewhere).
+void load_hf_folder_weights(Model& model, const std::string& path, const std::string& base_dir = "");
 
 struct HfExportResult {
     std::vector<std::string> files;  // written into the folder, in order (config.json first)

@@ -24,9 +24,9 @@ namespace {
 // (GPT2LMHeadModel or GPT2Model, Conv1D weights [in, out] transposed, mask buffers ignored, the tied head
 // under either name: train/checkpoint.h load_model_state), with DDP's "module." prefix stripped; a file
 // with other names is matched by order as for image models (train/resume.h load_weights_into).
-WeightsMatch load_language_model_weights(Model& model, const std::string& path) {
+WeightsMatch load_language_model_weights(Model& model, const std::string& path, const std::string& base_dir) {
     if (is_hf_model_folder(path) || is_peft_adapter_folder(path)) {
-        load_hf_folder_weights(model, path);
+        load_hf_folder_weights(model, path, base_dir);
         return {};
     }
     if (!is_gpt_layout(model.spec())) return load_weights_into(model, path);
@@ -82,7 +82,7 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
     if (!c.init_from.empty() && !resume) {
         WeightsMatch m;
         st.load_weights([&](Model& model) {
-            m = is_token_model(c.model) ? load_language_model_weights(model, c.init_from)  // lmranks
+            m = is_token_model(c.model) ? load_language_model_weights(model, c.init_from, c.init_base)  // lmranks
                                         : load_weights_into(model, c.init_from);
         });
         weights_notes_ = describe_weights_match(m);

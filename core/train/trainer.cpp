@@ -608,7 +608,9 @@ void Trainer::save_weights(const std::string& path, const std::string& run_json_
         const std::string dir = std::filesystem::path(path).parent_path().string();
         std::string base;
         if (is_hf_model_folder(config_.init_from)) base = std::filesystem::absolute(config_.init_from).string();
-        else if (is_peft_adapter_folder(config_.init_from)) base = read_peft_adapter(config_.init_from).base_dir;
+        else if (is_peft_adapter_folder(config_.init_from))
+            base = config_.init_base.empty() ? read_peft_adapter(config_.init_from).base_dir
+                                             : std::filesystem::absolute(config_.init_base).string();
         write_run_peft_adapter(dir.empty() ? "." : dir, f, impl_->state->model().spec(), rs.lora_rank, rs.lora_alpha,
                                rs.lora_dropout, base);
     }

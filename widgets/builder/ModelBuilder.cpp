@@ -241,6 +241,12 @@ ModelBuilder::ModelBuilder(QWidget* parent) : QWidget(parent), m_undo(new QUndoS
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layL->addWidget(m_summary);
+    m_weightsNote = new QLabel(layW);
+    m_weightsNote->setObjectName(QStringLiteral("weightsNote"));
+    m_weightsNote->setWordWrap(true);
+    m_weightsNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_weightsNote->hide();
+    layL->addWidget(m_weightsNote);
 
     // Properties.
     m_propBox = new QGroupBox(split);
@@ -809,6 +815,14 @@ void ModelBuilder::updateModelForm() {
     m_smoothing->setValue(m_spec.loss.label_smoothing);
     m_smoothing->setEnabled(m_spec.loss.type != "mse");
 }
+
+void ModelBuilder::setWeightsNote(const QString& text) {
+    m_weightsNote->setText(text);
+    m_weightsNote->setVisible(!text.isEmpty());
+}
+
+QString ModelBuilder::weightsNote() const { return m_weightsNote->text(); }
+QString ModelBuilder::summaryText() const { return m_summary->text(); }
 
 void ModelBuilder::updateSummary() {
     if (m_spec.layers.empty()) {

@@ -69,6 +69,10 @@ public:
     void setEditable(bool editable);
     bool isEditable() const { return m_editable; }
     QTreeWidget* palette() const { return m_palette; }
+    // A line under the summary about the weights the model starts from (the application's text; "" hides it).
+    void setWeightsNote(const QString& text);
+    QString weightsNote() const;
+    QString summaryText() const;
     QString selectedPaletteType() const;
     static QString groupTitle(const QString& group);
     static QString layerTitle(const hr::LayerTypeInfo& info);
@@ -138,6 +142,7 @@ private:
     QToolButton* m_duplicateButton = nullptr;
     QToolButton* m_groupButton = nullptr;
     QLabel* m_summary = nullptr;
+    QLabel* m_weightsNote = nullptr;
     QGroupBox* m_propBox = nullptr;
     QFormLayout* m_propForm = nullptr;
     QLabel* m_paletteLabel = nullptr;
