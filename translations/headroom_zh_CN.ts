@@ -1787,6 +1787,28 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
         <translation>与 --gguf 一起使用：在该文件旁写出 Ollama 的 Modelfile（FROM、按 Ollama
 语法写的对话模板、PARAMETER stop）；之后运行：ollama create NAME</translation>
     </message>
+    <message>
+        <source>compute on the weights as headroom export --gguf --type T stores them (f32, f16, bf16
+or q8_0; a LoRA run merged): what the exported file will say</source>
+        <translation>在 headroom export --gguf --type T 存储的权重上计算（f32、f16、bf16
+或 q8_0；LoRA 运行先合并）：即导出文件将给出的结果</translation>
+    </message>
+    <message>
+        <source>also print the prompt&apos;s and the generated token ids (two lines on stderr)</source>
+        <translation>同时打印提示词和生成内容的词元 id（stderr 上的两行）</translation>
+    </message>
+    <message>
+        <source>prompt ids: %1
+</source>
+        <translation>提示词 id：%1
+</translation>
+    </message>
+    <message>
+        <source>generated ids: %1
+</source>
+        <translation>生成的 id：%1
+</translation>
+    </message>
 </context>
 <context>
     <name>OutOfMemoryAdvice</name>
@@ -4082,6 +4104,13 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     </message>
 </context>
 <context>
+    <name>gguf.json</name>
+    <message>
+        <source>%1 is not JSON (%2); repair or remove it and export again</source>
+        <translation>%1 不是 JSON（%2）；请修复或删除它后重新导出</translation>
+    </message>
+</context>
+<context>
     <name>gguf.key</name>
     <message>
         <source>GGUF metadata key &apos;%1&apos; is empty or given twice</source>
@@ -4107,6 +4136,13 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>GGUF tensor name &apos;%1&apos; is empty or given twice</source>
         <translation>GGUF 张量名“%1”为空或重复</translation>
+    </message>
+</context>
+<context>
+    <name>gguf.q8_row</name>
+    <message>
+        <source>q8_0 rounding of %1 values: not whole blocks of 32</source>
+        <translation>对 %1 个值做 q8_0 舍入：不是 32 个值的整块</translation>
     </message>
 </context>
 <context>
@@ -4138,6 +4174,13 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     </message>
 </context>
 <context>
+    <name>gguf.spm</name>
+    <message>
+        <source>%1: the SentencePiece model cannot go into the GGUF file: %2</source>
+        <translation>%1：该 SentencePiece 模型无法写入 GGUF 文件：%2</translation>
+    </message>
+</context>
+<context>
     <name>gguf.tensor</name>
     <message>
         <source>%1: the tensor &apos;%2&apos; has no place in llama.cpp&apos;s %3 architecture; export a model in the plain LLaMA layout</source>
@@ -4147,8 +4190,8 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
 <context>
     <name>gguf.tokenizer</name>
     <message>
-        <source>%1: the run&apos;s tokenizer (%2) cannot go into the GGUF file: %3. GGUF export takes the byte tokenizer or a Hugging Face byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen2); train with one of them</source>
-        <translation>%1：该运行的分词器（%2）无法写入 GGUF 文件：%3。GGUF 导出支持字节分词器或 Hugging Face 字节级 BPE tokenizer.json（GPT-2、Llama 3、Qwen2）；请用其中之一训练</translation>
+        <source>%1: the run&apos;s tokenizer (%2) cannot go into the GGUF file: %3. GGUF export takes the byte tokenizer, a Hugging Face byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen2) or a SentencePiece BPE model (tokenizer.model, bpe:N); train with one of them</source>
+        <translation>%1：该运行的分词器（%2）无法写入 GGUF 文件：%3。GGUF 导出支持字节分词器、Hugging Face 字节级 BPE tokenizer.json（GPT-2、Llama 3、Qwen2）或 SentencePiece BPE 模型（tokenizer.model、bpe:N）；请用其中之一训练</translation>
     </message>
 </context>
 <context>
