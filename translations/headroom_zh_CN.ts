@@ -4041,6 +4041,13 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
     </message>
 </context>
 <context>
+    <name>generate.as_exported</name>
+    <message>
+        <source>%1 is not a LLaMA-family model, which GGUF export does not write; --as-exported is for the weights of a model headroom export --gguf can write</source>
+        <translation>%1 不是 LLaMA 系列模型，GGUF 导出不会写出它；--as-exported 只用于 headroom export --gguf 能写出的模型的权重</translation>
+    </message>
+</context>
+<context>
     <name>generate.no_weights</name>
     <message>
         <source>%1 holds no model.safetensors; pass the folder of a finished run (headroom train --out DIR) or --weights FILE</source>

@@ -73,7 +73,14 @@ Generator::~Generator() = default;
 std::unique_ptr<Generator> Generator::from_weights(const std::string& path, int threads,
                                                    std::optional<GgufTensorType> as_exported) {
     SafeTensorsFile f = read_safetensors(path);
-    if (as_exported) round_as_gguf(f, *as_exported, path);
+    if (as_exported) {
+        if (!is_llama_layout(model_spec_of(f, path)))
+            throw InputError(HR_MSG("generate.as_exported",
+                                    "%1 is not a LLaMA-family model, which GGUF export does not write; --as-exported "
+                                    "is for the weights of a model headroom export --gguf can write"),
+                             {path});
+        round_as_gguf(f, *as_exported, path);
+    }
     std::shared_ptr<const Tokenizer> tok;
     if (auto it = f.metadata.find("tokenizer"); it != f.metadata.end()) tok = load_tokenizer(it->second, folder_of(path));
     return std::unique_ptr<Generator>(new Generator(f, std::move(tok), path, threads));
