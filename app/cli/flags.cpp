@@ -433,6 +433,13 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::generate, "no-kv-cache", nullptr,
      QT_TRANSLATE_NOOP("Cli", "re-run the model over the whole context for every token instead of keeping keys and values (slower; the same tokens)"),
      [](R& r, const V&) { r.noKvCache = true; }},
+    {FlagGroup::generate, "as-exported", "T",
+     QT_TRANSLATE_NOOP("Cli", "compute on the weights as headroom export --gguf --type T stores them (f32, f16, bf16\n"
+                              "or q8_0; a LoRA run merged): what the exported file will say"),
+     [](R& r, const V& v) { r.asExported = QString::fromStdString(v.choice(QT_TRANSLATE_NOOP("Cli", "GGUF type"), {"f32", "f16", "bf16", "q8_0"})); }},
+    {FlagGroup::generate, "ids", nullptr,
+     QT_TRANSLATE_NOOP("Cli", "also print the prompt's and the generated token ids (two lines on stderr)"),
+     [](R& r, const V&) { r.showIds = true; }},
     // ---- presets
     {FlagGroup::presets, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "print the preset NAME's model spec as JSON"),
      [](R& r, const V&) { r.json = true; }},

@@ -63,6 +63,8 @@ struct CliRequest {
     std::uint64_t seed = 1;
     int threads = 0;
     bool noKvCache = false;        // generate --no-kv-cache: re-run whole windows (the reference path)
+    QString asExported;            // generate --as-exported T: the weights rounded as a GGUF file of type T holds them
+    bool showIds = false;          // generate --ids: the prompt's and the generated token ids on stderr
     QSet<QString> given;           // long names of the flags on the command line ("epochs", ...)
     bool has(const char* flag) const { return given.contains(QLatin1String(flag)); }
 };

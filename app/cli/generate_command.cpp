@@ -3,7 +3,8 @@
 // The weights come from --weights FILE or --run RUN (a run folder, or a run of the history: its id,
 // 'last' or its name, whose folder the history keeps); the tokenizer is the one stored next to them.
 // stdout gets the prompt and the generated text, nothing else (so it can be piped); the figures of the
-// generation go to stderr.
+// generation go to stderr (with --ids, the token ids too). --as-exported T computes on the weights rounded
+// as a GGUF file of type T holds them (hr::round_as_gguf), what llama.cpp reading that file should say.
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -15,6 +16,7 @@
 #include "session/RunText.h"
 #include "store/run_store.h"
 #include "train/generate.h"
+#include "train/gguf_export.h"
 
 namespace hrapp {
 
@@ -75,11 +77,13 @@ int runGenerateCommand(const CliRequest& r) {
                            "--weights FILE; see headroom generate --help"));
     try {
         std::unique_ptr<hr::Generator> generator;
+        std::optional<hr::GgufTensorType> asExported;
+        if (!r.asExported.isEmpty()) asExported = hr::parse_gguf_type(r.asExported.toStdString());
         if (!r.weights.isEmpty()) {
             if (!QFileInfo(r.weights).isFile())
                 return bad(Cli::tr("--weights %1: no such file; pass a model.safetensors written by headroom train")
                                .arg(r.weights));
-            generator = hr::Generator::from_weights(r.weights.toStdString(), r.threads);
+            generator = hr::Generator::from_weights(r.weights.toStdString(), r.threads, asExported);
         } else {
             QString folder = r.run;
             if (!QFileInfo(folder).isDir()) {
@@ -89,7 +93,7 @@ int runGenerateCommand(const CliRequest& r) {
                 if (!QFileInfo(folder).isDir())
                     return bad(Cli::tr("--run %1: the run's folder %2 is gone; pass --weights FILE").arg(r.run, folder));
             }
-            generator = hr::Generator::from_run(QDir(folder).path().toStdString(), r.threads);
+            generator = hr::Generator::from_run(QDir(folder).path().toStdString(), r.threads, asExported);
         }
         hr::GenerateOptions o;
         o.prompt = r.prompt.toStdString();
@@ -100,6 +104,15 @@ int runGenerateCommand(const CliRequest& r) {
         o.kv_cache = !r.noKvCache;
         const hr::GenerateResult g = generator->generate(o);
         print(q(g.text) + QLatin1Char('\n'));
+        if (r.showIds) {
+            auto joined = [](const std::vector<std::int32_t>& ids) {
+                QStringList s;
+                for (const std::int32_t id : ids) s << QString::number(id);
+                return s.join(QLatin1Char(' '));
+            };
+            eprint(Cli::tr("prompt ids: %1\n").arg(joined(g.prompt_ids)));
+            eprint(Cli::tr("generated ids: %1\n").arg(joined(g.ids)));
+        }
         const QString cache = g.cached_tokens > 0
                                   ? Cli::tr("key/value cache %1 MB").arg(double(generator->kv_cache_bytes()) / 1e6, 0, 'f', 1)
                                   : Cli::tr("no key/value cache");

@@ -1,6 +1,7 @@
 // GGUF writer (io/gguf.h).
 #include "io/gguf.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -124,6 +125,46 @@ GgufWriter::GgufWriter(const std::string& path, const std::vector<GgufKv>& kvs, 
     out_.write(layout_.header);
 }
 
+namespace {
+// One q8_0 block as ggml's quantize_row_q8_0_ref writes it: the scale d = max|x| / 127 as f16, then
+// round(x / d) as 32 signed bytes (divided by the unrounded d).
+void q8_0_block(const float* x, std::uint8_t* blk) {
+    float amax = 0;
+    for (std::int64_t j = 0; j < kGgufQ8Block; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    const std::uint16_t dh = f32_to_f16(d);
+    std::memcpy(blk, &dh, 2);
+    for (std::int64_t j = 0; j < kGgufQ8Block; ++j)
+        blk[2 + j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::roundf(x[j] * id)));
+}
+}  // namespace
+
+void gguf_round_trip(GgufTensorType type, float* v, std::size_t n) {
+    switch (type) {
+        case GgufTensorType::f32: return;
+        case GgufTensorType::f16:
+            for (std::size_t k = 0; k < n; ++k) v[k] = f16_to_f32(f32_to_f16(v[k]));
+            return;
+        case GgufTensorType::bf16:
+            for (std::size_t k = 0; k < n; ++k) v[k] = bf16_to_f32(f32_to_bf16(v[k]));
+            return;
+        case GgufTensorType::q8_0: {
+            if (n % kGgufQ8Block != 0)
+                throw Error(HR_MSG("gguf.q8_row", "q8_0 rounding of %1 values: not whole blocks of 32"), {std::to_string(n)});
+            std::uint8_t blk[2 + kGgufQ8Block];
+            for (std::size_t b = 0; b < n; b += kGgufQ8Block) {
+                q8_0_block(v + b, blk);
+                std::uint16_t dh;
+                std::memcpy(&dh, blk, 2);
+                const float d = f16_to_f32(dh);  // ggml's dequantize_row_q8_0: q * d
+                for (std::int64_t j = 0; j < kGgufQ8Block; ++j) v[b + j] = static_cast<std::int8_t>(blk[2 + j]) * d;
+            }
+            return;
+        }
+    }
+}
+
 void GgufWriter::pad_to(std::uint64_t offset) {
     static const char zeros[kGgufAlign] = {};
     if (offset > written_) out_.write(zeros, offset - written_);
@@ -152,18 +193,8 @@ void GgufWriter::append_rows(const float* v, std::size_t count) {
             }
             break;
         case GgufTensorType::q8_0:
-            for (std::size_t b = 0; b < count / kGgufQ8Block; ++b) {
-                const float* x = v + b * kGgufQ8Block;
-                std::uint8_t* blk = o + b * (2 + kGgufQ8Block);
-                float amax = 0;
-                for (std::int64_t j = 0; j < kGgufQ8Block; ++j) amax = std::max(amax, std::fabs(x[j]));
-                const float d = amax / 127.0f;
-                const float id = d != 0 ? 1.0f / d : 0.0f;
-                const std::uint16_t dh = f32_to_f16(d);
-                std::memcpy(blk, &dh, 2);
-                for (std::int64_t j = 0; j < kGgufQ8Block; ++j)
-                    blk[2 + j] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::roundf(x[j] * id)));
-            }
+            for (std::size_t b = 0; b < count / kGgufQ8Block; ++b)
+                q8_0_block(v + b * kGgufQ8Block, o + b * (2 + kGgufQ8Block));
             break;
     }
     out_.write(buf_.data(), buf_.size());

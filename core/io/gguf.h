@@ -28,6 +28,11 @@ const char* gguf_type_name(GgufTensorType t);  // "f32", "f16", "q8_0", "bf16"
 // Bytes of a row of n values (q8_0: n a multiple of 32).
 std::uint64_t gguf_row_bytes(GgufTensorType t, std::int64_t n);
 
+// The values `n` values of a matrix row hold once written as `type` and read back, in place: f16 / bf16
+// rounded (to nearest even), q8_0 quantized in blocks of 32 (n a multiple of 32) and dequantized as ggml
+// does (q * d); f32 unchanged. What `headroom generate --as-exported TYPE` computes with.
+void gguf_round_trip(GgufTensorType type, float* values, std::size_t n);
+
 using GgufValue = std::variant<std::uint32_t, std::int32_t, float, bool, std::string, std::vector<std::string>,
                                std::vector<std::int32_t>, std::vector<float>>;
 struct GgufKv {

@@ -1,6 +1,7 @@
 #include "train/checkpoint.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
@@ -82,23 +83,19 @@ namespace {
 // A LoRA run's weights read into a model without adapters: each "X.lora_A" (R, in) and "X.lora_B" (out, R)
 // are merged into "X.weight" (out, in) as W + s B A, s the file's lora_scale (PEFT's merge_and_unload).
 // f32 only; the merged copy replaces the file's tensors.
-SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path) {
+void merge_lora_in_place(SafeTensorsFile& file, const std::string& path) {
     const auto it = file.metadata.find("lora_scale");
     if (it == file.metadata.end())
         throw InputError(HR_MSG("weights.lora_scale", "%1 has LoRA adapters but no lora_scale in its metadata, so they "
                                                       "cannot be merged into the weights; train with --lora to use them"),
                          {path});
     const double scale = std::strtod(it->second.c_str(), nullptr);
-    SafeTensorsFile out;
-    out.metadata = file.metadata;
-    for (const SafeTensor& t : file.tensors)
-        if (!is_lora_adapter(t.name)) out.tensors.push_back(t);
     for (const SafeTensor& a : file.tensors) {
         if (a.name.size() < 7 || a.name.compare(a.name.size() - 7, 7, ".lora_A") != 0) continue;
         const std::string stem = a.name.substr(0, a.name.size() - 7);
         const SafeTensor* b = file.find(stem + ".lora_B");
         SafeTensor* w = nullptr;
-        for (SafeTensor& t : out.tensors)
+        for (SafeTensor& t : file.tensors)
             if (t.name == stem + ".weight") w = &t;
         if (!b || !w || a.dtype != DType::f32 || b->dtype != DType::f32 || w->dtype != DType::f32 || a.shape.size() != 2 ||
             b->shape.size() != 2 || w->shape.size() != 2 || a.shape[0] != b->shape[1] || w->shape[0] != b->shape[0] ||
@@ -118,9 +115,22 @@ SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path
                 W[o * in + i] = static_cast<float>(W[o * in + i] + scale * acc);
             }
     }
+    file.tensors.erase(std::remove_if(file.tensors.begin(), file.tensors.end(),
+                                      [](const SafeTensor& t) { return is_lora_adapter(t.name); }),
+                       file.tensors.end());
+}
+
+SafeTensorsFile merged_lora(const SafeTensorsFile& file, const std::string& path) {
+    SafeTensorsFile out = file;
+    merge_lora_in_place(out, path);
     return out;
 }
 }  // namespace
+
+void merge_lora_adapters_in_place(SafeTensorsFile& file, const std::string& path) {
+    for (const auto& t : file.tensors)
+        if (is_lora_adapter(t.name)) return merge_lora_in_place(file, path);
+}
 
 SafeTensorsFile merge_lora_adapters(const SafeTensorsFile& file, const std::string& path) {
     for (const auto& t : file.tensors)

@@ -28,6 +28,8 @@ void load_model_state(Model& model, const SafeTensorsFile& file, const std::stri
 // A LoRA run's file with its adapters merged into the weights they adapt (W + lora_scale * B A, PEFT's
 // merge_and_unload) and left out; the file as it is when it has none. InputError naming `path` when they do not fit.
 SafeTensorsFile merge_lora_adapters(const SafeTensorsFile& file, const std::string& path);
+// The same in place (the file is not copied; nothing changes when it has no adapters).
+void merge_lora_adapters_in_place(SafeTensorsFile& file, const std::string& path);
 // (is_lora_adapter, nn/layer.h: a LoRA adapter's state_dict name is optional when a file is read into a model)
 
 // The model a weights file was written for: its metadata's model_spec, or, for files without one (a

@@ -11,6 +11,7 @@
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
 #include "train/checkpoint.h"
+#include "train/gguf_export.h"
 
 namespace hr {
 
@@ -69,14 +70,24 @@ std::size_t Generator::kv_cache_workspace_bytes() const { return model_->kv_cach
 
 Generator::~Generator() = default;
 
-std::unique_ptr<Generator> Generator::from_weights(const std::string& path, int threads) {
+std::unique_ptr<Generator> Generator::from_weights(const std::string& path, int threads,
+                                                   std::optional<GgufTensorType> as_exported) {
     SafeTensorsFile f = read_safetensors(path);
+    if (as_exported) {
+        if (!is_llama_layout(model_spec_of(f, path)))
+            throw InputError(HR_MSG("generate.as_exported",
+                                    "%1 is not a LLaMA-family model, which GGUF export does not write; --as-exported "
+                                    "is for the weights of a model headroom export --gguf can write"),
+                             {path});
+        round_as_gguf(f, *as_exported, path);
+    }
     std::shared_ptr<const Tokenizer> tok;
     if (auto it = f.metadata.find("tokenizer"); it != f.metadata.end()) tok = load_tokenizer(it->second, folder_of(path));
     return std::unique_ptr<Generator>(new Generator(f, std::move(tok), path, threads));
 }
 
-std::unique_ptr<Generator> Generator::from_run(const std::string& run_dir, int threads) {
+std::unique_ptr<Generator> Generator::from_run(const std::string& run_dir, int threads,
+                                               std::optional<GgufTensorType> as_exported) {
     const std::string path = run_dir + "/model.safetensors";
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
@@ -84,7 +95,7 @@ std::unique_ptr<Generator> Generator::from_run(const std::string& run_dir, int t
                                 "%1 holds no model.safetensors; pass the folder of a finished run (headroom train "
                                 "--out DIR) or --weights FILE"),
                          {run_dir});
-    return from_weights(path, threads);
+    return from_weights(path, threads, as_exported);
 }
 
 std::unique_ptr<Generator> Generator::from_snapshot(const WeightsSnapshot& s, int threads) {

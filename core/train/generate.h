@@ -21,10 +21,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/tokenizer.h"
+#include "io/gguf.h"
 #include "io/safetensors.h"
 #include "nn/model_spec.h"
 
@@ -81,8 +83,13 @@ public:
     // (the spec from its metadata, the tokenizer it names from the same folder; a GPT-2 file without
     // metadata takes the byte tokenizer unless `tokenizer_dir` holds one), or from a snapshot.
     // threads: the CPU threads of the Generator's backend (0: all cores).
-    static std::unique_ptr<Generator> from_run(const std::string& run_dir, int threads = 1);
-    static std::unique_ptr<Generator> from_weights(const std::string& path, int threads = 1);
+    // as_exported: compute on the weights as `headroom export --gguf --type T` stores them (LoRA merged,
+    // matrices rounded as that type; train/gguf_export.h round_as_gguf), rounded in place on load: the
+    // tokens llama.cpp should give for that file, up to its own arithmetic.
+    static std::unique_ptr<Generator> from_run(const std::string& run_dir, int threads = 1,
+                                               std::optional<GgufTensorType> as_exported = std::nullopt);
+    static std::unique_ptr<Generator> from_weights(const std::string& path, int threads = 1,
+                                                   std::optional<GgufTensorType> as_exported = std::nullopt);
     static std::unique_ptr<Generator> from_snapshot(const WeightsSnapshot& snapshot, int threads = 1);
     ~Generator();
 

@@ -6,7 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <functional>
 #include <sstream>
+#include <string_view>
+
+#include <sentencepiece_processor.h>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +46,16 @@ const char* const kChatmlTemplate =
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + "
     "'<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
+// Mistral's [INST] format as data/chat_template.h renders it (system messages go before the next user
+// message, after a blank line; llama.cpp adds <s> itself when add_bos_token is on, the template writes bos_token)
+const char* const kMistralTemplate =
+    "{{ bos_token }}{% set ns = namespace(system='') %}{% for message in messages %}"
+    "{% if message['role'] == 'system' %}{% if ns.system %}{% set ns.system = ns.system + '\n\n' + message['content'] %}"
+    "{% else %}{% set ns.system = message['content'] %}{% endif %}"
+    "{% elif message['role'] == 'user' %}{{ '[INST] ' + (ns.system + '\n\n' if ns.system else '') + message['content'] + "
+    "' [/INST]' }}{% set ns.system = '' %}"
+    "{% else %}{{ message['content'] + eos_token }}{% endif %}{% endfor %}";
+
 // GPT-2's bytes_to_unicode: the character a byte-level BPE writes for byte b, as UTF-8.
 std::string gguf_byte_char(int b) {
     int cp = b;
@@ -70,10 +84,114 @@ struct GgufVocab {
 
 [[noreturn]] void refuse_tokenizer(const std::string& weights, const std::string& kind, const std::string& why) {
     throw InputError(HR_MSG("gguf.tokenizer", "%1: the run's tokenizer (%2) cannot go into the GGUF file: %3. "
-                                              "GGUF export takes the byte tokenizer or a Hugging Face byte-level "
-                                              "BPE tokenizer.json (GPT-2, Llama 3, Qwen2); train with one of them"),
+                                              "GGUF export takes the byte tokenizer, a Hugging Face byte-level "
+                                              "BPE tokenizer.json (GPT-2, Llama 3, Qwen2) or a SentencePiece BPE "
+                                              "model (tokenizer.model, bpe:N); train with one of them"),
                      {weights, kind, why});
 }
+
+// ---- a SentencePiece model's ModelProto, read for what llama.cpp's "llama" tokenizer needs ----------------
+// (sentencepiece_model.proto: ModelProto 1 pieces {1 piece, 2 score, 3 type}, 2 trainer_spec {3 model_type,
+// 35 byte_fallback}, 3 normalizer_spec {1 name, 2 precompiled_charsmap, 3 add_dummy_prefix,
+// 4 remove_extra_whitespaces, 5 escape_whitespaces}; proto2 defaults where a field is absent.)
+
+// Calls f(field, wire type, varint value, bytes) for each field of a message; false when it is malformed.
+bool proto_fields(std::string_view m, const std::function<void(int, int, std::uint64_t, std::string_view)>& f) {
+    std::size_t i = 0;
+    auto varint = [&](std::uint64_t& v) {
+        v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (i >= m.size()) return false;
+            const auto b = static_cast<std::uint8_t>(m[i++]);
+            v |= std::uint64_t(b & 0x7F) << shift;
+            if (!(b & 0x80)) return true;
+        }
+        return false;
+    };
+    while (i < m.size()) {
+        std::uint64_t key = 0, v = 0;
+        if (!varint(key)) return false;
+        const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+        std::string_view bytes;
+        if (wire == 0) {
+            if (!varint(v)) return false;
+        } else if (wire == 1 || wire == 5) {
+            const std::size_t n = wire == 1 ? 8 : 4;
+            if (m.size() - i < n) return false;
+            bytes = m.substr(i, n);
+            i += n;
+        } else if (wire == 2) {
+            if (!varint(v) || v > m.size() - i) return false;
+            bytes = m.substr(i, static_cast<std::size_t>(v));
+            i += static_cast<std::size_t>(v);
+        } else {
+            return false;
+        }
+        f(field, wire, v, bytes);
+    }
+    return true;
+}
+
+}  // namespace
+
+GgufSentencePiece gguf_sentencepiece(const std::string& model, const std::string& where) {
+    auto bad = [&](const std::string& why) {
+        throw InputError(HR_MSG("gguf.spm", "%1: the SentencePiece model cannot go into the GGUF file: %2"), {where, why});
+    };
+    sentencepiece::SentencePieceProcessor sp;
+    if (const auto st = sp.LoadFromSerializedProto(model); !st.ok()) bad("it is not a SentencePiece model (" + st.ToString() + ")");
+    GgufSentencePiece r;
+    int model_type = 1;  // UNIGRAM unless said
+    bool remove_extra_whitespaces = true, escape_whitespaces = true;
+    std::string normalizer = "nmt_nfkc", charsmap;
+    bool ok = proto_fields(model, [&](int field, int wire, std::uint64_t, std::string_view bytes) {
+        if (field == 1 && wire == 2) {
+            std::string piece;
+            float score = 0;
+            int type = 1;  // NORMAL
+            ok = proto_fields(bytes, [&](int f, int w, std::uint64_t v, std::string_view b) {
+                if (f == 1 && w == 2) piece = std::string(b);
+                if (f == 2 && w == 5) std::memcpy(&score, b.data(), 4);
+                if (f == 3 && w == 0) type = static_cast<int>(v);
+            }) && ok;
+            r.pieces.push_back(std::move(piece));
+            r.scores.push_back(score);
+            r.types.push_back(type);
+        } else if (field == 2 && wire == 2) {
+            ok = proto_fields(bytes, [&](int f, int w, std::uint64_t v, std::string_view) {
+                if (f == 3 && w == 0) model_type = static_cast<int>(v);
+            }) && ok;
+        } else if (field == 3 && wire == 2) {
+            ok = proto_fields(bytes, [&](int f, int w, std::uint64_t v, std::string_view b) {
+                if (f == 1 && w == 2) normalizer = std::string(b);
+                if (f == 2 && w == 2) charsmap = std::string(b);
+                if (f == 3 && w == 0) r.add_space_prefix = v != 0;
+                if (f == 4 && w == 0) remove_extra_whitespaces = v != 0;
+                if (f == 5 && w == 0) escape_whitespaces = v != 0;
+            }) && ok;
+        }
+    });
+    if (!ok || static_cast<int>(r.pieces.size()) != sp.GetPieceSize()) bad("its pieces could not be read");
+    for (int& t : r.types)
+        if (t < 1 || t > 6) bad("a piece has the unknown type " + std::to_string(t));
+    if (model_type != 2)
+        bad(model_type == 1 ? "it is a unigram model; llama.cpp's llama tokenizer merges pieces by score, which gives "
+                              "a BPE model's ids and a unigram model's only sometimes"
+                            : "it is neither a BPE nor a unigram model");
+    if (!charsmap.empty())
+        bad("its normalizer (" + normalizer + ") rewrites the text before tokenizing, which llama.cpp does not; "
+            "train the tokenizer with --normalization_rule_name=identity");
+    if (remove_extra_whitespaces)
+        bad("it removes repeated spaces, which llama.cpp keeps; train it with --remove_extra_whitespaces=false");
+    if (!escape_whitespaces) bad("it keeps spaces as they are instead of as \xe2\x96\x81, which llama.cpp expects");
+    r.bos = sp.bos_id();
+    r.eos = sp.eos_id();
+    r.unk = sp.unk_id();
+    r.pad = sp.pad_id();
+    return r;
+}
+
+namespace {
 
 // The tokenizer.ggml.* entries for `vocab` model rows.
 GgufVocab gguf_tokenizer(const SafeTensorsFile& raw, const std::string& weights, std::int64_t vocab) {
@@ -166,10 +284,42 @@ GgufVocab gguf_tokenizer(const SafeTensorsFile& raw, const std::string& weights,
         if (eos < 0) eos = bos;
         if (bos < 0) bos = eos = 0;
         t.description = "gpt2 (" + pre + ", " + std::to_string(merges.size()) + " merges)";
+    } else if (kind == "sentencepiece" || kind.rfind("bpe:", 0) == 0) {
+        const std::string name = meta("tokenizer_file").empty() ? "tokenizer.model" : meta("tokenizer_file");
+        const fs::path file = fs::path(weights).parent_path() / fs::path(name).filename();
+        std::ifstream in(file, std::ios::binary);
+        if (!in) refuse_tokenizer(weights, kind, "its file " + file.string() + " is not beside the weights");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        GgufSentencePiece sp = gguf_sentencepiece(ss.str(), file.string());
+        std::vector<float> scores(static_cast<std::size_t>(vocab), -1000.0f);
+        for (std::size_t i = 0; i < sp.pieces.size(); ++i) {
+            put(static_cast<std::int64_t>(i), sp.pieces[i], sp.types[i]);
+            scores[i] = sp.scores[i];
+        }
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            if (types[i] == kGgufUnused && i >= sp.pieces.size()) tokens[i] = "[PAD" + std::to_string(i) + "]";
+        // LLaMA 2: <s> added at the start when the model has one, never </s>
+        const std::int64_t bos_id = sp.bos >= 0 ? sp.bos : sp.unk, eos_id = sp.eos >= 0 ? sp.eos : sp.unk;
+        t.kvs = {{"tokenizer.ggml.model", std::string("llama")},
+                 {"tokenizer.ggml.tokens", std::move(tokens)},
+                 {"tokenizer.ggml.scores", std::move(scores)},
+                 {"tokenizer.ggml.token_type", std::move(types)},
+                 {"tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(std::max<std::int64_t>(0, bos_id))},
+                 {"tokenizer.ggml.eos_token_id", static_cast<std::uint32_t>(std::max<std::int64_t>(0, eos_id))},
+                 {"tokenizer.ggml.add_bos_token", sp.bos >= 0},
+                 {"tokenizer.ggml.add_eos_token", false},
+                 {"tokenizer.ggml.add_space_prefix", sp.add_space_prefix}};
+        if (sp.unk >= 0) t.kvs.push_back({"tokenizer.ggml.unknown_token_id", static_cast<std::uint32_t>(sp.unk)});
+        if (sp.pad >= 0) t.kvs.push_back({"tokenizer.ggml.padding_token_id", static_cast<std::uint32_t>(sp.pad)});
+        t.description = "llama (SentencePiece BPE, " + std::to_string(sp.pieces.size()) + " pieces)";
+        // data/chat_template.h's auto: a SentencePiece model with <s> and </s> is Mistral's family
+        if (sp.bos >= 0 && sp.eos >= 0 && sp.pieces[static_cast<std::size_t>(sp.bos)] == "<s>" &&
+            sp.pieces[static_cast<std::size_t>(sp.eos)] == "</s>")
+            t.chat_template_name = "mistral";
+        return t;
     } else {
-        refuse_tokenizer(weights, kind,
-                         kind == "char" ? "llama.cpp has no tokenizer that maps characters to ids without merges"
-                                        : "SentencePiece models are not written yet");
+        refuse_tokenizer(weights, kind, "llama.cpp has no vocabulary that maps characters to ids in first-seen order without merges or byte fallback (docs/export.md)");
     }
     for (std::size_t i = 0; i < tokens.size(); ++i)
         if (types[i] == kGgufUnused) tokens[i] = "[PAD" + std::to_string(i) + "]";
@@ -182,8 +332,6 @@ GgufVocab gguf_tokenizer(const SafeTensorsFile& raw, const std::string& weights,
     t.kvs.push_back({"tokenizer.ggml.eos_token_id", static_cast<std::uint32_t>(eos)});
     t.kvs.push_back({"tokenizer.ggml.add_bos_token", add_bos});
     t.kvs.push_back({"tokenizer.ggml.add_eos_token", false});
-    if (t.chat_template_name == "llama3") t.kvs.push_back({"tokenizer.chat_template", std::string(kLlama3Template)});
-    if (t.chat_template_name == "chatml") t.kvs.push_back({"tokenizer.chat_template", std::string(kChatmlTemplate)});
     return t;
 }
 
@@ -250,6 +398,36 @@ GgufTensorType parse_gguf_type(const std::string& name) {
     throw InputError(HR_MSG("gguf.type", "unknown GGUF type '%1'; pick f32, f16, bf16 or q8_0"), {name});
 }
 
+GgufTensorType gguf_stored_type(GgufTensorType requested, const std::vector<std::int64_t>& shape) {
+    if (shape.size() != 2) return GgufTensorType::f32;
+    if (requested == GgufTensorType::q8_0 && shape.back() % 32 != 0) return GgufTensorType::f16;
+    return requested;
+}
+
+void round_as_gguf(SafeTensorsFile& f, GgufTensorType type, const std::string& path) {
+    merge_lora_adapters_in_place(f, path);
+    std::vector<float> row;
+    for (SafeTensor& t : f.tensors) {
+        if (t.shape.size() != 2) continue;
+        if (t.dtype != DType::f32 && t.dtype != DType::f64 && t.dtype != DType::bf16 && t.dtype != DType::f16) continue;
+        const GgufTensorType tt = gguf_stored_type(type, t.shape);
+        if (tt == GgufTensorType::f32 && t.dtype != DType::f64) continue;  // f16 / bf16 widen exactly
+        const std::size_t cols = static_cast<std::size_t>(t.shape[1]), rows = static_cast<std::size_t>(t.shape[0]);
+        std::vector<std::uint8_t> out(4 * rows * cols);
+        row.resize(cols);
+        for (std::size_t r = 0; r < rows; ++r) {
+            gguf_values(t, r * cols, cols, row.data());
+            gguf_round_trip(tt, row.data(), cols);
+            std::memcpy(out.data() + 4 * r * cols, row.data(), 4 * cols);
+        }
+        t.data = std::move(out);
+        t.dtype = DType::f32;
+        t.mapping.reset();
+        t.mapped = nullptr;
+        t.mapped_size = 0;
+    }
+}
+
 std::string ollama_modelfile(const std::string& gguf_name, const std::string& chat_template) {
     // Ollama's Go templates: llama.cpp adds <|begin_of_text|> itself (add_bos_token), so the template does not
     std::string tmpl = "{{ range .Messages }}{{ .Content }}{{ end }}", stop;
@@ -260,6 +438,12 @@ std::string ollama_modelfile(const std::string& gguf_name, const std::string& ch
     } else if (chat_template == "chatml") {
         tmpl = "{{ range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n";
         stop = "<|im_end|>";
+    } else if (chat_template == "mistral") {  // system messages before the next user message; <s> is llama.cpp's
+        tmpl = "{{ $system := \"\" }}{{ range .Messages }}{{ if eq .Role \"system\" }}{{ if $system }}"
+               "{{ $system = printf \"%s\\n\\n%s\" $system .Content }}{{ else }}{{ $system = .Content }}{{ end }}"
+               "{{ else if eq .Role \"user\" }}[INST] {{ if $system }}{{ $system }}\n\n{{ end }}{{ .Content }} [/INST]"
+               "{{ $system = \"\" }}{{ else }}{{ .Content }}</s>{{ end }}{{ end }}";
+        stop = "</s>";
     }
     std::string m = "FROM ./" + gguf_name + "\nTEMPLATE \"\"\"" + tmpl + "\"\"\"\n";
     if (!stop.empty()) m += "PARAMETER stop \"" + stop + "\"\n";
@@ -314,6 +498,48 @@ GgufExportResult export_gguf(const std::string& weights_in, const std::string& p
         {a + ".rope.dimension_count", u32(c.head_dim)},
     };
     for (const auto& kv : tok.kvs) kvs.push_back(kv);
+    {  // the chat template: the folder's tokenizer_config.json's own, else the named one the run used
+        const fs::path dir = fs::path(weights).parent_path();
+        auto read_json = [&](const fs::path& f) {
+            std::ifstream in(f, std::ios::binary);
+            std::stringstream ss;
+            ss << in.rdbuf();
+            try {
+                return nlohmann::json::parse(ss.str());
+            } catch (const std::exception& e) {
+                throw InputError(HR_MSG("gguf.json", "%1 is not JSON (%2); repair or remove it and export again"),
+                                 {f.string(), e.what()});
+            }
+        };
+        if (fs::is_regular_file(dir / "run.json", ec)) {  // instruction data: the template it was trained with
+            const nlohmann::json run = read_json(dir / "run.json");
+            const auto d = run.find("data");
+            if (d != run.end() && d->is_object() && d->contains("chat_template") && (*d)["chat_template"].is_string() &&
+                !(*d)["chat_template"].get<std::string>().empty()) {
+                r.chat_template = (*d)["chat_template"].get<std::string>();
+                if (r.chat_template == "plain") r.chat_template.clear();
+            }
+        }
+        std::string jinja;
+        if (fs::is_regular_file(dir / "tokenizer_config.json", ec)) {
+            const nlohmann::json tc = read_json(dir / "tokenizer_config.json");
+            const auto ct = tc.is_object() ? tc.find("chat_template") : tc.end();
+            if (tc.is_object() && ct != tc.end()) {
+                if (ct->is_string()) jinja = ct->get<std::string>();
+                else if (ct->is_array())  // [{name, template}, ...]: the default one
+                    for (const auto& e : *ct)
+                        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+                            jinja = e["template"].get<std::string>();
+            }
+            if (!jinja.empty()) r.chat_template_source = (dir / "tokenizer_config.json").string();
+        }
+        if (jinja.empty()) {
+            if (r.chat_template == "llama3") jinja = kLlama3Template;
+            if (r.chat_template == "chatml") jinja = kChatmlTemplate;
+            if (r.chat_template == "mistral") jinja = kMistralTemplate;
+        }
+        if (!jinja.empty()) kvs.push_back({"tokenizer.chat_template", jinja});
+    }
 
     // the tensors: names, shapes, types; Q/K rows permuted for llama
     std::vector<GgufPlanned> plan;
@@ -347,10 +573,7 @@ GgufExportResult export_gguf(const std::string& weights_in, const std::string& p
         p.src = &t;
         p.info.name = name;
         p.info.shape = t.shape;
-        const bool matrix = p.info.shape.size() == 2;
-        GgufTensorType tt = matrix ? type : GgufTensorType::f32;
-        if (tt == GgufTensorType::q8_0 && p.info.shape.back() % 32 != 0) tt = GgufTensorType::f16;
-        p.info.type = tt;
+        p.info.type = gguf_stored_type(type, p.info.shape);
         if (a == "llama") {
             if (t.name.find(".q_proj.") != std::string::npos) p.permute_heads = c.num_attention_heads;
             if (t.name.find(".k_proj.") != std::string::npos) p.permute_heads = c.num_key_value_heads;

@@ -7,9 +7,12 @@
 // in all the windows evaluated), as PyTorch's cross_entropy(ignore_index=-100) over that batch gives.
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "data/instruct_data.h"
 #include "data/text_data.h"
@@ -148,7 +151,21 @@ public:
     std::string batch_text() const override {
         return "batch " + std::to_string(c_.batch) + " x " + std::to_string(T_) + " tokens";
     }
-    void write_run_files(const std::string& dir) const override { tokenizer_->save(dir); }
+    // the tokenizer's file, and the tokenizer_config.json of the model folder it came from (its chat template
+    // goes into a GGUF export: train/gguf_export.h)
+    void write_run_files(const std::string& dir) const override {
+        tokenizer_->save(dir);
+        const std::string file = tokenizer_spec_file(c_.tokenizer);
+        if (file.empty()) return;
+        std::error_code ec;
+        const auto config = std::filesystem::path(file).parent_path() / "tokenizer_config.json";
+        const auto target = std::filesystem::path(dir) / "tokenizer_config.json";
+        if (!std::filesystem::is_regular_file(config, ec) || std::filesystem::equivalent(config, target, ec)) return;
+        std::ifstream in(config, std::ios::binary);
+        std::stringstream bytes;
+        bytes << in.rdbuf();
+        if (in) write_file_atomic(target.string(), bytes.str());
+    }
     std::shared_ptr<const Tokenizer> tokenizer() const override { return tokenizer_; }
 
     std::int64_t units_per_row() const override { return T_; }

@@ -1,7 +1,9 @@
 // Runs a GGUF file in the real llama.cpp (node-llama-cpp 3.21.1, CPU build, no downloads) for the runtime
 // tests: node gguf_llama.mjs NODE_MODULES REQUEST.json RESULT.json
 // REQUEST: {model, context, texts: [...], prompt: [ids], tokens: N, scored: [ids]}
-// RESULT:  {texts: [[ids llama.cpp gives each text, no BOS added]],
+// RESULT:  {chat_template: the file's tokenizer.chat_template as llama.cpp's loader read it (null: none),
+//           tokenizer_model: tokenizer.ggml.model, add_bos: tokenizer.ggml.add_bos_token,
+//           texts: [[ids llama.cpp gives each text, no BOS added]],
 //           greedy: [N ids after the prompt, temperature 0],
 //           greedy_top: [[[id, p], [id, p]] the two most likely tokens at each greedy step, temperature 1],
 //           scored: [log p of scored[i+1] after scored[0..i], for each i, temperature 1]}
@@ -16,6 +18,10 @@ const { getLlama, LlamaLogLevel } = await import(pathToFileURL(path.join(modules
 const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error, usePrebuiltBinaries: true });
 const model = await llama.loadModel({ modelPath: req.model, gpuLayers: 0 });
 const out = { texts: [], greedy: [], greedy_top: [], scored: [] };
+const tokenizerMeta = model.fileInfo?.metadata?.tokenizer ?? {};
+out.chat_template = tokenizerMeta.chat_template ?? null;
+out.tokenizer_model = tokenizerMeta.ggml?.model ?? null;
+out.add_bos = tokenizerMeta.ggml?.add_bos_token ?? null;
 for (const t of req.texts ?? []) out.texts.push(Array.from(model.tokenize(t, false)));
 
 const full = { probabilities: true, options: { temperature: 1, topK: 0, topP: 1, minP: 0 } };
