@@ -14,6 +14,7 @@
 #include "cli/output.h"
 #include "session/RunText.h"
 #include "store/run_store.h"
+#include "train/before_after.h"
 #include "train/generate.h"
 
 namespace hrapp {
@@ -75,6 +76,8 @@ int runGenerateCommand(const CliRequest& r) {
                            "--weights FILE; see headroom generate --help"));
     try {
         std::unique_ptr<hr::Generator> generator;
+        if (r.before && r.run.isEmpty())
+            return bad(Cli::tr("--before compares a run with the model it started from: give --run RUN"));
         if (!r.weights.isEmpty()) {
             if (!QFileInfo(r.weights).isFile())
                 return bad(Cli::tr("--weights %1: no such file; pass a model.safetensors written by headroom train")
@@ -89,7 +92,8 @@ int runGenerateCommand(const CliRequest& r) {
                 if (!QFileInfo(folder).isDir())
                     return bad(Cli::tr("--run %1: the run's folder %2 is gone; pass --weights FILE").arg(r.run, folder));
             }
-            generator = hr::Generator::from_run(QDir(folder).path().toStdString(), r.threads);
+            const std::string dir = QDir(folder).path().toStdString();
+            generator = r.before ? hr::start_generator(dir, r.threads) : hr::Generator::from_run(dir, r.threads);
         }
         hr::GenerateOptions o;
         o.prompt = r.prompt.toStdString();

@@ -8,6 +8,8 @@
 #include <QList>
 #include <QWidget>
 
+#include "session/RunExport.h"
+
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -21,6 +23,7 @@ class LiveChart;
 
 namespace hrapp {
 
+class ExportDialog;
 class RunStore;
 
 class RunsView : public QWidget {
@@ -66,6 +69,9 @@ public:
     // or, when empty, one asked for. Returns the message shown (the file written, or why not: a language model,
     // a run without a folder); nothing is written on error. `ask` false: no dialogs (tests).
     QString exportOnnx(qint64 runId, const QString& file = QString(), bool ask = true);
+    // The context menu's Export model: the run's export of `kind` in a dialog (gui/ExportDialog.h, deleted on
+    // close; opened when `show`). Null, with a message box when `show`, for a run without weights in a folder.
+    ExportDialog* openExport(qint64 runId, ExportKind kind, bool show = true);
 
 public slots:
     void reload();  // re-reads the store (keeps the selection)
