@@ -1678,34 +1678,6 @@ checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in hos
 </translation>
     </message>
     <message>
-        <source>write a trained model as a Hugging Face model folder, a GGUF file or an ONNX file</source>
-        <translation>将训练好的模型写为 Hugging Face 模型文件夹、GGUF 文件或 ONNX 文件</translation>
-    </message>
-    <message>
-        <source>RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets
-config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)
-and the run&apos;s tokenizer file; transformers&apos; from_pretrained(DIR) loads it. A LoRA run&apos;s adapters
-are merged into the weights; its run folder holds them in peft&apos;s layout as well
-(adapter_model.safetensors, adapter_config.json).
---gguf FILE (a LLaMA-family model): one GGUF file that llama.cpp, Ollama and LM Studio load: the
-weights in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and
-the chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written.
---onnx FILE (an image or table model): one ONNX file at opset 17 for ONNX Runtime, input
-&quot;input&quot; (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the
-run&apos;s normalisation in the graph, output &quot;logits&quot; (batch, classes); docs/export.md.</source>
-        <translation>RUN 是运行文件夹或其中的 model.safetensors。--hf DIR（LLaMA 系列模型）：DIR 中写入
-config.json、model.safetensors（超过 --shard-size 时分片，并附 model.safetensors.index.json）
-以及该运行的分词器文件；transformers 的 from_pretrained(DIR) 可加载。LoRA 运行的适配器
-会合并进权重；其运行文件夹也以 peft 的布局保存适配器
-（adapter_model.safetensors、adapter_config.json）。
---gguf FILE（LLaMA 系列模型）：写出一个 llama.cpp、Ollama 和 LM Studio 可加载的 GGUF 文件：
-权重为 --type 指定的类型（默认 f16），另含分词器（字节分词器，或字节级 BPE tokenizer.json）以及
-该模型家族的对话模板。GGUF 无法容纳的模型或分词器会被拒绝，不写出任何文件。
---onnx FILE（图像或表格模型）：供 ONNX Runtime 使用的单个 opset 17 ONNX 文件，输入
-&quot;input&quot; 为 (batch, C, H, W) 的 [0, 1] 范围像素或 (batch, F) 的原始表格特征，该运行的
-归一化包含在计算图中，输出 &quot;logits&quot; (batch, classes)；见 docs/export.md。</translation>
-    </message>
-    <message>
         <source>wrote %1 (%2, %3): %4 nodes, opset %5, input &quot;input&quot; (batch, %6), output &quot;logits&quot; (batch, %7)%8
 </source>
         <translation>已写入 %1（%2，%3）：%4 个节点，opset %5，输入 &quot;input&quot; (batch, %6)，输出 &quot;logits&quot; (batch, %7)%8
@@ -1714,10 +1686,6 @@ config.json、model.safetensors（超过 --shard-size 时分片，并附 model.s
     <message>
         <source>; the what-if&apos;s weights</source>
         <translation>；假设分析的权重</translation>
-    </message>
-    <message>
-        <source>give one of --hf DIR (a Hugging Face model folder), --gguf FILE (a GGUF file) and --onnx FILE (an ONNX file)</source>
-        <translation>请给出 --hf DIR（Hugging Face 模型文件夹）、--gguf FILE（GGUF 文件）和 --onnx FILE（ONNX 文件）中的一个</translation>
     </message>
     <message>
         <source>--type and --ollama are for a GGUF file: give --gguf FILE</source>
@@ -1786,6 +1754,60 @@ tokenizer and chat template inside; LoRA adapters merged)</source>
 template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</source>
         <translation>与 --gguf 一起使用：在该文件旁写出 Ollama 的 Modelfile（FROM、按 Ollama
 语法写的对话模板、PARAMETER stop）；之后运行：ollama create NAME</translation>
+    </message>
+    <message>
+        <source>write a trained model as a Hugging Face model folder, a peft adapter, a GGUF file or an ONNX file</source>
+        <translation>将训练好的模型写成 Hugging Face 模型文件夹、peft 适配器、GGUF 文件或 ONNX 文件</translation>
+    </message>
+    <message>
+        <source>RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets
+config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)
+and the run&apos;s tokenizer file; transformers&apos; from_pretrained(DIR) loads it. A LoRA run&apos;s adapters
+are merged into the weights; its run folder holds them in peft&apos;s layout as well
+(adapter_model.safetensors, adapter_config.json); --peft DIR writes them into DIR.
+--gguf FILE (a LLaMA-family model): one GGUF file that llama.cpp, Ollama and LM Studio load: the
+weights in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and
+the chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written.
+--onnx FILE (an image or table model): one ONNX file at opset 17 for ONNX Runtime, input
+&quot;input&quot; (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the
+run&apos;s normalisation in the graph, output &quot;logits&quot; (batch, classes); docs/export.md.</source>
+        <translation>RUN 是运行文件夹或其中的 model.safetensors。--hf DIR（LLaMA 系列模型）：DIR 中写入
+config.json、model.safetensors（超过 --shard-size 时分片，并附 model.safetensors.index.json）
+以及该运行的分词器文件；transformers 的 from_pretrained(DIR) 可加载。LoRA 运行的适配器
+会合并进权重；其运行文件夹也以 peft 的布局保存适配器
+（adapter_model.safetensors、adapter_config.json）；--peft DIR 把它们写入 DIR。
+--gguf FILE（LLaMA 系列模型）：写出一个 llama.cpp、Ollama 和 LM Studio 可加载的 GGUF 文件：
+权重为 --type 指定的类型（默认 f16），另含分词器（字节分词器，或字节级 BPE tokenizer.json）以及
+该模型家族的对话模板。GGUF 无法容纳的模型或分词器会被拒绝，不写出任何文件。
+--onnx FILE（图像或表格模型）：供 ONNX Runtime 使用的单个 opset 17 ONNX 文件，输入
+&quot;input&quot; 为 (batch, C, H, W) 的 [0, 1] 范围像素或 (batch, F) 的原始表格特征，该运行的
+归一化包含在计算图中，输出 &quot;logits&quot; (batch, classes)；见 docs/export.md。</translation>
+    </message>
+    <message>
+        <source>give one of --hf DIR (a Hugging Face model folder), --peft DIR (a LoRA run&apos;s peft adapter), --gguf FILE (a GGUF file) and --onnx FILE (an ONNX file)</source>
+        <translation>请给出 --hf DIR（Hugging Face 模型文件夹）、--peft DIR（LoRA 运行的 peft 适配器）、--gguf FILE（GGUF 文件）和 --onnx FILE（ONNX 文件）中的一个</translation>
+    </message>
+    <message>
+        <source>wrote %1 (peft adapter: r %2, alpha %3, %4; %5 of adapters): adapter_config.json, adapter_model.safetensors
+</source>
+        <translation>已写入 %1（peft 适配器：r %2，alpha %3，%4；适配器 %5）：adapter_config.json、adapter_model.safetensors
+</translation>
+    </message>
+    <message>
+        <source>or: write a LoRA run&apos;s adapters as peft&apos;s adapter folder
+(adapter_config.json, adapter_model.safetensors)</source>
+        <translation>或：把 LoRA 运行的适配器写成 peft 的适配器文件夹
+（adapter_config.json、adapter_model.safetensors）</translation>
+    </message>
+    <message>
+        <source>with --run: the model the run started from (a LoRA run&apos;s adapters switched off, else its
+--init-from weights or step-0 checkpoint), to compare with the trained one</source>
+        <translation>与 --run 一起：运行开始时的模型（LoRA 运行关闭其适配器，否则为其
+--init-from 权重或第 0 步检查点），用来与训练后的模型比较</translation>
+    </message>
+    <message>
+        <source>--before compares a run with the model it started from: give --run RUN</source>
+        <translation>--before 把一次运行与它开始时的模型比较：请给出 --run RUN</translation>
     </message>
 </context>
 <context>
@@ -3040,6 +3062,46 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
         <source>the Hugging Face config %1</source>
         <translation>Hugging Face 配置 %1</translation>
     </message>
+    <message>
+        <source>Before is this LoRA run&apos;s model with its adapters switched off: the base it started from. After is the trained model.</source>
+        <translation>“之前”是关闭适配器的这次 LoRA 运行的模型，即它开始时的基座模型。“之后”是训练后的模型。</translation>
+    </message>
+    <message>
+        <source>Before is the run&apos;s checkpoint at step 0 (%1). After is the trained model.</source>
+        <translation>“之前”是这次运行第 0 步的检查点（%1）。“之后”是训练后的模型。</translation>
+    </message>
+    <message>
+        <source>Before is the weights the run started from (%1). After is the trained model.</source>
+        <translation>“之前”是这次运行开始时的权重（%1）。“之后”是训练后的模型。</translation>
+    </message>
+    <message>
+        <source>Before is the model at step 0, ahead of the first update. After is the trained model.</source>
+        <translation>“之前”是第 0 步、第一次更新之前的模型。“之后”是训练后的模型。</translation>
+    </message>
+    <message>
+        <source>Before</source>
+        <translation>之前</translation>
+    </message>
+    <message>
+        <source>After</source>
+        <translation>之后</translation>
+    </message>
+    <message>
+        <source>Greedy</source>
+        <translation>贪心</translation>
+    </message>
+    <message>
+        <source>Sampled (temperature %1, seed %2)</source>
+        <translation>采样（温度 %1，种子 %2）</translation>
+    </message>
+    <message>
+        <source>The prompt, then %1 new tokens from each model (headroom generate --run RUN [--before] prints the same).</source>
+        <translation>提示词之后是每个模型生成的 %1 个新词元（headroom generate --run RUN [--before] 输出相同的内容）。</translation>
+    </message>
+    <message>
+        <source>Before and after</source>
+        <translation>训练前后对比</translation>
+    </message>
 </context>
 <context>
     <name>RunController</name>
@@ -3232,6 +3294,27 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>%1 cannot run %2 in %3, which the optimizer (%4) needs; train it on another device (--device), in another precision (--precision) or with another --optimizer</source>
         <translation>%1 无法以 %3 运行 %2，而优化器（%4）需要它；请在其他设备上训练（--device）、换用其他精度（--precision）或其他 --optimizer</translation>
+    </message>
+</context>
+<context>
+    <name>before.init_from_gone</name>
+    <message>
+        <source>%1 started from %2, which is no longer there as a weights file, a model folder or a run folder, so there is no &apos;before&apos; to compare with; put it back at that path</source>
+        <translation>%1 从 %2 开始训练，但它已不再是权重文件、模型文件夹或运行文件夹，因此没有可比较的“之前”；请把它放回该路径</translation>
+    </message>
+</context>
+<context>
+    <name>before.no_weights</name>
+    <message>
+        <source>%1 holds no model.safetensors; pass the folder of a finished run (headroom train --out DIR)</source>
+        <translation>%1 中没有 model.safetensors；请给出一次已完成运行的文件夹（headroom train --out DIR）</translation>
+    </message>
+</context>
+<context>
+    <name>before.none</name>
+    <message>
+        <source>%1 trained from freshly initialised weights and kept no step-0 checkpoint, so there is no &apos;before&apos; to compare with; compare a LoRA run or a run started with --init-from</source>
+        <translation>%1 从新初始化的权重开始训练，且没有保留第 0 步检查点，因此没有可比较的“之前”；请比较 LoRA 运行或用 --init-from 开始的运行</translation>
     </message>
 </context>
 <context>
@@ -4397,6 +4480,61 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     </message>
 </context>
 <context>
+    <name>hrapp::BeforeAfterView</name>
+    <message>
+        <source>Compare before and after</source>
+        <translation>比较训练前后</translation>
+    </message>
+    <message>
+        <source>Continue the prompt with the model the run started from and with the trained one, greedy and sampled with the same seed</source>
+        <translation>分别用运行开始时的模型和训练后的模型续写提示词，贪心解码和使用相同种子的采样</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Before&lt;/b&gt; (the starting model)</source>
+        <translation>&lt;b&gt;之前&lt;/b&gt;（起始模型）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;After&lt;/b&gt; (the trained model)</source>
+        <translation>&lt;b&gt;之后&lt;/b&gt;（训练后的模型）</translation>
+    </message>
+    <message>
+        <source>Greedy</source>
+        <translation>贪心</translation>
+    </message>
+    <message>
+        <source>Sampled</source>
+        <translation>采样</translation>
+    </message>
+    <message>
+        <source>After a language-model run: its starting model beside the trained one.</source>
+        <translation>语言模型运行结束后：起始模型与训练后的模型并排对比。</translation>
+    </message>
+    <message>
+        <source>Run %1: press Compare to continue the prompt with both models.</source>
+        <translation>运行 %1：按“比较”用两个模型续写提示词。</translation>
+    </message>
+    <message>
+        <source>Validation loss %1 at step 0, %2 after training</source>
+        <translation>验证损失：第 0 步 %1，训练后 %2</translation>
+    </message>
+    <message>
+        <source>Generating with both models…</source>
+        <translation>正在用两个模型生成…</translation>
+    </message>
+    <message>
+        <source>Before: this LoRA run&apos;s model with its adapters switched off (the base it started from); after: with them on.</source>
+        <translation>之前：关闭适配器的这次 LoRA 运行的模型（它开始时的基座）；之后：打开适配器。</translation>
+    </message>
+    <message>
+        <source>Before: the weights the run started from (%1); after: the trained weights.</source>
+        <translation>之前：运行开始时的权重（%1）；之后：训练后的权重。</translation>
+    </message>
+    <message>
+        <source>Before: the run&apos;s checkpoint at step 0 (%1); after: the trained weights.</source>
+        <translation>之前：运行第 0 步的检查点（%1）；之后：训练后的权重。</translation>
+    </message>
+</context>
+<context>
     <name>hrapp::DataPanel</name>
     <message>
         <source>Fashion-MNIST</source>
@@ -4721,6 +4859,119 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>The longest row: %1, %2 tokens (%3 tokenizer).</source>
         <translation>最长的一行：%1，%2 个词元（%3 分词器）。</translation>
+    </message>
+</context>
+<context>
+    <name>hrapp::ExportDialog</name>
+    <message>
+        <source>Hugging Face folder (merged)</source>
+        <translation>Hugging Face 文件夹（已合并）</translation>
+    </message>
+    <message>
+        <source>peft adapter</source>
+        <translation>peft 适配器</translation>
+    </message>
+    <message>
+        <source>GGUF file</source>
+        <translation>GGUF 文件</translation>
+    </message>
+    <message>
+        <source>ONNX file</source>
+        <translation>ONNX 文件</translation>
+    </message>
+    <message>
+        <source>Export %1: %2</source>
+        <translation>导出 %1：%2</translation>
+    </message>
+    <message>
+        <source>config.json, the weights (sharded above 5 GB) and the tokenizer, for transformers&apos; from_pretrained. A LoRA run&apos;s adapters are merged into the weights.</source>
+        <translation>config.json、权重（超过 5 GB 时分片）和分词器，供 transformers 的 from_pretrained 加载。LoRA 运行的适配器会合并进权重。</translation>
+    </message>
+    <message>
+        <source>adapter_config.json and adapter_model.safetensors of a LoRA run, for peft&apos;s PeftModel.from_pretrained on the base model.</source>
+        <translation>LoRA 运行的 adapter_config.json 和 adapter_model.safetensors，供 peft 的 PeftModel.from_pretrained 加载到基座模型上。</translation>
+    </message>
+    <message>
+        <source>One file for llama.cpp, Ollama and LM Studio, the tokenizer and chat template inside. A LoRA run&apos;s adapters are merged.</source>
+        <translation>一个供 llama.cpp、Ollama 和 LM Studio 使用的文件，内含分词器和对话模板。LoRA 运行的适配器会被合并。</translation>
+    </message>
+    <message>
+        <source>One ONNX file (opset 17) of an image or table model, its input&apos;s normalisation in the graph, for ONNX Runtime.</source>
+        <translation>图像或表格模型的一个 ONNX 文件（opset 17），输入的归一化在计算图中，供 ONNX Runtime 使用。</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation>文件夹：</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>f16 (half precision)</source>
+        <translation>f16（半精度）</translation>
+    </message>
+    <message>
+        <source>bf16</source>
+        <translation>bf16</translation>
+    </message>
+    <message>
+        <source>f32 (as trained)</source>
+        <translation>f32（与训练时相同）</translation>
+    </message>
+    <message>
+        <source>q8_0 (8-bit blocks, about half of f16)</source>
+        <translation>q8_0（8 位分块，约为 f16 的一半）</translation>
+    </message>
+    <message>
+        <source>Weight type:</source>
+        <translation>权重类型：</translation>
+    </message>
+    <message>
+        <source>Written</source>
+        <translation>已写入</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Export into folder</source>
+        <translation>导出到文件夹</translation>
+    </message>
+    <message>
+        <source>Export as</source>
+        <translation>导出为</translation>
+    </message>
+    <message>
+        <source>GGUF files (*.gguf)</source>
+        <translation>GGUF 文件 (*.gguf)</translation>
+    </message>
+    <message>
+        <source>ONNX files (*.onnx)</source>
+        <translation>ONNX 文件 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>Say where to write the export</source>
+        <translation>请指定导出写到哪里</translation>
+    </message>
+    <message>
+        <source>Writing %1…</source>
+        <translation>正在写入 %1…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Wrote %n file(s), %1 in all.</source>
+        <translation>
+            <numerusform>已写入 %n 个文件，共 %1。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -6173,10 +6424,6 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
         <translation>它在 %1 个 rank 上训练，将继续在 %1 个 rank 上训练。</translation>
     </message>
     <message>
-        <source>Export as ONNX…</source>
-        <translation>导出为 ONNX…</translation>
-    </message>
-    <message>
         <source>Export as ONNX</source>
         <translation>导出为 ONNX</translation>
     </message>
@@ -6191,6 +6438,10 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>Wrote %1 (%2, opset %3): input &quot;input&quot;, output &quot;logits&quot;; the input&apos;s normalisation is in the graph (docs/export.md)</source>
         <translation>已写入 %1（%2，opset %3）：输入 &quot;input&quot;，输出 &quot;logits&quot;；输入的归一化已包含在计算图中（见 docs/export.md）</translation>
+    </message>
+    <message>
+        <source>Export model</source>
+        <translation>导出模型</translation>
     </message>
 </context>
 <context>
@@ -8623,6 +8874,34 @@ template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</sou
     <message>
         <source>%1: peft_type %2 is not LORA; Headroom reads LoRA adapters only</source>
         <translation>%1：peft_type %2 不是 LORA；Headroom 只读取 LoRA 适配器</translation>
+    </message>
+</context>
+<context>
+    <name>peft_export.folder</name>
+    <message>
+        <source>cannot create the folder %1 (%2); choose a folder you can write to</source>
+        <translation>无法创建文件夹 %1（%2）；请选择一个可写的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>peft_export.no_weights</name>
+    <message>
+        <source>%1 holds no model.safetensors; pass the folder of a finished run (headroom train --out DIR)</source>
+        <translation>%1 中没有 model.safetensors；请给出一次已完成运行的文件夹（headroom train --out DIR）</translation>
+    </message>
+</context>
+<context>
+    <name>peft_export.not_llama</name>
+    <message>
+        <source>%1 holds model &apos;%2&apos;, which is not in the LLaMA layout; peft&apos;s adapter names are the LLaMA family&apos;s (q_proj, v_proj, ...), so only those models&apos; adapters can be written</source>
+        <translation>%1 中的模型“%2”不是 LLaMA 布局；peft 的适配器名称属于 LLaMA 系列（q_proj、v_proj 等），因此只能写出这类模型的适配器</translation>
+    </message>
+</context>
+<context>
+    <name>peft_export.not_lora</name>
+    <message>
+        <source>%1 is not a LoRA run: it has no adapters to write as a peft adapter; export its whole model as a Hugging Face folder instead (export --hf DIR)</source>
+        <translation>%1 不是 LoRA 运行：没有可写成 peft 适配器的适配器；请改为把整个模型导出为 Hugging Face 文件夹（export --hf DIR）</translation>
     </message>
 </context>
 <context>
