@@ -4967,11 +4967,17 @@ config.json、model.safetensors（超过 --shard-size 时分片，并附 model.s
         <source>Writing %1…</source>
         <translation>正在写入 %1…</translation>
     </message>
-    <message numerus="yes">
-        <source>Wrote %n file(s), %1 in all.</source>
-        <translation>
-            <numerusform>已写入 %n 个文件，共 %1。</numerusform>
-        </translation>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Wrote 1 file, %1.</source>
+        <translation>已写入 1 个文件，%1。</translation>
+    </message>
+    <message>
+        <source>Wrote %1 files, %2 in all.</source>
+        <translation>已写入 %1 个文件，共 %2。</translation>
     </message>
 </context>
 <context>

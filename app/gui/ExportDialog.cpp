@@ -105,6 +105,7 @@ ExportDialog::ExportDialog(ExportKind kind, const QString& run, const QString& n
     m_list->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     m_list->setMinimumHeight(110);
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    m_buttons->button(QDialogButtonBox::Close)->setText(tr("Close"));  // (Qt's own catalogue may not be installed)
     m_export = m_buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
     m_export->setObjectName(QStringLiteral("exportStart"));
     m_export->setDefault(true);
@@ -192,8 +193,9 @@ void ExportDialog::onDone() {
     const QLocale locale;
     for (const ExportedFile& f : m_files)
         m_list->addTopLevelItem(new QTreeWidgetItem({QDir::toNativeSeparators(f.path), locale.formattedDataSize(f.bytes)}));
-    m_message->setText(tr("Wrote %n file(s), %1 in all.", nullptr, int(m_files.size()))
-                           .arg(locale.formattedDataSize(job->outcome.totalBytes())));
+    const QString total = locale.formattedDataSize(job->outcome.totalBytes());
+    m_message->setText(m_files.size() == 1 ? tr("Wrote 1 file, %1.").arg(total)
+                                           : tr("Wrote %1 files, %2 in all.").arg(m_files.size()).arg(total));
     emit exported(true);
 }
 
