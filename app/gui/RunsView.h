@@ -2,7 +2,8 @@
 // The Runs tab: the run history (RunStore) as a filterable table (name, status, started, duration,
 // device, test accuracy), with rename (inline), delete (confirmed), charts of the selected run, the
 // selected runs overlaid in the same charts when two or more are selected, "Load into builder",
-// "Export report…" and "Continue training" (a stopped or failed run, from the newest checkpoint in its
+// "Export report…", "Export model" (a Hugging Face folder, a peft adapter, a GGUF or an ONNX file, each in an
+// ExportDialog: the same export as `headroom export`) and "Continue training" (a stopped or failed run, from the newest checkpoint in its
 // folder, to a total length asked for; the window starts it as `headroom train --resume` does). The
 // Continued column shows the history's links between a run and the run that continues it.
 #include <QList>

@@ -7,7 +7,7 @@
 // sample-decodes exactly what a Generator of the base weights file alone does; the step-0 validation loss
 // (TrainResult::loss_before, run.json's "before") equals evaluate_weights of the base file, an evaluation with
 // no trainer in it; the after Generator of the LoRA run (adapters on, not merged) decodes what the merged
-// weights decode.
+// weights decode; its peft adapter exported equals the one the run wrote, and a full run's is refused.
 #include <QtTest>
 
 #include <cmath>
@@ -26,6 +26,7 @@
 #include "train/checkpoint.h"
 #include "train/eval_weights.h"
 #include "train/generate.h"
+#include "train/peft_export.h"
 #include "train/run_summary.h"
 #include "train/trainer.h"
 
@@ -264,6 +265,15 @@ private slots:
             QCOMPARE(decode(*after, 0), refGreedy);
             after->set_adapters_enabled(true);
             QCOMPARE(decode(*after, 0), afterGreedy);
+            // its peft adapter, exported: the files the run wrote beside its weights, byte for byte
+            const PeftExportResult pe = export_peft_adapter(dir, root + "/peft");
+            QCOMPARE(pe.rank, 4);
+            QCOMPARE(pe.alpha, 8.0);
+            for (const std::string& f : pe.files) {
+                std::ifstream a(dir + "/" + f, std::ios::binary), b(root + "/peft/" + f, std::ios::binary);
+                const std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+                QVERIFY2(!sa.empty() && sa == sb, f.c_str());
+            }
         }
         // full training from the base
         {
@@ -280,6 +290,14 @@ private slots:
             QCOMPARE(decode(*before, 0), refGreedy);
             QCOMPARE(decode(*before, 0.9), refSampled);
             QVERIFY(decode(*Generator::from_run(dir, 1), 0) != refGreedy);
+            // no adapters: no peft adapter, one message, nothing written
+            try {
+                export_peft_adapter(dir, root + "/peft-full");
+                QFAIL("a full run has no adapters");
+            } catch (const InputError& e) {
+                QVERIFY2(std::string(e.what()).find("not a LoRA run") != std::string::npos, e.what());
+            }
+            QVERIFY(!std::filesystem::exists(root + "/peft-full"));
             // the starting file gone: one message naming it
             const std::string moved = root + "/moved.safetensors";
             std::filesystem::rename(base, moved);
