@@ -72,13 +72,13 @@ const std::vector<Subcommand>& subcommands() {
          {FlagGroup::model, FlagGroup::data, FlagGroup::memory, FlagGroup::optimizer, FlagGroup::sequence, FlagGroup::device,
           FlagGroup::plan, FlagGroup::whatif, FlagGroup::timeline},
          0, 0, false, runPlanCommand},
-        {"export", "RUN --hf DIR | --gguf FILE | --onnx FILE [options]", QT_TRANSLATE_NOOP("Cli", "write a trained model as a Hugging Face model folder, a GGUF file or an ONNX file"),
+        {"export", "RUN --hf DIR | --peft DIR | --gguf FILE | --onnx FILE [options]", QT_TRANSLATE_NOOP("Cli", "write a trained model as a Hugging Face model folder, a peft adapter, a GGUF file or an ONNX file"),
          QT_TRANSLATE_NOOP("Cli",
                            "RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets\n"
                            "config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)\n"
                            "and the run's tokenizer file; transformers' from_pretrained(DIR) loads it. A LoRA run's adapters\n"
                            "are merged into the weights; its run folder holds them in peft's layout as well\n"
-                           "(adapter_model.safetensors, adapter_config.json).\n"
+                           "(adapter_model.safetensors, adapter_config.json); --peft DIR writes them into DIR.\n"
                            "--gguf FILE (a LLaMA-family model): one GGUF file that llama.cpp, Ollama and LM Studio load: the\n"
                            "weights in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and\n"
                            "the chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written.\n"

@@ -1,5 +1,6 @@
 // `headroom export RUN --hf DIR`: a trained model as a Hugging Face model folder (core/train/hf_model.h).
 // `headroom export RUN --gguf FILE [--type T]`: as one GGUF file for llama.cpp (core/train/gguf_export.h).
+// `headroom export RUN --peft DIR`: a LoRA run's adapters as peft's adapter folder (core/train/peft_export.h).
 // `headroom export RUN --onnx FILE`: an image or table model as an ONNX file (exporters/onnx/onnx_export.h), with
 // --prune/--quantize the what-if's weights as the floats it computes.
 //
@@ -12,11 +13,9 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "exporters/onnx/onnx_export.h"
+#include "session/RunExport.h"
 #include "session/RunText.h"
 #include "memory/allocator.h"
-#include "train/gguf_export.h"
-#include "train/hf_model.h"
 
 namespace hrapp {
 
@@ -24,8 +23,12 @@ namespace {
 
 int runOnnxExport(const CliRequest& r) {
     try {
-        const hr::OnnxExportResult res =
-            hr::export_onnx(r.positional.value(0).toStdString(), r.exportOnnx.toStdString(), r.config.what_if);
+        ExportRequest req;
+        req.kind = ExportKind::Onnx;
+        req.run = r.positional.value(0);
+        req.target = r.exportOnnx;
+        req.whatIf = r.config.what_if;
+        const hr::OnnxExportResult res = exportRun(req).onnx;
         print(Cli::tr("wrote %1 (%2, %3): %4 nodes, opset %5, input \"input\" (batch, %6), output \"logits\" (batch, %7)%8\n")
                   .arg(r.exportOnnx, q(res.model), q(hr::format_bytes(static_cast<std::size_t>(res.bytes))))
                   .arg(res.nodes)
@@ -54,19 +57,39 @@ int runExportCommand(const CliRequest& r) {
         eprint(Cli::tr("headroom export: %1\n").arg(message));
         return 2;
     };
-    const int targets = int(!r.exportHf.isEmpty()) + int(!r.exportGguf.isEmpty()) + int(!r.exportOnnx.isEmpty());
+    const int targets = int(!r.exportHf.isEmpty()) + int(!r.exportGguf.isEmpty()) + int(!r.exportOnnx.isEmpty()) +
+                        int(!r.exportPeft.isEmpty());
     if (targets != 1)
-        return bad(Cli::tr("give one of --hf DIR (a Hugging Face model folder), --gguf FILE (a GGUF file) and --onnx FILE "
-                           "(an ONNX file)"));
+        return bad(Cli::tr("give one of --hf DIR (a Hugging Face model folder), --peft DIR (a LoRA run's peft adapter), "
+                           "--gguf FILE (a GGUF file) and --onnx FILE (an ONNX file)"));
     if ((!r.ggufType.isEmpty() || r.ollama) && r.exportGguf.isEmpty())
         return bad(Cli::tr("--type and --ollama are for a GGUF file: give --gguf FILE"));
     if (!r.exportOnnx.isEmpty()) return runOnnxExport(r);
     if (r.config.what_if.active()) return bad(Cli::tr("--prune and --quantize go with --onnx FILE"));
     try {
+        ExportRequest req;
+        req.run = r.positional.value(0);
+        if (!r.exportPeft.isEmpty()) {
+            req.kind = ExportKind::PeftAdapter;
+            req.target = r.exportPeft;
+            const ExportOutcome out = exportRun(req);
+            QStringList targets;
+            for (const auto& t : out.peft.target_modules) targets << q(t);
+            print(Cli::tr("wrote %1 (peft adapter: r %2, alpha %3, %4; %5 of adapters): adapter_config.json, "
+                          "adapter_model.safetensors\n")
+                      .arg(r.exportPeft)
+                      .arg(out.peft.rank)
+                      .arg(out.peft.alpha)
+                      .arg(targets.join(QLatin1Char(',')))
+                      .arg(q(hr::format_bytes(static_cast<std::size_t>(out.peft.adapter_bytes)))));
+            return 0;
+        }
         if (!r.exportGguf.isEmpty()) {
-            const hr::GgufExportResult res = hr::export_gguf(r.positional.value(0).toStdString(), r.exportGguf.toStdString(),
-                                                             hr::parse_gguf_type(r.ggufType.isEmpty() ? "f16" : r.ggufType.toStdString()),
-                                                             r.ollama);
+            req.kind = ExportKind::Gguf;
+            req.target = r.exportGguf;
+            req.ggufType = r.ggufType.isEmpty() ? QStringLiteral("f16") : r.ggufType;
+            req.ollama = r.ollama;
+            const hr::GgufExportResult res = exportRun(req).gguf;
             print(Cli::tr("wrote %1 (%2, %3, %4 tensors, %5; tokenizer %6%7)\n")
                       .arg(r.exportGguf)
                       .arg(q(res.architecture))
@@ -78,8 +101,10 @@ int runExportCommand(const CliRequest& r) {
             if (!res.modelfile.empty()) print(Cli::tr("wrote %1 (for ollama create)\n").arg(q(res.modelfile)));
             return 0;
         }
-        const hr::HfExportResult res = hr::export_hf_folder(r.positional.value(0).toStdString(), r.exportHf.toStdString(),
-                                                            r.shardBytes > 0 ? r.shardBytes : hr::kHfDefaultShardBytes);
+        req.kind = ExportKind::HfFolder;
+        req.target = r.exportHf;
+        req.shardBytes = r.shardBytes;
+        const hr::HfExportResult res = exportRun(req).hf;
         print(Cli::tr("wrote %1 (%2 files, %3 of weights): %4\n")
                   .arg(r.exportHf)
                   .arg(res.files.size())

@@ -355,6 +355,9 @@ const std::vector<Flag> kFlags = {
                               "input's normalisation in the graph; with --prune/--quantize the\n"
                               "what-if's weights)"),
      [](R& r, const V& v) { r.exportOnnx = v.text(); }},
+    {FlagGroup::exporting, "peft", "DIR", QT_TRANSLATE_NOOP("Cli", "or: write a LoRA run's adapters as peft's adapter folder\n"
+                              "(adapter_config.json, adapter_model.safetensors)"),
+     [](R& r, const V& v) { r.exportPeft = v.text(); }},
     {FlagGroup::exporting, "shard-size", "SIZE", QT_TRANSLATE_NOOP("Cli", "split the weights into shards of at most SIZE, with\n"
                               "model.safetensors.index.json (default 5GB, as transformers)"),
      [](R& r, const V& v) { r.shardBytes = v.bytes(); }},
@@ -440,6 +443,10 @@ const std::vector<Flag> kFlags = {
     {FlagGroup::generate, "ids", nullptr,
      QT_TRANSLATE_NOOP("Cli", "also print the prompt's and the generated token ids (two lines on stderr)"),
      [](R& r, const V&) { r.showIds = true; }},
+    {FlagGroup::generate, "before", nullptr,
+     QT_TRANSLATE_NOOP("Cli", "with --run: the model the run started from (a LoRA run's adapters switched off, else its\n"
+                              "--init-from weights or step-0 checkpoint), to compare with the trained one"),
+     [](R& r, const V&) { r.before = true; }},
     // ---- presets
     {FlagGroup::presets, "json", nullptr, QT_TRANSLATE_NOOP("Cli", "print the preset NAME's model spec as JSON"),
      [](R& r, const V&) { r.json = true; }},

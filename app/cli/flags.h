@@ -49,6 +49,7 @@ struct CliRequest {
     QString weights;               // eval / generate --weights FILE (a model.safetensors file)
     QString exportHf;              // export --hf DIR: the Hugging Face model folder to write
     QString exportOnnx;            // export --onnx FILE: the ONNX file to write (exporters/onnx)
+    QString exportPeft;            // export --peft DIR: a LoRA run's peft adapter folder to write
     std::uint64_t shardBytes = 0;  // export --shard-size SIZE (0: 5 GB, transformers' default)
     QString exportGguf;            // export --gguf FILE: the GGUF file to write
     QString ggufType;              // export --type f32|f16|bf16|q8_0 (empty: f16)
@@ -65,6 +66,7 @@ struct CliRequest {
     bool noKvCache = false;        // generate --no-kv-cache: re-run whole windows (the reference path)
     QString asExported;            // generate --as-exported T: the weights rounded as a GGUF file of type T holds them
     bool showIds = false;          // generate --ids: the prompt's and the generated token ids on stderr
+    bool before = false;           // generate --before: the run's starting model (core/train/before_after.h)
     QSet<QString> given;           // long names of the flags on the command line ("epochs", ...)
     bool has(const char* flag) const { return given.contains(QLatin1String(flag)); }
 };

@@ -15,6 +15,7 @@
 #include "cli/output.h"
 #include "session/RunText.h"
 #include "store/run_store.h"
+#include "train/before_after.h"
 #include "train/generate.h"
 #include "train/gguf_export.h"
 
@@ -79,6 +80,11 @@ int runGenerateCommand(const CliRequest& r) {
         std::unique_ptr<hr::Generator> generator;
         std::optional<hr::GgufTensorType> asExported;
         if (!r.asExported.isEmpty()) asExported = hr::parse_gguf_type(r.asExported.toStdString());
+        if (r.before && r.run.isEmpty())
+            return bad(Cli::tr("--before compares a run with the model it started from: give --run RUN"));
+        if (r.before && asExported)
+            return bad(Cli::tr("--before and --as-exported do not go together: --as-exported shows what the exported "
+                               "trained model says; drop one of them"));
         if (!r.weights.isEmpty()) {
             if (!QFileInfo(r.weights).isFile())
                 return bad(Cli::tr("--weights %1: no such file; pass a model.safetensors written by headroom train")
@@ -93,7 +99,8 @@ int runGenerateCommand(const CliRequest& r) {
                 if (!QFileInfo(folder).isDir())
                     return bad(Cli::tr("--run %1: the run's folder %2 is gone; pass --weights FILE").arg(r.run, folder));
             }
-            generator = hr::Generator::from_run(QDir(folder).path().toStdString(), r.threads, asExported);
+            const std::string dir = QDir(folder).path().toStdString();
+            generator = r.before ? hr::start_generator(dir, r.threads) : hr::Generator::from_run(dir, r.threads, asExported);
         }
         hr::GenerateOptions o;
         o.prompt = r.prompt.toStdString();

@@ -28,6 +28,7 @@
 
 #include "charts/LiveChart.h"
 #include "exporters/onnx/onnx_export.h"
+#include "gui/ExportDialog.h"
 #include "memory/allocator.h"
 #include "base/error.h"
 #include "session/RunController.h"
@@ -205,7 +206,12 @@ RunsView::RunsView(RunStore* store, QWidget* parent) : QWidget(parent), m_store(
             menu.addAction(tr("Rename"), this, &RunsView::renameSelected);
             menu.addAction(tr("Load into builder"), this, [this, ids] { emit loadRequested(ids.first()); });
             menu.addAction(tr("Export report…"), this, [this, ids] { emit exportRequested(ids.first()); });
-            menu.addAction(tr("Export as ONNX…"), this, [this, ids] { exportOnnx(ids.first()); });
+            // Export model: the same exports as headroom export, each in a dialog (gui/ExportDialog.h)
+            QMenu* exports = menu.addMenu(tr("Export model"));
+            exports->setObjectName(QStringLiteral("exportModelMenu"));
+            for (ExportKind k : {ExportKind::HfFolder, ExportKind::PeftAdapter, ExportKind::Gguf, ExportKind::Onnx})
+                exports->addAction(ExportDialog::kindTitle(k) + QStringLiteral("…"), this,
+                                   [this, ids, k] { openExport(ids.first(), k); });
             QAction* cont = menu.addAction(tr("Continue training…"), this, &RunsView::continueSelected);
             const QString why = continueBlocker(ids.first());
             cont->setEnabled(why.isEmpty());
@@ -476,6 +482,26 @@ QString RunsView::exportOnnx(qint64 runId, const QString& file, bool ask) {
     }
     if (ask) QApplication::restoreOverrideCursor();
     return tell(icon, text);
+}
+
+ExportDialog* RunsView::openExport(qint64 runId, ExportKind kind, bool show) {
+    const auto info = m_store && m_store->isOpen() ? m_store->run(runId) : std::nullopt;
+    QString why;
+    if (!info) why = tr("The run is not in the history");
+    else if (info->outDir.isEmpty() || !QFileInfo::exists(info->outDir + QStringLiteral("/model.safetensors")))
+        why = tr("The run left no model.safetensors in an output folder, so there is no model to export");
+    if (!why.isEmpty()) {
+        if (show) {
+            auto* box = new QMessageBox(QMessageBox::Warning, tr("Export model"), why, QMessageBox::Ok, this);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+        }
+        return nullptr;
+    }
+    auto* dialog = new ExportDialog(kind, info->outDir, info->name, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (show) dialog->open();
+    return dialog;
 }
 
 void RunsView::continueSelected() {

@@ -2,11 +2,14 @@
 // The Runs tab: the run history (RunStore) as a filterable table (name, status, started, duration,
 // device, test accuracy), with rename (inline), delete (confirmed), charts of the selected run, the
 // selected runs overlaid in the same charts when two or more are selected, "Load into builder",
-// "Export report…" and "Continue training" (a stopped or failed run, from the newest checkpoint in its
+// "Export report…", "Export model" (a Hugging Face folder, a peft adapter, a GGUF or an ONNX file, each in an
+// ExportDialog: the same export as `headroom export`) and "Continue training" (a stopped or failed run, from the newest checkpoint in its
 // folder, to a total length asked for; the window starts it as `headroom train --resume` does). The
 // Continued column shows the history's links between a run and the run that continues it.
 #include <QList>
 #include <QWidget>
+
+#include "session/RunExport.h"
 
 class QComboBox;
 class QLabel;
@@ -21,6 +24,7 @@ class LiveChart;
 
 namespace hrapp {
 
+class ExportDialog;
 class RunStore;
 
 class RunsView : public QWidget {
@@ -66,6 +70,9 @@ public:
     // or, when empty, one asked for. Returns the message shown (the file written, or why not: a language model,
     // a run without a folder); nothing is written on error. `ask` false: no dialogs (tests).
     QString exportOnnx(qint64 runId, const QString& file = QString(), bool ask = true);
+    // The context menu's Export model: the run's export of `kind` in a dialog (gui/ExportDialog.h, deleted on
+    // close; opened when `show`). Null, with a message box when `show`, for a run without weights in a folder.
+    ExportDialog* openExport(qint64 runId, ExportKind kind, bool show = true);
 
 public slots:
     void reload();  // re-reads the store (keeps the selection)

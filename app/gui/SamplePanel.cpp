@@ -14,6 +14,7 @@
 #include <QScrollBar>
 #include <QTextCursor>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QThread>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -22,6 +23,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "gui/BeforeAfterView.h"
 #include "nn/transformer_spec.h"
 #include "session/RunController.h"
 #include "session/RunText.h"
@@ -110,7 +112,15 @@ SamplePanel::SamplePanel(RunController* controller, QWidget* parent) : QWidget(p
     layout->addLayout(form);
     layout->addLayout(settings);
     layout->addWidget(m_status);
-    layout->addWidget(m_text, 1);
+    // the sample above, the ended run's before and after below
+    m_beforeAfter = new BeforeAfterView;
+    m_beforeAfter->setOptionsSource([this] { return options(); });
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_text);
+    split->addWidget(m_beforeAfter);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
 
     m_refresh = new QTimer(this);
     m_refresh->setInterval(5000);
@@ -257,6 +267,7 @@ void SamplePanel::onRunFinished(const RunOutcome& outcome) {
                 m_weightsPath = QString::fromStdString(f);
         if (m_weightsPath.isEmpty() && m_controller->session()) m_finalSnapshot = m_controller->session()->latestSnapshot();
     }
+    m_beforeAfter->setRunFolder(m_weightsPath.isEmpty() ? QString() : QFileInfo(m_weightsPath).absolutePath());
     setIdleStatus();
     updateEnabled();
     if (!m_languageModel) return;

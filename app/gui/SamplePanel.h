@@ -31,6 +31,7 @@ class QTimer;
 
 namespace hrapp {
 
+class BeforeAfterView;
 class RunController;
 struct RunOutcome;
 
@@ -48,6 +49,8 @@ public:
     void setRefreshIntervalMs(int ms);    // during a run (default 5000)
     static constexpr int streamIntervalMs() { return 50; }  // the streamed text's updates, at most
     QString weightsPath() const { return m_weightsPath; }  // the ended run's model.safetensors ("" : none)
+    // Before and after (gui/BeforeAfterView.h): the ended run's starting model beside the trained one
+    BeforeAfterView* beforeAfter() const { return m_beforeAfter; }
 
 public slots:
     void generateNow();  // from the current weights (a run in progress) or the ended run's
@@ -85,6 +88,7 @@ private:
     QLabel* m_status = nullptr;
     QPlainTextEdit* m_text = nullptr;
     QTimer* m_refresh = nullptr;
+    BeforeAfterView* m_beforeAfter = nullptr;
 
     bool m_languageModel = false;   // the run in progress (or the last run) is a language model
     bool m_running = false;

@@ -3,6 +3,7 @@
 
 #include <QBuffer>
 #include <QDateTime>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -966,6 +967,53 @@ void compressionSection(Doc& s) {
     s.addSection(QStringLiteral("compression"), ReportWriter::tr("What-if: pruned and quantised weights"), {u});
 }
 
+// Before and after (a fine-tuning run): the validation loss at step 0 and at the end (run.json's "before"), and
+// the Sample tab's comparison when it was made (before_after.json in the run's folder, gui/BeforeAfterView.h)
+void beforeAfterSection(Doc& s) {
+    const QJsonObject before = s.data.run.finalMetrics.value(QStringLiteral("before")).toObject();
+    QJsonObject samples;
+    if (!s.data.run.outDir.isEmpty()) {
+        QFile f(QDir(s.data.run.outDir).filePath(QStringLiteral("before_after.json")));
+        if (f.open(QIODevice::ReadOnly)) samples = QJsonDocument::fromJson(f.read(16 << 20)).object();
+    }
+    if (before.isEmpty() && samples.isEmpty()) return;
+    Unit u;
+    const QString kind = samples.value(QStringLiteral("before")).toString();
+    const QString from = samples.value(QStringLiteral("before_source")).toString();
+    u.paragraphs << (kind == QLatin1String("adapters_off")
+                         ? ReportWriter::tr("Before is this LoRA run's model with its adapters switched off: the base it "
+                                            "started from. After is the trained model.")
+                     : kind == QLatin1String("step0_checkpoint")
+                         ? ReportWriter::tr("Before is the run's checkpoint at step 0 (%1). After is the trained model.").arg(from)
+                     : !from.isEmpty()
+                         ? ReportWriter::tr("Before is the weights the run started from (%1). After is the trained model.").arg(from)
+                         : ReportWriter::tr("Before is the model at step 0, ahead of the first update. After is the trained model."));
+    for (const QString& col : {QString(), ReportWriter::tr("Before"), ReportWriter::tr("After")})
+        u.header.push_back({col, false, false});
+    const double lb = before.value(QStringLiteral("test_loss")).toDouble(qQNaN());
+    const double la = s.data.run.finalMetrics.value(QStringLiteral("test_loss")).toDouble(qQNaN());
+    if (std::isfinite(lb))
+        u.rows.push_back({{ReportWriter::tr("Validation loss"), false, false}, {numText(lb, 5), true, false}, {numText(la, 5), true, true}});
+    if (!samples.isEmpty()) {
+        const QString prompt = samples.value(QStringLiteral("prompt")).toString();
+        const auto row = [&](const QString& label, const char* key) {
+            const QJsonObject o = samples.value(QLatin1String(key)).toObject();
+            u.rows.push_back({{label, false, false},
+                              {prompt + o.value(QStringLiteral("before")).toString(), false, false},
+                              {prompt + o.value(QStringLiteral("after")).toString(), false, false}});
+        };
+        row(ReportWriter::tr("Greedy"), "greedy");
+        row(ReportWriter::tr("Sampled (temperature %1, seed %2)")
+                .arg(numText(samples.value(QStringLiteral("temperature")).toDouble(), 2))
+                .arg(samples.value(QStringLiteral("seed")).toInteger()),
+            "sampled");
+        u.notes << ReportWriter::tr("The prompt, then %1 new tokens from each model (headroom generate --run RUN [--before] "
+                                    "prints the same).")
+                       .arg(samples.value(QStringLiteral("tokens")).toInteger());
+    }
+    s.addSection(QStringLiteral("before-after"), ReportWriter::tr("Before and after"), {u});
+}
+
 // final metrics, in words
 void finalMetricsSection(Doc& s) {
     [[maybe_unused]] const RunInfo& run = s.data.run;
@@ -1005,6 +1053,7 @@ void finalMetricsSection(Doc& s) {
             }
             shown.insert(QStringLiteral("distributed"));  // the ranks' table, under Memory
             shown.insert(QStringLiteral("compression"));  // its own section (null without a what-if)
+            shown.insert(QStringLiteral("before"));       // its own section (null unless a fine-tuning run)
             for (auto it = fm.begin(); it != fm.end(); ++it)  // figures newer builds add
                 if (!shown.contains(it.key()))
                     u.keyValues.push_back({it.key(), it.key().endsWith(QLatin1String("bytes")) ? bytesText(it.value().toInteger(-1))
@@ -1035,6 +1084,7 @@ QString ReportWriter::document(Target target) const {
     // the details, one section each
     trainingSection(s);
     compressionSection(s);
+    beforeAfterSection(s);
     memorySection(s);
     strategiesSection(s);
     dataSection(s);

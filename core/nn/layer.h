@@ -100,6 +100,10 @@ struct LayerIO {
     bool decoding = false;
     std::int64_t position = 0;
     const KvCacheSlot* kv = nullptr;
+    // LoRA's adapters switched off (Model::set_adapters_enabled(false); forward without training only): a
+    // projection computes its base alone, x W^T + b (QLoRA's base still dequantised), as the model before
+    // its adapters trained
+    bool adapters_off = false;
 };
 
 // Build-time choices the model passes to the layers it makes.

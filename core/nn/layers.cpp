@@ -145,7 +145,7 @@ protected:
             io.backend->gemm(false, true, 1.0f, x, weight(io), 0.0f, y);
             if (bias_) io.backend->add_bias(y, io.params[1]);
         }
-        if (r_ == 0) return;
+        if (r_ == 0 || io.adapters_off) return;  // (adapters off: the base alone, Model::set_adapters_enabled)
         // LoRA: h = dropout(x) A^T (rows, R), kept; y += (alpha / R) h B^T
         const std::int64_t rows = x.dim(0);
         Tensor h = io.saved[0].view(0, {rows, r_});

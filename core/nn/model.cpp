@@ -657,6 +657,7 @@ void Model::forward_node(Node& n, const Tensor& x, bool training, std::uint64_t 
     io.first_sample = first_sample;
     io.recompute = recomputing_;
     io.recompute_output = !recomputing_ || n.recompute_output;
+    io.adapters_off = !training && !adapters_enabled_;
     if (decode_position_ >= 0) {
         io.decoding = true;
         io.position = decode_position_;

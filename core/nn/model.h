@@ -188,6 +188,12 @@ public:
     // LoRA: the adapters' values (what is trained) and the frozen base's; 0 and 0 without LoRA
     std::int64_t lora_param_count() const { return lora_values_; }
     std::int64_t frozen_param_count() const { return frozen_values_; }
+    // LoRA: switches the adapters off (false) or on again, no copy of anything: a forward without training
+    // (forward(x, false), forward_cached) then computes every projection from its base weight alone, which is
+    // the model before its adapters trained (the base model a LoRA run started from: "before" in the Sample
+    // tab's comparison). A training forward always uses them. Nothing without LoRA.
+    void set_adapters_enabled(bool on) { adapters_enabled_ = on; }
+    bool adapters_enabled() const { return adapters_enabled_; }
     // QLoRA: of the frozen values, those stored quantised (ModelOptions::lora_base_bits)
     std::int64_t quantized_param_count() const { return quantized_values_; }
     std::int64_t flat_param_numel() const { return params_.numel(); }  // with padding
@@ -284,6 +290,7 @@ private:
     std::size_t frozen_offset_ = 0;
     std::int64_t lora_values_ = 0, frozen_values_ = 0;
     std::int64_t quantized_values_ = 0;  // QLoRA: values of the frozen base stored quantised
+    bool adapters_enabled_ = true;       // set_adapters_enabled
     Tensor workspace_;
     std::unique_ptr<Seq> top_;
     std::vector<Node*> nodes_;  // depth-first

@@ -373,6 +373,10 @@ struct Adapters {
         l.group = group;
         l.out = io.params[a + 1].dim(0);
         l.in = io.params[a].dim(1);
+        if (io.adapters_off) {  // the base alone (Model::set_adapters_enabled): no adapter, no dropout
+            l.A = l.B = Tensor();
+            return l;
+        }
         if (io.training && p > 0) {
             l.p = p;
             l.seed = site_seed(io.seed, 16 + (site < 0 ? proj : site));

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <random>
 
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
+#include "nn/layer.h"
+#include "nn/lora_targets.h"
 #include "nn/model.h"
 #include "nn/transformer_spec.h"
 #include "train/checkpoint.h"
@@ -28,6 +31,23 @@ std::size_t complete_utf8_length(const std::string& s) {
         return need > back ? n - back : n;
     }
     return n;
+}
+
+// A LoRA run's file: its adapters' rank, alpha and (LLaMA) targets, from the tensors' names and shapes and the
+// metadata's lora_scale (train/trainer.cpp writes it). Nothing (rank 0) for a file without adapters or scale.
+void lora_options_of(const SafeTensorsFile& f, ModelOptions& o) {
+    const auto scale = f.metadata.find("lora_scale");
+    if (scale == f.metadata.end()) return;
+    const std::vector<std::string>& names = lora_target_names();
+    for (const SafeTensor& t : f.tensors) {
+        if (!is_lora_a(t.name) || t.shape.size() != 2) continue;
+        if (o.lora_rank == 0) o.lora_rank = static_cast<int>(t.shape[0]);
+        const std::string stem = t.name.substr(0, t.name.rfind('.'));  // "model.layers.0.self_attn.q_proj"
+        const std::string proj = stem.substr(stem.rfind('.') + 1);
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (names[i] == proj) o.lora_targets |= 1 << i;
+    }
+    if (o.lora_rank > 0) o.lora_alpha = std::strtod(scale->second.c_str(), nullptr) * o.lora_rank;
 }
 
 std::string folder_of(const std::string& path) {
@@ -59,6 +79,7 @@ Generator::Generator(const SafeTensorsFile& weights, std::shared_ptr<const Token
     ModelOptions o;
     o.batch = 1;
     o.dtype = DType::f32;
+    lora_options_of(weights, o);  // a LoRA run's adapters stay adapters (set_adapters_enabled)
     model_ = std::make_unique<Model>(spec_, *backend_, o);
     load_model_state(*model_, weights, where);
     if (model_->can_decode_cached()) model_->allocate_kv_cache(context_);
@@ -68,7 +89,16 @@ bool Generator::has_kv_cache() const { return model_->kv_cache_positions() > 0; 
 std::size_t Generator::kv_cache_bytes() const { return model_->kv_cache_bytes(); }
 std::size_t Generator::kv_cache_workspace_bytes() const { return model_->kv_cache_workspace_bytes(); }
 
+bool Generator::has_adapters() const { return model_->lora_param_count() > 0; }
+void Generator::set_adapters_enabled(bool on) { model_->set_adapters_enabled(on); }
+bool Generator::adapters_enabled() const { return model_->adapters_enabled(); }
+
 Generator::~Generator() = default;
+
+std::unique_ptr<Generator> Generator::from_file(const SafeTensorsFile& weights, std::shared_ptr<const Tokenizer> tokenizer,
+                                                const std::string& where, int threads) {
+    return std::unique_ptr<Generator>(new Generator(weights, std::move(tokenizer), where, threads));
+}
 
 std::unique_ptr<Generator> Generator::from_weights(const std::string& path, int threads,
                                                    std::optional<GgufTensorType> as_exported) {

@@ -91,6 +91,10 @@ public:
     static std::unique_ptr<Generator> from_weights(const std::string& path, int threads = 1,
                                                    std::optional<GgufTensorType> as_exported = std::nullopt);
     static std::unique_ptr<Generator> from_snapshot(const WeightsSnapshot& snapshot, int threads = 1);
+    // From a weights file's metadata (model spec, tokenizer) with another file's tensors: a run's starting
+    // weights (train/before_after.h). `where` names them in messages.
+    static std::unique_ptr<Generator> from_file(const SafeTensorsFile& weights, std::shared_ptr<const Tokenizer> tokenizer,
+                                                const std::string& where, int threads = 1);
     ~Generator();
 
     // on_token, when given, receives the text so far after every token; returning false stops early.
@@ -104,6 +108,13 @@ public:
 
     const ModelSpec& spec() const { return spec_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
+    // A LoRA run's weights (adapters "X.lora_A"/"X.lora_B" and the metadata's lora_scale) are kept as the
+    // model's adapters, not merged: the rank from A's rows, alpha = lora_scale x rank, the LLaMA targets from
+    // the names (a QLoRA run's file holds its base dequantised: the values it computed with). Switching them
+    // off (Model::set_adapters_enabled) gives the base model the run started from, with no second copy.
+    bool has_adapters() const;
+    void set_adapters_enabled(bool on);
+    bool adapters_enabled() const;
     std::int64_t context() const { return context_; }  // T
     // Whether this model decodes with a key/value cache, and the cache's bytes (keys and values; its scratch)
     bool has_kv_cache() const;

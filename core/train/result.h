@@ -79,6 +79,9 @@ struct TrainResult {
     // LoRA (--lora): the test figures of the frozen model before training (NaN without LoRA or when resumed),
     // the adapters' values (what trained) and the frozen ones'
     double lora_before_loss = NAN, lora_before_accuracy = NAN;
+    // A fine-tuning run (LoRA, or full training from --init-from; not resumed): the test figures at step 0, before
+    // the first update (train/before_after.h); NaN otherwise
+    double loss_before = NAN, accuracy_before = NAN;
     std::int64_t lora_params = 0, frozen_params = 0;
     int lora_rank = 0;
     double lora_alpha = 0;
@@ -151,6 +154,8 @@ void result_fields(Result& r, F&& f) {
     f("offload_bytes_per_step", r.offload_bytes_per_step, wire);
     f("lora_before_loss", r.lora_before_loss, wire);
     f("lora_before_accuracy", r.lora_before_accuracy, wire);
+    f("loss_before", r.loss_before, wire);
+    f("accuracy_before", r.accuracy_before, wire);
     f("lora_params", r.lora_params, wire);
     f("frozen_params", r.frozen_params, wire);
     f("lora_rank", r.lora_rank, wire);

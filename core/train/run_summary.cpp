@@ -25,6 +25,10 @@ json run_final_summary(const TrainResult& r) {
     j["peak_step"] = r.ledger.peak_step;
     j["compression"] = run_compression_summary(r);
     j["lora"] = run_lora_summary(r);
+    // a fine-tuning run's step-0 evaluation (train/before_after.h), null when there was none
+    j["before"] = std::isfinite(r.loss_before)
+                      ? json{{"step", 0}, {"test_loss", r.loss_before}, {"test_accuracy", json_finite(r.accuracy_before)}}
+                      : json(nullptr);
     return j;
 }
 

@@ -219,12 +219,17 @@ TrainResult Trainer::run() {
     const CommStats comm_start = comm ? comm->stats() : CommStats{};
     // parameter offload: the host<->device bytes per step (evaluation's included, as in the communication's)
     const double offload_start = st.offload_bytes();
-    // LoRA: the frozen model's test figures before the adapters train (the report's "before"); B starts at
-    // zero, so this is the base model (from --init-from, or as initialised)
-    if (strategy.lora_rank > 0 && !resume_) {
+    // A fine-tuning run's "before" (train/before_after.h): the model evaluated at step 0, before the first
+    // update. LoRA: the frozen model (B starts at zero, so this is the base, from --init-from or as
+    // initialised); full training from --init-from: the starting weights. The report's and Sample tab's "before".
+    if ((strategy.lora_rank > 0 || !c.init_from.empty()) && !resume_) {
         const EvalEvent before = evaluate(L);
-        result.lora_before_loss = before.loss;
-        result.lora_before_accuracy = before.accuracy;
+        result.loss_before = before.loss;
+        result.accuracy_before = before.accuracy;
+        if (strategy.lora_rank > 0) {
+            result.lora_before_loss = before.loss;
+            result.lora_before_accuracy = before.accuracy;
+        }
     }
     start_runners(L, use_device_step(be, st, work, world, ranked));
     train_steps(L);

@@ -108,6 +108,8 @@ TrainResult full_result() {
     r.offload_bytes_per_step = 2e6;
     r.lora_before_loss = 3.5;
     r.lora_before_accuracy = 0.125;
+    r.loss_before = 3.25;
+    r.accuracy_before = 0.0625;
     r.lora_params = 64;
     r.frozen_params = 1000;
     r.lora_rank = 4;
@@ -232,6 +234,8 @@ private slots:
         QCOMPARE(b.offload_bytes_per_step, 2e6);
         QCOMPARE(b.lora_before_loss, 3.5);
         QCOMPARE(b.lora_before_accuracy, 0.125);
+        QCOMPARE(b.loss_before, 3.25);
+        QCOMPARE(b.accuracy_before, 0.0625);
         QCOMPARE(b.lora_params, std::int64_t(64));
         QCOMPARE(b.frozen_params, std::int64_t(1000));
         QCOMPARE(b.lora_rank, 4);
@@ -241,7 +245,7 @@ private slots:
         QCOMPARE(b.quantized_params, std::int64_t(900));
         // and nothing else is written: the fields above are all the record has (what_if travels as
         // run.json's final.compression)
-        QCOMPARE(j.size(), std::size_t(61));
+        QCOMPARE(j.size(), std::size_t(63));
     }
 
     // A rank's step timeline reaches its parent whole: the parent's run.json summary is the rank's own.
@@ -282,6 +286,7 @@ private slots:
         QCOMPARE(b.shard, std::string("none"));
         QCOMPARE(b.resumed_from_step, std::int64_t(-1));
         QVERIFY(std::isnan(b.lora_before_loss));
+        QVERIFY(std::isnan(b.loss_before));
     }
 
     void wrongKindIsRefusedByName() {
