@@ -20,8 +20,8 @@
 #include "memory/counting_allocator.h"
 #include "plan/device_calibration.h"
 #include "plan/device_description.h"
+#include "nn/layer_cost.h"
 #include "nn/transformer_spec.h"
-#include "plan/transformer_cost.h"
 #include "strategy/training_state.h"
 
 namespace hr {
@@ -30,43 +30,6 @@ namespace {
 
 bool is_gpu_device(const std::string& device) {
     return device.rfind("cuda", 0) == 0 || is_gpu_model_name(device);
-}
-
-// Forward FLOPs per sample of one layer (multiply-adds count 2).
-double layer_flops(const LayerReport& r, const LayerSpec* spec) {
-    const double out = static_cast<double>(shape_numel(r.output_shape));
-    if (r.type == "conv2d" && spec) {
-        const double k = layer_attr(*spec, "kernel_size");
-        return 2.0 * out * layer_attr(*spec, "in_channels") * k * k;
-    }
-    if (r.type == "linear" && spec) return 2.0 * out * layer_attr(*spec, "in_features");
-    if (r.type == "batchnorm2d") return 8.0 * out;
-    if (r.type == "gelu" || r.type == "tanh" || r.type == "sigmoid") return 10.0 * out;
-    if (r.type == "maxpool2d" || r.type == "avgpool2d") return out * 4.0;
-    if (r.type == "flatten") return 0.0;
-    return out;
-}
-
-const LayerSpec* find_spec(const std::vector<LayerSpec>& layers, const std::string& path) {
-    // path "3" or "3.body.1" or "3.shortcut.0"
-    std::stringstream ss(path);
-    std::string part;
-    const std::vector<LayerSpec>* cur = &layers;
-    const LayerSpec* found = nullptr;
-    while (std::getline(ss, part, '.')) {
-        if (part == "body" && found) {
-            cur = &found->body;
-            continue;
-        }
-        if (part == "shortcut" && found) {
-            cur = &found->shortcut;
-            continue;
-        }
-        std::size_t i = std::stoul(part);
-        if (i >= cur->size()) return nullptr;
-        found = &(*cur)[i];
-    }
-    return found;
 }
 
 std::size_t loader_bytes(std::int64_t batch, std::int64_t samples, std::int64_t per_sample) {
@@ -288,19 +251,15 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         lp.parameter_bytes = held != chosen.layer_param_bytes.end()
                                  ? held->second
                                  : static_cast<std::size_t>(r.params) * dtype_size(plan.strategy.compute_dtype);
-        const LayerSpec* ls = find_spec(req.spec.layers, r.path);
+        const LayerSpec* ls = layer_spec_at(req.spec.layers, r.path);
         const double mb = static_cast<double>(plan.strategy.micro_batch);
-        const TransformerLayerCost tc = ls ? transformer_layer_cost(r, *ls) : TransformerLayerCost{};
-        if (tc.handled) {
-            lp.forward_flops = tc.forward * mb;
-            lp.backward_flops = tc.backward * mb;
-            lp.selective_flops = tc.attention_core * mb;
-        } else {
-            lp.forward_flops = layer_flops(r, ls) * mb;
-            lp.backward_flops = (r.type == "conv2d" || r.type == "linear") ? 2 * lp.forward_flops : lp.forward_flops;
-        }
+        const LayerCost cost = layer_cost(r, ls);  // the pipeline balancer's count too
+        lp.forward_flops = cost.forward * mb;
+        lp.backward_flops = cost.backward * mb;
+        lp.selective_flops = cost.attention_core * mb;
+        double share = 1.0;
         if (tp.total > 0 && r.path == head_path) {  // this rank's columns of a split head
-            const double share = static_cast<double>(tp.count) / static_cast<double>(tp.total);
+            share = static_cast<double>(tp.count) / static_cast<double>(tp.total);
             lp.forward_flops *= share;
             lp.backward_flops *= share;
             if (held == chosen.layer_param_bytes.end())
@@ -311,8 +270,8 @@ MemoryPlan predict_memory(const PlanRequest& request) {
         if (rw != chosen.recompute.end() && rw->second == Model::RecomputeWork::full) {
             lp.recompute_flops = lp.forward_flops;
         } else if (rw != chosen.recompute.end() && rw->second == Model::RecomputeWork::saved_only) {
-            lp.recompute_flops = tc.handled ? tc.recompute_kept * mb : lp.forward_flops;
-            if (tc.handled && r.type == "self_attention" && plan.strategy.recompute_attention)
+            lp.recompute_flops = cost.recompute_kept * mb * share;
+            if (r.type == "self_attention" && plan.strategy.recompute_attention)
                 lp.recompute_flops -= lp.selective_flops;  // its core waits for the backward (selective_flops)
         }
         plan.layers.push_back(lp);
