@@ -3,6 +3,7 @@
 // timeline and the pipeline balancer (--pipeline K, strategy/pipeline.h) both read, so a stage split and
 // the time the plan shows for it agree. Causal attention counts the work the kernels do: the scores below
 // the diagonal. A layer's own work only: a residual block's row is its sum (its layers have their rows).
+// Each type's count is its registry entry's (nn/layer_registry.h).
 #include <string>
 #include <vector>
 

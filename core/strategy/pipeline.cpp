@@ -33,16 +33,15 @@ std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, st
     const SpecReport& rep = *shared;
     std::vector<double> cost(spec.layers.size(), 0.0);
     for (const LayerReport& r : rep.layers) {
+        if (r.type == "residual") continue;  // its layers are counted (as in the planner's step time)
         const std::size_t top = static_cast<std::size_t>(top_of(r.path));
         if (by_time) {
             // forward and backward FLOPs per sample: the planner's count (nn/layer_cost.h), attention's T^2
-            // included in every layer that has it (self_attention, transformer_block, llama_block); a residual
-            // block's row is its sum, its layers have their own rows
+            // included in every layer that has it (self_attention, transformer_block, llama_block)
             const LayerCost c = layer_cost(r, layer_spec_at(spec.layers, r.path));
             cost[top] += c.forward + c.backward;
             continue;
         }
-        if (r.type == "residual") continue;  // its layers are counted
         // a head tied to the token embedding has no parameters of its own, but in any stage but the
         // embedding's it holds a copy of the V x C weight (pipeline_copies_tied_head): it weighs what an
         // untied head weighs
