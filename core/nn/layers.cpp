@@ -1,10 +1,12 @@
 // The layer implementations: thin declarations over Backend ops.
 #include <cmath>
+#include <cstdio>
 
+#include "base/checked_math.h"
 #include "base/error.h"
 #include "base/window_size.h"
 #include "nn/layer.h"
-#include "nn/transformer_layers.h"
+#include "nn/layer_registry.h"
 
 namespace hr {
 
@@ -418,21 +420,249 @@ private:
 }  // namespace
 
 std::unique_ptr<Layer> make_layer(const LayerSpec& s, const LayerOptions& options) {
-    if (auto l = make_transformer_layer(s, options)) return l;
-    const std::string& t = s.type;
-    if (t == "conv2d") return std::make_unique<Conv2d>(s);
-    if (t == "linear") return std::make_unique<Linear>(s);
-    if (t == "maxpool2d") return std::make_unique<MaxPool2d>(s);
-    if (t == "avgpool2d") return std::make_unique<AvgPool2d>(s);
-    if (t == "relu") return std::make_unique<Activation>(s, ActivationKind::relu);
-    if (t == "leaky_relu") return std::make_unique<Activation>(s, ActivationKind::leaky_relu);
-    if (t == "tanh") return std::make_unique<Activation>(s, ActivationKind::tanh);
-    if (t == "sigmoid") return std::make_unique<Activation>(s, ActivationKind::sigmoid);
-    if (t == "gelu") return std::make_unique<Activation>(s, ActivationKind::gelu);
-    if (t == "dropout") return std::make_unique<Dropout>(s);
-    if (t == "flatten") return std::make_unique<Flatten>(s);
-    if (t == "batchnorm2d") return std::make_unique<BatchNorm2d>(s);
-    throw InputError("unknown layer type '" + t + "'");
+    const LayerEntry* e = layer_entry(s.type);
+    if (!e || !e->make) throw InputError("unknown layer type '" + s.type + "'");
+    return e->make(s, options);
+}
+
+// ---- the registry's entries of these types (nn/layer_registry.h) ------------------------------------
+
+namespace image_entries {
+
+using AK = AttrInfo::Kind;
+
+std::string batch_shape(const Shape& s) {
+    std::string out = "(N";
+    for (auto d : s) out += ", " + std::to_string(d);
+    return out + ")";
+}
+
+std::string label_of(const char* f, long long a, long long b = 0, long long c = 0) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, f, a, b, c);
+    return buf;
+}
+
+// weights plus an optional bias, bounded by kMaxParams
+void weights_and_bias(LayerShape& r, std::int64_t a, std::int64_t b, std::int64_t bias) {
+    std::int64_t w = 0;
+    if (!checked_mul(a, b, w) || !checked_add(w, bias, r.params) || r.params > kMaxParams) r.params_over_limit = true;
+}
+
+LayerShape conv2d_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::int64_t ci = x.attr("in_channels"), co = x.attr("out_channels"), k = x.attr("kernel_size"),
+                       s = x.attr("stride"), p = x.attr("padding"), d = x.attr("dilation");
+    LayerShape r;
+    r.label = label_of("conv2d(%lld→%lld, k%lld", ci, co, k) + (s != 1 ? ", s" + std::to_string(s) : "") +
+              (p != 0 ? ", p" + std::to_string(p) : "") + ")";
+    if (in.size() != 3)
+        return r.fail(HR_MSG("spec.conv_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; conv2d "
+                                                      "needs image-shaped input: remove the Flatten before it or "
+                                                      "use Linear"),
+                      {std::to_string(ci), batch_shape(in)});
+    if (in[0] != ci)
+        return r.fail(HR_MSG("spec.conv_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
+                                                   "in_channels to %5"),
+                      {std::to_string(ci), batch_shape(in), std::to_string(in[0])});
+    // the operands are bounded (per-sample limit, catalog ranges): no overflow
+    const std::int64_t ho = window_output_size(in[1], k, s, p, d), wo = window_output_size(in[2], k, s, p, d);
+    if (ho < 1 || wo < 1)
+        return r.fail(HR_MSG("spec.conv_kernel_fit", "layer %1 (%2): kernel %3 (dilation %4) does not fit input "
+                                                     "%5; use a smaller kernel, more padding, or fewer pooling "
+                                                     "layers before it"),
+                      {std::to_string(k), std::to_string(d), batch_shape(in)});
+    r.out = {co, ho, wo};
+    weights_and_bias(r, co * ci, k * k, layer_attr(x.layer, "bias") != 0 ? co : 0);
+    if (r.params_over_limit) return r;
+    // The im2col matrix of one sample (in_channels * k * k rows, one column per output position) is the
+    // largest buffer a convolution needs; it is bounded like any tensor.
+    std::int64_t unfolded = 0, positions = 0;
+    if (!checked_mul(ho, wo, positions) || !checked_mul(ci * k * k, positions, unfolded) || unfolded > kMaxSampleElements)
+        return r.fail(HR_MSG("spec.conv_unfold_limit", "layer %1 (%2): unfolding its input takes in_channels x "
+                                                       "kernel x kernel x output positions = more than %3 elements "
+                                                       "per sample (see docs/model-spec.md, Limits); use a stride, "
+                                                       "fewer channels or a smaller input"),
+                      {std::to_string(kMaxSampleElements)});
+    return r;
+}
+
+LayerShape pool_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::string& t = x.layer.type;
+    std::int64_t k = x.attr("kernel_size"), s = x.attr("stride"), p = x.attr("padding");
+    if (s == 0) s = k;
+    LayerShape r;
+    r.label = t + label_of("(k%lld)", k);
+    if (in.size() != 3)
+        return r.fail(HR_MSG("spec.pool_needs_image", "layer %1 (%2): expects input (N, C, H, W), got %3; pooling "
+                                                      "needs image-shaped input"),
+                      {batch_shape(in)});
+    if (2 * p > k)
+        return r.fail(HR_MSG("spec.pool_padding", "layer %1 (%2): padding %3 must be at most half the kernel size %4"),
+                      {std::to_string(p), std::to_string(k)});
+    const std::int64_t ho = window_output_size(in[1], k, s, p), wo = window_output_size(in[2], k, s, p);
+    if (ho < 1 || wo < 1)
+        return r.fail(HR_MSG("spec.pool_window_fit", "layer %1 (%2): window %3 is larger than the input %4; use a "
+                                                     "smaller kernel_size or remove a pooling layer before it"),
+                      {std::to_string(k), batch_shape(in)});
+    r.out = {in[0], ho, wo};
+    r.saves_indices = t == "maxpool2d";
+    return r;
+}
+
+LayerShape linear_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::int64_t fi = x.attr("in_features"), fo = x.attr("out_features");
+    LayerShape r;
+    r.label = label_of("linear(%lld→%lld)", fi, fo);
+    if (in.size() == 2) {  // a sequence (T, F): the same weights for every token
+        if (in[1] != fi)
+            return r.fail(HR_MSG("spec.linear_seq_features", "layer %1 (%2): expects input (N, T, %3), got %4; set "
+                                                             "in_features to %5"),
+                          {std::to_string(fi), batch_shape(in), std::to_string(in[1])});
+        r.out = {in[0], fo};
+    } else if (in.size() != 1) {
+        return r.fail(HR_MSG("spec.linear_needs_flat", "layer %1 (%2): expects input (N, %3), got %4; insert a "
+                                                       "Flatten before it (it would give (N, %5))"),
+                      {std::to_string(fi), batch_shape(in), std::to_string(shape_numel(in))});
+    } else if (in[0] != fi) {
+        return r.fail(HR_MSG("spec.linear_features", "layer %1 (%2): expects input (N, %3), got %4; set "
+                                                     "in_features to %5"),
+                      {std::to_string(fi), batch_shape(in), std::to_string(in[0])});
+    } else {
+        r.out = {fo};
+    }
+    weights_and_bias(r, fo, fi, layer_attr(x.layer, "bias") != 0 ? fo : 0);
+    return r;
+}
+
+LayerShape same_shape(const LayerShapeInput& x) {
+    LayerShape r;
+    r.label = x.layer.type;
+    r.out = x.in;
+    return r;
+}
+
+LayerShape dropout_shape(const LayerShapeInput& x) {
+    LayerShape r;
+    char label[64];
+    std::snprintf(label, sizeof label, "dropout(p=%.2g)", layer_attr(x.layer, "p"));
+    r.label = label;
+    r.out = x.in;
+    r.saved_bytes = shape_numel(x.in);  // u8 mask
+    return r;
+}
+
+LayerShape flatten_shape(const LayerShapeInput& x) {
+    LayerShape r;
+    r.label = "flatten";
+    r.out = {shape_numel(x.in)};
+    r.output_is_view = true;
+    return r;
+}
+
+LayerShape batchnorm2d_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::int64_t c = x.attr("num_features");
+    LayerShape r;
+    r.label = label_of("batchnorm2d(%lld)", c);
+    if (in.size() == 3 && in[0] != c)
+        return r.fail(HR_MSG("spec.bn_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
+                                                 "num_features to %5"),
+                      {std::to_string(c), batch_shape(in), std::to_string(in[0])});
+    if (in.size() != 3)
+        return r.fail(HR_MSG("spec.bn_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; "
+                                                    "BatchNorm2d needs image-shaped input"),
+                      {std::to_string(c), batch_shape(in)});
+    r.out = in;
+    r.params = 2 * c;
+    return r;
+}
+
+// FLOPs: a product per output element for convolutions and linear layers (backward: the weight's and the
+// input's gradient), a few operations per element for the rest (backward as forward)
+double out_numel(const LayerReport& r) { return static_cast<double>(shape_numel(r.output_shape)); }
+void conv2d_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    const double k = layer_attr(*l, "kernel_size");
+    c.forward = 2.0 * out_numel(r) * layer_attr(*l, "in_channels") * k * k;
+    c.backward = 2 * c.forward;
+}
+void linear_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    c.forward = 2.0 * out_numel(r) * layer_attr(*l, "in_features");
+    c.backward = 2 * c.forward;
+}
+template <int kPerElement>
+void elementwise_cost(const LayerReport& r, const LayerSpec*, LayerCost& c) {
+    c.forward = c.backward = kPerElement * out_numel(r);
+}
+
+template <class L>
+std::unique_ptr<Layer> make(const LayerSpec& s, const LayerOptions&) {
+    return std::make_unique<L>(s);
+}
+template <ActivationKind K>
+std::unique_ptr<Layer> make_activation(const LayerSpec& s, const LayerOptions&) {
+    return std::make_unique<Activation>(s, K);
+}
+
+}  // namespace image_entries
+
+std::vector<LayerEntry> image_layer_entries() {
+    using namespace image_entries;
+    std::vector<LayerEntry> c;
+    c.push_back({{"conv2d", "Conv2d", "convolution", HR_MSG("layer.conv2d", "2-D convolution over (N, C, H, W) (groups = 1)"),
+                  {{"in_channels", AK::integer, 1, 1, 1e6, true, HR_MSG("layer.conv2d.in_channels", "input channels C")},
+                   {"out_channels", AK::integer, 8, 1, 1e6, true, HR_MSG("layer.conv2d.out_channels", "output channels (filters)")},
+                   {"kernel_size", AK::integer, 3, 1, 1024, true, HR_MSG("layer.conv2d.kernel_size", "square kernel size")},
+                   {"stride", AK::integer, 1, 1, 1024, false, HR_MSG("layer.conv2d.stride", "step between windows")},
+                   {"padding", AK::integer, 0, 0, 1024, false, HR_MSG("layer.conv2d.padding", "zero padding on each side")},
+                   {"dilation", AK::integer, 1, 1, 1024, false, HR_MSG("layer.conv2d.dilation", "spacing between kernel taps")},
+                   {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.conv2d.bias", "learn an additive bias per output channel")}}},
+                 conv2d_shape, conv2d_cost, make<Conv2d>});
+    c.push_back({{"maxpool2d", "MaxPool2d", "pooling", HR_MSG("layer.maxpool2d", "maximum over square windows"),
+                  {{"kernel_size", AK::integer, 2, 1, 1024, true, HR_MSG("layer.maxpool2d.kernel_size", "window size")},
+                   {"stride", AK::integer, 0, 0, 1024, false, HR_MSG("layer.maxpool2d.stride", "step between windows (0: kernel_size)")},
+                   {"padding", AK::integer, 0, 0, 512, false, HR_MSG("layer.maxpool2d.padding", "implicit -inf padding on each side")}}},
+                 pool_shape, elementwise_cost<4>, make<MaxPool2d>});
+    c.push_back({{"avgpool2d", "AvgPool2d", "pooling", HR_MSG("layer.avgpool2d", "mean over square windows (padding counted)"),
+                  {{"kernel_size", AK::integer, 2, 1, 1024, true, HR_MSG("layer.avgpool2d.kernel_size", "window size")},
+                   {"stride", AK::integer, 0, 0, 1024, false, HR_MSG("layer.avgpool2d.stride", "step between windows (0: kernel_size)")},
+                   {"padding", AK::integer, 0, 0, 512, false, HR_MSG("layer.avgpool2d.padding", "zero padding on each side")}}},
+                 pool_shape, elementwise_cost<4>, make<AvgPool2d>});
+    c.push_back({{"linear", "Linear", "linear", HR_MSG("layer.linear", "fully connected layer y = x W^T + b"),
+                  {{"in_features", AK::integer, 64, 1, 1e8, true, HR_MSG("layer.linear.in_features", "input features")},
+                   {"out_features", AK::integer, 10, 1, 1e8, true, HR_MSG("layer.linear.out_features", "output features")},
+                   {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.linear.bias", "learn an additive bias")}}},
+                 linear_shape, linear_cost, make<Linear>, true});
+    c.push_back({{"relu", "ReLU", "activation", HR_MSG("layer.relu", "max(x, 0)"), {}},
+                 same_shape, elementwise_cost<1>, make_activation<ActivationKind::relu>});
+    c.push_back({{"leaky_relu", "LeakyReLU", "activation", HR_MSG("layer.leaky_relu", "x if x > 0 else slope * x"),
+                  {{"negative_slope", AK::real, 0.01, 0, 1, false, HR_MSG("layer.leaky_relu.negative_slope", "slope for x < 0")}}},
+                 same_shape, elementwise_cost<1>, make_activation<ActivationKind::leaky_relu>});
+    c.push_back({{"tanh", "Tanh", "activation", HR_MSG("layer.tanh", "hyperbolic tangent"), {}},
+                 same_shape, elementwise_cost<10>, make_activation<ActivationKind::tanh>});
+    c.push_back({{"sigmoid", "Sigmoid", "activation", HR_MSG("layer.sigmoid", "1 / (1 + exp(-x))"), {}},
+                 same_shape, elementwise_cost<10>, make_activation<ActivationKind::sigmoid>});
+    c.push_back({{"gelu", "GELU", "activation", HR_MSG("layer.gelu", "x * Phi(x) (exact erf form, or its tanh approximation)"),
+                  {{"tanh", AK::boolean, 0, 0, 1, false, HR_MSG("layer.gelu.tanh", "tanh approximation, as GPT-2 (nn.GELU(approximate='tanh'))")}}},
+                 same_shape, elementwise_cost<10>, make_activation<ActivationKind::gelu>});
+    c.push_back({{"batchnorm2d", "BatchNorm2d", "normalisation",
+                  HR_MSG("layer.batchnorm2d", "normalises each channel over (N, H, W) with batch statistics"),
+                  {{"num_features", AK::integer, 8, 1, 1e6, true, HR_MSG("layer.batchnorm2d.num_features", "channels C")},
+                   {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.batchnorm2d.eps", "added to the variance")},
+                   {"momentum", AK::real, 0.1, 0, 1, false, HR_MSG("layer.batchnorm2d.momentum", "running statistics update rate")}}},
+                 batchnorm2d_shape, elementwise_cost<8>, make<BatchNorm2d>});
+    c.push_back({{"dropout", "Dropout", "regularisation", HR_MSG("layer.dropout", "zeroes elements with probability p while training"),
+                  {{"p", AK::real, 0.5, 0, 0.99, false, HR_MSG("layer.dropout.p", "drop probability")}}},
+                 dropout_shape, elementwise_cost<1>, make<Dropout>});
+    c.push_back({{"flatten", "Flatten", "structure", HR_MSG("layer.flatten", "(N, C, H, W) -> (N, C*H*W)"), {}},
+                 flatten_shape, elementwise_cost<0>, make<Flatten>});
+    // the walkers recurse into its body and shortcut; its own cost is the sum
+    c.push_back({{"residual", "Residual block", "structure",
+                  HR_MSG("layer.residual", "output = body(x) + shortcut(x); shortcut is the identity when empty"), {}},
+                 nullptr, elementwise_cost<1>, nullptr});
+    return c;
 }
 
 }  // namespace hr

@@ -1,5 +1,7 @@
 #include "nn/model.h"
 
+#include "nn/layer_registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -97,21 +99,7 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
     layer_options_.recompute_attention = options_.recompute_attention;
     layer_options_.transformer_layers =
         options_.part.transformer_layers > 0 ? options_.part.transformer_layers : transformer_layer_count(spec_);
-    {
-        auto blocks = checkpoint_blocks(spec_, *report_);
-        // units = checkpoint blocks; their slices of the flat buffers are laid out while building
-        unit_of_top_.assign(spec_.layers.size(), 0);
-        for (std::size_t u = 0; u < blocks.size(); ++u) {
-            units_.push_back({blocks[u].first, blocks[u].last, 0, 0, 0});
-            for (int i = blocks[u].first; i <= blocks[u].last; ++i) unit_of_top_[static_cast<std::size_t>(i)] = static_cast<int>(u);
-        }
-        for (int b : options_.checkpoint_blocks) {
-            if (b < 0 || b >= static_cast<int>(blocks.size()))
-                throw InputError("checkpoint block " + std::to_string(b) + " does not exist; the model has " +
-                                 std::to_string(blocks.size()) + " blocks (0.." + std::to_string(blocks.size() - 1) + ")");
-            ckpt_ranges_.push_back({blocks[b].first, blocks[b].last});
-        }
-    }
+    plan_units();
     // 1) the graph with its activations; parameter offsets are laid out while building
     top_ = std::make_unique<Seq>();
     int next_index = options_.part.node_offset;  // a pipeline stage: the whole model's depth-first indices
@@ -147,6 +135,59 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
                 if (d.frozen && !n->layer->skips_frozen_gradients()) scratch = std::max(scratch, shape_numel(d.shape));
         if (scratch > 0) frozen_grad_ = Tensor::empty(a, {scratch}, options_.dtype, MemCategory::workspace);
     }
+    const std::int64_t counted = bind_param_views();
+    for (auto& d : depth_buffers_) {
+        for (auto& g : d.gbuf) g = Tensor::empty(a, {d.gbuf_numel}, options_.dtype, MemCategory::workspace);
+        for (Seq* q : d.seqs)
+            for (int k = 0; k < 2; ++k) q->gbuf[k] = d.gbuf[k];
+        if (d.dx_body_numel > 0) {
+            d.dx_body = Tensor::empty(a, {d.dx_body_numel}, options_.dtype, MemCategory::workspace);
+            for (Node* r : d.residuals) r->dx_body_full = d.dx_body.view(0, with_batch(options_.batch, r->in));
+        }
+    }
+    if (counted != report_->total_params)
+        throw Error("internal: parameter layout (" + std::to_string(counted) + ") disagrees with the spec report (" +
+                    std::to_string(report_->total_params) + ")");
+    // 2b) the recompute arena shared by the checkpointed blocks
+    if (arena_bytes_ > 0) {
+        arena_ = Tensor::empty(a, {static_cast<std::int64_t>(arena_bytes_)}, DType::u8, MemCategory::activations);
+        for (auto& r : arena_requests_) *r.target = Tensor(arena_.storage(), r.offset, r.shape, r.dtype);
+    }
+    arena_requests_.clear();
+    for (Node* n : in_place_) n->y_full = n->in_place_of->y_full;
+    // 2c) selective recompute: what each checkpointed block must run again before its backward
+    plan_recompute();
+    // 3) one shared workspace of the largest layer need
+    std::size_t ws = 0;
+    for (Node* n : nodes_)
+        if (n->layer) ws = std::max(ws, n->layer->workspace_bytes(backend_, options_.batch, n->in, options_.dtype));
+    if (ws > 0) workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
+    if (!options_.dry_run && params_.defined()) init_params(-1);
+    // zero3 (no flat parameter buffer) initialises the trainable units one by one (init_unit_parameters);
+    // the frozen base (LoRA), in units of no trainable values too, here
+    else if (!options_.dry_run && frozen_.defined() && !options_.part.frozen_from) init_params(-1, true);
+}
+
+// The units (checkpoint blocks; their slices of the flat buffers are laid out while building) and the blocks
+// asked to be checkpointed.
+void Model::plan_units() {
+    auto blocks = checkpoint_blocks(spec_, *report_);
+    unit_of_top_.assign(spec_.layers.size(), 0);
+    for (std::size_t u = 0; u < blocks.size(); ++u) {
+        units_.push_back({blocks[u].first, blocks[u].last, 0, 0, 0});
+        for (int i = blocks[u].first; i <= blocks[u].last; ++i) unit_of_top_[static_cast<std::size_t>(i)] = static_cast<int>(u);
+    }
+    for (int b : options_.checkpoint_blocks) {
+        if (b < 0 || b >= static_cast<int>(blocks.size()))
+            throw InputError("checkpoint block " + std::to_string(b) + " does not exist; the model has " +
+                             std::to_string(blocks.size()) + " blocks (0.." + std::to_string(blocks.size() - 1) + ")");
+        ckpt_ranges_.push_back({blocks[b].first, blocks[b].last});
+    }
+}
+
+// Every node's parameter and gradient views into the flat buffers (the frozen base's, a tied head's the token
+// embedding's); the trainable values counted, as the spec report counts them.
+std::int64_t Model::bind_param_views() {
     std::int64_t counted = 0;
     Node* token_embedding = nullptr;
     for (Node* n : nodes_)
@@ -203,26 +244,11 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
             if (!d.lora_adapter()) counted += shape_numel(d.shape);  // (the spec's count has no adapters)
             units_[static_cast<std::size_t>(n->unit)].values += shape_numel(d.shape);
         }
-    for (auto& d : depth_buffers_) {
-        for (auto& g : d.gbuf) g = Tensor::empty(a, {d.gbuf_numel}, options_.dtype, MemCategory::workspace);
-        for (Seq* q : d.seqs)
-            for (int k = 0; k < 2; ++k) q->gbuf[k] = d.gbuf[k];
-        if (d.dx_body_numel > 0) {
-            d.dx_body = Tensor::empty(a, {d.dx_body_numel}, options_.dtype, MemCategory::workspace);
-            for (Node* r : d.residuals) r->dx_body_full = d.dx_body.view(0, with_batch(options_.batch, r->in));
-        }
-    }
-    if (counted != report_->total_params)
-        throw Error("internal: parameter layout (" + std::to_string(counted) + ") disagrees with the spec report (" +
-                    std::to_string(report_->total_params) + ")");
-    // 2b) the recompute arena shared by the checkpointed blocks
-    if (arena_bytes_ > 0) {
-        arena_ = Tensor::empty(a, {static_cast<std::int64_t>(arena_bytes_)}, DType::u8, MemCategory::activations);
-        for (auto& r : arena_requests_) *r.target = Tensor(arena_.storage(), r.offset, r.shape, r.dtype);
-    }
-    arena_requests_.clear();
-    for (Node* n : in_place_) n->y_full = n->in_place_of->y_full;
-    // 2c) selective recompute: what each checkpointed block must run again before its backward
+    return counted;
+}
+
+// Selective recompute: what each checkpointed block must run again before its backward.
+void Model::plan_recompute() {
     for (auto [first, last] : ckpt_ranges_) {
         mark_recompute(*top_, static_cast<std::size_t>(first), static_cast<std::size_t>(last), false);
         bool run = false, arena = false;
@@ -240,15 +266,6 @@ Model::Model(const ModelSpec& spec, Backend& backend, const ModelOptions& option
         ckpt_recompute_.push_back(run);
         ckpt_uses_arena_.push_back(arena);
     }
-    // 3) one shared workspace of the largest layer need
-    std::size_t ws = 0;
-    for (Node* n : nodes_)
-        if (n->layer) ws = std::max(ws, n->layer->workspace_bytes(backend_, options_.batch, n->in, options_.dtype));
-    if (ws > 0) workspace_ = Tensor::empty(a, {static_cast<std::int64_t>(ws)}, DType::u8, MemCategory::workspace);
-    if (!options_.dry_run && params_.defined()) init_params(-1);
-    // zero3 (no flat parameter buffer) initialises the trainable units one by one (init_unit_parameters);
-    // the frozen base (LoRA), in units of no trainable values too, here
-    else if (!options_.dry_run && frozen_.defined() && !options_.part.frozen_from) init_params(-1, true);
 }
 
 Model::~Model() = default;
@@ -263,6 +280,75 @@ Tensor Model::alloc(const Shape& shape, DType dt, MemCategory c, int layer, bool
     return Tensor();  // patched once the arena exists (the request's target is set by the caller)
 }
 
+// An activation of a node: its own allocation, or a request patched to point at the node's tensor once the
+// arena exists.
+void Model::request_activation(Tensor& target, const Shape& shape, DType d, MemCategory c, int layer, bool arena) {
+    if (!arena) {
+        target = alloc(shape, d, c, layer, false);
+    } else {
+        alloc(shape, d, c, layer, true);
+        arena_requests_.back().target = &target;
+    }
+}
+
+// A layer's spec with LoRA's attributes where LoRA puts adapters: every linear layer and every transformer projection
+// (attention's c_attn and c_proj, the MLP's c_fc and c_proj: its registry entry's lora_target); every other
+// parameter is frozen.
+LayerSpec Model::with_lora(const LayerSpec& spec) const {
+    LayerSpec ls = spec;
+    const LayerEntry* entry = layer_entry(ls.type);
+    if (options_.lora_rank > 0 && entry && entry->lora_target) {  // (its registry entry)
+        ls.attrs["lora_rank"] = options_.lora_rank;
+        if (ls.type == "llama_block" && options_.lora_targets != 0) ls.attrs["lora_targets"] = options_.lora_targets;
+        ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
+        if (options_.lora_dropout > 0) ls.attrs["lora_dropout"] = options_.lora_dropout;
+        if (options_.lora_base_bits > 0) {
+            ls.attrs["lora_base_bits"] = options_.lora_base_bits;
+            ls.attrs["lora_base_group"] = options_.lora_base_group;
+        }
+    }
+    return ls;
+}
+
+// A node's parameters: offsets in the flat buffer, or in the frozen base (LoRA; packed for QLoRA), or none (tied).
+void Model::lay_out_params(Node& n, std::size_t& param_offset) {
+    const DType dt = options_.dtype;
+    const std::size_t align = param_align_elements(dt);
+    for (auto& p : n.param_decls) {
+        const bool adapter = p.lora_adapter();
+        if (options_.lora_rank > 0) p.frozen = !adapter;
+        if (adapter) lora_values_ += shape_numel(p.shape);
+        if (p.packed && (!p.frozen || p.shape.size() != 2))
+            throw Error("internal: " + n.path + "." + p.name + " is declared packed but is not a frozen matrix");
+        n.packed_bytes.push_back(0);
+        if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
+            n.param_offsets.push_back(-1);
+            n.frozen_offsets.push_back(-1);
+            continue;
+        }
+        if (p.frozen) {  // in the frozen buffer, aligned the same way
+            frozen_offset_ = (frozen_offset_ + align - 1) / align * align;
+            n.param_offsets.push_back(-1);
+            n.frozen_offsets.push_back(static_cast<std::int64_t>(frozen_offset_));
+            std::size_t elements = static_cast<std::size_t>(shape_numel(p.shape));
+            if (p.packed) {  // QLoRA: the layer dequantises it (ParamDecl::packed)
+                // packed: its bytes, in elements of the buffer's dtype
+                n.packed_bytes.back() = quantized_bytes(p.shape[0], p.shape[1], options_.lora_base_bits,
+                                                        options_.lora_base_group);
+                elements = (n.packed_bytes.back() + dtype_size(dt) - 1) / dtype_size(dt);
+                quantized_values_ += shape_numel(p.shape);
+            }
+            frozen_offset_ += elements;
+            frozen_values_ += shape_numel(p.shape);
+            continue;
+        }
+        param_offset = (param_offset + align - 1) / align * align;
+        n.param_offsets.push_back(static_cast<std::int64_t>(param_offset));
+        n.frozen_offsets.push_back(-1);
+        param_offset += static_cast<std::size_t>(shape_numel(p.shape));
+    }
+}
+
 void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
                       int& next_index, std::size_t& param_offset, bool is_top, int depth) {
     if (static_cast<int>(depth_buffers_.size()) <= depth) depth_buffers_.resize(static_cast<std::size_t>(depth) + 1);
@@ -271,15 +357,6 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
     const DType dt = options_.dtype;
     Shape cur = in;
     std::int64_t max_in = shape_numel(in);  // the sequence input too (a first BatchNorm needs dx)
-    // requests made for a node are patched to point at the node's tensors after they are stored
-    auto request = [&](Tensor& target, const Shape& shape, DType d, MemCategory c, int layer, bool arena) {
-        if (!arena) {
-            target = alloc(shape, d, c, layer, false);
-        } else {
-            alloc(shape, d, c, layer, true);
-            arena_requests_.back().target = &target;
-        }
-    };
     for (std::size_t i = 0; i < specs.size(); ++i) {
         // checkpointing (top level only): is this node inside a checkpointed block, and is it the kept one?
         bool saved_in_arena = building_in_arena_;
@@ -327,62 +404,16 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
             building_in_arena_ = outer_arena;
             n.out = out;
             n.output_in_arena = output_in_arena;
-            request(n.y_full, with_batch(B, out), dt, MemCategory::activations, n.index, output_in_arena);
+            request_activation(n.y_full, with_batch(B, out), dt, MemCategory::activations, n.index, output_in_arena);
             DepthBuffers& db = depth_buffers_[static_cast<std::size_t>(depth)];
             db.dx_body_numel = std::max(db.dx_body_numel, B * shape_numel(cur));
             db.residuals.push_back(&n);
         } else {
-            // LoRA: every linear layer and every transformer projection (attention's c_attn and c_proj, the
-            // MLP's c_fc and c_proj) gets adapters; every other parameter is frozen
-            LayerSpec ls = specs[i];
-            if (options_.lora_rank > 0 && (ls.type == "linear" || ls.type == "transformer_block" ||
-                                           ls.type == "self_attention" || ls.type == "mlp" || ls.type == "llama_block")) {
-                ls.attrs["lora_rank"] = options_.lora_rank;
-                if (ls.type == "llama_block" && options_.lora_targets != 0) ls.attrs["lora_targets"] = options_.lora_targets;
-                ls.attrs["lora_alpha"] = options_.lora_alpha > 0 ? options_.lora_alpha : options_.lora_rank;
-                if (options_.lora_dropout > 0) ls.attrs["lora_dropout"] = options_.lora_dropout;
-                if (options_.lora_base_bits > 0) {
-                    ls.attrs["lora_base_bits"] = options_.lora_base_bits;
-                    ls.attrs["lora_base_group"] = options_.lora_base_group;
-                }
-            }
+            const LayerSpec ls = with_lora(specs[i]);
             n.layer = make_layer(ls, layer_options_);
             n.out = n.layer->output_shape(cur);
             n.param_decls = n.layer->params(cur);
-            const std::size_t align = param_align_elements(dt);
-            for (auto& p : n.param_decls) {
-                const bool adapter = p.lora_adapter();
-                if (options_.lora_rank > 0) p.frozen = !adapter;
-                if (adapter) lora_values_ += shape_numel(p.shape);
-                if (p.packed && (!p.frozen || p.shape.size() != 2))
-                    throw Error("internal: " + n.path + "." + p.name + " is declared packed but is not a frozen matrix");
-                n.packed_bytes.push_back(0);
-                if (p.tied_to_token_embedding) {  // no storage of its own (resolved after the flat buffers)
-                    n.param_offsets.push_back(-1);
-                    n.frozen_offsets.push_back(-1);
-                    continue;
-                }
-                if (p.frozen) {  // in the frozen buffer, aligned the same way
-                    frozen_offset_ = (frozen_offset_ + align - 1) / align * align;
-                    n.param_offsets.push_back(-1);
-                    n.frozen_offsets.push_back(static_cast<std::int64_t>(frozen_offset_));
-                    std::size_t elements = static_cast<std::size_t>(shape_numel(p.shape));
-                    if (p.packed) {  // QLoRA: the layer dequantises it (ParamDecl::packed)
-                        // packed: its bytes, in elements of the buffer's dtype
-                        n.packed_bytes.back() = quantized_bytes(p.shape[0], p.shape[1], options_.lora_base_bits,
-                                                                options_.lora_base_group);
-                        elements = (n.packed_bytes.back() + dtype_size(dt) - 1) / dtype_size(dt);
-                        quantized_values_ += shape_numel(p.shape);
-                    }
-                    frozen_offset_ += elements;
-                    frozen_values_ += shape_numel(p.shape);
-                    continue;
-                }
-                param_offset = (param_offset + align - 1) / align * align;
-                n.param_offsets.push_back(static_cast<std::int64_t>(param_offset));
-                n.frozen_offsets.push_back(-1);
-                param_offset += static_cast<std::size_t>(shape_numel(p.shape));
-            }
+            lay_out_params(n, param_offset);
             for (const auto& b : n.layer->buffers(cur)) {
                 Tensor t = Tensor::empty(a, b.shape, b.dtype, MemCategory::other, n.index);
                 if (!options_.dry_run) backend_.fill(t, b.init);
@@ -399,7 +430,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 in_place_.push_back(&n);
             } else if (!n.layer->output_is_view()) {
                 n.output_in_arena = output_in_arena;
-                request(n.y_full, with_batch(B, n.out), dt, MemCategory::activations, n.index, output_in_arena);
+                request_activation(n.y_full, with_batch(B, n.out), dt, MemCategory::activations, n.index, output_in_arena);
             }
             auto saved = n.layer->saved(B, cur);
             // (told apart at batches 1 and 2: at B = 1 every tensor has its batch-1 size, and a micro-batch of
@@ -413,7 +444,7 @@ void Model::build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::
                 const bool in_arena = saved_in_arena && per_batch;
                 n.saved_in_arena = n.saved_in_arena || in_arena;
                 n.saved_arena.push_back(in_arena ? 1 : 0);
-                request(n.saved_full[k], saved[k].shape, saved[k].compute_dtype ? dt : saved[k].dtype, MemCategory::activations, n.index, in_arena);
+                request_activation(n.saved_full[k], saved[k].shape, saved[k].compute_dtype ? dt : saved[k].dtype, MemCategory::activations, n.index, in_arena);
             }
         }
         cur = n.out;

@@ -262,6 +262,12 @@ private:
     struct Seq;
     void build_seq(Seq& seq, const std::vector<LayerSpec>& specs, const std::string& prefix, const Shape& in,
                    int& next_index, std::size_t& param_offset, bool is_top, int depth);
+    void plan_units();
+    std::int64_t bind_param_views();
+    void plan_recompute();
+    void request_activation(Tensor& target, const Shape& shape, DType d, MemCategory c, int layer, bool arena);
+    LayerSpec with_lora(const LayerSpec& spec) const;
+    void lay_out_params(Node& n, std::size_t& param_offset);
     Tensor forward_seq(Seq& seq, const Tensor& x, bool training, std::uint64_t first_sample);
     void backward_seq(Seq& seq, const Tensor& x, const Tensor& dy, Tensor dx_out);
     void forward_node(Node& n, const Tensor& x, bool training, std::uint64_t first_sample);

@@ -14,6 +14,7 @@
 #include "base/window_size.h"
 #include "base/error.h"
 #include "nn/model_spec_detail.h"
+#include "nn/layer_registry.h"
 #include "nn/transformer_spec.h"
 
 namespace hr {
@@ -79,6 +80,55 @@ struct Analyzer {
         return in;
     }
 
+    // The attributes against the ranges of the type's registry entry
+    bool attrs_in_range(const LayerSpec& l, const LayerTypeInfo& info, LayerReport& r) {
+        for (const auto& a : info.attrs) {
+            const double v = layer_attr(l, a.name);
+            if (v >= a.min && v <= a.max) continue;
+            char lo[32], hi[32], got[32];
+            std::snprintf(lo, sizeof lo, "%g", a.min);
+            std::snprintf(hi, sizeof hi, "%g", a.max);
+            std::snprintf(got, sizeof got, "%g", v);
+            fail(r, HR_MSG("spec.attr_out_of_range", "layer %1 (%2): attribute '%3' must be between %4 and %5, got %6"),
+                 {a.name, lo, hi, got});
+            return false;
+        }
+        return true;
+    }
+
+    // A residual block: its body and shortcut walked (their rows after its own), their outputs matched.
+    // Failures are reported where they happen; the answer is then failed with no message of its own.
+    LayerShape residual(const LayerSpec& l, const std::string& path, const Shape& in, int depth, std::size_t pos) {
+        LayerShape s;
+        char label[128];
+        std::snprintf(label, sizeof label, "residual(%zu layers%s)", l.body.size(), l.shortcut.empty() ? "" : ", projection");
+        s.label = label;
+        rep.layers[pos].label = label;
+        s.failed = true;
+        Shape b = run_seq(l.body, path + ".body", in, depth + 1);
+        if (b.empty()) return s;
+        Shape sc = in;
+        if (!l.shortcut.empty()) {
+            sc = run_seq(l.shortcut, path + ".shortcut", in, depth + 1);
+            if (sc.empty()) return s;
+        }
+        if (b != sc) {
+            if (l.shortcut.empty())
+                return s.fail(HR_MSG("spec.residual_identity", "layer %1 (%2): body gives %3 but the identity shortcut "
+                                                               "gives %4; they must match to be added: keep channels and "
+                                                               "size equal in the body or add a shortcut projection (1x1 "
+                                                               "conv2d)"),
+                              {batch_shape(b), batch_shape(sc)});
+            return s.fail(HR_MSG("spec.residual_shortcut", "layer %1 (%2): body gives %3 but the shortcut gives %4; "
+                                                           "they must match to be added: keep channels and size equal "
+                                                           "in the body and the shortcut"),
+                          {batch_shape(b), batch_shape(sc)});
+        }
+        s.failed = false;
+        s.out = b;
+        return s;
+    }
+
     Shape run_layer(const LayerSpec& l, const std::string& path, const Shape& in, int depth) {
         std::size_t pos = rep.layers.size();
         rep.layers.push_back({});
@@ -90,7 +140,6 @@ struct Analyzer {
             r.type = l.type;
             r.input_shape = in;
         }
-        auto A = [&](const char* n) { return static_cast<std::int64_t>(std::llround(layer_attr(l, n))); };
         auto R = [&]() -> LayerReport& { return rep.layers[pos]; };
         const std::string& t = l.type;
         // Limits for specs built in code (the builder, presets) as well as parsed ones: the nesting
@@ -107,208 +156,29 @@ struct Analyzer {
                  {std::to_string(kMaxLayers)});
             return {};
         }
-        if (const LayerTypeInfo* info = find_layer_type(t))
-            for (const auto& a : info->attrs) {
-                const double v = layer_attr(l, a.name);
-                if (!(v >= a.min && v <= a.max)) {
-                    char lo[32], hi[32], got[32];
-                    std::snprintf(lo, sizeof lo, "%g", a.min);
-                    std::snprintf(hi, sizeof hi, "%g", a.max);
-                    std::snprintf(got, sizeof got, "%g", v);
-                    fail(R(), HR_MSG("spec.attr_out_of_range", "layer %1 (%2): attribute '%3' must be between %4 and "
-                                                               "%5, got %6"),
-                         {a.name, lo, hi, got});
-                    return {};
-                }
-            }
-        Shape out;
-        std::int64_t params = 0;
-        std::int64_t extra_bytes = 0;  // saved besides the output (per sample)
-        bool output_is_view = false;
-        bool saves_indices = false;  // maxpool2d
-        char label[128];
-        std::snprintf(label, sizeof label, "%s", t.c_str());
-        auto too_many_params = [&] {
-            fail(R(), HR_MSG("spec.layer_params_limit", "layer %1 (%2): has more than %3 parameters (see "
-                                                        "docs/model-spec.md, Limits); make it smaller"),
-                 {std::to_string(kMaxParams)});
-            R().label = label;
-            return Shape{};
-        };
-        if (t == "conv2d") {
-            std::int64_t ci = A("in_channels"), co = A("out_channels"), k = A("kernel_size"), s = A("stride"),
-                         p = A("padding"), d = A("dilation");
-            std::snprintf(label, sizeof label, "conv2d(%lld→%lld, k%lld%s%s)", (long long)ci, (long long)co,
-                          (long long)k, s != 1 ? (", s" + std::to_string(s)).c_str() : "",
-                          p != 0 ? (", p" + std::to_string(p)).c_str() : "");
-            if (in.size() != 3) {
-                fail(R(), HR_MSG("spec.conv_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; conv2d "
-                                                          "needs image-shaped input: remove the Flatten before it or "
-                                                          "use Linear"),
-                     {std::to_string(ci), batch_shape(in)});
-                R().label = label;
-                return {};
-            }
-            if (in[0] != ci) {
-                fail(R(), HR_MSG("spec.conv_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
-                                                       "in_channels to %5"),
-                     {std::to_string(ci), batch_shape(in), std::to_string(in[0])});
-                R().label = label;
-                return {};
-            }
-            // the operands are bounded (per-sample limit, catalog ranges): no overflow
-            std::int64_t ho = window_output_size(in[1], k, s, p, d), wo = window_output_size(in[2], k, s, p, d);
-            if (ho < 1 || wo < 1) {
-                fail(R(), HR_MSG("spec.conv_kernel_fit", "layer %1 (%2): kernel %3 (dilation %4) does not fit input "
-                                                         "%5; use a smaller kernel, more padding, or fewer pooling "
-                                                         "layers before it"),
-                     {std::to_string(k), std::to_string(d), batch_shape(in)});
-                R().label = label;
-                return {};
-            }
-            out = {co, ho, wo};
-            std::int64_t w = 0, unfolded = 0, positions = 0;
-            if (!checked_mul(co * ci, k * k, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? co : 0, params) ||
-                params > kMaxParams)
-                return too_many_params();
-            // The im2col matrix of one sample (in_channels * k * k rows, one column per output
-            // position) is the largest buffer a convolution needs; it is bounded like any tensor.
-            if (!checked_mul(ho, wo, positions) || !checked_mul(ci * k * k, positions, unfolded) ||
-                unfolded > kMaxSampleElements) {
-                fail(R(), HR_MSG("spec.conv_unfold_limit", "layer %1 (%2): unfolding its input takes in_channels x "
-                                                           "kernel x kernel x output positions = more than %3 elements "
-                                                           "per sample (see docs/model-spec.md, Limits); use a stride, "
-                                                           "fewer channels or a smaller input"),
-                     {std::to_string(kMaxSampleElements)});
-                R().label = label;
-                return {};
-            }
-        } else if (t == "maxpool2d" || t == "avgpool2d") {
-            std::int64_t k = A("kernel_size"), s = A("stride"), p = A("padding");
-            if (s == 0) s = k;
-            std::snprintf(label, sizeof label, "%s(k%lld)", t.c_str(), (long long)k);
-            if (in.size() != 3) {
-                fail(R(), HR_MSG("spec.pool_needs_image", "layer %1 (%2): expects input (N, C, H, W), got %3; pooling "
-                                                          "needs image-shaped input"),
-                     {batch_shape(in)});
-                R().label = label;
-                return {};
-            }
-            if (2 * p > k) {
-                fail(R(), HR_MSG("spec.pool_padding", "layer %1 (%2): padding %3 must be at most half the kernel size %4"),
-                     {std::to_string(p), std::to_string(k)});
-                R().label = label;
-                return {};
-            }
-            std::int64_t ho = window_output_size(in[1], k, s, p), wo = window_output_size(in[2], k, s, p);
-            if (ho < 1 || wo < 1) {
-                fail(R(), HR_MSG("spec.pool_window_fit", "layer %1 (%2): window %3 is larger than the input %4; use a "
-                                                         "smaller kernel_size or remove a pooling layer before it"),
-                     {std::to_string(k), batch_shape(in)});
-                R().label = label;
-                return {};
-            }
-            out = {in[0], ho, wo};
-            saves_indices = t == "maxpool2d";
-        } else if (t == "linear") {
-            std::int64_t fi = A("in_features"), fo = A("out_features");
-            std::snprintf(label, sizeof label, "linear(%lld→%lld)", (long long)fi, (long long)fo);
-            if (in.size() == 2) {  // a sequence (T, F): the same weights for every token
-                if (in[1] != fi) {
-                    fail(R(), HR_MSG("spec.linear_seq_features", "layer %1 (%2): expects input (N, T, %3), got %4; set "
-                                                                 "in_features to %5"),
-                         {std::to_string(fi), batch_shape(in), std::to_string(in[1])});
-                    R().label = label;
-                    return {};
-                }
-                out = {in[0], fo};
-            } else if (in.size() != 1) {
-                fail(R(), HR_MSG("spec.linear_needs_flat", "layer %1 (%2): expects input (N, %3), got %4; insert a "
-                                                           "Flatten before it (it would give (N, %5))"),
-                     {std::to_string(fi), batch_shape(in), std::to_string(shape_numel(in))});
-                R().label = label;
-                return {};
-            } else if (in[0] != fi) {
-                fail(R(), HR_MSG("spec.linear_features", "layer %1 (%2): expects input (N, %3), got %4; set "
-                                                         "in_features to %5"),
-                     {std::to_string(fi), batch_shape(in), std::to_string(in[0])});
-                R().label = label;
-                return {};
-            } else {
-                out = {fo};
-            }
-            std::int64_t w = 0;
-            if (!checked_mul(fo, fi, w) || !checked_add(w, layer_attr(l, "bias") != 0 ? fo : 0, params) ||
-                params > kMaxParams)
-                return too_many_params();
-        } else if (t == "relu" || t == "tanh" || t == "sigmoid" || t == "gelu" || t == "leaky_relu") {
-            out = in;
-        } else if (t == "dropout") {
-            std::snprintf(label, sizeof label, "dropout(p=%.2g)", layer_attr(l, "p"));
-            out = in;
-            extra_bytes = shape_numel(out);  // u8 mask
-        } else if (t == "flatten") {
-            out = {shape_numel(in)};
-            output_is_view = true;
-        } else if (t == "batchnorm2d") {
-            std::int64_t c = A("num_features");
-            std::snprintf(label, sizeof label, "batchnorm2d(%lld)", (long long)c);
-            if (in.size() != 3 || in[0] != c) {
-                if (in.size() == 3)
-                    fail(R(), HR_MSG("spec.bn_channels", "layer %1 (%2): expects input (N, %3, H, W), got %4; set "
-                                                         "num_features to %5"),
-                         {std::to_string(c), batch_shape(in), std::to_string(in[0])});
-                else
-                    fail(R(), HR_MSG("spec.bn_needs_image", "layer %1 (%2): expects input (N, %3, H, W), got %4; "
-                                                            "BatchNorm2d needs image-shaped input"),
-                         {std::to_string(c), batch_shape(in)});
-                R().label = label;
-                return {};
-            }
-            out = in;
-            params = 2 * c;
-        } else if (t == "residual") {
-            std::snprintf(label, sizeof label, "residual(%zu layers%s)", l.body.size(),
-                          l.shortcut.empty() ? "" : ", projection");
-            R().label = label;
-            Shape b = run_seq(l.body, path + ".body", in, depth + 1);
-            if (b.empty()) return {};
-            Shape s = in;
-            if (!l.shortcut.empty()) {
-                s = run_seq(l.shortcut, path + ".shortcut", in, depth + 1);
-                if (s.empty()) return {};
-            }
-            if (b != s) {
-                if (l.shortcut.empty())
-                    fail(rep.layers[pos],
-                         HR_MSG("spec.residual_identity", "layer %1 (%2): body gives %3 but the identity shortcut "
-                                                          "gives %4; they must match to be added: keep channels and "
-                                                          "size equal in the body or add a shortcut projection (1x1 "
-                                                          "conv2d)"),
-                         {batch_shape(b), batch_shape(s)});
-                else
-                    fail(rep.layers[pos],
-                         HR_MSG("spec.residual_shortcut", "layer %1 (%2): body gives %3 but the shortcut gives %4; "
-                                                          "they must match to be added: keep channels and size equal "
-                                                          "in the body and the shortcut"),
-                         {batch_shape(b), batch_shape(s)});
-                return {};
-            }
-            out = b;
-        } else if (TransformerLayerShape tr = analyze_transformer_layer(l, in, path, *spec); tr.handled) {
-            std::snprintf(label, sizeof label, "%s", tr.label.c_str());
-            if (!tr.error.empty()) {
-                fail(R(), tr.error);
-                R().label = label;
-                return {};
-            }
-            out = tr.out;
-            params = tr.params;
-            extra_bytes = tr.saved_bytes;
-        } else {
+        const LayerEntry* entry = layer_entry(t);
+        if (!entry || (!entry->shape && t != "residual")) {  // (a loss is no layer)
             fail(R(), HR_MSG("spec.layer_unknown", "layer %1 (%2): unknown layer type; use one of %3"), {known_layer_types()});
             return {};
         }
+        if (!attrs_in_range(l, entry->info, R())) return {};
+        // the type's shape rules, parameters and saved bytes (its registry entry); a residual block's are the walk's
+        LayerShape s = t == "residual" ? residual(l, path, in, depth, pos) : entry->shape({l, in, path, *spec});
+        if (s.failed || s.params_over_limit) {
+            if (s.params_over_limit)
+                fail(R(), HR_MSG("spec.layer_params_limit", "layer %1 (%2): has more than %3 parameters (see "
+                                                            "docs/model-spec.md, Limits); make it smaller"),
+                     {std::to_string(kMaxParams)});
+            else if (!s.error_plain.empty())
+                fail(R(), s.error_plain);
+            else if (s.error_text.text[0])
+                fail(R(), s.error_text, s.error_args);
+            R().label = s.label;
+            return {};
+        }
+        const Shape& out = s.out;
+        std::int64_t extra_bytes = s.saved_bytes;  // saved besides the output (per sample)
+        const std::string& label = s.label;
         LayerReport& r = rep.layers[pos];
         r.label = label;
         // Every layer's output, whatever its type, is bounded per sample, and so are the totals: the
@@ -320,11 +190,11 @@ struct Analyzer {
                  {batch_shape(out), std::to_string(kMaxSampleElements)});
             return {};
         }
-        if (saves_indices) extra_bytes = elements * 4;  // i32 indices, one per output element
+        if (s.saves_indices) extra_bytes = elements * 4;  // i32 indices, one per output element
         r.output_shape = out;
-        r.params = params;
-        r.activation_bytes_per_sample = (output_is_view ? 0 : elements * 4) + extra_bytes;
-        if (t != "residual") params_so_far += params;  // its children are counted
+        r.params = s.params;
+        r.activation_bytes_per_sample = (s.output_is_view ? 0 : elements * 4) + extra_bytes;
+        if (t != "residual") params_so_far += s.params;  // its children are counted
         activation_so_far += r.activation_bytes_per_sample;
         if (params_so_far > kMaxParams) {
             fail(r, HR_MSG("spec.total_params_limit", "layer %1 (%2): with it the model has more than %3 parameters "

@@ -3,10 +3,13 @@
 // planner counts it exactly.
 #include "nn/transformer_layers.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
+#include "nn/layer_registry.h"
 
 namespace hr {
 
@@ -1369,21 +1372,390 @@ protected:
 
 }  // namespace
 
-std::unique_ptr<Layer> make_transformer_layer(const LayerSpec& s, const LayerOptions& o) {
-    const std::string& t = s.type;
-    if (t == "token_embedding") return std::make_unique<TokenEmbedding>(s);
-    if (t == "position_embedding") return std::make_unique<PositionEmbedding>(s);
-    if (t == "layernorm") return std::make_unique<LayerNormLayer>(s);
-    if (t == "self_attention") return std::make_unique<SelfAttention>(s, o);
-    if (t == "mlp") return std::make_unique<Mlp>(s, o);
-    if (t == "transformer_block") return std::make_unique<TransformerBlock>(s, o);
-    if (t == "lm_head") return std::make_unique<LmHead>(s);
-    if (t == "rmsnorm") return std::make_unique<RmsNormLayer>(s);
-    if (t == "llama_block") return std::make_unique<LlamaBlock>(s, o);
-    if (t == "patch_embedding") return std::make_unique<PatchEmbedding>(s);
-    if (t == "class_token") return std::make_unique<ClassToken>(s);
-    if (t == "class_token_pool") return std::make_unique<ClassTokenPool>(s);
-    return nullptr;
+// ---- the registry's entries of these types (nn/layer_registry.h) ------------------------------------
+
+namespace transformer_entries {
+
+using AK = AttrInfo::Kind;
+
+std::string batch(const Shape& s) {
+    std::string r = "(N";
+    for (auto d : s) r += ", " + std::to_string(d);
+    return r + ")";
+}
+
+std::string fmt(const char* f, long long a, long long b = 0, long long c = 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, f, a, b, c);
+    return buf;
+}
+
+// a sequence (T, C): false with the error set otherwise
+bool need_seq(const Shape& in, std::int64_t C, const char* what, LayerShape& r) {
+    if (in.size() != 2) {
+        r.fail("expects a sequence (N, T, " + std::to_string(C) + "), got " + batch(in) + "; " + what);
+        return false;
+    }
+    if (in[1] != C) {
+        r.fail("expects (N, T, " + std::to_string(C) + "), got " + batch(in) + "; set dim to " + std::to_string(in[1]));
+        return false;
+    }
+    return true;
+}
+
+// a norm over the last dimension C: false with the error set otherwise
+bool need_last(const Shape& in, std::int64_t C, LayerShape& r) {
+    if (!in.empty() && in.back() == C) return true;
+    r.fail("normalises the last dimension of size " + std::to_string(C) + ", got " + batch(in) +
+           (in.empty() ? std::string() : "; set dim to " + std::to_string(in.back())));
+    return false;
+}
+
+LayerShape token_embedding_shape(const LayerShapeInput& x) {
+    const std::int64_t V = x.attr("vocab_size"), C = x.attr("dim");
+    LayerShape r;
+    r.label = fmt("token_embedding(%lld→%lld)", V, C);
+    if (x.path != "0") return r.fail("takes token ids from the data, so it must be the model's first layer");
+    if (x.in.size() != 1)
+        return r.fail("takes token ids (N, T), got " + batch(x.in) + "; set the model's \"input\" to [T], the sequence length");
+    r.out = {x.in[0], C};
+    r.params = V * C;
+    return r;
+}
+
+LayerShape position_embedding_shape(const LayerShapeInput& x) {
+    const std::int64_t P = x.attr("max_positions"), C = x.attr("dim");
+    LayerShape r;
+    r.label = fmt("position_embedding(%lld×%lld)", P, C);
+    if (!need_seq(x.in, C, "put it after an embedding", r)) return r;
+    if (x.in[0] > P)
+        return r.fail("the sequence has " + std::to_string(x.in[0]) + " tokens but only " + std::to_string(P) +
+                      " positions are learned; raise max_positions to " + std::to_string(x.in[0]) +
+                      " or use a shorter sequence");
+    r.out = x.in;
+    r.params = P * C;
+    return r;
+}
+
+LayerShape layernorm_shape(const LayerShapeInput& x) {
+    const std::int64_t C = x.attr("dim");
+    LayerShape r;
+    r.label = fmt("layernorm(%lld)", C);
+    if (!need_last(x.in, C, r)) return r;
+    r.out = x.in;
+    r.params = C * (x.attr("bias") ? 2 : 1);
+    r.saved_bytes = 8 * (shape_numel(x.in) / C);  // mean and rstd, f32 per row
+    return r;
+}
+
+LayerShape rmsnorm_shape(const LayerShapeInput& x) {
+    const std::int64_t C = x.attr("dim");
+    LayerShape r;
+    r.label = fmt("rmsnorm(%lld)", C);
+    if (!need_last(x.in, C, r)) return r;
+    r.out = x.in;
+    r.params = C;
+    r.saved_bytes = 4 * (shape_numel(x.in) / C);  // rstd, f32 per row
+    return r;
+}
+
+// self_attention, and transformer_block (attention and an MLP, each after a LayerNorm)
+LayerShape attention_shape(const LayerShapeInput& x) {
+    const bool block = x.layer.type == "transformer_block";
+    const std::int64_t C = x.attr("dim"), H = x.attr("heads"), p_bias = x.attr("bias");
+    const bool drop = layer_attr(x.layer, "dropout") > 0;
+    const std::int64_t F = !block ? 0 : (x.attr("hidden") == 0 ? 4 * C : x.attr("hidden"));
+    LayerShape r;
+    r.label = !block ? fmt("self_attention(%lld, %lld heads)", C, H) : fmt("transformer_block(%lld, %lld heads, mlp %lld)", C, H, F);
+    if (!need_seq(x.in, C, "attention works on token sequences", r)) return r;
+    if (C % H != 0)
+        return r.fail("dim " + std::to_string(C) + " is not divisible by " + std::to_string(H) +
+                      " heads; pick a head count that divides it");
+    const std::int64_t T = x.in[0];
+    r.out = x.in;
+    const std::int64_t attn_params = 3 * C * C + C * C + (p_bias ? 4 * C : 0);
+    // qkv + att (f32) + lse (f32 per head and token) + mask (u8)
+    const std::int64_t attn_saved = 4 * (3 * T * C + T * C) + 4 * H * T + (drop ? T * C : 0);
+    r.params = attn_params;
+    r.saved_bytes = attn_saved;
+    if (block) {
+        r.params += 2 * C * F + (p_bias ? F + C : 0) + 2 * C * (p_bias ? 2 : 1);
+        // h1, x1, h2 + two LayerNorms' statistics + fc + mlp mask
+        r.saved_bytes += 4 * 3 * T * C + 16 * T + 4 * T * F + (drop ? T * C : 0);
+    }
+    return r;
+}
+
+LayerShape llama_block_shape(const LayerShapeInput& x) {
+    const std::int64_t C = x.attr("dim"), H = x.attr("heads"), KV = x.attr("kv_heads") == 0 ? H : x.attr("kv_heads");
+    const std::int64_t D = x.attr("head_dim") == 0 ? (H > 0 ? C / H : 0) : x.attr("head_dim"), F = x.attr("hidden");
+    LayerShape r;
+    r.label = KV == H ? fmt("llama_block(%lld, %lld heads, mlp %lld)", C, H, F)
+                      : fmt("llama_block(%lld, %lld heads / %lld kv, mlp ", C, H, KV) + std::to_string(F) + ")";
+    if (!need_seq(x.in, C, "attention works on token sequences", r)) return r;
+    if (x.attr("head_dim") == 0 && C % H != 0)
+        return r.fail("dim " + std::to_string(C) + " is not divisible by " + std::to_string(H) +
+                      " heads; pick a head count that divides it or set head_dim");
+    if (H % KV != 0)
+        return r.fail(std::to_string(H) + " query heads cannot share " + std::to_string(KV) +
+                      " key/value heads; pick a kv_heads that divides heads");
+    if (D % 2 != 0)
+        return r.fail("head size " + std::to_string(D) + " is odd; rotary embeddings pair dimensions, so pick an even head_dim");
+    const std::int64_t T = x.in[0], P = x.attr("max_positions");
+    if (T > P)
+        return r.fail("the sequence has " + std::to_string(T) + " tokens but the block is built for " + std::to_string(P) +
+                      "; raise max_positions to " + std::to_string(T) + " or use a shorter sequence");
+    r.out = x.in;
+    const std::int64_t Q = H * D, K = KV * D;
+    r.params = 2 * C + C * (Q + 2 * K) + (x.attr("qkv_bias") ? Q + 2 * K : 0) + Q * C + 3 * C * F;
+    // n1, qkv, att, h, n2 (f32), gate and up, lse (f32 per head and token), two rstd rows
+    r.saved_bytes = 4 * (T * C + T * (Q + 2 * K) + T * Q + 2 * T * C + 2 * T * F) + 4 * H * T + 8 * T;
+    return r;
+}
+
+LayerShape mlp_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::int64_t C = x.attr("dim"), F = x.attr("hidden") == 0 ? 4 * C : x.attr("hidden");
+    LayerShape r;
+    r.label = fmt("mlp(%lld→%lld→%lld)", C, F, C);
+    if (in.empty() || in.size() > 2 || in.back() != C)
+        return r.fail("expects (N, T, " + std::to_string(C) + ") or (N, " + std::to_string(C) + "), got " + batch(in) +
+                      (in.empty() ? std::string() : "; set dim to " + std::to_string(in.back())));
+    r.out = in;
+    r.params = 2 * C * F + (x.attr("bias") ? F + C : 0);
+    const std::int64_t rows = shape_numel(in) / C;
+    r.saved_bytes = 4 * rows * F + (layer_attr(x.layer, "dropout") > 0 ? rows * C : 0);
+    return r;
+}
+
+LayerShape lm_head_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::int64_t C = x.attr("dim"), V = x.attr("vocab_size");
+    const bool tied = x.attr("tied") != 0;
+    LayerShape r;
+    r.label = fmt(tied ? "lm_head(%lld→%lld, tied)" : "lm_head(%lld→%lld)", C, V);
+    if (in.size() != 2 || in[1] != C)
+        return r.fail("expects (N, T, " + std::to_string(C) + "), got " + batch(in) +
+                      (in.size() == 2 ? "; set dim to " + std::to_string(in[1]) : std::string()));
+    if (tied) {
+        const auto& L = x.spec.layers;
+        const LayerSpec* e = L.empty() || L.front().type != "token_embedding" ? nullptr : &L.front();
+        if (!e || std::llround(layer_attr(*e, "vocab_size")) != V || std::llround(layer_attr(*e, "dim")) != C)
+            return r.fail("is tied to the token embedding, which must be the first layer with vocab_size " +
+                          std::to_string(V) + " and dim " + std::to_string(C) + "; match them or set tied to false");
+    }
+    r.out = {in[0], V};
+    r.params = tied ? 0 : V * C;
+    return r;
+}
+
+LayerShape patch_embedding_shape(const LayerShapeInput& x) {
+    const Shape& in = x.in;
+    const std::int64_t Ci = x.attr("in_channels"), C = x.attr("dim"), p = x.attr("patch_size");
+    LayerShape r;
+    r.label = fmt("patch_embedding(%lld→%lld, %lldpx)", Ci, C, p);
+    if (in.size() != 3 || in[0] != Ci)
+        return r.fail("expects images (N, " + std::to_string(Ci) + ", H, W), got " + batch(in) +
+                      (in.size() == 3 ? "; set in_channels to " + std::to_string(in[0]) : std::string()));
+    if (in[1] % p != 0 || in[2] % p != 0)
+        return r.fail("patches of " + std::to_string(p) + " pixels do not tile " + std::to_string(in[1]) + "x" +
+                      std::to_string(in[2]) + " images; pick a patch_size that divides both");
+    r.out = {(in[1] / p) * (in[2] / p), C};
+    r.params = C * Ci * p * p + C;
+    return r;
+}
+
+LayerShape class_token_shape(const LayerShapeInput& x) {
+    const std::int64_t C = x.attr("dim");
+    LayerShape r;
+    r.label = fmt("class_token(%lld)", C);
+    if (!need_seq(x.in, C, "put it after a patch_embedding", r)) return r;
+    r.out = {x.in[0] + 1, C};
+    r.params = C;
+    return r;
+}
+
+LayerShape class_token_pool_shape(const LayerShapeInput& x) {
+    LayerShape r;
+    r.label = "class_token_pool";
+    if (x.in.size() != 2)
+        return r.fail("expects a sequence (N, T, C), got " + batch(x.in) + "; put it after the transformer blocks");
+    r.out = {x.in[1]};
+    return r;
+}
+
+// ---- FLOPs per sample (multiply-adds count 2; causal attention: the scores below the diagonal) ----
+
+double attr(const LayerSpec* l, const char* n) { return layer_attr(*l, n); }
+double out_numel(const LayerReport& r) { return static_cast<double>(shape_numel(r.output_shape)); }
+double seq_len(const LayerReport& r) { return r.input_shape.empty() ? 1.0 : static_cast<double>(r.input_shape[0]); }
+double hidden_or_4c(const LayerSpec* l, double C) { return attr(l, "hidden") == 0 ? 4 * C : attr(l, "hidden"); }
+
+// attention on (T, C): the q/k/v and output projections, and the core (scores and weighted sum)
+void attention(double T, double C, bool causal, LayerCost& c) {
+    const double proj = 2 * T * C * 3 * C + 2 * T * C * C;
+    const double core = (causal ? 0.5 : 1.0) * 4 * T * T * C;  // q k^T and p v
+    c.forward += proj + core;
+    // the backward recomputes the scores and forms dP, dQ, dK, dV: 5 products against 2 in forward
+    c.backward += 2 * proj + 2.5 * core;
+    c.attention_core += core;
+}
+void mlp(double T, double C, double F, LayerCost& c) {
+    const double mm = 4 * T * C * F;
+    c.forward += mm + 10 * T * F;
+    c.backward += 2 * mm + 20 * T * F;  // and the GELU recomputed from its input
+}
+
+void lookup_cost(const LayerReport& r, const LayerSpec*, LayerCost& c) { c.forward = c.backward = out_numel(r); }
+void layernorm_cost(const LayerReport& r, const LayerSpec*, LayerCost& c) {
+    c.forward = 8 * out_numel(r);
+    c.backward = 16 * out_numel(r);
+}
+void rmsnorm_cost(const LayerReport& r, const LayerSpec*, LayerCost& c) {
+    c.forward = 4 * out_numel(r);
+    c.backward = 8 * out_numel(r);
+}
+void self_attention_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    const double T = seq_len(r), C = attr(l, "dim");
+    attention(T, C, attr(l, "causal") != 0, c);
+    // kept output: the q/k/v projection and the core (none of the core with selective recompute, counted by
+    // the planner as attention_core); the output projection is skipped
+    c.recompute_kept = c.forward - 2 * T * C * C;
+}
+void mlp_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    const double C = attr(l, "dim"), F = hidden_or_4c(l, C), rows = out_numel(r) / C;
+    mlp(rows, C, F, c);
+    c.recompute_kept = 2 * rows * C * F;  // the first projection only (its output is what backward reads)
+}
+void transformer_block_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    const double T = seq_len(r), C = attr(l, "dim"), F = hidden_or_4c(l, C);
+    attention(T, C, attr(l, "causal") != 0, c);
+    mlp(T, C, F, c);
+    c.forward += 2 * 8 * T * C + 2 * T * C;  // two LayerNorms, two residual additions
+    c.backward += 2 * 16 * T * C + 2 * T * C;
+    // kept output: everything up to the MLP's first projection; its GELU, output projection and the second
+    // residual sum only feed the output
+    c.recompute_kept = c.forward - (2 * T * F * C + 10 * T * F + T * C);
+}
+// RMSNorm, grouped-query attention with RoPE, RMSNorm, SwiGLU
+void llama_block_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    const double T = seq_len(r), C = attr(l, "dim"), H = attr(l, "heads"), KV = attr(l, "kv_heads") == 0 ? H : attr(l, "kv_heads");
+    const double D = attr(l, "head_dim") == 0 ? C / H : attr(l, "head_dim"), F = attr(l, "hidden");
+    const double Q = H * D, K = KV * D;
+    const double proj = 2 * T * C * (Q + 2 * K) + 2 * T * Q * C;
+    const double core = 0.5 * 4 * T * T * Q;  // causal: q k^T and p v
+    const double mm = 2 * T * C * F * 3;      // gate, up, down
+    c.forward = proj + core + mm + 8 * T * F + 2 * 4 * T * C + 2 * T * C + 6 * T * (Q + K);  // SwiGLU, norms, sums, rope
+    c.backward = 2 * proj + 2.5 * core + 2 * mm + 16 * T * F + 2 * 8 * T * C + 2 * T * C + 6 * T * (Q + K);
+    c.attention_core += core;
+    // kept output: everything up to gate and up; the SwiGLU, down_proj and the second sum only feed y
+    c.recompute_kept = c.forward - (2 * T * F * C + 8 * T * F + T * C);
+}
+void lm_head_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {  // tied or not: the V x C product
+    c.forward = 2 * out_numel(r) * attr(l, "dim");
+    c.backward = 2 * c.forward;
+}
+void patch_embedding_cost(const LayerReport& r, const LayerSpec* l, LayerCost& c) {
+    const double p = attr(l, "patch_size");
+    c.forward = 2 * out_numel(r) * attr(l, "in_channels") * p * p;
+    c.backward = 2 * c.forward;
+}
+
+template <class L>
+std::unique_ptr<Layer> make(const LayerSpec& s, const LayerOptions&) {
+    return std::make_unique<L>(s);
+}
+template <class L>
+std::unique_ptr<Layer> make_with_options(const LayerSpec& s, const LayerOptions& o) {
+    return std::make_unique<L>(s, o);
+}
+
+}  // namespace transformer_entries
+
+std::vector<LayerEntry> transformer_layer_entries() {
+    using namespace transformer_entries;
+    std::vector<LayerEntry> c;
+    c.push_back({{"token_embedding", "Token embedding", "embedding",
+                  HR_MSG("layer.token_embedding", "looks up a learned vector for each token id: (N, T) -> (N, T, dim); must come first"),
+                  {{"vocab_size", AK::integer, 256, 2, 1e7, true, HR_MSG("layer.token_embedding.vocab_size", "vocabulary size V (token ids 0 .. V-1)")},
+                   {"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.token_embedding.dim", "embedding width")}}},
+                 token_embedding_shape, lookup_cost, make<TokenEmbedding>});
+    c.push_back({{"position_embedding", "Position embedding", "embedding",
+                  HR_MSG("layer.position_embedding", "adds a learned vector for each position of the sequence"),
+                  {{"max_positions", AK::integer, 256, 1, 1e6, true, HR_MSG("layer.position_embedding.max_positions", "longest sequence it has positions for")},
+                   {"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.position_embedding.dim", "embedding width")}}},
+                 position_embedding_shape, lookup_cost, make<PositionEmbedding>});
+    c.push_back({{"layernorm", "LayerNorm", "normalisation", HR_MSG("layer.layernorm", "normalises each token over its features"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.layernorm.dim", "features (the last dimension)")},
+                   {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.layernorm.eps", "added to the variance")},
+                   {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.layernorm.bias", "learn an additive bias")}}},
+                 layernorm_shape, layernorm_cost, make<LayerNormLayer>});
+    c.push_back({{"self_attention", "Self-attention", "transformer",
+                  HR_MSG("layer.self_attention", "multi-head self-attention: fused q, k, v projection, scaled dot product, output projection"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.self_attention.dim", "model width (a multiple of heads)")},
+                   {"heads", AK::integer, 4, 1, 4096, true, HR_MSG("layer.self_attention.heads", "attention heads")},
+                   {"causal", AK::boolean, 1, 0, 1, false, HR_MSG("layer.self_attention.causal", "each token sees only earlier ones (language models)")},
+                   {"dropout", AK::real, 0, 0, 0.99, false, HR_MSG("layer.self_attention.dropout", "drop probability of attention weights and output")},
+                   {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.self_attention.bias", "learn biases in the projections")}}},
+                 attention_shape, self_attention_cost, make_with_options<SelfAttention>, true});
+    c.push_back({{"mlp", "MLP", "transformer", HR_MSG("layer.mlp", "linear, GELU, linear: the feed-forward half of a transformer block"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.mlp.dim", "model width")},
+                   {"hidden", AK::integer, 0, 0, 1e8, false, HR_MSG("layer.mlp.hidden", "hidden width (0: 4 x dim)")},
+                   {"dropout", AK::real, 0, 0, 0.99, false, HR_MSG("layer.mlp.dropout", "drop probability of the output")},
+                   {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.mlp.bias", "learn biases")},
+                   {"gelu_tanh", AK::boolean, 1, 0, 1, false, HR_MSG("layer.mlp.gelu_tanh", "GELU in its tanh form (GPT-2); off: exact (ViT)")}}},
+                 mlp_shape, mlp_cost, make_with_options<Mlp>, true});
+    c.push_back({{"transformer_block", "Transformer block", "transformer",
+                  HR_MSG("layer.transformer_block", "x + attention(LayerNorm(x)), then + MLP(LayerNorm(.)): one GPT or ViT block"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.transformer_block.dim", "model width (a multiple of heads)")},
+                   {"heads", AK::integer, 4, 1, 4096, true, HR_MSG("layer.transformer_block.heads", "attention heads")},
+                   {"hidden", AK::integer, 0, 0, 1e8, false, HR_MSG("layer.transformer_block.hidden", "MLP hidden width (0: 4 x dim)")},
+                   {"causal", AK::boolean, 1, 0, 1, false, HR_MSG("layer.transformer_block.causal", "each token sees only earlier ones (GPT); off for ViT")},
+                   {"dropout", AK::real, 0, 0, 0.99, false, HR_MSG("layer.transformer_block.dropout", "drop probability (attention weights and both outputs)")},
+                   {"bias", AK::boolean, 1, 0, 1, false, HR_MSG("layer.transformer_block.bias", "learn biases in projections and LayerNorms")},
+                   {"gelu_tanh", AK::boolean, 1, 0, 1, false, HR_MSG("layer.transformer_block.gelu_tanh", "GELU in its tanh form (GPT-2); off: exact (ViT)")},
+                   {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.transformer_block.eps", "LayerNorm epsilon")}}},
+                 attention_shape, transformer_block_cost, make_with_options<TransformerBlock>, true});
+    c.push_back({{"lm_head", "Language-model head", "linear",
+                  HR_MSG("layer.lm_head", "scores every vocabulary token at each position: (N, T, dim) -> (N, T, V)"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.lm_head.dim", "model width")},
+                   {"vocab_size", AK::integer, 256, 2, 1e7, true, HR_MSG("layer.lm_head.vocab_size", "vocabulary size V")},
+                   {"tied", AK::boolean, 1, 0, 1, false, HR_MSG("layer.lm_head.tied", "share the token embedding's weight (no parameters of its own)")}}},
+                 lm_head_shape, lm_head_cost, make<LmHead>});
+    // the LLaMA family (Llama, Mistral, Qwen2; docs/transformers.md)
+    c.push_back({{"rmsnorm", "RMSNorm", "normalisation", HR_MSG("layer.rmsnorm", "scales each token by the reciprocal of its root mean square (LLaMA's norm)"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.rmsnorm.dim", "features (the last dimension)")},
+                   {"eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.rmsnorm.eps", "added to the mean square")}}},
+                 rmsnorm_shape, rmsnorm_cost, make<RmsNormLayer>});
+    c.push_back({{"llama_block", "LLaMA block", "transformer",
+                  HR_MSG("layer.llama_block", "x + attention(RMSNorm(x)) with rotary positions and grouped-query heads, then + SwiGLU MLP(RMSNorm(.)): one Llama, Mistral or Qwen2 decoder layer"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.llama_block.dim", "model width")},
+                   {"heads", AK::integer, 4, 1, 4096, true, HR_MSG("layer.llama_block.heads", "query heads")},
+                   {"kv_heads", AK::integer, 0, 0, 4096, false, HR_MSG("layer.llama_block.kv_heads", "key/value heads, dividing heads (0: as many as heads)")},
+                   {"head_dim", AK::integer, 0, 0, 65536, false, HR_MSG("layer.llama_block.head_dim", "head size, even (0: dim / heads)")},
+                   {"hidden", AK::integer, 176, 1, 1e8, true, HR_MSG("layer.llama_block.hidden", "SwiGLU MLP hidden width")},
+                   {"norm_eps", AK::real, 1e-5, 0, 1, false, HR_MSG("layer.llama_block.norm_eps", "RMSNorm epsilon")},
+                   {"rope_theta", AK::real, 10000, 1.0001, 1e12, false, HR_MSG("layer.llama_block.rope_theta", "rotary base: frequencies theta^(-2i/D)")},
+                   {"rope_factor", AK::real, 0, 0, 1e6, false, HR_MSG("layer.llama_block.rope_factor", "Llama 3 frequency scaling factor (0: none; \"rope_scaling\" in JSON)")},
+                   {"rope_low_freq_factor", AK::real, 1, 1e-6, 1e6, false, HR_MSG("layer.llama_block.rope_low_freq_factor", "Llama 3 scaling: low_freq_factor")},
+                   {"rope_high_freq_factor", AK::real, 4, 1e-6, 1e6, false, HR_MSG("layer.llama_block.rope_high_freq_factor", "Llama 3 scaling: high_freq_factor")},
+                   {"rope_original_max_positions", AK::integer, 8192, 1, 1e9, false, HR_MSG("layer.llama_block.rope_original_max_positions", "Llama 3 scaling: original_max_position_embeddings")},
+                   {"qkv_bias", AK::boolean, 0, 0, 1, false, HR_MSG("layer.llama_block.qkv_bias", "learn biases in the q, k and v projections (Qwen2)")},
+                   {"max_positions", AK::integer, 4096, 1, 1e8, false, HR_MSG("layer.llama_block.max_positions", "longest sequence it is built for")}}},
+                 llama_block_shape, llama_block_cost, make_with_options<LlamaBlock>, true});
+    c.push_back({{"patch_embedding", "Patch embedding", "embedding",
+                  HR_MSG("layer.patch_embedding", "cuts images into square patches and projects each to a token: (N, C, H, W) -> (N, P, dim)"),
+                  {{"in_channels", AK::integer, 1, 1, 1e6, true, HR_MSG("layer.patch_embedding.in_channels", "image channels C")},
+                   {"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.patch_embedding.dim", "token width")},
+                   {"patch_size", AK::integer, 4, 1, 1024, true, HR_MSG("layer.patch_embedding.patch_size", "patch side in pixels (divides H and W)")}}},
+                 patch_embedding_shape, patch_embedding_cost, make<PatchEmbedding>});
+    c.push_back({{"class_token", "Class token", "embedding", HR_MSG("layer.class_token", "puts a learned token in front of the sequence"),
+                  {{"dim", AK::integer, 64, 1, 1e6, true, HR_MSG("layer.class_token.dim", "token width")}}},
+                 class_token_shape, lookup_cost, make<ClassToken>});
+    c.push_back({{"class_token_pool", "Class-token pooling", "structure",
+                  HR_MSG("layer.class_token_pool", "takes the first token's features for a classifier: (N, T, C) -> (N, C)"), {}},
+                 class_token_pool_shape, lookup_cost, make<ClassTokenPool>});
+    return c;
 }
 
 }  // namespace hr

@@ -21,7 +21,7 @@
 
 namespace hr {
 
-// The layer for a transformer type, or nullptr when `spec` is not one (make_layer tries this first).
-std::unique_ptr<Layer> make_transformer_layer(const LayerSpec& spec, const LayerOptions& options);
+// Their registry entries (shape rules, FLOPs, construction, palette text) are at the end of
+// transformer_layers.cpp: transformer_layer_entries() (nn/layer_registry.h).
 
 }  // namespace hr

@@ -1,7 +1,6 @@
 #pragma once
-// Model-spec helpers for transformers (GPT and ViT): shape inference of the transformer layer types
-// (called by analyze_model_spec), what makes a spec a language model, nanoGPT's state_dict names, and
-// the sequence length and vocabulary of a GPT spec. Cheap and backend-free, like nn/model_spec.h.
+// Model-spec helpers for transformers (GPT and ViT): what makes a spec a language model, nanoGPT's
+// state_dict names, and the sequence length and vocabulary of a GPT spec. Cheap and backend-free, like nn/model_spec.h.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,19 +39,5 @@ void apply_sequence_length(ModelSpec& spec, std::int64_t seq);
 std::int64_t model_vocabulary(const ModelSpec& spec);
 // Sets the vocabulary of a token model: token embedding, a tied or untied lm_head, num_classes.
 void resize_vocabulary(ModelSpec& spec, std::int64_t vocab);
-
-// Shape inference of one transformer layer type (handled = false for other types). `out` empty with
-// `error` set when the layer does not fit its input. saved_bytes: bytes kept for backward per sample in
-// f32 besides the output.
-struct TransformerLayerShape {
-    bool handled = false;
-    Shape out;
-    std::int64_t params = 0;
-    std::int64_t saved_bytes = 0;
-    std::string label;
-    std::string error;
-};
-TransformerLayerShape analyze_transformer_layer(const LayerSpec& layer, const Shape& in, const std::string& path,
-                                                const ModelSpec& spec);
 
 }  // namespace hr

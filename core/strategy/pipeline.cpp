@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "nn/layer_cost.h"
 
 namespace hr {
 
@@ -32,35 +33,25 @@ std::vector<double> pipeline_layer_costs(const ModelSpec& spec, bool by_time, st
     const SpecReport& rep = *shared;
     std::vector<double> cost(spec.layers.size(), 0.0);
     for (const LayerReport& r : rep.layers) {
-        if (r.type == "residual") continue;  // its layers are counted
+        if (r.type == "residual") continue;  // its layers are counted (as in the planner's step time)
         const std::size_t top = static_cast<std::size_t>(top_of(r.path));
-        const double out = static_cast<double>(shape_numel(r.output_shape));
-        // a head tied to the token embedding has no parameters of its own, but it multiplies by the V x C weight
-        // as an untied one does, and in any stage but the embedding's it holds a copy of it
-        // (pipeline_copies_tied_head): it costs what an untied head costs
+        if (by_time) {
+            // forward and backward FLOPs per sample: the planner's count (nn/layer_cost.h), attention's T^2
+            // included in every layer that has it (self_attention, transformer_block, llama_block)
+            const LayerCost c = layer_cost(r, layer_spec_at(spec.layers, r.path));
+            cost[top] += c.forward + c.backward;
+            continue;
+        }
+        // a head tied to the token embedding has no parameters of its own, but in any stage but the
+        // embedding's it holds a copy of the V x C weight (pipeline_copies_tied_head): it weighs what an
+        // untied head weighs
         std::int64_t params = r.params;
         if (r.type == "lm_head" && r.depth == 0 && top > 0 && spec.layers[top].attrs.value("tied", true) &&
             !r.input_shape.empty() && !r.output_shape.empty())
             params = r.input_shape.back() * r.output_shape.back();
-        if (by_time) {
-            // forward FLOPs per sample: 2 x parameters x positions (a convolution's output pixels, a sequence's
-            // tokens), the attention core's 4 T^2 C, one operation per output element otherwise; backward twice
-            double fwd = out;
-            if (params > 0 && !r.output_shape.empty()) {
-                const double channels =
-                    static_cast<double>(r.type == "conv2d" ? r.output_shape.front() : r.output_shape.back());
-                fwd = 2.0 * static_cast<double>(params) * (out / std::max(1.0, channels));
-            }
-            if (r.type == "self_attention" && r.output_shape.size() == 2) {
-                const double T = static_cast<double>(r.output_shape[0]), C = static_cast<double>(r.output_shape[1]);
-                fwd += 4.0 * T * T * C;
-            }
-            cost[top] += 3.0 * fwd;
-        } else {
-            // bytes: parameters, gradients and Adam's two moments in f32, and the activations of the batch
-            cost[top] += 16.0 * static_cast<double>(params) +
-                         static_cast<double>(r.activation_bytes_per_sample) * static_cast<double>(batch);
-        }
+        // bytes: parameters, gradients and Adam's two moments in f32, and the activations of the batch
+        cost[top] += 16.0 * static_cast<double>(params) +
+                     static_cast<double>(r.activation_bytes_per_sample) * static_cast<double>(batch);
     }
     return cost;
 }

@@ -29,7 +29,7 @@ struct PipelineSplit {
 // flag. Empty counts: the split balanced by estimated time (pipeline_balanced_split).
 PipelineSplit pipeline_split(const ModelSpec& spec, int stages, const std::vector<int>& counts);
 // Splits into K stages of consecutive layers minimising the largest stage's cost. by_time: estimated
-// forward + backward FLOPs per sample; else memory per sample at `batch` samples (parameters with their
+// forward + backward FLOPs per sample (layer_cost, nn/layer_cost.h: the count the planner's timeline shows); else memory per sample at `batch` samples (parameters with their
 // gradients and Adam's state in f32, plus activations kept for backward).
 PipelineSplit pipeline_balanced_split(const ModelSpec& spec, int stages, bool by_time, std::int64_t batch = 64);
 // The cost of each top-level layer under either measure (what the split balances; the planner shows it).

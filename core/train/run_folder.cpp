@@ -150,7 +150,13 @@ RunCursor Trainer::begin_run_folder(TrainingState& st, std::int64_t total_steps,
                                             std::to_string(ck.cursor.step + 1)}));
         start.total_steps = total_steps;
     }
-    if (!run_dir_.empty()) write_run_config(run_dir_, c);  // rank 0 (or the one process) only
+    // config.json records the stages as run (balanced ones too, as --pipeline-split's counts): a resume on as many
+    // stages keeps them, whatever the balancer's costs are then (relayout_for_resume; another number: balanced anew)
+    TrainConfig recorded = c;
+    const std::vector<int>& first = st.strategy().stage_first;
+    if (recorded.strategy.pipeline_split.empty() && first.size() > 2)
+        for (std::size_t k = 0; k + 1 < first.size(); ++k) recorded.strategy.pipeline_split.push_back(first[k + 1] - first[k]);
+    if (!run_dir_.empty()) write_run_config(run_dir_, recorded);  // rank 0 (or the one process) only
     if (folder)
         checkpoints_.configure(run_dir_, c, [log](const std::string& m) { log(LogLevel::warning, m); },
                                ranks ? comm : nullptr);

@@ -11,6 +11,7 @@
 //   2, nothing in the folder changed.
 // - kill -9 of one rank mid-run with --save-every: the run ends; --resume on 2 ranks completes from the
 //   newest checkpoint.
+// - 2 pipeline stages resumed on 2 ranks keep the split config.json records; on 3 ranks, 3 stages balanced anew.
 #include <QtTest>
 
 #include <chrono>
@@ -200,6 +201,39 @@ private slots:
                   qPrintable(stage), g_worst);
             QCOMPARE(readJson(w + "/one/run.json")["distributed"]["world_size"].get<int>(), 1);
         }
+    }
+
+    // Pipeline stages resumed on as many ranks keep the split config.json records (a balanced split is
+    // recorded as its counts), not the one the balancer's count gives at resume time (issue 59 changed
+    // that count): a recorded 3,3 of the mlp's 6 layers stays 3,3 though the balancer cuts 2,4.
+    void pipelineResumeKeepsTheRecordedSplit() {
+        const std::string w = m_dir + "/pipeline";
+        fs::create_directories(w);
+        QStringList first = runFlags(QString::fromStdString(w + "/run"), 4);
+        first << "--ranks" << "2" << "--pipeline" << "2";
+        const Result a = run(first, QString::fromStdString(w));
+        QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+        QVERIFY2(readJson(w + "/run/run.json")["distributed"]["pipeline_layers"] == nlohmann::json({2, 4}),
+                 readJson(w + "/run/run.json")["distributed"].dump().c_str());
+        nlohmann::json config = readJson(w + "/run/config.json");
+        QVERIFY2(config["strategy"]["pipeline_split"] == nlohmann::json({2, 4}), config["strategy"].dump().c_str());
+        // as a run balanced by another count would have recorded it
+        config["strategy"]["pipeline_split"] = {3, 3};
+        std::ofstream(w + "/run/config.json") << config.dump(2);
+        const Result b = run({"train", "--resume", QString::fromStdString(w + "/run"), "--steps", "8", "--ranks", "2",
+                              "--no-history", "--quiet"},
+                             QString::fromStdString(w));
+        QVERIFY2(b.exit_code == 0, qPrintable(b.output));
+        const nlohmann::json j = readJson(w + "/run/run.json");
+        QCOMPARE(j["resume"]["resumed_from_step"].get<int>(), 4);
+        QVERIFY2(j["distributed"]["pipeline_layers"] == nlohmann::json({3, 3}), j["distributed"].dump().c_str());
+        // on another number of stages: balanced anew (3 stages of the mlp by the count: 1,1,4)
+        const Result c = run({"train", "--resume", QString::fromStdString(w + "/run"), "--steps", "12", "--ranks", "3",
+                              "--no-history", "--quiet"},
+                             QString::fromStdString(w));
+        QVERIFY2(c.exit_code == 0, qPrintable(c.output));
+        QVERIFY2(readJson(w + "/run/run.json")["distributed"]["pipeline_layers"] == nlohmann::json({1, 1, 4}),
+                 readJson(w + "/run/run.json")["distributed"].dump().c_str());
     }
 
     // A checkpoint another configuration wrote: refused once, exit code 2, the folder as it was.
