@@ -1834,7 +1834,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
     </message>
     <message>
         <source>--before and --as-exported do not go together: --as-exported shows what the exported trained model says; drop one of them</source>
-        <translation type="unfinished" />
+        <translation>--before 与 --as-exported 不能同时使用：--as-exported 显示导出后的训练模型会输出什么；请去掉其中一个</translation>
     </message>
     <message>
         <source>prompt ids: %1
