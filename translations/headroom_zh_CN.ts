@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>Cli</name>
@@ -129,8 +130,8 @@ Best: headroom train --batch %1 %2
 </translation>
     </message>
     <message>
-        <source><byte value="xd" />[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 </source>
-        <translation><byte value="xd" />[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 图像/秒  剩余 %7 </translation>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 img/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 图像/秒  剩余 %7 </translation>
     </message>
     <message>
         <source>epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 images/s=%6 time=%7s
@@ -215,7 +216,7 @@ dataset, a diverging loss, out of memory).</source>
 数据集、损失发散、内存不足）。</translation>
     </message>
     <message>
-        <source>predict a run's memory by category and layer; --budget finds
+        <source>predict a run&apos;s memory by category and layer; --budget finds
 the strategies that fit</source>
         <translation>按类别和层预测一次运行的内存；--budget 找出
 能放下的策略组合</translation>
@@ -226,7 +227,7 @@ the strategies that fit</source>
     </message>
     <message>
         <source>Lists the built-in models with their parameter counts; with --json NAME, prints that
-model's spec (docs/model-spec.md).</source>
+model&apos;s spec (docs/model-spec.md).</source>
         <translation>列出内置模型及其参数量；使用 --json NAME 时，打印该模型的
 规格（docs/model-spec.md）。</translation>
     </message>
@@ -247,15 +248,15 @@ model's spec (docs/model-spec.md).</source>
         <translation>列出历史中的运行，最新的在前。</translation>
     </message>
     <message>
-        <source>write a run's report (html, pdf, json, csv)</source>
+        <source>write a run&apos;s report (html, pdf, json, csv)</source>
         <translation>导出一次运行的报告（html、pdf、json、csv）</translation>
     </message>
     <message>
-        <source>Writes the report of RUN: a run id, 'last', or a run's name (see headroom runs).</source>
-        <translation>写出 RUN 的报告：RUN 为运行 id、'last' 或运行名称（见 headroom runs）。</translation>
+        <source>Writes the report of RUN: a run id, &apos;last&apos;, or a run&apos;s name (see headroom runs).</source>
+        <translation>写出 RUN 的报告：RUN 为运行 id、&apos;last&apos; 或运行名称（见 headroom runs）。</translation>
     </message>
     <message>
-        <source>Headroom %1: train neural networks within your GPU's memory, and see why memory is what it is.
+        <source>Headroom %1: train neural networks within your GPU&apos;s memory, and see why memory is what it is.
 
 Usage:
 </source>
@@ -287,7 +288,7 @@ Usage:
 </translation>
     </message>
     <message>
-        <source>headroom: unknown command '%1'; use %2 (see headroom --help)
+        <source>headroom: unknown command &apos;%1&apos;; use %2 (see headroom --help)
 </source>
         <translation>headroom：未知命令“%1”；请使用 %2（见 headroom --help）
 </translation>
@@ -397,7 +398,7 @@ fp16 使用动态损失缩放）</translation>
         <translation>cosine 调度：最终学习率（默认 0）</translation>
     </message>
     <message>
-        <source>cross-entropy label smoothing in [0, 1) (default: the model's)</source>
+        <source>cross-entropy label smoothing in [0, 1) (default: the model&apos;s)</source>
         <translation>交叉熵标签平滑，取值 [0, 1)（默认：模型自带的值）</translation>
     </message>
     <message>
@@ -427,11 +428,11 @@ fp16 使用动态损失缩放）</translation>
     <message>
         <source>send a webhook message when the run ends: to URL (format from the host:
 WeCom, DingTalk, Feishu/Lark, Slack, else generic JSON), FORMAT:URL with
-FORMAT one of generic, wecom, dingtalk, feishu, slack, or 'settings' for the
-webhook saved in the window's Preferences</source>
+FORMAT one of generic, wecom, dingtalk, feishu, slack, or &apos;settings&apos; for the
+webhook saved in the window&apos;s Preferences</source>
         <translation>运行结束时发送 webhook 消息：发送到 URL（格式按主机判断：
 企业微信、钉钉、飞书/Lark、Slack，否则为通用 JSON），或 FORMAT:URL，
-FORMAT 为 generic、wecom、dingtalk、feishu、slack 之一，或用 'settings' 表示
+FORMAT 为 generic、wecom、dingtalk、feishu、slack 之一，或用 &apos;settings&apos; 表示
 窗口“首选项”中保存的 webhook</translation>
     </message>
     <message>
@@ -439,12 +440,12 @@ FORMAT 为 generic、wecom、dingtalk、feishu、slack 之一，或用 'settings
         <translation>只输出最后一行</translation>
     </message>
     <message>
-        <source>run history database (default: the user's data folder)</source>
+        <source>run history database (default: the user&apos;s data folder)</source>
         <translation>运行历史数据库（默认：用户数据文件夹）</translation>
     </message>
     <message>
         <source>search for the best configuration within SIZE (4GiB, 512MiB, ...)
-or the device's free memory</source>
+or the device&apos;s free memory</source>
         <translation>在 SIZE（4GiB、512MiB……）或设备空闲内存之内
 搜索最佳配置</translation>
     </message>
@@ -453,7 +454,7 @@ or the device's free memory</source>
         <translation>机器可读的输出</translation>
     </message>
     <message>
-        <source>html, pdf, json or csv (default: from --out's extension, else html)</source>
+        <source>html, pdf, json or csv (default: from --out&apos;s extension, else html)</source>
         <translation>html、pdf、json 或 csv（默认：按 --out 的扩展名，否则为 html）</translation>
     </message>
     <message>
@@ -481,7 +482,7 @@ or the device's free memory</source>
         <translation>最多 N 个运行，最新的在前（默认 0：全部）</translation>
     </message>
     <message>
-        <source>print the preset NAME's model spec as JSON</source>
+        <source>print the preset NAME&apos;s model spec as JSON</source>
         <translation>以 JSON 打印预设 NAME 的模型规格</translation>
     </message>
     <message>
@@ -549,7 +550,7 @@ or the device's free memory</source>
         <translation>%1 到 %2 之间的整数</translation>
     </message>
     <message>
-        <source>%1 expects %2, got '%3'</source>
+        <source>%1 expects %2, got &apos;%3&apos;</source>
         <translation>%1 需要%2，得到的是“%3”</translation>
     </message>
     <message>
@@ -565,7 +566,7 @@ or the device's free memory</source>
         <translation>取值在 %1%2, %3%4 内的数</translation>
     </message>
     <message>
-        <source>unknown %1 '%2' for %3; use %4</source>
+        <source>unknown %1 &apos;%2&apos; for %3; use %4</source>
         <translation>%3 的%1“%2”未知；请使用 %4</translation>
     </message>
     <message>
@@ -573,7 +574,7 @@ or the device's free memory</source>
         <translation>%1 或 %2</translation>
     </message>
     <message>
-        <source>unknown option '%1' for 'headroom %2'; %3</source>
+        <source>unknown option &apos;%1&apos; for &apos;headroom %2&apos;; %3</source>
         <translation>“headroom %2”没有选项“%1”；%3</translation>
     </message>
     <message>
@@ -593,11 +594,11 @@ or the device's free memory</source>
         <translation>请只给出 --%1 或 --%2 之一，不要同时给出</translation>
     </message>
     <message>
-        <source>unexpected argument '%1' for 'headroom %2'; %3</source>
+        <source>unexpected argument &apos;%1&apos; for &apos;headroom %2&apos;; %3</source>
         <translation>“headroom %2”不接受多余的参数“%1”；%3</translation>
     </message>
     <message>
-        <source>'headroom %1' needs %2; %3</source>
+        <source>&apos;headroom %1&apos; needs %2; %3</source>
         <translation>“headroom %1”需要 %2；%3</translation>
     </message>
     <message>
@@ -675,7 +676,7 @@ or the device's free memory</source>
 </translation>
     </message>
     <message>
-        <source>test accuracy of a weights file (Headroom's or PyTorch's)</source>
+        <source>test accuracy of a weights file (Headroom&apos;s or PyTorch&apos;s)</source>
         <translation>权重文件（Headroom 或 PyTorch 的）的测试准确率</translation>
     </message>
     <message>
@@ -687,7 +688,7 @@ or the device's free memory</source>
         <translation>用训练好的语言模型续写提示词</translation>
     </message>
     <message>
-        <source>Loads a language model's weights and the tokenizer stored next to them (a run from the history,
+        <source>Loads a language model&apos;s weights and the tokenizer stored next to them (a run from the history,
 a run folder, or a model.safetensors file) and prints the prompt followed by the generated text.
 Temperature 0 picks the most likely token every time (greedy: the same text on every call);
 otherwise the same --seed, weights and prompt give the same text.</source>
@@ -719,7 +720,7 @@ attention (transformers: recompute only the attention core)</source>
 attention（transformer：只重计算注意力核心）</translation>
     </message>
     <message>
-        <source>clip the gradients' global L2 norm to F (default 0: off)</source>
+        <source>clip the gradients&apos; global L2 norm to F (default 0: off)</source>
         <translation>把梯度的全局 L2 范数裁剪到 F（默认 0：关闭）</translation>
     </message>
     <message>
@@ -745,11 +746,11 @@ else all), all, matrices (weights and embeddings, not biases or norms)</source>
         <translation>衰减范围</translation>
     </message>
     <message>
-        <source>tokens per sequence, 1 to the model's positions (default 0: the model's)</source>
+        <source>tokens per sequence, 1 to the model&apos;s positions (default 0: the model&apos;s)</source>
         <translation>每个序列的 token 数，1 到模型的位置数（默认 0：模型的位置数）</translation>
     </message>
     <message>
-        <source>evaluate every N steps: test loss and accuracy, a language model's validation loss (default 0: at the end of each epoch)</source>
+        <source>evaluate every N steps: test loss and accuracy, a language model&apos;s validation loss (default 0: at the end of each epoch)</source>
         <translation>每 N 步评估一次：测试损失和准确率，语言模型则为验证损失（默认 0：每个 epoch 结束时）</translation>
     </message>
     <message>
@@ -785,24 +786,24 @@ plan：不使用设备，预测 N 个 rank 中的每一个</translation>
 保留最近两个（默认 10m）</translation>
     </message>
     <message>
-        <source>start from these weights (Headroom's or PyTorch's names, DDP's module. prefix,
+        <source>start from these weights (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,
 or matched by order and shape, printed as a table); or a Hugging Face model
 folder, a peft adapter folder, or a Headroom run folder (its model.safetensors;
-a LoRA run's: its adapters on their base model)</source>
+a LoRA run&apos;s: its adapters on their base model)</source>
         <translation>从这些权重开始（Headroom 或 PyTorch 的名称、DDP 的 module. 前缀，
 或按顺序和形状匹配，并以表格打印）；也可以是 Hugging Face 模型文件夹、
 peft 适配器文件夹或 Headroom 运行文件夹（用其 model.safetensors；
 LoRA 运行的文件夹：其适配器加在其基础模型上）</translation>
     </message>
     <message>
-        <source>the weights to evaluate (Headroom's or PyTorch's names, DDP's module. prefix,
+        <source>the weights to evaluate (Headroom&apos;s or PyTorch&apos;s names, DDP&apos;s module. prefix,
 or matched by order and shape)</source>
         <translation>要评估的权重（Headroom 或 PyTorch 的名称、DDP 的 module. 前缀，
 或按顺序和形状匹配）</translation>
     </message>
     <message>
-        <source>a run: its id, 'last', its name (see headroom runs) or its folder</source>
-        <translation>一次运行：它的编号、'last'、它的名称（见 headroom runs）或它的文件夹</translation>
+        <source>a run: its id, &apos;last&apos;, its name (see headroom runs) or its folder</source>
+        <translation>一次运行：它的编号、&apos;last&apos;、它的名称（见 headroom runs）或它的文件夹</translation>
     </message>
     <message>
         <source>or: a model.safetensors file (its tokenizer from the same folder)</source>
@@ -845,7 +846,7 @@ or matched by order and shape)</source>
         <translation>%1 处没有运行记录；请用 --db 给出一个已有的运行记录</translation>
     </message>
     <message>
-        <source>there is no run '%1' in %2 and no such folder; see headroom runs</source>
+        <source>there is no run &apos;%1&apos; in %2 and no such folder; see headroom runs</source>
         <translation>%2 中没有运行“%1”，也没有这个文件夹；见 headroom runs</translation>
     </message>
     <message>
@@ -859,15 +860,15 @@ or matched by order and shape)</source>
 </translation>
     </message>
     <message>
-        <source>say which model to sample: --run RUN (an id, 'last', a name or a run folder) or --weights FILE; see headroom generate --help</source>
-        <translation>请指定要采样的模型：--run RUN（编号、'last'、名称或运行文件夹）或 --weights FILE；见 headroom generate --help</translation>
+        <source>say which model to sample: --run RUN (an id, &apos;last&apos;, a name or a run folder) or --weights FILE; see headroom generate --help</source>
+        <translation>请指定要采样的模型：--run RUN（编号、&apos;last&apos;、名称或运行文件夹）或 --weights FILE；见 headroom generate --help</translation>
     </message>
     <message>
         <source>--weights %1: no such file; pass a model.safetensors written by headroom train</source>
         <translation>--weights %1：文件不存在；请给出 headroom train 写出的 model.safetensors</translation>
     </message>
     <message>
-        <source>--run %1: the run's folder %2 is gone; pass --weights FILE</source>
+        <source>--run %1: the run&apos;s folder %2 is gone; pass --weights FILE</source>
         <translation>--run %1：该运行的文件夹 %2 已不存在；请给出 --weights FILE</translation>
     </message>
     <message>
@@ -899,8 +900,8 @@ or matched by order and shape)</source>
 </translation>
     </message>
     <message>
-        <source><byte value="xd" />[%1] step %2/%3  epoch %4  loss %5  %6 tokens/s  ETA %7 </source>
-        <translation><byte value="xd" />[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 token/秒  剩余 %7 </translation>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 tokens/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 token/秒  剩余 %7 </translation>
     </message>
     <message>
         <source>epoch %1: train_loss=%2 test_loss=%3 test_accuracy=%4 tokens/s=%5 time=%6s
@@ -915,7 +916,7 @@ or matched by order and shape)</source>
 </translation>
     </message>
     <message>
-        <source>headroom train: --ranks needs Open MPI's mpirun, which is not on PATH; install openmpi-bin (or run one process without --ranks)
+        <source>headroom train: --ranks needs Open MPI&apos;s mpirun, which is not on PATH; install openmpi-bin (or run one process without --ranks)
 </source>
         <translation>headroom train：--ranks 需要 Open MPI 的 mpirun，但它不在 PATH 中；请安装 openmpi-bin（或不带 --ranks 以单个进程运行）
 </translation>
@@ -941,11 +942,11 @@ or matched by order and shape)</source>
         <translation>%1 不是有效的 JSON（%2）</translation>
     </message>
     <message>
-        <source>the ranks were ended (interrupted) before rank 0 recorded the run's end</source>
+        <source>the ranks were ended (interrupted) before rank 0 recorded the run&apos;s end</source>
         <translation>在 rank 0 记录运行结束之前，各 rank 已被结束（中断）</translation>
     </message>
     <message>
-        <source>rank 0 was ended before it recorded the run's end (mpirun exit status %1); another rank probably failed first: mpirun's message names it</source>
+        <source>rank 0 was ended before it recorded the run&apos;s end (mpirun exit status %1); another rank probably failed first: mpirun&apos;s message names it</source>
         <translation>rank 0 在记录运行结束之前被结束（mpirun 退出状态 %1）；可能是另一个 rank 先失败了：mpirun 的消息会指出是哪一个</translation>
     </message>
     <message>
@@ -963,7 +964,7 @@ several ranks: rank 0 watches it and every rank pauses after the same step</sour
 多个 rank 时由 rank 0 监视它，所有 rank 在同一步之后暂停</translation>
     </message>
     <message>
-        <source>train with the whole configuration in FILE (a run folder's config.json);
+        <source>train with the whole configuration in FILE (a run folder&apos;s config.json);
 only --ranks, --out, --name, --db, --no-history, --quiet, --notify and --pause-file may be added</source>
         <translation>使用 FILE 中的完整配置训练（运行文件夹中的 config.json）；
 只能另加 --ranks、--out、--name、--db、--no-history、--quiet、--notify 和 --pause-file</translation>
@@ -1023,18 +1024,18 @@ Nothing fits in %1 as set up; sharded, it %2.
         <translation>%1 更改了 %3 中运行的 %2；续训的运行保留其自身配置，只有长度、线程数、设备、检查点间隔和分片阶段可以更改。要更改其余设置，请开始新的运行（--init-from %3/model.safetensors 可沿用其权重）</translation>
     </message>
     <message>
-        <source>a table's class column, by name or number from 1 (csv:/tsv: data)</source>
+        <source>a table&apos;s class column, by name or number from 1 (csv:/tsv: data)</source>
         <translation>表格的类别列，按列名或从 1 开始的列号（csv:/tsv: 数据）</translation>
     </message>
     <message>
-        <source>  the data set %1 takes %2 of host RAM (%3 training and %4 test samples), besides the loader's buffers (data above)
+        <source>  the data set %1 takes %2 of host RAM (%3 training and %4 test samples), besides the loader&apos;s buffers (data above)
 </source>
         <translation>  数据集 %1 占用主机内存 %2（%3 个训练样本和 %4 个测试样本），另有加载器的缓冲区（上面的 data）
 </translation>
     </message>
     <message>
-        <source><byte value="xd" />[%1] step %2/%3  epoch %4  loss %5  %6 rows/s  ETA %7 </source>
-        <translation><byte value="xd" />[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 行/秒  剩余 %7 </translation>
+        <source><byte value="xd"/>[%1] step %2/%3  epoch %4  loss %5  %6 rows/s  ETA %7 </source>
+        <translation><byte value="xd"/>[%1] 第 %2/%3 步  第 %4 轮  损失 %5  %6 行/秒  剩余 %7 </translation>
     </message>
     <message>
         <source>epoch %1: train_loss=%2 train_accuracy=%3 test_loss=%4 test_accuracy=%5 rows/s=%6 time=%7s
@@ -1044,7 +1045,7 @@ Nothing fits in %1 as set up; sharded, it %2.
     </message>
     <message>
         <source>
-  the driver will see %1 per process: %2 reserved by the caching allocator for the ledger's %3, and %4 outside the ledger (the CUDA context and the cuBLAS/cuDNN handles %5</source>
+  the driver will see %1 per process: %2 reserved by the caching allocator for the ledger&apos;s %3, and %4 outside the ledger (the CUDA context and the cuBLAS/cuDNN handles %5</source>
         <translation>
   驱动将看到每个进程 %1：缓存分配器为账本的 %3 保留 %2，账本之外 %4（CUDA 上下文与 cuBLAS/cuDNN 句柄 %5</translation>
     </message>
@@ -1057,7 +1058,7 @@ Nothing fits in %1 as set up; sharded, it %2.
         <translation>（由此前在该 GPU 上的一次运行测得）</translation>
     </message>
     <message>
-        <source>estimated from NCCL's default buffers until a run measures it</source>
+        <source>estimated from NCCL&apos;s default buffers until a run measures it</source>
         <translation>（按 NCCL 默认缓冲区估算，待一次运行实测）</translation>
     </message>
     <message>
@@ -1067,7 +1068,7 @@ Nothing fits in %1 as set up; sharded, it %2.
 </translation>
     </message>
     <message>
-        <source>%1 % of each weight tensor's smallest values set to zero</source>
+        <source>%1 % of each weight tensor&apos;s smallest values set to zero</source>
         <translation>每个权重张量中最小的 %1 % 的值置零</translation>
     </message>
     <message>
@@ -1095,7 +1096,7 @@ docs/run-json.md), so a folder with run.json is complete. The first line says wh
 trains and why; the last line printed is test_accuracy=0.xxxx (a language model: test_loss=X,
 the validation loss per token, after a tokens/s line). Ctrl-C stops after the current step
 and writes the results so far. With --prune/--quantize the written weights are evaluated
-again pruned/quantised (run.json final.compression; the report's what-if section).</source>
+again pruned/quantised (run.json final.compression; the report&apos;s what-if section).</source>
         <translation>无界面训练模型，写出 DIR/model.safetensors（PyTorch state_dict 名称），然后写出
 DIR/run.json（配置、每轮指标、最终指标、预测与实测内存；见 docs/run-json.md），
 因此有 run.json 的文件夹就是完整的。第一行说明用哪个设备训练及原因；最后打印的一行是
@@ -1104,7 +1105,7 @@ Ctrl-C 在当前步之后停止，并写出目前的结果。使用 --prune/--qu
 剪枝/量化后再评估一次（run.json 的 final.compression；报告中的假设分析一节）。</translation>
     </message>
     <message>
-        <source>what-if: the test accuracy again with the fraction S of each weight tensor's smallest
+        <source>what-if: the test accuracy again with the fraction S of each weight tensor&apos;s smallest
 values set to zero (magnitude pruning, 0 to 0.99; the weights file is not changed)</source>
         <translation>假设分析：把每个权重张量中绝对值最小的比例 S 置零后再测一次测试准确率
 （幅值剪枝，0 到 0.99；权重文件不变）</translation>
@@ -1206,8 +1207,8 @@ Predicted step: %2 ms (%3x the fp32 step without strategies; %4 recomputed forwa
         <translation>LoRA 缩放系数 alpha / R（默认 alpha = R）</translation>
     </message>
     <message>
-        <source>with --lora: drop each adapter's input with probability P while
-training, peft's lora_dropout (default: 0, none)</source>
+        <source>with --lora: drop each adapter&apos;s input with probability P while
+training, peft&apos;s lora_dropout (default: 0, none)</source>
         <translation>与 --lora 一起使用：训练时以概率 P 丢弃每个适配器的输入，
 即 peft 的 lora_dropout（默认 0，不丢弃）</translation>
     </message>
@@ -1225,12 +1226,12 @@ accuracy before training is reported</source>
         <translation>基座量化</translation>
     </message>
     <message>
-        <source>Evaluates a safetensors weights file on a dataset's test split and prints test_loss= and
-test_accuracy=. The model comes from --preset/--model, else from the file's metadata, else
-seed-cnn. Names may be Headroom's, PyTorch's (DDP's module. prefix is stripped), or differ:
+        <source>Evaluates a safetensors weights file on a dataset&apos;s test split and prints test_loss= and
+test_accuracy=. The model comes from --preset/--model, else from the file&apos;s metadata, else
+seed-cnn. Names may be Headroom&apos;s, PyTorch&apos;s (DDP&apos;s module. prefix is stripped), or differ:
 then tensors are matched by order and shape and the match is printed as a table.
 --prune S and --quantize int8|int4 evaluate again after pruning or quantising the weight
-tensors and print test_loss_after=, test_accuracy_after= and the weights' bytes stored so
+tensors and print test_loss_after=, test_accuracy_after= and the weights&apos; bytes stored so
 (weights_bytes=, weights_bytes_after=); the file is not changed.
 A language model (--data text:...) is scored on the validation windows a run evaluates:
 the loss per token and the share of next tokens predicted, with the tokenizer written
@@ -1268,7 +1269,7 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
     </message>
     <message>
         <source>
-  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 instead of %5, besides %6 of other tensors; train with the same flags to measure the test accuracy (a language model's validation loss) after
+  what-if (%1): the %2 weight tensors (%3 values) would be stored in at most %4 instead of %5, besides %6 of other tensors; train with the same flags to measure the test accuracy (a language model&apos;s validation loss) after
 </source>
         <translation>
   假设分析（%1）：%2 个权重张量（%3 个值）这样存储最多占 %4，原为 %5，另有 %6 的其他张量；用相同选项训练即可测量变换后的测试准确率（语言模型为验证损失）
@@ -1285,15 +1286,15 @@ seed-cnn。名称可以是 Headroom 的、PyTorch 的（会去掉 DDP 的 module
         <translation>rank %1 %2（预测 %3）</translation>
     </message>
     <message>
-        <source>every rank's peak: %1
+        <source>every rank&apos;s peak: %1
 </source>
         <translation>每个 rank 的峰值：%1
 </translation>
     </message>
     <message>
-        <source>split the last layer's output columns over N ranks (tensor-parallel head; the body
+        <source>split the last layer&apos;s output columns over N ranks (tensor-parallel head; the body
 runs whole on every rank; --ranks N, or N x D with --shard dp or zero1 for D
-data-parallel replicas of it; with --pipeline K: --ranks K x N, the last stage's
+data-parallel replicas of it; with --pipeline K: --ranks K x N, the last stage&apos;s
 head split; default 1: off)</source>
         <translation>把最后一层的输出列拆分到 N 个进程上（张量并行输出头；模型主体在每个进程上完整运行；
 --ranks N，或配合 --shard dp 或 zero1 使用 N x D 个进程，得到它的 D 个数据并行副本；
@@ -1306,7 +1307,7 @@ head split; default 1: off)</source>
     <message>
         <source>QLoRA: with --lora, keep the frozen weights of the adapted
 projections in int8 (a scale per row), int4 (a scale per 64 values) or
-nf4 (QLoRA's 4-bit NormalFloat, its scales quantised too) while the
+nf4 (QLoRA&apos;s 4-bit NormalFloat, its scales quantised too) while the
 adapters train; each is dequantised when a layer uses it</source>
         <translation>QLoRA：配合 --lora，在训练适配器时把带适配器的投影层的冻结权重
 以 int8（每行一个缩放系数）、int4（每 64 个值一个缩放系数）或
@@ -1333,8 +1334,8 @@ from --accumulate or --micro-batch run in the 1F1B order; default 1: off)</sourc
         <source>built-in model: seed-cnn, mlp, lenet5, resnet-mini, vit-tiny, resnet20
 (CIFAR-10), tabular-mlp (tables), gpt-tiny, gpt-char, gpt2-124m ... gpt2-1.5b,
 llama-tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, llama-3.1-70b, qwen2.5-7b,
-mistral-7b (see headroom presets), drawn for the data's samples and classes (default:
-the data's, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a
+mistral-7b (see headroom presets), drawn for the data&apos;s samples and classes (default:
+the data&apos;s, tabular-mlp for a table, gpt-tiny for text, else seed-cnn); a
 language model, resnet20 and tabular-mlp bring their own training settings
 (headroom presets shows them), which the other flags override</source>
         <translation>内置模型：seed-cnn、mlp、lenet5、resnet-mini、vit-tiny、resnet20
@@ -1424,13 +1425,13 @@ mistral-7b（见 headroom presets），按数据的样本形状和类别构建�
     <message>
         <source>several ranks: start them on these machines (mpirun --host: rank 0 on the first;
 SLOTS ranks on a machine, default 1); the ranks talk over the network and send
-their events to this process (docs/distributed.md, "Several hosts")</source>
+their events to this process (docs/distributed.md, &quot;Several hosts&quot;)</source>
         <translation>多个 rank：在这些机器上启动它们（mpirun --host：rank 0 在第一台上；
 SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，并把
 事件发送给本进程（docs/distributed.md，“Several hosts”）</translation>
     </message>
     <message>
-        <source>%1: '%2' is not HOST or HOST:SLOTS (names or addresses, separated by commas)</source>
+        <source>%1: &apos;%2&apos; is not HOST or HOST:SLOTS (names or addresses, separated by commas)</source>
         <translation>%1：“%2”不是 HOST 或 HOST:SLOTS（主机名或地址，以逗号分隔）</translation>
     </message>
     <message>
@@ -1454,13 +1455,13 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
         <translation>%1；作业的所有 rank 均已结束</translation>
     </message>
     <message>
-        <source>headroom train: cannot listen for the ranks' events on %1 (%2); a rank that stops making progress while it runs is not named, and the ranks' events reach no one
+        <source>headroom train: cannot listen for the ranks&apos; events on %1 (%2); a rank that stops making progress while it runs is not named, and the ranks&apos; events reach no one
 </source>
         <translation>headroom train：无法在 %1 上监听各 rank 的事件（%2）；运行中停止进展的 rank 将无法被指出，各 rank 的事件也无人接收
 </translation>
     </message>
     <message>
-        <source>headroom train: the launcher cannot reach its parent at %1 (HEADROOM_EVENTS_ADDR); the ranks' events are not passed on
+        <source>headroom train: the launcher cannot reach its parent at %1 (HEADROOM_EVENTS_ADDR); the ranks&apos; events are not passed on
 </source>
         <translation>headroom train：启动器无法连接到位于 %1 的父进程（HEADROOM_EVENTS_ADDR）；各 rank 的事件不会被转发
 </translation>
@@ -1482,7 +1483,7 @@ SLOTS 为一台机器上的 rank 数，默认 1）；各 rank 经网络通信，
 </translation>
     </message>
     <message>
-        <source>print one step's memory over its phases and the peak in one sentence
+        <source>print one step&apos;s memory over its phases and the peak in one sentence
 (plan: predicted; train: measured in the chosen step)</source>
         <translation>打印一个训练步骤各阶段的内存，并用一句话说明峰值
 （plan：预测值；train：所选步骤的实测值）</translation>
@@ -1501,7 +1502,7 @@ one, the second)</source>
         <translation>步骤时间线（docs/timeline.md）</translation>
     </message>
     <message>
-        <source>wrote the step's predicted timeline to %1
+        <source>wrote the step&apos;s predicted timeline to %1
 </source>
         <translation>已将该步骤的预测时间线写入 %1
 </translation>
@@ -1557,17 +1558,17 @@ one, the second)</source>
     <message>
         <source>byte (default), char, bpe:N (SentencePiece BPE of N tokens, 260 to
 1000000, trained on the training text; stored next to the weights), or a
-model's tokenizer.json / tokenizer.model file (or the folder holding it)</source>
+model&apos;s tokenizer.json / tokenizer.model file (or the folder holding it)</source>
         <translation>byte（默认）、char、bpe:N（N 个 token 的 SentencePiece BPE，260 到
 1000000，在训练文本上训练；与权重存放在一起），或模型自带的
 tokenizer.json / tokenizer.model 文件（或包含它的文件夹）</translation>
     </message>
     <message>
-        <source>unknown tokenizer '%1' for %2; use byte, char, bpe:N, or a tokenizer.json or tokenizer.model file (or a folder holding one)</source>
+        <source>unknown tokenizer &apos;%1&apos; for %2; use byte, char, bpe:N, or a tokenizer.json or tokenizer.model file (or a folder holding one)</source>
         <translation>%2 的分词器“%1”未知；请使用 byte、char、bpe:N，或 tokenizer.json、tokenizer.model 文件（或包含它的文件夹）</translation>
     </message>
     <message>
-        <source>instruction data (jsonl:FILE): auto (default: from the tokenizer's special
+        <source>instruction data (jsonl:FILE): auto (default: from the tokenizer&apos;s special
 tokens), plain, llama3, chatml (Qwen) or mistral</source>
         <translation>指令数据（jsonl:FILE）：auto（默认：由分词器的特殊 token
 决定）、plain、llama3、chatml（Qwen）或 mistral</translation>
@@ -1588,8 +1589,8 @@ tokens), plain, llama3, chatml (Qwen) or mistral</source>
     </message>
     <message>
         <source>with --lora on a LLaMA-family model: the projections that get adapters,
-by peft's names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
-(default: q_proj,v_proj, peft's for the family)</source>
+by peft&apos;s names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
+(default: q_proj,v_proj, peft&apos;s for the family)</source>
         <translation>与 --lora 一起用于 LLaMA 系列模型：加适配器的投影，
 使用 peft 的名称 q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
 （默认：q_proj,v_proj，即 peft 对该系列的默认值）</translation>
@@ -1609,8 +1610,8 @@ by peft's names q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
     <message>
         <source>a Hugging Face config.json, or the folder that holds it:
 LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM, built for --seq
-tokens (default 2048); trains with gpt-tiny's settings unless flags say
-otherwise (docs/transformers.md, "Hugging Face models")</source>
+tokens (default 2048); trains with gpt-tiny&apos;s settings unless flags say
+otherwise (docs/transformers.md, &quot;Hugging Face models&quot;)</source>
         <translation>Hugging Face 的 config.json 或包含它的文件夹：
 LlamaForCausalLM、MistralForCausalLM 或 Qwen2ForCausalLM，按 --seq
 个词元构建（默认 2048）；除非另有选项，按 gpt-tiny 的设置训练
@@ -1639,7 +1640,7 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
 </translation>
     </message>
     <message>
-        <source>Largest batch that fits at sequence %1: %2; longest sequence at batch %3: %4 (the model's limit %5)
+        <source>Largest batch that fits at sequence %1: %2; longest sequence at batch %3: %4 (the model&apos;s limit %5)
 
 </source>
         <translation>序列长度 %1 下能放下的最大批大小：%2；批大小 %3 下能放下的最长序列：%4（模型上限 %5）
@@ -1648,8 +1649,8 @@ model.safetensors.index.json（默认 5GB，与 transformers 相同）</translat
     </message>
     <message>
         <source>Fine-tuning on 1 to 8 cards of %1 each (per-card memory at this batch, sequence and precision, from the same search as --all;
-checkpointing "on" is %2; ZeRO-3 on 1 card keeps the parameters in host memory; "(over)": does not fit;
-"-": no such configuration):
+checkpointing &quot;on&quot; is %2; ZeRO-3 on 1 card keeps the parameters in host memory; &quot;(over)&quot;: does not fit;
+&quot;-&quot;: no such configuration):
 
 </source>
         <translation>在 1 到 8 张每张 %1 的卡上微调（每张卡在此批大小、序列长度和精度下的内存，来自与 --all 相同的搜索；
@@ -1677,13 +1678,13 @@ checkpointing "on" is %2; ZeRO-3 on 1 card keeps the parameters in host memory; 
 </translation>
     </message>
     <message>
-        <source>wrote %1 (%2, %3): %4 nodes, opset %5, input "input" (batch, %6), output "logits" (batch, %7)%8
+        <source>wrote %1 (%2, %3): %4 nodes, opset %5, input &quot;input&quot; (batch, %6), output &quot;logits&quot; (batch, %7)%8
 </source>
-        <translation>已写入 %1（%2，%3）：%4 个节点，opset %5，输入 "input" (batch, %6)，输出 "logits" (batch, %7)%8
+        <translation>已写入 %1（%2，%3）：%4 个节点，opset %5，输入 &quot;input&quot; (batch, %6)，输出 &quot;logits&quot; (batch, %7)%8
 </translation>
     </message>
     <message>
-        <source>; the what-if's weights</source>
+        <source>; the what-if&apos;s weights</source>
         <translation>；假设分析的权重</translation>
     </message>
     <message>
@@ -1714,20 +1715,20 @@ checkpointing "on" is %2; ZeRO-3 on 1 card keeps the parameters in host memory; 
         <source>fashion-mnist (default), mnist, idx:DIR, synthetic, cifar10, cifar10:DIR,
 csv:FILE or tsv:FILE (a table, with --target); for language models
 text:fortunes or text:FILE (UTF-8), or instruction rows jsonl:FILE
-({"prompt", "completion"}, {"messages": [...]}, Alpaca's {"instruction",
-"input", "output"} or ShareGPT's {"conversations": [...]}, a row a line
+({&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [...]}, Alpaca&apos;s {&quot;instruction&quot;,
+&quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [...]}, a row a line
 or one .json array)</source>
         <translation>fashion-mnist（默认）、mnist、idx:DIR、synthetic、cifar10、cifar10:DIR、
 csv:FILE 或 tsv:FILE（表格，配合 --target）；语言模型用
 text:fortunes 或 text:FILE（UTF-8），或指令数据 jsonl:FILE
-（{"prompt", "completion"}、{"messages": [...]}、Alpaca 的 {"instruction",
-"input", "output"} 或 ShareGPT 的 {"conversations": [...]}，每行一条
+（{&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [...]}、Alpaca 的 {&quot;instruction&quot;,
+&quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [...]}，每行一条
 或一个 .json 数组）</translation>
     </message>
     <message>
         <source>write an image or table model as an ONNX file (opset 17, the
-input's normalisation in the graph; with --prune/--quantize the
-what-if's weights)</source>
+input&apos;s normalisation in the graph; with --prune/--quantize the
+what-if&apos;s weights)</source>
         <translation>将图像或表格模型写为 ONNX 文件（opset 17，输入的归一化
 包含在计算图中；配合 --prune/--quantize 时写入
 假设分析的权重）</translation>
@@ -1739,7 +1740,7 @@ tokenizer and chat template inside; LoRA adapters merged)</source>
 分词器和对话模板；LoRA 适配器已合并）</translation>
     </message>
     <message>
-        <source>the GGUF file's weight type: f32, f16, bf16 or q8_0 (default f16;
+        <source>the GGUF file&apos;s weight type: f32, f16, bf16 or q8_0 (default f16;
 1-D tensors f32, q8_0 rows not a multiple of 32 f16)</source>
         <translation>GGUF 文件的权重类型：f32、f16、bf16 或 q8_0（默认 f16；
 一维张量为 f32，q8_0 下行长不是 32 的倍数的矩阵为 f16）</translation>
@@ -1750,12 +1751,12 @@ tokenizer and chat template inside; LoRA adapters merged)</source>
     </message>
     <message>
         <source>with --gguf: an Ollama Modelfile beside the file (FROM, the chat
-template in Ollama's syntax, PARAMETER stop); then: ollama create NAME</source>
+template in Ollama&apos;s syntax, PARAMETER stop); then: ollama create NAME</source>
         <translation>与 --gguf 一起使用：在该文件旁写出 Ollama 的 Modelfile（FROM、按 Ollama
 语法写的对话模板、PARAMETER stop）；之后运行：ollama create NAME</translation>
     </message>
     <message>
-        <source>with --init-from a peft adapter folder: its base model's folder, when the adapter's
+        <source>with --init-from a peft adapter folder: its base model&apos;s folder, when the adapter&apos;s
 base_model_name_or_path is a hub name or a path not on this machine</source>
         <translation>与指向 peft 适配器文件夹的 --init-from 同用：其基础模型的文件夹，用于适配器的
 base_model_name_or_path 是 Hub 名称或本机上不存在的路径时</translation>
@@ -1775,15 +1776,15 @@ base_model_name_or_path 是 Hub 名称或本机上不存在的路径时</transla
     <message>
         <source>RUN is a run folder or its model.safetensors. --hf DIR (a LLaMA-family model): DIR gets
 config.json, model.safetensors (sharded with model.safetensors.index.json above --shard-size)
-and the run's tokenizer file; transformers' from_pretrained(DIR) loads it. A LoRA run's adapters
-are merged into the weights; its run folder holds them in peft's layout as well
+and the run&apos;s tokenizer file; transformers&apos; from_pretrained(DIR) loads it. A LoRA run&apos;s adapters
+are merged into the weights; its run folder holds them in peft&apos;s layout as well
 (adapter_model.safetensors, adapter_config.json); --peft DIR writes them into DIR.
 --gguf FILE (a LLaMA-family model): one GGUF file that llama.cpp, Ollama and LM Studio load: the
 weights in --type (f16 unless asked), the tokenizer (byte, or a byte-level BPE tokenizer.json) and
 the chat template of its family. A model or tokenizer GGUF cannot hold is refused, nothing written.
 --onnx FILE (an image or table model): one ONNX file at opset 17 for ONNX Runtime, input
-"input" (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the
-run's normalisation in the graph, output "logits" (batch, classes); docs/export.md.</source>
+&quot;input&quot; (batch, C, H, W) pixels on the [0, 1] scale or (batch, F) raw table features, the
+run&apos;s normalisation in the graph, output &quot;logits&quot; (batch, classes); docs/export.md.</source>
         <translation>RUN 是运行文件夹或其中的 model.safetensors。--hf DIR（LLaMA 系列模型）：DIR 中写入
 config.json、model.safetensors（超过 --shard-size 时分片，并附 model.safetensors.index.json）
 以及该运行的分词器文件；transformers 的 from_pretrained(DIR) 可加载。LoRA 运行的适配器
@@ -1793,11 +1794,11 @@ config.json、model.safetensors（超过 --shard-size 时分片，并附 model.s
 权重为 --type 指定的类型（默认 f16），另含分词器（字节分词器，或字节级 BPE tokenizer.json）以及
 该模型家族的对话模板。GGUF 无法容纳的模型或分词器会被拒绝，不写出任何文件。
 --onnx FILE（图像或表格模型）：供 ONNX Runtime 使用的单个 opset 17 ONNX 文件，输入
-"input" 为 (batch, C, H, W) 的 [0, 1] 范围像素或 (batch, F) 的原始表格特征，该运行的
-归一化包含在计算图中，输出 "logits" (batch, classes)；见 docs/export.md。</translation>
+&quot;input&quot; 为 (batch, C, H, W) 的 [0, 1] 范围像素或 (batch, F) 的原始表格特征，该运行的
+归一化包含在计算图中，输出 &quot;logits&quot; (batch, classes)；见 docs/export.md。</translation>
     </message>
     <message>
-        <source>give one of --hf DIR (a Hugging Face model folder), --peft DIR (a LoRA run's peft adapter), --gguf FILE (a GGUF file) and --onnx FILE (an ONNX file)</source>
+        <source>give one of --hf DIR (a Hugging Face model folder), --peft DIR (a LoRA run&apos;s peft adapter), --gguf FILE (a GGUF file) and --onnx FILE (an ONNX file)</source>
         <translation>请给出 --hf DIR（Hugging Face 模型文件夹）、--peft DIR（LoRA 运行的 peft 适配器）、--gguf FILE（GGUF 文件）和 --onnx FILE（ONNX 文件）中的一个</translation>
     </message>
     <message>
@@ -1807,7 +1808,7 @@ config.json、model.safetensors（超过 --shard-size 时分片，并附 model.s
 </translation>
     </message>
     <message>
-        <source>or: write a LoRA run's adapters as peft's adapter folder
+        <source>or: write a LoRA run&apos;s adapters as peft&apos;s adapter folder
 (adapter_config.json, adapter_model.safetensors)</source>
         <translation>或：把 LoRA 运行的适配器写成 peft 的适配器文件夹
 （adapter_config.json、adapter_model.safetensors）</translation>
@@ -1819,11 +1820,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 或 q8_0；LoRA 运行先合并）：即导出文件将给出的结果</translation>
     </message>
     <message>
-        <source>also print the prompt's and the generated token ids (two lines on stderr)</source>
+        <source>also print the prompt&apos;s and the generated token ids (two lines on stderr)</source>
         <translation>同时打印提示词和生成内容的词元 id（stderr 上的两行）</translation>
     </message>
     <message>
-        <source>with --run: the model the run started from (a LoRA run's adapters switched off, else its
+        <source>with --run: the model the run started from (a LoRA run&apos;s adapters switched off, else its
 --init-from weights or step-0 checkpoint), to compare with the trained one</source>
         <translation>与 --run 一起：运行开始时的模型（LoRA 运行关闭其适配器，否则为其
 --init-from 权重或第 0 步检查点），用来与训练后的模型比较</translation>
@@ -2048,11 +2049,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>在 rank 0 完成运行之前各 rank 已结束（%1）：%2</translation>
     </message>
     <message>
-        <source>cannot create a temporary folder for the ranks' configuration: %1</source>
+        <source>cannot create a temporary folder for the ranks&apos; configuration: %1</source>
         <translation>无法为各 rank 的配置创建临时文件夹：%1</translation>
     </message>
     <message>
-        <source>cannot listen for the ranks' events: %1</source>
+        <source>cannot listen for the ranks&apos; events: %1</source>
         <translation>无法监听各 rank 的事件：%1</translation>
     </message>
 </context>
@@ -2071,7 +2072,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 </translation>
     </message>
     <message>
-        <source>headroom report: no run '%1' in %2; list the runs with: headroom runs
+        <source>headroom report: no run &apos;%1&apos; in %2; list the runs with: headroom runs
 </source>
         <translation>headroom report：%2 中没有运行“%1”；可用 headroom runs 列出运行
 </translation>
@@ -2334,7 +2335,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>优化器</translation>
     </message>
     <message>
-        <source>The run's configuration holds no strategy or optimizer settings.</source>
+        <source>The run&apos;s configuration holds no strategy or optimizer settings.</source>
         <translation>该运行的配置中没有策略或优化器设置。</translation>
     </message>
     <message>
@@ -2574,7 +2575,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>占内存上限 %2 的 %1</translation>
     </message>
     <message>
-        <source>%1 of the device's %2</source>
+        <source>%1 of the device&apos;s %2</source>
         <translation>占设备 %2 的 %1</translation>
     </message>
     <message>
@@ -2634,7 +2635,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>时间</translation>
     </message>
     <message>
-        <source>The planner's prediction at the start against the memory ledger's measurement: each category's own peak, and its share when all of them together peaked.</source>
+        <source>The planner&apos;s prediction at the start against the memory ledger&apos;s measurement: each category&apos;s own peak, and its share when all of them together peaked.</source>
         <translation>开始时规划器的预测与内存账本的实测对比：各类别各自的峰值，以及总量达到峰值时各类别的占比。</translation>
     </message>
     <message>
@@ -2906,11 +2907,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>各 rank</translation>
     </message>
     <message>
-        <source>%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent %4 per step waiting on communication (rank 0's figures).</source>
+        <source>%1 ranks, sharding stage %2. Each rank handed its communicator %3 per step and spent %4 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>%1 个 rank，分片阶段 %2。每个 rank 每步交给通信器 %3，每步等待通信 %4（rank 0 的数据）。</translation>
     </message>
     <message>
-        <source>Measured is each rank's memory ledger at its peak; resident is the rank's process at its peak as the operating system counts it (the ledger's host side, the runtime, the data and the libraries).</source>
+        <source>Measured is each rank&apos;s memory ledger at its peak; resident is the rank&apos;s process at its peak as the operating system counts it (the ledger&apos;s host side, the runtime, the data and the libraries).</source>
         <translation>实测为每个 rank 内存账本的峰值；常驻为操作系统统计的该 rank 进程峰值（账本的主机部分、运行时、数据和库）。</translation>
     </message>
     <message>
@@ -2970,7 +2971,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>假设分析：剪枝与量化后的权重</translation>
     </message>
     <message>
-        <source>%1 ranks with a tensor-parallel head: the last layer's output columns are split over the ranks, each trains the rest of the model whole on the whole batch. Each rank handed its communicator %2 per step and spent %3 per step waiting on communication (rank 0's figures).</source>
+        <source>%1 ranks with a tensor-parallel head: the last layer&apos;s output columns are split over the ranks, each trains the rest of the model whole on the whole batch. Each rank handed its communicator %2 per step and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>%1 个 rank，使用张量并行输出头：最后一层的输出列拆分到各 rank 上，每个 rank 在整个批次上完整训练模型的其余部分。每个 rank 每步交给通信器 %2，每步等待通信 %3（rank 0 的数据）。</translation>
     </message>
     <message>
@@ -3010,7 +3011,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>阶段 %1：层 %2–%3，输出头第 %4–%5 列（共 %6 列）</translation>
     </message>
     <message>
-        <source>%1 pipeline stages of consecutive layers, each on %2 ranks (%3 ranks): the last stage's output columns are split over its ranks, the earlier stages' ranks run the same rows, every rank on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %4 per training step and spent %5 per step waiting on communication (rank 0's figures).</source>
+        <source>%1 pipeline stages of consecutive layers, each on %2 ranks (%3 ranks): the last stage&apos;s output columns are split over its ranks, the earlier stages&apos; ranks run the same rows, every rank on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %4 per training step and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>%1 个由连续层组成的流水线阶段，每个阶段占 %2 个进程（共 %3 个进程）：最后一个阶段的输出列拆分到其各进程上，之前各阶段的进程处理相同的行，每个进程都以微批次（1F1B 调度）处理整个批次。每个进程每个训练步交给通信器 %4，每步等待通信 %5（进程 0 的数据）。</translation>
     </message>
     <message>
@@ -3074,7 +3075,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>词元准确率</translation>
     </message>
     <message>
-        <source>A tensor-parallel head over %1 ranks times %2 data-parallel replicas (%3 ranks): in each replica the last layer's output columns are split over its ranks, each trains the rest of the model whole on the replica's share of the batch, and the replicas sum their gradients before the update. Each rank handed its communicator %4 per step and spent %5 per step waiting on communication (rank 0's figures).</source>
+        <source>A tensor-parallel head over %1 ranks times %2 data-parallel replicas (%3 ranks): in each replica the last layer&apos;s output columns are split over its ranks, each trains the rest of the model whole on the replica&apos;s share of the batch, and the replicas sum their gradients before the update. Each rank handed its communicator %4 per step and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>张量并行输出头拆分到 %1 个进程，乘以 %2 个数据并行副本（共 %3 个进程）：每个副本内，最后一层的输出列拆分到该副本的各进程上，每个进程在副本分得的那部分批次上完整训练模型的其余部分，各副本在更新前对梯度求和。每个进程每步交给通信器 %4，每步等待通信 %5（进程 0 的数据）。</translation>
     </message>
     <message>
@@ -3082,11 +3083,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>输出头第 %1–%2 列（共 %3 列），副本 %4</translation>
     </message>
     <message>
-        <source>%1 pipeline stages of consecutive layers times %2 data-parallel replicas (%3 ranks): each replica takes its share of the batch through its stages in micro-batches (1F1B schedule), and the replicas of a stage sum its gradients before the update. Each rank handed its communicator %4 per training step (activations and their gradients, and the gradients' all-reduce) and spent %5 per step waiting on communication (rank 0's figures).</source>
+        <source>%1 pipeline stages of consecutive layers times %2 data-parallel replicas (%3 ranks): each replica takes its share of the batch through its stages in micro-batches (1F1B schedule), and the replicas of a stage sum its gradients before the update. Each rank handed its communicator %4 per training step (activations and their gradients, and the gradients&apos; all-reduce) and spent %5 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>%1 个由连续层组成的流水线阶段，乘以 %2 个数据并行副本（共 %3 个进程）：每个副本把它分得的那部分批次以微批次（1F1B 调度）送过它的各个阶段，同一阶段的各副本在更新前对该阶段的梯度求和。每个进程每个训练步交给通信器 %4（激活值及其梯度，以及梯度的 all-reduce），每步等待通信 %5（进程 0 的数据）。</translation>
     </message>
     <message>
-        <source>%1 pipeline stages of consecutive layers, one per rank, each on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %2 per training step (activations and their gradients) and spent %3 per step waiting on communication (rank 0's figures).</source>
+        <source>%1 pipeline stages of consecutive layers, one per rank, each on the whole batch in micro-batches (1F1B schedule). Each rank handed its communicator %2 per training step (activations and their gradients) and spent %3 per step waiting on communication (rank 0&apos;s figures).</source>
         <translation>%1 个由连续层组成的流水线阶段，每个进程一个，各自以微批次（1F1B 调度）处理整个批次。每个进程每个训练步交给通信器 %2（激活值及其梯度），每步等待通信 %3（进程 0 的数据）。</translation>
     </message>
     <message>
@@ -3102,11 +3103,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>Hugging Face 配置 %1</translation>
     </message>
     <message>
-        <source>Before is this LoRA run's model with its adapters switched off: the base it started from. After is the trained model.</source>
+        <source>Before is this LoRA run&apos;s model with its adapters switched off: the base it started from. After is the trained model.</source>
         <translation>“之前”是关闭适配器的这次 LoRA 运行的模型，即它开始时的基座模型。“之后”是训练后的模型。</translation>
     </message>
     <message>
-        <source>Before is the run's checkpoint at step 0 (%1). After is the trained model.</source>
+        <source>Before is the run&apos;s checkpoint at step 0 (%1). After is the trained model.</source>
         <translation>“之前”是这次运行第 0 步的检查点（%1）。“之后”是训练后的模型。</translation>
     </message>
     <message>
@@ -3196,7 +3197,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>%1，数据 %2</translation>
     </message>
     <message>
-        <source>A run's name cannot be empty.</source>
+        <source>A run&apos;s name cannot be empty.</source>
         <translation>运行名称不能为空。</translation>
     </message>
     <message>
@@ -3242,7 +3243,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>WebhookNotifier</name>
     <message>
-        <source>Run "%1" %2</source>
+        <source>Run &quot;%1&quot; %2</source>
         <translation>运行“%1”%2</translation>
     </message>
     <message>
@@ -3266,11 +3267,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>HTTP 状态码 %1</translation>
     </message>
     <message>
-        <source>Webhook %1 failed for '%2': %3; training is not affected.</source>
+        <source>Webhook %1 failed for &apos;%2&apos;: %3; training is not affected.</source>
         <translation>Webhook %1 发送“%2”失败：%3；训练不受影响。</translation>
     </message>
     <message>
-        <source>Headroom: run "%1" %2</source>
+        <source>Headroom: run &quot;%1&quot; %2</source>
         <translation>Headroom：运行“%1”%2</translation>
     </message>
     <message>
@@ -3290,11 +3291,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>训练时间：%1 秒</translation>
     </message>
     <message>
-        <source>Headroom: run "%1" epoch %2 of %3</source>
+        <source>Headroom: run &quot;%1&quot; epoch %2 of %3</source>
         <translation>Headroom：运行“%1”第 %2/%3 轮</translation>
     </message>
     <message>
-        <source>Headroom: run "%1" epoch %2</source>
+        <source>Headroom: run &quot;%1&quot; epoch %2</source>
         <translation>Headroom：运行“%1”第 %2 轮</translation>
     </message>
     <message>
@@ -3302,16 +3303,16 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>训练损失：%1</translation>
     </message>
     <message>
-        <source>the window's Preferences have no webhook URL; set one there (Notifications) or give a URL</source>
+        <source>the window&apos;s Preferences have no webhook URL; set one there (Notifications) or give a URL</source>
         <translation>窗口的“首选项”中没有 webhook URL；请在其中（通知）设置一个，或给出 URL</translation>
     </message>
     <message>
-        <source>unknown message format '%1'; use %2</source>
+        <source>unknown message format &apos;%1&apos;; use %2</source>
         <translation>未知的消息格式“%1”；请使用 %2</translation>
     </message>
     <message>
-        <source>'%1' is not a webhook: give an http(s) URL, FORMAT:URL or 'settings'</source>
-        <translation>“%1”不是 webhook：请给出 http(s) URL、FORMAT:URL 或 'settings'</translation>
+        <source>&apos;%1&apos; is not a webhook: give an http(s) URL, FORMAT:URL or &apos;settings&apos;</source>
+        <translation>“%1”不是 webhook：请给出 http(s) URL、FORMAT:URL 或 &apos;settings&apos;</translation>
     </message>
 </context>
 <context>
@@ -3338,7 +3339,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>before.init_from_gone</name>
     <message>
-        <source>%1 started from %2, which is no longer there as a weights file, a model folder or a run folder, so there is no 'before' to compare with; put it back at that path</source>
+        <source>%1 started from %2, which is no longer there as a weights file, a model folder or a run folder, so there is no &apos;before&apos; to compare with; put it back at that path</source>
         <translation>%1 从 %2 开始训练，但它已不再是权重文件、模型文件夹或运行文件夹，因此没有可比较的“之前”；请把它放回该路径</translation>
     </message>
 </context>
@@ -3352,14 +3353,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>before.none</name>
     <message>
-        <source>%1 trained from freshly initialised weights and kept no step-0 checkpoint, so there is no 'before' to compare with; compare a LoRA run or a run started with --init-from</source>
+        <source>%1 trained from freshly initialised weights and kept no step-0 checkpoint, so there is no &apos;before&apos; to compare with; compare a LoRA run or a run started with --init-from</source>
         <translation>%1 从新初始化的权重开始训练，且没有保留第 0 步检查点，因此没有可比较的“之前”；请比较 LoRA 运行或用 --init-from 开始的运行</translation>
     </message>
 </context>
 <context>
     <name>chat.unknown_template</name>
     <message>
-        <source>unknown chat template '%1'; use auto (the tokenizer's family), plain, llama3, chatml or mistral (--chat-template)</source>
+        <source>unknown chat template &apos;%1&apos;; use auto (the tokenizer&apos;s family), plain, llama3, chatml or mistral (--chat-template)</source>
         <translation>未知的对话模板“%1”；请使用 auto（按分词器的模型家族）、plain、llama3、chatml 或 mistral（--chat-template）</translation>
     </message>
 </context>
@@ -3373,14 +3374,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>checkpoint.not_gpt2</name>
     <message>
-        <source>%1 looks like a GPT checkpoint but its blocks are not GPT-2's (h.K.ln_1, attn.c_attn, mlp.c_fc, width a multiple of 64)</source>
+        <source>%1 looks like a GPT checkpoint but its blocks are not GPT-2&apos;s (h.K.ln_1, attn.c_attn, mlp.c_fc, width a multiple of 64)</source>
         <translation>%1 看起来是 GPT 检查点，但其块结构不是 GPT-2 的（h.K.ln_1、attn.c_attn、mlp.c_fc，宽度为 64 的倍数）</translation>
     </message>
 </context>
 <context>
     <name>cifar.bad_label</name>
     <message>
-        <source>%1: record %2 has label %3, but CIFAR-10 labels are 0 to 9; the file is damaged or of another data set (CIFAR-100's binary records have two label bytes)</source>
+        <source>%1: record %2 has label %3, but CIFAR-10 labels are 0 to 9; the file is damaged or of another data set (CIFAR-100&apos;s binary records have two label bytes)</source>
         <translation>%1：第 %2 条记录的标签为 %3，但 CIFAR-10 的标签为 0 到 9；文件已损坏或属于其他数据集（CIFAR-100 的二进制记录有两个标签字节）</translation>
     </message>
 </context>
@@ -3450,14 +3451,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>compress.quantize</name>
     <message>
-        <source>--quantize %1: use int8 (a scale per output row), int4 (a scale per 64 values) or nf4 (QLoRA's 4-bit NormalFloat, its scales quantised too)</source>
+        <source>--quantize %1: use int8 (a scale per output row), int4 (a scale per 64 values) or nf4 (QLoRA&apos;s 4-bit NormalFloat, its scales quantised too)</source>
         <translation>--quantize %1：请使用 int8（每个输出行一个缩放系数）、int4（每 64 个值一个缩放系数）或 nf4（QLoRA 的 4 位 NormalFloat，缩放系数本身也量化）</translation>
     </message>
 </context>
 <context>
     <name>config.device</name>
     <message>
-        <source>unknown device '%1'; use auto, cpu or cuda:N (--device)</source>
+        <source>unknown device &apos;%1&apos;; use auto, cpu or cuda:N (--device)</source>
         <translation>未知设备“%1”；请使用 auto、cpu 或 cuda:N（--device）</translation>
     </message>
 </context>
@@ -3471,56 +3472,56 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>config.field_integer_range</name>
     <message>
-        <source>run configuration: field '%1' must be an integer from %2 to %3, got %4</source>
+        <source>run configuration: field &apos;%1&apos; must be an integer from %2 to %3, got %4</source>
         <translation>运行配置：字段“%1”必须是 %2 到 %3 之间的整数，得到的是 %4</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_bool</name>
     <message>
-        <source>run configuration: field '%1' must be true or false, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be true or false, got %2</source>
         <translation>运行配置：字段“%1”必须是 true 或 false，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_finite</name>
     <message>
-        <source>run configuration: field '%1' must be a finite number, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be a finite number, got %2</source>
         <translation>运行配置：字段“%1”必须是有限的数值，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_integer</name>
     <message>
-        <source>run configuration: field '%1' must be an integer, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be an integer, got %2</source>
         <translation>运行配置：字段“%1”必须是整数，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_list</name>
     <message>
-        <source>run configuration: field '%1' must be a list of integers, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be a list of integers, got %2</source>
         <translation>运行配置：字段“%1”必须是整数列表，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_number</name>
     <message>
-        <source>run configuration: field '%1' must be a number, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be a number, got %2</source>
         <translation>运行配置：字段“%1”必须是数值，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_object</name>
     <message>
-        <source>run configuration: field '%1' must be an object, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be an object, got %2</source>
         <translation>运行配置：字段“%1”必须是对象，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>config.field_not_string</name>
     <message>
-        <source>run configuration: field '%1' must be a string, got %2</source>
+        <source>run configuration: field &apos;%1&apos; must be a string, got %2</source>
         <translation>运行配置：字段“%1”必须是字符串，得到的是 %2</translation>
     </message>
 </context>
@@ -3548,7 +3549,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>config.precision</name>
     <message>
-        <source>unknown precision '%1'; use fp32, tf32, bf16 or fp16 (--precision)</source>
+        <source>unknown precision &apos;%1&apos;; use fp32, tf32, bf16 or fp16 (--precision)</source>
         <translation>未知精度“%1”；请使用 fp32、tf32、bf16 或 fp16（--precision）</translation>
     </message>
 </context>
@@ -3583,14 +3584,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>config.shard</name>
     <message>
-        <source>unknown sharding stage '%1'; use none, dp, zero1, zero2 or zero3 (--shard)</source>
+        <source>unknown sharding stage &apos;%1&apos;; use none, dp, zero1, zero2 or zero3 (--shard)</source>
         <translation>未知的分片阶段“%1”；请使用 none、dp、zero1、zero2 或 zero3（--shard）</translation>
     </message>
 </context>
 <context>
     <name>config.target_not_table</name>
     <message>
-        <source>--target names a table's class column, but the data is '%1'; use it with --data csv:FILE or tsv:FILE, or leave it out</source>
+        <source>--target names a table&apos;s class column, but the data is &apos;%1&apos;; use it with --data csv:FILE or tsv:FILE, or leave it out</source>
         <translation>--target 指定表格的类别列，但数据是“%1”；请与 --data csv:FILE 或 tsv:FILE 一起使用，或去掉它</translation>
     </message>
 </context>
@@ -3639,7 +3640,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>data.cifar_not_found</name>
     <message>
-        <source>dataset 'cifar10' not found; searched %1. To use it, download cifar-10-binary.tar.gz (https://www.cs.toronto.edu/~kriz/cifar.html) and unpack it into $HEADROOM_DATA_DIR (it makes cifar-10-batches-bin/), or pass --data cifar10:DIR with the unpacked folder</source>
+        <source>dataset &apos;cifar10&apos; not found; searched %1. To use it, download cifar-10-binary.tar.gz (https://www.cs.toronto.edu/~kriz/cifar.html) and unpack it into $HEADROOM_DATA_DIR (it makes cifar-10-batches-bin/), or pass --data cifar10:DIR with the unpacked folder</source>
         <translation>找不到数据集“cifar10”；已搜索 %1。要使用它，请下载 cifar-10-binary.tar.gz（https://www.cs.toronto.edu/~kriz/cifar.html）并解压到 $HEADROOM_DATA_DIR（会生成 cifar-10-batches-bin/），或用 --data cifar10:DIR 指定解压出的文件夹</translation>
     </message>
 </context>
@@ -3709,28 +3710,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>data.no_memory</name>
     <message>
-        <source>not enough memory to load dataset '%1'; close other programs or use a machine with more memory</source>
+        <source>not enough memory to load dataset &apos;%1&apos;; close other programs or use a machine with more memory</source>
         <translation>内存不足，无法加载数据集“%1”；请关闭其他程序或使用内存更大的机器</translation>
     </message>
 </context>
 <context>
     <name>data.no_normalisation</name>
     <message>
-        <source>no published normalisation for '%1'; compute it from the data</source>
+        <source>no published normalisation for &apos;%1&apos;; compute it from the data</source>
         <translation>“%1”没有公开的归一化参数；请从数据中计算</translation>
     </message>
 </context>
 <context>
     <name>data.not_found</name>
     <message>
-        <source>dataset '%1' not found; searched %2. To use it, download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz into %3, or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
+        <source>dataset &apos;%1&apos; not found; searched %2. To use it, download train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz into %3, or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
         <translation>找不到数据集“%1”；已查找 %2。要使用它，请将 train-images-idx3-ubyte.gz、train-labels-idx1-ubyte.gz、t10k-images-idx3-ubyte.gz 和 t10k-labels-idx1-ubyte.gz 下载到 %3，或将 HEADROOM_DATA_DIR 设为包含 %1/ 的文件夹，或用 --data idx:DIR 指定包含这四个 IDX 文件的文件夹</translation>
     </message>
 </context>
 <context>
     <name>data.not_found_package</name>
     <message>
-        <source>dataset '%1' not found; searched %2. To use it, install it (apt install dataset-fashion-mnist), or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
+        <source>dataset &apos;%1&apos; not found; searched %2. To use it, install it (apt install dataset-fashion-mnist), or set HEADROOM_DATA_DIR to a folder holding %1/, or pass --data idx:DIR with a folder holding the four IDX files</source>
         <translation>找不到数据集“%1”；已查找 %2。要使用它，请安装它（apt install dataset-fashion-mnist），或将 HEADROOM_DATA_DIR 设为包含 %1/ 的文件夹，或用 --data idx:DIR 指定包含这四个 IDX 文件的文件夹</translation>
     </message>
 </context>
@@ -3758,7 +3759,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>data.probe_no_folder</name>
     <message>
-        <source>folder '%1' not found</source>
+        <source>folder &apos;%1&apos; not found</source>
         <translation>找不到文件夹“%1”</translation>
     </message>
 </context>
@@ -3779,7 +3780,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>data.probe_table</name>
     <message>
-        <source>%1 rows (%2 train / %3 test), %4 numeric columns, %5 classes in '%6'</source>
+        <source>%1 rows (%2 train / %3 test), %4 numeric columns, %5 classes in &apos;%6&apos;</source>
         <translation>%1 行（%2 训练 / %3 测试），%4 个数值列，“%6”中有 %5 个类别</translation>
     </message>
 </context>
@@ -3814,14 +3815,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>data.unknown</name>
     <message>
-        <source>unknown dataset '%1'; use one of %2</source>
+        <source>unknown dataset &apos;%1&apos;; use one of %2</source>
         <translation>未知数据集“%1”；请使用以下之一：%2</translation>
     </message>
 </context>
 <context>
     <name>datafile.cannot_open</name>
     <message>
-        <source>%1: cannot open (%2); check the file's permissions</source>
+        <source>%1: cannot open (%2); check the file&apos;s permissions</source>
         <translation>%1：无法打开（%2）；请检查文件权限</translation>
     </message>
 </context>
@@ -3968,7 +3969,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>dist.env_mismatch</name>
     <message>
-        <source>MPI says rank %1 of %2 but mpirun's environment says rank %3 of %4; start the ranks with one mpirun</source>
+        <source>MPI says rank %1 of %2 but mpirun&apos;s environment says rank %3 of %4; start the ranks with one mpirun</source>
         <translation>MPI 报告本进程为 rank %1（共 %2 个），但 mpirun 的环境变量报告为 rank %3（共 %4 个）；请用同一个 mpirun 启动所有 rank</translation>
     </message>
 </context>
@@ -3982,7 +3983,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>dist.mpi_init</name>
     <message>
-        <source>MPI could not start (%1); see mpirun's messages above</source>
+        <source>MPI could not start (%1); see mpirun&apos;s messages above</source>
         <translation>MPI 无法启动（%1）；请查看上方 mpirun 的消息</translation>
     </message>
 </context>
@@ -4010,7 +4011,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>dist.nccl_no_split</name>
     <message>
-        <source>NCCL %1 cannot form groups of ranks (ncclCommSplit came with NCCL 2.18); pipeline stages with data-parallel replicas, or a GPT's tied head across stages, need them: install NCCL 2.18 or newer</source>
+        <source>NCCL %1 cannot form groups of ranks (ncclCommSplit came with NCCL 2.18); pipeline stages with data-parallel replicas, or a GPT&apos;s tied head across stages, need them: install NCCL 2.18 or newer</source>
         <translation>NCCL %1 无法组成进程组（ncclCommSplit 自 NCCL 2.18 起才有）；带数据并行副本的流水线阶段，或跨阶段的 GPT 绑定输出头，都需要进程组：请安装 NCCL 2.18 或更新版本</translation>
     </message>
 </context>
@@ -4031,7 +4032,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>dist.no_mpi_build</name>
     <message>
-        <source>this build of Headroom has no MPI support (Open MPI's headers were not found when it was built); install libopenmpi-dev and rebuild, or train on one process</source>
+        <source>this build of Headroom has no MPI support (Open MPI&apos;s headers were not found when it was built); install libopenmpi-dev and rebuild, or train on one process</source>
         <translation>此 Headroom 构建不支持 MPI（构建时未找到 Open MPI 的头文件）；请安装 libopenmpi-dev 后重新构建，或在单个进程中训练</translation>
     </message>
 </context>
@@ -4059,7 +4060,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>dist.not_openmpi</name>
     <message>
-        <source>the MPI library found is not Open MPI 4 or newer (it lacks %1); Headroom's CPU ranks need Open MPI (Debian: openmpi-bin libopenmpi3)</source>
+        <source>the MPI library found is not Open MPI 4 or newer (it lacks %1); Headroom&apos;s CPU ranks need Open MPI (Debian: openmpi-bin libopenmpi3)</source>
         <translation>找到的 MPI 库不是 Open MPI 4 或更新版本（缺少 %1）；Headroom 的 CPU rank 需要 Open MPI（Debian：openmpi-bin libopenmpi3）</translation>
     </message>
 </context>
@@ -4080,21 +4081,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>eval.classes</name>
     <message>
-        <source>the model has %1 classes but '%2' has %3; pick the model the weights were trained for</source>
+        <source>the model has %1 classes but &apos;%2&apos; has %3; pick the model the weights were trained for</source>
         <translation>模型有 %1 个类别，但“%2”有 %3 个；请选择这些权重训练时所用的模型</translation>
     </message>
 </context>
 <context>
     <name>eval.no_test</name>
     <message>
-        <source>dataset '%1' has no test samples to evaluate on</source>
+        <source>dataset &apos;%1&apos; has no test samples to evaluate on</source>
         <translation>数据集“%1”没有可供评估的测试样本</translation>
     </message>
 </context>
 <context>
     <name>eval.shape</name>
     <message>
-        <source>the model expects samples of shape %1 but '%2' has %3; pick the model the weights were trained for (--preset or --model)</source>
+        <source>the model expects samples of shape %1 but &apos;%2&apos; has %3; pick the model the weights were trained for (--preset or --model)</source>
         <translation>模型需要形状为 %1 的样本，但“%2”的样本形状为 %3；请选择这些权重训练时所用的模型（--preset 或 --model）</translation>
     </message>
 </context>
@@ -4108,35 +4109,35 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>eval.vocab</name>
     <message>
-        <source>the %1 tokenizer has %2 tokens but model '%3' has a vocabulary of %4; pick the model the weights were trained for</source>
+        <source>the %1 tokenizer has %2 tokens but model &apos;%3&apos; has a vocabulary of %4; pick the model the weights were trained for</source>
         <translation>%1 分词器有 %2 个词元，但模型“%3”的词表大小为 %4；请选择训练这些权重时所用的模型</translation>
     </message>
 </context>
 <context>
     <name>event.field_text</name>
     <message>
-        <source>run event: "%1" must be a string</source>
+        <source>run event: &quot;%1&quot; must be a string</source>
         <translation>运行事件：“%1”必须是字符串</translation>
     </message>
 </context>
 <context>
     <name>event.field_type</name>
     <message>
-        <source>run event: "%1" must be a number</source>
+        <source>run event: &quot;%1&quot; must be a number</source>
         <translation>运行事件：“%1”必须是数字</translation>
     </message>
 </context>
 <context>
     <name>event.no_kind</name>
     <message>
-        <source>run event: expected an object with an "event" name</source>
-        <translation>运行事件：应为带有 "event" 名称的对象</translation>
+        <source>run event: expected an object with an &quot;event&quot; name</source>
+        <translation>运行事件：应为带有 &quot;event&quot; 名称的对象</translation>
     </message>
 </context>
 <context>
     <name>event.unknown_kind</name>
     <message>
-        <source>run event: unknown event "%1"</source>
+        <source>run event: unknown event &quot;%1&quot;</source>
         <translation>运行事件：未知事件“%1”</translation>
     </message>
 </context>
@@ -4157,7 +4158,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>generate.not_lm</name>
     <message>
-        <source>%1 holds model '%2', which is not a language model (it does not start with a token_embedding); only language models generate text</source>
+        <source>%1 holds model &apos;%2&apos;, which is not a language model (it does not start with a token_embedding); only language models generate text</source>
         <translation>%1 中的模型“%2”不是语言模型（它不以 token_embedding 开头）；只有语言模型能生成文本</translation>
     </message>
 </context>
@@ -4192,21 +4193,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>gguf.dtype</name>
     <message>
-        <source>%1: the tensor '%2' is stored as %3, not a float type</source>
+        <source>%1: the tensor &apos;%2&apos; is stored as %3, not a float type</source>
         <translation>%1：张量“%2”以 %3 存储，不是浮点类型</translation>
     </message>
 </context>
 <context>
     <name>gguf.extra</name>
     <message>
-        <source>GGUF writer: more values than the layout's tensors hold</source>
+        <source>GGUF writer: more values than the layout&apos;s tensors hold</source>
         <translation>GGUF 写入器：给出的数值多于布局中张量能容纳的数量</translation>
     </message>
 </context>
 <context>
     <name>gguf.incomplete</name>
     <message>
-        <source>GGUF writer: tensor '%1' was not written whole</source>
+        <source>GGUF writer: tensor &apos;%1&apos; was not written whole</source>
         <translation>GGUF 写入器：张量“%1”没有完整写入</translation>
     </message>
 </context>
@@ -4220,28 +4221,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>gguf.key</name>
     <message>
-        <source>GGUF metadata key '%1' is empty or given twice</source>
+        <source>GGUF metadata key &apos;%1&apos; is empty or given twice</source>
         <translation>GGUF 元数据键“%1”为空或重复</translation>
     </message>
 </context>
 <context>
     <name>gguf.layout</name>
     <message>
-        <source>%1: the model '%2' is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), the one llama.cpp's llama and qwen2 architectures read; a GPT with learned positions or a custom spec has no GGUF form here. Export a LLaMA-family run</source>
+        <source>%1: the model &apos;%2&apos; is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), the one llama.cpp&apos;s llama and qwen2 architectures read; a GPT with learned positions or a custom spec has no GGUF form here. Export a LLaMA-family run</source>
         <translation>%1：模型“%2”不是 LLaMA 布局（token_embedding、llama_block...、rmsnorm、lm_head），而 llama.cpp 的 llama 和 qwen2 架构只读这种布局；带可学习位置编码的 GPT 或自定义规格在这里没有 GGUF 形式。请导出 LLaMA 系列的运行</translation>
     </message>
 </context>
 <context>
     <name>gguf.missing</name>
     <message>
-        <source>%1: the tensor llama.cpp reads as '%2' is missing; export the model.safetensors a run wrote</source>
+        <source>%1: the tensor llama.cpp reads as &apos;%2&apos; is missing; export the model.safetensors a run wrote</source>
         <translation>%1：缺少 llama.cpp 读作“%2”的张量；请导出某次运行写出的 model.safetensors</translation>
     </message>
 </context>
 <context>
     <name>gguf.name</name>
     <message>
-        <source>GGUF tensor name '%1' is empty or given twice</source>
+        <source>GGUF tensor name &apos;%1&apos; is empty or given twice</source>
         <translation>GGUF 张量名“%1”为空或重复</translation>
     </message>
 </context>
@@ -4262,21 +4263,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>gguf.rows</name>
     <message>
-        <source>GGUF writer: %1 values do not make whole rows of tensor '%2'</source>
+        <source>GGUF writer: %1 values do not make whole rows of tensor &apos;%2&apos;</source>
         <translation>GGUF 写入器：%1 个数值不能构成张量“%2”的整行</translation>
     </message>
 </context>
 <context>
     <name>gguf.shape</name>
     <message>
-        <source>GGUF tensor '%1' has a shape its type cannot hold</source>
+        <source>GGUF tensor &apos;%1&apos; has a shape its type cannot hold</source>
         <translation>GGUF 张量“%1”的形状无法用其类型存储</translation>
     </message>
 </context>
 <context>
     <name>gguf.shape_of</name>
     <message>
-        <source>%1: the tensor '%2' does not have the shape the model's configuration gives it; the file is damaged</source>
+        <source>%1: the tensor &apos;%2&apos; does not have the shape the model&apos;s configuration gives it; the file is damaged</source>
         <translation>%1：张量“%2”的形状与模型配置给出的不符；文件已损坏</translation>
     </message>
 </context>
@@ -4290,78 +4291,78 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>gguf.tensor</name>
     <message>
-        <source>%1: the tensor '%2' has no place in llama.cpp's %3 architecture; export a model in the plain LLaMA layout</source>
+        <source>%1: the tensor &apos;%2&apos; has no place in llama.cpp&apos;s %3 architecture; export a model in the plain LLaMA layout</source>
         <translation>%1：张量“%2”在 llama.cpp 的 %3 架构中没有位置；请导出标准 LLaMA 布局的模型</translation>
     </message>
 </context>
 <context>
     <name>gguf.tokenizer</name>
     <message>
-        <source>%1: the run's tokenizer (%2) cannot go into the GGUF file: %3. GGUF export takes the byte tokenizer, a Hugging Face byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen2) or a SentencePiece BPE model (tokenizer.model, bpe:N); train with one of them</source>
+        <source>%1: the run&apos;s tokenizer (%2) cannot go into the GGUF file: %3. GGUF export takes the byte tokenizer, a Hugging Face byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen2) or a SentencePiece BPE model (tokenizer.model, bpe:N); train with one of them</source>
         <translation>%1：该运行的分词器（%2）无法写入 GGUF 文件：%3。GGUF 导出支持字节分词器、Hugging Face 字节级 BPE tokenizer.json（GPT-2、Llama 3、Qwen2）或 SentencePiece BPE 模型（tokenizer.model、bpe:N）；请用其中之一训练</translation>
     </message>
 </context>
 <context>
     <name>gguf.type</name>
     <message>
-        <source>unknown GGUF type '%1'; pick f32, f16, bf16 or q8_0</source>
+        <source>unknown GGUF type &apos;%1&apos;; pick f32, f16, bf16 or q8_0</source>
         <translation>未知的 GGUF 类型“%1”；请选择 f32、f16、bf16 或 q8_0</translation>
     </message>
 </context>
 <context>
     <name>hf_config.architecture</name>
     <message>
-        <source>%1: '%2' is not an architecture Headroom builds; it reads LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM (model_type llama, mistral, qwen2)</source>
+        <source>%1: &apos;%2&apos; is not an architecture Headroom builds; it reads LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM (model_type llama, mistral, qwen2)</source>
         <translation>%1：“%2”不是 Headroom 能构建的架构；支持 LlamaForCausalLM、MistralForCausalLM 和 Qwen2ForCausalLM（model_type 为 llama、mistral、qwen2）</translation>
     </message>
 </context>
 <context>
     <name>hf_config.architectures</name>
     <message>
-        <source>%1: "architectures" must be a list of names such as ["LlamaForCausalLM"], got %2</source>
-        <translation>%1："architectures" 必须是名称列表，例如 ["LlamaForCausalLM"]，实际为 %2</translation>
+        <source>%1: &quot;architectures&quot; must be a list of names such as [&quot;LlamaForCausalLM&quot;], got %2</source>
+        <translation>%1：&quot;architectures&quot; 必须是名称列表，例如 [&quot;LlamaForCausalLM&quot;]，实际为 %2</translation>
     </message>
 </context>
 <context>
     <name>hf_config.attention_bias</name>
     <message>
-        <source>%1: "attention_bias": true (biases on q, k, v and o projections) is not supported; Headroom's LLaMA block has biases on q, k and v only (Qwen2)</source>
-        <translation>%1：不支持 "attention_bias": true（q、k、v 和 o 投影都带偏置）；Headroom 的 LLaMA 块只在 q、k、v 上有偏置（Qwen2）</translation>
+        <source>%1: &quot;attention_bias&quot;: true (biases on q, k, v and o projections) is not supported; Headroom&apos;s LLaMA block has biases on q, k and v only (Qwen2)</source>
+        <translation>%1：不支持 &quot;attention_bias&quot;: true（q、k、v 和 o 投影都带偏置）；Headroom 的 LLaMA 块只在 q、k、v 上有偏置（Qwen2）</translation>
     </message>
 </context>
 <context>
     <name>hf_config.bool</name>
     <message>
-        <source>%1: "%2" must be true or false, got %3</source>
-        <translation>%1："%2" 必须为 true 或 false，实际为 %3</translation>
+        <source>%1: &quot;%2&quot; must be true or false, got %3</source>
+        <translation>%1：&quot;%2&quot; 必须为 true 或 false，实际为 %3</translation>
     </message>
 </context>
 <context>
     <name>hf_config.head_dim</name>
     <message>
-        <source>%1: the head size %2 must be even and at most %3 (rotary embeddings pair a head's dimensions); correct hidden_size, num_attention_heads or head_dim</source>
+        <source>%1: the head size %2 must be even and at most %3 (rotary embeddings pair a head&apos;s dimensions); correct hidden_size, num_attention_heads or head_dim</source>
         <translation>%1：头大小 %2 必须为偶数且不超过 %3（旋转位置编码把一个头的维度两两配对）；请修改 hidden_size、num_attention_heads 或 head_dim</translation>
     </message>
 </context>
 <context>
     <name>hf_config.head_split</name>
     <message>
-        <source>%1: hidden_size %2 is not a multiple of num_attention_heads %3 and no head_dim is given; give "head_dim" or correct the sizes</source>
-        <translation>%1：hidden_size %2 不是 num_attention_heads %3 的倍数，且未给出 head_dim；请给出 "head_dim" 或修正尺寸</translation>
+        <source>%1: hidden_size %2 is not a multiple of num_attention_heads %3 and no head_dim is given; give &quot;head_dim&quot; or correct the sizes</source>
+        <translation>%1：hidden_size %2 不是 num_attention_heads %3 的倍数，且未给出 head_dim；请给出 &quot;head_dim&quot; 或修正尺寸</translation>
     </message>
 </context>
 <context>
     <name>hf_config.hidden_act</name>
     <message>
-        <source>%1: "hidden_act" '%2' is not supported; the LLaMA block's MLP is SwiGLU ("silu")</source>
-        <translation>%1：不支持 "hidden_act" “%2”；LLaMA 块的 MLP 是 SwiGLU（"silu"）</translation>
+        <source>%1: &quot;hidden_act&quot; &apos;%2&apos; is not supported; the LLaMA block&apos;s MLP is SwiGLU (&quot;silu&quot;)</source>
+        <translation>%1：不支持 &quot;hidden_act&quot; “%2”；LLaMA 块的 MLP 是 SwiGLU（&quot;silu&quot;）</translation>
     </message>
 </context>
 <context>
     <name>hf_config.int_range</name>
     <message>
-        <source>%1: "%2" must be an integer from %3 to %4, got %5; correct it or use the model's own config.json</source>
-        <translation>%1："%2" 必须是 %3 到 %4 之间的整数，实际为 %5；请修正，或使用该模型自带的 config.json</translation>
+        <source>%1: &quot;%2&quot; must be an integer from %3 to %4, got %5; correct it or use the model&apos;s own config.json</source>
+        <translation>%1：&quot;%2&quot; 必须是 %3 到 %4 之间的整数，实际为 %5；请修正，或使用该模型自带的 config.json</translation>
     </message>
 </context>
 <context>
@@ -4374,78 +4375,78 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>hf_config.missing</name>
     <message>
-        <source>%1: "%2" is missing; every config.json of this architecture has it: use the model's own config.json</source>
-        <translation>%1：缺少 "%2"；该架构的每个 config.json 都有这一项：请使用该模型自带的 config.json</translation>
+        <source>%1: &quot;%2&quot; is missing; every config.json of this architecture has it: use the model&apos;s own config.json</source>
+        <translation>%1：缺少 &quot;%2&quot;；该架构的每个 config.json 都有这一项：请使用该模型自带的 config.json</translation>
     </message>
 </context>
 <context>
     <name>hf_config.mlp_bias</name>
     <message>
-        <source>%1: "mlp_bias": true is not supported; the LLaMA block's MLP has no biases</source>
-        <translation>%1：不支持 "mlp_bias": true；LLaMA 块的 MLP 没有偏置</translation>
+        <source>%1: &quot;mlp_bias&quot;: true is not supported; the LLaMA block&apos;s MLP has no biases</source>
+        <translation>%1：不支持 &quot;mlp_bias&quot;: true；LLaMA 块的 MLP 没有偏置</translation>
     </message>
 </context>
 <context>
     <name>hf_config.no_architecture</name>
     <message>
-        <source>%1: neither "architectures" nor "model_type" says which model this is; is it a Hugging Face config.json?</source>
-        <translation>%1："architectures" 和 "model_type" 都没有说明这是哪种模型；这是 Hugging Face 的 config.json 吗？</translation>
+        <source>%1: neither &quot;architectures&quot; nor &quot;model_type&quot; says which model this is; is it a Hugging Face config.json?</source>
+        <translation>%1：&quot;architectures&quot; 和 &quot;model_type&quot; 都没有说明这是哪种模型；这是 Hugging Face 的 config.json 吗？</translation>
     </message>
 </context>
 <context>
     <name>hf_config.not_file</name>
     <message>
-        <source>%1: is not a regular file; give a model's config.json</source>
+        <source>%1: is not a regular file; give a model&apos;s config.json</source>
         <translation>%1：不是普通文件；请给出模型的 config.json</translation>
     </message>
 </context>
 <context>
     <name>hf_config.not_found</name>
     <message>
-        <source>%1: file not found; give a model's config.json or the folder that holds it</source>
+        <source>%1: file not found; give a model&apos;s config.json or the folder that holds it</source>
         <translation>%1：找不到文件；请给出模型的 config.json 或包含它的文件夹</translation>
     </message>
 </context>
 <context>
     <name>hf_config.not_llama</name>
     <message>
-        <source>model '%1' is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), so it has no Hugging Face config; export its model.safetensors instead</source>
+        <source>model &apos;%1&apos; is not in the LLaMA layout (token_embedding, llama_block..., rmsnorm, lm_head), so it has no Hugging Face config; export its model.safetensors instead</source>
         <translation>模型“%1”不是 LLaMA 结构（token_embedding、llama_block…、rmsnorm、lm_head），因此没有 Hugging Face 配置；请改为导出它的 model.safetensors</translation>
     </message>
 </context>
 <context>
     <name>hf_config.not_object</name>
     <message>
-        <source>%1: a config.json is one JSON object ("architectures", "hidden_size", ...), got %2; point to a model's config.json</source>
-        <translation>%1：config.json 是一个 JSON 对象（"architectures"、"hidden_size" 等），实际为 %2；请指向模型的 config.json</translation>
+        <source>%1: a config.json is one JSON object (&quot;architectures&quot;, &quot;hidden_size&quot;, ...), got %2; point to a model&apos;s config.json</source>
+        <translation>%1：config.json 是一个 JSON 对象（&quot;architectures&quot;、&quot;hidden_size&quot; 等），实际为 %2；请指向模型的 config.json</translation>
     </message>
 </context>
 <context>
     <name>hf_config.real_range</name>
     <message>
-        <source>%1: "%2" must be a number greater than %3 and less than %4, got %5; correct it or use the model's own config.json</source>
-        <translation>%1："%2" 必须是大于 %3 且小于 %4 的数，实际为 %5；请修正，或使用该模型自带的 config.json</translation>
+        <source>%1: &quot;%2&quot; must be a number greater than %3 and less than %4, got %5; correct it or use the model&apos;s own config.json</source>
+        <translation>%1：&quot;%2&quot; 必须是大于 %3 且小于 %4 的数，实际为 %5；请修正，或使用该模型自带的 config.json</translation>
     </message>
 </context>
 <context>
     <name>hf_config.rope_scaling</name>
     <message>
-        <source>%1: "rope_scaling" must be null or an object such as Llama 3's {"rope_type": "llama3", "factor": 8.0, ...}, got %2</source>
-        <translation>%1："rope_scaling" 必须为 null 或对象，例如 Llama 3 的 {"rope_type": "llama3", "factor": 8.0, ...}，实际为 %2</translation>
+        <source>%1: &quot;rope_scaling&quot; must be null or an object such as Llama 3&apos;s {&quot;rope_type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 8.0, ...}, got %2</source>
+        <translation>%1：&quot;rope_scaling&quot; 必须为 null 或对象，例如 Llama 3 的 {&quot;rope_type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 8.0, ...}，实际为 %2</translation>
     </message>
 </context>
 <context>
     <name>hf_config.rope_type</name>
     <message>
-        <source>%1: rope_scaling of type '%2' is not supported; Headroom builds plain RoPE (rope_scaling null) and Llama 3's ("rope_type": "llama3")</source>
-        <translation>%1：不支持类型为“%2”的 rope_scaling；Headroom 支持普通 RoPE（rope_scaling 为 null）和 Llama 3 的缩放（"rope_type": "llama3"）</translation>
+        <source>%1: rope_scaling of type &apos;%2&apos; is not supported; Headroom builds plain RoPE (rope_scaling null) and Llama 3&apos;s (&quot;rope_type&quot;: &quot;llama3&quot;)</source>
+        <translation>%1：不支持类型为“%2”的 rope_scaling；Headroom 支持普通 RoPE（rope_scaling 为 null）和 Llama 3 的缩放（&quot;rope_type&quot;: &quot;llama3&quot;）</translation>
     </message>
 </context>
 <context>
     <name>hf_config.string</name>
     <message>
-        <source>%1: "%2" must be a string, got %3</source>
-        <translation>%1："%2" 必须是字符串，实际为 %3</translation>
+        <source>%1: &quot;%2&quot; must be a string, got %3</source>
+        <translation>%1：&quot;%2&quot; 必须是字符串，实际为 %3</translation>
     </message>
 </context>
 <context>
@@ -4458,8 +4459,8 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>hf_config.torch_dtype</name>
     <message>
-        <source>%1: "torch_dtype" '%2' is not one Headroom reads; it reads float32, bfloat16 and float16</source>
-        <translation>%1：Headroom 不读取 "torch_dtype" “%2”；支持 float32、bfloat16 和 float16</translation>
+        <source>%1: &quot;torch_dtype&quot; &apos;%2&apos; is not one Headroom reads; it reads float32, bfloat16 and float16</source>
+        <translation>%1：Headroom 不读取 &quot;torch_dtype&quot; “%2”；支持 float32、bfloat16 和 float16</translation>
     </message>
 </context>
 <context>
@@ -4493,14 +4494,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>hf_folder.index</name>
     <message>
-        <source>%1: %2; the index is damaged: write it again with the model's weights (save_pretrained) or download it again</source>
+        <source>%1: %2; the index is damaged: write it again with the model&apos;s weights (save_pretrained) or download it again</source>
         <translation>%1：%2；该索引已损坏：请随模型权重重新写出（save_pretrained）或重新下载</translation>
     </message>
 </context>
 <context>
     <name>hf_folder.index_tensor</name>
     <message>
-        <source>%1 places tensor '%2' in %3, which does not hold it; the shards and the index do not belong together: download them again</source>
+        <source>%1 places tensor &apos;%2&apos; in %3, which does not hold it; the shards and the index do not belong together: download them again</source>
         <translation>%1 把张量“%2”放在 %3 中，但该文件里没有它；分片与索引不配套：请重新下载</translation>
     </message>
 </context>
@@ -4521,14 +4522,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>hf_folder.shard_tensor</name>
     <message>
-        <source>%1 holds tensor '%2', which %3 places %4; the shards and the index do not belong together: download them again</source>
+        <source>%1 holds tensor &apos;%2&apos;, which %3 places %4; the shards and the index do not belong together: download them again</source>
         <translation>%1 中有张量“%2”，而 %3 把它放在 %4；分片与索引不配套：请重新下载</translation>
     </message>
 </context>
 <context>
     <name>hf_folder.shard_twice</name>
     <message>
-        <source>%1: tensor '%2' is in two shards; the folder is damaged</source>
+        <source>%1: tensor &apos;%2&apos; is in two shards; the folder is damaged</source>
         <translation>%1：张量“%2”出现在两个分片中；文件夹已损坏</translation>
     </message>
 </context>
@@ -4589,7 +4590,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>正在用两个模型生成…</translation>
     </message>
     <message>
-        <source>Before: this LoRA run's model with its adapters switched off (the base it started from); after: with them on.</source>
+        <source>Before: this LoRA run&apos;s model with its adapters switched off (the base it started from); after: with them on.</source>
         <translation>之前：关闭适配器的这次 LoRA 运行的模型（它开始时的基座）；之后：打开适配器。</translation>
     </message>
     <message>
@@ -4597,7 +4598,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>之前：运行开始时的权重（%1）；之后：训练后的权重。</translation>
     </message>
     <message>
-        <source>Before: the run's checkpoint at step 0 (%1); after: the trained weights.</source>
+        <source>Before: the run&apos;s checkpoint at step 0 (%1); after: the trained weights.</source>
         <translation>之前：运行第 0 步的检查点（%1）；之后：训练后的权重。</translation>
     </message>
 </context>
@@ -4772,7 +4773,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>选择 cifar-10-batches-bin 文件夹</translation>
     </message>
     <message>
-        <source>Preview (the table's first rows)</source>
+        <source>Preview (the table&apos;s first rows)</source>
         <translation>预览（表格的前几行）</translation>
     </message>
     <message>
@@ -4792,7 +4793,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>请选择 CIFAR-10 文件夹。</translation>
     </message>
     <message>
-        <source>A model's tokenizer file</source>
+        <source>A model&apos;s tokenizer file</source>
         <translation>模型自带的分词器文件</translation>
     </message>
     <message>
@@ -4908,7 +4909,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>%1 行训练、%2 行验证（%5 格式）；%3 模板%4；损失在 ⟦ ⟧ 中的文本上计算</translation>
     </message>
     <message>
-        <source>Token counts: the BPE is trained on these rows when the run starts; choose bytes, characters or a model's tokenizer to count here.</source>
+        <source>Token counts: the BPE is trained on these rows when the run starts; choose bytes, characters or a model&apos;s tokenizer to count here.</source>
         <translation>词元数：BPE 在运行开始时才用这些行训练；选择字节、字符或模型自己的分词器即可在此计数。</translation>
     </message>
     <message>
@@ -4916,11 +4917,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>模型没有序列长度：请构建一个语言模型，才能按它统计各行。</translation>
     </message>
     <message>
-        <source>Packed: the file's %1 rows make %2 training and %3 validation sequences of %4 tokens (%5 rows longer than one sequence run on into the next).</source>
+        <source>Packed: the file&apos;s %1 rows make %2 training and %3 validation sequences of %4 tokens (%5 rows longer than one sequence run on into the next).</source>
         <translation>拼接：文件的 %1 行组成 %2 个训练序列和 %3 个验证序列，每个 %4 个词元（%5 行比一个序列长，延续到下一个序列）。</translation>
     </message>
     <message>
-        <source>Padded: %1 of the file's %2 rows are longer than a sequence of %3 tokens and are cut.</source>
+        <source>Padded: %1 of the file&apos;s %2 rows are longer than a sequence of %3 tokens and are cut.</source>
         <translation>填充：文件的 %2 行中有 %1 行长于 %3 个词元的序列，会被截断。</translation>
     </message>
     <message>
@@ -4951,19 +4952,19 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>导出 %1：%2</translation>
     </message>
     <message>
-        <source>config.json, the weights (sharded above 5 GB) and the tokenizer, for transformers' from_pretrained. A LoRA run's adapters are merged into the weights.</source>
+        <source>config.json, the weights (sharded above 5 GB) and the tokenizer, for transformers&apos; from_pretrained. A LoRA run&apos;s adapters are merged into the weights.</source>
         <translation>config.json、权重（超过 5 GB 时分片）和分词器，供 transformers 的 from_pretrained 加载。LoRA 运行的适配器会合并进权重。</translation>
     </message>
     <message>
-        <source>adapter_config.json and adapter_model.safetensors of a LoRA run, for peft's PeftModel.from_pretrained on the base model.</source>
+        <source>adapter_config.json and adapter_model.safetensors of a LoRA run, for peft&apos;s PeftModel.from_pretrained on the base model.</source>
         <translation>LoRA 运行的 adapter_config.json 和 adapter_model.safetensors，供 peft 的 PeftModel.from_pretrained 加载到基座模型上。</translation>
     </message>
     <message>
-        <source>One file for llama.cpp, Ollama and LM Studio, the tokenizer and chat template inside. A LoRA run's adapters are merged.</source>
+        <source>One file for llama.cpp, Ollama and LM Studio, the tokenizer and chat template inside. A LoRA run&apos;s adapters are merged.</source>
         <translation>一个供 llama.cpp、Ollama 和 LM Studio 使用的文件，内含分词器和对话模板。LoRA 运行的适配器会被合并。</translation>
     </message>
     <message>
-        <source>One ONNX file (opset 17) of an image or table model, its input's normalisation in the graph, for ONNX Runtime.</source>
+        <source>One ONNX file (opset 17) of an image or table model, its input&apos;s normalisation in the graph, for ONNX Runtime.</source>
         <translation>图像或表格模型的一个 ONNX 文件（opset 17），输入的归一化在计算图中，供 ONNX Runtime 使用。</translation>
     </message>
     <message>
@@ -5142,7 +5143,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>仅主机</translation>
     </message>
     <message>
-        <source>&lt;b&gt;No NVIDIA driver found&lt;/b&gt;: GPU power, utilisation, temperature and memory cannot be read on this machine. The host's CPU and memory are shown instead.</source>
+        <source>&lt;b&gt;No NVIDIA driver found&lt;/b&gt;: GPU power, utilisation, temperature and memory cannot be read on this machine. The host&apos;s CPU and memory are shown instead.</source>
         <translation>&lt;b&gt;未找到 NVIDIA 驱动&lt;/b&gt;：无法在本机读取 GPU 功耗、利用率、温度和显存，改为显示主机的 CPU 和内存。</translation>
     </message>
     <message>
@@ -5190,7 +5191,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>仅主机；GPU 为各 rank 报告的数据</translation>
     </message>
     <message>
-        <source>&lt;b&gt;No NVIDIA driver found&lt;/b&gt; on this machine: the GPUs shown are those of the run's ranks, as they report them. The host charts are this machine's, with each rank's resident memory.</source>
+        <source>&lt;b&gt;No NVIDIA driver found&lt;/b&gt; on this machine: the GPUs shown are those of the run&apos;s ranks, as they report them. The host charts are this machine&apos;s, with each rank&apos;s resident memory.</source>
         <translation>本机&lt;b&gt;未找到 NVIDIA 驱动&lt;/b&gt;：显示的 GPU 是本次运行各 rank 报告的 GPU。主机图表为本机的数据，并含每个 rank 的常驻内存。</translation>
     </message>
     <message>
@@ -5603,7 +5604,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>本次运行未记入运行记录：%1</translation>
     </message>
     <message>
-        <source>Unknown report format '%1': use .html, .pdf, .json or .csv</source>
+        <source>Unknown report format &apos;%1&apos;: use .html, .pdf, .json or .csv</source>
         <translation>未知的报告格式“%1”：请使用 .html、.pdf、.json 或 .csv</translation>
     </message>
     <message>
@@ -5635,7 +5636,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>CSV 指标 (*.csv)</translation>
     </message>
     <message>
-        <source>Export report of "%1"</source>
+        <source>Export report of &quot;%1&quot;</source>
         <translation>导出“%1”的报告</translation>
     </message>
     <message>
@@ -5643,7 +5644,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
-        <source>Report of run "%1" written to %2</source>
+        <source>Report of run &quot;%1&quot; written to %2</source>
         <translation>运行“%1”的报告已写入 %2</translation>
     </message>
     <message>
@@ -5655,11 +5656,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>请先停止正在进行的运行。</translation>
     </message>
     <message>
-        <source>The run "%1" cannot be loaded: %2</source>
+        <source>The run &quot;%1&quot; cannot be loaded: %2</source>
         <translation>无法载入运行“%1”：%2</translation>
     </message>
     <message>
-        <source>Loaded the model and settings of run "%1"</source>
+        <source>Loaded the model and settings of run &quot;%1&quot;</source>
         <translation>已载入运行“%1”的模型和设置</translation>
     </message>
     <message>
@@ -5683,7 +5684,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>本次运行的预测与实测显存对比：见“显存规划”页</translation>
     </message>
     <message>
-        <source>The run's files could not be written to %1: %2</source>
+        <source>The run&apos;s files could not be written to %1: %2</source>
         <translation>无法将运行的文件写入 %1：%2</translation>
     </message>
     <message>
@@ -5731,7 +5732,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>打开模型文件夹(&amp;F)…</translation>
     </message>
     <message>
-        <source>Start from a model's weights: a Hugging Face model folder, a .safetensors file or a peft adapter folder (or drop one on the window)</source>
+        <source>Start from a model&apos;s weights: a Hugging Face model folder, a .safetensors file or a peft adapter folder (or drop one on the window)</source>
         <translation>从模型的权重开始：Hugging Face 模型文件夹、.safetensors 文件或 peft 适配器文件夹（也可拖放到窗口上）</translation>
     </message>
     <message>
@@ -5779,11 +5780,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>从此运行微调</translation>
     </message>
     <message>
-        <source>The run "%1" wrote no weights (%2 is not there); pick a run that finished or saved a checkpoint</source>
+        <source>The run &quot;%1&quot; wrote no weights (%2 is not there); pick a run that finished or saved a checkpoint</source>
         <translation>运行“%1”没有写出权重（%2 不存在）；请选择已完成或已保存检查点的运行</translation>
     </message>
     <message>
-        <source>The next run starts from the weights of run "%1"</source>
+        <source>The next run starts from the weights of run &quot;%1&quot;</source>
         <translation>下一次运行将从运行“%1”的权重开始</translation>
     </message>
 </context>
@@ -5802,7 +5803,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>这些设置没有微调表：%1</translation>
     </message>
     <message>
-        <source>Per card, the memory at this batch, sequence and precision, with only the method, checkpointing and ZeRO-3 changed (ZeRO-3 on one card keeps the parameters in host memory); “(over)”: more than %1 (the memory limit, else the device's free memory); “-”: no such configuration. The same search as Fit to device and `headroom plan --budget`.</source>
+        <source>Per card, the memory at this batch, sequence and precision, with only the method, checkpointing and ZeRO-3 changed (ZeRO-3 on one card keeps the parameters in host memory); “(over)”: more than %1 (the memory limit, else the device&apos;s free memory); “-”: no such configuration. The same search as Fit to device and `headroom plan --budget`.</source>
         <translation>每张卡在此批大小、序列长度和精度下的内存，只改变方法、检查点和 ZeRO-3（单卡 ZeRO-3 把参数放在主机内存）；“（超出）”：超过 %1（内存上限，否则为设备的空闲内存）；“-”：没有这种配置。与“适配设备”和 `headroom plan --budget` 相同的搜索。</translation>
     </message>
     <message>
@@ -5822,7 +5823,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>适配设备</translation>
     </message>
     <message>
-        <source>Search precision, checkpointing, micro-batches and optimizer offload for the fastest configuration that fits the memory limit (or the device's free memory) and apply it</source>
+        <source>Search precision, checkpointing, micro-batches and optimizer offload for the fastest configuration that fits the memory limit (or the device&apos;s free memory) and apply it</source>
         <translation>在混合精度、梯度检查点、微批次和优化器卸载中搜索能放入显存上限（或设备可用显存）的最快配置，并应用它</translation>
     </message>
     <message>
@@ -5946,16 +5947,16 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>可用显存</translation>
     </message>
     <message>
-        <source>the device's capacity is unknown</source>
+        <source>the device&apos;s capacity is unknown</source>
         <translation>设备容量未知</translation>
     </message>
     <message>
-        <source>&lt;span style='color:#2ca02c'&gt;&lt;b&gt;fits&lt;/b&gt;&lt;/span&gt; in %1</source>
-        <translation>&lt;span style='color:#2ca02c'&gt;&lt;b&gt;放得下&lt;/b&gt;&lt;/span&gt;（%1 以内）</translation>
+        <source>&lt;span style=&apos;color:#2ca02c&apos;&gt;&lt;b&gt;fits&lt;/b&gt;&lt;/span&gt; in %1</source>
+        <translation>&lt;span style=&apos;color:#2ca02c&apos;&gt;&lt;b&gt;放得下&lt;/b&gt;&lt;/span&gt;（%1 以内）</translation>
     </message>
     <message>
-        <source>&lt;span style='color:#d62728'&gt;&lt;b&gt;does not fit&lt;/b&gt;&lt;/span&gt; in %1: %2 too much. Try &lt;i&gt;Fit to device&lt;/i&gt;.</source>
-        <translation>&lt;span style='color:#d62728'&gt;&lt;b&gt;放不下&lt;/b&gt;&lt;/span&gt;（%1）：超出 %2。请试试&lt;i&gt;适配设备&lt;/i&gt;。</translation>
+        <source>&lt;span style=&apos;color:#d62728&apos;&gt;&lt;b&gt;does not fit&lt;/b&gt;&lt;/span&gt; in %1: %2 too much. Try &lt;i&gt;Fit to device&lt;/i&gt;.</source>
+        <translation>&lt;span style=&apos;color:#d62728&apos;&gt;&lt;b&gt;放不下&lt;/b&gt;&lt;/span&gt;（%1）：超出 %2。请试试&lt;i&gt;适配设备&lt;/i&gt;。</translation>
     </message>
     <message>
         <source>Predicted peak on %1: &lt;b&gt;%2&lt;/b&gt; — %3</source>
@@ -6030,7 +6031,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>失败</translation>
     </message>
     <message>
-        <source>Run with %1: the planner's prediction at Start against the ledger's measured peaks (%2 steps, %3).</source>
+        <source>Run with %1: the planner&apos;s prediction at Start against the ledger&apos;s measured peaks (%2 steps, %3).</source>
         <translation>使用 %1 的运行：开始时规划器的预测与账本实测峰值对比（%2 步，%3）。</translation>
     </message>
     <message>
@@ -6076,7 +6077,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>（由此前在该 GPU 上的一次运行测得）</translation>
     </message>
     <message>
-        <source>estimated from NCCL's default buffers until a run measures it</source>
+        <source>estimated from NCCL&apos;s default buffers until a run measures it</source>
         <translation>（按 NCCL 默认缓冲区估算，待一次运行实测）</translation>
     </message>
     <message>
@@ -6125,7 +6126,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>LoRA 秩 %1</translation>
     </message>
     <message>
-        <source>What-if after training (%1): the %2 weight tensors would be stored in at most &lt;b&gt;%3&lt;/b&gt; instead of %4 (%5 of other tensors as they are); the run measures the test accuracy (a language model's validation loss) before and after.</source>
+        <source>What-if after training (%1): the %2 weight tensors would be stored in at most &lt;b&gt;%3&lt;/b&gt; instead of %4 (%5 of other tensors as they are); the run measures the test accuracy (a language model&apos;s validation loss) before and after.</source>
         <translation>训练后的假设分析（%1）：%2 个权重张量这样存储最多占 &lt;b&gt;%3&lt;/b&gt;，原为 %4（另有 %5 的其他张量保持不变）；运行会测量变换前后的测试准确率（语言模型为验证损失）。</translation>
     </message>
     <message>
@@ -6145,11 +6146,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>导出跟踪…</translation>
     </message>
     <message>
-        <source>Save the step's timeline as a Chrome trace file for Perfetto or chrome://tracing</source>
+        <source>Save the step&apos;s timeline as a Chrome trace file for Perfetto or chrome://tracing</source>
         <translation>将该步骤的时间线保存为 Chrome 跟踪文件，可用 Perfetto 或 chrome://tracing 打开</translation>
     </message>
     <message>
-        <source>Export the step's timeline</source>
+        <source>Export the step&apos;s timeline</source>
         <translation>导出该步骤的时间线</translation>
     </message>
     <message>
@@ -6410,7 +6411,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>载入构建器</translation>
     </message>
     <message>
-        <source>Put the run's model and training settings back into the builder and setup panels</source>
+        <source>Put the run&apos;s model and training settings back into the builder and setup panels</source>
         <translation>将该运行的模型和训练设置放回构建器和训练设置面板</translation>
     </message>
     <message>
@@ -6478,7 +6479,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>重命名运行</translation>
     </message>
     <message>
-        <source>A run's name cannot be empty.</source>
+        <source>A run&apos;s name cannot be empty.</source>
         <translation>运行名称不能为空。</translation>
     </message>
     <message>
@@ -6490,7 +6491,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>无法删除正在进行的运行；请先停止它。</translation>
     </message>
     <message>
-        <source>Delete the run "%1" and everything recorded for it? This cannot be undone.</source>
+        <source>Delete the run &quot;%1&quot; and everything recorded for it? This cannot be undone.</source>
         <translation>删除运行“%1”及其全部记录？此操作无法撤销。</translation>
     </message>
     <message>
@@ -6554,7 +6555,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>该运行仍在进行中</translation>
     </message>
     <message>
-        <source>Run #%1 already continued this run from its folder's checkpoint; continue that run instead</source>
+        <source>Run #%1 already continued this run from its folder&apos;s checkpoint; continue that run instead</source>
         <translation>运行 #%1 已从该文件夹的检查点继续了此运行；请改为继续那个运行</translation>
     </message>
     <message>
@@ -6562,7 +6563,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>该运行没有保留输出文件夹，因此没有可继续的检查点</translation>
     </message>
     <message>
-        <source>The run's folder %1 is gone, and its checkpoints with it</source>
+        <source>The run&apos;s folder %1 is gone, and its checkpoints with it</source>
         <translation>该运行的文件夹 %1 已不存在，其中的检查点也随之消失</translation>
     </message>
     <message>
@@ -6574,7 +6575,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>继续训练</translation>
     </message>
     <message>
-        <source>"%1" has a checkpoint at step %2 (epoch %3) in %4. Training goes on from there with the run's own settings to the total length below.</source>
+        <source>&quot;%1&quot; has a checkpoint at step %2 (epoch %3) in %4. Training goes on from there with the run&apos;s own settings to the total length below.</source>
         <translation>“%1”在 %4 中有第 %2 步（第 %3 轮）的检查点。训练将以该运行自身的设置从那里继续，直到下面的总长度。</translation>
     </message>
     <message>
@@ -6606,15 +6607,15 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>ONNX 文件 (*.onnx)</translation>
     </message>
     <message>
-        <source>Wrote %1 (%2, opset %3): input "input", output "logits"; the input's normalisation is in the graph (docs/export.md)</source>
-        <translation>已写入 %1（%2，opset %3）：输入 "input"，输出 "logits"；输入的归一化已包含在计算图中（见 docs/export.md）</translation>
+        <source>Wrote %1 (%2, opset %3): input &quot;input&quot;, output &quot;logits&quot;; the input&apos;s normalisation is in the graph (docs/export.md)</source>
+        <translation>已写入 %1（%2，opset %3）：输入 &quot;input&quot;，输出 &quot;logits&quot;；输入的归一化已包含在计算图中（见 docs/export.md）</translation>
     </message>
     <message>
         <source>Fine-tune from this run</source>
         <translation>从此运行微调</translation>
     </message>
     <message>
-        <source>Load this run's model and settings and start the next run from the weights it wrote</source>
+        <source>Load this run&apos;s model and settings and start the next run from the weights it wrote</source>
         <translation>载入此运行的模型和设置，下一次运行从它写出的权重开始</translation>
     </message>
     <message>
@@ -6700,11 +6701,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>正在等待第一份权重副本…</translation>
     </message>
     <message>
-        <source>This run's model is not a language model, so there is no text to sample.</source>
+        <source>This run&apos;s model is not a language model, so there is no text to sample.</source>
         <translation>本次运行的模型不是语言模型，因此没有可采样的文本。</translation>
     </message>
     <message>
-        <source>Press Generate to sample the last run's weights.</source>
+        <source>Press Generate to sample the last run&apos;s weights.</source>
         <translation>按“生成”以用上一次运行的权重采样。</translation>
     </message>
     <message>
@@ -7152,7 +7153,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation> MiB</translation>
     </message>
     <message>
-        <source>the device's own</source>
+        <source>the device&apos;s own</source>
         <translation>设备自身容量</translation>
     </message>
     <message>
@@ -7284,11 +7285,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>LoRA 基座</translation>
     </message>
     <message>
-        <source>Set this share of each weight tensor's smallest values to zero (magnitude pruning) and measure the test accuracy again (a language model's validation loss); the weights file is not changed</source>
+        <source>Set this share of each weight tensor&apos;s smallest values to zero (magnitude pruning) and measure the test accuracy again (a language model&apos;s validation loss); the weights file is not changed</source>
         <translation>把每个权重张量中绝对值最小的这一比例的值置零（幅值剪枝），并再次测量测试准确率（语言模型为验证损失）；权重文件不会被修改</translation>
     </message>
     <message>
-        <source>Store the weight tensors at this width and measure the test accuracy again (a language model's validation loss)</source>
+        <source>Store the weight tensors at this width and measure the test accuracy again (a language model&apos;s validation loss)</source>
         <translation>以此位宽存储权重张量，并再次测量测试准确率（语言模型为验证损失）</translation>
     </message>
     <message>
@@ -7300,11 +7301,11 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>张量并行输出头 × 2 个副本，ZeRO-1</translation>
     </message>
     <message>
-        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer's output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, the head's parts or the stages are half as many and run twice, each copy on half the batch</source>
+        <source>How the ranks share the model: data parallel replicates it; ZeRO-1/2/3 split the optimizer state, then the gradients, then the parameters; a tensor-parallel head splits the last layer&apos;s output columns over the ranks, which all train on the whole batch; pipeline stages give each rank consecutive layers, the micro-batches (Gradient accumulation) flowing through them; with 2 data-parallel replicas, the head&apos;s parts or the stages are half as many and run twice, each copy on half the batch</source>
         <translation>各进程如何分担模型：数据并行复制整个模型；ZeRO-1/2/3 依次拆分优化器状态、梯度、参数；张量并行输出头把最后一层的输出列拆分到各进程上，各进程都在整个批次上训练；流水线阶段给每个进程若干连续的层，微批次（梯度累积）依次流经它们；带 2 个数据并行副本时，输出头的部分或流水线阶段减为一半并运行两份，每份处理一半批次</translation>
     </message>
     <message>
-        <source>nf4 (QLoRA's NormalFloat, the scales quantised too)</source>
+        <source>nf4 (QLoRA&apos;s NormalFloat, the scales quantised too)</source>
         <translation>nf4（QLoRA 的 NormalFloat，缩放系数本身也量化）</translation>
     </message>
     <message>
@@ -7316,7 +7317,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>等于秩</translation>
     </message>
     <message>
-        <source>LoRA alpha: the adapters' output is scaled by alpha / rank (peft's lora_alpha; the rank when not set)</source>
+        <source>LoRA alpha: the adapters&apos; output is scaled by alpha / rank (peft&apos;s lora_alpha; the rank when not set)</source>
         <translation>LoRA alpha：适配器的输出乘以 alpha / 秩（即 peft 的 lora_alpha；未设置时等于秩）</translation>
     </message>
     <message>
@@ -7328,7 +7329,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>无</translation>
     </message>
     <message>
-        <source>LoRA dropout: while training, each adapter's input is dropped with this probability (peft's lora_dropout); the plan counts the dropped input and its mask as workspace</source>
+        <source>LoRA dropout: while training, each adapter&apos;s input is dropped with this probability (peft&apos;s lora_dropout); the plan counts the dropped input and its mask as workspace</source>
         <translation>LoRA dropout：训练时每个适配器的输入按此概率丢弃（即 peft 的 lora_dropout）；内存计划把丢弃后的输入及其掩码计入工作区</translation>
     </message>
     <message>
@@ -7336,15 +7337,15 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>LoRA dropout</translation>
     </message>
     <message>
-        <source>Adapters on the attention's %1 of every block</source>
+        <source>Adapters on the attention&apos;s %1 of every block</source>
         <translation>在每个块注意力的 %1 上加适配器</translation>
     </message>
     <message>
-        <source>Adapters on the MLP's %1 of every block</source>
+        <source>Adapters on the MLP&apos;s %1 of every block</source>
         <translation>在每个块 MLP 的 %1 上加适配器</translation>
     </message>
     <message>
-        <source>The projections of each block that get LoRA adapters (peft's target_modules); the others stay frozen</source>
+        <source>The projections of each block that get LoRA adapters (peft&apos;s target_modules); the others stay frozen</source>
         <translation>每个块中加 LoRA 适配器的投影（即 peft 的 target_modules）；其余投影保持冻结</translation>
     </message>
     <message>
@@ -7532,7 +7533,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>添加</translation>
     </message>
     <message>
-        <source>Add the palette's selected layer after the selected layer</source>
+        <source>Add the palette&apos;s selected layer after the selected layer</source>
         <translation>将层面板中选中的层添加到所选层之后</translation>
     </message>
     <message>
@@ -7540,7 +7541,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
         <translation>插入</translation>
     </message>
     <message>
-        <source>Insert the palette's selected layer before the selected layer</source>
+        <source>Insert the palette&apos;s selected layer before the selected layer</source>
         <translation>将层面板中选中的层插入到所选层之前</translation>
     </message>
     <message>
@@ -7892,7 +7893,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>idx.cannot_open</name>
     <message>
-        <source>%1: cannot open (%2); check the file's permissions</source>
+        <source>%1: cannot open (%2); check the file&apos;s permissions</source>
         <translation>%1：无法打开（%2）；请检查文件权限</translation>
     </message>
 </context>
@@ -8067,22 +8068,22 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>jsonl.bad_element</name>
     <message>
-        <source>element %1 (line %2) of %3: %4; each row must be {"prompt", "completion"}, {"messages": [{"role", "content"}, ...]}, Alpaca's {"instruction", "input", "output"} or ShareGPT's {"conversations": [{"from", "value"}, ...]}</source>
-        <translation>%3 第 %1 个元素（第 %2 行）：%4；每行必须是 {"prompt", "completion"}、{"messages": [{"role", "content"}, ...]}、Alpaca 的 {"instruction", "input", "output"} 或 ShareGPT 的 {"conversations": [{"from", "value"}, ...]}</translation>
+        <source>element %1 (line %2) of %3: %4; each row must be {&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}, Alpaca&apos;s {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</source>
+        <translation>%3 第 %1 个元素（第 %2 行）：%4；每行必须是 {&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}、Alpaca 的 {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</translation>
     </message>
 </context>
 <context>
     <name>jsonl.bad_layout</name>
     <message>
-        <source>unknown sequence layout '%1'; use pad or pack (--sequences)</source>
+        <source>unknown sequence layout &apos;%1&apos;; use pad or pack (--sequences)</source>
         <translation>未知的序列布局“%1”；请使用 pad 或 pack（--sequences）</translation>
     </message>
 </context>
 <context>
     <name>jsonl.bad_row</name>
     <message>
-        <source>line %1 of %2: %3; each row must be {"prompt", "completion"}, {"messages": [{"role", "content"}, ...]}, Alpaca's {"instruction", "input", "output"} or ShareGPT's {"conversations": [{"from", "value"}, ...]}</source>
-        <translation>%2 第 %1 行：%3；每行必须是 {"prompt", "completion"}、{"messages": [{"role", "content"}, ...]}、Alpaca 的 {"instruction", "input", "output"} 或 ShareGPT 的 {"conversations": [{"from", "value"}, ...]}</translation>
+        <source>line %1 of %2: %3; each row must be {&quot;prompt&quot;, &quot;completion&quot;}, {&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}, Alpaca&apos;s {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} or ShareGPT&apos;s {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</source>
+        <translation>%2 第 %1 行：%3；每行必须是 {&quot;prompt&quot;, &quot;completion&quot;}、{&quot;messages&quot;: [{&quot;role&quot;, &quot;content&quot;}, ...]}、Alpaca 的 {&quot;instruction&quot;, &quot;input&quot;, &quot;output&quot;} 或 ShareGPT 的 {&quot;conversations&quot;: [{&quot;from&quot;, &quot;value&quot;}, ...]}</translation>
     </message>
 </context>
 <context>
@@ -8095,14 +8096,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>jsonl.mistral_roles</name>
     <message>
-        <source>line %1 of %2: message %3 is '%4' but Mistral's template needs user and assistant turns to alternate, starting with user (a system message only first); fix the row or pick another --chat-template</source>
+        <source>line %1 of %2: message %3 is &apos;%4&apos; but Mistral&apos;s template needs user and assistant turns to alternate, starting with user (a system message only first); fix the row or pick another --chat-template</source>
         <translation>%2 第 %1 行：第 %3 条消息是“%4”，但 Mistral 的模板要求 user 与 assistant 轮流出现、以 user 开始（system 消息只能在最前面）；请修改该行或换一个 --chat-template</translation>
     </message>
 </context>
 <context>
     <name>jsonl.no_file</name>
     <message>
-        <source>JSONL file '%1' not found; pass --data jsonl:FILE</source>
+        <source>JSONL file &apos;%1&apos; not found; pass --data jsonl:FILE</source>
         <translation>找不到 JSONL 文件“%1”；请传入 --data jsonl:FILE</translation>
     </message>
 </context>
@@ -8116,7 +8117,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>jsonl.not_jsonl</name>
     <message>
-        <source>'%1' is not instruction data; use jsonl:FILE</source>
+        <source>&apos;%1&apos; is not instruction data; use jsonl:FILE</source>
         <translation>“%1”不是指令数据；请使用 jsonl:FILE</translation>
     </message>
 </context>
@@ -8193,7 +8194,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>layer.class_token_pool</name>
     <message>
-        <source>takes the first token's features for a classifier: (N, T, C) -&gt; (N, C)</source>
+        <source>takes the first token&apos;s features for a classifier: (N, T, C) -&gt; (N, C)</source>
         <translation>取第一个 token 的特征送给分类器：(N, T, C) -&gt; (N, C)</translation>
     </message>
 </context>
@@ -8298,8 +8299,8 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>layer.gelu.tanh</name>
     <message>
-        <source>tanh approximation, as GPT-2 (nn.GELU(approximate='tanh'))</source>
-        <translation>tanh 近似，与 GPT-2 相同（nn.GELU(approximate='tanh')）</translation>
+        <source>tanh approximation, as GPT-2 (nn.GELU(approximate=&apos;tanh&apos;))</source>
+        <translation>tanh 近似，与 GPT-2 相同（nn.GELU(approximate=&apos;tanh&apos;)）</translation>
     </message>
 </context>
 <context>
@@ -8438,8 +8439,8 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>layer.llama_block.rope_factor</name>
     <message>
-        <source>Llama 3 frequency scaling factor (0: none; "rope_scaling" in JSON)</source>
-        <translation>Llama 3 频率缩放因子（0：不缩放；JSON 中为 "rope_scaling"）</translation>
+        <source>Llama 3 frequency scaling factor (0: none; &quot;rope_scaling&quot; in JSON)</source>
+        <translation>Llama 3 频率缩放因子（0：不缩放；JSON 中为 &quot;rope_scaling&quot;）</translation>
     </message>
 </context>
 <context>
@@ -8487,7 +8488,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>layer.lm_head.tied</name>
     <message>
-        <source>share the token embedding's weight (no parameters of its own)</source>
+        <source>share the token embedding&apos;s weight (no parameters of its own)</source>
         <translation>共享 token 嵌入的权重（自身没有参数）</translation>
     </message>
 </context>
@@ -8641,7 +8642,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>layer.rmsnorm</name>
     <message>
-        <source>scales each token by the reciprocal of its root mean square (LLaMA's norm)</source>
+        <source>scales each token by the reciprocal of its root mean square (LLaMA&apos;s norm)</source>
         <translation>将每个词元除以其均方根再缩放（LLaMA 的归一化）</translation>
     </message>
 </context>
@@ -8865,7 +8866,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>layout.unknown_choice</name>
     <message>
-        <source>unknown layout '%1'</source>
+        <source>unknown layout &apos;%1&apos;</source>
         <translation>未知的布局“%1”</translation>
     </message>
 </context>
@@ -8900,7 +8901,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>model_folder.dtype</name>
     <message>
-        <source>%1: tensor '%2' is stored as %3, not as floating-point numbers; a model's weights are f32, bf16 or f16</source>
+        <source>%1: tensor &apos;%2&apos; is stored as %3, not as floating-point numbers; a model&apos;s weights are f32, bf16 or f16</source>
         <translation>%1：张量“%2”以 %3 存储，不是浮点数；模型的权重应为 f32、bf16 或 f16</translation>
     </message>
 </context>
@@ -8921,7 +8922,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>model_folder.missing_tensor</name>
     <message>
-        <source>%1 has no tensor '%2', which the model of %3 needs; the weights and the config.json do not belong together: use the config.json that came with them</source>
+        <source>%1 has no tensor &apos;%2&apos;, which the model of %3 needs; the weights and the config.json do not belong together: use the config.json that came with them</source>
         <translation>%1 中没有 %3 的模型所需的张量“%2”；权重与 config.json 不匹配：请使用权重自带的 config.json</translation>
     </message>
 </context>
@@ -8949,7 +8950,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>model_folder.peft_base</name>
     <message>
-        <source>the adapter in %1 was trained on '%2' (base_model_name_or_path), which is not a model folder here; choose the base model's folder (--init-base DIR)</source>
+        <source>the adapter in %1 was trained on &apos;%2&apos; (base_model_name_or_path), which is not a model folder here; choose the base model&apos;s folder (--init-base DIR)</source>
         <translation>%1 中的适配器是在“%2”（base_model_name_or_path）上训练的，它在本机不是模型文件夹；请选择基础模型的文件夹（--init-base DIR）</translation>
     </message>
 </context>
@@ -8963,28 +8964,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>model_folder.shape</name>
     <message>
-        <source>%1: tensor '%2' has shape %3 but the model of %4 needs %5; the weights and the config.json do not belong together: use the config.json that came with them</source>
+        <source>%1: tensor &apos;%2&apos; has shape %3 but the model of %4 needs %5; the weights and the config.json do not belong together: use the config.json that came with them</source>
         <translation>%1：张量“%2”的形状为 %3，但 %4 的模型需要 %5；权重与 config.json 不匹配：请使用权重自带的 config.json</translation>
     </message>
 </context>
 <context>
     <name>model_folder.unexpected_tensor</name>
     <message>
-        <source>%1 holds tensor '%2', which the model of %3 does not have; the weights and the config.json do not belong together: use the config.json that came with them</source>
+        <source>%1 holds tensor &apos;%2&apos;, which the model of %3 does not have; the weights and the config.json do not belong together: use the config.json that came with them</source>
         <translation>%1 含有张量“%2”，而 %3 的模型没有它；权重与 config.json 不匹配：请使用权重自带的 config.json</translation>
     </message>
 </context>
 <context>
     <name>onnx.data</name>
     <message>
-        <source>the graph takes the normalisation of the run's data '%1' (%2), which does not load: %3</source>
+        <source>the graph takes the normalisation of the run&apos;s data &apos;%1&apos; (%2), which does not load: %3</source>
         <translation>计算图需要该运行数据“%1”（%2）的归一化参数，但该数据无法加载：%3</translation>
     </message>
 </context>
 <context>
     <name>onnx.data_shape</name>
     <message>
-        <source>the run's data '%1' has samples of shape %2 but the model takes %3</source>
+        <source>the run&apos;s data &apos;%1&apos; has samples of shape %2 but the model takes %3</source>
         <translation>该运行的数据“%1”的样本形状为 %2，但模型接受 %3</translation>
     </message>
 </context>
@@ -9012,14 +9013,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>onnx.language_model</name>
     <message>
-        <source>'%1' is a language model: ONNX export covers image and table models; write a language model as a Hugging Face model folder (headroom export RUN --hf DIR) or as a GGUF file for llama.cpp (headroom export RUN --gguf FILE)</source>
+        <source>&apos;%1&apos; is a language model: ONNX export covers image and table models; write a language model as a Hugging Face model folder (headroom export RUN --hf DIR) or as a GGUF file for llama.cpp (headroom export RUN --gguf FILE)</source>
         <translation>“%1”是语言模型：ONNX 导出只支持图像和表格模型；请将语言模型写为 Hugging Face 模型文件夹（headroom export RUN --hf DIR）或供 llama.cpp 使用的 GGUF 文件（headroom export RUN --gguf FILE）</translation>
     </message>
 </context>
 <context>
     <name>onnx.no_config</name>
     <message>
-        <source>%1 is not in a run folder (no config.json beside it): ONNX export needs the run's data for the input's normalisation</source>
+        <source>%1 is not in a run folder (no config.json beside it): ONNX export needs the run&apos;s data for the input&apos;s normalisation</source>
         <translation>%1 不在运行文件夹中（旁边没有 config.json）：ONNX 导出需要该运行的数据来确定输入的归一化</translation>
     </message>
 </context>
@@ -9054,14 +9055,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>onnx.no_weights</name>
     <message>
-        <source>%1 holds no model.safetensors; give a finished run's folder</source>
+        <source>%1 holds no model.safetensors; give a finished run&apos;s folder</source>
         <translation>%1 中没有 model.safetensors；请给出已完成运行的文件夹</translation>
     </message>
 </context>
 <context>
     <name>onnx.too_large</name>
     <message>
-        <source>'%1' is too large for one ONNX file (2 GiB: protobuf's limit)</source>
+        <source>&apos;%1&apos; is too large for one ONNX file (2 GiB: protobuf&apos;s limit)</source>
         <translation>“%1”太大，无法写入单个 ONNX 文件（2 GiB：protobuf 的上限）</translation>
     </message>
 </context>
@@ -9145,7 +9146,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>optim.decay_scope</name>
     <message>
-        <source>unknown weight-decay scope '%1'; use auto, all or matrices</source>
+        <source>unknown weight-decay scope &apos;%1&apos;; use auto, all or matrices</source>
         <translation>未知的权重衰减范围“%1”；请使用 auto、all 或 matrices</translation>
     </message>
 </context>
@@ -9159,21 +9160,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>peft.field</name>
     <message>
-        <source>%1: "%2" must be %3, got %4; the adapter_config.json is not a peft LoRA adapter's</source>
-        <translation>%1："%2" 必须是 %3，实际为 %4；该 adapter_config.json 不是 peft LoRA 适配器的配置</translation>
+        <source>%1: &quot;%2&quot; must be %3, got %4; the adapter_config.json is not a peft LoRA adapter&apos;s</source>
+        <translation>%1：&quot;%2&quot; 必须是 %3，实际为 %4；该 adapter_config.json 不是 peft LoRA 适配器的配置</translation>
     </message>
 </context>
 <context>
     <name>peft.name</name>
     <message>
-        <source>%1: tensor '%2' is not a peft LoRA adapter's (base_model.model.NAME.lora_A.weight or .lora_B.weight)</source>
+        <source>%1: tensor &apos;%2&apos; is not a peft LoRA adapter&apos;s (base_model.model.NAME.lora_A.weight or .lora_B.weight)</source>
         <translation>%1：张量“%2”不是 peft LoRA 适配器的张量（base_model.model.NAME.lora_A.weight 或 .lora_B.weight）</translation>
     </message>
 </context>
 <context>
     <name>peft.shape</name>
     <message>
-        <source>%1: tensor '%2' has shape %3, which does not have rank r = %4 of adapter_config.json; the adapter's files do not belong together</source>
+        <source>%1: tensor &apos;%2&apos; has shape %3, which does not have rank r = %4 of adapter_config.json; the adapter&apos;s files do not belong together</source>
         <translation>%1：张量“%2”的形状为 %3，与 adapter_config.json 中的秩 r = %4 不符；适配器的文件不配套</translation>
     </message>
 </context>
@@ -9201,7 +9202,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>peft_export.not_llama</name>
     <message>
-        <source>%1 holds model '%2', which is not in the LLaMA layout; peft's adapter names are the LLaMA family's (q_proj, v_proj, ...), so only those models' adapters can be written</source>
+        <source>%1 holds model &apos;%2&apos;, which is not in the LLaMA layout; peft&apos;s adapter names are the LLaMA family&apos;s (q_proj, v_proj, ...), so only those models&apos; adapters can be written</source>
         <translation>%1 中的模型“%2”不是 LLaMA 布局；peft 的适配器名称属于 LLaMA 系列（q_proj、v_proj 等），因此只能写出这类模型的适配器</translation>
     </message>
 </context>
@@ -9278,21 +9279,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>plan.size_too_large</name>
     <message>
-        <source>the size '%1' is larger than 1 EiB; write a size such as 4GiB</source>
+        <source>the size &apos;%1&apos; is larger than 1 EiB; write a size such as 4GiB</source>
         <translation>大小“%1”超过 1 EiB；请写成 4GiB 这样的大小</translation>
     </message>
 </context>
 <context>
     <name>plan.size_too_small</name>
     <message>
-        <source>the size '%1' is less than one byte; write a size such as 512MiB</source>
+        <source>the size &apos;%1&apos; is less than one byte; write a size such as 512MiB</source>
         <translation>大小“%1”不足 1 字节；请写成 512MiB 这样的大小</translation>
     </message>
 </context>
 <context>
     <name>plan.size_unreadable</name>
     <message>
-        <source>cannot read the size '%1'; write it like 4GiB, 512MiB, 1.5GB or 4096 (bytes)</source>
+        <source>cannot read the size &apos;%1&apos;; write it like 4GiB, 512MiB, 1.5GB or 4096 (bytes)</source>
         <translation>无法读取大小“%1”；请写成 4GiB、512MiB、1.5GB 或 4096（字节）这样的形式</translation>
     </message>
 </context>
@@ -9306,7 +9307,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>resume.bad_field</name>
     <message>
-        <source>%1: field '%2' is missing or out of range; the checkpoint is damaged: resume from the one before it (delete this one) or start the run again</source>
+        <source>%1: field &apos;%2&apos; is missing or out of range; the checkpoint is damaged: resume from the one before it (delete this one) or start the run again</source>
         <translation>%1：字段“%2”缺失或超出范围；该检查点已损坏：请从它之前的检查点继续（删除这一个），或重新开始该运行</translation>
     </message>
 </context>
@@ -9334,7 +9335,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>resume.missing_tensor</name>
     <message>
-        <source>%1: tensor '%2' is missing; the checkpoint was written for another configuration (optimizer or precision) than the run's config.json</source>
+        <source>%1: tensor &apos;%2&apos; is missing; the checkpoint was written for another configuration (optimizer or precision) than the run&apos;s config.json</source>
         <translation>%1：缺少张量“%2”；该检查点是为与运行的 config.json 不同的配置（优化器或精度）写出的</translation>
     </message>
 </context>
@@ -9376,28 +9377,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>resume.save_every</name>
     <message>
-        <source>--save-every expects a number of steps (500) or of minutes (10m) or seconds (30s), got '%1'</source>
+        <source>--save-every expects a number of steps (500) or of minutes (10m) or seconds (30s), got &apos;%1&apos;</source>
         <translation>--save-every 需要步数（500）、分钟数（10m）或秒数（30s），得到的是“%1”</translation>
     </message>
 </context>
 <context>
     <name>resume.seed</name>
     <message>
-        <source>%1 was written with seed %2 but the run's config.json has seed %3; the folder is inconsistent: start the run again</source>
+        <source>%1 was written with seed %2 but the run&apos;s config.json has seed %3; the folder is inconsistent: start the run again</source>
         <translation>%1 写入时的种子为 %2，但运行的 config.json 中种子为 %3；该文件夹前后不一致：请重新开始该运行</translation>
     </message>
 </context>
 <context>
     <name>resume.tensor_mismatch</name>
     <message>
-        <source>%1: tensor '%2' is %3 %4 but the run needs %5 %6; the checkpoint was written for another configuration than the run's config.json</source>
+        <source>%1: tensor &apos;%2&apos; is %3 %4 but the run needs %5 %6; the checkpoint was written for another configuration than the run&apos;s config.json</source>
         <translation>%1：张量“%2”为 %3 %4，但运行需要 %5 %6；该检查点是为与运行的 config.json 不同的配置写出的</translation>
     </message>
 </context>
 <context>
     <name>resume.unexpected_tensor</name>
     <message>
-        <source>%1: unexpected tensor '%2'; the checkpoint was written for another configuration (optimizer or precision) than the run's config.json</source>
+        <source>%1: unexpected tensor &apos;%2&apos;; the checkpoint was written for another configuration (optimizer or precision) than the run&apos;s config.json</source>
         <translation>%1：意外的张量“%2”；该检查点是为与运行的 config.json 不同的配置（优化器或精度）写出的</translation>
     </message>
 </context>
@@ -9418,7 +9419,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>run.cosine_length</name>
     <message>
-        <source>the cosine learning-rate schedule depends on the run's length: with %1 steps instead of %2 it changes from step %3 on</source>
+        <source>the cosine learning-rate schedule depends on the run&apos;s length: with %1 steps instead of %2 it changes from step %3 on</source>
         <translation>余弦学习率调度取决于训练长度：现在是 %1 步而不是 %2 步，从第 %3 步起学习率会改变</translation>
     </message>
 </context>
@@ -9481,7 +9482,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>run.nccl_memory</name>
     <message>
-        <source>%1 holds %2 of this rank's device memory outside the ledger (its buffers and kernels, measured around its start); plans of %3 ranks on this GPU count it from now on</source>
+        <source>%1 holds %2 of this rank&apos;s device memory outside the ledger (its buffers and kernels, measured around its start); plans of %3 ranks on this GPU count it from now on</source>
         <translation>%1 在账本之外占用本 rank 的设备内存 %2（其缓冲区与内核，在其启动前后测得）；今后在此 GPU 上 %3 个 rank 的规划都会计入它</translation>
     </message>
 </context>
@@ -9551,7 +9552,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>safetensors.bad_entry</name>
     <message>
-        <source>%1: tensor '%2': %3; the file is damaged or not a safetensors file</source>
+        <source>%1: tensor &apos;%2&apos;: %3; the file is damaged or not a safetensors file</source>
         <translation>%1：张量“%2”：%3；文件已损坏或不是 safetensors 文件</translation>
     </message>
 </context>
@@ -9572,14 +9573,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>safetensors.dtype</name>
     <message>
-        <source>%1: tensor '%2': unknown or unsupported dtype '%3'; Headroom reads %4</source>
+        <source>%1: tensor &apos;%2&apos;: unknown or unsupported dtype &apos;%3&apos;; Headroom reads %4</source>
         <translation>%1：张量“%2”：未知或不支持的 dtype“%3”；Headroom 读取 %4</translation>
     </message>
 </context>
 <context>
     <name>safetensors.duplicate</name>
     <message>
-        <source>%1: tensor name '%2' appears twice in the header; the file is damaged or not a safetensors file</source>
+        <source>%1: tensor name &apos;%2&apos; appears twice in the header; the file is damaged or not a safetensors file</source>
         <translation>%1：张量名“%2”在文件头中出现了两次；文件已损坏或不是 safetensors 文件</translation>
     </message>
 </context>
@@ -9628,7 +9629,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>safetensors.hole</name>
     <message>
-        <source>%1: hole of %2 bytes in the data buffer before tensor '%3' (data_offsets %4); the file is damaged or not a safetensors file</source>
+        <source>%1: hole of %2 bytes in the data buffer before tensor &apos;%3&apos; (data_offsets %4); the file is damaged or not a safetensors file</source>
         <translation>%1：数据缓冲区在张量“%3”之前有 %2 字节的空洞（data_offsets %4）；文件已损坏或不是 safetensors 文件</translation>
     </message>
 </context>
@@ -9642,15 +9643,15 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>safetensors.metadata_not_object</name>
     <message>
-        <source>%1: "__metadata__" must be an object of strings; the file is damaged or not a safetensors file</source>
-        <translation>%1："__metadata__" 必须是由字符串组成的对象；文件已损坏或不是 safetensors 文件</translation>
+        <source>%1: &quot;__metadata__&quot; must be an object of strings; the file is damaged or not a safetensors file</source>
+        <translation>%1：&quot;__metadata__&quot; 必须是由字符串组成的对象；文件已损坏或不是 safetensors 文件</translation>
     </message>
 </context>
 <context>
     <name>safetensors.metadata_not_string</name>
     <message>
-        <source>%1: "__metadata__" entry '%2' is not a string; the file is damaged or not a safetensors file</source>
-        <translation>%1："__metadata__" 的条目“%2”不是字符串；文件已损坏或不是 safetensors 文件</translation>
+        <source>%1: &quot;__metadata__&quot; entry &apos;%2&apos; is not a string; the file is damaged or not a safetensors file</source>
+        <translation>%1：&quot;__metadata__&quot; 的条目“%2”不是字符串；文件已损坏或不是 safetensors 文件</translation>
     </message>
 </context>
 <context>
@@ -9677,21 +9678,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>safetensors.offsets_range</name>
     <message>
-        <source>%1: tensor '%2': data_offsets %3 are out of range: the data buffer has %4 bytes; the file is truncated or damaged</source>
+        <source>%1: tensor &apos;%2&apos;: data_offsets %3 are out of range: the data buffer has %4 bytes; the file is truncated or damaged</source>
         <translation>%1：张量“%2”：data_offsets %3 超出范围：数据缓冲区只有 %4 字节；文件被截断或已损坏</translation>
     </message>
 </context>
 <context>
     <name>safetensors.overlap</name>
     <message>
-        <source>%1: tensor '%2' data_offsets %3 overlap tensor '%4'; the file is damaged or not a safetensors file</source>
+        <source>%1: tensor &apos;%2&apos; data_offsets %3 overlap tensor &apos;%4&apos;; the file is damaged or not a safetensors file</source>
         <translation>%1：张量“%2”的 data_offsets %3 与张量“%4”重叠；文件已损坏或不是 safetensors 文件</translation>
     </message>
 </context>
 <context>
     <name>safetensors.tensor_unreadable</name>
     <message>
-        <source>%1: cannot read tensor '%2' (%3)</source>
+        <source>%1: cannot read tensor &apos;%2&apos; (%3)</source>
         <translation>%1：无法读取张量“%2”（%3）</translation>
     </message>
 </context>
@@ -9726,49 +9727,49 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.attr_none</name>
     <message>
-        <source>%1: unknown attribute '%2'; this layer takes no attributes</source>
+        <source>%1: unknown attribute &apos;%2&apos;; this layer takes no attributes</source>
         <translation>%1：未知属性“%2”；此层不接受任何属性</translation>
     </message>
 </context>
 <context>
     <name>spec.attr_not_bool</name>
     <message>
-        <source>%1: attribute '%2' must be true or false, got %3</source>
+        <source>%1: attribute &apos;%2&apos; must be true or false, got %3</source>
         <translation>%1：属性“%2”必须为 true 或 false，得到的是 %3</translation>
     </message>
 </context>
 <context>
     <name>spec.attr_not_integer</name>
     <message>
-        <source>%1: attribute '%2' must be an integer, got %3</source>
+        <source>%1: attribute &apos;%2&apos; must be an integer, got %3</source>
         <translation>%1：属性“%2”必须是整数，得到的是 %3</translation>
     </message>
 </context>
 <context>
     <name>spec.attr_not_number</name>
     <message>
-        <source>%1: attribute '%2' must be a number, got %3</source>
+        <source>%1: attribute &apos;%2&apos; must be a number, got %3</source>
         <translation>%1：属性“%2”必须是数字，得到的是 %3</translation>
     </message>
 </context>
 <context>
     <name>spec.attr_out_of_range</name>
     <message>
-        <source>layer %1 (%2): attribute '%3' must be between %4 and %5, got %6</source>
+        <source>layer %1 (%2): attribute &apos;%3&apos; must be between %4 and %5, got %6</source>
         <translation>第 %1 层（%2）：属性“%3”必须在 %4 到 %5 之间，得到的是 %6</translation>
     </message>
 </context>
 <context>
     <name>spec.attr_range</name>
     <message>
-        <source>%1: attribute '%2' must be between %3 and %4, got %5</source>
+        <source>%1: attribute &apos;%2&apos; must be between %3 and %4, got %5</source>
         <translation>%1：属性“%2”必须在 %3 到 %4 之间，得到的是 %5</translation>
     </message>
 </context>
 <context>
     <name>spec.attr_unknown</name>
     <message>
-        <source>%1: unknown attribute '%2'; known: %3</source>
+        <source>%1: unknown attribute &apos;%2&apos;; known: %3</source>
         <translation>%1：未知属性“%2”；已知属性：%3</translation>
     </message>
 </context>
@@ -9831,7 +9832,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.end_classes</name>
     <message>
-        <source>the model ends with %1 outputs but the data has %2 classes; set the last layer's out_features to %2</source>
+        <source>the model ends with %1 outputs but the data has %2 classes; set the last layer&apos;s out_features to %2</source>
         <translation>模型最后输出 %1 个值，但数据有 %2 个类别；请把最后一层的 out_features 设为 %2</translation>
     </message>
 </context>
@@ -9845,50 +9846,50 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.file_too_large</name>
     <message>
-        <source>model spec '%1' is %2 bytes, more than the limit of %3; is it a model spec?</source>
+        <source>model spec &apos;%1&apos; is %2 bytes, more than the limit of %3; is it a model spec?</source>
         <translation>模型规格“%1”有 %2 字节，超过 %3 的上限；它确实是模型规格吗？</translation>
     </message>
 </context>
 <context>
     <name>spec.input_invalid</name>
     <message>
-        <source>the model's input %1 must have 1 to 3 positive dimensions and at most %2 elements per sample</source>
+        <source>the model&apos;s input %1 must have 1 to 3 positive dimensions and at most %2 elements per sample</source>
         <translation>模型的输入 %1 必须有 1 到 3 个正的维度，且每个样本最多 %2 个元素</translation>
     </message>
 </context>
 <context>
     <name>spec.input_positive</name>
     <message>
-        <source>%1: "input" dimensions must be positive integers, got %2</source>
-        <translation>%1："input" 的各维必须是正整数，得到的是 %2</translation>
+        <source>%1: &quot;input&quot; dimensions must be positive integers, got %2</source>
+        <translation>%1：&quot;input&quot; 的各维必须是正整数，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>spec.input_shape</name>
     <message>
-        <source>%1: "input" must be the per-sample shape, e.g. [1, 28, 28] or [784], got %2</source>
-        <translation>%1："input" 必须是单个样本的形状，例如 [1, 28, 28] 或 [784]，得到的是 %2</translation>
+        <source>%1: &quot;input&quot; must be the per-sample shape, e.g. [1, 28, 28] or [784], got %2</source>
+        <translation>%1：&quot;input&quot; 必须是单个样本的形状，例如 [1, 28, 28] 或 [784]，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>spec.input_too_large</name>
     <message>
-        <source>%1: "input" %2 has more than %3 elements per sample (see docs/model-spec.md, Limits)</source>
-        <translation>%1："input" %2 每个样本超过 %3 个元素（见 docs/model-spec.md 的“Limits”一节）</translation>
+        <source>%1: &quot;input&quot; %2 has more than %3 elements per sample (see docs/model-spec.md, Limits)</source>
+        <translation>%1：&quot;input&quot; %2 每个样本超过 %3 个元素（见 docs/model-spec.md 的“Limits”一节）</translation>
     </message>
 </context>
 <context>
     <name>spec.label_smoothing</name>
     <message>
-        <source>%1: loss "label_smoothing" must be a number in [0, 1), got %2</source>
-        <translation>%1：损失的 "label_smoothing" 必须是 [0, 1) 内的数，得到的是 %2</translation>
+        <source>%1: loss &quot;label_smoothing&quot; must be a number in [0, 1), got %2</source>
+        <translation>%1：损失的 &quot;label_smoothing&quot; 必须是 [0, 1) 内的数，得到的是 %2</translation>
     </message>
 </context>
 <context>
     <name>spec.label_smoothing_mse</name>
     <message>
-        <source>%1: loss "label_smoothing" applies to cross_entropy only; remove it for %2</source>
-        <translation>%1：损失的 "label_smoothing" 只适用于 cross_entropy；对于 %2 请删除它</translation>
+        <source>%1: loss &quot;label_smoothing&quot; applies to cross_entropy only; remove it for %2</source>
+        <translation>%1：损失的 &quot;label_smoothing&quot; 只适用于 cross_entropy；对于 %2 请删除它</translation>
     </message>
 </context>
 <context>
@@ -9901,15 +9902,15 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.layer_no_type</name>
     <message>
-        <source>%1: missing "type"; use one of %2</source>
-        <translation>%1：缺少 "type"；请使用 %2 之一</translation>
+        <source>%1: missing &quot;type&quot;; use one of %2</source>
+        <translation>%1：缺少 &quot;type&quot;；请使用 %2 之一</translation>
     </message>
 </context>
 <context>
     <name>spec.layer_not_object</name>
     <message>
-        <source>%1: each layer must be a JSON object like {"type": "relu"}</source>
-        <translation>%1：每一层都必须是 JSON 对象，例如 {"type": "relu"}</translation>
+        <source>%1: each layer must be a JSON object like {&quot;type&quot;: &quot;relu&quot;}</source>
+        <translation>%1：每一层都必须是 JSON 对象，例如 {&quot;type&quot;: &quot;relu&quot;}</translation>
     </message>
 </context>
 <context>
@@ -9964,8 +9965,8 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.lm_end_vocab</name>
     <message>
-        <source>the model ends with %1 scores per token but "num_classes" (the vocabulary) is %2; set num_classes to %1</source>
-        <translation>模型最后为每个 token 输出 %1 个分数，但 "num_classes"（词表大小）为 %2；请把 num_classes 设为 %1</translation>
+        <source>the model ends with %1 scores per token but &quot;num_classes&quot; (the vocabulary) is %2; set num_classes to %1</source>
+        <translation>模型最后为每个 token 输出 %1 个分数，但 &quot;num_classes&quot;（词表大小）为 %2；请把 num_classes 设为 %1</translation>
     </message>
 </context>
 <context>
@@ -9978,29 +9979,29 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.loss_shape</name>
     <message>
-        <source>%1: "loss" must be {"type": "cross_entropy"} or {"type": "mse"}</source>
-        <translation>%1："loss" 必须是 {"type": "cross_entropy"} 或 {"type": "mse"}</translation>
+        <source>%1: &quot;loss&quot; must be {&quot;type&quot;: &quot;cross_entropy&quot;} or {&quot;type&quot;: &quot;mse&quot;}</source>
+        <translation>%1：&quot;loss&quot; 必须是 {&quot;type&quot;: &quot;cross_entropy&quot;} 或 {&quot;type&quot;: &quot;mse&quot;}</translation>
     </message>
 </context>
 <context>
     <name>spec.loss_unknown</name>
     <message>
-        <source>%1: unknown loss '%2'; use cross_entropy or mse</source>
+        <source>%1: unknown loss &apos;%2&apos;; use cross_entropy or mse</source>
         <translation>%1：未知的损失函数“%2”；请使用 cross_entropy 或 mse</translation>
     </message>
 </context>
 <context>
     <name>spec.name_not_string</name>
     <message>
-        <source>%1: "name" must be a string</source>
-        <translation>%1："name" 必须是字符串</translation>
+        <source>%1: &quot;name&quot; must be a string</source>
+        <translation>%1：&quot;name&quot; 必须是字符串</translation>
     </message>
 </context>
 <context>
     <name>spec.no_layers</name>
     <message>
-        <source>%1: missing "layers" (see docs/model-spec.md)</source>
-        <translation>%1：缺少 "layers"（见 docs/model-spec.md）</translation>
+        <source>%1: missing &quot;layers&quot; (see docs/model-spec.md)</source>
+        <translation>%1：缺少 &quot;layers&quot;（见 docs/model-spec.md）</translation>
     </message>
 </context>
 <context>
@@ -10013,15 +10014,15 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.not_object</name>
     <message>
-        <source>%1: the top level must be a JSON object with "layers"</source>
-        <translation>%1：顶层必须是带有 "layers" 的 JSON 对象</translation>
+        <source>%1: the top level must be a JSON object with &quot;layers&quot;</source>
+        <translation>%1：顶层必须是带有 &quot;layers&quot; 的 JSON 对象</translation>
     </message>
 </context>
 <context>
     <name>spec.num_classes</name>
     <message>
-        <source>%1: "num_classes" must be an integer from 2 to %2, got %3</source>
-        <translation>%1："num_classes" 必须是 2 到 %2 之间的整数，得到的是 %3</translation>
+        <source>%1: &quot;num_classes&quot; must be an integer from 2 to %2, got %3</source>
+        <translation>%1：&quot;num_classes&quot; 必须是 2 到 %2 之间的整数，得到的是 %3</translation>
     </message>
 </context>
 <context>
@@ -10055,8 +10056,8 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.residual_empty</name>
     <message>
-        <source>%1: a residual block needs a non-empty "body" list of layers</source>
-        <translation>%1：残差块需要一个非空的 "body" 层列表</translation>
+        <source>%1: a residual block needs a non-empty &quot;body&quot; list of layers</source>
+        <translation>%1：残差块需要一个非空的 &quot;body&quot; 层列表</translation>
     </message>
 </context>
 <context>
@@ -10076,21 +10077,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.rope_scaling</name>
     <message>
-        <source>%1: "rope_scaling" %2; write {"type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192} or null</source>
-        <translation>%1："rope_scaling" %2；请写成 {"type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192} 或 null</translation>
+        <source>%1: &quot;rope_scaling&quot; %2; write {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} or null</source>
+        <translation>%1：&quot;rope_scaling&quot; %2；请写成 {&quot;type&quot;: &quot;llama3&quot;, &quot;factor&quot;: 32.0, &quot;low_freq_factor&quot;: 1.0, &quot;high_freq_factor&quot;: 4.0, &quot;original_max_position_embeddings&quot;: 8192} 或 null</translation>
     </message>
 </context>
 <context>
     <name>spec.seq_not_language_model</name>
     <message>
-        <source>a sequence length (--seq %1) applies to language models only; model '%2' does not start with a token_embedding</source>
+        <source>a sequence length (--seq %1) applies to language models only; model &apos;%2&apos; does not start with a token_embedding</source>
         <translation>序列长度（--seq %1）只适用于语言模型；模型“%2”不以 token_embedding 开头</translation>
     </message>
 </context>
 <context>
     <name>spec.seq_range</name>
     <message>
-        <source>sequence length %1 is out of range: model '%2' has learned positions for 1 to %3 tokens; pick a --seq in that range or raise the position embedding's max_positions</source>
+        <source>sequence length %1 is out of range: model &apos;%2&apos; has learned positions for 1 to %3 tokens; pick a --seq in that range or raise the position embedding&apos;s max_positions</source>
         <translation>序列长度 %1 超出范围：模型“%2”只学习了 1 到 %3 个 token 的位置；请在该范围内选择 --seq，或增大位置嵌入的 max_positions</translation>
     </message>
 </context>
@@ -10118,35 +10119,35 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>spec.unknown_key</name>
     <message>
-        <source>%1: unknown key '%2'; expected name, input, num_classes, layers, loss (see docs/model-spec.md)</source>
+        <source>%1: unknown key &apos;%2&apos;; expected name, input, num_classes, layers, loss (see docs/model-spec.md)</source>
         <translation>%1：未知键“%2”；应为 name、input、num_classes、layers、loss（见 docs/model-spec.md）</translation>
     </message>
 </context>
 <context>
     <name>spec.unknown_layer</name>
     <message>
-        <source>%1: unknown layer type '%2'; use one of %3</source>
+        <source>%1: unknown layer type &apos;%2&apos;; use one of %3</source>
         <translation>%1：未知的层类型“%2”；请使用 %3 之一</translation>
     </message>
 </context>
 <context>
     <name>spec.unknown_layer_type</name>
     <message>
-        <source>unknown layer type '%1'; use one of %2</source>
+        <source>unknown layer type &apos;%1&apos;; use one of %2</source>
         <translation>未知的层类型“%1”；请使用 %2 之一</translation>
     </message>
 </context>
 <context>
     <name>spec.unreadable</name>
     <message>
-        <source>cannot read model spec '%1': no such file or not readable</source>
+        <source>cannot read model spec &apos;%1&apos;: no such file or not readable</source>
         <translation>无法读取模型规格“%1”：文件不存在或不可读</translation>
     </message>
 </context>
 <context>
     <name>spec.vocab_not_language_model</name>
     <message>
-        <source>model '%1' takes no tokens, so it has no vocabulary to resize</source>
+        <source>model &apos;%1&apos; takes no tokens, so it has no vocabulary to resize</source>
         <translation>模型“%1”不接受 token，因此没有可调整大小的词表</translation>
     </message>
 </context>
@@ -10167,7 +10168,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.bad_shard</name>
     <message>
-        <source>unknown sharding '%1'; use none, dp, zero1, zero2 or zero3 (--shard)</source>
+        <source>unknown sharding &apos;%1&apos;; use none, dp, zero1, zero2 or zero3 (--shard)</source>
         <translation>未知的分片方式“%1”；请使用 none、dp、zero1、zero2 或 zero3（--shard）</translation>
     </message>
 </context>
@@ -10195,7 +10196,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.lora_dropout_without_lora</name>
     <message>
-        <source>--lora-dropout drops the input of LoRA's adapters: it needs --lora R</source>
+        <source>--lora-dropout drops the input of LoRA&apos;s adapters: it needs --lora R</source>
         <translation>--lora-dropout 丢弃的是 LoRA 适配器的输入：需要同时指定 --lora R</translation>
     </message>
 </context>
@@ -10209,21 +10210,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.lora_rank</name>
     <message>
-        <source>--lora must be between 1 and 4096 (the adapters' rank), got %1</source>
+        <source>--lora must be between 1 and 4096 (the adapters&apos; rank), got %1</source>
         <translation>--lora 必须在 1 到 4096 之间（适配器的秩），实际为 %1</translation>
     </message>
 </context>
 <context>
     <name>strategy.lora_targets</name>
     <message>
-        <source>--lora-targets %1: '%2' is not one of peft's projection names or is repeated; give a comma list of %3</source>
-        <translation>--lora-targets %1：'%2' 不是 peft 的投影名称之一，或重复出现；请给出以逗号分隔的 %3 列表</translation>
+        <source>--lora-targets %1: &apos;%2&apos; is not one of peft&apos;s projection names or is repeated; give a comma list of %3</source>
+        <translation>--lora-targets %1：&apos;%2&apos; 不是 peft 的投影名称之一，或重复出现；请给出以逗号分隔的 %3 列表</translation>
     </message>
 </context>
 <context>
     <name>strategy.lora_targets_where</name>
     <message>
-        <source>--lora-targets chooses the projections of a LLaMA-family model's blocks that get LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and linear layers adapt all their projections)</source>
+        <source>--lora-targets chooses the projections of a LLaMA-family model&apos;s blocks that get LoRA adapters; it needs --lora R and a model of llama_block layers (GPT and linear layers adapt all their projections)</source>
         <translation>--lora-targets 选择 LLaMA 系列模型各块中加 LoRA 适配器的投影；它需要 --lora R 以及由 llama_block 层组成的模型（GPT 和线性层会适配其全部投影）</translation>
     </message>
 </context>
@@ -10251,14 +10252,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.pipeline_replicas</name>
     <message>
-        <source>--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give --shard dp (the replicas of a stage all-reduce its gradients) or zero1 (and shard the stage's optimizer state over them)</source>
+        <source>--pipeline %1 on %2 ranks makes %3 data-parallel replicas of the pipeline: give --shard dp (the replicas of a stage all-reduce its gradients) or zero1 (and shard the stage&apos;s optimizer state over them)</source>
         <translation>--pipeline %1 在 %2 个 rank 上会形成 %3 个流水线的数据并行副本：请给出 --shard dp（同一阶段的各副本对其梯度做 all-reduce）或 zero1（并把该阶段的优化器状态分片到各副本上）</translation>
     </message>
 </context>
 <context>
     <name>strategy.pipeline_shard</name>
     <message>
-        <source>--pipeline %1 gives each stage's rank its own layers; it does not combine with --shard %2 (leave --shard out)</source>
+        <source>--pipeline %1 gives each stage&apos;s rank its own layers; it does not combine with --shard %2 (leave --shard out)</source>
         <translation>--pipeline %1 让每个阶段的 rank 持有自己的层；不能与 --shard %2 组合（请去掉 --shard）</translation>
     </message>
 </context>
@@ -10279,7 +10280,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.pipeline_tp</name>
     <message>
-        <source>--pipeline %1 with --tp-head %2 runs on exactly %1 x %2 = %3 ranks (each stage on %2 ranks, the last stage's head split over them); data-parallel replicas of it, --shard and --rank-batch are not built: start it on %3 ranks and leave --shard and --rank-batch out</source>
+        <source>--pipeline %1 with --tp-head %2 runs on exactly %1 x %2 = %3 ranks (each stage on %2 ranks, the last stage&apos;s head split over them); data-parallel replicas of it, --shard and --rank-batch are not built: start it on %3 ranks and leave --shard and --rank-batch out</source>
         <translation>--pipeline %1 与 --tp-head %2 组合时恰好运行在 %1 x %2 = %3 个进程上（每个阶段占 %2 个进程，最后一个阶段的输出头拆分到这些进程上）；其数据并行副本、--shard 和 --rank-batch 尚未实现：请在 %3 个进程上启动，并去掉 --shard 和 --rank-batch</translation>
     </message>
 </context>
@@ -10293,35 +10294,35 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.pipeline_zero</name>
     <message>
-        <source>--pipeline %1 with --shard %2 is not built: a stage's models in flight share one gradient buffer and a tied head sums whole gradients, which zero2 and zero3 would shard; give --shard zero1 (each stage's optimizer state sharded over its %3 replicas) or dp</source>
+        <source>--pipeline %1 with --shard %2 is not built: a stage&apos;s models in flight share one gradient buffer and a tied head sums whole gradients, which zero2 and zero3 would shard; give --shard zero1 (each stage&apos;s optimizer state sharded over its %3 replicas) or dp</source>
         <translation>--pipeline %1 与 --shard %2 的组合尚未实现：一个阶段中同时在途的各模型共用一个梯度缓冲区，绑定的输出头要对完整的梯度求和，而 zero2 和 zero3 会把梯度分片；请使用 --shard zero1（每个阶段的优化器状态分片到它的 %3 个副本上）或 dp</translation>
     </message>
 </context>
 <context>
     <name>strategy.quantize_base</name>
     <message>
-        <source>--quantize-base %1: use int8 (a scale per row), int4 (a scale per 64 values) or nf4 (QLoRA's 4-bit NormalFloat), or none</source>
+        <source>--quantize-base %1: use int8 (a scale per row), int4 (a scale per 64 values) or nf4 (QLoRA&apos;s 4-bit NormalFloat), or none</source>
         <translation>--quantize-base %1：请使用 int8（每行一个缩放系数）、int4（每 64 个值一个缩放系数）或 nf4（QLoRA 的 4 位 NormalFloat），或 none</translation>
     </message>
 </context>
 <context>
     <name>strategy.quantize_base_lora</name>
     <message>
-        <source>--quantize-base %1 stores LoRA's frozen base quantised while the adapters train; add --lora R (for example --lora 8), or use --quantize to evaluate a trained model quantised</source>
+        <source>--quantize-base %1 stores LoRA&apos;s frozen base quantised while the adapters train; add --lora R (for example --lora 8), or use --quantize to evaluate a trained model quantised</source>
         <translation>--quantize-base %1 在训练适配器期间以量化形式存储 LoRA 的冻结基座；请加上 --lora R（例如 --lora 8），或用 --quantize 评估量化后的已训练模型</translation>
     </message>
 </context>
 <context>
     <name>strategy.quantize_base_tp</name>
     <message>
-        <source>--quantize-base %1 with --tp-head %2: a split head's rows of a packed weight are not built; train the split head's adapters on an unquantised base (leave --quantize-base out), or keep the head whole (leave --tp-head out)</source>
+        <source>--quantize-base %1 with --tp-head %2: a split head&apos;s rows of a packed weight are not built; train the split head&apos;s adapters on an unquantised base (leave --quantize-base out), or keep the head whole (leave --tp-head out)</source>
         <translation>--quantize-base %1 与 --tp-head %2：尚未实现拆分头对打包权重按行切分；请在未量化的基座上训练拆分头的适配器（去掉 --quantize-base），或保持头完整（去掉 --tp-head）</translation>
     </message>
 </context>
 <context>
     <name>strategy.rank_batch_below_acc</name>
     <message>
-        <source>a rank's batch of %1 cannot be split into %2 micro-batches; use fewer micro-batches or larger rank batches</source>
+        <source>a rank&apos;s batch of %1 cannot be split into %2 micro-batches; use fewer micro-batches or larger rank batches</source>
         <translation>rank 的批次大小 %1 无法拆成 %2 个微批次；请减少微批次数，或增大各 rank 的批次</translation>
     </message>
 </context>
@@ -10398,14 +10399,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>strategy.tp_head_zero</name>
     <message>
-        <source>--tp-head %1 with --shard %2 is not built: the split head's ranks sum whole gradients (the norm's head rows, LoRA's adapter), which zero2 and zero3 would shard; give --shard zero1 (the optimizer state sharded over the %3 replicas) or dp</source>
+        <source>--tp-head %1 with --shard %2 is not built: the split head&apos;s ranks sum whole gradients (the norm&apos;s head rows, LoRA&apos;s adapter), which zero2 and zero3 would shard; give --shard zero1 (the optimizer state sharded over the %3 replicas) or dp</source>
         <translation>--tp-head %1 与 --shard %2 的组合尚未实现：拆分输出头的各进程要对完整的梯度求和（范数中输出头的行、LoRA 的适配器），而 zero2 和 zero3 会把梯度分片；请使用 --shard zero1（优化器状态分片到 %3 个副本上）或 dp</translation>
     </message>
 </context>
 <context>
     <name>table.cannot_open</name>
     <message>
-        <source>%1: cannot open; check the file's permissions</source>
+        <source>%1: cannot open; check the file&apos;s permissions</source>
         <translation>%1：无法打开；请检查文件权限</translation>
     </message>
 </context>
@@ -10419,21 +10420,21 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>table.missing_target</name>
     <message>
-        <source>%1, line %2: the target column '%3' is empty; every sample needs its class</source>
+        <source>%1, line %2: the target column &apos;%3&apos; is empty; every sample needs its class</source>
         <translation>%1，第 %2 行：目标列“%3”为空；每个样本都需要类别</translation>
     </message>
 </context>
 <context>
     <name>table.missing_value</name>
     <message>
-        <source>%1, line %2: column '%3' has no value; fill it in or remove the row (Headroom does not impute)</source>
+        <source>%1, line %2: column &apos;%3&apos; has no value; fill it in or remove the row (Headroom does not impute)</source>
         <translation>%1，第 %2 行：列“%3”没有值；请填写或删除该行（Headroom 不做缺失值填补）</translation>
     </message>
 </context>
 <context>
     <name>table.no_features</name>
     <message>
-        <source>%1: the table has only the target column '%2'; a model needs at least one other column of numbers to learn from</source>
+        <source>%1: the table has only the target column &apos;%2&apos;; a model needs at least one other column of numbers to learn from</source>
         <translation>%1：表格只有目标列“%2”；模型至少需要另一列数值来学习</translation>
     </message>
 </context>
@@ -10447,28 +10448,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>table.no_target</name>
     <message>
-        <source>%1: name the column to predict with --target COLUMN; the table's columns are %2</source>
+        <source>%1: name the column to predict with --target COLUMN; the table&apos;s columns are %2</source>
         <translation>%1：请用 --target COLUMN 指定要预测的列；表格的列有 %2</translation>
     </message>
 </context>
 <context>
     <name>table.not_a_number</name>
     <message>
-        <source>%1, line %2: column '%3' holds '%4', which is not a finite number; every column but the target must be numeric (encode categories as numbers or drop the column)</source>
+        <source>%1, line %2: column &apos;%3&apos; holds &apos;%4&apos;, which is not a finite number; every column but the target must be numeric (encode categories as numbers or drop the column)</source>
         <translation>%1，第 %2 行：列“%3”的值“%4”不是有限数值；除目标列外每一列都必须是数值（请把类别编码为数字或删除该列）</translation>
     </message>
 </context>
 <context>
     <name>table.one_class</name>
     <message>
-        <source>%1: the target column '%2' has only the value '%3'; a classifier needs at least 2 classes</source>
+        <source>%1: the target column &apos;%2&apos; has only the value &apos;%3&apos;; a classifier needs at least 2 classes</source>
         <translation>%1：目标列“%2”只有一个值“%3”；分类器至少需要 2 个类别</translation>
     </message>
 </context>
 <context>
     <name>table.out_of_range</name>
     <message>
-        <source>%1, line %2: column '%3' holds %4, too far from the training rows' values to be held as a 32-bit float once standardised; rescale the column (a logarithm, other units) or remove the row</source>
+        <source>%1, line %2: column &apos;%3&apos; holds %4, too far from the training rows&apos; values to be held as a 32-bit float once standardised; rescale the column (a logarithm, other units) or remove the row</source>
         <translation>%1，第 %2 行：列“%3”的值 %4 与训练行的取值相差太远，标准化后无法用 32 位浮点数表示；请缩放该列（取对数、换单位）或删除该行</translation>
     </message>
 </context>
@@ -10482,22 +10483,22 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>table.target_not_a_column</name>
     <message>
-        <source>%1: no column is named '%2'; the table's columns are %3 (or give a column's number from 1 to %4)</source>
+        <source>%1: no column is named &apos;%2&apos;; the table&apos;s columns are %3 (or give a column&apos;s number from 1 to %4)</source>
         <translation>%1：没有名为“%2”的列；表格的列有 %3（也可以给出 1 到 %4 的列号）</translation>
     </message>
 </context>
 <context>
     <name>table.target_twice</name>
     <message>
-        <source>%1: two columns are named '%2'; give the target's number instead (--target %3 for the first)</source>
+        <source>%1: two columns are named &apos;%2&apos;; give the target&apos;s number instead (--target %3 for the first)</source>
         <translation>%1：有两列都叫“%2”；请改用列号（第一列为 --target %3）</translation>
     </message>
 </context>
 <context>
     <name>table.text_after_quote</name>
     <message>
-        <source>%1, line %2: text follows a closing quote in field %3; quote the whole field (a " inside it is written "")</source>
-        <translation>%1，第 %2 行：第 %3 个字段的右引号后还有文字；请给整个字段加引号（字段内的 " 写作 ""）</translation>
+        <source>%1, line %2: text follows a closing quote in field %3; quote the whole field (a &quot; inside it is written &quot;&quot;)</source>
+        <translation>%1，第 %2 行：第 %3 个字段的右引号后还有文字；请给整个字段加引号（字段内的 &quot; 写作 &quot;&quot;）</translation>
     </message>
 </context>
 <context>
@@ -10510,7 +10511,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>table.too_many_classes</name>
     <message>
-        <source>%1: the target column '%2' has more than %3 different values; Headroom trains classifiers, so the target must be a class (a regression target is not supported)</source>
+        <source>%1: the target column &apos;%2&apos; has more than %3 different values; Headroom trains classifiers, so the target must be a class (a regression target is not supported)</source>
         <translation>%1：目标列“%2”有超过 %3 个不同的值；Headroom 训练的是分类器，目标必须是类别（不支持回归目标）</translation>
     </message>
 </context>
@@ -10524,8 +10525,8 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>table.unterminated_quote</name>
     <message>
-        <source>%1, line %2: a quoted field is not closed before the end of the file; add the closing " (a " inside a quoted field is written "")</source>
-        <translation>%1，第 %2 行：带引号的字段直到文件结尾都没有闭合；请补上右引号 "（引号字段内的 " 写作 ""）</translation>
+        <source>%1, line %2: a quoted field is not closed before the end of the file; add the closing &quot; (a &quot; inside a quoted field is written &quot;&quot;)</source>
+        <translation>%1，第 %2 行：带引号的字段直到文件结尾都没有闭合；请补上右引号 &quot;（引号字段内的 &quot; 写作 &quot;&quot;）</translation>
     </message>
 </context>
 <context>
@@ -10538,14 +10539,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>text.fortunes_description</name>
     <message>
-        <source>Debian's fortunes: about 2.5 MB of English text, every tenth fortune for validation</source>
+        <source>Debian&apos;s fortunes: about 2.5 MB of English text, every tenth fortune for validation</source>
         <translation>Debian 的 fortunes：约 2.5 MB 英文文本，每第十条用于验证</translation>
     </message>
 </context>
 <context>
     <name>text.no_file</name>
     <message>
-        <source>text file '%1' not found; pass --data text:FILE with a UTF-8 text file, or text:fortunes</source>
+        <source>text file &apos;%1&apos; not found; pass --data text:FILE with a UTF-8 text file, or text:fortunes</source>
         <translation>找不到文本文件“%1”；请传入 --data text:FILE（FILE 为 UTF-8 文本文件），或 text:fortunes</translation>
     </message>
 </context>
@@ -10559,7 +10560,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>text.not_text</name>
     <message>
-        <source>'%1' is not a text dataset; use text:fortunes or text:FILE</source>
+        <source>&apos;%1&apos; is not a text dataset; use text:fortunes or text:FILE</source>
         <translation>“%1”不是文本数据集；请使用 text:fortunes 或 text:FILE</translation>
     </message>
 </context>
@@ -10587,7 +10588,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>text.probe_no_file</name>
     <message>
-        <source>file '%1' not found</source>
+        <source>file &apos;%1&apos; not found</source>
         <translation>找不到文件“%1”</translation>
     </message>
 </context>
@@ -10685,14 +10686,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>timeline.phase_gather</name>
     <message>
-        <source>the gather of unit %1's parameters</source>
+        <source>the gather of unit %1&apos;s parameters</source>
         <translation>收集单元 %1 的参数</translation>
     </message>
 </context>
 <context>
     <name>timeline.phase_head_reduce</name>
     <message>
-        <source>the all-reduce of the split head's input gradient</source>
+        <source>the all-reduce of the split head&apos;s input gradient</source>
         <translation>拆分输出头的输入梯度全归约</translation>
     </message>
 </context>
@@ -10783,7 +10784,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>tokenizer.bpe_train</name>
     <message>
-        <source>SentencePiece could not train a BPE of %1 tokens on this text: %2; pick a smaller bpe:N (it needs at least 256 byte pieces plus the text's characters)</source>
+        <source>SentencePiece could not train a BPE of %1 tokens on this text: %2; pick a smaller bpe:N (it needs at least 256 byte pieces plus the text&apos;s characters)</source>
         <translation>SentencePiece 无法在此文本上训练 %1 个 token 的 BPE：%2；请选择更小的 bpe:N（它至少需要 256 个字节片段加上文本中的字符）</translation>
     </message>
 </context>
@@ -10804,14 +10805,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>tokenizer.char_format</name>
     <message>
-        <source>the tokenizer file %1 is not a character vocabulary ({"type": "char", "vocab": [...]})</source>
-        <translation>分词器文件 %1 不是字符词表（{"type": "char", "vocab": [...]}）</translation>
+        <source>the tokenizer file %1 is not a character vocabulary ({&quot;type&quot;: &quot;char&quot;, &quot;vocab&quot;: [...]})</source>
+        <translation>分词器文件 %1 不是字符词表（{&quot;type&quot;: &quot;char&quot;, &quot;vocab&quot;: [...]}）</translation>
     </message>
 </context>
 <context>
     <name>tokenizer.char_unknown</name>
     <message>
-        <source>the character '%1' is not in the model's character vocabulary (%2 characters seen in its training text); leave it out of the prompt</source>
+        <source>the character &apos;%1&apos; is not in the model&apos;s character vocabulary (%2 characters seen in its training text); leave it out of the prompt</source>
         <translation>字符“%1”不在模型的字符词表中（其训练文本中出现过 %2 个字符）；请从提示词中去掉它</translation>
     </message>
 </context>
@@ -10832,14 +10833,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>tokenizer.hf_regex</name>
     <message>
-        <source>%1: the pre-tokenizer's pattern does not compile (%2 at offset %3); the file is damaged or uses a pattern PCRE2 does not know</source>
+        <source>%1: the pre-tokenizer&apos;s pattern does not compile (%2 at offset %3); the file is damaged or uses a pattern PCRE2 does not know</source>
         <translation>%1：预分词器的正则表达式无法编译（%2，位于偏移 %3）；文件已损坏，或使用了 PCRE2 不支持的写法</translation>
     </message>
 </context>
 <context>
     <name>tokenizer.hf_regex_limit</name>
     <message>
-        <source>the tokenizer's pre-tokenizer pattern gave up on this text (PCRE2 error %1, its match limit); the tokenizer.json's pattern is not one a model ships with</source>
+        <source>the tokenizer&apos;s pre-tokenizer pattern gave up on this text (PCRE2 error %1, its match limit); the tokenizer.json&apos;s pattern is not one a model ships with</source>
         <translation>分词器的预分词正则在这段文本上放弃了（PCRE2 错误 %1，达到匹配上限）；该 tokenizer.json 的正则不是模型自带的那种</translation>
     </message>
 </context>
@@ -10853,28 +10854,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>tokenizer.unknown</name>
     <message>
-        <source>unknown tokenizer '%1'; use byte (the default), char, bpe:N with N from 260 to 1000000, or a tokenizer.json / tokenizer.model file (or the model folder holding it) (--tokenizer)</source>
+        <source>unknown tokenizer &apos;%1&apos;; use byte (the default), char, bpe:N with N from 260 to 1000000, or a tokenizer.json / tokenizer.model file (or the model folder holding it) (--tokenizer)</source>
         <translation>未知的分词器“%1”；请使用 byte（默认）、char、N 为 260 到 1000000 的 bpe:N，或 tokenizer.json / tokenizer.model 文件（或包含它的模型文件夹）（--tokenizer）</translation>
     </message>
 </context>
 <context>
     <name>tokenizer.unknown_kind</name>
     <message>
-        <source>the weights name an unknown tokenizer '%1'; they were written by a newer Headroom</source>
+        <source>the weights name an unknown tokenizer &apos;%1&apos;; they were written by a newer Headroom</source>
         <translation>权重中指定了未知的分词器“%1”；它们是由更新版本的 Headroom 写出的</translation>
     </message>
 </context>
 <context>
     <name>tp_head.bad_label</name>
     <message>
-        <source>label %1 in row %2 is outside [0, %3): the data's labels do not match the model's classes; check num_classes and the data set</source>
+        <source>label %1 in row %2 is outside [0, %3): the data&apos;s labels do not match the model&apos;s classes; check num_classes and the data set</source>
         <translation>第 %2 行的标签 %1 不在 [0, %3) 内：数据的标签与模型的类别不符；请检查 num_classes 和数据集</translation>
     </message>
 </context>
 <context>
     <name>tp_head.mse</name>
     <message>
-        <source>--tp-head %1 computes a split softmax cross-entropy; the model's loss is '%2': use cross_entropy</source>
+        <source>--tp-head %1 computes a split softmax cross-entropy; the model&apos;s loss is &apos;%2&apos;: use cross_entropy</source>
         <translation>--tp-head %1 计算拆分的 softmax 交叉熵；模型的损失是“%2”：请使用 cross_entropy</translation>
     </message>
 </context>
@@ -10888,15 +10889,15 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>tp_head.not_linear</name>
     <message>
-        <source>--tp-head %1 splits the last layer's output columns, but this model ends with '%2'; end it with a linear layer or an lm_head</source>
+        <source>--tp-head %1 splits the last layer&apos;s output columns, but this model ends with &apos;%2&apos;; end it with a linear layer or an lm_head</source>
         <translation>--tp-head %1 拆分最后一层的输出列，但此模型以“%2”结尾；请以线性层或 lm_head 结尾</translation>
     </message>
 </context>
 <context>
     <name>tp_head.tied</name>
     <message>
-        <source>--tp-head %1 splits the language-model head's columns, but this model's head is tied to the token embedding (it has no weight of its own); set the lm_head's "tied" to false</source>
-        <translation>--tp-head %1 拆分语言模型输出头的列，但此模型的输出头与 token 嵌入共享权重（没有自己的权重）；请把 lm_head 的 "tied" 设为 false</translation>
+        <source>--tp-head %1 splits the language-model head&apos;s columns, but this model&apos;s head is tied to the token embedding (it has no weight of its own); set the lm_head&apos;s &quot;tied&quot; to false</source>
+        <translation>--tp-head %1 拆分语言模型输出头的列，但此模型的输出头与 token 嵌入共享权重（没有自己的权重）；请把 lm_head 的 &quot;tied&quot; 设为 false</translation>
     </message>
 </context>
 <context>
@@ -10909,14 +10910,14 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>train.bad_label</name>
     <message>
-        <source>label %1 in row %2 of step %3 is outside [0, %4): the data's labels do not match the model's classes; check num_classes and the data set</source>
+        <source>label %1 in row %2 of step %3 is outside [0, %4): the data&apos;s labels do not match the model&apos;s classes; check num_classes and the data set</source>
         <translation>第 %3 步第 %2 行的标签 %1 超出 [0, %4)：数据的标签与模型的类别不符；请检查 num_classes 和数据集</translation>
     </message>
 </context>
 <context>
     <name>train.jsonl_tp_head</name>
     <message>
-        <source>instruction data (jsonl:) cannot train with a split head yet (its loss skips the prompt's tokens); leave out --tp-head</source>
+        <source>instruction data (jsonl:) cannot train with a split head yet (its loss skips the prompt&apos;s tokens); leave out --tp-head</source>
         <translation>指令数据（jsonl:）暂不能与拆分输出头一起训练（其损失跳过提示部分的 token）；请去掉 --tp-head</translation>
     </message>
 </context>
@@ -10930,7 +10931,7 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>train.no_full_batch</name>
     <message>
-        <source>'%1' has %2 training samples, fewer than one batch of %3 (several ranks train full batches only); lower --batch or use more samples (--train-limit)</source>
+        <source>&apos;%1&apos; has %2 training samples, fewer than one batch of %3 (several ranks train full batches only); lower --batch or use more samples (--train-limit)</source>
         <translation>“%1”只有 %2 个训练样本，不足一个 %3 的批次（多个 rank 只训练完整批次）；请调小 --batch 或使用更多样本（--train-limit）</translation>
     </message>
 </context>
@@ -10965,28 +10966,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>train.text_needs_lm</name>
     <message>
-        <source>'%1' is text, but model '%2' does not take tokens; pick a language model (gpt-tiny, gpt-char, ...) or image data</source>
+        <source>&apos;%1&apos; is text, but model &apos;%2&apos; does not take tokens; pick a language model (gpt-tiny, gpt-char, ...) or image data</source>
         <translation>“%1”是文本，但模型“%2”不接受 token；请选择语言模型（gpt-tiny、gpt-char……）或图像数据</translation>
     </message>
 </context>
 <context>
     <name>train.text_needs_text</name>
     <message>
-        <source>model '%1' is a language model (it takes token ids) but '%2' is not text; use --data text:fortunes, text:FILE or jsonl:FILE</source>
+        <source>model &apos;%1&apos; is a language model (it takes token ids) but &apos;%2&apos; is not text; use --data text:fortunes, text:FILE or jsonl:FILE</source>
         <translation>模型“%1”是语言模型（输入为 token id），但“%2”不是文本；请使用 --data text:fortunes、text:FILE 或 jsonl:FILE</translation>
     </message>
 </context>
 <context>
     <name>train.vocab_too_small</name>
     <message>
-        <source>the %1 tokenizer has %2 tokens but model '%3' has a vocabulary of %4; set the token embedding's and lm_head's vocab_size (and num_classes) to at least %2</source>
+        <source>the %1 tokenizer has %2 tokens but model &apos;%3&apos; has a vocabulary of %4; set the token embedding&apos;s and lm_head&apos;s vocab_size (and num_classes) to at least %2</source>
         <translation>%1 分词器有 %2 个 token，而模型“%3”的词表大小为 %4；请把 token 嵌入和 lm_head 的 vocab_size（以及 num_classes）至少设为 %2</translation>
     </message>
 </context>
 <context>
     <name>weights.count_mismatch</name>
     <message>
-        <source>%1 has %2 tensors and its names are not the model's, and the model has %3 tensors (weights, biases and batch-norm buffers), so they cannot be matched by order either; pick the model the file was trained for (--preset or --model)</source>
+        <source>%1 has %2 tensors and its names are not the model&apos;s, and the model has %3 tensors (weights, biases and batch-norm buffers), so they cannot be matched by order either; pick the model the file was trained for (--preset or --model)</source>
         <translation>%1 有 %2 个张量且其名称与模型的不同，而模型有 %3 个张量（权重、偏置和批归一化缓冲区），因此也无法按顺序匹配；请选择该文件训练时所用的模型（--preset 或 --model）</translation>
     </message>
 </context>
@@ -11007,28 +11008,28 @@ or q8_0; a LoRA run merged): what the exported file will say</source>
 <context>
     <name>weights.peft_base</name>
     <message>
-        <source>%1: the adapter's base model '%2' (base_model_name_or_path in adapter_config.json) is not a Hugging Face model folder here; put the base model's folder there or correct the path</source>
+        <source>%1: the adapter&apos;s base model &apos;%2&apos; (base_model_name_or_path in adapter_config.json) is not a Hugging Face model folder here; put the base model&apos;s folder there or correct the path</source>
         <translation>%1：适配器的基础模型“%2”（adapter_config.json 中的 base_model_name_or_path）在此处不是 Hugging Face 模型文件夹；请把基础模型文件夹放到那里，或修正路径</translation>
     </message>
 </context>
 <context>
     <name>weights.shape_mismatch</name>
     <message>
-        <source>%1: its names are not the model's, and matched by order these tensors differ in shape (file vs model): %2; pick the model the file was trained for</source>
+        <source>%1: its names are not the model&apos;s, and matched by order these tensors differ in shape (file vs model): %2; pick the model the file was trained for</source>
         <translation>%1：其名称与模型的不同，而按顺序匹配时这些张量的形状不同（文件 vs 模型）：%2；请选择该文件训练时所用的模型</translation>
     </message>
 </context>
 <context>
     <name>whatif.both</name>
     <message>
-        <source>What-if: evaluating the written weights as trained and with %1 % of each weight tensor's smallest values set to zero, then stored as %2 (int8: a scale per output row; int4: a scale per %3 values)</source>
+        <source>What-if: evaluating the written weights as trained and with %1 % of each weight tensor&apos;s smallest values set to zero, then stored as %2 (int8: a scale per output row; int4: a scale per %3 values)</source>
         <translation>假设分析：评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零并存为 %2（int8：每个输出行一个缩放因子；int4：每 %3 个值一个缩放因子）</translation>
     </message>
 </context>
 <context>
     <name>whatif.prune</name>
     <message>
-        <source>What-if: evaluating the written weights as trained and with %1 % of each weight tensor's smallest values set to zero</source>
+        <source>What-if: evaluating the written weights as trained and with %1 % of each weight tensor&apos;s smallest values set to zero</source>
         <translation>假设分析：评估写出的权重，先按训练所得，再把每个权重张量中绝对值最小的 %1 % 置零</translation>
     </message>
 </context>
