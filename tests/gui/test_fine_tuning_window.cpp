@@ -25,6 +25,7 @@
 #include "gui/AppSettings.h"
 #include "gui/MainWindow.h"
 #include "gui/MemoryPlanPanel.h"
+#include "laptop_screen.h"
 
 using namespace hrapp;
 
@@ -183,24 +184,6 @@ private slots:
     }
 };
 
-// on Qt's offscreen platform with a 1366 x 768 screen (a configuration file), like test_window_fit
-int main(int argc, char** argv) {
-    const QString config =
-        QDir::temp().filePath(QStringLiteral("headroom-ftw-screen-%1.json").arg(QCoreApplication::applicationPid()));
-    {
-        QFile f(config);
-        if (!f.open(QIODevice::WriteOnly)) return 2;
-        f.write(R"({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
-                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})");
-    }
-    qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toLocal8Bit());
-    int rc = 0;
-    {
-        QApplication app(argc, argv);
-        TestFineTuningWindow test;
-        rc = QTest::qExec(&test, argc, argv);
-    }
-    QFile::remove(config);
-    return rc;
-}
+// on Qt's offscreen platform with a 1366 x 768 screen (tests/support/laptop_screen.h)
+int main(int argc, char** argv) { return hrtest::run_on_laptop_screen<TestFineTuningWindow>(argc, argv); }
 #include "test_fine_tuning_window.moc"

@@ -24,6 +24,7 @@
 #include "gui/HardwareView.h"
 #include "gui/MainWindow.h"
 #include "gui/MonitorView.h"
+#include "laptop_screen.h"
 
 namespace {
 
@@ -204,27 +205,7 @@ private slots:
 };
 
 // Qt's offscreen platform with one 1366 x 768 screen, from a configuration file (Qt 6.4's
-// "offscreen:configfile=").
-int main(int argc, char** argv) {
-    const QString config = QDir::temp().filePath(QStringLiteral("headroom-test-screen-%1.json").arg(qint64(::getpid())));
-    {
-        QFile f(config);
-        if (!f.open(QIODevice::WriteOnly)) return 2;
-        f.write(QStringLiteral(R"({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": %1, "height": %2,
-                                   "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})")
-                    .arg(kScreenWidth)
-                    .arg(kScreenHeight)
-                    .toUtf8());
-    }
-    qputenv("QT_QPA_PLATFORM", ("offscreen:configfile=" + config).toLocal8Bit());
-    int rc = 0;
-    {
-        QApplication app(argc, argv);
-        TestWindowFit test;
-        rc = QTest::qExec(&test, argc, argv);
-    }
-    QFile::remove(config);
-    return rc;
-}
+// on Qt's offscreen platform with a 1366 x 768 screen (tests/support/laptop_screen.h)
+int main(int argc, char** argv) { return hrtest::run_on_laptop_screen<TestWindowFit>(argc, argv, kScreenWidth, kScreenHeight); }
 
 #include "test_window_fit.moc"
