@@ -144,7 +144,8 @@ GgufSentencePiece gguf_sentencepiece(const std::string& model, const std::string
     int model_type = 1;  // UNIGRAM unless said
     bool remove_extra_whitespaces = true, escape_whitespaces = true;
     std::string normalizer = "nmt_nfkc", charsmap;
-    bool ok = proto_fields(model, [&](int field, int wire, std::uint64_t, std::string_view bytes) {
+    bool ok = true;  // set before the walk: the nested walks below fold their results into it
+    ok = proto_fields(model, [&](int field, int wire, std::uint64_t, std::string_view bytes) {
         if (field == 1 && wire == 2) {
             std::string piece;
             float score = 0;
@@ -170,7 +171,7 @@ GgufSentencePiece gguf_sentencepiece(const std::string& model, const std::string
                 if (f == 5 && w == 0) escape_whitespaces = v != 0;
             }) && ok;
         }
-    });
+    }) && ok;
     if (!ok || static_cast<int>(r.pieces.size()) != sp.GetPieceSize()) bad("its pieces could not be read");
     for (int& t : r.types)
         if (t < 1 || t > 6) bad("a piece has the unknown type " + std::to_string(t));
