@@ -138,8 +138,6 @@ GgufSentencePiece gguf_sentencepiece(const std::string& model, const std::string
     auto bad = [&](const std::string& why) {
         throw InputError(HR_MSG("gguf.spm", "%1: the SentencePiece model cannot go into the GGUF file: %2"), {where, why});
     };
-    sentencepiece::SentencePieceProcessor sp;
-    if (const auto st = sp.LoadFromSerializedProto(model); !st.ok()) bad("it is not a SentencePiece model (" + st.ToString() + ")");
     GgufSentencePiece r;
     int model_type = 1;  // UNIGRAM unless said
     bool remove_extra_whitespaces = true, escape_whitespaces = true;
@@ -172,7 +170,13 @@ GgufSentencePiece gguf_sentencepiece(const std::string& model, const std::string
             }) && ok;
         }
     }) && ok;
-    if (!ok || static_cast<int>(r.pieces.size()) != sp.GetPieceSize()) bad("its pieces could not be read");
+    // checked before libsentencepiece sees the model: its trie builder aborts the process on an empty piece
+    if (!ok || r.pieces.empty()) bad("its pieces could not be read");
+    for (const std::string& piece : r.pieces)
+        if (piece.empty()) bad("it has an empty piece");
+    sentencepiece::SentencePieceProcessor sp;
+    if (const auto st = sp.LoadFromSerializedProto(model); !st.ok()) bad("it is not a SentencePiece model (" + st.ToString() + ")");
+    if (static_cast<int>(r.pieces.size()) != sp.GetPieceSize()) bad("its pieces could not be read");
     for (int& t : r.types)
         if (t < 1 || t > 6) bad("a piece has the unknown type " + std::to_string(t));
     if (model_type != 2)
